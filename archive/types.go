@@ -1,0 +1,257 @@
+// Package archive defines the run archive, format v1: the raw data of one
+// benchmark run on disk (run.json, power.csv, requests.jsonl,
+// engine_metrics.jsonl, results.json) and its reader and writer.
+//
+// The format is a public contract, documented in docs/archive-v1.md. Times
+// are Unix seconds as float64, all in one clock.
+package archive
+
+// FormatVersion is the archive format this package reads and writes.
+const FormatVersion = 1
+
+// File names inside a run directory.
+const (
+	RunFile           = "run.json"
+	PowerFile         = "power.csv"
+	RequestsFile      = "requests.jsonl"
+	EngineMetricsFile = "engine_metrics.jsonl"
+	ResultsFile       = "results.json"
+	EngineLogFile     = "engine.log"
+	LogFile           = "joulebench.log"
+)
+
+// Run status values.
+const (
+	StatusRunning     = "running"
+	StatusComplete    = "complete"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+)
+
+// Meta is run.json.
+type Meta struct {
+	FormatVersion int               `json:"format_version"`
+	RunID         string            `json:"run_id"`
+	Simulated     bool              `json:"simulated"`
+	Profile       ProfileRef        `json:"profile"`
+	Parameters    map[string]any    `json:"parameters,omitempty"`
+	Engine        EngineInfo        `json:"engine"`
+	RequestSet    RequestSet        `json:"request_set"`
+	Hardware      Hardware          `json:"hardware"`
+	Host          HostInfo          `json:"host"`
+	Software      map[string]string `json:"software,omitempty"`
+	Telemetry     TelemetryInfo     `json:"telemetry"`
+	Status        string            `json:"status"`
+	Reason        string            `json:"reason,omitempty"`
+	Excluded      bool              `json:"excluded,omitempty"`
+	ExcludeReason string            `json:"exclude_reason,omitempty"`
+	StartedAt     float64           `json:"started_at"`
+	EndedAt       float64           `json:"ended_at,omitempty"`
+	Stages        []Stage           `json:"stages"`
+	Events        []Event           `json:"events"`
+	// Labels are free-form run metadata (scenario, task, model_params, ...).
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// ProfileRef names the profile a run used and the sha256 of its YAML.
+type ProfileRef struct {
+	Name    string `json:"name"`
+	Version int    `json:"version,omitempty"`
+	SHA256  string `json:"sha256"`
+	// Source is "builtin" or the file path given by the user.
+	Source string `json:"source,omitempty"`
+}
+
+// EngineInfo describes the inference engine under test.
+type EngineInfo struct {
+	Kind           string            `json:"kind"`
+	Version        string            `json:"version,omitempty"`
+	URL            string            `json:"url,omitempty"`
+	API            string            `json:"api,omitempty"`
+	Managed        bool              `json:"managed"`
+	Command        []string          `json:"command,omitempty"`
+	Env            map[string]string `json:"env,omitempty"`
+	Model          string            `json:"model,omitempty"`
+	ServedModel    string            `json:"served_model,omitempty"`
+	Revision       string            `json:"revision,omitempty"`
+	Precision      string            `json:"precision,omitempty"`
+	ContextLength  int               `json:"context_length,omitempty"`
+	TensorParallel int               `json:"tensor_parallel,omitempty"`
+	Thinking       string            `json:"thinking,omitempty"`
+	ModelFormat    string            `json:"model_format,omitempty"`
+	Quantization   string            `json:"model_quantization,omitempty"`
+	Extra          map[string]any    `json:"extra,omitempty"`
+}
+
+// RequestSet identifies the frozen request set of a run.
+type RequestSet struct {
+	Source string `json:"source,omitempty"`
+	Format string `json:"format,omitempty"`
+	Count  int    `json:"count"`
+	SHA256 string `json:"sha256,omitempty"`
+	Seed   int64  `json:"seed,omitempty"`
+}
+
+// Hardware lists the measured devices.
+type Hardware struct {
+	Devices []Device `json:"devices"`
+	Driver  string   `json:"driver,omitempty"`
+	Chip    string   `json:"hw_chip,omitempty"`
+}
+
+// Device is one measured accelerator. ID is the key used in power.csv.
+type Device struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	UUID string `json:"uuid,omitempty"`
+	Host string `json:"host,omitempty"`
+	// Method is "counter" when the device reports a cumulative energy
+	// counter, otherwise "power" (energy integrated from power samples).
+	Method     string `json:"method,omitempty"`
+	PowerField string `json:"power_field,omitempty"`
+	Simulated  bool   `json:"simulated,omitempty"`
+}
+
+// HostInfo describes the machine that ran joulebench.
+type HostInfo struct {
+	Hostname  string `json:"hostname,omitempty"`
+	OS        string `json:"os,omitempty"`
+	OSVersion string `json:"os_version,omitempty"`
+	Arch      string `json:"arch,omitempty"`
+	CPUs      int    `json:"cpus,omitempty"`
+}
+
+// TelemetryInfo says where power data came from.
+type TelemetryInfo struct {
+	Source    string  `json:"source"`
+	IntervalS float64 `json:"interval_s,omitempty"`
+	Simulated bool    `json:"simulated,omitempty"`
+	Note      string  `json:"note,omitempty"`
+}
+
+// Stage is a named interval of the run (baseline, startup, warmup, formal,
+// release, ...).
+type Stage struct {
+	Name  string  `json:"name"`
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+}
+
+// Event is a named instant (engine_started, engine_ready, engine_exited,
+// memory_released, ...).
+type Event struct {
+	Name string  `json:"name"`
+	T    float64 `json:"t"`
+}
+
+// PowerSample is one row of power.csv: one device at one instant.
+// EnergyJ is the device's cumulative energy counter in joules; HasEnergy is
+// false when the source has none (empty cell). MemUsedBytes is -1 when
+// unknown (empty cell).
+type PowerSample struct {
+	T            float64
+	Device       string
+	PowerW       float64
+	EnergyJ      float64
+	HasEnergy    bool
+	MemUsedBytes int64
+}
+
+// Request is one line of requests.jsonl.
+type Request struct {
+	ID              string  `json:"id" expr:"id"`
+	Phase           string  `json:"phase" expr:"phase"`
+	PromptID        string  `json:"prompt_id,omitempty" expr:"prompt_id"`
+	SentAt          float64 `json:"sent_at" expr:"sent_at"`
+	FirstTokenAt    float64 `json:"first_token_at,omitempty" expr:"first_token_at"`
+	DoneAt          float64 `json:"done_at,omitempty" expr:"done_at"`
+	PromptTokens    int     `json:"prompt_tokens,omitempty" expr:"prompt_tokens"`
+	OutputTokens    int     `json:"output_tokens" expr:"output_tokens"`
+	ReasoningTokens int     `json:"reasoning_tokens,omitempty" expr:"reasoning_tokens"`
+	// TokensSource is "usage" (API usage.completion_tokens), "engine"
+	// (an engine's own counter, e.g. Ollama eval_count) or "estimate"
+	// (max(1, output_chars/4)).
+	TokensSource string `json:"tokens_source,omitempty" expr:"tokens_source"`
+	OutputChars  int    `json:"output_chars,omitempty" expr:"output_chars"`
+	OK           bool   `json:"ok" expr:"ok"`
+	Error        string `json:"error,omitempty" expr:"error"`
+	// TokenTimes are arrival times of output chunks; TokenCounts, when
+	// present, has the same length and says how many tokens each chunk held
+	// (1 each when absent).
+	TokenTimes  []float64 `json:"token_times,omitempty" expr:"token_times"`
+	TokenCounts []int     `json:"token_counts,omitempty" expr:"token_counts"`
+	// EngineTimings are engine-reported numbers as the engine named them
+	// (Ollama: eval_count, eval_duration, prompt_eval_count,
+	// prompt_eval_duration, load_duration, total_duration in ns; llama.cpp:
+	// predicted_per_second, ...).
+	EngineTimings map[string]float64 `json:"engine_timings,omitempty" expr:"engine_timings"`
+	MaxTokens     int                `json:"max_tokens,omitempty" expr:"max_tokens"`
+	Engine        string             `json:"engine,omitempty" expr:"engine"`
+}
+
+// EngineMetric is one line of engine_metrics.jsonl: one Prometheus sample
+// scraped from the engine's /metrics side path.
+type EngineMetric struct {
+	T      float64           `json:"t"`
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Value  float64           `json:"value"`
+}
+
+// Result is one evaluated entry of results.json.
+type Result struct {
+	Kind        string `json:"kind"` // metric | derived | check
+	Value       any    `json:"value"`
+	Unit        string `json:"unit,omitempty"`
+	Description string `json:"description,omitempty"`
+	Format      string `json:"format,omitempty"`
+	// Note says why a value is absent (not applicable) or qualifies it.
+	Note string `json:"note,omitempty"`
+	// For checks.
+	Severity string `json:"severity,omitempty"`
+	Passed   *bool  `json:"passed,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// Results is results.json.
+type Results struct {
+	FormatVersion int               `json:"format_version"`
+	RunID         string            `json:"run_id"`
+	Simulated     bool              `json:"simulated"`
+	Profile       ProfileRef        `json:"profile"`
+	Excluded      bool              `json:"excluded"`
+	ExcludeReason string            `json:"exclude_reason,omitempty"`
+	Order         []string          `json:"order"`
+	Values        map[string]Result `json:"values"`
+}
+
+// Run is a whole archive held in memory.
+type Run struct {
+	Dir           string
+	Meta          Meta
+	Power         []PowerSample
+	Requests      []Request
+	EngineMetrics []EngineMetric
+	// Results is nil when results.json is absent.
+	Results *Results
+}
+
+// StageByName returns the first stage with the given name.
+func (m *Meta) StageByName(name string) (Stage, bool) {
+	for _, s := range m.Stages {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Stage{}, false
+}
+
+// EventByName returns the time of the first event with the given name.
+func (m *Meta) EventByName(name string) (float64, bool) {
+	for _, e := range m.Events {
+		if e.Name == name {
+			return e.T, true
+		}
+	}
+	return 0, false
+}
