@@ -1,0 +1,125 @@
+package archive
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// writeBenchRun writes a run of the size the reader must handle quickly:
+// powerRows rows of power.csv (two devices) and nreq requests, each with
+// tokenTimes token arrival times.
+func writeBenchRun(b *testing.B, dir string, powerRows, nreq, tokenTimes int) {
+	b.Helper()
+	w, err := Create(dir, testMeta())
+	if err != nil {
+		b.Fatal(err)
+	}
+	const t0 = 1717405200.0
+	energy := [2]float64{1e6, 2e6}
+	for i := range powerRows / 2 {
+		t := t0 + float64(i)*0.1 + 0.000123
+		for d := range 2 {
+			p := 300 + float64((i*7+d*13)%97) + 0.25
+			energy[d] += p * 0.1
+			if err := w.AppendPower(PowerSample{T: t, Device: fmt.Sprint("gpu", d), PowerW: p, EnergyJ: energy[d], HasEnergy: true, MemUsedBytes: 77309411328 + int64(i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for i := range nreq {
+		sent := t0 + float64(i)*0.01 + 0.000456
+		r := Request{
+			ID: fmt.Sprintf("f%06d", i), Phase: "formal", PromptID: fmt.Sprintf("p%06d", i%5000),
+			SentAt: sent, FirstTokenAt: sent + 0.123456, DoneAt: sent + 5.654321,
+			PromptTokens: 400 + i%300, OutputTokens: tokenTimes, TokensSource: "usage", OutputChars: 4 * tokenTimes,
+			OK: true, MaxTokens: 512, Engine: "vllm",
+		}
+		for k := range tokenTimes {
+			r.TokenTimes = append(r.TokenTimes, sent+0.123456+float64(k)*0.021987)
+		}
+		if err := w.AppendRequest(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func dirSize(b *testing.B, dir string) int64 {
+	var n int64
+	for _, name := range []string{PowerFile, RequestsFile} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += st.Size()
+	}
+	return n
+}
+
+// BenchmarkLoad loads a run with 288,000 power rows (two devices, 10 Hz for
+// four hours) and 100,000 requests. tokens is the length of each request's
+// token_times.
+func BenchmarkLoad(b *testing.B) {
+	for _, tokens := range []int{0, 16, 64} {
+		b.Run(fmt.Sprintf("power=288000/requests=100000/tokens=%d", tokens), func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "run")
+			writeBenchRun(b, dir, 288000, 100000, tokens)
+			b.SetBytes(dirSize(b, dir))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				run, err := Load(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(run.Power) != 288000 || len(run.Requests) != 100000 {
+					b.Fatalf("loaded %d rows, %d requests", len(run.Power), len(run.Requests))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadPowerCSV reads 288,000 rows from memory.
+func BenchmarkReadPowerCSV(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "run")
+	writeBenchRun(b, dir, 288000, 0, 0)
+	data, err := os.ReadFile(filepath.Join(dir, PowerFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadPowerCSV(bytes.NewReader(data), PowerFile); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadRequests reads 100,000 requests from memory; tokens is the
+// length of each request's token_times.
+func BenchmarkReadRequests(b *testing.B) {
+	for _, tokens := range []int{0, 16, 64} {
+		b.Run(fmt.Sprintf("tokens=%d", tokens), func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "run")
+			writeBenchRun(b, dir, 0, 100000, tokens)
+			data, err := os.ReadFile(filepath.Join(dir, RequestsFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ReadRequests(bytes.NewReader(data), RequestsFile); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var requestSeeds = []string{
+	okReq,
+	`{"id":"f0","phase":"formal","prompt_id":"p0","sent_at":1717405210.000000123,"first_token_at":1717405210.2,"done_at":1717405211.1,"prompt_tokens":12,"output_tokens":3,"reasoning_tokens":1,"tokens_source":"usage","output_chars":11,"ok":true,"token_times":[1717405210.2,1717405210.7,0.3333333333333333],"token_counts":[1,1,1],"engine_timings":{"eval_count":3,"eval_duration":912345678},"max_tokens":512,"engine":"ollama"}`,
+	`{"id":"e","ok":false,"error":"HTTP 500: <html> \"q\" \u00e9 \ud83d\ude00 \ud800 \\ \/ \b\f\n\r\t","sent_at":-0,"done_at":1E+2}`,
+	`{"id":"x","future":{"a":[1,{"b":null},true,false,"s",-1.5e-3]},"token_times":[],"engine_timings":{}}`,
+	`  {"token_times":null,"engine_timings":null,"id":null,"ok":null}  `,
+	`{"engine_timings":{"a":1},"engine_timings":{"b":2},"token_times":[1],"token_times":[2,3]}`,
+	`{"id":"a","sent_at":"1"}`, `{"output_tokens":1.5}`, `{"output_tokens":1e2}`, `{"sent_at":1e999}`,
+	`{"ok":"true"}`, `{"token_times":[1,"x"]}`, `{"id":"a" "b":1}`, `{"id":"a",}`, `{"id":"a"`, `[1]`, `null`, `"s"`, `{}`,
+	`{"id":"\u00"}`, "{\"id\":\"a\x01\"}", `{"sent_at":01}`, `{"sent_at":-}`, `{"sent_at":1.}`, `{"sent_at":.5}`, `{"ok":tru}`,
+	`{"x":nul}`, "{\"id\":\"\xff\xfe\"}", `{"sent_at":1,"sent_at":null}`, `{"output_tokens":99999999999999999999}`,
+	`{"ID":"upper"}`, `{"a":[1,2}`, `{"a":{"b":1]}`, `{"id":"a"} x`, `{"token_counts":[1,2.5]}`, `{"engine_timings":{"a":"b"}}`,
+	`{"id":"a","sent_at":"x","ok":tru}`, `{"token_times":[1,]}`, `{"\u0069d":"escaped key"}`,
+}
+
+var knownRequestKeys = []string{"id", "phase", "prompt_id", "sent_at", "first_token_at", "done_at", "prompt_tokens",
+	"output_tokens", "reasoning_tokens", "tokens_source", "output_chars", "ok", "error", "token_times", "token_counts",
+	"engine_timings", "max_tokens", "engine"}
+
+// caseVariantKey reports whether line has a top-level key that encoding/json
+// would match to a field case-insensitively, where this decoder does not.
+func caseVariantKey(line []byte, known []string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return false
+	}
+	for k := range m {
+		for _, f := range known {
+			if k != f && strings.EqualFold(k, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// differential checks the line decoder against encoding/json on one line.
+func differential[T any](t *testing.T, line []byte, decode func(*jsonLine, []byte, *T) *LineError, known []string) {
+	var d jsonLine
+	var got T
+	err := decode(&d, line, &got)
+	if trimmed := bytes.TrimLeft(line, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		if err == nil {
+			t.Fatalf("line %q is not an object but was accepted", line)
+		}
+		return
+	}
+	if caseVariantKey(line, known) {
+		return
+	}
+	var want T
+	werr := json.Unmarshal(line, &want)
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("line %q:\n decoder error: %v\nencoding/json: %v", line, err, werr)
+	}
+	if err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("line %q:\n decoder: %#v\nencoding/json: %#v", line, got, want)
+	}
+	if err != nil && (err.Column < 1 || err.Column > len(line)+1) {
+		t.Fatalf("line %q: column %d out of range: %v", line, err.Column, err)
+	}
+}
+
+func TestDecodeRequestMatchesEncodingJSON(t *testing.T) {
+	for _, s := range requestSeeds {
+		differential(t, []byte(s), (*jsonLine).decodeRequest, knownRequestKeys)
+	}
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	for _, s := range requestSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		differential(t, line, (*jsonLine).decodeRequest, knownRequestKeys)
+	})
+}
+
+var metricSeeds = []string{
+	`{"t":1.5,"name":"vllm:num_requests_running","labels":{"model_name":"m","le":"+Inf"},"value":3}`,
+	`{"t":1,"name":"a","labels":null,"value":-0.5e-7,"extra":[1]}`,
+	`{"t":1,"name":"a","labels":{"x":1},"value":2}`, `{"t":"1"}`, `{"labels":{"a":"b","a":"c"},"labels":{"d":"e"}}`,
+	`{"value":NaN}`, `{"name":"\u00e9\ud83d\ude00"}`,
+}
+
+func TestDecodeEngineMetricMatchesEncodingJSON(t *testing.T) {
+	for _, s := range metricSeeds {
+		differential(t, []byte(s), (*jsonLine).decodeEngineMetric, []string{"t", "name", "labels", "value"})
+	}
+}
+
+func FuzzDecodeEngineMetric(f *testing.F) {
+	for _, s := range metricSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		differential(t, line, (*jsonLine).decodeEngineMetric, []string{"t", "name", "labels", "value"})
+	})
+}

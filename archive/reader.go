@@ -1,0 +1,270 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+)
+
+// LineError is a problem with one line of a data file (power.csv,
+// requests.jsonl, engine_metrics.jsonl). Its message reads
+// "FILE:LINE: message" or, when the column is known, "FILE:LINE:COL: message".
+type LineError struct {
+	File   string // the name given to the reader, usually the file's path
+	Line   int    // 1-based
+	Column int    // 1-based byte column; 0 when unknown
+	Msg    string
+	Err    error // the underlying error, if any
+}
+
+func (e *LineError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Load reads the run archive in dir. run.json is required and its
+// format_version must be 1. power.csv, requests.jsonl and
+// engine_metrics.jsonl are optional (absent: no rows); results.json is
+// optional (absent: Results is nil). The data files are read concurrently.
+func Load(dir string) (*Run, error) {
+	meta, err := ReadMeta(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{Dir: dir, Meta: meta}
+	var errs [4]error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		run.Power, errs[0] = readOptional(dir, PowerFile, ReadPowerCSV)
+	})
+	wg.Go(func() {
+		run.Requests, errs[1] = readOptional(dir, RequestsFile, ReadRequests)
+	})
+	wg.Go(func() {
+		run.EngineMetrics, errs[2] = readOptional(dir, EngineMetricsFile, ReadEngineMetrics)
+	})
+	wg.Go(func() {
+		path := filepath.Join(dir, ResultsFile)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		run.Results, errs[3] = ReadResults(path)
+	})
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// readOptional reads dir/name with read, giving an empty slice when the file
+// does not exist.
+func readOptional[T any](dir, name string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
+	path := filepath.Join(dir, name)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []T{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(f, path)
+}
+
+// ReadMeta reads run.json. Its format_version must be FormatVersion; the
+// version is checked before anything else is decoded, so a newer file is
+// reported as such rather than as a field of the wrong type. Unknown fields
+// are ignored.
+func ReadMeta(path string) (Meta, error) {
+	var m Meta
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return m, fmt.Errorf("archive: %w", err)
+	}
+	if err := checkVersion(path, data); err != nil {
+		return m, err
+	}
+	if err := decodeDocument(path, data, &m); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// ReadResults reads results.json; its format_version must be FormatVersion.
+func ReadResults(path string) (*Results, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	if err := checkVersion(path, data); err != nil {
+		return nil, err
+	}
+	var res Results
+	if err := decodeDocument(path, data, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// checkVersion checks the format_version of a JSON document.
+func checkVersion(path string, data []byte) error {
+	var v struct {
+		FormatVersion *json.RawMessage `json:"format_version"`
+	}
+	if err := decodeDocument(path, data, &v); err != nil {
+		return err
+	}
+	if v.FormatVersion == nil {
+		return fmt.Errorf("%s: no format_version; this joulebench reads archive format_version %d", path, FormatVersion)
+	}
+	raw := string(*v.FormatVersion)
+	if raw != fmt.Sprint(FormatVersion) {
+		return fmt.Errorf("%s: format_version %s is not supported; this joulebench reads archive format_version %d only (a newer joulebench may read it)", path, raw, FormatVersion)
+	}
+	return nil
+}
+
+// decodeDocument decodes a whole JSON document (run.json, results.json) into
+// v, with errors that give the line and column.
+func decodeDocument(path string, data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return documentError(path, data, err)
+	}
+	end := int(dec.InputOffset())
+	if rest := bytes.TrimLeft(data[end:], " \t\r\n"); len(rest) > 0 {
+		line, col := lineCol(data, len(data)-len(rest))
+		return fmt.Errorf("%s:%d:%d: unexpected data after the JSON object", path, line, col)
+	}
+	return nil
+}
+
+// documentError turns a JSON decoding error into "path:line:col: message".
+func documentError(path string, data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		line, col := lineCol(data, syntaxErrorIndex(se, len(data)))
+		return fmt.Errorf("%s:%d:%d: invalid JSON: %v", path, line, col, se)
+	case errors.As(err, &te):
+		line, col := lineCol(data, int(te.Offset))
+		return fmt.Errorf("%s:%d:%d: %s", path, line, col, typeErrorMsg(te))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s: incomplete JSON (the file is empty or cut off)", path)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// syntaxErrorIndex is the index of the byte a syntax error is at: the
+// decoder's offset counts that byte as read; at the end of input it is the
+// length of the input.
+func syntaxErrorIndex(se *json.SyntaxError, n int) int {
+	if int(se.Offset) >= n {
+		return n
+	}
+	return max(int(se.Offset)-1, 0)
+}
+
+// lineCol converts a byte offset into a 1-based line and column.
+func lineCol(data []byte, off int) (line, col int) {
+	off = min(max(off, 0), len(data))
+	before := data[:off]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = off - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+// typeErrorMsg says which field had the wrong JSON type.
+func typeErrorMsg(te *json.UnmarshalTypeError) string {
+	want := jsonKind(te.Type)
+	if te.Field == "" {
+		return fmt.Sprintf("expected a JSON %s, got %s", want, te.Value)
+	}
+	return fmt.Sprintf("field %s: expected %s, got %s", te.Field, want, te.Value)
+}
+
+// jsonKind names the JSON kind a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean (true or false)"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.String()
+}
+
+// ReadRequests reads requests.jsonl: one JSON object per line. name is used
+// in error messages ("requests.jsonl" when empty).
+//
+// Unknown fields are ignored (a newer writer may add some); a known field of
+// the wrong JSON type is an error. Blank lines are skipped. A request with
+// ok=true must have sent_at, first_token_at and done_at, and token_counts,
+// when present, must be as long as token_times. A last line cut off mid-write
+// (a crash) is an error naming the line: data is never dropped silently.
+// Lines are decoded in parallel; the error reported is the first in the file.
+func ReadRequests(r io.Reader, name string) ([]Request, error) {
+	if name == "" {
+		name = RequestsFile
+	}
+	return readJSONL(r, name, (*jsonLine).decodeRequest, checkRequest)
+}
+
+func checkRequest(q *Request) string {
+	if q.OK {
+		switch {
+		case q.SentAt == 0:
+			return fmt.Sprintf("request %q has ok=true but no sent_at", q.ID)
+		case q.FirstTokenAt == 0:
+			return fmt.Sprintf("request %q has ok=true but no first_token_at (a response with no output is recorded with ok=false)", q.ID)
+		case q.DoneAt == 0:
+			return fmt.Sprintf("request %q has ok=true but no done_at", q.ID)
+		}
+	}
+	if q.TokenCounts != nil && len(q.TokenCounts) != len(q.TokenTimes) {
+		return fmt.Sprintf("request %q: token_counts has %d entries but token_times has %d; they must match one to one", q.ID, len(q.TokenCounts), len(q.TokenTimes))
+	}
+	return ""
+}
+
+// ReadEngineMetrics reads engine_metrics.jsonl: one {t, name, labels, value}
+// object per line, with the same rules as ReadRequests. Every sample needs a
+// name.
+func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
+	if name == "" {
+		name = EngineMetricsFile
+	}
+	return readJSONL(r, name, (*jsonLine).decodeEngineMetric, func(m *EngineMetric) string {
+		if m.Name == "" {
+			return "engine metric has no name"
+		}
+		return ""
+	})
+}

@@ -1,0 +1,375 @@
+package metricdefs
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// flat100 is one device at a constant 100 W on [0, 10] (plus a sample in
+// the middle), so a piece of length L holds 100·L J.
+func flat100(t *testing.T) *PowerData {
+	return mustPower(t, []archive.PowerSample{ps("gpu0", 0, 100), ps("gpu0", 5, 100), ps("gpu0", 10, 100)})
+}
+
+func req(id string, first, done float64, tokens int) *archive.Request {
+	return &archive.Request{ID: id, Phase: "formal", OK: true, SentAt: first - 0.1, FirstTokenAt: first, DoneAt: done, OutputTokens: tokens}
+}
+
+func checkAttr(t *testing.T, got []Attribution, want []Attribution) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d attributions, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.ID != w.ID || !near(g.EnergyJ, w.EnergyJ) || !near(g.Tokens, w.Tokens) || !near(g.JPerToken, w.JPerToken) {
+			t.Errorf("[%d] got %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+func TestAttributeUniformThreeOverlapping(t *testing.T) {
+	pd := flat100(t)
+	reqs := []*archive.Request{
+		req("r1", 1, 5, 40), // 10 tok/s
+		req("r2", 3, 7, 20), // 5 tok/s
+		req("r3", 4, 9, 50), // 10 tok/s
+		{ID: "failed", OK: false, FirstTokenAt: 2, DoneAt: 8, OutputTokens: 30},
+		req("zero-length", 6, 6, 5),
+		req("no-tokens", 2, 3, 0),
+	}
+	got, err := pd.Attribute(reqs, "trapz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Boundaries 1, 3, 4, 5, 7, 9 (the zero-length and failed requests cut
+	// nothing). Pieces at 100 W:
+	//   [1,3] 200 J: r1 alone                           → r1 200
+	//   [3,4] 100 J: r1 10 tok, r2 5 tok (15)           → r1 200/3, r2 100/3
+	//   [4,5] 100 J: r1 10, r2 5, r3 10 (25)            → r1 40, r2 20, r3 40
+	//   [5,7] 200 J: r2 10, r3 20 (30)                  → r2 200/3, r3 400/3
+	//   [7,9] 200 J: r3 alone                           → r3 200
+	// r1 = 200 + 200/3 + 40 = 920/3; J/token 920/3/40 = 23/3
+	// r2 = 100/3 + 20 + 200/3 = 120; J/token 120/20 = 6
+	// r3 = 40 + 400/3 + 200 = 1120/3; J/token 1120/3/50 = 112/15
+	// sum 920/3 + 360/3 + 1120/3 = 800 = 100 W · 8 s on [1, 9]
+	checkAttr(t, got, []Attribution{
+		{"r1", 920.0 / 3, 40, 23.0 / 3},
+		{"r2", 120, 20, 6},
+		{"r3", 1120.0 / 3, 50, 112.0 / 15},
+		{"failed", 0, 0, 0},
+		{"zero-length", 0, 5, 0},
+		{"no-tokens", 0, 0, 0},
+	})
+}
+
+func TestAttributeTokenTimes(t *testing.T) {
+	pd := flat100(t)
+	a := req("A", 0, 4, 4)
+	a.TokenTimes = []float64{0, 1, 2, 4} // 1 token each
+	b := req("B", 2, 6, 6)
+	b.TokenTimes = []float64{2, 3, 6.5} // last chunk after DoneAt: clamped to 6
+	b.TokenCounts = []int{1, 1, 1}      // scaled ×2 to total 6
+	c := req("C", 1, 5, 8)              // uniform, 2 tok/s
+	got, err := pd.Attribute([]*archive.Request{a, b, c}, "trapz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Boundaries 0, 1, 2, 4, 5, 6: pieces p0 [0,1), p1 [1,2), p2 [2,4), p3 [4,5), p4 [5,6].
+	// A chunks: t=0 → p0, t=1 → p1, t=2 → p2, t=4 → p3 clamped to A's last piece p2.
+	//   A: p0 1, p1 1, p2 2.
+	// B chunks (2 tokens each): t=2 → p2, t=3 → p2, t=6.5 → clamped to B's last piece p4.
+	//   B: p2 4, p4 2.
+	// C uniform 2 tok/s over [1,5]: p1 2, p2 4, p3 2.
+	// Energies: p0 100, p1 100, p2 200, p3 100, p4 100.
+	//   p0: A 1                    → A 100
+	//   p1: A 1, C 2 (3)           → A 100/3, C 200/3
+	//   p2: A 2, B 4, C 4 (10)     → A 40, B 80, C 80
+	//   p3: C 2                    → C 100
+	//   p4: B 2                    → B 100
+	// A = 100 + 100/3 + 40 = 520/3, J/token 520/3/4 = 130/3
+	// B = 80 + 100 = 180, J/token 180/6 = 30
+	// C = 200/3 + 80 + 100 = 740/3, J/token 740/3/8 = 185/6
+	// sum 520/3 + 540/3 + 740/3 = 600 = 100 W · 6 s
+	checkAttr(t, got, []Attribution{
+		{"A", 520.0 / 3, 4, 130.0 / 3},
+		{"B", 180, 6, 30},
+		{"C", 740.0 / 3, 8, 185.0 / 6},
+	})
+
+	// All chunk counts 0: the request falls back to uniform. With B alone
+	// over [2,6] it gets all of 400 J either way; with C it shares by rate:
+	// C [1,5] 2 tok/s, B [2,6] 1.5 tok/s. Pieces [1,2] 100 J C alone;
+	// [2,5] 300 J: C 6, B 4.5 → C 300·6/10.5 = 1200/7, B 900/7; [5,6] B 100.
+	// B = 900/7 + 100 = 1600/7; C = 100 + 1200/7 = 1900/7.
+	b0 := req("B0", 2, 6, 6)
+	b0.TokenTimes = []float64{2, 3, 6}
+	b0.TokenCounts = []int{0, 0, 0}
+	got, err = pd.Attribute([]*archive.Request{b0, c}, "trapz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAttr(t, got, []Attribution{{"B0", 1600.0 / 7, 6, 1600.0 / 42}, {"C", 1900.0 / 7, 8, 1900.0 / 56}})
+}
+
+func TestAttributeChunkFreePieceSplitByRate(t *testing.T) {
+	pd := flat100(t)
+	p := req("P", 0, 4, 4)
+	p.TokenTimes = []float64{0.5, 1} // 2 tokens each, both in [0,2)
+	q := req("Q", 2, 6, 6)
+	q.TokenTimes = []float64{5, 6} // 3 tokens each, both in [4,6]
+	got, err := pd.Attribute([]*archive.Request{p, q}, "trapz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pieces [0,2) [2,4) [4,6], 200 J each.
+	//   [0,2): P 4 tokens → P 200
+	//   [2,4): both generate, no chunk of either → by mean rates:
+	//          P 4/4 = 1 tok/s, Q 6/4 = 1.5 tok/s → P 200·1/2.5 = 80, Q 120
+	//   [4,6]: Q 6 tokens → Q 200
+	// P = 280 (70 J/token), Q = 320 (320/6 = 160/3 J/token); sum 600.
+	checkAttr(t, got, []Attribution{{"P", 280, 4, 70}, {"Q", 320, 6, 160.0 / 3}})
+}
+
+func TestAttributeNobodyGeneratingStaysUnattributed(t *testing.T) {
+	pd := flat100(t)
+	// Two disjoint requests: [1,2] and [6,8]; the gap [2,6] is nobody's.
+	got, err := pd.Attribute([]*archive.Request{req("x", 1, 2, 10), req("y", 6, 8, 10)}, "trapz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x: 100 J, 10 J/token; y: 200 J, 20 J/token. 300 of 700 J attributed.
+	checkAttr(t, got, []Attribution{{"x", 100, 10, 10}, {"y", 200, 10, 20}})
+}
+
+func TestAttributeErrors(t *testing.T) {
+	pd := flat100(t)
+	mismatch := req("m", 1, 2, 3)
+	mismatch.TokenTimes = []float64{1, 2}
+	mismatch.TokenCounts = []int{1}
+	negCount := req("n", 1, 2, 3)
+	negCount.TokenTimes = []float64{1, 2}
+	negCount.TokenCounts = []int{1, -1}
+	nanTime := req("nt", 1, 2, 3)
+	nanTime.TokenTimes = []float64{1, math.NaN()}
+	cases := []struct {
+		name   string
+		reqs   []*archive.Request
+		method string
+		want   []string
+	}{
+		{"unknown method", []*archive.Request{req("a", 1, 2, 3)}, "exact", []string{`"exact"`}},
+		{"unknown method, no requests", nil, "bogus", []string{`"bogus"`}},
+		{"counter without counter", []*archive.Request{req("a", 1, 2, 3)}, "counter", []string{"gpu0", "counter"}},
+		{"nil request", []*archive.Request{req("a", 1, 2, 3), nil}, "trapz", []string{"request 1 is nil"}},
+		{"done before first token", []*archive.Request{req("a", 3, 2, 3)}, "trapz", []string{`"a"`, "before first_token_at"}},
+		{"NaN time", []*archive.Request{req("a", math.NaN(), 2, 3)}, "trapz", []string{`"a"`}},
+		{"negative tokens", []*archive.Request{req("a", 1, 2, -3)}, "trapz", []string{`"a"`, "negative"}},
+		{"outside power data", []*archive.Request{req("a", 1, 2, 3), req("late", 9, 11, 3)}, "trapz",
+			[]string{`"late"`, `"gpu0"`, "[9, 11]", "[0, 10]"}},
+		{"token_counts mismatch", []*archive.Request{mismatch}, "trapz", []string{`"m"`, "token_counts"}},
+		{"negative token count", []*archive.Request{negCount}, "trapz", []string{`"n"`, "negative"}},
+		{"NaN token time", []*archive.Request{nanTime}, "trapz", []string{`"nt"`, "token_times[1]"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := pd.Attribute(c.reqs, c.method)
+			if got != nil {
+				t.Error("result with error")
+			}
+			wantErr(t, err, c.want...)
+		})
+	}
+}
+
+// bruteAttribute is a direct quadratic implementation of the attribution
+// rule, used to check Attribute's sweep on random data.
+func bruteAttribute(t *testing.T, pd *PowerData, reqs []*archive.Request, method string) []float64 {
+	var bounds []float64
+	type g struct {
+		i           int
+		first, done float64
+	}
+	var gens []g
+	for i, r := range reqs {
+		if r.OK && r.OutputTokens > 0 && r.DoneAt > r.FirstTokenAt {
+			gens = append(gens, g{i, r.FirstTokenAt, r.DoneAt})
+			bounds = append(bounds, r.FirstTokenAt, r.DoneAt)
+		}
+	}
+	// sort + dedupe by hand (insertion sort is fine for test sizes)
+	for i := 1; i < len(bounds); i++ {
+		for j := i; j > 0 && bounds[j] < bounds[j-1]; j-- {
+			bounds[j], bounds[j-1] = bounds[j-1], bounds[j]
+		}
+	}
+	var u []float64
+	for _, b := range bounds {
+		if len(u) == 0 || b != u[len(u)-1] {
+			u = append(u, b)
+		}
+	}
+	out := make([]float64, len(reqs))
+	for m := 0; m+1 < len(u); m++ {
+		a, b := u[m], u[m+1]
+		e, err := pd.Energy(a, b, method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := make([]float64, len(gens))
+		total := 0.0
+		for k, q := range gens {
+			r := reqs[q.i]
+			if q.first > a || q.done < b {
+				continue // not generating in this piece
+			}
+			sum := 0.0
+			for j := range r.TokenTimes {
+				if r.TokenCounts != nil {
+					sum += float64(r.TokenCounts[j])
+				} else {
+					sum++
+				}
+			}
+			if len(r.TokenTimes) == 0 || sum == 0 {
+				tok[k] = float64(r.OutputTokens) * (b - a) / (q.done - q.first)
+			} else {
+				for j, ct := range r.TokenTimes {
+					ct = math.Min(math.Max(ct, q.first), q.done)
+					in := (ct >= a && ct < b) || (ct == q.done && b == q.done)
+					if !in {
+						continue
+					}
+					w := 1.0
+					if r.TokenCounts != nil {
+						w = float64(r.TokenCounts[j])
+					}
+					tok[k] += w * float64(r.OutputTokens) / sum
+				}
+			}
+			total += tok[k]
+		}
+		if total == 0 {
+			// nobody has a token here: split by mean token rates among
+			// those generating (only chunked requests can be in this case)
+			for k, q := range gens {
+				if q.first <= a && q.done >= b {
+					tok[k] = float64(reqs[q.i].OutputTokens) / (q.done - q.first)
+					total += tok[k]
+				}
+			}
+			if total == 0 {
+				continue
+			}
+		}
+		for k, q := range gens {
+			out[q.i] += e * tok[k] / total
+		}
+	}
+	return out
+}
+
+func randomRequests(rng *rand.Rand, n int, lo, hi float64) []*archive.Request {
+	reqs := make([]*archive.Request, n)
+	for i := range reqs {
+		first := lo + rng.Float64()*(hi-lo-4)
+		// snap some times to a coarse grid so that boundaries coincide
+		if rng.IntN(3) == 0 {
+			first = math.Round(first)
+		}
+		done := first + 0.2 + rng.Float64()*3
+		if rng.IntN(3) == 0 && math.Round(done) > first {
+			done = math.Round(done)
+		}
+		r := req("q"+string(rune('A'+i%26))+string(rune('a'+i/26)), first, done, 1+rng.IntN(200))
+		switch rng.IntN(8) {
+		case 0:
+			r.OK = false
+		case 1:
+			r.DoneAt = r.FirstTokenAt // zero-length
+		case 2, 3, 4:
+			k := 1 + rng.IntN(40)
+			for range k {
+				// some chunks slightly outside the interval
+				r.TokenTimes = append(r.TokenTimes, first-0.1+rng.Float64()*(done-first+0.2))
+			}
+			if rng.IntN(2) == 0 {
+				slices.Sort(r.TokenTimes) // in order, as streamed
+			}
+			if rng.IntN(2) == 0 {
+				for range k {
+					r.TokenCounts = append(r.TokenCounts, rng.IntN(5))
+				}
+			}
+		}
+		reqs[i] = r
+	}
+	return reqs
+}
+
+func TestAttributeMatchesBruteForce(t *testing.T) {
+	for seed := range uint64(5) {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		pd := mustPower(t, randomPower(rng, 2, 40))
+		reqs := randomRequests(rng, 120, 1, 40)
+		for _, method := range []string{"trapz", "counter"} {
+			got, err := pd.Attribute(reqs, method)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := bruteAttribute(t, pd, reqs, method)
+			sum := 0.0
+			for i := range reqs {
+				if math.Abs(got[i].EnergyJ-want[i]) > 1e-9*math.Max(1, want[i]) {
+					t.Errorf("seed %d %s request %d: got %v, brute force %v", seed, method, i, got[i].EnergyJ, want[i])
+				}
+				sum += got[i].EnergyJ
+			}
+			// Energy conservation: the attributed total equals the energy of
+			// the union of the generation intervals.
+			union := unionEnergy(t, pd, reqs, method)
+			if math.Abs(sum-union) > 1e-9*union {
+				t.Errorf("seed %d %s: attributed %v, energy of the generating time %v", seed, method, sum, union)
+			}
+		}
+	}
+}
+
+func unionEnergy(t *testing.T, pd *PowerData, reqs []*archive.Request, method string) float64 {
+	// fine grid check of the union, by merging intervals sorted by start
+	type iv struct{ a, b float64 }
+	var ivs []iv
+	for _, r := range reqs {
+		if r.OK && r.OutputTokens > 0 && r.DoneAt > r.FirstTokenAt {
+			ivs = append(ivs, iv{r.FirstTokenAt, r.DoneAt})
+		}
+	}
+	for i := 1; i < len(ivs); i++ {
+		for j := i; j > 0 && ivs[j].a < ivs[j-1].a; j-- {
+			ivs[j], ivs[j-1] = ivs[j-1], ivs[j]
+		}
+	}
+	total := 0.0
+	cur := ivs[0]
+	flush := func() {
+		e, err := pd.Energy(cur.a, cur.b, method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += e
+	}
+	for _, x := range ivs[1:] {
+		if x.a <= cur.b {
+			cur.b = math.Max(cur.b, x.b)
+			continue
+		}
+		flush()
+		cur = x
+	}
+	flush()
+	return total
+}

@@ -1,0 +1,195 @@
+package metricdefs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// Benchmark data, generated deterministically: 8 devices sampled at 10 Hz
+// for 3,600 s with energy counters and memory, and 100,000 formal requests
+// of 7–11 s each at 30 tokens/s ±2 % spread over the hour (about 254
+// generating at once), with power following the load so that they reach
+// steady state.
+const (
+	benchDevices  = 8
+	benchSeconds  = 3600
+	benchHz       = 10
+	benchRequests = 100_000
+)
+
+var benchOnce struct {
+	sync.Once
+	samples []archive.PowerSample
+	uniform []*archive.Request // no token_times
+	chunked []*archive.Request // token_times with counts, ~16 chunks each
+}
+
+func benchData() ([]archive.PowerSample, []*archive.Request, []*archive.Request) {
+	benchOnce.Do(func() {
+		const t0 = 1.7e9
+		mk := func(chunked bool) []*archive.Request {
+			rng := rand.New(rand.NewPCG(7, 7))
+			out := make([]*archive.Request, benchRequests)
+			for i := range out {
+				sent := t0 + 20 + rng.Float64()*(benchSeconds-40)
+				first := sent + 0.05 + 0.4*rng.Float64()
+				dur := 7 + 4*rng.Float64()
+				tok := int(dur * 30 * (0.98 + 0.04*rng.Float64())) // 30 tokens/s ±2 %
+				r := &archive.Request{ID: fmt.Sprintf("req-%06d", i), Phase: "formal", OK: true,
+					SentAt: sent, FirstTokenAt: first, DoneAt: first + dur, OutputTokens: tok}
+				if chunked {
+					k := 16
+					r.TokenTimes = make([]float64, k)
+					r.TokenCounts = make([]int, k)
+					for j := range k {
+						r.TokenTimes[j] = first + dur*float64(j)/float64(k-1)
+						r.TokenCounts[j] = tok / k
+					}
+				}
+				out[i] = r
+			}
+			return out
+		}
+		benchOnce.uniform = mk(false)
+		benchOnce.chunked = mk(true)
+
+		// Power follows the load: 10 W + 1.4 W per generating request per
+		// device, plus noise, so that J/token is steady (the point of the
+		// data is to exercise the whole steady-state path).
+		starts := make([]float64, 0, benchRequests)
+		ends := make([]float64, 0, benchRequests)
+		for _, r := range benchOnce.uniform {
+			starts = append(starts, r.FirstTokenAt)
+			ends = append(ends, r.DoneAt)
+		}
+		slices.Sort(starts)
+		slices.Sort(ends)
+		rng := rand.New(rand.NewPCG(2024, 1))
+		n := benchSeconds*benchHz + 1
+		s := make([]archive.PowerSample, 0, n*benchDevices)
+		energy := make([]float64, benchDevices)
+		prev := make([]float64, benchDevices)
+		si, ei := 0, 0
+		for i := range n {
+			t := t0 + float64(i)/benchHz + rng.Float64()*1e-3
+			for si < len(starts) && starts[si] <= t {
+				si++
+			}
+			for ei < len(ends) && ends[ei] <= t {
+				ei++
+			}
+			active := float64(si - ei)
+			for d := range benchDevices {
+				w := max(5, 10+1.4*active+5*rng.NormFloat64())
+				if i > 0 {
+					energy[d] += (prev[d] + w) / 2 / benchHz
+				}
+				prev[d] = w
+				s = append(s, archive.PowerSample{T: t, Device: fmt.Sprintf("gpu%d", d), PowerW: w,
+					EnergyJ: energy[d], HasEnergy: true, MemUsedBytes: 70e9})
+			}
+		}
+		benchOnce.samples = s
+	})
+	return benchOnce.samples, benchOnce.uniform, benchOnce.chunked
+}
+
+func benchPower(b *testing.B) *PowerData {
+	s, _, _ := benchData()
+	pd, err := NewPowerData(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pd
+}
+
+func BenchmarkNewPowerData(b *testing.B) {
+	s, _, _ := benchData()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewPowerData(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(s)), "samples")
+}
+
+func BenchmarkEnergy(b *testing.B) {
+	pd := benchPower(b)
+	start, end := pd.Span()
+	start, end = start+1, end-1
+	rng := rand.New(rand.NewPCG(3, 3))
+	const k = 1024
+	var as, bs [k]float64
+	for i := range k {
+		as[i] = start + rng.Float64()*(end-start-20)
+		bs[i] = as[i] + rng.Float64()*20
+	}
+	for _, method := range []string{"trapz", "counter"} {
+		b.Run(method, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := pd.Energy(as[i%k], bs[i%k], method); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+func BenchmarkAttribute(b *testing.B) {
+	pd := benchPower(b)
+	_, uniform, chunked := benchData()
+	for _, c := range []struct {
+		name string
+		reqs []*archive.Request
+	}{{"uniform", uniform}, {"token_times", chunked}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := pd.Attribute(c.reqs, "counter"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkSteadyState(b *testing.B) {
+	pd := benchPower(b)
+	_, uniform, _ := benchData()
+	sp := SteadyParams{Window: 100, CVMax: 0.03, MinWindows: 2, Method: "counter"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := pd.SteadyState(uniform, sp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPipeline is what an analysis of one such run costs: index the
+// power data, attribute, search for steady state.
+func BenchmarkPipeline(b *testing.B) {
+	s, uniform, _ := benchData()
+	sp := SteadyParams{Window: 100, CVMax: 0.03, MinWindows: 2, Method: "counter"}
+	b.ReportAllocs()
+	for b.Loop() {
+		pd, err := NewPowerData(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := pd.Attribute(uniform, "counter"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := pd.SteadyState(uniform, sp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

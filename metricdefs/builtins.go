@@ -1,0 +1,320 @@
+package metricdefs
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/expr-lang/expr"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// SteadyView is what steady_state() returns to expressions.
+type SteadyView struct {
+	Reached        bool      `expr:"reached"`
+	Reason         string    `expr:"reason"`
+	StartIndex     int       `expr:"start_index"`
+	EndIndex       int       `expr:"end_index"`
+	StartRequestID string    `expr:"start_request_id"`
+	EndRequestID   string    `expr:"end_request_id"`
+	Start          float64   `expr:"start"`
+	End            float64   `expr:"end"`
+	EnergyJ        float64   `expr:"energy_j"`
+	Tokens         float64   `expr:"tokens"`
+	JPerToken      float64   `expr:"j_per_token"`
+	Windows        int       `expr:"windows"`
+	WindowCVs      []float64 `expr:"window_cvs"`
+}
+
+// ReleaseView is what release() returns to expressions.
+type ReleaseView struct {
+	Closed           bool    `expr:"closed"`
+	CompleteAt       float64 `expr:"complete_at"`
+	PowerSettledAt   float64 `expr:"power_settled_at"`
+	MemoryReleasedAt float64 `expr:"memory_released_at"`
+	ExitedAt         float64 `expr:"exited_at"`
+	Reason           string  `expr:"reason"`
+}
+
+// AttributionView is an element of what attribute() returns.
+type AttributionView struct {
+	ID        string  `expr:"id"`
+	EnergyJ   float64 `expr:"energy_j"`
+	Tokens    float64 `expr:"tokens"`
+	JPerToken float64 `expr:"j_per_token"`
+}
+
+// Builtin documents one function available to expressions.
+type Builtin struct {
+	Name      string
+	Signature string
+	Doc       string
+}
+
+type builtinDef struct {
+	Builtin
+	fn    func(params ...any) (any, error)
+	types []any
+}
+
+// numList1 declares a function of one list of numbers (plus optional
+// float arguments) with an overload for each list type expressions produce.
+func numList1(name, doc string, f func([]float64) (float64, error)) builtinDef {
+	return builtinDef{
+		Builtin: Builtin{name, name + "(xs) float", doc},
+		fn: func(p ...any) (any, error) {
+			xs, err := toFloats(p[0])
+			if err != nil {
+				return nil, err
+			}
+			return f(xs)
+		},
+		types: []any{new(func([]float64) float64), new(func([]int) float64), new(func([]any) float64)},
+	}
+}
+
+func builtinDefs() []builtinDef {
+	ctxT := func(f any) []any { return []any{f} }
+	return []builtinDef{
+		{
+			Builtin: Builtin{"energy", `energy(a, b, method) float`, `GPU energy in J summed over devices on [a, b]; method "trapz" (power samples, interpolated boundaries), "counter" (cumulative energy counter, interpolated) or "auto" (counter when every device has one)`},
+			fn: func(p ...any) (any, error) {
+				pd, err := powerFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				a, b, err := twoFloats(p[1], p[2])
+				if err != nil {
+					return nil, err
+				}
+				return pd.Energy(a, b, p[3].(string))
+			},
+			types: ctxT(new(func(context.Context, float64, float64, string) float64)),
+		},
+		{
+			Builtin: Builtin{"device_energy", `device_energy(device, a, b, method) float`, `energy(a, b, method) of one device`},
+			fn: func(p ...any) (any, error) {
+				pd, err := powerFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				a, b, err := twoFloats(p[2], p[3])
+				if err != nil {
+					return nil, err
+				}
+				return pd.DeviceEnergy(p[1].(string), a, b, p[4].(string))
+			},
+			types: ctxT(new(func(context.Context, string, float64, float64, string) float64)),
+		},
+		{
+			Builtin: Builtin{"mean_power", `mean_power(a, b) float`, `time-weighted mean power in W over [a, b], summed over devices (trapezoid)`},
+			fn: func(p ...any) (any, error) {
+				pd, err := powerFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				a, b, err := twoFloats(p[1], p[2])
+				if err != nil {
+					return nil, err
+				}
+				total := 0.0
+				for _, dev := range pd.Devices() {
+					w, err := pd.MeanPower(dev, a, b)
+					if err != nil {
+						return nil, err
+					}
+					total += w
+				}
+				return total, nil
+			},
+			types: ctxT(new(func(context.Context, float64, float64) float64)),
+		},
+		{
+			Builtin: Builtin{"baseline_power", `baseline_power() float`, `idle power in W summed over devices: each device's time-weighted mean over the baseline stage`},
+			fn: func(p ...any) (any, error) {
+				d, err := dataFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				pw, _, err := d.baselines()
+				if err != nil {
+					return nil, err
+				}
+				total := 0.0
+				for _, k := range sortedKeys(pw) {
+					total += pw[k]
+				}
+				return total, nil
+			},
+			types: ctxT(new(func(context.Context) float64)),
+		},
+		{
+			Builtin: Builtin{"attribute", `attribute(requests, method) list`, `per-request GPU energy by generation interval: [{id, energy_j, tokens, j_per_token}] in the order given`},
+			fn: func(p ...any) (any, error) {
+				pd, err := powerFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				reqs, err := toRequests(p[1])
+				if err != nil {
+					return nil, fmt.Errorf("attribute: %w", err)
+				}
+				at, err := pd.Attribute(reqs, p[2].(string))
+				if err != nil {
+					return nil, err
+				}
+				out := make([]AttributionView, len(at))
+				for i, a := range at {
+					out[i] = AttributionView{ID: a.ID, EnergyJ: a.EnergyJ, Tokens: a.Tokens, JPerToken: a.JPerToken}
+				}
+				return out, nil
+			},
+			types: []any{new(func(context.Context, []any, string) []AttributionView), new(func(context.Context, []*archive.Request, string) []AttributionView)},
+		},
+		{
+			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (DESIGN.md: windows of W requests sliding by one, CV of per-request J/token)`},
+			fn: func(p ...any) (any, error) {
+				pd, err := powerFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				reqs, err := toRequests(p[1])
+				if err != nil {
+					return nil, fmt.Errorf("steady_state: %w", err)
+				}
+				w, _ := toFloat(p[2])
+				cv, _ := toFloat(p[3])
+				mw, _ := toFloat(p[4])
+				end, _ := toFloat(p[5])
+				if w != math.Trunc(w) || w < 2 {
+					return nil, fmt.Errorf("steady_state: window must be an integer ≥ 2, got %v", w)
+				}
+				if mw != math.Trunc(mw) || mw < 1 {
+					return nil, fmt.Errorf("steady_state: min_windows must be an integer ≥ 1, got %v", mw)
+				}
+				s, err := pd.SteadyState(reqs, SteadyParams{Window: int(w), CVMax: cv, MinWindows: int(mw), FormalEnd: end, Method: p[6].(string)})
+				if err != nil {
+					return nil, err
+				}
+				return SteadyView{
+					Reached: s.Reached, Reason: s.Reason, StartIndex: s.StartIndex, EndIndex: s.EndIndex,
+					StartRequestID: s.StartRequestID, EndRequestID: s.EndRequestID, Start: s.Start, End: s.End,
+					EnergyJ: s.EnergyJ, Tokens: s.Tokens, JPerToken: s.JPerToken, Windows: s.Windows, WindowCVs: s.WindowCVs,
+				}, nil
+			},
+			types: []any{new(func(context.Context, []any, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []*archive.Request, float64, float64, float64, float64, string) SteadyView)},
+		},
+		{
+			Builtin: Builtin{"release", `release(from, to, tolerance, hold_s, mem_tolerance_bytes) {closed, complete_at, power_settled_at, memory_released_at, exited_at, reason}`, `release-complete detection after the formal stage: latest of engine exit (event engine_exited), GPU memory back to its baseline-stage level, and the first time from which every device stays within ±tolerance of its baseline-stage power for hold_s`},
+			fn: func(p ...any) (any, error) {
+				d, err := dataFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				if d.Power == nil {
+					return nil, fmt.Errorf("no power source: this run has no power samples")
+				}
+				from, to, err := twoFloats(p[1], p[2])
+				if err != nil {
+					return nil, err
+				}
+				tol, _ := toFloat(p[3])
+				hold, _ := toFloat(p[4])
+				memTol, _ := toFloat(p[5])
+				pw, mem, err := d.baselines()
+				if err != nil {
+					return nil, err
+				}
+				exited := d.Events["engine_exited"]
+				r, err := d.Power.Release(ReleaseParams{From: from, End: to, Baseline: pw, MemBaseline: mem,
+					MemToleranceBytes: int64(memTol), Tolerance: tol, HoldS: hold, ExitedAt: exited})
+				if err != nil {
+					return nil, err
+				}
+				return ReleaseView{Closed: r.Closed, CompleteAt: r.CompleteAt, PowerSettledAt: r.PowerSettledAt,
+					MemoryReleasedAt: r.MemoryReleasedAt, ExitedAt: r.ExitedAt, Reason: r.Reason}, nil
+			},
+			types: ctxT(new(func(context.Context, float64, float64, float64, float64, float64) ReleaseView)),
+		},
+		{
+			Builtin: Builtin{"percentile", `percentile(xs, p) float`, `p-th percentile (0–100), linear interpolation between closest ranks`},
+			fn: func(p ...any) (any, error) {
+				xs, err := toFloats(p[0])
+				if err != nil {
+					return nil, fmt.Errorf("percentile: %w", err)
+				}
+				q, _ := toFloat(p[1])
+				return Percentile(xs, q)
+			},
+			types: []any{new(func([]float64, float64) float64), new(func([]int, float64) float64), new(func([]any, float64) float64)},
+		},
+		numList1("median", "median (50th percentile)", Median),
+		numList1("mean", "arithmetic mean", Mean),
+		numList1("std", "population standard deviation", Std),
+		numList1("sample_std", "sample standard deviation (n-1)", SampleStd),
+		numList1("cv", "coefficient of variation: population std / mean", CV),
+		{
+			Builtin: Builtin{"pooled_std", `pooled_std(values, groups) float`, `pooled intra-group std dev (asiai M8): per group with ≥ 2 values its population variance, mean of those, square root`},
+			fn: func(p ...any) (any, error) {
+				xs, err := toFloats(p[0])
+				if err != nil {
+					return nil, fmt.Errorf("pooled_std: values: %w", err)
+				}
+				gs, err := toStrings(p[1])
+				if err != nil {
+					return nil, fmt.Errorf("pooled_std: groups: %w", err)
+				}
+				return PooledStd(xs, gs)
+			},
+			types: []any{new(func([]float64, []any) float64), new(func([]any, []any) float64), new(func([]any, []string) float64), new(func([]float64, []string) float64)},
+		},
+		{
+			Builtin: Builtin{"spearman", `spearman(x, y) float`, `Spearman rank correlation (ties get average ranks)`},
+			fn: func(p ...any) (any, error) {
+				x, err := toFloats(p[0])
+				if err != nil {
+					return nil, fmt.Errorf("spearman: x: %w", err)
+				}
+				y, err := toFloats(p[1])
+				if err != nil {
+					return nil, fmt.Errorf("spearman: y: %w", err)
+				}
+				return Spearman(x, y)
+			},
+			types: []any{new(func([]float64, []float64) float64), new(func([]any, []any) float64)},
+		},
+	}
+}
+
+// Builtins lists the functions expressions can call, for `profiles show`
+// and the docs.
+func Builtins() []Builtin {
+	defs := builtinDefs()
+	out := make([]Builtin, len(defs))
+	for i, d := range defs {
+		out[i] = d.Builtin
+	}
+	return out
+}
+
+func builtinOptions() []expr.Option {
+	defs := builtinDefs()
+	opts := make([]expr.Option, 0, len(defs))
+	for _, d := range defs {
+		opts = append(opts, expr.Function(d.Name, d.fn, d.types...))
+	}
+	return opts
+}
+
+func twoFloats(x, y any) (float64, float64, error) {
+	a, ok1 := toFloat(x)
+	b, ok2 := toFloat(y)
+	if !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("expected two numbers, got %T and %T", x, y)
+	}
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return 0, 0, fmt.Errorf("interval bound is NaN")
+	}
+	return a, b, nil
+}

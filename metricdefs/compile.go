@@ -1,0 +1,500 @@
+package metricdefs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// Kind is what a definition produces.
+type Kind string
+
+// Definition kinds.
+const (
+	KindDerived Kind = "derived"
+	KindMetric  Kind = "metric"
+	KindCheck   Kind = "check"
+)
+
+// Check severities.
+const (
+	SeverityWarn    = "warn"
+	SeverityExclude = "exclude"
+	SeverityFail    = "fail"
+)
+
+// Def is one formula of a profile: a derived value, a metric or a check.
+type Def struct {
+	Name string
+	Kind Kind
+	Expr string
+	// When, if set, is a boolean expression; when it is false the value is
+	// not applicable (NA says why).
+	When string
+	NA   string
+	// Detail, for checks, is an optional expression whose value is appended
+	// to Message when the check fails.
+	Detail      string
+	Unit        string
+	Description string
+	Format      string
+	Severity    string
+	Message     string
+}
+
+// Param is a profile parameter with its resolved value (int, float64, bool
+// or string; durations are float64 seconds).
+type Param struct {
+	Name  string
+	Value any
+}
+
+// Spec is everything Compile needs.
+type Spec struct {
+	Params []Param
+	Defs   []Def
+}
+
+// Field names of a Def that hold expressions.
+const (
+	FieldName   = "name"
+	FieldExpr   = "expr"
+	FieldWhen   = "when"
+	FieldDetail = "detail"
+)
+
+// CompileError is a problem with one definition. Line is 1-based and Column
+// 0-based within the expression source (as expr reports them); both are 0
+// when the error has no position inside the expression.
+type CompileError struct {
+	Def    string
+	Field  string
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *CompileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s (%s %d:%d): %s", e.Def, e.Field, e.Line, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s (%s): %s", e.Def, e.Field, e.Msg)
+}
+
+// Reserved names are the data every expression sees.
+var reservedNames = []string{"ctx", "run", "stages", "events", "requests", "devices"}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+type compiled struct {
+	Def
+	deps   []string
+	prog   *vm.Program
+	when   *vm.Program
+	detail *vm.Program
+	typ    reflect.Type
+	field  int
+}
+
+// Program is a compiled profile: every formula compiled once against the
+// typed environment, in dependency order.
+type Program struct {
+	params  []Param
+	order   []*compiled
+	envType reflect.Type
+	fields  map[string]int
+}
+
+// Order returns the definitions in evaluation order.
+func (p *Program) Order() []Def {
+	out := make([]Def, len(p.order))
+	for i, c := range p.order {
+		out[i] = c.Def
+	}
+	return out
+}
+
+var (
+	anyType     = reflect.TypeOf((*any)(nil)).Elem()
+	contextType = reflect.TypeOf((*context.Context)(nil)).Elem()
+	baseFields  = []reflect.StructField{
+		{Name: "Ctx", Type: contextType, Tag: `expr:"ctx"`},
+		{Name: "Run", Type: reflect.TypeOf(RunInfo{}), Tag: `expr:"run"`},
+		{Name: "Stages", Type: reflect.TypeOf(map[string]*Stage{}), Tag: `expr:"stages"`},
+		{Name: "Events", Type: reflect.TypeOf(map[string]float64{}), Tag: `expr:"events"`},
+		{Name: "Requests", Type: reflect.TypeOf([]*archive.Request{}), Tag: `expr:"requests"`},
+		{Name: "Devices", Type: reflect.TypeOf([]Device{}), Tag: `expr:"devices"`},
+	}
+)
+
+// ParamEnvType builds the environment of step `when:` expressions: the
+// parameters and `engine` (the engine kind).
+func paramFields(params []Param) []reflect.StructField {
+	fs := make([]reflect.StructField, 0, len(params))
+	for i, p := range params {
+		t := anyType
+		if p.Value != nil {
+			t = reflect.TypeOf(p.Value)
+		}
+		fs = append(fs, reflect.StructField{Name: fmt.Sprintf("P%d", i), Type: t, Tag: reflect.StructTag(fmt.Sprintf(`expr:%q`, p.Name))})
+	}
+	return fs
+}
+
+// Compile parses, orders and type-checks every definition. All problems are
+// returned together.
+func Compile(spec Spec) (*Program, []*CompileError) {
+	var errs []*CompileError
+	addErr := func(def, field string, err error) {
+		ce := &CompileError{Def: def, Field: field, Msg: err.Error()}
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			ce.Line, ce.Column, ce.Msg = fe.Line, fe.Column, fe.Message
+		}
+		errs = append(errs, ce)
+	}
+
+	taken := map[string]string{}
+	for _, r := range reservedNames {
+		taken[r] = "a reserved name"
+	}
+	for _, b := range builtinDefs() {
+		taken[b.Name] = "a built-in function"
+	}
+	for _, p := range spec.Params {
+		if !identRE.MatchString(p.Name) {
+			addErr(p.Name, FieldName, fmt.Errorf("parameter name %q is not an identifier", p.Name))
+			continue
+		}
+		if what, ok := taken[p.Name]; ok {
+			addErr(p.Name, FieldName, fmt.Errorf("parameter %q clashes with %s", p.Name, what))
+			continue
+		}
+		taken[p.Name] = "a parameter"
+	}
+	defs := map[string]*compiled{}
+	var list []*compiled
+	for _, d := range spec.Defs {
+		if !identRE.MatchString(d.Name) {
+			addErr(d.Name, FieldName, fmt.Errorf("name %q is not an identifier (letters, digits, _)", d.Name))
+			continue
+		}
+		if what, ok := taken[d.Name]; ok {
+			addErr(d.Name, FieldName, fmt.Errorf("%s name %q clashes with %s", d.Kind, d.Name, what))
+			continue
+		}
+		taken[d.Name] = "a " + string(d.Kind)
+		c := &compiled{Def: d}
+		defs[d.Name] = c
+		list = append(list, c)
+	}
+
+	// Dependencies from the AST.
+	bad := map[string]bool{}
+	for _, c := range list {
+		seen := map[string]bool{}
+		for _, f := range exprFields(c.Def) {
+			tree, err := parser.Parse(f.src)
+			if err != nil {
+				addErr(c.Name, f.field, err)
+				bad[c.Name] = true
+				continue
+			}
+			v := &identVisitor{}
+			ast.Walk(&tree.Node, v)
+			for _, id := range v.names {
+				if _, ok := defs[id]; ok && !seen[id] {
+					seen[id] = true
+					c.deps = append(c.deps, id)
+				}
+			}
+		}
+		sort.Strings(c.deps)
+	}
+
+	order, cycles := topoSort(list, defs)
+	for _, cyc := range cycles {
+		addErr(cyc[0], FieldExpr, fmt.Errorf("dependency cycle: %s", strings.Join(cyc, " -> ")))
+		for _, n := range cyc[:len(cyc)-1] {
+			bad[n] = true
+		}
+	}
+
+	base := append(append([]reflect.StructField{}, baseFields...), paramFields(spec.Params)...)
+	opts := func(t reflect.Type) []expr.Option {
+		o := []expr.Option{expr.Env(reflect.New(t).Elem().Interface()), expr.WithContext("ctx")}
+		return append(o, builtinOptions()...)
+	}
+
+	// Pass 1: learn each definition's type, in dependency order.
+	types := map[string]reflect.Type{}
+	fieldsFor := func(upto []*compiled) []reflect.StructField {
+		fs := append([]reflect.StructField{}, base...)
+		for i, c := range upto {
+			t := types[c.Name]
+			if t == nil {
+				t = anyType
+			}
+			fs = append(fs, reflect.StructField{Name: fmt.Sprintf("D%d", i), Type: t, Tag: reflect.StructTag(fmt.Sprintf(`expr:%q`, c.Name))})
+		}
+		return fs
+	}
+	for i, c := range order {
+		if bad[c.Name] {
+			continue
+		}
+		t := reflect.StructOf(fieldsFor(order[:i]))
+		prog, err := expr.Compile(c.Expr, opts(t)...)
+		if err != nil {
+			continue // reported in pass 2
+		}
+		rt := prog.Node().Type()
+		if rt == nil || rt.Kind() == reflect.Interface {
+			rt = anyType
+		}
+		types[c.Name] = rt
+	}
+
+	// Pass 2: compile everything against the final environment.
+	final := fieldsFor(order)
+	envType := reflect.StructOf(final)
+	prog := &Program{params: spec.Params, envType: envType, fields: map[string]int{}}
+	for i, f := range final {
+		prog.fields[exprTag(f)] = i
+	}
+	o := opts(envType)
+	known := map[string]bool{}
+	for n := range prog.fields {
+		known[n] = true
+	}
+	for _, b := range builtinDefs() {
+		known[b.Name] = true
+	}
+	for _, c := range order {
+		c.field = prog.fields[c.Name]
+		c.typ = envType.Field(c.field).Type
+		if bad[c.Name] {
+			continue
+		}
+		p, err := expr.Compile(c.Expr, o...)
+		if err == nil {
+			if fe := unknownName(c.Expr, known); fe != nil {
+				err = fe
+			}
+		}
+		if err != nil {
+			addErr(c.Name, FieldExpr, err)
+			continue
+		}
+		c.prog = p
+		if err := checkResultType(c.Kind, p.Node().Type()); err != nil {
+			addErr(c.Name, FieldExpr, err)
+		}
+		if c.When != "" {
+			w, err := expr.Compile(c.When, o...)
+			if err != nil {
+				addErr(c.Name, FieldWhen, err)
+			} else if !isBoolish(w.Node().Type()) {
+				addErr(c.Name, FieldWhen, fmt.Errorf("when must be a boolean expression, not %s", w.Node().Type()))
+			}
+			c.when = w
+		}
+		if c.Detail != "" {
+			dp, err := expr.Compile(c.Detail, o...)
+			if err != nil {
+				addErr(c.Name, FieldDetail, err)
+			}
+			c.detail = dp
+		}
+		if c.Kind == KindCheck {
+			switch c.Severity {
+			case SeverityWarn, SeverityExclude, SeverityFail:
+			default:
+				addErr(c.Name, "severity", fmt.Errorf("severity must be warn, exclude or fail, not %q", c.Severity))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	prog.order = order
+	return prog, nil
+}
+
+type exprField struct{ field, src string }
+
+func exprFields(d Def) []exprField {
+	fs := []exprField{{FieldExpr, d.Expr}}
+	if d.When != "" {
+		fs = append(fs, exprField{FieldWhen, d.When})
+	}
+	if d.Detail != "" {
+		fs = append(fs, exprField{FieldDetail, d.Detail})
+	}
+	return fs
+}
+
+func exprTag(f reflect.StructField) string { return f.Tag.Get("expr") }
+
+func isBoolish(t reflect.Type) bool {
+	return t == nil || t.Kind() == reflect.Bool || t.Kind() == reflect.Interface
+}
+
+func checkResultType(k Kind, t reflect.Type) error {
+	if t == nil || t.Kind() == reflect.Interface {
+		return nil
+	}
+	switch k {
+	case KindCheck:
+		if t.Kind() != reflect.Bool {
+			return fmt.Errorf("a check must be a boolean expression, this one is %s", t)
+		}
+	case KindMetric:
+		switch t.Kind() {
+		case reflect.Bool, reflect.String, reflect.Float64, reflect.Float32,
+			reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
+		default:
+			return fmt.Errorf("a metric must be a number, string or boolean, this one is %s", t)
+		}
+	}
+	return nil
+}
+
+type identVisitor struct {
+	names []string
+	nodes []*ast.IdentifierNode
+	lets  map[string]bool
+}
+
+func (v *identVisitor) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.IdentifierNode:
+		v.names = append(v.names, n.Value)
+		v.nodes = append(v.nodes, n)
+	case *ast.VariableDeclaratorNode:
+		if v.lets == nil {
+			v.lets = map[string]bool{}
+		}
+		v.lets[n.Name] = true
+	}
+}
+
+// unknownName finds an identifier that names nothing in the environment.
+// expr's checker misses some (an argument after one of unknown type in an
+// overloaded function call), so every name is checked here too.
+func unknownName(src string, known map[string]bool) *file.Error {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil
+	}
+	v := &identVisitor{}
+	ast.Walk(&tree.Node, v)
+	for _, n := range v.nodes {
+		if known[n.Value] || v.lets[n.Value] || strings.HasPrefix(n.Value, "$") {
+			continue
+		}
+		if _, ok := builtin.Index[n.Value]; ok {
+			continue
+		}
+		e := &file.Error{Location: n.Location(), Message: "unknown name " + n.Value}
+		return e.Bind(file.NewSource(src))
+	}
+	return nil
+}
+
+// topoSort orders definitions so that each comes after what it references,
+// keeping the profile's order where there is a choice. It returns the
+// cycles it found, each as a path a -> b -> ... -> a.
+func topoSort(list []*compiled, defs map[string]*compiled) ([]*compiled, [][]string) {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var order []*compiled
+	var cycles [][]string
+	var stack []string
+	var visit func(c *compiled)
+	visit = func(c *compiled) {
+		color[c.Name] = grey
+		stack = append(stack, c.Name)
+		for _, d := range c.deps {
+			switch color[d] {
+			case white:
+				visit(defs[d])
+			case grey:
+				i := len(stack) - 1
+				for stack[i] != d {
+					i--
+				}
+				cyc := append(append([]string{}, stack[i:]...), d)
+				cycles = append(cycles, cyc)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[c.Name] = black
+		order = append(order, c)
+	}
+	for _, c := range list {
+		if color[c.Name] == white {
+			visit(c)
+		}
+	}
+	return order, cycles
+}
+
+// Condition is a compiled step `when:` expression over the parameters and
+// `engine` (the engine kind of the run).
+type Condition struct {
+	prog    *vm.Program
+	envType reflect.Type
+	params  []Param
+	Source  string
+}
+
+// CompileCondition compiles a boolean expression over parameters and
+// `engine`.
+func CompileCondition(params []Param, src string) (*Condition, *CompileError) {
+	fs := append(paramFields(params), reflect.StructField{Name: "Engine", Type: reflect.TypeOf(""), Tag: `expr:"engine"`})
+	t := reflect.StructOf(fs)
+	p, err := expr.Compile(src, expr.Env(reflect.New(t).Elem().Interface()), expr.AsBool())
+	if err != nil {
+		ce := &CompileError{Def: "when", Field: FieldWhen, Msg: err.Error()}
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			ce.Line, ce.Column, ce.Msg = fe.Line, fe.Column, fe.Message
+		}
+		return nil, ce
+	}
+	return &Condition{prog: p, envType: t, params: params, Source: src}, nil
+}
+
+// Eval evaluates the condition with resolved parameter values.
+func (c *Condition) Eval(params map[string]any, engine string) (bool, error) {
+	env := reflect.New(c.envType).Elem()
+	for i, p := range c.params {
+		v := p.Value
+		if o, ok := params[p.Name]; ok {
+			v = o
+		}
+		if err := setField(env.Field(i), v); err != nil {
+			return false, fmt.Errorf("parameter %s: %w", p.Name, err)
+		}
+	}
+	env.Field(len(c.params)).SetString(engine)
+	return runBool(c.prog, env.Addr().Interface())
+}

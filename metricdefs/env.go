@@ -1,0 +1,275 @@
+// Package metricdefs is the expression layer of joulebench: the typed
+// environment that profile formulas see, the Go built-ins they call (energy
+// over an interval, steady-state search, attribution, release detection,
+// statistics), and the compile-once / evaluate-many machinery for derived
+// values, metrics and checks. It does no I/O.
+package metricdefs
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// RunInfo is `run` in expressions.
+type RunInfo struct {
+	ID        string            `expr:"id"`
+	Status    string            `expr:"status"`
+	Simulated bool              `expr:"simulated"`
+	Engine    string            `expr:"engine"`
+	Managed   bool              `expr:"managed"`
+	Model     string            `expr:"model"`
+	Telemetry string            `expr:"telemetry"`
+	Profile   string            `expr:"profile"`
+	Labels    map[string]string `expr:"labels"`
+	StartedAt float64           `expr:"started_at"`
+	EndedAt   float64           `expr:"ended_at"`
+	// HasPower is true when the archive holds power samples.
+	HasPower bool `expr:"has_power"`
+	// HasCounter is true when every device has an energy counter.
+	HasCounter bool `expr:"has_counter"`
+}
+
+// Stage is an element of `stages` in expressions (stages.formal.start).
+// A stage absent from the run is nil: `stages.startup?.start` or
+// `"startup" in stages` test for it.
+type Stage struct {
+	Name     string  `expr:"name"`
+	Start    float64 `expr:"start"`
+	End      float64 `expr:"end"`
+	Duration float64 `expr:"duration"`
+}
+
+// Device is an element of `devices` in expressions.
+type Device struct {
+	ID        string `expr:"id"`
+	Name      string `expr:"name"`
+	UUID      string `expr:"uuid"`
+	Host      string `expr:"host"`
+	Method    string `expr:"method"`
+	Simulated bool   `expr:"simulated"`
+}
+
+// Data is one run's raw data prepared for evaluation.
+type Data struct {
+	Meta     archive.Meta
+	Power    *PowerData // nil when the run has no power samples
+	Requests []*archive.Request
+	Stages   map[string]*Stage
+	Events   map[string]float64
+	Devices  []Device
+	Run      RunInfo
+}
+
+// NewData indexes an archived run for evaluation.
+func NewData(run *archive.Run) (*Data, error) {
+	d := &Data{
+		Meta:   run.Meta,
+		Stages: make(map[string]*Stage, len(run.Meta.Stages)),
+		Events: make(map[string]float64, len(run.Meta.Events)),
+	}
+	if len(run.Power) > 0 {
+		pd, err := NewPowerData(run.Power)
+		if err != nil {
+			return nil, fmt.Errorf("power.csv: %w", err)
+		}
+		d.Power = pd
+	}
+	d.Requests = make([]*archive.Request, len(run.Requests))
+	for i := range run.Requests {
+		d.Requests[i] = &run.Requests[i]
+	}
+	for _, s := range run.Meta.Stages {
+		if _, dup := d.Stages[s.Name]; dup {
+			continue // the first occurrence wins, as in Meta.StageByName
+		}
+		d.Stages[s.Name] = &Stage{Name: s.Name, Start: s.Start, End: s.End, Duration: s.End - s.Start}
+	}
+	for _, e := range run.Meta.Events {
+		if _, dup := d.Events[e.Name]; !dup {
+			d.Events[e.Name] = e.T
+		}
+	}
+	known := map[string]bool{}
+	for _, dev := range run.Meta.Hardware.Devices {
+		known[dev.ID] = true
+		d.Devices = append(d.Devices, Device{ID: dev.ID, Name: dev.Name, UUID: dev.UUID, Host: dev.Host, Method: dev.Method, Simulated: dev.Simulated})
+	}
+	if d.Power != nil {
+		for _, id := range d.Power.Devices() {
+			if !known[id] {
+				d.Devices = append(d.Devices, Device{ID: id})
+			}
+		}
+	}
+	m := run.Meta
+	d.Run = RunInfo{
+		ID: m.RunID, Status: m.Status, Simulated: m.Simulated, Engine: m.Engine.Kind,
+		Managed: m.Engine.Managed, Model: m.Engine.Model, Telemetry: m.Telemetry.Source,
+		Profile: m.Profile.Name, Labels: m.Labels, StartedAt: m.StartedAt, EndedAt: m.EndedAt,
+		HasPower: d.Power != nil, HasCounter: d.Power != nil && d.Power.HasCounter(),
+	}
+	if d.Run.Labels == nil {
+		d.Run.Labels = map[string]string{}
+	}
+	return d, nil
+}
+
+// baselines returns each device's mean power and max memory over the
+// baseline stage.
+func (d *Data) baselines() (map[string]float64, map[string]int64, error) {
+	if d.Power == nil {
+		return nil, nil, fmt.Errorf("no power samples in this run")
+	}
+	st, ok := d.Stages["baseline"]
+	if !ok {
+		return nil, nil, fmt.Errorf("run has no baseline stage")
+	}
+	pw := map[string]float64{}
+	mem := map[string]int64{}
+	for _, dev := range d.Power.Devices() {
+		w, err := d.Power.MeanPower(dev, st.Start, st.End)
+		if err != nil {
+			return nil, nil, fmt.Errorf("baseline of %s: %w", dev, err)
+		}
+		pw[dev] = w
+		if m, ok := d.Power.MaxMem(dev, st.Start, st.End); ok {
+			mem[dev] = m
+		}
+	}
+	return pw, mem, nil
+}
+
+type dataKey struct{}
+
+// withData puts the run data where the built-ins find it.
+func withData(ctx context.Context, d *Data) context.Context {
+	return context.WithValue(ctx, dataKey{}, d)
+}
+
+func dataFrom(ctx context.Context) (*Data, error) {
+	d, _ := ctx.Value(dataKey{}).(*Data)
+	if d == nil {
+		return nil, fmt.Errorf("internal: no run data in evaluation context")
+	}
+	return d, nil
+}
+
+func powerFrom(ctx context.Context) (*PowerData, error) {
+	d, err := dataFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if d.Power == nil {
+		return nil, fmt.Errorf("no power source: this run has no power samples")
+	}
+	return d.Power, nil
+}
+
+// toFloat converts any numeric value an expression may produce.
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case uint:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case uint8:
+		return float64(x), true
+	case uint16:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// toFloats converts a list of numbers ([]float64, []int or []any).
+func toFloats(v any) ([]float64, error) {
+	switch xs := v.(type) {
+	case []float64:
+		return xs, nil
+	case []int:
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			out[i] = float64(x)
+		}
+		return out, nil
+	case []any:
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			f, ok := toFloat(x)
+			if !ok {
+				return nil, fmt.Errorf("element %d is %T, not a number", i, x)
+			}
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("element %d is %v", i, f)
+			}
+			out[i] = f
+		}
+		return out, nil
+	case nil:
+		return nil, fmt.Errorf("list is nil")
+	}
+	return nil, fmt.Errorf("%T is not a list of numbers", v)
+}
+
+func toStrings(v any) ([]string, error) {
+	switch xs := v.(type) {
+	case []string:
+		return xs, nil
+	case []any:
+		out := make([]string, len(xs))
+		for i, x := range xs {
+			out[i] = fmt.Sprint(x)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%T is not a list", v)
+}
+
+// toRequests converts a list of requests ([]*archive.Request or the []any a
+// filter() produces).
+func toRequests(v any) ([]*archive.Request, error) {
+	switch xs := v.(type) {
+	case []*archive.Request:
+		return xs, nil
+	case []any:
+		out := make([]*archive.Request, len(xs))
+		for i, x := range xs {
+			r, ok := x.(*archive.Request)
+			if !ok {
+				return nil, fmt.Errorf("element %d is %T, not a request", i, x)
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%T is not a list of requests", v)
+}
+
+// sortedKeys is used for deterministic output.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

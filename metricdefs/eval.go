@@ -1,0 +1,266 @@
+package metricdefs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// maxListInResults is the longest list a derived value may be and still be
+// written into results.json; longer lists are summarised by their length.
+const maxListInResults = 64
+
+// Evaluate computes every derived value, metric and check of the program over
+// one run. params are the resolved parameter values by name (missing ones
+// keep the values the program was compiled with). Every definition is
+// attempted; the returned error joins the failures, each naming its
+// definition, and the results still hold everything that could be computed.
+func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]any) (*archive.Results, error) {
+	env := reflect.New(p.envType).Elem()
+	env.Field(p.fields["ctx"]).Set(reflect.ValueOf(withData(ctx, data)))
+	env.Field(p.fields["run"]).Set(reflect.ValueOf(data.Run))
+	env.Field(p.fields["stages"]).Set(reflect.ValueOf(data.Stages))
+	env.Field(p.fields["events"]).Set(reflect.ValueOf(data.Events))
+	env.Field(p.fields["requests"]).Set(reflect.ValueOf(data.Requests))
+	env.Field(p.fields["devices"]).Set(reflect.ValueOf(data.Devices))
+	var errs []error
+	for _, prm := range p.params {
+		v := prm.Value
+		if o, ok := params[prm.Name]; ok {
+			v = o
+		}
+		if err := setField(env.Field(p.fields[prm.Name]), v); err != nil {
+			errs = append(errs, fmt.Errorf("parameter %s: %w", prm.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	res := &archive.Results{
+		FormatVersion: archive.FormatVersion,
+		RunID:         data.Meta.RunID,
+		Simulated:     data.Meta.Simulated,
+		Values:        map[string]archive.Result{},
+	}
+	failed := map[string]string{} // name → why (error or not applicable)
+	na := map[string]bool{}
+	envI := env.Addr().Interface()
+	for _, c := range p.order {
+		r := archive.Result{Kind: string(c.Kind), Unit: c.Unit, Description: c.Description, Format: c.Format}
+		if c.Kind == KindCheck {
+			r.Severity = c.Severity
+		}
+		record := func() {
+			res.Order = append(res.Order, c.Name)
+			res.Values[c.Name] = r
+		}
+		if dep, why := firstFailedDep(c.deps, failed); dep != "" {
+			if na[dep] {
+				na[c.Name] = true
+				r.Note = why // the dependency's own "not applicable: …" reason
+			} else {
+				errs = append(errs, fmt.Errorf("%s %s: depends on %s, which failed: %s", c.Kind, c.Name, dep, why))
+				r.Note = "error: depends on " + dep
+			}
+			failed[c.Name] = r.Note
+			record()
+			continue
+		}
+		if c.when != nil {
+			ok, err := runBool(c.when, envI)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %s: when: %w", c.Kind, c.Name, err))
+				r.Note = "error: " + err.Error()
+				failed[c.Name] = r.Note
+				record()
+				continue
+			}
+			if !ok {
+				r.Note = "not applicable"
+				if c.NA != "" {
+					r.Note = "not applicable: " + c.NA
+				}
+				na[c.Name] = true
+				failed[c.Name] = r.Note
+				record()
+				continue
+			}
+		}
+		out, err := expr.Run(c.prog, envI)
+		if err == nil {
+			err = checkFiniteResult(out)
+		}
+		if err == nil {
+			err = setField(env.Field(c.field), out)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", c.Kind, c.Name, err))
+			r.Note = "error: " + err.Error()
+			failed[c.Name] = r.Note
+			record()
+			continue
+		}
+		switch c.Kind {
+		case KindCheck:
+			passed, ok := out.(bool)
+			if !ok {
+				errs = append(errs, fmt.Errorf("check %s: result is %T, not a boolean", c.Name, out))
+				failed[c.Name] = "error"
+				record()
+				continue
+			}
+			r.Value = passed
+			r.Passed = &passed
+			if !passed {
+				r.Message = c.Message
+				if c.detail != nil {
+					if d, err := expr.Run(c.detail, envI); err == nil && d != nil && fmt.Sprint(d) != "" {
+						if r.Message != "" {
+							r.Message += ": "
+						}
+						r.Message += fmt.Sprint(d)
+					}
+				}
+				if c.Severity == SeverityExclude && !res.Excluded {
+					res.Excluded = true
+					res.ExcludeReason = fmt.Sprintf("check %s failed", c.Name)
+					if r.Message != "" {
+						res.ExcludeReason += ": " + r.Message
+					}
+				}
+			}
+		default:
+			r.Value, r.Note = resultValue(out)
+		}
+		record()
+	}
+	return res, errors.Join(errs...)
+}
+
+func firstFailedDep(deps []string, failed map[string]string) (string, string) {
+	for _, d := range deps {
+		if why, ok := failed[d]; ok {
+			return d, why
+		}
+	}
+	return "", ""
+}
+
+func runBool(p *vm.Program, env any) (bool, error) {
+	out, err := expr.Run(p, env)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("result is %T, not a boolean", out)
+	}
+	return b, nil
+}
+
+// checkFiniteResult rejects NaN and ±Inf anywhere a formula produced a number.
+func checkFiniteResult(v any) error {
+	if f, ok := toFloat(v); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return fmt.Errorf("result is %v (a division by zero or an empty set?)", f)
+	}
+	return nil
+}
+
+// setField stores a value into an environment field, converting numbers
+// when the runtime type differs from the compiled one (e.g. an int where a
+// float was declared).
+func setField(f reflect.Value, v any) error {
+	if v == nil {
+		f.Set(reflect.Zero(f.Type()))
+		return nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Type().AssignableTo(f.Type()) {
+		f.Set(rv)
+		return nil
+	}
+	if rv.Type().ConvertibleTo(f.Type()) && isNumber(rv.Kind()) && isNumber(f.Kind()) {
+		f.Set(rv.Convert(f.Type()))
+		return nil
+	}
+	return fmt.Errorf("value of type %s where %s was expected", rv.Type(), f.Type())
+}
+
+func isNumber(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// resultValue turns an expression result into something results.json can
+// hold: scalars as they are, structs as objects keyed by their expression
+// names, short lists as lists, long lists by their length.
+func resultValue(v any) (any, string) {
+	if v == nil {
+		return nil, ""
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Bool, reflect.String:
+		return v, ""
+	case reflect.Float32, reflect.Float64:
+		return rv.Float(), ""
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), ""
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return rv.Uint(), ""
+	case reflect.Slice, reflect.Array:
+		if rv.Len() > maxListInResults {
+			return nil, fmt.Sprintf("list of %d items (not stored)", rv.Len())
+		}
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i], _ = resultValue(rv.Index(i).Interface())
+		}
+		return out, ""
+	case reflect.Map:
+		out := map[string]any{}
+		iter := rv.MapRange()
+		for iter.Next() {
+			out[fmt.Sprint(iter.Key().Interface())], _ = resultValue(iter.Value().Interface())
+		}
+		return out, ""
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return nil, ""
+		}
+		return resultValue(rv.Elem().Interface())
+	case reflect.Struct:
+		out := map[string]any{}
+		t := rv.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name := f.Tag.Get("expr")
+			if name == "" {
+				name = f.Name
+			}
+			val, note := resultValue(rv.Field(i).Interface())
+			if note != "" {
+				val = note
+			}
+			out[name] = val
+		}
+		return out, ""
+	}
+	return fmt.Sprint(v), ""
+}

@@ -1,0 +1,477 @@
+package metricdefs
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// Energy integration methods accepted by PowerData.Energy and friends.
+const (
+	MethodTrapz   = "trapz"
+	MethodCounter = "counter"
+	MethodAuto    = "auto"
+)
+
+// PowerData is the power.csv of one run, indexed for fast integration: one
+// time-sorted series per device with prefix sums, so that the energy over
+// any interval costs O(log n) per device.
+type PowerData struct {
+	devs       []*powerSeries
+	byName     map[string]int
+	hasCounter bool
+	start, end float64
+	resets     []string
+}
+
+// powerSeries is one device's samples, sorted by time.
+type powerSeries struct {
+	name string
+	t    []float64 // sample times, strictly increasing
+	p    []float64 // power in W, finite and ≥ 0
+	// cum[i] is the trapezoid integral of p from t[0] to t[i] (J).
+	cum []float64
+	// e is the cumulative energy counter (J), made monotone across resets;
+	// nil when any sample of the device lacks a counter.
+	e   []float64
+	mem []int64 // memory used in bytes, -1 when unknown
+}
+
+// NewPowerData groups samples by device (in order of first appearance),
+// stable-sorts each device's samples by time and builds the prefix sums.
+//
+// It rejects NaN or infinite times, NaN, infinite or negative power, NaN,
+// infinite or negative energy counters, an empty device name, and two
+// samples of one device at the same time. A cumulative counter that
+// decreases between two samples is taken as a reset: the value before the
+// reset is added as an offset to every later value, so the corrected counter
+// is monotone; each reset is listed by CounterResets.
+func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("no power samples")
+	}
+	if len(samples) > math.MaxInt32 {
+		return nil, fmt.Errorf("too many power samples (%d)", len(samples))
+	}
+	pd := &PowerData{byName: map[string]int{}}
+	groups := [][]int32{}
+	for i := range samples {
+		s := &samples[i]
+		if s.Device == "" {
+			return nil, fmt.Errorf("power sample %d: empty device name", i)
+		}
+		if math.IsNaN(s.T) || math.IsInf(s.T, 0) {
+			return nil, fmt.Errorf("power sample %d (device %q): time is %v", i, s.Device, s.T)
+		}
+		if math.IsNaN(s.PowerW) || math.IsInf(s.PowerW, 0) || s.PowerW < 0 {
+			return nil, fmt.Errorf("power sample %d (device %q, t=%s): invalid power %v W", i, s.Device, fmtT(s.T), s.PowerW)
+		}
+		if s.HasEnergy && (math.IsNaN(s.EnergyJ) || math.IsInf(s.EnergyJ, 0) || s.EnergyJ < 0) {
+			return nil, fmt.Errorf("power sample %d (device %q, t=%s): invalid energy counter %v J", i, s.Device, fmtT(s.T), s.EnergyJ)
+		}
+		k, ok := pd.byName[s.Device]
+		if !ok {
+			k = len(groups)
+			pd.byName[s.Device] = k
+			groups = append(groups, nil)
+		}
+		groups[k] = append(groups[k], int32(i))
+	}
+	pd.hasCounter = true
+	for k, idx := range groups {
+		name := samples[idx[0]].Device
+		// Stable sort by time; skipped when already sorted (the usual case).
+		if !slices.IsSortedFunc(idx, func(a, b int32) int { return cmp.Compare(samples[a].T, samples[b].T) }) {
+			slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(samples[a].T, samples[b].T) })
+		}
+		n := len(idx)
+		ds := &powerSeries{
+			name: name,
+			t:    make([]float64, n),
+			p:    make([]float64, n),
+			cum:  make([]float64, n),
+			mem:  make([]int64, n),
+		}
+		counter := true
+		for j, si := range idx {
+			s := &samples[si]
+			ds.t[j] = s.T
+			ds.p[j] = s.PowerW
+			ds.mem[j] = s.MemUsedBytes
+			if ds.mem[j] < 0 {
+				ds.mem[j] = -1
+			}
+			if !s.HasEnergy {
+				counter = false
+			}
+			if j > 0 {
+				if s.T == ds.t[j-1] {
+					return nil, fmt.Errorf("device %q has two samples at t=%s", name, fmtT(s.T))
+				}
+				ds.cum[j] = ds.cum[j-1] + (ds.p[j-1]+ds.p[j])/2*(ds.t[j]-ds.t[j-1])
+			}
+		}
+		if math.IsInf(ds.cum[n-1], 0) {
+			return nil, fmt.Errorf("device %q: integrated energy overflows", name)
+		}
+		if counter {
+			ds.e = make([]float64, n)
+			offset := 0.0
+			prev := 0.0
+			for j, si := range idx {
+				raw := samples[si].EnergyJ
+				if j > 0 && raw < prev {
+					offset += prev
+					pd.resets = append(pd.resets, fmt.Sprintf("device %s at t=%s (counter %s J → %s J)",
+						name, fmtT(ds.t[j]), fmtNum(prev), fmtNum(raw)))
+				}
+				ds.e[j] = raw + offset
+				prev = raw
+			}
+		} else {
+			pd.hasCounter = false
+		}
+		pd.devs = append(pd.devs, ds)
+		if k == 0 || ds.t[0] < pd.start {
+			pd.start = ds.t[0]
+		}
+		if k == 0 || ds.t[n-1] > pd.end {
+			pd.end = ds.t[n-1]
+		}
+	}
+	return pd, nil
+}
+
+// Devices returns the device IDs in order of first appearance.
+func (p *PowerData) Devices() []string {
+	if p == nil {
+		return nil
+	}
+	out := make([]string, len(p.devs))
+	for i, d := range p.devs {
+		out[i] = d.name
+	}
+	return out
+}
+
+// HasCounter reports whether every sample of every device carries a
+// cumulative energy counter.
+func (p *PowerData) HasCounter() bool { return p != nil && p.hasCounter }
+
+// Span returns the overall time range of the samples (earliest first sample
+// to latest last sample over all devices).
+func (p *PowerData) Span() (start, end float64) {
+	if p == nil {
+		return 0, 0
+	}
+	return p.start, p.end
+}
+
+// CounterResets lists every decrease of a cumulative energy counter that was
+// treated as a reset, as "device X at t=… (counter A J → B J)".
+func (p *PowerData) CounterResets() []string {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.resets)
+}
+
+// Energy returns the energy in J summed over all devices on [a, b].
+//
+// method "trapz": each device's power is linearly interpolated at a and b
+// between the neighbouring samples and integrated with the composite
+// trapezoidal rule over [a, b] including the interpolated end points.
+// method "counter": each device's cumulative counter is linearly
+// interpolated at a and b and differenced (an error if any device lacks a
+// counter on any sample). method "auto": "counter" when HasCounter, else "trapz".
+//
+// a > b, a NaN bound, or [a, b] not inside a device's sample range is an
+// error. The result is never negative. O(D log n) for D devices.
+func (p *PowerData) Energy(a, b float64, method string) (float64, error) {
+	useCounter, err := p.resolveMethod(method)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkInterval(a, b); err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for _, d := range p.devs {
+		e, err := d.energy(a, b, useCounter)
+		if err != nil {
+			return 0, err
+		}
+		total += e
+	}
+	if math.IsInf(total, 0) || math.IsNaN(total) {
+		return 0, fmt.Errorf("energy on [%s, %s]: result is %v", fmtT(a), fmtT(b), total)
+	}
+	return total, nil
+}
+
+// DeviceEnergy is Energy for one device ("counter" needs only this device's
+// counter). "auto" follows the same rule as
+// Energy (counter only when every device has one), so that Energy equals the
+// sum of DeviceEnergy over Devices for every method.
+func (p *PowerData) DeviceEnergy(device string, a, b float64, method string) (float64, error) {
+	useCounter, err := p.resolveMethod(method)
+	if err != nil {
+		return 0, err
+	}
+	d, err := p.device(device)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkInterval(a, b); err != nil {
+		return 0, err
+	}
+	return d.energy(a, b, useCounter)
+}
+
+// MeanPower returns a device's time-weighted mean power in W on [a, b]: its
+// trapezoid energy divided by b-a; for b == a, the power interpolated at a.
+func (p *PowerData) MeanPower(device string, a, b float64) (float64, error) {
+	d, err := p.device(device)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkInterval(a, b); err != nil {
+		return 0, err
+	}
+	if err := d.checkRange(a, b); err != nil {
+		return 0, err
+	}
+	if a == b {
+		return d.powerAt(d.loc(a), a), nil
+	}
+	e, err := d.energy(a, b, false)
+	if err != nil {
+		return 0, err
+	}
+	w := e / (b - a)
+	if math.IsInf(w, 0) || math.IsNaN(w) {
+		return 0, fmt.Errorf("mean power of device %q on [%s, %s]: result is %v", device, fmtT(a), fmtT(b), w)
+	}
+	return w, nil
+}
+
+// MaxMem returns the largest known memory use (bytes) among a device's
+// samples with a ≤ t ≤ b. ok is false for an unknown device, an invalid
+// interval, or when no sample in [a, b] has a known value.
+func (p *PowerData) MaxMem(device string, a, b float64) (int64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	k, found := p.byName[device]
+	if !found || math.IsNaN(a) || math.IsNaN(b) || a > b {
+		return 0, false
+	}
+	d := p.devs[k]
+	best := int64(-1)
+	for i := sort.SearchFloat64s(d.t, a); i < len(d.t) && d.t[i] <= b; i++ {
+		best = max(best, d.mem[i])
+	}
+	if best < 0 {
+		return 0, false
+	}
+	return best, true
+}
+
+// resolveMethod maps a method name to "use the counter?".
+func (p *PowerData) resolveMethod(method string) (bool, error) {
+	if p == nil || len(p.devs) == 0 {
+		return false, fmt.Errorf("no power data")
+	}
+	switch method {
+	case MethodTrapz:
+		return false, nil
+	case MethodCounter:
+		// a device without counter is an error when it is integrated
+		return true, nil
+	case MethodAuto:
+		return p.hasCounter, nil
+	}
+	return false, fmt.Errorf("unknown energy method %q (want %q, %q or %q)", method, MethodTrapz, MethodCounter, MethodAuto)
+}
+
+func (p *PowerData) device(name string) (*powerSeries, error) {
+	if p == nil {
+		return nil, fmt.Errorf("no power data")
+	}
+	k, ok := p.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown device %q (have %v)", name, p.Devices())
+	}
+	return p.devs[k], nil
+}
+
+// commonRange is the time range covered by every device, and the devices
+// that limit it.
+func (p *PowerData) commonRange() (lo, hi float64, loDev, hiDev string) {
+	for i, d := range p.devs {
+		if i == 0 || d.t[0] > lo {
+			lo, loDev = d.t[0], d.name
+		}
+		if i == 0 || d.t[len(d.t)-1] < hi {
+			hi, hiDev = d.t[len(d.t)-1], d.name
+		}
+	}
+	return
+}
+
+func checkInterval(a, b float64) error {
+	if math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return fmt.Errorf("invalid interval [%v, %v]", a, b)
+	}
+	if a > b {
+		return fmt.Errorf("invalid interval [%s, %s]: start after end", fmtT(a), fmtT(b))
+	}
+	return nil
+}
+
+func (d *powerSeries) checkRange(a, b float64) error {
+	if a < d.t[0] || b > d.t[len(d.t)-1] {
+		return fmt.Errorf("interval [%s, %s] is outside the samples of device %q, which cover [%s, %s]",
+			fmtT(a), fmtT(b), d.name, fmtT(d.t[0]), fmtT(d.t[len(d.t)-1]))
+	}
+	return nil
+}
+
+// loc returns the segment holding x: the largest i ≤ n-2 with t[i] ≤ x (0
+// for a single-sample series). x must lie in [t[0], t[n-1]].
+func (d *powerSeries) loc(x float64) int {
+	n := len(d.t)
+	if n < 2 {
+		return 0
+	}
+	// first index with t > x, minus one
+	i := sort.Search(n, func(k int) bool { return d.t[k] > x }) - 1
+	return max(0, min(i, n-2))
+}
+
+// powerAt interpolates the power at x inside segment i.
+func (d *powerSeries) powerAt(i int, x float64) float64 {
+	if i+1 >= len(d.t) {
+		return d.p[i]
+	}
+	if x == d.t[i] {
+		return d.p[i]
+	}
+	if x == d.t[i+1] {
+		return d.p[i+1]
+	}
+	f := (x - d.t[i]) / (d.t[i+1] - d.t[i])
+	return d.p[i] + (d.p[i+1]-d.p[i])*f
+}
+
+// counterAt interpolates the (reset-corrected) counter at x inside segment i.
+func (d *powerSeries) counterAt(i int, x float64) float64 {
+	if i+1 >= len(d.t) {
+		return d.e[i]
+	}
+	if x == d.t[i] {
+		return d.e[i]
+	}
+	if x == d.t[i+1] {
+		return d.e[i+1]
+	}
+	f := (x - d.t[i]) / (d.t[i+1] - d.t[i])
+	return d.e[i] + (d.e[i+1]-d.e[i])*f
+}
+
+// trapzSeg integrates power over [a, b], with a in segment ia and b in
+// segment ib (ia ≤ ib), pa and pb the powers interpolated there. Every term
+// is a non-negative area, so the sum is too.
+func (d *powerSeries) trapzSeg(ia int, a, pa float64, ib int, b, pb float64) float64 {
+	if ia == ib {
+		return (b - a) * (pa + pb) / 2
+	}
+	head := (d.t[ia+1] - a) * (pa + d.p[ia+1]) / 2
+	mid := d.cum[ib] - d.cum[ia+1]
+	tail := (b - d.t[ib]) * (d.p[ib] + pb) / 2
+	return head + mid + tail
+}
+
+// energy on [a, b] for one device; a ≤ b already checked.
+func (d *powerSeries) energy(a, b float64, useCounter bool) (float64, error) {
+	if err := d.checkRange(a, b); err != nil {
+		return 0, err
+	}
+	if useCounter && d.e == nil {
+		return 0, fmt.Errorf("device %q has no energy counter on every sample", d.name)
+	}
+	if a == b {
+		return 0, nil
+	}
+	ia, ib := d.loc(a), d.loc(b)
+	if useCounter {
+		return max(0, d.counterAt(ib, b)-d.counterAt(ia, a)), nil
+	}
+	return max(0, d.trapzSeg(ia, a, d.powerAt(ia, a), ib, b, d.powerAt(ib, b))), nil
+}
+
+// piecesEnergy returns the energy (summed over devices) of each piece
+// [bounds[m], bounds[m+1]] for strictly increasing bounds, with exactly the
+// arithmetic of Energy, in O(len(bounds) + samples) by walking each device's
+// segments with a cursor instead of a binary search per piece.
+func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, error) {
+	if len(bounds) < 2 {
+		return nil, nil
+	}
+	out := make([]float64, len(bounds)-1)
+	for _, d := range p.devs {
+		if err := d.checkRange(bounds[0], bounds[len(bounds)-1]); err != nil {
+			return nil, err
+		}
+		if useCounter && d.e == nil {
+			return nil, fmt.Errorf("device %q has no energy counter on every sample", d.name)
+		}
+		n := len(d.t)
+		j := d.loc(bounds[0])
+		prevX, prevJ := bounds[0], j
+		var prevV float64
+		if useCounter {
+			prevV = d.counterAt(j, prevX)
+		} else {
+			prevV = d.powerAt(j, prevX)
+		}
+		for m := 1; m < len(bounds); m++ {
+			x := bounds[m]
+			for j+1 <= n-2 && d.t[j+1] <= x {
+				j++
+			}
+			var v, e float64
+			if useCounter {
+				v = d.counterAt(j, x)
+				e = max(0, v-prevV)
+			} else {
+				v = d.powerAt(j, x)
+				e = max(0, d.trapzSeg(prevJ, prevX, prevV, j, x, v))
+			}
+			out[m-1] += e
+			prevX, prevJ, prevV = x, j, v
+		}
+	}
+	for m, e := range out {
+		if math.IsInf(e, 0) || math.IsNaN(e) {
+			return nil, fmt.Errorf("energy on [%s, %s]: result is %v", fmtT(bounds[m]), fmtT(bounds[m+1]), e)
+		}
+	}
+	return out, nil
+}
+
+// fmtT formats a time (Unix seconds) without exponent.
+func fmtT(t float64) string {
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return fmt.Sprint(t)
+	}
+	return strconv.FormatFloat(t, 'f', -1, 64)
+}
+
+// fmtNum formats a number compactly (for messages).
+func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }

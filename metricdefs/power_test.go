@@ -1,0 +1,394 @@
+package metricdefs
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// ps builds a power sample without counter or memory.
+func ps(dev string, t, w float64) archive.PowerSample {
+	return archive.PowerSample{T: t, Device: dev, PowerW: w, MemUsedBytes: -1}
+}
+
+// psc builds a power sample with a cumulative counter.
+func psc(dev string, t, w, e float64) archive.PowerSample {
+	return archive.PowerSample{T: t, Device: dev, PowerW: w, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1}
+}
+
+func near(got, want float64) bool {
+	return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want))
+}
+
+func mustPower(t *testing.T, s []archive.PowerSample) *PowerData {
+	t.Helper()
+	pd, err := NewPowerData(s)
+	if err != nil {
+		t.Fatalf("NewPowerData: %v", err)
+	}
+	return pd
+}
+
+func wantErr(t *testing.T, err error, substrs ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want error containing %q, got nil", substrs)
+	}
+	for _, s := range substrs {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not contain %q", err, s)
+		}
+	}
+}
+
+// trapzData: two devices with irregular samples, given out of order.
+//
+//	gpu0: t=0 100 W, t=1 200 W, t=3 100 W, t=4 300 W
+//	gpu1: t=0.5 50 W, t=2 50 W, t=2.5 150 W, t=5 150 W
+func trapzData() []archive.PowerSample {
+	return []archive.PowerSample{
+		ps("gpu0", 3, 100), ps("gpu1", 2, 50), ps("gpu0", 0, 100), ps("gpu1", 0.5, 50),
+		ps("gpu0", 4, 300), ps("gpu1", 5, 150), ps("gpu0", 1, 200), ps("gpu1", 2.5, 150),
+	}
+}
+
+func TestEnergyTrapzInterpolatedBoundaries(t *testing.T) {
+	pd := mustPower(t, trapzData())
+	if got := pd.Devices(); len(got) != 2 || got[0] != "gpu0" || got[1] != "gpu1" {
+		t.Fatalf("Devices() = %v, want [gpu0 gpu1] (order of first appearance)", got)
+	}
+	if s, e := pd.Span(); s != 0 || e != 5 {
+		t.Errorf("Span() = %v, %v; want 0, 5", s, e)
+	}
+	if pd.HasCounter() {
+		t.Error("HasCounter() = true for samples without counter")
+	}
+	cases := []struct {
+		name string
+		dev  string // "" = all devices
+		a, b float64
+		want float64
+	}{
+		// gpu0 on [0.75, 3.5]: p(0.75) = 100 + 100·0.75 = 175, p(3.5) = 100 + 200·0.5 = 200.
+		//   [0.75, 1]: (175+200)/2·0.25 = 46.875
+		//   [1, 3]:    (200+100)/2·2    = 300
+		//   [3, 3.5]:  (100+200)/2·0.5  = 75
+		//   total 421.875
+		{"gpu0 a,b between samples", "gpu0", 0.75, 3.5, 421.875},
+		// gpu1 on [0.75, 3.5]: p(0.75) = 50, p(3.5) = 150.
+		//   [0.75, 2]: 50·1.25 = 62.5
+		//   [2, 2.5]:  (50+150)/2·0.5 = 50
+		//   [2.5, 3.5]: 150·1 = 150
+		//   total 262.5
+		{"gpu1 a,b between samples", "gpu1", 0.75, 3.5, 262.5},
+		// both: 421.875 + 262.5 = 684.375
+		{"sum of devices", "", 0.75, 3.5, 684.375},
+		// gpu0 inside one segment [1, 3]: p(1.5) = 200 - 50·0.5 = 175, p(2.5) = 125;
+		//   (175+125)/2·1 = 150
+		{"gpu0 within one segment", "gpu0", 1.5, 2.5, 150},
+		// gpu0 on sample times [1, 3]: (200+100)/2·2 = 300
+		{"gpu0 on sample times", "gpu0", 1, 3, 300},
+		// gpu0 whole range [0, 4]: (100+200)/2·1 + 300 + (100+300)/2·1 = 150+300+200 = 650
+		{"gpu0 whole range", "gpu0", 0, 4, 650},
+		{"empty interval", "", 2, 2, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got float64
+			var err error
+			if c.dev == "" {
+				got, err = pd.Energy(c.a, c.b, "trapz")
+			} else {
+				got, err = pd.DeviceEnergy(c.dev, c.a, c.b, "trapz")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(got, c.want) {
+				t.Errorf("energy = %v, want %v", got, c.want)
+			}
+			if c.dev == "" { // auto without counter = trapz
+				if auto, _ := pd.Energy(c.a, c.b, "auto"); auto != got {
+					t.Errorf("auto = %v, trapz = %v", auto, got)
+				}
+			}
+		})
+	}
+}
+
+func TestMeanPowerAndMaxMem(t *testing.T) {
+	pd := mustPower(t, trapzData())
+	cases := []struct {
+		dev  string
+		a, b float64
+		want float64
+	}{
+		{"gpu0", 1, 3, 150},       // 300 J / 2 s
+		{"gpu0", 0.5, 0.5, 150},   // b == a: p(0.5) = 100 + 100·0.5
+		{"gpu1", 2.25, 2.25, 100}, // 50 + (150-50)·0.5
+		{"gpu0", 0, 4, 162.5},     // 650 J / 4 s
+	}
+	for _, c := range cases {
+		got, err := pd.MeanPower(c.dev, c.a, c.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(got, c.want) {
+			t.Errorf("MeanPower(%s, %v, %v) = %v, want %v", c.dev, c.a, c.b, got, c.want)
+		}
+	}
+	if _, err := pd.MeanPower("gpu9", 1, 2); err == nil {
+		t.Error("MeanPower of unknown device: no error")
+	}
+
+	mem := []archive.PowerSample{
+		{T: 0, Device: "g", PowerW: 1, MemUsedBytes: 10},
+		{T: 1, Device: "g", PowerW: 1, MemUsedBytes: -1},
+		{T: 2, Device: "g", PowerW: 1, MemUsedBytes: 30},
+		{T: 3, Device: "g", PowerW: 1, MemUsedBytes: 20},
+		{T: 4, Device: "g", PowerW: 1, MemUsedBytes: -1},
+	}
+	pm := mustPower(t, mem)
+	for _, c := range []struct {
+		a, b   float64
+		want   int64
+		wantOK bool
+	}{
+		{0, 4, 30, true},
+		{0, 1.5, 10, true},   // samples at 0 (10) and 1 (unknown)
+		{2.5, 3, 20, true},   // only the sample at 3
+		{3.5, 4, 0, false},   // only an unknown sample
+		{1.2, 1.8, 0, false}, // no sample
+	} {
+		got, ok := pm.MaxMem("g", c.a, c.b)
+		if got != c.want || ok != c.wantOK {
+			t.Errorf("MaxMem(g, %v, %v) = %v, %v; want %v, %v", c.a, c.b, got, ok, c.want, c.wantOK)
+		}
+	}
+	if _, ok := pm.MaxMem("nope", 0, 4); ok {
+		t.Error("MaxMem of unknown device reported ok")
+	}
+}
+
+// counterData: two devices with counters; gpu0's counter resets between
+// t=2 and t=3.
+//
+//	gpu0: t=0 1000 J, t=1 1100, t=2 1300, t=3 50 (reset), t=4 250
+//	gpu1: t=0 0 J, t=2 100, t=4 300
+func counterData() []archive.PowerSample {
+	return []archive.PowerSample{
+		psc("gpu0", 0, 100, 1000), psc("gpu1", 0, 50, 0),
+		psc("gpu0", 1, 100, 1100),
+		psc("gpu0", 2, 200, 1300), psc("gpu1", 2, 50, 100),
+		psc("gpu0", 3, 200, 50),
+		psc("gpu0", 4, 200, 250), psc("gpu1", 4, 100, 300),
+	}
+}
+
+func TestEnergyCounterWithReset(t *testing.T) {
+	pd := mustPower(t, counterData())
+	if !pd.HasCounter() {
+		t.Fatal("HasCounter() = false")
+	}
+	resets := pd.CounterResets()
+	if len(resets) != 1 || !strings.Contains(resets[0], "gpu0 at t=3") {
+		t.Fatalf("CounterResets() = %q, want one reset of gpu0 at t=3", resets)
+	}
+	cases := []struct {
+		name string
+		dev  string
+		a, b float64
+		want float64
+	}{
+		// gpu0 corrected counter: offset 1300 from t=3 on → 1000, 1100, 1300, 1350, 1550.
+		// C(0.5) = 1000 + 100·0.5 = 1050; C(3.5) = 1350 + 200·0.5 = 1450 → 400
+		{"gpu0 across reset", "gpu0", 0.5, 3.5, 400},
+		// gpu1: C(0.5) = 100·0.25 = 25; C(3.5) = 100 + 200·0.75 = 250 → 225
+		{"gpu1", "gpu1", 0.5, 3.5, 225},
+		// sum 400 + 225 = 625
+		{"sum", "", 0.5, 3.5, 625},
+		// gpu0 on [2.5, 3]: C(2.5) = 1300 + 50·0.5 = 1325, C(3) = 1350 → 25
+		{"gpu0 reset segment", "gpu0", 2.5, 3, 25},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got, auto float64
+			var err error
+			if c.dev == "" {
+				got, err = pd.Energy(c.a, c.b, "counter")
+				auto, _ = pd.Energy(c.a, c.b, "auto")
+			} else {
+				got, err = pd.DeviceEnergy(c.dev, c.a, c.b, "counter")
+				auto, _ = pd.DeviceEnergy(c.dev, c.a, c.b, "auto")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(got, c.want) {
+				t.Errorf("counter energy = %v, want %v", got, c.want)
+			}
+			if auto != got {
+				t.Errorf("auto = %v, want the counter value %v", auto, got)
+			}
+		})
+	}
+	// The same data by trapezoid, gpu1 on [0.5, 3.5]: p = 50 up to t=2, then
+	// 50 + 50·(t-2)/2; p(3.5) = 87.5. 50·1.5 + (50+87.5)/2·1.5 = 75 + 103.125 = 178.125
+	got, err := pd.DeviceEnergy("gpu1", 0.5, 3.5, "trapz")
+	if err != nil || !near(got, 178.125) {
+		t.Errorf("gpu1 trapz = %v, %v; want 178.125", got, err)
+	}
+}
+
+func TestCounterMissingOnOneSample(t *testing.T) {
+	s := counterData()
+	s = append(s, ps("gpu1", 5, 100)) // gpu1 without counter at t=5
+	s = append(s, psc("gpu0", 5, 100, 300))
+	pd := mustPower(t, s)
+	if pd.HasCounter() {
+		t.Fatal("HasCounter() = true although one gpu1 sample lacks a counter")
+	}
+	_, err := pd.Energy(0.5, 3.5, "counter")
+	wantErr(t, err, "gpu1", "counter")
+	_, err = pd.DeviceEnergy("gpu1", 0.5, 3.5, "counter")
+	wantErr(t, err, "gpu1", "counter")
+	// gpu0 still has its counter: 400 as in TestEnergyCounterWithReset.
+	if got, err := pd.DeviceEnergy("gpu0", 0.5, 3.5, "counter"); err != nil || !near(got, 400) {
+		t.Errorf("gpu0 counter energy = %v, %v; want 400", got, err)
+	}
+	// auto falls back to trapz: gpu0 on [0, 1]: (100+100)/2·1 = 100;
+	// gpu1: (50+50)/2·1 = 50 → 150
+	got, err := pd.Energy(0, 1, "auto")
+	if err != nil || !near(got, 150) {
+		t.Errorf("auto energy = %v, %v; want 150 (trapz)", got, err)
+	}
+}
+
+func TestPowerDataErrors(t *testing.T) {
+	nan := math.NaN()
+	inf := math.Inf(1)
+	build := []struct {
+		name    string
+		samples []archive.PowerSample
+		want    []string
+	}{
+		{"empty", nil, []string{"no power samples"}},
+		{"NaN power", []archive.PowerSample{ps("g", 0, nan)}, []string{"invalid power"}},
+		{"Inf power", []archive.PowerSample{ps("g", 0, inf)}, []string{"invalid power"}},
+		{"negative power", []archive.PowerSample{ps("g", 0, 1), ps("g", 1, -3)}, []string{"invalid power", "t=1"}},
+		{"NaN time", []archive.PowerSample{ps("g", nan, 1)}, []string{"time"}},
+		{"Inf time", []archive.PowerSample{ps("g", inf, 1)}, []string{"time"}},
+		{"NaN counter", []archive.PowerSample{psc("g", 0, 1, nan)}, []string{"energy counter"}},
+		{"negative counter", []archive.PowerSample{psc("g", 0, 1, -1)}, []string{"energy counter"}},
+		{"empty device", []archive.PowerSample{ps("", 0, 1)}, []string{"empty device"}},
+		{"duplicate time", []archive.PowerSample{ps("a", 0, 1), ps("b", 1, 1), ps("b", 2, 1), ps("b", 1, 2)},
+			[]string{`"b"`, "t=1"}},
+	}
+	for _, c := range build {
+		t.Run("new/"+c.name, func(t *testing.T) {
+			pd, err := NewPowerData(c.samples)
+			if pd != nil {
+				t.Error("non-nil PowerData with error")
+			}
+			wantErr(t, err, c.want...)
+		})
+	}
+
+	pd := mustPower(t, trapzData())
+	calls := []struct {
+		name string
+		f    func() (float64, error)
+		want []string
+	}{
+		{"a > b", func() (float64, error) { return pd.Energy(3, 2, "trapz") }, []string{"start after end"}},
+		{"before gpu1 starts", func() (float64, error) { return pd.Energy(0.25, 1, "trapz") }, []string{`"gpu1"`, "[0.25, 1]", "[0.5, 5]"}},
+		{"after gpu0 ends", func() (float64, error) { return pd.Energy(1, 4.5, "trapz") }, []string{`"gpu0"`, "[0, 4]"}},
+		{"NaN bound", func() (float64, error) { return pd.Energy(nan, 1, "trapz") }, []string{"invalid interval"}},
+		{"Inf bound", func() (float64, error) { return pd.Energy(1, inf, "trapz") }, []string{"invalid interval"}},
+		{"unknown method", func() (float64, error) { return pd.Energy(1, 2, "simpson") }, []string{`"simpson"`, "unknown"}},
+		{"empty method", func() (float64, error) { return pd.Energy(1, 2, "") }, []string{"unknown"}},
+		{"counter without counter", func() (float64, error) { return pd.Energy(1, 2, "counter") }, []string{"gpu0", "counter"}},
+		{"unknown device", func() (float64, error) { return pd.DeviceEnergy("gpu7", 1, 2, "trapz") }, []string{`"gpu7"`, "unknown device"}},
+		{"device out of range", func() (float64, error) { return pd.DeviceEnergy("gpu1", 0, 1, "trapz") }, []string{"gpu1"}},
+		{"mean power a > b", func() (float64, error) { return pd.MeanPower("gpu0", 2, 1) }, []string{"start after end"}},
+		{"mean power out of range", func() (float64, error) { return pd.MeanPower("gpu0", 3, 9) }, []string{"gpu0"}},
+		{"nil PowerData", func() (float64, error) { return (*PowerData)(nil).Energy(1, 2, "trapz") }, []string{"no power data"}},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.f()
+			if got != 0 {
+				t.Errorf("value %v with error", got)
+			}
+			wantErr(t, err, c.want...)
+		})
+	}
+}
+
+// randomPower makes devs devices sampled at jittered times over [0, dur],
+// with counters.
+func randomPower(rng *rand.Rand, devs int, dur float64) []archive.PowerSample {
+	var out []archive.PowerSample
+	for d := range devs {
+		name := "gpu" + string(rune('0'+d))
+		t, e := rng.Float64()*0.5, 0.0
+		prev := 0.0
+		for t < dur+1 {
+			w := 50 + 300*rng.Float64()
+			if t > 0 {
+				e += (prev + w) / 2 * 0.3
+			}
+			out = append(out, psc(name, t, w, e))
+			prev = w
+			t += 0.1 + 0.4*rng.Float64()
+		}
+		out[len(out)-1].T = dur + 1 + float64(d) // distinct end per device
+	}
+	return out
+}
+
+// Energy is additive, and piecesEnergy (used by Attribute) equals Energy on
+// each piece exactly.
+func TestEnergyAdditiveAndPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	pd := mustPower(t, randomPower(rng, 3, 50))
+	for _, method := range []string{"trapz", "counter"} {
+		bounds := []float64{1}
+		for bounds[len(bounds)-1] < 49 {
+			step := rng.Float64() * 0.7
+			if rng.IntN(4) == 0 {
+				step = 1e-7 // very short pieces
+			}
+			bounds = append(bounds, bounds[len(bounds)-1]+step)
+		}
+		useCounter, _ := pd.resolveMethod(method)
+		pieces, err := pd.piecesEnergy(bounds, useCounter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for m := range pieces {
+			e, err := pd.Energy(bounds[m], bounds[m+1], method)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e != pieces[m] {
+				t.Fatalf("%s piece %d: piecesEnergy %v != Energy %v", method, m, pieces[m], e)
+			}
+			if e < 0 {
+				t.Fatalf("%s piece %d: negative energy %v", method, m, e)
+			}
+			sum += e
+		}
+		whole, err := pd.Energy(bounds[0], bounds[len(bounds)-1], method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(sum-whole) > 1e-9*whole {
+			t.Errorf("%s: sum of pieces %v != whole %v", method, sum, whole)
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package metricdefs
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// SteadyParams configures the steady-state search.
+type SteadyParams struct {
+	Window     int     // W: requests per window (≥ 2)
+	CVMax      float64 // a window qualifies when its CV < CVMax (> 0)
+	MinWindows int     // at least this many non-overlapping windows (≥ 1)
+	// FormalEnd is the end of the formal stage, the end of the steady span;
+	// ≤ 0 means the latest DoneAt of the requests.
+	FormalEnd float64
+	Method    string // energy method for attribution and the span
+}
+
+// Steady is the result of the steady-state search.
+type Steady struct {
+	Reached bool
+	// Reason says why steady state was not reached (empty when it was).
+	Reason string
+	// StartIndex is the 1-based number, in completion order, of the first
+	// request of the first qualifying window; EndIndex that of the last
+	// request of the run (the number of successful requests).
+	StartIndex, EndIndex         int
+	StartRequestID, EndRequestID string
+	Start, End                   float64   // steady span: earliest FirstTokenAt in the first window → FormalEnd
+	EnergyJ, Tokens, JPerToken   float64   // energy, output tokens and their ratio over the span
+	Windows                      int       // non-overlapping windows checked from the start index
+	WindowCVs                    []float64 // CV of each of those windows
+}
+
+// SteadyState searches for steady state (DESIGN.md, "Steady state").
+//
+// reqs are the successful formal requests (failed ones, if passed, are
+// ignored). They are put in completion order (DoneAt, ties by ID, then input
+// order) and numbered 1…N. Per-request J/token comes from Attribute; the
+// requests without a generation interval (DoneAt == FirstTokenAt, or no
+// output tokens) have no J/token and are left out of the windows, which are
+// formed over the n remaining requests in completion order (they still count
+// in the numbering and in the span's tokens).
+//
+// For each window start s (W consecutive requests, sliding by one) the CV is
+// the population std / mean of its J/token values. Steady state starts at the
+// first s such that every full non-overlapping window s, s+W, s+2W, … that
+// fits in the n requests has CV < CVMax, and there are at least MinWindows of
+// them. Its span runs from the earliest FirstTokenAt in window s to
+// FormalEnd; its J/token is Energy(span, Method) over the output tokens
+// generated in the span (pro rata, as in Attribute; every request passed
+// counts, not only those of the windows).
+//
+// Not reached: Reached is false and Reason says why; when some start had
+// enough windows, Windows and WindowCVs describe the best one (the start
+// whose largest window CV is smallest, the earliest among equals).
+// O(n log n + chunks).
+func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Steady, error) {
+	if sp.Window < 2 {
+		return Steady{}, fmt.Errorf("steady state: window must be ≥ 2, got %d", sp.Window)
+	}
+	if sp.MinWindows < 1 {
+		return Steady{}, fmt.Errorf("steady state: min windows must be ≥ 1, got %d", sp.MinWindows)
+	}
+	if math.IsNaN(sp.CVMax) || math.IsInf(sp.CVMax, 0) || sp.CVMax <= 0 {
+		return Steady{}, fmt.Errorf("steady state: cv max must be a positive number, got %v", sp.CVMax)
+	}
+	if math.IsNaN(sp.FormalEnd) || math.IsInf(sp.FormalEnd, 0) {
+		return Steady{}, fmt.Errorf("steady state: formal end is %v", sp.FormalEnd)
+	}
+	if _, err := p.resolveMethod(sp.Method); err != nil {
+		return Steady{}, fmt.Errorf("steady state: %w", err)
+	}
+
+	// Successful requests in completion order.
+	// Sort (done_at, input index) keys rather than the pointers: no pointer
+	// chasing in the comparisons except on ties.
+	type key struct {
+		done float64
+		i    int
+	}
+	keys := make([]key, 0, len(reqs))
+	for i, r := range reqs {
+		if r == nil {
+			return Steady{}, fmt.Errorf("steady state: request %d is nil", i)
+		}
+		if !r.OK {
+			continue
+		}
+		if math.IsNaN(r.DoneAt) || math.IsInf(r.DoneAt, 0) {
+			return Steady{}, fmt.Errorf("steady state: request %d (%q): done_at is %v", i, r.ID, r.DoneAt)
+		}
+		keys = append(keys, key{r.DoneAt, i})
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.done, b.done); c != 0 {
+			return c
+		}
+		if c := strings.Compare(reqs[a.i].ID, reqs[b.i].ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i) // input order
+	})
+	order := make([]*archive.Request, len(keys))
+	for j, k := range keys {
+		order[j] = reqs[k.i]
+	}
+	var res Steady
+	if len(order) == 0 {
+		res.Reason = "no successful requests"
+		return res, nil
+	}
+	res.EndIndex = len(order)
+	res.EndRequestID = order[len(order)-1].ID
+
+	att, err := p.Attribute(order, sp.Method)
+	if err != nil {
+		return Steady{}, fmt.Errorf("steady state: %w", err)
+	}
+	shapes := make([]tokenShape, len(order))
+	pos := make([]int, 0, len(order)) // completion positions of rated requests
+	xs := make([]float64, 0, len(order))
+	for i, r := range order {
+		if shapes[i], err = shapeOf(r); err != nil { // validated by Attribute already
+			return Steady{}, fmt.Errorf("steady state: request %q: %w", r.ID, err)
+		}
+		if shapes[i].kind == shapeGen {
+			pos = append(pos, i)
+			xs = append(xs, att[i].JPerToken)
+		}
+	}
+	n, w := len(xs), sp.Window
+	excluded := ""
+	if d := len(order) - n; d > 0 {
+		excluded = fmt.Sprintf("; %d of %d successful requests have no generation interval and no J/token", d, len(order))
+	}
+	if n < sp.MinWindows*w {
+		res.Reason = fmt.Sprintf("only %d requests with a J/token, fewer than the %d needed for %d windows of %d%s",
+			n, sp.MinWindows*w, sp.MinWindows, w, excluded)
+		return res, nil
+	}
+
+	cvs := windowCVs(xs, w, sp.CVMax)
+	// chain[s]: window s and every later non-overlapping window that fits
+	// qualify; worst[s]: the largest CV among them.
+	chain := make([]bool, n-w+1)
+	worst := make([]float64, n-w+1)
+	for s := n - w; s >= 0; s-- {
+		chain[s] = cvs[s] < sp.CVMax
+		worst[s] = cvs[s]
+		if s+2*w <= n {
+			chain[s] = chain[s] && chain[s+w]
+			worst[s] = max(worst[s], worst[s+w])
+		}
+	}
+	k, best := -1, -1
+	for s := 0; s+sp.MinWindows*w <= n; s++ { // (n-s)/w ≥ MinWindows
+		if chain[s] {
+			k = s
+			break
+		}
+		// prefer the earliest start among (near-)equal ones
+		if best < 0 || worst[s] < worst[best]*(1-1e-9) {
+			best = s
+		}
+	}
+	if k < 0 {
+		res.Reason = fmt.Sprintf("no start index k gives ≥%d consecutive non-overlapping %d-request windows with CV < %s (n=%d",
+			sp.MinWindows, w, fmtNum(sp.CVMax), n)
+		cvs := exactCVs(xs, best, w, (n-best)/w)
+		if math.IsInf(worst[best], 1) || math.IsInf(slices.Max(cvs), 1) {
+			res.Reason += "; every start has a window whose mean J/token is 0" + excluded + ")"
+			return res, nil
+		}
+		res.Windows, res.WindowCVs = len(cvs), cvs
+		res.Reason += fmt.Sprintf(", best CV %.4g: the largest of the %d window CVs from request %d%s)",
+			slices.Max(res.WindowCVs), res.Windows, pos[best]+1, excluded)
+		return res, nil
+	}
+
+	res.Reached = true
+	first := order[pos[k]]
+	res.StartIndex = pos[k] + 1
+	res.StartRequestID = first.ID
+	res.Windows = (n - k) / w
+	res.WindowCVs = exactCVs(xs, k, w, res.Windows)
+	res.Start = math.Inf(1)
+	for _, i := range pos[k : k+w] {
+		res.Start = min(res.Start, order[i].FirstTokenAt)
+	}
+	res.End = sp.FormalEnd
+	if res.End <= 0 {
+		for _, r := range order {
+			res.End = max(res.End, r.DoneAt)
+		}
+	}
+	if res.End < res.Start {
+		return Steady{}, fmt.Errorf("steady state: formal end %s is before the steady span start %s", fmtT(res.End), fmtT(res.Start))
+	}
+	if res.EnergyJ, err = p.Energy(res.Start, res.End, sp.Method); err != nil {
+		return Steady{}, fmt.Errorf("steady state: span energy: %w", err)
+	}
+	for i, r := range order {
+		res.Tokens += shapes[i].tokensIn(r, res.Start, res.End)
+	}
+	if res.Tokens <= 0 {
+		return Steady{}, fmt.Errorf("steady state: no output tokens in the span [%s, %s]", fmtT(res.Start), fmtT(res.End))
+	}
+	res.JPerToken = res.EnergyJ / res.Tokens
+	if math.IsNaN(res.JPerToken) || math.IsInf(res.JPerToken, 0) {
+		return Steady{}, fmt.Errorf("steady state: J/token is %v", res.JPerToken)
+	}
+	return res, nil
+}
+
+// windowCVs returns the CV of every window xs[s:s+w], from prefix sums of
+// the values shifted by their mean (so that the sums stay small against the
+// spread). A window whose mean is ≤ 0 gets +Inf. A CV within a relative
+// 1e-9 of cvMax is recomputed exactly, so that rounding in the prefix sums
+// cannot flip the comparison with cvMax.
+func windowCVs(xs []float64, w int, cvMax float64) []float64 {
+	n := len(xs)
+	c, _ := meanVar(xs)
+	s1 := make([]float64, n+1)
+	s2 := make([]float64, n+1)
+	for i, x := range xs {
+		d := x - c
+		s1[i+1] = s1[i] + d
+		s2[i+1] = s2[i] + d*d
+	}
+	fw := float64(w)
+	out := make([]float64, n-w+1)
+	for s := range out {
+		md := (s1[s+w] - s1[s]) / fw
+		mean := c + md
+		v := max(0, (s2[s+w]-s2[s])/fw-md*md)
+		cv := math.Inf(1)
+		if mean > 0 {
+			cv = math.Sqrt(v) / mean
+		}
+		if math.Abs(cv-cvMax) <= 1e-9*cvMax || math.IsNaN(cv) {
+			cv = exactCV(xs[s : s+w])
+		}
+		out[s] = cv
+	}
+	return out
+}
+
+// exactCV is the two-pass CV of one window; +Inf when the mean is ≤ 0.
+func exactCV(win []float64) float64 {
+	m, v := meanVar(win)
+	if m <= 0 || math.IsNaN(m) {
+		return math.Inf(1)
+	}
+	return math.Sqrt(v) / m
+}
+
+// exactCVs returns the two-pass CVs of count windows starting at s, s+w, ….
+func exactCVs(xs []float64, s, w, count int) []float64 {
+	out := make([]float64, count)
+	for j := range out {
+		out[j] = exactCV(xs[s+j*w : s+(j+1)*w])
+	}
+	return out
+}
