@@ -1,0 +1,478 @@
+package openai
+
+// Benchmarks of the streaming client against a loopback server written for
+// them: a bare HTTP/1.1 server on a net.Listener that writes precomputed
+// chunk frames, so that it costs little and allocates nothing per token.
+// The server runs in the benchmark's process: CPU figures from getrusage
+// cover both sides. BenchmarkIngest/raw-* runs the same server with a
+// client that only reads and discards, as a floor to subtract.
+//
+//	go test -run '^$' -bench Ingest -benchtime 2s ./engines/openai/
+//	go test -run '^$' -bench Latency -benchtime 5x ./engines/openai/
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tokenFrame is one HTTP chunk holding one SSE event the size of vLLM's.
+var tokenFrame = frame(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+
+const streamHeader = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+func frame(payload string) []byte {
+	return []byte(fmt.Sprintf("%x\r\n%s\r\n", len(payload), payload))
+}
+
+// streamServer streams max_tokens tokens per request. Unpaced, each
+// connection's goroutine writes them as fast as it can. Paced (gap > 0), it
+// behaves like an inference engine's step loop: one goroutine wakes every
+// gap and writes one token to every stream that is due, a stream's first
+// token being due first after its request arrived; it records when it
+// wrote each token, by the request's bench_id.
+type streamServer struct {
+	ln         net.Listener
+	clock      func() float64
+	first, gap time.Duration
+	arrivals   chan *pacedStream
+
+	mu     sync.Mutex
+	writes map[int][]float64
+}
+
+type pacedStream struct {
+	conn   net.Conn
+	id     int
+	tokens int
+	due    time.Time
+	times  []float64
+	done   chan error
+}
+
+func startStreamServer(tb testing.TB, clock func() float64, first, gap time.Duration) *streamServer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &streamServer{ln: ln, clock: clock, first: first, gap: gap, writes: map[int][]float64{}}
+	stop := make(chan struct{})
+	if gap > 0 {
+		s.arrivals = make(chan *pacedStream, 4096)
+		go s.stepLoop(stop)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c)
+		}
+	}()
+	tb.Cleanup(func() { ln.Close(); close(stop) })
+	return s
+}
+
+func (s *streamServer) url() string { return "http://" + s.ln.Addr().String() }
+
+func (s *streamServer) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReaderSize(c, 8192)
+	var body, tail []byte
+	for {
+		var err error
+		body, err = readRequest(br, body[:0])
+		if err != nil {
+			return
+		}
+		id, tokens := jsonInt(body, `"bench_id":`), jsonInt(body, `"max_tokens":`)
+		if _, err := io.WriteString(c, streamHeader); err != nil {
+			return
+		}
+		if s.arrivals != nil {
+			ps := &pacedStream{conn: c, id: id, tokens: tokens, due: time.Now().Add(s.first), times: make([]float64, 0, tokens), done: make(chan error, 1)}
+			s.arrivals <- ps
+			if <-ps.done != nil {
+				return
+			}
+			s.mu.Lock() // before the tail, which lets the client finish
+			s.writes[id] = ps.times
+			s.mu.Unlock()
+		} else {
+			for i := 0; i < tokens; i++ {
+				if _, err := c.Write(tokenFrame); err != nil {
+					return
+				}
+			}
+		}
+		tail = appendTail(tail[:0], tokens)
+		if _, err := c.Write(tail); err != nil {
+			return
+		}
+	}
+}
+
+// stepLoop writes one token to every due stream each gap.
+func (s *streamServer) stepLoop(stop chan struct{}) {
+	var active []*pacedStream
+	tick := time.NewTicker(s.gap)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			for more := true; more; {
+				select {
+				case ps := <-s.arrivals:
+					active = append(active, ps)
+				default:
+					more = false
+				}
+			}
+			kept := active[:0]
+			for _, ps := range active {
+				if now.Before(ps.due) {
+					kept = append(kept, ps)
+					continue
+				}
+				t := s.clock()
+				if _, err := ps.conn.Write(tokenFrame); err != nil {
+					ps.done <- err
+					continue
+				}
+				ps.times = append(ps.times, t)
+				if len(ps.times) == ps.tokens {
+					ps.done <- nil
+					continue
+				}
+				kept = append(kept, ps)
+			}
+			clear(active[len(kept):])
+			active = kept
+		}
+	}
+}
+
+func appendTail(b []byte, tokens int) []byte {
+	for _, p := range []string{
+		`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"length"}]}` + "\n\n",
+		`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":8,"completion_tokens":` + strconv.Itoa(tokens) + `,"total_tokens":` + strconv.Itoa(tokens+8) + "}}\n\n",
+		"data: [DONE]\n\n",
+	} {
+		b = append(b, frame(p)...)
+	}
+	return append(b, "0\r\n\r\n"...)
+}
+
+// readRequest reads one HTTP/1.1 request with a Content-Length body.
+func readRequest(br *bufio.Reader, body []byte) ([]byte, error) {
+	n := -1
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return nil, err
+		}
+		if len(line) <= 2 { // the blank line
+			break
+		}
+		if len(line) > 15 && bytes.EqualFold(line[:15], []byte("content-length:")) {
+			n, _ = strconv.Atoi(string(bytes.TrimSpace(line[15:])))
+		}
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("no content-length")
+	}
+	body = append(body, make([]byte, n)...)
+	_, err := io.ReadFull(br, body[len(body)-n:])
+	return body, err
+}
+
+func jsonInt(b []byte, key string) int {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range b[i+len(key):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// rawStream is the floor client: it writes a request and reads the
+// response to its end without parsing anything.
+func rawStream(c net.Conn, br *bufio.Reader, req []byte) error {
+	if _, err := c.Write(req); err != nil {
+		return err
+	}
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if string(line) == "0\r\n" {
+			_, err = br.ReadSlice('\n')
+			return err
+		}
+	}
+}
+
+func raiseFDLimit(tb testing.TB) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		tb.Logf("getrlimit: %v", err)
+		return
+	}
+	if lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			tb.Logf("setrlimit: %v", err)
+		}
+	}
+	if lim.Cur < 4200 {
+		tb.Skipf("open file limit %d is too low for 2,000 loopback sockets", lim.Cur)
+	}
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// BenchmarkIngest measures streamed tokens ingested per CPU-second of the
+// process (client and server together) with 1, 100 and 1,000 concurrent
+// streams of 256 tokens each. One op is one token.
+func BenchmarkIngest(b *testing.B) {
+	raiseFDLimit(b)
+	const tokensPerStream = 256
+	for _, streams := range []int{1, 100, 1000} {
+		for _, kind := range []string{"client", "raw"} {
+			b.Run(fmt.Sprintf("%s-streams=%d", kind, streams), func(b *testing.B) {
+				srv := startStreamServer(b, NewClock(), 0, 0)
+				client := NewClient(srv.url(), WithRecordTokenTimes(true))
+				body := []byte(fmt.Sprintf(`{"bench_id":0,"max_tokens":%d}`, tokensPerStream))
+				rawReq := []byte(fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+				requests := (b.N + tokensPerStream - 1) / tokensPerStream
+				var next, tokens atomic.Int64
+				var failed atomic.Int32
+				worker := func() {
+					var conn net.Conn
+					var br *bufio.Reader
+					if kind == "raw" {
+						var err error
+						if conn, err = net.Dial("tcp", srv.ln.Addr().String()); err != nil {
+							failed.Add(1)
+							return
+						}
+						defer conn.Close()
+						br = bufio.NewReaderSize(conn, readBufSize)
+					}
+					for next.Add(1) <= int64(requests) {
+						if kind == "raw" {
+							if rawStream(conn, br, rawReq) != nil {
+								failed.Add(1)
+								return
+							}
+							tokens.Add(tokensPerStream)
+							continue
+						}
+						rec := client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokensPerStream, Extra: map[string]any{"bench_id": 0}})
+						if !rec.OK {
+							failed.Add(1)
+							return
+						}
+						tokens.Add(int64(rec.OutputTokens))
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0, t0 := cpuSeconds(), time.Now()
+				var wg sync.WaitGroup
+				for i := 0; i < streams; i++ {
+					wg.Add(1)
+					go func() { defer wg.Done(); worker() }()
+				}
+				wg.Wait()
+				wall, cpu := time.Since(t0).Seconds(), cpuSeconds()-cpu0
+				b.StopTimer()
+				if failed.Load() > 0 {
+					b.Fatalf("%d streams failed", failed.Load())
+				}
+				n := float64(tokens.Load())
+				b.ReportMetric(n/wall, "tokens/s")
+				if cpu > 0 {
+					b.ReportMetric(n/cpu, "tokens/cpu-s")
+					b.ReportMetric(cpu/n*1e9, "cpu-ns/token")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkLatency runs 100 and 1,000 concurrent streams of 50 tokens, the
+// first 200 ms after the request arrives and then one every 20 ms (5,000
+// and 50,000 tokens/s offered), and compares the client's times with the
+// server's write times, all from one clock:
+//
+//	ttft_added: client first_token_at - server's first write
+//	token_added: client token time - server write time, every token
+//	itl_client / itl_server: gaps between consecutive tokens
+//	tokens/s: tokens over [first write, last write] at the server and over
+//	[first token, last token] at the client
+func BenchmarkLatency(b *testing.B) {
+	raiseFDLimit(b)
+	for _, streams := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) { benchLatency(b, streams) })
+	}
+}
+
+func benchLatency(b *testing.B, streams int) {
+	const (
+		tokens = 50
+		first  = 200 * time.Millisecond
+		gap    = 20 * time.Millisecond
+	)
+	clock := NewClock()
+	srv := startStreamServer(b, clock, first, gap)
+	client := NewClient(srv.url(), WithClock(clock))
+	var ttftAdded, tokenAdded, itlClient, itlServer []float64
+	var clientRate, serverRate []float64
+	// Warm up: open the connections (one token each, not measured).
+	var warm sync.WaitGroup
+	for i := 0; i < streams; i++ {
+		warm.Add(1)
+		go func() {
+			defer warm.Done()
+			client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: 1, Extra: map[string]any{"bench_id": -1}})
+		}()
+	}
+	warm.Wait()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for iter := 0; iter < b.N; iter++ {
+		recs := make([]struct {
+			first float64
+			times []float64
+			ok    bool
+			n     int
+		}, streams)
+		var wg sync.WaitGroup
+		for i := 0; i < streams; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				rec := client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokens, Extra: map[string]any{"bench_id": iter*streams + i}})
+				recs[i].first, recs[i].times, recs[i].ok, recs[i].n = rec.FirstTokenAt, rec.TokenTimes, rec.OK, rec.OutputTokens
+			}(i)
+		}
+		wg.Wait()
+		b.StopTimer()
+		srv.mu.Lock()
+		cMin, cMax, sMin, sMax := 1e300, 0.0, 1e300, 0.0
+		total := 0
+		for i, r := range recs {
+			w := srv.writes[iter*streams+i]
+			if !r.ok || r.n != tokens || len(r.times) != tokens || len(w) != tokens {
+				srv.mu.Unlock()
+				b.Fatalf("stream %d: ok %v, %d tokens, %d times, %d server writes", i, r.ok, r.n, len(r.times), len(w))
+			}
+			total += tokens
+			ttftAdded = append(ttftAdded, (r.first-w[0])*1e3)
+			for j := range w {
+				tokenAdded = append(tokenAdded, (r.times[j]-w[j])*1e3)
+				if j > 0 {
+					itlClient = append(itlClient, (r.times[j]-r.times[j-1])*1e3)
+					itlServer = append(itlServer, (w[j]-w[j-1])*1e3)
+				}
+			}
+			cMin, cMax = min(cMin, r.times[0]), max(cMax, r.times[tokens-1])
+			sMin, sMax = min(sMin, w[0]), max(sMax, w[tokens-1])
+		}
+		srv.mu.Unlock()
+		clientRate = append(clientRate, float64(total)/(cMax-cMin))
+		serverRate = append(serverRate, float64(total)/(sMax-sMin))
+		b.StartTimer()
+	}
+	b.StopTimer()
+	for _, m := range []struct {
+		name string
+		v    []float64
+	}{{"ttft_added", ttftAdded}, {"token_added", tokenAdded}, {"itl_client", itlClient}, {"itl_server", itlServer}} {
+		b.ReportMetric(percentile(m.v, 50), m.name+"_p50_ms")
+		b.ReportMetric(percentile(m.v, 99), m.name+"_p99_ms")
+	}
+	b.ReportMetric(percentile(itlClient, 99)-percentile(itlServer, 99), "itl_p99_diff_ms")
+	b.ReportMetric(mean(clientRate), "client_tokens/s")
+	b.ReportMetric(mean(serverRate), "server_tokens/s")
+}
+
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[int(p/100*float64(len(s)-1)+0.5)]
+}
+
+func mean(v []float64) float64 {
+	t := 0.0
+	for _, x := range v {
+		t += x
+	}
+	return t / float64(len(v))
+}
+
+// BenchmarkParseChunk compares the allocation-free chunk parser with
+// decoding the same chunk into a small struct with encoding/json.
+func BenchmarkParseChunk(b *testing.B) {
+	chunk := tokenFrame[bytes.IndexByte(tokenFrame, '{') : bytes.LastIndexByte(tokenFrame, '}')+1]
+	b.Run("scanner", func(b *testing.B) {
+		b.ReportAllocs()
+		var info chunkInfo
+		for i := 0; i < b.N; i++ {
+			if err := parseChunk(chunk, &info); err != nil || info.contentChars != 4 {
+				b.Fatal(err, info)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content          string `json:"content"`
+					ReasoningContent string `json:"reasoning_content"`
+				} `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		for i := 0; i < b.N; i++ {
+			if err := json.Unmarshal(chunk, &c); err != nil || len(c.Choices[0].Delta.Content) != 4 {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,503 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// chunkInfo is what one streamed chunk (or a whole non-streamed response)
+// says, as far as the measurement needs it.
+type chunkInfo struct {
+	contentChars   int  // characters of choices[].delta.content, .message.content or .text
+	reasoningChars int  // characters of delta.reasoning_content / delta.reasoning
+	finished       bool // some choice has a non-null finish_reason
+
+	hasUsage bool
+	usage    usage
+
+	// Rare, allocating parts.
+	timings map[string]float64 // llama.cpp "timings"
+	errMsg  string             // an error object sent in the stream
+}
+
+type usage struct {
+	promptTokens     int
+	completionTokens int
+	reasoningTokens  int
+}
+
+// parseChunk reads the fields joulebench needs from one chunk of an OpenAI
+// stream (chat.completion.chunk or text_completion) without allocating:
+// strings are not decoded, only their characters counted. Unknown members
+// are skipped. It accepts every valid JSON document and some invalid ones
+// (it does not check what it skips beyond its structure).
+func parseChunk(b []byte, out *chunkInfo) error {
+	*out = chunkInfo{}
+	s := scanner{b: b}
+	var isErrorObject bool
+	var message []byte
+	if !s.enter('{') {
+		return s.fail("want an object")
+	}
+	for s.more('}') {
+		switch key := s.key(); string(key) {
+		case "choices":
+			s.choices(out)
+		case "usage":
+			s.usage(out)
+		case "timings":
+			start := s.i
+			s.skip()
+			if s.err == nil {
+				out.timings = decodeTimings(b[start:s.i])
+			}
+		case "error":
+			start := s.i
+			s.skip()
+			if s.err == nil {
+				out.errMsg = errorMessage(b[start:s.i])
+			}
+		case "object":
+			if raw, ok := s.str(); ok {
+				isErrorObject = string(raw) == "error"
+			} else {
+				s.skip()
+			}
+		case "message":
+			if raw, ok := s.str(); ok {
+				message = raw
+			} else {
+				s.skip()
+			}
+		default:
+			s.skip()
+		}
+	}
+	s.ws()
+	if s.err == nil && s.i != len(s.b) {
+		s.fail("data after the object")
+	}
+	if isErrorObject && out.errMsg == "" {
+		// vLLM's ErrorResponse: {"object": "error", "message": "...", ...}
+		out.errMsg = "error"
+		if message != nil {
+			out.errMsg = unquote(message)
+		}
+	}
+	return s.err
+}
+
+// choices reads the choices array. Like encoding/json, a member repeated
+// in one object counts once, with its last value.
+func (s *scanner) choices(out *chunkInfo) {
+	out.contentChars, out.reasoningChars, out.finished = 0, 0, false
+	if s.null() {
+		return
+	}
+	if !s.enter('[') {
+		s.fail("choices: want an array")
+		return
+	}
+	for s.more(']') {
+		if s.null() {
+			continue
+		}
+		if !s.enter('{') {
+			s.fail("choices: want objects")
+			return
+		}
+		var text int
+		var delta, message [2]int // content, reasoning
+		finished := false
+		for s.more('}') {
+			switch key := s.key(); string(key) {
+			case "text":
+				text = s.strChars()
+			case "delta":
+				delta = s.delta()
+			case "message":
+				message = s.delta()
+			case "finish_reason":
+				finished = !s.null()
+				if finished {
+					s.skip()
+				}
+			default:
+				s.skip()
+			}
+		}
+		out.contentChars += text + delta[0] + message[0]
+		out.reasoningChars += delta[1] + message[1]
+		out.finished = out.finished || finished
+	}
+}
+
+// delta reads a delta or message object and returns the characters of its
+// content and of its reasoning text.
+func (s *scanner) delta() (chars [2]int) {
+	if s.null() {
+		return chars
+	}
+	if !s.enter('{') {
+		s.fail("delta: want an object")
+		return chars
+	}
+	// Some servers send the reasoning text under both names; count it once.
+	var rc, r int
+	for s.more('}') {
+		switch key := s.key(); string(key) {
+		case "content":
+			chars[0] = s.strChars()
+		case "reasoning_content":
+			rc = s.strChars()
+		case "reasoning":
+			r = s.strChars()
+		default:
+			s.skip()
+		}
+	}
+	chars[1] = max(rc, r)
+	return chars
+}
+
+func (s *scanner) usage(out *chunkInfo) {
+	out.hasUsage, out.usage = false, usage{}
+	if s.null() {
+		return
+	}
+	if !s.enter('{') {
+		s.fail("usage: want an object")
+		return
+	}
+	out.hasUsage = true
+	for s.more('}') {
+		switch key := s.key(); string(key) {
+		case "prompt_tokens":
+			out.usage.promptTokens = s.int()
+		case "completion_tokens":
+			out.usage.completionTokens = s.int()
+		case "completion_tokens_details":
+			out.usage.reasoningTokens = 0
+			if s.null() {
+				continue
+			}
+			if !s.enter('{') {
+				s.fail("completion_tokens_details: want an object")
+				return
+			}
+			for s.more('}') {
+				if string(s.key()) == "reasoning_tokens" {
+					out.usage.reasoningTokens = s.int()
+				} else {
+					s.skip()
+				}
+			}
+		default:
+			s.skip()
+		}
+	}
+}
+
+// decodeTimings keeps the numeric members of llama.cpp's "timings".
+func decodeTimings(raw []byte) map[string]float64 {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
+		return nil
+	}
+	var out map[string]float64
+	for k, v := range m {
+		if f, ok := v.(float64); ok {
+			if out == nil {
+				out = make(map[string]float64, len(m))
+			}
+			out[k] = f
+		}
+	}
+	return out
+}
+
+// errorMessage words an "error" member: an object with a message, or a
+// string.
+func errorMessage(raw []byte) string {
+	var obj struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && (obj.Message != "" || obj.Type != "") {
+		if obj.Message == "" {
+			return obj.Type
+		}
+		return obj.Message
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil && str != "" {
+		return str
+	}
+	return truncate(string(raw), maxErrorBody)
+}
+
+func unquote(raw []byte) string {
+	var s string
+	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
+		return string(raw)
+	}
+	return s
+}
+
+// scanner walks JSON in place. Every method is a no-op once err is set.
+type scanner struct {
+	b   []byte
+	i   int
+	err error
+}
+
+func (s *scanner) fail(what string) error {
+	if s.err == nil {
+		s.err = errors.New("invalid chunk at byte " + strconv.Itoa(s.i) + ": " + what)
+	}
+	return s.err
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// enter consumes an opening '{' or '['.
+func (s *scanner) enter(c byte) bool {
+	if s.err != nil {
+		return false
+	}
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// more reports whether another member or element follows, consuming the
+// separating comma; at the closing byte it consumes it and returns false.
+func (s *scanner) more(closing byte) bool {
+	if s.err != nil {
+		return false
+	}
+	s.ws()
+	if s.i >= len(s.b) {
+		s.fail("unexpected end")
+		return false
+	}
+	switch s.b[s.i] {
+	case closing:
+		s.i++
+		return false
+	case ',':
+		s.i++
+		s.ws()
+	}
+	return true
+}
+
+// key reads a member name and the colon after it.
+func (s *scanner) key() []byte {
+	k, ok := s.str()
+	if !ok {
+		s.fail("want a member name")
+		return nil
+	}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		s.fail("want ':'")
+		return nil
+	}
+	s.i++
+	return k
+}
+
+// null consumes a null literal if one is next.
+func (s *scanner) null() bool {
+	if s.err != nil {
+		return false
+	}
+	s.ws()
+	if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// str reads a string and returns its raw bytes between the quotes.
+func (s *scanner) str() ([]byte, bool) {
+	if s.err != nil {
+		return nil, false
+	}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '\\':
+			j++
+		case c == '"':
+			s.i = j + 1
+			return s.b[start:j], true
+		case c < 0x20:
+			s.fail("control character in string")
+			return nil, false
+		}
+	}
+	s.fail("unterminated string")
+	return nil, false
+}
+
+// strChars reads a string or null and returns the number of characters
+// (runes) the string decodes to.
+func (s *scanner) strChars() int {
+	if s.null() {
+		return 0
+	}
+	raw, ok := s.str()
+	if !ok {
+		s.fail("want a string")
+		return 0
+	}
+	return jsonStringChars(raw)
+}
+
+// int reads a number (or null, as 0) and truncates it to an int.
+func (s *scanner) int() int {
+	if s.null() {
+		return 0
+	}
+	start := s.i
+	s.number()
+	if s.err != nil {
+		return 0
+	}
+	raw := s.b[start:s.i]
+	n := 0
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			// Rare: a fraction, an exponent or a sign.
+			f, err := strconv.ParseFloat(string(raw), 64)
+			if err != nil {
+				s.fail("bad number")
+				return 0
+			}
+			return int(f)
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func (s *scanner) number() {
+	s.ws()
+	start := s.i
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+			s.i++
+		default:
+			if s.i == start {
+				s.fail("want a number")
+			}
+			return
+		}
+	}
+	if s.i == start {
+		s.fail("want a number")
+	}
+}
+
+// skip consumes one value of any kind.
+func (s *scanner) skip() {
+	if s.err != nil {
+		return
+	}
+	s.ws()
+	if s.i >= len(s.b) {
+		s.fail("unexpected end")
+		return
+	}
+	switch c := s.b[s.i]; c {
+	case '"':
+		s.str()
+	case '{':
+		s.i++
+		for s.more('}') {
+			s.key()
+			s.skip()
+		}
+	case '[':
+		s.i++
+		for s.more(']') {
+			s.skip()
+		}
+	case 't', 'f', 'n':
+		for s.i < len(s.b) && s.b[s.i] >= 'a' && s.b[s.i] <= 'z' {
+			s.i++
+		}
+	default:
+		s.number()
+	}
+}
+
+// jsonStringChars counts the characters a raw JSON string body decodes
+// to, the way encoding/json decodes it: an escape is one character, a
+// surrogate pair one, a lone surrogate or an invalid UTF-8 byte one (U+FFFD).
+func jsonStringChars(raw []byte) int {
+	n := 0
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c < utf8.RuneSelf && c != '\\':
+			i++
+		case c == '\\':
+			if i+1 < len(raw) && raw[i+1] == 'u' && i+6 <= len(raw) {
+				r := hex4(raw[i+2 : i+6])
+				i += 6
+				if r >= 0xD800 && r < 0xDC00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					if r2 := hex4(raw[i+2 : i+6]); r2 >= 0xDC00 && r2 < 0xE000 {
+						i += 6
+					}
+				}
+			} else {
+				i += 2
+			}
+		default:
+			_, size := utf8.DecodeRune(raw[i:])
+			i += size
+		}
+		n++
+	}
+	return n
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return r
+}

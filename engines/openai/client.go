@@ -1,0 +1,526 @@
+// Package openai is the streaming client for OpenAI-compatible inference
+// servers (vLLM, SGLang, llama.cpp's llama-server, Ollama's /v1, ...).
+//
+// Client.Do sends one request with stream=true and
+// stream_options.include_usage=true, reads the server-sent events as they
+// arrive and returns one archive.Request with the times and counts the
+// methodology needs:
+//
+//   - sent_at: just before the request is written (when the connection is
+//     obtained);
+//   - first_token_at: the arrival of the first chunk that carries text
+//     (content, or reasoning_content / reasoning), never a role-only or
+//     empty chunk;
+//   - done_at: the arrival of [DONE], or the end of the stream after a
+//     finish_reason;
+//   - token_times: the arrival of every chunk that carries text (one token
+//     each; these are never used as the token total);
+//   - output_tokens: usage.completion_tokens (tokens_source "usage"), else
+//     llama.cpp's timings.predicted_n ("engine"), else max(1, chars/4)
+//     ("estimate", the asiai M4 fallback); reasoning_tokens from
+//     usage.completion_tokens_details;
+//   - output_chars: characters of the content plus reasoning text.
+//
+// A failed request (ok=false: HTTP error, stream cut, timeout,
+// cancellation, an error sent in the stream) keeps what arrived before the
+// failure (first_token_at, token_times, output_chars and the tokens counted
+// so far), so that its energy can be studied; consumers must filter on ok
+// before counting tokens, as the methodology excludes failed requests from
+// the token denominator.
+//
+// The API key is sent as "Authorization: Bearer ..." and is never written
+// to a record or an error.
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/workload"
+)
+
+// Tokens sources, as archive.Request.TokensSource.
+const (
+	SourceUsage    = "usage"
+	SourceEngine   = "engine"
+	SourceEstimate = "estimate"
+)
+
+// DefaultRequestTimeout bounds one request from send to the end of its
+// stream unless WithRequestTimeout says otherwise. It is long because in an
+// unlimited-concurrency stage the last requests wait behind all the others.
+const DefaultRequestTimeout = time.Hour
+
+const (
+	maxErrorBody = 200      // bytes of a non-200 body kept in the error
+	maxLine      = 16 << 20 // longest SSE line accepted
+	maxJSONBody  = 64 << 20 // largest non-streamed response accepted
+	readBufSize  = 16 << 10
+	drainTimeout = 2 * time.Second
+)
+
+// Request is one request to send.
+type Request struct {
+	ID       string
+	Phase    string
+	PromptID string
+	Model    string
+	// Prompt is the text of a completions request; a chat request with no
+	// Messages sends it as one user message.
+	Prompt   string
+	Messages []workload.Message
+	// MaxTokens is sent as max_tokens when > 0.
+	MaxTokens   int
+	Temperature float64
+	// IgnoreEOS sends ignore_eos=true (vLLM, SGLang) when set.
+	IgnoreEOS bool
+	// Chat selects /v1/chat/completions; otherwise /v1/completions.
+	Chat bool
+	// Extra members are added to the JSON body and override the ones
+	// above (except "stream", which is always true).
+	Extra map[string]any
+}
+
+// Client sends requests to one server. It is safe for concurrent use; all
+// requests share one tuned transport.
+type Client struct {
+	chatURL, completionsURL string
+	http                    *http.Client
+	apiKey                  string
+	timeout                 time.Duration
+	clock                   func() float64
+	tokenTimes              bool
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient replaces the HTTP client (and so the transport).
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithAPIKey sends key as a bearer token.
+func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
+
+// WithRequestTimeout bounds each request from send to the end of its
+// stream; 0 disables the bound.
+func WithRequestTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithClock sets the clock the times are read from, in Unix seconds; it
+// must be the run's clock so that request times and power samples share
+// one time base. The default is NewClock().
+func WithClock(clock func() float64) Option { return func(c *Client) { c.clock = clock } }
+
+// WithRecordTokenTimes says whether token_times are recorded (default
+// true).
+func WithRecordTokenTimes(on bool) Option { return func(c *Client) { c.tokenTimes = on } }
+
+// NewClient returns a client for the server at baseURL, with or without
+// the /v1 suffix ("http://127.0.0.1:8000" and "http://127.0.0.1:8000/v1"
+// are the same).
+func NewClient(baseURL string, opts ...Option) *Client {
+	base := strings.TrimRight(baseURL, "/")
+	base = strings.TrimSuffix(base, "/v1")
+	c := &Client{
+		chatURL:        base + "/v1/chat/completions",
+		completionsURL: base + "/v1/completions",
+		timeout:        DefaultRequestTimeout,
+		tokenTimes:     true,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.http == nil {
+		c.http = &http.Client{Transport: NewTransport()}
+	}
+	if c.clock == nil {
+		c.clock = NewClock()
+	}
+	return c
+}
+
+// NewTransport returns the transport tuned for many long-lived streams to
+// one host: no limit on connections, thousands kept idle for reuse, no
+// compression (it would delay chunks), HTTP/1.1 only (one stream per
+// connection, as benchmark clients do).
+func NewTransport() *http.Transport {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		MaxIdleConns:          0, // no limit
+		MaxIdleConnsPerHost:   4096,
+		MaxConnsPerHost:       0,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: 0,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+		ReadBufferSize:        readBufSize,
+	}
+}
+
+// NewClock returns a clock of Unix seconds that never goes backwards: the
+// wall time when it was made plus the monotonic time elapsed since.
+func NewClock() func() float64 {
+	start := time.Now()
+	base := float64(start.UnixNano()) / 1e9
+	return func() float64 { return base + time.Since(start).Seconds() }
+}
+
+// errTimeout is the cause of a request's context when its own timeout
+// expires, which tells it apart from the caller's cancellation.
+var errTimeout = errors.New("request timeout")
+
+// errDrained cancels a request whose stream is complete but not closed.
+var errDrained = errors.New("stream complete but not closed")
+
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
+
+// Do sends r and reads the whole response. It never returns an error: a
+// failure is a record with ok=false and an error saying what happened
+// ("cancelled", "cancelled: <cause>" when ctx was cancelled with a cause,
+// "request timeout after <d>", "http <status>: <start of the body>",
+// "stream cut: ...").
+func (c *Client) Do(ctx context.Context, r Request) archive.Request {
+	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
+	body, target, err := c.encode(r)
+	if err != nil {
+		rec.SentAt = c.clock()
+		rec.DoneAt = rec.SentAt
+		rec.Error = "encode request: " + err.Error()
+		return rec
+	}
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if c.timeout > 0 {
+		var stop context.CancelFunc
+		reqCtx, stop = context.WithTimeoutCause(reqCtx, c.timeout, errTimeout)
+		defer stop()
+	}
+	var sent atomic.Uint64 // float64 bits of the clock when the connection was obtained
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent.Store(math.Float64bits(c.clock())) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		rec.SentAt = c.clock()
+		rec.DoneAt = rec.SentAt
+		rec.Error = "build request: " + unwrapURL(err).Error()
+		return rec
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+
+	rec.SentAt = c.clock()
+	resp, err := c.http.Do(req)
+	if t := sent.Load(); t != 0 {
+		rec.SentAt = math.Float64frombits(t)
+	}
+	if err != nil {
+		rec.DoneAt = c.clock()
+		rec.Error = c.describe(ctx, reqCtx, err, "send: ")
+		return rec
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode != http.StatusOK {
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		rec.DoneAt = c.clock()
+		rec.Error = fmt.Sprintf("http %d: %s", resp.StatusCode, c.redact(cleanSnippet(head)))
+		return rec
+	}
+
+	st := stream{c: c, rec: &rec}
+	if c.tokenTimes {
+		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "application/json" {
+		st.readJSON(resp.Body)
+	} else {
+		st.readSSE(resp.Body)
+	}
+	if st.complete() {
+		// Let the transport see the end of the body so that the connection
+		// is reused; a server that holds the stream open is cut off.
+		guard := time.AfterFunc(drainTimeout, func() { cancel(errDrained) })
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		guard.Stop()
+	}
+	st.finish(ctx, reqCtx)
+	return rec
+}
+
+// stream is the state of one response being read.
+type stream struct {
+	c    *Client
+	rec  *archive.Request
+	info chunkInfo
+
+	chars     int
+	gotFirst  bool
+	sawDone   bool
+	sawFinish bool
+	hasUsage  bool
+	usage     usage
+	timings   map[string]float64
+	errMsg    string // an error the server sent, or a bad chunk
+	readErr   error  // the read that ended the stream early
+	eof       bool
+	whole     bool // a non-streamed response: all tokens in one piece
+}
+
+func (st *stream) readSSE(body io.Reader) {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(body)
+	defer func() { br.Reset(nil); readers.Put(br) }()
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull && len(long) <= maxLine {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			if len(long) > maxLine {
+				st.errMsg = fmt.Sprintf("stream line longer than %d bytes", maxLine)
+				return
+			}
+			line = long
+		}
+		if len(line) > 0 && st.line(line) {
+			return
+		}
+		if err != nil {
+			st.rec.DoneAt = st.c.clock()
+			if err == io.EOF {
+				st.eof = true
+			} else {
+				st.readErr = err
+			}
+			return
+		}
+	}
+}
+
+// line handles one SSE line and reports whether the stream is over.
+func (st *stream) line(l []byte) bool {
+	for len(l) > 0 && (l[len(l)-1] == '\n' || l[len(l)-1] == '\r') {
+		l = l[:len(l)-1]
+	}
+	if len(l) < 5 || string(l[:5]) != "data:" {
+		return false // blank line, comment, event:, id:, retry:
+	}
+	p := l[5:]
+	if len(p) > 0 && p[0] == ' ' {
+		p = p[1:]
+	}
+	if len(p) == 0 {
+		return false
+	}
+	now := st.c.clock()
+	if string(p) == "[DONE]" {
+		st.sawDone = true
+		st.rec.DoneAt = now
+		return true
+	}
+	if err := parseChunk(p, &st.info); err != nil {
+		st.errMsg = err.Error()
+		return true
+	}
+	return st.apply(now)
+}
+
+// apply folds the parsed chunk into the record; true when the stream is
+// over (the server sent an error).
+func (st *stream) apply(now float64) bool {
+	info := &st.info
+	if n := info.contentChars + info.reasoningChars; n > 0 {
+		if !st.gotFirst {
+			st.gotFirst = true
+			st.rec.FirstTokenAt = now
+		}
+		if st.c.tokenTimes {
+			st.rec.TokenTimes = append(st.rec.TokenTimes, now)
+		}
+		st.chars += n
+	}
+	if info.finished {
+		st.sawFinish = true
+	}
+	if info.hasUsage {
+		st.hasUsage = true
+		st.usage = info.usage
+	}
+	if info.timings != nil {
+		st.timings = info.timings
+	}
+	if info.errMsg != "" {
+		st.errMsg = info.errMsg
+		return true
+	}
+	return false
+}
+
+// readJSON handles a server that answered with one JSON object instead of
+// a stream: every token arrives at once.
+func (st *stream) readJSON(body io.Reader) {
+	data, err := io.ReadAll(io.LimitReader(body, maxJSONBody))
+	now := st.c.clock()
+	if err != nil {
+		st.readErr = err
+		return
+	}
+	if err := parseChunk(bytes.TrimSpace(data), &st.info); err != nil {
+		st.errMsg = "non-streamed response: " + err.Error()
+		return
+	}
+	st.apply(now)
+	st.rec.DoneAt = now
+	st.sawDone = true
+	st.whole = true
+}
+
+// complete reports a stream that ended as a successful one does.
+func (st *stream) complete() bool {
+	return st.errMsg == "" && st.readErr == nil && (st.sawDone || (st.eof && st.sawFinish))
+}
+
+// finish sets ok, error and the token counts.
+func (st *stream) finish(parent, reqCtx context.Context) {
+	rec := st.rec
+	if rec.DoneAt == 0 {
+		rec.DoneAt = st.c.clock()
+	}
+	switch {
+	case st.complete():
+		rec.OK = true
+	case st.errMsg != "":
+		rec.Error = st.c.redact(truncate(st.errMsg, maxErrorBody))
+	case st.readErr != nil:
+		rec.Error = st.c.describe(parent, reqCtx, st.readErr, "stream cut: ")
+	default:
+		rec.Error = "stream ended before [DONE] or a finish_reason"
+	}
+	rec.OutputChars = st.chars
+	switch {
+	case st.hasUsage:
+		rec.OutputTokens = st.usage.completionTokens
+		rec.PromptTokens = st.usage.promptTokens
+		rec.ReasoningTokens = st.usage.reasoningTokens
+		rec.TokensSource = SourceUsage
+	case st.timings["predicted_n"] > 0:
+		rec.OutputTokens = int(st.timings["predicted_n"])
+		rec.PromptTokens = int(st.timings["prompt_n"])
+		rec.TokensSource = SourceEngine
+	case st.chars > 0 || rec.OK:
+		rec.OutputTokens = max(1, st.chars/4)
+		rec.TokensSource = SourceEstimate
+	}
+	if st.whole && len(rec.TokenTimes) == 1 {
+		rec.TokenCounts = []int{rec.OutputTokens}
+	}
+	if len(rec.TokenTimes) == 0 {
+		rec.TokenTimes = nil
+	}
+	rec.EngineTimings = st.timings
+}
+
+// describe words a transport error: cancellation by the caller, this
+// request's timeout, or what the network said.
+func (c *Client) describe(parent, reqCtx context.Context, err error, prefix string) string {
+	if parent.Err() != nil {
+		if cause := context.Cause(parent); cause != nil && !errors.Is(cause, context.Canceled) {
+			return "cancelled: " + cause.Error()
+		}
+		return "cancelled"
+	}
+	if errors.Is(context.Cause(reqCtx), errTimeout) {
+		return fmt.Sprintf("request timeout after %s", c.timeout)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "request timeout: " + c.redact(unwrapURL(err).Error())
+	}
+	return prefix + c.redact(unwrapURL(err).Error())
+}
+
+// encode builds the JSON body and picks the endpoint.
+func (c *Client) encode(r Request) ([]byte, string, error) {
+	body := make(map[string]any, 8+len(r.Extra))
+	target := c.completionsURL
+	if r.Chat {
+		target = c.chatURL
+		body["messages"] = workload.Prompt{Prompt: r.Prompt, Messages: r.Messages}.ChatMessages()
+	} else {
+		body["prompt"] = workload.Prompt{Prompt: r.Prompt, Messages: r.Messages}.CompletionText()
+	}
+	if r.Model != "" {
+		body["model"] = r.Model
+	}
+	if r.MaxTokens > 0 {
+		body["max_tokens"] = r.MaxTokens
+	}
+	body["temperature"] = r.Temperature
+	if r.IgnoreEOS {
+		body["ignore_eos"] = true
+	}
+	body["stream_options"] = map[string]any{"include_usage": true}
+	for k, v := range r.Extra {
+		body[k] = v
+	}
+	body["stream"] = true
+	b, err := json.Marshal(body)
+	return b, target, err
+}
+
+// redact removes the API key from text that came from elsewhere.
+func (c *Client) redact(s string) string {
+	if c.apiKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
+}
+
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// cleanSnippet makes the start of a body fit on one line.
+func cleanSnippet(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "?")
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
+}

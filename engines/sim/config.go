@@ -1,0 +1,157 @@
+package sim
+
+import (
+	"io"
+	"strings"
+)
+
+// Config parameterises the simulated engine. Times are in seconds at
+// Speed 1; every duration is divided by Speed.
+type Config struct {
+	// Model is the served model id. It always contains "sim": a name
+	// without it is prefixed with "sim-".
+	Model string
+	// Revision is reported by /v1/models (a sim-specific field) and Identity.
+	Revision string
+	// Version is the engine version served at /version.
+	Version string
+	// MaxModelLen is the context length in tokens.
+	MaxModelLen int
+	// TensorParallel is the reported tensor-parallel size.
+	TensorParallel int
+	// Slots is the continuous-batching limit; requests beyond it wait.
+	Slots int
+	// StartupS is the model-load delay before /health turns 200.
+	StartupS float64
+	// StoppingS is the delay between Stop and exit.
+	StoppingS float64
+	// StepBaseS and StepPerSeqS give the decode step time:
+	// (StepBaseS + StepPerSeqS·decoding)·(1 + DriftPerRequest·finished).
+	StepBaseS, StepPerSeqS float64
+	// PrefillTokPerS is the prefill rate; a step that prefills n prompt
+	// tokens takes n/PrefillTokPerS longer.
+	PrefillTokPerS float64
+	// PrefillChunkTokens caps the prompt tokens prefilled per step
+	// (chunked prefill); a longer prompt spans several steps.
+	PrefillChunkTokens int
+	// KVCacheTokens is the KV cache size behind sim:kv_cache_usage_perc.
+	KVCacheTokens int
+	// MemFrac is the fraction of device memory held once loaded (it rises
+	// linearly from 0 during loading).
+	MemFrac float64
+	// DefaultMaxTokens applies when a request sets no max_tokens (capped
+	// by the context left after the prompt).
+	DefaultMaxTokens int
+	// StopProb is the probability that a request without ignore_eos stops
+	// early at a length drawn uniformly in [ceil(max_tokens/4), max_tokens]
+	// (deterministic per prompt and seed); otherwise it generates
+	// max_tokens.
+	StopProb float64
+	// Speed scales time: 10 runs everything ten times faster.
+	Speed float64
+	// Seed seeds token texts and stop lengths.
+	Seed int64
+	// DriftPerRequest makes the decode step this fraction slower for every
+	// finished request, so that J/token never settles (tests of
+	// steady_state_reached = false). 0 disables.
+	DriftPerRequest float64
+	// CrashAfterRequests makes the engine exit on its own after that many
+	// finished requests (fault tests). 0 disables.
+	CrashAfterRequests int
+	// Port to listen on at 127.0.0.1; 0 picks a free one.
+	Port int
+	// Log receives the engine's log lines (engine.log); nil discards.
+	Log io.Writer
+}
+
+// DefaultConfig keeps the default benchmark fast: a 2 s model load, 64
+// slots, ~49 tok/s per sequence at batch 1 falling to ~19 tok/s at 64
+// (≈1230 tok/s aggregate), 20000 prompt tok/s prefill in chunks of 2048.
+func DefaultConfig() Config {
+	return Config{
+		Model:              "sim-llm-8b",
+		Revision:           "sim-rev-0001",
+		Version:            "sim-1",
+		MaxModelLen:        8192,
+		TensorParallel:     2,
+		Slots:              64,
+		StartupS:           2,
+		StoppingS:          0.5,
+		StepBaseS:          0.02,
+		StepPerSeqS:        0.0005,
+		PrefillTokPerS:     20000,
+		PrefillChunkTokens: 2048,
+		KVCacheTokens:      262144,
+		MemFrac:            0.9,
+		DefaultMaxTokens:   256,
+		StopProb:           0.5,
+		Speed:              1,
+		Seed:               1,
+	}
+}
+
+// normalize fills zero fields with defaults.
+func (c Config) normalize() Config {
+	d := DefaultConfig()
+	if c.Model == "" {
+		c.Model = d.Model
+	}
+	if !strings.Contains(strings.ToLower(c.Model), "sim") {
+		c.Model = "sim-" + c.Model
+	}
+	if c.Revision == "" {
+		c.Revision = d.Revision
+	}
+	if c.Version == "" {
+		c.Version = d.Version
+	}
+	if c.MaxModelLen <= 0 {
+		c.MaxModelLen = d.MaxModelLen
+	}
+	if c.TensorParallel <= 0 {
+		c.TensorParallel = d.TensorParallel
+	}
+	if c.Slots <= 0 {
+		c.Slots = d.Slots
+	}
+	if c.StepBaseS <= 0 {
+		c.StepBaseS = d.StepBaseS
+	}
+	if c.StepPerSeqS < 0 {
+		c.StepPerSeqS = 0
+	}
+	if c.PrefillTokPerS <= 0 {
+		c.PrefillTokPerS = d.PrefillTokPerS
+	}
+	if c.PrefillChunkTokens <= 0 {
+		c.PrefillChunkTokens = d.PrefillChunkTokens
+	}
+	if c.KVCacheTokens <= 0 {
+		c.KVCacheTokens = d.KVCacheTokens
+	}
+	if c.MemFrac <= 0 || c.MemFrac > 1 {
+		c.MemFrac = d.MemFrac
+	}
+	if c.DefaultMaxTokens <= 0 {
+		c.DefaultMaxTokens = d.DefaultMaxTokens
+	}
+	if c.StopProb < 0 {
+		c.StopProb = 0
+	}
+	if c.StopProb > 1 {
+		c.StopProb = 1
+	}
+	if c.Speed <= 0 {
+		c.Speed = 1
+	}
+	if c.StartupS < 0 {
+		c.StartupS = 0
+	}
+	if c.StoppingS < 0 {
+		c.StoppingS = 0
+	}
+	if c.DriftPerRequest < 0 {
+		c.DriftPerRequest = 0
+	}
+	return c
+}

@@ -1,0 +1,335 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// errAborted ends the streams of requests in flight when the engine stops.
+var errAborted = errors.New("sim: request aborted: engine stopping")
+
+// stream carries one request's tokens from the scheduler to its HTTP
+// handler without ever blocking the scheduler.
+type stream struct {
+	mu     sync.Mutex
+	tokens []string
+	done   bool
+	finish string
+	err    error
+	notify chan struct{} // capacity 1: "something new"
+}
+
+func newStream() *stream { return &stream{notify: make(chan struct{}, 1)} }
+
+func (s *stream) signal() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (s *stream) push(tok string) {
+	s.mu.Lock()
+	s.tokens = append(s.tokens, tok)
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *stream) end(finish string, err error) {
+	s.mu.Lock()
+	if !s.done {
+		s.done, s.finish, s.err = true, finish, err
+	}
+	s.mu.Unlock()
+	s.signal()
+}
+
+// take drains the tokens pushed since the last take.
+func (s *stream) take() (toks []string, done bool, finish string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	toks, s.tokens = s.tokens, nil
+	return toks, s.done, s.finish, s.err
+}
+
+// seq is one request inside the scheduler.
+type seq struct {
+	ctx         context.Context // the HTTP request's; done: client gone
+	prompt      int
+	prefillLeft int
+	take        int // prompt tokens prefilled in the current step
+	target      int
+	finish      string
+	generated   int
+	rng         *rand.Rand
+	out         *stream
+	handled     chan struct{} // closed when the HTTP handler has returned
+}
+
+// stats is the scheduler state published for /metrics and Activity.
+type stats struct {
+	running, decoding, prefilling, waiting int
+	kvTokens                               int
+	finished, aborted                      int64
+	promptTotal, genTotal                  int64
+}
+
+// scheduler is continuous batching in one goroutine: each step admits
+// waiting requests up to the slot limit, prefills (chunked) and decodes one
+// token for every decoding sequence, and sleeps the modelled step time.
+type scheduler struct {
+	cfg     Config
+	onCrash func()
+
+	mu       sync.Mutex
+	incoming []*seq
+	closed   bool
+	st       stats
+
+	wake chan struct{}
+	quit chan struct{}
+	done chan struct{}
+}
+
+func newScheduler(cfg Config, onCrash func()) *scheduler {
+	return &scheduler{
+		cfg:     cfg,
+		onCrash: onCrash,
+		wake:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+}
+
+// submit queues a request; it fails once the scheduler is shut down.
+func (s *scheduler) submit(q *seq) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errAborted
+	}
+	s.incoming = append(s.incoming, q)
+	s.st.promptTotal += int64(q.prompt)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// shutdown aborts every request and stops the loop; it waits for the loop
+// when the loop was started.
+func (s *scheduler) shutdown(started bool) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		if started {
+			<-s.done
+		}
+		return
+	}
+	s.closed = true
+	in := s.incoming
+	s.incoming = nil
+	s.mu.Unlock()
+	for _, q := range in {
+		q.out.end("", errAborted)
+	}
+	close(s.quit)
+	if started {
+		<-s.done
+	}
+}
+
+func (s *scheduler) snapshot() stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	st.waiting += len(s.incoming)
+	return st
+}
+
+func (s *scheduler) run() {
+	defer close(s.done)
+	var waiting, running []*seq
+	abortAll := func() {
+		for _, q := range append(running, waiting...) {
+			q.out.end("", errAborted)
+		}
+		s.mu.Lock()
+		s.st.running, s.st.decoding, s.st.prefilling, s.st.waiting, s.st.kvTokens = 0, 0, 0, 0, 0
+		s.mu.Unlock()
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var finished int64
+	// Steps are scheduled on absolute deadlines so that late timer wake-ups
+	// (a busy machine) are made up by the following steps and the long-run
+	// token rate stays the modelled one; after an idle period, or when
+	// behind by more than maxLag, the schedule restarts from now.
+	var next time.Time
+	const maxLag = 250 * time.Millisecond
+	for {
+		s.mu.Lock()
+		waiting = append(waiting, s.incoming...)
+		s.incoming = nil
+		s.mu.Unlock()
+
+		var n, dropped int64
+		waiting, n = dropGone(waiting)
+		running, dropped = dropGone(running)
+		n += dropped
+		for len(running) < s.cfg.Slots && len(waiting) > 0 {
+			running = append(running, waiting[0])
+			waiting[0] = nil
+			waiting = waiting[1:]
+		}
+
+		if len(running) == 0 {
+			s.publish(running, len(waiting), 0, 0, n)
+			next = time.Time{}
+			select {
+			case <-s.wake:
+				continue
+			case <-s.quit:
+				abortAll()
+				return
+			}
+		}
+
+		// Plan the step: who decodes, who prefills how much.
+		budget := s.cfg.PrefillChunkTokens
+		decoding, prefilling, prefillTok := 0, 0, 0
+		for _, q := range running {
+			q.take = 0
+			switch {
+			case q.prefillLeft == 0:
+				decoding++
+			case budget > 0:
+				q.take = min(q.prefillLeft, budget)
+				budget -= q.take
+				prefillTok += q.take
+				prefilling++
+			}
+		}
+		stepS := s.cfg.stepSeconds(decoding, prefillTok, finished)
+		s.publish(running, len(waiting), decoding, prefilling, n)
+		n = 0
+
+		now := time.Now()
+		if next.IsZero() || now.Sub(next) > maxLag {
+			next = now
+		}
+		next = next.Add(time.Duration(stepS / s.cfg.Speed * float64(time.Second)))
+		timer.Reset(next.Sub(now))
+		select {
+		case <-timer.C:
+		case <-s.quit:
+			timer.Stop()
+			abortAll()
+			return
+		}
+
+		// Apply the step.
+		var gen, fin int64
+		var crashAfter *seq
+		kept := running[:0]
+		for _, q := range running {
+			if q.ctx.Err() != nil {
+				q.out.end("", q.ctx.Err())
+				n++
+				continue
+			}
+			if q.prefillLeft > 0 {
+				q.prefillLeft -= q.take
+				if q.prefillLeft > 0 || q.take == 0 {
+					kept = append(kept, q)
+					continue
+				}
+				// Prefill complete: this step also samples the first token.
+			}
+			q.out.push(nextToken(q.rng, q.generated))
+			q.generated++
+			gen++
+			if q.generated >= q.target {
+				q.out.end(q.finish, nil)
+				fin++
+				finished++
+				if s.cfg.CrashAfterRequests > 0 && finished == int64(s.cfg.CrashAfterRequests) {
+					crashAfter = q
+				}
+				continue
+			}
+			kept = append(kept, q)
+		}
+		for i := len(kept); i < len(running); i++ {
+			running[i] = nil
+		}
+		running = kept
+		s.mu.Lock()
+		s.st.genTotal += gen
+		s.st.finished += fin
+		s.st.aborted += n
+		s.mu.Unlock()
+		if crashAfter != nil && s.onCrash != nil {
+			// Die once the last request's response is out (or after 2 s
+			// if its handler is stuck), like a process crashing between
+			// requests.
+			go func(h chan struct{}) {
+				t := time.NewTimer(2 * time.Second)
+				defer t.Stop()
+				select {
+				case <-h:
+				case <-t.C:
+				}
+				s.onCrash()
+			}(crashAfter.handled)
+		}
+	}
+}
+
+// publish records the state of the step about to run.
+func (s *scheduler) publish(running []*seq, waiting, decoding, prefilling int, aborted int64) {
+	kv := 0
+	for _, q := range running {
+		kv += q.prompt + q.generated // blocks are allocated at admission
+	}
+	s.mu.Lock()
+	s.st.running = len(running)
+	s.st.decoding = decoding
+	s.st.prefilling = prefilling
+	s.st.waiting = waiting
+	s.st.kvTokens = kv
+	s.st.aborted += aborted
+	s.mu.Unlock()
+}
+
+// dropGone removes requests whose client went away, ending their streams.
+func dropGone(qs []*seq) ([]*seq, int64) {
+	var n int64
+	kept := qs[:0]
+	for _, q := range qs {
+		if q.ctx.Err() != nil {
+			q.out.end("", q.ctx.Err())
+			n++
+			continue
+		}
+		kept = append(kept, q)
+	}
+	for i := len(kept); i < len(qs); i++ {
+		qs[i] = nil
+	}
+	return kept, n
+}
+
+// stepSeconds is the modelled duration (at Speed 1) of one scheduler step
+// that decodes one token for each of decoding sequences and prefills
+// prefillTok prompt tokens, after finished requests.
+func (c Config) stepSeconds(decoding, prefillTok int, finished int64) float64 {
+	drift := 1 + c.DriftPerRequest*float64(finished)
+	return (c.StepBaseS+c.StepPerSeqS*float64(decoding))*drift + float64(prefillTok)/c.PrefillTokPerS
+}

@@ -1,0 +1,318 @@
+// Package loadgen sends a request set to an engine under one of three
+// arrival patterns and hands every finished request to a sink.
+//
+//   - unlimited: every request is sent at once, with no rate or concurrency
+//     limit (the formal stage of benchmark-1.5);
+//   - concurrency: a fixed number of requests in flight, the next one sent
+//     as soon as one finishes;
+//   - poisson: requests arrive at a mean rate, with exponential gaps drawn
+//     from a seeded generator (the same seed gives the same schedule),
+//     optionally capped in concurrency.
+//
+// Requests are sent in slice order. MaxRequests sends only the first N;
+// MaxDuration stops sending after that long and cancels the requests still
+// in flight, which are recorded as failed ("cancelled: max duration").
+// Cancelling ctx does the same ("cancelled") and Run returns ctx.Err().
+// Requests never sent are not recorded.
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/workload"
+)
+
+// Mode is an arrival pattern.
+type Mode string
+
+// Modes.
+const (
+	Unlimited   Mode = "unlimited"
+	Concurrency Mode = "concurrency"
+	Poisson     Mode = "poisson"
+)
+
+// Modes lists the valid modes.
+var Modes = []Mode{Unlimited, Concurrency, Poisson}
+
+// ParseMode reads a mode name ("" is unlimited).
+func ParseMode(s string) (Mode, error) {
+	if s == "" {
+		return Unlimited, nil
+	}
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown load mode %q (want %s)", s, modeList())
+}
+
+func modeList() string {
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Config says how requests are sent.
+type Config struct {
+	// Mode is the arrival pattern; "" means Unlimited.
+	Mode Mode
+	// Concurrency is the number of requests in flight in Concurrency mode
+	// (required, >= 1), and an optional cap in Poisson mode (0: none).
+	Concurrency int
+	// Rate is the mean arrival rate in requests per second (Poisson mode;
+	// +Inf sends everything at once).
+	Rate float64
+	// Seed drives the Poisson gaps.
+	Seed int64
+	// MaxRequests, when > 0, sends only the first MaxRequests requests.
+	MaxRequests int
+	// MaxDuration, when > 0, stops sending after this long and cancels the
+	// requests in flight.
+	MaxDuration time.Duration
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	mode, err := ParseMode(string(c.Mode))
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.Concurrency < 0:
+		return fmt.Errorf("concurrency %d: must be >= 0", c.Concurrency)
+	case mode == Concurrency && c.Concurrency < 1:
+		return fmt.Errorf("concurrency mode needs concurrency >= 1, got %d", c.Concurrency)
+	case mode == Poisson && !(c.Rate > 0):
+		return fmt.Errorf("poisson mode needs a rate > 0 requests/s, got %v", c.Rate)
+	case c.MaxRequests < 0:
+		return fmt.Errorf("max requests %d: must be >= 0", c.MaxRequests)
+	case c.MaxDuration < 0:
+		return fmt.Errorf("max duration %v: must be >= 0", c.MaxDuration)
+	}
+	return nil
+}
+
+// Doer sends one request and records it. It must return promptly once ctx
+// is done (recording the request as cancelled); *openai.Client is one.
+type Doer interface {
+	Do(ctx context.Context, r openai.Request) archive.Request
+}
+
+var _ Doer = (*openai.Client)(nil)
+
+// Progress counts requests so far: Sent, Done (finished, successfully or
+// not), Failed (finished with ok=false) and Tokens (output tokens of the
+// successful ones).
+type Progress struct {
+	Sent, Done, Failed, Tokens int
+}
+
+// ErrMaxDuration is the cause given to the requests cancelled when
+// Config.MaxDuration is reached; an openai.Client records them as
+// "cancelled: max duration".
+var ErrMaxDuration = errors.New("max duration")
+
+// Run sends reqs to d as cfg says and waits for every sent request to
+// finish.
+//
+// sink receives each finished request once, in completion order, and
+// progress (if not nil) the counts after each send and completion; both
+// are called from one goroutine, never concurrently, so they need no
+// locking, but they should be quick: a slow sink delays later calls (never
+// the sending). Run returns after the last call.
+//
+// It returns ctx.Err() when ctx was cancelled, nil when everything (or as
+// much as MaxDuration allowed) was sent and finished.
+func Run(ctx context.Context, cfg Config, reqs []openai.Request, d Doer, sink func(archive.Request), progress func(Progress)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = Unlimited
+	}
+	if cfg.MaxRequests > 0 && cfg.MaxRequests < len(reqs) {
+		reqs = reqs[:cfg.MaxRequests]
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if cfg.MaxDuration > 0 {
+		timer := time.AfterFunc(cfg.MaxDuration, func() { cancel(ErrMaxDuration) })
+		defer timer.Stop()
+	}
+
+	r := &runner{
+		ctx:  runCtx,
+		d:    d,
+		done: make(chan archive.Request, min(len(reqs), 1<<16)),
+		sent: make(chan struct{}, 1),
+	}
+	collected := make(chan struct{})
+	go r.collect(sink, progress, collected)
+
+	switch cfg.Mode {
+	case Unlimited:
+		r.sendAll(reqs, nil, nil)
+	case Concurrency:
+		r.sendAll(reqs, make(chan struct{}, cfg.Concurrency), nil)
+	case Poisson:
+		var slots chan struct{}
+		if cfg.Concurrency > 0 {
+			slots = make(chan struct{}, cfg.Concurrency)
+		}
+		r.sendAll(reqs, slots, Arrivals(len(reqs), cfg.Rate, cfg.Seed))
+	}
+	r.wg.Wait()
+	close(r.done)
+	<-collected
+	return ctx.Err()
+}
+
+type runner struct {
+	ctx   context.Context
+	d     Doer
+	wg    sync.WaitGroup
+	sentN atomic.Int64
+	done  chan archive.Request
+	sent  chan struct{} // a nudge to report progress after a send
+}
+
+// sendAll sends reqs in order; slots (if not nil) bounds the number in
+// flight, and offsets (if not nil) are the send times from the start.
+func (r *runner) sendAll(reqs []openai.Request, slots chan struct{}, offsets []time.Duration) {
+	start := time.Now()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for i := range reqs {
+		if offsets != nil {
+			if wait := time.Until(start.Add(offsets[i])); wait > 0 {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				select {
+				case <-timer.C:
+				case <-r.ctx.Done():
+					return
+				}
+			}
+		}
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-r.ctx.Done():
+				return
+			}
+		}
+		if r.ctx.Err() != nil {
+			return
+		}
+		r.wg.Add(1)
+		r.sentN.Add(1)
+		select {
+		case r.sent <- struct{}{}:
+		default:
+		}
+		go func(req openai.Request) {
+			defer r.wg.Done()
+			rec := r.d.Do(r.ctx, req)
+			if slots != nil {
+				<-slots
+			}
+			r.done <- rec
+		}(reqs[i])
+	}
+}
+
+// collect calls sink and progress from one goroutine until done is closed.
+func (r *runner) collect(sink func(archive.Request), progress func(Progress), finished chan<- struct{}) {
+	defer close(finished)
+	var p Progress
+	report := func() {
+		p.Sent = int(r.sentN.Load())
+		if progress != nil {
+			progress(p)
+		}
+	}
+	for {
+		select {
+		case rec, ok := <-r.done:
+			if !ok {
+				return
+			}
+			p.Done++
+			if rec.OK {
+				p.Tokens += rec.OutputTokens
+			} else {
+				p.Failed++
+			}
+			if sink != nil {
+				sink(rec)
+			}
+			report()
+		case <-r.sent:
+			report()
+		}
+	}
+}
+
+// Arrivals returns the send offsets of n requests arriving as a Poisson
+// process of the given rate (requests per second): cumulative exponential
+// gaps drawn from a PCG generator seeded with seed, so a seed always gives
+// the same schedule. The first request is sent at once. A rate of +Inf
+// gives all zeros.
+func Arrivals(n int, rate float64, seed int64) []time.Duration {
+	out := make([]time.Duration, n)
+	if math.IsInf(rate, 1) {
+		return out
+	}
+	// Inverse transform of PCG's output, both fully specified, so the
+	// schedule cannot change with the Go version.
+	src := rand.NewPCG(uint64(seed), 0x6c6f616467656e) // "loadgen"
+	t := 0.0
+	for i := 1; i < n; i++ {
+		u := float64(src.Uint64()>>11) / (1 << 53) // [0, 1)
+		t += -math.Log1p(-u) / rate
+		out[i] = time.Duration(t * float64(time.Second))
+	}
+	return out
+}
+
+// FromSet turns a frozen request set into requests for the given phase
+// and model, with ids "<phase>-<index>" (five digits, zero-padded).
+func FromSet(set *workload.RequestSet, phase, model string, chat bool) []openai.Request {
+	out := make([]openai.Request, len(set.Prompts))
+	for i, p := range set.Prompts {
+		out[i] = openai.Request{
+			ID:          fmt.Sprintf("%s-%05d", phase, i),
+			Phase:       phase,
+			PromptID:    p.ID,
+			Model:       model,
+			Prompt:      p.Prompt,
+			Messages:    p.Messages,
+			MaxTokens:   p.MaxTokens,
+			Temperature: set.Options.Temperature,
+			IgnoreEOS:   set.Options.IgnoreEOS,
+			Chat:        chat,
+		}
+	}
+	return out
+}

@@ -1,0 +1,206 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// DefaultInterval is used when NewSampler is given a non-positive interval.
+const DefaultInterval = time.Second
+
+// Sampler reads a Source on a ticker and on demand, stamps each reading with
+// the run clock and hands the rows to a sink.
+//
+// Samples are taken one at a time (the ticker and SampleNow never overlap),
+// so the sink is never called concurrently and timestamps follow the clock.
+// A Read or sink error is fatal: sampling ends, the error is kept (Stop and
+// SampleNow return it) and sent once on Err(). Rows already handed to the
+// sink stay there.
+type Sampler struct {
+	src      Source
+	interval time.Duration
+	clock    Clock
+	sink     func([]archive.PowerSample) error
+	logf     func(string)
+
+	// sampleMu serialises Read + sink between the ticker and SampleNow.
+	sampleMu sync.Mutex
+
+	mu      sync.Mutex
+	latest  map[string]archive.PowerSample
+	order   []string
+	err     error
+	started bool
+	stopped bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+
+	errCh chan error
+}
+
+// NewSampler returns a sampler of src at interval (sub-second allowed;
+// non-positive means DefaultInterval). clock stamps the samples (nil means
+// WallClock); sink receives the rows of each sample, one per device; logf,
+// when not nil, gets one line per notable event (fatal error).
+func NewSampler(src Source, interval time.Duration, clock Clock, sink func([]archive.PowerSample) error, logf func(string)) *Sampler {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	if clock == nil {
+		clock = WallClock
+	}
+	if sink == nil {
+		sink = func([]archive.PowerSample) error { return nil }
+	}
+	return &Sampler{
+		src:      src,
+		interval: interval,
+		clock:    clock,
+		sink:     sink,
+		logf:     logf,
+		latest:   map[string]archive.PowerSample{},
+		errCh:    make(chan error, 1),
+	}
+}
+
+// Interval returns the ticker interval.
+func (s *Sampler) Interval() time.Duration { return s.interval }
+
+// Start launches the sampling goroutine: one sample per tick until ctx is
+// done, Stop is called or a fatal error occurs. The first tick comes one
+// interval after Start; call SampleNow for a sample at the start instant.
+// Calling Start again does nothing.
+func (s *Sampler) Start(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.stopped {
+		return
+	}
+	s.started = true
+	ctx, s.cancel = context.WithCancel(ctx)
+	s.done = make(chan struct{})
+	go s.loop(ctx, s.done)
+}
+
+func (s *Sampler) loop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.sample(ctx); err != nil {
+				// Fatal errors are recorded by sample; a cancelled
+				// context is the normal end.
+				return
+			}
+		}
+	}
+}
+
+// SampleNow takes one sample at once (stage boundaries), independent of the
+// ticker. It may be called before Start and after Stop. After a fatal error
+// it returns that error without reading.
+func (s *Sampler) SampleNow(ctx context.Context) error {
+	return s.sample(ctx)
+}
+
+// sample reads, stamps and sinks one sample. A failure that is not caused by
+// ctx being done is recorded as the fatal error.
+func (s *Sampler) sample(ctx context.Context) error {
+	s.sampleMu.Lock()
+	defer s.sampleMu.Unlock()
+	if err := s.firstErr(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	readings, err := s.src.Read(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return s.fail(fmt.Errorf("telemetry %s: read: %w", s.src.Name(), err))
+	}
+	if len(readings) == 0 {
+		return nil
+	}
+	rows := ToSamples(s.clock(), readings)
+	if err := s.sink(rows); err != nil {
+		return s.fail(fmt.Errorf("telemetry %s: write samples: %w", s.src.Name(), err))
+	}
+	s.mu.Lock()
+	for _, r := range rows {
+		if _, ok := s.latest[r.Device]; !ok {
+			s.order = append(s.order, r.Device)
+		}
+		s.latest[r.Device] = r
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Sampler) firstErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// fail records err as the fatal error if it is the first, and returns the
+// fatal error.
+func (s *Sampler) fail(err error) error {
+	s.mu.Lock()
+	first := s.err == nil
+	if first {
+		s.err = err
+	}
+	err = s.err
+	s.mu.Unlock()
+	if first {
+		s.errCh <- err // buffered 1, sent exactly once
+		if s.logf != nil {
+			s.logf("sampling stopped: " + err.Error())
+		}
+	}
+	return err
+}
+
+// Latest returns a copy of the last sample of each device, in the order the
+// devices first appeared.
+func (s *Sampler) Latest() []archive.PowerSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]archive.PowerSample, 0, len(s.order))
+	for _, d := range s.order {
+		out = append(out, s.latest[d])
+	}
+	return out
+}
+
+// Stop ends the sampling goroutine and waits for it. It returns the first
+// fatal error seen, nil if none. It is safe to call more than once.
+func (s *Sampler) Stop() error {
+	s.mu.Lock()
+	s.stopped = true
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	return s.firstErr()
+}
+
+// Err receives the first fatal error (once; the channel is never closed).
+func (s *Sampler) Err() <-chan error { return s.errCh }
+
+// ErrStopped is what a Source may return from Read after Close.
+var ErrStopped = errors.New("telemetry: source closed")

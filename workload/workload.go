@@ -1,0 +1,332 @@
+// Package workload loads prompt datasets and freezes them into request sets.
+//
+// A dataset is read in one of four formats (ShareGPT JSON, JSONL prompts,
+// OpenAI chat JSONL, HumanEval-style code tasks), either as a JSON array or
+// as one JSON object per line. Loading samples it (deterministically, from a
+// seed), resolves every prompt's max_tokens, and computes a sha256 over the
+// frozen prompts and options so that a run archive can say exactly which
+// requests were sent. Three small sample sets written for the project are
+// embedded: see Builtins.
+package workload
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Format names.
+const (
+	FormatShareGPT = "sharegpt"
+	FormatJSONL    = "jsonl"
+	FormatChat     = "chat"
+	FormatCode     = "code"
+	FormatAuto     = "auto"
+)
+
+// Formats lists the dataset formats Parse accepts, "auto" last.
+var Formats = []string{FormatShareGPT, FormatJSONL, FormatChat, FormatCode, FormatAuto}
+
+// Defaults used when Options leaves a value at zero.
+const (
+	// DefaultMaxTokens is a prompt's max_tokens when neither the options,
+	// the record nor a reference answer say otherwise.
+	DefaultMaxTokens = 256
+	// DefaultMaxTokensCap bounds max_tokens derived from a reference answer
+	// when Options.MaxTokensCap is zero.
+	DefaultMaxTokensCap = 2048
+	// MinDerivedMaxTokens is the lower clamp of max_tokens derived from a
+	// reference answer.
+	MinDerivedMaxTokens = 16
+	// CharsPerToken converts a reference answer's length to tokens.
+	CharsPerToken = 4
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Prompt is one request's input.
+type Prompt struct {
+	// ID is stable across loads: the record's id or task_id, else its
+	// 1-based line number (JSONL) or 0-based index (JSON array).
+	ID string `json:"id"`
+	// Prompt is the text for completions-style requests; chat requests use
+	// it as a single user message when Messages is empty.
+	Prompt string `json:"prompt,omitempty"`
+	// Messages is the chat form.
+	Messages []Message `json:"messages,omitempty"`
+	// MaxTokens is resolved when a set is frozen (Load, Parse): it is never
+	// zero in a RequestSet. In a record, 0 means "use the set's default".
+	MaxTokens int `json:"max_tokens"`
+	// RefOutputChars is the length in characters of the dataset's reference
+	// answer (ShareGPT's next assistant turn, a code task's canonical
+	// solution); 0 when the dataset has none.
+	RefOutputChars int `json:"ref_output_chars,omitempty"`
+}
+
+// ChatMessages returns the prompt as chat messages: Messages, or Prompt as a
+// single user message.
+func (p Prompt) ChatMessages() []Message {
+	if len(p.Messages) > 0 {
+		return p.Messages
+	}
+	return []Message{{Role: "user", Content: p.Prompt}}
+}
+
+// CompletionText returns the prompt as one text for completions-style
+// requests: Prompt, or the messages' contents joined by blank lines.
+func (p Prompt) CompletionText() string {
+	if p.Prompt != "" || len(p.Messages) == 0 {
+		return p.Prompt
+	}
+	parts := make([]string, len(p.Messages))
+	for i, m := range p.Messages {
+		parts[i] = m.Content
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// Options say how a dataset is read and sampled.
+type Options struct {
+	// Format is one of Formats; "" means auto (detected from the keys of
+	// the first record).
+	Format string `json:"format"`
+	// Count is how many prompts to keep; 0 keeps all.
+	Count int `json:"count"`
+	// Seed drives Shuffle; it has no effect (and is not hashed) without it.
+	Seed int64 `json:"seed"`
+	// Shuffle samples in a seeded random order instead of file order.
+	Shuffle bool `json:"shuffle"`
+	// Repeat allows Count to exceed the dataset: prompts are reused in the
+	// same (possibly shuffled) order, with "~2", "~3", ... appended to the
+	// ids of the repeats. Without it, such a Count is an error.
+	Repeat bool `json:"repeat"`
+	// MaxTokens, when > 0, is every prompt's max_tokens. When 0 a prompt
+	// keeps its record's max_tokens (capped by MaxTokensCap when that is
+	// set), else RefOutputChars/4 clamped to [16, MaxTokensCap], else 256.
+	MaxTokens int `json:"max_tokens"`
+	// MaxTokensCap bounds derived max_tokens; 0 means DefaultMaxTokensCap.
+	MaxTokensCap int `json:"max_tokens_cap"`
+	// Temperature and IgnoreEOS are sent with every request.
+	Temperature float64 `json:"temperature"`
+	IgnoreEOS   bool    `json:"ignore_eos"`
+}
+
+// RequestSet is a frozen, sampled dataset.
+type RequestSet struct {
+	// Source is the file path, or "builtin:<name>".
+	Source string
+	// Format is the format the data was read as (never "auto").
+	Format  string
+	Prompts []Prompt
+	// Skipped counts records that hold no usable prompt (a ShareGPT
+	// conversation without a human turn, or with an empty one); they are
+	// not errors.
+	Skipped int
+	// SHA256 is the hex sha256 of the canonical JSON of Options and
+	// Prompts (see Canonical). It does not depend on Source.
+	SHA256 string
+	// Options are the effective options: Format resolved, MaxTokensCap
+	// defaulted, Seed zeroed when Shuffle is off.
+	Options Options
+}
+
+// canonicalVersion changes whenever the canonical form does.
+const canonicalVersion = 1
+
+type canonicalForm struct {
+	Version int      `json:"v"`
+	Options Options  `json:"options"`
+	Prompts []Prompt `json:"prompts"`
+}
+
+// Canonical returns the canonical JSON the SHA256 is computed over:
+// {"v":1,"options":{...},"prompts":[...]} with fields in a fixed order and
+// no insignificant whitespace.
+func (s *RequestSet) Canonical() []byte {
+	b, err := json.Marshal(canonicalForm{Version: canonicalVersion, Options: s.Options, Prompts: s.Prompts})
+	if err != nil {
+		// Only strings, ints, bools and a finite float: cannot fail.
+		panic("workload: canonical json: " + err.Error())
+	}
+	return b
+}
+
+//go:embed data
+var builtinFS embed.FS
+
+// builtinFiles maps a built-in set's name to its embedded file.
+var builtinFiles = map[string]string{
+	"chat":         "data/chat.json",
+	"code":         "data/code.jsonl",
+	"long-context": "data/long-context.jsonl",
+}
+
+// Builtins returns the names of the embedded sample sets, sorted.
+func Builtins() []string {
+	names := make([]string, 0, len(builtinFiles))
+	for n := range builtinFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LoadBuiltin loads an embedded sample set by name (see Builtins).
+func LoadBuiltin(name string, opt Options) (*RequestSet, error) {
+	file, ok := builtinFiles[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown built-in request set %q (have %s)", name, strings.Join(Builtins(), ", "))
+	}
+	data, err := builtinFS.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("built-in request set %q: %w", name, err)
+	}
+	return parse(data, "builtin:"+name, opt)
+}
+
+// Load reads a dataset file. With Format "auto" (or "") the format is
+// detected from the content.
+func Load(path string, opt Options) (*RequestSet, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("request set: %w", err)
+	}
+	return parse(data, path, opt)
+}
+
+// Parse reads a dataset from r; name is used in errors and as Source.
+func Parse(r io.Reader, name string, opt Options) (*RequestSet, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read: %w", name, err)
+	}
+	return parse(data, name, opt)
+}
+
+func parse(data []byte, name string, opt Options) (*RequestSet, error) {
+	if err := opt.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	recs, err := splitRecords(data, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: no records", name)
+	}
+	format := opt.Format
+	if format == "" || format == FormatAuto {
+		if format, err = detect(recs[0], name); err != nil {
+			return nil, err
+		}
+	}
+	prompts, skipped, err := decodeRecords(format, recs, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(prompts) == 0 {
+		return nil, fmt.Errorf("%s: no usable prompts (%d records skipped)", name, skipped)
+	}
+	opt.Format = format
+	return freeze(prompts, skipped, name, opt)
+}
+
+func (o Options) validate() error {
+	switch o.Format {
+	case "", FormatShareGPT, FormatJSONL, FormatChat, FormatCode, FormatAuto:
+	default:
+		return fmt.Errorf("unknown format %q (want one of %s)", o.Format, strings.Join(Formats, ", "))
+	}
+	switch {
+	case o.Count < 0:
+		return fmt.Errorf("count %d: must be >= 0", o.Count)
+	case o.MaxTokens < 0:
+		return fmt.Errorf("max_tokens %d: must be >= 0", o.MaxTokens)
+	case o.MaxTokensCap < 0:
+		return fmt.Errorf("max_tokens_cap %d: must be >= 0", o.MaxTokensCap)
+	case o.Temperature < 0 || math.IsNaN(o.Temperature) || math.IsInf(o.Temperature, 0):
+		return fmt.Errorf("temperature %v: must be a finite number >= 0", o.Temperature)
+	}
+	return nil
+}
+
+// freeze samples the prompts, resolves max_tokens and hashes the result.
+func freeze(all []Prompt, skipped int, source string, opt Options) (*RequestSet, error) {
+	if !opt.Shuffle {
+		opt.Seed = 0
+	}
+	if opt.MaxTokensCap == 0 {
+		opt.MaxTokensCap = DefaultMaxTokensCap
+	}
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	if opt.Shuffle {
+		shuffle(order, opt.Seed)
+	}
+	n := len(all)
+	if opt.Count > 0 {
+		if opt.Count > n && !opt.Repeat {
+			return nil, fmt.Errorf("%s: asked for %d prompts, the set has %d (set repeat to reuse prompts)", source, opt.Count, n)
+		}
+		n = opt.Count
+	}
+	prompts := make([]Prompt, n)
+	for i := range prompts {
+		p := all[order[i%len(all)]]
+		if round := i / len(all); round > 0 {
+			p.ID += "~" + strconv.Itoa(round+1)
+		}
+		p.MaxTokens = resolveMaxTokens(p, opt)
+		prompts[i] = p
+	}
+	opt.Count = n
+	set := &RequestSet{Source: source, Format: opt.Format, Prompts: prompts, Skipped: skipped, Options: opt}
+	sum := sha256.Sum256(set.Canonical())
+	set.SHA256 = hex.EncodeToString(sum[:])
+	return set, nil
+}
+
+// resolveMaxTokens applies the precedence documented on Options.MaxTokens.
+// opt.MaxTokensCap is already defaulted.
+func resolveMaxTokens(p Prompt, opt Options) int {
+	capTok := opt.MaxTokensCap
+	switch {
+	case opt.MaxTokens > 0:
+		return opt.MaxTokens
+	case p.MaxTokens > 0:
+		return min(p.MaxTokens, capTok)
+	case p.RefOutputChars > 0:
+		lo := min(MinDerivedMaxTokens, capTok)
+		return max(lo, min(p.RefOutputChars/CharsPerToken, capTok))
+	default:
+		return min(DefaultMaxTokens, capTok)
+	}
+}
+
+// shuffle is a Fisher–Yates shuffle driven by PCG, whose output is fully
+// specified, so a seed gives the same order on every Go version.
+func shuffle(a []int, seed int64) {
+	src := rand.NewPCG(uint64(seed), 0x6a6f756c6562656e) // "joulebench"
+	for i := len(a) - 1; i > 0; i-- {
+		// Lemire's multiply-high: uniform enough for sampling prompts.
+		hi, _ := bits.Mul64(src.Uint64(), uint64(i+1))
+		j := int(hi)
+		a[i], a[j] = a[j], a[i]
+	}
+}
