@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// app holds what every command shares: output streams, configuration and
+// the logger. One per process; no globals.
+type app struct {
+	out, errOut io.Writer
+	v           *viper.Viper
+	log         zerolog.Logger
+	root        *cobra.Command
+}
+
+func newApp(out, errOut io.Writer) *app {
+	a := &app{out: out, errOut: errOut, v: viper.New()}
+	root := &cobra.Command{
+		Use:   "joulebench",
+		Short: "GPU energy per output token of LLM inference services, with the method as data",
+		Long: `joulebench measures what an LLM inference service costs per output token:
+GPU energy (steady-state and full-lifecycle J/token, startup and release
+energy), throughput, power, TTFT and TPOT. The procedure and every formula
+are a YAML profile; built-in profiles: benchmark-1.0, benchmark-1.5, asiai.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setup(cmd)
+		},
+	}
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.PersistentFlags().String("config", "", "config file (default: $XDG_CONFIG_HOME/joulebench/config.yaml if present)")
+	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().String("log-format", "console", "log format: console or json")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitInvalid, err) })
+	root.AddCommand(a.runCmd(), a.analyzeCmd(), a.validateCmd(), a.profilesCmd(), a.reportCmd(), a.versionCmd())
+	a.root = root
+	return a
+}
+
+func (a *app) execute(ctx context.Context, args []string) error {
+	a.root.SetArgs(args)
+	err := a.root.ExecuteContext(ctx)
+	if err != nil && !isExitError(err) && isUsageError(err) {
+		return withCode(exitInvalid, err)
+	}
+	return err
+}
+
+func isExitError(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee)
+}
+
+func isUsageError(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "unknown flag") || strings.HasPrefix(msg, "invalid argument")
+}
+
+// setup reads the config file and environment (JOULEBENCH_*) into viper,
+// binds the command's flags, and builds the logger.
+func (a *app) setup(cmd *cobra.Command) error {
+	a.v.SetEnvPrefix("JOULEBENCH")
+	a.v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	a.v.AutomaticEnv()
+	if err := a.v.BindPFlags(cmd.Flags()); err != nil {
+		return fmt.Errorf("bind flags: %w", err)
+	}
+	if cfg := a.v.GetString("config"); cfg != "" {
+		a.v.SetConfigFile(cfg)
+		if err := a.v.ReadInConfig(); err != nil {
+			return invalidf("config file %s: %v", cfg, err)
+		}
+	} else if dir, err := os.UserConfigDir(); err == nil {
+		a.v.AddConfigPath(dir + "/joulebench")
+		a.v.SetConfigName("config")
+		if err := a.v.ReadInConfig(); err != nil {
+			var nf viper.ConfigFileNotFoundError
+			if !errors.As(err, &nf) {
+				return invalidf("config file: %v", err)
+			}
+		}
+	}
+	lvl, err := zerolog.ParseLevel(a.v.GetString("log-level"))
+	if err != nil {
+		return invalidf("--log-level: %v", err)
+	}
+	var w io.Writer = a.errOut
+	switch a.v.GetString("log-format") {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: a.errOut, TimeFormat: "15:04:05", NoColor: true}
+	default:
+		return invalidf("--log-format must be console or json")
+	}
+	a.log = zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+	return nil
+}
+
+// setFlag registers the repeated --set key=value flag.
+func setFlag(fs *pflag.FlagSet) {
+	fs.StringArray("set", nil, "override a profile parameter: --set key=value (repeatable)")
+}
+
+// parseSets turns --set values into a map.
+func parseSets(values []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range values {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, invalidf("--set %q: expected key=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+func (a *app) reportCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "report DIR...",
+		Short: "Render tables of archived runs side by side",
+		Long: `report loads archived runs and renders a summary of each and their metrics
+side by side. Each run is re-evaluated from its raw data with its own
+archived profile (or --profile) so every run is shown by the same method.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format := a.v.GetString("format")
+			if err := report.CheckFormat(format); err != nil {
+				return withCode(exitInvalid, err)
+			}
+			var runs []report.Run
+			for _, dir := range args {
+				run, err := archive.Load(dir)
+				if err != nil {
+					return withCode(exitInvalid, err)
+				}
+				src, name, err := workflow.ProfileForRun(dir, run.Meta)
+				sets := runParamSets(run.Meta)
+				if p := a.v.GetString("profile"); p != "" {
+					src, name, err = workflow.ReadProfile(p)
+					sets = nil
+				}
+				if err != nil {
+					return withCode(exitInvalid, err)
+				}
+				l, err := loadProfile(src, name, sets)
+				if err != nil {
+					return err
+				}
+				res, evalErr := workflow.Evaluate(cmd.Context(), l, run)
+				if res == nil {
+					return withCode(exitInvalid, evalErr)
+				}
+				if evalErr != nil {
+					a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
+				}
+				runs = append(runs, report.Run{Meta: run.Meta, Results: res})
+			}
+			return report.Runs(a.out, runs, format)
+		},
+	}
+	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
+	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
+	return cmd
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			fmt.Fprintf(a.out, "joulebench %s (archive format v%d)\n", version, archive.FormatVersion)
+		},
+	}
+}

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/openai"
+	simengine "github.com/joulebench/joulebench/engines/sim"
+	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/telemetry"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// quickSim is the documented quick parameter set applied when the simulator
+// runs a profile and the user did not set these parameters: the same method
+// with a shorter idle baseline and release hold, so a default run finishes
+// in about a minute. It is printed and recorded in run.json.
+var quickSim = map[string]string{
+	"baseline":         "5s",
+	"release_hold":     "5s",
+	"release_max_wait": "60s",
+	"sample_interval":  "250ms",
+	"request_count":    "600",
+	"max_tokens":       "64",
+	"ignore_eos":       "true",
+}
+
+func (a *app) runCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run PROFILE",
+		Short: "Run a profile's procedure against an engine and archive everything",
+		Long: `run executes a profile's steps (preflight, monitor, baseline, start and verify
+the engine, warm-up, formal requests, release, archive), writes the raw data
+to a new run directory as it arrives, then evaluates the profile and prints
+the results. With no engine flag it uses the built-in simulator (engine and
+GPU), which every output labels SIMULATED.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sets, _ := cmd.Flags().GetStringArray("set")
+			return a.run(cmd.Context(), args[0], sets)
+		},
+	}
+	f := cmd.Flags()
+	f.String("engine", "sim", "engine: sim")
+	f.String("model", "", "model id to request (default: the engine's)")
+	f.String("dataset", "", "request set: a built-in (chat, code, long-context) or a file")
+	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code (default: detect)")
+	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
+	f.String("telemetry", "auto", "power source: auto, sim, none")
+	f.Int64("seed", 1, "seed of the simulator")
+	f.Bool("quick", true, "with the simulator, apply the quick parameter set (shorter baseline and release hold)")
+	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline)")
+	f.Bool("no-progress", false, "do not draw the progress bar")
+	setFlag(f)
+	return cmd
+}
+
+func (a *app) run(ctx context.Context, profile string, sets []string) error {
+	src, name, err := workflow.ReadProfile(profile)
+	if err != nil {
+		return withCode(exitInvalid, err)
+	}
+	engineKind := a.v.GetString("engine")
+	if engineKind != "sim" {
+		return invalidf("--engine %q: this build runs the built-in simulator (sim); real engines are not wired yet", engineKind)
+	}
+	// The quick parameter set for the simulator.
+	user, err := parseSets(sets)
+	if err != nil {
+		return err
+	}
+	var quickApplied []string
+	probe, err := loadProfile(src, name, sets)
+	if err != nil {
+		return err
+	}
+	if a.v.GetBool("quick") {
+		for _, k := range sortedKeys(quickSim) {
+			if _, declared := probe.Params[k]; !declared {
+				continue
+			}
+			if _, set := user[k]; set {
+				continue
+			}
+			sets = append(sets, k+"="+quickSim[k])
+			quickApplied = append(quickApplied, k+"="+quickSim[k])
+		}
+	}
+	l, err := loadProfile(src, name, sets)
+	if err != nil {
+		return err
+	}
+
+	runID := time.Now().UTC().Format("20060102T150405Z") + "-" + l.Profile.Name + "-" + engineKind
+	dir := a.v.GetString("out")
+	if dir == "" {
+		dir = filepath.Join("runs", runID)
+	}
+	seed := a.v.GetInt64("seed")
+	model := a.v.GetString("model")
+
+	simCfg := simengine.DefaultConfig()
+	simCfg.Seed = seed
+	if a.v.GetBool("quick") {
+		// Short requests: keep prefill from stalling decode so that
+		// per-request J/token settles within the quick run.
+		simCfg.PrefillTokPerS *= 20
+	}
+	telCfg := simtel.DefaultConfig()
+	telCfg.Seed = seed
+	switch p := a.v.GetString("sim-preset"); p {
+	case "":
+	case "drift":
+		simCfg.DriftPerRequest = 0.01
+	case "no-release":
+		telCfg.ReleaseOffsetW = telCfg.IdleW * 0.5
+	default:
+		return invalidf("--sim-preset %q: valid presets are drift and no-release", p)
+	}
+	if model != "" {
+		simCfg.Model = model
+	}
+
+	params := map[string]any{}
+	for k, v := range l.Params {
+		params[k] = v
+	}
+	host, _ := os.Hostname()
+	meta := archive.Meta{
+		RunID:      runID,
+		Simulated:  true,
+		Profile:    l.Ref,
+		Parameters: params,
+		Host:       archive.HostInfo{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
+		Software:   map[string]string{"joulebench": version, "go": runtime.Version()},
+		Status:     archive.StatusRunning,
+		Labels:     map[string]string{},
+	}
+	if len(quickApplied) > 0 {
+		meta.Labels["quick_parameters"] = strings.Join(quickApplied, " ")
+	}
+	out, err := archive.Create(dir, meta)
+	if err != nil {
+		return withCode(exitInvalid, err)
+	}
+	defer out.Close()
+	if err := os.WriteFile(filepath.Join(dir, workflow.ProfileFile), l.Source, 0o644); err != nil {
+		return err
+	}
+	logFile, err := os.Create(out.Path(archive.LogFile))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	engineLog, err := os.Create(out.Path(archive.EngineLogFile))
+	if err != nil {
+		return err
+	}
+	defer engineLog.Close()
+	log := zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: a.errOut, TimeFormat: "15:04:05", NoColor: true})).
+		Level(a.log.GetLevel()).With().Timestamp().Str("run", runID).Logger()
+
+	fmt.Fprintf(a.errOut, "joulebench run %s on the SIMULATED engine and GPU (not a measurement of real hardware)\n", l.Profile.Name)
+	if len(quickApplied) > 0 {
+		fmt.Fprintf(a.errOut, "quick parameter set for the simulator (--quick=false for the profile's defaults): %s\n", strings.Join(quickApplied, ", "))
+	}
+
+	clock := workflow.NewClock()
+	simCfg.Log = engineLog
+	eng := simengine.New(simCfg)
+	var src2 telemetry.Source
+	telChoice := a.v.GetString("telemetry")
+	switch telChoice {
+	case "auto", "sim":
+		src2 = simtel.New(telCfg, eng, telemetry.Clock(clock.Now))
+		telChoice = "sim"
+	case "none":
+	default:
+		return invalidf("--telemetry %q: valid here are auto, sim, none", telChoice)
+	}
+	if err := out.UpdateMeta(func(m *archive.Meta) {
+		m.Telemetry = archive.TelemetryInfo{Source: telChoice, Simulated: telChoice == "sim"}
+		m.StartedAt = clock.Now()
+	}); err != nil {
+		return err
+	}
+	deps := &steps.Deps{
+		Engine:        eng,
+		Source:        src2,
+		ClientOptions: []openai.Option{openai.WithClock(clock.Now), openai.WithRecordTokenTimes(true)},
+		Model:         eng.Config().Model, // the simulator serves an id that contains "sim"
+		Expect:        engines.Identity{Model: eng.Config().Model},
+		Chat:          true,
+	}
+	deps.Dataset = a.v.GetString("dataset")
+	deps.DatasetFormat = a.v.GetString("dataset-format")
+	bar := a.progress(deps)
+	rc := &workflow.RunContext{Clock: clock, Out: out, Log: log, Loaded: l, Engine: engineKind, Deps: deps}
+
+	runErr := workflow.Execute(ctx, rc, steps.Runners())
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(a.errOut)
+	}
+	if runErr != nil {
+		status := archive.StatusFailed
+		if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
+			status = archive.StatusInterrupted
+		}
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := deps.StopEngine(stopCtx, rc, 5*time.Second); err != nil {
+			log.Warn().Err(err).Msg("stop engine")
+		}
+		if err := deps.StopSampling(); err != nil {
+			log.Warn().Err(err).Msg("telemetry")
+		}
+		if err := steps.Finish(stopCtx, rc, status, runErr.Error()); err != nil {
+			log.Error().Err(err).Msg("finish archive")
+		}
+		fmt.Fprintf(a.errOut, "run %s: raw data kept in %s\n", status, dir)
+		if status == archive.StatusInterrupted {
+			return withCode(exitInterrupted, runErr)
+		}
+		return withCode(exitFailure, runErr)
+	}
+	run, err := archive.Load(dir)
+	if err != nil {
+		return err
+	}
+	if run.Results == nil {
+		return fmt.Errorf("run %s wrote no results", dir)
+	}
+	if err := report.Results(a.out, report.Run{Meta: run.Meta, Results: run.Results}, report.FormatTable, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "archive: %s\n", dir)
+	return checksOutcome(run.Results)
+}
+
+// progress draws a progress bar of the current stage: requests done/total
+// and the current summed power.
+func (a *app) progress(d *steps.Deps) *progressbar.ProgressBar {
+	if a.v.GetBool("no-progress") {
+		return nil
+	}
+	bar := progressbar.NewOptions(-1,
+		progressbar.OptionSetWriter(a.errOut),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionShowCount(),
+		progressbar.OptionClearOnFinish(),
+	)
+	stage := ""
+	d.Progress = func(p steps.Progress) {
+		if p.Stage != stage {
+			stage = p.Stage
+			bar.ChangeMax(p.Total)
+			if p.Total == 0 {
+				bar.ChangeMax(-1)
+			}
+		}
+		desc := p.Stage
+		if p.HasPower {
+			desc += fmt.Sprintf(" | %.0f W (simulated)", p.PowerW)
+		}
+		if p.Failed > 0 {
+			desc += fmt.Sprintf(" | %d failed", p.Failed)
+		}
+		bar.Describe(desc)
+		if p.Total > 0 {
+			_ = bar.Set(p.Done)
+		} else {
+			_ = bar.Add(0)
+		}
+	}
+	return bar
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/joulebench/joulebench/workflow"
+)
+
+func (a *app) validateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate FILE|NAME",
+		Short: "Parse and compile a profile without running anything",
+		Long: `validate checks a profile the way run and analyze do before they start:
+strict YAML (unknown keys, wrong types), known step kinds and their
+parameters, and every expression compiled against the typed environment
+(unknown names, type errors, dependency cycles). All problems are printed
+as file:line:col: where: what.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, name, err := workflow.ReadProfile(args[0])
+			if err != nil {
+				return withCode(exitInvalid, err)
+			}
+			sets, _ := cmd.Flags().GetStringArray("set")
+			l, err := loadProfile(src, name, sets)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "%s: profile %s is valid: %d parameters, %d steps, %d derived values, %d metrics, %d checks\n",
+				name, l.Profile.Name, len(l.Profile.Parameters), len(l.Steps), len(l.Profile.Derive), len(l.Profile.Metrics), len(l.Profile.Checks))
+			return nil
+		},
+	}
+	setFlag(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,307 @@
+// Package report renders evaluated runs for people (tables, Markdown) and
+// for programs (JSON, CSV).
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// Formats a renderer accepts.
+const (
+	FormatTable    = "table"
+	FormatJSON     = "json"
+	FormatCSV      = "csv"
+	FormatMarkdown = "markdown"
+)
+
+// Formats lists the output formats.
+var Formats = []string{FormatTable, FormatJSON, FormatCSV, FormatMarkdown}
+
+// CheckFormat rejects an unknown format with the valid ones.
+func CheckFormat(f string) error {
+	for _, ok := range Formats {
+		if f == ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown format %q (valid: %s)", f, strings.Join(Formats, ", "))
+}
+
+// SimulatedNote is printed with every output of a simulated run.
+const SimulatedNote = "SIMULATED: engine and GPU are joulebench's simulator; these numbers are not measurements of real hardware."
+
+// Run is one evaluated run to render.
+type Run struct {
+	Meta    archive.Meta
+	Results *archive.Results
+}
+
+// FormatValue renders a result's value for a table cell.
+func FormatValue(r archive.Result) string {
+	if r.Value == nil {
+		if r.Note != "" {
+			return "n/a"
+		}
+		return ""
+	}
+	switch v := r.Value.(type) {
+	case float64:
+		if r.Format != "" {
+			return fmt.Sprintf(r.Format, v)
+		}
+		if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	case int64, int, uint64:
+		return fmt.Sprint(v)
+	case bool:
+		if r.Kind == "check" {
+			if v {
+				return "pass"
+			}
+			return "FAIL"
+		}
+		return strconv.FormatBool(v)
+	case string:
+		return v
+	}
+	b, err := json.Marshal(r.Value)
+	if err != nil {
+		return fmt.Sprint(r.Value)
+	}
+	return string(b)
+}
+
+func noteOf(r archive.Result) string {
+	if r.Kind == "check" {
+		if r.Passed != nil && !*r.Passed {
+			return fmt.Sprintf("[%s] %s", r.Severity, r.Message)
+		}
+		return r.Note
+	}
+	return r.Note
+}
+
+// selected returns the names to show: metrics and checks in profile order
+// (derived values only with all=true).
+func selected(res *archive.Results, all bool) []string {
+	var out []string
+	for _, n := range res.Order {
+		k := res.Values[n].Kind
+		if all || k == "metric" || k == "check" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Results renders one run's results.
+func Results(w io.Writer, run Run, format string, all bool) error {
+	res := run.Results
+	names := selected(res, all)
+	switch format {
+	case FormatJSON:
+		out := make(map[string]archive.Result, len(names))
+		for _, n := range names {
+			out[n] = res.Values[n]
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	case FormatCSV:
+		cw := csv.NewWriter(w)
+		_ = cw.Write([]string{"name", "kind", "value", "unit", "note", "simulated"})
+		for _, n := range names {
+			r := res.Values[n]
+			_ = cw.Write([]string{n, r.Kind, FormatValue(r), r.Unit, noteOf(r), strconv.FormatBool(run.Meta.Simulated)})
+		}
+		cw.Flush()
+		return cw.Error()
+	case FormatTable, FormatMarkdown:
+		header(w, run, format)
+		rows := make([][]string, 0, len(names))
+		for _, n := range names {
+			r := res.Values[n]
+			rows = append(rows, []string{n, FormatValue(r), r.Unit, noteOf(r)})
+		}
+		if err := table(w, format, []string{"metric", "value", "unit", "note"}, rows); err != nil {
+			return err
+		}
+		footer(w, run, format)
+		return nil
+	}
+	return CheckFormat(format)
+}
+
+func header(w io.Writer, run Run, format string) {
+	m := run.Meta
+	title := fmt.Sprintf("run %s · profile %s · engine %s · model %s · status %s", m.RunID, m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model), m.Status)
+	if format == FormatMarkdown {
+		fmt.Fprintf(w, "**%s**\n\n", title)
+		if m.Simulated {
+			fmt.Fprintf(w, "> %s\n\n", SimulatedNote)
+		}
+		return
+	}
+	fmt.Fprintln(w, title)
+	if m.Simulated {
+		fmt.Fprintln(w, SimulatedNote)
+	}
+}
+
+func footer(w io.Writer, run Run, format string) {
+	if run.Results != nil && run.Results.Excluded {
+		if format == FormatMarkdown {
+			fmt.Fprintf(w, "\n**EXCLUDED** from formal results: %s\n", run.Results.ExcludeReason)
+		} else {
+			fmt.Fprintf(w, "EXCLUDED from formal results: %s\n", run.Results.ExcludeReason)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func table(w io.Writer, format string, head []string, rows [][]string) error {
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(72)}
+	if format == FormatMarkdown {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	}
+	t := tablewriter.NewTable(w, opts...)
+	t.Header(head)
+	if err := t.Bulk(rows); err != nil {
+		return fmt.Errorf("render table: %w", err)
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render table: %w", err)
+	}
+	return nil
+}
+
+// Runs renders several archived runs: a summary of each, then their metrics
+// side by side.
+func Runs(w io.Writer, runs []Run, format string) error {
+	switch format {
+	case FormatJSON:
+		type item struct {
+			Dir      string                    `json:"run_id"`
+			Profile  string                    `json:"profile"`
+			Engine   string                    `json:"engine"`
+			Model    string                    `json:"model"`
+			Status   string                    `json:"status"`
+			Sim      bool                      `json:"simulated"`
+			Excluded bool                      `json:"excluded"`
+			Values   map[string]archive.Result `json:"results"`
+		}
+		out := make([]item, 0, len(runs))
+		for _, r := range runs {
+			it := item{Dir: r.Meta.RunID, Profile: r.Meta.Profile.Name, Engine: r.Meta.Engine.Kind, Model: r.Meta.Engine.Model, Status: r.Meta.Status, Sim: r.Meta.Simulated}
+			if r.Results != nil {
+				it.Excluded = r.Results.Excluded
+				it.Values = map[string]archive.Result{}
+				for _, n := range selected(r.Results, false) {
+					it.Values[n] = r.Results.Values[n]
+				}
+			}
+			out = append(out, it)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	case FormatCSV:
+		cw := csv.NewWriter(w)
+		_ = cw.Write([]string{"run_id", "profile", "engine", "model", "status", "simulated", "excluded", "name", "value", "unit", "note"})
+		for _, r := range runs {
+			if r.Results == nil {
+				continue
+			}
+			for _, n := range selected(r.Results, false) {
+				v := r.Results.Values[n]
+				_ = cw.Write([]string{r.Meta.RunID, r.Meta.Profile.Name, r.Meta.Engine.Kind, r.Meta.Engine.Model, r.Meta.Status,
+					strconv.FormatBool(r.Meta.Simulated), strconv.FormatBool(r.Results.Excluded), n, FormatValue(v), v.Unit, noteOf(v)})
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	case FormatTable, FormatMarkdown:
+	default:
+		return CheckFormat(format)
+	}
+	rows := make([][]string, 0, len(runs))
+	anySim := false
+	for _, r := range runs {
+		excluded := "no"
+		if r.Results != nil && r.Results.Excluded {
+			excluded = "yes: " + r.Results.ExcludeReason
+		}
+		sim := "no"
+		if r.Meta.Simulated {
+			sim, anySim = "SIMULATED", true
+		}
+		rows = append(rows, []string{r.Meta.RunID, r.Meta.Profile.Name, orDash(r.Meta.Engine.Kind), orDash(r.Meta.Engine.Model), r.Meta.Status, sim, excluded})
+	}
+	if anySim {
+		if format == FormatMarkdown {
+			fmt.Fprintf(w, "> %s\n\n", SimulatedNote)
+		} else {
+			fmt.Fprintln(w, SimulatedNote)
+		}
+	}
+	if err := table(w, format, []string{"run", "profile", "engine", "model", "status", "simulated", "excluded"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	// Metrics side by side: one row per metric name (first-seen order), one
+	// column per run.
+	var names []string
+	units := map[string]string{}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if r.Results == nil {
+			continue
+		}
+		for _, n := range selected(r.Results, false) {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+				units[n] = r.Results.Values[n].Unit
+			}
+		}
+	}
+	head := []string{"metric", "unit"}
+	for _, r := range runs {
+		head = append(head, r.Meta.RunID)
+	}
+	mrows := make([][]string, 0, len(names))
+	for _, n := range names {
+		row := []string{n, units[n]}
+		for _, r := range runs {
+			cell := ""
+			if r.Results != nil {
+				if v, ok := r.Results.Values[n]; ok {
+					cell = FormatValue(v)
+				}
+			}
+			row = append(row, cell)
+		}
+		mrows = append(mrows, row)
+	}
+	return table(w, format, head, mrows)
+}

@@ -1,0 +1,28 @@
+package steps
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// BaselineConfig is the `with:` of a baseline step: idle power before the
+// engine starts.
+type BaselineConfig struct {
+	Duration workflow.Duration `yaml:"duration"`
+}
+
+// Validate checks the duration.
+func (c *BaselineConfig) Validate() error {
+	if c.Duration.D() <= 0 {
+		return fmt.Errorf("duration must be positive")
+	}
+	return nil
+}
+
+var baselineKind = workflow.StepKind{
+	Name:      "baseline",
+	Doc:       "collect idle power for the given duration (stage baseline)",
+	NewConfig: func() any { return &BaselineConfig{Duration: workflow.Duration(20 * time.Second)} },
+}

@@ -1,0 +1,71 @@
+package steps
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// RequestsConfig is the `with:` of the formal requests step.
+type RequestsConfig struct {
+	// Mode: unlimited (all at once, the spec's formal stage), concurrency
+	// (a fixed number in flight) or poisson (a rate in requests/s).
+	Mode        string  `yaml:"mode"`
+	Concurrency int     `yaml:"concurrency"`
+	Rate        float64 `yaml:"rate"`
+	// Repeat sends each prompt this many times (asiai: runs per prompt).
+	Repeat      int               `yaml:"repeat"`
+	MaxRequests int               `yaml:"max_requests"`
+	MaxDuration workflow.Duration `yaml:"max_duration"`
+	Timeout     workflow.Duration `yaml:"timeout"`
+	// Dataset is a built-in request set (chat, code, long-context) or a
+	// file; --dataset overrides it.
+	Dataset string `yaml:"dataset"`
+	// Count limits the prompts drawn from the dataset (0 = all).
+	Count int `yaml:"count"`
+	// MaxTokens fixes max_tokens (0 = from the dataset's reference length).
+	MaxTokens int `yaml:"max_tokens"`
+	// Temperature, when set, is sent with every request (asiai: 0).
+	Temperature *float64 `yaml:"temperature"`
+	IgnoreEOS   bool     `yaml:"ignore_eos"`
+	Seed        int64    `yaml:"seed"`
+}
+
+// Validate checks the mode and its numbers.
+func (c *RequestsConfig) Validate() error {
+	switch c.Mode {
+	case "unlimited":
+	case "concurrency":
+		if c.Concurrency < 1 {
+			return fmt.Errorf("mode concurrency needs concurrency ≥ 1")
+		}
+	case "poisson":
+		if c.Rate <= 0 {
+			return fmt.Errorf("mode poisson needs rate > 0 (requests/s)")
+		}
+	default:
+		return fmt.Errorf("unknown mode %q (valid: unlimited, concurrency, poisson)", c.Mode)
+	}
+	if c.Repeat < 1 {
+		return fmt.Errorf("repeat must be at least 1")
+	}
+	if c.Count < 0 || c.MaxTokens < 0 {
+		return fmt.Errorf("count and max_tokens must not be negative")
+	}
+	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2) {
+		return fmt.Errorf("temperature must be in [0, 2], got %v", *c.Temperature)
+	}
+	if c.MaxRequests < 0 {
+		return fmt.Errorf("max_requests must not be negative")
+	}
+	return nil
+}
+
+var requestsKind = workflow.StepKind{
+	Name: "requests",
+	Doc:  "send the formal request set (stage formal)",
+	NewConfig: func() any {
+		return &RequestsConfig{Mode: "unlimited", Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(10 * time.Minute), Seed: 1}
+	},
+}

@@ -1,0 +1,62 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/profiles"
+)
+
+// ProfileFile is the copy of the profile a run archive keeps, so that the
+// run can be re-evaluated with exactly the method it was run with.
+const ProfileFile = "profile.yaml"
+
+// ReadProfile resolves a profile argument: an existing file path, or the
+// name of a built-in profile. It returns the YAML and the name to report
+// errors against.
+func ReadProfile(nameOrPath string) ([]byte, string, error) {
+	if st, err := os.Stat(nameOrPath); err == nil && !st.IsDir() {
+		b, err := os.ReadFile(nameOrPath)
+		if err != nil {
+			return nil, "", fmt.Errorf("read profile: %w", err)
+		}
+		return b, nameOrPath, nil
+	}
+	b, err := profiles.Read(nameOrPath)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w; or give the path of a profile file", err)
+	}
+	return b, nameOrPath + ".yaml (built-in)", nil
+}
+
+// ProfileForRun picks the profile to evaluate an archived run with when the
+// user names none: the copy in the archive, else the built-in it names.
+func ProfileForRun(dir string, meta archive.Meta) ([]byte, string, error) {
+	p := filepath.Join(dir, ProfileFile)
+	if b, err := os.ReadFile(p); err == nil {
+		return b, p, nil
+	}
+	if meta.Profile.Name == "" {
+		return nil, "", fmt.Errorf("%s names no profile and has no %s: give --profile", filepath.Join(dir, archive.RunFile), ProfileFile)
+	}
+	return ReadProfile(meta.Profile.Name)
+}
+
+// Evaluate computes a loaded profile's derived values, metrics and checks
+// over an archived run. The results are complete as far as the data allows;
+// the error joins every formula that failed.
+func Evaluate(ctx context.Context, l *Loaded, run *archive.Run) (*archive.Results, error) {
+	data, err := metricdefs.NewData(run)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", run.Dir, err)
+	}
+	res, err := l.Program.Evaluate(ctx, data, l.Params)
+	if res != nil {
+		res.Profile = l.Ref
+	}
+	return res, err
+}

@@ -1,0 +1,135 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// Clock is the run clock: a monotonic clock mapped to Unix time once, at
+// the start of the run, so every timestamp of a run is in one clock and
+// immune to wall-clock steps.
+type Clock struct {
+	base time.Time // carries Go's monotonic reading
+}
+
+// NewClock starts a run clock now.
+func NewClock() *Clock { return &Clock{base: time.Now()} }
+
+// Now returns the current time as Unix seconds.
+func (c *Clock) Now() float64 {
+	el := time.Since(c.base)
+	return float64(c.base.UnixNano())/1e9 + el.Seconds()
+}
+
+// At converts a time.Time taken during the run to run-clock seconds.
+func (c *Clock) At(t time.Time) float64 {
+	return float64(c.base.UnixNano())/1e9 + t.Sub(c.base).Seconds()
+}
+
+// RunContext is what every step shares: the clock, the archive being
+// written, stage marks and the step package's own dependencies.
+type RunContext struct {
+	Clock  *Clock
+	Out    *archive.Writer
+	Log    zerolog.Logger
+	Loaded *Loaded
+	// Engine is the engine kind, for step `when:` conditions.
+	Engine string
+	// Deps holds what the step implementations need (engine, telemetry,
+	// request set...); the steps package defines its type.
+	Deps any
+
+	mu   sync.Mutex
+	open map[string]float64
+}
+
+// StageStart opens a stage at time t.
+func (rc *RunContext) StageStart(name string, t float64) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.open == nil {
+		rc.open = map[string]float64{}
+	}
+	rc.open[name] = t
+}
+
+// StageOpen reports whether a stage is open, and since when.
+func (rc *RunContext) StageOpen(name string) (float64, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	t, ok := rc.open[name]
+	return t, ok
+}
+
+// StageEnd closes an open stage at time t and records it in run.json.
+func (rc *RunContext) StageEnd(name string, t float64) error {
+	rc.mu.Lock()
+	start, ok := rc.open[name]
+	delete(rc.open, name)
+	rc.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("stage %s was never started", name)
+	}
+	return rc.Out.UpdateMeta(func(m *archive.Meta) {
+		m.Stages = append(m.Stages, archive.Stage{Name: name, Start: start, End: t})
+	})
+}
+
+// CloseOpenStages ends every open stage at t (a run that stops early keeps
+// the stages it had).
+func (rc *RunContext) CloseOpenStages(t float64) {
+	rc.mu.Lock()
+	names := make([]string, 0, len(rc.open))
+	for n := range rc.open {
+		names = append(names, n)
+	}
+	rc.mu.Unlock()
+	for _, n := range names {
+		_ = rc.StageEnd(n, t)
+	}
+}
+
+// Event records a named instant in run.json.
+func (rc *RunContext) Event(name string, t float64) error {
+	return rc.Out.UpdateMeta(func(m *archive.Meta) {
+		m.Events = append(m.Events, archive.Event{Name: name, T: t})
+	})
+}
+
+// RunFunc is a step kind's implementation.
+type RunFunc func(ctx context.Context, rc *RunContext, cfg any) error
+
+// Execute runs the profile's steps in order. A step whose `when:` is false
+// is skipped. The first failing step ends the run; its error names the step.
+func Execute(ctx context.Context, rc *RunContext, run map[string]RunFunc) error {
+	for _, st := range rc.Loaded.Steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", st.Label(), err)
+		}
+		if st.When != nil {
+			ok, err := st.When.Eval(rc.Loaded.Params, rc.Engine)
+			if err != nil {
+				return fmt.Errorf("%s: when: %w", st.Label(), err)
+			}
+			if !ok {
+				rc.Log.Info().Str("step", st.Label()).Msg("skipped: when is false")
+				continue
+			}
+		}
+		fn, ok := run[st.Kind]
+		if !ok {
+			return fmt.Errorf("%s: no implementation for step kind %q", st.Label(), st.Kind)
+		}
+		rc.Log.Info().Str("step", st.Label()).Msg("start")
+		if err := fn(ctx, rc, st.Config); err != nil {
+			return fmt.Errorf("%s: %w", st.Label(), err)
+		}
+	}
+	return nil
+}

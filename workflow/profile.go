@@ -1,0 +1,636 @@
+// Package workflow owns the profile: its schema, strict loading with
+// positioned errors, parameter resolution, and (with the executor) running
+// its steps in order.
+package workflow
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/metricdefs"
+)
+
+// Parameter types.
+const (
+	TypeInt      = "int"
+	TypeFloat    = "float"
+	TypeBool     = "bool"
+	TypeString   = "string"
+	TypeDuration = "duration"
+)
+
+// ParamDecl is one declared parameter.
+type ParamDecl struct {
+	Name        string
+	Type        string
+	Default     any // int, float64, bool, string or time.Duration
+	Description string
+	node        *yaml.Node
+}
+
+// paramLong is the long form of a parameter declaration.
+type paramLong struct {
+	Type        string    `yaml:"type"`
+	Default     yaml.Node `yaml:"default"`
+	Description string    `yaml:"description"`
+}
+
+// StepDecl is one step of the procedure.
+type StepDecl struct {
+	Kind string    `yaml:"kind"`
+	Name string    `yaml:"name"`
+	When string    `yaml:"when"`
+	With yaml.Node `yaml:"with"`
+}
+
+// MetricDecl is one metric.
+type MetricDecl struct {
+	Name        string `yaml:"name"`
+	Unit        string `yaml:"unit"`
+	Expr        string `yaml:"expr"`
+	Description string `yaml:"description"`
+	Format      string `yaml:"format"`
+	When        string `yaml:"when"`
+	NA          string `yaml:"na"`
+}
+
+// CheckDecl is one flag/check.
+type CheckDecl struct {
+	Name        string `yaml:"name"`
+	Expr        string `yaml:"expr"`
+	Severity    string `yaml:"severity"`
+	Message     string `yaml:"message"`
+	Detail      string `yaml:"detail"`
+	Description string `yaml:"description"`
+	When        string `yaml:"when"`
+	NA          string `yaml:"na"`
+}
+
+// DeriveDecl is one derived value: `name: expression` or
+// `name: {expr, when, na, unit, description}`.
+type DeriveDecl struct {
+	Name        string `yaml:"-"`
+	Expr        string `yaml:"expr"`
+	When        string `yaml:"when"`
+	NA          string `yaml:"na"`
+	Unit        string `yaml:"unit"`
+	Description string `yaml:"description"`
+}
+
+// Profile is a decoded profile file.
+type Profile struct {
+	Name        string
+	Version     int
+	Description string
+	Spec        string
+	Parameters  []ParamDecl
+	Steps       []StepDecl
+	Derive      []DeriveDecl
+	Metrics     []MetricDecl
+	Checks      []CheckDecl
+}
+
+// Step is a step ready to run: its kind, its decoded configuration and its
+// optional condition.
+type Step struct {
+	Index  int // 1-based position in the profile
+	Kind   string
+	Name   string
+	Config any
+	When   *metricdefs.Condition
+}
+
+// Label is how errors and progress name the step: `step 3 (warmup)`.
+func (s Step) Label() string {
+	if s.Name != "" && s.Name != s.Kind {
+		return fmt.Sprintf("step %d (%s %q)", s.Index, s.Kind, s.Name)
+	}
+	return fmt.Sprintf("step %d (%s)", s.Index, s.Kind)
+}
+
+// Loaded is a profile after parse and compile: nothing left to check
+// before running.
+type Loaded struct {
+	Profile *Profile
+	Ref     archive.ProfileRef
+	Source  []byte
+	// Params holds the resolved value of every parameter (defaults with
+	// --set overrides applied), as expressions see them: durations in
+	// seconds.
+	Params  map[string]any
+	Steps   []Step
+	Program *metricdefs.Program
+}
+
+// Options control loading.
+type Options struct {
+	// Registry of step kinds; nil skips step decoding (analyze needs only
+	// the formulas) but still rejects a profile without steps.
+	Registry *Registry
+	// Overrides are --set key=value pairs.
+	Overrides map[string]string
+}
+
+// LoadFile reads and loads a profile file.
+func LoadFile(path string, opt Options) (*Loaded, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read profile: %w", err)
+	}
+	l, err := Load(b, path, opt)
+	if l != nil {
+		l.Ref.Source = path
+	}
+	return l, err
+}
+
+var topKeys = []string{"name", "version", "description", "spec", "parameters", "steps", "derive", "metrics", "checks"}
+
+// Load parses, validates and compiles a profile. Every problem is returned
+// together as an ErrorList, each with file:line:col.
+func Load(src []byte, file string, opt Options) (*Loaded, error) {
+	d := &decoder{file: file}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, ErrorList{{File: file, Line: yamlErrLine(err), Col: 1, Msg: cleanYAMLError(err)}}
+	}
+	if len(doc.Content) == 0 {
+		return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty profile"}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, ErrorList{{File: file, Line: root.Line, Col: root.Column, Msg: "a profile must be a mapping with name, parameters, steps, derive, metrics and checks"}}
+	}
+	p := &Profile{}
+	nodes := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if _, dup := nodes[k.Value]; dup {
+			d.errorf(k, "", "duplicate key %q", k.Value)
+			continue
+		}
+		nodes[k.Value] = v
+		switch k.Value {
+		case "name":
+			d.value(v, reflectOf(&p.Name), "name")
+		case "version":
+			d.value(v, reflectOf(&p.Version), "version")
+		case "description":
+			d.value(v, reflectOf(&p.Description), "description")
+		case "spec":
+			d.value(v, reflectOf(&p.Spec), "spec")
+		case "parameters", "steps", "derive", "metrics", "checks":
+		default:
+			d.errorf(k, "", "unknown key %q (valid keys: %s)", k.Value, strings.Join(topKeys, ", "))
+		}
+	}
+	if p.Name == "" {
+		d.errorf(root, "name", "a profile needs a name")
+	}
+
+	// Parameters.
+	p.Parameters = d.params(nodes["parameters"])
+	params, values := d.resolveParams(p.Parameters, opt.Overrides)
+
+	// Steps.
+	var steps []Step
+	if n := nodes["steps"]; n == nil || n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.errorf(orRoot(n, root), "steps", "a profile needs a non-empty list of steps")
+	} else {
+		for i, item := range n.Content {
+			where := fmt.Sprintf("steps[%d]", i)
+			var sd StepDecl
+			present := d.strict(item, &sd, where)
+			p.Steps = append(p.Steps, sd)
+			if _, ok := present["kind"]; !ok {
+				d.errorf(item, where, "a step needs a kind")
+				continue
+			}
+			st := Step{Index: i + 1, Kind: sd.Kind, Name: sd.Name}
+			where = fmt.Sprintf("steps[%d] (%s)", i, sd.Kind)
+			if sd.When != "" {
+				c, ce := metricdefs.CompileCondition(params, sd.When)
+				if ce != nil {
+					d.exprError(present["when"], where+".when", ce, src)
+				}
+				st.When = c
+			}
+			if opt.Registry != nil {
+				kind, ok := opt.Registry.Lookup(sd.Kind)
+				if !ok {
+					d.errorf(present["kind"], where, "unknown step kind %q (known kinds: %s)", sd.Kind, strings.Join(opt.Registry.Names(), ", "))
+					continue
+				}
+				cfg := kind.NewConfig()
+				if w := present["with"]; w != nil && !(w.Kind == yaml.ScalarNode && w.Tag == "!!null") {
+					before := len(d.errs)
+					with := d.interpolate(w, values, where+".with")
+					if len(d.errs) > before {
+						continue // the unknown parameter is the error; decoding would only repeat it
+					}
+					d.strict(with, cfg, where+".with")
+				}
+				if v, ok := cfg.(Validator); ok {
+					if err := v.Validate(); err != nil {
+						d.errorf(orRoot(present["with"], item), where+".with", "%s", err)
+					}
+				}
+				st.Config = cfg
+			}
+			steps = append(steps, st)
+		}
+	}
+
+	// Formulas.
+	var defs []metricdefs.Def
+	exprNodes := map[string]map[string]*yaml.Node{} // def name → field → node
+	nameNodes := map[string]*yaml.Node{}
+	if n := nodes["derive"]; n != nil {
+		if n.Kind != yaml.MappingNode {
+			d.errorf(n, "derive", "expected a mapping of name: expression, got a %s", kindName(n))
+		} else {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				where := "derive." + k.Value
+				dd := DeriveDecl{Name: k.Value}
+				present := map[string]*yaml.Node{}
+				switch v.Kind {
+				case yaml.ScalarNode:
+					dd.Expr = v.Value
+					present[metricdefs.FieldExpr] = v
+				case yaml.MappingNode:
+					present = d.strict(v, &dd, where)
+				default:
+					d.errorf(v, where, "expected an expression or a mapping {expr, when, na, unit, description}, got a %s", kindName(v))
+					continue
+				}
+				if dd.Expr == "" {
+					d.errorf(v, where, "a derived value needs an expression")
+					continue
+				}
+				p.Derive = append(p.Derive, dd)
+				defs = append(defs, metricdefs.Def{Name: k.Value, Kind: metricdefs.KindDerived, Expr: dd.Expr, When: dd.When, NA: dd.NA,
+					Unit: dd.Unit, Description: dd.Description})
+				exprNodes[k.Value] = present
+				nameNodes[k.Value] = k
+			}
+		}
+	}
+	if n := nodes["metrics"]; n != nil {
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n, "metrics", "expected a list, got a %s", kindName(n))
+		} else {
+			for i, item := range n.Content {
+				where := fmt.Sprintf("metrics[%d]", i)
+				var m MetricDecl
+				present := d.strict(item, &m, where)
+				if m.Name == "" || m.Expr == "" {
+					d.errorf(item, where, "a metric needs a name and an expr")
+					continue
+				}
+				p.Metrics = append(p.Metrics, m)
+				defs = append(defs, metricdefs.Def{Name: m.Name, Kind: metricdefs.KindMetric, Expr: m.Expr, When: m.When, NA: m.NA,
+					Unit: m.Unit, Description: m.Description, Format: m.Format})
+				exprNodes[m.Name] = present
+				nameNodes[m.Name] = present["name"]
+			}
+		}
+	}
+	if n := nodes["checks"]; n != nil {
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n, "checks", "expected a list, got a %s", kindName(n))
+		} else {
+			for i, item := range n.Content {
+				where := fmt.Sprintf("checks[%d]", i)
+				var c CheckDecl
+				present := d.strict(item, &c, where)
+				if c.Name == "" || c.Expr == "" {
+					d.errorf(item, where, "a check needs a name and an expr")
+					continue
+				}
+				if c.Severity == "" {
+					c.Severity = metricdefs.SeverityWarn
+				}
+				p.Checks = append(p.Checks, c)
+				defs = append(defs, metricdefs.Def{Name: c.Name, Kind: metricdefs.KindCheck, Expr: c.Expr, When: c.When, NA: c.NA,
+					Detail: c.Detail, Severity: c.Severity, Message: c.Message, Description: c.Description})
+				exprNodes[c.Name] = present
+				nameNodes[c.Name] = present["name"]
+			}
+		}
+	}
+	if len(defs) == 0 {
+		d.errorf(root, "metrics", "a profile needs at least one metric")
+	}
+
+	var prog *metricdefs.Program
+	if len(d.errs) == 0 || len(defs) > 0 {
+		var cerrs []*metricdefs.CompileError
+		prog, cerrs = metricdefs.Compile(metricdefs.Spec{Params: params, Defs: defs})
+		for _, ce := range cerrs {
+			where := ce.Def + "." + ce.Field
+			if ce.Field == metricdefs.FieldName {
+				where = ce.Def
+			}
+			node := exprNodes[ce.Def][ce.Field]
+			if node == nil {
+				node = nameNodes[ce.Def]
+			}
+			if node == nil {
+				for _, pd := range p.Parameters {
+					if pd.Name == ce.Def {
+						node = pd.node
+					}
+				}
+			}
+			d.exprError(orRoot(node, root), where, ce, src)
+		}
+	}
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	sum := sha256.Sum256(src)
+	return &Loaded{
+		Profile: p,
+		Ref:     archive.ProfileRef{Name: p.Name, Version: p.Version, SHA256: hex.EncodeToString(sum[:]), Source: file},
+		Source:  src,
+		Params:  values,
+		Steps:   steps,
+		Program: prog,
+	}, nil
+}
+
+func orRoot(n, root *yaml.Node) *yaml.Node {
+	if n != nil {
+		return n
+	}
+	return root
+}
+
+func reflectOf(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
+
+// exprError places an expression error at its line and column in the file.
+// expr reports a 1-based line and a 0-based column within the expression.
+func (d *decoder) exprError(n *yaml.Node, where string, ce *metricdefs.CompileError, src []byte) {
+	line, col := n.Line, n.Column
+	if ce.Line > 0 && n.Kind == yaml.ScalarNode {
+		switch n.Style {
+		case yaml.LiteralStyle, yaml.FoldedStyle:
+			// The block's content starts on the next line; expr's column
+			// counts from the block's indentation.
+			line = n.Line + ce.Line
+			col = indentOf(src, n.Line+1) + 1 + ce.Column
+		case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+			line = n.Line + ce.Line - 1
+			if ce.Line == 1 {
+				col = n.Column + 1 + ce.Column
+			} else {
+				col = indentOf(src, line) + 1 + ce.Column
+			}
+		default:
+			line = n.Line + ce.Line - 1
+			if ce.Line == 1 {
+				col = n.Column + ce.Column
+			} else {
+				col = indentOf(src, line) + 1 + ce.Column
+			}
+		}
+	}
+	d.errs = append(d.errs, &Error{File: d.file, Line: line, Col: col, Where: where, Msg: firstLine(ce.Msg)})
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func indentOf(src []byte, line int) int {
+	lines := strings.Split(string(src), "\n")
+	if line < 1 || line > len(lines) {
+		return 0
+	}
+	l := lines[line-1]
+	return len(l) - len(strings.TrimLeft(l, " \t"))
+}
+
+var yamlErrLineRE = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrLine(err error) int {
+	if m := yamlErrLineRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 1
+}
+
+// params decodes the parameters mapping: `name: value` (type from the
+// value) or `name: {type, default, description}`.
+func (d *decoder) params(n *yaml.Node) []ParamDecl {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "parameters", "expected a mapping of name: default, got a %s", kindName(n))
+		return nil
+	}
+	var out []ParamDecl
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		where := "parameters." + k.Value
+		pd := ParamDecl{Name: k.Value, node: k}
+		valNode := v
+		if v.Kind == yaml.MappingNode {
+			var pl paramLong
+			present := d.strict(v, &pl, where)
+			if present["default"] == nil {
+				d.errorf(v, where, "a parameter needs a default")
+				continue
+			}
+			valNode = present["default"]
+			pd.Type, pd.Description = pl.Type, pl.Description
+		}
+		if valNode.Kind != yaml.ScalarNode {
+			d.errorf(valNode, where, "a parameter's default must be a scalar, got a %s", kindName(valNode))
+			continue
+		}
+		if pd.Type == "" {
+			pd.Type = inferType(valNode)
+		}
+		val, err := parseParam(pd.Type, valNode.Value)
+		if err != nil {
+			d.errorf(valNode, where, "%s", err)
+			continue
+		}
+		pd.Default = val
+		out = append(out, pd)
+	}
+	return out
+}
+
+func inferType(n *yaml.Node) string {
+	switch n.ShortTag() {
+	case "!!int":
+		return TypeInt
+	case "!!float":
+		return TypeFloat
+	case "!!bool":
+		return TypeBool
+	}
+	if _, err := time.ParseDuration(n.Value); err == nil {
+		return TypeDuration
+	}
+	return TypeString
+}
+
+func parseParam(typ, s string) (any, error) {
+	switch typ {
+	case TypeInt:
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", s)
+		}
+		return int(v), nil
+	case TypeFloat:
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return v, nil
+	case TypeBool:
+		v, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a boolean (true or false)", s)
+		}
+		return v, nil
+	case TypeDuration:
+		return parseDuration(s)
+	case TypeString:
+		return s, nil
+	}
+	return nil, fmt.Errorf("unknown parameter type %q (valid: int, float, bool, string, duration)", typ)
+}
+
+// exprValue is what expressions see for a parameter: durations in seconds.
+func exprValue(v any) any {
+	if d, ok := v.(time.Duration); ok {
+		return d.Seconds()
+	}
+	return v
+}
+
+// resolveParams applies --set overrides. It returns the parameters as
+// metricdefs declares them and the resolved values by name.
+func (d *decoder) resolveParams(decls []ParamDecl, overrides map[string]string) ([]metricdefs.Param, map[string]any) {
+	byName := map[string]*ParamDecl{}
+	var names []string
+	for i := range decls {
+		byName[decls[i].Name] = &decls[i]
+		names = append(names, decls[i].Name)
+	}
+	resolved := map[string]any{}
+	raw := map[string]any{}
+	for _, pd := range decls {
+		raw[pd.Name] = pd.Default
+	}
+	for _, k := range sortedKeys(overrides) {
+		pd, ok := byName[k]
+		if !ok {
+			d.errs = append(d.errs, &Error{File: "--set", Where: k, Msg: fmt.Sprintf("unknown parameter %q (this profile has: %s)", k, strings.Join(names, ", "))})
+			continue
+		}
+		v, err := parseParam(pd.Type, overrides[k])
+		if err != nil {
+			d.errs = append(d.errs, &Error{File: "--set", Where: k, Msg: fmt.Sprintf("parameter of type %s: %s", pd.Type, err)})
+			continue
+		}
+		raw[k] = v
+	}
+	params := make([]metricdefs.Param, 0, len(decls))
+	for _, pd := range decls {
+		params = append(params, metricdefs.Param{Name: pd.Name, Value: exprValue(pd.Default)})
+		resolved[pd.Name] = exprValue(raw[pd.Name])
+	}
+	d.rawParams = raw
+	return params, resolved
+}
+
+var interpRE = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// interpolate returns a copy of n with ${param} replaced in every scalar.
+// A scalar that is exactly ${param} takes the parameter's type.
+func (d *decoder) interpolate(n *yaml.Node, values map[string]any, where string) *yaml.Node {
+	c := *n
+	if n.Kind == yaml.ScalarNode {
+		if !strings.Contains(n.Value, "${") {
+			return &c
+		}
+		whole := interpRE.FindStringSubmatch(n.Value)
+		c.Value = interpRE.ReplaceAllStringFunc(n.Value, func(m string) string {
+			name := strings.TrimSpace(m[2 : len(m)-1])
+			v, ok := d.rawParams[name]
+			if !ok {
+				d.errorf(n, where, "unknown parameter %q in %q", name, n.Value)
+				return m
+			}
+			return formatParam(v)
+		})
+		if whole != nil && whole[0] == n.Value {
+			if v, ok := d.rawParams[strings.TrimSpace(whole[1])]; ok {
+				c.Tag = paramTag(v)
+				c.Style = 0
+			}
+		} else {
+			c.Tag = "!!str"
+		}
+		return &c
+	}
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, ch := range n.Content {
+		c.Content[i] = d.interpolate(ch, values, where)
+	}
+	return &c
+}
+
+func formatParam(v any) string {
+	switch x := v.(type) {
+	case time.Duration:
+		return x.String()
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+func paramTag(v any) string {
+	switch v.(type) {
+	case int:
+		return "!!int"
+	case float64:
+		return "!!float"
+	case bool:
+		return "!!bool"
+	}
+	return "!!str"
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
