@@ -411,6 +411,10 @@ func (st *stream) finish(parent, reqCtx context.Context) {
 		rec.DoneAt = st.c.clock()
 	}
 	switch {
+	case st.complete() && rec.FirstTokenAt == 0:
+		// A stream that completes without a single output token has no
+		// generation interval; it is recorded as failed, never as tokens.
+		rec.Error = "empty response: the stream completed without an output token"
 	case st.complete():
 		rec.OK = true
 	case st.errMsg != "":
