@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -55,29 +56,9 @@ func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string, fo
 	if err := report.CheckFormat(format); err != nil {
 		return withCode(exitInvalid, err)
 	}
-	run, err := archive.Load(dir)
-	if err != nil {
-		return withCode(exitInvalid, err)
-	}
-	var src []byte
-	var name string
-	if profile != "" {
-		src, name, err = workflow.ReadProfile(profile)
-	} else {
-		src, name, err = workflow.ProfileForRun(dir, run.Meta)
-		// The run's own profile with the parameters it ran with; --set on top.
-		sets = append(runParamSets(run.Meta), sets...)
-	}
-	if err != nil {
-		return withCode(exitInvalid, err)
-	}
-	l, err := loadProfile(src, name, sets)
+	run, res, evalErr, err := evaluateArchive(cmd.Context(), dir, profile, sets)
 	if err != nil {
 		return err
-	}
-	res, evalErr := workflow.Evaluate(cmd.Context(), l, run)
-	if res == nil {
-		return withCode(exitInvalid, evalErr)
 	}
 	if err := report.Results(a.out, report.Run{Meta: run.Meta, Results: res}, format, all); err != nil {
 		return err
@@ -86,6 +67,37 @@ func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string, fo
 		return withCode(exitEval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
 	}
 	return checksOutcome(res)
+}
+
+// evaluateArchive loads a run archive and evaluates a profile over it: the
+// named profile, or by default the run's own archived profile with the
+// parameters it ran with. sets apply on top. err is a failure to load or
+// start; evalErr joins the formulas that failed on this run's data.
+func evaluateArchive(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, res *archive.Results, evalErr, err error) {
+	run, err = archive.Load(dir)
+	if err != nil {
+		return nil, nil, nil, withCode(exitInvalid, err)
+	}
+	var src []byte
+	var name string
+	if profile != "" {
+		src, name, err = workflow.ReadProfile(profile)
+	} else {
+		src, name, err = workflow.ProfileForRun(dir, run.Meta)
+		sets = append(runParamSets(run.Meta), sets...)
+	}
+	if err != nil {
+		return nil, nil, nil, withCode(exitInvalid, err)
+	}
+	l, err := loadProfile(src, name, sets)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	res, evalErr = workflow.Evaluate(ctx, l, run)
+	if res == nil {
+		return nil, nil, nil, withCode(exitInvalid, evalErr)
+	}
+	return run, res, evalErr, nil
 }
 
 // checksOutcome returns an exit error when a check of severity fail or

@@ -7,7 +7,6 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/report"
-	"github.com/joulebench/joulebench/workflow"
 )
 
 func (a *app) reportCmd() *cobra.Command {
@@ -25,26 +24,9 @@ archived profile (or --profile) so every run is shown by the same method.`,
 			}
 			var runs []report.Run
 			for _, dir := range args {
-				run, err := archive.Load(dir)
-				if err != nil {
-					return withCode(exitInvalid, err)
-				}
-				src, name, err := workflow.ProfileForRun(dir, run.Meta)
-				sets := runParamSets(run.Meta)
-				if p := a.v.GetString("profile"); p != "" {
-					src, name, err = workflow.ReadProfile(p)
-					sets = nil
-				}
-				if err != nil {
-					return withCode(exitInvalid, err)
-				}
-				l, err := loadProfile(src, name, sets)
+				run, res, evalErr, err := evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), nil)
 				if err != nil {
 					return err
-				}
-				res, evalErr := workflow.Evaluate(cmd.Context(), l, run)
-				if res == nil {
-					return withCode(exitInvalid, evalErr)
 				}
 				if evalErr != nil {
 					a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
