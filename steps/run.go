@@ -24,10 +24,10 @@ import (
 type Deps struct {
 	Engine engines.Engine
 	Source telemetry.Source
-	// Client talks to the engine; when nil it is made once the engine is
-	// ready (its URL may only be known then) with ClientOptions.
-	Client        *openai.Client
-	ClientOptions []openai.Option
+	// Client sends the requests; when nil it is made by NewClient once the
+	// engine is ready (its URL may only be known then).
+	Client    loadgen.Doer
+	NewClient func(baseURL string) loadgen.Doer
 	// Model is the model id requested (checked by verify_engine).
 	Model string
 	// Expect holds the identity the run was configured with; empty fields
@@ -252,8 +252,8 @@ func runStartEngine(ctx context.Context, rc *workflow.RunContext, cfg any) error
 	if err := rc.Event("engine_ready", rc.Clock.Now()); err != nil {
 		return err
 	}
-	if d.Client == nil {
-		d.Client = openai.NewClient(d.Engine.BaseURL(), d.ClientOptions...)
+	if d.Client == nil && d.NewClient != nil {
+		d.Client = d.NewClient(d.Engine.BaseURL())
 	}
 	info := d.Engine.Info()
 	return rc.Out.UpdateMeta(func(m *archive.Meta) { m.Engine = info })

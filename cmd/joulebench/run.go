@@ -17,13 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines"
-	"github.com/joulebench/joulebench/engines/openai"
-	simengine "github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
-	"github.com/joulebench/joulebench/telemetry"
-	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -57,15 +52,12 @@ GPU), which every output labels SIMULATED.`,
 		},
 	}
 	f := cmd.Flags()
-	f.String("engine", "sim", "engine: sim")
-	f.String("model", "", "model id to request (default: the engine's)")
+	engineFlags(f)
+	telemetryFlags(f)
 	f.String("dataset", "", "request set: a built-in (chat, code, long-context) or a file")
 	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code (default: detect)")
 	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
-	f.String("telemetry", "auto", "power source: auto, sim, none")
-	f.Int64("seed", 1, "seed of the simulator")
 	f.Bool("quick", true, "with the simulator, apply the quick parameter set (shorter baseline and release hold)")
-	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline)")
 	f.Bool("no-progress", false, "do not draw the progress bar")
 	setFlag(f)
 	return cmd
@@ -77,9 +69,7 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 		return withCode(exitInvalid, err)
 	}
 	engineKind := a.v.GetString("engine")
-	if engineKind != "sim" {
-		return invalidf("--engine %q: this build runs the built-in simulator (sim); real engines are not wired yet", engineKind)
-	}
+	simulated := engineKind == "sim"
 	// The quick parameter set for the simulator.
 	user, err := parseSets(sets)
 	if err != nil {
@@ -90,7 +80,8 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 	if err != nil {
 		return err
 	}
-	if a.v.GetBool("quick") {
+	quick := simulated && a.v.GetBool("quick")
+	if quick {
 		for _, k := range sortedKeys(quickSim) {
 			if _, declared := probe.Params[k]; !declared {
 				continue
@@ -112,31 +103,6 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 	if dir == "" {
 		dir = filepath.Join("runs", runID)
 	}
-	seed := a.v.GetInt64("seed")
-	model := a.v.GetString("model")
-
-	simCfg := simengine.DefaultConfig()
-	simCfg.Seed = seed
-	if a.v.GetBool("quick") {
-		// Short requests: keep prefill from stalling decode so that
-		// per-request J/token settles within the quick run.
-		simCfg.PrefillTokPerS *= 20
-	}
-	telCfg := simtel.DefaultConfig()
-	telCfg.Seed = seed
-	switch p := a.v.GetString("sim-preset"); p {
-	case "":
-	case "drift":
-		simCfg.DriftPerRequest = 0.01
-	case "no-release":
-		telCfg.ReleaseOffsetW = telCfg.IdleW * 0.5
-	default:
-		return invalidf("--sim-preset %q: valid presets are drift and no-release", p)
-	}
-	if model != "" {
-		simCfg.Model = model
-	}
-
 	params := map[string]any{}
 	for k, v := range l.Params {
 		params[k] = v
@@ -144,7 +110,7 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 	host, _ := os.Hostname()
 	meta := archive.Meta{
 		RunID:      runID,
-		Simulated:  true,
+		Simulated:  simulated,
 		Profile:    l.Ref,
 		Parameters: params,
 		Host:       archive.HostInfo{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
@@ -176,37 +142,39 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 	log := zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: a.errOut, TimeFormat: "15:04:05", NoColor: true})).
 		Level(a.log.GetLevel()).With().Timestamp().Str("run", runID).Logger()
 
-	fmt.Fprintf(a.errOut, "joulebench run %s on the SIMULATED engine and GPU (not a measurement of real hardware)\n", l.Profile.Name)
+	if simulated {
+		fmt.Fprintf(a.errOut, "joulebench run %s on the SIMULATED engine and GPU (not a measurement of real hardware)\n", l.Profile.Name)
+	}
 	if len(quickApplied) > 0 {
 		fmt.Fprintf(a.errOut, "quick parameter set for the simulator (--quick=false for the profile's defaults): %s\n", strings.Join(quickApplied, ", "))
 	}
 
 	clock := workflow.NewClock()
-	simCfg.Log = engineLog
-	eng := simengine.New(simCfg)
-	var src2 telemetry.Source
-	telChoice := a.v.GetString("telemetry")
-	switch telChoice {
-	case "auto", "sim":
-		src2 = simtel.New(telCfg, eng, telemetry.Clock(clock.Now))
-		telChoice = "sim"
-	case "none":
-	default:
-		return invalidf("--telemetry %q: valid here are auto, sim, none", telChoice)
+	es, err := a.setupEngine(engineEnv{RunDir: dir, EngineLog: engineLog, Clock: clock, Quick: quick})
+	if err != nil {
+		_ = steps.Finish(ctx, &workflow.RunContext{Clock: clock, Out: out, Loaded: l}, archive.StatusFailed, err.Error())
+		return err
+	}
+	source, telInfo, err := a.setupTelemetry(es, clock)
+	if err != nil {
+		_ = steps.Finish(ctx, &workflow.RunContext{Clock: clock, Out: out, Loaded: l}, archive.StatusFailed, err.Error())
+		return err
 	}
 	if err := out.UpdateMeta(func(m *archive.Meta) {
-		m.Telemetry = archive.TelemetryInfo{Source: telChoice, Simulated: telChoice == "sim"}
+		m.Telemetry = telInfo
+		m.Simulated = es.Simulated || telInfo.Simulated
+		m.Engine = es.Engine.Info()
 		m.StartedAt = clock.Now()
 	}); err != nil {
 		return err
 	}
 	deps := &steps.Deps{
-		Engine:        eng,
-		Source:        src2,
-		ClientOptions: []openai.Option{openai.WithClock(clock.Now), openai.WithRecordTokenTimes(true)},
-		Model:         eng.Config().Model, // the simulator serves an id that contains "sim"
-		Expect:        engines.Identity{Model: eng.Config().Model},
-		Chat:          true,
+		Engine:    es.Engine,
+		Source:    source,
+		NewClient: es.NewClient,
+		Model:     es.Model,
+		Expect:    es.Expect,
+		Chat:      es.Chat,
 	}
 	deps.Dataset = a.v.GetString("dataset")
 	deps.DatasetFormat = a.v.GetString("dataset-format")
