@@ -1,6 +1,7 @@
 package metricdefs
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -23,23 +24,25 @@ type Attribution struct {
 // Attribute splits GPU energy among requests by generation interval
 // [FirstTokenAt, DoneAt] (DESIGN.md, "Attribution").
 //
-// Time is cut at every interval boundary of the requests that generate; in
+// Time is cut at every boundary where a request's token rate changes; in
 // each piece, the piece's energy (Energy(piece, method)) is split among the
 // requests generating in it in proportion to the output tokens each produced
-// in it. A request's tokens are placed in time by its TokenTimes when it has
-// them: chunk k carries TokenCounts[k] tokens (1 when TokenCounts is absent),
-// scaled so that the request's total is OutputTokens, and belongs to the
-// piece [start, end) that contains its time, clamped into the request's own
-// interval (so the first chunk, at FirstTokenAt, falls in the first piece and
-// the last, at DoneAt, in the last). Without TokenTimes, or when every chunk
-// count is 0, the tokens are spread uniformly over the interval. A piece in
-// which nobody generates stays unattributed. A piece in which requests
-// generate but none of them has a token in it (only requests with
-// TokenTimes, none with a chunk in the piece: common when many requests
-// overlap and pieces are shorter than the gap between chunks) is split in
-// proportion to their mean token rates, OutputTokens / interval length, as
-// if their tokens were uniform; so the energy of every piece in which someone
-// generates is attributed in full.
+// in it. How a request's tokens lie in time:
+//   - with TokenTimes: each chunk's tokens were generated uniformly over the
+//     time since the previous chunk arrived (the first chunk, at
+//     FirstTokenAt, since the start of the interval); chunk k carries
+//     TokenCounts[k] tokens (1 when TokenCounts is absent), scaled so that
+//     the request's total is OutputTokens. Chunk times are clamped into the
+//     interval and taken in time order; a chunk with no time since the
+//     previous one adds its tokens to the next chunk that has some (to the
+//     last one that has some when none follows). At most maxSegments
+//     consecutive groups of chunks are kept per request, so a very long
+//     stream costs no more than maxSegments uniform pieces;
+//   - without TokenTimes (or when no chunk has time since the previous one,
+//     or every count is 0): uniformly over the whole interval.
+//
+// Between its last chunk and DoneAt a request generates nothing. A piece in
+// which nobody generates stays unattributed.
 //
 // Requests that get no energy (EnergyJ 0, JPerToken 0):
 //   - !OK: Tokens 0 (failed requests never count as tokens);
@@ -51,15 +54,21 @@ type Attribution struct {
 // A successful request with tokens is an error when its times are NaN or
 // infinite, when DoneAt < FirstTokenAt, when its interval is outside the
 // power samples, or when its TokenCounts do not match its TokenTimes. The
-// result is in the order of reqs. O((n + chunks) log n + samples).
+// result is in the order of reqs. O(s log s + samples) for s segments
+// (at most maxSegments per request).
 func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribution, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)
 	}
 	out := make([]Attribution, len(reqs))
+	type genSeg struct {
+		segment
+		pos    int // request index
+		fi, di int // bounds[fi] = a, bounds[di] = b
+	}
 	gens := make([]genReq, 0, len(reqs))
-	nChunks := 0
+	nSegs := 0
 	for i, r := range reqs {
 		if r == nil {
 			return nil, fmt.Errorf("attribute: request %d is nil", i)
@@ -70,24 +79,29 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 			return nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
 		}
 		out[i].Tokens = sh.tokens
-		if sh.kind == shapeGen {
-			gens = append(gens, genReq{pos: i, tokenShape: sh})
-			if sh.chunked {
-				nChunks += len(r.TokenTimes)
-			}
+		if sh.kind != shapeGen {
+			continue
+		}
+		gens = append(gens, genReq{pos: i, tokenShape: sh})
+		nSegs += len(sh.segments)
+	}
+	segs := make([]genSeg, 0, nSegs)
+	for _, g := range gens {
+		for _, sg := range g.segments {
+			segs = append(segs, genSeg{segment: sg, pos: g.pos})
 		}
 	}
-	if len(gens) == 0 {
+	if len(segs) == 0 {
 		return out, nil
 	}
 	if err := p.checkGenRange(reqs, gens); err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)
 	}
 
-	// Pieces: the sorted distinct interval boundaries.
-	bounds := make([]float64, 0, 2*len(gens))
-	for _, g := range gens {
-		bounds = append(bounds, g.first, g.done)
+	// Pieces: the sorted distinct segment boundaries.
+	bounds := make([]float64, 0, 2*len(segs))
+	for _, g := range segs {
+		bounds = append(bounds, g.a, g.b)
 	}
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
@@ -97,97 +111,44 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 		return nil, fmt.Errorf("attribute: %w", err)
 	}
 
-	// Tokens per piece: uniform requests contribute rate×length (a sweep
-	// over rate changes), chunked ones their chunks.
-	rateDiff := make([]float64, nPieces+1) // uniform requests
+	// Total token rate per piece, by a sweep over rate changes.
+	rateDiff := make([]float64, nPieces+1)
 	cntDiff := make([]int32, nPieces+1)
-	crateDiff := make([]float64, nPieces+1) // chunked requests (fallback)
-	ccntDiff := make([]int32, nPieces+1)
-	chunkTok := make([]float64, nPieces)
-	chunkPiece := make([]int32, 0, nChunks)
-	for gi := range gens {
-		g := &gens[gi]
-		g.fi = sort.SearchFloat64s(bounds, g.first)
-		g.di = g.fi + sort.SearchFloat64s(bounds[g.fi:], g.done)
-		g.rate = g.tokens / (g.done - g.first)
-		if !g.chunked {
-			rateDiff[g.fi] += g.rate
-			rateDiff[g.di] -= g.rate
-			cntDiff[g.fi]++
-			cntDiff[g.di]--
-			continue
+	for k := range segs {
+		g := &segs[k]
+		if k > 0 && segs[k-1].pos == g.pos && segs[k-1].b == g.a {
+			g.fi = segs[k-1].di // a request's segments follow each other
+		} else {
+			g.fi = sort.SearchFloat64s(bounds, g.a)
 		}
-		crateDiff[g.fi] += g.rate
-		crateDiff[g.di] -= g.rate
-		ccntDiff[g.fi]++
-		ccntDiff[g.di]--
-		r := reqs[g.pos]
-		g.chunk0 = len(chunkPiece)
-		m := g.fi
-		for k, t := range r.TokenTimes {
-			// piece [bounds[m], bounds[m+1]) holding t, clamped to [fi, di-1];
-			// galloping on from the previous chunk's piece when the times
-			// are in order (the usual case), else a binary search
-			if t >= bounds[m] {
-				m = pieceFrom(bounds, m, g.di, t)
-			} else {
-				m = pieceOf(bounds, g.fi, g.di, t)
-			}
-			chunkTok[m] += g.chunkWeight(r, k)
-			chunkPiece = append(chunkPiece, int32(m))
-		}
+		g.di = gallop(bounds, g.fi, g.b)
+		rateDiff[g.fi] += g.rate()
+		rateDiff[g.di] -= g.rate()
+		cntDiff[g.fi]++
+		cntDiff[g.di]--
 	}
-
-	// perTok[m] = energy per token in piece m; cumPerRate[m] = Σ_{j<m}
-	// E_j·len_j / T_j, so that a uniform request of rate r over pieces
-	// [fi, di) gets r·(cumPerRate[di] - cumPerRate[fi]). cumFallback is the
-	// same over the pieces without tokens, for the chunked requests' rates.
-	perTok := make([]float64, nPieces)
-	cumPerRate := make([]float64, nPieces+1)
-	cumFallback := make([]float64, nPieces+1)
-	rate, crate := 0.0, 0.0
-	active, cactive := int32(0), int32(0)
+	// cum[m] = Σ_{j<m} E_j / R_j (R_j the total token rate in piece j), so
+	// a segment of rate r over pieces [fi, di) gets r·(cum[di] - cum[fi]).
+	cum := make([]float64, nPieces+1)
+	rate := 0.0
+	active := int32(0)
 	for m := range nPieces {
 		rate += rateDiff[m]
 		active += cntDiff[m]
 		if active == 0 {
 			rate = 0 // drop rounding residue left by the subtractions
 		}
-		crate += crateDiff[m]
-		cactive += ccntDiff[m]
-		if cactive == 0 {
-			crate = 0
+		inc := 0.0
+		if active > 0 && rate > 0 {
+			inc = energy[m] / rate
 		}
-		length := bounds[m+1] - bounds[m]
-		total := rate*length + chunkTok[m]
-		inc, fb := 0.0, 0.0
-		switch {
-		case total > 0:
-			perTok[m] = energy[m] / total
-			if active > 0 {
-				if d := rate + chunkTok[m]/length; d > 0 {
-					inc = energy[m] / d
-				}
-			}
-		case cactive > 0 && crate > 0:
-			fb = energy[m] / crate
-		}
-		cumPerRate[m+1] = cumPerRate[m] + inc
-		cumFallback[m+1] = cumFallback[m] + fb
+		cum[m+1] = cum[m] + inc
 	}
-
+	for _, g := range segs {
+		out[g.pos].EnergyJ += g.rate() * (cum[g.di] - cum[g.fi])
+	}
 	for _, g := range gens {
-		var e float64
-		if !g.chunked {
-			e = g.rate * (cumPerRate[g.di] - cumPerRate[g.fi])
-		} else {
-			r := reqs[g.pos]
-			for k := range r.TokenTimes {
-				e += g.chunkWeight(r, k) * perTok[chunkPiece[g.chunk0+k]]
-			}
-			e += g.rate * (cumFallback[g.di] - cumFallback[g.fi])
-		}
-		e = max(0, e)
+		e := max(0, out[g.pos].EnergyJ)
 		if math.IsNaN(e) || math.IsInf(e, 0) {
 			return nil, fmt.Errorf("attribute: request %q: attributed energy is %v", reqs[g.pos].ID, e)
 		}
@@ -197,33 +158,16 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 	return out, nil
 }
 
-// pieceOf returns the m in [fi, di-1] with bounds[m] ≤ t < bounds[m+1],
-// clamped: fi for t < bounds[fi], di-1 for t ≥ bounds[di-1].
-func pieceOf(bounds []float64, fi, di int, t float64) int {
-	lo, hi := fi, di-1 // answer in [lo, hi]
-	for lo < hi {
-		mid := int(uint(lo+hi+1) >> 1)
-		if bounds[mid] <= t {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
+// gallop returns the index of x in bounds (sorted, x present), searching
+// forward from `from` (bounds[from] ≤ x) in O(log(result - from)).
+func gallop(bounds []float64, from int, x float64) int {
+	lo, step := from, 1
+	for lo+step < len(bounds) && bounds[lo+step] <= x {
+		lo += step
+		step *= 2
 	}
-	return lo
-}
-
-// pieceFrom is pieceOf for bounds[from] ≤ t, from in [fi, di-1]: it
-// gallops forward from `from`, in O(log(result - from)).
-func pieceFrom(bounds []float64, from, di int, t float64) int {
-	last := di - 1
-	lo, step := from, 1 // bounds[lo] ≤ t
-	for {
-		next := lo + step
-		if next > last || bounds[next] > t {
-			return pieceOf(bounds, lo, min(next, last+1), t)
-		}
-		lo, step = next, step*2
-	}
+	hi := min(lo+step, len(bounds))
+	return lo + sort.SearchFloat64s(bounds[lo:hi], x)
 }
 
 // checkGenRange reports the first generation interval not covered by every
@@ -250,35 +194,32 @@ const (
 	shapeGen            // tokens over a generation interval of positive length
 )
 
+// maxSegments bounds the uniform segments a chunked request is cut into.
+const maxSegments = 16
+
+// segment is a stretch [a, b] (a < b) over which a request generated tokens
+// at a constant rate.
+type segment struct {
+	a, b   float64
+	tokens float64
+}
+
+func (s segment) rate() float64 { return s.tokens / (s.b - s.a) }
+
 // tokenShape says how a request's output tokens lie in time.
 type tokenShape struct {
 	kind        int
 	first, done float64
 	tokens      float64 // output tokens counted (0 for a failed request)
-	chunked     bool    // tokens placed by TokenTimes
-	scale       float64 // tokens per unit of chunk weight when chunked
+	// segments cover the generation (shapeGen only): one over the whole
+	// interval when uniform, else one per chunk group.
+	segments []segment
 }
 
 // genReq is a request with a generation interval, during attribution.
 type genReq struct {
 	tokenShape
-	pos    int     // index in the caller's slice
-	fi, di int     // bounds[fi] = first, bounds[di] = done
-	rate   float64 // mean tokens/s over the interval
-	chunk0 int     // offset of its chunks in chunkPiece
-}
-
-// chunkWeight is the number of tokens chunk k stands for.
-func (s *tokenShape) chunkWeight(r *archive.Request, k int) float64 {
-	if r.TokenCounts != nil {
-		return float64(r.TokenCounts[k]) * s.scale
-	}
-	return s.scale
-}
-
-// chunkTime is chunk k's time clamped into the generation interval.
-func (s *tokenShape) chunkTime(r *archive.Request, k int) float64 {
-	return min(max(r.TokenTimes[k], s.first), s.done)
+	pos int // index in the caller's slice
 }
 
 // shapeOf validates a request and classifies it for attribution.
@@ -306,12 +247,17 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	} else {
 		sh.kind = shapeGen
 	}
+	if sh.kind == shapeGen {
+		sh.segments = []segment{{a: sh.first, b: sh.done, tokens: sh.tokens}}
+	}
 	if len(r.TokenTimes) == 0 {
 		return sh, nil
 	}
 	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
 		return tokenShape{}, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
 	}
+	type chunk struct{ t, w float64 }
+	chunks := make([]chunk, len(r.TokenTimes))
 	sum := 0.0
 	for k, t := range r.TokenTimes {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
@@ -324,46 +270,61 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 			}
 			w = float64(r.TokenCounts[k])
 		}
+		chunks[k] = chunk{min(max(t, sh.first), sh.done), w}
 		sum += w
 	}
-	if sum > 0 {
-		sh.chunked = true
-		sh.scale = sh.tokens / sum
+	if sh.kind != shapeGen || sum == 0 {
+		return sh, nil
 	}
+	slices.SortStableFunc(chunks, func(x, y chunk) int { return cmp.Compare(x.t, y.t) })
+	// Group consecutive chunks so that at most maxSegments remain.
+	per := (len(chunks) + maxSegments - 1) / maxSegments
+	var segs []segment
+	prev, carry := sh.first, 0.0
+	scale := sh.tokens / sum
+	for k := 0; k < len(chunks); k += per {
+		end := min(k+per, len(chunks))
+		for _, c := range chunks[k:end] {
+			carry += c.w * scale
+		}
+		t := chunks[end-1].t
+		if t > prev && carry > 0 {
+			segs = append(segs, segment{a: prev, b: t, tokens: carry})
+			prev, carry = t, 0
+		}
+	}
+	if len(segs) == 0 {
+		return sh, nil // no chunk has time since the previous one: uniform
+	}
+	segs[len(segs)-1].tokens += carry
+	sh.segments = segs
 	return sh, nil
 }
 
 // tokensIn returns how many of a request's output tokens were generated in
-// [a, b] (closed): chunk weights by (clamped) chunk time when chunked, else
-// the uniform share of the interval that lies in [a, b]; a request without
-// interval length counts whole when its time is in [a, b].
-func (s *tokenShape) tokensIn(r *archive.Request, a, b float64) float64 {
-	switch {
-	case s.kind == shapeNone:
+// [a, b] (closed), pro rata over its segments; a request without interval
+// length counts whole when its time is in [a, b].
+func (s *tokenShape) tokensIn(a, b float64) float64 {
+	switch s.kind {
+	case shapeNone:
 		return 0
-	case s.chunked:
-		if s.done < a || s.first > b {
-			return 0
-		}
-		tok := 0.0
-		for k := range r.TokenTimes {
-			if t := s.chunkTime(r, k); t >= a && t <= b {
-				tok += s.chunkWeight(r, k)
-			}
-		}
-		return tok
-	case s.kind == shapeZeroLen:
+	case shapeZeroLen:
 		if s.first >= a && s.first <= b {
 			return s.tokens
 		}
 		return 0
 	}
-	lo, hi := max(s.first, a), min(s.done, b)
-	if hi <= lo {
-		return 0
+	tok := 0.0
+	for _, sg := range s.segments {
+		lo, hi := max(sg.a, a), min(sg.b, b)
+		if hi <= lo {
+			continue
+		}
+		if lo == sg.a && hi == sg.b {
+			tok += sg.tokens
+		} else {
+			tok += sg.tokens * (hi - lo) / (sg.b - sg.a)
+		}
 	}
-	if lo == s.first && hi == s.done {
-		return s.tokens
-	}
-	return s.tokens * (hi - lo) / (s.done - s.first)
+	return tok
 }

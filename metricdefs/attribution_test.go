@@ -79,26 +79,32 @@ func TestAttributeTokenTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Boundaries 0, 1, 2, 4, 5, 6: pieces p0 [0,1), p1 [1,2), p2 [2,4), p3 [4,5), p4 [5,6].
-	// A chunks: t=0 → p0, t=1 → p1, t=2 → p2, t=4 → p3 clamped to A's last piece p2.
-	//   A: p0 1, p1 1, p2 2.
-	// B chunks (2 tokens each): t=2 → p2, t=3 → p2, t=6.5 → clamped to B's last piece p4.
-	//   B: p2 4, p4 2.
-	// C uniform 2 tok/s over [1,5]: p1 2, p2 4, p3 2.
-	// Energies: p0 100, p1 100, p2 200, p3 100, p4 100.
-	//   p0: A 1                    → A 100
-	//   p1: A 1, C 2 (3)           → A 100/3, C 200/3
-	//   p2: A 2, B 4, C 4 (10)     → A 40, B 80, C 80
-	//   p3: C 2                    → C 100
-	//   p4: B 2                    → B 100
-	// A = 100 + 100/3 + 40 = 520/3, J/token 520/3/4 = 130/3
-	// B = 80 + 100 = 180, J/token 180/6 = 30
-	// C = 200/3 + 80 + 100 = 740/3, J/token 740/3/8 = 185/6
-	// sum 520/3 + 540/3 + 740/3 = 600 = 100 W · 6 s
+	// Each chunk's tokens were generated since the previous chunk (the
+	// first since the interval start); a chunk with no time since the
+	// previous one carries its tokens to the next.
+	// A [0,4], 1 token per chunk at 0, 1, 2, 4:
+	//   chunk t=0 has no time → carried; [0,1] 2 tokens (2/s), [1,2] 1 (1/s), [2,4] 1 (0.5/s).
+	// B [2,6], chunks at 2, 3, 6.5 → 6, each 1 scaled ×2 = 2 tokens:
+	//   t=2 carried; [2,3] 4 tokens (4/s), [3,6] 2 tokens (2/3 /s).
+	// C [1,5] uniform 8 tokens: 2/s.
+	// Pieces at 100 W (100 J each), split by token rate:
+	//   [0,1]: A 2                     → A 100
+	//   [1,2]: A 1, C 2 (3)            → A 100/3, C 200/3
+	//   [2,3]: A 0.5, B 4, C 2 (6.5)   → A 100/13, B 800/13, C 400/13
+	//   [3,4]: A 0.5, B 2/3, C 2 (19/6) → A 300/19, B 400/19, C 1200/19
+	//   [4,5]: B 2/3, C 2 (8/3)        → B 25, C 75
+	//   [5,6]: B alone                 → B 100
+	// A = 100 + 100/3 + 100/13 + 300/19
+	// B = 800/13 + 400/19 + 125
+	// C = 200/3 + 400/13 + 1200/19 + 75
+	// sum = 600 = 100 W · 6 s
+	ea := 100 + 100.0/3 + 100.0/13 + 300.0/19
+	eb := 800.0/13 + 400.0/19 + 125
+	ec := 200.0/3 + 400.0/13 + 1200.0/19 + 75
 	checkAttr(t, got, []Attribution{
-		{"A", 520.0 / 3, 4, 130.0 / 3},
-		{"B", 180, 6, 30},
-		{"C", 740.0 / 3, 8, 185.0 / 6},
+		{"A", ea, 4, ea / 4},
+		{"B", eb, 6, eb / 6},
+		{"C", ec, 8, ec / 8},
 	})
 
 	// All chunk counts 0: the request falls back to uniform. With B alone
@@ -116,23 +122,23 @@ func TestAttributeTokenTimes(t *testing.T) {
 	checkAttr(t, got, []Attribution{{"B0", 1600.0 / 7, 6, 1600.0 / 42}, {"C", 1900.0 / 7, 8, 1900.0 / 56}})
 }
 
-func TestAttributeChunkFreePieceSplitByRate(t *testing.T) {
+func TestAttributeTokensSincePreviousChunk(t *testing.T) {
 	pd := flat100(t)
 	p := req("P", 0, 4, 4)
-	p.TokenTimes = []float64{0.5, 1} // 2 tokens each, both in [0,2)
+	p.TokenTimes = []float64{0.5, 1} // 2 tokens each
 	q := req("Q", 2, 6, 6)
-	q.TokenTimes = []float64{5, 6} // 3 tokens each, both in [4,6]
+	q.TokenTimes = []float64{5, 6} // 3 tokens each
 	got, err := pd.Attribute([]*archive.Request{p, q}, "trapz")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Pieces [0,2) [2,4) [4,6], 200 J each.
-	//   [0,2): P 4 tokens → P 200
-	//   [2,4): both generate, no chunk of either → by mean rates:
-	//          P 4/4 = 1 tok/s, Q 6/4 = 1.5 tok/s → P 200·1/2.5 = 80, Q 120
-	//   [4,6]: Q 6 tokens → Q 200
-	// P = 280 (70 J/token), Q = 320 (320/6 = 160/3 J/token); sum 600.
-	checkAttr(t, got, []Attribution{{"P", 280, 4, 70}, {"Q", 320, 6, 160.0 / 3}})
+	// P: [0,0.5] 2 tokens, [0.5,1] 2 tokens, nothing on [1,4].
+	// Q: [2,5] 3 tokens, [5,6] 3 tokens.
+	//   [0,1] 100 J: P alone → P 100
+	//   [1,2] 100 J: nobody generates → unattributed
+	//   [2,6] 400 J: Q alone → Q 400
+	// P = 100 (25 J/token), Q = 400 (400/6 = 200/3 J/token).
+	checkAttr(t, got, []Attribution{{"P", 100, 4, 25}, {"Q", 400, 6, 200.0 / 3}})
 }
 
 func TestAttributeNobodyGeneratingStaysUnattributed(t *testing.T) {
@@ -186,88 +192,87 @@ func TestAttributeErrors(t *testing.T) {
 	}
 }
 
+// bruteSegments cuts a request's generation into uniform segments by the
+// rule in Attribute's comment, written out directly.
+func bruteSegments(r *archive.Request) [][3]float64 {
+	whole := [][3]float64{{r.FirstTokenAt, r.DoneAt, float64(r.OutputTokens)}}
+	sum := 0.0
+	type ch struct{ t, w float64 }
+	var cs []ch
+	for j, ct := range r.TokenTimes {
+		w := 1.0
+		if r.TokenCounts != nil {
+			w = float64(r.TokenCounts[j])
+		}
+		cs = append(cs, ch{math.Min(math.Max(ct, r.FirstTokenAt), r.DoneAt), w})
+		sum += w
+	}
+	if len(cs) == 0 || sum == 0 {
+		return whole
+	}
+	for i := 1; i < len(cs); i++ { // stable insertion sort by time
+		for j := i; j > 0 && cs[j].t < cs[j-1].t; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+	// groups of ⌈K/maxSegments⌉ consecutive chunks end at their last chunk
+	per := (len(cs) + maxSegments - 1) / maxSegments
+	var segs [][3]float64
+	prev, carry := r.FirstTokenAt, 0.0
+	for k, c := range cs {
+		carry += c.w * float64(r.OutputTokens) / sum
+		if (k+1)%per != 0 && k != len(cs)-1 {
+			continue // not the last chunk of its group
+		}
+		if c.t > prev && carry > 0 {
+			segs = append(segs, [3]float64{prev, c.t, carry})
+			prev, carry = c.t, 0
+		}
+	}
+	if len(segs) == 0 {
+		return whole
+	}
+	segs[len(segs)-1][2] += carry
+	return segs
+}
+
 // bruteAttribute is a direct quadratic implementation of the attribution
 // rule, used to check Attribute's sweep on random data.
 func bruteAttribute(t *testing.T, pd *PowerData, reqs []*archive.Request, method string) []float64 {
 	var bounds []float64
-	type g struct {
-		i           int
-		first, done float64
-	}
-	var gens []g
+	segs := make([][][3]float64, len(reqs))
 	for i, r := range reqs {
 		if r.OK && r.OutputTokens > 0 && r.DoneAt > r.FirstTokenAt {
-			gens = append(gens, g{i, r.FirstTokenAt, r.DoneAt})
-			bounds = append(bounds, r.FirstTokenAt, r.DoneAt)
+			segs[i] = bruteSegments(r)
+			for _, sg := range segs[i] {
+				bounds = append(bounds, sg[0], sg[1])
+			}
 		}
 	}
-	// sort + dedupe by hand (insertion sort is fine for test sizes)
-	for i := 1; i < len(bounds); i++ {
-		for j := i; j > 0 && bounds[j] < bounds[j-1]; j-- {
-			bounds[j], bounds[j-1] = bounds[j-1], bounds[j]
-		}
-	}
-	var u []float64
-	for _, b := range bounds {
-		if len(u) == 0 || b != u[len(u)-1] {
-			u = append(u, b)
-		}
-	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
 	out := make([]float64, len(reqs))
-	for m := 0; m+1 < len(u); m++ {
-		a, b := u[m], u[m+1]
+	for m := 0; m+1 < len(bounds); m++ {
+		a, b := bounds[m], bounds[m+1]
 		e, err := pd.Energy(a, b, method)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok := make([]float64, len(gens))
+		tok := make([]float64, len(reqs))
 		total := 0.0
-		for k, q := range gens {
-			r := reqs[q.i]
-			if q.first > a || q.done < b {
-				continue // not generating in this piece
-			}
-			sum := 0.0
-			for j := range r.TokenTimes {
-				if r.TokenCounts != nil {
-					sum += float64(r.TokenCounts[j])
-				} else {
-					sum++
+		for i := range reqs {
+			for _, sg := range segs[i] {
+				if lo, hi := math.Max(sg[0], a), math.Min(sg[1], b); hi > lo {
+					tok[i] += sg[2] * (hi - lo) / (sg[1] - sg[0])
 				}
 			}
-			if len(r.TokenTimes) == 0 || sum == 0 {
-				tok[k] = float64(r.OutputTokens) * (b - a) / (q.done - q.first)
-			} else {
-				for j, ct := range r.TokenTimes {
-					ct = math.Min(math.Max(ct, q.first), q.done)
-					in := (ct >= a && ct < b) || (ct == q.done && b == q.done)
-					if !in {
-						continue
-					}
-					w := 1.0
-					if r.TokenCounts != nil {
-						w = float64(r.TokenCounts[j])
-					}
-					tok[k] += w * float64(r.OutputTokens) / sum
-				}
-			}
-			total += tok[k]
+			total += tok[i]
 		}
 		if total == 0 {
-			// nobody has a token here: split by mean token rates among
-			// those generating (only chunked requests can be in this case)
-			for k, q := range gens {
-				if q.first <= a && q.done >= b {
-					tok[k] = float64(reqs[q.i].OutputTokens) / (q.done - q.first)
-					total += tok[k]
-				}
-			}
-			if total == 0 {
-				continue
-			}
+			continue // nobody generates: unattributed
 		}
-		for k, q := range gens {
-			out[q.i] += e * tok[k] / total
+		for i := range reqs {
+			out[i] += e * tok[i] / total
 		}
 	}
 	return out
@@ -330,7 +335,7 @@ func TestAttributeMatchesBruteForce(t *testing.T) {
 				sum += got[i].EnergyJ
 			}
 			// Energy conservation: the attributed total equals the energy of
-			// the union of the generation intervals.
+			// the union of the times in which some request generates.
 			union := unionEnergy(t, pd, reqs, method)
 			if math.Abs(sum-union) > 1e-9*union {
 				t.Errorf("seed %d %s: attributed %v, energy of the generating time %v", seed, method, sum, union)
@@ -345,7 +350,9 @@ func unionEnergy(t *testing.T, pd *PowerData, reqs []*archive.Request, method st
 	var ivs []iv
 	for _, r := range reqs {
 		if r.OK && r.OutputTokens > 0 && r.DoneAt > r.FirstTokenAt {
-			ivs = append(ivs, iv{r.FirstTokenAt, r.DoneAt})
+			for _, sg := range bruteSegments(r) { // a request generates on its segments
+				ivs = append(ivs, iv{sg[0], sg[1]})
+			}
 		}
 	}
 	for i := 1; i < len(ivs); i++ {
@@ -372,4 +379,29 @@ func unionEnergy(t *testing.T, pd *PowerData, reqs []*archive.Request, method st
 	}
 	flush()
 	return total
+}
+
+func TestAttributeLongStreamGrouped(t *testing.T) {
+	pd := flat100(t)
+	// 130 chunks of 1 token, one every 0.05 s from 1.05 to 7.5, on [1, 9]:
+	// grouped into ⌈130/16⌉ = 9 chunks per segment (14 groups of 9 and one
+	// of 4: 15 segments), all the
+	// time from 1 to the last chunk at 7.5 is generating, 7.5 → 9 is not.
+	r := req("long", 1, 9, 130)
+	for k := 1; k <= 130; k++ {
+		r.TokenTimes = append(r.TokenTimes, 1+0.05*float64(k))
+	}
+	sh, err := shapeOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sh.segments); n != 15 || n > maxSegments {
+		t.Errorf("%d segments, want 15 (≤ %d)", n, maxSegments)
+	}
+	got, err := pd.Attribute([]*archive.Request{r}, "trapz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Alone, it gets 100 W × (7.5 - 1) s = 650 J for 130 tokens: 5 J/token.
+	checkAttr(t, got, []Attribution{{"long", 650, 130, 5}})
 }

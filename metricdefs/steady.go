@@ -205,8 +205,8 @@ func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Stead
 	if res.EnergyJ, err = p.Energy(res.Start, res.End, sp.Method); err != nil {
 		return Steady{}, fmt.Errorf("steady state: span energy: %w", err)
 	}
-	for i, r := range order {
-		res.Tokens += shapes[i].tokensIn(r, res.Start, res.End)
+	for i := range order {
+		res.Tokens += shapes[i].tokensIn(res.Start, res.End)
 	}
 	if res.Tokens <= 0 {
 		return Steady{}, fmt.Errorf("steady state: no output tokens in the span [%s, %s]", fmtT(res.Start), fmtT(res.End))

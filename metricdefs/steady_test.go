@@ -123,11 +123,12 @@ func TestSteadyStateTokenTimesInSpan(t *testing.T) {
 		t.Fatal(err)
 	}
 	// All J/token 100/10 = 10 → CV 0 everywhere; k=0 (r1), span [1, 8.5]:
-	// energy 100·7.5 = 750 J; tokens: r1..r7 whole = 70, r8's chunk at 8.2
-	// (4 tokens) is in, the one at 9 is not → 74. J/token 750/74.
+	// energy 100·7.5 = 750 J; tokens: r1..r7 whole = 70; r8's chunks say it
+	// generated 4 tokens on [8, 8.2] and 6 on [8.2, 9], of which 0.3 s of
+	// 0.8 s lie in the span: 4 + 6·0.3/0.8 = 6.25 → 76.25. J/token 750/76.25.
 	checkSteady(t, got, Steady{
 		Reached: true, StartIndex: 1, EndIndex: 8, StartRequestID: "r1", EndRequestID: "r8",
-		Start: 1, End: 8.5, EnergyJ: 750, Tokens: 74, JPerToken: 750.0 / 74,
+		Start: 1, End: 8.5, EnergyJ: 750, Tokens: 76.25, JPerToken: 750.0 / 76.25,
 		Windows: 2, WindowCVs: []float64{0, 0},
 	})
 	// A uniform request cut by the span: formal end 8.25 with r8 uniform →

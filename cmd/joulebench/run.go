@@ -32,8 +32,7 @@ var quickSim = map[string]string{
 	"release_max_wait": "60s",
 	"sample_interval":  "250ms",
 	"request_count":    "600",
-	"max_tokens":       "64",
-	"ignore_eos":       "true",
+	"max_tokens":       "320",
 }
 
 func (a *app) runCmd() *cobra.Command {

@@ -47,6 +47,9 @@ type Config struct {
 	// (deterministic per prompt and seed); otherwise it generates
 	// max_tokens.
 	StopProb float64
+	// MinStopFrac is the shortest early stop as a fraction of max_tokens
+	// (default 0.25).
+	MinStopFrac float64
 	// Speed scales time: 10 runs everything ten times faster.
 	Speed float64
 	// Seed seeds token texts and stop lengths.
@@ -85,6 +88,7 @@ func DefaultConfig() Config {
 		MemFrac:            0.9,
 		DefaultMaxTokens:   256,
 		StopProb:           0.5,
+		MinStopFrac:        0.25,
 		Speed:              1,
 		Seed:               1,
 	}
@@ -141,6 +145,9 @@ func (c Config) normalize() Config {
 	if c.StopProb > 1 {
 		c.StopProb = 1
 	}
+	if c.MinStopFrac <= 0 || c.MinStopFrac > 1 {
+		c.MinStopFrac = d.MinStopFrac
+	}
 	if c.Speed <= 0 {
 		c.Speed = 1
 	}
@@ -153,5 +160,21 @@ func (c Config) normalize() Config {
 	if c.DriftPerRequest < 0 {
 		c.DriftPerRequest = 0
 	}
+	return c
+}
+
+// QuickSpeed is how much faster than real time the quick configuration runs.
+const QuickSpeed = 3
+
+// Quick returns c tuned for the quick default run: three times faster than
+// real time, and every request ending on its own at a length between 60 %
+// and 100 % of max_tokens (unless it asks for ignore_eos), so completions
+// spread out, the batch stays full and per-request J/token settles within
+// a few hundred requests. Power time constants of the simulated GPU must be
+// divided by QuickSpeed too (telemetry/sim.Config.Scale).
+func Quick(c Config) Config {
+	c.Speed = QuickSpeed
+	c.StopProb = 1
+	c.MinStopFrac = 0.6
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -263,7 +264,8 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 	rng := seqRNG(e.cfg.Seed, kind, key, limit, req.IgnoreEOS)
 	target, finish := limit, "length"
 	if !req.IgnoreEOS && rng.Float64() < e.cfg.StopProb {
-		lo := max(1, (limit+3)/4) // natural answers are not vanishingly short
+		// natural answers are not vanishingly short
+		lo := max(1, int(math.Ceil(float64(limit)*e.cfg.MinStopFrac)))
 		if l := lo + rng.IntN(limit-lo+1); l < limit {
 			target, finish = l, "stop"
 		}
