@@ -155,11 +155,21 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 	}); err != nil {
 		return err
 	}
+	var lastFlush time.Time
 	sink := func(s []archive.PowerSample) error {
 		d.mu.Lock()
 		d.samples = append(d.samples, s...)
 		d.mu.Unlock()
-		return rc.Out.AppendPower(s...)
+		if err := rc.Out.AppendPower(s...); err != nil {
+			return err
+		}
+		// Raw data reaches the disk at least once a second, so a crash
+		// loses no more than that.
+		if time.Since(lastFlush) >= time.Second {
+			lastFlush = time.Now()
+			return rc.Out.Flush()
+		}
+		return nil
 	}
 	d.sampler = telemetry.NewSampler(d.Source, c.Interval.D(), telemetry.Clock(rc.Clock.Now), sink,
 		func(msg string) { rc.Log.Warn().Str("component", "telemetry").Msg(msg) })

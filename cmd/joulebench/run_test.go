@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/joulebench/joulebench/archive"
 )
@@ -12,15 +16,15 @@ import (
 var fastSets = []string{"--set", "baseline=1s", "--set", "release_hold=1s", "--set", "release_max_wait=8s",
 	"--set", "sample_interval=100ms", "--set", "request_count=24", "--set", "warmup_requests=2", "--no-progress"}
 
-// A run on the simulator writes an archive whose analyze reproduces
-// results.json exactly.
-func TestRunThenAnalyzeReproducesResults(t *testing.T) {
+// `run benchmark-1.5` with no flags on the simulator (the quick parameter
+// set) writes an archive whose analyze reproduces results.json exactly;
+// steady state is reached and release closes.
+func TestRunDefaultSimReachesSteadyStateAndAnalyzeReproduces(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the simulator for several seconds")
+		t.Skip("runs the simulator for about a minute")
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	// Power settles about 10 s after the engine stops: give release 25 s.
-	out, errOut, code := runCLI(t, append(append([]string{"run", "benchmark-1.5", "--out", dir}, fastSets...), "--set", "release_max_wait=25s")...)
+	out, errOut, code := runCLI(t, "run", "benchmark-1.5", "--out", dir, "--no-progress")
 	if code != exitOK {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -36,9 +40,9 @@ func TestRunThenAnalyzeReproducesResults(t *testing.T) {
 			t.Errorf("stage %s missing from run.json", st)
 		}
 	}
-	aout, errOut, code := runCLI(t, "analyze", dir, "--format", "json")
+	aout, aerr, code := runCLI(t, "analyze", dir, "--format", "json")
 	if code != exitOK {
-		t.Fatalf("analyze: exit %d\n%s", code, errOut)
+		t.Fatalf("analyze: exit %d\n%s", code, aerr)
 	}
 	var got map[string]archive.Result
 	if err := json.Unmarshal([]byte(aout), &got); err != nil {
@@ -49,8 +53,74 @@ func TestRunThenAnalyzeReproducesResults(t *testing.T) {
 	if string(wantJSON) != string(gotJSON) {
 		t.Errorf("analyze differs from results.json:\nresults.json %s\nanalyze      %s", wantJSON, gotJSON)
 	}
-	if v := got["release_closed"]; v.Passed == nil || !*v.Passed {
-		t.Errorf("release should close on the default simulator: %+v", v)
+	for _, c := range []string{"release_closed", "steady_state_reached"} {
+		if v := got[c]; v.Passed == nil || !*v.Passed {
+			t.Errorf("%s should pass on the default simulator: %+v", c, v)
+		}
+	}
+	if v, ok := got["steady_state_j_per_token"].Value.(float64); !ok || v <= 0 {
+		t.Errorf("steady_state_j_per_token = %+v", got["steady_state_j_per_token"])
+	}
+	if !strings.Contains(out, "SIMULATED") || !strings.Contains(errOut, "quick parameter set") {
+		t.Errorf("output must say simulated and name the quick parameter set:\n%s\n%s", out, errOut)
+	}
+}
+
+// J/token that keeps drifting: steady_state_reached fails (severity warn)
+// with the reason, and the steady-state value is not applicable.
+func TestRunDriftNeverSteady(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator for several seconds")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"run", "benchmark-1.5", "--out", dir, "--sim-preset", "drift"}, fastSets...)
+	out, errOut, code := runCLI(t, append(args, "--set", "request_count=250", "--set", "max_tokens=48", "--set", "release_max_wait=30s")...)
+	if code != exitOK {
+		t.Fatalf("exit %d (warn checks do not fail a run)\n%s\n%s", code, out, errOut)
+	}
+	run, err := archive.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := run.Results.Values["steady_state_reached"]
+	if v.Passed == nil || *v.Passed || !strings.Contains(v.Message, "CV") {
+		t.Errorf("steady_state_reached = %+v, want failed with a CV reason", v)
+	}
+	if m := run.Results.Values["steady_state_j_per_token"]; m.Value != nil || !strings.Contains(m.Note, "not applicable") {
+		t.Errorf("steady_state_j_per_token = %+v, want not applicable", m)
+	}
+}
+
+// Ctrl-C: the run stops, the engine is stopped, run.json says interrupted
+// and the raw data collected so far is kept.
+func TestRunInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator for several seconds")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(&out, &errOut).execute(ctx, append([]string{"run", "benchmark-1.5", "--out", dir, "--set", "baseline=2s"}, fastSets[2:]...))
+	}()
+	// Interrupt during the 2 s baseline stage (when it happens only decides
+	// which stage is cut short; every stage must end the same way).
+	time.Sleep(1500 * time.Millisecond)
+	cancel()
+	err := <-done
+	if code := exitCode(err); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d: %v\n%s", code, exitInterrupted, err, errOut.String())
+	}
+	run, lerr := archive.Load(dir)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if run.Meta.Status != archive.StatusInterrupted || run.Meta.Reason == "" {
+		t.Errorf("status %q reason %q, want interrupted with a reason", run.Meta.Status, run.Meta.Reason)
+	}
+	if len(run.Power) == 0 {
+		t.Error("power samples collected before the interrupt were lost")
 	}
 }
 
