@@ -40,6 +40,9 @@ type Deps struct {
 	// Progress, when set, is told what the run is doing.
 	Progress func(Progress)
 
+	// request sets frozen by Prepare, by step configuration
+	sets map[any]*workload.RequestSet
+
 	mu      sync.Mutex
 	samples []archive.PowerSample
 	sampler *telemetry.Sampler
@@ -373,6 +376,48 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 	return lastDone, err
 }
 
+// Prepare loads and freezes every request set the profile's steps use, so
+// that a bad dataset is reported (with file:line) before anything runs.
+func (d *Deps) Prepare(l *workflow.Loaded) error {
+	d.sets = map[any]*workload.RequestSet{}
+	for _, st := range l.Steps {
+		var set *workload.RequestSet
+		var err error
+		switch c := st.Config.(type) {
+		case *RequestsConfig:
+			set, err = loadSet(d, c.Dataset, requestOptions(c))
+		case *WarmupConfig:
+			if c.Prompt != "" || c.Requests == 0 {
+				continue
+			}
+			set, err = loadSet(d, "chat", workload.Options{Count: c.Requests, Repeat: true, MaxTokens: c.MaxTokens})
+		default:
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: request set: %w", st.Label(), err)
+		}
+		d.sets[st.Config] = set
+	}
+	return nil
+}
+
+// requestSet returns the set Prepare froze for a step, or loads it.
+func (d *Deps) requestSet(cfg any, dataset string, opt workload.Options) (*workload.RequestSet, error) {
+	if set, ok := d.sets[cfg]; ok {
+		return set, nil
+	}
+	return loadSet(d, dataset, opt)
+}
+
+func requestOptions(c *RequestsConfig) workload.Options {
+	opt := workload.Options{Count: c.Count, Seed: c.Seed, MaxTokens: c.MaxTokens, IgnoreEOS: c.IgnoreEOS, Repeat: true}
+	if c.Temperature != nil {
+		opt.Temperature = *c.Temperature
+	}
+	return opt
+}
+
 func loadSet(d *Deps, dataset string, opt workload.Options) (*workload.RequestSet, error) {
 	if d.Dataset != "" {
 		dataset = d.Dataset
@@ -405,7 +450,7 @@ func runWarmup(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 		reqs = append(reqs, r)
 	}
 	if c.Prompt == "" {
-		set, err := loadSet(d, "chat", workload.Options{Count: c.Requests, Repeat: true, MaxTokens: c.MaxTokens})
+		set, err := d.requestSet(c, "chat", workload.Options{Count: c.Requests, Repeat: true, MaxTokens: c.MaxTokens})
 		if err != nil {
 			return fmt.Errorf("warm-up prompts: %w", err)
 		}
@@ -430,11 +475,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 	if err != nil {
 		return err
 	}
-	opt := workload.Options{Count: c.Count, Seed: c.Seed, MaxTokens: c.MaxTokens, IgnoreEOS: c.IgnoreEOS, Repeat: true}
-	if c.Temperature != nil {
-		opt.Temperature = *c.Temperature
-	}
-	set, err := loadSet(d, c.Dataset, opt)
+	set, err := d.requestSet(c, c.Dataset, requestOptions(c))
 	if err != nil {
 		return fmt.Errorf("request set: %w", err)
 	}

@@ -97,6 +97,13 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 		return err
 	}
 
+	// Freeze the request sets first: a bad dataset is invalid input, reported
+	// before anything starts.
+	deps := &steps.Deps{Dataset: a.v.GetString("dataset"), DatasetFormat: a.v.GetString("dataset-format")}
+	if err := deps.Prepare(l); err != nil {
+		return withCode(exitInvalid, err)
+	}
+
 	runID := time.Now().UTC().Format("20060102T150405Z") + "-" + l.Profile.Name + "-" + engineKind
 	dir := a.v.GetString("out")
 	if dir == "" {
@@ -167,16 +174,8 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 	}); err != nil {
 		return err
 	}
-	deps := &steps.Deps{
-		Engine:    es.Engine,
-		Source:    source,
-		NewClient: es.NewClient,
-		Model:     es.Model,
-		Expect:    es.Expect,
-		Chat:      es.Chat,
-	}
-	deps.Dataset = a.v.GetString("dataset")
-	deps.DatasetFormat = a.v.GetString("dataset-format")
+	deps.Engine, deps.Source, deps.NewClient = es.Engine, source, es.NewClient
+	deps.Model, deps.Expect, deps.Chat = es.Model, es.Expect, es.Chat
 	bar := a.progress(deps)
 	rc := &workflow.RunContext{Clock: clock, Out: out, Log: log, Loaded: l, Engine: engineKind, Deps: deps}
 

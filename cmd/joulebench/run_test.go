@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,5 +155,23 @@ func TestRunReleaseNeverCloses(t *testing.T) {
 	}
 	if v := run.Results.Values["release_closed"]; v.Passed == nil || *v.Passed {
 		t.Errorf("release_closed = %+v, want failed", v)
+	}
+}
+
+// A bad dataset is invalid input: reported with file:line before anything
+// starts, and no run directory is created.
+func TestRunBadDataset(t *testing.T) {
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "bad.jsonl")
+	if err := os.WriteFile(data, []byte("{\"prompt\":\"hello\"}\n{\"prompt\": 5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	_, errOut, code := runCLI(t, "run", "benchmark-1.5", "--out", dir, "--dataset", data, "--no-progress")
+	if code != exitInvalid || !strings.Contains(errOut, "bad.jsonl:2") {
+		t.Errorf("exit %d, want %d with bad.jsonl:2 in:\n%s", code, exitInvalid, errOut)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("run directory created for invalid input: %v", err)
 	}
 }
