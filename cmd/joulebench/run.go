@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +48,8 @@ GPU), which every output labels SIMULATED.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
-			return a.run(cmd.Context(), args[0], sets)
+			labels, _ := cmd.Flags().GetStringArray("label")
+			return a.run(cmd.Context(), args[0], sets, labels)
 		},
 	}
 	f := cmd.Flags()
@@ -58,11 +60,13 @@ GPU), which every output labels SIMULATED.`,
 	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
 	f.Bool("quick", true, "with the simulator, apply the quick parameter set (shorter baseline and release hold)")
 	f.Bool("no-progress", false, "do not draw the progress bar")
+	f.StringArray("label", nil, "run metadata for compare: --label scenario=chat (repeatable)")
+	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
 	setFlag(f)
 	return cmd
 }
 
-func (a *app) run(ctx context.Context, profile string, sets []string) error {
+func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string) error {
 	src, name, err := workflow.ReadProfile(profile)
 	if err != nil {
 		return withCode(exitInvalid, err)
@@ -97,6 +101,10 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 		return err
 	}
 
+	labels, err := a.runLabels(labelArgs)
+	if err != nil {
+		return err
+	}
 	// Freeze the request sets first: a bad dataset is invalid input, reported
 	// before anything starts.
 	deps := &steps.Deps{Dataset: a.v.GetString("dataset"), DatasetFormat: a.v.GetString("dataset-format")}
@@ -122,7 +130,7 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 		Host:       archive.HostInfo{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
 		Software:   map[string]string{"joulebench": version, "go": runtime.Version()},
 		Status:     archive.StatusRunning,
-		Labels:     map[string]string{},
+		Labels:     labels,
 	}
 	if len(quickApplied) > 0 {
 		meta.Labels["quick_parameters"] = strings.Join(quickApplied, " ")
@@ -176,7 +184,7 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 	}
 	deps.Engine, deps.Source, deps.NewClient = es.Engine, source, es.NewClient
 	deps.Model, deps.Expect, deps.Chat = es.Model, es.Expect, es.Chat
-	bar := a.progress(deps)
+	bar := a.progress(deps, es.Simulated || telInfo.Simulated)
 	rc := &workflow.RunContext{Clock: clock, Out: out, Log: log, Loaded: l, Engine: engineKind, Deps: deps}
 
 	runErr := workflow.Execute(ctx, rc, steps.Runners())
@@ -220,9 +228,29 @@ func (a *app) run(ctx context.Context, profile string, sets []string) error {
 	return checksOutcome(run.Results)
 }
 
+// runLabels turns --label k=v and --model-params into the run's labels.
+func (a *app) runLabels(vals []string) (map[string]string, error) {
+	labels := map[string]string{}
+	for _, kv := range vals {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, invalidf("--label %q: expected key=value", kv)
+		}
+		labels[strings.TrimSpace(k)] = v
+	}
+	if mp := a.v.GetString("model-params"); mp != "" {
+		n, err := strconv.ParseFloat(mp, 64)
+		if err != nil || n <= 0 {
+			return nil, invalidf("--model-params %q: expected a positive number such as 8e9", mp)
+		}
+		labels["model_params"] = mp
+	}
+	return labels, nil
+}
+
 // progress draws a progress bar of the current stage: requests done/total
 // and the current summed power.
-func (a *app) progress(d *steps.Deps) *progressbar.ProgressBar {
+func (a *app) progress(d *steps.Deps, simulated bool) *progressbar.ProgressBar {
 	if a.v.GetBool("no-progress") {
 		return nil
 	}
@@ -244,7 +272,10 @@ func (a *app) progress(d *steps.Deps) *progressbar.ProgressBar {
 		}
 		desc := p.Stage
 		if p.HasPower {
-			desc += fmt.Sprintf(" | %.0f W (simulated)", p.PowerW)
+			desc += fmt.Sprintf(" | %.0f W", p.PowerW)
+			if simulated {
+				desc += " (simulated)"
+			}
 		}
 		if p.Failed > 0 {
 			desc += fmt.Sprintf(" | %d failed", p.Failed)
