@@ -154,6 +154,9 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 	}
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
 		m.Hardware.Devices = devs
+		if m.Hardware.Chip == "" && len(devs) > 0 {
+			m.Hardware.Chip = devs[0].Name // asiai's hw_chip
+		}
 		m.Telemetry.IntervalS = c.Interval.Seconds()
 	}); err != nil {
 		return err

@@ -121,13 +121,12 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 	for k, v := range l.Params {
 		params[k] = v
 	}
-	host, _ := os.Hostname()
 	meta := archive.Meta{
 		RunID:      runID,
 		Simulated:  simulated,
 		Profile:    l.Ref,
 		Parameters: params,
-		Host:       archive.HostInfo{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
+		Host:       hostInfo(),
 		Software:   map[string]string{"joulebench": version, "go": runtime.Version()},
 		Status:     archive.StatusRunning,
 		Labels:     labels,
