@@ -27,6 +27,12 @@ type RunInfo struct {
 	Labels    map[string]string `expr:"labels"`
 	StartedAt float64           `expr:"started_at"`
 	EndedAt   float64           `expr:"ended_at"`
+	// Metadata asiai stores with every result.
+	EngineVersion string `expr:"engine_version"`
+	ModelFormat   string `expr:"model_format"`
+	Quantization  string `expr:"model_quantization"`
+	HWChip        string `expr:"hw_chip"`
+	OSVersion     string `expr:"os_version"`
 	// HasPower is true when the archive holds power samples.
 	HasPower bool `expr:"has_power"`
 	// HasCounter is true when every device has an energy counter.
@@ -111,6 +117,8 @@ func NewData(run *archive.Run) (*Data, error) {
 		Managed: m.Engine.Managed, Model: m.Engine.Model, Telemetry: m.Telemetry.Source,
 		Profile: m.Profile.Name, Labels: m.Labels, StartedAt: m.StartedAt, EndedAt: m.EndedAt,
 		HasPower: d.Power != nil, HasCounter: d.Power != nil && d.Power.HasCounter(),
+		EngineVersion: m.Engine.Version, ModelFormat: m.Engine.ModelFormat, Quantization: m.Engine.Quantization,
+		HWChip: m.Hardware.Chip, OSVersion: m.Host.OSVersion,
 	}
 	if d.Run.Labels == nil {
 		d.Run.Labels = map[string]string{}
