@@ -201,6 +201,15 @@ func (d *Deps) StopSampling() error {
 	return err
 }
 
+// throttled reports (and resets) whether the power source saw clocks
+// throttled since the previous call, when it can tell.
+func (d *Deps) throttled() (bool, string) {
+	if tr, ok := d.Source.(telemetry.ThrottleReporter); ok {
+		return tr.Throttled()
+	}
+	return false, ""
+}
+
 // sampleNow takes a sample at a stage boundary when sampling runs.
 func (d *Deps) sampleNow(ctx context.Context) error {
 	if d.sampler == nil {
@@ -515,7 +524,22 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 		}
 	}
 	rc.StageStart("formal", t0)
+	d.throttled() // start a new throttle window
 	last, err := send(ctx, rc, d, "formal", lc, reqs)
+	if thr, why := d.throttled(); thr {
+		rc.Log.Warn().Str("reason", why).Msg("GPU clocks were throttled during the formal requests")
+		if e := rc.Event("throttled", rc.Clock.Now()); e != nil {
+			return e
+		}
+		if e := rc.Out.UpdateMeta(func(m *archive.Meta) {
+			if m.Labels == nil {
+				m.Labels = map[string]string{}
+			}
+			m.Labels["throttled"] = why
+		}); e != nil {
+			return e
+		}
+	}
 	if last == 0 {
 		last = rc.Clock.Now()
 	}
