@@ -201,6 +201,22 @@ func (d *Deps) StopSampling() error {
 	return err
 }
 
+// RecordAnomalies writes what the power source noticed in its data (an
+// energy counter reset, a stale counter) into run.json as events named
+// "<kind>:<device>" and into the log.
+func (d *Deps) RecordAnomalies(rc *workflow.RunContext) {
+	ar, ok := d.Source.(telemetry.AnomalyReporter)
+	if !ok {
+		return
+	}
+	for _, a := range ar.Anomalies() {
+		rc.Log.Warn().Str("device", a.Device).Str("kind", a.Kind).Msg(a.Detail)
+		if err := rc.Event(a.Kind+":"+a.Device, a.T); err != nil {
+			rc.Log.Error().Err(err).Msg("record telemetry anomaly")
+		}
+	}
+}
+
 // throttled reports (and resets) whether the power source saw clocks
 // throttled since the previous call, when it can tell.
 func (d *Deps) throttled() (bool, string) {
@@ -695,6 +711,7 @@ func runArchive(ctx context.Context, rc *workflow.RunContext, _ any) error {
 	if err := d.StopSampling(); err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}
+	d.RecordAnomalies(rc)
 	return Finish(ctx, rc, archive.StatusComplete, "")
 }
 

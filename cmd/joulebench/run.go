@@ -173,7 +173,13 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 		_ = steps.Finish(ctx, &workflow.RunContext{Clock: clock, Out: out, Loaded: l}, archive.StatusFailed, err.Error())
 		return err
 	}
+	if source != nil {
+		defer source.Close()
+	}
 	if err := out.UpdateMeta(func(m *archive.Meta) {
+		if dr, ok := source.(interface{ Driver() string }); ok {
+			m.Hardware.Driver = dr.Driver()
+		}
 		m.Telemetry = telInfo
 		m.Simulated = es.Simulated || telInfo.Simulated
 		m.Engine = es.Engine.Info()
@@ -204,6 +210,7 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 		if err := deps.StopSampling(); err != nil {
 			log.Warn().Err(err).Msg("telemetry")
 		}
+		deps.RecordAnomalies(rc)
 		if err := steps.Finish(stopCtx, rc, status, runErr.Error()); err != nil {
 			log.Error().Err(err).Msg("finish archive")
 		}

@@ -1,31 +1,242 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
 	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/telemetry"
+	"github.com/joulebench/joulebench/telemetry/dcgm"
+	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
+	"github.com/joulebench/joulebench/telemetry/powermetrics"
+	"github.com/joulebench/joulebench/telemetry/replay"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
 )
 
+// Telemetry source names (--telemetry).
+const (
+	telAuto         = "auto"
+	telNVML         = "nvml"
+	telPowermetrics = "powermetrics"
+	telDCGM         = "dcgm"
+	telSim          = "sim"
+	telReplay       = "replay"
+	telNone         = "none"
+)
+
+var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone}
+
 // telemetryFlags registers the flags that choose the power source.
 func telemetryFlags(f *pflag.FlagSet) {
-	f.String("telemetry", "auto", "power source: auto, sim, none")
+	f.String("telemetry", telAuto, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, sim, replay, none")
+	f.String("gpus", "", "NVML GPUs to measure: indexes or UUIDs, comma-separated (default: all)")
+	f.StringArray("dcgm-url", nil, "dcgm-exporter endpoint to scrape, e.g. http://node1:9400/metrics (repeatable; GPUs of several hosts)")
+	f.String("replay", "", "power.csv or run directory whose power data to replay (--telemetry replay)")
+}
+
+// telemetryOpts are the telemetry flags, read once.
+type telemetryOpts struct {
+	choice   string
+	gpus     []string
+	gpusFlag string
+	dcgmURLs []string
+	replay   string
+}
+
+func (a *app) telemetryOptions() (telemetryOpts, error) {
+	o := telemetryOpts{
+		choice:   strings.TrimSpace(a.v.GetString("telemetry")),
+		gpusFlag: strings.TrimSpace(a.v.GetString("gpus")),
+		replay:   strings.TrimSpace(a.v.GetString("replay")),
+	}
+	for _, u := range a.v.GetStringSlice("dcgm-url") {
+		if u = strings.TrimSpace(u); u != "" {
+			o.dcgmURLs = append(o.dcgmURLs, u)
+		}
+	}
+	valid := false
+	for _, c := range telemetryChoices {
+		valid = valid || c == o.choice
+	}
+	if !valid {
+		return o, invalidf("--telemetry %q: valid are %s", o.choice, strings.Join(telemetryChoices, ", "))
+	}
+	gpus, err := nvmltel.ParseGPUs(o.gpusFlag)
+	if err != nil {
+		return o, invalidf("%v", err)
+	}
+	o.gpus = gpus
+	// A flag of one source given with another source is a mistake.
+	if len(o.dcgmURLs) > 0 && o.choice != telDCGM && o.choice != telAuto {
+		return o, invalidf("--dcgm-url is for --telemetry dcgm (or auto), not %s", o.choice)
+	}
+	if o.replay != "" && o.choice != telReplay && o.choice != telAuto {
+		return o, invalidf("--replay is for --telemetry replay (or auto), not %s", o.choice)
+	}
+	if o.gpusFlag != "" && o.choice != telNVML && o.choice != telAuto {
+		return o, invalidf("--gpus selects NVML GPUs: it is for --telemetry nvml (or auto), not %s", o.choice)
+	}
+	if o.choice == telDCGM && len(o.dcgmURLs) == 0 {
+		return o, invalidf("--telemetry dcgm needs at least one --dcgm-url http://HOST:9400/metrics")
+	}
+	if o.choice == telReplay && o.replay == "" {
+		return o, invalidf("--telemetry replay needs --replay FILE (a power.csv or a run directory)")
+	}
+	if o.choice == telAuto && len(o.dcgmURLs) > 0 && o.replay != "" {
+		return o, invalidf("--dcgm-url and --replay name two different power sources: choose one with --telemetry")
+	}
+	return o, nil
 }
 
 // setupTelemetry picks the power source of a run. A nil source means none.
+// The returned info (run.json "telemetry") names the source, how auto chose
+// it, and each device's energy method; the devices themselves go to
+// run.json's hardware when sampling starts.
 func (a *app) setupTelemetry(es *engineSetup, clock *workflow.Clock) (telemetry.Source, archive.TelemetryInfo, error) {
-	choice := a.v.GetString("telemetry")
-	switch choice {
-	case "auto", "sim":
-		if es.SimLoad == nil {
-			return nil, archive.TelemetryInfo{}, invalidf("--telemetry %s: the simulated GPU follows the simulated engine only", choice)
-		}
-		return simtel.New(es.SimTelemetry, es.SimLoad, telemetry.Clock(clock.Now)),
-			archive.TelemetryInfo{Source: "sim", Simulated: true, Note: "simulated GPU power tied to the simulated engine's load"}, nil
-	case "none":
-		return nil, archive.TelemetryInfo{Source: "none", Note: "no power source: energy metrics are not applicable"}, nil
+	o, err := a.telemetryOptions()
+	if err != nil {
+		return nil, archive.TelemetryInfo{}, err
 	}
-	return nil, archive.TelemetryInfo{}, invalidf("--telemetry %q: valid here are auto, sim, none", choice)
+	var now telemetry.Clock = telemetry.WallClock
+	if clock != nil {
+		now = clock.Now
+	}
+	logf := func(msg string) { a.log.Warn().Str("component", "telemetry").Msg(msg) }
+
+	switch o.choice {
+	case telSim:
+		if es == nil || es.SimLoad == nil {
+			return nil, archive.TelemetryInfo{}, invalidf("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
+		}
+		return a.simTelemetry(es, now, "")
+	case telNone:
+		return nil, archive.TelemetryInfo{Source: telNone, Note: "no power source (--telemetry none): energy metrics are not applicable"}, nil
+	case telAuto:
+		return a.autoTelemetry(es, o, now, logf)
+	}
+	src, info, err := openTelemetry(o.choice, o, now, logf)
+	if err != nil {
+		return nil, archive.TelemetryInfo{}, withCode(exitInvalid, err)
+	}
+	return src, info, nil
+}
+
+func (a *app) simTelemetry(es *engineSetup, now telemetry.Clock, how string) (telemetry.Source, archive.TelemetryInfo, error) {
+	src := simtel.New(es.SimTelemetry, es.SimLoad, now)
+	note := "simulated GPU power tied to the simulated engine's load"
+	if how != "" {
+		note = how + ": " + note
+	}
+	devs, _ := src.Devices(context.Background())
+	return src, archive.TelemetryInfo{Source: telSim, Simulated: true, Note: note + "; " + deviceSummary(devs)}, nil
+}
+
+// openTelemetry opens a real (or replayed) source by name.
+func openTelemetry(choice string, o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+	switch choice {
+	case telNVML:
+		src, err := nvmltel.Open(nvmltel.Options{GPUs: o.gpus, Clock: now, Logf: logf})
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		return src, archive.TelemetryInfo{Source: telNVML, Note: "NVML: " + src.Inventory().Summary()}, nil
+	case telPowermetrics:
+		src, err := powermetrics.Open(powermetrics.Options{Clock: now, Logf: logf})
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(context.Background())
+		return src, archive.TelemetryInfo{Source: telPowermetrics, Note: fmt.Sprintf(
+			"macOS powermetrics (gpu_power and thermal samplers every %d ms): estimated Apple GPU power; each sample's energy summed into a counter; %s",
+			powermetrics.DefaultIntervalMS, deviceSummary(devs))}, nil
+	case telDCGM:
+		ctx, cancel := context.WithTimeout(context.Background(), 2*dcgm.DefaultTimeout)
+		defer cancel()
+		src, err := dcgm.Open(ctx, dcgm.Options{URLs: o.dcgmURLs, Clock: now, Logf: logf})
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(ctx)
+		return src, archive.TelemetryInfo{Source: telDCGM, Note: fmt.Sprintf("dcgm-exporter endpoints %s; %s",
+			strings.Join(o.dcgmURLs, ", "), deviceSummary(devs))}, nil
+	case telReplay:
+		src, err := replay.Open(o.replay, replay.Options{Realtime: true, Clock: now, Logf: logf})
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		first, last := src.Span()
+		devs, _ := src.Devices(context.Background())
+		return src, archive.TelemetryInfo{Source: telReplay, Simulated: true, Note: fmt.Sprintf(
+			"REPLAYED power data, not measured in this run: %s (%.1f s, re-stamped on this run's clock); %s",
+			src.File(), last-first, deviceSummary(devs))}, nil
+	}
+	return nil, archive.TelemetryInfo{}, fmt.Errorf("telemetry %q cannot be opened", choice)
+}
+
+// autoTelemetry is --telemetry auto: the simulator's GPU with the simulated
+// engine; the source named by --dcgm-url or --replay; NVML when an NVIDIA
+// GPU is there; powermetrics on macOS; otherwise none, with a warning that
+// says why.
+func (a *app) autoTelemetry(es *engineSetup, o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+	if es != nil && es.SimLoad != nil && len(o.dcgmURLs) == 0 && o.replay == "" {
+		return a.simTelemetry(es, now, "auto (the simulated engine runs)")
+	}
+	withHow := func(src telemetry.Source, info archive.TelemetryInfo, err error, how string) (telemetry.Source, archive.TelemetryInfo, error) {
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, withCode(exitInvalid, err)
+		}
+		info.Note = "auto (" + how + "): " + info.Note
+		return src, info, nil
+	}
+	if len(o.dcgmURLs) > 0 {
+		src, info, err := openTelemetry(telDCGM, o, now, logf)
+		return withHow(src, info, err, "--dcgm-url given")
+	}
+	if o.replay != "" {
+		src, info, err := openTelemetry(telReplay, o, now, logf)
+		return withHow(src, info, err, "--replay given")
+	}
+	var why []string
+	src, info, err := openTelemetry(telNVML, o, now, logf)
+	switch {
+	case err == nil:
+		return withHow(src, info, nil, "NVIDIA GPU found")
+	case errors.Is(err, nvmltel.ErrUnavailable):
+		why = append(why, err.Error())
+	default:
+		// NVML works but the GPUs cannot be measured as asked.
+		return nil, archive.TelemetryInfo{}, withCode(exitInvalid, err)
+	}
+	if runtime.GOOS == "darwin" {
+		src, info, err := openTelemetry(telPowermetrics, o, now, logf)
+		if err == nil {
+			return withHow(src, info, nil, "macOS")
+		}
+		why = append(why, err.Error())
+	} else {
+		why = append(why, "powermetrics: macOS only (this is "+runtime.GOOS+")")
+	}
+	msg := "no power source found, energy metrics will be not applicable: " + strings.Join(why, "; ") +
+		". For GPUs on other hosts use --telemetry dcgm --dcgm-url http://HOST:9400/metrics; --telemetry none silences this warning"
+	a.log.Warn().Str("component", "telemetry").Msg(msg)
+	return nil, archive.TelemetryInfo{Source: telNone, Note: "auto: " + msg}, nil
+}
+
+// deviceSummary is "gpu0 counter, gpu1 power" for run.json's telemetry
+// note.
+func deviceSummary(devs []archive.Device) string {
+	if len(devs) == 0 {
+		return "no devices"
+	}
+	parts := make([]string, len(devs))
+	for i, d := range devs {
+		parts[i] = d.ID + " " + d.Method
+	}
+	return "energy method per device: " + strings.Join(parts, ", ")
 }

@@ -1,0 +1,212 @@
+// Package replay is a telemetry source that feeds an archived power.csv
+// back through the sampler: re-running a workflow against recorded power
+// (re-analysis, demos) and tests that need real-looking data.
+//
+// Two modes:
+//   - step (default): each Read returns the next instant of the file (all
+//     rows sharing one time) with its original times; a test or tool drives
+//     the sampler at its own pace.
+//   - realtime: the first Read starts the replay at the run clock's now;
+//     each Read returns the rows whose offset from the file's first row has
+//     elapsed, re-stamped start + offset, so the recording lines up with the
+//     stages of the current run.
+//
+// After the last row Read returns no readings (Done reports it). Devices
+// come from the run.json next to power.csv when there is one (so the
+// energy method, names and UUIDs of the original run carry over), else
+// from the rows: Method "counter" when every row of a device has energy_j.
+package replay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/telemetry"
+)
+
+// Options configure a source.
+type Options struct {
+	// Realtime replays at the pace of Clock instead of one instant per
+	// Read.
+	Realtime bool
+	// Clock is the run clock (nil: telemetry.WallClock); used in realtime
+	// mode.
+	Clock telemetry.Clock
+	// Logf, when not nil, is told when the replay reaches its end.
+	Logf func(string)
+}
+
+// Source replays power samples.
+type Source struct {
+	file  string
+	rows  []archive.PowerSample
+	devs  []archive.Device
+	opts  Options
+	clock telemetry.Clock
+
+	mu      sync.Mutex
+	next    int
+	started bool
+	start   float64
+	ended   bool
+	closed  bool
+}
+
+var _ telemetry.Source = (*Source)(nil)
+
+// Open loads path, a power.csv file or a run directory holding one. The
+// run.json beside it, when present, gives the devices.
+func Open(path string, opts Options) (*Source, error) {
+	file := path
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		file = filepath.Join(path, archive.PowerFile)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	defer f.Close()
+	rows, err := archive.ReadPowerCSV(f, file)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	var devs []archive.Device
+	meta, err := archive.ReadMeta(filepath.Join(filepath.Dir(file), archive.RunFile))
+	switch {
+	case err == nil:
+		devs = meta.Hardware.Devices
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	s, err := New(rows, devs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", file, err)
+	}
+	s.file = file
+	return s, nil
+}
+
+// New replays rows. devices, when not empty, describes them (it must
+// cover every device of the rows); else devices are derived from the rows.
+func New(rows []archive.PowerSample, devices []archive.Device, opts Options) (*Source, error) {
+	if len(rows) == 0 {
+		return nil, errors.New("no power samples to replay")
+	}
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b archive.PowerSample) int { return cmp.Compare(a.T, b.T) })
+	derived := deriveDevices(rows)
+	if len(devices) > 0 {
+		known := map[string]bool{}
+		for _, d := range devices {
+			known[d.ID] = true
+		}
+		for _, d := range derived {
+			if !known[d.ID] {
+				return nil, fmt.Errorf("device %q of power.csv is not in run.json's hardware.devices", d.ID)
+			}
+		}
+	} else {
+		devices = derived
+	}
+	s := &Source{file: "power samples", rows: rows, devs: slices.Clone(devices), opts: opts, clock: opts.Clock}
+	if s.clock == nil {
+		s.clock = telemetry.WallClock
+	}
+	return s, nil
+}
+
+func deriveDevices(rows []archive.PowerSample) []archive.Device {
+	var out []archive.Device
+	idx := map[string]int{}
+	for _, r := range rows {
+		k, ok := idx[r.Device]
+		if !ok {
+			k = len(out)
+			idx[r.Device] = k
+			out = append(out, archive.Device{ID: r.Device, Method: "counter", PowerField: "replay"})
+		}
+		if !r.HasEnergy {
+			out[k].Method = "power"
+		}
+	}
+	return out
+}
+
+// Name returns "replay".
+func (s *Source) Name() string { return "replay" }
+
+// File is the replayed power.csv.
+func (s *Source) File() string { return s.file }
+
+// Span is the time range of the recording.
+func (s *Source) Span() (first, last float64) { return s.rows[0].T, s.rows[len(s.rows)-1].T }
+
+// Devices lists the replayed devices.
+func (s *Source) Devices(context.Context) ([]archive.Device, error) {
+	return slices.Clone(s.devs), nil
+}
+
+// Done reports whether every row has been returned.
+func (s *Source) Done() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next >= len(s.rows)
+}
+
+// Read returns the next rows (see the package comment for the two modes).
+func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, telemetry.ErrStopped
+	}
+	if s.next >= len(s.rows) {
+		if !s.ended {
+			s.ended = true
+			if s.opts.Logf != nil {
+				s.opts.Logf(fmt.Sprintf("replay of %s ended (%d rows)", s.file, len(s.rows)))
+			}
+		}
+		return nil, nil
+	}
+	t0 := s.rows[0].T
+	shift := 0.0
+	limit := s.rows[s.next].T // step: one instant
+	if s.opts.Realtime {
+		now := s.clock()
+		if !s.started {
+			s.started, s.start = true, now
+		}
+		shift = s.start - t0
+		limit = t0 + (now - s.start)
+	}
+	var out []telemetry.Reading
+	for s.next < len(s.rows) && s.rows[s.next].T <= limit {
+		r := s.rows[s.next]
+		out = append(out, telemetry.Reading{
+			Device: r.Device, PowerW: r.PowerW, EnergyJ: r.EnergyJ, HasEnergy: r.HasEnergy,
+			MemUsedBytes: r.MemUsedBytes, T: r.T + shift,
+		})
+		s.next++
+	}
+	return out, nil
+}
+
+// Close ends the source; later reads return telemetry.ErrStopped.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return nil
+}

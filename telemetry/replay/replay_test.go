@@ -1,0 +1,166 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/telemetry"
+)
+
+const fixture = "testdata/run"
+
+// collect runs the sampler over src: one SampleNow per clock value.
+func collect(t *testing.T, src telemetry.Source, clock *float64, times ...float64) []archive.PowerSample {
+	t.Helper()
+	var rows []archive.PowerSample
+	smp := telemetry.NewSampler(src, time.Hour, func() float64 { return *clock }, func(s []archive.PowerSample) error {
+		rows = append(rows, s...)
+		return nil
+	}, nil)
+	for _, ts := range times {
+		*clock = ts
+		if err := smp.SampleNow(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rows
+}
+
+// Energies of the fixture over the stage [100.25, 101.5], by hand:
+//
+//	gpu0 trapz: P(100.25) = 150 (100→200), P(101.5) = 300;
+//	  (150+200)/2·0.25 + (200+300)/2·0.5 + 300·0.5 = 43.75 + 125 + 150 = 318.75 J
+//	gpu0 counter: E(100.25) = 5037.5, E(101.5) = 5350 (5200→5500): 312.5 J
+//	gpu1 trapz: 50·0.25 + (50+150)/2·0.5 + 150·0.5 = 12.5 + 50 + 75 = 137.5 J
+func checkEnergies(t *testing.T, rows []archive.PowerSample, shift float64) {
+	t.Helper()
+	pd, err := metricdefs.NewPowerData(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := 100.25+shift, 101.5+shift
+	for _, tc := range []struct {
+		dev, method string
+		want        float64
+	}{
+		{"gpu0", metricdefs.MethodTrapz, 318.75},
+		{"gpu0", metricdefs.MethodCounter, 312.5},
+		{"gpu1", metricdefs.MethodTrapz, 137.5},
+	} {
+		got, err := pd.DeviceEnergy(tc.dev, a, b, tc.method)
+		if err != nil || math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s %s = %v, %v; want %v", tc.dev, tc.method, got, err, tc.want)
+		}
+	}
+}
+
+// Step mode: one instant per Read, original times; power.csv round-trips.
+func TestStepReplay(t *testing.T) {
+	var logs []string
+	src, err := Open(fixture, Options{Logf: func(s string) { logs = append(logs, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, _ := src.Devices(context.Background())
+	if len(devs) != 2 || devs[0].UUID != "GPU-SIM-0" || devs[1].Method != "power" || !devs[0].Simulated {
+		t.Errorf("devices from run.json = %+v", devs)
+	}
+	var clock float64
+	rows := collect(t, src, &clock, 1, 2, 3, 4, 5)
+	f, _ := os.Open(filepath.Join(fixture, archive.PowerFile))
+	defer f.Close()
+	orig, err := archive.ReadPowerCSV(f, "power.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(orig) {
+		t.Fatalf("%d rows replayed, want %d", len(rows), len(orig))
+	}
+	for i := range orig {
+		if rows[i] != orig[i] {
+			t.Errorf("row %d = %+v, want %+v", i, rows[i], orig[i])
+		}
+	}
+	if !src.Done() || len(logs) != 1 || !strings.Contains(logs[0], "ended (8 rows)") {
+		t.Errorf("done %v, logs %v", src.Done(), logs)
+	}
+	checkEnergies(t, rows, 0)
+	if first, last := src.Span(); first != 100 || last != 102 {
+		t.Errorf("span = %v..%v", first, last)
+	}
+	_ = src.Close()
+	if _, err := src.Read(context.Background()); !errors.Is(err, telemetry.ErrStopped) {
+		t.Errorf("after close: %v", err)
+	}
+}
+
+// Realtime mode: rows come out as the run clock passes their offset,
+// re-stamped on the run clock; energies are shift-invariant.
+func TestRealtimeReplay(t *testing.T) {
+	var clock float64
+	src, err := Open(filepath.Join(fixture, archive.PowerFile), Options{Realtime: true, Clock: func() float64 { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000: the t=100 rows; 1000.2: nothing new; 1000.7: t=100.5;
+	// 1002: t=101 and t=102.
+	rows := collect(t, src, &clock, 1000, 1000.2, 1000.7, 1002)
+	var ts []float64
+	for _, r := range rows {
+		ts = append(ts, r.T)
+	}
+	want := []float64{1000, 1000, 1000.5, 1000.5, 1001, 1001, 1002, 1002}
+	if len(ts) != len(want) {
+		t.Fatalf("times = %v, want %v", ts, want)
+	}
+	for i := range want {
+		if ts[i] != want[i] {
+			t.Fatalf("times = %v, want %v", ts, want)
+		}
+	}
+	checkEnergies(t, rows, 900)
+}
+
+// Without run.json the devices come from the rows.
+func TestDerivedDevicesAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(fixture, archive.PowerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, archive.PowerFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, _ := src.Devices(context.Background())
+	if len(devs) != 2 || devs[0] != (archive.Device{ID: "gpu0", Method: "counter", PowerField: "replay"}) || devs[1].Method != "power" {
+		t.Errorf("derived devices = %+v", devs)
+	}
+
+	if _, err := Open(filepath.Join(dir, "nope.csv"), Options{}); err == nil {
+		t.Error("missing file accepted")
+	}
+	bad := filepath.Join(dir, "bad")
+	_ = os.Mkdir(bad, 0o755)
+	_ = os.WriteFile(filepath.Join(bad, archive.PowerFile), []byte("t,device,power_w,energy_j,mem_used_bytes\n1,gpu0,abc,,\n"), 0o644)
+	if _, err := Open(bad, Options{}); err == nil || !strings.Contains(err.Error(), "power.csv") {
+		t.Errorf("bad csv: %v", err)
+	}
+	if _, err := New(nil, nil, Options{}); err == nil {
+		t.Error("empty replay accepted")
+	}
+	if _, err := New([]archive.PowerSample{{T: 1, Device: "gpu9"}}, []archive.Device{{ID: "gpu0"}}, Options{}); err == nil || !strings.Contains(err.Error(), "gpu9") {
+		t.Errorf("unknown device: %v", err)
+	}
+}
