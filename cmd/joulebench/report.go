@@ -12,10 +12,12 @@ import (
 func (a *app) reportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR...",
-		Short: "Render tables of archived runs side by side",
+		Short: "Render tables of archived runs side by side, with energy by stage",
 		Long: `report loads archived runs and renders a summary of each and their metrics
-side by side. Each run is re-evaluated from its raw data with its own
-archived profile (or --profile) so every run is shown by the same method.`,
+side by side, then each run's GPU energy by stage (baseline, startup,
+warm-up, formal, release: joules and share of the total). Each run is
+re-evaluated from its raw data with its own archived profile (or --profile)
+so every run is shown by the same method.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := a.v.GetString("format")
@@ -23,6 +25,7 @@ archived profile (or --profile) so every run is shown by the same method.`,
 				return withCode(exitInvalid, err)
 			}
 			var runs []report.Run
+			var stages []report.StageBreakdown
 			for _, dir := range args {
 				run, res, evalErr, err := evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), nil)
 				if err != nil {
@@ -32,8 +35,9 @@ archived profile (or --profile) so every run is shown by the same method.`,
 					a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
 				}
 				runs = append(runs, report.Run{Meta: run.Meta, Results: res})
+				stages = append(stages, report.Stages(run))
 			}
-			return report.Runs(a.out, runs, format)
+			return report.RunsWithStages(a.out, runs, stages, format)
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")

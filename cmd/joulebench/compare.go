@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/report"
+)
+
+func (a *app) compareCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "compare DIR...",
+		Short: "Compare archived runs as the benchmark-1.5 methodology does",
+		Long: `compare loads archived runs (run directories, or directories of runs),
+re-evaluates each with its own archived profile (or --profile), and renders
+the cross-run analysis of the benchmark-1.5 methodology: runs grouped by
+scenario/task, size group (total parameters), model and engine; vLLM vs
+SGLang pairs, compared only when their formal output tokens are within the
+tolerance; per scenario the medians of steady-state and full-lifecycle
+J/token, their ratio and the Spearman rank correlation of the model orders;
+asiai runs per engine. Runs flagged not steady, release not closed or
+excluded are shown with their flag and left out of the statistics.
+
+The rules and thresholds are a comparison profile (built-in: compare-1.5);
+--compare-profile FILE uses an edited copy. A run some formulas fail on is
+shown with the values it lacks flagged; an archive that cannot be read
+stops the command with an error naming it.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sets, _ := cmd.Flags().GetStringArray("set")
+			return a.compare(cmd.Context(), args, a.v.GetString("profile"), a.v.GetString("compare-profile"), sets, a.v.GetString("format"))
+		},
+	}
+	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
+	cmd.Flags().String("compare-profile", compare.BuiltinName, "comparison rules: the built-in compare-1.5 or a YAML file")
+	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
+	setFlag(cmd.Flags())
+	return cmd
+}
+
+func (a *app) compare(ctx context.Context, paths []string, profile, rules string, sets []string, format string) error {
+	if err := report.CheckFormat(format); err != nil {
+		return withCode(exitInvalid, err)
+	}
+	prof, err := compare.ReadProfile(rules)
+	if err != nil {
+		return withCode(exitInvalid, fmt.Errorf("invalid comparison profile:\n%w", err))
+	}
+	runs, err := a.evaluateRuns(ctx, paths, profile, sets)
+	if err != nil {
+		return err
+	}
+	return compare.Render(a.out, prof.Compare(runs), format)
+}
+
+// evaluateRuns finds the run directories among paths and evaluates each.
+// A run some formulas failed on is kept (the values it lacks flag it); an
+// archive that cannot be read is an error naming it.
+func (a *app) evaluateRuns(ctx context.Context, paths []string, profile string, sets []string) ([]compare.Run, error) {
+	dirs, err := compare.Discover(paths)
+	if err != nil {
+		return nil, withCode(exitInvalid, err)
+	}
+	runs := make([]compare.Run, 0, len(dirs))
+	for _, dir := range dirs {
+		run, res, evalErr, err := evaluateArchive(ctx, dir, profile, sets)
+		if err != nil {
+			return nil, wrapRunErr(dir, err)
+		}
+		if evalErr != nil {
+			a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
+		}
+		runs = append(runs, compare.Run{Dir: dir, Meta: run.Meta, Results: res})
+	}
+	return runs, nil
+}
+
+// wrapRunErr names the run directory in an error, keeping its exit code.
+func wrapRunErr(dir string, err error) error {
+	code := exitCode(err)
+	return withCode(code, fmt.Errorf("run %s: %w", dir, err))
+}

@@ -1,0 +1,114 @@
+package compare
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/report"
+)
+
+// E(N) on round numbers: E_startup = 1000 J, E_release = 500 J, e_ss = 10 J.
+//
+//	N = 1:    E = 1000 + 10 + 500 = 1510 J; fixed/N = 1500 J; share 1500/1510
+//	N = 100:  E = 1000 + 1000 + 500 = 2500 J; fixed/N = 15 J; E/N = 25 J; share 0.6
+//	N = 1000: E = 1000 + 10000 + 500 = 11500 J; fixed/N = 1.5 J; E/N = 11.5 J
+//
+// Overhead share F/E(N) = 1500/(1500 + 10N) under x ⇔ N > 150(1 - x)/x:
+// x = 10 %: N > 1350 → 1351 (at 1350 the share is exactly 1500/15000 = 10 %,
+// not under); x = 1 %: N > 14850 → 14851.
+func TestLifecycleRoundNumbers(t *testing.T) {
+	pts, ths, err := Lifecycle(1000, 500, 10, []int64{1, 100, 1000}, []float64{0.10, 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []EstimatePoint{
+		{N: 1, EnergyJ: 1510, FixedPerRequestJ: 1500, PerRequestJ: 1510, FixedShare: 1500.0 / 1510},
+		{N: 100, EnergyJ: 2500, FixedPerRequestJ: 15, PerRequestJ: 25, FixedShare: 0.6},
+		{N: 1000, EnergyJ: 11500, FixedPerRequestJ: 1.5, PerRequestJ: 11.5, FixedShare: 1500.0 / 11500},
+	}
+	for i, w := range want {
+		g := pts[i]
+		if g.N != w.N || !near(g.EnergyJ, w.EnergyJ) || !near(g.FixedPerRequestJ, w.FixedPerRequestJ) ||
+			!near(g.PerRequestJ, w.PerRequestJ) || !near(g.FixedShare, w.FixedShare) {
+			t.Errorf("point %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if len(ths) != 2 || ths[0].N != 1351 || ths[1].N != 14851 {
+		t.Errorf("thresholds = %+v, want N = 1351 (10 %%) and 14851 (1 %%)", ths)
+	}
+	if s := share(1500, 10, 1350); s != 0.1 {
+		t.Errorf("share at N = 1350 = %v, want exactly 0.1", s)
+	}
+	// no fixed overhead: under any share from N = 1
+	if _, ths, _ := Lifecycle(0, 0, 10, []int64{1}, []float64{0.01}); ths[0].N != 1 {
+		t.Errorf("no overhead: threshold %+v, want N = 1", ths[0])
+	}
+	for _, bad := range []struct {
+		s, r, e float64
+		ns      []int64
+	}{{-1, 0, 1, []int64{1}}, {0, 0, 0, []int64{1}}, {0, 0, 1, []int64{0}}} {
+		if _, _, err := Lifecycle(bad.s, bad.r, bad.e, bad.ns, nil); err == nil {
+			t.Errorf("Lifecycle(%v): no error", bad)
+		}
+	}
+}
+
+func estimateRun(first, last float64) Run {
+	return mk(spec{id: "est", scenario: "chat", model: "m", engine: "vllm", steady: 0.1, full: 0.2, tokens: 1000, values: map[string]any{
+		"startup_energy_j": 1000.0, "release_energy_j": 500.0, "steady_window_energy_j": 1000.0,
+		"steady_window_first_request": int64(first), "steady_window_last_request": int64(last)}})
+}
+
+// e_ss = steady window energy / its requests: 1000 J over requests 1…100 =
+// 10 J/request; then as in TestLifecycleRoundNumbers.
+func TestEstimateRun(t *testing.T) {
+	p := builtin(t)
+	est, err := p.EstimateRun(estimateRun(1, 100), []int64{100, 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est.SteadyRequests != 100 || est.PerRequestJ != 10 || est.FixedJ != 1500 || est.Points[0].EnergyJ != 2500 {
+		t.Errorf("estimate = %+v", est)
+	}
+	if est.Thresholds[0].Share != 0.10 || est.Thresholds[0].N != 1351 || est.Thresholds[1].N != 14851 {
+		t.Errorf("thresholds = %+v", est.Thresholds)
+	}
+	for _, f := range []struct{ format, file string }{
+		{report.FormatTable, "estimate.table.golden"},
+		{report.FormatMarkdown, "estimate.markdown.golden"},
+		{report.FormatCSV, "estimate.csv.golden"},
+	} {
+		var buf bytes.Buffer
+		if err := RenderEstimate(&buf, est, f.format); err != nil {
+			t.Fatal(err)
+		}
+		if f.format != report.FormatCSV && !strings.Contains(buf.String(), "measured values take precedence") {
+			t.Errorf("%s: no caveat:\n%s", f.format, buf.String())
+		}
+		golden(t, f.file, buf.Bytes())
+	}
+
+	// Not steady: no estimate, and the error names the run and why.
+	ns := estimateRun(1, 100)
+	ns.Results.Values["steady_window_energy_j"] = na("J", "steady state not reached")
+	if _, err := p.EstimateRun(ns, []int64{10}); err == nil || !strings.Contains(err.Error(), "runs/est") ||
+		!strings.Contains(err.Error(), "steady state not reached") {
+		t.Errorf("not steady: error %v", err)
+	}
+	if _, err := p.EstimateRun(estimateRun(50, 10), []int64{10}); err == nil {
+		t.Error("window 50…10: no error")
+	}
+}
+
+func TestParseCounts(t *testing.T) {
+	got, err := ParseCounts("100, 1000,1e4")
+	if err != nil || len(got) != 3 || got[2] != 10000 {
+		t.Errorf("ParseCounts = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "1.5", "x", "-3", ","} {
+		if _, err := ParseCounts(bad); err == nil {
+			t.Errorf("ParseCounts(%q): no error", bad)
+		}
+	}
+}

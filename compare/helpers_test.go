@@ -1,0 +1,115 @@
+package compare
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
+	}
+}
+
+func builtin(t *testing.T) *Profile {
+	t.Helper()
+	p, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// spec describes a synthetic evaluated run.
+type spec struct {
+	id, scenario, model, engine, params string
+	profile                             string  // default benchmark-1.5
+	steady, full, tokens                float64 // < 0: not applicable
+	notSteady, notClosed, incomplete    bool
+	values                              map[string]any // extra results
+}
+
+func metric(v any, unit string) archive.Result {
+	return archive.Result{Kind: "metric", Value: v, Unit: unit}
+}
+
+func check(passed bool, severity, message string) archive.Result {
+	return archive.Result{Kind: "check", Value: passed, Passed: &passed, Severity: severity, Message: message}
+}
+
+func na(unit, note string) archive.Result {
+	return archive.Result{Kind: "metric", Value: nil, Unit: unit, Note: "not applicable: " + note}
+}
+
+// mk builds an evaluated run as compare sees it.
+func mk(s spec) Run {
+	prof := s.profile
+	if prof == "" {
+		prof = "benchmark-1.5"
+	}
+	labels := map[string]string{}
+	if s.scenario != "" {
+		labels["scenario"] = s.scenario
+	}
+	if s.params != "" {
+		labels["model_params"] = s.params
+	}
+	m := archive.Meta{FormatVersion: 1, RunID: s.id, Simulated: true, Profile: archive.ProfileRef{Name: prof},
+		Engine: archive.EngineInfo{Kind: s.engine, Model: s.model}, Status: archive.StatusComplete, Labels: labels}
+	if s.incomplete {
+		m.Status, m.Reason = archive.StatusFailed, "engine exited during the formal stage"
+	}
+	res := &archive.Results{FormatVersion: 1, RunID: s.id, Simulated: true, Profile: archive.ProfileRef{Name: prof},
+		Values: map[string]archive.Result{}}
+	if prof == "benchmark-1.5" {
+		if s.steady >= 0 && !s.notSteady {
+			res.Values["steady_state_j_per_token"] = metric(s.steady, "J/token")
+		} else {
+			res.Values["steady_state_j_per_token"] = na("J/token", "steady state not reached (see check steady_state_reached)")
+		}
+		if s.full >= 0 {
+			res.Values["full_lifecycle_j_per_token"] = metric(s.full, "J/token")
+		}
+		if s.tokens >= 0 {
+			res.Values["formal_output_tokens"] = metric(int64(s.tokens), "tokens")
+		}
+		res.Values["steady_state_reached"] = check(!s.notSteady, "warn",
+			"steady state not reached; steady-state J/token is excluded from cross-model comparison: best CV 0.0412")
+		res.Values["release_closed"] = check(!s.notClosed, "exclude",
+			"release did not return to baseline within the maximum wait; the run is excluded from formal results")
+		if s.notClosed {
+			res.Excluded, res.ExcludeReason = true, "check release_closed failed"
+		}
+	}
+	for k, v := range s.values {
+		res.Values[k] = metric(v, "")
+	}
+	for k := range res.Values {
+		res.Order = append(res.Order, k)
+	}
+	sort.Strings(res.Order)
+	return Run{Dir: "runs/" + s.id, Meta: m, Results: res}
+}

@@ -1,0 +1,358 @@
+// Package compare is the cross-run analysis of the benchmark-1.5
+// methodology: many evaluated runs grouped by scenario/task, size group,
+// model and engine; vLLM vs SGLang pairs under the output-token rule;
+// medians per scenario of steady-state and full-lifecycle J/token, their
+// ratio and the Spearman rank correlation of the model orders; asiai runs
+// per engine; and the lifecycle estimate E(N). Every threshold and metric
+// name comes from a comparison profile (compare-1.5.yaml), not from Go.
+//
+// The package reads evaluated runs (archive metadata and results); loading
+// and evaluating the archives is the caller's job.
+package compare
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// BuiltinName is the name of the built-in comparison profile.
+const BuiltinName = "compare-1.5"
+
+//go:embed compare-1.5.yaml
+var builtinYAML []byte
+
+// Profile is a comparison profile: which results to read from each run, the
+// flags that leave a run out of the statistics, and the comparability
+// rules.
+type Profile struct {
+	Name        string `yaml:"name"`
+	Version     int    `yaml:"version"`
+	Description string `yaml:"description"`
+	Spec        string `yaml:"spec"`
+	// ScenarioLabels are run labels naming the scenario/task, in order of
+	// preference.
+	ScenarioLabels []string `yaml:"scenario_labels"`
+	// ParamsLabel is the label (or engine.extra key) with the model's total
+	// parameter count.
+	ParamsLabel string       `yaml:"params_label"`
+	Metrics     Metrics      `yaml:"metrics"`
+	Flags       []FlagRule   `yaml:"flags"`
+	Pairs       PairRule     `yaml:"pairs"`
+	SizeGroups  []SizeGroup  `yaml:"size_groups"`
+	Asiai       AsiaiRule    `yaml:"asiai"`
+	Estimate    EstimateRule `yaml:"estimate"`
+
+	// Source is the file the profile was read from (for messages).
+	Source string `yaml:"-"`
+}
+
+// Metrics names the results read from each benchmark-1.5 run.
+type Metrics struct {
+	SteadyJPerToken string `yaml:"steady_j_per_token" json:"steady_j_per_token"`
+	FullJPerToken   string `yaml:"full_j_per_token" json:"full_j_per_token"`
+	OutputTokens    string `yaml:"output_tokens" json:"output_tokens"`
+}
+
+// FlagRule flags a run: a failed check (Check), a run its profile marked
+// excluded (Excluded), or a run whose status is not complete (Incomplete).
+// Exactly one of the three is set.
+type FlagRule struct {
+	Check      string `yaml:"check"`
+	Excluded   bool   `yaml:"excluded"`
+	Incomplete bool   `yaml:"incomplete"`
+	Flag       string `yaml:"flag"`
+}
+
+// PairRule pairs engines for the same model and scenario.
+type PairRule struct {
+	Engines [][]string `yaml:"engines"`
+	// Tolerance is the largest |T1 - T2| / max(T1, T2) on total formal
+	// output tokens for which a pair is compared.
+	Tolerance float64 `yaml:"tolerance"`
+}
+
+// SizeGroup is a range of total parameters: Max is an inclusive upper
+// bound, Below an exclusive one; neither means "the rest" (last group only).
+type SizeGroup struct {
+	Name  string   `yaml:"name"`
+	Max   *float64 `yaml:"max"`
+	Below *float64 `yaml:"below"`
+}
+
+// AsiaiRule says which runs are asiai runs and which metrics they carry.
+type AsiaiRule struct {
+	Profiles      []string     `yaml:"profiles"`
+	Metrics       AsiaiMetrics `yaml:"metrics"`
+	StableCVPct   float64      `yaml:"stable_cv_pct"`
+	VariableCVPct float64      `yaml:"variable_cv_pct"`
+}
+
+// AsiaiMetrics names the asiai results (M1, M1 mean, M8, M6, M7, stability).
+type AsiaiMetrics struct {
+	TokS      string `yaml:"tok_s"`
+	TokSMean  string `yaml:"tok_s_mean"`
+	TokSStd   string `yaml:"tok_s_std"`
+	PowerW    string `yaml:"power_w"`
+	TokSPerW  string `yaml:"tok_s_per_w"`
+	Stability string `yaml:"stability"`
+}
+
+// EstimateRule names the results the lifecycle estimate needs and the
+// overhead shares to report.
+type EstimateRule struct {
+	Metrics        EstimateMetrics `yaml:"metrics"`
+	OverheadShares []float64       `yaml:"overhead_shares"`
+}
+
+// EstimateMetrics names the results of one run used by the estimate.
+type EstimateMetrics struct {
+	StartupJ           string `yaml:"startup_j"`
+	ReleaseJ           string `yaml:"release_j"`
+	SteadyEnergyJ      string `yaml:"steady_energy_j"`
+	SteadyFirstRequest string `yaml:"steady_first_request"`
+	SteadyLastRequest  string `yaml:"steady_last_request"`
+}
+
+// Builtin returns the built-in comparison profile (a test keeps it valid).
+func Builtin() (*Profile, error) {
+	p, err := Load(builtinYAML, BuiltinName+".yaml (built-in)")
+	if err != nil {
+		return nil, fmt.Errorf("built-in comparison profile: %w", err)
+	}
+	return p, nil
+}
+
+// BuiltinYAML returns the built-in profile's YAML.
+func BuiltinYAML() []byte { return append([]byte(nil), builtinYAML...) }
+
+// ReadProfile loads a comparison profile: "" or the built-in's name gives the
+// built-in; anything else is read as a file.
+func ReadProfile(nameOrPath string) (*Profile, error) {
+	if nameOrPath == "" || nameOrPath == BuiltinName {
+		return Builtin()
+	}
+	b, err := os.ReadFile(nameOrPath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("comparison profile %q: no such file (built-in: %s)", nameOrPath, BuiltinName)
+		}
+		return nil, fmt.Errorf("read comparison profile: %w", err)
+	}
+	return Load(b, nameOrPath)
+}
+
+// Load parses and validates a comparison profile. Unknown keys, wrong types
+// and invalid values are errors at their positions (`file:line:col: where:
+// what`), all reported together as a workflow.ErrorList.
+func Load(src []byte, file string) (*Profile, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		line := 0
+		msg := cleanYAMLError(err)
+		if m := yamlLineNum.FindStringSubmatch(err.Error()); m != nil {
+			fmt.Sscan(m[1], &line)
+		}
+		return nil, workflow.ErrorList{{File: file, Line: line, Col: 1, Msg: "invalid YAML: " + msg}}
+	}
+	d := &decoder{file: file}
+	p := &Profile{Source: file}
+	if len(doc.Content) == 0 {
+		d.errorf(nil, "", "empty comparison profile")
+		return nil, d.errs
+	}
+	root := doc.Content[0]
+	d.strict(root, p, "")
+	if len(d.errs) == 0 {
+		p.validate(d, root)
+	}
+	if len(d.errs) > 0 {
+		sort.SliceStable(d.errs, func(i, j int) bool {
+			if d.errs[i].Line != d.errs[j].Line {
+				return d.errs[i].Line < d.errs[j].Line
+			}
+			return d.errs[i].Col < d.errs[j].Col
+		})
+		return nil, d.errs
+	}
+	return p, nil
+}
+
+// validate checks values the types cannot, with the position of each.
+func (p *Profile) validate(d *decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return nodeAt(root, path...) }
+	if strings.TrimSpace(p.Name) == "" {
+		d.errorf(root, "name", "required")
+	}
+	for _, m := range []struct{ key, v string }{
+		{"steady_j_per_token", p.Metrics.SteadyJPerToken},
+		{"full_j_per_token", p.Metrics.FullJPerToken},
+		{"output_tokens", p.Metrics.OutputTokens},
+	} {
+		if strings.TrimSpace(m.v) == "" {
+			d.errorf(orNode(at("metrics", m.key), at("metrics"), root), "metrics."+m.key, "required: the name of a metric of the evaluated profile")
+		}
+	}
+	for i, f := range p.Flags {
+		n := at("flags", fmt.Sprint(i))
+		where := fmt.Sprintf("flags[%d]", i)
+		set := 0
+		if f.Check != "" {
+			set++
+		}
+		if f.Excluded {
+			set++
+		}
+		if f.Incomplete {
+			set++
+		}
+		if set != 1 {
+			d.errorf(n, where, "set exactly one of check: NAME, excluded: true, incomplete: true")
+		}
+		if strings.TrimSpace(f.Flag) == "" {
+			d.errorf(n, where, "flag: required (the name shown next to a flagged run)")
+		}
+	}
+	tol := p.Pairs.Tolerance
+	if math.IsNaN(tol) || tol < 0 || tol > 1 {
+		d.errorf(orNode(at("pairs", "tolerance"), at("pairs"), root), "pairs.tolerance", "must be a fraction in [0, 1], got %v", tol)
+	}
+	for i, e := range p.Pairs.Engines {
+		n := orNode(at("pairs", "engines", fmt.Sprint(i)), at("pairs"), root)
+		if len(e) != 2 || strings.TrimSpace(e[0]) == "" || strings.TrimSpace(e[1]) == "" || strings.EqualFold(e[0], e[1]) {
+			d.errorf(n, fmt.Sprintf("pairs.engines[%d]", i), "expected two different engine kinds, e.g. [vllm, sglang]")
+		}
+	}
+	prev := math.Inf(-1)
+	for i, g := range p.SizeGroups {
+		n := orNode(at("size_groups", fmt.Sprint(i)), root)
+		where := fmt.Sprintf("size_groups[%d]", i)
+		if strings.TrimSpace(g.Name) == "" {
+			d.errorf(n, where, "name: required")
+		}
+		last := i == len(p.SizeGroups)-1
+		switch {
+		case g.Max != nil && g.Below != nil:
+			d.errorf(n, where, "set max (inclusive) or below (exclusive), not both")
+		case g.Max == nil && g.Below == nil && !last:
+			d.errorf(n, where, "only the last group may have no bound (it takes the rest)")
+		case g.Max == nil && g.Below == nil:
+		default:
+			b := g.bound()
+			if math.IsNaN(b) || math.IsInf(b, 0) || b <= 0 {
+				d.errorf(n, where, "bound must be a positive number of parameters, got %v", b)
+			} else if b <= prev {
+				d.errorf(n, where, "bounds must increase from group to group (%v after %v)", b, prev)
+			}
+			prev = b
+			if last {
+				d.errorf(n, where, "the last group must have no bound, so that every model has a group")
+			}
+		}
+	}
+	a := p.Asiai
+	if len(a.Profiles) > 0 && (a.StableCVPct <= 0 || a.VariableCVPct <= a.StableCVPct || math.IsNaN(a.StableCVPct) || math.IsNaN(a.VariableCVPct)) {
+		d.errorf(orNode(at("asiai"), root), "asiai", "need 0 < stable_cv_pct < variable_cv_pct, got %v and %v", a.StableCVPct, a.VariableCVPct)
+	}
+	for i, s := range p.Estimate.OverheadShares {
+		if math.IsNaN(s) || s <= 0 || s >= 1 {
+			d.errorf(orNode(at("estimate", "overhead_shares", fmt.Sprint(i)), at("estimate"), root),
+				fmt.Sprintf("estimate.overhead_shares[%d]", i), "must be a fraction in (0, 1), got %v", s)
+		}
+	}
+}
+
+func (g SizeGroup) bound() float64 {
+	if g.Max != nil {
+		return *g.Max
+	}
+	if g.Below != nil {
+		return *g.Below
+	}
+	return math.Inf(1)
+}
+
+// SizeGroupOf returns the name of the size group of a parameter count.
+func (p *Profile) SizeGroupOf(params float64) string {
+	for _, g := range p.SizeGroups {
+		switch {
+		case g.Max != nil:
+			if params <= *g.Max {
+				return g.Name
+			}
+		case g.Below != nil:
+			if params < *g.Below {
+				return g.Name
+			}
+		default:
+			return g.Name
+		}
+	}
+	return UnknownGroup
+}
+
+// sizeGroupIndex orders groups as the profile lists them; unknown last.
+func (p *Profile) sizeGroupIndex(name string) int {
+	for i, g := range p.SizeGroups {
+		if g.Name == name {
+			return i
+		}
+	}
+	return len(p.SizeGroups)
+}
+
+// isAsiai reports whether a run evaluated with profile name is an asiai run.
+func (p *Profile) isAsiai(profile string) bool {
+	for _, n := range p.Asiai.Profiles {
+		if n == profile {
+			return true
+		}
+	}
+	return false
+}
+
+func orNode(ns ...*yaml.Node) *yaml.Node {
+	for _, n := range ns {
+		if n != nil {
+			return n
+		}
+	}
+	return nil
+}
+
+// nodeAt walks mapping keys and list indexes ("0", "1", ...) from n.
+func nodeAt(n *yaml.Node, path ...string) *yaml.Node {
+	for _, key := range path {
+		if n == nil {
+			return nil
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == key {
+					next = n.Content[i+1]
+					break
+				}
+			}
+			n = next
+		case yaml.SequenceNode:
+			var i int
+			if _, err := fmt.Sscan(key, &i); err != nil || i < 0 || i >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[i]
+		default:
+			return nil
+		}
+	}
+	return n
+}

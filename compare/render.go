@@ -1,0 +1,388 @@
+package compare
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/joulebench/joulebench/report"
+)
+
+// Render writes the comparison as a table, Markdown, CSV or JSON
+// (report.FormatTable, ...).
+func Render(w io.Writer, rep *Report, format string) error {
+	switch format {
+	case report.FormatJSON:
+		return writeJSON(w, rep)
+	case report.FormatCSV:
+		return renderCSV(w, rep)
+	case report.FormatTable, report.FormatMarkdown:
+		return renderTables(w, rep, format)
+	}
+	return report.CheckFormat(format)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Number formats.
+func fmtF(v *float64, prec int) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+func fmtJ(v *float64) string { return fmtF(v, 4) }
+
+func fmtCount(v *float64) string { return fmtF(v, 0) }
+
+// fmtParams writes a parameter count with a suffix: 8B, 7.6B, 1.5T, 560M.
+func fmtParams(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	x := *v
+	switch {
+	case x >= 1e12:
+		return strconv.FormatFloat(x/1e12, 'g', 4, 64) + "T"
+	case x >= 1e9:
+		return strconv.FormatFloat(x/1e9, 'g', 4, 64) + "B"
+	case x >= 1e6:
+		return strconv.FormatFloat(x/1e6, 'g', 4, 64) + "M"
+	}
+	return strconv.FormatFloat(x, 'g', 4, 64)
+}
+
+// raw formats a number for CSV: shortest exact form.
+func raw(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+func flagNames(flags []Flag) string {
+	if len(flags) == 0 {
+		return "-"
+	}
+	names := make([]string, len(flags))
+	for i, f := range flags {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// section writes a section title.
+func section(w io.Writer, format, title string) {
+	if format == report.FormatMarkdown {
+		fmt.Fprintf(w, "\n#### %s\n", title)
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", title)
+}
+
+// line writes a sentence under a table or in place of one.
+func line(w io.Writer, format, text string) {
+	if format == report.FormatMarkdown {
+		fmt.Fprintf(w, "\n%s\n", text)
+		return
+	}
+	fmt.Fprintln(w, text)
+}
+
+func table(w io.Writer, format string, head []string, rows [][]string) error {
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(60)}
+	if format == report.FormatMarkdown {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+		fmt.Fprintln(w) // a blank line before a Markdown table
+		// a "|" inside a cell would end it
+		esc := strings.NewReplacer("|", `\|`)
+		for i := range rows {
+			for j := range rows[i] {
+				rows[i][j] = esc.Replace(rows[i][j])
+			}
+		}
+	}
+	t := tablewriter.NewTable(w, opts...)
+	t.Header(head)
+	if err := t.Bulk(rows); err != nil {
+		return fmt.Errorf("render table: %w", err)
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render table: %w", err)
+	}
+	return nil
+}
+
+func simulatedNote(w io.Writer, format string) {
+	if format == report.FormatMarkdown {
+		fmt.Fprintf(w, "> %s\n\n", report.SimulatedNote)
+		return
+	}
+	fmt.Fprintln(w, report.SimulatedNote)
+}
+
+func renderTables(w io.Writer, rep *Report, format string) error {
+	if rep.Simulated {
+		simulatedNote(w, format)
+	}
+	included := 0
+	for _, r := range rep.Runs {
+		if r.Included {
+			included++
+		}
+	}
+	summary := fmt.Sprintf("Comparison (%s): %d benchmark run(s), %d in the statistics, %d flagged; %d asiai engine row(s).",
+		rep.CompareProfile, len(rep.Runs), included, len(rep.Runs)-included, len(rep.Asiai))
+	if format == report.FormatMarkdown {
+		fmt.Fprintf(w, "**%s**\n", summary)
+	} else {
+		fmt.Fprintln(w, summary)
+	}
+
+	if len(rep.Runs) > 0 {
+		section(w, format, "Runs by scenario, size group, model and engine")
+		rows := make([][]string, 0, len(rep.Runs))
+		for _, r := range rep.Runs {
+			rows = append(rows, []string{r.Scenario, r.SizeGroup, fmtParams(r.Params), r.Model, r.Engine, r.RunID,
+				fmtJ(r.SteadyJPerToken), fmtJ(r.FullJPerToken), fmtCount(r.OutputTokens), flagNames(r.Flags)})
+		}
+		if err := table(w, format, []string{"scenario", "size group", "params", "model", "engine", "run",
+			"steady J/token", "full-lifecycle J/token", "output tokens", "flags"}, rows); err != nil {
+			return err
+		}
+
+		section(w, format, fmt.Sprintf("Engine pairs (compared only when |T1 - T2| / max(T1, T2) <= %s on formal output tokens)", pct(rep.PairTolerance)))
+		if len(rep.Pairs) == 0 {
+			line(w, format, "No engine pair: no runs of both engines of a pair on the same model and scenario.")
+		} else {
+			rows = rows[:0]
+			for _, p := range rep.Pairs {
+				comparable := "yes"
+				steady, full := fmtJ(p.A.SteadyJPerToken)+" / "+fmtJ(p.B.SteadyJPerToken), fmtJ(p.A.FullJPerToken)+" / "+fmtJ(p.B.FullJPerToken)
+				if !p.Comparable {
+					comparable = "NOT COMPARABLE: " + p.Reason
+					steady, full = "-", "-"
+				} else if fl := append(append([]Flag(nil), p.A.Flags...), p.B.Flags...); len(fl) > 0 {
+					comparable = "yes (flagged: " + flagNames(fl) + ")"
+				}
+				rows = append(rows, []string{p.Scenario, p.Model, p.A.Engine + " / " + p.B.Engine, p.A.RunID + " / " + p.B.RunID,
+					fmtCount(p.A.OutputTokens) + " / " + fmtCount(p.B.OutputTokens), pctPtr(p.TokenDiff), comparable, steady, full})
+			}
+			if err := table(w, format, []string{"scenario", "model", "engines", "runs", "output tokens", "token difference",
+				"comparable", "steady J/token", "full-lifecycle J/token"}, rows); err != nil {
+				return err
+			}
+		}
+
+		section(w, format, "Per scenario (runs without a flag; a configuration run several times counts once, with its median)")
+		rows = rows[:0]
+		for _, s := range rep.Scenarios {
+			rows = append(rows, []string{s.Scenario, strconv.Itoa(s.Included) + " of " + strconv.Itoa(s.Runs),
+				fmtJ(s.MedianSteady), fmtJ(s.MedianFull), fmtF(s.Ratio, 3), fmtF(s.Spearman, 3), orDash(noteList(s.Notes))})
+		}
+		if err := table(w, format, []string{"scenario", "runs", "median steady J/token", "median full-lifecycle J/token",
+			"full / steady", "Spearman rho", "note"}, rows); err != nil {
+			return err
+		}
+
+		section(w, format, "Model orders under the two bases (rank 1 = lowest J/token; ties share the average rank)")
+		rows = rows[:0]
+		for _, s := range rep.Scenarios {
+			for _, c := range s.Configs {
+				rows = append(rows, []string{s.Scenario, c.SizeGroup, c.Model, c.Engine, strconv.Itoa(c.Runs),
+					fmtJ(&c.Steady), fmtRank(c.SteadyRank), fmtJ(&c.Full), fmtRank(c.FullRank)})
+			}
+		}
+		if len(rows) == 0 {
+			line(w, format, "No run without a flag.")
+		} else if err := table(w, format, []string{"scenario", "size group", "model", "engine", "runs",
+			"steady J/token", "steady rank", "full-lifecycle J/token", "full rank"}, rows); err != nil {
+			return err
+		}
+	}
+
+	if len(rep.Asiai) > 0 {
+		section(w, format, "asiai, per engine (median tok/s is the headline)")
+		rows := make([][]string, 0, len(rep.Asiai))
+		for _, a := range rep.Asiai {
+			rows = append(rows, []string{a.Model, a.Engine, strconv.Itoa(a.Runs), fmtF(a.TokS, 1),
+				fmtF(a.TokSMean, 1) + " ± " + fmtF(a.TokSStd, 2), fmtF(a.CVPct, 1), a.Stability,
+				fmtF(a.PowerW, 1), fmtF(a.TokSPerW, 3), orDash(noteList(flaggedNote(a)))})
+		}
+		if err := table(w, format, []string{"model", "engine", "runs", "median tok/s", "mean ± std tok/s", "CV %",
+			"stability", "W", "tok/s/W", "note"}, rows); err != nil {
+			return err
+		}
+	}
+
+	section(w, format, "Flagged runs (shown, and left out of the statistics)")
+	if len(rep.Flagged) == 0 {
+		line(w, format, "None.")
+		return nil
+	}
+	rows := [][]string{}
+	for _, f := range rep.Flagged {
+		for _, fl := range f.Flags {
+			rows = append(rows, []string{f.RunID, f.Scenario, f.Model, f.Engine, fl.Name, orDash(fl.Detail)})
+		}
+	}
+	return table(w, format, []string{"run", "scenario", "model", "engine", "flag", "why"}, rows)
+}
+
+func flaggedNote(a AsiaiRow) []string {
+	notes := append([]string(nil), a.Notes...)
+	if a.Flagged > 0 {
+		notes = append(notes, fmt.Sprintf("%d flagged run(s) left out", a.Flagged))
+	}
+	return notes
+}
+
+func pctPtr(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return pct(*v)
+}
+
+func fmtRank(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+// renderCSV writes one tidy table: one value per row.
+func renderCSV(w io.Writer, rep *Report) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"section", "scenario", "size_group", "model", "engine", "run_id", "name", "value", "unit", "note", "simulated"})
+	sim := strconv.FormatBool(rep.Simulated)
+	put := func(sec, scen, group, model, engine, run, name, value, unit, note string) {
+		_ = cw.Write([]string{sec, scen, group, model, engine, run, name, value, unit, note, sim})
+	}
+	m := rep.Metrics
+	for _, r := range rep.Runs {
+		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "model_params", raw(r.Params), "parameters", r.ParamsNote)
+		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, m.SteadyJPerToken, raw(r.SteadyJPerToken), "J/token", "")
+		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, m.FullJPerToken, raw(r.FullJPerToken), "J/token", "")
+		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, m.OutputTokens, raw(r.OutputTokens), "tokens", "")
+		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "included", strconv.FormatBool(r.Included), "", "")
+		for _, f := range r.Flags {
+			put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "flag", f.Name, "", f.Detail)
+		}
+	}
+	for _, p := range rep.Pairs {
+		engines, runs := p.A.Engine+"/"+p.B.Engine, p.A.RunID+"/"+p.B.RunID
+		put("pair", p.Scenario, "", p.Model, engines, runs, "token_diff", raw(p.TokenDiff), "fraction", "")
+		put("pair", p.Scenario, "", p.Model, engines, runs, "comparable", strconv.FormatBool(p.Comparable), "", p.Reason)
+	}
+	for _, s := range rep.Scenarios {
+		note := noteList(s.Notes)
+		put("scenario", s.Scenario, "", "", "", "", "runs", strconv.Itoa(s.Runs), "runs", "")
+		put("scenario", s.Scenario, "", "", "", "", "included", strconv.Itoa(s.Included), "runs", "")
+		put("scenario", s.Scenario, "", "", "", "", "median_"+m.SteadyJPerToken, raw(s.MedianSteady), "J/token", "")
+		put("scenario", s.Scenario, "", "", "", "", "median_"+m.FullJPerToken, raw(s.MedianFull), "J/token", "")
+		put("scenario", s.Scenario, "", "", "", "", "ratio_full_to_steady", raw(s.Ratio), "", "")
+		put("scenario", s.Scenario, "", "", "", "", "spearman", raw(s.Spearman), "", note)
+		for _, c := range s.Configs {
+			put("order", s.Scenario, c.SizeGroup, c.Model, c.Engine, "", m.SteadyJPerToken, raw(&c.Steady), "J/token", "")
+			put("order", s.Scenario, c.SizeGroup, c.Model, c.Engine, "", "steady_rank", fmtRank(c.SteadyRank), "", "")
+			put("order", s.Scenario, c.SizeGroup, c.Model, c.Engine, "", m.FullJPerToken, raw(&c.Full), "J/token", "")
+			put("order", s.Scenario, c.SizeGroup, c.Model, c.Engine, "", "full_rank", fmtRank(c.FullRank), "", "")
+		}
+	}
+	for _, a := range rep.Asiai {
+		run := strings.Join(a.RunIDs, "/")
+		note := noteList(flaggedNote(a))
+		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec", raw(a.TokS), "tok/s", note)
+		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec_mean", raw(a.TokSMean), "tok/s", "")
+		put("asiai", "", "", a.Model, a.Engine, run, "std_dev_tok_s", raw(a.TokSStd), "tok/s", "")
+		put("asiai", "", "", a.Model, a.Engine, run, "stability", a.Stability, "", "")
+		put("asiai", "", "", a.Model, a.Engine, run, "power_watts", raw(a.PowerW), "W", "")
+		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec_per_watt", raw(a.TokSPerW), "tok/s/W", "")
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// RenderEstimate writes a lifecycle estimate as a table, Markdown, CSV or
+// JSON.
+func RenderEstimate(w io.Writer, est *Estimate, format string) error {
+	switch format {
+	case report.FormatJSON:
+		return writeJSON(w, est)
+	case report.FormatCSV:
+		// Rows "estimate" are E(N) at each N asked for; rows
+		// "overhead_under" the smallest N whose fixed share is under
+		// share_limit, with E(N) there.
+		cw := csv.NewWriter(w)
+		_ = cw.Write([]string{"run_id", "row", "n", "energy_j", "energy_per_request_j", "fixed_overhead_per_request_j", "fixed_share", "share_limit", "note", "simulated"})
+		sim := strconv.FormatBool(est.Simulated)
+		for _, p := range est.Points {
+			_ = cw.Write([]string{est.RunID, "estimate", strconv.FormatInt(p.N, 10), g(p.EnergyJ), g(p.PerRequestJ), g(p.FixedPerRequestJ), g(p.FixedShare), "", est.Caveat, sim})
+		}
+		for _, t := range est.Thresholds {
+			if t.N == 0 {
+				_ = cw.Write([]string{est.RunID, "overhead_under", "", "", "", "", "", g(t.Share), t.Note, sim})
+				continue
+			}
+			n := float64(t.N)
+			e := est.FixedJ + n*est.PerRequestJ
+			_ = cw.Write([]string{est.RunID, "overhead_under", strconv.FormatInt(t.N, 10), g(e), g(e / n), g(est.FixedJ / n), g(est.FixedJ / e), g(t.Share), "", sim})
+		}
+		cw.Flush()
+		return cw.Error()
+	case report.FormatTable, report.FormatMarkdown:
+	default:
+		return report.CheckFormat(format)
+	}
+	if est.Simulated {
+		simulatedNote(w, format)
+	}
+	head := fmt.Sprintf("Lifecycle estimate for run %s: E(N) = E_startup + N·e_ss + E_release", est.RunID)
+	if format == report.FormatMarkdown {
+		fmt.Fprintf(w, "**%s**\n", head)
+	} else {
+		fmt.Fprintln(w, head)
+	}
+	line(w, format, fmt.Sprintf("E_startup = %s J, E_release = %s J, e_ss = %s J / %d requests = %s J/request",
+		f1(est.StartupJ), f1(est.ReleaseJ), f1(est.SteadyEnergyJ), est.SteadyRequests, f3(est.PerRequestJ)))
+	rows := make([][]string, 0, len(est.Points))
+	for _, p := range est.Points {
+		rows = append(rows, []string{strconv.FormatInt(p.N, 10), f1(p.EnergyJ), f3(p.PerRequestJ), f3(p.FixedPerRequestJ),
+			strconv.FormatFloat(p.FixedShare*100, 'f', 2, 64) + " %"})
+	}
+	if err := table(w, format, []string{"N", "E(N) J", "E(N)/N J/request", "(E_startup + E_release)/N J/request", "fixed share"}, rows); err != nil {
+		return err
+	}
+	var ths []string
+	for _, t := range est.Thresholds {
+		if t.N == 0 {
+			ths = append(ths, fmt.Sprintf("under %s: %s", pctShort(t.Share), t.Note))
+			continue
+		}
+		ths = append(ths, fmt.Sprintf("under %s from N = %d", pctShort(t.Share), t.N))
+	}
+	if len(ths) > 0 {
+		line(w, format, "Fixed overhead per request as a share of E(N)/N: "+strings.Join(ths, "; ")+".")
+	}
+	for _, f := range est.Flags {
+		line(w, format, fmt.Sprintf("NOTE: this run is flagged %s (%s); it is left out of formal results.", f.Name, orDash(f.Detail)))
+	}
+	line(w, format, est.Caveat)
+	return nil
+}
+
+func g(v float64) string  { return strconv.FormatFloat(v, 'g', -1, 64) }
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// pctShort formats a fraction as a percentage without needless decimals.
+func pctShort(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + " %" }

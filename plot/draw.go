@@ -1,0 +1,531 @@
+package plot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Formats the figure can be written in.
+var Formats = []string{"png", "svg", "pdf"}
+
+// DPI is the resolution of PNG output: a Width of 1200 px is 12.5 in.
+const DPI = 96
+
+// Options sizes the figure.
+type Options struct {
+	// Width and Height in pixels at DPI (PNG); SVG and PDF get the same
+	// physical size.
+	Width, Height int
+}
+
+// DefaultOptions is a 1200 × 900 px figure.
+var DefaultOptions = Options{Width: 1200, Height: 900}
+
+// MaxPixels bounds each side of the figure.
+const MaxPixels = 10000
+
+// Validate rejects a size outside [300, MaxPixels] px.
+func (o Options) Validate() error {
+	if o.Width < 300 || o.Height < 300 || o.Width > MaxPixels || o.Height > MaxPixels {
+		return fmt.Errorf("figure size %d × %d px: each side must be between 300 and %d px", o.Width, o.Height, MaxPixels)
+	}
+	return nil
+}
+
+func (o Options) lengths() (vg.Length, vg.Length, error) {
+	if err := o.Validate(); err != nil {
+		return 0, 0, err
+	}
+	px := vg.Inch / DPI
+	return vg.Length(o.Width) * px, vg.Length(o.Height) * px, nil
+}
+
+// FormatOf returns the format of a file name from its extension.
+func FormatOf(path string) (string, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	for _, f := range Formats {
+		if ext == f {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%s: unknown figure format %q (use .png, .svg or .pdf)", path, filepath.Ext(path))
+}
+
+// Save writes the figure to path (format from its extension), through a
+// temporary file renamed into place.
+func Save(path string, d *Data, opt Options) (err error) {
+	format, err := FormatOf(path)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, d, format, opt); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Render draws the figure in format ("png", "svg" or "pdf").
+func Render(w io.Writer, d *Data, format string, opt Options) error {
+	if d == nil {
+		return errors.New("plot: no data")
+	}
+	width, height, err := opt.lengths()
+	if err != nil {
+		return err
+	}
+	var c vg.CanvasWriterTo
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(DPI), vgimg.UseBackgroundColor(color.White))}
+	case "svg":
+		c = vgsvg.New(width, height)
+	case "pdf":
+		c = vgpdf.New(width, height)
+	default:
+		return fmt.Errorf("unknown figure format %q (valid: %s)", format, strings.Join(Formats, ", "))
+	}
+	dc := draw.New(c)
+	d.draw(dc)
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("write %s figure: %w", format, err)
+	}
+	return nil
+}
+
+// Colours.
+var (
+	stageColours = map[string]color.NRGBA{
+		"baseline": {R: 150, G: 150, B: 150, A: 60},
+		"startup":  {R: 255, G: 160, B: 40, A: 60},
+		"warmup":   {R: 240, G: 210, B: 40, A: 90},
+		"formal":   {R: 60, G: 130, B: 230, A: 45},
+		"release":  {R: 170, G: 90, B: 200, A: 55},
+	}
+	otherStage   = color.NRGBA{R: 120, G: 200, B: 120, A: 50}
+	steadyColour = color.NRGBA{R: 30, G: 150, B: 60, A: 255}
+	deviceColour = []color.NRGBA{
+		{R: 31, G: 119, B: 180, A: 255}, {R: 214, G: 39, B: 40, A: 255}, {R: 44, G: 160, B: 44, A: 255},
+		{R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255}, {R: 227, G: 119, B: 194, A: 255},
+		{R: 127, G: 127, B: 127, A: 255}, {R: 188, G: 189, B: 34, A: 255},
+	}
+	limitColour = color.NRGBA{R: 200, G: 30, B: 30, A: 255}
+)
+
+// stageLabel is how a stage is named on the figure.
+func stageLabel(name string) string {
+	if name == "warmup" {
+		return "warm-up"
+	}
+	return name
+}
+
+func devColour(i int) color.NRGBA { return deviceColour[i%len(deviceColour)] }
+
+func withAlpha(c color.NRGBA, a uint8) color.NRGBA { c.A = a; return c }
+
+func (d *Data) draw(dc draw.Canvas) {
+	// Title and notes above the panels.
+	titleStyle := text.Style{Color: color.Black, Font: font.From(gplot.DefaultFont, 13), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: gplot.DefaultTextHandler}
+	top := dc.Max.Y - vg.Points(6)
+	dc.FillText(titleStyle, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: top}, d.Title)
+	top -= titleStyle.Height(d.Title) + vg.Points(2)
+	if len(d.Notes) > 0 {
+		noteStyle := titleStyle
+		noteStyle.Font = font.From(gplot.DefaultFont, 9)
+		noteStyle.Color = color.NRGBA{R: 120, G: 60, B: 0, A: 255}
+		note := "notes: " + strings.Join(d.Notes, "; ")
+		dc.FillText(noteStyle, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: top}, note)
+		top -= noteStyle.Height(note) + vg.Points(2)
+	}
+	body := dc
+	body.Max.Y = top
+
+	power := d.powerPlot()
+	jpt := d.jPerTokenPlot()
+	cvp := d.cvPlot()
+	h := body.Max.Y - body.Min.Y
+	cuts := []float64{0.55, 0.25, 0.20}
+	plots := []*gplot.Plot{power, jpt, cvp}
+	canvases := make([]draw.Canvas, len(plots))
+	y := body.Max.Y
+	for i, f := range cuts {
+		c := body
+		c.Max.Y = y
+		c.Min.Y = y - vg.Length(f)*h
+		y = c.Min.Y
+		canvases[i] = c
+	}
+	// Align the data areas' left and right edges.
+	var left, right vg.Length
+	for i, p := range plots {
+		da := p.DataCanvas(canvases[i])
+		left = max(left, da.Min.X-canvases[i].Min.X)
+		right = max(right, canvases[i].Max.X-da.Max.X)
+	}
+	for i, p := range plots {
+		c := canvases[i]
+		da := p.DataCanvas(c)
+		c = draw.Crop(c, left-(da.Min.X-c.Min.X), -(right - (c.Max.X - da.Max.X)), 0, 0)
+		p.Draw(c)
+	}
+}
+
+func newPlot(title, xLabel, yLabel string) *gplot.Plot {
+	p := gplot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.X.Label.TextStyle.Font.Size = vg.Points(10)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(10)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.X.Tick.Marker = plainTicks{}
+	p.Y.Tick.Marker = plainTicks{}
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros
+// ("25", not "25.00").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []gplot.Tick {
+	ticks := gplot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label == "" {
+			continue
+		}
+		v := t.Value
+		if r := math.Round(v); math.Abs(v-r) < 1e-9*math.Max(1, math.Abs(v)) {
+			v = r
+		}
+		ticks[i].Label = strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	return ticks
+}
+
+func xys(pts []XY) plotter.XYs {
+	out := make(plotter.XYs, len(pts))
+	for i, p := range pts {
+		out[i].X, out[i].Y = p.X, p.Y
+	}
+	return out
+}
+
+// powerPlot is the top panel: power over time.
+func (d *Data) powerPlot() *gplot.Plot {
+	p := newPlot("GPU power over time (stages shaded; steady-state window marked; baseline ± "+
+		strconv.FormatFloat(d.Tolerance*100, 'g', 4, 64)+" % band in release)", "time since run start (s)", "power (W)")
+	xMax, yMax := 1.0, 1.0
+	for _, s := range d.Stages {
+		xMax = max(xMax, s.End)
+	}
+	for _, s := range append(d.Devices, d.Total) {
+		for _, pt := range s.Points {
+			xMax, yMax = max(xMax, pt.X), max(yMax, pt.Y)
+		}
+	}
+	p.X.Min, p.X.Max = 0, xMax
+	p.Y.Min, p.Y.Max = 0, yMax*1.32 // headroom for stage labels and the legend
+	p.Add(&bands{stages: d.Stages, steady: d.Steady})
+	if d.TotalBaseline != nil && len(d.Devices) > 1 {
+		p.Add(&hband{b: *d.TotalBaseline, fill: color.NRGBA{A: 35}})
+	}
+	for i, b := range d.Baselines {
+		p.Add(&hband{b: b, fill: withAlpha(devColour(i), 70)})
+	}
+	if len(d.Baselines) > 0 {
+		p.Legend.Add(fmt.Sprintf("baseline ± %s %% (release)", strconv.FormatFloat(d.Tolerance*100, 'g', 4, 64)),
+			legendBox{withAlpha(devColour(0), 70)})
+	}
+	for i, s := range d.Devices {
+		if len(s.Points) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys(s.Points))
+		if err != nil {
+			continue
+		}
+		l.Color = devColour(i)
+		l.Width = vg.Points(1)
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+	}
+	if len(d.Devices) > 1 && len(d.Total.Points) > 0 {
+		if l, err := plotter.NewLine(xys(d.Total.Points)); err == nil {
+			l.Color = color.Black
+			l.Width = vg.Points(1.6)
+			p.Add(l)
+			p.Legend.Add(d.Total.Name, l)
+		}
+	}
+	if d.Steady != nil {
+		p.Legend.Add("steady-state window", legendBox{withAlpha(steadyColour, 90)})
+	}
+	p.Legend.Top = true
+	p.Legend.YOffs = -vg.Points(40) // below the stage labels
+	return p
+}
+
+// jPerTokenPlot is the middle panel: per-request J/token.
+func (d *Data) jPerTokenPlot() *gplot.Plot {
+	p := newPlot("per-request J/token, successful formal requests in completion order", "", "J/token")
+	p.X.Min = 0
+	if len(d.JPerToken) == 0 {
+		p.X.Max, p.Y.Min, p.Y.Max = 1, 0, 1
+		p.Add(&message{text: "no per-request J/token"})
+		return p
+	}
+	last := d.JPerToken[len(d.JPerToken)-1].X
+	p.X.Max = last
+	if d.SteadyFirst > 0 && d.SteadyLast >= d.SteadyFirst {
+		p.Add(&xband{a: float64(d.SteadyFirst), b: float64(d.SteadyLast), fill: withAlpha(steadyColour, 40),
+			label: fmt.Sprintf("steady state: requests %d–%d", d.SteadyFirst, d.SteadyLast)})
+	}
+	if s, err := plotter.NewScatter(xys(d.JPerToken)); err == nil {
+		s.GlyphStyle.Shape = draw.CircleGlyph{}
+		s.GlyphStyle.Radius = vg.Points(1.1)
+		s.GlyphStyle.Color = devColour(0)
+		p.Add(s)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, pt := range d.JPerToken {
+		lo, hi = min(lo, pt.Y), max(hi, pt.Y)
+	}
+	pad := (hi - lo) * 0.08
+	if pad == 0 {
+		pad = math.Max(hi*0.05, 1e-9)
+	}
+	p.Y.Min, p.Y.Max = math.Max(0, lo-pad), hi+pad
+	return p
+}
+
+// cvPlot is the bottom panel: rolling CV and the threshold.
+func (d *Data) cvPlot() *gplot.Plot {
+	title := fmt.Sprintf("rolling CV of J/token over %d requests; steady state needs windows under %s", d.Window,
+		strconv.FormatFloat(d.CVMax, 'g', 4, 64))
+	p := newPlot(title, "request number (completion order)", "CV")
+	p.X.Min = 0
+	p.X.Max = 1
+	if n := len(d.JPerToken); n > 0 {
+		p.X.Max = d.JPerToken[n-1].X
+	}
+	yMax := 2 * d.CVMax
+	for _, pt := range d.CV {
+		yMax = max(yMax, pt.Y)
+	}
+	if clip := 6 * d.CVMax; yMax > clip && len(d.CV) > 20 {
+		yMax = clip
+		p.Title.Text += fmt.Sprintf(" (axis cut at %s)", strconv.FormatFloat(clip, 'g', 4, 64))
+	}
+	p.Y.Min, p.Y.Max = 0, yMax*1.05
+	if d.SteadyFirst > 0 && d.SteadyLast >= d.SteadyFirst {
+		p.Add(&xband{a: float64(d.SteadyFirst), b: float64(d.SteadyLast), fill: withAlpha(steadyColour, 40)})
+	}
+	if len(d.CV) == 0 {
+		p.Add(&message{text: "no rolling CV"})
+	} else if l, pts, err := plotter.NewLinePoints(xys(d.CV)); err == nil {
+		l.Color = devColour(0)
+		l.Width = vg.Points(1.2)
+		p.Add(l)
+		if len(d.CV) <= 20 { // a few windows: show each one
+			pts.GlyphStyle = draw.GlyphStyle{Color: devColour(0), Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
+			p.Add(pts)
+		}
+		p.Legend.Add("rolling CV", l)
+	}
+	limit := &hline{y: d.CVMax, colour: limitColour}
+	p.Add(limit)
+	p.Legend.Add("cv_max "+strconv.FormatFloat(d.CVMax, 'g', 4, 64), limit)
+	p.Legend.Top, p.Legend.Left = true, true // the first window-1 requests have no CV
+	return p
+}
+
+// maxLabelRows is how many rows of stage labels the power panel has room
+// for (its y axis leaves headroom above the data).
+const maxLabelRows = 3
+
+// bands shades the stages and marks the steady-state window.
+type bands struct {
+	stages []Band
+	steady *Band
+}
+
+func (b *bands) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, _ := p.Transforms(&c)
+	labelStyle := text.Style{Color: color.NRGBA{R: 40, G: 40, B: 40, A: 255}, Font: font.From(gplot.DefaultFont, 9),
+		XAlign: draw.XLeft, YAlign: draw.YTop, Handler: p.TextHandler}
+	rowH := labelStyle.Height("Xg") + vg.Points(2)
+	// Labels go in rows from the top: a nested stage's at least one row
+	// down, and a label that would overlap the previous one in its row
+	// one row further down.
+	var rowEnd []vg.Length
+	for _, s := range b.stages {
+		x0, x1 := clampX(c, trX(s.Start)), clampX(c, trX(s.End))
+		if x1 <= x0 {
+			continue
+		}
+		fill, ok := stageColours[s.Name]
+		if !ok {
+			fill = otherStage
+		}
+		c.FillPolygon(fill, rect(x0, c.Min.Y, x1, c.Max.Y))
+		edge := draw.LineStyle{Color: withAlpha(fill, 200), Width: vg.Points(0.5)}
+		c.StrokeLine2(edge, x0, c.Min.Y, x0, c.Max.Y)
+		label := stageLabel(s.Name)
+		lx := x0 + vg.Points(3)
+		row := min(s.Level, maxLabelRows-1)
+		for row < maxLabelRows-1 && row < len(rowEnd) && rowEnd[row] > lx {
+			row++
+		}
+		for len(rowEnd) <= row {
+			rowEnd = append(rowEnd, c.Min.X)
+		}
+		rowEnd[row] = max(rowEnd[row], lx+labelStyle.Width(label)+vg.Points(4))
+		y := c.Max.Y - vg.Points(3) - rowH*vg.Length(row)
+		c.FillText(labelStyle, vg.Point{X: lx, Y: y}, label)
+	}
+	if b.steady != nil {
+		x0, x1 := clampX(c, trX(b.steady.Start)), clampX(c, trX(b.steady.End))
+		if x1 > x0 {
+			line := draw.LineStyle{Color: steadyColour, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+			c.StrokeLine2(line, x0, c.Min.Y, x0, c.Max.Y)
+			c.StrokeLine2(line, x1, c.Min.Y, x1, c.Max.Y)
+			// a bar along the bottom of the panel
+			h := (c.Max.Y - c.Min.Y) * 0.04
+			c.FillPolygon(withAlpha(steadyColour, 90), rect(x0, c.Min.Y, x1, c.Min.Y+h))
+			st := labelStyle
+			st.Color = steadyColour
+			st.YAlign = draw.YBottom
+			c.FillText(st, vg.Point{X: x0 + vg.Points(3), Y: c.Min.Y + h + vg.Points(2)}, "steady-state window")
+		}
+	}
+}
+
+// hband shades baseline ± tolerance over [Start, End].
+type hband struct {
+	b    BaselineBand
+	fill color.Color
+}
+
+func (h *hband) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, trY := p.Transforms(&c)
+	x0, x1 := clampX(c, trX(h.b.Start)), clampX(c, trX(h.b.End))
+	y0, y1 := clampY(c, trY(h.b.Lo)), clampY(c, trY(h.b.Hi))
+	if x1 <= x0 || y1 <= y0 {
+		return
+	}
+	c.FillPolygon(h.fill, rect(x0, y0, x1, y1))
+	mid := clampY(c, trY(h.b.Baseline))
+	c.StrokeLine2(draw.LineStyle{Color: color.NRGBA{A: 120}, Width: vg.Points(0.6), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}, x0, mid, x1, mid)
+}
+
+// xband shades [a, b] on the x axis over the whole height, with an
+// optional label.
+type xband struct {
+	a, b  float64
+	fill  color.Color
+	label string
+}
+
+func (x *xband) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, _ := p.Transforms(&c)
+	x0, x1 := clampX(c, trX(x.a)), clampX(c, trX(x.b))
+	if x1 <= x0 {
+		return
+	}
+	c.FillPolygon(x.fill, rect(x0, c.Min.Y, x1, c.Max.Y))
+	if x.label != "" {
+		st := text.Style{Color: steadyColour, Font: font.From(gplot.DefaultFont, 9), XAlign: draw.XLeft, YAlign: draw.YTop, Handler: p.TextHandler}
+		c.FillText(st, vg.Point{X: x0 + vg.Points(3), Y: c.Max.Y - vg.Points(3)}, x.label)
+	}
+}
+
+// hline is a horizontal dashed line at y; it is its own legend thumbnail.
+type hline struct {
+	y      float64
+	colour color.Color
+}
+
+func (h *hline) style() draw.LineStyle {
+	return draw.LineStyle{Color: h.colour, Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+}
+
+func (h *hline) Plot(c draw.Canvas, p *gplot.Plot) {
+	_, trY := p.Transforms(&c)
+	y := trY(h.y)
+	if y < c.Min.Y || y > c.Max.Y {
+		return
+	}
+	c.StrokeLine2(h.style(), c.Min.X, y, c.Max.X, y)
+}
+
+func (h *hline) Thumbnail(c *draw.Canvas) {
+	y := (c.Min.Y + c.Max.Y) / 2
+	c.StrokeLine2(h.style(), c.Min.X, y, c.Max.X, y)
+}
+
+// message writes a text in the middle of an empty panel.
+type message struct{ text string }
+
+func (m *message) Plot(c draw.Canvas, p *gplot.Plot) {
+	st := text.Style{Color: color.NRGBA{R: 120, G: 120, B: 120, A: 255}, Font: font.From(gplot.DefaultFont, 11),
+		XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: p.TextHandler}
+	c.FillText(st, c.Center(), m.text)
+}
+
+// legendBox is a filled square legend thumbnail.
+type legendBox struct{ fill color.Color }
+
+func (l legendBox) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(l.fill, rect(c.Min.X, c.Min.Y, c.Max.X, c.Max.Y))
+}
+
+func rect(x0, y0, x1, y1 vg.Length) []vg.Point {
+	return []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
+}
+
+func clampX(c draw.Canvas, x vg.Length) vg.Length { return min(max(x, c.Min.X), c.Max.X) }
+func clampY(c draw.Canvas, y vg.Length) vg.Length { return min(max(y, c.Min.Y), c.Max.Y) }
