@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -154,43 +153,27 @@ func ReadProfile(nameOrPath string) (*Profile, error) {
 // and invalid values are errors at their positions (`file:line:col: where:
 // what`), all reported together as a workflow.ErrorList.
 func Load(src []byte, file string) (*Profile, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		line := 0
-		msg := cleanYAMLError(err)
-		if m := yamlLineNum.FindStringSubmatch(err.Error()); m != nil {
-			fmt.Sscan(m[1], &line)
-		}
-		return nil, workflow.ErrorList{{File: file, Line: line, Col: 1, Msg: "invalid YAML: " + msg}}
+	d := workflow.NewDecoder(file)
+	root, ok := d.Parse(src)
+	if !ok {
+		return nil, d.Err()
 	}
-	d := &decoder{file: file}
 	p := &Profile{Source: file}
-	if len(doc.Content) == 0 {
-		d.errorf(nil, "", "empty comparison profile")
-		return nil, d.errs
-	}
-	root := doc.Content[0]
-	d.strict(root, p, "")
-	if len(d.errs) == 0 {
+	d.Strict(root, p, "")
+	if d.OK() {
 		p.validate(d, root)
 	}
-	if len(d.errs) > 0 {
-		sort.SliceStable(d.errs, func(i, j int) bool {
-			if d.errs[i].Line != d.errs[j].Line {
-				return d.errs[i].Line < d.errs[j].Line
-			}
-			return d.errs[i].Col < d.errs[j].Col
-		})
-		return nil, d.errs
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
 // validate checks values the types cannot, with the position of each.
-func (p *Profile) validate(d *decoder, root *yaml.Node) {
+func (p *Profile) validate(d *workflow.Decoder, root *yaml.Node) {
 	at := func(path ...string) *yaml.Node { return nodeAt(root, path...) }
 	if strings.TrimSpace(p.Name) == "" {
-		d.errorf(root, "name", "required")
+		d.Errorf(root, "name", "required")
 	}
 	for _, m := range []struct{ key, v string }{
 		{"steady_j_per_token", p.Metrics.SteadyJPerToken},
@@ -198,7 +181,7 @@ func (p *Profile) validate(d *decoder, root *yaml.Node) {
 		{"output_tokens", p.Metrics.OutputTokens},
 	} {
 		if strings.TrimSpace(m.v) == "" {
-			d.errorf(orNode(at("metrics", m.key), at("metrics"), root), "metrics."+m.key, "required: the name of a metric of the evaluated profile")
+			d.Errorf(orNode(at("metrics", m.key), at("metrics"), root), "metrics."+m.key, "required: the name of a metric of the evaluated profile")
 		}
 	}
 	for i, f := range p.Flags {
@@ -215,20 +198,20 @@ func (p *Profile) validate(d *decoder, root *yaml.Node) {
 			set++
 		}
 		if set != 1 {
-			d.errorf(n, where, "set exactly one of check: NAME, excluded: true, incomplete: true")
+			d.Errorf(n, where, "set exactly one of check: NAME, excluded: true, incomplete: true")
 		}
 		if strings.TrimSpace(f.Flag) == "" {
-			d.errorf(n, where, "flag: required (the name shown next to a flagged run)")
+			d.Errorf(n, where, "flag: required (the name shown next to a flagged run)")
 		}
 	}
 	tol := p.Pairs.Tolerance
 	if math.IsNaN(tol) || tol < 0 || tol > 1 {
-		d.errorf(orNode(at("pairs", "tolerance"), at("pairs"), root), "pairs.tolerance", "must be a fraction in [0, 1], got %v", tol)
+		d.Errorf(orNode(at("pairs", "tolerance"), at("pairs"), root), "pairs.tolerance", "must be a fraction in [0, 1], got %v", tol)
 	}
 	for i, e := range p.Pairs.Engines {
 		n := orNode(at("pairs", "engines", fmt.Sprint(i)), at("pairs"), root)
 		if len(e) != 2 || strings.TrimSpace(e[0]) == "" || strings.TrimSpace(e[1]) == "" || strings.EqualFold(e[0], e[1]) {
-			d.errorf(n, fmt.Sprintf("pairs.engines[%d]", i), "expected two different engine kinds, e.g. [vllm, sglang]")
+			d.Errorf(n, fmt.Sprintf("pairs.engines[%d]", i), "expected two different engine kinds, e.g. [vllm, sglang]")
 		}
 	}
 	prev := math.Inf(-1)
@@ -236,35 +219,35 @@ func (p *Profile) validate(d *decoder, root *yaml.Node) {
 		n := orNode(at("size_groups", fmt.Sprint(i)), root)
 		where := fmt.Sprintf("size_groups[%d]", i)
 		if strings.TrimSpace(g.Name) == "" {
-			d.errorf(n, where, "name: required")
+			d.Errorf(n, where, "name: required")
 		}
 		last := i == len(p.SizeGroups)-1
 		switch {
 		case g.Max != nil && g.Below != nil:
-			d.errorf(n, where, "set max (inclusive) or below (exclusive), not both")
+			d.Errorf(n, where, "set max (inclusive) or below (exclusive), not both")
 		case g.Max == nil && g.Below == nil && !last:
-			d.errorf(n, where, "only the last group may have no bound (it takes the rest)")
+			d.Errorf(n, where, "only the last group may have no bound (it takes the rest)")
 		case g.Max == nil && g.Below == nil:
 		default:
 			b := g.bound()
 			if math.IsNaN(b) || math.IsInf(b, 0) || b <= 0 {
-				d.errorf(n, where, "bound must be a positive number of parameters, got %v", b)
+				d.Errorf(n, where, "bound must be a positive number of parameters, got %v", b)
 			} else if b <= prev {
-				d.errorf(n, where, "bounds must increase from group to group (%v after %v)", b, prev)
+				d.Errorf(n, where, "bounds must increase from group to group (%v after %v)", b, prev)
 			}
 			prev = b
 			if last {
-				d.errorf(n, where, "the last group must have no bound, so that every model has a group")
+				d.Errorf(n, where, "the last group must have no bound, so that every model has a group")
 			}
 		}
 	}
 	a := p.Asiai
 	if len(a.Profiles) > 0 && (a.StableCVPct <= 0 || a.VariableCVPct <= a.StableCVPct || math.IsNaN(a.StableCVPct) || math.IsNaN(a.VariableCVPct)) {
-		d.errorf(orNode(at("asiai"), root), "asiai", "need 0 < stable_cv_pct < variable_cv_pct, got %v and %v", a.StableCVPct, a.VariableCVPct)
+		d.Errorf(orNode(at("asiai"), root), "asiai", "need 0 < stable_cv_pct < variable_cv_pct, got %v and %v", a.StableCVPct, a.VariableCVPct)
 	}
 	for i, s := range p.Estimate.OverheadShares {
 		if math.IsNaN(s) || s <= 0 || s >= 1 {
-			d.errorf(orNode(at("estimate", "overhead_shares", fmt.Sprint(i)), at("estimate"), root),
+			d.Errorf(orNode(at("estimate", "overhead_shares", fmt.Sprint(i)), at("estimate"), root),
 				fmt.Sprintf("estimate.overhead_shares[%d]", i), "must be a fraction in (0, 1), got %v", s)
 		}
 	}

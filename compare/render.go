@@ -8,10 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/joulebench/joulebench/report"
 )
 
@@ -103,27 +99,10 @@ func line(w io.Writer, format, text string) {
 }
 
 func table(w io.Writer, format string, head []string, rows [][]string) error {
-	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(60)}
 	if format == report.FormatMarkdown {
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 		fmt.Fprintln(w) // a blank line before a Markdown table
-		// a "|" inside a cell would end it
-		esc := strings.NewReplacer("|", `\|`)
-		for i := range rows {
-			for j := range rows[i] {
-				rows[i][j] = esc.Replace(rows[i][j])
-			}
-		}
 	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header(head)
-	if err := t.Bulk(rows); err != nil {
-		return fmt.Errorf("render table: %w", err)
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("render table: %w", err)
-	}
-	return nil
+	return report.Table(w, format, head, rows, 60)
 }
 
 func simulatedNote(w io.Writer, format string) {

@@ -179,10 +179,19 @@ func orDash(s string) string {
 	return s
 }
 
-func table(w io.Writer, format string, head []string, rows [][]string) error {
-	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(72)}
+// Table renders rows under a header as a box table or, with
+// FormatMarkdown, a Markdown table (a "|" inside a cell is escaped). Cells
+// wider than maxWidth wrap.
+func Table(w io.Writer, format string, head []string, rows [][]string, maxWidth int) error {
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(maxWidth)}
 	if format == FormatMarkdown {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+		esc := strings.NewReplacer("|", `\|`)
+		for i := range rows {
+			for j := range rows[i] {
+				rows[i][j] = esc.Replace(rows[i][j])
+			}
+		}
 	}
 	t := tablewriter.NewTable(w, opts...)
 	t.Header(head)
@@ -193,6 +202,10 @@ func table(w io.Writer, format string, head []string, rows [][]string) error {
 		return fmt.Errorf("render table: %w", err)
 	}
 	return nil
+}
+
+func table(w io.Writer, format string, head []string, rows [][]string) error {
+	return Table(w, format, head, rows, 72)
 }
 
 // Runs renders several archived runs: a summary of each, then their metrics

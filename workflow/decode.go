@@ -143,7 +143,11 @@ func (d *decoder) strict(n *yaml.Node, out any, where string) map[string]*yaml.N
 			continue
 		}
 		present[k.Value] = v
-		d.value(v, rv.Field(fi), where+"."+k.Value)
+		w := k.Value
+		if where != "" {
+			w = where + "." + k.Value
+		}
+		d.value(v, rv.Field(fi), w)
 	}
 	return present
 }
