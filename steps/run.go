@@ -39,6 +39,16 @@ type Deps struct {
 	Chat bool
 	// Progress, when set, is told what the run is doing.
 	Progress func(Progress)
+	// External is true for an already running server (--engine-url):
+	// joulebench neither starts nor stops it, so the run has no startup or
+	// release stage and no engine_started or engine_exited event.
+	External bool
+	// ExitError, when set, says why the engine exited on its own (exit
+	// status and the tail of engine.log).
+	ExitError func() error
+	// StopMetrics, when set, stops the engine /metrics side path (it may be
+	// called more than once); the archive step calls it before finishing.
+	StopMetrics func() error
 
 	// request sets frozen by Prepare, by step configuration
 	sets map[any]*workload.RequestSet
@@ -278,10 +288,12 @@ func runStartEngine(ctx context.Context, rc *workflow.RunContext, cfg any) error
 	if err := d.sampleNow(ctx); err != nil {
 		return err
 	}
-	t := rc.Clock.Now()
-	rc.StageStart("startup", t)
-	if err := rc.Event("engine_started", t); err != nil {
-		return err
+	if !d.External {
+		t := rc.Clock.Now()
+		rc.StageStart("startup", t)
+		if err := rc.Event("engine_started", t); err != nil {
+			return err
+		}
 	}
 	d.report("startup", loadgen.Progress{}, 0)
 	if err := d.Engine.Start(ctx); err != nil {
@@ -382,10 +394,12 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 	}()
 	var lastDone float64
 	var sinkErr error
+	failed := false
 	sink := func(r archive.Request) {
 		if r.DoneAt > lastDone {
 			lastDone = r.DoneAt
 		}
+		failed = failed || !r.OK
 		if err := rc.Out.AppendRequest(r); err != nil && sinkErr == nil {
 			sinkErr = err
 			cancel()
@@ -393,15 +407,28 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 	}
 	total := len(reqs)
 	err := loadgen.Run(ctx, lc, reqs, d.Client, sink, func(p loadgen.Progress) { d.report(stage, p, total) })
+	if failed && !d.External {
+		// A crash cuts the streams a moment before its exit is seen.
+		select {
+		case <-d.Engine.Exited():
+		case <-time.After(2 * time.Second):
+		}
+	}
 	select {
 	case <-exited:
-		return lastDone, fmt.Errorf("engine %s exited on its own during %s", d.Engine.Kind(), stage)
+	case <-d.Engine.Exited():
 	default:
+		if sinkErr != nil {
+			return lastDone, sinkErr
+		}
+		return lastDone, err
 	}
-	if sinkErr != nil {
-		return lastDone, sinkErr
+	if d.ExitError != nil {
+		if xe := d.ExitError(); xe != nil {
+			return lastDone, fmt.Errorf("during %s: %w", stage, xe)
+		}
 	}
-	return lastDone, err
+	return lastDone, fmt.Errorf("engine %s exited on its own during %s", d.Engine.Kind(), stage)
 }
 
 // Prepare loads and freezes every request set the profile's steps use, so
@@ -577,7 +604,7 @@ func (d *Deps) StopEngine(ctx context.Context, rc *workflow.RunContext, grace ti
 		return t, nil
 	}
 	d.mu.Unlock()
-	if d.Engine == nil {
+	if d.Engine == nil || d.External {
 		return 0, nil
 	}
 	at, err := d.Engine.Stop(ctx, grace)
@@ -599,6 +626,10 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 	d, err := deps(rc)
 	if err != nil {
 		return err
+	}
+	if d.External {
+		// Not ours to stop: no release stage.
+		return d.sampleNow(ctx)
 	}
 	meta := rc.Out.Meta()
 	from := rc.Clock.Now()
@@ -712,6 +743,11 @@ func runArchive(ctx context.Context, rc *workflow.RunContext, _ any) error {
 		return fmt.Errorf("telemetry: %w", err)
 	}
 	d.RecordAnomalies(rc)
+	if d.StopMetrics != nil {
+		if err := d.StopMetrics(); err != nil {
+			return fmt.Errorf("engine metrics: %w", err)
+		}
+	}
 	return Finish(ctx, rc, archive.StatusComplete, "")
 }
 

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/launch"
 	"github.com/joulebench/joulebench/engines/openai"
 	simengine "github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/loadgen"
@@ -15,10 +22,28 @@ import (
 
 // engineFlags registers the flags that choose and configure the engine.
 func engineFlags(f *pflag.FlagSet) {
-	f.String("engine", "sim", "engine: sim")
-	f.String("model", "", "model id to request (default: the engine's)")
+	f.String("engine", "sim", "engine: sim (built-in simulator), vllm, sglang, llamacpp, ollama; with --engine-url also openai (any OpenAI-compatible server)")
+	f.String("model", "", "model id: vLLM/SGLang model path or Hugging Face id (also the served name); llama.cpp alias (default: the GGUF file name); Ollama model name; with --engine-url the model to request (default: the first listed)")
 	f.Int64("seed", 1, "seed of the engine (sampling) and of the simulator")
 	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline)")
+	f.String("engine-url", "", "benchmark an already running server at this URL instead of starting one (no startup or release stage)")
+	f.String("engine-api", "", "API of --engine-url: openai or ollama (default: from --engine)")
+	f.String("engine-bin", "", "engine executable (default: vllm, python, llama-server, ollama)")
+	f.StringArray("engine-arg", nil, "extra engine command-line argument (repeatable, one argument each)")
+	f.StringArray("engine-env", nil, "engine environment override KEY=VALUE (repeatable)")
+	f.String("model-file", "", "GGUF model file (llama.cpp; Ollama creates --model from it when missing)")
+	f.Int("port", 0, "engine port on 127.0.0.1 (0: a free one)")
+	f.Int("tp", 1, "tensor-parallel size (vLLM, SGLang)")
+	f.Int("max-model-len", 0, "longest request in tokens (vLLM --max-model-len, SGLang --context-length, llama.cpp context per slot, Ollama context); 0: the engine's default")
+	f.Int("slots", 0, "requests served at once: llama.cpp -np (default 4), Ollama OLLAMA_NUM_PARALLEL")
+	f.String("ollama-api", "native", "Ollama request API: native (/api/chat, NDJSON, eval_* timings) or openai (/v1)")
+	f.String("revision", "", "model revision to serve and expect (checked where the engine reports it: SGLang; Ollama digest)")
+	f.String("engine-version", "", "engine version the identity check expects (empty: not checked)")
+	f.String("thinking", "", "reasoning models: on or off (Ollama think, else chat_template_kwargs.enable_thinking); empty: the model's default")
+	f.Bool("health-generate", false, "SGLang: also wait for /health_generate (one generated token) before ready")
+	f.Bool("ollama-pull", false, "Ollama: pull a missing model from the registry")
+	f.Duration("scrape-interval", launch.DefaultScrapeInterval, "interval of the engine /metrics side path")
+	f.StringArray("metrics-family", nil, "engine metric family to keep in engine_metrics.jsonl (repeatable; default per engine)")
 }
 
 // engineEnv is what building an engine needs from the run.
@@ -42,25 +67,155 @@ type engineSetup struct {
 	Model        string
 	Expect       engines.Identity
 	Chat         bool
+	// External is true for an already running server (--engine-url):
+	// joulebench neither starts nor stops it, so the run has no startup
+	// or release stage (those metrics are not applicable).
+	External bool
+	// Spec is the frozen engine configuration (zero for the simulator).
+	Spec launch.Spec
+	// StartMetrics starts the engine /metrics side path; the samples go to
+	// sink (engine_metrics.jsonl) and warnings to warn. It returns the
+	// function that stops it (and returns a write error). interval and
+	// families override the flags when set (profile parameters). For an
+	// engine without /metrics it does nothing.
+	StartMetrics func(ctx context.Context, interval time.Duration, families []string,
+		sink func([]archive.EngineMetric) error, warn func(string)) (stop func() error)
+	// ExitError says why the engine exited on its own (exit status and the
+	// tail of engine.log); nil when it did not or cannot say.
+	ExitError func() error
+}
+
+// engineKind is the kind of engine the flags ask for: "sim", a managed
+// kind, or for --engine-url the server's kind ("openai" when unknown).
+func (a *app) engineKind() string {
+	kind := a.v.GetString("engine")
+	if a.v.GetString("engine-url") != "" && (kind == "" || kind == "sim" && !a.v.IsSet("engine")) {
+		if a.v.GetString("engine-api") == engines.APIOllama {
+			return "ollama"
+		}
+		return "openai"
+	}
+	return kind
 }
 
 // setupEngine builds the engine the flags ask for.
 func (a *app) setupEngine(env engineEnv) (*engineSetup, error) {
-	kind := a.v.GetString("engine")
-	if kind != "sim" {
-		return nil, invalidf("--engine %q: this build runs the built-in simulator (sim); real engines are not wired yet", kind)
+	kind := a.engineKind()
+	if kind == "sim" {
+		if a.v.GetString("engine-url") != "" {
+			return nil, invalidf("--engine sim cannot be combined with --engine-url")
+		}
+		return a.setupSim(env)
 	}
+	spec, err := a.engineSpec(kind, env)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := launch.New(spec)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	if x, ok := eng.(*external.Engine); ok && spec.Model == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		m, err := x.ResolveModel(ctx)
+		cancel()
+		if err != nil {
+			return nil, withCode(exitFailure, fmt.Errorf("--engine-url %s: no --model given and the server does not list one: %w", spec.URL, err))
+		}
+		x.SetModel(m)
+		spec.Model = m
+	}
+	clock := env.Clock
+	es := &engineSetup{
+		Kind:      eng.Kind(),
+		Engine:    eng,
+		NewClient: launch.NewClient(spec, eng, clock.Now),
+		Model:     launch.Model(spec, eng),
+		Expect:    launch.Expect(spec, eng),
+		Chat:      true,
+		External:  launch.IsExternal(eng),
+		Spec:      spec,
+		ExitError: func() error { return launch.ExitError(eng) },
+	}
+	es.StartMetrics = func(ctx context.Context, interval time.Duration, families []string,
+		sink func([]archive.EngineMetric) error, warn func(string)) func() error {
+		sc := launch.StartMetrics(ctx, spec, eng, launch.MetricsConfig{Interval: interval, Families: families, Clock: clock.Now, Sink: sink, Warn: warn})
+		if sc == nil {
+			return func() error { return nil }
+		}
+		return sc.Stop
+	}
+	return es, nil
+}
+
+// engineSpec reads the engine flags into a launch.Spec.
+func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
+	v := a.v
+	envs, err := parseEngineEnv(v.GetStringSlice("engine-env"))
+	if err != nil {
+		return launch.Spec{}, err
+	}
+	spec := launch.Spec{
+		Kind:           kind,
+		URL:            v.GetString("engine-url"),
+		API:            v.GetString("engine-api"),
+		Bin:            v.GetString("engine-bin"),
+		Args:           v.GetStringSlice("engine-arg"),
+		Env:            envs,
+		Model:          v.GetString("model"),
+		ModelFile:      v.GetString("model-file"),
+		Revision:       v.GetString("revision"),
+		Port:           v.GetInt("port"),
+		TP:             v.GetInt("tp"),
+		MaxModelLen:    v.GetInt("max-model-len"),
+		Slots:          v.GetInt("slots"),
+		Seed:           v.GetInt64("seed"),
+		OllamaAPI:      v.GetString("ollama-api"),
+		EngineVersion:  v.GetString("engine-version"),
+		Thinking:       v.GetString("thinking"),
+		HealthGenerate: v.GetBool("health-generate"),
+		PullMissing:    v.GetBool("ollama-pull"),
+		ScrapeInterval: v.GetDuration("scrape-interval"),
+		MetricFamilies: v.GetStringSlice("metrics-family"),
+		RunDir:         env.RunDir,
+		Log:            env.EngineLog,
+	}
+	if spec.URL != "" && kind == "openai" && spec.API == "" {
+		spec.API = engines.APIOpenAI
+	}
+	if err := spec.Validate(); err != nil {
+		return launch.Spec{}, invalidf("%v", err)
+	}
+	return spec, nil
+}
+
+// parseEngineEnv reads KEY=VALUE overrides.
+func parseEngineEnv(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, invalidf("--engine-env %q: want KEY=VALUE", kv)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// setupSim builds the built-in simulated engine and GPU.
+func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 	seed := a.v.GetInt64("seed")
 	simCfg := simengine.DefaultConfig()
 	simCfg.Seed = seed
 	if env.Quick {
-		simCfg = simengine.Quick(simCfg)
+		// Short requests: keep prefill from stalling decode so that
+		// per-request J/token settles within the quick run.
+		simCfg.PrefillTokPerS *= 20
 	}
 	telCfg := simtel.DefaultConfig()
-	if env.Quick {
-		telCfg.RiseTauS /= simengine.QuickSpeed
-		telCfg.DecayTauS /= simengine.QuickSpeed
-	}
 	telCfg.Seed = seed
 	switch p := a.v.GetString("sim-preset"); p {
 	case "":
@@ -90,5 +245,9 @@ func (a *app) setupEngine(env engineEnv) (*engineSetup, error) {
 		Model:  model,
 		Expect: engines.Identity{Model: model},
 		Chat:   true,
+		StartMetrics: func(context.Context, time.Duration, []string, func([]archive.EngineMetric) error, func(string)) func() error {
+			return func() error { return nil }
+		},
+		ExitError: func() error { return nil },
 	}, nil
 }

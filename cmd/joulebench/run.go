@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -71,7 +72,7 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
-	engineKind := a.v.GetString("engine")
+	engineKind := a.engineKind()
 	simulated := engineKind == "sim"
 	// The quick parameter set for the simulator.
 	user, err := parseSets(sets)
@@ -189,6 +190,15 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 	}
 	deps.Engine, deps.Source, deps.NewClient = es.Engine, source, es.NewClient
 	deps.Model, deps.Expect, deps.Chat = es.Model, es.Expect, es.Chat
+	deps.External, deps.ExitError = es.External, es.ExitError
+	stopMetrics := es.StartMetrics(ctx, 0, nil, func(ms []archive.EngineMetric) error { return out.AppendEngineMetrics(ms...) },
+		func(msg string) { log.Warn().Str("component", "engine-metrics").Msg(msg) })
+	var metricsOnce sync.Once
+	var metricsErr error
+	deps.StopMetrics = func() error {
+		metricsOnce.Do(func() { metricsErr = stopMetrics() })
+		return metricsErr
+	}
 	bar := a.progress(deps, es.Simulated || telInfo.Simulated)
 	rc := &workflow.RunContext{Clock: clock, Out: out, Log: log, Loaded: l, Engine: engineKind, Deps: deps}
 
@@ -211,6 +221,9 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 			log.Warn().Err(err).Msg("telemetry")
 		}
 		deps.RecordAnomalies(rc)
+		if err := deps.StopMetrics(); err != nil {
+			log.Warn().Err(err).Msg("engine metrics")
+		}
 		if err := steps.Finish(stopCtx, rc, status, runErr.Error()); err != nil {
 			log.Error().Err(err).Msg("finish archive")
 		}

@@ -1,0 +1,226 @@
+package launch_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/launch"
+	"github.com/joulebench/joulebench/engines/ollama"
+	"github.com/joulebench/joulebench/engines/openai"
+)
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		spec launch.Spec
+		want string // "" = valid
+	}{
+		{launch.Spec{Kind: "vllm", Model: "m"}, ""},
+		{launch.Spec{Kind: "vllm"}, "needs --model"},
+		{launch.Spec{Kind: "sglang"}, "needs --model"},
+		{launch.Spec{Kind: "llamacpp"}, "needs --model-file"},
+		{launch.Spec{Kind: "llamacpp", ModelFile: "f.gguf"}, ""},
+		{launch.Spec{Kind: "ollama"}, "needs --model"},
+		{launch.Spec{Kind: "openai"}, "needs --engine-url"},
+		{launch.Spec{Kind: "tgi"}, "want one of vllm"},
+		{launch.Spec{URL: "http://x", Kind: "openai"}, ""},
+		{launch.Spec{URL: "http://x", API: "ollama"}, ""},
+		{launch.Spec{URL: "http://x", API: "grpc"}, "--engine-api"},
+		{launch.Spec{URL: "http://x", Kind: "sim"}, "with --engine-url"},
+		{launch.Spec{Kind: "ollama", Model: "m", OllamaAPI: "rest"}, "--ollama-api"},
+		{launch.Spec{Kind: "ollama", Model: "m", Thinking: "maybe"}, "--thinking"},
+		{launch.Spec{Kind: "vllm", Model: "m", TP: -1}, "negative"},
+	}
+	for _, c := range cases {
+		err := c.spec.Validate()
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: err %v, want %q", c.spec, err, c.want)
+		}
+	}
+}
+
+// Each kind builds its engine, with the run directory, the request model
+// and the identity to expect.
+func TestNewKinds(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		spec      launch.Spec
+		kind      string
+		model     string
+		expect    engines.Identity
+		external  bool
+		hasMetric bool
+	}{
+		{launch.Spec{Kind: "vllm", Model: "org/m", MaxModelLen: 4096, TP: 2, Revision: "abc", EngineVersion: "0.8.5"}, "vllm", "org/m",
+			engines.Identity{Model: "org/m", ContextLength: 4096, EngineVersion: "0.8.5"}, false, true},
+		{launch.Spec{Kind: "sglang", Model: "org/m", TP: 2, Revision: "abc"}, "sglang", "org/m",
+			engines.Identity{Model: "org/m", TensorParallel: 2, Revision: "abc"}, false, true},
+		{launch.Spec{Kind: "llamacpp", ModelFile: "/m/tiny.gguf", MaxModelLen: 512}, "llamacpp", "tiny",
+			engines.Identity{Model: "tiny", ContextLength: 512}, false, true},
+		{launch.Spec{Kind: "ollama", Model: "tiny"}, "ollama", "tiny", engines.Identity{Model: "tiny:latest"}, false, false},
+		{launch.Spec{URL: "http://127.0.0.1:1", Kind: "openai", Model: "x"}, "openai", "x", engines.Identity{Model: "x"}, true, true},
+		{launch.Spec{URL: "http://127.0.0.1:1", API: "ollama", Model: "x"}, "ollama", "x", engines.Identity{Model: "x:latest"}, true, false},
+	}
+	for _, c := range cases {
+		c.spec.RunDir = dir
+		e, err := launch.New(c.spec)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.spec, err)
+		}
+		if e.Kind() != c.kind || launch.Model(c.spec, e) != c.model || launch.IsExternal(e) != c.external {
+			t.Errorf("%s: kind %s model %s external %v", c.kind, e.Kind(), launch.Model(c.spec, e), launch.IsExternal(e))
+		}
+		if got := launch.Expect(c.spec, e); got.Model != c.expect.Model || got.ContextLength != c.expect.ContextLength ||
+			got.TensorParallel != c.expect.TensorParallel || got.Revision != c.expect.Revision || got.EngineVersion != c.expect.EngineVersion {
+			t.Errorf("%s: expect %+v, want %+v", c.kind, got, c.expect)
+		}
+		_, hasMetrics := e.(launch.MetricsSource)
+		if hasMetrics != c.hasMetric && c.kind != "ollama" {
+			t.Errorf("%s: metrics source %v", c.kind, hasMetrics)
+		}
+		info := e.Info()
+		if info.Thinking != "default" {
+			t.Errorf("%s: thinking %q", c.kind, info.Thinking)
+		}
+		if !c.external && info.Extra["run_dir"] != dir+"/engine" {
+			t.Errorf("%s: run dir %v", c.kind, info.Extra["run_dir"])
+		}
+	}
+}
+
+func TestNewClientFitsAPI(t *testing.T) {
+	oll, _ := launch.New(launch.Spec{Kind: "ollama", Model: "tiny"})
+	clock := func() float64 { return 1 }
+	if _, ok := launch.NewClient(launch.Spec{}, oll, clock)("http://x").(*ollama.Client); !ok {
+		t.Error("Ollama's native client expected")
+	}
+	if _, ok := launch.NewClient(launch.Spec{OllamaAPI: launch.OllamaOpenAI}, oll, clock)("http://x").(*openai.Client); !ok {
+		t.Error("OpenAI client expected with --ollama-api openai")
+	}
+	if e2, _ := launch.New(launch.Spec{Kind: "ollama", Model: "tiny", OllamaAPI: launch.OllamaOpenAI}); e2.Info().Extra["request_api"] != "openai" || oll.Info().Extra["request_api"] != "ollama-native" {
+		t.Errorf("request api not recorded: %v %v", e2.Info().Extra, oll.Info().Extra)
+	}
+	ll, _ := launch.New(launch.Spec{Kind: "llamacpp", ModelFile: "t.gguf"})
+	if _, ok := launch.NewClient(launch.Spec{}, ll, clock)("http://x").(*openai.Client); !ok {
+		t.Error("OpenAI client expected for llama.cpp")
+	}
+}
+
+// The thinking setting reaches the request body and run.json.
+func TestThinkingSetting(t *testing.T) {
+	var mu sync.Mutex
+	var body string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		body = string(b)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hm\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n"+
+			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5,\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\ndata: [DONE]\n\n")
+	}))
+	defer ts.Close()
+	spec := launch.Spec{URL: ts.URL, Kind: "openai", Model: "m", Thinking: launch.ThinkingOff}
+	e, err := launch.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := launch.NewClient(spec, e, openai.NewClock())(ts.URL).Do(context.Background(), openai.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
+	if !rec.OK || rec.ReasoningTokens != 2 || rec.OutputTokens != 5 || rec.OutputChars != 4 {
+		t.Errorf("record %+v", rec)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(body, `"chat_template_kwargs":{"enable_thinking":false}`) {
+		t.Errorf("body %s", body)
+	}
+	if e.Info().Thinking != "off" {
+		t.Errorf("thinking %q", e.Info().Thinking)
+	}
+}
+
+// llama-server closes its connection after a streamed answer while
+// announcing keep-alive; the client resends on a fresh connection instead
+// of recording a failure.
+func TestStaleKeepAliveIsRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				_, _ = io.Copy(io.Discard, req.Body)
+				body := "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"length\"}],\"usage\":{\"completion_tokens\":1}}\n\ndata: [DONE]\n\n"
+				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nKeep-Alive: timeout=5, max=100\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+				// Wait for the next request on this connection, then drop it.
+				_, _ = br.Peek(1)
+			}(c)
+		}
+	}()
+	url := "http://" + ln.Addr().String()
+	e, _ := launch.New(launch.Spec{URL: url, Kind: "openai", Model: "m"})
+	d := launch.NewClient(launch.Spec{}, e, openai.NewClock())(url)
+	for i := 0; i < 10; i++ {
+		rec := d.Do(context.Background(), openai.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
+		if !rec.OK {
+			t.Fatalf("request %d: %s", i, rec.Error)
+		}
+	}
+}
+
+// The side path scrapes engines with /metrics, into the sink, on the
+// run's clock; engines without one get no scraper.
+func TestStartMetrics(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "vllm:num_requests_running 2\nvllm:num_requests_waiting 0\nother 1\n")
+	}))
+	defer ts.Close()
+	spec := launch.Spec{URL: ts.URL, Kind: "vllm", Model: "m", ScrapeInterval: 10 * time.Millisecond}
+	e, _ := launch.New(spec)
+	var mu sync.Mutex
+	var got []archive.EngineMetric
+	sc := launch.StartMetrics(context.Background(), spec, e, launch.MetricsConfig{Clock: func() float64 { return 7 }, Sink: func(ms []archive.EngineMetric) error {
+		mu.Lock()
+		got = append(got, ms...)
+		mu.Unlock()
+		return nil
+	}})
+	if sc == nil {
+		t.Fatal("no scraper for vLLM")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := sc.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 2 || got[0].T != 7 || got[0].Name != "vllm:num_requests_running" {
+		t.Errorf("samples %+v", got)
+	}
+	oll, _ := launch.New(launch.Spec{Kind: "ollama", Model: "tiny"})
+	if launch.StartMetrics(context.Background(), launch.Spec{}, oll, launch.MetricsConfig{}) != nil {
+		t.Error("Ollama has no /metrics")
+	}
+}

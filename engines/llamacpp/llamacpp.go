@@ -1,0 +1,221 @@
+// Package llamacpp runs llama.cpp's llama-server as a managed engine:
+//
+//	llama-server -m FILE --host 127.0.0.1 --port P --metrics -np SLOTS
+//	  [-c SLOTS*L] --seed S --alias NAME [extra...]
+//
+// ready when GET /health answers 200; identity from GET /props
+// (build_info, model_path, total_slots, default_generation_settings.n_ctx
+// — the context of one slot) and GET /v1/models (data[].id). Its
+// "context length" is the context of one slot, the longest request, which
+// is what vLLM's --max-model-len means too: a run asking for L tokens gets
+// -c L*SLOTS. Engine state is scraped from /metrics (llamacpp:*; the
+// kv_cache_usage_ratio gauge only where the build still has it).
+package llamacpp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/process"
+)
+
+// DefaultFamilies are the /metrics families kept by default.
+var DefaultFamilies = []string{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:kv_cache_usage_ratio"}
+
+// DefaultSlots is -np when Config.Slots is 0.
+const DefaultSlots = 4
+
+// Config is the frozen configuration of a llama-server.
+type Config struct {
+	// Bin is the llama-server executable (default "llama-server").
+	Bin string
+	// ModelFile is the GGUF file (-m).
+	ModelFile string
+	// Alias is --alias, the model id clients request (default: the file
+	// name without .gguf).
+	Alias string
+	// Port on 127.0.0.1 (0: a free one).
+	Port int
+	// Slots is -np, the requests served at once (default DefaultSlots).
+	Slots int
+	// ContextLength is the context of one slot (0: the server's default,
+	// from the model); -c is ContextLength*Slots.
+	ContextLength int
+	Seed          int64
+	ExtraArgs     []string
+	Env           map[string]string
+	// RunDir is the working directory.
+	RunDir string
+	Log    io.Writer
+	HTTP   *http.Client
+}
+
+// Engine is a managed llama-server.
+type Engine struct {
+	process.Managed
+	cfg Config
+}
+
+var _ engines.Engine = (*Engine)(nil)
+
+// New freezes the command line (choosing a free port when Port is 0).
+func New(cfg Config) (*Engine, error) {
+	if cfg.ModelFile == "" {
+		return nil, fmt.Errorf("llamacpp: no model file (-m)")
+	}
+	if abs, err := filepath.Abs(cfg.ModelFile); err == nil {
+		cfg.ModelFile = abs
+	}
+	if cfg.Bin == "" {
+		cfg.Bin = "llama-server"
+	}
+	if cfg.Alias == "" {
+		cfg.Alias = DefaultAlias(cfg.ModelFile)
+	}
+	if cfg.Slots <= 0 {
+		cfg.Slots = DefaultSlots
+	}
+	if cfg.Port == 0 {
+		p, err := process.FreePort()
+		if err != nil {
+			return nil, fmt.Errorf("llamacpp: %w", err)
+		}
+		cfg.Port = p
+	}
+	argv := []string{cfg.Bin, "-m", cfg.ModelFile,
+		"--host", "127.0.0.1", "--port", strconv.Itoa(cfg.Port),
+		"--metrics",
+		"-np", strconv.Itoa(cfg.Slots),
+	}
+	if cfg.ContextLength > 0 {
+		argv = append(argv, "-c", strconv.Itoa(cfg.ContextLength*cfg.Slots))
+	}
+	argv = append(argv, "--seed", strconv.FormatInt(cfg.Seed, 10), "--alias", cfg.Alias)
+	argv = append(argv, cfg.ExtraArgs...)
+	spec := process.Spec{Name: "llama-server", Argv: argv, Env: cfg.Env, Dir: cfg.RunDir, Log: cfg.Log}
+	srv := process.NewServer(spec, process.LoopbackURL(cfg.Port), "/health")
+	srv.HTTP = cfg.HTTP
+	return &Engine{cfg: cfg, Managed: process.Managed{Server: srv, KindName: "llamacpp", APIName: engines.APIOpenAI, RunDir: cfg.RunDir}}, nil
+}
+
+// DefaultAlias is the model id of a GGUF file: its name without .gguf.
+func DefaultAlias(file string) string {
+	return strings.TrimSuffix(filepath.Base(file), ".gguf")
+}
+
+// Config is the configuration in use (after defaults).
+func (e *Engine) Config() Config { return e.cfg }
+
+// MetricsURL is the Prometheus endpoint (--metrics).
+func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
+
+// Expect is what the identity check compares: the alias and, when set,
+// the context of one slot.
+func (e *Engine) Expect() engines.Identity {
+	return engines.Identity{Model: e.cfg.Alias, ContextLength: e.cfg.ContextLength}
+}
+
+// Identity asks GET /props and GET /v1/models.
+func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
+	id, err := Identity(ctx, e.Server, e.cfg.Alias)
+	if err == nil {
+		e.SetIdentity(id)
+	}
+	return id, err
+}
+
+// Props is the part of GET /props joulebench reads.
+type Props struct {
+	DefaultGenerationSettings struct {
+		NCtx int `json:"n_ctx"`
+	} `json:"default_generation_settings"`
+	TotalSlots int    `json:"total_slots"`
+	ModelPath  string `json:"model_path"`
+	ModelAlias string `json:"model_alias"`
+	BuildInfo  string `json:"build_info"`
+}
+
+// Identity reads a llama-server's identity (also used for an already
+// running one): the model listed under want (else the first), the build,
+// and the context of one slot.
+func Identity(ctx context.Context, srv *process.Server, want string) (engines.Identity, error) {
+	var props Props
+	rawProps, err := srv.GetJSON(ctx, "/props", &props)
+	if err != nil {
+		return engines.Identity{}, fmt.Errorf("llama.cpp identity: %w", err)
+	}
+	var list struct {
+		Data []struct {
+			ID   string `json:"id"`
+			Meta struct {
+				NCtx      int `json:"n_ctx"`
+				NCtxTrain int `json:"n_ctx_train"`
+			} `json:"meta"`
+		} `json:"data"`
+	}
+	rawModels, err := srv.GetJSON(ctx, "/v1/models", &list)
+	if err != nil {
+		return engines.Identity{}, fmt.Errorf("llama.cpp identity: %w", err)
+	}
+	if len(list.Data) == 0 {
+		return engines.Identity{}, fmt.Errorf("llama.cpp identity: GET %s/v1/models lists no model", srv.Base)
+	}
+	m := list.Data[0]
+	for _, d := range list.Data {
+		if d.ID == want {
+			m = d
+		}
+	}
+	nctx := props.DefaultGenerationSettings.NCtx
+	if nctx == 0 {
+		nctx = m.Meta.NCtx
+	}
+	return engines.Identity{
+		Model:         m.ID,
+		EngineVersion: props.BuildInfo,
+		ContextLength: nctx,
+		Raw:           map[string]any{"/props": trimProps(rawProps), "/v1/models": rawModels},
+	}, nil
+}
+
+// trimProps drops the bulky members of /props (the chat template is kept:
+// it is part of what was served).
+func trimProps(raw any) any {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return raw
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k == "webui_settings" || k == "ui_settings" {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Info describes the engine for run.json.
+func (e *Engine) Info() archive.EngineInfo {
+	info := e.BaseInfo()
+	info.Model = e.cfg.Alias
+	if info.ServedModel == "" {
+		info.ServedModel = e.cfg.Alias
+	}
+	if info.ContextLength == 0 {
+		info.ContextLength = e.cfg.ContextLength
+	}
+	info.ModelFormat = "gguf"
+	info.Extra["model_file"] = e.cfg.ModelFile
+	info.Extra["slots"] = e.cfg.Slots
+	info.Extra["seed"] = e.cfg.Seed
+	info.Extra["port"] = e.cfg.Port
+	return info
+}

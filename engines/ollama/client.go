@@ -1,0 +1,354 @@
+package ollama
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/loadgen"
+	"github.com/joulebench/joulebench/workload"
+)
+
+// TimingKeys are the engine-reported numbers kept in
+// archive.Request.EngineTimings (counts, and durations in nanoseconds).
+var TimingKeys = []string{"eval_count", "eval_duration", "prompt_eval_count", "prompt_eval_duration", "load_duration", "total_duration"}
+
+// Client sends requests through Ollama's native streaming API:
+// POST /api/chat (chat requests) or /api/generate, NDJSON lines.
+//
+// Times are read as by openai.Client: sent_at when the connection is
+// obtained, first_token_at at the first line that carries text (response,
+// message.content, or the thinking text), done_at at the line with
+// "done": true; token_times at every line with text (Ollama streams one
+// token per line). output_tokens is eval_count (tokens_source "engine"),
+// prompt_tokens prompt_eval_count, and the six timing fields are kept.
+// A failed request keeps what arrived before the failure.
+type Client struct {
+	chatURL, generateURL string
+	http                 *http.Client
+	clock                func() float64
+	timeout              time.Duration
+	tokenTimes           bool
+	options              map[string]any
+	keepAlive            string
+	think                *bool
+}
+
+var _ loadgen.Doer = (*Client)(nil)
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient replaces the HTTP client.
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithClock sets the run's clock (Unix seconds).
+func WithClock(clock func() float64) Option { return func(c *Client) { c.clock = clock } }
+
+// WithRequestTimeout bounds each request (0: none; default
+// openai.DefaultRequestTimeout).
+func WithRequestTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithRecordTokenTimes says whether token_times are recorded (default true).
+func WithRecordTokenTimes(on bool) Option { return func(c *Client) { c.tokenTimes = on } }
+
+// WithOptions adds model options sent with every request (seed, num_ctx,
+// ...); a request's own num_predict and temperature win.
+func WithOptions(o map[string]any) Option { return func(c *Client) { c.options = o } }
+
+// WithKeepAlive sends keep_alive with every request.
+func WithKeepAlive(s string) Option { return func(c *Client) { c.keepAlive = s } }
+
+// WithThink sends "think": on (thinking models, Ollama >= 0.9).
+func WithThink(on bool) Option { return func(c *Client) { c.think = &on } }
+
+// NewClient returns a native-API client of the server at baseURL.
+func NewClient(baseURL string, opts ...Option) *Client {
+	base := strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
+	c := &Client{
+		chatURL:     base + "/api/chat",
+		generateURL: base + "/api/generate",
+		timeout:     openai.DefaultRequestTimeout,
+		tokenTimes:  true,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.http == nil {
+		c.http = &http.Client{Transport: openai.NewTransport()}
+	}
+	if c.clock == nil {
+		c.clock = openai.NewClock()
+	}
+	return c
+}
+
+var errTimeout = errors.New("request timeout")
+
+// line is one NDJSON line of /api/generate or /api/chat.
+type line struct {
+	Response string `json:"response"`
+	Thinking string `json:"thinking"`
+	Message  *struct {
+		Content  string `json:"content"`
+		Thinking string `json:"thinking"`
+	} `json:"message"`
+	Done       bool   `json:"done"`
+	DoneReason string `json:"done_reason"`
+	Error      string `json:"error"`
+}
+
+type timings struct {
+	TotalDuration      *float64 `json:"total_duration"`
+	LoadDuration       *float64 `json:"load_duration"`
+	PromptEvalCount    *float64 `json:"prompt_eval_count"`
+	PromptEvalDuration *float64 `json:"prompt_eval_duration"`
+	EvalCount          *float64 `json:"eval_count"`
+	EvalDuration       *float64 `json:"eval_duration"`
+}
+
+func (t *timings) put(m map[string]float64) {
+	set := func(k string, v *float64) {
+		if v != nil {
+			m[k] = *v
+		}
+	}
+	set("total_duration", t.TotalDuration)
+	set("load_duration", t.LoadDuration)
+	set("prompt_eval_count", t.PromptEvalCount)
+	set("prompt_eval_duration", t.PromptEvalDuration)
+	set("eval_count", t.EvalCount)
+	set("eval_duration", t.EvalDuration)
+}
+
+// Do sends r and reads the whole stream; it never returns an error (a
+// failure is a record with ok=false).
+func (c *Client) Do(ctx context.Context, r openai.Request) archive.Request {
+	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
+	body, target, err := c.encode(r)
+	if err != nil {
+		rec.SentAt = c.clock()
+		rec.DoneAt = rec.SentAt
+		rec.Error = "encode request: " + err.Error()
+		return rec
+	}
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if c.timeout > 0 {
+		var stop context.CancelFunc
+		reqCtx, stop = context.WithTimeoutCause(reqCtx, c.timeout, errTimeout)
+		defer stop()
+	}
+	var sent atomic.Uint64
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent.Store(math.Float64bits(c.clock())) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		rec.SentAt = c.clock()
+		rec.DoneAt = rec.SentAt
+		rec.Error = "build request: " + err.Error()
+		return rec
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/x-ndjson")
+	rec.SentAt = c.clock()
+	resp, err := c.http.Do(req)
+	if t := sent.Load(); t != 0 {
+		rec.SentAt = math.Float64frombits(t)
+	}
+	if err != nil {
+		rec.DoneAt = c.clock()
+		rec.Error = c.describe(ctx, reqCtx, err, "send: ")
+		return rec
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		rec.DoneAt = c.clock()
+		rec.Error = fmt.Sprintf("http %d: %s", resp.StatusCode, errorText(head))
+		return rec
+	}
+	if c.tokenTimes {
+		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
+	}
+	chars, done, readErr, streamErr := 0, false, error(nil), ""
+	var t timings
+	br := bufio.NewReaderSize(resp.Body, 16<<10)
+	for {
+		raw, err := br.ReadBytes('\n')
+		now := c.clock()
+		if b := bytes.TrimSpace(raw); len(b) > 0 {
+			var l line
+			if jerr := json.Unmarshal(b, &l); jerr != nil {
+				streamErr = "bad stream line: " + jerr.Error()
+				rec.DoneAt = now
+				break
+			}
+			if l.Error != "" {
+				streamErr = l.Error
+				rec.DoneAt = now
+				break
+			}
+			n := utf8.RuneCountInString(l.Response) + utf8.RuneCountInString(l.Thinking)
+			if l.Message != nil {
+				n += utf8.RuneCountInString(l.Message.Content) + utf8.RuneCountInString(l.Message.Thinking)
+			}
+			if n > 0 {
+				if rec.FirstTokenAt == 0 {
+					rec.FirstTokenAt = now
+				}
+				if c.tokenTimes {
+					rec.TokenTimes = append(rec.TokenTimes, now)
+				}
+				chars += n
+			}
+			if l.Done {
+				_ = json.Unmarshal(b, &t)
+				done = true
+				rec.DoneAt = now
+				break
+			}
+		}
+		if err != nil {
+			rec.DoneAt = now
+			if err != io.EOF {
+				readErr = err
+			}
+			break
+		}
+	}
+	rec.OutputChars = chars
+	switch {
+	case streamErr != "":
+		rec.Error = truncate(streamErr, 300)
+	case readErr != nil:
+		rec.Error = c.describe(ctx, reqCtx, readErr, "stream cut: ")
+	case !done:
+		rec.Error = "stream ended before a line with done: true"
+	case rec.FirstTokenAt == 0:
+		rec.Error = "empty response: the stream completed without an output token"
+	default:
+		rec.OK = true
+	}
+	tm := map[string]float64{}
+	t.put(tm)
+	if len(tm) > 0 {
+		rec.EngineTimings = tm
+	}
+	switch {
+	case t.EvalCount != nil:
+		rec.OutputTokens = int(*t.EvalCount)
+		rec.TokensSource = openai.SourceEngine
+		if t.PromptEvalCount != nil {
+			rec.PromptTokens = int(*t.PromptEvalCount)
+		}
+	case chars > 0 || rec.OK:
+		rec.OutputTokens = max(1, chars/4)
+		rec.TokensSource = openai.SourceEstimate
+	}
+	if len(rec.TokenTimes) == 0 {
+		rec.TokenTimes = nil
+	}
+	return rec
+}
+
+func (c *Client) encode(r openai.Request) ([]byte, string, error) {
+	body := map[string]any{}
+	target := c.generateURL
+	p := workload.Prompt{Prompt: r.Prompt, Messages: r.Messages}
+	if r.Chat {
+		target = c.chatURL
+		body["messages"] = p.ChatMessages()
+	} else {
+		body["prompt"] = p.CompletionText()
+	}
+	if r.Model != "" {
+		body["model"] = r.Model
+	}
+	opts := map[string]any{}
+	for k, v := range c.options {
+		opts[k] = v
+	}
+	if r.MaxTokens > 0 {
+		opts["num_predict"] = r.MaxTokens
+	}
+	opts["temperature"] = r.Temperature
+	if c.keepAlive != "" {
+		body["keep_alive"] = c.keepAlive
+	}
+	if c.think != nil {
+		body["think"] = *c.think
+	}
+	for k, v := range r.Extra {
+		if k == "options" {
+			if m, ok := v.(map[string]any); ok {
+				for ok2, ov := range m {
+					opts[ok2] = ov
+				}
+				continue
+			}
+		}
+		body[k] = v
+	}
+	body["options"] = opts
+	body["stream"] = true
+	b, err := json.Marshal(body)
+	return b, target, err
+}
+
+func (c *Client) describe(parent, reqCtx context.Context, err error, prefix string) string {
+	if parent.Err() != nil {
+		if cause := context.Cause(parent); cause != nil && !errors.Is(cause, context.Canceled) {
+			return "cancelled: " + cause.Error()
+		}
+		return "cancelled"
+	}
+	if errors.Is(context.Cause(reqCtx), errTimeout) {
+		return fmt.Sprintf("request timeout after %s", c.timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "request timeout: " + err.Error()
+	}
+	return prefix + err.Error()
+}
+
+// errorText is the "error" of a JSON error body, else the body.
+func errorText(b []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error != "" {
+		return e.Error
+	}
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
+}

@@ -1,0 +1,388 @@
+// Package ollama runs Ollama as a managed engine (`ollama serve` with
+// OLLAMA_HOST on 127.0.0.1) or talks to a running one, and is the client
+// of Ollama's native streaming API (/api/generate, /api/chat: NDJSON).
+//
+// Readiness: GET /api/version answers 200; then the model is ensured
+// (POST /api/show; when missing it is created from a GGUF file — the blob
+// pushed to /api/blobs/sha256:..., then POST /api/create — or pulled) and
+// loaded (POST /api/generate with no prompt), so that the first request
+// does not pay for the load. Identity from GET /api/version, POST
+// /api/show (details, model_info: <arch>.context_length) and GET /api/ps
+// (the loaded model's name and digest, reported as the revision).
+package ollama
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/process"
+)
+
+// Config is the frozen configuration of an Ollama server.
+type Config struct {
+	// Bin is the ollama executable (default "ollama").
+	Bin string
+	// Model is the model name ("tiny" is served as "tiny:latest").
+	Model string
+	// ModelFile, when set, is a GGUF file the model is created from if
+	// the server does not have it.
+	ModelFile string
+	// Pull allows pulling a missing model from the registry (when no
+	// ModelFile is given).
+	Pull bool
+	// Port on 127.0.0.1 (0: a free one).
+	Port int
+	// ContextLength sets OLLAMA_CONTEXT_LENGTH when > 0.
+	ContextLength int
+	// Parallel sets OLLAMA_NUM_PARALLEL when > 0.
+	Parallel int
+	// Env are environment overrides (OLLAMA_MODELS, ...).
+	Env map[string]string
+	// ExtraArgs are appended to `ollama serve`.
+	ExtraArgs []string
+	// RunDir is the working directory.
+	RunDir string
+	Log    io.Writer
+	HTTP   *http.Client
+}
+
+// Engine is a managed `ollama serve`.
+type Engine struct {
+	process.Managed
+	cfg Config
+	api *API
+}
+
+var _ engines.Engine = (*Engine)(nil)
+
+// New freezes the command line and environment (choosing a free port when
+// Port is 0).
+func New(cfg Config) (*Engine, error) {
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("ollama: no model")
+	}
+	if cfg.Bin == "" {
+		cfg.Bin = "ollama"
+	}
+	if cfg.ModelFile != "" {
+		if abs, err := filepath.Abs(cfg.ModelFile); err == nil {
+			cfg.ModelFile = abs
+		}
+	}
+	if cfg.Port == 0 {
+		p, err := process.FreePort()
+		if err != nil {
+			return nil, fmt.Errorf("ollama: %w", err)
+		}
+		cfg.Port = p
+	}
+	env := map[string]string{
+		"OLLAMA_HOST": "127.0.0.1:" + strconv.Itoa(cfg.Port),
+		// The model stays loaded for the whole run; the process exit
+		// releases it.
+		"OLLAMA_KEEP_ALIVE": "24h",
+	}
+	if cfg.ContextLength > 0 {
+		env["OLLAMA_CONTEXT_LENGTH"] = strconv.Itoa(cfg.ContextLength)
+	}
+	if cfg.Parallel > 0 {
+		env["OLLAMA_NUM_PARALLEL"] = strconv.Itoa(cfg.Parallel)
+	}
+	for k, v := range cfg.Env {
+		env[k] = v
+	}
+	argv := append([]string{cfg.Bin, "serve"}, cfg.ExtraArgs...)
+	spec := process.Spec{Name: "ollama", Argv: argv, Env: env, Dir: cfg.RunDir, Log: cfg.Log}
+	base := process.LoopbackURL(cfg.Port)
+	srv := process.NewServer(spec, base, "/api/version")
+	srv.HTTP = cfg.HTTP
+	e := &Engine{cfg: cfg, Managed: process.Managed{Server: srv, KindName: "ollama", APIName: engines.APIOllama, RunDir: cfg.RunDir}}
+	e.api = &API{Base: base, HTTP: srv.Client(), Note: func(s string) {
+		if p := srv.Process(); p != nil {
+			p.Note("%s", s)
+		}
+	}}
+	srv.Ready = func(ctx context.Context) error {
+		return e.api.Ensure(ctx, cfg.Model, cfg.ModelFile, cfg.Pull)
+	}
+	return e, nil
+}
+
+// Config is the configuration in use (after defaults).
+func (e *Engine) Config() Config { return e.cfg }
+
+// Expect is what the identity check compares: the model name (with its
+// tag). Ollama's context length is per request (num_ctx), not checked.
+func (e *Engine) Expect() engines.Identity {
+	return engines.Identity{Model: NormalizeName(e.cfg.Model)}
+}
+
+// Identity asks GET /api/version, POST /api/show and GET /api/ps.
+func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
+	id, err := e.api.Identity(ctx, e.cfg.Model)
+	if err == nil {
+		e.SetIdentity(id)
+	}
+	return id, err
+}
+
+// Info describes the engine for run.json.
+func (e *Engine) Info() archive.EngineInfo {
+	info := e.BaseInfo()
+	info.Model = e.cfg.Model
+	if info.ServedModel == "" {
+		info.ServedModel = NormalizeName(e.cfg.Model)
+	}
+	info.ModelFormat = "gguf"
+	if id, ok := e.LastIdentity(); ok {
+		if q, ok := details(id.Raw)["quantization_level"].(string); ok {
+			info.Quantization = q
+		}
+	}
+	if e.cfg.ModelFile != "" {
+		info.Extra["model_file"] = e.cfg.ModelFile
+	}
+	info.Extra["port"] = e.cfg.Port
+	return info
+}
+
+func details(raw map[string]any) map[string]any {
+	show, _ := raw["/api/show"].(map[string]any)
+	d, _ := show["details"].(map[string]any)
+	return d
+}
+
+// NormalizeName adds the default tag: "tiny" is "tiny:latest".
+func NormalizeName(name string) string {
+	last := name[strings.LastIndex(name, "/")+1:]
+	if name != "" && !strings.Contains(last, ":") {
+		return name + ":latest"
+	}
+	return name
+}
+
+// API is a client of Ollama's management endpoints.
+type API struct {
+	Base string
+	HTTP *http.Client
+	// Note receives progress lines for engine.log (may be nil).
+	Note func(string)
+}
+
+func (a *API) note(format string, args ...any) {
+	if a.Note != nil {
+		a.Note(fmt.Sprintf(format, args...))
+	}
+}
+
+func (a *API) client() *http.Client {
+	if a.HTTP == nil {
+		return &http.Client{Timeout: 30 * time.Second}
+	}
+	return a.HTTP
+}
+
+// longClient has no overall timeout (model creation, pulls and loads are
+// bounded by the caller's context).
+func (a *API) longClient() *http.Client {
+	return &http.Client{Transport: a.client().Transport}
+}
+
+// Version is GET /api/version.
+func (a *API) Version(ctx context.Context) (string, any, error) {
+	var v struct {
+		Version string `json:"version"`
+	}
+	raw, err := process.GetJSON(ctx, a.client(), a.Base+"/api/version", &v)
+	return v.Version, raw, err
+}
+
+// Show is POST /api/show; a missing model is an error for which
+// process.IsStatus(err, 404) holds.
+func (a *API) Show(ctx context.Context, model string) (map[string]any, error) {
+	raw, err := process.DoJSON(ctx, a.client(), http.MethodPost, a.Base+"/api/show", map[string]any{"model": model}, nil)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := raw.(map[string]any)
+	// The modelfile and license repeat the rest and can be long; so can
+	// the vocabulary arrays.
+	delete(m, "modelfile")
+	delete(m, "license")
+	delete(m, "tensors")
+	if mi, ok := m["model_info"].(map[string]any); ok {
+		for k, v := range mi {
+			if arr, ok := v.([]any); ok && len(arr) > 16 {
+				mi[k] = fmt.Sprintf("(%d values)", len(arr))
+			}
+		}
+	}
+	return m, nil
+}
+
+// Ensure makes sure the server has model (creating it from file, or
+// pulling it when pull is set) and loads it.
+func (a *API) Ensure(ctx context.Context, model, file string, pull bool) error {
+	_, err := a.Show(ctx, model)
+	switch {
+	case err == nil:
+	case process.IsStatus(err, http.StatusNotFound) && file != "":
+		if err := a.CreateFromGGUF(ctx, model, file); err != nil {
+			return err
+		}
+	case process.IsStatus(err, http.StatusNotFound) && pull:
+		if err := a.Pull(ctx, model); err != nil {
+			return err
+		}
+	case process.IsStatus(err, http.StatusNotFound):
+		return fmt.Errorf("ollama has no model %q (give --model-file to create it from a GGUF file, or pull it first): %w", model, err)
+	default:
+		return fmt.Errorf("%v: %w", err, process.ErrRetry)
+	}
+	return a.Load(ctx, model)
+}
+
+// CreateFromGGUF pushes file as a blob and creates model from it.
+func (a *API) CreateFromGGUF(ctx context.Context, model, file string) error {
+	digest, err := fileDigest(file)
+	if err != nil {
+		return fmt.Errorf("ollama: model file: %w", err)
+	}
+	a.note("creating model %s from %s (%s)", model, file, digest)
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("ollama: model file: %w", err)
+	}
+	defer f.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.Base+"/api/blobs/"+digest, f)
+	if err != nil {
+		return err
+	}
+	resp, err := a.longClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("ollama: push blob: %w", err)
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("ollama: POST /api/blobs/%s: status %d: %s", digest, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	var res struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	stream := false
+	_, err = process.DoJSON(ctx, a.longClient(), http.MethodPost, a.Base+"/api/create",
+		map[string]any{"model": model, "files": map[string]string{filepath.Base(file): digest}, "stream": &stream}, &res)
+	if err != nil {
+		return fmt.Errorf("ollama: create %s: %w", model, err)
+	}
+	if res.Error != "" || res.Status != "success" {
+		return fmt.Errorf("ollama: create %s: status %q %s", model, res.Status, res.Error)
+	}
+	a.note("model %s created", model)
+	return nil
+}
+
+// Pull is POST /api/pull (not streamed).
+func (a *API) Pull(ctx context.Context, model string) error {
+	a.note("pulling model %s", model)
+	stream := false
+	var res struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if _, err := process.DoJSON(ctx, a.longClient(), http.MethodPost, a.Base+"/api/pull", map[string]any{"model": model, "stream": &stream}, &res); err != nil {
+		return fmt.Errorf("ollama: pull %s: %w", model, err)
+	}
+	if res.Error != "" || res.Status != "success" {
+		return fmt.Errorf("ollama: pull %s: status %q %s", model, res.Status, res.Error)
+	}
+	return nil
+}
+
+// Load loads model into memory (POST /api/generate without a prompt).
+func (a *API) Load(ctx context.Context, model string) error {
+	start := time.Now()
+	stream := false
+	var res struct {
+		Done  bool   `json:"done"`
+		Error string `json:"error"`
+	}
+	if _, err := process.DoJSON(ctx, a.longClient(), http.MethodPost, a.Base+"/api/generate", map[string]any{"model": model, "stream": &stream}, &res); err != nil {
+		return fmt.Errorf("ollama: load %s: %w", model, err)
+	}
+	if res.Error != "" {
+		return fmt.Errorf("ollama: load %s: %s", model, res.Error)
+	}
+	a.note("model %s loaded in %.3f s", model, time.Since(start).Seconds())
+	return nil
+}
+
+// Identity reads the server's identity for model.
+func (a *API) Identity(ctx context.Context, model string) (engines.Identity, error) {
+	version, rawVersion, err := a.Version(ctx)
+	if err != nil {
+		return engines.Identity{}, fmt.Errorf("ollama identity: %w", err)
+	}
+	show, err := a.Show(ctx, model)
+	if err != nil {
+		if process.IsStatus(err, http.StatusNotFound) {
+			return engines.Identity{EngineVersion: version, Raw: map[string]any{"/api/version": rawVersion}},
+				fmt.Errorf("ollama identity: the server has no model %q: %w", model, err)
+		}
+		return engines.Identity{}, fmt.Errorf("ollama identity: %w", err)
+	}
+	id := engines.Identity{
+		Model:         NormalizeName(model),
+		EngineVersion: version,
+		Raw:           map[string]any{"/api/version": rawVersion, "/api/show": show},
+	}
+	if mi, ok := show["model_info"].(map[string]any); ok {
+		arch, _ := mi["general.architecture"].(string)
+		if n, ok := mi[arch+".context_length"].(float64); ok {
+			id.ContextLength = int(n)
+		}
+	}
+	var ps struct {
+		Models []struct {
+			Name   string `json:"name"`
+			Model  string `json:"model"`
+			Digest string `json:"digest"`
+		} `json:"models"`
+	}
+	rawPS, err := process.GetJSON(ctx, a.client(), a.Base+"/api/ps", &ps)
+	if err == nil {
+		id.Raw["/api/ps"] = rawPS
+		for _, m := range ps.Models {
+			if m.Name == id.Model || m.Model == id.Model {
+				id.Revision = m.Digest
+			}
+		}
+	}
+	return id, nil
+}
+
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,159 @@
+//go:build unix
+
+package ollama_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/joulebench/joulebench/engines/ollama"
+	"github.com/joulebench/joulebench/engines/process/processtest"
+)
+
+func TestMain(m *testing.M) {
+	processtest.MaybeRunFake()
+	os.Exit(m.Run())
+}
+
+// `ollama serve` launched with OLLAMA_HOST on loopback (a fake serving the
+// responses recorded from Ollama 0.6.5): ready after the model is shown and
+// loaded; identity from version, show and ps.
+func TestServeIdentity(t *testing.T) {
+	dir := t.TempDir()
+	argvFile := filepath.Join(dir, "argv.json")
+	k, v := processtest.Fake{HealthPath: "/api/version", ArgvFile: argvFile, EnvKeys: []string{"OLLAMA_HOST", "OLLAMA_KEEP_ALIVE", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_NUM_PARALLEL", "OLLAMA_MODELS"},
+		Routes: map[string]processtest.Route{
+			"/api/version":       {Body: processtest.File("testdata/version.json")},
+			"POST /api/show":     {Body: processtest.File("testdata/show.json")},
+			"POST /api/generate": {Body: `{"model":"tiny","created_at":"2026-11-29T14:09:21Z","response":"","done":true,"done_reason":"load"}`},
+			"/api/ps":            {Body: processtest.File("testdata/ps.json")},
+		}}.Env()
+	e, err := ollama.New(ollama.Config{Bin: os.Args[0], Model: "tiny", ContextLength: 2048, Parallel: 2, Env: map[string]string{k: v, "OLLAMA_MODELS": dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
+	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := processtest.ReadRecord(argvFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(e.Config().Port)
+	if len(rec.Argv) != 2 || rec.Argv[1] != "serve" || rec.Env["OLLAMA_HOST"] != "127.0.0.1:"+port ||
+		rec.Env["OLLAMA_CONTEXT_LENGTH"] != "2048" || rec.Env["OLLAMA_NUM_PARALLEL"] != "2" || rec.Env["OLLAMA_MODELS"] != dir || rec.Env["OLLAMA_KEEP_ALIVE"] == "" {
+		t.Errorf("process got %+v", rec)
+	}
+	id, err := e.Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Model != "tiny:latest" || e.Expect().Model != "tiny:latest" || id.EngineVersion != "0.6.5" || id.ContextLength != 4096 ||
+		id.Revision != "e598b78527fa75d693ddececbcac1fd50cb7050550e4c4e7e3f5014667d4cf9d" {
+		t.Errorf("identity %+v", id)
+	}
+	info := e.Info()
+	if info.Quantization != "F16" || info.API != "ollama" || info.Version != "0.6.5" {
+		t.Errorf("info %+v", info)
+	}
+}
+
+// A model the server lacks is created from the GGUF file: blob pushed
+// under its sha256, then /api/create with the file's digest.
+func TestEnsureCreatesFromGGUF(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tiny.gguf")
+	content := []byte("GGUF not really a model")
+	if err := os.WriteFile(file, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(content)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	var mu sync.Mutex
+	var calls []string
+	created := false
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		switch {
+		case r.URL.Path == "/api/show" && !created:
+			w.WriteHeader(404)
+			_, _ = io.WriteString(w, `{"error":"model 'tiny' not found"}`)
+		case r.URL.Path == "/api/show":
+			_, _ = io.WriteString(w, `{"details":{}}`)
+		case r.URL.Path == "/api/blobs/"+digest:
+			if string(b) != string(content) {
+				w.WriteHeader(400)
+				return
+			}
+			w.WriteHeader(201)
+		case r.URL.Path == "/api/create":
+			var req struct {
+				Model string            `json:"model"`
+				Files map[string]string `json:"files"`
+			}
+			_ = json.Unmarshal(b, &req)
+			if req.Model != "tiny" || req.Files["tiny.gguf"] != digest {
+				w.WriteHeader(400)
+				_, _ = io.WriteString(w, `{"error":"bad create"}`)
+				return
+			}
+			created = true
+			_, _ = io.WriteString(w, `{"status":"success"}`)
+		case r.URL.Path == "/api/generate":
+			_, _ = io.WriteString(w, `{"done":true,"done_reason":"load"}`)
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	defer ts.Close()
+	api := &ollama.API{Base: ts.URL}
+	if err := api.Ensure(context.Background(), "tiny", file, false); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := "POST /api/show,POST /api/blobs/" + digest + ",POST /api/create,POST /api/generate"
+	if got := strings.Join(calls, ","); got != want {
+		t.Errorf("calls\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestEnsureMissingWithoutFile(t *testing.T) {
+	missing := processtest.File("testdata/show-missing.json")
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(404)
+		_, _ = io.WriteString(w, missing)
+	}))
+	defer ts.Close()
+	err := (&ollama.API{Base: ts.URL}).Ensure(context.Background(), "nope", "", false)
+	if err == nil || !strings.Contains(err.Error(), `ollama has no model "nope"`) || !strings.Contains(err.Error(), "model 'nope' not found") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestNormalizeName(t *testing.T) {
+	for in, want := range map[string]string{"tiny": "tiny:latest", "tiny:q4": "tiny:q4", "hf.co/org/m": "hf.co/org/m:latest", "reg:5000/m:t": "reg:5000/m:t", "reg:5000/m": "reg:5000/m:latest"} {
+		if got := ollama.NormalizeName(in); got != want {
+			t.Errorf("NormalizeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

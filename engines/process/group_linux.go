@@ -1,0 +1,50 @@
+//go:build linux
+
+package process
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+)
+
+// groupAlive reports whether a live process of the group pgid remains.
+// Zombies do not count: they hold no memory, and in a container whose init
+// reaps late they would hold the stop for seconds. It reads /proc, and
+// falls back to a signal probe when /proc cannot be read.
+func groupAlive(pgid int) bool {
+	if pgid <= 0 {
+		return false
+	}
+	d, err := os.Open("/proc")
+	if err != nil {
+		return signalProbe(pgid)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return signalProbe(pgid)
+	}
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + n + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 3 {
+			continue
+		}
+		if g, err := strconv.Atoi(string(f[2])); err == nil && g == pgid && f[0][0] != 'Z' && f[0][0] != 'X' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,110 @@
+package process
+
+import (
+	"sync"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+)
+
+// Managed is what the managed engines (vLLM, SGLang, llama.cpp, Ollama)
+// share: the server process, their kind and API, and the identity last
+// read from the running engine (for run.json). Each engine embeds it and
+// adds Identity and Info.
+type Managed struct {
+	*Server
+	KindName string
+	APIName  string
+	// RunDir is the engine's own run directory (its working directory);
+	// CacheDir its compile-cache directory.
+	RunDir, CacheDir string
+	// Thinking is the run's thinking setting and RequestAPI the API the
+	// requests use, both recorded in run.json.
+	Thinking, RequestAPI string
+
+	mu    sync.Mutex
+	id    engines.Identity
+	hasID bool
+}
+
+// Kind is the engine kind.
+func (m *Managed) Kind() string { return m.KindName }
+
+// Simulated is false: a real process runs.
+func (m *Managed) Simulated() bool { return false }
+
+// BaseURL is http://127.0.0.1:PORT (known before Start: the port is
+// chosen when the engine is configured).
+func (m *Managed) BaseURL() string { return m.Base }
+
+// API is engines.APIOpenAI or engines.APIOllama.
+func (m *Managed) API() string { return m.APIName }
+
+// SetRunInfo records the run's thinking setting and request API.
+func (m *Managed) SetRunInfo(thinking, requestAPI string) {
+	m.mu.Lock()
+	m.Thinking, m.RequestAPI = thinking, requestAPI
+	m.mu.Unlock()
+}
+
+// SetIdentity keeps the identity last read, for Info.
+func (m *Managed) SetIdentity(id engines.Identity) {
+	m.mu.Lock()
+	m.id, m.hasID = id, true
+	m.mu.Unlock()
+}
+
+// LastIdentity is the identity last read (ok false before any).
+func (m *Managed) LastIdentity() (engines.Identity, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.id, m.hasID
+}
+
+// BaseInfo fills what every managed engine reports in run.json: kind,
+// URL, API, the redacted command line and environment overrides, the
+// engine version once known, and in Extra the process id, run and cache
+// directories and the exit status.
+func (m *Managed) BaseInfo() archive.EngineInfo {
+	info := archive.EngineInfo{
+		Kind:    m.KindName,
+		URL:     m.Base,
+		API:     m.APIName,
+		Managed: true,
+		Command: Redact(m.Spec.Argv),
+		Env:     RedactEnv(m.Spec.Env),
+		Extra:   map[string]any{},
+	}
+	if id, ok := m.LastIdentity(); ok {
+		info.Version = id.EngineVersion
+		info.ServedModel = id.Model
+		info.Revision = id.Revision
+		info.ContextLength = id.ContextLength
+		info.TensorParallel = id.TensorParallel
+	}
+	m.mu.Lock()
+	info.Thinking = m.Thinking
+	if m.RequestAPI != "" {
+		info.Extra["request_api"] = m.RequestAPI
+	}
+	m.mu.Unlock()
+	if m.RunDir != "" {
+		info.Extra["run_dir"] = m.RunDir
+	}
+	if m.CacheDir != "" {
+		info.Extra["compile_cache_dir"] = m.CacheDir
+	}
+	info.Extra["health_url"] = m.HealthURL()
+	if p := m.Process(); p != nil {
+		info.Extra["pid"] = p.PID()
+		info.Extra["started_at"] = float64(p.StartedAt().UnixNano()) / 1e9
+		select {
+		case <-p.Exited():
+			info.Extra["exit_status"] = describeExit(p.ExitErr())
+			info.Extra["exited_at"] = float64(p.ExitedAt().UnixNano()) / 1e9
+			info.Extra["exited_on_its_own"] = p.ExitError() != nil
+		default:
+		}
+	}
+	return info
+}

@@ -1,0 +1,238 @@
+// Package sglang runs SGLang as a managed engine:
+//
+//	python -m sglang.launch_server --model-path M --host 127.0.0.1 --port P
+//	  --tp N --random-seed S --enable-metrics --served-model-name NAME
+//	  [--context-length L] [--revision R] [extra...]
+//
+// ready when GET /health answers 200 (and GET /health_generate, which
+// runs one generation, when asked); identity from GET /get_model_info
+// (model_path), GET /get_server_info (the server arguments: tp_size,
+// context_length, revision, served_model_name; and version) and GET
+// /v1/models (id, max_model_len). Engine state is scraped from /metrics
+// (sglang:* families, enabled by --enable-metrics).
+package sglang
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/process"
+	"github.com/joulebench/joulebench/engines/vllm"
+)
+
+// DefaultFamilies are the /metrics families kept by default.
+var DefaultFamilies = []string{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"}
+
+// Config is the frozen configuration of an SGLang server.
+type Config struct {
+	// Python is the interpreter (default "python", else "python3" when
+	// only that is installed).
+	Python string
+	// Model is --model-path (a path or Hugging Face id).
+	Model string
+	// ServedName is --served-model-name (default Model).
+	ServedName string
+	// Revision is --revision when set.
+	Revision string
+	// Port on 127.0.0.1 (0: a free one).
+	Port int
+	// TP is --tp (default 1).
+	TP int
+	// ContextLength is --context-length when > 0.
+	ContextLength int
+	Seed          int64
+	// HealthGenerate also waits for GET /health_generate (one generated
+	// token) before the engine counts as ready.
+	HealthGenerate bool
+	ExtraArgs      []string
+	Env            map[string]string
+	// RunDir is the working directory; compile caches go under
+	// RunDir/compile-cache.
+	RunDir string
+	Log    io.Writer
+	HTTP   *http.Client
+}
+
+// Engine is a managed SGLang server.
+type Engine struct {
+	process.Managed
+	cfg Config
+}
+
+var _ engines.Engine = (*Engine)(nil)
+
+// New freezes the command line (choosing a free port when Port is 0).
+func New(cfg Config) (*Engine, error) {
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("sglang: no model")
+	}
+	if cfg.Python == "" {
+		cfg.Python = "python"
+		if _, err := exec.LookPath("python"); err != nil {
+			if _, err3 := exec.LookPath("python3"); err3 == nil {
+				cfg.Python = "python3"
+			}
+		}
+	}
+	if cfg.ServedName == "" {
+		cfg.ServedName = cfg.Model
+	}
+	if cfg.TP <= 0 {
+		cfg.TP = 1
+	}
+	if cfg.Port == 0 {
+		p, err := process.FreePort()
+		if err != nil {
+			return nil, fmt.Errorf("sglang: %w", err)
+		}
+		cfg.Port = p
+	}
+	argv := []string{cfg.Python, "-m", "sglang.launch_server",
+		"--model-path", cfg.Model,
+		"--host", "127.0.0.1", "--port", strconv.Itoa(cfg.Port),
+		"--tp", strconv.Itoa(cfg.TP),
+		"--random-seed", strconv.FormatInt(cfg.Seed, 10),
+		"--enable-metrics",
+		"--served-model-name", cfg.ServedName,
+	}
+	if cfg.ContextLength > 0 {
+		argv = append(argv, "--context-length", strconv.Itoa(cfg.ContextLength))
+	}
+	if cfg.Revision != "" {
+		argv = append(argv, "--revision", cfg.Revision)
+	}
+	argv = append(argv, cfg.ExtraArgs...)
+	env := map[string]string{}
+	cache := ""
+	if cfg.RunDir != "" {
+		cache = filepath.Join(cfg.RunDir, "compile-cache")
+		env["TORCHINDUCTOR_CACHE_DIR"] = filepath.Join(cache, "inductor")
+		env["TRITON_CACHE_DIR"] = filepath.Join(cache, "triton")
+		env["FLASHINFER_WORKSPACE_BASE"] = filepath.Join(cache, "flashinfer")
+	}
+	for k, v := range cfg.Env {
+		env[k] = v
+	}
+	spec := process.Spec{Name: "sglang", Argv: argv, Env: env, Dir: cfg.RunDir, Log: cfg.Log}
+	srv := process.NewServer(spec, process.LoopbackURL(cfg.Port), "/health")
+	srv.HTTP = cfg.HTTP
+	e := &Engine{cfg: cfg, Managed: process.Managed{Server: srv, KindName: "sglang", APIName: engines.APIOpenAI, RunDir: cfg.RunDir, CacheDir: cache}}
+	if cfg.HealthGenerate {
+		// One generated token may take longer than a probe's usual bound.
+		hc := &http.Client{}
+		if cfg.HTTP != nil {
+			hc.Transport = cfg.HTTP.Transport
+		}
+		srv.Ready = func(ctx context.Context) error {
+			if err := process.ProbeWithin(ctx, hc, srv.Base+"/health_generate", 30*time.Second); err != nil {
+				return fmt.Errorf("GET %s/health_generate: %v: %w", srv.Base, err, process.ErrRetry)
+			}
+			return nil
+		}
+	}
+	return e, nil
+}
+
+// Config is the configuration in use (after defaults).
+func (e *Engine) Config() Config { return e.cfg }
+
+// MetricsURL is the Prometheus endpoint.
+func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
+
+// Expect is what the identity check compares: served model id, revision
+// (when set), context length (when set) and tensor-parallel size.
+func (e *Engine) Expect() engines.Identity {
+	return engines.Identity{Model: e.cfg.ServedName, Revision: e.cfg.Revision, ContextLength: e.cfg.ContextLength, TensorParallel: e.cfg.TP}
+}
+
+// Identity asks GET /get_model_info, /get_server_info and /v1/models.
+func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
+	id, err := Identity(ctx, e.Server, e.cfg.ServedName)
+	if err == nil {
+		e.SetIdentity(id)
+	}
+	return id, err
+}
+
+// ServerInfo is the part of GET /get_server_info joulebench reads (the
+// server arguments, scheduler info and version).
+type ServerInfo struct {
+	ModelPath       string `json:"model_path"`
+	ServedModelName string `json:"served_model_name"`
+	Revision        string `json:"revision"`
+	TPSize          int    `json:"tp_size"`
+	DPSize          int    `json:"dp_size"`
+	PPSize          int    `json:"pp_size"`
+	ContextLength   int    `json:"context_length"`
+	RandomSeed      int64  `json:"random_seed"`
+	Version         string `json:"version"`
+}
+
+// Identity reads an SGLang server's identity (also used for an already
+// running one). Secrets in the server arguments (api_key, ...) are
+// redacted from Raw.
+func Identity(ctx context.Context, srv *process.Server, want string) (engines.Identity, error) {
+	var info ServerInfo
+	rawInfo, err := srv.GetJSON(ctx, "/get_server_info", &info)
+	if err != nil {
+		return engines.Identity{}, fmt.Errorf("sglang identity: %w", err)
+	}
+	var modelInfo struct {
+		ModelPath     string `json:"model_path"`
+		WeightVersion string `json:"weight_version"`
+	}
+	rawModelInfo, err := srv.GetJSON(ctx, "/get_model_info", &modelInfo)
+	if err != nil {
+		return engines.Identity{}, fmt.Errorf("sglang identity: %w", err)
+	}
+	m, rawModels, err := vllm.ListModels(ctx, srv, want)
+	if err != nil {
+		return engines.Identity{}, fmt.Errorf("sglang identity: %w", err)
+	}
+	ctxLen := m.MaxModelLen
+	if ctxLen == 0 {
+		ctxLen = info.ContextLength
+	}
+	return engines.Identity{
+		Model:          m.ID,
+		Revision:       info.Revision,
+		EngineVersion:  info.Version,
+		ContextLength:  ctxLen,
+		TensorParallel: info.TPSize,
+		Raw: map[string]any{
+			"/get_server_info": process.RedactValue(rawInfo),
+			"/get_model_info":  rawModelInfo,
+			"/v1/models":       rawModels,
+		},
+	}, nil
+}
+
+// Info describes the engine for run.json.
+func (e *Engine) Info() archive.EngineInfo {
+	info := e.BaseInfo()
+	info.Model = e.cfg.Model
+	if info.ServedModel == "" {
+		info.ServedModel = e.cfg.ServedName
+	}
+	if info.Revision == "" {
+		info.Revision = e.cfg.Revision
+	}
+	if info.ContextLength == 0 {
+		info.ContextLength = e.cfg.ContextLength
+	}
+	if info.TensorParallel == 0 {
+		info.TensorParallel = e.cfg.TP
+	}
+	info.Extra["seed"] = e.cfg.Seed
+	info.Extra["port"] = e.cfg.Port
+	info.Extra["health_generate"] = e.cfg.HealthGenerate
+	return info
+}

@@ -1,0 +1,124 @@
+//go:build unix
+
+package sglang_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/process/processtest"
+	"github.com/joulebench/joulebench/engines/prom"
+	"github.com/joulebench/joulebench/engines/sglang"
+)
+
+func TestMain(m *testing.M) {
+	processtest.MaybeRunFake()
+	os.Exit(m.Run())
+}
+
+func routes() map[string]processtest.Route {
+	return map[string]processtest.Route{
+		"/health":          {},
+		"/health_generate": {},
+		"/get_server_info": {Body: processtest.File("testdata/get_server_info.json")},
+		"/get_model_info":  {Body: processtest.File("testdata/get_model_info.json")},
+		"/v1/models":       {Body: processtest.File("testdata/models.json")},
+		"/metrics":         {Body: processtest.File("testdata/metrics.txt")},
+	}
+}
+
+// SGLang launched from its frozen command line (a fake serving recorded
+// responses): argv, readiness with /health_generate, identity with the
+// API key redacted, metrics, stop.
+func TestLaunchIdentityMetrics(t *testing.T) {
+	dir := t.TempDir()
+	argvFile := filepath.Join(dir, "argv.json")
+	k, v := processtest.Fake{ReadyAfter: 150 * time.Millisecond, ArgvFile: argvFile, Routes: routes()}.Env()
+	e, err := sglang.New(sglang.Config{
+		Python: os.Args[0], Model: "Qwen/Qwen2.5-0.5B-Instruct", TP: 1, ContextLength: 4096, Seed: 1,
+		Revision: "7ae557604adf67be50417f59c2c2f167def9a775", HealthGenerate: true,
+		ExtraArgs: []string{"--api-key", "sk-local-secret"},
+		Env:       map[string]string{k: v},
+		RunDir:    filepath.Join(dir, "engine"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(e.Config().Port)
+	want := []string{os.Args[0], "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-0.5B-Instruct", "--host", "127.0.0.1", "--port", port,
+		"--tp", "1", "--random-seed", "1", "--enable-metrics", "--served-model-name", "Qwen/Qwen2.5-0.5B-Instruct",
+		"--context-length", "4096", "--revision", "7ae557604adf67be50417f59c2c2f167def9a775", "--api-key", "sk-local-secret"}
+	ctx := context.Background()
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
+	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := processtest.ReadRecord(argvFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rec.Argv, want) {
+		t.Errorf("argv\n got %q\nwant %q", rec.Argv, want)
+	}
+	if cmd := strings.Join(e.Info().Command, " "); strings.Contains(cmd, "sk-local-secret") || !strings.Contains(cmd, "--api-key [redacted]") {
+		t.Errorf("run.json command not redacted: %s", cmd)
+	}
+	id, err := e.Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := e.Expect()
+	if id.Model != exp.Model || id.Revision != exp.Revision || id.ContextLength != exp.ContextLength || id.TensorParallel != exp.TensorParallel || id.EngineVersion != "0.4.6.post4" {
+		t.Errorf("identity %+v, expect %+v", id, exp)
+	}
+	si := id.Raw["/get_server_info"].(map[string]any)
+	if si["api_key"] != "[redacted]" {
+		t.Errorf("server info api_key = %v", si["api_key"])
+	}
+	var names []string
+	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: sglang.DefaultFamilies, Sink: func(ms []archive.EngineMetric) error {
+		for _, m := range ms {
+			names = append(names, m.Name)
+		}
+		return nil
+	}})
+	if err := sc.ScrapeNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names, []string{"sglang:num_queue_reqs", "sglang:num_running_reqs", "sglang:token_usage"}) {
+		t.Errorf("scraped %v", names)
+	}
+	if _, err := e.Stop(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Readiness waits for /health_generate when asked.
+func TestHealthGenerateGates(t *testing.T) {
+	r := routes()
+	r["/health_generate"] = processtest.Route{Status: 503}
+	k, v := processtest.Fake{Routes: r}.Env()
+	e, err := sglang.New(sglang.Config{Python: os.Args[0], Model: "m", HealthGenerate: true, Env: map[string]string{k: v}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop(ctx, 2*time.Second)
+	err = e.WaitReady(ctx, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "/health") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,215 @@
+// Package vllm runs vLLM as a managed engine:
+//
+//	vllm serve MODEL --host 127.0.0.1 --port P --tensor-parallel-size N
+//	  --max-model-len L --seed S --served-model-name NAME [--revision R] [extra...]
+//
+// ready when GET /health answers 200; identity from GET /version
+// ({"version"}) and GET /v1/models (data[].id, max_model_len, root).
+// vLLM reports neither the model revision nor the tensor-parallel size
+// over HTTP, so those are recorded from the command line and not checked.
+// Engine state is scraped from /metrics (vllm:* families).
+package vllm
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/process"
+)
+
+// DefaultFamilies are the /metrics families kept by default.
+var DefaultFamilies = []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"}
+
+// Config is the frozen configuration of a vLLM server.
+type Config struct {
+	// Bin is the vllm executable (default "vllm").
+	Bin string
+	// Model is the model path or Hugging Face id given to vllm serve.
+	Model string
+	// ServedName is --served-model-name, the id clients request (default
+	// Model).
+	ServedName string
+	// Revision is --revision when set.
+	Revision string
+	// Port is the port on 127.0.0.1 (0: a free one).
+	Port int
+	// TP is --tensor-parallel-size (default 1).
+	TP int
+	// MaxModelLen is --max-model-len when > 0.
+	MaxModelLen int
+	Seed        int64
+	// ExtraArgs are appended to the command line.
+	ExtraArgs []string
+	// Env are environment overrides.
+	Env map[string]string
+	// RunDir is the engine's working directory; its compile caches go
+	// under RunDir/compile-cache ("" = the current directory, no cache
+	// override).
+	RunDir string
+	// Log receives stdout and stderr (engine.log).
+	Log  io.Writer
+	HTTP *http.Client
+}
+
+// Engine is a managed vLLM server.
+type Engine struct {
+	process.Managed
+	cfg Config
+}
+
+var _ engines.Engine = (*Engine)(nil)
+
+// New freezes the command line (choosing a free port when Port is 0).
+func New(cfg Config) (*Engine, error) {
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("vllm: no model")
+	}
+	if cfg.Bin == "" {
+		cfg.Bin = "vllm"
+	}
+	if cfg.ServedName == "" {
+		cfg.ServedName = cfg.Model
+	}
+	if cfg.TP <= 0 {
+		cfg.TP = 1
+	}
+	if cfg.Port == 0 {
+		p, err := process.FreePort()
+		if err != nil {
+			return nil, fmt.Errorf("vllm: %w", err)
+		}
+		cfg.Port = p
+	}
+	argv := []string{cfg.Bin, "serve", cfg.Model,
+		"--host", "127.0.0.1", "--port", strconv.Itoa(cfg.Port),
+		"--tensor-parallel-size", strconv.Itoa(cfg.TP),
+		"--seed", strconv.FormatInt(cfg.Seed, 10),
+		"--served-model-name", cfg.ServedName,
+	}
+	if cfg.MaxModelLen > 0 {
+		argv = append(argv, "--max-model-len", strconv.Itoa(cfg.MaxModelLen))
+	}
+	if cfg.Revision != "" {
+		argv = append(argv, "--revision", cfg.Revision)
+	}
+	argv = append(argv, cfg.ExtraArgs...)
+	env := map[string]string{}
+	cache := ""
+	if cfg.RunDir != "" {
+		cache = filepath.Join(cfg.RunDir, "compile-cache")
+		// torch.compile, Inductor and Triton caches of this run only: the
+		// startup stage includes the compilation, as it does the first time.
+		env["VLLM_CACHE_ROOT"] = filepath.Join(cache, "vllm")
+		env["TORCHINDUCTOR_CACHE_DIR"] = filepath.Join(cache, "inductor")
+		env["TRITON_CACHE_DIR"] = filepath.Join(cache, "triton")
+	}
+	for k, v := range cfg.Env {
+		env[k] = v
+	}
+	spec := process.Spec{Name: "vllm", Argv: argv, Env: env, Dir: cfg.RunDir, Log: cfg.Log}
+	srv := process.NewServer(spec, process.LoopbackURL(cfg.Port), "/health")
+	srv.HTTP = cfg.HTTP
+	e := &Engine{cfg: cfg, Managed: process.Managed{Server: srv, KindName: "vllm", APIName: engines.APIOpenAI, RunDir: cfg.RunDir, CacheDir: cache}}
+	return e, nil
+}
+
+// Config is the configuration in use (after defaults).
+func (e *Engine) Config() Config { return e.cfg }
+
+// MetricsURL is the Prometheus endpoint.
+func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
+
+// Expect is what the identity check compares: the served model id and,
+// when set, the maximum model length. Revision and tensor-parallel size
+// are not reported by vLLM.
+func (e *Engine) Expect() engines.Identity {
+	return engines.Identity{Model: e.cfg.ServedName, ContextLength: e.cfg.MaxModelLen}
+}
+
+// Identity asks GET /version and GET /v1/models.
+func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
+	id, err := Identity(ctx, e.Server, e.cfg.ServedName)
+	if err == nil {
+		e.SetIdentity(id)
+	}
+	return id, err
+}
+
+// Identity reads a vLLM server's identity through srv's client and base
+// URL (also used for an already running vLLM): the model listed under
+// want (else the first), its max_model_len, and the version.
+func Identity(ctx context.Context, srv *process.Server, want string) (engines.Identity, error) {
+	var version struct {
+		Version string `json:"version"`
+	}
+	rawVersion, err := srv.GetJSON(ctx, "/version", &version)
+	if err != nil {
+		return engines.Identity{}, fmt.Errorf("vllm identity: %w", err)
+	}
+	m, rawModels, err := ListModels(ctx, srv, want)
+	if err != nil {
+		return engines.Identity{}, fmt.Errorf("vllm identity: %w", err)
+	}
+	return engines.Identity{
+		Model:         m.ID,
+		EngineVersion: version.Version,
+		ContextLength: m.MaxModelLen,
+		Raw:           map[string]any{"/version": rawVersion, "/v1/models": rawModels},
+	}, nil
+}
+
+// Model is one entry of an OpenAI /v1/models list as vLLM and SGLang
+// write it.
+type Model struct {
+	ID          string `json:"id"`
+	Root        string `json:"root"`
+	OwnedBy     string `json:"owned_by"`
+	MaxModelLen int    `json:"max_model_len"`
+}
+
+// ListModels GETs /v1/models and returns the entry whose id is want, or
+// the first when want is "" or absent (the identity check then reports
+// the mismatch), with the decoded body.
+func ListModels(ctx context.Context, srv *process.Server, want string) (Model, any, error) {
+	var list struct {
+		Data []Model `json:"data"`
+	}
+	raw, err := srv.GetJSON(ctx, "/v1/models", &list)
+	if err != nil {
+		return Model{}, nil, err
+	}
+	if len(list.Data) == 0 {
+		return Model{}, raw, fmt.Errorf("GET %s/v1/models lists no model", srv.Base)
+	}
+	for _, m := range list.Data {
+		if m.ID == want {
+			return m, raw, nil
+		}
+	}
+	return list.Data[0], raw, nil
+}
+
+// Info describes the engine for run.json.
+func (e *Engine) Info() archive.EngineInfo {
+	info := e.BaseInfo()
+	info.Model = e.cfg.Model
+	if info.ServedModel == "" {
+		info.ServedModel = e.cfg.ServedName
+	}
+	if info.Revision == "" {
+		info.Revision = e.cfg.Revision
+	}
+	if info.ContextLength == 0 {
+		info.ContextLength = e.cfg.MaxModelLen
+	}
+	info.TensorParallel = e.cfg.TP
+	info.Extra["seed"] = e.cfg.Seed
+	info.Extra["port"] = e.cfg.Port
+	return info
+}
