@@ -81,6 +81,10 @@ func TestBadProfiles(t *testing.T) {
 		{"cycle.bad.yaml", []string{
 			`5:6|a.expr|dependency cycle: a -> b -> c -> a`,
 		}},
+		{"quick.bad.yaml", []string{
+			`5:9|quick.hold|invalid duration "soon"`,
+			`6:3|quick|unknown parameter "baseline" (this profile has: hold)`,
+		}},
 		{"with-params.bad.yaml", []string{
 			`5:37|steps[0] (warmup).with|unknown parameter "m" in "${m}"`,
 			// Validate errors point at the with: mapping, column 28.

@@ -99,6 +99,10 @@ type Profile struct {
 	Derive      []DeriveDecl
 	Metrics     []MetricDecl
 	Checks      []CheckDecl
+	// Quick is the profile's quick parameter set: overrides (as --set
+	// values) that the simulator's default run applies so that it finishes
+	// in about a minute. Every key is a declared parameter.
+	Quick map[string]string
 }
 
 // Step is a step ready to run: its kind, its decoded configuration and its
@@ -155,7 +159,7 @@ func LoadFile(path string, opt Options) (*Loaded, error) {
 	return l, err
 }
 
-var topKeys = []string{"name", "version", "description", "spec", "parameters", "steps", "derive", "metrics", "checks"}
+var topKeys = []string{"name", "version", "description", "spec", "parameters", "quick", "steps", "derive", "metrics", "checks"}
 
 // Load parses, validates and compiles a profile. Every problem is returned
 // together as an ErrorList, each with file:line:col.
@@ -190,7 +194,7 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 			d.value(v, reflectOf(&p.Description), "description")
 		case "spec":
 			d.value(v, reflectOf(&p.Spec), "spec")
-		case "parameters", "steps", "derive", "metrics", "checks":
+		case "parameters", "quick", "steps", "derive", "metrics", "checks":
 		default:
 			d.errorf(k, "", "unknown key %q (valid keys: %s)", k.Value, strings.Join(topKeys, ", "))
 		}
@@ -202,6 +206,7 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	// Parameters.
 	p.Parameters = d.params(nodes["parameters"])
 	params, values := d.resolveParams(p.Parameters, opt.Overrides)
+	p.Quick = d.quick(nodes["quick"], p.Parameters)
 
 	// Steps.
 	var steps []Step
@@ -434,6 +439,43 @@ func yamlErrLine(err error) int {
 		return n
 	}
 	return 1
+}
+
+// quick decodes the quick parameter set: `name: value` for declared
+// parameters, each value valid for the parameter's type.
+func (d *decoder) quick(n *yaml.Node, decls []ParamDecl) map[string]string {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "quick", "expected a mapping of parameter: value, got a %s", kindName(n))
+		return nil
+	}
+	types := map[string]string{}
+	var names []string
+	for _, pd := range decls {
+		types[pd.Name] = pd.Type
+		names = append(names, pd.Name)
+	}
+	out := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		typ, ok := types[k.Value]
+		if !ok {
+			d.errorf(k, "quick", "unknown parameter %q (this profile has: %s)", k.Value, strings.Join(names, ", "))
+			continue
+		}
+		if v.Kind != yaml.ScalarNode {
+			d.errorf(v, "quick."+k.Value, "expected a scalar, got a %s", kindName(v))
+			continue
+		}
+		if _, err := parseParam(typ, v.Value); err != nil {
+			d.errorf(v, "quick."+k.Value, "%s", err)
+			continue
+		}
+		out[k.Value] = v.Value
+	}
+	return out
 }
 
 // params decodes the parameters mapping: `name: value` (type from the

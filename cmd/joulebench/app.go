@@ -24,6 +24,9 @@ type app struct {
 	v           *viper.Viper
 	log         zerolog.Logger
 	root        *cobra.Command
+	// engine is the engine kind of the run in progress when `run` is given
+	// several (--engine a --engine b); empty otherwise.
+	engine string
 }
 
 func newApp(out, errOut io.Writer) *app {

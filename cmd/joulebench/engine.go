@@ -22,7 +22,7 @@ import (
 
 // engineFlags registers the flags that choose and configure the engine.
 func engineFlags(f *pflag.FlagSet) {
-	f.String("engine", "sim", "engine: sim (built-in simulator), vllm, sglang, llamacpp, ollama; with --engine-url also openai (any OpenAI-compatible server)")
+	f.StringSlice("engine", []string{"sim"}, "engine: sim (built-in simulator), vllm, sglang, llamacpp, ollama; with --engine-url also openai (any OpenAI-compatible server). Repeat it (--engine ollama --engine llamacpp) to run the profile against each engine in turn and compare them")
 	f.String("model", "", "model id: vLLM/SGLang model path or Hugging Face id (also the served name); llama.cpp alias (default: the GGUF file name); Ollama model name; with --engine-url the model to request (default: the first listed)")
 	f.Int64("seed", 1, "seed of the engine (sampling) and of the simulator")
 	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline)")
@@ -88,7 +88,13 @@ type engineSetup struct {
 // engineKind is the kind of engine the flags ask for: "sim", a managed
 // kind, or for --engine-url the server's kind ("openai" when unknown).
 func (a *app) engineKind() string {
-	kind := a.v.GetString("engine")
+	kind := a.engine
+	if kind == "" {
+		kind = "sim"
+		if ks := a.v.GetStringSlice("engine"); len(ks) > 0 {
+			kind = ks[0]
+		}
+	}
 	if a.v.GetString("engine-url") != "" && (kind == "" || kind == "sim" && !a.v.IsSet("engine")) {
 		if a.v.GetString("engine-api") == engines.APIOllama {
 			return "ollama"

@@ -19,23 +19,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
 )
-
-// quickSim is the documented quick parameter set applied when the simulator
-// runs a profile and the user did not set these parameters: the same method
-// with a shorter idle baseline and release hold, so a default run finishes
-// in about a minute. It is printed and recorded in run.json.
-var quickSim = map[string]string{
-	"baseline":         "5s",
-	"release_hold":     "5s",
-	"release_max_wait": "60s",
-	"sample_interval":  "250ms",
-	"request_count":    "600",
-	"max_tokens":       "320",
-}
 
 func (a *app) runCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -59,7 +47,7 @@ GPU), which every output labels SIMULATED.`,
 	f.String("dataset", "", "request set: a built-in (chat, code, long-context) or a file")
 	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code (default: detect)")
 	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
-	f.Bool("quick", true, "with the simulator, apply the quick parameter set (shorter baseline and release hold)")
+	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its `quick:` section: e.g. shorter baseline and release hold)")
 	f.Bool("no-progress", false, "do not draw the progress bar")
 	f.StringArray("label", nil, "run metadata for compare: --label scenario=chat (repeatable)")
 	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
@@ -67,7 +55,54 @@ GPU), which every output labels SIMULATED.`,
 	return cmd
 }
 
+// run runs the profile against each engine given. With several, each run
+// gets its own archive under one directory (its own power monitor, started
+// before its first prompt and stopped after its last run), and a table
+// compares the engines side by side.
 func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string) error {
+	kinds := a.v.GetStringSlice("engine")
+	if len(kinds) <= 1 {
+		return a.runEngine(ctx, profile, sets, labelArgs, a.v.GetString("out"))
+	}
+	if a.v.GetString("engine-url") != "" {
+		return invalidf("--engine-url benchmarks one server: give one --engine with it")
+	}
+	parent := a.v.GetString("out")
+	if parent == "" {
+		parent = filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-engines")
+	}
+	if err := os.MkdirAll(filepath.Dir(parent), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		return withCode(exitInvalid, fmt.Errorf("run directory %s: %w (a re-test is a new directory)", parent, err))
+	}
+	defer func() { a.engine = "" }()
+	var errs []error
+	for i, k := range kinds {
+		a.engine = k
+		fmt.Fprintf(a.errOut, "== engine %d of %d: %s\n", i+1, len(kinds), k)
+		if err := a.runEngine(ctx, profile, sets, labelArgs, filepath.Join(parent, fmt.Sprintf("%d-%s", i+1, k))); err != nil {
+			if exitCode(err) == exitInvalid || exitCode(err) == exitInterrupted {
+				return err
+			}
+			fmt.Fprintf(a.errOut, "engine %s: %v\n", k, err)
+			errs = append(errs, err)
+		}
+	}
+	fmt.Fprintf(a.out, "\n== engines side by side (%s)\n", parent)
+	if err := a.compare(ctx, []string{parent}, "", compare.BuiltinName, nil, report.FormatTable); err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// runEngine runs the profile against one engine into dir (default
+// runs/<run id>).
+func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []string, dir string) error {
 	src, name, err := workflow.ReadProfile(profile)
 	if err != nil {
 		return withCode(exitInvalid, err)
@@ -86,15 +121,12 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 	}
 	quick := simulated && a.v.GetBool("quick")
 	if quick {
-		for _, k := range sortedKeys(quickSim) {
-			if _, declared := probe.Params[k]; !declared {
-				continue
-			}
+		for _, k := range sortedKeys(probe.Profile.Quick) {
 			if _, set := user[k]; set {
 				continue
 			}
-			sets = append(sets, k+"="+quickSim[k])
-			quickApplied = append(quickApplied, k+"="+quickSim[k])
+			sets = append(sets, k+"="+probe.Profile.Quick[k])
+			quickApplied = append(quickApplied, k+"="+probe.Profile.Quick[k])
 		}
 	}
 	l, err := loadProfile(src, name, sets)
@@ -114,7 +146,6 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 	}
 
 	runID := time.Now().UTC().Format("20060102T150405Z") + "-" + l.Profile.Name + "-" + engineKind
-	dir := a.v.GetString("out")
 	if dir == "" {
 		dir = filepath.Join("runs", runID)
 	}
