@@ -642,6 +642,12 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 	if err != nil {
 		return fmt.Errorf("stop engine: %w", err)
 	}
+	if d.StopMetrics != nil {
+		// The engine is gone: nothing left to scrape on the side path.
+		if err := d.StopMetrics(); err != nil {
+			return fmt.Errorf("engine metrics: %w", err)
+		}
+	}
 	if !c.WaitBaseline || d.sampler == nil {
 		if err := d.sampleNow(ctx); err != nil {
 			return err

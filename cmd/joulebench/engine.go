@@ -251,8 +251,13 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 		Model:  model,
 		Expect: engines.Identity{Model: model},
 		Chat:   true,
-		StartMetrics: func(context.Context, time.Duration, []string, func([]archive.EngineMetric) error, func(string)) func() error {
-			return func() error { return nil }
+		StartMetrics: func(ctx context.Context, interval time.Duration, families []string,
+			sink func([]archive.EngineMetric) error, warn func(string)) func() error {
+			sc := launch.StartMetrics(ctx, launch.Spec{Kind: "sim"}, eng, launch.MetricsConfig{Interval: interval, Families: families, Clock: clock.Now, Sink: sink, Warn: warn})
+			if sc == nil {
+				return func() error { return nil }
+			}
+			return sc.Stop
 		},
 		ExitError: func() error { return nil },
 	}, nil

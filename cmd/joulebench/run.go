@@ -222,7 +222,8 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 	deps.Engine, deps.Source, deps.NewClient = es.Engine, source, es.NewClient
 	deps.Model, deps.Expect, deps.Chat = es.Model, es.Expect, es.Chat
 	deps.External, deps.ExitError = es.External, es.ExitError
-	stopMetrics := es.StartMetrics(ctx, 0, nil, func(ms []archive.EngineMetric) error { return out.AppendEngineMetrics(ms...) },
+	interval, families := a.metricsParams(l)
+	stopMetrics := es.StartMetrics(ctx, interval, families, func(ms []archive.EngineMetric) error { return out.AppendEngineMetrics(ms...) },
 		func(msg string) { log.Warn().Str("component", "engine-metrics").Msg(msg) })
 	var metricsOnce sync.Once
 	var metricsErr error
@@ -276,6 +277,26 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 	}
 	fmt.Fprintf(a.out, "archive: %s\n", dir)
 	return checksOutcome(run.Results)
+}
+
+// metricsParams reads the engine /metrics side path's interval and families
+// from the profile's parameters metrics_interval (seconds) and
+// metrics_families (comma-separated; empty: the engine's defaults), unless
+// --scrape-interval / --metrics-family were given.
+func (a *app) metricsParams(l *workflow.Loaded) (time.Duration, []string) {
+	var interval time.Duration
+	var families []string
+	if v, ok := l.Params["metrics_interval"].(float64); ok && v > 0 && !a.v.IsSet("scrape-interval") {
+		interval = time.Duration(v * float64(time.Second))
+	}
+	if v, ok := l.Params["metrics_families"].(string); ok && !a.v.IsSet("metrics-family") {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				families = append(families, f)
+			}
+		}
+	}
+	return interval, families
 }
 
 // runLabels turns --label k=v and --model-params into the run's labels.

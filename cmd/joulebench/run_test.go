@@ -62,6 +62,9 @@ func TestRunDefaultSimReachesSteadyStateAndAnalyzeReproduces(t *testing.T) {
 	if v, ok := got["steady_state_j_per_token"].Value.(float64); !ok || v <= 0 {
 		t.Errorf("steady_state_j_per_token = %+v", got["steady_state_j_per_token"])
 	}
+	if len(run.EngineMetrics) == 0 {
+		t.Error("engine_metrics.jsonl is empty: the /metrics side path was not scraped")
+	}
 	if !strings.Contains(out, "SIMULATED") || !strings.Contains(errOut, "quick parameter set") {
 		t.Errorf("output must say simulated and name the quick parameter set:\n%s\n%s", out, errOut)
 	}

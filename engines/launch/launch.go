@@ -27,6 +27,7 @@ import (
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/engines/sglang"
+	"github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/engines/vllm"
 	"github.com/joulebench/joulebench/loadgen"
 )
@@ -153,6 +154,8 @@ func DefaultFamilies(kind string) []string {
 		return sglang.DefaultFamilies
 	case "llamacpp":
 		return llamacpp.DefaultFamilies
+	case "sim":
+		return sim.DefaultFamilies
 	case "openai":
 		return slices.Concat(vllm.DefaultFamilies, sglang.DefaultFamilies, llamacpp.DefaultFamilies)
 	}
@@ -383,9 +386,11 @@ type MetricsConfig struct {
 // metrics endpoint. Samples before the engine listens are skipped quietly.
 func StartMetrics(ctx context.Context, s Spec, e engines.Engine, mc MetricsConfig) *prom.Scraper {
 	src, ok := e.(MetricsSource)
-	if !ok || src.MetricsURL() == "" {
+	if !ok {
 		return nil
 	}
+	// The URL may be known only once the engine listens (the simulator
+	// picks a free port): the scraper asks for it at every scrape.
 	interval := s.ScrapeInterval
 	if mc.Interval > 0 {
 		interval = mc.Interval

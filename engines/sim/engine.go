@@ -89,6 +89,17 @@ func (e *Engine) Simulated() bool { return true }
 func (e *Engine) API() string { return engines.APIOpenAI }
 
 // BaseURL is http://127.0.0.1:PORT once started.
+// DefaultFamilies are the /metrics families a run keeps by default.
+var DefaultFamilies = []string{"sim:num_requests_running", "sim:num_requests_waiting", "sim:kv_cache_usage_perc"}
+
+// MetricsURL is the simulator's Prometheus endpoint (the side path).
+func (e *Engine) MetricsURL() string {
+	if u := e.BaseURL(); u != "" {
+		return u + "/metrics"
+	}
+	return ""
+}
+
 func (e *Engine) BaseURL() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
