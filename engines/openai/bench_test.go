@@ -3,8 +3,9 @@ package openai
 // Benchmarks of the streaming client against a loopback server written for
 // them: a bare HTTP/1.1 server on a net.Listener that writes precomputed
 // chunk frames, so that it costs little and allocates nothing per token.
-// The server runs in the benchmark's process: CPU figures from getrusage
-// cover both sides. BenchmarkIngest/raw-* runs the same server with a
+// BenchmarkIngest's server runs in the benchmark's process: CPU figures from
+// getrusage cover both sides. BenchmarkLatency's runs in a child process
+// (the test binary in server mode), as an engine does. BenchmarkIngest/raw-* runs the same server with a
 // client that only reads and discards, as a floor to subtract.
 //
 //	go test -run '^$' -bench Ingest -benchtime 2s ./engines/openai/
@@ -92,7 +93,16 @@ func (s *streamServer) serve(c net.Conn) {
 	br := bufio.NewReaderSize(c, 8192)
 	var body, tail []byte
 	for {
-		var err error
+		line, err := br.Peek(12)
+		if err != nil {
+			return
+		}
+		if string(line) == "GET /writes " {
+			if s.serveWrites(c, br) != nil {
+				return
+			}
+			continue
+		}
 		body, err = readRequest(br, body[:0])
 		if err != nil {
 			return
@@ -122,6 +132,28 @@ func (s *streamServer) serve(c net.Conn) {
 			return
 		}
 	}
+}
+
+// serveWrites answers GET /writes with the write times recorded so far, as
+// JSON {bench_id: [unix seconds...]} (the out-of-process server's report).
+func (s *streamServer) serveWrites(c net.Conn, br *bufio.Reader) error {
+	for { // skip the request head
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(line) <= 2 {
+			break
+		}
+	}
+	s.mu.Lock()
+	body, err := json.Marshal(s.writes)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	return err
 }
 
 // stepLoop writes one token to every due stream each gap.
@@ -351,9 +383,11 @@ func benchLatency(b *testing.B, streams int) {
 		first  = 200 * time.Millisecond
 		gap    = 20 * time.Millisecond
 	)
-	clock := NewClock()
-	srv := startStreamServer(b, clock, first, gap)
-	client := NewClient(srv.url(), WithClock(clock))
+	// The server runs in its own process, as an engine does, so that its
+	// step loop does not share this process's Go scheduler with the 1,000
+	// client goroutines; both sides stamp times with the wall clock.
+	srv := startProcServer(b, first, gap)
+	client := NewClient(srv.url(), WithClock(wallClock))
 	var ttftAdded, tokenAdded, itlClient, itlServer []float64
 	var clientRate, serverRate []float64
 	// Warm up: open the connections (one token each, not measured).
@@ -386,13 +420,15 @@ func benchLatency(b *testing.B, streams int) {
 		}
 		wg.Wait()
 		b.StopTimer()
-		srv.mu.Lock()
+		writes, err := srv.writes(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
 		cMin, cMax, sMin, sMax := 1e300, 0.0, 1e300, 0.0
 		total := 0
 		for i, r := range recs {
-			w := srv.writes[iter*streams+i]
+			w := writes[iter*streams+i]
 			if !r.ok || r.n != tokens || len(r.times) != tokens || len(w) != tokens {
-				srv.mu.Unlock()
 				b.Fatalf("stream %d: ok %v, %d tokens, %d times, %d server writes", i, r.ok, r.n, len(r.times), len(w))
 			}
 			total += tokens
@@ -407,7 +443,6 @@ func benchLatency(b *testing.B, streams int) {
 			cMin, cMax = min(cMin, r.times[0]), max(cMax, r.times[tokens-1])
 			sMin, sMax = min(sMin, w[0]), max(sMax, w[tokens-1])
 		}
-		srv.mu.Unlock()
 		clientRate = append(clientRate, float64(total)/(cMax-cMin))
 		serverRate = append(serverRate, float64(total)/(sMax-sMin))
 		b.StartTimer()

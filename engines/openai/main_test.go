@@ -1,0 +1,105 @@
+package openai
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchServerEnv, when set in the environment of the test binary, turns it
+// into the paced stream server of BenchmarkLatency, in its own process as
+// an inference engine is: "FIRST_MS,GAP_MS". It prints its address, serves
+// until its standard input closes, then exits.
+const benchServerEnv = "JOULEBENCH_BENCH_STREAM_SERVER"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(benchServerEnv); spec != "" {
+		os.Exit(runBenchServer(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// wallClock is Unix time from the wall clock, which two processes on one
+// machine share.
+func wallClock() float64 { return float64(time.Now().UnixNano()) / 1e9 }
+
+func runBenchServer(spec string) int {
+	var firstMS, gapMS int
+	if _, err := fmt.Sscanf(spec, "%d,%d", &firstMS, &gapMS); err != nil {
+		fmt.Fprintln(os.Stderr, "bench server:", err)
+		return 2
+	}
+	srv := startStreamServer(&serverTB{}, wallClock, time.Duration(firstMS)*time.Millisecond, time.Duration(gapMS)*time.Millisecond)
+	fmt.Println(srv.ln.Addr().String())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the benchmark closes it
+	return 0
+}
+
+// serverTB is the little of testing.TB that startStreamServer uses, for the
+// server process (which has no test running).
+type serverTB struct{ testing.TB }
+
+func (serverTB) Fatal(args ...any) { fmt.Fprintln(os.Stderr, args...); os.Exit(1) }
+func (serverTB) Cleanup(func())    {}
+func (serverTB) Helper()           {}
+
+// procServer is the paced stream server in a child process.
+type procServer struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	addr  string
+}
+
+func startProcServer(tb testing.TB, first, gap time.Duration) *procServer {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d,%d", benchServerEnv, first.Milliseconds(), gap.Milliseconds()))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		tb.Fatalf("bench server: %v", err)
+	}
+	ps := &procServer{cmd: cmd, stdin: stdin, addr: strings.TrimSpace(addr)}
+	tb.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	return ps
+}
+
+func (p *procServer) url() string { return "http://" + p.addr }
+
+// writes fetches the server's write times by bench id.
+func (p *procServer) writes(ctx context.Context) (map[int][]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url()+"/writes", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out map[int][]float64
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("bench server writes: %w", err)
+	}
+	return out, nil
+}
