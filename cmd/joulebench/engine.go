@@ -217,11 +217,13 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 	simCfg := simengine.DefaultConfig()
 	simCfg.Seed = seed
 	if env.Quick {
-		// Short requests: keep prefill from stalling decode so that
-		// per-request J/token settles within the quick run.
-		simCfg.PrefillTokPerS *= 20
+		simCfg = simengine.Quick(simCfg)
 	}
 	telCfg := simtel.DefaultConfig()
+	if env.Quick {
+		telCfg.RiseTauS /= simengine.QuickSpeed
+		telCfg.DecayTauS /= simengine.QuickSpeed
+	}
 	telCfg.Seed = seed
 	switch p := a.v.GetString("sim-preset"); p {
 	case "":
