@@ -5,16 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"math"
-	"net"
 	"net/http"
-	"net/http/httptrace"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -98,8 +91,6 @@ func NewClient(baseURL string, opts ...Option) *Client {
 	return c
 }
 
-var errTimeout = errors.New("request timeout")
-
 // line is one NDJSON line of /api/generate or /api/chat.
 type line struct {
 	Response string `json:"response"`
@@ -147,41 +138,14 @@ func (c *Client) Do(ctx context.Context, r openai.Request) archive.Request {
 		rec.Error = "encode request: " + err.Error()
 		return rec
 	}
-	reqCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if c.timeout > 0 {
-		var stop context.CancelFunc
-		reqCtx, stop = context.WithTimeoutCause(reqCtx, c.timeout, errTimeout)
-		defer stop()
-	}
-	var sent atomic.Uint64
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent.Store(math.Float64bits(c.clock())) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		rec.SentAt = c.clock()
-		rec.DoneAt = rec.SentAt
-		rec.Error = "build request: " + err.Error()
+	x := openai.Send(ctx, openai.ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: c.timeout,
+		Header:    http.Header{"Content-Type": {"application/json"}, "Accept": {"application/x-ndjson"}},
+		ErrorBody: errorText, MaxErrorBody: 300}, target, body, &rec)
+	if x == nil {
 		return rec
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/x-ndjson")
-	rec.SentAt = c.clock()
-	resp, err := c.http.Do(req)
-	if t := sent.Load(); t != 0 {
-		rec.SentAt = math.Float64frombits(t)
-	}
-	if err != nil {
-		rec.DoneAt = c.clock()
-		rec.Error = c.describe(ctx, reqCtx, err, "send: ")
-		return rec
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
-		rec.DoneAt = c.clock()
-		rec.Error = fmt.Sprintf("http %d: %s", resp.StatusCode, errorText(head))
-		return rec
-	}
+	defer x.Close()
+	resp := x.Resp
 	if c.tokenTimes {
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
@@ -236,7 +200,7 @@ func (c *Client) Do(ctx context.Context, r openai.Request) archive.Request {
 	case streamErr != "":
 		rec.Error = truncate(streamErr, 300)
 	case readErr != nil:
-		rec.Error = c.describe(ctx, reqCtx, readErr, "stream cut: ")
+		rec.Error = x.Describe(readErr, "stream cut: ")
 	case !done:
 		rec.Error = "stream ended before a line with done: true"
 	case rec.FirstTokenAt == 0:
@@ -308,27 +272,6 @@ func (c *Client) encode(r openai.Request) ([]byte, string, error) {
 	body["stream"] = true
 	b, err := json.Marshal(body)
 	return b, target, err
-}
-
-func (c *Client) describe(parent, reqCtx context.Context, err error, prefix string) string {
-	if parent.Err() != nil {
-		if cause := context.Cause(parent); cause != nil && !errors.Is(cause, context.Canceled) {
-			return "cancelled: " + cause.Error()
-		}
-		return "cancelled"
-	}
-	if errors.Is(context.Cause(reqCtx), errTimeout) {
-		return fmt.Sprintf("request timeout after %s", c.timeout)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return "request timeout: " + err.Error()
-	}
-	return prefix + err.Error()
 }
 
 // errorText is the "error" of a JSON error body, else the body.

@@ -40,15 +40,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"mime"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -206,46 +203,17 @@ func (c *Client) Do(ctx context.Context, r Request) archive.Request {
 		rec.Error = "encode request: " + err.Error()
 		return rec
 	}
-	reqCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if c.timeout > 0 {
-		var stop context.CancelFunc
-		reqCtx, stop = context.WithTimeoutCause(reqCtx, c.timeout, errTimeout)
-		defer stop()
-	}
-	var sent atomic.Uint64 // float64 bits of the clock when the connection was obtained
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent.Store(math.Float64bits(c.clock())) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		rec.SentAt = c.clock()
-		rec.DoneAt = rec.SentAt
-		rec.Error = "build request: " + unwrapURL(err).Error()
-		return rec
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
 	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+		hdr.Set("Authorization", "Bearer "+c.apiKey)
 	}
-
-	rec.SentAt = c.clock()
-	resp, err := c.http.Do(req)
-	if t := sent.Load(); t != 0 {
-		rec.SentAt = math.Float64frombits(t)
-	}
-	if err != nil {
-		rec.DoneAt = c.clock()
-		rec.Error = c.describe(ctx, reqCtx, err, "send: ")
+	x := Send(ctx, ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: c.timeout, Header: hdr, Redact: c.redact,
+		ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody}, target, body, &rec)
+	if x == nil {
 		return rec
 	}
-	defer resp.Body.Close()
-
-	if resp.StatusCode != http.StatusOK {
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		rec.DoneAt = c.clock()
-		rec.Error = fmt.Sprintf("http %d: %s", resp.StatusCode, c.redact(cleanSnippet(head)))
-		return rec
-	}
+	defer x.Close()
+	resp := x.Resp
 
 	st := stream{c: c, rec: &rec}
 	if c.tokenTimes {
@@ -260,11 +228,11 @@ func (c *Client) Do(ctx context.Context, r Request) archive.Request {
 	if st.complete() {
 		// Let the transport see the end of the body so that the connection
 		// is reused; a server that holds the stream open is cut off.
-		guard := time.AfterFunc(drainTimeout, func() { cancel(errDrained) })
+		guard := time.AfterFunc(drainTimeout, func() { x.Cancel(errDrained) })
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		guard.Stop()
 	}
-	st.finish(ctx, reqCtx)
+	st.finish(x)
 	return rec
 }
 
@@ -405,7 +373,7 @@ func (st *stream) complete() bool {
 }
 
 // finish sets ok, error and the token counts.
-func (st *stream) finish(parent, reqCtx context.Context) {
+func (st *stream) finish(x *Exchange) {
 	rec := st.rec
 	if rec.DoneAt == 0 {
 		rec.DoneAt = st.c.clock()
@@ -420,7 +388,7 @@ func (st *stream) finish(parent, reqCtx context.Context) {
 	case st.errMsg != "":
 		rec.Error = st.c.redact(truncate(st.errMsg, maxErrorBody))
 	case st.readErr != nil:
-		rec.Error = st.c.describe(parent, reqCtx, st.readErr, "stream cut: ")
+		rec.Error = x.Describe(st.readErr, "stream cut: ")
 	default:
 		rec.Error = "stream ended before [DONE] or a finish_reason"
 	}
@@ -446,25 +414,6 @@ func (st *stream) finish(parent, reqCtx context.Context) {
 		rec.TokenTimes = nil
 	}
 	rec.EngineTimings = st.timings
-}
-
-// describe words a transport error: cancellation by the caller, this
-// request's timeout, or what the network said.
-func (c *Client) describe(parent, reqCtx context.Context, err error, prefix string) string {
-	if parent.Err() != nil {
-		if cause := context.Cause(parent); cause != nil && !errors.Is(cause, context.Canceled) {
-			return "cancelled: " + cause.Error()
-		}
-		return "cancelled"
-	}
-	if errors.Is(context.Cause(reqCtx), errTimeout) {
-		return fmt.Sprintf("request timeout after %s", c.timeout)
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return "request timeout: " + c.redact(unwrapURL(err).Error())
-	}
-	return prefix + c.redact(unwrapURL(err).Error())
 }
 
 // encode builds the JSON body and picks the endpoint.
