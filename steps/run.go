@@ -618,6 +618,16 @@ func (d *Deps) StopEngine(ctx context.Context, rc *workflow.RunContext, grace ti
 	if e := rc.Event("engine_exited", t); e != nil && err == nil {
 		err = e
 	}
+	if xs, ok := d.Engine.(interface{ ExitStatus() string }); ok && xs.ExitStatus() != "" {
+		if e := rc.Out.UpdateMeta(func(m *archive.Meta) {
+			if m.Engine.Extra == nil {
+				m.Engine.Extra = map[string]any{}
+			}
+			m.Engine.Extra["exit_status"] = xs.ExitStatus()
+		}); e != nil && err == nil {
+			err = e
+		}
+	}
 	return t, err
 }
 

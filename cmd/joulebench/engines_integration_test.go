@@ -121,6 +121,9 @@ func checkCompleteRun(t *testing.T, run *archive.Run, kind string, external bool
 	if !external && (!m.Engine.Managed || len(m.Engine.Command) == 0 || m.Engine.Extra["pid"] == nil) {
 		t.Errorf("managed engine info %+v", m.Engine)
 	}
+	if st, _ := m.Engine.Extra["exit_status"].(string); !external && st == "" {
+		t.Errorf("run.json has no exit status of the engine: %+v", m.Engine.Extra)
+	}
 	var formal int
 	for _, r := range run.Requests {
 		if r.Phase != "formal" {

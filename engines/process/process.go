@@ -174,6 +174,17 @@ func (p *Process) ExitErr() error {
 	return p.exitErr
 }
 
+// ExitStatus describes how the leader exited ("exit status 0", "signal:
+// terminated", ...); empty while it runs.
+func (p *Process) ExitStatus() string {
+	select {
+	case <-p.exited:
+		return describeExit(p.ExitErr())
+	default:
+		return ""
+	}
+}
+
 // Stopping reports whether Stop was called.
 func (p *Process) Stopping() bool {
 	p.mu.Lock()

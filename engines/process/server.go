@@ -95,6 +95,15 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
+// ExitStatus is how the engine process exited; empty while it runs or
+// before Start.
+func (s *Server) ExitStatus() string {
+	if p := s.Process(); p != nil {
+		return p.ExitStatus()
+	}
+	return ""
+}
+
 // Process is the running process (nil before Start).
 func (s *Server) Process() *Process {
 	s.mu.Lock()
