@@ -26,6 +26,7 @@ func engineFlags(f *pflag.FlagSet) {
 	f.String("model", "", "model id: vLLM/SGLang model path or Hugging Face id (also the served name); llama.cpp alias (default: the GGUF file name); Ollama model name; with --engine-url the model to request (default: the first listed)")
 	f.Int64("seed", 1, "seed of the engine (sampling) and of the simulator")
 	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline)")
+	f.String("api-key", "", "API key sent as a Bearer token to the engine (or JOULEBENCH_API_KEY); never logged nor archived")
 	f.String("engine-url", "", "benchmark an already running server at this URL instead of starting one (no startup or release stage)")
 	f.String("engine-api", "", "API of --engine-url: openai or ollama (default: from --engine)")
 	f.String("engine-bin", "", "engine executable (default: vllm, python, llama-server, ollama)")
@@ -185,6 +186,7 @@ func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		MetricFamilies: v.GetStringSlice("metrics-family"),
 		RunDir:         env.RunDir,
 		Log:            env.EngineLog,
+		APIKey:         v.GetString("api-key"),
 	}
 	if spec.URL != "" && kind == "openai" && spec.API == "" {
 		spec.API = engines.APIOpenAI

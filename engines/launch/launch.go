@@ -108,6 +108,10 @@ type Spec struct {
 	// Log receives the engine's output (engine.log).
 	Log  io.Writer
 	HTTP *http.Client
+	// APIKey, when set, is sent as "Authorization: Bearer ..." with every
+	// request to the engine (queries and benchmark requests alike). It is
+	// never logged nor written to the archive.
+	APIKey string
 }
 
 // MetricsSource is an engine with a Prometheus endpoint.
@@ -243,6 +247,7 @@ func build(s Spec) (engines.Engine, error) {
 // New builds the engine (nothing starts until its Start); its Info
 // records the spec's thinking setting and request API.
 func New(s Spec) (engines.Engine, error) {
+	s.HTTP = withAPIKey(s.HTTP, s.APIKey)
 	e, err := build(s)
 	if err != nil {
 		return nil, err
@@ -304,7 +309,7 @@ func NewClient(s Spec, e engines.Engine, clock func() float64) func(baseURL stri
 	if UsesOllamaNative(s, e) {
 		return func(base string) loadgen.Doer {
 			opts := []ollama.Option{ollama.WithClock(clock), ollama.WithRecordTokenTimes(true),
-				ollama.WithHTTPClient(&http.Client{Transport: NewTransport()})}
+				ollama.WithHTTPClient(withAPIKey(&http.Client{Transport: NewTransport()}, s.APIKey))}
 			o := map[string]any{"seed": s.Seed}
 			if s.MaxModelLen > 0 {
 				o["num_ctx"] = s.MaxModelLen
@@ -318,7 +323,7 @@ func NewClient(s Spec, e engines.Engine, clock func() float64) func(baseURL stri
 	}
 	return func(base string) loadgen.Doer {
 		var d loadgen.Doer = openai.NewClient(base, openai.WithClock(clock), openai.WithRecordTokenTimes(true),
-			openai.WithHTTPClient(&http.Client{Transport: NewTransport()}))
+			openai.WithHTTPClient(&http.Client{Transport: NewTransport()}), openai.WithAPIKey(s.APIKey))
 		if s.Thinking != ThinkingDefault {
 			d = WithExtra(d, map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": s.Thinking == ThinkingOn}})
 		}
@@ -413,7 +418,7 @@ func StartMetrics(ctx context.Context, s Spec, e engines.Engine, mc MetricsConfi
 		Clock:         mc.Clock,
 		Sink:          mc.Sink,
 		Warn:          mc.Warn,
-		HTTP:          s.HTTP,
+		HTTP:          withAPIKey(s.HTTP, s.APIKey),
 	})
 	sc.Start(ctx)
 	return sc
@@ -437,4 +442,35 @@ func (r replayable) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header["X-Idempotency-Key"] = nil
 	}
 	return r.rt.RoundTrip(req)
+}
+
+// withAPIKey returns a client that adds the bearer token to every request
+// (the same client when there is no key).
+func withAPIKey(c *http.Client, key string) *http.Client {
+	if key == "" {
+		return c
+	}
+	if c == nil {
+		c = &http.Client{}
+	}
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	cc := *c
+	cc.Transport = bearer{base: base, header: "Bearer " + key}
+	return &cc
+}
+
+type bearer struct {
+	base   http.RoundTripper
+	header string
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", b.header)
+	}
+	return b.base.RoundTrip(r)
 }

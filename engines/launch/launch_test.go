@@ -224,3 +224,70 @@ func TestStartMetrics(t *testing.T) {
 		t.Error("Ollama has no /metrics")
 	}
 }
+
+// An API key reaches an external server with every request — identity
+// queries and benchmark requests — and nowhere else: not in the engine's
+// run.json information nor in a failed request's error.
+func TestAPIKeySentAndNeverArchived(t *testing.T) {
+	const key = "sk-test-0123456789"
+	var mu sync.Mutex
+	var missing []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			mu.Lock()
+			missing = append(missing, r.URL.Path)
+			mu.Unlock()
+			http.Error(w, `{"error":"bad key `+r.Header.Get("Authorization")+`"}`, http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/v1/models":
+			io.WriteString(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"+
+				"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"+
+				"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n")
+		}
+	}))
+	defer srv.Close()
+	spec := launch.Spec{Kind: "openai", URL: srv.URL, API: engines.APIOpenAI, Model: "m", APIKey: key}
+	e, err := launch.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Identity(ctx); err != nil {
+		t.Fatalf("identity with the key: %v", err)
+	}
+	rec := launch.NewClient(spec, e, openai.NewClock())(e.BaseURL()).Do(ctx, openai.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
+	if !rec.OK {
+		t.Fatalf("request with the key failed: %+v", rec)
+	}
+	mu.Lock()
+	if len(missing) > 0 {
+		t.Errorf("requests without the key: %v", missing)
+	}
+	mu.Unlock()
+	if info := e.Info(); strings.Contains(strings.Join(info.Command, " ")+info.URL+strings.Join(mapValues(info.Env), " "), key) {
+		t.Errorf("the key reached the engine information: %+v", info)
+	}
+	// A wrong key: the server echoes it back; the error must not carry it.
+	bad := spec
+	bad.APIKey = "sk-wrong-key-987"
+	rec = launch.NewClient(bad, e, openai.NewClock())(e.BaseURL()).Do(ctx, openai.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
+	if rec.OK || strings.Contains(rec.Error, bad.APIKey) || !strings.Contains(rec.Error, "401") {
+		t.Errorf("request with a wrong key: ok %v, error %q (must fail without echoing the key)", rec.OK, rec.Error)
+	}
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
