@@ -99,9 +99,14 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 	}
 
 	// Pieces: the sorted distinct segment boundaries.
-	bounds := make([]float64, 0, 2*len(segs))
-	for _, g := range segs {
-		bounds = append(bounds, g.a, g.b)
+	// A request's segments follow each other: each contributes its start,
+	// and the last one its end too.
+	bounds := make([]float64, 0, len(segs)+len(gens))
+	for k, g := range segs {
+		bounds = append(bounds, g.a)
+		if k+1 == len(segs) || segs[k+1].pos != g.pos || segs[k+1].a != g.b {
+			bounds = append(bounds, g.b)
+		}
 	}
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
@@ -195,7 +200,7 @@ const (
 )
 
 // maxSegments bounds the uniform segments a chunked request is cut into.
-const maxSegments = 16
+const maxSegments = 8
 
 // segment is a stretch [a, b] (a < b) over which a request generated tokens
 // at a constant rate.

@@ -384,8 +384,8 @@ func unionEnergy(t *testing.T, pd *PowerData, reqs []*archive.Request, method st
 func TestAttributeLongStreamGrouped(t *testing.T) {
 	pd := flat100(t)
 	// 130 chunks of 1 token, one every 0.05 s from 1.05 to 7.5, on [1, 9]:
-	// grouped into ⌈130/16⌉ = 9 chunks per segment (14 groups of 9 and one
-	// of 4: 15 segments), all the
+	// grouped into ⌈130/8⌉ = 17 chunks per segment (7 groups of 17 and one
+	// of 11: 8 segments), all the
 	// time from 1 to the last chunk at 7.5 is generating, 7.5 → 9 is not.
 	r := req("long", 1, 9, 130)
 	for k := 1; k <= 130; k++ {
@@ -395,8 +395,8 @@ func TestAttributeLongStreamGrouped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(sh.segments); n != 15 || n > maxSegments {
-		t.Errorf("%d segments, want 15 (≤ %d)", n, maxSegments)
+	if n := len(sh.segments); n != 8 || n > maxSegments {
+		t.Errorf("%d segments, want 8 (≤ %d)", n, maxSegments)
 	}
 	got, err := pd.Attribute([]*archive.Request{r}, "trapz")
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 // benchRun builds a run of 8 devices × 3,600 s at 10 Hz (288,000 samples,
 // with counters) and 100,000 formal requests, ~256 in flight.
-func benchRun() *archive.Run {
+func benchRun(chunks int) *archive.Run {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const devs, hz, dur = 8, 10, 3600.0
 	t0 := 1.7e9
@@ -39,27 +39,36 @@ func benchRun() *archive.Run {
 	span := dur - 300
 	for i := 0; i < 100000; i++ {
 		s := t0 + 100 + span*float64(i)/100000
-		run.Requests = append(run.Requests, archive.Request{ID: fmt.Sprint(i), Phase: "formal", SentAt: s, FirstTokenAt: s + 0.2,
-			DoneAt: s + 0.2 + 8 + rng.Float64(), OutputTokens: 256, OK: true})
+		r := archive.Request{ID: fmt.Sprint(i), Phase: "formal", SentAt: s, FirstTokenAt: s + 0.2,
+			DoneAt: s + 0.2 + 8 + rng.Float64(), OutputTokens: 256, OK: true}
+		for k := 0; k < chunks; k++ { // chunk arrival times, evenly over the generation
+			r.TokenTimes = append(r.TokenTimes, r.FirstTokenAt+(r.DoneAt-r.FirstTokenAt)*float64(k)/float64(chunks-1))
+		}
+		run.Requests = append(run.Requests, r)
 	}
 	return run
 }
 
 // BenchmarkEvaluateBenchmark15 evaluates every benchmark-1.5 derived value,
-// metric and check over the run above.
+// metric and check over the run above, without and with 64 recorded chunk
+// times per request.
 func BenchmarkEvaluateBenchmark15(b *testing.B) {
 	src, _ := profiles.Read("benchmark-1.5")
 	l, err := workflow.Load(src, "benchmark-1.5", workflow.Options{Registry: steps.Registry()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := benchRun()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		res, err := workflow.Evaluate(context.Background(), l, run)
-		if err != nil || res == nil {
-			b.Fatal(err)
-		}
+	for _, chunks := range []int{0, 64} {
+		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
+			run := benchRun(chunks)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				res, err := workflow.Evaluate(context.Background(), l, run)
+				if err != nil || res == nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
