@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -109,7 +111,7 @@ func (d *Deps) report(stage string, p loadgen.Progress, total int) {
 	d.Progress(pr)
 }
 
-func runPreflight(_ context.Context, rc *workflow.RunContext, cfg any) error {
+func runPreflight(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 	c := cfg.(*PreflightConfig)
 	d, err := deps(rc)
 	if err != nil {
@@ -137,16 +139,48 @@ func runPreflight(_ context.Context, rc *workflow.RunContext, cfg any) error {
 		case "gpus":
 			if d.Source == nil {
 				rc.Log.Warn().Msg("preflight: no power source; energy metrics will be not applicable")
+				continue
 			}
-		case "requests", "processes":
-			// requests: the set is frozen and checked when loaded; processes:
-			// a managed engine runs in its own process group and port.
+			problems = append(problems, busyGPUs(ctx, d, c.MaxGPUMemUsedMB)...)
+		case "processes":
+			// A managed engine's port must be free: something answering
+			// there is a leftover server that would share the GPUs.
+			if d.Engine == nil || d.External {
+				continue
+			}
+			if u, err := url.Parse(d.Engine.BaseURL()); err == nil && u.Host != "" {
+				if conn, err := net.DialTimeout("tcp", u.Host, 300*time.Millisecond); err == nil {
+					conn.Close()
+					problems = append(problems, fmt.Sprintf("%s is already in use (a leftover engine process?)", u.Host))
+				}
+			}
+		case "requests":
+			// Frozen and checked by Prepare before the run started.
 		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("preflight failed: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// busyGPUs names the devices that already hold more memory than maxMB
+// (0: no limit) before the engine starts.
+func busyGPUs(ctx context.Context, d *Deps, maxMB int) []string {
+	if maxMB <= 0 {
+		return nil
+	}
+	rs, err := d.Source.Read(ctx)
+	if err != nil {
+		return []string{fmt.Sprintf("reading the GPUs: %v", err)}
+	}
+	var out []string
+	for _, r := range rs {
+		if r.MemUsedBytes > int64(maxMB)<<20 {
+			out = append(out, fmt.Sprintf("device %s already has %d MB of memory in use (limit %d MB: a leftover process?)", r.Device, r.MemUsedBytes>>20, maxMB))
+		}
+	}
+	return out
 }
 
 func runMonitor(ctx context.Context, rc *workflow.RunContext, cfg any) error {

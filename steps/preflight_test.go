@@ -1,0 +1,113 @@
+package steps
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/telemetry"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// fakeEngine is a managed engine that has not started, at a fixed URL.
+type fakeEngine struct{ url string }
+
+func (f fakeEngine) Kind() string                                   { return "fake" }
+func (f fakeEngine) Simulated() bool                                { return false }
+func (f fakeEngine) Start(context.Context) error                    { return nil }
+func (f fakeEngine) WaitReady(context.Context, time.Duration) error { return nil }
+func (f fakeEngine) Identity(context.Context) (engines.Identity, error) {
+	return engines.Identity{}, nil
+}
+func (f fakeEngine) BaseURL() string { return f.url }
+func (f fakeEngine) API() string     { return engines.APIOpenAI }
+func (f fakeEngine) Stop(context.Context, time.Duration) (time.Time, error) {
+	return time.Now(), nil
+}
+func (f fakeEngine) Exited() <-chan struct{}  { return nil }
+func (f fakeEngine) Info() archive.EngineInfo { return archive.EngineInfo{Kind: "fake"} }
+
+// fakeSource reports fixed memory use.
+type fakeSource struct{ mem []int64 }
+
+func (s fakeSource) Name() string                                      { return "fake" }
+func (s fakeSource) Devices(context.Context) ([]archive.Device, error) { return nil, nil }
+func (s fakeSource) Read(context.Context) ([]telemetry.Reading, error) {
+	var out []telemetry.Reading
+	for i, m := range s.mem {
+		out = append(out, telemetry.Reading{Device: "gpu" + string(rune('0'+i)), MemUsedBytes: m})
+	}
+	return out, nil
+}
+func (s fakeSource) Close() error { return nil }
+
+func preflightRC(t *testing.T, d *Deps) *workflow.RunContext {
+	t.Helper()
+	w, err := archive.Create(filepath.Join(t.TempDir(), "run"), archive.Meta{RunID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return &workflow.RunContext{Clock: workflow.NewClock(), Out: w, Log: zerolog.Nop(), Deps: d}
+}
+
+func TestPreflight(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	go func() {
+		for {
+			c, err := busy.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	free, _ := net.Listen("tcp", "127.0.0.1:0")
+	freeURL := "http://" + free.Addr().String()
+	free.Close() // nothing listens there now
+
+	cfg := &PreflightConfig{Check: []string{"engine", "model", "gpus", "processes", "disk"}, MaxGPUMemUsedMB: 4096}
+	cases := []struct {
+		name string
+		deps *Deps
+		want []string // empty: passes
+	}{
+		{"all clear", &Deps{Engine: fakeEngine{freeURL}, Model: "m", Source: fakeSource{mem: []int64{500 << 20, 600 << 20}}}, nil},
+		{"port taken by a leftover server", &Deps{Engine: fakeEngine{"http://" + busy.Addr().String()}, Model: "m"},
+			[]string{busy.Addr().String(), "already in use"}},
+		{"GPU memory held", &Deps{Engine: fakeEngine{freeURL}, Model: "m", Source: fakeSource{mem: []int64{500 << 20, 70 << 30}}},
+			[]string{"device gpu1 already has 71680 MB", "limit 4096 MB"}},
+		{"external engine: its port is expected to answer", &Deps{Engine: fakeEngine{"http://" + busy.Addr().String()}, Model: "m", External: true}, nil},
+		{"no engine, no model", &Deps{}, []string{"no engine configured", "no model requested"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := runPreflight(context.Background(), preflightRC(t, c.deps), cfg)
+			if len(c.want) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("want an error with %q", c.want)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
