@@ -1,9 +1,11 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -25,4 +27,25 @@ var baselineKind = workflow.StepKind{
 	Name:      "baseline",
 	Doc:       "collect idle power for the given duration (stage baseline)",
 	NewConfig: func() any { return &BaselineConfig{Duration: workflow.Duration(20 * time.Second)} },
+}
+
+func runBaseline(ctx context.Context, rc *workflow.RunContext, cfg any) error {
+	c := cfg.(*BaselineConfig)
+	d, err := deps(rc)
+	if err != nil {
+		return err
+	}
+	if err := d.sampleNow(ctx); err != nil {
+		return err
+	}
+	start := rc.Clock.Now()
+	rc.StageStart("baseline", start)
+	d.report("baseline", loadgen.Progress{}, 0)
+	if err := sleep(ctx, c.Duration.D()); err != nil {
+		return err
+	}
+	if err := d.sampleNow(ctx); err != nil {
+		return err
+	}
+	return rc.StageEnd("baseline", rc.Clock.Now())
 }

@@ -1,9 +1,12 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -26,4 +29,50 @@ var monitorKind = workflow.StepKind{
 	Name:      "monitor",
 	Doc:       "start the power sampler (one goroutine per source) at the given interval; it runs until the archive step",
 	NewConfig: func() any { return &MonitorConfig{Interval: workflow.Duration(time.Second)} },
+}
+
+func runMonitor(ctx context.Context, rc *workflow.RunContext, cfg any) error {
+	c := cfg.(*MonitorConfig)
+	d, err := deps(rc)
+	if err != nil {
+		return err
+	}
+	if d.Source == nil {
+		return nil
+	}
+	devs, err := d.Source.Devices(ctx)
+	if err != nil {
+		return fmt.Errorf("telemetry %s: %w", d.Source.Name(), err)
+	}
+	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+		m.Hardware.Devices = devs
+		if m.Hardware.Chip == "" && len(devs) > 0 {
+			m.Hardware.Chip = devs[0].Name // asiai's hw_chip
+		}
+		m.Telemetry.IntervalS = c.Interval.Seconds()
+	}); err != nil {
+		return err
+	}
+	var lastFlush time.Time
+	sink := func(s []archive.PowerSample) error {
+		d.mu.Lock()
+		d.samples = append(d.samples, s...)
+		d.mu.Unlock()
+		if err := rc.Out.AppendPower(s...); err != nil {
+			return err
+		}
+		// Raw data reaches the disk at least once a second, so a crash
+		// loses no more than that.
+		if time.Since(lastFlush) >= time.Second {
+			lastFlush = time.Now()
+			return rc.Out.Flush()
+		}
+		return nil
+	}
+	d.sampler = telemetry.NewSampler(d.Source, c.Interval.D(), telemetry.Clock(rc.Clock.Now), sink,
+		func(msg string) { rc.Log.Warn().Str("component", "telemetry").Msg(msg) })
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	d.stopSmp = cancel
+	d.sampler.Start(sctx)
+	return d.sampler.SampleNow(ctx)
 }

@@ -1,7 +1,13 @@
 package steps
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -40,4 +46,76 @@ var preflightKind = workflow.StepKind{
 	NewConfig: func() any {
 		return &PreflightConfig{Check: []string{"engine", "model", "requests", "gpus", "processes", "disk"}, MinFreeDiskMB: 100, MaxGPUMemUsedMB: 4096}
 	},
+}
+
+func runPreflight(ctx context.Context, rc *workflow.RunContext, cfg any) error {
+	c := cfg.(*PreflightConfig)
+	d, err := deps(rc)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	for _, check := range c.Check {
+		switch check {
+		case "engine":
+			if d.Engine == nil {
+				problems = append(problems, "no engine configured")
+			}
+		case "model":
+			if d.Model == "" {
+				problems = append(problems, "no model requested")
+			}
+		case "disk":
+			var st syscall.Statfs_t
+			if err := syscall.Statfs(rc.Out.Dir(), &st); err == nil {
+				free := int64(st.Bavail) * int64(st.Bsize) / (1 << 20)
+				if free < int64(c.MinFreeDiskMB) {
+					problems = append(problems, fmt.Sprintf("only %d MB free for the archive, need %d", free, c.MinFreeDiskMB))
+				}
+			}
+		case "gpus":
+			if d.Source == nil {
+				rc.Log.Warn().Msg("preflight: no power source; energy metrics will be not applicable")
+				continue
+			}
+			problems = append(problems, busyGPUs(ctx, d, c.MaxGPUMemUsedMB)...)
+		case "processes":
+			// A managed engine's port must be free: something answering
+			// there is a leftover server that would share the GPUs.
+			if d.Engine == nil || d.External {
+				continue
+			}
+			if u, err := url.Parse(d.Engine.BaseURL()); err == nil && u.Host != "" {
+				if conn, err := net.DialTimeout("tcp", u.Host, 300*time.Millisecond); err == nil {
+					conn.Close()
+					problems = append(problems, fmt.Sprintf("%s is already in use (a leftover engine process?)", u.Host))
+				}
+			}
+		case "requests":
+			// Frozen and checked by Prepare before the run started.
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("preflight failed: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// busyGPUs names the devices that already hold more memory than maxMB
+// (0: no limit) before the engine starts.
+func busyGPUs(ctx context.Context, d *Deps, maxMB int) []string {
+	if maxMB <= 0 {
+		return nil
+	}
+	rs, err := d.Source.Read(ctx)
+	if err != nil {
+		return []string{fmt.Sprintf("reading the GPUs: %v", err)}
+	}
+	var out []string
+	for _, r := range rs {
+		if r.MemUsedBytes > int64(maxMB)<<20 {
+			out = append(out, fmt.Sprintf("device %s already has %d MB of memory in use (limit %d MB: a leftover process?)", r.Device, r.MemUsedBytes>>20, maxMB))
+		}
+	}
+	return out
 }

@@ -1,9 +1,14 @@
 package steps
 
 import (
+	"context"
 	"fmt"
+	"sort"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/loadgen"
+	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -43,4 +48,123 @@ var releaseKind = workflow.StepKind{
 	NewConfig: func() any {
 		return &ReleaseConfig{Tolerance: 0.05, Hold: workflow.Duration(30 * time.Second), MaxWait: workflow.Duration(10 * time.Minute), Grace: workflow.Duration(30 * time.Second), MemToleranceMB: 64, WaitBaseline: true}
 	},
+}
+
+func runRelease(ctx context.Context, rc *workflow.RunContext, cfg any) error {
+	c := cfg.(*ReleaseConfig)
+	d, err := deps(rc)
+	if err != nil {
+		return err
+	}
+	if d.External {
+		// Not ours to stop: no release stage.
+		return d.sampleNow(ctx)
+	}
+	meta := rc.Out.Meta()
+	from := rc.Clock.Now()
+	if st, ok := meta.StageByName("formal"); ok {
+		from = st.End
+	}
+	rc.StageStart("release", from)
+	d.report("release", loadgen.Progress{}, 0)
+	exitAt, err := d.StopEngine(ctx, rc, c.Grace.D())
+	if err != nil {
+		return fmt.Errorf("stop engine: %w", err)
+	}
+	if d.StopMetrics != nil {
+		// The engine is gone: nothing left to scrape on the side path.
+		if err := d.StopMetrics(); err != nil {
+			return fmt.Errorf("engine metrics: %w", err)
+		}
+	}
+	if !c.WaitBaseline || d.sampler == nil {
+		if err := d.sampleNow(ctx); err != nil {
+			return err
+		}
+		end := rc.Clock.Now()
+		if exitAt > end {
+			end = exitAt
+		}
+		return rc.StageEnd("release", end)
+	}
+	bs, ok := meta.StageByName("baseline")
+	if !ok {
+		return fmt.Errorf("release wait needs a baseline stage (add a baseline step or set wait_baseline: false)")
+	}
+	deadline := from + c.MaxWait.Seconds()
+	tick := d.sampler.Interval()
+	for {
+		if err := sleep(ctx, tick); err != nil {
+			return err
+		}
+		now := rc.Clock.Now()
+		closed, err := d.releaseClosed(bs, from, now, exitAt, c)
+		if err != nil {
+			return err
+		}
+		if closed || now >= deadline {
+			if !closed {
+				rc.Log.Warn().Msgf("release did not close within max_wait %s", c.MaxWait)
+			}
+			// The stage ends at the last sample, so every formula over it
+			// has data to its end.
+			if err := d.sampleNow(ctx); err != nil {
+				return err
+			}
+			return rc.StageEnd("release", d.lastSampleT(now))
+		}
+	}
+}
+
+// releaseClosed runs the release-complete detection of metricdefs over the
+// samples so far — the same code analyze uses on the archive.
+func (d *Deps) releaseClosed(bs archive.Stage, from, now, exitAt float64, c *ReleaseConfig) (bool, error) {
+	d.mu.Lock()
+	samples := append([]archive.PowerSample(nil), d.samples...)
+	d.mu.Unlock()
+	pd, err := metricdefs.NewPowerData(samples)
+	if err != nil {
+		return false, err
+	}
+	pw := map[string]float64{}
+	mem := map[string]int64{}
+	devs := pd.Devices()
+	sort.Strings(devs)
+	for _, dev := range devs {
+		w, err := pd.MeanPower(dev, bs.Start, bs.End)
+		if err != nil {
+			return false, fmt.Errorf("baseline of %s: %w", dev, err)
+		}
+		pw[dev] = w
+		if m, ok := pd.MaxMem(dev, bs.Start, bs.End); ok {
+			mem[dev] = m
+		}
+	}
+	r, err := pd.Release(metricdefs.ReleaseParams{From: from, End: now, Baseline: pw, MemBaseline: mem,
+		MemToleranceBytes: int64(c.MemToleranceMB) << 20, Tolerance: c.Tolerance, HoldS: c.Hold.Seconds(), ExitedAt: exitAt})
+	if err != nil {
+		return false, err
+	}
+	return r.Closed, nil
+}
+
+// lastSampleT is the time of the newest sample common to every device
+// (the earliest of each device's latest sample), or def without samples.
+func (d *Deps) lastSampleT(def float64) float64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	latest := map[string]float64{}
+	for _, s := range d.samples {
+		if s.T > latest[s.Device] {
+			latest[s.Device] = s.T
+		}
+	}
+	t := def
+	first := true
+	for _, v := range latest {
+		if first || v < t {
+			t, first = v, false
+		}
+	}
+	return t
 }

@@ -1,9 +1,13 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -68,4 +72,75 @@ var requestsKind = workflow.StepKind{
 	NewConfig: func() any {
 		return &RequestsConfig{Mode: "unlimited", Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(10 * time.Minute), Seed: 1}
 	},
+}
+
+func runRequests(ctx context.Context, rc *workflow.RunContext, cfg any) error {
+	c := cfg.(*RequestsConfig)
+	d, err := deps(rc)
+	if err != nil {
+		return err
+	}
+	set, err := d.requestSet(c, c.Dataset, requestOptions(c))
+	if err != nil {
+		return fmt.Errorf("request set: %w", err)
+	}
+	base := loadgen.FromSet(set, "formal", d.Model, d.Chat)
+	var reqs []openai.Request
+	for rep := 0; rep < c.Repeat; rep++ {
+		for _, r := range base {
+			if c.Repeat > 1 {
+				r.ID = fmt.Sprintf("%s-r%d", r.ID, rep+1)
+			}
+			if c.Temperature != nil {
+				r.Temperature = *c.Temperature
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+		m.RequestSet = archive.RequestSet{Source: set.Source, Format: set.Format, Count: len(reqs), SHA256: set.SHA256, Seed: set.Options.Seed}
+	}); err != nil {
+		return err
+	}
+	mode, err := loadgen.ParseMode(c.Mode)
+	if err != nil {
+		return err
+	}
+	lc := loadgen.Config{Mode: mode, Concurrency: c.Concurrency, Rate: c.Rate, Seed: c.Seed, MaxRequests: c.MaxRequests, MaxDuration: c.MaxDuration.D()}
+	if err := d.sampleNow(ctx); err != nil {
+		return err
+	}
+	t0 := rc.Clock.Now()
+	if _, open := rc.StageOpen("startup"); open {
+		if err := rc.StageEnd("startup", t0); err != nil {
+			return err
+		}
+	}
+	rc.StageStart("formal", t0)
+	d.throttled() // start a new throttle window
+	last, err := send(ctx, rc, d, "formal", lc, reqs)
+	if thr, why := d.throttled(); thr {
+		rc.Log.Warn().Str("reason", why).Msg("GPU clocks were throttled during the formal requests")
+		if e := rc.Event("throttled", rc.Clock.Now()); e != nil {
+			return e
+		}
+		if e := rc.Out.UpdateMeta(func(m *archive.Meta) {
+			if m.Labels == nil {
+				m.Labels = map[string]string{}
+			}
+			m.Labels["throttled"] = why
+		}); e != nil {
+			return e
+		}
+	}
+	if last == 0 {
+		last = rc.Clock.Now()
+	}
+	if err != nil {
+		return err
+	}
+	if err := rc.StageEnd("formal", last); err != nil {
+		return err
+	}
+	return d.sampleNow(ctx)
 }

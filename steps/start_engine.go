@@ -1,9 +1,12 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -25,4 +28,40 @@ var startEngineKind = workflow.StepKind{
 	Name:      "start_engine",
 	Doc:       "launch the engine from its frozen configuration and wait until it is ready (stage startup begins)",
 	NewConfig: func() any { return &StartEngineConfig{ReadyTimeout: workflow.Duration(20 * time.Minute)} },
+}
+
+func runStartEngine(ctx context.Context, rc *workflow.RunContext, cfg any) error {
+	c := cfg.(*StartEngineConfig)
+	d, err := deps(rc)
+	if err != nil {
+		return err
+	}
+	if d.Engine == nil {
+		return fmt.Errorf("no engine")
+	}
+	if err := d.sampleNow(ctx); err != nil {
+		return err
+	}
+	if !d.External {
+		t := rc.Clock.Now()
+		rc.StageStart("startup", t)
+		if err := rc.Event("engine_started", t); err != nil {
+			return err
+		}
+	}
+	d.report("startup", loadgen.Progress{}, 0)
+	if err := d.Engine.Start(ctx); err != nil {
+		return fmt.Errorf("start %s: %w", d.Engine.Kind(), err)
+	}
+	if err := d.Engine.WaitReady(ctx, c.ReadyTimeout.D()); err != nil {
+		return fmt.Errorf("%s not ready: %w", d.Engine.Kind(), err)
+	}
+	if err := rc.Event("engine_ready", rc.Clock.Now()); err != nil {
+		return err
+	}
+	if d.Client == nil && d.NewClient != nil {
+		d.Client = d.NewClient(d.Engine.BaseURL())
+	}
+	info := d.Engine.Info()
+	return rc.Out.UpdateMeta(func(m *archive.Meta) { m.Engine = info })
 }

@@ -1,9 +1,13 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
+	"github.com/joulebench/joulebench/workload"
 )
 
 // WarmupConfig is the `with:` of a warmup step: informal requests whose
@@ -31,4 +35,42 @@ var warmupKind = workflow.StepKind{
 	Name:      "warmup",
 	Doc:       "send informal requests (stage warmup, inside startup)",
 	NewConfig: func() any { return &WarmupConfig{Requests: 8, Concurrency: 8} },
+}
+
+func runWarmup(ctx context.Context, rc *workflow.RunContext, cfg any) error {
+	c := cfg.(*WarmupConfig)
+	d, err := deps(rc)
+	if err != nil {
+		return err
+	}
+	if c.Requests == 0 {
+		return nil
+	}
+	var reqs []openai.Request
+	model := d.Model
+	for i := 0; i < c.Requests; i++ {
+		r := openai.Request{ID: fmt.Sprintf("warmup-%05d", i), Phase: "warmup", PromptID: "warmup", Model: model, Prompt: c.Prompt, MaxTokens: c.MaxTokens, Chat: d.Chat}
+		if c.Temperature != nil {
+			r.Temperature = *c.Temperature
+		}
+		reqs = append(reqs, r)
+	}
+	if c.Prompt == "" {
+		set, err := d.requestSet(c, "chat", workload.Options{Count: c.Requests, Repeat: true, MaxTokens: c.MaxTokens})
+		if err != nil {
+			return fmt.Errorf("warm-up prompts: %w", err)
+		}
+		for i, r := range loadgen.FromSet(set, "warmup", model, d.Chat) {
+			reqs[i].Prompt, reqs[i].Messages, reqs[i].MaxTokens, reqs[i].PromptID = r.Prompt, r.Messages, r.MaxTokens, r.PromptID
+		}
+	}
+	conc := c.Concurrency
+	if conc <= 0 {
+		conc = c.Requests
+	}
+	rc.StageStart("warmup", rc.Clock.Now())
+	if _, err := send(ctx, rc, d, "warmup", loadgen.Config{Mode: loadgen.Concurrency, Concurrency: conc}, reqs); err != nil {
+		return err
+	}
+	return rc.StageEnd("warmup", rc.Clock.Now())
 }
