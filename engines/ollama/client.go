@@ -154,7 +154,7 @@ func (c *Client) Do(ctx context.Context, r openai.Request) archive.Request {
 	br := bufio.NewReaderSize(resp.Body, 16<<10)
 	for {
 		raw, err := br.ReadBytes('\n')
-		now := c.clock()
+		now := max(x.Arrival(c.clock()), rec.SentAt) // when the line reached the machine
 		if b := bytes.TrimSpace(raw); len(b) > 0 {
 			var l line
 			if jerr := json.Unmarshal(b, &l); jerr != nil {

@@ -8,6 +8,11 @@
 //
 //   - sent_at: just before the request is written (when the connection is
 //     obtained);
+//   - every "arrival" below is when the bytes reached this machine: the
+//     kernel's receive stamp mapped onto the run clock where the transport
+//     has one (Linux), so that the client's own scheduling delays are not
+//     in TTFT or the inter-token gaps; else the clock when they are read
+//     (see arrival.go);
 //   - first_token_at: the arrival of the first chunk that carries text
 //     (content, or reasoning_content / reasoning), never a role-only or
 //     empty chunk;
@@ -103,6 +108,7 @@ type Client struct {
 	timeout                 time.Duration
 	clock                   func() float64
 	tokenTimes              bool
+	receiveStamps           bool
 }
 
 // Option configures a Client.
@@ -127,6 +133,13 @@ func WithClock(clock func() float64) Option { return func(c *Client) { c.clock =
 // true).
 func WithRecordTokenTimes(on bool) Option { return func(c *Client) { c.tokenTimes = on } }
 
+// WithReceiveStamps says whether token times are the kernel's receive
+// stamps mapped onto the clock (default true, where the transport has
+// them; see arrival.go) or the clock's reading when a token is read. Off,
+// every time is a reading of the clock, which an injected clock that does
+// not run at the wall clock's rate needs.
+func WithReceiveStamps(on bool) Option { return func(c *Client) { c.receiveStamps = on } }
+
 // NewClient returns a client for the server at baseURL, with or without
 // the /v1 suffix ("http://127.0.0.1:8000" and "http://127.0.0.1:8000/v1"
 // are the same).
@@ -138,6 +151,7 @@ func NewClient(baseURL string, opts ...Option) *Client {
 		completionsURL: base + "/v1/completions",
 		timeout:        DefaultRequestTimeout,
 		tokenTimes:     true,
+		receiveStamps:  true,
 	}
 	for _, o := range opts {
 		o(c)
@@ -159,7 +173,7 @@ func NewTransport() *http.Transport {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
+		DialContext:           stampingDialer(dialer),
 		MaxIdleConns:          0, // no limit
 		MaxIdleConnsPerHost:   4096,
 		MaxConnsPerHost:       0,
@@ -215,7 +229,7 @@ func (c *Client) Do(ctx context.Context, r Request) archive.Request {
 	defer x.Close()
 	resp := x.Resp
 
-	st := stream{c: c, rec: &rec}
+	st := stream{c: c, x: x, rec: &rec}
 	if c.tokenTimes {
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
@@ -239,7 +253,9 @@ func (c *Client) Do(ctx context.Context, r Request) archive.Request {
 // stream is the state of one response being read.
 type stream struct {
 	c    *Client
+	x    *Exchange
 	rec  *archive.Request
+	last float64 // the latest time handed out
 	info chunkInfo
 
 	chars     int
@@ -289,6 +305,18 @@ func (st *stream) readSSE(body io.Reader) {
 	}
 }
 
+// now is the arrival time of the data just read (see arrival.go), never
+// before sent_at or an earlier time of the stream.
+func (st *stream) now() float64 {
+	t := st.c.clock()
+	if st.c.receiveStamps {
+		t = st.x.Arrival(t)
+	}
+	t = max(t, st.last, st.rec.SentAt)
+	st.last = t
+	return t
+}
+
 // line handles one SSE line and reports whether the stream is over.
 func (st *stream) line(l []byte) bool {
 	for len(l) > 0 && (l[len(l)-1] == '\n' || l[len(l)-1] == '\r') {
@@ -304,7 +332,7 @@ func (st *stream) line(l []byte) bool {
 	if len(p) == 0 {
 		return false
 	}
-	now := st.c.clock()
+	now := st.now()
 	if string(p) == "[DONE]" {
 		st.sawDone = true
 		st.rec.DoneAt = now
@@ -352,7 +380,7 @@ func (st *stream) apply(now float64) bool {
 // a stream: every token arrives at once.
 func (st *stream) readJSON(body io.Reader) {
 	data, err := io.ReadAll(io.LimitReader(body, maxJSONBody))
-	now := st.c.clock()
+	now := st.now()
 	if err != nil {
 		st.readErr = err
 		return

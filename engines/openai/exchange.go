@@ -32,6 +32,7 @@ type Exchange struct {
 	timeout time.Duration
 	redact  func(string) string
 	stop    context.CancelFunc
+	stamper receiveStamper // the connection's kernel receive stamps; nil: none
 }
 
 // ExchangeConfig says how to send.
@@ -64,7 +65,12 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 		x.Ctx, x.stop = context.WithTimeoutCause(x.Ctx, cfg.Timeout, errTimeout)
 	}
 	var sent atomic.Uint64 // float64 bits of the clock when the connection was obtained
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent.Store(math.Float64bits(cfg.Clock())) }}
+	var conn atomic.Pointer[net.Conn]
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		sent.Store(math.Float64bits(cfg.Clock()))
+		c := info.Conn
+		conn.Store(&c)
+	}}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(x.Ctx, trace), http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		rec.SentAt = cfg.Clock()
@@ -80,6 +86,9 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	resp, err := cfg.HTTP.Do(req)
 	if t := sent.Load(); t != 0 {
 		rec.SentAt = math.Float64frombits(t)
+	}
+	if c := conn.Load(); c != nil && *c != nil {
+		x.stamper = stamperOf(*c)
 	}
 	if err != nil {
 		rec.DoneAt = cfg.Clock()
@@ -98,6 +107,12 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	x.Resp = resp
 	return x
 }
+
+// Arrival returns when the data last read from the response reached this
+// machine, on the time base of now (the clock's reading): now less the age
+// of the kernel's receive stamp, or now itself where the connection has no
+// stamps (see arrival.go).
+func (x *Exchange) Arrival(now float64) float64 { return arrival(x.stamper, now) }
 
 // Close releases the request's context and body.
 func (x *Exchange) Close() {

@@ -1,0 +1,73 @@
+package openai
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"time"
+)
+
+// Arrival times. A token's time is when its bytes reached this machine, not
+// when the client got round to reading them: with a thousand streams in
+// flight, the first tokens of a burst wait their turn for a CPU, and a time
+// taken in user space would add that wait to TTFT and to the inter-token
+// gaps. Where the kernel can stamp received data (Linux: SO_TIMESTAMPNS on
+// the client's TCP connections), the transport keeps the stamp of the
+// newest data read from each connection, and a token's time is the run
+// clock's reading less how long ago the kernel received it. Elsewhere (other
+// systems, a caller's own transport, a stamp that is missing or implausible)
+// the time is the clock's reading when the token is read. Linux turns
+// receive stamping on for the whole system shortly after the first socket
+// asks for it, so the first packets on a machine where no socket had it on
+// may come unstamped and take the clock's reading; warm-up requests cover
+// that.
+
+// maxStampLag bounds how old a kernel stamp may be for it to be used; an
+// older one (or one in the future) means the wall clock was stepped.
+const maxStampLag = time.Minute
+
+// receiveStamper is a connection that knows when the kernel received the
+// data last read from it: Unix nanoseconds, 0 when unknown.
+type receiveStamper interface {
+	lastReceived() int64
+}
+
+// stamperOf returns the stamper under c, looking through TLS; nil when c
+// keeps no stamps.
+func stamperOf(c net.Conn) receiveStamper {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	s, _ := c.(receiveStamper)
+	return s
+}
+
+// arrival returns when the data last read from s reached the machine, on
+// the time base of now (the clock's reading, Unix seconds): now less the
+// age of the kernel's stamp. It returns now when there is no usable stamp.
+func arrival(s receiveStamper, now float64) float64 {
+	if s == nil {
+		return now
+	}
+	ns := s.lastReceived()
+	if ns == 0 {
+		return now
+	}
+	lag := time.Now().UnixNano() - ns
+	if lag < 0 || lag > int64(maxStampLag) {
+		return now
+	}
+	return now - float64(lag)/1e9
+}
+
+// stampingDialer dials with d and asks the kernel to stamp what each TCP
+// connection receives, where it can.
+func stampingDialer(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return stampReceives(c), nil
+	}
+}
