@@ -37,7 +37,7 @@ func runBenchServer(spec string) int {
 		fmt.Fprintln(os.Stderr, "bench server:", err)
 		return 2
 	}
-	srv := startStreamServer(&serverTB{}, wallClock, time.Duration(firstMS)*time.Millisecond, time.Duration(gapMS)*time.Millisecond)
+	srv := startServer(&serverTB{}, wallClock, time.Duration(firstMS)*time.Millisecond, time.Duration(gapMS)*time.Millisecond, true)
 	fmt.Println(srv.ln.Addr().String())
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the benchmark closes it
 	return 0
