@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joulebench/joulebench/internal/golden"
 	"github.com/joulebench/joulebench/report"
 )
 
@@ -396,7 +397,7 @@ func TestRenderGolden(t *testing.T) {
 		if err := Render(&buf, rep, f.format); err != nil {
 			t.Fatalf("%s: %v", f.format, err)
 		}
-		golden(t, f.file, buf.Bytes())
+		golden.Check(t, f.file, buf.Bytes())
 	}
 	var buf bytes.Buffer
 	if err := Render(&buf, rep, "yaml"); err == nil || !strings.Contains(err.Error(), "unknown format") {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joulebench/joulebench/internal/golden"
 	"github.com/joulebench/joulebench/report"
 )
 
@@ -86,7 +87,7 @@ func TestEstimateRun(t *testing.T) {
 		if f.format != report.FormatCSV && !strings.Contains(buf.String(), "measured values take precedence") {
 			t.Errorf("%s: no caveat:\n%s", f.format, buf.String())
 		}
-		golden(t, f.file, buf.Bytes())
+		golden.Check(t, f.file, buf.Bytes())
 	}
 
 	// Not steady: no estimate, and the error names the run and why.

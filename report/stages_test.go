@@ -4,37 +4,13 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
-	}
-}
 
 // stageRun writes an archive with one device at a constant 100 W, its
 // counter reading 100 J per second, sampled every second over [0, 30];
@@ -130,7 +106,7 @@ func TestRenderStagesGolden(t *testing.T) {
 		if err := RenderStages(&buf, bds, f.format); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, f.file, buf.Bytes())
+		golden.Check(t, f.file, buf.Bytes())
 	}
 }
 
