@@ -525,6 +525,10 @@ func (d *jsonLine) array(field string, elem func() *LineError) (isNull bool, _ *
 }
 
 // floatArray decodes an array of numbers into *v (null sets it to nil).
+// It and intArray are two copies on purpose: a generic version taking the
+// element decoder as a function value makes every element escape to the
+// heap (BenchmarkReadRequests: 6.7M allocations instead of 0.3M at 64
+// token times per request).
 func (d *jsonLine) floatArray(field string, v *[]float64) *LineError {
 	d.floats = d.floats[:0]
 	null, err := d.array(field, func() *LineError {
