@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/measure"
 )
 
 // AsiaiRow is one engine (on one model) of the asiai comparison: M1 median
@@ -109,20 +109,20 @@ func (p *Profile) asiaiRow(runs []asiaiRun) AsiaiRow {
 	row.Notes = notes
 	single := row.Runs == 1
 	if len(tps) > 0 {
-		v, _ := metricdefs.Median(tps)
+		v, _ := measure.Median(tps)
 		row.TokS = &v
 	}
 	if len(means) > 0 {
-		v, _ := metricdefs.Mean(means)
+		v, _ := measure.Mean(means)
 		row.TokSMean = &v
 	}
 	if len(vars) > 0 {
-		v, _ := metricdefs.Mean(vars)
+		v, _ := measure.Mean(vars)
 		s := math.Sqrt(v)
 		row.TokSStd = &s
 	}
 	if len(powers) > 0 {
-		v, _ := metricdefs.Mean(powers)
+		v, _ := measure.Mean(powers)
 		row.PowerW = &v
 	}
 	switch {

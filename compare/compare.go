@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/measure"
 )
 
 // UnknownGroup is the size group of a run whose parameter count is unknown.
@@ -485,15 +485,15 @@ func (p *Profile) scenarioStats(name string, rows []*RunRow) ScenarioStats {
 	for _, k := range keys {
 		c := cfgs[k]
 		// The values are finite (checked when read), so Median cannot fail.
-		c.cfg.Steady, _ = metricdefs.Median(c.steady)
-		c.cfg.Full, _ = metricdefs.Median(c.full)
+		c.cfg.Steady, _ = measure.Median(c.steady)
+		c.cfg.Full, _ = measure.Median(c.full)
 		steady = append(steady, c.cfg.Steady)
 		full = append(full, c.cfg.Full)
 	}
-	if ms, err := metricdefs.Median(steady); err == nil {
+	if ms, err := measure.Median(steady); err == nil {
 		st.MedianSteady = &ms
 	}
-	if mf, err := metricdefs.Median(full); err == nil {
+	if mf, err := measure.Median(full); err == nil {
 		st.MedianFull = &mf
 	}
 	if st.MedianSteady != nil && st.MedianFull != nil {
@@ -504,7 +504,7 @@ func (p *Profile) scenarioStats(name string, rows []*RunRow) ScenarioStats {
 			st.Notes = append(st.Notes, "ratio: median steady-state J/token is 0")
 		}
 	}
-	rs, rf := metricdefs.Ranks(steady), metricdefs.Ranks(full)
+	rs, rf := measure.Ranks(steady), measure.Ranks(full)
 	for i, k := range keys {
 		c := cfgs[k]
 		c.cfg.SteadyRank, c.cfg.FullRank = rs[i], rf[i]
@@ -514,7 +514,7 @@ func (p *Profile) scenarioStats(name string, rows []*RunRow) ScenarioStats {
 		return cmp.Or(cmp.Compare(a.SteadyRank, b.SteadyRank), cmp.Compare(a.FullRank, b.FullRank),
 			cmp.Compare(a.Model, b.Model), cmp.Compare(a.Engine, b.Engine))
 	})
-	switch rho, err := metricdefs.Spearman(steady, full); {
+	switch rho, err := measure.Spearman(steady, full); {
 	case len(keys) < 2:
 		st.Notes = append(st.Notes, "Spearman needs at least 2 configurations (model, engine)")
 	case err != nil:

@@ -8,6 +8,7 @@ import (
 	"github.com/expr-lang/expr"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/measure"
 )
 
 // SteadyView is what steady_state() returns to expressions.
@@ -193,7 +194,7 @@ func builtinDefs() []builtinDef {
 				if mw != math.Trunc(mw) || mw < 1 {
 					return nil, fmt.Errorf("steady_state: min_windows must be an integer ≥ 1, got %v", mw)
 				}
-				s, err := pd.SteadyState(reqs, SteadyParams{Window: int(w), CVMax: cv, MinWindows: int(mw), FormalEnd: end, Method: p[6].(string)})
+				s, err := pd.SteadyState(reqs, measure.SteadyParams{Window: int(w), CVMax: cv, MinWindows: int(mw), FormalEnd: end, Method: p[6].(string)})
 				if err != nil {
 					return nil, err
 				}
@@ -227,7 +228,7 @@ func builtinDefs() []builtinDef {
 					return nil, err
 				}
 				exited := d.Events["engine_exited"]
-				r, err := d.Power.Release(ReleaseParams{From: from, End: to, Baseline: pw, MemBaseline: mem,
+				r, err := d.Power.Release(measure.ReleaseParams{From: from, End: to, Baseline: pw, MemBaseline: mem,
 					MemToleranceBytes: int64(memTol), Tolerance: tol, HoldS: hold, ExitedAt: exited})
 				if err != nil {
 					return nil, err
@@ -245,15 +246,15 @@ func builtinDefs() []builtinDef {
 					return nil, fmt.Errorf("percentile: %w", err)
 				}
 				q, _ := toFloat(p[1])
-				return Percentile(xs, q)
+				return measure.Percentile(xs, q)
 			},
 			types: []any{new(func([]float64, float64) float64), new(func([]int, float64) float64), new(func([]any, float64) float64)},
 		},
-		numList1("median", "median (50th percentile)", Median),
-		numList1("mean", "arithmetic mean", Mean),
-		numList1("std", "population standard deviation", Std),
-		numList1("sample_std", "sample standard deviation (n-1)", SampleStd),
-		numList1("cv", "coefficient of variation: population std / mean", CV),
+		numList1("median", "median (50th percentile)", measure.Median),
+		numList1("mean", "arithmetic mean", measure.Mean),
+		numList1("std", "population standard deviation", measure.Std),
+		numList1("sample_std", "sample standard deviation (n-1)", measure.SampleStd),
+		numList1("cv", "coefficient of variation: population std / mean", measure.CV),
 		{
 			Builtin: Builtin{"pooled_std", `pooled_std(values, groups) float`, `pooled intra-group std dev (asiai M8): per group with ≥ 2 values its population variance, mean of those, square root`},
 			fn: func(p ...any) (any, error) {
@@ -265,7 +266,7 @@ func builtinDefs() []builtinDef {
 				if err != nil {
 					return nil, fmt.Errorf("pooled_std: groups: %w", err)
 				}
-				return PooledStd(xs, gs)
+				return measure.PooledStd(xs, gs)
 			},
 			types: []any{new(func([]float64, []any) float64), new(func([]any, []any) float64), new(func([]any, []string) float64), new(func([]float64, []string) float64)},
 		},
@@ -280,7 +281,7 @@ func builtinDefs() []builtinDef {
 				if err != nil {
 					return nil, fmt.Errorf("spearman: y: %w", err)
 				}
-				return Spearman(x, y)
+				return measure.Spearman(x, y)
 			},
 			types: []any{new(func([]float64, []float64) float64), new(func([]any, []any) float64)},
 		},

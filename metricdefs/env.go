@@ -1,8 +1,9 @@
 // Package metricdefs is the expression layer of joulebench: the typed
-// environment that profile formulas see, the Go built-ins they call (energy
-// over an interval, steady-state search, attribution, release detection,
-// statistics), and the compile-once / evaluate-many machinery for derived
-// values, metrics and checks. It does no I/O.
+// environment that profile formulas see, the built-ins they call (thin
+// wrappers over package measure: energy over an interval, steady-state
+// search, attribution, release detection, statistics), and the
+// compile-once / evaluate-many machinery for derived values, metrics and
+// checks. It does no I/O.
 package metricdefs
 
 import (
@@ -12,6 +13,7 @@ import (
 	"sort"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/measure"
 )
 
 // RunInfo is `run` in expressions.
@@ -62,7 +64,7 @@ type Device struct {
 // Data is one run's raw data prepared for evaluation.
 type Data struct {
 	Meta     archive.Meta
-	Power    *PowerData // nil when the run has no power samples
+	Power    *measure.PowerData // nil when the run has no power samples
 	Requests []*archive.Request
 	Stages   map[string]*Stage
 	Events   map[string]float64
@@ -78,7 +80,7 @@ func NewData(run *archive.Run) (*Data, error) {
 		Events: make(map[string]float64, len(run.Meta.Events)),
 	}
 	if len(run.Power) > 0 {
-		pd, err := NewPowerData(run.Power)
+		pd, err := measure.NewPowerData(run.Power)
 		if err != nil {
 			return nil, fmt.Errorf("power.csv: %w", err)
 		}
@@ -166,7 +168,7 @@ func dataFrom(ctx context.Context) (*Data, error) {
 	return d, nil
 }
 
-func powerFrom(ctx context.Context) (*PowerData, error) {
+func powerFrom(ctx context.Context) (*measure.PowerData, error) {
 	d, err := dataFrom(ctx)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/measure"
 )
 
 // Defaults when the run's parameters do not say.
@@ -107,15 +107,15 @@ func Prepare(run *archive.Run, res *archive.Results) (*Data, error) {
 		d.Title = "SIMULATED · " + d.Title
 	}
 	window := int(paramFloat(m.Parameters, "window", DefaultWindow))
-	method := metricdefs.MethodAuto
+	method := measure.MethodAuto
 	if s, ok := m.Parameters["formal_energy_method"].(string); ok && s != "" {
 		method = s
 	}
 
-	var pd *metricdefs.PowerData
+	var pd *measure.PowerData
 	if len(run.Power) > 0 {
 		var err error
-		if pd, err = metricdefs.NewPowerData(run.Power); err != nil {
+		if pd, err = measure.NewPowerData(run.Power); err != nil {
 			return nil, fmt.Errorf("%s: power.csv: %w", run.Dir, err)
 		}
 	}
@@ -161,7 +161,7 @@ func paramFloat(params map[string]any, name string, def float64) float64 {
 
 // t0 is the run's start: started_at when it lies within a day of the data,
 // else the earliest stage or sample.
-func t0(m archive.Meta, pd *metricdefs.PowerData) float64 {
+func t0(m archive.Meta, pd *measure.PowerData) float64 {
 	first := math.Inf(1)
 	for _, s := range m.Stages {
 		first = min(first, s.Start)
@@ -203,7 +203,7 @@ func (d *Data) stages(m archive.Meta) {
 }
 
 // power builds the per-device lines and their sum.
-func (d *Data) power(samples []archive.PowerSample, pd *metricdefs.PowerData) {
+func (d *Data) power(samples []archive.PowerSample, pd *measure.PowerData) {
 	by := map[string][]XY{}
 	for _, s := range samples {
 		by[s.Device] = append(by[s.Device], XY{s.T, s.PowerW})
@@ -306,7 +306,7 @@ func decimate(pts []XY, n int) []XY {
 
 // baselines computes each device's baseline (mean power over the baseline
 // stage) and its ± tolerance band over the release stage.
-func (d *Data) baselines(m archive.Meta, pd *metricdefs.PowerData) {
+func (d *Data) baselines(m archive.Meta, pd *measure.PowerData) {
 	bs, okB := m.StageByName("baseline")
 	rs, okR := m.StageByName("release")
 	if !okB || !okR {
@@ -374,7 +374,7 @@ func resultNumber(res *archive.Results, name string) (float64, bool) {
 
 // requests computes per-request J/token of the successful formal requests
 // in completion order, and the rolling CV.
-func (d *Data) requests(run *archive.Run, pd *metricdefs.PowerData, window int, method string) {
+func (d *Data) requests(run *archive.Run, pd *measure.PowerData, window int, method string) {
 	var reqs []*archive.Request
 	for i := range run.Requests {
 		r := &run.Requests[i]
@@ -408,7 +408,7 @@ func (d *Data) requests(run *archive.Run, pd *metricdefs.PowerData, window int, 
 		return
 	}
 	for s := 0; s+d.Window <= len(xs); s++ {
-		cv, err := metricdefs.CV(xs[s : s+d.Window])
+		cv, err := measure.CV(xs[s : s+d.Window])
 		if err != nil {
 			continue // a window whose mean is 0 has no CV
 		}

@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/measure"
 )
 
 // StageEnergy is one stage's GPU energy and its share of the run's total.
@@ -52,12 +52,12 @@ type StageBreakdown struct {
 // startup) gets its share of the same total and is not counted twice.
 func Stages(run *archive.Run) StageBreakdown {
 	b := StageBreakdown{RunID: run.Meta.RunID, Simulated: run.Meta.Simulated, Stages: []StageEnergy{}}
-	var pd *metricdefs.PowerData
+	var pd *measure.PowerData
 	if len(run.Power) == 0 {
 		b.Note = "no power samples"
 	} else {
 		var err error
-		if pd, err = metricdefs.NewPowerData(run.Power); err != nil {
+		if pd, err = measure.NewPowerData(run.Power); err != nil {
 			b.Note = "power.csv: " + err.Error()
 			pd = nil
 		}
@@ -88,7 +88,7 @@ func Stages(run *archive.Run) StageBreakdown {
 		}
 		if pd == nil {
 			se.Note = "no power data"
-		} else if e, err := pd.Energy(s.Start, s.End, metricdefs.MethodAuto); err != nil {
+		} else if e, err := pd.Energy(s.Start, s.End, measure.MethodAuto); err != nil {
 			se.Note = err.Error()
 		} else {
 			se.EnergyJ = &e

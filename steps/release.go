@@ -8,7 +8,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/loadgen"
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -116,13 +116,13 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 	}
 }
 
-// releaseClosed runs the release-complete detection of metricdefs over the
+// releaseClosed runs the release-complete detection of measure over the
 // samples so far — the same code analyze uses on the archive.
 func (d *Deps) releaseClosed(bs archive.Stage, from, now, exitAt float64, c *ReleaseConfig) (bool, error) {
 	d.mu.Lock()
 	samples := append([]archive.PowerSample(nil), d.samples...)
 	d.mu.Unlock()
-	pd, err := metricdefs.NewPowerData(samples)
+	pd, err := measure.NewPowerData(samples)
 	if err != nil {
 		return false, err
 	}
@@ -140,7 +140,7 @@ func (d *Deps) releaseClosed(bs archive.Stage, from, now, exitAt float64, c *Rel
 			mem[dev] = m
 		}
 	}
-	r, err := pd.Release(metricdefs.ReleaseParams{From: from, End: now, Baseline: pw, MemBaseline: mem,
+	r, err := pd.Release(measure.ReleaseParams{From: from, End: now, Baseline: pw, MemBaseline: mem,
 		MemToleranceBytes: int64(c.MemToleranceMB) << 20, Tolerance: c.Tolerance, HoldS: c.Hold.Seconds(), ExitedAt: exitAt})
 	if err != nil {
 		return false, err

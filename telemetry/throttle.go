@@ -36,7 +36,7 @@ type Anomaly struct {
 const (
 	// AnomalyCounterReset: a cumulative energy counter decreased (driver
 	// reload, GPU reset, counter wrap). power.csv keeps the raw counter;
-	// the analysis treats the decrease as a reset (metricdefs), so energy
+	// the analysis treats the decrease as a reset (measure), so energy
 	// is never negative.
 	AnomalyCounterReset = "energy_counter_reset"
 	// AnomalyStaleCounter: a counter stayed constant while the device drew

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -130,7 +130,7 @@ func TestTwoHostsThroughSampler(t *testing.T) {
 	if r := rows[3]; r.Device != "127.0.0.1/gpu1" || r.PowerW != 61.2 || r.HasEnergy || r.MemUsedBytes != 512<<20 {
 		t.Errorf("row 3 = %+v", r)
 	}
-	pd, err := metricdefs.NewPowerData(rows)
+	pd, err := measure.NewPowerData(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +147,11 @@ func TestTwoHostsThroughSampler(t *testing.T) {
 		// no counter; trapz: (61.2 + 60.8)/2.
 		{"127.0.0.1/gpu1", math.NaN(), 61},
 	} {
-		got, err := pd.DeviceEnergy(tc.dev, 10, 11, metricdefs.MethodTrapz)
+		got, err := pd.DeviceEnergy(tc.dev, 10, 11, measure.MethodTrapz)
 		if err != nil || math.Abs(got-tc.trapz) > 1e-6 {
 			t.Errorf("%s trapz = %v, %v; want %v", tc.dev, got, err, tc.trapz)
 		}
-		got, err = pd.DeviceEnergy(tc.dev, 10, 11, metricdefs.MethodCounter)
+		got, err = pd.DeviceEnergy(tc.dev, 10, 11, measure.MethodCounter)
 		if math.IsNaN(tc.counter) {
 			if err == nil {
 				t.Errorf("%s has no counter but counter energy = %v", tc.dev, got)

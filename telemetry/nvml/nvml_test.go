@@ -23,7 +23,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
@@ -207,7 +207,7 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 		}
 	}
 
-	pd, err := metricdefs.NewPowerData(rows)
+	pd, err := measure.NewPowerData(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +219,11 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 	// 0.25·100 + 0.5·100 + 0.5·150 + 0.5·250 + 0.5·300 + 0.25·300
 	// = 25 + 50 + 75 + 125 + 150 + 75 = 500 J (the spike is missed).
 	for k := range 8 {
-		got, err := pd.DeviceEnergy(deviceID(k), a, b, metricdefs.MethodTrapz)
+		got, err := pd.DeviceEnergy(deviceID(k), a, b, measure.MethodTrapz)
 		if err != nil || math.Abs(got-500*scale(k)) > 1e-9 {
 			t.Errorf("gpu%d trapz = %v, %v; want %v", k, got, err, 500*scale(k))
 		}
-		got, err = pd.DeviceEnergy(deviceID(k), a, b, metricdefs.MethodCounter)
+		got, err = pd.DeviceEnergy(deviceID(k), a, b, measure.MethodCounter)
 		if k == 2 {
 			if err == nil {
 				t.Errorf("gpu2 has no counter, counter energy = %v", got)
@@ -236,7 +236,7 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 	}
 	// Σ s_k = 8 + (0+1+…+7)/2 = 22: trapezoid total 500·22 = 11000 J; auto
 	// falls back to the trapezoid since gpu2 has no counter.
-	for _, m := range []string{metricdefs.MethodTrapz, metricdefs.MethodAuto} {
+	for _, m := range []string{measure.MethodTrapz, measure.MethodAuto} {
 		if got, err := pd.Energy(a, b, m); err != nil || math.Abs(got-11000) > 1e-6 {
 			t.Errorf("total %s = %v, %v; want 11000 J", m, got, err)
 		}
@@ -389,12 +389,12 @@ func TestCounterReset(t *testing.T) {
 	if len(an) != 1 || an[0].Kind != telemetry.AnomalyCounterReset || an[0].Device != "gpu0" || an[0].T != 3 || len(logs) != 1 {
 		t.Fatalf("anomalies = %+v, logs %v", an, logs)
 	}
-	pd, err := metricdefs.NewPowerData(rows)
+	pd, err := measure.NewPowerData(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 5 → 7: 2 J; reset to 1 (1 J since the reset); 1 → 1.5: 0.5 J.
-	if e, err := pd.Energy(1, 4, metricdefs.MethodCounter); err != nil || e != 3.5 {
+	if e, err := pd.Energy(1, 4, measure.MethodCounter); err != nil || e != 3.5 {
 		t.Errorf("energy over the reset = %v, %v; want 3.5 J", e, err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -42,7 +42,7 @@ func collect(t *testing.T, src telemetry.Source, clock *float64, times ...float6
 //	gpu1 trapz: 50·0.25 + (50+150)/2·0.5 + 150·0.5 = 12.5 + 50 + 75 = 137.5 J
 func checkEnergies(t *testing.T, rows []archive.PowerSample, shift float64) {
 	t.Helper()
-	pd, err := metricdefs.NewPowerData(rows)
+	pd, err := measure.NewPowerData(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +51,9 @@ func checkEnergies(t *testing.T, rows []archive.PowerSample, shift float64) {
 		dev, method string
 		want        float64
 	}{
-		{"gpu0", metricdefs.MethodTrapz, 318.75},
-		{"gpu0", metricdefs.MethodCounter, 312.5},
-		{"gpu1", metricdefs.MethodTrapz, 137.5},
+		{"gpu0", measure.MethodTrapz, 318.75},
+		{"gpu0", measure.MethodCounter, 312.5},
+		{"gpu1", measure.MethodTrapz, 137.5},
 	} {
 		got, err := pd.DeviceEnergy(tc.dev, a, b, tc.method)
 		if err != nil || math.Abs(got-tc.want) > 1e-9 {

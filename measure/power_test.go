@@ -1,4 +1,4 @@
-package metricdefs
+package measure
 
 import (
 	"math"

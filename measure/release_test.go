@@ -1,7 +1,8 @@
-package metricdefs
+package measure
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,5 +225,46 @@ func TestReleaseMemoryFromBeforeFrom(t *testing.T) {
 	want := Release{Closed: true, CompleteAt: 2, PowerSettledAt: 2, MemoryReleasedAt: 2, ExitedAt: 1}
 	if got != want {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestReleasePhases(t *testing.T) {
+	// Each condition found on its own over releaseData(14, 0), From 5, End
+	// 20 (the data's end), with the values of TestRelease's "settles" case.
+	pd := mustPower(t, releaseData(14, 0))
+	rp := releaseParams()
+	end, base, err := pd.checkRelease(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end != 20 || !slices.Equal(base, []float64{100, 50}) {
+		t.Fatalf("checkRelease: end %v, base %v; want 20, [100 50]", end, base)
+	}
+	// Samples in [5, 20]: gpu0 at 5…20 (16), gpu1 at 5.5…19.5 (15).
+	evs := pd.samplesIn(rp.From, end)
+	if len(evs) != 31 || evs[0].t != 5 || evs[1].t != 5.5 || evs[30].t != 20 {
+		t.Fatalf("samplesIn: %d samples from %v to %v; want 31 from 5 to 20", len(evs), evs[0].t, evs[len(evs)-1].t)
+	}
+	// Power: settled at 12 (worked out in TestRelease). Memory: gpu1 within
+	// 1.1e9 from 10.5, gpu0 from 14 → 14. Exit: 10 ≤ 20 → 10.
+	cases := []struct {
+		name string
+		got  releasePhase
+		want releasePhase
+	}{
+		{"power", pd.powerSettled(evs, base, rp, end), releasePhase{met: true, at: 12}},
+		{"memory", pd.memoryReleased(evs, rp, end), releasePhase{met: true, at: 14}},
+		{"exit", engineExited(rp.ExitedAt, end), releasePhase{met: true, at: 10}},
+		{"exit unknown", engineExited(0, end), releasePhase{reason: "engine process exit not recorded"}},
+		{"exit late", engineExited(20.5, end), releasePhase{reason: "engine exited at t=20.5, after the end t=20"}},
+		// Power over [5, 14] only: reach is min(14, 13.5) = 13.5, so the
+		// last candidate is 10.5, and 11.5 (gpu1, 60 W) spoils each.
+		{"power, End 14", pd.powerSettled(pd.samplesIn(rp.From, 14), base, rp, 14), releasePhase{
+			reason: "power did not stay within ±5% of baseline for 3 s before t=14; device gpu1 last out of band at t=11.5 (60 W, baseline 50 W)"}},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: got %+v, want %+v", c.name, c.got, c.want)
+		}
 	}
 }

@@ -1,0 +1,116 @@
+package metricdefs
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// builtinRun: one device "g" sampled every second on [0, 10] at a flat
+// 100 W with 1e9 B of memory; baseline stage [0, 2], formal [2, 8], release
+// [8, 10], engine exited at 9. Two requests of 40 tokens each: r1 generating
+// on [2, 6], r2 on [4, 8] (10 tokens/s each).
+func builtinRun(t *testing.T) *Data {
+	t.Helper()
+	var power []archive.PowerSample
+	for i := range 11 {
+		power = append(power, archive.PowerSample{T: float64(i), Device: "g", PowerW: 100, MemUsedBytes: 1e9})
+	}
+	run := &archive.Run{
+		Meta: archive.Meta{
+			RunID:  "builtins",
+			Stages: []archive.Stage{{Name: "baseline", Start: 0, End: 2}, {Name: "formal", Start: 2, End: 8}, {Name: "release", Start: 8, End: 10}},
+			Events: []archive.Event{{Name: "engine_exited", T: 9}},
+		},
+		Power: power,
+		Requests: []archive.Request{
+			{ID: "r1", Phase: "formal", OK: true, SentAt: 1.5, FirstTokenAt: 2, DoneAt: 6, OutputTokens: 40},
+			{ID: "r2", Phase: "formal", OK: true, SentAt: 3.5, FirstTokenAt: 4, DoneAt: 8, OutputTokens: 40},
+		},
+	}
+	d, err := NewData(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestBuiltinsCallMeasure checks that each built-in passes its arguments
+// to package measure and returns its result, on values worked out by hand.
+func TestBuiltinsCallMeasure(t *testing.T) {
+	metrics := []struct {
+		name, expr string
+		want       float64
+	}{
+		// 100 W × 6 s.
+		{"energy", `energy(stages.formal.start, stages.formal.end, "trapz")`, 600},
+		// 100 W × 2 s.
+		{"device_energy", `device_energy("g", 8, 10, "auto")`, 200},
+		{"mean_power", `mean_power(0, 10)`, 100},
+		{"baseline_power", `baseline_power()`, 100},
+		// Pieces [2,4] r1 alone: 200 J; [4,6] r1 and r2 at 10 tokens/s each:
+		// 100 J each; [6,8] r2 alone: 200 J. r1: 300 J / 40 = 7.5 J/token.
+		{"attribute", `attribute(requests, "trapz")[0].energy_j`, 300},
+		{"attribute_jpt", `attribute(requests, "trapz")[1].j_per_token`, 7.5},
+		// One window of 2 with J/token [7.5, 7.5]: CV 0, reached at request
+		// 1; span [2, 8]: 600 J over 80 tokens.
+		{"steady", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").j_per_token`, 7.5},
+		{"steady_start", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").start`, 2},
+		// Power in band (flat at its baseline) from 8, held 1 s up to 9 ≤ 10;
+		// memory at its baseline level (1e9) at 8; exit at 9 → max = 9.
+		{"release", `release(8, 10, 0.05, 1, 0).complete_at`, 9},
+		{"release_power", `release(8, 10, 0.05, 1, 0).power_settled_at`, 8},
+		// Sorted [1,2,3,4]: rank 0.25·3 = 0.75 → 1 + 0.75 = 1.75.
+		{"percentile", `percentile([4, 1, 3, 2], 25)`, 1.75},
+		{"median", `median([4, 1, 3, 2])`, 2.5},
+		{"mean", `mean([1, 2, 3, 4])`, 2.5},
+		// Deviations ±1.5, ±0.5: Σd² = 5; population 5/4, sample 5/3.
+		{"std", `std([1, 2, 3, 4])`, math.Sqrt(1.25)},
+		{"sample_std", `sample_std([1, 2, 3, 4])`, math.Sqrt(5.0 / 3)},
+		{"cv", `cv([1, 2, 3, 4])`, math.Sqrt(1.25) / 2.5},
+		// Group a [1, 3]: variance 1; b [10, 14]: variance 4; √((1+4)/2).
+		{"pooled_std", `pooled_std([1, 10, 3, 14], ["a", "b", "a", "b"])`, math.Sqrt(2.5)},
+		{"spearman", `spearman([1, 2, 3], [30, 20, 10])`, -1},
+	}
+	var defs []Def
+	for _, m := range metrics {
+		defs = append(defs, Def{Name: "m_" + m.name, Kind: KindMetric, Expr: m.expr})
+	}
+	defs = append(defs,
+		Def{Name: "steady_reached", Kind: KindCheck, Expr: `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").reached`, Severity: SeverityWarn},
+		Def{Name: "release_closed", Kind: KindCheck, Expr: `release(8, 10, 0.05, 1, 0).closed`, Severity: SeverityWarn},
+	)
+	prog, errs := Compile(Spec{Defs: defs})
+	if len(errs) > 0 {
+		t.Fatalf("compile: %v", errs)
+	}
+	res, err := prog.Evaluate(context.Background(), builtinRun(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range metrics {
+		r := res.Values["m_"+m.name]
+		got, ok := r.Value.(float64)
+		if !ok || math.Abs(got-m.want) > 1e-9*max(1, math.Abs(m.want)) {
+			t.Errorf("%s = %v (%s), want %v", m.name, r.Value, r.Note, m.want)
+		}
+	}
+	// Every built-in is called above.
+	for _, b := range Builtins() {
+		called := false
+		for _, d := range defs {
+			called = called || strings.Contains(d.Expr, b.Name+"(")
+		}
+		if !called {
+			t.Errorf("built-in %s is not tested here", b.Name)
+		}
+	}
+	for _, c := range []string{"steady_reached", "release_closed"} {
+		if p := res.Values[c].Passed; p == nil || !*p {
+			t.Errorf("check %s did not pass: %+v", c, res.Values[c])
+		}
+	}
+}
