@@ -30,6 +30,14 @@ import (
 	"github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/engines/vllm"
 	"github.com/joulebench/joulebench/loadgen"
+	"github.com/joulebench/joulebench/workload"
+)
+
+// The engine clients are the load generator's Doers; loadgen itself knows
+// neither.
+var (
+	_ loadgen.Doer = (*openai.Client)(nil)
+	_ loadgen.Doer = (*ollama.Client)(nil)
 )
 
 // Kinds are the managed engine kinds.
@@ -342,7 +350,7 @@ type extraDoer struct {
 	extra map[string]any
 }
 
-func (x extraDoer) Do(ctx context.Context, r openai.Request) archive.Request {
+func (x extraDoer) Do(ctx context.Context, r workload.Request) archive.Request {
 	m := make(map[string]any, len(x.extra)+len(r.Extra))
 	for k, v := range x.extra {
 		m[k] = v
