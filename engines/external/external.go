@@ -16,6 +16,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/v1models"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/process"
@@ -191,7 +192,7 @@ func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 // llama.cpp's /props and SGLang's /get_server_info answers, for the
 // version.
 func (e *Engine) openaiIdentity(ctx context.Context) (engines.Identity, error) {
-	m, raw, err := vllm.ListModels(ctx, e.srv, e.cfg.Model)
+	m, raw, err := v1models.List(ctx, e.srv, e.cfg.Model)
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("identity: %w", err)
 	}
@@ -233,7 +234,7 @@ func (e *Engine) ResolveModel(ctx context.Context) (string, error) {
 		}
 		return tags.Models[0].Name, nil
 	}
-	m, _, err := vllm.ListModels(ctx, e.srv, "")
+	m, _, err := v1models.List(ctx, e.srv, "")
 	if err != nil {
 		return "", err
 	}

@@ -24,8 +24,8 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/v1models"
 	"github.com/joulebench/joulebench/engines/process"
-	"github.com/joulebench/joulebench/engines/vllm"
 )
 
 // DefaultFamilies are the /metrics families kept by default.
@@ -193,7 +193,7 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("sglang identity: %w", err)
 	}
-	m, rawModels, err := vllm.ListModels(ctx, srv, want)
+	m, rawModels, err := v1models.List(ctx, srv, want)
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("sglang identity: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/v1models"
 	"github.com/joulebench/joulebench/engines/process"
 )
 
@@ -152,7 +153,7 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("vllm identity: %w", err)
 	}
-	m, rawModels, err := ListModels(ctx, srv, want)
+	m, rawModels, err := v1models.List(ctx, srv, want)
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("vllm identity: %w", err)
 	}
@@ -162,37 +163,6 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 		ContextLength: m.MaxModelLen,
 		Raw:           map[string]any{"/version": rawVersion, "/v1/models": rawModels},
 	}, nil
-}
-
-// Model is one entry of an OpenAI /v1/models list as vLLM and SGLang
-// write it.
-type Model struct {
-	ID          string `json:"id"`
-	Root        string `json:"root"`
-	OwnedBy     string `json:"owned_by"`
-	MaxModelLen int    `json:"max_model_len"`
-}
-
-// ListModels GETs /v1/models and returns the entry whose id is want, or
-// the first when want is "" or absent (the identity check then reports
-// the mismatch), with the decoded body.
-func ListModels(ctx context.Context, srv *process.Server, want string) (Model, any, error) {
-	var list struct {
-		Data []Model `json:"data"`
-	}
-	raw, err := srv.GetJSON(ctx, "/v1/models", &list)
-	if err != nil {
-		return Model{}, nil, err
-	}
-	if len(list.Data) == 0 {
-		return Model{}, raw, fmt.Errorf("GET %s/v1/models lists no model", srv.Base)
-	}
-	for _, m := range list.Data {
-		if m.ID == want {
-			return m, raw, nil
-		}
-	}
-	return list.Data[0], raw, nil
 }
 
 // Info describes the engine for run.json.
