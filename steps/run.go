@@ -299,7 +299,7 @@ func (d *Deps) StopEngine(ctx context.Context, rc *workflow.RunContext, grace ti
 	if e := rc.Event("engine_exited", t); e != nil && err == nil {
 		err = e
 	}
-	if xs, ok := d.Engine.(interface{ ExitStatus() string }); ok && xs.ExitStatus() != "" {
+	if xs, ok := d.Engine.(engines.ExitStatuser); ok && xs.ExitStatus() != "" {
 		if e := rc.Out.UpdateMeta(func(m *archive.Meta) {
 			if m.Engine.Extra == nil {
 				m.Engine.Extra = map[string]any{}

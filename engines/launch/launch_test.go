@@ -85,7 +85,7 @@ func TestNewKinds(t *testing.T) {
 			got.TensorParallel != c.expect.TensorParallel || got.Revision != c.expect.Revision || got.EngineVersion != c.expect.EngineVersion {
 			t.Errorf("%s: expect %+v, want %+v", c.kind, got, c.expect)
 		}
-		_, hasMetrics := e.(launch.MetricsSource)
+		_, hasMetrics := e.(engines.MetricsSource)
 		if hasMetrics != c.hasMetric && c.kind != "ollama" {
 			t.Errorf("%s: metrics source %v", c.kind, hasMetrics)
 		}

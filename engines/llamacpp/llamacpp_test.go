@@ -71,7 +71,7 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	}
 	var names []string
 	var warns []string
-	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: llamacpp.DefaultFamilies, Warn: func(s string) { warns = append(warns, s) },
+	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: llamacpp.DefaultFamilies(), Warn: func(s string) { warns = append(warns, s) },
 		Sink: func(ms []archive.EngineMetric) error {
 			for _, m := range ms {
 				names = append(names, m.Name)
