@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -107,12 +106,11 @@ func (c Config) Validate() error {
 }
 
 // Doer sends one request and records it. It must return promptly once ctx
-// is done (recording the request as cancelled); *openai.Client is one.
+// is done (recording the request as cancelled). The engine clients
+// (engines/openai, engines/ollama) are Doers; loadgen does not know them.
 type Doer interface {
-	Do(ctx context.Context, r openai.Request) archive.Request
+	Do(ctx context.Context, r workload.Request) archive.Request
 }
-
-var _ Doer = (*openai.Client)(nil)
 
 // Progress counts requests so far: Sent, Done (finished, successfully or
 // not), Failed (finished with ok=false) and Tokens (output tokens of the
@@ -137,7 +135,7 @@ var ErrMaxDuration = errors.New("max duration")
 //
 // It returns ctx.Err() when ctx was cancelled, nil when everything (or as
 // much as MaxDuration allowed) was sent and finished.
-func Run(ctx context.Context, cfg Config, reqs []openai.Request, d Doer, sink func(archive.Request), progress func(Progress)) error {
+func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(archive.Request), progress func(Progress)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -192,7 +190,7 @@ type runner struct {
 
 // sendAll sends reqs in order; slots (if not nil) bounds the number in
 // flight, and offsets (if not nil) are the send times from the start.
-func (r *runner) sendAll(reqs []openai.Request, slots chan struct{}, offsets []time.Duration) {
+func (r *runner) sendAll(reqs []workload.Request, slots chan struct{}, offsets []time.Duration) {
 	start := time.Now()
 	var timer *time.Timer
 	defer func() {
@@ -231,7 +229,7 @@ func (r *runner) sendAll(reqs []openai.Request, slots chan struct{}, offsets []t
 		case r.sent <- struct{}{}:
 		default:
 		}
-		go func(req openai.Request) {
+		go func(req workload.Request) {
 			defer r.wg.Done()
 			rec := r.d.Do(r.ctx, req)
 			if slots != nil {
@@ -298,10 +296,10 @@ func Arrivals(n int, rate float64, seed int64) []time.Duration {
 
 // FromSet turns a frozen request set into requests for the given phase
 // and model, with ids "<phase>-<index>" (five digits, zero-padded).
-func FromSet(set *workload.RequestSet, phase, model string, chat bool) []openai.Request {
-	out := make([]openai.Request, len(set.Prompts))
+func FromSet(set *workload.RequestSet, phase, model string, chat bool) []workload.Request {
+	out := make([]workload.Request, len(set.Prompts))
 	for i, p := range set.Prompts {
-		out[i] = openai.Request{
+		out[i] = workload.Request{
 			ID:          fmt.Sprintf("%s-%05d", phase, i),
 			Phase:       phase,
 			PromptID:    p.ID,

@@ -36,7 +36,7 @@ func newFake(hold bool) *fakeDoer {
 	return &fakeDoer{hold: hold, release: make(chan struct{}), started: make(chan string, 10000)}
 }
 
-func (f *fakeDoer) Do(ctx context.Context, r openai.Request) archive.Request {
+func (f *fakeDoer) Do(ctx context.Context, r workload.Request) archive.Request {
 	n := f.inflight.Add(1)
 	defer f.inflight.Add(-1)
 	for {
@@ -62,7 +62,7 @@ func (f *fakeDoer) Do(ctx context.Context, r openai.Request) archive.Request {
 	return rec
 }
 
-func idsOf(reqs []openai.Request) []string {
+func idsOf(reqs []workload.Request) []string {
 	out := make([]string, len(reqs))
 	for i, r := range reqs {
 		out[i] = r.ID
@@ -70,10 +70,10 @@ func idsOf(reqs []openai.Request) []string {
 	return out
 }
 
-func requests(n int) []openai.Request {
-	out := make([]openai.Request, n)
+func requests(n int) []workload.Request {
+	out := make([]workload.Request, n)
 	for i := range out {
-		out[i] = openai.Request{ID: fmt.Sprintf("r%03d", i), Phase: "formal", Chat: true, Prompt: "p"}
+		out[i] = workload.Request{ID: fmt.Sprintf("r%03d", i), Phase: "formal", Chat: true, Prompt: "p"}
 	}
 	return out
 }
@@ -413,7 +413,7 @@ func TestSinkSerializedAndProgress(t *testing.T) {
 }
 
 func TestFailedRequestsCounted(t *testing.T) {
-	d := doerFunc(func(ctx context.Context, r openai.Request) archive.Request {
+	d := doerFunc(func(ctx context.Context, r workload.Request) archive.Request {
 		ok := r.ID != "r001"
 		return archive.Request{ID: r.ID, OK: ok, OutputTokens: 5}
 	})
@@ -427,9 +427,9 @@ func TestFailedRequestsCounted(t *testing.T) {
 	}
 }
 
-type doerFunc func(context.Context, openai.Request) archive.Request
+type doerFunc func(context.Context, workload.Request) archive.Request
 
-func (f doerFunc) Do(ctx context.Context, r openai.Request) archive.Request { return f(ctx, r) }
+func (f doerFunc) Do(ctx context.Context, r workload.Request) archive.Request { return f(ctx, r) }
 
 func TestValidate(t *testing.T) {
 	bad := []Config{

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
+	"github.com/joulebench/joulebench/workload"
 )
 
 // RequestsConfig is the `with:` of the formal requests step.
@@ -85,7 +85,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 		return fmt.Errorf("request set: %w", err)
 	}
 	base := loadgen.FromSet(set, "formal", d.Model, d.Chat)
-	var reqs []openai.Request
+	var reqs []workload.Request
 	for rep := 0; rep < c.Repeat; rep++ {
 		for _, r := range base {
 			if c.Repeat > 1 {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
-	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
@@ -168,7 +167,7 @@ func sleep(ctx context.Context, dur time.Duration) error {
 // send runs requests through the load generator, archiving each as it
 // finishes, and returns the latest done_at. An engine that exits during the
 // stage ends it with an error.
-func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, lc loadgen.Config, reqs []openai.Request) (float64, error) {
+func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, lc loadgen.Config, reqs []workload.Request) (float64, error) {
 	if d.Client == nil {
 		return 0, fmt.Errorf("no client: the engine was not started")
 	}
@@ -300,7 +299,7 @@ func (d *Deps) StopEngine(ctx context.Context, rc *workflow.RunContext, grace ti
 	if e := rc.Event("engine_exited", t); e != nil && err == nil {
 		err = e
 	}
-	if xs, ok := d.Engine.(interface{ ExitStatus() string }); ok && xs.ExitStatus() != "" {
+	if xs, ok := d.Engine.(engines.ExitStatuser); ok && xs.ExitStatus() != "" {
 		if e := rc.Out.UpdateMeta(func(m *archive.Meta) {
 			if m.Engine.Extra == nil {
 				m.Engine.Extra = map[string]any{}

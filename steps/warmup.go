@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 	"github.com/joulebench/joulebench/workload"
@@ -46,10 +45,10 @@ func runWarmup(ctx context.Context, rc *workflow.RunContext, cfg any) error {
 	if c.Requests == 0 {
 		return nil
 	}
-	var reqs []openai.Request
+	var reqs []workload.Request
 	model := d.Model
 	for i := 0; i < c.Requests; i++ {
-		r := openai.Request{ID: fmt.Sprintf("warmup-%05d", i), Phase: "warmup", PromptID: "warmup", Model: model, Prompt: c.Prompt, MaxTokens: c.MaxTokens, Chat: d.Chat}
+		r := workload.Request{ID: fmt.Sprintf("warmup-%05d", i), Phase: "warmup", PromptID: "warmup", Model: model, Prompt: c.Prompt, MaxTokens: c.MaxTokens, Chat: d.Chat}
 		if c.Temperature != nil {
 			r.Temperature = *c.Temperature
 		}

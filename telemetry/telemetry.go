@@ -48,6 +48,12 @@ type Source interface {
 	Close() error
 }
 
+// DriverReporter is a source that knows the GPU driver version (for
+// run.json's hardware).
+type DriverReporter interface {
+	Driver() string
+}
+
 // Clock returns the current time of the run clock in Unix seconds.
 type Clock func() float64
 

@@ -12,6 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/all"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -27,10 +30,12 @@ type app struct {
 	// engine is the engine kind of the run in progress when `run` is given
 	// several (--engine a --engine b); empty otherwise.
 	engine string
+	// engines are the engine kinds a run may name.
+	engines *engines.Registry
 }
 
 func newApp(out, errOut io.Writer) *app {
-	a := &app{out: out, errOut: errOut, v: viper.New()}
+	a := &app{out: out, errOut: errOut, v: viper.New(), engines: all.Registry()}
 	root := &cobra.Command{
 		Use:   "joulebench",
 		Short: "GPU energy per output token of LLM inference services, with the method as data",

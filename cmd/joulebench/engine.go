@@ -11,6 +11,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/external"
 	"github.com/joulebench/joulebench/engines/launch"
 	"github.com/joulebench/joulebench/engines/openai"
@@ -21,8 +22,8 @@ import (
 )
 
 // engineFlags registers the flags that choose and configure the engine.
-func engineFlags(f *pflag.FlagSet) {
-	f.StringSlice("engine", []string{"sim"}, "engine: sim (built-in simulator), vllm, sglang, llamacpp, ollama; with --engine-url also openai (any OpenAI-compatible server). Repeat it (--engine ollama --engine llamacpp) to run the profile against each engine in turn and compare them")
+func (a *app) engineFlags(f *pflag.FlagSet) {
+	f.StringSlice("engine", []string{all.Default}, "engine: "+a.engineHelp()+". Repeat it (--engine ollama --engine llamacpp) to run the profile against each engine in turn and compare them")
 	f.String("model", "", "model id: vLLM/SGLang model path or Hugging Face id (also the served name); llama.cpp alias (default: the GGUF file name); Ollama model name; with --engine-url the model to request (default: the first listed)")
 	f.Int64("seed", 1, "seed of the engine (sampling) and of the simulator")
 	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline)")
@@ -86,21 +87,54 @@ type engineSetup struct {
 	ExitError func() error
 }
 
-// engineKind is the kind of engine the flags ask for: "sim", a managed
-// kind, or for --engine-url the server's kind ("openai" when unknown).
+// engineHelp lists the registered engine kinds for the --engine help:
+// the ones joulebench starts (the simulated first), then the ones only
+// given with --engine-url.
+func (a *app) engineHelp() string {
+	var local, remote []string
+	for _, k := range a.engines.Kinds() {
+		d, _ := a.engines.Lookup(k)
+		switch {
+		case d.Simulated:
+			local = append([]string{k + " (" + d.Doc + ")"}, local...)
+		case d.Start != nil:
+			local = append(local, k)
+		case d.Attach != nil:
+			remote = append(remote, k+" ("+d.Doc+")")
+		}
+	}
+	help := strings.Join(local, ", ")
+	if len(remote) > 0 {
+		help += "; with --engine-url also " + strings.Join(remote, ", ")
+	}
+	return help
+}
+
+// simulatedKind reports whether kind is a simulated engine.
+func (a *app) simulatedKind(kind string) bool {
+	d, ok := a.engines.Lookup(kind)
+	return ok && d.Simulated
+}
+
+// engineKind is the kind of engine the flags ask for: the default
+// (simulated) one, a managed kind, or for --engine-url the server's kind
+// (the generic kind of its API when unknown).
 func (a *app) engineKind() string {
 	kind := a.engine
 	if kind == "" {
-		kind = "sim"
+		kind = all.Default
 		if ks := a.v.GetStringSlice("engine"); len(ks) > 0 {
 			kind = ks[0]
 		}
 	}
-	if a.v.GetString("engine-url") != "" && (kind == "" || kind == "sim" && !a.v.IsSet("engine")) {
-		if a.v.GetString("engine-api") == engines.APIOllama {
-			return "ollama"
+	if a.v.GetString("engine-url") != "" && (kind == "" || kind == all.Default && !a.v.IsSet("engine")) {
+		d, err := a.engines.ForRemote("", a.v.GetString("engine-api"))
+		if err != nil {
+			d, err = a.engines.ForRemote("", "")
 		}
-		return "openai"
+		if err == nil {
+			return d.Kind
+		}
 	}
 	return kind
 }
@@ -108,9 +142,9 @@ func (a *app) engineKind() string {
 // setupEngine builds the engine the flags ask for.
 func (a *app) setupEngine(env engineEnv) (*engineSetup, error) {
 	kind := a.engineKind()
-	if kind == "sim" {
+	if a.simulatedKind(kind) {
 		if a.v.GetString("engine-url") != "" {
-			return nil, invalidf("--engine sim cannot be combined with --engine-url")
+			return nil, invalidf("--engine %s cannot be combined with --engine-url", kind)
 		}
 		return a.setupSim(env)
 	}
@@ -164,6 +198,7 @@ func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 	}
 	spec := launch.Spec{
 		Kind:           kind,
+		Engines:        a.engines,
 		URL:            v.GetString("engine-url"),
 		API:            v.GetString("engine-api"),
 		Bin:            v.GetString("engine-bin"),
@@ -188,8 +223,8 @@ func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		Log:            env.EngineLog,
 		APIKey:         v.GetString("api-key"),
 	}
-	if spec.URL != "" && kind == "openai" && spec.API == "" {
-		spec.API = engines.APIOpenAI
+	if d, ok := a.engines.Lookup(kind); ok && spec.URL != "" && d.Generic && spec.API == "" {
+		spec.API = d.API
 	}
 	if err := spec.Validate(); err != nil {
 		return launch.Spec{}, invalidf("%v", err)
@@ -244,7 +279,7 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 	clock := env.Clock
 	model := eng.Config().Model // the simulator serves an id that contains "sim"
 	return &engineSetup{
-		Kind:         "sim",
+		Kind:         simengine.Kind,
 		Engine:       eng,
 		Simulated:    true,
 		SimLoad:      eng,
@@ -257,7 +292,7 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 		Chat:   true,
 		StartMetrics: func(ctx context.Context, interval time.Duration, families []string,
 			sink func([]archive.EngineMetric) error, warn func(string)) func() error {
-			sc := launch.StartMetrics(ctx, launch.Spec{Kind: "sim"}, eng, launch.MetricsConfig{Interval: interval, Families: families, Clock: clock.Now, Sink: sink, Warn: warn})
+			sc := launch.StartMetrics(ctx, launch.Spec{Kind: simengine.Kind, Engines: a.engines}, eng, launch.MetricsConfig{Interval: interval, Families: families, Clock: clock.Now, Sink: sink, Warn: warn})
 			if sc == nil {
 				return func() error { return nil }
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -42,7 +43,7 @@ GPU), which every output labels SIMULATED.`,
 		},
 	}
 	f := cmd.Flags()
-	engineFlags(f)
+	a.engineFlags(f)
 	telemetryFlags(f)
 	f.String("dataset", "", "request set: a built-in (chat, code, long-context) or a file")
 	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code (default: detect)")
@@ -108,7 +109,7 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return withCode(exitInvalid, err)
 	}
 	engineKind := a.engineKind()
-	simulated := engineKind == "sim"
+	simulated := a.simulatedKind(engineKind)
 	// The quick parameter set for the simulator.
 	user, err := parseSets(sets)
 	if err != nil {
@@ -209,7 +210,7 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		defer source.Close()
 	}
 	if err := out.UpdateMeta(func(m *archive.Meta) {
-		if dr, ok := source.(interface{ Driver() string }); ok {
+		if dr, ok := source.(telemetry.DriverReporter); ok {
 			m.Hardware.Driver = dr.Driver()
 		}
 		m.Telemetry = telInfo

@@ -16,26 +16,54 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
-	"github.com/joulebench/joulebench/engines/llamacpp"
-	"github.com/joulebench/joulebench/engines/ollama"
+	"github.com/joulebench/joulebench/engines/internal/v1models"
 	"github.com/joulebench/joulebench/engines/process"
-	"github.com/joulebench/joulebench/engines/sglang"
-	"github.com/joulebench/joulebench/engines/vllm"
 )
 
-// Config describes the running server.
+// Kind is the generic kind: any OpenAI-compatible server.
+const Kind = "openai"
+
+// Descriptor is the generic OpenAI-compatible server: only with
+// --engine-url, identity from /v1/models and whichever engine endpoint
+// answers for the version.
+func Descriptor() engines.Descriptor {
+	return engines.Descriptor{
+		Kind:    Kind,
+		Doc:     "any OpenAI-compatible server",
+		API:     engines.APIOpenAI,
+		Generic: true,
+		Attach: func(r engines.Remote) (engines.Engine, error) {
+			return New(Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP, MetricsPath: "/metrics"})
+		},
+	}
+}
+
+// Config describes the running server. A kind's descriptor fills the
+// endpoints and hooks of its kind.
 type Config struct {
 	// URL is the server's root (a trailing /v1 is dropped).
 	URL string
 	// API is engines.APIOpenAI (default) or engines.APIOllama.
 	API string
-	// Kind, when known, is "vllm", "sglang", "llamacpp" or "ollama": it
-	// selects the identity endpoints. "" or "openai" reads /v1/models only
-	// (and whatever else answers).
+	// Kind is the server's kind ("" = Kind, any OpenAI-compatible server).
 	Kind string
 	// Model is the model requested.
 	Model string
 	HTTP  *http.Client
+	// Health is the readiness path (default /v1/models).
+	Health string
+	// MetricsPath is the Prometheus endpoint ("" = none).
+	MetricsPath string
+	// Identity reads the server's identity for the model requested; nil
+	// reads /v1/models and whichever of /version, /props and
+	// /get_server_info answers, for the version.
+	Identity func(ctx context.Context, srv *process.Server, model string) (engines.Identity, error)
+	// ExpectModel is the model id the server reports for the one
+	// requested (nil: the same).
+	ExpectModel func(string) string
+	// PickModel returns the model to request when none was given (nil:
+	// the first listed by /v1/models).
+	PickModel func(ctx context.Context, srv *process.Server) (string, error)
 }
 
 // Engine is an already running server.
@@ -50,7 +78,14 @@ type Engine struct {
 	thinking, requestAPI string
 }
 
-var _ engines.Engine = (*Engine)(nil)
+var (
+	_ engines.Engine        = (*Engine)(nil)
+	_ engines.Externaler    = (*Engine)(nil)
+	_ engines.Expecter      = (*Engine)(nil)
+	_ engines.MetricsSource = (*Engine)(nil)
+	_ engines.ModelNamer    = (*Engine)(nil)
+	_ engines.RunInfoSetter = (*Engine)(nil)
+)
 
 // New checks the configuration.
 func New(cfg Config) (*Engine, error) {
@@ -63,31 +98,17 @@ func New(cfg Config) (*Engine, error) {
 	switch cfg.API {
 	case "":
 		cfg.API = engines.APIOpenAI
-		if cfg.Kind == "ollama" {
-			cfg.API = engines.APIOllama
-		}
 	case engines.APIOpenAI, engines.APIOllama:
 	default:
 		return nil, fmt.Errorf("engine API %q: want openai or ollama", cfg.API)
 	}
-	switch cfg.Kind {
-	case "", "openai":
-		cfg.Kind = "openai"
-		if cfg.API == engines.APIOllama {
-			cfg.Kind = "ollama"
-		}
-	case "vllm", "sglang", "llamacpp", "ollama":
-	default:
-		return nil, fmt.Errorf("engine kind %q: want vllm, sglang, llamacpp, ollama or openai", cfg.Kind)
+	if cfg.Kind == "" {
+		cfg.Kind = Kind
 	}
-	health := "/v1/models"
-	switch {
-	case cfg.Kind == "ollama":
-		health = "/api/version"
-	case cfg.Kind == "vllm" || cfg.Kind == "sglang" || cfg.Kind == "llamacpp":
-		health = "/health"
+	if cfg.Health == "" {
+		cfg.Health = "/v1/models"
 	}
-	srv := process.NewServer(process.Spec{Name: cfg.Kind + " at " + cfg.URL}, cfg.URL, health)
+	srv := process.NewServer(process.Spec{Name: cfg.Kind + " at " + cfg.URL}, cfg.URL, cfg.Health)
 	srv.HTTP = cfg.HTTP
 	return &Engine{cfg: cfg, srv: srv, exited: make(chan struct{})}, nil
 }
@@ -95,7 +116,7 @@ func New(cfg Config) (*Engine, error) {
 // Config is the configuration in use (after defaults).
 func (e *Engine) Config() Config { return e.cfg }
 
-// Kind is the server's kind ("openai" when unknown).
+// Kind is the server's kind (Kind when unknown).
 func (e *Engine) Kind() string { return e.cfg.Kind }
 
 // External is true: joulebench neither starts nor stops this server, and
@@ -145,38 +166,32 @@ func (e *Engine) Stop(context.Context, time.Duration) (time.Time, error) { retur
 // failed requests.
 func (e *Engine) Exited() <-chan struct{} { return e.exited }
 
-// MetricsURL is /metrics for OpenAI-compatible servers (vLLM, SGLang,
-// llama-server with --metrics); Ollama has none.
+// MetricsURL is the Prometheus endpoint, "" when the kind has none.
 func (e *Engine) MetricsURL() string {
-	if e.cfg.Kind == "ollama" {
+	if e.cfg.MetricsPath == "" {
 		return ""
 	}
-	return e.cfg.URL + "/metrics"
+	return e.cfg.URL + e.cfg.MetricsPath
 }
 
-// Expect is the model id requested.
+// Expect is the model id requested, as the server reports it.
 func (e *Engine) Expect() engines.Identity {
-	if e.cfg.Kind == "ollama" {
-		return engines.Identity{Model: ollama.NormalizeName(e.cfg.Model)}
+	if e.cfg.ExpectModel != nil {
+		return engines.Identity{Model: e.cfg.ExpectModel(e.cfg.Model)}
 	}
 	return engines.Identity{Model: e.cfg.Model}
 }
+
+// RequestModel is the model requests carry.
+func (e *Engine) RequestModel() string { return e.cfg.Model }
 
 // Identity reads what the server says about itself.
 func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 	var id engines.Identity
 	var err error
-	switch e.cfg.Kind {
-	case "vllm":
-		id, err = vllm.Identity(ctx, e.srv, e.cfg.Model)
-	case "sglang":
-		id, err = sglang.Identity(ctx, e.srv, e.cfg.Model)
-	case "llamacpp":
-		id, err = llamacpp.Identity(ctx, e.srv, e.cfg.Model)
-	case "ollama":
-		api := &ollama.API{Base: e.cfg.URL, HTTP: e.srv.Client()}
-		id, err = api.Identity(ctx, e.cfg.Model)
-	default:
+	if e.cfg.Identity != nil {
+		id, err = e.cfg.Identity(ctx, e.srv, e.cfg.Model)
+	} else {
 		id, err = e.openaiIdentity(ctx)
 	}
 	if err == nil {
@@ -191,7 +206,7 @@ func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 // llama.cpp's /props and SGLang's /get_server_info answers, for the
 // version.
 func (e *Engine) openaiIdentity(ctx context.Context) (engines.Identity, error) {
-	m, raw, err := vllm.ListModels(ctx, e.srv, e.cfg.Model)
+	m, raw, err := v1models.List(ctx, e.srv, e.cfg.Model)
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("identity: %w", err)
 	}
@@ -203,12 +218,18 @@ func (e *Engine) openaiIdentity(ctx context.Context) (engines.Identity, error) {
 		id.EngineVersion, id.Raw["/version"] = v.Version, raw
 		return id, nil
 	}
-	var props llamacpp.Props
+	var props struct { // llama.cpp
+		BuildInfo string `json:"build_info"`
+	}
 	if raw, err := e.srv.GetJSON(ctx, "/props", &props); err == nil && props.BuildInfo != "" {
 		id.EngineVersion, id.Raw["/props"] = props.BuildInfo, raw
 		return id, nil
 	}
-	var si sglang.ServerInfo
+	var si struct { // SGLang
+		Revision string `json:"revision"`
+		TPSize   int    `json:"tp_size"`
+		Version  string `json:"version"`
+	}
 	if raw, err := e.srv.GetJSON(ctx, "/get_server_info", &si); err == nil && si.Version != "" {
 		id.EngineVersion, id.Raw["/get_server_info"] = si.Version, process.RedactValue(raw)
 		id.TensorParallel, id.Revision = si.TPSize, si.Revision
@@ -217,23 +238,13 @@ func (e *Engine) openaiIdentity(ctx context.Context) (engines.Identity, error) {
 }
 
 // ResolveModel returns the model to request when none was given: the
-// first listed by /v1/models (or Ollama's /api/tags).
+// kind's choice (Ollama: the first of /api/tags), else the first listed by
+// /v1/models.
 func (e *Engine) ResolveModel(ctx context.Context) (string, error) {
-	if e.cfg.API == engines.APIOllama || e.cfg.Kind == "ollama" {
-		var tags struct {
-			Models []struct {
-				Name string `json:"name"`
-			} `json:"models"`
-		}
-		if _, err := e.srv.GetJSON(ctx, "/api/tags", &tags); err != nil {
-			return "", err
-		}
-		if len(tags.Models) == 0 {
-			return "", fmt.Errorf("GET %s/api/tags lists no model", e.cfg.URL)
-		}
-		return tags.Models[0].Name, nil
+	if e.cfg.PickModel != nil {
+		return e.cfg.PickModel(ctx, e.srv)
 	}
-	m, _, err := vllm.ListModels(ctx, e.srv, "")
+	m, _, err := v1models.List(ctx, e.srv, "")
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/external"
 )
 
@@ -35,11 +36,31 @@ func serve(t *testing.T, routes map[string]string) *httptest.Server {
 	return ts
 }
 
+// attach builds the external engine of kind (or of api when kind is "")
+// as --engine-url does: through the kind's descriptor.
+func attach(t *testing.T, kind, api string, r engines.Remote) (*external.Engine, error) {
+	t.Helper()
+	d, err := all.Registry().ForRemote(kind, api)
+	if err != nil {
+		return nil, err
+	}
+	r.API = api
+	e, err := d.Attach(r)
+	if err != nil {
+		return nil, err
+	}
+	x, ok := e.(*external.Engine)
+	if !ok {
+		t.Fatalf("%s: attach built a %T", d.Kind, e)
+	}
+	return x, nil
+}
+
 // An already running vLLM: no process, identity from its endpoints, the
 // run has no lifecycle stages.
 func TestExternalVLLM(t *testing.T) {
 	ts := serve(t, map[string]string{"/health": "", "/version": "@../vllm/testdata/version.json", "/v1/models": "@../vllm/testdata/models.json", "/metrics": "@../vllm/testdata/metrics.txt"})
-	e, err := external.New(external.Config{URL: ts.URL + "/v1/", Kind: "vllm", Model: "Qwen/Qwen2.5-0.5B-Instruct"})
+	e, err := attach(t, "vllm", "", engines.Remote{URL: ts.URL + "/v1/", Model: "Qwen/Qwen2.5-0.5B-Instruct"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +96,7 @@ func TestExternalVLLM(t *testing.T) {
 // engine endpoint answers (here llama.cpp's /props).
 func TestExternalGenericOpenAI(t *testing.T) {
 	ts := serve(t, map[string]string{"/v1/models": "@../llamacpp/testdata/models.json", "/props": "@../llamacpp/testdata/props.json"})
-	e, err := external.New(external.Config{URL: ts.URL})
+	e, err := attach(t, "", "", engines.Remote{URL: ts.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +117,7 @@ func TestExternalGenericOpenAI(t *testing.T) {
 
 func TestExternalOllama(t *testing.T) {
 	ts := serve(t, map[string]string{"/api/version": "@../ollama/testdata/version.json", "/api/show": "@../ollama/testdata/show.json", "/api/ps": "@../ollama/testdata/ps.json", "/api/tags": `{"models":[{"name":"tiny:latest"}]}`})
-	e, err := external.New(external.Config{URL: ts.URL, API: engines.APIOllama, Model: "tiny"})
+	e, err := attach(t, "", engines.APIOllama, engines.Remote{URL: ts.URL, Model: "tiny"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +138,7 @@ func TestExternalNotAnswering(t *testing.T) {
 	ts := httptest.NewServer(http.NotFoundHandler())
 	url := ts.URL
 	ts.Close()
-	e, err := external.New(external.Config{URL: url, Kind: "llamacpp"})
+	e, err := attach(t, "llamacpp", "", engines.Remote{URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +149,12 @@ func TestExternalNotAnswering(t *testing.T) {
 }
 
 func TestExternalConfigErrors(t *testing.T) {
-	for _, c := range []external.Config{{URL: "localhost:8000"}, {URL: "http://x", API: "grpc"}, {URL: "http://x", Kind: "tgi"}} {
-		if _, err := external.New(c); err == nil {
+	for _, c := range []struct{ kind, url, api string }{{"", "localhost:8000", ""}, {"", "http://x", "grpc"}, {"tgi", "http://x", ""}, {"sim", "http://x", ""}} {
+		if _, err := attach(t, c.kind, c.api, engines.Remote{URL: c.url}); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+	if _, err := external.New(external.Config{URL: "http://x", API: "grpc"}); err == nil {
+		t.Error("API grpc accepted")
 	}
 }

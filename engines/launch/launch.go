@@ -4,10 +4,12 @@
 // request client that fits the engine's API, the identity the verify step
 // compares, and starts the engine-metrics side path.
 //
-// Optional abilities of an engine, beyond engines.Engine, are small
-// interfaces here: MetricsSource (a /metrics URL), Externaler (not started
-// or stopped by joulebench), Expecter (the identity it should report) and
-// ExitReporter (why it exited on its own, with the tail of engine.log).
+// Which kinds exist, how each starts or attaches to a running server,
+// which options it needs and what it reports come from the engines'
+// descriptors (engines.Registry; Spec.Engines, default the built-ins of
+// engines/all): no engine kind is named here. Optional abilities of an
+// engine are the named interfaces of package engines (MetricsSource,
+// Externaler, Expecter, ExitReporter, ModelNamer, RunInfoSetter).
 package launch
 
 import (
@@ -16,24 +18,24 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
-	"github.com/joulebench/joulebench/engines/external"
-	"github.com/joulebench/joulebench/engines/llamacpp"
+	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/engines/prom"
-	"github.com/joulebench/joulebench/engines/sglang"
-	"github.com/joulebench/joulebench/engines/sim"
-	"github.com/joulebench/joulebench/engines/vllm"
 	"github.com/joulebench/joulebench/loadgen"
+	"github.com/joulebench/joulebench/workload"
 )
 
-// Kinds are the managed engine kinds.
-var Kinds = []string{"vllm", "sglang", "llamacpp", "ollama"}
+// The engine clients are the load generator's Doers; loadgen itself knows
+// neither.
+var (
+	_ loadgen.Doer = (*openai.Client)(nil)
+	_ loadgen.Doer = (*ollama.Client)(nil)
+)
 
 // Ollama request APIs (Spec.OllamaAPI).
 const (
@@ -54,9 +56,13 @@ const DefaultScrapeInterval = 5 * time.Second
 
 // Spec is the frozen configuration of a run's engine.
 type Spec struct {
-	// Kind is vllm, sglang, llamacpp or ollama; with URL also "openai"
-	// (any OpenAI-compatible server) or "" (the kind follows API).
+	// Kind is a kind the registry can start; with URL one it can attach
+	// to, e.g. "openai" (any OpenAI-compatible server), or "" (the kind
+	// follows API).
 	Kind string
+	// Engines is the registry the kind is looked up in (nil: the built-in
+	// engines, engines/all).
+	Engines *engines.Registry
 	// URL, when set, is an already running server: nothing is started.
 	URL string
 	// API is openai or ollama for URL ("" follows Kind).
@@ -114,89 +120,62 @@ type Spec struct {
 	APIKey string
 }
 
-// MetricsSource is an engine with a Prometheus endpoint.
-type MetricsSource interface {
-	MetricsURL() string
+// registry is the spec's engine registry.
+func (s Spec) registry() *engines.Registry {
+	if s.Engines != nil {
+		return s.Engines
+	}
+	return all.Registry()
 }
 
-// Externaler is an engine joulebench neither starts nor stops.
-type Externaler interface {
-	External() bool
-}
-
-// Expecter is an engine that knows which identity it should report.
-type Expecter interface {
-	Expect() engines.Identity
-}
-
-// ExitReporter is an engine that can say why it exited on its own.
-type ExitReporter interface {
-	ExitError() error
+// Descriptor is the descriptor of the spec's engine: the kind it starts,
+// or for URL the kind it attaches to.
+func (s Spec) Descriptor() (engines.Descriptor, error) {
+	if s.URL != "" {
+		return s.registry().ForRemote(s.Kind, s.API)
+	}
+	return s.registry().ForStart(s.Kind)
 }
 
 // IsExternal reports whether e is an already running server.
 func IsExternal(e engines.Engine) bool {
-	x, ok := e.(Externaler)
+	x, ok := e.(engines.Externaler)
 	return ok && x.External()
 }
 
 // ExitError is why e exited on its own (status and the tail of
 // engine.log), nil when it did not or cannot say.
 func ExitError(e engines.Engine) error {
-	if x, ok := e.(ExitReporter); ok {
+	if x, ok := e.(engines.ExitReporter); ok {
 		return x.ExitError()
 	}
 	return nil
 }
 
-// DefaultFamilies are the /metrics families kept for an engine kind.
-func DefaultFamilies(kind string) []string {
-	switch kind {
-	case "vllm":
-		return vllm.DefaultFamilies
-	case "sglang":
-		return sglang.DefaultFamilies
-	case "llamacpp":
-		return llamacpp.DefaultFamilies
-	case "sim":
-		return sim.DefaultFamilies
-	case "openai":
-		return slices.Concat(vllm.DefaultFamilies, sglang.DefaultFamilies, llamacpp.DefaultFamilies)
-	}
-	return nil
-}
+// DefaultFamilies are the /metrics families kept for an engine kind (for
+// a server of unknown kind, those of every kind it may be).
+func (s Spec) DefaultFamilies(kind string) []string { return s.registry().Families(kind) }
 
 // Validate checks a spec before anything is built.
 func (s Spec) Validate() error {
 	if s.URL != "" {
-		switch s.Kind {
-		case "", "openai", "vllm", "sglang", "llamacpp", "ollama":
-		default:
-			return fmt.Errorf("--engine %q with --engine-url: want openai, vllm, sglang, llamacpp or ollama", s.Kind)
-		}
 		switch s.API {
 		case "", engines.APIOpenAI, engines.APIOllama:
 		default:
 			return fmt.Errorf("--engine-api %q: want openai or ollama", s.API)
 		}
+		if _, err := s.Descriptor(); err != nil {
+			return err
+		}
 	} else {
-		switch s.Kind {
-		case "vllm", "sglang":
-			if s.Model == "" {
-				return fmt.Errorf("--engine %s needs --model (a path or Hugging Face id)", s.Kind)
+		d, err := s.Descriptor()
+		if err != nil {
+			return err
+		}
+		if d.Validate != nil {
+			if err := d.Validate(s.options()); err != nil {
+				return err
 			}
-		case "llamacpp":
-			if s.ModelFile == "" {
-				return fmt.Errorf("--engine llamacpp needs --model-file (a GGUF file)")
-			}
-		case "ollama":
-			if s.Model == "" {
-				return fmt.Errorf("--engine ollama needs --model (an Ollama model name)")
-			}
-		case "openai":
-			return fmt.Errorf("--engine openai needs --engine-url (an already running server)")
-		default:
-			return fmt.Errorf("--engine %q: want one of vllm, sglang, llamacpp, ollama (or --engine-url URL)", s.Kind)
 		}
 	}
 	switch s.OllamaAPI {
@@ -215,33 +194,29 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-func build(s Spec) (engines.Engine, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if s.URL != "" {
-		return external.New(external.Config{URL: s.URL, API: s.API, Kind: s.Kind, Model: s.Model, HTTP: s.HTTP})
-	}
+// options are the engine options of a managed engine.
+func (s Spec) options() engines.Options {
 	runDir := ""
 	if s.RunDir != "" {
 		runDir = filepath.Join(s.RunDir, "engine")
 	}
-	switch s.Kind {
-	case "vllm":
-		return vllm.New(vllm.Config{Bin: s.Bin, Model: s.Model, Revision: s.Revision, Port: s.Port, TP: s.TP,
-			MaxModelLen: s.MaxModelLen, Seed: s.Seed, ExtraArgs: s.Args, Env: s.Env, RunDir: runDir, Log: s.Log, HTTP: s.HTTP})
-	case "sglang":
-		return sglang.New(sglang.Config{Python: s.Bin, Model: s.Model, Revision: s.Revision, Port: s.Port, TP: s.TP,
-			ContextLength: s.MaxModelLen, Seed: s.Seed, HealthGenerate: s.HealthGenerate, ExtraArgs: s.Args, Env: s.Env,
-			RunDir: runDir, Log: s.Log, HTTP: s.HTTP})
-	case "llamacpp":
-		return llamacpp.New(llamacpp.Config{Bin: s.Bin, ModelFile: s.ModelFile, Alias: s.Model, Port: s.Port, Slots: s.Slots,
-			ContextLength: s.MaxModelLen, Seed: s.Seed, ExtraArgs: s.Args, Env: s.Env, RunDir: runDir, Log: s.Log, HTTP: s.HTTP})
-	case "ollama":
-		return ollama.New(ollama.Config{Bin: s.Bin, Model: s.Model, ModelFile: s.ModelFile, Pull: s.PullMissing, Port: s.Port,
-			ContextLength: s.MaxModelLen, Parallel: s.Slots, Env: s.Env, ExtraArgs: s.Args, RunDir: runDir, Log: s.Log, HTTP: s.HTTP})
+	return engines.Options{Bin: s.Bin, Args: s.Args, Env: s.Env, Model: s.Model, ModelFile: s.ModelFile, Revision: s.Revision,
+		Port: s.Port, TP: s.TP, MaxModelLen: s.MaxModelLen, Slots: s.Slots, Seed: s.Seed, HealthGenerate: s.HealthGenerate,
+		PullMissing: s.PullMissing, RunDir: runDir, Log: s.Log, HTTP: s.HTTP}
+}
+
+func build(s Spec) (engines.Engine, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("engine kind %q", s.Kind)
+	d, err := s.Descriptor()
+	if err != nil {
+		return nil, err
+	}
+	if s.URL != "" {
+		return d.Attach(engines.Remote{URL: s.URL, API: s.API, Model: s.Model, HTTP: s.HTTP})
+	}
+	return d.Start(s.options())
 }
 
 // New builds the engine (nothing starts until its Start); its Info
@@ -252,25 +227,17 @@ func New(s Spec) (engines.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if x, ok := e.(RunInfoSetter); ok {
+	if x, ok := e.(engines.RunInfoSetter); ok {
 		x.SetRunInfo(thinkingLabel(s.Thinking), requestAPI(s, e))
 	}
 	return e, nil
 }
 
-// Model is the model id requests carry.
+// Model is the model id requests carry: what the engine says
+// (engines.ModelNamer), else the spec's.
 func Model(s Spec, e engines.Engine) string {
-	switch x := e.(type) {
-	case *vllm.Engine:
-		return x.Config().ServedName
-	case *sglang.Engine:
-		return x.Config().ServedName
-	case *llamacpp.Engine:
-		return x.Config().Alias
-	case *ollama.Engine:
-		return x.Config().Model
-	case *external.Engine:
-		return x.Config().Model
+	if x, ok := e.(engines.ModelNamer); ok {
+		return x.RequestModel()
 	}
 	return s.Model
 }
@@ -280,21 +247,24 @@ func Model(s Spec, e engines.Engine) string {
 // revision when the spec gives them and the engine reports them.
 func Expect(s Spec, e engines.Engine) engines.Identity {
 	var id engines.Identity
-	if x, ok := e.(Expecter); ok {
+	if x, ok := e.(engines.Expecter); ok {
 		id = x.Expect()
 	}
 	if s.EngineVersion != "" {
 		id.EngineVersion = s.EngineVersion
 	}
-	if s.Revision != "" && ReportsRevision(e.Kind()) {
+	if s.Revision != "" && s.ReportsRevision(e.Kind()) {
 		id.Revision = s.Revision
 	}
 	return id
 }
 
 // ReportsRevision says whether an engine kind reports the model revision
-// (SGLang: its --revision; Ollama: the model digest).
-func ReportsRevision(kind string) bool { return kind == "sglang" || kind == "ollama" }
+// (its descriptor says so).
+func (s Spec) ReportsRevision(kind string) bool {
+	d, ok := s.registry().Lookup(kind)
+	return ok && d.ReportsRevision
+}
 
 // UsesOllamaNative reports whether requests go through Ollama's native
 // API.
@@ -342,7 +312,7 @@ type extraDoer struct {
 	extra map[string]any
 }
 
-func (x extraDoer) Do(ctx context.Context, r openai.Request) archive.Request {
+func (x extraDoer) Do(ctx context.Context, r workload.Request) archive.Request {
 	m := make(map[string]any, len(x.extra)+len(r.Extra))
 	for k, v := range x.extra {
 		m[k] = v
@@ -352,11 +322,6 @@ func (x extraDoer) Do(ctx context.Context, r openai.Request) archive.Request {
 	}
 	r.Extra = m
 	return x.d.Do(ctx, r)
-}
-
-// RunInfoSetter records run settings an engine reports in its Info.
-type RunInfoSetter interface {
-	SetRunInfo(thinking, requestAPI string)
 }
 
 // thinkingLabel is the thinking setting as recorded in run.json.
@@ -390,7 +355,7 @@ type MetricsConfig struct {
 // the scraper (Stop it at the end of the run), or nil when e has no
 // metrics endpoint. Samples before the engine listens are skipped quietly.
 func StartMetrics(ctx context.Context, s Spec, e engines.Engine, mc MetricsConfig) *prom.Scraper {
-	src, ok := e.(MetricsSource)
+	src, ok := e.(engines.MetricsSource)
 	if !ok {
 		return nil
 	}
@@ -408,7 +373,7 @@ func StartMetrics(ctx context.Context, s Spec, e engines.Engine, mc MetricsConfi
 		fams, explicit = mc.Families, true
 	}
 	if len(fams) == 0 {
-		fams = DefaultFamilies(e.Kind())
+		fams = s.DefaultFamilies(e.Kind())
 	}
 	sc := prom.New(prom.Config{
 		URL:           src.MetricsURL,

@@ -18,6 +18,7 @@ import (
 	"github.com/joulebench/joulebench/engines/launch"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/workload"
 )
 
 func TestValidate(t *testing.T) {
@@ -84,7 +85,7 @@ func TestNewKinds(t *testing.T) {
 			got.TensorParallel != c.expect.TensorParallel || got.Revision != c.expect.Revision || got.EngineVersion != c.expect.EngineVersion {
 			t.Errorf("%s: expect %+v, want %+v", c.kind, got, c.expect)
 		}
-		_, hasMetrics := e.(launch.MetricsSource)
+		_, hasMetrics := e.(engines.MetricsSource)
 		if hasMetrics != c.hasMetric && c.kind != "ollama" {
 			t.Errorf("%s: metrics source %v", c.kind, hasMetrics)
 		}
@@ -135,7 +136,7 @@ func TestThinkingSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := launch.NewClient(spec, e, openai.NewClock())(ts.URL).Do(context.Background(), openai.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
+	rec := launch.NewClient(spec, e, openai.NewClock())(ts.URL).Do(context.Background(), workload.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
 	if !rec.OK || rec.ReasoningTokens != 2 || rec.OutputTokens != 5 || rec.OutputChars != 4 {
 		t.Errorf("record %+v", rec)
 	}
@@ -183,7 +184,7 @@ func TestStaleKeepAliveIsRetried(t *testing.T) {
 	e, _ := launch.New(launch.Spec{URL: url, Kind: "openai", Model: "m"})
 	d := launch.NewClient(launch.Spec{}, e, openai.NewClock())(url)
 	for i := 0; i < 10; i++ {
-		rec := d.Do(context.Background(), openai.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
+		rec := d.Do(context.Background(), workload.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
 		if !rec.OK {
 			t.Fatalf("request %d: %s", i, rec.Error)
 		}
@@ -263,7 +264,7 @@ func TestAPIKeySentAndNeverArchived(t *testing.T) {
 	if _, err := e.Identity(ctx); err != nil {
 		t.Fatalf("identity with the key: %v", err)
 	}
-	rec := launch.NewClient(spec, e, openai.NewClock())(e.BaseURL()).Do(ctx, openai.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
+	rec := launch.NewClient(spec, e, openai.NewClock())(e.BaseURL()).Do(ctx, workload.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
 	if !rec.OK {
 		t.Fatalf("request with the key failed: %+v", rec)
 	}
@@ -278,7 +279,7 @@ func TestAPIKeySentAndNeverArchived(t *testing.T) {
 	// A wrong key: the server echoes it back; the error must not carry it.
 	bad := spec
 	bad.APIKey = "sk-wrong-key-987"
-	rec = launch.NewClient(bad, e, openai.NewClock())(e.BaseURL()).Do(ctx, openai.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
+	rec = launch.NewClient(bad, e, openai.NewClock())(e.BaseURL()).Do(ctx, workload.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
 	if rec.OK || strings.Contains(rec.Error, bad.APIKey) || !strings.Contains(rec.Error, "401") {
 		t.Errorf("request with a wrong key: ok %v, error %q (must fail without echoing the key)", rec.OK, rec.Error)
 	}

@@ -23,11 +23,43 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/external"
 	"github.com/joulebench/joulebench/engines/process"
 )
 
+// Kind is the engine kind.
+const Kind = "llamacpp"
+
 // DefaultFamilies are the /metrics families kept by default.
-var DefaultFamilies = []string{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:kv_cache_usage_ratio"}
+func DefaultFamilies() []string {
+	return []string{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:kv_cache_usage_ratio"}
+}
+
+// Descriptor is llama.cpp's llama-server, started by joulebench or
+// already running.
+func Descriptor() engines.Descriptor {
+	return engines.Descriptor{
+		Kind:  Kind,
+		Doc:   "llama.cpp (llama-server)",
+		API:   engines.APIOpenAI,
+		Flags: []string{"model", "model-file", "max-model-len", "slots"},
+		Validate: func(o engines.Options) error {
+			if o.ModelFile == "" {
+				return fmt.Errorf("--engine %s needs --model-file (a GGUF file)", Kind)
+			}
+			return nil
+		},
+		Start: func(o engines.Options) (engines.Engine, error) {
+			return New(Config{Bin: o.Bin, ModelFile: o.ModelFile, Alias: o.Model, Port: o.Port, Slots: o.Slots,
+				ContextLength: o.MaxModelLen, Seed: o.Seed, ExtraArgs: o.Args, Env: o.Env, RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
+		},
+		Attach: func(r engines.Remote) (engines.Engine, error) {
+			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP,
+				Health: "/health", MetricsPath: "/metrics", Identity: Identity})
+		},
+		DefaultFamilies: DefaultFamilies(),
+	}
+}
 
 // DefaultSlots is -np when Config.Slots is 0.
 const DefaultSlots = 4
@@ -59,11 +91,16 @@ type Config struct {
 
 // Engine is a managed llama-server.
 type Engine struct {
-	process.Managed
+	*process.Managed
 	cfg Config
 }
 
-var _ engines.Engine = (*Engine)(nil)
+var (
+	_ engines.Engine        = (*Engine)(nil)
+	_ engines.MetricsSource = (*Engine)(nil)
+	_ engines.Expecter      = (*Engine)(nil)
+	_ engines.ModelNamer    = (*Engine)(nil)
+)
 
 // New freezes the command line (choosing a free port when Port is 0).
 func New(cfg Config) (*Engine, error) {
@@ -82,13 +119,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Slots <= 0 {
 		cfg.Slots = DefaultSlots
 	}
-	if cfg.Port == 0 {
-		p, err := process.FreePort()
-		if err != nil {
-			return nil, fmt.Errorf("llamacpp: %w", err)
-		}
-		cfg.Port = p
+	port, err := process.ResolvePort(Kind, cfg.Port)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Port = port
 	argv := []string{cfg.Bin, "-m", cfg.ModelFile,
 		"--host", "127.0.0.1", "--port", strconv.Itoa(cfg.Port),
 		"--metrics",
@@ -99,10 +134,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	argv = append(argv, "--seed", strconv.FormatInt(cfg.Seed, 10), "--alias", cfg.Alias)
 	argv = append(argv, cfg.ExtraArgs...)
-	spec := process.Spec{Name: "llama-server", Argv: argv, Env: cfg.Env, Dir: cfg.RunDir, Log: cfg.Log}
-	srv := process.NewServer(spec, process.LoopbackURL(cfg.Port), "/health")
-	srv.HTTP = cfg.HTTP
-	return &Engine{cfg: cfg, Managed: process.Managed{Server: srv, KindName: "llamacpp", APIName: engines.APIOpenAI, RunDir: cfg.RunDir}}, nil
+	m := process.NewManaged(process.ManagedSpec{Kind: Kind, Name: "llama-server", API: engines.APIOpenAI, Argv: argv, Overrides: cfg.Env,
+		Port: cfg.Port, Health: "/health", RunDir: cfg.RunDir, Log: cfg.Log, HTTP: cfg.HTTP})
+	return &Engine{cfg: cfg, Managed: m}, nil
 }
 
 // DefaultAlias is the model id of a GGUF file: its name without .gguf.
@@ -112,6 +146,9 @@ func DefaultAlias(file string) string {
 
 // Config is the configuration in use (after defaults).
 func (e *Engine) Config() Config { return e.cfg }
+
+// RequestModel is the alias requests carry.
+func (e *Engine) RequestModel() string { return e.cfg.Alias }
 
 // MetricsURL is the Prometheus endpoint (--metrics).
 func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }

@@ -19,6 +19,7 @@ import (
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/engines/process/processtest"
 	"github.com/joulebench/joulebench/engines/prom"
+	"github.com/joulebench/joulebench/workload"
 )
 
 func TestMain(m *testing.M) {
@@ -70,7 +71,7 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	}
 	var names []string
 	var warns []string
-	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: llamacpp.DefaultFamilies, Warn: func(s string) { warns = append(warns, s) },
+	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: llamacpp.DefaultFamilies(), Warn: func(s string) { warns = append(warns, s) },
 		Sink: func(ms []archive.EngineMetric) error {
 			for _, m := range ms {
 				names = append(names, m.Name)
@@ -136,7 +137,7 @@ func TestRecordedStream(t *testing.T) {
 		_, _ = io.WriteString(w, body)
 	}))
 	defer ts.Close()
-	rec := openai.NewClient(ts.URL).Do(context.Background(), openai.Request{ID: "r", Model: "tiny", Chat: true, Prompt: "Hello", MaxTokens: 4})
+	rec := openai.NewClient(ts.URL).Do(context.Background(), workload.Request{ID: "r", Model: "tiny", Chat: true, Prompt: "Hello", MaxTokens: 4})
 	if !rec.OK || rec.OutputTokens != 4 || rec.TokensSource != "usage" || len(rec.TokenTimes) != 4 ||
 		rec.EngineTimings["predicted_n"] != 4 || rec.EngineTimings["predicted_per_second"] <= 0 {
 		t.Errorf("record %+v", rec)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/openai"
-	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -41,8 +40,6 @@ type Client struct {
 	keepAlive            string
 	think                *bool
 }
-
-var _ loadgen.Doer = (*Client)(nil)
 
 // Option configures a Client.
 type Option func(*Client)
@@ -129,7 +126,7 @@ func (t *timings) put(m map[string]float64) {
 
 // Do sends r and reads the whole stream; it never returns an error (a
 // failure is a record with ok=false).
-func (c *Client) Do(ctx context.Context, r openai.Request) archive.Request {
+func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
 	body, target, err := c.encode(r)
 	if err != nil {
@@ -230,7 +227,7 @@ func (c *Client) Do(ctx context.Context, r openai.Request) archive.Request {
 	return rec
 }
 
-func (c *Client) encode(r openai.Request) ([]byte, string, error) {
+func (c *Client) encode(r workload.Request) ([]byte, string, error) {
 	body := map[string]any{}
 	target := c.generateURL
 	p := workload.Prompt{Prompt: r.Prompt, Messages: r.Messages}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines/ollama"
-	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -53,7 +52,7 @@ func TestChatStream(t *testing.T) {
 	ts := streamLines(t, "testdata/chat-stream.ndjson", 5*time.Millisecond, &body, &mu)
 	defer ts.Close()
 	c := ollama.NewClient(ts.URL, ollama.WithOptions(map[string]any{"seed": 1, "num_ctx": 2048}), ollama.WithThink(false))
-	rec := c.Do(context.Background(), openai.Request{ID: "r1", Phase: "formal", PromptID: "p", Model: "tiny", Chat: true, MaxTokens: 4, Temperature: 0.5,
+	rec := c.Do(context.Background(), workload.Request{ID: "r1", Phase: "formal", PromptID: "p", Model: "tiny", Chat: true, MaxTokens: 4, Temperature: 0.5,
 		Messages: []workload.Message{{Role: "user", Content: "Hello"}}})
 	if !rec.OK || rec.Error != "" {
 		t.Fatalf("record %+v", rec)
@@ -87,7 +86,7 @@ func TestGenerateStream(t *testing.T) {
 	var mu sync.Mutex
 	ts := streamLines(t, "testdata/generate-stream.ndjson", 0, &body, &mu)
 	defer ts.Close()
-	rec := ollama.NewClient(ts.URL+"/v1").Do(context.Background(), openai.Request{ID: "g", Model: "tiny", Prompt: "Hello", MaxTokens: 3})
+	rec := ollama.NewClient(ts.URL+"/v1").Do(context.Background(), workload.Request{ID: "g", Model: "tiny", Prompt: "Hello", MaxTokens: 3})
 	if !rec.OK || rec.OutputTokens != 3 || rec.TokensSource != "engine" {
 		t.Fatalf("record %+v", rec)
 	}
@@ -106,7 +105,7 @@ func TestThinkingCounts(t *testing.T) {
 			`{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","eval_count":2,"eval_duration":1000}`+"\n")
 	}))
 	defer ts.Close()
-	rec := ollama.NewClient(ts.URL).Do(context.Background(), openai.Request{ID: "t", Model: "m", Chat: true, Prompt: "x"})
+	rec := ollama.NewClient(ts.URL).Do(context.Background(), workload.Request{ID: "t", Model: "m", Chat: true, Prompt: "x"})
 	if !rec.OK || rec.OutputChars != 5 || len(rec.TokenTimes) != 2 || rec.OutputTokens != 2 {
 		t.Errorf("record %+v", rec)
 	}
@@ -138,7 +137,7 @@ func TestFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ts := httptest.NewServer(c.handler)
 			defer ts.Close()
-			rec := ollama.NewClient(ts.URL).Do(context.Background(), openai.Request{ID: "x", Model: "nope", Chat: true, Prompt: "hi"})
+			rec := ollama.NewClient(ts.URL).Do(context.Background(), workload.Request{ID: "x", Model: "nope", Chat: true, Prompt: "hi"})
 			if rec.OK || !strings.Contains(rec.Error, c.want) || rec.OutputChars != c.chars || rec.DoneAt < rec.SentAt {
 				t.Errorf("record %+v, want error %q", rec, c.want)
 			}
@@ -155,11 +154,11 @@ func TestCancelled(t *testing.T) {
 	defer ts.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	rec := ollama.NewClient(ts.URL).Do(ctx, openai.Request{ID: "c", Model: "m", Chat: true, Prompt: "x"})
+	rec := ollama.NewClient(ts.URL).Do(ctx, workload.Request{ID: "c", Model: "m", Chat: true, Prompt: "x"})
 	if rec.OK || rec.Error != "cancelled" || rec.FirstTokenAt == 0 {
 		t.Errorf("record %+v", rec)
 	}
-	rec = ollama.NewClient(ts.URL, ollama.WithRequestTimeout(100*time.Millisecond)).Do(context.Background(), openai.Request{ID: "c", Model: "m", Chat: true, Prompt: "x"})
+	rec = ollama.NewClient(ts.URL, ollama.WithRequestTimeout(100*time.Millisecond)).Do(context.Background(), workload.Request{ID: "c", Model: "m", Chat: true, Prompt: "x"})
 	if rec.OK || !strings.Contains(rec.Error, "request timeout after 100ms") {
 		t.Errorf("record %+v", rec)
 	}

@@ -26,8 +26,49 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/external"
 	"github.com/joulebench/joulebench/engines/process"
 )
+
+// Kind is the engine kind.
+const Kind = "ollama"
+
+// Descriptor is Ollama, started by joulebench or already running; it
+// serves Ollama's native API, has no /metrics and reports the model
+// digest as the revision.
+func Descriptor() engines.Descriptor {
+	return engines.Descriptor{
+		Kind:  Kind,
+		Doc:   "Ollama (ollama serve)",
+		API:   engines.APIOllama,
+		Flags: []string{"model", "model-file", "max-model-len", "slots", "ollama-api", "ollama-pull"},
+		Validate: func(o engines.Options) error {
+			if o.Model == "" {
+				return fmt.Errorf("--engine %s needs --model (an Ollama model name)", Kind)
+			}
+			return nil
+		},
+		Start: func(o engines.Options) (engines.Engine, error) {
+			return New(Config{Bin: o.Bin, Model: o.Model, ModelFile: o.ModelFile, Pull: o.PullMissing, Port: o.Port,
+				ContextLength: o.MaxModelLen, Parallel: o.Slots, Env: o.Env, ExtraArgs: o.Args, RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
+		},
+		Attach: func(r engines.Remote) (engines.Engine, error) {
+			if r.API == "" {
+				r.API = engines.APIOllama
+			}
+			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP,
+				Health: "/api/version", ExpectModel: NormalizeName,
+				Identity: func(ctx context.Context, srv *process.Server, model string) (engines.Identity, error) {
+					return (&API{Base: srv.Base, HTTP: srv.Client()}).Identity(ctx, model)
+				},
+				PickModel: func(ctx context.Context, srv *process.Server) (string, error) {
+					return (&API{Base: srv.Base, HTTP: srv.Client()}).FirstModel(ctx)
+				},
+			})
+		},
+		ReportsRevision: true,
+	}
+}
 
 // Config is the frozen configuration of an Ollama server.
 type Config struct {
@@ -59,12 +100,16 @@ type Config struct {
 
 // Engine is a managed `ollama serve`.
 type Engine struct {
-	process.Managed
+	*process.Managed
 	cfg Config
 	api *API
 }
 
-var _ engines.Engine = (*Engine)(nil)
+var (
+	_ engines.Engine     = (*Engine)(nil)
+	_ engines.Expecter   = (*Engine)(nil)
+	_ engines.ModelNamer = (*Engine)(nil)
+)
 
 // New freezes the command line and environment (choosing a free port when
 // Port is 0).
@@ -80,13 +125,11 @@ func New(cfg Config) (*Engine, error) {
 			cfg.ModelFile = abs
 		}
 	}
-	if cfg.Port == 0 {
-		p, err := process.FreePort()
-		if err != nil {
-			return nil, fmt.Errorf("ollama: %w", err)
-		}
-		cfg.Port = p
+	port, err := process.ResolvePort(Kind, cfg.Port)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Port = port
 	env := map[string]string{
 		"OLLAMA_HOST": "127.0.0.1:" + strconv.Itoa(cfg.Port),
 		// The model stays loaded for the whole run; the process exit
@@ -99,16 +142,12 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Parallel > 0 {
 		env["OLLAMA_NUM_PARALLEL"] = strconv.Itoa(cfg.Parallel)
 	}
-	for k, v := range cfg.Env {
-		env[k] = v
-	}
 	argv := append([]string{cfg.Bin, "serve"}, cfg.ExtraArgs...)
-	spec := process.Spec{Name: "ollama", Argv: argv, Env: env, Dir: cfg.RunDir, Log: cfg.Log}
-	base := process.LoopbackURL(cfg.Port)
-	srv := process.NewServer(spec, base, "/api/version")
-	srv.HTTP = cfg.HTTP
-	e := &Engine{cfg: cfg, Managed: process.Managed{Server: srv, KindName: "ollama", APIName: engines.APIOllama, RunDir: cfg.RunDir}}
-	e.api = &API{Base: base, HTTP: srv.Client(), Note: func(s string) {
+	m := process.NewManaged(process.ManagedSpec{Kind: Kind, API: engines.APIOllama, Argv: argv, Env: env, Overrides: cfg.Env,
+		Port: cfg.Port, Health: "/api/version", RunDir: cfg.RunDir, Log: cfg.Log, HTTP: cfg.HTTP})
+	srv := m.Server
+	e := &Engine{cfg: cfg, Managed: m}
+	e.api = &API{Base: srv.Base, HTTP: srv.Client(), Note: func(s string) {
 		if p := srv.Process(); p != nil {
 			p.Note("%s", s)
 		}
@@ -121,6 +160,9 @@ func New(cfg Config) (*Engine, error) {
 
 // Config is the configuration in use (after defaults).
 func (e *Engine) Config() Config { return e.cfg }
+
+// RequestModel is the model name requests carry.
+func (e *Engine) RequestModel() string { return e.cfg.Model }
 
 // Expect is what the identity check compares: the model name (with its
 // tag). Ollama's context length is per request (num_ctx), not checked.
@@ -197,6 +239,22 @@ func (a *API) client() *http.Client {
 // bounded by the caller's context).
 func (a *API) longClient() *http.Client {
 	return &http.Client{Transport: a.client().Transport}
+}
+
+// FirstModel is the first model GET /api/tags lists.
+func (a *API) FirstModel(ctx context.Context) (string, error) {
+	var tags struct {
+		Models []struct {
+			Name string `json:"name"`
+		} `json:"models"`
+	}
+	if _, err := process.GetJSON(ctx, a.client(), a.Base+"/api/tags", &tags); err != nil {
+		return "", err
+	}
+	if len(tags.Models) == 0 {
+		return "", fmt.Errorf("GET %s/api/tags lists no model", a.Base)
+	}
+	return tags.Models[0].Name, nil
 }
 
 // Version is GET /api/version.

@@ -77,27 +77,10 @@ const (
 	drainTimeout = 2 * time.Second
 )
 
-// Request is one request to send.
-type Request struct {
-	ID       string
-	Phase    string
-	PromptID string
-	Model    string
-	// Prompt is the text of a completions request; a chat request with no
-	// Messages sends it as one user message.
-	Prompt   string
-	Messages []workload.Message
-	// MaxTokens is sent as max_tokens when > 0.
-	MaxTokens   int
-	Temperature float64
-	// IgnoreEOS sends ignore_eos=true (vLLM, SGLang) when set.
-	IgnoreEOS bool
-	// Chat selects /v1/chat/completions; otherwise /v1/completions.
-	Chat bool
-	// Extra members are added to the JSON body and override the ones
-	// above (except "stream", which is always true).
-	Extra map[string]any
-}
+// Request is workload.Request, the neutral request type.
+//
+// Deprecated: use workload.Request.
+type Request = workload.Request
 
 // Client sends requests to one server. It is safe for concurrent use; all
 // requests share one tuned transport.
@@ -208,7 +191,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBu
 // ("cancelled", "cancelled: <cause>" when ctx was cancelled with a cause,
 // "request timeout after <d>", "http <status>: <start of the body>",
 // "stream cut: ...").
-func (c *Client) Do(ctx context.Context, r Request) archive.Request {
+func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
 	body, target, err := c.encode(r)
 	if err != nil {
@@ -445,7 +428,7 @@ func (st *stream) finish(x *Exchange) {
 }
 
 // encode builds the JSON body and picks the endpoint.
-func (c *Client) encode(r Request) ([]byte, string, error) {
+func (c *Client) encode(r workload.Request) ([]byte, string, error) {
 	body := make(map[string]any, 8+len(r.Extra))
 	target := c.completionsURL
 	if r.Chat {

@@ -1,11 +1,90 @@
 package process
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
 	"sync"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 )
+
+// CompileCacheDir is the subdirectory of a managed engine's run directory
+// that holds its compile caches (this run's only: the startup stage
+// includes the compilation, as it does the first time).
+const CompileCacheDir = "compile-cache"
+
+// ManagedSpec is the setup every managed engine shares: a frozen argv,
+// its environment (the engine's own variables, its compile caches under
+// the run directory, the user's overrides last), the loopback server and
+// its health endpoint.
+type ManagedSpec struct {
+	// Kind is the engine kind (run.json); Name the process name in logs
+	// (default Kind).
+	Kind, Name string
+	// API is engines.APIOpenAI or engines.APIOllama.
+	API  string
+	Argv []string
+	// Env are the engine's own variables; Overrides (--engine-env) replace
+	// them and the cache variables.
+	Env, Overrides map[string]string
+	// CacheEnv maps an environment variable to a directory under
+	// RunDir/compile-cache; set only when RunDir is.
+	CacheEnv map[string]string
+	// Port is the resolved port on 127.0.0.1 (see ResolvePort); Health the
+	// readiness path.
+	Port   int
+	Health string
+	// RunDir is the working directory ("" = the current one, no cache
+	// override).
+	RunDir string
+	Log    io.Writer
+	HTTP   *http.Client
+}
+
+// ResolvePort returns port, or a free port on 127.0.0.1 when it is 0.
+func ResolvePort(kind string, port int) (int, error) {
+	if port != 0 {
+		return port, nil
+	}
+	p, err := FreePort()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", kind, err)
+	}
+	return p, nil
+}
+
+// NewManaged freezes the process spec and builds the engine's server
+// (nothing starts until Start).
+func NewManaged(s ManagedSpec) *Managed {
+	env := map[string]string{}
+	for k, v := range s.Env {
+		env[k] = v
+	}
+	cache := ""
+	if s.RunDir != "" && len(s.CacheEnv) > 0 {
+		cache = filepath.Join(s.RunDir, CompileCacheDir)
+		for k, sub := range s.CacheEnv {
+			env[k] = filepath.Join(cache, sub)
+		}
+	}
+	for k, v := range s.Overrides {
+		env[k] = v
+	}
+	if len(env) == 0 {
+		env = nil
+	}
+	name := s.Name
+	if name == "" {
+		name = s.Kind
+	}
+	spec := Spec{Name: name, Argv: s.Argv, Env: env, Dir: s.RunDir, Log: s.Log}
+	srv := NewServer(spec, LoopbackURL(s.Port), s.Health)
+	srv.HTTP = s.HTTP
+	return &Managed{Server: srv, KindName: s.Kind, APIName: s.API, RunDir: s.RunDir, CacheDir: cache}
+}
 
 // Managed is what the managed engines (vLLM, SGLang, llama.cpp, Ollama)
 // share: the server process, their kind and API, and the identity last
@@ -26,6 +105,12 @@ type Managed struct {
 	id    engines.Identity
 	hasID bool
 }
+
+var (
+	_ engines.ExitReporter  = (*Managed)(nil)
+	_ engines.ExitStatuser  = (*Managed)(nil)
+	_ engines.RunInfoSetter = (*Managed)(nil)
+)
 
 // Kind is the engine kind.
 func (m *Managed) Kind() string { return m.KindName }

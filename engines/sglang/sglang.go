@@ -18,18 +18,51 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/internal/v1models"
 	"github.com/joulebench/joulebench/engines/process"
-	"github.com/joulebench/joulebench/engines/vllm"
 )
 
+// Kind is the engine kind.
+const Kind = "sglang"
+
 // DefaultFamilies are the /metrics families kept by default.
-var DefaultFamilies = []string{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"}
+func DefaultFamilies() []string {
+	return []string{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"}
+}
+
+// Descriptor is SGLang, started by joulebench or already running. It
+// reports the model revision (its --revision).
+func Descriptor() engines.Descriptor {
+	return engines.Descriptor{
+		Kind:  Kind,
+		Doc:   "SGLang (python -m sglang.launch_server)",
+		API:   engines.APIOpenAI,
+		Flags: []string{"model", "revision", "tp", "max-model-len", "health-generate"},
+		Validate: func(o engines.Options) error {
+			if o.Model == "" {
+				return fmt.Errorf("--engine %s needs --model (a path or Hugging Face id)", Kind)
+			}
+			return nil
+		},
+		Start: func(o engines.Options) (engines.Engine, error) {
+			return New(Config{Python: o.Bin, Model: o.Model, Revision: o.Revision, Port: o.Port, TP: o.TP,
+				ContextLength: o.MaxModelLen, Seed: o.Seed, HealthGenerate: o.HealthGenerate, ExtraArgs: o.Args, Env: o.Env,
+				RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
+		},
+		Attach: func(r engines.Remote) (engines.Engine, error) {
+			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP,
+				Health: "/health", MetricsPath: "/metrics", Identity: Identity})
+		},
+		DefaultFamilies: DefaultFamilies(),
+		ReportsRevision: true,
+	}
+}
 
 // Config is the frozen configuration of an SGLang server.
 type Config struct {
@@ -63,11 +96,16 @@ type Config struct {
 
 // Engine is a managed SGLang server.
 type Engine struct {
-	process.Managed
+	*process.Managed
 	cfg Config
 }
 
-var _ engines.Engine = (*Engine)(nil)
+var (
+	_ engines.Engine        = (*Engine)(nil)
+	_ engines.MetricsSource = (*Engine)(nil)
+	_ engines.Expecter      = (*Engine)(nil)
+	_ engines.ModelNamer    = (*Engine)(nil)
+)
 
 // New freezes the command line (choosing a free port when Port is 0).
 func New(cfg Config) (*Engine, error) {
@@ -88,13 +126,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.TP <= 0 {
 		cfg.TP = 1
 	}
-	if cfg.Port == 0 {
-		p, err := process.FreePort()
-		if err != nil {
-			return nil, fmt.Errorf("sglang: %w", err)
-		}
-		cfg.Port = p
+	port, err := process.ResolvePort(Kind, cfg.Port)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Port = port
 	argv := []string{cfg.Python, "-m", "sglang.launch_server",
 		"--model-path", cfg.Model,
 		"--host", "127.0.0.1", "--port", strconv.Itoa(cfg.Port),
@@ -110,21 +146,11 @@ func New(cfg Config) (*Engine, error) {
 		argv = append(argv, "--revision", cfg.Revision)
 	}
 	argv = append(argv, cfg.ExtraArgs...)
-	env := map[string]string{}
-	cache := ""
-	if cfg.RunDir != "" {
-		cache = filepath.Join(cfg.RunDir, "compile-cache")
-		env["TORCHINDUCTOR_CACHE_DIR"] = filepath.Join(cache, "inductor")
-		env["TRITON_CACHE_DIR"] = filepath.Join(cache, "triton")
-		env["FLASHINFER_WORKSPACE_BASE"] = filepath.Join(cache, "flashinfer")
-	}
-	for k, v := range cfg.Env {
-		env[k] = v
-	}
-	spec := process.Spec{Name: "sglang", Argv: argv, Env: env, Dir: cfg.RunDir, Log: cfg.Log}
-	srv := process.NewServer(spec, process.LoopbackURL(cfg.Port), "/health")
-	srv.HTTP = cfg.HTTP
-	e := &Engine{cfg: cfg, Managed: process.Managed{Server: srv, KindName: "sglang", APIName: engines.APIOpenAI, RunDir: cfg.RunDir, CacheDir: cache}}
+	m := process.NewManaged(process.ManagedSpec{Kind: Kind, API: engines.APIOpenAI, Argv: argv, Overrides: cfg.Env,
+		CacheEnv: map[string]string{"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton", "FLASHINFER_WORKSPACE_BASE": "flashinfer"},
+		Port:     cfg.Port, Health: "/health", RunDir: cfg.RunDir, Log: cfg.Log, HTTP: cfg.HTTP})
+	e := &Engine{cfg: cfg, Managed: m}
+	srv := m.Server
 	if cfg.HealthGenerate {
 		// One generated token may take longer than a probe's usual bound.
 		hc := &http.Client{}
@@ -143,6 +169,9 @@ func New(cfg Config) (*Engine, error) {
 
 // Config is the configuration in use (after defaults).
 func (e *Engine) Config() Config { return e.cfg }
+
+// RequestModel is the served model name requests carry.
+func (e *Engine) RequestModel() string { return e.cfg.ServedName }
 
 // MetricsURL is the Prometheus endpoint.
 func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
@@ -193,7 +222,7 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("sglang identity: %w", err)
 	}
-	m, rawModels, err := vllm.ListModels(ctx, srv, want)
+	m, rawModels, err := v1models.List(ctx, srv, want)
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("sglang identity: %w", err)
 	}

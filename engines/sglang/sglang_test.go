@@ -86,7 +86,7 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 		t.Errorf("server info api_key = %v", si["api_key"])
 	}
 	var names []string
-	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: sglang.DefaultFamilies, Sink: func(ms []archive.EngineMetric) error {
+	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: sglang.DefaultFamilies(), Sink: func(ms []archive.EngineMetric) error {
 		for _, m := range ms {
 			names = append(names, m.Name)
 		}

@@ -79,8 +79,8 @@ func New(cfg Config) *Engine {
 // Config returns the configuration in use (after defaults).
 func (e *Engine) Config() Config { return e.cfg }
 
-// Kind returns "sim".
-func (e *Engine) Kind() string { return "sim" }
+// Kind returns Kind.
+func (e *Engine) Kind() string { return Kind }
 
 // Simulated returns true.
 func (e *Engine) Simulated() bool { return true }
@@ -90,7 +90,34 @@ func (e *Engine) API() string { return engines.APIOpenAI }
 
 // BaseURL is http://127.0.0.1:PORT once started.
 // DefaultFamilies are the /metrics families a run keeps by default.
-var DefaultFamilies = []string{"sim:num_requests_running", "sim:num_requests_waiting", "sim:kv_cache_usage_perc"}
+func DefaultFamilies() []string {
+	return []string{"sim:num_requests_running", "sim:num_requests_waiting", "sim:kv_cache_usage_perc"}
+}
+
+// Kind is the engine kind.
+const Kind = "sim"
+
+var (
+	_ engines.Engine        = (*Engine)(nil)
+	_ engines.MetricsSource = (*Engine)(nil)
+	_ engines.ModelNamer    = (*Engine)(nil)
+)
+
+// Descriptor is the built-in simulated engine: the caller builds it (New)
+// with its simulated GPU; everything it produces is labelled simulated.
+func Descriptor() engines.Descriptor {
+	return engines.Descriptor{
+		Kind:            Kind,
+		Doc:             "the built-in simulated engine and GPU",
+		API:             engines.APIOpenAI,
+		Simulated:       true,
+		Flags:           []string{"model", "sim-preset"},
+		DefaultFamilies: DefaultFamilies(),
+	}
+}
+
+// RequestModel is the model id the simulator serves.
+func (e *Engine) RequestModel() string { return e.cfg.Model }
 
 // MetricsURL is the simulator's Prometheus endpoint (the side path).
 func (e *Engine) MetricsURL() string {
@@ -396,7 +423,7 @@ func (e *Engine) Phase() string {
 func (e *Engine) Info() archive.EngineInfo {
 	c := e.cfg
 	return archive.EngineInfo{
-		Kind:           "sim",
+		Kind:           Kind,
 		Version:        c.Version,
 		URL:            e.BaseURL(),
 		API:            engines.APIOpenAI,

@@ -15,16 +15,47 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/internal/v1models"
 	"github.com/joulebench/joulebench/engines/process"
 )
 
+// Kind is the engine kind.
+const Kind = "vllm"
+
 // DefaultFamilies are the /metrics families kept by default.
-var DefaultFamilies = []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"}
+func DefaultFamilies() []string {
+	return []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"}
+}
+
+// Descriptor is vLLM, started by joulebench or already running.
+func Descriptor() engines.Descriptor {
+	return engines.Descriptor{
+		Kind:  Kind,
+		Doc:   "vLLM (vllm serve)",
+		API:   engines.APIOpenAI,
+		Flags: []string{"model", "revision", "tp", "max-model-len"},
+		Validate: func(o engines.Options) error {
+			if o.Model == "" {
+				return fmt.Errorf("--engine %s needs --model (a path or Hugging Face id)", Kind)
+			}
+			return nil
+		},
+		Start: func(o engines.Options) (engines.Engine, error) {
+			return New(Config{Bin: o.Bin, Model: o.Model, Revision: o.Revision, Port: o.Port, TP: o.TP,
+				MaxModelLen: o.MaxModelLen, Seed: o.Seed, ExtraArgs: o.Args, Env: o.Env, RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
+		},
+		Attach: func(r engines.Remote) (engines.Engine, error) {
+			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP,
+				Health: "/health", MetricsPath: "/metrics", Identity: Identity})
+		},
+		DefaultFamilies: DefaultFamilies(),
+	}
+}
 
 // Config is the frozen configuration of a vLLM server.
 type Config struct {
@@ -59,11 +90,16 @@ type Config struct {
 
 // Engine is a managed vLLM server.
 type Engine struct {
-	process.Managed
+	*process.Managed
 	cfg Config
 }
 
-var _ engines.Engine = (*Engine)(nil)
+var (
+	_ engines.Engine        = (*Engine)(nil)
+	_ engines.MetricsSource = (*Engine)(nil)
+	_ engines.Expecter      = (*Engine)(nil)
+	_ engines.ModelNamer    = (*Engine)(nil)
+)
 
 // New freezes the command line (choosing a free port when Port is 0).
 func New(cfg Config) (*Engine, error) {
@@ -79,13 +115,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.TP <= 0 {
 		cfg.TP = 1
 	}
-	if cfg.Port == 0 {
-		p, err := process.FreePort()
-		if err != nil {
-			return nil, fmt.Errorf("vllm: %w", err)
-		}
-		cfg.Port = p
+	port, err := process.ResolvePort(Kind, cfg.Port)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Port = port
 	argv := []string{cfg.Bin, "serve", cfg.Model,
 		"--host", "127.0.0.1", "--port", strconv.Itoa(cfg.Port),
 		"--tensor-parallel-size", strconv.Itoa(cfg.TP),
@@ -99,28 +133,18 @@ func New(cfg Config) (*Engine, error) {
 		argv = append(argv, "--revision", cfg.Revision)
 	}
 	argv = append(argv, cfg.ExtraArgs...)
-	env := map[string]string{}
-	cache := ""
-	if cfg.RunDir != "" {
-		cache = filepath.Join(cfg.RunDir, "compile-cache")
-		// torch.compile, Inductor and Triton caches of this run only: the
-		// startup stage includes the compilation, as it does the first time.
-		env["VLLM_CACHE_ROOT"] = filepath.Join(cache, "vllm")
-		env["TORCHINDUCTOR_CACHE_DIR"] = filepath.Join(cache, "inductor")
-		env["TRITON_CACHE_DIR"] = filepath.Join(cache, "triton")
-	}
-	for k, v := range cfg.Env {
-		env[k] = v
-	}
-	spec := process.Spec{Name: "vllm", Argv: argv, Env: env, Dir: cfg.RunDir, Log: cfg.Log}
-	srv := process.NewServer(spec, process.LoopbackURL(cfg.Port), "/health")
-	srv.HTTP = cfg.HTTP
-	e := &Engine{cfg: cfg, Managed: process.Managed{Server: srv, KindName: "vllm", APIName: engines.APIOpenAI, RunDir: cfg.RunDir, CacheDir: cache}}
-	return e, nil
+	// torch.compile, Inductor and Triton caches of this run only.
+	m := process.NewManaged(process.ManagedSpec{Kind: Kind, API: engines.APIOpenAI, Argv: argv, Overrides: cfg.Env,
+		CacheEnv: map[string]string{"VLLM_CACHE_ROOT": "vllm", "TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"},
+		Port:     cfg.Port, Health: "/health", RunDir: cfg.RunDir, Log: cfg.Log, HTTP: cfg.HTTP})
+	return &Engine{cfg: cfg, Managed: m}, nil
 }
 
 // Config is the configuration in use (after defaults).
 func (e *Engine) Config() Config { return e.cfg }
+
+// RequestModel is the served model name requests carry.
+func (e *Engine) RequestModel() string { return e.cfg.ServedName }
 
 // MetricsURL is the Prometheus endpoint.
 func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
@@ -152,7 +176,7 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("vllm identity: %w", err)
 	}
-	m, rawModels, err := ListModels(ctx, srv, want)
+	m, rawModels, err := v1models.List(ctx, srv, want)
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("vllm identity: %w", err)
 	}
@@ -162,37 +186,6 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 		ContextLength: m.MaxModelLen,
 		Raw:           map[string]any{"/version": rawVersion, "/v1/models": rawModels},
 	}, nil
-}
-
-// Model is one entry of an OpenAI /v1/models list as vLLM and SGLang
-// write it.
-type Model struct {
-	ID          string `json:"id"`
-	Root        string `json:"root"`
-	OwnedBy     string `json:"owned_by"`
-	MaxModelLen int    `json:"max_model_len"`
-}
-
-// ListModels GETs /v1/models and returns the entry whose id is want, or
-// the first when want is "" or absent (the identity check then reports
-// the mismatch), with the decoded body.
-func ListModels(ctx context.Context, srv *process.Server, want string) (Model, any, error) {
-	var list struct {
-		Data []Model `json:"data"`
-	}
-	raw, err := srv.GetJSON(ctx, "/v1/models", &list)
-	if err != nil {
-		return Model{}, nil, err
-	}
-	if len(list.Data) == 0 {
-		return Model{}, raw, fmt.Errorf("GET %s/v1/models lists no model", srv.Base)
-	}
-	for _, m := range list.Data {
-		if m.ID == want {
-			return m, raw, nil
-		}
-	}
-	return list.Data[0], raw, nil
 }
 
 // Info describes the engine for run.json.

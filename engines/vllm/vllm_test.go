@@ -89,7 +89,7 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 		t.Errorf("expect %+v (vLLM reports neither revision nor TP)", exp)
 	}
 	var got []string
-	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: vllm.DefaultFamilies, Sink: func(ms []archive.EngineMetric) error {
+	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: vllm.DefaultFamilies(), Sink: func(ms []archive.EngineMetric) error {
 		for _, m := range ms {
 			got = append(got, m.Name)
 		}

@@ -36,6 +36,7 @@ var (
 	_ telemetry.Source           = (*Source)(nil)
 	_ telemetry.ThrottleReporter = (*Source)(nil)
 	_ telemetry.AnomalyReporter  = (*Source)(nil)
+	_ telemetry.DriverReporter   = (*Source)(nil)
 )
 
 // clock-event API in use for a device.

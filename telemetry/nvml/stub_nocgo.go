@@ -16,7 +16,10 @@ var errNoCgo = fmt.Errorf("nvml: built without cgo: %w (rebuild with CGO_ENABLED
 // Source is the NVML source; in a build without cgo it cannot be opened.
 type Source struct{}
 
-var _ telemetry.Source = (*Source)(nil)
+var (
+	_ telemetry.Source         = (*Source)(nil)
+	_ telemetry.DriverReporter = (*Source)(nil)
+)
 
 // Open reports that this build has no NVML (go-nvml needs cgo).
 func Open(Options) (*Source, error) { return nil, errNoCgo }

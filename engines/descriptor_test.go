@@ -1,0 +1,119 @@
+package engines_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/engines"
+)
+
+func start(engines.Options) (engines.Engine, error) { return nil, nil }
+func attach(engines.Remote) (engines.Engine, error) { return nil, nil }
+
+// A small registry: two managed kinds (one Ollama-API), a generic
+// OpenAI-compatible kind and a simulated one.
+func testRegistry(t *testing.T) *engines.Registry {
+	t.Helper()
+	r := engines.NewRegistry()
+	for _, d := range []engines.Descriptor{
+		{Kind: "a", API: engines.APIOpenAI, Start: start, Attach: attach, DefaultFamilies: []string{"a:x"}},
+		{Kind: "o", API: engines.APIOllama, Start: start, Attach: attach},
+		{Kind: "b", API: engines.APIOpenAI, Start: start, DefaultFamilies: []string{"b:y", "b:z"}},
+		{Kind: "any", API: engines.APIOpenAI, Generic: true, Attach: attach},
+		{Kind: "s", API: engines.APIOpenAI, Simulated: true, DefaultFamilies: []string{"s:q"}},
+	} {
+		if err := r.Register(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+func TestRegisterErrors(t *testing.T) {
+	r := testRegistry(t)
+	cases := []struct {
+		d    engines.Descriptor
+		want string
+	}{
+		{engines.Descriptor{Kind: "a", API: engines.APIOpenAI, Start: start}, "registered twice"},
+		{engines.Descriptor{API: engines.APIOpenAI, Start: start}, "without a kind"},
+		{engines.Descriptor{Kind: "n", API: engines.APIOpenAI}, "neither started nor attached"},
+		{engines.Descriptor{Kind: "g", API: "grpc", Start: start}, "API \"grpc\""},
+		{engines.Descriptor{Kind: "any2", API: engines.APIOpenAI, Generic: true, Attach: attach}, "already the generic"},
+	}
+	for _, c := range cases {
+		err := r.Register(c.d)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err %v, want %q", c.d.Kind, err, c.want)
+		}
+	}
+	if got := r.Kinds(); !slices.Equal(got, []string{"a", "o", "b", "any", "s"}) {
+		t.Errorf("a failed registration changed the registry: %v", got)
+	}
+}
+
+func TestForStart(t *testing.T) {
+	r := testRegistry(t)
+	cases := []struct{ kind, want, err string }{
+		{"a", "a", ""},
+		{"o", "o", ""},
+		{"any", "", "--engine any needs --engine-url"},
+		{"s", "", "want one of a, o, b (or --engine-url URL)"},
+		{"zz", "", "want one of a, o, b"},
+	}
+	for _, c := range cases {
+		d, err := r.ForStart(c.kind)
+		if d.Kind != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: %q %v, want %q %q", c.kind, d.Kind, err, c.want, c.err)
+		}
+	}
+}
+
+func TestForRemote(t *testing.T) {
+	r := testRegistry(t)
+	cases := []struct{ kind, api, want, err string }{
+		{"", "", "any", ""},                     // unknown kind: the generic server
+		{"", engines.APIOpenAI, "any", ""},      // of the OpenAI API
+		{"", engines.APIOllama, "o", ""},        // no generic Ollama kind: the first that serves it
+		{"any", engines.APIOllama, "o", ""},     // the generic kind follows the API
+		{"a", "", "a", ""},                      // a named kind
+		{"a", engines.APIOllama, "a", ""},       // keeps its kind whatever the API
+		{"b", "", "", "want any, a or o"},       // cannot attach
+		{"s", "", "", "with --engine-url"},      // simulated
+		{"", "grpc", "", "no engine serves it"}, // unknown API
+	}
+	for _, c := range cases {
+		d, err := r.ForRemote(c.kind, c.api)
+		if d.Kind != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%q/%q: %q %v, want %q %q", c.kind, c.api, d.Kind, err, c.want, c.err)
+		}
+	}
+}
+
+func TestFamilies(t *testing.T) {
+	r := testRegistry(t)
+	cases := []struct {
+		kind string
+		want []string
+	}{
+		{"a", []string{"a:x"}},
+		{"o", nil},
+		// The generic server may be any OpenAI-API kind: a's then b's
+		// families, in registration order; never the simulator's.
+		{"any", []string{"a:x", "b:y", "b:z"}},
+		{"s", []string{"s:q"}},
+		{"zz", nil},
+	}
+	for _, c := range cases {
+		if got := r.Families(c.kind); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.kind, got, c.want)
+		}
+	}
+	// The caller's copy is its own.
+	f := r.Families("a")
+	f[0] = "changed"
+	if r.Families("a")[0] != "a:x" {
+		t.Error("Families shares the descriptor's slice")
+	}
+}

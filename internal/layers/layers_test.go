@@ -1,0 +1,92 @@
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/joulebench/joulebench/"
+
+// deps maps each package of the module (without the module prefix) to
+// every package it imports, directly or not (tests excluded), as go list
+// reports it.
+func deps(t *testing.T) map[string][]string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(gobin, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	m := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		var ds []string
+		for _, d := range f[1:] {
+			if strings.HasPrefix(d, module) {
+				ds = append(ds, strings.TrimPrefix(d, module))
+			}
+		}
+		m[strings.TrimPrefix(f[0], module)] = ds
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// under reports whether pkg is dir or inside it.
+func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
+
+func TestImportsPointDown(t *testing.T) {
+	g := deps(t)
+	kinds := []string{"engines/vllm", "engines/sglang", "engines/llamacpp", "engines/ollama", "engines/sim"}
+	rules := []struct {
+		pkg, mustNot, why string
+	}{
+		{"loadgen", "engines", "the load generator speaks workload.Request, not an engine client's types"},
+		{"workload", "engines", "request types sit below the clients"},
+		{"workload", "loadgen", "request types sit below the load generator"},
+		{"engines/ollama", "loadgen", "a client is a Doer without importing the load generator"},
+		{"engines/openai", "loadgen", "a client is a Doer without importing the load generator"},
+		{"engines/sglang", "engines/vllm", "shared helpers live below both (engines/internal)"},
+		{"engines/external", "engines/vllm", "kinds configure the external engine, not the reverse"},
+		{"engines/external", "engines/sglang", ""},
+		{"engines/external", "engines/llamacpp", ""},
+		{"engines/external", "engines/ollama", ""},
+		{"engines/process", "engines/external", "the shared process layer is below every engine"},
+		{"telemetry", "engines", "power sources know no engine"},
+		{"archive", "engines", "the archive format is the bottom layer"},
+		{"engines", "steps", "engines know no step"},
+		{"engines", "workflow", "engines know no workflow"},
+	}
+	for _, k := range kinds {
+		for _, o := range kinds {
+			if k != o {
+				rules = append(rules, struct{ pkg, mustNot, why string }{k, o, "an engine kind is one package, independent of the others"})
+			}
+		}
+	}
+	for _, r := range rules {
+		for pkg, ds := range g {
+			if !under(pkg, r.pkg) {
+				continue
+			}
+			for _, d := range ds {
+				if under(d, r.mustNot) {
+					t.Errorf("%s imports %s: %s", pkg, d, r.why)
+				}
+			}
+		}
+	}
+	if len(g) < 10 {
+		t.Fatalf("go list found %d packages", len(g))
+	}
+}
