@@ -3,7 +3,7 @@ module github.com/joulebench/joulebench
 go 1.26.8
 
 require (
-	github.com/NVIDIA/go-nvml v0.13.4-1
+	github.com/NVIDIA/go-nvml v0.12.9-0
 	github.com/expr-lang/expr v1.17.8
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/client_model v0.6.3

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
-
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/telemetry"
 )
@@ -26,7 +24,7 @@ func cpuTime(b *testing.B) time.Duration {
 // %core@10Hz = CPU time per sample × 10 samples/s over one core; the
 // target is under 1 %.
 func BenchmarkSample8Devices(b *testing.B) {
-	srv := dgxh100.New()
+	srv := newDGXH100()
 	wire(srv, &manualClock{t: 1}, plain)
 	src, err := New(srv, Options{})
 	if err != nil {
@@ -57,7 +55,7 @@ func BenchmarkSample8Devices(b *testing.B) {
 // The sampler's own ticker at 10 Hz over 8 simulated H100s; each op is one
 // second of sampling. %core is the process CPU time over the wall time.
 func BenchmarkTicker10Hz8Devices(b *testing.B) {
-	srv := dgxh100.New()
+	srv := newDGXH100()
 	wire(srv, &manualClock{t: 1}, plain)
 	src, err := New(srv, Options{})
 	if err != nil {

@@ -8,6 +8,13 @@
 // Open reports "built without cgo: NVML unavailable". Both wrap
 // ErrUnavailable, so callers can fall back with errors.Is.
 //
+// go.mod holds go-nvml at v0.12.9-0 (the CUDA 12.9 nvml.h): v0.13's CUDA 13
+// header marks 31 functions DEPRECATED(13.0), and gcc warns once for each
+// when cgo compiles go-nvml, so every first build printed ~150 lines. cgo
+// flags are per package, so joulebench cannot silence them from here. Every
+// NVML function used here is in both headers; architectures newer than the
+// header (Rubin) are named by the value the driver returns (archName).
+//
 // Per selected device the source records, at every Read:
 //   - the cumulative energy counter (nvmlDeviceGetTotalEnergyConsumption,
 //     mJ, Volta and newer), archived raw in power.csv energy_j (J). A device

@@ -512,6 +512,16 @@ func retName(ret gonvml.Return) string {
 	return fmt.Sprintf("NVML return %d", int32(ret))
 }
 
+// archRubin is NVML_DEVICE_ARCH_RUBIN. go-nvml v0.12.9-0 (the CUDA 12.9
+// nvml.h, chosen because its header builds without warnings) stops at
+// NVML_DEVICE_ARCH_BLACKWELL 10; the CUDA 13 nvml.h (go-nvml v0.13.4-1)
+// defines "#define NVML_DEVICE_ARCH_RUBIN 13". The values are the driver's,
+// not the header's, so a newer driver reports 13 to either binding. 11 and 12
+// are not named: CUDA 12.9 has 11 = T23X (Orin), CUDA 13 has 11 = DLA,
+// 12 = DLA2.
+const archRubin gonvml.DeviceArchitecture = 13
+
+// archName names an NVML_DEVICE_ARCH_* value.
 func archName(a gonvml.DeviceArchitecture) string {
 	switch a {
 	case gonvml.DEVICE_ARCH_KEPLER:
@@ -532,7 +542,7 @@ func archName(a gonvml.DeviceArchitecture) string {
 		return "hopper"
 	case gonvml.DEVICE_ARCH_BLACKWELL:
 		return "blackwell"
-	case gonvml.DEVICE_ARCH_RUBIN:
+	case archRubin:
 		return "rubin"
 	}
 	return "unknown"

@@ -17,9 +17,6 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
@@ -90,9 +87,9 @@ type devSpec struct {
 
 // wire sets the power, energy, clock and event funcs of every device of
 // srv to the profile at clk, scaled per device.
-func wire(srv *server.Server, clk *manualClock, spec func(k int) devSpec) {
+func wire(srv *dgxa100.Server, clk *manualClock, spec func(k int) devSpec) {
 	for k, nd := range srv.Devices {
-		d := nd.(*server.Device)
+		d := nd.(*dgxa100.Device)
 		sp := spec(k)
 		s := scale(k)
 		d.MemoryInfo.Used = sp.memUsed
@@ -136,7 +133,7 @@ func plain(int) devSpec { return devSpec{memUsed: 1 << 30, smMHz: 1980} }
 // computed by hand. gpu1 has no instantaneous power field (GetPowerUsage),
 // gpu2 no energy counter.
 func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
-	srv := dgxh100.New()
+	srv := newDGXH100()
 	clk := &manualClock{}
 	wire(srv, clk, func(k int) devSpec {
 		sp := plain(k)
@@ -243,15 +240,20 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 	}
 }
 
-// H200 and A100 servers: identity, architecture and memory come through.
+// H200, A100, B200 and Rubin servers: identity, architecture and memory
+// come through. Blackwell (10) and Rubin (13) are the values the driver
+// reports (nvml.h NVML_DEVICE_ARCH_*), whatever go-nvml version names them.
 func TestOtherServers(t *testing.T) {
 	for _, tc := range []struct {
-		srv  *server.Server
-		name string
-		arch string
+		srv    *dgxa100.Server
+		name   string
+		arch   string
+		memMiB int64
 	}{
-		{dgxh200.New(), "NVIDIA H200 141GB HBM3e", "hopper"},
-		{dgxa100.New(), "Mock NVIDIA A100-SXM4-40GB", "ampere"},
+		{newDGXH200(), "NVIDIA H200 141GB HBM3e", "hopper", 144384},
+		{dgxa100.New(), "Mock NVIDIA A100-SXM4-40GB", "ampere", 40960}, // 42949672960 B
+		{newDGX(gpuModel{"NVIDIA B200 180GB HBM3e", 10, 184320}), "NVIDIA B200 180GB HBM3e", "blackwell", 184320},
+		{newDGX(gpuModel{"simulated Rubin", 13, 294912}), "simulated Rubin", "rubin", 294912},
 	} {
 		clk := &manualClock{t: 1}
 		wire(tc.srv, clk, plain)
@@ -260,8 +262,8 @@ func TestOtherServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		inv := src.Inventory()
-		if len(inv.Devices) != 1 || inv.Devices[0].Name != tc.name || inv.Devices[0].Architecture != tc.arch || inv.Devices[0].Method != MethodCounter {
-			t.Errorf("inventory = %+v", inv)
+		if len(inv.Devices) != 1 || inv.Devices[0].Name != tc.name || inv.Devices[0].Architecture != tc.arch || inv.Devices[0].Method != MethodCounter || inv.Devices[0].MemTotalBytes != tc.memMiB<<20 {
+			t.Errorf("inventory = %+v, want %s %s %d MiB", inv, tc.name, tc.arch, tc.memMiB)
 		}
 		rs, err := src.Read(context.Background())
 		if err != nil || len(rs) != 1 || rs[0].PowerW != 100 || rs[0].EnergyJ != 100 {
@@ -276,7 +278,7 @@ func TestOtherServers(t *testing.T) {
 func TestGPUSelection(t *testing.T) {
 	srv := dgxa100.New()
 	wire(srv, &manualClock{}, plain)
-	uuid3 := srv.Devices[3].(*server.Device).UUID
+	uuid3 := srv.Devices[3].(*dgxa100.Device).UUID
 	src, err := New(srv, Options{GPUs: []string{"1", uuid3}})
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +289,7 @@ func TestGPUSelection(t *testing.T) {
 	}
 	src.Close()
 
-	uuid1 := srv.Devices[1].(*server.Device).UUID
+	uuid1 := srv.Devices[1].(*dgxa100.Device).UUID
 	for _, tc := range []struct {
 		sel  []string
 		want string
@@ -357,11 +359,11 @@ func TestOpenSystemLibrary(t *testing.T) {
 // A counter that goes backwards is flagged, kept raw, and the analysis
 // never gets a negative energy.
 func TestCounterReset(t *testing.T) {
-	srv := dgxh200.New()
+	srv := newDGXH200()
 	wire(srv, &manualClock{}, plain)
 	seq := []uint64{4000, 5000, 7000, 1000, 1500}
 	n := -1 // the probe reads once
-	srv.Devices[0].(*server.Device).GetTotalEnergyConsumptionFunc = func() (uint64, gonvml.Return) {
+	srv.Devices[0].(*dgxa100.Device).GetTotalEnergyConsumptionFunc = func() (uint64, gonvml.Return) {
 		n++
 		return seq[max(0, min(n, len(seq)-1))], gonvml.SUCCESS
 	}
@@ -402,7 +404,7 @@ func TestCounterReset(t *testing.T) {
 // Clock-event reasons: throttling causes are reported once per window with
 // the lowest SM clock; idle is not throttling.
 func TestThrottled(t *testing.T) {
-	srv := dgxh100.New()
+	srv := newDGXH100()
 	wire(srv, &manualClock{}, func(k int) devSpec {
 		sp := plain(k)
 		switch k {
@@ -437,7 +439,12 @@ func TestThrottled(t *testing.T) {
 	if th, _ := src.Throttled(); th {
 		t.Error("a new window should start empty")
 	}
-	// The bit values in telemetry.ClockEventCauses are NVML's.
+	// The bit values in telemetry.ClockEventCauses are NVML's. Board limit
+	// and reliability are newer than go-nvml v0.12.9-0's header; the CUDA 13
+	// nvml.h (go-nvml v0.13.4-1) defines nvmlClocksEventReasonBoardLimit
+	// 0x200 and nvmlClocksEventReasonReliability 0x400, and its
+	// nvmlClocksEventReasonAll is 0x7ff = 511 | 0x200 | 0x400 = 2047.
+	const boardLimit, reliability = 0x200, 0x400
 	for _, tc := range []struct {
 		bit  uint64
 		name string
@@ -447,14 +454,14 @@ func TestThrottled(t *testing.T) {
 		{gonvml.ClocksEventReasonSwThermalSlowdown, "sw_thermal_slowdown"},
 		{gonvml.ClocksThrottleReasonHwThermalSlowdown, "hw_thermal_slowdown"},
 		{gonvml.ClocksThrottleReasonHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
-		{gonvml.ClocksEventReasonBoardLimit, "board_limit"},
-		{gonvml.ClocksEventReasonReliability, "reliability"},
+		{boardLimit, "board_limit"},
+		{reliability, "reliability"},
 	} {
 		if got := telemetry.ClockEventCauses(tc.bit); len(got) != 1 || got[0] != tc.name {
 			t.Errorf("bit %#x: %v, want %s", tc.bit, got, tc.name)
 		}
 	}
-	if got := telemetry.ClockEventCauses(gonvml.ClocksEventReasonAll); len(got) != 7 {
+	if got := telemetry.ClockEventCauses(gonvml.ClocksEventReasonAll | boardLimit | reliability); len(got) != 7 {
 		t.Errorf("ClockEventCauses(all) = %v", got)
 	}
 	idle := gonvml.ClocksEventReasonGpuIdle | gonvml.ClocksEventReasonApplicationsClocksSetting | gonvml.ClocksEventReasonSyncBoost | gonvml.ClocksEventReasonDisplayClockSetting
@@ -467,7 +474,7 @@ func TestThrottled(t *testing.T) {
 func TestLegacyThrottleReasons(t *testing.T) {
 	srv := dgxa100.New()
 	wire(srv, &manualClock{}, plain)
-	d := srv.Devices[0].(*server.Device)
+	d := srv.Devices[0].(*dgxa100.Device)
 	d.GetCurrentClocksEventReasonsFunc = func() (uint64, gonvml.Return) { return 0, gonvml.ERROR_FUNCTION_NOT_FOUND }
 	d.GetCurrentClocksThrottleReasonsFunc = func() (uint64, gonvml.Return) {
 		return gonvml.ClocksThrottleReasonHwPowerBrakeSlowdown, gonvml.SUCCESS
@@ -492,10 +499,29 @@ func TestLegacyThrottleReasons(t *testing.T) {
 func TestNoPowerReading(t *testing.T) {
 	srv := dgxa100.New()
 	wire(srv, &manualClock{}, func(int) devSpec { return devSpec{noField: true} })
-	srv.Devices[0].(*server.Device).GetPowerUsageFunc = func() (uint32, gonvml.Return) { return 0, gonvml.ERROR_NOT_SUPPORTED }
+	srv.Devices[0].(*dgxa100.Device).GetPowerUsageFunc = func() (uint32, gonvml.Return) { return 0, gonvml.ERROR_NOT_SUPPORTED }
 	_, err := New(srv, Options{})
 	if err == nil || !strings.Contains(err.Error(), "gpu0") || !strings.Contains(err.Error(), "no power reading") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// archName names the NVML_DEVICE_ARCH_* values of nvml.h (CUDA 12.9 and
+// 13); values it does not know, and the 11 and 12 the two headers disagree
+// on, are "unknown".
+func TestArchName(t *testing.T) {
+	for _, tc := range []struct {
+		a    gonvml.DeviceArchitecture
+		want string
+	}{
+		{2, "kepler"}, {3, "maxwell"}, {4, "pascal"}, {5, "volta"}, {6, "turing"},
+		{7, "ampere"}, {8, "ada"}, {9, "hopper"}, {10, "blackwell"},
+		{11, "unknown"}, {12, "unknown"}, {13, "rubin"}, {14, "unknown"},
+		{gonvml.DEVICE_ARCH_UNKNOWN, "unknown"},
+	} {
+		if got := archName(tc.a); got != tc.want {
+			t.Errorf("archName(%d) = %q, want %q", tc.a, got, tc.want)
+		}
 	}
 }
 
@@ -529,16 +555,16 @@ func TestFieldFloat(t *testing.T) {
 // status failed and the NVML reason in run.json, and the samples taken
 // before stay in power.csv. The real monitor and baseline steps run.
 func TestNVMLErrorMidRun(t *testing.T) {
-	srv := dgxh100.New()
+	srv := newDGXH100()
 	wire(srv, &manualClock{t: 1}, plain)
 	var reads atomic.Int64
-	d0 := srv.Devices[0].(*server.Device)
+	d0 := srv.Devices[0].(*dgxa100.Device)
 	energy0 := d0.GetTotalEnergyConsumptionFunc
 	d0.GetTotalEnergyConsumptionFunc = func() (uint64, gonvml.Return) {
 		reads.Add(1) // the probe is read 1; sample n is read n+1
 		return energy0()
 	}
-	d5 := srv.Devices[5].(*server.Device)
+	d5 := srv.Devices[5].(*dgxa100.Device)
 	energy5 := d5.GetTotalEnergyConsumptionFunc
 	d5.GetTotalEnergyConsumptionFunc = func() (uint64, gonvml.Return) {
 		if reads.Load() > 4 {
