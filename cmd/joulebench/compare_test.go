@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,9 @@ func copyRun(t *testing.T, dir, engine, model string, labels map[string]string) 
 // tokens, so |T1 - T2| / max = 0: comparable. Full lifecycle (release_hold
 // 5 s, so release closes at the engine exit at t=21): (500 + 1000 + 100) /
 // 300 = 5.3333 J/token. Four requests never make two 100-request windows:
-// both runs are flagged not_steady and left out of the statistics.
+// both runs are flagged not_steady, which removes their steady-state
+// J/token only: their full-lifecycle J/token stays in the statistics
+// (median 1600/300).
 func TestCompareCLI(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "runs")
 	labels := map[string]string{"scenario": "chat", "model_params": "8e9"}
@@ -97,13 +100,14 @@ func TestCompareCLI(t *testing.T) {
 		t.Fatalf("runs %d, pairs %+v", len(rep.Runs), rep.Pairs)
 	}
 	for _, r := range rep.Runs {
-		if r.Included || flagsOf(r.Flags) != "not_steady" || r.SizeGroup != "<=50B" || r.Scenario != "chat" ||
+		if !r.Included || flagsOf(r.Flags) != "not_steady" || strings.Join(r.Removed, ",") != "steady" || r.SizeGroup != "<=50B" || r.Scenario != "chat" ||
 			r.FullJPerToken == nil || *r.FullJPerToken != 1600.0/300 {
 			t.Errorf("run %s = %+v", r.RunID, r)
 		}
 	}
-	if st := rep.Scenarios[0]; st.Included != 0 || st.MedianSteady != nil || !strings.Contains(strings.Join(st.Notes, ";"), "no run without a flag") {
-		t.Errorf("scenario = %+v", st)
+	if st := rep.Groups[0]; st.SizeGroup != "<=50B" || st.Included != 2 || st.MedianSteady != nil || st.MedianFull == nil ||
+		math.Abs(*st.MedianFull-1600.0/300) > 1e-12 {
+		t.Errorf("group = %+v", st)
 	}
 
 	// The default release hold (30 s) cannot close within the data: the
