@@ -17,7 +17,8 @@ import (
 // median of their median tok/s, the mean of their means, the pooled std
 // sqrt(mean of the runs' variances std²), the mean power, tok/s/W = median
 // tok/s / mean power, and the stability class recomputed from CV = std /
-// mean × 100 with the profile's thresholds.
+// mean × 100 with the profile's thresholds. TokSMin–TokSMax is the range of
+// the runs' median tok/s.
 type AsiaiRow struct {
 	Model     string   `json:"model"`
 	Engine    string   `json:"engine"`
@@ -25,6 +26,9 @@ type AsiaiRow struct {
 	RunIDs    []string `json:"run_ids"`
 	Simulated bool     `json:"simulated"`
 	TokS      *float64 `json:"tok_per_sec"`
+	// TokSMin and TokSMax are the range of the runs' median tok/s.
+	TokSMin   *float64 `json:"tok_per_sec_min"`
+	TokSMax   *float64 `json:"tok_per_sec_max"`
 	TokSMean  *float64 `json:"tok_per_sec_mean"`
 	TokSStd   *float64 `json:"std_dev_tok_s"`
 	CVPct     *float64 `json:"cv_pct"`
@@ -110,7 +114,8 @@ func (p *Profile) asiaiRow(runs []asiaiRun) AsiaiRow {
 	single := row.Runs == 1
 	if len(tps) > 0 {
 		v, _ := measure.Median(tps)
-		row.TokS = &v
+		lo, hi := slices.Min(tps), slices.Max(tps)
+		row.TokS, row.TokSMin, row.TokSMax = &v, &lo, &hi
 	}
 	if len(means) > 0 {
 		v, _ := measure.Mean(means)

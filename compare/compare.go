@@ -2,6 +2,7 @@ package compare
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -24,10 +25,12 @@ type Run struct {
 	Results *archive.Results
 }
 
-// Flag says why a run is left out of the statistics.
+// Flag is a finding on a run and the values it removes from the
+// statistics (Removes: steady, full, startup, release, or all).
 type Flag struct {
-	Name   string `json:"flag"`
-	Detail string `json:"detail,omitempty"`
+	Name    string   `json:"flag"`
+	Detail  string   `json:"detail,omitempty"`
+	Removes []string `json:"removes"`
 }
 
 // RunRow is one benchmark-1.5 run as compared.
@@ -47,11 +50,24 @@ type RunRow struct {
 	Simulated       bool     `json:"simulated"`
 	SteadyJPerToken *float64 `json:"steady_j_per_token"`
 	FullJPerToken   *float64 `json:"full_j_per_token"`
+	StartupEnergyJ  *float64 `json:"startup_energy_j"`
+	ReleaseEnergyJ  *float64 `json:"release_energy_j"`
 	OutputTokens    *float64 `json:"output_tokens"`
 	Flags           []Flag   `json:"flags"`
-	// Included is true when the run has no flag: it counts in the medians,
-	// the ratio and the rank correlation.
+	// Removed lists the values its flags leave out of the statistics
+	// ("all" for the whole run).
+	Removed []string `json:"removed"`
+	// Included is true when the run counts in the statistics with at
+	// least one value (no flag removes all).
 	Included bool `json:"included"`
+	// same holds the pair-rule fields of run.json.
+	same map[string]string
+}
+
+// Uses reports whether the run's value v (ValueSteady, ...) counts in the
+// statistics.
+func (r *RunRow) Uses(v string) bool {
+	return r.Included && !slices.Contains(r.Removed, v)
 }
 
 // PairSide is one run of an engine pair.
@@ -64,6 +80,14 @@ type PairSide struct {
 	Flags           []Flag   `json:"flags,omitempty"`
 }
 
+// FieldDiff is a configuration field on which the two runs of a pair
+// differ.
+type FieldDiff struct {
+	Field string `json:"field"`
+	A     string `json:"a"`
+	B     string `json:"b"`
+}
+
 // Pair is two engines (e.g. vLLM and SGLang) on the same model and
 // scenario/task.
 type Pair struct {
@@ -71,49 +95,85 @@ type Pair struct {
 	Model    string   `json:"model"`
 	A        PairSide `json:"a"`
 	B        PairSide `json:"b"`
+	// Differs lists the pair-rule fields (pairs.same) that differ.
+	Differs []FieldDiff `json:"differs"`
 	// TokenDiff is |T1 - T2| / max(T1, T2) on total formal output tokens;
 	// nil when a count is missing or both are 0.
 	TokenDiff *float64 `json:"token_diff"`
 	Tolerance float64  `json:"tolerance"`
-	// Comparable is TokenDiff ≤ Tolerance.
+	// Comparable: no field differs and TokenDiff ≤ Tolerance.
 	Comparable bool   `json:"comparable"`
 	Reason     string `json:"reason,omitempty"`
 }
 
-// Config is one (model, engine) configuration of a scenario: the median of
-// its included runs under each basis, and its rank under each (1 = lowest
-// J/token; ties share the average rank).
-type Config struct {
-	Model      string  `json:"model"`
-	Engine     string  `json:"engine"`
-	SizeGroup  string  `json:"size_group"`
-	Runs       int     `json:"runs"`
-	Steady     float64 `json:"steady_j_per_token"`
-	Full       float64 `json:"full_j_per_token"`
-	SteadyRank float64 `json:"steady_rank"`
-	FullRank   float64 `json:"full_rank"`
+// Spread summarises the runs of one configuration under one basis: n,
+// median, min–max and the spread (max − min) / median × 100.
+type Spread struct {
+	N         int      `json:"n"`
+	Median    float64  `json:"median"`
+	Min       float64  `json:"min"`
+	Max       float64  `json:"max"`
+	SpreadPct *float64 `json:"spread_pct"`
 }
 
-// ScenarioStats are the per-scenario statistics of the methodology, over
-// the included runs only.
-type ScenarioStats struct {
-	Scenario string `json:"scenario"`
-	Runs     int    `json:"runs"`
-	Included int    `json:"included"`
-	Flagged  int    `json:"flagged"`
+func spreadOf(xs []float64) *Spread {
+	if len(xs) == 0 {
+		return nil
+	}
+	// The values are finite (checked when read), so Median cannot fail.
+	m, _ := measure.Median(xs)
+	sp := &Spread{N: len(xs), Median: m, Min: slices.Min(xs), Max: slices.Max(xs)}
+	if m > 0 {
+		v := (sp.Max - sp.Min) / m * 100
+		sp.SpreadPct = &v
+	}
+	return sp
+}
+
+// Config is one (model, engine) configuration of a group: its runs under
+// each basis (the median counts), and its rank under the two J/token bases
+// (1 = lowest; ties share the average rank; nil when the basis has no
+// value in the statistics).
+type Config struct {
+	Model      string   `json:"model"`
+	Engine     string   `json:"engine"`
+	SizeGroup  string   `json:"size_group"`
+	Runs       int      `json:"runs"`
+	Steady     *Spread  `json:"steady_j_per_token"`
+	Full       *Spread  `json:"full_j_per_token"`
+	Startup    *Spread  `json:"startup_energy_j"`
+	Release    *Spread  `json:"release_energy_j"`
+	SteadyRank *float64 `json:"steady_rank"`
+	FullRank   *float64 `json:"full_rank"`
+}
+
+// GroupStats are the statistics of one scenario within one size group (or,
+// in Report.CrossGroup, over all size groups: SizeGroup "all"), over the
+// values in the statistics only.
+type GroupStats struct {
+	Scenario  string `json:"scenario"`
+	SizeGroup string `json:"size_group"`
+	Runs      int    `json:"runs"`
+	Included  int    `json:"included"`
+	Flagged   int    `json:"flagged"`
 	// Configs are the configurations in the statistics, by steady rank.
-	Configs      []Config `json:"configs"`
-	MedianSteady *float64 `json:"median_steady_j_per_token"`
-	MedianFull   *float64 `json:"median_full_j_per_token"`
+	Configs       []Config `json:"configs"`
+	MedianSteady  *float64 `json:"median_steady_j_per_token"`
+	MedianFull    *float64 `json:"median_full_j_per_token"`
+	MedianStartup *float64 `json:"median_startup_energy_j"`
+	MedianRelease *float64 `json:"median_release_energy_j"`
 	// Ratio is MedianFull / MedianSteady.
 	Ratio *float64 `json:"ratio_full_to_steady"`
 	// Spearman is the rank correlation between the configuration orders
-	// under the two bases.
+	// under the two bases, over the configurations with both.
 	Spearman *float64 `json:"spearman"`
 	Notes    []string `json:"notes,omitempty"`
 }
 
-// FlaggedRun is a run left out of the statistics, with why.
+// CrossGroup labels the statistics over all size groups of a scenario.
+const CrossGroup = "all (cross-group)"
+
+// FlaggedRun is a run with a flag, with why and what it removes.
 type FlaggedRun struct {
 	RunID    string `json:"run_id"`
 	Dir      string `json:"dir"`
@@ -126,21 +186,26 @@ type FlaggedRun struct {
 
 // Report is the whole comparison.
 type Report struct {
-	CompareProfile string          `json:"compare_profile"`
-	Metrics        Metrics         `json:"metrics"`
-	PairTolerance  float64         `json:"pair_tolerance"`
-	Simulated      bool            `json:"simulated"`
-	Runs           []RunRow        `json:"runs"`
-	Pairs          []Pair          `json:"pairs"`
-	Scenarios      []ScenarioStats `json:"scenarios"`
-	Asiai          []AsiaiRow      `json:"asiai"`
-	Flagged        []FlaggedRun    `json:"flagged"`
+	CompareProfile string   `json:"compare_profile"`
+	Metrics        Metrics  `json:"metrics"`
+	PairTolerance  float64  `json:"pair_tolerance"`
+	PairSame       []string `json:"pair_same"`
+	Simulated      bool     `json:"simulated"`
+	Runs           []RunRow `json:"runs"`
+	Pairs          []Pair   `json:"pairs"`
+	// Groups are the method's statistics: per scenario and size group.
+	Groups []GroupStats `json:"groups"`
+	// CrossGroup is the same per scenario over all size groups: not a
+	// comparison the method makes, shown apart and labelled.
+	CrossGroup []GroupStats `json:"cross_group"`
+	Asiai      []AsiaiRow   `json:"asiai"`
+	Flagged    []FlaggedRun `json:"flagged"`
 }
 
 // Compare builds the comparison of evaluated runs.
 func (p *Profile) Compare(runs []Run) *Report {
-	rep := &Report{CompareProfile: p.Name, Metrics: p.Metrics, PairTolerance: p.Pairs.Tolerance,
-		Runs: []RunRow{}, Pairs: []Pair{}, Scenarios: []ScenarioStats{}, Asiai: []AsiaiRow{}, Flagged: []FlaggedRun{}}
+	rep := &Report{CompareProfile: p.Name, Metrics: p.Metrics, PairTolerance: p.Pairs.Tolerance, PairSame: p.Pairs.Same,
+		Runs: []RunRow{}, Pairs: []Pair{}, Groups: []GroupStats{}, CrossGroup: []GroupStats{}, Asiai: []AsiaiRow{}, Flagged: []FlaggedRun{}}
 	var asiai []asiaiRun
 	for _, r := range runs {
 		if r.Meta.Simulated {
@@ -166,7 +231,7 @@ func (p *Profile) Compare(runs []Run) *Report {
 			cmp.Compare(a.Model, b.Model), cmp.Compare(a.Engine, b.Engine), cmp.Compare(a.RunID, b.RunID))
 	})
 	rep.Pairs = p.pairs(rep.Runs)
-	rep.Scenarios = p.scenarios(rep.Runs)
+	rep.Groups, rep.CrossGroup = p.groups(rep.Runs)
 	rep.Asiai = p.asiaiRows(asiai)
 	return rep
 }
@@ -295,26 +360,57 @@ func ptr(v float64, ok bool) *float64 {
 func (p *Profile) flagsOf(r Run) []Flag {
 	var flags []Flag
 	if r.Results == nil {
-		flags = append(flags, Flag{Name: "not_evaluated", Detail: "the run could not be evaluated"})
+		flags = append(flags, Flag{Name: "not_evaluated", Detail: "the run could not be evaluated", Removes: []string{ValueAll}})
+	}
+	byName := map[string]bool{} // checks flagged by name
+	for _, rule := range p.Flags {
+		if rule.Check != "" {
+			byName[rule.Check] = true
+		}
 	}
 	excludeCheckFlagged := false
+	add := func(rule FlagRule, detail string) {
+		flags = append(flags, Flag{Name: rule.Flag, Detail: detail, Removes: slices.Clone(rule.Removes)})
+	}
+	failedCheck := func(name string, c archive.Result) bool {
+		if c.Kind != "check" || c.Passed == nil || *c.Passed {
+			return false
+		}
+		if c.Severity == "exclude" && slices.Contains(p.removesOf(name), ValueAll) {
+			excludeCheckFlagged = true
+		}
+		return true
+	}
+	checkDetail := func(c archive.Result) string {
+		detail := c.Message
+		if c.Note != "" && !strings.Contains(detail, c.Note) {
+			detail = strings.TrimSpace(detail + " (" + c.Note + ")")
+		}
+		return detail
+	}
 	for _, rule := range p.Flags {
 		switch {
 		case rule.Check != "":
 			if r.Results == nil {
 				continue
 			}
-			c, ok := r.Results.Values[rule.Check]
-			if !ok || c.Kind != "check" || c.Passed == nil || *c.Passed {
+			if c, ok := r.Results.Values[rule.Check]; ok && failedCheck(rule.Check, c) {
+				add(rule, checkDetail(c))
+			}
+		case rule.Severity != "":
+			if r.Results == nil {
 				continue
 			}
-			detail := c.Message
-			if c.Note != "" && !strings.Contains(detail, c.Note) {
-				detail = strings.TrimSpace(detail + " (" + c.Note + ")")
+			for _, name := range r.Results.Order {
+				c := r.Results.Values[name]
+				if byName[name] || c.Severity != rule.Severity || !failedCheck(name, c) {
+					continue
+				}
+				add(rule, "check "+name+": "+checkDetail(c))
 			}
-			flags = append(flags, Flag{Name: rule.Flag, Detail: detail})
-			if c.Severity == "exclude" {
-				excludeCheckFlagged = true
+		case rule.Metric != "":
+			if v, ok, _ := number(r.Results, rule.Metric); ok && v > *rule.Above {
+				add(rule, fmt.Sprintf("%s = %s > %s", rule.Metric, strconv.FormatFloat(v, 'g', -1, 64), strconv.FormatFloat(*rule.Above, 'g', -1, 64)))
 			}
 		case rule.Excluded:
 			excluded, reason := r.Meta.Excluded, r.Meta.ExcludeReason
@@ -322,7 +418,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 				excluded, reason = r.Results.Excluded, r.Results.ExcludeReason
 			}
 			if excluded && !excludeCheckFlagged {
-				flags = append(flags, Flag{Name: rule.Flag, Detail: reason})
+				add(rule, reason)
 			}
 		case rule.Incomplete:
 			if r.Meta.Status != archive.StatusComplete {
@@ -330,45 +426,109 @@ func (p *Profile) flagsOf(r Run) []Flag {
 				if r.Meta.Reason != "" {
 					d += ": " + r.Meta.Reason
 				}
-				flags = append(flags, Flag{Name: rule.Flag, Detail: d})
+				add(rule, d)
 			}
 		}
 	}
 	return flags
 }
 
+// removesOf is what the rule for a check removes (nil when no rule names
+// it).
+func (p *Profile) removesOf(check string) []string {
+	for _, rule := range p.Flags {
+		if rule.Check == check {
+			return rule.Removes
+		}
+	}
+	return nil
+}
+
 func (p *Profile) runRow(r Run, flags []Flag) RunRow {
 	m := r.Meta
 	row := RunRow{RunID: m.RunID, Dir: r.Dir, Profile: profileName(r), Scenario: p.scenarioOf(m),
 		Model: orDash(m.Engine.Model), Engine: orDash(m.Engine.Kind), Status: m.Status, Simulated: m.Simulated,
-		SizeGroup: UnknownGroup, Flags: flags}
+		SizeGroup: UnknownGroup, Flags: flags, same: sameFields(m, p.Pairs.Same)}
 	if v, ok, note := p.paramsOf(m); ok {
 		row.Params = &v
 		row.SizeGroup = p.SizeGroupOf(v)
 	} else {
 		row.ParamsNote = note
 	}
-	var missing []string
-	get := func(name string) *float64 {
+	removed := map[string]bool{}
+	for _, f := range flags {
+		for _, v := range f.Removes {
+			removed[v] = true
+		}
+	}
+	var missing, missingVals []string
+	get := func(name, value string) *float64 {
 		v, ok, note := number(r.Results, name)
-		if !ok {
+		if !ok && value != "" && !removed[value] && !removed[ValueAll] {
 			missing = append(missing, note)
+			missingVals = append(missingVals, value)
 		}
 		return ptr(v, ok)
 	}
-	row.SteadyJPerToken = get(p.Metrics.SteadyJPerToken)
-	row.FullJPerToken = get(p.Metrics.FullJPerToken)
-	row.OutputTokens = get(p.Metrics.OutputTokens)
-	if len(row.Flags) == 0 && len(missing) > 0 && r.Results != nil {
-		// Not flagged by a rule, yet a value is missing: say so rather
-		// than leave the run out silently.
-		row.Flags = append(row.Flags, Flag{Name: "missing_value", Detail: strings.Join(missing, "; ")})
+	row.SteadyJPerToken = get(p.Metrics.SteadyJPerToken, ValueSteady)
+	row.FullJPerToken = get(p.Metrics.FullJPerToken, ValueFull)
+	row.StartupEnergyJ = get(p.Metrics.StartupEnergyJ, ValueStartup)
+	row.ReleaseEnergyJ = get(p.Metrics.ReleaseEnergyJ, ValueRelease)
+	row.OutputTokens = get(p.Metrics.OutputTokens, "")
+	if len(missing) > 0 && r.Results != nil {
+		// A value no rule removed is missing: say so rather than leave it
+		// out silently.
+		row.Flags = append(row.Flags, Flag{Name: "missing_value", Detail: strings.Join(missing, "; "), Removes: missingVals})
+		for _, v := range missingVals {
+			removed[v] = true
+		}
 	}
 	if row.Flags == nil {
 		row.Flags = []Flag{}
 	}
-	row.Included = len(row.Flags) == 0
+	row.Removed = []string{}
+	for _, v := range valueNames {
+		if removed[v] {
+			row.Removed = append(row.Removed, v)
+		}
+	}
+	row.Included = !removed[ValueAll]
 	return row
+}
+
+// sameFields reads the pair-rule fields of run.json (dotted paths) as
+// canonical JSON; an absent field is "".
+func sameFields(m archive.Meta, fields []string) map[string]string {
+	out := map[string]string{}
+	if len(fields) == 0 {
+		return out
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return out
+	}
+	var doc map[string]any
+	if json.Unmarshal(b, &doc) != nil {
+		return out
+	}
+	for _, f := range fields {
+		var cur any = doc
+		for _, k := range strings.Split(f, ".") {
+			obj, ok := cur.(map[string]any)
+			if !ok {
+				cur = nil
+				break
+			}
+			cur = obj[k]
+		}
+		if cur == nil {
+			out[f] = ""
+			continue
+		}
+		v, _ := json.Marshal(cur)
+		out[f] = string(v)
+	}
+	return out
 }
 
 // pairs forms every engine pair for the same scenario and model.
@@ -397,24 +557,31 @@ func side(r *RunRow) PairSide {
 		SteadyJPerToken: r.SteadyJPerToken, FullJPerToken: r.FullJPerToken, Flags: r.Flags}
 }
 
-// pair applies the output-token rule: comparable when |T1 - T2| /
-// max(T1, T2) ≤ tolerance.
+// pair applies the pair rule: the same configuration (every field of
+// pairs.same equal), then |T1 - T2| / max(T1, T2) ≤ tolerance.
 func (p *Profile) pair(a, b *RunRow) Pair {
-	pr := Pair{Scenario: a.Scenario, Model: a.Model, A: side(a), B: side(b), Tolerance: p.Pairs.Tolerance}
+	pr := Pair{Scenario: a.Scenario, Model: a.Model, A: side(a), B: side(b), Tolerance: p.Pairs.Tolerance, Differs: []FieldDiff{}}
+	var reasons []string
+	for _, f := range p.Pairs.Same {
+		if va, vb := a.same[f], b.same[f]; va != vb {
+			pr.Differs = append(pr.Differs, FieldDiff{Field: f, A: orDash(va), B: orDash(vb)})
+			reasons = append(reasons, fmt.Sprintf("%s differs (%s vs %s)", f, orDash(va), orDash(vb)))
+		}
+	}
 	switch {
 	case a.OutputTokens == nil || b.OutputTokens == nil:
-		pr.Reason = fmt.Sprintf("no %s for one of the runs", p.Metrics.OutputTokens)
-		return pr
+		reasons = append(reasons, fmt.Sprintf("no %s for one of the runs", p.Metrics.OutputTokens))
 	case max(*a.OutputTokens, *b.OutputTokens) <= 0:
-		pr.Reason = "neither run has output tokens"
-		return pr
+		reasons = append(reasons, "neither run has output tokens")
+	default:
+		d := TokenDiff(*a.OutputTokens, *b.OutputTokens)
+		pr.TokenDiff = &d
+		if d > p.Pairs.Tolerance {
+			reasons = append(reasons, fmt.Sprintf("output tokens differ by %s > %s", pct(d), pct(p.Pairs.Tolerance)))
+		}
 	}
-	d := TokenDiff(*a.OutputTokens, *b.OutputTokens)
-	pr.TokenDiff = &d
-	pr.Comparable = d <= p.Pairs.Tolerance
-	if !pr.Comparable {
-		pr.Reason = fmt.Sprintf("output tokens differ by %s > %s", pct(d), pct(p.Pairs.Tolerance))
-	}
+	pr.Comparable = len(reasons) == 0
+	pr.Reason = strings.Join(reasons, "; ")
 	return pr
 }
 
@@ -430,36 +597,58 @@ func TokenDiff(t1, t2 float64) float64 {
 // pct formats a fraction as a percentage with one decimal.
 func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + " %" }
 
-// scenarios computes the statistics of each scenario over its included runs.
-func (p *Profile) scenarios(rows []RunRow) []ScenarioStats {
-	var names []string
-	by := map[string][]*RunRow{}
+// groups computes the statistics per scenario and size group (the
+// method's comparison), and per scenario over all groups (cross-group).
+func (p *Profile) groups(rows []RunRow) (within, cross []GroupStats) {
+	type key struct {
+		scenario string
+		group    int
+		name     string
+	}
+	var keys []key
+	by := map[key][]*RunRow{}
+	var scen []string
+	byScen := map[string][]*RunRow{}
 	for i := range rows {
-		s := rows[i].Scenario
-		if _, ok := by[s]; !ok {
-			names = append(names, s)
+		r := &rows[i]
+		k := key{r.Scenario, p.sizeGroupIndex(r.SizeGroup), r.SizeGroup}
+		if _, ok := by[k]; !ok {
+			keys = append(keys, k)
 		}
-		by[s] = append(by[s], &rows[i])
+		by[k] = append(by[k], r)
+		if _, ok := byScen[r.Scenario]; !ok {
+			scen = append(scen, r.Scenario)
+		}
+		byScen[r.Scenario] = append(byScen[r.Scenario], r)
 	}
-	slices.Sort(names)
-	out := make([]ScenarioStats, 0, len(names))
-	for _, s := range names {
-		out = append(out, p.scenarioStats(s, by[s]))
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.scenario, b.scenario), cmp.Compare(a.group, b.group), cmp.Compare(a.name, b.name))
+	})
+	slices.Sort(scen)
+	within = make([]GroupStats, 0, len(keys))
+	for _, k := range keys {
+		within = append(within, groupStats(k.scenario, k.name, by[k]))
 	}
-	return out
+	cross = make([]GroupStats, 0, len(scen))
+	for _, s := range scen {
+		cross = append(cross, groupStats(s, CrossGroup, byScen[s]))
+	}
+	return within, cross
 }
 
-func (p *Profile) scenarioStats(name string, rows []*RunRow) ScenarioStats {
-	st := ScenarioStats{Scenario: name, Runs: len(rows), Configs: []Config{}}
+func groupStats(scenario, group string, rows []*RunRow) GroupStats {
+	st := GroupStats{Scenario: scenario, SizeGroup: group, Runs: len(rows), Configs: []Config{}}
 	type acc struct {
-		cfg          Config
-		steady, full []float64
+		cfg                            Config
+		steady, full, startup, release []float64
 	}
 	var keys []string
 	cfgs := map[string]*acc{}
 	for _, r := range rows {
-		if !r.Included {
+		if len(r.Flags) > 0 {
 			st.Flagged++
+		}
+		if !r.Included {
 			continue
 		}
 		st.Included++
@@ -471,31 +660,55 @@ func (p *Profile) scenarioStats(name string, rows []*RunRow) ScenarioStats {
 			keys = append(keys, k)
 		}
 		c.cfg.Runs++
-		c.steady = append(c.steady, *r.SteadyJPerToken)
-		c.full = append(c.full, *r.FullJPerToken)
+		for _, v := range []struct {
+			name string
+			x    *float64
+			dst  *[]float64
+		}{{ValueSteady, r.SteadyJPerToken, &c.steady}, {ValueFull, r.FullJPerToken, &c.full},
+			{ValueStartup, r.StartupEnergyJ, &c.startup}, {ValueRelease, r.ReleaseEnergyJ, &c.release}} {
+			if v.x != nil && r.Uses(v.name) {
+				*v.dst = append(*v.dst, *v.x)
+			}
+		}
 	}
-	if st.Flagged > 0 {
-		st.Notes = append(st.Notes, fmt.Sprintf("%d flagged run(s) left out", st.Flagged))
+	if n := st.Runs - st.Included; n > 0 {
+		st.Notes = append(st.Notes, fmt.Sprintf("%d run(s) out of the statistics", n))
 	}
 	if len(keys) == 0 {
-		st.Notes = append(st.Notes, "no run without a flag: no statistics")
+		st.Notes = append(st.Notes, "no run in the statistics")
 		return st
 	}
-	var steady, full []float64
-	for _, k := range keys {
+	var steady, full, startup, release []float64
+	var si, fi, both []int // configurations with a steady / full value / both
+	for i, k := range keys {
 		c := cfgs[k]
-		// The values are finite (checked when read), so Median cannot fail.
-		c.cfg.Steady, _ = measure.Median(c.steady)
-		c.cfg.Full, _ = measure.Median(c.full)
-		steady = append(steady, c.cfg.Steady)
-		full = append(full, c.cfg.Full)
+		c.cfg.Steady, c.cfg.Full = spreadOf(c.steady), spreadOf(c.full)
+		c.cfg.Startup, c.cfg.Release = spreadOf(c.startup), spreadOf(c.release)
+		if c.cfg.Steady != nil {
+			steady = append(steady, c.cfg.Steady.Median)
+			si = append(si, i)
+		}
+		if c.cfg.Full != nil {
+			full = append(full, c.cfg.Full.Median)
+			fi = append(fi, i)
+		}
+		if c.cfg.Steady != nil && c.cfg.Full != nil {
+			both = append(both, i)
+		}
+		if c.cfg.Startup != nil {
+			startup = append(startup, c.cfg.Startup.Median)
+		}
+		if c.cfg.Release != nil {
+			release = append(release, c.cfg.Release.Median)
+		}
 	}
-	if ms, err := measure.Median(steady); err == nil {
-		st.MedianSteady = &ms
+	med := func(xs []float64) *float64 {
+		if v, err := measure.Median(xs); err == nil && len(xs) > 0 {
+			return &v
+		}
+		return nil
 	}
-	if mf, err := measure.Median(full); err == nil {
-		st.MedianFull = &mf
-	}
+	st.MedianSteady, st.MedianFull, st.MedianStartup, st.MedianRelease = med(steady), med(full), med(startup), med(release)
 	if st.MedianSteady != nil && st.MedianFull != nil {
 		if *st.MedianSteady > 0 {
 			r := *st.MedianFull / *st.MedianSteady
@@ -504,19 +717,33 @@ func (p *Profile) scenarioStats(name string, rows []*RunRow) ScenarioStats {
 			st.Notes = append(st.Notes, "ratio: median steady-state J/token is 0")
 		}
 	}
-	rs, rf := measure.Ranks(steady), measure.Ranks(full)
-	for i, k := range keys {
-		c := cfgs[k]
-		c.cfg.SteadyRank, c.cfg.FullRank = rs[i], rf[i]
-		st.Configs = append(st.Configs, c.cfg)
+	for j, r := range measure.Ranks(steady) {
+		cfgs[keys[si[j]]].cfg.SteadyRank = &r
+	}
+	for j, r := range measure.Ranks(full) {
+		cfgs[keys[fi[j]]].cfg.FullRank = &r
+	}
+	var bs, bf []float64
+	for _, i := range both {
+		c := cfgs[keys[i]]
+		bs, bf = append(bs, c.cfg.Steady.Median), append(bf, c.cfg.Full.Median)
+	}
+	for _, k := range keys {
+		st.Configs = append(st.Configs, cfgs[k].cfg)
+	}
+	rank := func(r *float64) float64 {
+		if r == nil {
+			return math.Inf(1)
+		}
+		return *r
 	}
 	slices.SortStableFunc(st.Configs, func(a, b Config) int {
-		return cmp.Or(cmp.Compare(a.SteadyRank, b.SteadyRank), cmp.Compare(a.FullRank, b.FullRank),
+		return cmp.Or(cmp.Compare(rank(a.SteadyRank), rank(b.SteadyRank)), cmp.Compare(rank(a.FullRank), rank(b.FullRank)),
 			cmp.Compare(a.Model, b.Model), cmp.Compare(a.Engine, b.Engine))
 	})
-	switch rho, err := measure.Spearman(steady, full); {
-	case len(keys) < 2:
-		st.Notes = append(st.Notes, "Spearman needs at least 2 configurations (model, engine)")
+	switch rho, err := measure.Spearman(bs, bf); {
+	case len(both) < 2:
+		st.Notes = append(st.Notes, "Spearman needs at least 2 configurations (model, engine) with both bases")
 	case err != nil:
 		st.Notes = append(st.Notes, strings.Replace(err.Error(), "spearman: ", "Spearman: ", 1))
 	default:

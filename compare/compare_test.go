@@ -3,9 +3,11 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,15 +17,22 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
 
-func scenarioByName(t *testing.T, rep *Report, name string) ScenarioStats {
+func groupOf(t *testing.T, rep *Report, scenario, group string) GroupStats {
 	t.Helper()
-	for _, s := range rep.Scenarios {
-		if s.Scenario == name {
+	for _, s := range append(append([]GroupStats(nil), rep.Groups...), rep.CrossGroup...) {
+		if s.Scenario == scenario && s.SizeGroup == group {
 			return s
 		}
 	}
-	t.Fatalf("no scenario %q in %+v", name, rep.Scenarios)
-	return ScenarioStats{}
+	t.Fatalf("no group %q/%q in %+v", scenario, group, rep.Groups)
+	return GroupStats{}
+}
+
+func rk(r *float64) float64 {
+	if r == nil {
+		return -1
+	}
+	return *r
 }
 
 func TestBuiltinProfile(t *testing.T) {
@@ -61,22 +70,26 @@ func TestLoadProfileErrors(t *testing.T) {
 	}{
 		{"unknown key", "pair_tolerance_unused: 0", "", nil}, // placeholder, replaced below
 		{"unknown key in pairs", "  tolerance: 0.20", "  tolerance: 0.20\n  tolerence: 0.3",
-			[]string{`x.yaml:43:3: pairs: unknown key "tolerence" (valid keys: engines, tolerance)`}},
+			[]string{`x.yaml:56:3: pairs: unknown key "tolerence" (valid keys: engines, same, tolerance)`}},
 		{"wrong type", "  tolerance: 0.20", "  tolerance: [0.2]",
-			[]string{"x.yaml:42:14: pairs.tolerance: cannot unmarshal !!seq into float64"}},
+			[]string{"x.yaml:55:14: pairs.tolerance: cannot unmarshal !!seq into float64"}},
 		{"tolerance out of range", "  tolerance: 0.20", "  tolerance: 1.5",
-			[]string{"x.yaml:42:14: pairs.tolerance: must be a fraction in [0, 1], got 1.5"}},
+			[]string{"x.yaml:55:14: pairs.tolerance: must be a fraction in [0, 1], got 1.5"}},
 		{"engine pair of one", "engines: [[vllm, sglang]]", "engines: [[vllm]]",
-			[]string{"x.yaml:41:13: pairs.engines[0]: expected two different engine kinds"}},
+			[]string{"x.yaml:54:13: pairs.engines[0]: expected two different engine kinds"}},
 		{"bounds decrease", `{name: "50B-200B", below: 200e9}`, `{name: "50B-200B", below: 20e9}`,
-			[]string{"x.yaml:48:5: size_groups[1]: bounds must increase from group to group (2e+10 after 5e+10)"}},
-		{"two kinds in a flag", "{check: release_closed, flag: release_not_closed}", "{check: release_closed, excluded: true, flag: release_not_closed}",
-			[]string{"x.yaml:34:5: flags[1]: set exactly one of check: NAME, excluded: true, incomplete: true"}},
+			[]string{"x.yaml:64:5: size_groups[1]: bounds must increase from group to group (2e+10 after 5e+10)"}},
+		{"two kinds in a flag", "{check: release_closed, flag: release_not_closed, removes: [all]}", "{check: release_closed, excluded: true, flag: release_not_closed, removes: [all]}",
+			[]string{"x.yaml:43:5: flags[1]: set exactly one of check: NAME, severity: LEVEL, metric: NAME with above: N, excluded: true, incomplete: true"}},
 		{"share out of range", "overhead_shares: [0.10, 0.01]", "overhead_shares: [0.10, 1]",
-			[]string{"x.yaml:77:27: estimate.overhead_shares[1]: must be a fraction in (0, 1), got 1"}},
+			[]string{"x.yaml:94:27: estimate.overhead_shares[1]: must be a fraction in (0, 1), got 1"}},
 		{"missing metric", "  output_tokens: formal_output_tokens\n", "",
 			[]string{"metrics.output_tokens: required"}},
 		{"bad YAML", "pairs:\n", "pairs: [\n", []string{"x.yaml:", "invalid YAML"}},
+		{"unknown removal", "removes: [steady]", "removes: [steddy]",
+			[]string{`x.yaml:41:62: flags[0]: removes: unknown value "steddy" (valid: steady, full, startup, release, all)`}},
+		{"metric without threshold", "{metric: failed_requests, above: 0,", "{metric: failed_requests,",
+			[]string{"flags[3]: metric and above go together"}},
 	}
 	cases[0] = struct {
 		name, old, new string
@@ -122,7 +135,7 @@ func TestSpearmanWithTieAndMedians(t *testing.T) {
 		mk(spec{id: "c", scenario: "chat", model: "m-c", engine: "vllm", params: "8e9", steady: 2, full: 3, tokens: 1000}),
 		mk(spec{id: "d", scenario: "chat", model: "m-d", engine: "vllm", params: "8e9", steady: 4, full: 4, tokens: 1000}),
 	}
-	st := scenarioByName(t, p.Compare(runs), "chat")
+	st := groupOf(t, p.Compare(runs), "chat", "<=50B")
 	if st.Spearman == nil || !near(*st.Spearman, math.Sqrt(0.4)) {
 		t.Errorf("spearman = %v, want √0.4 = 0.6324555…", st.Spearman)
 	}
@@ -131,7 +144,7 @@ func TestSpearmanWithTieAndMedians(t *testing.T) {
 	}
 	ranks := map[string][2]float64{}
 	for _, c := range st.Configs {
-		ranks[c.Model] = [2]float64{c.SteadyRank, c.FullRank}
+		ranks[c.Model] = [2]float64{rk(c.SteadyRank), rk(c.FullRank)}
 	}
 	want := map[string][2]float64{"m-a": {1, 2}, "m-b": {2.5, 1}, "m-c": {2.5, 3}, "m-d": {4, 4}}
 	for m, w := range want {
@@ -160,7 +173,7 @@ func TestMediansPerScenarioEvenCount(t *testing.T) {
 		// another scenario does not mix in
 		mk(spec{id: "o", scenario: "other", model: "m-x", engine: "vllm", steady: 9, full: 9, tokens: 10}),
 	}
-	st := scenarioByName(t, p.Compare(runs), "code")
+	st := groupOf(t, p.Compare(runs), "code", UnknownGroup)
 	if st.Runs != 5 || st.Included != 5 || len(st.Configs) != 4 {
 		t.Fatalf("runs %d, included %d, configs %d; want 5, 5, 4", st.Runs, st.Included, len(st.Configs))
 	}
@@ -168,7 +181,7 @@ func TestMediansPerScenarioEvenCount(t *testing.T) {
 		t.Errorf("median steady %v, full %v, ratio %v; want 0.25, 0.55, 2.2", *st.MedianSteady, *st.MedianFull, *st.Ratio)
 	}
 	for _, c := range st.Configs {
-		if c.Model == "m-x" && (c.Runs != 2 || !near(c.Steady, 0.1) || !near(c.Full, 0.4)) {
+		if c.Model == "m-x" && (c.Runs != 2 || !near(c.Steady.Median, 0.1) || !near(c.Full.Median, 0.4)) {
 			t.Errorf("m-x config = %+v, want 2 runs, steady 0.1, full 0.4", c)
 		}
 	}
@@ -212,48 +225,194 @@ func TestPairRule(t *testing.T) {
 	}
 }
 
-// Flagged runs are shown with their flag and left out of the statistics.
-func TestFlaggedRunsLeftOut(t *testing.T) {
+// Each flag removes what the comparison profile says, no more. Scenario
+// chat, all 8B (one size group), one run per model:
+//
+//	ok1     m1  steady 1   full 2    startup 100  release 10
+//	ok2     m2  steady 3   full 4    startup 300  release 30
+//	drift   m3  not steady full 6    startup 500  release 50  → loses steady only
+//	nofull  m6  steady 2   full n/a  startup 200  release 20  → missing_value: loses full
+//	open    m4  release not closed (severity exclude)         → out entirely
+//	crash   m5  status failed                                 → out entirely
+//	failreq m7  3 failed formal requests (> 0)                → out entirely
+//	failchk m8  a check of severity fail failed               → out entirely
+//
+// In the statistics: steady {1, 3, 2} → median 2; full {2, 4, 6} → median 4;
+// startup {100, 300, 500, 200} → 100 200 300 500 → (200 + 300)/2 = 250;
+// release {10, 30, 50, 20} → (20 + 30)/2 = 25; ratio 4/2 = 2.
+// Steady ranks m1 1, m6 2, m2 3 (m3 none); full ranks m1 1, m2 2, m3 3 (m6
+// none). Spearman over the configurations with both bases, m1 (1, 2) and
+// m2 (3, 4): two points in the same order → ρ = 1.
+func TestFlagsRemoveWhatTheProfileSays(t *testing.T) {
 	p := builtin(t)
-	runs := []Run{
-		mk(spec{id: "ok1", scenario: "chat", model: "m1", engine: "vllm", steady: 1, full: 2, tokens: 100}),
-		mk(spec{id: "ok2", scenario: "chat", model: "m2", engine: "vllm", steady: 3, full: 4, tokens: 100}),
-		mk(spec{id: "drift", scenario: "chat", model: "m3", engine: "vllm", steady: -1, full: 100, tokens: 100, notSteady: true}),
-		mk(spec{id: "open", scenario: "chat", model: "m4", engine: "vllm", steady: 50, full: 100, tokens: 100, notClosed: true}),
-		mk(spec{id: "crash", scenario: "chat", model: "m5", engine: "vllm", steady: 50, full: 100, tokens: 100, incomplete: true}),
-		mk(spec{id: "nofull", scenario: "chat", model: "m6", engine: "vllm", steady: 50, full: -1, tokens: 100}),
+	c := func(id, model string, st, full, startup, release float64) spec {
+		return spec{id: id, scenario: "chat", model: model, engine: "vllm", params: "8e9", steady: st, full: full, tokens: 100, startup: startup, release: release}
 	}
+	drift := c("drift", "m3", -1, 6, 500, 50)
+	drift.notSteady = true
+	open := c("open", "m4", 50, 100, 9000, 9000)
+	open.notClosed = true
+	crash := c("crash", "m5", 50, 100, 9000, 9000)
+	crash.incomplete = true
+	failreq := c("failreq", "m7", 50, 100, 9000, 9000)
+	failreq.failed = 3
+	failchk := c("failchk", "m8", 50, 100, 9000, 9000)
+	failchk.failCheck = true
+	runs := []Run{mk(c("ok1", "m1", 1, 2, 100, 10)), mk(c("ok2", "m2", 3, 4, 300, 30)), mk(drift), mk(c("nofull", "m6", 2, -1, 200, 20)),
+		mk(open), mk(crash), mk(failreq), mk(failchk)}
 	rep := p.Compare(runs)
-	flags := map[string]string{}
+	type want struct {
+		flags, removed string
+		included       bool
+	}
+	wants := map[string]want{
+		"ok1": {"-", "", true}, "ok2": {"-", "", true}, "drift": {"not_steady", "steady", true}, "nofull": {"missing_value", "full", true},
+		"open": {"release_not_closed", "all", false}, "crash": {"incomplete", "all", false},
+		"failreq": {"failed_requests", "all", false}, "failchk": {"check_failed", "all", false},
+	}
 	for _, r := range rep.Runs {
-		flags[r.RunID] = flagNames(r.Flags)
-		if r.Included != (len(r.Flags) == 0) {
-			t.Errorf("%s: included %v with flags %v", r.RunID, r.Included, r.Flags)
+		w := wants[r.RunID]
+		if got := flagNames(r.Flags); got != w.flags || strings.Join(r.Removed, ",") != w.removed || r.Included != w.included {
+			t.Errorf("%s: flags %q removed %v included %v; want %q, %q, %v", r.RunID, got, r.Removed, r.Included, w.flags, w.removed, w.included)
 		}
 	}
-	want := map[string]string{"ok1": "-", "ok2": "-", "drift": "not_steady", "open": "release_not_closed",
-		"crash": "incomplete", "nofull": "missing_value"}
-	for id, w := range want {
-		if flags[id] != w {
-			t.Errorf("%s flags = %q, want %q", id, flags[id], w)
-		}
-	}
-	if len(rep.Flagged) != 4 {
-		t.Errorf("flagged list has %d runs, want 4: %+v", len(rep.Flagged), rep.Flagged)
-	}
-	st := scenarioByName(t, rep, "chat")
-	// only ok1 and ok2: medians (1+3)/2 = 2 and (2+4)/2 = 3
-	if st.Included != 2 || st.Flagged != 4 || *st.MedianSteady != 2 || *st.MedianFull != 3 {
-		t.Errorf("stats = included %d flagged %d medians %v %v; want 2, 4, 2, 3", st.Included, st.Flagged, *st.MedianSteady, *st.MedianFull)
-	}
-	// the release flag carries its reason; excluded is not repeated
+	details := map[string]string{}
 	for _, f := range rep.Flagged {
-		if f.RunID == "open" && (len(f.Flags) != 1 || !strings.Contains(f.Flags[0].Detail, "maximum wait")) {
-			t.Errorf("open: flags %+v", f.Flags)
+		details[f.RunID] = f.Flags[0].Detail
+	}
+	if len(rep.Flagged) != 6 || !strings.Contains(details["open"], "maximum wait") || details["failreq"] != "failed_requests = 3 > 0" ||
+		!strings.HasPrefix(details["failchk"], "check tokens_match: output tokens do not match") ||
+		details["crash"] != "status failed: engine exited during the formal stage" {
+		t.Errorf("flagged = %+v", rep.Flagged)
+	}
+	st := groupOf(t, rep, "chat", "<=50B")
+	if st.Runs != 8 || st.Included != 4 || st.Flagged != 6 || *st.MedianSteady != 2 || *st.MedianFull != 4 ||
+		*st.MedianStartup != 250 || *st.MedianRelease != 25 || *st.Ratio != 2 || st.Spearman == nil || *st.Spearman != 1 {
+		t.Errorf("group = %+v", st)
+	}
+	ranks := map[string][2]float64{}
+	for _, c := range st.Configs {
+		ranks[c.Model] = [2]float64{rk(c.SteadyRank), rk(c.FullRank)}
+	}
+	for m, w := range map[string][2]float64{"m1": {1, 1}, "m6": {2, -1}, "m2": {3, 2}, "m3": {-1, 3}} {
+		if ranks[m] != w {
+			t.Errorf("ranks of %s = %v, want %v (-1: none)", m, ranks[m], w)
 		}
-		if f.RunID == "crash" && f.Flags[0].Detail != "status failed: engine exited during the formal stage" {
-			t.Errorf("crash: flags %+v", f.Flags)
+	}
+	if len(st.Configs) != 4 {
+		t.Errorf("%d configurations, want 4", len(st.Configs))
+	}
+
+	// The failed-request threshold is a parameter: above 5, 3 failures pass
+	// and failreq (steady 50, full 100) joins: steady {1, 3, 2, 50} →
+	// median (2 + 3)/2 = 2.5.
+	q := *p
+	q.Flags = slices.Clone(p.Flags)
+	for i := range q.Flags {
+		if q.Flags[i].Metric == "failed_requests" {
+			five := 5.0
+			q.Flags[i].Above = &five
 		}
+	}
+	if st := groupOf(t, q.Compare(runs), "chat", "<=50B"); st.Included != 5 || *st.MedianSteady != 2.5 {
+		t.Errorf("above 5: included %d, median steady %v; want 5, 2.5", st.Included, *st.MedianSteady)
+	}
+	// What a flag removes is data: not_steady removing all leaves drift out,
+	// full {2, 4} → median 3.
+	q.Flags = slices.Clone(p.Flags)
+	q.Flags[0].Removes = []string{ValueAll}
+	if st := groupOf(t, q.Compare(runs), "chat", "<=50B"); st.Included != 3 || *st.MedianFull != 3 {
+		t.Errorf("not_steady removes all: included %d, median full %v; want 3, 3", st.Included, *st.MedianFull)
+	}
+}
+
+// A pair is compared only on equal configurations: the same request set,
+// max_tokens policy, tensor parallelism, context length and precision.
+func TestPairSameConfiguration(t *testing.T) {
+	p := builtin(t)
+	base := func(id, engine string) Run {
+		r := mk(spec{id: id, scenario: "chat", model: "m", engine: engine, steady: 0.1, full: 0.2, tokens: 1000})
+		r.Meta.RequestSet.SHA256 = "abc"
+		r.Meta.Parameters = map[string]any{"max_tokens": 0, "ignore_eos": false}
+		r.Meta.Engine.TensorParallel, r.Meta.Engine.ContextLength, r.Meta.Engine.Precision = 1, 8192, "bf16"
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		change func(*Run)
+		field  string
+		a, b   string
+	}{
+		{"equal", func(*Run) {}, "", "", ""},
+		{"request set", func(r *Run) { r.Meta.RequestSet.SHA256 = "def" }, "request_set.sha256", `"abc"`, `"def"`},
+		{"max_tokens", func(r *Run) { r.Meta.Parameters["max_tokens"] = 512 }, "parameters.max_tokens", "0", "512"},
+		{"tensor parallel", func(r *Run) { r.Meta.Engine.TensorParallel = 2 }, "engine.tensor_parallel", "1", "2"},
+		{"context length", func(r *Run) { r.Meta.Engine.ContextLength = 32768 }, "engine.context_length", "8192", "32768"},
+		{"precision", func(r *Run) { r.Meta.Engine.Precision = "fp8" }, "engine.precision", `"bf16"`, `"fp8"`},
+	} {
+		s := base("s", "sglang")
+		c.change(&s)
+		rep := p.Compare([]Run{base("v", "vllm"), s})
+		if len(rep.Pairs) != 1 {
+			t.Fatalf("%s: %d pairs", c.name, len(rep.Pairs))
+		}
+		pr := rep.Pairs[0]
+		if c.field == "" {
+			if !pr.Comparable || len(pr.Differs) != 0 {
+				t.Errorf("%s: pair %+v, want comparable", c.name, pr)
+			}
+			continue
+		}
+		if pr.Comparable || len(pr.Differs) != 1 || pr.Differs[0] != (FieldDiff{c.field, c.a, c.b}) || !strings.Contains(pr.Reason, c.field+" differs") {
+			t.Errorf("%s: pair comparable %v, differs %+v, reason %q; want %s %s vs %s", c.name, pr.Comparable, pr.Differs, pr.Reason, c.field, c.a, c.b)
+		}
+	}
+}
+
+// Ranks, medians and Spearman are within a size group; the cross-group view
+// is apart. chat: 8B models a (steady 1, full 4) and b (2, 3); 70B models c
+// (10, 20) and d (30, 10).
+//
+//	<=50B: medians steady 1.5, full 3.5; ranks a 1/2, b 2/1 → ρ = -1
+//	50B-200B: medians 20, 15; ranks c 1/2, d 2/1 → ρ = -1
+//	cross-group: steady 1 2 10 30 → median 6; full 3 4 10 20 → 7;
+//	ranks steady a1 b2 c3 d4, full a2 b1 c4 d3: d = -1 1 -1 1, Σd² = 4,
+//	ρ = 1 - 6·4/(4·15) = 0.6
+func TestWithinSizeGroups(t *testing.T) {
+	p := builtin(t)
+	r := func(id, params string, st, full float64) Run {
+		return mk(spec{id: id, scenario: "chat", model: id, engine: "vllm", params: params, steady: st, full: full, tokens: 1})
+	}
+	rep := p.Compare([]Run{r("a", "8B", 1, 4), r("b", "8B", 2, 3), r("c", "70B", 10, 20), r("d", "70B", 30, 10)})
+	for _, w := range []struct {
+		group             string
+		steady, full, rho float64
+	}{{"<=50B", 1.5, 3.5, -1}, {"50B-200B", 20, 15, -1}, {CrossGroup, 6, 7, 0.6}} {
+		st := groupOf(t, rep, "chat", w.group)
+		if !near(*st.MedianSteady, w.steady) || !near(*st.MedianFull, w.full) || st.Spearman == nil || !near(*st.Spearman, w.rho) {
+			t.Errorf("%s: medians %v %v rho %v; want %v %v %v", w.group, *st.MedianSteady, *st.MedianFull, st.Spearman, w.steady, w.full, w.rho)
+		}
+	}
+	if len(rep.Groups) != 2 || len(rep.CrossGroup) != 1 {
+		t.Errorf("%d groups, %d cross-group rows; want 2, 1", len(rep.Groups), len(rep.CrossGroup))
+	}
+}
+
+// Repetitions: m ran three times, steady 0.2, 0.3, 0.25 → n 3, median 0.25,
+// min 0.2, max 0.3, spread (0.3 - 0.2)/0.25 = 40 %; full 1, 1, 1 → spread 0.
+func TestRepetitions(t *testing.T) {
+	p := builtin(t)
+	var runs []Run
+	for i, st := range []float64{0.2, 0.3, 0.25} {
+		runs = append(runs, mk(spec{id: fmt.Sprint("m", i), scenario: "chat", model: "m", engine: "vllm", params: "8B", steady: st, full: 1, tokens: 1}))
+	}
+	c := groupOf(t, p.Compare(runs), "chat", "<=50B").Configs[0]
+	if c.Runs != 3 || c.Steady.N != 3 || !near(c.Steady.Median, 0.25) || c.Steady.Min != 0.2 || c.Steady.Max != 0.3 || !near(*c.Steady.SpreadPct, 40) ||
+		*c.Full.SpreadPct != 0 {
+		t.Errorf("config = %+v steady %+v full %+v", c, c.Steady, c.Full)
+	}
+	if got := fmtSpread(c.Steady); got != "n=3: 0.2500 (0.2000–0.3000, 40.0 %)" {
+		t.Errorf("fmtSpread = %q", got)
 	}
 }
 
@@ -356,17 +515,21 @@ func TestAsiaiPerEngine(t *testing.T) {
 }
 
 // sampleReport has one of everything the renderer shows. The golden
-// numbers, by hand:
+// numbers, by hand (within each size group; ds-vllm is not steady and loses
+// only its steady-state value):
 //
-//   - chat, included (ds-vllm is not steady, left out): steady 0.1234,
-//     0.1111, 0.4321, 0.4 → sorted 0.1111 0.1234 0.4 0.4321 → median
-//     (0.1234 + 0.4)/2 = 0.2617; full 0.2345, 0.25, 0.5432, 0.6 → median
-//     (0.25 + 0.5432)/2 = 0.3966; ratio 0.3966/0.2617 = 1.515.
-//   - Spearman, chat: steady ranks qwen-vllm 2, qwen-sglang 1, llama-vllm 4,
-//     llama-sglang 3; full ranks 1, 2, 3, 4; d = 1, -1, 1, -1, Σd² = 4,
-//     ρ = 1 - 6·4/(4·(16 - 1)) = 0.6 (no ties).
-//   - pairs: Qwen 100000 vs 90000 → 10000/100000 = 10.0 % (comparable);
-//     Llama 120000 vs 80000 → 40000/120000 = 33.3 % (not comparable).
+//   - chat <=50B: steady 0.1234, 0.1111 → median 0.11725; full 0.2345, 0.25
+//     → 0.24225; ratio 2.066; ranks steady sglang 1 vllm 2, full vllm 1
+//     sglang 2 → ρ = -1.
+//   - chat 50B-200B: steady 0.4321, 0.4 → 0.41605; full 0.5432, 0.6 →
+//     0.5716; ratio 1.374; ρ = -1 likewise.
+//   - chat >=200B: ds-vllm's full 0.9 only: median full 0.9, no ratio.
+//   - cross-group chat: steady 0.1111 0.1234 0.4 0.4321 → (0.1234 + 0.4)/2
+//     = 0.2617; full 0.2345 0.25 0.5432 0.6 0.9 → 0.5432; ratio 2.076;
+//     Spearman over the four with both: steady ranks 2, 1, 4, 3, full ranks
+//     1, 2, 3, 4; Σd² = 4, ρ = 1 - 6·4/(4·15) = 0.6.
+//   - pairs: Qwen 100000 vs 90000 → 10.0 % (comparable); Llama 120000 vs
+//     80000 → 33.3 % (not comparable).
 //   - code: one configuration: medians 0.2 and 0.3, ratio 1.5, no Spearman.
 //   - asiai: one ollama run, CV = 0.8/41.2 × 100 = 1.9 %.
 func sampleReport(t *testing.T) *Report {

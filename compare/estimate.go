@@ -14,7 +14,10 @@ const Caveat = "Estimate, not a measurement: E(N) applies only when load and con
 
 // Estimate is the lifecycle estimate of one run:
 // E(N) = E_startup + N·e_ss + E_release, with e_ss the steady-state GPU
-// energy per request (steady window energy / requests in the window).
+// energy per request: the steady window's energy over the requests whose
+// tokens fall in the window, each counted by the share of its output tokens
+// generated there. Then e_ss = steady-state J/token × the window's mean
+// output tokens per request, consistently with steady-state J/token.
 type Estimate struct {
 	RunID     string  `json:"run_id"`
 	Dir       string  `json:"dir"`
@@ -24,7 +27,7 @@ type Estimate struct {
 	// FixedJ is E_startup + E_release.
 	FixedJ         float64 `json:"fixed_energy_j"`
 	SteadyEnergyJ  float64 `json:"steady_window_energy_j"`
-	SteadyRequests int64   `json:"steady_window_requests"`
+	SteadyRequests float64 `json:"steady_window_requests"`
 	// PerRequestJ is e_ss.
 	PerRequestJ float64             `json:"steady_energy_per_request_j"`
 	Points      []EstimatePoint     `json:"points"`
@@ -144,19 +147,13 @@ func (p *Profile) EstimateRun(r Run, ns []int64) (*Estimate, error) {
 	if est.SteadyEnergyJ, err = get(m.SteadyEnergyJ); err != nil {
 		return nil, err
 	}
-	first, err := get(m.SteadyFirstRequest)
-	if err != nil {
-		return nil, err
+	if est.SteadyRequests, err = get(m.SteadyRequests); err != nil {
+		return nil, fmt.Errorf("%w (a run evaluated with an older profile: re-evaluate with --profile benchmark-1.5)", err)
 	}
-	last, err := get(m.SteadyLastRequest)
-	if err != nil {
-		return nil, err
+	if est.SteadyRequests <= 0 {
+		return nil, fmt.Errorf("%s: cannot estimate: %s is %v; need requests in the steady window", r.Dir, m.SteadyRequests, est.SteadyRequests)
 	}
-	if first < 1 || last < first || first != math.Trunc(first) || last != math.Trunc(last) {
-		return nil, fmt.Errorf("%s: cannot estimate: steady window requests %v…%v are not a range of request numbers", r.Dir, first, last)
-	}
-	est.SteadyRequests = int64(last-first) + 1
-	est.PerRequestJ = est.SteadyEnergyJ / float64(est.SteadyRequests)
+	est.PerRequestJ = est.SteadyEnergyJ / est.SteadyRequests
 	est.FixedJ = est.StartupJ + est.ReleaseJ
 	est.Points, est.Thresholds, err = Lifecycle(est.StartupJ, est.ReleaseJ, est.PerRequestJ, ns, p.Estimate.OverheadShares)
 	if err != nil {

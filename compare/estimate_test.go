@@ -55,17 +55,19 @@ func TestLifecycleRoundNumbers(t *testing.T) {
 	}
 }
 
-func estimateRun(first, last float64) Run {
+func estimateRun(requests float64) Run {
 	return mk(spec{id: "est", scenario: "chat", model: "m", engine: "vllm", steady: 0.1, full: 0.2, tokens: 1000, values: map[string]any{
 		"startup_energy_j": 1000.0, "release_energy_j": 500.0, "steady_window_energy_j": 1000.0,
-		"steady_window_first_request": int64(first), "steady_window_last_request": int64(last)}})
+		"steady_window_requests": requests}})
 }
 
-// e_ss = steady window energy / its requests: 1000 J over requests 1…100 =
-// 10 J/request; then as in TestLifecycleRoundNumbers.
+// e_ss = steady window energy / the requests whose tokens fall in it: 1000 J
+// over 100 requests = 10 J/request; then as in TestLifecycleRoundNumbers.
+// With 80.5 requests (some only partly in the window): 1000/80.5 =
+// 12.4223… J/request.
 func TestEstimateRun(t *testing.T) {
 	p := builtin(t)
-	est, err := p.EstimateRun(estimateRun(1, 100), []int64{100, 1000})
+	est, err := p.EstimateRun(estimateRun(100), []int64{100, 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +93,17 @@ func TestEstimateRun(t *testing.T) {
 	}
 
 	// Not steady: no estimate, and the error names the run and why.
-	ns := estimateRun(1, 100)
+	if e, err := p.EstimateRun(estimateRun(80.5), []int64{10}); err != nil || !near(e.PerRequestJ, 1000/80.5) {
+		t.Errorf("80.5 requests: e_ss %v, %v; want 1000/80.5", e, err)
+	}
+	ns := estimateRun(100)
 	ns.Results.Values["steady_window_energy_j"] = na("J", "steady state not reached")
 	if _, err := p.EstimateRun(ns, []int64{10}); err == nil || !strings.Contains(err.Error(), "runs/est") ||
 		!strings.Contains(err.Error(), "steady state not reached") {
 		t.Errorf("not steady: error %v", err)
 	}
-	if _, err := p.EstimateRun(estimateRun(50, 10), []int64{10}); err == nil {
-		t.Error("window 50…10: no error")
+	if _, err := p.EstimateRun(estimateRun(0), []int64{10}); err == nil {
+		t.Error("no request in the window: no error")
 	}
 }
 

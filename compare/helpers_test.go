@@ -21,6 +21,9 @@ type spec struct {
 	id, scenario, model, engine, params string
 	profile                             string  // default benchmark-1.5
 	steady, full, tokens                float64 // < 0: not applicable
+	startup, release                    float64 // energies in J
+	failed                              int     // failed formal requests
+	failCheck                           bool    // a check of severity fail failed
 	notSteady, notClosed, incomplete    bool
 	values                              map[string]any // extra results
 }
@@ -69,10 +72,16 @@ func mk(s spec) Run {
 		if s.tokens >= 0 {
 			res.Values["formal_output_tokens"] = metric(int64(s.tokens), "tokens")
 		}
+		res.Values["startup_energy_j"] = metric(s.startup, "J")
+		res.Values["release_energy_j"] = metric(s.release, "J")
+		res.Values["failed_requests"] = metric(int64(s.failed), "requests")
 		res.Values["steady_state_reached"] = check(!s.notSteady, "warn",
 			"steady state not reached; steady-state J/token is excluded from cross-model comparison: best CV 0.0412")
 		res.Values["release_closed"] = check(!s.notClosed, "exclude",
 			"release did not return to baseline within the maximum wait; the run is excluded from formal results")
+		if s.failCheck {
+			res.Values["tokens_match"] = check(false, "fail", "output tokens do not match the request set")
+		}
 		if s.notClosed {
 			res.Excluded, res.ExcludeReason = true, "check release_closed failed"
 		}

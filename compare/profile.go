@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -58,17 +59,39 @@ type Profile struct {
 type Metrics struct {
 	SteadyJPerToken string `yaml:"steady_j_per_token" json:"steady_j_per_token"`
 	FullJPerToken   string `yaml:"full_j_per_token" json:"full_j_per_token"`
+	StartupEnergyJ  string `yaml:"startup_energy_j" json:"startup_energy_j"`
+	ReleaseEnergyJ  string `yaml:"release_energy_j" json:"release_energy_j"`
 	OutputTokens    string `yaml:"output_tokens" json:"output_tokens"`
 }
 
-// FlagRule flags a run: a failed check (Check), a run its profile marked
-// excluded (Excluded), or a run whose status is not complete (Incomplete).
-// Exactly one of the three is set.
+// Values a flag can remove from the statistics.
+const (
+	ValueSteady  = "steady"
+	ValueFull    = "full"
+	ValueStartup = "startup"
+	ValueRelease = "release"
+	// ValueAll removes the whole run.
+	ValueAll = "all"
+)
+
+var valueNames = []string{ValueSteady, ValueFull, ValueStartup, ValueRelease, ValueAll}
+
+// FlagRule flags a run and says which of its values leave the statistics.
+// Exactly one condition is set: a failed check by name (Check), any failed
+// check of a severity (Severity), a metric above a threshold (Metric and
+// Above), a run its profile excluded (Excluded), or a run whose status is
+// not complete (Incomplete).
 type FlagRule struct {
-	Check      string `yaml:"check"`
-	Excluded   bool   `yaml:"excluded"`
-	Incomplete bool   `yaml:"incomplete"`
-	Flag       string `yaml:"flag"`
+	Check      string   `yaml:"check"`
+	Severity   string   `yaml:"severity"`
+	Metric     string   `yaml:"metric"`
+	Above      *float64 `yaml:"above"`
+	Excluded   bool     `yaml:"excluded"`
+	Incomplete bool     `yaml:"incomplete"`
+	Flag       string   `yaml:"flag"`
+	// Removes lists the values removed: steady, full, startup, release,
+	// or all (the run is out of the statistics).
+	Removes []string `yaml:"removes"`
 }
 
 // PairRule pairs engines for the same model and scenario.
@@ -77,6 +100,9 @@ type PairRule struct {
 	// Tolerance is the largest |T1 - T2| / max(T1, T2) on total formal
 	// output tokens for which a pair is compared.
 	Tolerance float64 `yaml:"tolerance"`
+	// Same lists run.json fields (dotted paths, e.g. engine.precision)
+	// that must be equal for a pair to be compared.
+	Same []string `yaml:"same"`
 }
 
 // SizeGroup is a range of total parameters: Max is an inclusive upper
@@ -114,11 +140,12 @@ type EstimateRule struct {
 
 // EstimateMetrics names the results of one run used by the estimate.
 type EstimateMetrics struct {
-	StartupJ           string `yaml:"startup_j"`
-	ReleaseJ           string `yaml:"release_j"`
-	SteadyEnergyJ      string `yaml:"steady_energy_j"`
-	SteadyFirstRequest string `yaml:"steady_first_request"`
-	SteadyLastRequest  string `yaml:"steady_last_request"`
+	StartupJ      string `yaml:"startup_j"`
+	ReleaseJ      string `yaml:"release_j"`
+	SteadyEnergyJ string `yaml:"steady_energy_j"`
+	// SteadyRequests is the requests whose tokens fall in the steady
+	// window, each counted by its share of tokens there.
+	SteadyRequests string `yaml:"steady_requests"`
 }
 
 // Builtin returns the built-in comparison profile (a test keeps it valid).
@@ -178,6 +205,8 @@ func (p *Profile) validate(d *workflow.Decoder, root *yaml.Node) {
 	for _, m := range []struct{ key, v string }{
 		{"steady_j_per_token", p.Metrics.SteadyJPerToken},
 		{"full_j_per_token", p.Metrics.FullJPerToken},
+		{"startup_energy_j", p.Metrics.StartupEnergyJ},
+		{"release_energy_j", p.Metrics.ReleaseEnergyJ},
 		{"output_tokens", p.Metrics.OutputTokens},
 	} {
 		if strings.TrimSpace(m.v) == "" {
@@ -188,20 +217,35 @@ func (p *Profile) validate(d *workflow.Decoder, root *yaml.Node) {
 		n := at("flags", fmt.Sprint(i))
 		where := fmt.Sprintf("flags[%d]", i)
 		set := 0
-		if f.Check != "" {
-			set++
-		}
-		if f.Excluded {
-			set++
-		}
-		if f.Incomplete {
-			set++
+		for _, on := range []bool{f.Check != "", f.Severity != "", f.Metric != "" || f.Above != nil, f.Excluded, f.Incomplete} {
+			if on {
+				set++
+			}
 		}
 		if set != 1 {
-			d.Errorf(n, where, "set exactly one of check: NAME, excluded: true, incomplete: true")
+			d.Errorf(n, where, "set exactly one of check: NAME, severity: LEVEL, metric: NAME with above: N, excluded: true, incomplete: true")
+		}
+		if (f.Metric != "") != (f.Above != nil) {
+			d.Errorf(n, where, "metric and above go together (a metric above a threshold)")
+		}
+		if f.Above != nil && (math.IsNaN(*f.Above) || math.IsInf(*f.Above, 0)) {
+			d.Errorf(n, where, "above must be a finite number, got %v", *f.Above)
 		}
 		if strings.TrimSpace(f.Flag) == "" {
 			d.Errorf(n, where, "flag: required (the name shown next to a flagged run)")
+		}
+		if len(f.Removes) == 0 {
+			d.Errorf(n, where, "removes: required, a list of %s", strings.Join(valueNames, ", "))
+		}
+		for _, v := range f.Removes {
+			if !slices.Contains(valueNames, v) {
+				d.Errorf(orNode(at("flags", fmt.Sprint(i), "removes"), n), where, "removes: unknown value %q (valid: %s)", v, strings.Join(valueNames, ", "))
+			}
+		}
+	}
+	for i, f := range p.Pairs.Same {
+		if strings.TrimSpace(f) == "" || strings.Contains(f, "..") || strings.HasPrefix(f, ".") || strings.HasSuffix(f, ".") {
+			d.Errorf(orNode(at("pairs", "same", fmt.Sprint(i)), at("pairs"), root), fmt.Sprintf("pairs.same[%d]", i), "expected a dotted run.json field such as engine.precision, got %q", f)
 		}
 	}
 	tol := p.Pairs.Tolerance

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,14 +118,17 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 	if rep.Simulated {
 		simulatedNote(w, format)
 	}
-	included := 0
+	included, flagged := 0, 0
 	for _, r := range rep.Runs {
 		if r.Included {
 			included++
 		}
+		if len(r.Flags) > 0 {
+			flagged++
+		}
 	}
-	summary := fmt.Sprintf("Comparison (%s): %d benchmark run(s), %d in the statistics, %d flagged; %d asiai engine row(s).",
-		rep.CompareProfile, len(rep.Runs), included, len(rep.Runs)-included, len(rep.Asiai))
+	summary := fmt.Sprintf("Comparison (%s): %d benchmark run(s), %d in the statistics, %d flagged (%d out entirely); %d asiai engine row(s).",
+		rep.CompareProfile, len(rep.Runs), included, flagged, len(rep.Runs)-included, len(rep.Asiai))
 	if format == report.FormatMarkdown {
 		fmt.Fprintf(w, "**%s**\n", summary)
 	} else {
@@ -135,15 +139,25 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 		section(w, format, "Runs by scenario, size group, model and engine")
 		rows := make([][]string, 0, len(rep.Runs))
 		for _, r := range rep.Runs {
+			val := func(v *float64, name string, f func(*float64) string) string {
+				if v != nil && !r.Uses(name) {
+					return "[" + f(v) + "]"
+				}
+				return f(v)
+			}
 			rows = append(rows, []string{r.Scenario, r.SizeGroup, fmtParams(r.Params), r.Model, r.Engine, r.RunID,
-				fmtJ(r.SteadyJPerToken), fmtJ(r.FullJPerToken), fmtCount(r.OutputTokens), flagNames(r.Flags)})
+				val(r.SteadyJPerToken, ValueSteady, fmtJ), val(r.FullJPerToken, ValueFull, fmtJ),
+				val(r.StartupEnergyJ, ValueStartup, fmtE), val(r.ReleaseEnergyJ, ValueRelease, fmtE),
+				fmtCount(r.OutputTokens), flagNames(r.Flags)})
 		}
 		if err := table(w, format, []string{"scenario", "size group", "params", "model", "engine", "run",
-			"steady J/token", "full-lifecycle J/token", "output tokens", "flags"}, rows); err != nil {
+			"steady J/token", "full-lifecycle J/token", "startup J", "release J", "output tokens", "flags"}, rows); err != nil {
 			return err
 		}
+		line(w, format, "[x]: a value its flag leaves out of the statistics (see the flagged runs).")
 
-		section(w, format, fmt.Sprintf("Engine pairs (compared only when |T1 - T2| / max(T1, T2) <= %s on formal output tokens)", pct(rep.PairTolerance)))
+		section(w, format, fmt.Sprintf("Engine pairs (compared only when %s are equal and |T1 - T2| / max(T1, T2) <= %s on formal output tokens)",
+			orDash(strings.Join(rep.PairSame, ", ")), pct(rep.PairTolerance)))
 		if len(rep.Pairs) == 0 {
 			line(w, format, "No engine pair: no runs of both engines of a pair on the same model and scenario.")
 		} else {
@@ -166,29 +180,28 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 			}
 		}
 
-		section(w, format, "Per scenario (runs without a flag; a configuration run several times counts once, with its median)")
-		rows = rows[:0]
-		for _, s := range rep.Scenarios {
-			rows = append(rows, []string{s.Scenario, strconv.Itoa(s.Included) + " of " + strconv.Itoa(s.Runs),
-				fmtJ(s.MedianSteady), fmtJ(s.MedianFull), fmtF(s.Ratio, 3), fmtF(s.Spearman, 3), orDash(noteList(s.Notes))})
-		}
-		if err := table(w, format, []string{"scenario", "runs", "median steady J/token", "median full-lifecycle J/token",
-			"full / steady", "Spearman rho", "note"}, rows); err != nil {
+		section(w, format, "Per scenario and size group (values in the statistics; a configuration run several times counts once, with its median)")
+		if err := groupTable(w, format, rep.Groups); err != nil {
 			return err
 		}
 
-		section(w, format, "Model orders under the two bases (rank 1 = lowest J/token; ties share the average rank)")
+		section(w, format, "Model orders within each size group (rank 1 = lowest J/token; ties share the average rank; n, median, min–max and spread of repeated runs)")
 		rows = rows[:0]
-		for _, s := range rep.Scenarios {
+		for _, s := range rep.Groups {
 			for _, c := range s.Configs {
-				rows = append(rows, []string{s.Scenario, c.SizeGroup, c.Model, c.Engine, strconv.Itoa(c.Runs),
-					fmtJ(&c.Steady), fmtRank(c.SteadyRank), fmtJ(&c.Full), fmtRank(c.FullRank)})
+				rows = append(rows, []string{s.Scenario, s.SizeGroup, c.Model, c.Engine, strconv.Itoa(c.Runs),
+					fmtSpread(c.Steady), fmtRankPtr(c.SteadyRank), fmtSpread(c.Full), fmtRankPtr(c.FullRank)})
 			}
 		}
 		if len(rows) == 0 {
-			line(w, format, "No run without a flag.")
+			line(w, format, "No run in the statistics.")
 		} else if err := table(w, format, []string{"scenario", "size group", "model", "engine", "runs",
-			"steady J/token", "steady rank", "full-lifecycle J/token", "full rank"}, rows); err != nil {
+			"steady J/token: n, median (min–max, spread)", "steady rank", "full-lifecycle J/token: n, median (min–max, spread)", "full rank"}, rows); err != nil {
+			return err
+		}
+
+		section(w, format, "Cross-group view, per scenario over all size groups (not a comparison the method makes: models are compared within a size group)")
+		if err := groupTable(w, format, rep.CrossGroup); err != nil {
 			return err
 		}
 	}
@@ -197,17 +210,17 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 		section(w, format, "asiai, per engine (median tok/s is the headline)")
 		rows := make([][]string, 0, len(rep.Asiai))
 		for _, a := range rep.Asiai {
-			rows = append(rows, []string{a.Model, a.Engine, strconv.Itoa(a.Runs), fmtF(a.TokS, 1),
+			rows = append(rows, []string{a.Model, a.Engine, strconv.Itoa(a.Runs), fmtF(a.TokS, 1), fmtF(a.TokSMin, 1) + "–" + fmtF(a.TokSMax, 1),
 				fmtF(a.TokSMean, 1) + " ± " + fmtF(a.TokSStd, 2), fmtF(a.CVPct, 1), a.Stability,
 				fmtF(a.PowerW, 1), fmtF(a.TokSPerW, 3), orDash(noteList(flaggedNote(a)))})
 		}
-		if err := table(w, format, []string{"model", "engine", "runs", "median tok/s", "mean ± std tok/s", "CV %",
+		if err := table(w, format, []string{"model", "engine", "runs", "median tok/s", "min–max tok/s", "mean ± pooled std tok/s", "CV %",
 			"stability", "W", "tok/s/W", "note"}, rows); err != nil {
 			return err
 		}
 	}
 
-	section(w, format, "Flagged runs (shown, and left out of the statistics)")
+	section(w, format, "Flagged runs (shown, with the values each flag leaves out of the statistics)")
 	if len(rep.Flagged) == 0 {
 		line(w, format, "None.")
 		return nil
@@ -215,10 +228,10 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 	rows := [][]string{}
 	for _, f := range rep.Flagged {
 		for _, fl := range f.Flags {
-			rows = append(rows, []string{f.RunID, f.Scenario, f.Model, f.Engine, fl.Name, orDash(fl.Detail)})
+			rows = append(rows, []string{f.RunID, f.Scenario, f.Model, f.Engine, fl.Name, removesText(fl.Removes), orDash(fl.Detail)})
 		}
 	}
-	return table(w, format, []string{"run", "scenario", "model", "engine", "flag", "why"}, rows)
+	return table(w, format, []string{"run", "scenario", "model", "engine", "flag", "leaves out", "why"}, rows)
 }
 
 func flaggedNote(a AsiaiRow) []string {
@@ -238,6 +251,57 @@ func pctPtr(v *float64) string {
 
 func fmtRank(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
+func fmtRankPtr(r *float64) string {
+	if r == nil {
+		return "-"
+	}
+	return fmtRank(*r)
+}
+
+func fmtE(v *float64) string { return fmtF(v, 1) }
+
+// fmtSpread writes "n=3: 0.2400 (0.2300–0.2600, 12.5 %)", or the value
+// alone for one run.
+func fmtSpread(s *Spread) string {
+	if s == nil {
+		return "-"
+	}
+	if s.N == 1 {
+		return "n=1: " + fmtJ(&s.Median)
+	}
+	return fmt.Sprintf("n=%d: %s (%s–%s, %s)", s.N, fmtJ(&s.Median), fmtJ(&s.Min), fmtJ(&s.Max), pctShortPtr(s.SpreadPct))
+}
+
+func pctShortPtr(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64) + " %"
+}
+
+// removesText says what a flag leaves out, in words.
+func removesText(vs []string) string {
+	if slices.Contains(vs, ValueAll) {
+		return "the whole run"
+	}
+	names := map[string]string{ValueSteady: "steady J/token", ValueFull: "full-lifecycle J/token", ValueStartup: "startup J", ValueRelease: "release J"}
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, names[v])
+	}
+	return orDash(strings.Join(out, ", "))
+}
+
+func groupTable(w io.Writer, format string, groups []GroupStats) error {
+	rows := make([][]string, 0, len(groups))
+	for _, s := range groups {
+		rows = append(rows, []string{s.Scenario, s.SizeGroup, strconv.Itoa(s.Included) + " of " + strconv.Itoa(s.Runs),
+			fmtJ(s.MedianSteady), fmtJ(s.MedianFull), fmtF(s.Ratio, 3), fmtF(s.Spearman, 3), fmtE(s.MedianStartup), fmtE(s.MedianRelease), orDash(noteList(s.Notes))})
+	}
+	return table(w, format, []string{"scenario", "size group", "runs", "median steady J/token", "median full-lifecycle J/token",
+		"full / steady", "Spearman rho", "median startup J", "median release J", "note"}, rows)
+}
+
 // renderCSV writes one tidy table: one value per row.
 func renderCSV(w io.Writer, rep *Report) error {
 	cw := csv.NewWriter(w)
@@ -249,38 +313,78 @@ func renderCSV(w io.Writer, rep *Report) error {
 	m := rep.Metrics
 	for _, r := range rep.Runs {
 		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "model_params", raw(r.Params), "parameters", r.ParamsNote)
-		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, m.SteadyJPerToken, raw(r.SteadyJPerToken), "J/token", "")
-		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, m.FullJPerToken, raw(r.FullJPerToken), "J/token", "")
+		for _, v := range []struct {
+			name, value string
+			x           *float64
+			unit        string
+		}{{m.SteadyJPerToken, ValueSteady, r.SteadyJPerToken, "J/token"}, {m.FullJPerToken, ValueFull, r.FullJPerToken, "J/token"},
+			{m.StartupEnergyJ, ValueStartup, r.StartupEnergyJ, "J"}, {m.ReleaseEnergyJ, ValueRelease, r.ReleaseEnergyJ, "J"}} {
+			note := ""
+			if v.x != nil && !r.Uses(v.value) {
+				note = "left out of the statistics"
+			}
+			put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, v.name, raw(v.x), v.unit, note)
+		}
 		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, m.OutputTokens, raw(r.OutputTokens), "tokens", "")
 		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "included", strconv.FormatBool(r.Included), "", "")
 		for _, f := range r.Flags {
-			put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "flag", f.Name, "", f.Detail)
+			put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "flag", f.Name, "", strings.TrimSpace(f.Detail+" (leaves out: "+removesText(f.Removes)+")"))
 		}
 	}
 	for _, p := range rep.Pairs {
 		engines, runs := p.A.Engine+"/"+p.B.Engine, p.A.RunID+"/"+p.B.RunID
 		put("pair", p.Scenario, "", p.Model, engines, runs, "token_diff", raw(p.TokenDiff), "fraction", "")
+		for _, d := range p.Differs {
+			put("pair", p.Scenario, "", p.Model, engines, runs, "differs", d.Field, "", d.A+" vs "+d.B)
+		}
 		put("pair", p.Scenario, "", p.Model, engines, runs, "comparable", strconv.FormatBool(p.Comparable), "", p.Reason)
 	}
-	for _, s := range rep.Scenarios {
-		note := noteList(s.Notes)
-		put("scenario", s.Scenario, "", "", "", "", "runs", strconv.Itoa(s.Runs), "runs", "")
-		put("scenario", s.Scenario, "", "", "", "", "included", strconv.Itoa(s.Included), "runs", "")
-		put("scenario", s.Scenario, "", "", "", "", "median_"+m.SteadyJPerToken, raw(s.MedianSteady), "J/token", "")
-		put("scenario", s.Scenario, "", "", "", "", "median_"+m.FullJPerToken, raw(s.MedianFull), "J/token", "")
-		put("scenario", s.Scenario, "", "", "", "", "ratio_full_to_steady", raw(s.Ratio), "", "")
-		put("scenario", s.Scenario, "", "", "", "", "spearman", raw(s.Spearman), "", note)
-		for _, c := range s.Configs {
-			put("order", s.Scenario, c.SizeGroup, c.Model, c.Engine, "", m.SteadyJPerToken, raw(&c.Steady), "J/token", "")
-			put("order", s.Scenario, c.SizeGroup, c.Model, c.Engine, "", "steady_rank", fmtRank(c.SteadyRank), "", "")
-			put("order", s.Scenario, c.SizeGroup, c.Model, c.Engine, "", m.FullJPerToken, raw(&c.Full), "J/token", "")
-			put("order", s.Scenario, c.SizeGroup, c.Model, c.Engine, "", "full_rank", fmtRank(c.FullRank), "", "")
+	for _, sec := range []struct {
+		name   string
+		groups []GroupStats
+	}{{"group", rep.Groups}, {"cross_group", rep.CrossGroup}} {
+		for _, s := range sec.groups {
+			note := noteList(s.Notes)
+			g := s.SizeGroup
+			put(sec.name, s.Scenario, g, "", "", "", "runs", strconv.Itoa(s.Runs), "runs", "")
+			put(sec.name, s.Scenario, g, "", "", "", "included", strconv.Itoa(s.Included), "runs", "")
+			put(sec.name, s.Scenario, g, "", "", "", "median_"+m.SteadyJPerToken, raw(s.MedianSteady), "J/token", "")
+			put(sec.name, s.Scenario, g, "", "", "", "median_"+m.FullJPerToken, raw(s.MedianFull), "J/token", "")
+			put(sec.name, s.Scenario, g, "", "", "", "median_"+m.StartupEnergyJ, raw(s.MedianStartup), "J", "")
+			put(sec.name, s.Scenario, g, "", "", "", "median_"+m.ReleaseEnergyJ, raw(s.MedianRelease), "J", "")
+			put(sec.name, s.Scenario, g, "", "", "", "ratio_full_to_steady", raw(s.Ratio), "", "")
+			put(sec.name, s.Scenario, g, "", "", "", "spearman", raw(s.Spearman), "", note)
+			if sec.name != "group" {
+				continue
+			}
+			for _, c := range s.Configs {
+				for _, v := range []struct {
+					name string
+					sp   *Spread
+					rank *float64
+					unit string
+				}{{m.SteadyJPerToken, c.Steady, c.SteadyRank, "J/token"}, {m.FullJPerToken, c.Full, c.FullRank, "J/token"},
+					{m.StartupEnergyJ, c.Startup, nil, "J"}, {m.ReleaseEnergyJ, c.Release, nil, "J"}} {
+					if v.sp == nil {
+						continue
+					}
+					put("order", s.Scenario, g, c.Model, c.Engine, "", v.name+"_median", raw(&v.sp.Median), v.unit, "n="+strconv.Itoa(v.sp.N))
+					put("order", s.Scenario, g, c.Model, c.Engine, "", v.name+"_min", raw(&v.sp.Min), v.unit, "")
+					put("order", s.Scenario, g, c.Model, c.Engine, "", v.name+"_max", raw(&v.sp.Max), v.unit, "")
+					put("order", s.Scenario, g, c.Model, c.Engine, "", v.name+"_spread", raw(v.sp.SpreadPct), "%", "")
+					if v.rank != nil {
+						put("order", s.Scenario, g, c.Model, c.Engine, "", v.name+"_rank", fmtRank(*v.rank), "", "")
+					}
+				}
+			}
 		}
 	}
 	for _, a := range rep.Asiai {
 		run := strings.Join(a.RunIDs, "/")
 		note := noteList(flaggedNote(a))
 		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec", raw(a.TokS), "tok/s", note)
+		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec_min", raw(a.TokSMin), "tok/s", "")
+		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec_max", raw(a.TokSMax), "tok/s", "")
 		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec_mean", raw(a.TokSMean), "tok/s", "")
 		put("asiai", "", "", a.Model, a.Engine, run, "std_dev_tok_s", raw(a.TokSStd), "tok/s", "")
 		put("asiai", "", "", a.Model, a.Engine, run, "stability", a.Stability, "", "")
@@ -331,8 +435,8 @@ func RenderEstimate(w io.Writer, est *Estimate, format string) error {
 	} else {
 		fmt.Fprintln(w, head)
 	}
-	line(w, format, fmt.Sprintf("E_startup = %s J, E_release = %s J, e_ss = %s J / %d requests = %s J/request",
-		f1(est.StartupJ), f1(est.ReleaseJ), f1(est.SteadyEnergyJ), est.SteadyRequests, f3(est.PerRequestJ)))
+	line(w, format, fmt.Sprintf("E_startup = %s J, E_release = %s J, e_ss = %s J / %s requests in the steady window = %s J/request",
+		f1(est.StartupJ), f1(est.ReleaseJ), f1(est.SteadyEnergyJ), f3(est.SteadyRequests), f3(est.PerRequestJ)))
 	rows := make([][]string, 0, len(est.Points))
 	for _, p := range est.Points {
 		rows = append(rows, []string{strconv.FormatInt(p.N, 10), f1(p.EnergyJ), f3(p.PerRequestJ), f3(p.FixedPerRequestJ),

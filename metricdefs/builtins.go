@@ -174,6 +174,21 @@ func builtinDefs() []builtinDef {
 			types: []any{new(func(context.Context, []any, string) []AttributionView), new(func(context.Context, []*archive.Request, string) []AttributionView)},
 		},
 		{
+			Builtin: Builtin{"requests_in", `requests_in(requests, a, b) float`, `requests generating in [a, b], each counted by the share of its output tokens generated there (pro rata as in attribute)`},
+			fn: func(p ...any) (any, error) {
+				reqs, err := toRequests(p[0])
+				if err != nil {
+					return nil, fmt.Errorf("requests_in: %w", err)
+				}
+				a, b, err := twoFloats(p[1], p[2])
+				if err != nil {
+					return nil, fmt.Errorf("requests_in: %w", err)
+				}
+				return measure.RequestsIn(reqs, a, b)
+			},
+			types: []any{new(func([]*archive.Request, float64, float64) float64), new(func([]any, float64, float64) float64)},
+		},
+		{
 			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (DESIGN.md: windows of W requests sliding by one, CV of per-request J/token)`},
 			fn: func(p ...any) (any, error) {
 				pd, err := powerFrom(p[0].(context.Context))

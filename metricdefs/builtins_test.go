@@ -74,6 +74,9 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		// Group a [1, 3]: variance 1; b [10, 14]: variance 4; √((1+4)/2).
 		{"pooled_std", `pooled_std([1, 10, 3, 14], ["a", "b", "a", "b"])`, math.Sqrt(2.5)},
 		{"spearman", `spearman([1, 2, 3], [30, 20, 10])`, -1},
+		// [3, 7]: r1 (uniform on [2, 6]) has 3 of its 4 s inside: ¾; r2 (on
+		// [4, 8]) 3 of 4 s: ¾; together 1.5.
+		{"requests_in", `requests_in(requests, 3, 7)`, 1.5},
 	}
 	var defs []Def
 	for _, m := range metrics {

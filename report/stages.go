@@ -2,97 +2,104 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/measure"
+	"github.com/joulebench/joulebench/workflow"
 )
 
 // StageEnergy is one stage's GPU energy and its share of the run's total.
 type StageEnergy struct {
 	Stage string `json:"stage"`
-	// StartS and EndS are seconds since the first stage's start.
+	// StartS and EndS are seconds since the earliest row's start.
 	StartS    float64 `json:"start_s"`
 	EndS      float64 `json:"end_s"`
 	DurationS float64 `json:"duration_s"`
 	// EnergyJ is nil when it cannot be computed (Note says why).
 	EnergyJ *float64 `json:"energy_j"`
-	// Share is EnergyJ / the total of the top-level stages.
+	// Share is EnergyJ / TotalJ.
 	Share *float64 `json:"share"`
 	// Within names the stage this one lies inside (warm-up inside
 	// startup); such a stage is not added to the total again.
 	Within string `json:"within,omitempty"`
-	Note   string `json:"note,omitempty"`
+	// InTotal says whether EnergyJ adds to TotalJ.
+	InTotal bool   `json:"in_total"`
+	Note    string `json:"note,omitempty"`
 }
 
 // StageBreakdown is the per-stage energy of one run.
 type StageBreakdown struct {
-	RunID     string `json:"run_id"`
-	Simulated bool   `json:"simulated"`
-	// Method is the energy method used: the cumulative counter when every
-	// device has one, else the trapezoid over power samples ("auto").
-	Method string        `json:"method"`
-	Stages []StageEnergy `json:"stages"`
-	// TotalJ is the sum over the top-level stages (stages not inside
-	// another one) whose energy is known.
+	RunID     string        `json:"run_id"`
+	Simulated bool          `json:"simulated"`
+	Stages    []StageEnergy `json:"stages"`
+	// TotalJ is the sum over the rows in the total whose energy is known;
+	// Total names them ("startup + formal + release").
 	TotalJ float64 `json:"total_j"`
+	Total  string  `json:"total"`
 	Note   string  `json:"note,omitempty"`
 }
 
-// Stages computes the GPU energy of every stage in run.json with
-// PowerData.Energy(start, end, "auto"), and each stage's share of the sum
-// over the top-level stages. A stage inside another (warm-up inside
-// startup) gets its share of the same total and is not counted twice.
-func Stages(run *archive.Run) StageBreakdown {
+// Stages builds a run's energy by stage from its evaluated results and the
+// profile's stage_energy rows: each row's interval and energy are the
+// derived values the profile computed for it (the same boundaries and
+// methods as its metrics), never recomputed here. A row inside another
+// (warm-up inside startup) or marked in_total: false gets its share of the
+// same total and is not added to it.
+func Stages(run *archive.Run, res *archive.Results, rows []workflow.StageEnergy) StageBreakdown {
 	b := StageBreakdown{RunID: run.Meta.RunID, Simulated: run.Meta.Simulated, Stages: []StageEnergy{}}
-	var pd *measure.PowerData
-	if len(run.Power) == 0 {
-		b.Note = "no power samples"
-	} else {
-		var err error
-		if pd, err = measure.NewPowerData(run.Power); err != nil {
-			b.Note = "power.csv: " + err.Error()
-			pd = nil
+	if len(rows) == 0 {
+		b.Note = "the profile has no stage_energy section (re-evaluate with --profile benchmark-1.5 for one)"
+		return b
+	}
+	if res == nil {
+		b.Note = "run not evaluated"
+		return b
+	}
+	num := func(name string) (float64, string) {
+		r, ok := res.Values[name]
+		if !ok {
+			return 0, "no " + name + " in the results"
 		}
+		if v, ok := r.Value.(float64); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			return v, ""
+		}
+		if r.Note != "" {
+			return 0, r.Note
+		}
+		return 0, fmt.Sprintf("%s is not a number (%v)", name, r.Value)
 	}
-	switch {
-	case pd == nil:
-	case pd.HasCounter():
-		b.Method = "counter"
-	default:
-		b.Method = "trapz"
-	}
-	// In time order; a stage before the stages inside it.
-	stages := slices.Clone(run.Meta.Stages)
-	slices.SortStableFunc(stages, func(a, b archive.Stage) int {
-		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(b.End, a.End))
-	})
 	t0 := math.Inf(1)
-	for _, s := range stages {
-		t0 = min(t0, s.Start)
-	}
-	for i, s := range stages {
-		se := StageEnergy{Stage: s.Name, StartS: s.Start - t0, EndS: s.End - t0, DurationS: s.End - s.Start}
-		for j, o := range stages {
-			if i != j && o.Start <= s.Start && s.End <= o.End && (o.End-o.Start > s.End-s.Start || j < i) {
-				se.Within = o.Name
-				break
-			}
+	type span struct{ a, b float64 }
+	spans := make([]*span, len(rows))
+	var counted []string
+	for i, r := range rows {
+		if r.Counted() {
+			counted = append(counted, r.Stage)
 		}
-		if pd == nil {
-			se.Note = "no power data"
-		} else if e, err := pd.Energy(s.Start, s.End, measure.MethodAuto); err != nil {
-			se.Note = err.Error()
+		a, na := num(r.StartName())
+		e, nb := num(r.EndName())
+		if na == "" && nb == "" {
+			spans[i] = &span{a, e}
+			t0 = min(t0, a)
+		}
+	}
+	b.Total = strings.Join(counted, " + ")
+	for i, r := range rows {
+		se := StageEnergy{Stage: r.Stage, Within: r.Within, InTotal: r.Counted()}
+		if sp := spans[i]; sp != nil {
+			se.StartS, se.EndS, se.DurationS = sp.a-t0, sp.b-t0, sp.b-sp.a
+		}
+		if e, note := num(r.EnergyName()); note != "" {
+			se.Note = note
 		} else {
 			se.EnergyJ = &e
-			if se.Within == "" {
+			if se.InTotal {
 				b.TotalJ += e
 			}
 		}
@@ -134,7 +141,7 @@ func RenderStages(w io.Writer, bds []StageBreakdown, format string) error {
 		return enc.Encode(bds)
 	case FormatCSV:
 		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"run_id", "stage", "within", "start_s", "end_s", "duration_s", "energy_j", "share", "method", "note", "simulated"})
+		_ = cw.Write([]string{"run_id", "stage", "within", "in_total", "start_s", "end_s", "duration_s", "energy_j", "share", "note", "simulated"})
 		for _, b := range bds {
 			for _, s := range b.Stages {
 				_ = cw.Write(stageCSV(b, s))
@@ -150,9 +157,6 @@ func RenderStages(w io.Writer, bds []StageBreakdown, format string) error {
 			fmt.Fprintln(w)
 		}
 		title := fmt.Sprintf("Energy by stage · run %s", b.RunID)
-		if b.Method != "" {
-			title += " · method " + b.Method
-		}
 		if format == FormatMarkdown {
 			fmt.Fprintf(w, "**%s**\n\n", title)
 		} else {
@@ -164,15 +168,18 @@ func RenderStages(w io.Writer, bds []StageBreakdown, format string) error {
 		rows := make([][]string, 0, len(b.Stages)+1)
 		for _, s := range b.Stages {
 			name := s.Stage
-			if s.Within != "" {
+			switch {
+			case s.Within != "":
 				name += " (in " + s.Within + ")"
+			case !s.InTotal:
+				name += " (not in total)"
 			}
 			rows = append(rows, []string{name, strconv.FormatFloat(s.StartS, 'f', 1, 64), strconv.FormatFloat(s.DurationS, 'f', 1, 64),
 				fmtOpt(s.EnergyJ, 1), fmtShare(s.Share), orDash(s.Note)})
 		}
 		if b.TotalJ > 0 {
 			total := b.TotalJ
-			rows = append(rows, []string{"total (top-level stages)", "", "", fmtOpt(&total, 1), "100.0 %", ""})
+			rows = append(rows, []string{"total (" + b.Total + ")", "", "", fmtOpt(&total, 1), "100.0 %", ""})
 		}
 		if err := table(w, format, []string{"stage", "start s", "duration s", "energy J", "share", "note"}, rows); err != nil {
 			return err
@@ -189,7 +196,7 @@ func stageCSV(b StageBreakdown, s StageEnergy) []string {
 		}
 		return g(*v)
 	}
-	return []string{b.RunID, s.Stage, s.Within, g(s.StartS), g(s.EndS), g(s.DurationS), opt(s.EnergyJ), opt(s.Share), b.Method, s.Note, strconv.FormatBool(b.Simulated)}
+	return []string{b.RunID, s.Stage, s.Within, strconv.FormatBool(s.InTotal), g(s.StartS), g(s.EndS), g(s.DurationS), opt(s.EnergyJ), opt(s.Share), s.Note, strconv.FormatBool(b.Simulated)}
 }
 
 // RunsWithStages renders runs side by side (Runs) followed by each run's

@@ -103,6 +103,8 @@ type Profile struct {
 	// values) that the simulator's default run applies so that it finishes
 	// in about a minute. Every key is a declared parameter.
 	Quick map[string]string
+	// StageEnergy is the energy-by-stage table (stage_energy.go).
+	StageEnergy []StageEnergy
 }
 
 // Step is a step ready to run: its kind, its decoded configuration and its
@@ -159,7 +161,7 @@ func LoadFile(path string, opt Options) (*Loaded, error) {
 	return l, err
 }
 
-var topKeys = []string{"name", "version", "description", "spec", "parameters", "quick", "steps", "derive", "metrics", "checks"}
+var topKeys = []string{"name", "version", "description", "spec", "parameters", "quick", "steps", "derive", "metrics", "checks", "stage_energy"}
 
 // Load parses, validates and compiles a profile. Every problem is returned
 // together as an ErrorList, each with file:line:col.
@@ -194,7 +196,7 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 			d.value(v, reflectOf(&p.Description), "description")
 		case "spec":
 			d.value(v, reflectOf(&p.Spec), "spec")
-		case "parameters", "quick", "steps", "derive", "metrics", "checks":
+		case "parameters", "quick", "steps", "derive", "metrics", "checks", "stage_energy":
 		default:
 			d.errorf(k, "", "unknown key %q (valid keys: %s)", k.Value, strings.Join(topKeys, ", "))
 		}
@@ -338,6 +340,8 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	if len(defs) == 0 {
 		d.errorf(root, "metrics", "a profile needs at least one metric")
 	}
+
+	defs = append(defs, d.stageEnergy(p, nodes["stage_energy"], exprNodes, nameNodes)...)
 
 	var prog *metricdefs.Program
 	if len(d.errs) == 0 || len(defs) > 0 {

@@ -74,9 +74,16 @@ func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string, fo
 // parameters it ran with. sets apply on top. err is a failure to load or
 // start; evalErr joins the formulas that failed on this run's data.
 func evaluateArchive(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, res *archive.Results, evalErr, err error) {
+	run, _, res, evalErr, err = evaluateArchiveLoaded(ctx, dir, profile, sets)
+	return run, res, evalErr, err
+}
+
+// evaluateArchiveLoaded is evaluateArchive that also returns the loaded
+// profile (report needs its stage_energy rows).
+func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, l *workflow.Loaded, res *archive.Results, evalErr, err error) {
 	run, err = archive.Load(dir)
 	if err != nil {
-		return nil, nil, nil, withCode(exitInvalid, err)
+		return nil, nil, nil, nil, withCode(exitInvalid, err)
 	}
 	var src []byte
 	var name string
@@ -87,17 +94,17 @@ func evaluateArchive(ctx context.Context, dir, profile string, sets []string) (r
 		sets = append(runParamSets(run.Meta), sets...)
 	}
 	if err != nil {
-		return nil, nil, nil, withCode(exitInvalid, err)
+		return nil, nil, nil, nil, withCode(exitInvalid, err)
 	}
-	l, err := loadProfile(src, name, sets)
+	l, err = loadProfile(src, name, sets)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	res, evalErr = workflow.Evaluate(ctx, l, run)
 	if res == nil {
-		return nil, nil, nil, withCode(exitInvalid, evalErr)
+		return nil, nil, nil, nil, withCode(exitInvalid, evalErr)
 	}
-	return run, res, evalErr, nil
+	return run, l, res, evalErr, nil
 }
 
 // checksOutcome returns an exit error when a check of severity fail or

@@ -16,13 +16,24 @@ func (a *app) compareCmd() *cobra.Command {
 		Short: "Compare archived runs as the benchmark-1.5 methodology does",
 		Long: `compare loads archived runs (run directories, or directories of runs),
 re-evaluates each with its own archived profile (or --profile), and renders
-the cross-run analysis of the benchmark-1.5 methodology: runs grouped by
-scenario/task, size group (total parameters), model and engine; vLLM vs
-SGLang pairs, compared only when their formal output tokens are within the
-tolerance; per scenario the medians of steady-state and full-lifecycle
-J/token, their ratio and the Spearman rank correlation of the model orders;
-asiai runs per engine. Runs flagged not steady, release not closed or
-excluded are shown with their flag and left out of the statistics.
+the cross-run analysis of the benchmark-1.5 methodology:
+
+  - runs grouped by scenario/task, size group (total parameters), model and
+    engine, with steady-state and full-lifecycle J/token, startup and
+    release energy;
+  - what each flag removes, as the comparison profile says: a run without
+    steady state loses only its steady-state J/token; release not closed,
+    a failed check of severity fail or failed formal requests above the
+    threshold put the whole run out of the statistics, shown with why;
+  - vLLM vs SGLang pairs, compared only when they ran the same
+    configuration (request set sha256, max_tokens policy, tensor
+    parallelism, context length, precision) and their formal output tokens
+    are within the tolerance; a pair that differs names the field;
+  - within each scenario and size group: medians, their ratio, model ranks
+    and the Spearman correlation between the two bases; a configuration run
+    several times shows n, median, min–max and spread; a labelled
+    cross-group table apart;
+  - asiai runs per engine (median, min–max, mean ± pooled std, stability).
 
 The rules and thresholds are a comparison profile (built-in: compare-1.5);
 --compare-profile FILE uses an edited copy. A run some formulas fail on is

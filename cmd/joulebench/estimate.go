@@ -19,12 +19,17 @@ one startup:
 
   E(N) = E_startup + N·e_ss + E_release
 
-with e_ss the average steady-state GPU energy per request (the steady-state
-window's energy / its requests), the fixed overhead per request
-(E_startup + E_release)/N, and the smallest N at which that overhead falls
-under 10 % and 1 % of the energy per request. The estimate applies only when
-load and configuration match the measured run and excludes idle gaps
-between requests; measured values take precedence.`,
+  e_ss = E_ss / R_ss
+
+with E_ss the GPU energy of the steady-state window (steady_window_energy_j)
+and R_ss the requests whose tokens fall in that window, each counted by the
+share of its output tokens generated there (steady_window_requests), so that
+e_ss = steady-state J/token × the window's mean output tokens per request.
+It prints the fixed overhead per request (E_startup + E_release)/N and the
+smallest N at which that overhead falls under 10 % and 1 % of the energy
+per request E(N)/N. The estimate applies only when load and configuration
+match the measured run and excludes idle gaps between requests; measured
+values take precedence.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")

@@ -14,10 +14,13 @@ func (a *app) reportCmd() *cobra.Command {
 		Use:   "report DIR...",
 		Short: "Render tables of archived runs side by side, with energy by stage",
 		Long: `report loads archived runs and renders a summary of each and their metrics
-side by side, then each run's GPU energy by stage (baseline, startup,
-warm-up, formal, release: joules and share of the total). Each run is
-re-evaluated from its raw data with its own archived profile (or --profile)
-so every run is shown by the same method.`,
+side by side, then each run's GPU energy by stage (joules and share of the
+total). The stages, their intervals and their energies are the profile's
+stage_energy section, evaluated with the very values its metrics use: in
+benchmark-1.5, startup + formal + release is the numerator of
+full_lifecycle_j_per_token, and release ends at release complete. Each run
+is re-evaluated from its raw data with its own archived profile (or
+--profile) so every run is shown by the same method.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := a.v.GetString("format")
@@ -27,7 +30,7 @@ so every run is shown by the same method.`,
 			var runs []report.Run
 			var stages []report.StageBreakdown
 			for _, dir := range args {
-				run, res, evalErr, err := evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), nil)
+				run, l, res, evalErr, err := evaluateArchiveLoaded(cmd.Context(), dir, a.v.GetString("profile"), nil)
 				if err != nil {
 					return err
 				}
@@ -35,7 +38,7 @@ so every run is shown by the same method.`,
 					a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
 				}
 				runs = append(runs, report.Run{Meta: run.Meta, Results: res})
-				stages = append(stages, report.Stages(run))
+				stages = append(stages, report.Stages(run, res, l.Profile.StageEnergy))
 			}
 			return report.RunsWithStages(a.out, runs, stages, format)
 		},

@@ -1,0 +1,33 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// RequestsIn is how many requests generated in [a, b], each counted by the
+// share of its output tokens generated there, pro rata as in Attribute
+// (token_times when recorded, else spread uniformly over the generation
+// interval). A request wholly inside counts 1, one half inside ½; failed
+// requests and requests without output tokens count 0. With the tokens of
+// the same interval, T/RequestsIn is the mean output tokens per request
+// there, so that energy/RequestsIn = (energy/T) × (T/RequestsIn).
+func RequestsIn(reqs []*archive.Request, a, b float64) (float64, error) {
+	if math.IsNaN(a) || math.IsNaN(b) || b < a {
+		return 0, fmt.Errorf("requests_in: interval [%v, %v] is not an interval", a, b)
+	}
+	n := 0.0
+	for _, r := range reqs {
+		sh, err := shapeOf(r)
+		if err != nil {
+			return 0, fmt.Errorf("requests_in: request %s: %w", r.ID, err)
+		}
+		if sh.kind == shapeNone || sh.tokens == 0 {
+			continue
+		}
+		n += sh.tokensIn(a, b) / sh.tokens
+	}
+	return n, nil
+}
