@@ -2,7 +2,6 @@ package archive
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // LineError is a problem with one line of a data file (power.csv,
@@ -121,7 +122,7 @@ func ReadResults(path string) (*Results, error) {
 // checkVersion checks the format_version of a JSON document.
 func checkVersion(path string, data []byte) error {
 	var v struct {
-		FormatVersion *json.RawMessage `json:"format_version"`
+		FormatVersion *gojson.RawMessage `json:"format_version"`
 	}
 	if err := decodeDocument(path, data, &v); err != nil {
 		return err
@@ -137,9 +138,10 @@ func checkVersion(path string, data []byte) error {
 }
 
 // decodeDocument decodes a whole JSON document (run.json, results.json) into
-// v, with errors that give the line and column.
+// v, with errors that give the line and column. It uses the library the
+// JSON-lines files are read with (jsonline.go).
 func decodeDocument(path string, data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
+	dec := gojson.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		return documentError(path, data, err)
 	}
@@ -153,29 +155,19 @@ func decodeDocument(path string, data []byte, v any) error {
 
 // documentError turns a JSON decoding error into "path:line:col: message".
 func documentError(path string, data []byte, err error) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
+	var se *gojson.SyntaxError
+	var te *gojson.UnmarshalTypeError
 	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s: incomplete JSON (the file is empty or cut off)", path)
 	case errors.As(err, &se):
-		line, col := lineCol(data, syntaxErrorIndex(se, len(data)))
-		return fmt.Errorf("%s:%d:%d: invalid JSON: %v", path, line, col, se)
+		line, col := lineCol(data, syntaxErrorIndex(se.Offset, len(data)))
+		return fmt.Errorf("%s:%d:%d: invalid JSON: %w", path, line, col, se)
 	case errors.As(err, &te):
 		line, col := lineCol(data, int(te.Offset))
 		return fmt.Errorf("%s:%d:%d: %s", path, line, col, typeErrorMsg(te))
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%s: incomplete JSON (the file is empty or cut off)", path)
 	}
 	return fmt.Errorf("%s: %w", path, err)
-}
-
-// syntaxErrorIndex is the index of the byte a syntax error is at: the
-// decoder's offset counts that byte as read; at the end of input it is the
-// length of the input.
-func syntaxErrorIndex(se *json.SyntaxError, n int) int {
-	if int(se.Offset) >= n {
-		return n
-	}
-	return max(int(se.Offset)-1, 0)
 }
 
 // lineCol converts a byte offset into a 1-based line and column.
@@ -185,15 +177,6 @@ func lineCol(data []byte, off int) (line, col int) {
 	line = bytes.Count(before, []byte{'\n'}) + 1
 	col = off - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	return line, col
-}
-
-// typeErrorMsg says which field had the wrong JSON type.
-func typeErrorMsg(te *json.UnmarshalTypeError) string {
-	want := jsonKind(te.Type)
-	if te.Field == "" {
-		return fmt.Sprintf("expected a JSON %s, got %s", want, te.Value)
-	}
-	return fmt.Sprintf("field %s: expected %s, got %s", te.Field, want, te.Value)
 }
 
 // jsonKind names the JSON kind a Go type decodes from.

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
@@ -154,7 +155,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 		now := max(x.Arrival(c.clock()), rec.SentAt) // when the line reached the machine
 		if b := bytes.TrimSpace(raw); len(b) > 0 {
 			var l line
-			if jerr := json.Unmarshal(b, &l); jerr != nil {
+			if jerr := gojson.Unmarshal(b, &l); jerr != nil {
 				streamErr = "bad stream line: " + jerr.Error()
 				rec.DoneAt = now
 				break
@@ -178,7 +179,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 				chars += n
 			}
 			if l.Done {
-				_ = json.Unmarshal(b, &t)
+				_ = gojson.Unmarshal(b, &t)
 				done = true
 				rec.DoneAt = now
 				break
@@ -276,7 +277,7 @@ func errorText(b []byte) string {
 	var e struct {
 		Error string `json:"error"`
 	}
-	if json.Unmarshal(b, &e) == nil && e.Error != "" {
+	if gojson.Unmarshal(b, &e) == nil && e.Error != "" {
 		return e.Error
 	}
 	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")

@@ -161,15 +161,18 @@ func reference(in []byte) (info chunkInfo, ok bool) {
 	return info, true
 }
 
+// chunkSeeds are the seed corpus of the chunk fuzz tests.
+var chunkSeeds = []string{
+	`{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`,
+	`{"choices":[{"text":"x\u00e9\ud83d\ude00","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}`,
+	`{"choices":[{"delta":{"reasoning_content":"a","reasoning":"bb"}}],"usage":{"completion_tokens_details":{"reasoning_tokens":3}}}`,
+	`{"choices":[null,{"message":{"content":null}}],"usage":null,"x":[{},[],"\\"]}`,
+	`{"choices":[{"delta":{"content":"a","content":"bcd"}}],"choices":[{"text":"z"}]}`,
+	`{"usage":{"completion_tokens":-3.5e0}}`,
+}
+
 func FuzzParseChunk(f *testing.F) {
-	for _, s := range []string{
-		`{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`,
-		`{"choices":[{"text":"x\u00e9\ud83d\ude00","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}`,
-		`{"choices":[{"delta":{"reasoning_content":"a","reasoning":"bb"}}],"usage":{"completion_tokens_details":{"reasoning_tokens":3}}}`,
-		`{"choices":[null,{"message":{"content":null}}],"usage":null,"x":[{},[],"\\"]}`,
-		`{"choices":[{"delta":{"content":"a","content":"bcd"}}],"choices":[{"text":"z"}]}`,
-		`{"usage":{"completion_tokens":-3.5e0}}`,
-	} {
+	for _, s := range chunkSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
