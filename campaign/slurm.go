@@ -282,7 +282,11 @@ func (c *Campaign) JobScript(r Run, bin, dir string) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	fmt.Fprintf(&b, "#SBATCH --job-name=jb-%s\n", r.ID)
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", strings.TrimSuffix(dir, "/")+".slurm-%j.out")
+	logDir := filepath.Join(c.Dir, "slurm")
+	if abs, err := filepath.Abs(logDir); err == nil {
+		logDir = abs
+	}
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(logDir, filepath.Base(dir)+"-%j.out"))
 	b.WriteString("#SBATCH --nodes=1\n")
 	if c.File.Slurm.exclusive() {
 		b.WriteString("#SBATCH --exclusive\n")
