@@ -32,7 +32,7 @@ const (
 	telNone         = "none"
 )
 
-var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telPrometheus, telSim, telReplay, telNone}
+var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone, telPrometheus}
 
 // telemetryFlags registers the flags that choose the power source.
 func telemetryFlags(f *pflag.FlagSet) {
