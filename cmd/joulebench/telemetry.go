@@ -14,6 +14,7 @@ import (
 	"github.com/joulebench/joulebench/telemetry/dcgm"
 	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
 	"github.com/joulebench/joulebench/telemetry/powermetrics"
+	"github.com/joulebench/joulebench/telemetry/prometheus"
 	"github.com/joulebench/joulebench/telemetry/replay"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
@@ -25,19 +26,25 @@ const (
 	telNVML         = "nvml"
 	telPowermetrics = "powermetrics"
 	telDCGM         = "dcgm"
+	telPrometheus   = "prometheus"
 	telSim          = "sim"
 	telReplay       = "replay"
 	telNone         = "none"
 )
 
-var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone}
+var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone, telPrometheus}
 
 // telemetryFlags registers the flags that choose the power source.
 func telemetryFlags(f *pflag.FlagSet) {
-	f.String("telemetry", telAuto, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, sim, replay, none")
+	f.String("telemetry", telAuto, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none")
 	f.String("gpus", "", "NVML GPUs to measure: indexes or UUIDs, comma-separated (default: all)")
 	f.StringArray("dcgm-url", nil, "dcgm-exporter endpoint to scrape, e.g. http://node1:9400/metrics (repeatable; GPUs of several hosts)")
 	f.String("replay", "", "power.csv or run directory whose power data to replay (--telemetry replay)")
+	f.String("prometheus-url", "", "Prometheus server that scrapes the GPUs' exporter, e.g. http://prometheus:9090 (--telemetry prometheus)")
+	f.String("prometheus-selector", "", `label matchers of the engine's GPUs, e.g. 'Hostname="node1",gpu=~"0|1"' (--telemetry prometheus)`)
+	f.String("prometheus-power-metric", prometheus.DefaultPowerMetric, "power gauge in W (--telemetry prometheus)")
+	f.String("prometheus-energy-metric", prometheus.DefaultEnergyMetric, "cumulative energy counter in mJ, or - for none (--telemetry prometheus)")
+	f.String("prometheus-mem-metric", prometheus.DefaultMemMetric, "GPU memory used in MiB, or - for none (--telemetry prometheus)")
 }
 
 // telemetryOpts are the telemetry flags, read once.
@@ -47,6 +54,7 @@ type telemetryOpts struct {
 	gpusFlag string
 	dcgmURLs []string
 	replay   string
+	prom     prometheus.Options
 }
 
 func (a *app) telemetryOptions() (telemetryOpts, error) {
@@ -54,6 +62,13 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 		choice:   strings.TrimSpace(a.v.GetString("telemetry")),
 		gpusFlag: strings.TrimSpace(a.v.GetString("gpus")),
 		replay:   strings.TrimSpace(a.v.GetString("replay")),
+		prom: prometheus.Options{
+			URL:          strings.TrimSpace(a.v.GetString("prometheus-url")),
+			Selector:     strings.TrimSpace(a.v.GetString("prometheus-selector")),
+			PowerMetric:  strings.TrimSpace(a.v.GetString("prometheus-power-metric")),
+			EnergyMetric: strings.TrimSpace(a.v.GetString("prometheus-energy-metric")),
+			MemMetric:    strings.TrimSpace(a.v.GetString("prometheus-mem-metric")),
+		},
 	}
 	for _, u := range a.v.GetStringSlice("dcgm-url") {
 		if u = strings.TrimSpace(u); u != "" {
@@ -84,6 +99,12 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 	}
 	if o.choice == telDCGM && len(o.dcgmURLs) == 0 {
 		return o, invalidf("--telemetry dcgm needs at least one --dcgm-url http://HOST:9400/metrics")
+	}
+	if o.prom.URL != "" && o.choice != telPrometheus {
+		return o, invalidf("--prometheus-url is for --telemetry prometheus, not %s", o.choice)
+	}
+	if o.choice == telPrometheus && o.prom.URL == "" {
+		return o, invalidf("--telemetry prometheus needs --prometheus-url http://HOST:9090 (and usually --prometheus-selector)")
 	}
 	if o.choice == telReplay && o.replay == "" {
 		return o, invalidf("--telemetry replay needs --replay FILE (a power.csv or a run directory)")
@@ -165,6 +186,18 @@ func openTelemetry(choice string, o telemetryOpts, now telemetry.Clock, logf fun
 		devs, _ := src.Devices(ctx)
 		return src, archive.TelemetryInfo{Source: telDCGM, Note: fmt.Sprintf("dcgm-exporter endpoints %s; %s",
 			strings.Join(o.dcgmURLs, ", "), deviceSummary(devs))}, nil
+	case telPrometheus:
+		ctx, cancel := context.WithTimeout(context.Background(), 2*prometheus.DefaultTimeout)
+		defer cancel()
+		po := o.prom
+		po.Clock, po.Logf = now, logf
+		src, err := prometheus.Open(ctx, po)
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(ctx)
+		return src, archive.TelemetryInfo{Source: telPrometheus, Note: fmt.Sprintf("Prometheus %s, %s{%s} (samples at their scrape times; scrape interval seen recorded as events scrape_interval_*); %s",
+			po.URL, orDefault(po.PowerMetric, prometheus.DefaultPowerMetric), po.Selector, deviceSummary(devs))}, nil
 	case telReplay:
 		src, err := replay.Open(o.replay, replay.Options{Realtime: true, Clock: now, Logf: logf})
 		if err != nil {

@@ -1,0 +1,409 @@
+// Package campaign is a benchmark campaign as data: one YAML file that
+// names a profile, a matrix of axes (engines, models, scenarios, loads,
+// profile parameters, repetitions) with exclusions, and where the archives
+// go. It expands the matrix into runs with stable ids, tells which runs are
+// done from their archives, and runs the rest one by one as ordinary
+// `joulebench run` processes, here (Local) or as Slurm jobs (Slurm).
+//
+// A campaign has no scheduler of its own: runs are exclusive and cold
+// started, one after the other locally; on Slurm each run is one job and
+// Slurm decides when it starts.
+package campaign
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// File is a campaign file.
+type File struct {
+	// Name names the campaign (a label of every run: campaign=NAME).
+	Name string `yaml:"name"`
+	// Description is free text.
+	Description string `yaml:"description"`
+	// Profile is a built-in profile name or a profile file (relative to
+	// the campaign file).
+	Profile string `yaml:"profile"`
+	// Out is the campaign directory (relative to the campaign file): run
+	// archives go to OUT/runs/<id>, the Slurm state and job scripts to OUT.
+	// On Slurm it must be on a file system the nodes share.
+	Out string `yaml:"out"`
+	// Repetitions is how many times each configuration runs (default 1).
+	Repetitions int `yaml:"repetitions"`
+	// Matrix holds the axes; the runs are their cartesian product.
+	Matrix Matrix `yaml:"matrix"`
+	// Exclude lists combinations not to run: each entry maps axis names
+	// (engine, model, scenario, load, or a parameter of set) to the value
+	// name it matches; a run matching every entry of one item is left out.
+	Exclude []map[string]string `yaml:"exclude"`
+	// Args are extra `joulebench run` flags given to every run.
+	Args []string `yaml:"args"`
+	// Slurm configures --executor slurm.
+	Slurm SlurmConfig `yaml:"slurm"`
+}
+
+// Matrix is the axes of a campaign. An empty axis is one default value.
+type Matrix struct {
+	Engine   []Engine    `yaml:"engine"`
+	Model    []Model     `yaml:"model"`
+	Scenario []Scenario  `yaml:"scenario"`
+	Load     []LoadLevel `yaml:"load"`
+	// Set maps a profile parameter to the values it takes: each key is an
+	// axis (--set key=value).
+	Set map[string][]string `yaml:"set"`
+}
+
+// Engine is a value of the engine axis: `--engine KIND` and its flags.
+type Engine struct {
+	Name string   `yaml:"name"` // default: kind
+	Kind string   `yaml:"kind"`
+	Args []string `yaml:"args"`
+}
+
+// Model is a value of the model axis.
+type Model struct {
+	Name string `yaml:"name"` // default: the last path element of id
+	// ID is --model (a Hugging Face id, a path, an Ollama name).
+	ID string `yaml:"id"`
+	// Params is the total parameter count, e.g. 8e9 (--model-params; the
+	// size groups of compare).
+	Params string `yaml:"params"`
+	// TP is the tensor-parallel size (--tp); the GPUs a Slurm job asks for.
+	TP   int      `yaml:"tp"`
+	Args []string `yaml:"args"`
+}
+
+// Scenario is a value of the scenario axis: a request set.
+type Scenario struct {
+	Name          string   `yaml:"name"`
+	Dataset       string   `yaml:"dataset"`
+	DatasetFormat string   `yaml:"dataset_format"`
+	Args          []string `yaml:"args"`
+}
+
+// LoadLevel is a value of the load axis: profile parameters that set the load
+// mode and concurrency (the profile must declare them), e.g.
+// {name: c64, set: {concurrency: "64"}}.
+type LoadLevel struct {
+	Name string            `yaml:"name"`
+	Set  map[string]string `yaml:"set"`
+	Args []string          `yaml:"args"`
+}
+
+// SlurmConfig is the `slurm:` section.
+type SlurmConfig struct {
+	// Partition is sbatch --partition (empty: the cluster's default).
+	Partition string `yaml:"partition"`
+	// Time is sbatch --time, e.g. "02:00:00" (empty: the partition's).
+	Time string `yaml:"time"`
+	// GPUs says whether a job asks for GPUs (default true): --gres from
+	// Gres with {tp} replaced by the run's tensor parallelism. A cluster
+	// without GPU gres (a CI node) sets it false.
+	GPUs *bool `yaml:"gpus"`
+	// Gres is the GPU request template (default "gpu:{tp}").
+	Gres string `yaml:"gres"`
+	// Exclusive asks for a whole node (default true).
+	Exclusive *bool `yaml:"exclusive"`
+	// Options are extra sbatch options, one per item (--account=abc).
+	Options []string `yaml:"options"`
+	// Joulebench is the joulebench executable on the nodes (default: this
+	// one's path).
+	Joulebench string `yaml:"joulebench"`
+	// Poll is how often squeue is asked (default 10s).
+	Poll workflow.Duration `yaml:"poll"`
+}
+
+// Campaign is a loaded, validated campaign file.
+type Campaign struct {
+	File
+	// Path is the campaign file as given.
+	Path string
+	// Dir is the campaign directory (Out resolved against the file's
+	// directory).
+	Dir string
+	// ProfileRef is what `run` gets: a built-in name or a file path
+	// resolved against the campaign file's directory.
+	ProfileRef string
+}
+
+// GPUs reports whether Slurm jobs ask for GPUs.
+func (s SlurmConfig) gpus() bool { return s.GPUs == nil || *s.GPUs }
+
+func (s SlurmConfig) exclusive() bool { return s.Exclusive == nil || *s.Exclusive }
+
+func (s SlurmConfig) gres() string {
+	if s.Gres == "" {
+		return "gpu:{tp}"
+	}
+	return s.Gres
+}
+
+func (s SlurmConfig) poll() time.Duration {
+	if s.Poll.D() <= 0 {
+		return 10 * time.Second
+	}
+	return s.Poll.D()
+}
+
+// LooksLikeCampaign reports whether src is a campaign file rather than a
+// profile: a mapping with a top-level `matrix` key.
+func LooksLikeCampaign(src []byte) bool {
+	var doc yaml.Node
+	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "matrix" {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadFile loads a campaign file.
+func ReadFile(path string) (*Campaign, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("campaign file: %w", err)
+	}
+	return Load(src, path)
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Load parses and validates a campaign. Unknown keys, wrong types and
+// invalid values are errors at their positions (`file:line:col: where:
+// what`), all reported together as a workflow.ErrorList.
+func Load(src []byte, path string) (*Campaign, error) {
+	d := workflow.NewDecoder(path)
+	root, ok := d.Parse(src)
+	if !ok {
+		return nil, d.Err()
+	}
+	c := &Campaign{Path: path}
+	d.Strict(root, &c.File, "")
+	if d.OK() {
+		c.validate(d, root)
+	}
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	base := filepath.Dir(path)
+	c.Dir = c.Out
+	if !filepath.IsAbs(c.Dir) {
+		c.Dir = filepath.Join(base, c.Dir)
+	}
+	c.ProfileRef = c.Profile
+	if strings.ContainsAny(c.Profile, `/\`) || strings.HasSuffix(c.Profile, ".yaml") || strings.HasSuffix(c.Profile, ".yml") {
+		if !filepath.IsAbs(c.Profile) {
+			c.ProfileRef = filepath.Join(base, c.Profile)
+		}
+	}
+	return c, nil
+}
+
+// nodeAt follows mapping keys and list indexes from n.
+func nodeAt(n *yaml.Node, path ...string) *yaml.Node {
+	for _, p := range path {
+		if n == nil {
+			return nil
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == p {
+					next = n.Content[i+1]
+				}
+			}
+			n = next
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[i]
+		default:
+			return nil
+		}
+	}
+	return n
+}
+
+func orNode(ns ...*yaml.Node) *yaml.Node {
+	for _, n := range ns {
+		if n != nil {
+			return n
+		}
+	}
+	return nil
+}
+
+// validate checks what the types cannot, with the position of each value,
+// and fills defaults (names, repetitions).
+func (c *Campaign) validate(d *workflow.Decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return orNode(nodeAt(root, path...), root) }
+	if !nameRE.MatchString(c.Name) {
+		d.Errorf(at("name"), "name", "required: letters, digits, '.', '_' or '-' (a label of every run), got %q", c.Name)
+	}
+	if strings.TrimSpace(c.Profile) == "" {
+		d.Errorf(at("profile"), "profile", "required: a built-in profile name or a profile file")
+	}
+	if strings.TrimSpace(c.Out) == "" {
+		d.Errorf(at("out"), "out", "required: the campaign directory (archives go to OUT/runs/<id>)")
+	}
+	if nodeAt(root, "repetitions") == nil {
+		c.Repetitions = 1
+	} else if c.Repetitions < 1 {
+		d.Errorf(at("repetitions"), "repetitions", "must be at least 1, got %d", c.Repetitions)
+	}
+	names := func(axis string, n int, name func(i int) string) {
+		seen := map[string]bool{}
+		for i := 0; i < n; i++ {
+			nm := name(i)
+			where := fmt.Sprintf("matrix.%s[%d]", axis, i)
+			if !nameRE.MatchString(nm) {
+				d.Errorf(at("matrix", axis, strconv.Itoa(i)), where, "name %q: letters, digits, '.', '_' or '-'", nm)
+			}
+			if seen[nm] {
+				d.Errorf(at("matrix", axis, strconv.Itoa(i)), where, "duplicate name %q", nm)
+			}
+			seen[nm] = true
+		}
+	}
+	for i := range c.Matrix.Engine {
+		e := &c.Matrix.Engine[i]
+		if e.Kind == "" {
+			d.Errorf(at("matrix", "engine", strconv.Itoa(i)), fmt.Sprintf("matrix.engine[%d]", i), "kind is required (sim, vllm, sglang, llamacpp, ollama, openai)")
+		}
+		if e.Name == "" {
+			e.Name = e.Kind
+		}
+	}
+	names("engine", len(c.Matrix.Engine), func(i int) string { return c.Matrix.Engine[i].Name })
+	for i := range c.Matrix.Model {
+		m := &c.Matrix.Model[i]
+		where := fmt.Sprintf("matrix.model[%d]", i)
+		if m.ID == "" && m.Name == "" {
+			d.Errorf(at("matrix", "model", strconv.Itoa(i)), where, "id is required (the model to serve, --model)")
+		}
+		if m.Name == "" {
+			m.Name = filepath.Base(m.ID)
+		}
+		if m.Params != "" {
+			if v, err := strconv.ParseFloat(m.Params, 64); err != nil || v <= 0 {
+				d.Errorf(at("matrix", "model", strconv.Itoa(i), "params"), where+".params", "expected a positive number such as 8e9, got %q", m.Params)
+			}
+		}
+		if m.TP < 0 {
+			d.Errorf(at("matrix", "model", strconv.Itoa(i), "tp"), where+".tp", "must be at least 1, got %d", m.TP)
+		}
+	}
+	names("model", len(c.Matrix.Model), func(i int) string { return c.Matrix.Model[i].Name })
+	for i := range c.Matrix.Scenario {
+		s := &c.Matrix.Scenario[i]
+		if s.Name == "" {
+			s.Name = s.Dataset
+		}
+	}
+	names("scenario", len(c.Matrix.Scenario), func(i int) string { return c.Matrix.Scenario[i].Name })
+	for i := range c.Matrix.Load {
+		l := &c.Matrix.Load[i]
+		if l.Name == "" {
+			d.Errorf(at("matrix", "load", strconv.Itoa(i)), fmt.Sprintf("matrix.load[%d]", i), "name is required")
+		}
+	}
+	names("load", len(c.Matrix.Load), func(i int) string { return c.Matrix.Load[i].Name })
+	for _, k := range sortedKeys(c.Matrix.Set) {
+		if _, builtin := axisNames[k]; builtin || k == "rep" {
+			d.Errorf(at("matrix", "set", k), "matrix.set."+k, "%q is an axis name: name the profile parameter differently", k)
+		}
+		if len(c.Matrix.Set[k]) == 0 {
+			d.Errorf(at("matrix", "set", k), "matrix.set."+k, "needs at least one value")
+		}
+	}
+	// Exclusions name known axes and values.
+	values := c.axisValues()
+	for i, ex := range c.Exclude {
+		where := fmt.Sprintf("exclude[%d]", i)
+		if len(ex) == 0 {
+			d.Errorf(at("exclude", strconv.Itoa(i)), where, "empty exclusion would exclude every run")
+		}
+		for _, k := range sortedKeys(ex) {
+			vals, ok := values[k]
+			if !ok {
+				d.Errorf(at("exclude", strconv.Itoa(i), k), where+"."+k, "unknown axis %q (axes: %s)", k, strings.Join(sortedKeys(values), ", "))
+				continue
+			}
+			if !contains(vals, ex[k]) {
+				d.Errorf(at("exclude", strconv.Itoa(i), k), where+"."+k, "%q is no value of axis %s (values: %s)", ex[k], k, strings.Join(vals, ", "))
+			}
+		}
+	}
+	if c.Slurm.Time != "" && !slurmTimeRE.MatchString(c.Slurm.Time) {
+		d.Errorf(at("slurm", "time"), "slurm.time", "expected a Slurm time limit (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS), got %q", c.Slurm.Time)
+	}
+	if c.Slurm.Gres != "" && !strings.Contains(c.Slurm.Gres, ":") {
+		d.Errorf(at("slurm", "gres"), "slurm.gres", "expected a gres such as gpu:{tp} or gpu:h100:{tp}, got %q", c.Slurm.Gres)
+	}
+	for i, o := range c.Slurm.Options {
+		if !strings.HasPrefix(o, "-") || strings.ContainsAny(o, "\n\r") {
+			d.Errorf(at("slurm", "options", strconv.Itoa(i)), fmt.Sprintf("slurm.options[%d]", i), "expected one sbatch option such as --account=abc, got %q", o)
+		}
+	}
+}
+
+var slurmTimeRE = regexp.MustCompile(`^(\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+|\d+-\d+:\d+|\d+-\d+:\d+:\d+)$`)
+
+// axisNames are the built-in axes.
+var axisNames = map[string]struct{}{"engine": {}, "model": {}, "scenario": {}, "load": {}}
+
+// axisValues returns the value names of each axis (built-in and set).
+func (c *Campaign) axisValues() map[string][]string {
+	out := map[string][]string{}
+	for _, e := range c.Matrix.Engine {
+		out["engine"] = append(out["engine"], e.Name)
+	}
+	for _, m := range c.Matrix.Model {
+		out["model"] = append(out["model"], m.Name)
+	}
+	for _, s := range c.Matrix.Scenario {
+		out["scenario"] = append(out["scenario"], s.Name)
+	}
+	for _, l := range c.Matrix.Load {
+		out["load"] = append(out["load"], l.Name)
+	}
+	for k, vs := range c.Matrix.Set {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,226 @@
+package campaign
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Run is one configuration of a campaign: one `joulebench run`.
+type Run struct {
+	// ID is stable: a readable slug of the axis values and the first 8 hex
+	// digits of the sha256 of the canonical configuration (Config), so
+	// that the same configuration gets the same id in every expansion and
+	// any change of it (a flag, a parameter) a new one.
+	ID string
+	// Axes maps each axis to the value name this run takes (rep: 1..N).
+	Axes map[string]string
+	// Rep is the repetition, 1-based.
+	Rep int
+	// TP is the tensor parallelism (GPUs of a Slurm job), at least 1.
+	TP int
+	// Config is the canonical configuration the id hashes: the profile
+	// and the `run` arguments without the output directory.
+	Config Config
+}
+
+// Config is what makes a run what it is.
+type Config struct {
+	Profile string   `json:"profile"`
+	Args    []string `json:"args"`
+	Rep     int      `json:"rep"`
+}
+
+// Args returns the `joulebench run` command line (without the executable)
+// that writes the run's archive to dir.
+func (r Run) Args(dir string) []string {
+	out := []string{"run", r.Config.Profile, "--out", dir, "--no-progress"}
+	return append(out, r.Config.Args...)
+}
+
+// Plan is the expanded campaign: runs in a stable order (axes in matrix
+// order, repetitions innermost) and the combinations left out.
+type Plan struct {
+	Runs     []Run
+	Excluded int
+}
+
+var slugUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Expand turns the matrix into runs.
+func (c *Campaign) Expand() Plan {
+	engines := c.Matrix.Engine
+	if len(engines) == 0 {
+		engines = []Engine{{}}
+	}
+	models := c.Matrix.Model
+	if len(models) == 0 {
+		models = []Model{{}}
+	}
+	scenarios := c.Matrix.Scenario
+	if len(scenarios) == 0 {
+		scenarios = []Scenario{{}}
+	}
+	loads := c.Matrix.Load
+	if len(loads) == 0 {
+		loads = []LoadLevel{{}}
+	}
+	setKeys := sortedKeys(c.Matrix.Set)
+	// Every combination of the set axes, in key order, last key fastest.
+	combos := [][]string{{}}
+	for _, k := range setKeys {
+		var next [][]string
+		for _, prefix := range combos {
+			for _, v := range c.Matrix.Set[k] {
+				next = append(next, append(append([]string(nil), prefix...), v))
+			}
+		}
+		combos = next
+	}
+	reps := max(c.Repetitions, 1)
+	var p Plan
+	for _, e := range engines {
+		for _, m := range models {
+			for _, s := range scenarios {
+				for _, l := range loads {
+					for _, combo := range combos {
+						axes := map[string]string{}
+						if e.Name != "" {
+							axes["engine"] = e.Name
+						}
+						if m.Name != "" {
+							axes["model"] = m.Name
+						}
+						if s.Name != "" {
+							axes["scenario"] = s.Name
+						}
+						if l.Name != "" {
+							axes["load"] = l.Name
+						}
+						sets := map[string]string{}
+						for i, k := range setKeys {
+							axes[k] = combo[i]
+							sets[k] = combo[i]
+						}
+						if c.excluded(axes) {
+							p.Excluded += reps
+							continue
+						}
+						args := c.runArgs(e, m, s, l, sets)
+						for rep := 1; rep <= reps; rep++ {
+							p.Runs = append(p.Runs, c.newRun(axes, setKeys, args, rep, m.TP))
+						}
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
+func (c *Campaign) excluded(axes map[string]string) bool {
+	for _, ex := range c.Exclude {
+		match := len(ex) > 0
+		for k, v := range ex {
+			if axes[k] != v {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// runArgs are the `run` flags of one combination, in a fixed order.
+func (c *Campaign) runArgs(e Engine, m Model, s Scenario, l LoadLevel, sets map[string]string) []string {
+	var a []string
+	if e.Kind != "" {
+		a = append(a, "--engine", e.Kind)
+	}
+	if m.ID != "" {
+		a = append(a, "--model", m.ID)
+	}
+	if m.Params != "" {
+		a = append(a, "--model-params", m.Params)
+	}
+	if m.TP > 0 {
+		a = append(a, "--tp", fmt.Sprint(m.TP))
+	}
+	if s.Dataset != "" {
+		a = append(a, "--dataset", s.Dataset)
+	}
+	if s.DatasetFormat != "" {
+		a = append(a, "--dataset-format", s.DatasetFormat)
+	}
+	if s.Name != "" {
+		a = append(a, "--label", "scenario="+s.Name)
+	}
+	a = append(a, "--label", "campaign="+c.Name)
+	for _, k := range sortedKeys(l.Set) {
+		a = append(a, "--set", k+"="+l.Set[k])
+	}
+	for _, k := range sortedKeys(sets) {
+		a = append(a, "--set", k+"="+sets[k])
+	}
+	a = append(a, e.Args...)
+	a = append(a, m.Args...)
+	a = append(a, s.Args...)
+	a = append(a, l.Args...)
+	return append(a, c.Args...)
+}
+
+func (c *Campaign) newRun(axes map[string]string, setKeys []string, args []string, rep, tp int) Run {
+	axes = cloneMap(axes)
+	axes["rep"] = fmt.Sprint(rep)
+	cfg := Config{Profile: c.ProfileRef, Args: append([]string(nil), args...), Rep: rep}
+	// The hash covers the configuration as the user wrote it: the profile
+	// as named in the file (not the path it resolves to from here), so that
+	// the id does not change with the directory sweep runs from.
+	canon, _ := json.Marshal(Config{Profile: c.Profile, Args: args, Rep: rep})
+	sum := sha256.Sum256(canon)
+	var parts []string
+	for _, k := range append([]string{"engine", "model", "scenario", "load"}, setKeys...) {
+		if v, ok := axes[k]; ok {
+			parts = append(parts, v)
+		}
+	}
+	parts = append(parts, "r"+axes["rep"])
+	slug := slugUnsafe.ReplaceAllString(strings.Join(parts, "-"), "_")
+	if len(slug) > 80 {
+		slug = slug[:80]
+	}
+	return Run{ID: slug + "-" + hex.EncodeToString(sum[:])[:8], Axes: axes, Rep: rep, TP: max(tp, 1), Config: cfg}
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// RunsDir is where run archives go.
+func (c *Campaign) RunsDir() string { return filepath.Join(c.Dir, "runs") }
+
+// Describe is one line per run for `sweep --dry-run`.
+func (r Run) Describe() string {
+	keys := make([]string, 0, len(r.Axes))
+	for k := range r.Axes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + r.Axes[k]
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,375 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Commander runs a Slurm client command (sbatch, squeue, sacct, scancel)
+// and returns its standard output; a non-zero exit is an error that
+// carries its standard error.
+type Commander func(ctx context.Context, name string, args ...string) ([]byte, error)
+
+// ExecCommander runs the Slurm commands found in PATH.
+func ExecCommander(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		return out, fmt.Errorf("%s: %w: %s", name, err, msg)
+	}
+	return out, nil
+}
+
+// StateFile is the Slurm executor's record of its jobs, in the campaign
+// directory: a restarted sweep re-attaches to the jobs it lists.
+const StateFile = "slurm-state.json"
+
+// SlurmJob is one submitted run.
+type SlurmJob struct {
+	Run       string    `json:"run"`
+	JobID     string    `json:"job_id"`
+	Dir       string    `json:"dir"`
+	Script    string    `json:"script"`
+	Submitted time.Time `json:"submitted"`
+	// State is the last Slurm state seen (PENDING, RUNNING, COMPLETED, ...).
+	State string `json:"state"`
+}
+
+type slurmState struct {
+	Jobs []SlurmJob `json:"jobs"`
+}
+
+// terminal Slurm job states: the job will not run again.
+var terminal = map[string]bool{
+	"COMPLETED": true, "FAILED": true, "CANCELLED": true, "TIMEOUT": true, "NODE_FAIL": true,
+	"OUT_OF_MEMORY": true, "PREEMPTED": true, "BOOT_FAIL": true, "DEADLINE": true, "REVOKED": true,
+	"SPECIAL_EXIT": true, "GONE": true,
+}
+
+// RunSlurm runs the plan as Slurm jobs: one sbatch job per run (exclusive
+// node, GPUs from the run's tensor parallelism, time limit, partition and
+// options from the campaign file), then waits for them with squeue (and
+// sacct, when the cluster keeps accounting, for the final state), printing
+// each job's state changes. Jobs are recorded in StateFile as they are
+// submitted; a restarted sweep re-attaches to those still queued or
+// running instead of submitting them again. When ctx is done, scancel
+// cancels every job still queued or running (each run gets SIGTERM and
+// writes its status interrupted) and the sweep returns Result.Interrupted.
+//
+// Slurm does the scheduling; the archives go to the campaign directory,
+// which must be on a file system the nodes share.
+func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commander) (Result, error) {
+	o.defaults()
+	if run == nil {
+		run = ExecCommander
+	}
+	bin := c.File.Slurm.Joulebench
+	if bin == "" {
+		bin = o.Binary
+	}
+	if bin == "" {
+		return Result{}, errors.New("campaign: no joulebench executable for the jobs (slurm.joulebench)")
+	}
+	if err := os.MkdirAll(filepath.Join(c.Dir, "slurm"), 0o755); err != nil {
+		return Result{}, fmt.Errorf("campaign directory: %w", err)
+	}
+	st, err := c.readState()
+	if err != nil {
+		return Result{}, err
+	}
+	live, err := squeue(ctx, run)
+	if err != nil {
+		return Result{}, err
+	}
+	// Re-attach to the jobs of a previous sweep that are still queued or
+	// running. tracked maps a run id to its job's index in st.Jobs.
+	tracked := map[string]int{}
+	for i, j := range st.Jobs {
+		if s, ok := live[j.JobID]; ok && !terminal[s] {
+			tracked[j.Run] = i
+			fmt.Fprintf(o.Log, "re-attach %s: job %s %s\n", j.Run, j.JobID, s)
+		}
+	}
+	skip := map[string]bool{}
+	for id := range tracked {
+		skip[id] = true
+	}
+	todo, err := c.todo(p, o, skip)
+	if err != nil {
+		return Result{}, err
+	}
+	for _, r := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		j, err := c.submit(ctx, r, bin, run)
+		if err != nil {
+			c.cancelAll(run, st, tracked, o)
+			return Result{}, err
+		}
+		st.Jobs = append(st.Jobs, j)
+		tracked[r.ID] = len(st.Jobs) - 1
+		if err := c.writeState(st); err != nil {
+			return Result{}, err
+		}
+		fmt.Fprintf(o.Log, "submitted %s: job %s, archive %s\n", r.ID, j.JobID, j.Dir)
+	}
+	return c.wait(ctx, p, o, run, st, tracked)
+}
+
+// wait polls squeue until every tracked job has left the queue.
+func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, st *slurmState, tracked map[string]int) (Result, error) {
+	poll := c.File.Slurm.poll()
+	for {
+		live, err := squeue(ctx, run)
+		if err != nil && ctx.Err() == nil {
+			return Result{}, err
+		}
+		if ctx.Err() != nil {
+			c.cancelAll(run, st, tracked, o)
+			_ = c.writeState(st)
+			res, err := c.collect(p, nil)
+			res.Interrupted = true
+			return res, err
+		}
+		var ended []string
+		for _, id := range sortedKeys(tracked) {
+			j := &st.Jobs[tracked[id]]
+			s, ok := live[j.JobID]
+			if !ok || terminal[s] {
+				s = finalState(ctx, run, j.JobID, s)
+				ended = append(ended, id)
+			}
+			if s != j.State {
+				fmt.Fprintf(o.Log, "job %s (%s): %s\n", j.JobID, j.Run, s)
+				j.State = s
+			}
+		}
+		for _, id := range ended {
+			delete(tracked, id)
+		}
+		if len(ended) > 0 {
+			if err := c.writeState(st); err != nil {
+				return Result{}, err
+			}
+		}
+		running := map[string]bool{}
+		for id := range tracked {
+			running[id] = true
+		}
+		res, err := c.collect(p, running)
+		if err != nil {
+			return res, err
+		}
+		if len(tracked) == 0 {
+			return res, nil
+		}
+		if len(ended) > 0 {
+			fmt.Fprintf(o.Log, "campaign %s: %s\n", c.Name, res.Summary)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
+		}
+	}
+}
+
+// finalState asks sacct how a job that left the queue ended; without
+// accounting it is the last squeue state, or ENDED.
+func finalState(ctx context.Context, run Commander, id, last string) string {
+	out, err := run(ctx, "sacct", "-n", "-P", "-X", "-j", id, "-o", "JobID,State")
+	if err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Split(strings.TrimSpace(line), "|")
+			if len(f) >= 2 && f[0] == id && f[1] != "" {
+				return strings.Fields(f[1])[0] // "CANCELLED by 0" -> CANCELLED
+			}
+		}
+	}
+	if last != "" {
+		return last
+	}
+	return "ENDED"
+}
+
+// squeue lists this user's jobs: job id -> state.
+func squeue(ctx context.Context, run Commander) (map[string]string, error) {
+	args := []string{"-h", "-o", "%i|%T"}
+	if u, err := user.Current(); err == nil {
+		args = append(args, "-u", u.Username)
+	}
+	out, err := run(ctx, "squeue", args...)
+	if err != nil {
+		return nil, fmt.Errorf("slurm: %w", err)
+	}
+	live := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		id, state, ok := strings.Cut(strings.TrimSpace(line), "|")
+		if ok {
+			live[id] = state
+		}
+	}
+	return live, nil
+}
+
+// cancelAll cancels the tracked jobs.
+func (c *Campaign) cancelAll(run Commander, st *slurmState, tracked map[string]int, o Options) {
+	if len(tracked) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(tracked))
+	for _, i := range tracked {
+		ids = append(ids, st.Jobs[i].JobID)
+	}
+	sort.Strings(ids)
+	// ctx is done: scancel gets a context of its own.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := run(ctx, "scancel", ids...); err != nil {
+		fmt.Fprintf(o.Log, "scancel %s: %v\n", strings.Join(ids, " "), err)
+		return
+	}
+	fmt.Fprintf(o.Log, "cancelled jobs %s\n", strings.Join(ids, " "))
+}
+
+// submit writes a run's job script and submits it.
+func (c *Campaign) submit(ctx context.Context, r Run, bin string, run Commander) (SlurmJob, error) {
+	dir, err := c.NextDir(r)
+	if err != nil {
+		return SlurmJob{}, err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return SlurmJob{}, err
+	}
+	script := filepath.Join(c.Dir, "slurm", filepath.Base(dir)+".sbatch")
+	if script, err = filepath.Abs(script); err != nil {
+		return SlurmJob{}, err
+	}
+	if err := os.WriteFile(script, []byte(c.JobScript(r, bin, dir)), 0o755); err != nil {
+		return SlurmJob{}, fmt.Errorf("run %s: job script: %w", r.ID, err)
+	}
+	out, err := run(ctx, "sbatch", "--parsable", script)
+	if err != nil {
+		return SlurmJob{}, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	if id == "" {
+		return SlurmJob{}, fmt.Errorf("run %s: sbatch printed no job id", r.ID)
+	}
+	return SlurmJob{Run: r.ID, JobID: id, Dir: dir, Script: script, Submitted: time.Now().UTC()}, nil
+}
+
+// JobScript is the sbatch script of a run writing its archive to dir.
+func (c *Campaign) JobScript(r Run, bin, dir string) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	fmt.Fprintf(&b, "#SBATCH --job-name=jb-%s\n", r.ID)
+	logDir := filepath.Join(c.Dir, "slurm")
+	if abs, err := filepath.Abs(logDir); err == nil {
+		logDir = abs
+	}
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(logDir, filepath.Base(dir)+"-%j.out"))
+	b.WriteString("#SBATCH --nodes=1\n")
+	if c.File.Slurm.exclusive() {
+		b.WriteString("#SBATCH --exclusive\n")
+	}
+	if c.File.Slurm.gpus() {
+		fmt.Fprintf(&b, "#SBATCH --gres=%s\n", strings.ReplaceAll(c.File.Slurm.gres(), "{tp}", fmt.Sprint(r.TP)))
+	}
+	if c.File.Slurm.Time != "" {
+		fmt.Fprintf(&b, "#SBATCH --time=%s\n", c.File.Slurm.Time)
+	}
+	if c.File.Slurm.Partition != "" {
+		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", c.File.Slurm.Partition)
+	}
+	for _, opt := range c.File.Slurm.Options {
+		fmt.Fprintf(&b, "#SBATCH %s\n", opt)
+	}
+	args := r.Args(dir)
+	if prof := args[1]; isFile(prof) {
+		if abs, err := filepath.Abs(prof); err == nil {
+			args[1] = abs
+		}
+	}
+	b.WriteString("exec " + shellQuote(bin))
+	for _, a := range args {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func (c *Campaign) readState() (*slurmState, error) {
+	b, err := os.ReadFile(filepath.Join(c.Dir, StateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &slurmState{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("slurm state: %w", err)
+	}
+	var st slurmState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("slurm state %s: %w", filepath.Join(c.Dir, StateFile), err)
+	}
+	return &st, nil
+}
+
+// writeState replaces the state file atomically (temp file, fsync, rename).
+func (c *Campaign) writeState(st *slurmState) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.Dir, StateFile)
+	tmp, err := os.CreateTemp(c.Dir, ".slurm-state-*")
+	if err != nil {
+		return fmt.Errorf("slurm state: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("slurm state: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("slurm state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("slurm state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("slurm state: %w", err)
+	}
+	return nil
+}

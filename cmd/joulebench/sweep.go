@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/joulebench/joulebench/campaign"
+	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+func (a *app) sweepCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sweep CAMPAIGN.yaml",
+		Short: "Run a campaign: every configuration of a matrix as its own run, then compare them",
+		Long: `sweep expands a campaign file (a profile, a matrix of engines, models,
+scenarios, loads, profile parameters and repetitions, with exclusions) into
+runs with stable ids, and runs each as an ordinary 'joulebench run': its own
+archive under OUT/runs/<id>, cold start, its own power monitor. It prints
+progress over the whole campaign and ends with the compare of the
+campaign's archives.
+
+It is resumable: a configuration with a complete archive is skipped, an
+interrupted one is run again, a failed one only with --retry-failed; a run
+that is run again goes to a new directory (<id>.try2, ...).
+
+--executor slurm submits one sbatch job per run instead (exclusive node,
+GPUs from the run's tensor parallelism; partition, time limit and options
+from the campaign's slurm section), follows them with squeue/sacct,
+re-attaches to its jobs after a restart (OUT/slurm-state.json) and cancels
+them with scancel on Ctrl-C. --dry-run prints the plan and runs nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.sweep(cmd.Context(), args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.Bool("dry-run", false, "print the expanded plan (run ids, axis values, command lines) and run nothing")
+	f.String("executor", "local", "where runs run: local (one after the other on this machine) or slurm (one sbatch job each)")
+	f.Bool("retry-failed", false, "run again the configurations whose latest run failed (into a new directory)")
+	f.String("joulebench-bin", "", "joulebench executable each run is (default: this one)")
+	f.String("format", "table", "format of the final comparison: table, json, csv, markdown")
+	return cmd
+}
+
+func (a *app) sweep(ctx context.Context, path string) error {
+	format := a.v.GetString("format")
+	if err := report.CheckFormat(format); err != nil {
+		return withCode(exitInvalid, err)
+	}
+	executor := a.v.GetString("executor")
+	if executor != "local" && executor != "slurm" {
+		return invalidf("--executor %q: valid are local, slurm", executor)
+	}
+	c, err := campaign.ReadFile(path)
+	if err != nil {
+		return withCode(exitInvalid, fmt.Errorf("invalid campaign:\n%w", err))
+	}
+	plan := c.Expand()
+	if len(plan.Runs) == 0 {
+		return invalidf("campaign %s: every combination is excluded: nothing to run", path)
+	}
+	// Every run's profile and --set values are checked before anything
+	// starts.
+	if err := checkPlanProfiles(plan); err != nil {
+		return err
+	}
+	bin := a.v.GetString("joulebench-bin")
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return fmt.Errorf("sweep: this executable: %w", err)
+		}
+	}
+	if a.v.GetBool("dry-run") {
+		return a.printPlan(c, plan, bin, executor)
+	}
+	opts := campaign.Options{Binary: bin, RetryFailed: a.v.GetBool("retry-failed"), Log: a.errOut}
+	fmt.Fprintf(a.errOut, "campaign %s: %d runs (%d excluded), executor %s, archives in %s\n", c.Name, len(plan.Runs), plan.Excluded, executor, c.RunsDir())
+	var res campaign.Result
+	if executor == "slurm" {
+		res, err = c.RunSlurm(ctx, plan, opts, campaign.ExecCommander)
+	} else {
+		res, err = c.RunLocal(ctx, plan, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("sweep %s: %w", path, err)
+	}
+	fmt.Fprintf(a.errOut, "campaign %s: %s\n", c.Name, res.Summary)
+	for _, f := range res.Failed {
+		fmt.Fprintf(a.errOut, "failed: %s\n", f)
+	}
+	if res.Interrupted {
+		return withCode(exitInterrupted, fmt.Errorf("sweep %s interrupted: %s; run sweep again to resume", path, res.Summary))
+	}
+	if len(res.Complete) > 0 {
+		fmt.Fprintf(a.out, "== campaign %s: %d complete runs compared\n", c.Name, len(res.Complete))
+		if err := a.compare(ctx, res.Complete, "", compare.BuiltinName, nil, format); err != nil {
+			return err
+		}
+	}
+	if len(res.Failed) > 0 {
+		return withCode(exitFailure, fmt.Errorf("sweep %s: %d of %d runs failed (--retry-failed runs them again)", path, len(res.Failed), len(plan.Runs)))
+	}
+	if res.Summary.Left > 0 {
+		return withCode(exitFailure, fmt.Errorf("sweep %s: %d runs have no complete archive", path, res.Summary.Left))
+	}
+	return nil
+}
+
+// checkPlanProfiles loads each distinct (profile, --set) of the plan the
+// way run will, so that an unknown parameter or a bad value is reported
+// before the first run starts.
+func checkPlanProfiles(plan campaign.Plan) error {
+	seen := map[string]bool{}
+	for _, r := range plan.Runs {
+		sets := setsOf(r.Config.Args)
+		key := r.Config.Profile + "\x00" + strings.Join(sets, "\x00")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		src, name, err := workflow.ReadProfile(r.Config.Profile)
+		if err != nil {
+			return withCode(exitInvalid, fmt.Errorf("run %s: %w", r.ID, err))
+		}
+		if _, err := loadProfile(src, name, sets); err != nil {
+			return withCode(exitInvalid, fmt.Errorf("run %s: %w", r.ID, err))
+		}
+	}
+	return nil
+}
+
+// setsOf returns the --set values of a run's arguments.
+func setsOf(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "--set" && i+1 < len(args):
+			out = append(out, args[i+1])
+			i++
+		case strings.HasPrefix(args[i], "--set="):
+			out = append(out, strings.TrimPrefix(args[i], "--set="))
+		}
+	}
+	return out
+}
+
+func (a *app) printPlan(c *campaign.Campaign, plan campaign.Plan, bin, executor string) error {
+	fmt.Fprintf(a.out, "campaign %s: %d runs (%d excluded by the exclude list), executor %s\n", c.Name, len(plan.Runs), plan.Excluded, executor)
+	for i, r := range plan.Runs {
+		as, err := c.Attempts(r)
+		if err != nil {
+			return err
+		}
+		st := campaign.Status(as)
+		dir, err := c.NextDir(r)
+		if err != nil {
+			return err
+		}
+		if last, ok := campaign.Latest(as); ok && st == campaign.Complete {
+			dir = last.Dir
+		}
+		fmt.Fprintf(a.out, "%3d  %s  [%s]  %s\n", i+1, r.ID, st, r.Describe())
+		if executor == "slurm" {
+			fmt.Fprintf(a.out, "     sbatch script:\n%s", indent(c.JobScript(r, orDefault(c.Slurm.Joulebench, bin), dir), "       "))
+			continue
+		}
+		fmt.Fprintf(a.out, "     %s %s\n", bin, strings.Join(quoteArgs(r.Args(dir)), " "))
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func indent(s, pre string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(pre + l)
+		}
+	}
+	return b.String()
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, s := range args {
+		if s == "" || strings.ContainsAny(s, " \t'\"$\\;&|<>*?()[]{}") {
+			s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// validateCampaign validates path when it is a campaign file (ok true),
+// with every run's profile and --set values.
+func (a *app) validateCampaign(path string) (bool, error) {
+	src, err := os.ReadFile(path)
+	if err != nil || !campaign.LooksLikeCampaign(src) {
+		return false, nil
+	}
+	c, err := campaign.Load(src, path)
+	if err != nil {
+		return true, withCode(exitInvalid, fmt.Errorf("invalid campaign:\n%w", err))
+	}
+	plan := c.Expand()
+	if len(plan.Runs) == 0 {
+		return true, invalidf("campaign %s: every combination is excluded: nothing to run", path)
+	}
+	if err := checkPlanProfiles(plan); err != nil {
+		return true, err
+	}
+	fmt.Fprintf(a.out, "%s: campaign %s is valid: %d runs (%d excluded), profile %s\n", path, c.Name, len(plan.Runs), plan.Excluded, c.Profile)
+	return true, nil
+}
