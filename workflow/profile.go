@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/metricdefs"
 )
 
@@ -164,10 +165,10 @@ var topKeys = []string{"name", "version", "description", "spec", "parameters", "
 // Load parses, validates and compiles a profile. Every problem is returned
 // together as an ErrorList, each with file:line:col.
 func Load(src []byte, file string, opt Options) (*Loaded, error) {
-	d := &decoder{file: file}
+	d := newDecoder(file)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, ErrorList{{File: file, Line: yamlErrLine(err), Col: 1, Msg: cleanYAMLError(err)}}
+		return nil, ErrorList{{File: file, Line: yamlstrict.ErrLine(err), Col: 1, Msg: yamlstrict.CleanError(err)}}
 	}
 	if len(doc.Content) == 0 {
 		return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty profile"}}
@@ -181,26 +182,26 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if _, dup := nodes[k.Value]; dup {
-			d.errorf(k, "", "duplicate key %q", k.Value)
+			d.Errorf(k, "", "duplicate key %q", k.Value)
 			continue
 		}
 		nodes[k.Value] = v
 		switch k.Value {
 		case "name":
-			d.value(v, reflectOf(&p.Name), "name")
+			d.Value(v, reflectOf(&p.Name), "name")
 		case "version":
-			d.value(v, reflectOf(&p.Version), "version")
+			d.Value(v, reflectOf(&p.Version), "version")
 		case "description":
-			d.value(v, reflectOf(&p.Description), "description")
+			d.Value(v, reflectOf(&p.Description), "description")
 		case "spec":
-			d.value(v, reflectOf(&p.Spec), "spec")
+			d.Value(v, reflectOf(&p.Spec), "spec")
 		case "parameters", "quick", "steps", "derive", "metrics", "checks":
 		default:
-			d.errorf(k, "", "unknown key %q (valid keys: %s)", k.Value, strings.Join(topKeys, ", "))
+			d.Errorf(k, "", "unknown key %q (valid keys: %s)", k.Value, strings.Join(topKeys, ", "))
 		}
 	}
 	if p.Name == "" {
-		d.errorf(root, "name", "a profile needs a name")
+		d.Errorf(root, "name", "a profile needs a name")
 	}
 
 	// Parameters.
@@ -211,15 +212,15 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	// Steps.
 	var steps []Step
 	if n := nodes["steps"]; n == nil || n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.errorf(orRoot(n, root), "steps", "a profile needs a non-empty list of steps")
+		d.Errorf(orRoot(n, root), "steps", "a profile needs a non-empty list of steps")
 	} else {
 		for i, item := range n.Content {
 			where := fmt.Sprintf("steps[%d]", i)
 			var sd StepDecl
-			present := d.strict(item, &sd, where)
+			present := d.Strict(item, &sd, where)
 			p.Steps = append(p.Steps, sd)
 			if _, ok := present["kind"]; !ok {
-				d.errorf(item, where, "a step needs a kind")
+				d.Errorf(item, where, "a step needs a kind")
 				continue
 			}
 			st := Step{Index: i + 1, Kind: sd.Kind, Name: sd.Name}
@@ -234,21 +235,21 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 			if opt.Registry != nil {
 				kind, ok := opt.Registry.Lookup(sd.Kind)
 				if !ok {
-					d.errorf(present["kind"], where, "unknown step kind %q (known kinds: %s)", sd.Kind, strings.Join(opt.Registry.Names(), ", "))
+					d.Errorf(present["kind"], where, "unknown step kind %q (known kinds: %s)", sd.Kind, strings.Join(opt.Registry.Names(), ", "))
 					continue
 				}
 				cfg := kind.NewConfig()
 				if w := present["with"]; w != nil && !(w.Kind == yaml.ScalarNode && w.Tag == "!!null") {
-					before := len(d.errs)
+					before := d.Len()
 					with := d.interpolate(w, values, where+".with")
-					if len(d.errs) > before {
+					if d.Len() > before {
 						continue // the unknown parameter is the error; decoding would only repeat it
 					}
-					d.strict(with, cfg, where+".with")
+					d.Strict(with, cfg, where+".with")
 				}
 				if v, ok := cfg.(Validator); ok {
 					if err := v.Validate(); err != nil {
-						d.errorf(orRoot(present["with"], item), where+".with", "%s", err)
+						d.Errorf(orRoot(present["with"], item), where+".with", "%s", err)
 					}
 				}
 				st.Config = cfg
@@ -263,7 +264,7 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	nameNodes := map[string]*yaml.Node{}
 	if n := nodes["derive"]; n != nil {
 		if n.Kind != yaml.MappingNode {
-			d.errorf(n, "derive", "expected a mapping of name: expression, got a %s", kindName(n))
+			d.Errorf(n, "derive", "expected a mapping of name: expression, got a %s", yamlstrict.KindName(n))
 		} else {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
@@ -275,13 +276,13 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 					dd.Expr = v.Value
 					present[metricdefs.FieldExpr] = v
 				case yaml.MappingNode:
-					present = d.strict(v, &dd, where)
+					present = d.Strict(v, &dd, where)
 				default:
-					d.errorf(v, where, "expected an expression or a mapping {expr, when, na, unit, description}, got a %s", kindName(v))
+					d.Errorf(v, where, "expected an expression or a mapping {expr, when, na, unit, description}, got a %s", yamlstrict.KindName(v))
 					continue
 				}
 				if dd.Expr == "" {
-					d.errorf(v, where, "a derived value needs an expression")
+					d.Errorf(v, where, "a derived value needs an expression")
 					continue
 				}
 				p.Derive = append(p.Derive, dd)
@@ -294,14 +295,14 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	}
 	if n := nodes["metrics"]; n != nil {
 		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, "metrics", "expected a list, got a %s", kindName(n))
+			d.Errorf(n, "metrics", "expected a list, got a %s", yamlstrict.KindName(n))
 		} else {
 			for i, item := range n.Content {
 				where := fmt.Sprintf("metrics[%d]", i)
 				var m MetricDecl
-				present := d.strict(item, &m, where)
+				present := d.Strict(item, &m, where)
 				if m.Name == "" || m.Expr == "" {
-					d.errorf(item, where, "a metric needs a name and an expr")
+					d.Errorf(item, where, "a metric needs a name and an expr")
 					continue
 				}
 				p.Metrics = append(p.Metrics, m)
@@ -314,14 +315,14 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	}
 	if n := nodes["checks"]; n != nil {
 		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, "checks", "expected a list, got a %s", kindName(n))
+			d.Errorf(n, "checks", "expected a list, got a %s", yamlstrict.KindName(n))
 		} else {
 			for i, item := range n.Content {
 				where := fmt.Sprintf("checks[%d]", i)
 				var c CheckDecl
-				present := d.strict(item, &c, where)
+				present := d.Strict(item, &c, where)
 				if c.Name == "" || c.Expr == "" {
-					d.errorf(item, where, "a check needs a name and an expr")
+					d.Errorf(item, where, "a check needs a name and an expr")
 					continue
 				}
 				if c.Severity == "" {
@@ -336,11 +337,11 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 		}
 	}
 	if len(defs) == 0 {
-		d.errorf(root, "metrics", "a profile needs at least one metric")
+		d.Errorf(root, "metrics", "a profile needs at least one metric")
 	}
 
 	var prog *metricdefs.Program
-	if len(d.errs) == 0 || len(defs) > 0 {
+	if d.OK() || len(defs) > 0 {
 		var cerrs []*metricdefs.CompileError
 		prog, cerrs = metricdefs.Compile(metricdefs.Spec{Params: params, Defs: defs})
 		for _, ce := range cerrs {
@@ -362,8 +363,8 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 			d.exprError(orRoot(node, root), where, ce, src)
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs.sorted()
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(src)
 	return &Loaded{
@@ -412,7 +413,7 @@ func (d *decoder) exprError(n *yaml.Node, where string, ce *metricdefs.CompileEr
 			}
 		}
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Line: line, Col: col, Where: where, Msg: firstLine(ce.Msg)})
+	d.Add(&Error{File: d.File(), Line: line, Col: col, Where: where, Msg: firstLine(ce.Msg)})
 }
 
 func firstLine(s string) string {
@@ -431,16 +432,6 @@ func indentOf(src []byte, line int) int {
 	return len(l) - len(strings.TrimLeft(l, " \t"))
 }
 
-var yamlErrLineRE = regexp.MustCompile(`line (\d+)`)
-
-func yamlErrLine(err error) int {
-	if m := yamlErrLineRE.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	return 1
-}
-
 // quick decodes the quick parameter set: `name: value` for declared
 // parameters, each value valid for the parameter's type.
 func (d *decoder) quick(n *yaml.Node, decls []ParamDecl) map[string]string {
@@ -448,7 +439,7 @@ func (d *decoder) quick(n *yaml.Node, decls []ParamDecl) map[string]string {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "quick", "expected a mapping of parameter: value, got a %s", kindName(n))
+		d.Errorf(n, "quick", "expected a mapping of parameter: value, got a %s", yamlstrict.KindName(n))
 		return nil
 	}
 	types := map[string]string{}
@@ -462,15 +453,15 @@ func (d *decoder) quick(n *yaml.Node, decls []ParamDecl) map[string]string {
 		k, v := n.Content[i], n.Content[i+1]
 		typ, ok := types[k.Value]
 		if !ok {
-			d.errorf(k, "quick", "unknown parameter %q (this profile has: %s)", k.Value, strings.Join(names, ", "))
+			d.Errorf(k, "quick", "unknown parameter %q (this profile has: %s)", k.Value, strings.Join(names, ", "))
 			continue
 		}
 		if v.Kind != yaml.ScalarNode {
-			d.errorf(v, "quick."+k.Value, "expected a scalar, got a %s", kindName(v))
+			d.Errorf(v, "quick."+k.Value, "expected a scalar, got a %s", yamlstrict.KindName(v))
 			continue
 		}
 		if _, err := parseParam(typ, v.Value); err != nil {
-			d.errorf(v, "quick."+k.Value, "%s", err)
+			d.Errorf(v, "quick."+k.Value, "%s", err)
 			continue
 		}
 		out[k.Value] = v.Value
@@ -485,7 +476,7 @@ func (d *decoder) params(n *yaml.Node) []ParamDecl {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "parameters", "expected a mapping of name: default, got a %s", kindName(n))
+		d.Errorf(n, "parameters", "expected a mapping of name: default, got a %s", yamlstrict.KindName(n))
 		return nil
 	}
 	var out []ParamDecl
@@ -496,16 +487,16 @@ func (d *decoder) params(n *yaml.Node) []ParamDecl {
 		valNode := v
 		if v.Kind == yaml.MappingNode {
 			var pl paramLong
-			present := d.strict(v, &pl, where)
+			present := d.Strict(v, &pl, where)
 			if present["default"] == nil {
-				d.errorf(v, where, "a parameter needs a default")
+				d.Errorf(v, where, "a parameter needs a default")
 				continue
 			}
 			valNode = present["default"]
 			pd.Type, pd.Description = pl.Type, pl.Description
 		}
 		if valNode.Kind != yaml.ScalarNode {
-			d.errorf(valNode, where, "a parameter's default must be a scalar, got a %s", kindName(valNode))
+			d.Errorf(valNode, where, "a parameter's default must be a scalar, got a %s", yamlstrict.KindName(valNode))
 			continue
 		}
 		if pd.Type == "" {
@@ -513,7 +504,7 @@ func (d *decoder) params(n *yaml.Node) []ParamDecl {
 		}
 		val, err := parseParam(pd.Type, valNode.Value)
 		if err != nil {
-			d.errorf(valNode, where, "%s", err)
+			d.Errorf(valNode, where, "%s", err)
 			continue
 		}
 		pd.Default = val
@@ -590,12 +581,12 @@ func (d *decoder) resolveParams(decls []ParamDecl, overrides map[string]string) 
 	for _, k := range sortedKeys(overrides) {
 		pd, ok := byName[k]
 		if !ok {
-			d.errs = append(d.errs, &Error{File: "--set", Where: k, Msg: fmt.Sprintf("unknown parameter %q (this profile has: %s)", k, strings.Join(names, ", "))})
+			d.Add(&Error{File: "--set", Where: k, Msg: fmt.Sprintf("unknown parameter %q (this profile has: %s)", k, strings.Join(names, ", "))})
 			continue
 		}
 		v, err := parseParam(pd.Type, overrides[k])
 		if err != nil {
-			d.errs = append(d.errs, &Error{File: "--set", Where: k, Msg: fmt.Sprintf("parameter of type %s: %s", pd.Type, err)})
+			d.Add(&Error{File: "--set", Where: k, Msg: fmt.Sprintf("parameter of type %s: %s", pd.Type, err)})
 			continue
 		}
 		raw[k] = v
@@ -624,7 +615,7 @@ func (d *decoder) interpolate(n *yaml.Node, values map[string]any, where string)
 			name := strings.TrimSpace(m[2 : len(m)-1])
 			v, ok := d.rawParams[name]
 			if !ok {
-				d.errorf(n, where, "unknown parameter %q in %q", name, n.Value)
+				d.Errorf(n, where, "unknown parameter %q in %q", name, n.Value)
 				return m
 			}
 			return formatParam(v)
