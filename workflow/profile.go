@@ -140,9 +140,10 @@ type Loaded struct {
 
 // Options control loading.
 type Options struct {
-	// Registry of step kinds; nil skips step decoding (analyze needs only
-	// the formulas) but still rejects a profile without steps.
-	Registry *Registry
+	// Registry of step kinds (a *Registry); nil skips step decoding
+	// (analyze needs only the formulas) but still rejects a profile without
+	// steps.
+	Registry StepConfigs
 	// Overrides are --set key=value pairs.
 	Overrides map[string]string
 }
@@ -233,12 +234,11 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 				st.When = c
 			}
 			if opt.Registry != nil {
-				kind, ok := opt.Registry.Lookup(sd.Kind)
+				cfg, ok := opt.Registry.NewConfig(sd.Kind)
 				if !ok {
 					d.Errorf(present["kind"], where, "unknown step kind %q (known kinds: %s)", sd.Kind, strings.Join(opt.Registry.Names(), ", "))
 					continue
 				}
-				cfg := kind.NewConfig()
 				if w := present["with"]; w != nil && !(w.Kind == yaml.ScalarNode && w.Tag == "!!null") {
 					before := d.Len()
 					with := d.interpolate(w, values, where+".with")

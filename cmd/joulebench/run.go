@@ -232,9 +232,9 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return metricsErr
 	}
 	bar := a.progress(deps, es.Simulated || telInfo.Simulated)
-	rc := &workflow.RunContext{Clock: clock, Out: out, Log: log, Loaded: l, Engine: engineKind, Deps: deps}
+	rc := &workflow.RunContext{Clock: clock, Out: out, Log: log, Loaded: l, Engine: engineKind}
 
-	runErr := workflow.Execute(ctx, rc, steps.Runners())
+	runErr := workflow.Execute(ctx, rc, steps.Registry(), deps)
 	if bar != nil {
 		_ = bar.Finish()
 		fmt.Fprintln(a.errOut)
