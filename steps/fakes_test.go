@@ -3,7 +3,6 @@ package steps
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -178,6 +177,3 @@ func stageNames(m archive.Meta) []string {
 }
 
 var errBoom = errors.New("boom")
-
-// tempRunDir is a run directory that does not exist yet.
-func tempRunDir(t *testing.T) string { return filepath.Join(t.TempDir(), "run") }
