@@ -22,6 +22,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -186,7 +187,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // invalid values are errors at their positions (`file:line:col: where:
 // what`), all reported together as a workflow.ErrorList.
 func Load(src []byte, path string) (*Campaign, error) {
-	d := workflow.NewDecoder(path)
+	d := yamlstrict.New(path)
 	root, ok := d.Parse(src)
 	if !ok {
 		return nil, d.Err()
@@ -252,7 +253,7 @@ func orNode(ns ...*yaml.Node) *yaml.Node {
 
 // validate checks what the types cannot, with the position of each value,
 // and fills defaults (names, repetitions).
-func (c *Campaign) validate(d *workflow.Decoder, root *yaml.Node) {
+func (c *Campaign) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 	at := func(path ...string) *yaml.Node { return orNode(nodeAt(root, path...), root) }
 	if !nameRE.MatchString(c.Name) {
 		d.Errorf(at("name"), "name", "required: letters, digits, '.', '_' or '-' (a label of every run), got %q", c.Name)

@@ -21,7 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/joulebench/joulebench/workflow"
+	"github.com/joulebench/joulebench/internal/yamlstrict"
 )
 
 // BuiltinName is the name of the built-in comparison profile.
@@ -178,9 +178,9 @@ func ReadProfile(nameOrPath string) (*Profile, error) {
 
 // Load parses and validates a comparison profile. Unknown keys, wrong types
 // and invalid values are errors at their positions (`file:line:col: where:
-// what`), all reported together as a workflow.ErrorList.
+// what`), all reported together as a yamlstrict.ErrorList.
 func Load(src []byte, file string) (*Profile, error) {
-	d := workflow.NewDecoder(file)
+	d := yamlstrict.New(file)
 	root, ok := d.Parse(src)
 	if !ok {
 		return nil, d.Err()
@@ -197,7 +197,7 @@ func Load(src []byte, file string) (*Profile, error) {
 }
 
 // validate checks values the types cannot, with the position of each.
-func (p *Profile) validate(d *workflow.Decoder, root *yaml.Node) {
+func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 	at := func(path ...string) *yaml.Node { return nodeAt(root, path...) }
 	if strings.TrimSpace(p.Name) == "" {
 		d.Errorf(root, "name", "required")

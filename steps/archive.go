@@ -11,17 +11,12 @@ import (
 // ArchiveConfig is the `with:` of the archive step (spec step 7).
 type ArchiveConfig struct{}
 
-var archiveKind = workflow.StepKind{
-	Name:      "archive",
-	Doc:       "stop sampling, evaluate the profile over the raw data, write results.json and mark runs that fail an exclude check as excluded (never deleted)",
-	NewConfig: func() any { return &ArchiveConfig{} },
-}
+var archiveKind = workflow.NewStepKind("archive",
+	"stop sampling, evaluate the profile over the raw data, write results.json and mark runs that fail an exclude check as excluded (never deleted)",
+	func() *ArchiveConfig { return &ArchiveConfig{} },
+	runArchive)
 
-func runArchive(ctx context.Context, rc *workflow.RunContext, _ any) error {
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runArchive(ctx context.Context, rc *workflow.RunContext, d *Deps, _ *ArchiveConfig) error {
 	if err := d.StopSampling(); err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}

@@ -23,18 +23,12 @@ func (c *BaselineConfig) Validate() error {
 	return nil
 }
 
-var baselineKind = workflow.StepKind{
-	Name:      "baseline",
-	Doc:       "collect idle power for the given duration (stage baseline)",
-	NewConfig: func() any { return &BaselineConfig{Duration: workflow.Duration(20 * time.Second)} },
-}
+var baselineKind = workflow.NewStepKind("baseline",
+	"collect idle power for the given duration (stage baseline)",
+	func() *BaselineConfig { return &BaselineConfig{Duration: workflow.Duration(20 * time.Second)} },
+	runBaseline)
 
-func runBaseline(ctx context.Context, rc *workflow.RunContext, cfg any) error {
-	c := cfg.(*BaselineConfig)
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runBaseline(ctx context.Context, rc *workflow.RunContext, d *Deps, c *BaselineConfig) error {
 	if err := d.sampleNow(ctx); err != nil {
 		return err
 	}

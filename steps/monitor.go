@@ -25,18 +25,12 @@ func (c *MonitorConfig) Validate() error {
 	return nil
 }
 
-var monitorKind = workflow.StepKind{
-	Name:      "monitor",
-	Doc:       "start the power sampler (one goroutine per source) at the given interval; it runs until the archive step",
-	NewConfig: func() any { return &MonitorConfig{Interval: workflow.Duration(time.Second)} },
-}
+var monitorKind = workflow.NewStepKind("monitor",
+	"start the power sampler (one goroutine per source) at the given interval; it runs until the archive step",
+	func() *MonitorConfig { return &MonitorConfig{Interval: workflow.Duration(time.Second)} },
+	runMonitor)
 
-func runMonitor(ctx context.Context, rc *workflow.RunContext, cfg any) error {
-	c := cfg.(*MonitorConfig)
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *MonitorConfig) error {
 	if d.Source == nil {
 		return nil
 	}

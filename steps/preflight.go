@@ -40,20 +40,14 @@ func (c *PreflightConfig) Validate() error {
 	return nil
 }
 
-var preflightKind = workflow.StepKind{
-	Name: "preflight",
-	Doc:  "check engine, model, request set, GPUs, leftover processes and disk before anything starts",
-	NewConfig: func() any {
+var preflightKind = workflow.NewStepKind("preflight",
+	"check engine, model, request set, GPUs, leftover processes and disk before anything starts",
+	func() *PreflightConfig {
 		return &PreflightConfig{Check: []string{"engine", "model", "requests", "gpus", "processes", "disk"}, MinFreeDiskMB: 100, MaxGPUMemUsedMB: 4096}
 	},
-}
+	runPreflight)
 
-func runPreflight(ctx context.Context, rc *workflow.RunContext, cfg any) error {
-	c := cfg.(*PreflightConfig)
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runPreflight(ctx context.Context, rc *workflow.RunContext, d *Deps, c *PreflightConfig) error {
 	var problems []string
 	for _, check := range c.Check {
 		switch check {

@@ -48,14 +48,14 @@ func (s fakeSource) Read(context.Context) ([]telemetry.Reading, error) {
 }
 func (s fakeSource) Close() error { return nil }
 
-func preflightRC(t *testing.T, d *Deps) *workflow.RunContext {
+func newRC(t *testing.T) *workflow.RunContext {
 	t.Helper()
 	w, err := archive.Create(filepath.Join(t.TempDir(), "run"), archive.Meta{RunID: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	return &workflow.RunContext{Clock: workflow.NewClock(), Out: w, Log: zerolog.Nop(), Deps: d}
+	return &workflow.RunContext{Clock: workflow.NewClock(), Out: w, Log: zerolog.Nop()}
 }
 
 func TestPreflight(t *testing.T) {
@@ -93,7 +93,7 @@ func TestPreflight(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := runPreflight(context.Background(), preflightRC(t, c.deps), cfg)
+			err := runPreflight(context.Background(), newRC(t), c.deps, cfg)
 			if len(c.want) == 0 {
 				if err != nil {
 					t.Fatalf("unexpected: %v", err)

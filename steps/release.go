@@ -42,20 +42,14 @@ func (c *ReleaseConfig) Validate() error {
 	return nil
 }
 
-var releaseKind = workflow.StepKind{
-	Name: "release",
-	Doc:  "stop the engine and sample until power is back within tolerance of baseline for hold, memory is released and the process exited, or max_wait passes (stage release)",
-	NewConfig: func() any {
+var releaseKind = workflow.NewStepKind("release",
+	"stop the engine and sample until power is back within tolerance of baseline for hold, memory is released and the process exited, or max_wait passes (stage release)",
+	func() *ReleaseConfig {
 		return &ReleaseConfig{Tolerance: 0.05, Hold: workflow.Duration(30 * time.Second), MaxWait: workflow.Duration(10 * time.Minute), Grace: workflow.Duration(30 * time.Second), MemToleranceMB: 64, WaitBaseline: true}
 	},
-}
+	runRelease)
 
-func runRelease(ctx context.Context, rc *workflow.RunContext, cfg any) error {
-	c := cfg.(*ReleaseConfig)
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *ReleaseConfig) error {
 	if d.External {
 		// Not ours to stop: no release stage.
 		return d.sampleNow(ctx)

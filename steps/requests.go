@@ -66,20 +66,14 @@ func (c *RequestsConfig) Validate() error {
 	return nil
 }
 
-var requestsKind = workflow.StepKind{
-	Name: "requests",
-	Doc:  "send the formal request set (stage formal)",
-	NewConfig: func() any {
+var requestsKind = workflow.NewStepKind("requests",
+	"send the formal request set (stage formal)",
+	func() *RequestsConfig {
 		return &RequestsConfig{Mode: "unlimited", Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(10 * time.Minute), Seed: 1}
 	},
-}
+	runRequests)
 
-func runRequests(ctx context.Context, rc *workflow.RunContext, cfg any) error {
-	c := cfg.(*RequestsConfig)
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *RequestsConfig) error {
 	set, err := d.requestSet(c, c.Dataset, requestOptions(c))
 	if err != nil {
 		return fmt.Errorf("request set: %w", err)

@@ -67,29 +67,6 @@ type Progress struct {
 	HasPower   bool
 }
 
-func deps(rc *workflow.RunContext) (*Deps, error) {
-	d, ok := rc.Deps.(*Deps)
-	if !ok || d == nil {
-		return nil, fmt.Errorf("internal: run context has no step dependencies")
-	}
-	return d, nil
-}
-
-// Runners returns the implementation of every step kind.
-func Runners() map[string]workflow.RunFunc {
-	return map[string]workflow.RunFunc{
-		"preflight":     runPreflight,
-		"monitor":       runMonitor,
-		"baseline":      runBaseline,
-		"start_engine":  runStartEngine,
-		"verify_engine": runVerifyEngine,
-		"warmup":        runWarmup,
-		"requests":      runRequests,
-		"release":       runRelease,
-		"archive":       runArchive,
-	}
-}
-
 func (d *Deps) report(stage string, p loadgen.Progress, total int) {
 	if d.Progress == nil {
 		return

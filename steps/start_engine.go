@@ -24,18 +24,14 @@ func (c *StartEngineConfig) Validate() error {
 	return nil
 }
 
-var startEngineKind = workflow.StepKind{
-	Name:      "start_engine",
-	Doc:       "launch the engine from its frozen configuration and wait until it is ready (stage startup begins)",
-	NewConfig: func() any { return &StartEngineConfig{ReadyTimeout: workflow.Duration(20 * time.Minute)} },
-}
+var startEngineKind = workflow.NewStepKind("start_engine",
+	"launch the engine from its frozen configuration and wait until it is ready (stage startup begins)",
+	func() *StartEngineConfig {
+		return &StartEngineConfig{ReadyTimeout: workflow.Duration(20 * time.Minute)}
+	},
+	runStartEngine)
 
-func runStartEngine(ctx context.Context, rc *workflow.RunContext, cfg any) error {
-	c := cfg.(*StartEngineConfig)
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runStartEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *StartEngineConfig) error {
 	if d.Engine == nil {
 		return fmt.Errorf("no engine")
 	}

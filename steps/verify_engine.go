@@ -27,20 +27,14 @@ func (c *VerifyEngineConfig) Validate() error {
 	return nil
 }
 
-var verifyEngineKind = workflow.StepKind{
-	Name: "verify_engine",
-	Doc:  "re-check the served identity (model, revision, engine version, context length, parallel configuration); a mismatch fails the run",
-	NewConfig: func() any {
+var verifyEngineKind = workflow.NewStepKind("verify_engine",
+	"re-check the served identity (model, revision, engine version, context length, parallel configuration); a mismatch fails the run",
+	func() *VerifyEngineConfig {
 		return &VerifyEngineConfig{Check: []string{"model", "revision", "engine_version", "context_length", "parallel"}}
 	},
-}
+	runVerifyEngine)
 
-func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, cfg any) error {
-	c := cfg.(*VerifyEngineConfig)
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *VerifyEngineConfig) error {
 	id, err := d.Engine.Identity(ctx)
 	if err != nil {
 		return fmt.Errorf("identity: %w", err)

@@ -30,18 +30,12 @@ func (c *WarmupConfig) Validate() error {
 	return nil
 }
 
-var warmupKind = workflow.StepKind{
-	Name:      "warmup",
-	Doc:       "send informal requests (stage warmup, inside startup)",
-	NewConfig: func() any { return &WarmupConfig{Requests: 8, Concurrency: 8} },
-}
+var warmupKind = workflow.NewStepKind("warmup",
+	"send informal requests (stage warmup, inside startup)",
+	func() *WarmupConfig { return &WarmupConfig{Requests: 8, Concurrency: 8} },
+	runWarmup)
 
-func runWarmup(ctx context.Context, rc *workflow.RunContext, cfg any) error {
-	c := cfg.(*WarmupConfig)
-	d, err := deps(rc)
-	if err != nil {
-		return err
-	}
+func runWarmup(ctx context.Context, rc *workflow.RunContext, d *Deps, c *WarmupConfig) error {
 	if c.Requests == 0 {
 		return nil
 	}

@@ -33,7 +33,9 @@ func (c *Clock) At(t time.Time) float64 {
 }
 
 // RunContext is what every step shares: the clock, the archive being
-// written, stage marks and the step package's own dependencies.
+// written and stage marks. What the step implementations need besides
+// (engine, telemetry, request sets...) is the registry's typed D, passed
+// to Execute.
 type RunContext struct {
 	Clock  *Clock
 	Out    *archive.Writer
@@ -41,9 +43,6 @@ type RunContext struct {
 	Loaded *Loaded
 	// Engine is the engine kind, for step `when:` conditions.
 	Engine string
-	// Deps holds what the step implementations need (engine, telemetry,
-	// request set...); the steps package defines its type.
-	Deps any
 
 	mu   sync.Mutex
 	open map[string]float64
@@ -102,12 +101,10 @@ func (rc *RunContext) Event(name string, t float64) error {
 	})
 }
 
-// RunFunc is a step kind's implementation.
-type RunFunc func(ctx context.Context, rc *RunContext, cfg any) error
-
-// Execute runs the profile's steps in order. A step whose `when:` is false
-// is skipped. The first failing step ends the run; its error names the step.
-func Execute(ctx context.Context, rc *RunContext, run map[string]RunFunc) error {
+// Execute runs the profile's steps in order with the kinds of reg, each
+// given deps. A step whose `when:` is false is skipped. The first failing
+// step ends the run; its error names the step.
+func Execute[D any](ctx context.Context, rc *RunContext, reg *Registry[D], deps D) error {
 	for _, st := range rc.Loaded.Steps {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", st.Label(), err)
@@ -122,12 +119,12 @@ func Execute(ctx context.Context, rc *RunContext, run map[string]RunFunc) error 
 				continue
 			}
 		}
-		fn, ok := run[st.Kind]
+		kind, ok := reg.Lookup(st.Kind)
 		if !ok {
 			return fmt.Errorf("%s: no implementation for step kind %q", st.Label(), st.Kind)
 		}
 		rc.Log.Info().Str("step", st.Label()).Msg("start")
-		if err := fn(ctx, rc, st.Config); err != nil {
+		if err := kind.Run(ctx, rc, deps, st.Config); err != nil {
 			return fmt.Errorf("%s: %w", st.Label(), err)
 		}
 	}

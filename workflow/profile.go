@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/metricdefs"
 )
 
@@ -141,9 +142,10 @@ type Loaded struct {
 
 // Options control loading.
 type Options struct {
-	// Registry of step kinds; nil skips step decoding (analyze needs only
-	// the formulas) but still rejects a profile without steps.
-	Registry *Registry
+	// Registry of step kinds (a *Registry); nil skips step decoding
+	// (analyze needs only the formulas) but still rejects a profile without
+	// steps.
+	Registry StepConfigs
 	// Overrides are --set key=value pairs.
 	Overrides map[string]string
 }
@@ -165,209 +167,37 @@ var topKeys = []string{"name", "version", "description", "spec", "parameters", "
 
 // Load parses, validates and compiles a profile. Every problem is returned
 // together as an ErrorList, each with file:line:col.
+//
+// The phases: parse the document; decode the top-level keys; resolve the
+// parameters (with --set overrides) and the quick set; decode every step's
+// `with:` into its kind's configuration; collect the formulas (derive,
+// metrics, checks); compile them all against the typed environment.
 func Load(src []byte, file string, opt Options) (*Loaded, error) {
-	d := &decoder{file: file}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, ErrorList{{File: file, Line: yamlErrLine(err), Col: 1, Msg: cleanYAMLError(err)}}
+	root, err := parseRoot(src, file)
+	if err != nil {
+		return nil, err
 	}
-	if len(doc.Content) == 0 {
-		return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty profile"}}
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return nil, ErrorList{{File: file, Line: root.Line, Col: root.Column, Msg: "a profile must be a mapping with name, parameters, steps, derive, metrics and checks"}}
-	}
-	p := &Profile{}
-	nodes := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		if _, dup := nodes[k.Value]; dup {
-			d.errorf(k, "", "duplicate key %q", k.Value)
-			continue
-		}
-		nodes[k.Value] = v
-		switch k.Value {
-		case "name":
-			d.value(v, reflectOf(&p.Name), "name")
-		case "version":
-			d.value(v, reflectOf(&p.Version), "version")
-		case "description":
-			d.value(v, reflectOf(&p.Description), "description")
-		case "spec":
-			d.value(v, reflectOf(&p.Spec), "spec")
-		case "parameters", "quick", "steps", "derive", "metrics", "checks", "stage_energy":
-		default:
-			d.errorf(k, "", "unknown key %q (valid keys: %s)", k.Value, strings.Join(topKeys, ", "))
-		}
-	}
-	if p.Name == "" {
-		d.errorf(root, "name", "a profile needs a name")
-	}
-
-	// Parameters.
+	d := newDecoder(file)
+	p, nodes := d.header(root)
 	p.Parameters = d.params(nodes["parameters"])
 	params, values := d.resolveParams(p.Parameters, opt.Overrides)
 	p.Quick = d.quick(nodes["quick"], p.Parameters)
+	steps := d.steps(nodes["steps"], root, p, params, values, opt.Registry, src)
 
-	// Steps.
-	var steps []Step
-	if n := nodes["steps"]; n == nil || n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		d.errorf(orRoot(n, root), "steps", "a profile needs a non-empty list of steps")
-	} else {
-		for i, item := range n.Content {
-			where := fmt.Sprintf("steps[%d]", i)
-			var sd StepDecl
-			present := d.strict(item, &sd, where)
-			p.Steps = append(p.Steps, sd)
-			if _, ok := present["kind"]; !ok {
-				d.errorf(item, where, "a step needs a kind")
-				continue
-			}
-			st := Step{Index: i + 1, Kind: sd.Kind, Name: sd.Name}
-			where = fmt.Sprintf("steps[%d] (%s)", i, sd.Kind)
-			if sd.When != "" {
-				c, ce := metricdefs.CompileCondition(params, sd.When)
-				if ce != nil {
-					d.exprError(present["when"], where+".when", ce, src)
-				}
-				st.When = c
-			}
-			if opt.Registry != nil {
-				kind, ok := opt.Registry.Lookup(sd.Kind)
-				if !ok {
-					d.errorf(present["kind"], where, "unknown step kind %q (known kinds: %s)", sd.Kind, strings.Join(opt.Registry.Names(), ", "))
-					continue
-				}
-				cfg := kind.NewConfig()
-				if w := present["with"]; w != nil && !(w.Kind == yaml.ScalarNode && w.Tag == "!!null") {
-					before := len(d.errs)
-					with := d.interpolate(w, values, where+".with")
-					if len(d.errs) > before {
-						continue // the unknown parameter is the error; decoding would only repeat it
-					}
-					d.strict(with, cfg, where+".with")
-				}
-				if v, ok := cfg.(Validator); ok {
-					if err := v.Validate(); err != nil {
-						d.errorf(orRoot(present["with"], item), where+".with", "%s", err)
-					}
-				}
-				st.Config = cfg
-			}
-			steps = append(steps, st)
-		}
+	f := &formulas{exprNodes: map[string]map[string]*yaml.Node{}, nameNodes: map[string]*yaml.Node{}}
+	p.Derive = d.derive(nodes["derive"], f)
+	p.Metrics = declList(d, nodes["metrics"], "metrics", f, metricDef)
+	p.Checks = declList(d, nodes["checks"], "checks", f, checkDef)
+	if len(f.defs) == 0 {
+		d.Errorf(root, "metrics", "a profile needs at least one metric")
 	}
-
-	// Formulas.
-	var defs []metricdefs.Def
-	exprNodes := map[string]map[string]*yaml.Node{} // def name → field → node
-	nameNodes := map[string]*yaml.Node{}
-	if n := nodes["derive"]; n != nil {
-		if n.Kind != yaml.MappingNode {
-			d.errorf(n, "derive", "expected a mapping of name: expression, got a %s", kindName(n))
-		} else {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				where := "derive." + k.Value
-				dd := DeriveDecl{Name: k.Value}
-				present := map[string]*yaml.Node{}
-				switch v.Kind {
-				case yaml.ScalarNode:
-					dd.Expr = v.Value
-					present[metricdefs.FieldExpr] = v
-				case yaml.MappingNode:
-					present = d.strict(v, &dd, where)
-				default:
-					d.errorf(v, where, "expected an expression or a mapping {expr, when, na, unit, description}, got a %s", kindName(v))
-					continue
-				}
-				if dd.Expr == "" {
-					d.errorf(v, where, "a derived value needs an expression")
-					continue
-				}
-				p.Derive = append(p.Derive, dd)
-				defs = append(defs, metricdefs.Def{Name: k.Value, Kind: metricdefs.KindDerived, Expr: dd.Expr, When: dd.When, NA: dd.NA,
-					Unit: dd.Unit, Description: dd.Description})
-				exprNodes[k.Value] = present
-				nameNodes[k.Value] = k
-			}
-		}
-	}
-	if n := nodes["metrics"]; n != nil {
-		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, "metrics", "expected a list, got a %s", kindName(n))
-		} else {
-			for i, item := range n.Content {
-				where := fmt.Sprintf("metrics[%d]", i)
-				var m MetricDecl
-				present := d.strict(item, &m, where)
-				if m.Name == "" || m.Expr == "" {
-					d.errorf(item, where, "a metric needs a name and an expr")
-					continue
-				}
-				p.Metrics = append(p.Metrics, m)
-				defs = append(defs, metricdefs.Def{Name: m.Name, Kind: metricdefs.KindMetric, Expr: m.Expr, When: m.When, NA: m.NA,
-					Unit: m.Unit, Description: m.Description, Format: m.Format})
-				exprNodes[m.Name] = present
-				nameNodes[m.Name] = present["name"]
-			}
-		}
-	}
-	if n := nodes["checks"]; n != nil {
-		if n.Kind != yaml.SequenceNode {
-			d.errorf(n, "checks", "expected a list, got a %s", kindName(n))
-		} else {
-			for i, item := range n.Content {
-				where := fmt.Sprintf("checks[%d]", i)
-				var c CheckDecl
-				present := d.strict(item, &c, where)
-				if c.Name == "" || c.Expr == "" {
-					d.errorf(item, where, "a check needs a name and an expr")
-					continue
-				}
-				if c.Severity == "" {
-					c.Severity = metricdefs.SeverityWarn
-				}
-				p.Checks = append(p.Checks, c)
-				defs = append(defs, metricdefs.Def{Name: c.Name, Kind: metricdefs.KindCheck, Expr: c.Expr, When: c.When, NA: c.NA,
-					Detail: c.Detail, Severity: c.Severity, Message: c.Message, Description: c.Description})
-				exprNodes[c.Name] = present
-				nameNodes[c.Name] = present["name"]
-			}
-		}
-	}
-	if len(defs) == 0 {
-		d.errorf(root, "metrics", "a profile needs at least one metric")
-	}
-
-	defs = append(defs, d.stageEnergy(p, nodes["stage_energy"], exprNodes, nameNodes)...)
-
+	f.defs = append(f.defs, d.stageEnergy(p, nodes["stage_energy"], f.exprNodes, f.nameNodes)...)
 	var prog *metricdefs.Program
-	if len(d.errs) == 0 || len(defs) > 0 {
-		var cerrs []*metricdefs.CompileError
-		prog, cerrs = metricdefs.Compile(metricdefs.Spec{Params: params, Defs: defs})
-		for _, ce := range cerrs {
-			where := ce.Def + "." + ce.Field
-			if ce.Field == metricdefs.FieldName {
-				where = ce.Def
-			}
-			node := exprNodes[ce.Def][ce.Field]
-			if node == nil {
-				node = nameNodes[ce.Def]
-			}
-			if node == nil {
-				for _, pd := range p.Parameters {
-					if pd.Name == ce.Def {
-						node = pd.node
-					}
-				}
-			}
-			d.exprError(orRoot(node, root), where, ce, src)
-		}
+	if d.OK() || len(f.defs) > 0 {
+		prog = d.compile(f, params, p.Parameters, root, src)
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs.sorted()
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(src)
 	return &Loaded{
@@ -378,6 +208,240 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 		Steps:   steps,
 		Program: prog,
 	}, nil
+}
+
+// parseRoot parses the document and returns its root mapping.
+func parseRoot(src []byte, file string) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, ErrorList{{File: file, Line: yamlstrict.ErrLine(err), Col: 1, Msg: yamlstrict.CleanError(err)}}
+	}
+	if len(doc.Content) == 0 {
+		return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty profile"}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, ErrorList{{File: file, Line: root.Line, Col: root.Column, Msg: "a profile must be a mapping with name, parameters, steps, derive, metrics and checks"}}
+	}
+	return root, nil
+}
+
+// header decodes the scalar top-level keys and returns the value node of
+// every known key, for the phases that follow.
+func (d *decoder) header(root *yaml.Node) (*Profile, map[string]*yaml.Node) {
+	p := &Profile{}
+	nodes := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if _, dup := nodes[k.Value]; dup {
+			d.Errorf(k, "", "duplicate key %q", k.Value)
+			continue
+		}
+		nodes[k.Value] = v
+		switch k.Value {
+		case "name":
+			d.Value(v, reflectOf(&p.Name), "name")
+		case "version":
+			d.Value(v, reflectOf(&p.Version), "version")
+		case "description":
+			d.Value(v, reflectOf(&p.Description), "description")
+		case "spec":
+			d.Value(v, reflectOf(&p.Spec), "spec")
+		case "parameters", "quick", "steps", "derive", "metrics", "checks", "stage_energy":
+		default:
+			d.Errorf(k, "", "unknown key %q (valid keys: %s)", k.Value, strings.Join(topKeys, ", "))
+		}
+	}
+	if p.Name == "" {
+		d.Errorf(root, "name", "a profile needs a name")
+	}
+	return p, nodes
+}
+
+// steps decodes the list of steps into p.Steps and returns them ready to
+// run (without a registry, configurations are left nil).
+func (d *decoder) steps(n, root *yaml.Node, p *Profile, params []metricdefs.Param, values map[string]any, reg StepConfigs, src []byte) []Step {
+	if n == nil || n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		d.Errorf(orRoot(n, root), "steps", "a profile needs a non-empty list of steps")
+		return nil
+	}
+	var out []Step
+	for i, item := range n.Content {
+		where := fmt.Sprintf("steps[%d]", i)
+		var sd StepDecl
+		present := d.Strict(item, &sd, where)
+		p.Steps = append(p.Steps, sd)
+		if _, ok := present["kind"]; !ok {
+			d.Errorf(item, where, "a step needs a kind")
+			continue
+		}
+		st := Step{Index: i + 1, Kind: sd.Kind, Name: sd.Name}
+		where = fmt.Sprintf("steps[%d] (%s)", i, sd.Kind)
+		if sd.When != "" {
+			c, ce := metricdefs.CompileCondition(params, sd.When)
+			if ce != nil {
+				d.exprError(present["when"], where+".when", ce, src)
+			}
+			st.When = c
+		}
+		if reg != nil {
+			cfg, ok := d.stepConfig(reg, sd.Kind, item, present, values, where)
+			if !ok {
+				continue
+			}
+			st.Config = cfg
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// stepConfig decodes a step's `with:` (parameters interpolated) strictly
+// into a fresh configuration of its kind and validates it. It reports false
+// when the step cannot be kept (unknown kind, unknown parameter).
+func (d *decoder) stepConfig(reg StepConfigs, kind string, item *yaml.Node, present map[string]*yaml.Node, values map[string]any, where string) (any, bool) {
+	cfg, ok := reg.NewConfig(kind)
+	if !ok {
+		d.Errorf(present["kind"], where, "unknown step kind %q (known kinds: %s)", kind, strings.Join(reg.Names(), ", "))
+		return nil, false
+	}
+	if w := present["with"]; w != nil && !(w.Kind == yaml.ScalarNode && w.Tag == "!!null") {
+		before := d.Len()
+		with := d.interpolate(w, values, where+".with")
+		if d.Len() > before {
+			return nil, false // the unknown parameter is the error; decoding would only repeat it
+		}
+		d.Strict(with, cfg, where+".with")
+	}
+	if v, ok := cfg.(Validator); ok {
+		if err := v.Validate(); err != nil {
+			d.Errorf(orRoot(present["with"], item), where+".with", "%s", err)
+		}
+	}
+	return cfg, true
+}
+
+// formulas collects every formula of a profile for compilation, with the
+// nodes that compile errors are placed at.
+type formulas struct {
+	defs      []metricdefs.Def
+	exprNodes map[string]map[string]*yaml.Node // def name → field → node
+	nameNodes map[string]*yaml.Node
+}
+
+func (f *formulas) add(def metricdefs.Def, present map[string]*yaml.Node, name *yaml.Node) {
+	f.defs = append(f.defs, def)
+	f.exprNodes[def.Name] = present
+	f.nameNodes[def.Name] = name
+}
+
+// derive decodes the derive mapping: `name: expression` or
+// `name: {expr, when, na, unit, description}`.
+func (d *decoder) derive(n *yaml.Node, f *formulas) []DeriveDecl {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.Errorf(n, "derive", "expected a mapping of name: expression, got a %s", yamlstrict.KindName(n))
+		return nil
+	}
+	var out []DeriveDecl
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		where := "derive." + k.Value
+		dd := DeriveDecl{Name: k.Value}
+		present := map[string]*yaml.Node{}
+		switch v.Kind {
+		case yaml.ScalarNode:
+			dd.Expr = v.Value
+			present[metricdefs.FieldExpr] = v
+		case yaml.MappingNode:
+			present = d.Strict(v, &dd, where)
+		default:
+			d.Errorf(v, where, "expected an expression or a mapping {expr, when, na, unit, description}, got a %s", yamlstrict.KindName(v))
+			continue
+		}
+		if dd.Expr == "" {
+			d.Errorf(v, where, "a derived value needs an expression")
+			continue
+		}
+		out = append(out, dd)
+		f.add(metricdefs.Def{Name: k.Value, Kind: metricdefs.KindDerived, Expr: dd.Expr, When: dd.When, NA: dd.NA,
+			Unit: dd.Unit, Description: dd.Description}, present, k)
+	}
+	return out
+}
+
+// declList decodes a list of named formulas (metrics or checks): each item
+// strictly into a T, which toDef turns into its definition, or into what
+// the item lacks (a non-empty message).
+func declList[T any](d *decoder, n *yaml.Node, section string, f *formulas, toDef func(*T) (metricdefs.Def, string)) []T {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.Errorf(n, section, "expected a list, got a %s", yamlstrict.KindName(n))
+		return nil
+	}
+	var out []T
+	for i, item := range n.Content {
+		where := fmt.Sprintf("%s[%d]", section, i)
+		var decl T
+		present := d.Strict(item, &decl, where)
+		def, missing := toDef(&decl)
+		if missing != "" {
+			d.Errorf(item, where, "%s", missing)
+			continue
+		}
+		out = append(out, decl)
+		f.add(def, present, present["name"])
+	}
+	return out
+}
+
+func metricDef(m *MetricDecl) (metricdefs.Def, string) {
+	if m.Name == "" || m.Expr == "" {
+		return metricdefs.Def{}, "a metric needs a name and an expr"
+	}
+	return metricdefs.Def{Name: m.Name, Kind: metricdefs.KindMetric, Expr: m.Expr, When: m.When, NA: m.NA,
+		Unit: m.Unit, Description: m.Description, Format: m.Format}, ""
+}
+
+func checkDef(c *CheckDecl) (metricdefs.Def, string) {
+	if c.Name == "" || c.Expr == "" {
+		return metricdefs.Def{}, "a check needs a name and an expr"
+	}
+	if c.Severity == "" {
+		c.Severity = metricdefs.SeverityWarn
+	}
+	return metricdefs.Def{Name: c.Name, Kind: metricdefs.KindCheck, Expr: c.Expr, When: c.When, NA: c.NA,
+		Detail: c.Detail, Severity: c.Severity, Message: c.Message, Description: c.Description}, ""
+}
+
+// compile compiles every formula against the typed environment and places
+// each compile error at its expression, else its name, else the parameter
+// it concerns, else the document's root.
+func (d *decoder) compile(f *formulas, params []metricdefs.Param, decls []ParamDecl, root *yaml.Node, src []byte) *metricdefs.Program {
+	prog, cerrs := metricdefs.Compile(metricdefs.Spec{Params: params, Defs: f.defs})
+	for _, ce := range cerrs {
+		where := ce.Def + "." + ce.Field
+		if ce.Field == metricdefs.FieldName {
+			where = ce.Def
+		}
+		node := f.exprNodes[ce.Def][ce.Field]
+		if node == nil {
+			node = f.nameNodes[ce.Def]
+		}
+		if node == nil {
+			for _, pd := range decls {
+				if pd.Name == ce.Def {
+					node = pd.node
+				}
+			}
+		}
+		d.exprError(orRoot(node, root), where, ce, src)
+	}
+	return prog
 }
 
 func orRoot(n, root *yaml.Node) *yaml.Node {
@@ -416,7 +480,7 @@ func (d *decoder) exprError(n *yaml.Node, where string, ce *metricdefs.CompileEr
 			}
 		}
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Line: line, Col: col, Where: where, Msg: firstLine(ce.Msg)})
+	d.Add(&Error{File: d.File(), Line: line, Col: col, Where: where, Msg: firstLine(ce.Msg)})
 }
 
 func firstLine(s string) string {
@@ -435,16 +499,6 @@ func indentOf(src []byte, line int) int {
 	return len(l) - len(strings.TrimLeft(l, " \t"))
 }
 
-var yamlErrLineRE = regexp.MustCompile(`line (\d+)`)
-
-func yamlErrLine(err error) int {
-	if m := yamlErrLineRE.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	return 1
-}
-
 // quick decodes the quick parameter set: `name: value` for declared
 // parameters, each value valid for the parameter's type.
 func (d *decoder) quick(n *yaml.Node, decls []ParamDecl) map[string]string {
@@ -452,7 +506,7 @@ func (d *decoder) quick(n *yaml.Node, decls []ParamDecl) map[string]string {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "quick", "expected a mapping of parameter: value, got a %s", kindName(n))
+		d.Errorf(n, "quick", "expected a mapping of parameter: value, got a %s", yamlstrict.KindName(n))
 		return nil
 	}
 	types := map[string]string{}
@@ -466,15 +520,15 @@ func (d *decoder) quick(n *yaml.Node, decls []ParamDecl) map[string]string {
 		k, v := n.Content[i], n.Content[i+1]
 		typ, ok := types[k.Value]
 		if !ok {
-			d.errorf(k, "quick", "unknown parameter %q (this profile has: %s)", k.Value, strings.Join(names, ", "))
+			d.Errorf(k, "quick", "unknown parameter %q (this profile has: %s)", k.Value, strings.Join(names, ", "))
 			continue
 		}
 		if v.Kind != yaml.ScalarNode {
-			d.errorf(v, "quick."+k.Value, "expected a scalar, got a %s", kindName(v))
+			d.Errorf(v, "quick."+k.Value, "expected a scalar, got a %s", yamlstrict.KindName(v))
 			continue
 		}
 		if _, err := parseParam(typ, v.Value); err != nil {
-			d.errorf(v, "quick."+k.Value, "%s", err)
+			d.Errorf(v, "quick."+k.Value, "%s", err)
 			continue
 		}
 		out[k.Value] = v.Value
@@ -489,7 +543,7 @@ func (d *decoder) params(n *yaml.Node) []ParamDecl {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "parameters", "expected a mapping of name: default, got a %s", kindName(n))
+		d.Errorf(n, "parameters", "expected a mapping of name: default, got a %s", yamlstrict.KindName(n))
 		return nil
 	}
 	var out []ParamDecl
@@ -500,16 +554,16 @@ func (d *decoder) params(n *yaml.Node) []ParamDecl {
 		valNode := v
 		if v.Kind == yaml.MappingNode {
 			var pl paramLong
-			present := d.strict(v, &pl, where)
+			present := d.Strict(v, &pl, where)
 			if present["default"] == nil {
-				d.errorf(v, where, "a parameter needs a default")
+				d.Errorf(v, where, "a parameter needs a default")
 				continue
 			}
 			valNode = present["default"]
 			pd.Type, pd.Description = pl.Type, pl.Description
 		}
 		if valNode.Kind != yaml.ScalarNode {
-			d.errorf(valNode, where, "a parameter's default must be a scalar, got a %s", kindName(valNode))
+			d.Errorf(valNode, where, "a parameter's default must be a scalar, got a %s", yamlstrict.KindName(valNode))
 			continue
 		}
 		if pd.Type == "" {
@@ -517,7 +571,7 @@ func (d *decoder) params(n *yaml.Node) []ParamDecl {
 		}
 		val, err := parseParam(pd.Type, valNode.Value)
 		if err != nil {
-			d.errorf(valNode, where, "%s", err)
+			d.Errorf(valNode, where, "%s", err)
 			continue
 		}
 		pd.Default = val
@@ -594,12 +648,12 @@ func (d *decoder) resolveParams(decls []ParamDecl, overrides map[string]string) 
 	for _, k := range sortedKeys(overrides) {
 		pd, ok := byName[k]
 		if !ok {
-			d.errs = append(d.errs, &Error{File: "--set", Where: k, Msg: fmt.Sprintf("unknown parameter %q (this profile has: %s)", k, strings.Join(names, ", "))})
+			d.Add(&Error{File: "--set", Where: k, Msg: fmt.Sprintf("unknown parameter %q (this profile has: %s)", k, strings.Join(names, ", "))})
 			continue
 		}
 		v, err := parseParam(pd.Type, overrides[k])
 		if err != nil {
-			d.errs = append(d.errs, &Error{File: "--set", Where: k, Msg: fmt.Sprintf("parameter of type %s: %s", pd.Type, err)})
+			d.Add(&Error{File: "--set", Where: k, Msg: fmt.Sprintf("parameter of type %s: %s", pd.Type, err)})
 			continue
 		}
 		raw[k] = v
@@ -628,7 +682,7 @@ func (d *decoder) interpolate(n *yaml.Node, values map[string]any, where string)
 			name := strings.TrimSpace(m[2 : len(m)-1])
 			v, ok := d.rawParams[name]
 			if !ok {
-				d.errorf(n, where, "unknown parameter %q in %q", name, n.Value)
+				d.Errorf(n, where, "unknown parameter %q in %q", name, n.Value)
 				return m
 			}
 			return formatParam(v)

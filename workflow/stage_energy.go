@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/metricdefs"
 )
 
@@ -59,7 +60,7 @@ func (d *decoder) stageEnergy(p *Profile, n *yaml.Node, exprNodes map[string]map
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "stage_energy", "expected a list of {stage, start, end, energy}, got a %s", kindName(n))
+		d.Errorf(n, "stage_energy", "expected a list of {stage, start, end, energy}, got a %s", yamlstrict.KindName(n))
 		return nil
 	}
 	var defs []metricdefs.Def
@@ -68,19 +69,19 @@ func (d *decoder) stageEnergy(p *Profile, n *yaml.Node, exprNodes map[string]map
 	for i, item := range n.Content {
 		where := fmt.Sprintf("stage_energy[%d]", i)
 		var s StageEnergy
-		present := d.strict(item, &s, where)
+		present := d.Strict(item, &s, where)
 		if !stageNameRE.MatchString(s.Stage) {
-			d.errorf(orRoot(present["stage"], item), where, "stage: required, lower-case letters, digits and _ (got %q)", s.Stage)
+			d.Errorf(orRoot(present["stage"], item), where, "stage: required, lower-case letters, digits and _ (got %q)", s.Stage)
 			continue
 		}
 		where = fmt.Sprintf("stage_energy[%d] (%s)", i, s.Stage)
 		if seen[s.Stage] {
-			d.errorf(present["stage"], where, "stage %q is listed twice", s.Stage)
+			d.Errorf(present["stage"], where, "stage %q is listed twice", s.Stage)
 			continue
 		}
 		seen[s.Stage] = true
 		if s.Start == "" || s.End == "" || s.Energy == "" {
-			d.errorf(item, where, "a row needs start, end and energy expressions")
+			d.Errorf(item, where, "a row needs start, end and energy expressions")
 			continue
 		}
 		p.StageEnergy = append(p.StageEnergy, s)
@@ -98,7 +99,7 @@ func (d *decoder) stageEnergy(p *Profile, n *yaml.Node, exprNodes map[string]map
 	}
 	for i, s := range p.StageEnergy {
 		if s.Within != "" && (!seen[s.Within] || s.Within == s.Stage) {
-			d.errorf(rows[i], fmt.Sprintf("stage_energy (%s)", s.Stage), "within: %q is not another stage of this table", s.Within)
+			d.Errorf(rows[i], fmt.Sprintf("stage_energy (%s)", s.Stage), "within: %q is not another stage of this table", s.Within)
 		}
 	}
 	return defs

@@ -102,114 +102,222 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 }
 
 // runEngine runs the profile against one engine into dir (default
-// runs/<run id>).
+// runs/<run id>), phase by phase: prepare the profile and its request
+// sets, open the archive and logs, build the engine, start telemetry, the
+// /metrics scraper and the progress bar, execute the steps, then clean up
+// after a failure or report the results.
 func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []string, dir string) error {
+	r := &engineRun{a: a, dir: dir}
+	defer r.close()
+	if err := r.prepareProfile(profile, sets); err != nil {
+		return err
+	}
+	labels, err := a.runLabels(labelArgs)
+	if err != nil {
+		return err
+	}
+	if err := r.prepareRequests(); err != nil {
+		return err
+	}
+	if err := r.openArchive(labels); err != nil {
+		return err
+	}
+	if err := r.openLogs(); err != nil {
+		return err
+	}
+	r.announce()
+	if err := r.buildEngine(ctx); err != nil {
+		return err
+	}
+	if err := r.startTelemetry(ctx); err != nil {
+		return err
+	}
+	r.startScraper(ctx)
+	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated)
+	r.rc = &workflow.RunContext{Clock: r.clock, Out: r.out, Log: r.log, Loaded: r.l, Engine: r.engineKind}
+	runErr := workflow.Execute(ctx, r.rc, steps.Registry(), r.deps)
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(a.errOut)
+	}
+	if runErr != nil {
+		return r.cleanup(ctx, runErr)
+	}
+	return r.report()
+}
+
+// engineRun is one run of a profile against one engine; runEngine fills it
+// in phase by phase.
+type engineRun struct {
+	a   *app
+	dir string
+
+	engineKind   string
+	simulated    bool
+	quick        bool
+	quickApplied []string
+	l            *workflow.Loaded
+	deps         *steps.Deps
+
+	runID string
+	out   *archive.Writer
+	log   zerolog.Logger
+	// engineLog receives the engine's output.
+	engineLog io.Writer
+	clock     *workflow.Clock
+	es        *engineSetup
+	telInfo   archive.TelemetryInfo
+	rc        *workflow.RunContext
+
+	// closers run in reverse order when the run ends.
+	closers []func() error
+}
+
+func (r *engineRun) onClose(f func() error) { r.closers = append(r.closers, f) }
+
+// close releases what the phases opened, last opened first.
+func (r *engineRun) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		_ = r.closers[i]()
+	}
+}
+
+// prepareProfile loads the profile with --set values and, for the
+// simulator, the profile's quick parameter set (where --set leaves a
+// parameter alone).
+func (r *engineRun) prepareProfile(profile string, sets []string) error {
 	src, name, err := workflow.ReadProfile(profile)
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
-	engineKind := a.engineKind()
-	simulated := a.simulatedKind(engineKind)
-	// The quick parameter set for the simulator.
+	engineKind := r.a.engineKind()
+	simulated := r.a.simulatedKind(engineKind)
+	r.engineKind, r.simulated = engineKind, simulated
 	user, err := parseSets(sets)
 	if err != nil {
 		return err
 	}
-	var quickApplied []string
 	probe, err := loadProfile(src, name, sets)
 	if err != nil {
 		return err
 	}
-	quick := simulated && a.v.GetBool("quick")
-	if quick {
+	r.quick = simulated && r.a.v.GetBool("quick")
+	if r.quick {
 		for _, k := range sortedKeys(probe.Profile.Quick) {
 			if _, set := user[k]; set {
 				continue
 			}
 			sets = append(sets, k+"="+probe.Profile.Quick[k])
-			quickApplied = append(quickApplied, k+"="+probe.Profile.Quick[k])
+			r.quickApplied = append(r.quickApplied, k+"="+probe.Profile.Quick[k])
 		}
 	}
-	l, err := loadProfile(src, name, sets)
-	if err != nil {
-		return err
-	}
+	r.l, err = loadProfile(src, name, sets)
+	return err
+}
 
-	labels, err := a.runLabels(labelArgs)
-	if err != nil {
-		return err
-	}
-	// Freeze the request sets first: a bad dataset is invalid input, reported
-	// before anything starts.
-	deps := &steps.Deps{Dataset: a.v.GetString("dataset"), DatasetFormat: a.v.GetString("dataset-format")}
-	if err := deps.Prepare(l); err != nil {
+// prepareRequests freezes the request sets first: a bad dataset is invalid
+// input, reported before anything starts.
+func (r *engineRun) prepareRequests() error {
+	r.deps = &steps.Deps{Dataset: r.a.v.GetString("dataset"), DatasetFormat: r.a.v.GetString("dataset-format")}
+	if err := r.deps.Prepare(r.l); err != nil {
 		return withCode(exitInvalid, err)
 	}
+	return nil
+}
 
-	runID := time.Now().UTC().Format("20060102T150405Z") + "-" + l.Profile.Name + "-" + engineKind
-	if dir == "" {
-		dir = filepath.Join("runs", runID)
+// openArchive creates the run directory with run.json and the profile's
+// copy.
+func (r *engineRun) openArchive(labels map[string]string) error {
+	r.runID = time.Now().UTC().Format("20060102T150405Z") + "-" + r.l.Profile.Name + "-" + r.engineKind
+	if r.dir == "" {
+		r.dir = filepath.Join("runs", r.runID)
 	}
 	params := map[string]any{}
-	for k, v := range l.Params {
+	for k, v := range r.l.Params {
 		params[k] = v
 	}
 	meta := archive.Meta{
-		RunID:      runID,
-		Simulated:  simulated,
-		Profile:    l.Ref,
+		RunID:      r.runID,
+		Simulated:  r.simulated,
+		Profile:    r.l.Ref,
 		Parameters: params,
 		Host:       hostInfo(),
 		Software:   map[string]string{"joulebench": version, "go": runtime.Version()},
 		Status:     archive.StatusRunning,
 		Labels:     labels,
 	}
-	if len(quickApplied) > 0 {
-		meta.Labels["quick_parameters"] = strings.Join(quickApplied, " ")
+	if len(r.quickApplied) > 0 {
+		meta.Labels["quick_parameters"] = strings.Join(r.quickApplied, " ")
 	}
-	out, err := archive.Create(dir, meta)
+	out, err := archive.Create(r.dir, meta)
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
-	defer out.Close()
-	if err := os.WriteFile(filepath.Join(dir, workflow.ProfileFile), l.Source, 0o644); err != nil {
-		return err
-	}
-	logFile, err := os.Create(out.Path(archive.LogFile))
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	engineLog, err := os.Create(out.Path(archive.EngineLogFile))
-	if err != nil {
-		return err
-	}
-	defer engineLog.Close()
-	log := zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: a.errOut, TimeFormat: "15:04:05", NoColor: true})).
-		Level(a.log.GetLevel()).With().Timestamp().Str("run", runID).Logger()
+	r.out = out
+	r.onClose(out.Close)
+	return os.WriteFile(filepath.Join(r.dir, workflow.ProfileFile), r.l.Source, 0o644)
+}
 
-	if simulated {
-		fmt.Fprintf(a.errOut, "joulebench run %s on the SIMULATED engine and GPU (not a measurement of real hardware)\n", l.Profile.Name)
-	}
-	if len(quickApplied) > 0 {
-		fmt.Fprintf(a.errOut, "quick parameter set for the simulator (--quick=false for the profile's defaults): %s\n", strings.Join(quickApplied, ", "))
-	}
-
-	clock := workflow.NewClock()
-	es, err := a.setupEngine(engineEnv{RunDir: dir, EngineLog: engineLog, Clock: clock, Quick: quick})
+// openLogs creates joulebench.log (also shown on stderr) and engine.log in
+// the archive, and the run's logger.
+func (r *engineRun) openLogs() error {
+	logFile, err := os.Create(r.out.Path(archive.LogFile))
 	if err != nil {
-		_ = steps.Finish(ctx, &workflow.RunContext{Clock: clock, Out: out, Loaded: l}, archive.StatusFailed, err.Error())
 		return err
 	}
-	source, telInfo, err := a.setupTelemetry(es, clock)
+	r.onClose(logFile.Close)
+	engineLog, err := os.Create(r.out.Path(archive.EngineLogFile))
 	if err != nil {
-		_ = steps.Finish(ctx, &workflow.RunContext{Clock: clock, Out: out, Loaded: l}, archive.StatusFailed, err.Error())
+		return err
+	}
+	r.onClose(engineLog.Close)
+	r.engineLog = engineLog
+	r.log = zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: r.a.errOut, TimeFormat: "15:04:05", NoColor: true})).
+		Level(r.a.log.GetLevel()).With().Timestamp().Str("run", r.runID).Logger()
+	return nil
+}
+
+// announce says on stderr what kind of run this is.
+func (r *engineRun) announce() {
+	if r.simulated {
+		fmt.Fprintf(r.a.errOut, "joulebench run %s on the SIMULATED engine and GPU (not a measurement of real hardware)\n", r.l.Profile.Name)
+	}
+	if len(r.quickApplied) > 0 {
+		fmt.Fprintf(r.a.errOut, "quick parameter set for the simulator (--quick=false for the profile's defaults): %s\n", strings.Join(r.quickApplied, ", "))
+	}
+}
+
+// buildEngine builds the engine (not started yet: that is a step); a
+// failure is archived as the run's status.
+func (r *engineRun) buildEngine(ctx context.Context) error {
+	r.clock = workflow.NewClock()
+	es, err := r.a.setupEngine(engineEnv{RunDir: r.dir, EngineLog: r.engineLog, Clock: r.clock, Quick: r.quick})
+	if err != nil {
+		r.failEarly(ctx, err)
+		return err
+	}
+	r.es = es
+	r.deps.Engine, r.deps.NewClient = es.Engine, es.NewClient
+	r.deps.Model, r.deps.Expect, r.deps.Chat = es.Model, es.Expect, es.Chat
+	r.deps.External, r.deps.ExitError = es.External, es.ExitError
+	return nil
+}
+
+// startTelemetry opens the power source and records it, the hardware and
+// the engine in run.json; a failure is archived as the run's status.
+func (r *engineRun) startTelemetry(ctx context.Context) error {
+	source, telInfo, err := r.a.setupTelemetry(r.es, r.clock)
+	if err != nil {
+		r.failEarly(ctx, err)
 		return err
 	}
 	if source != nil {
-		defer source.Close()
+		r.onClose(source.Close)
 	}
-	if err := out.UpdateMeta(func(m *archive.Meta) {
+	r.telInfo = telInfo
+	r.deps.Source = source
+	es, clock := r.es, r.clock
+	return r.out.UpdateMeta(func(m *archive.Meta) {
 		if dr, ok := source.(telemetry.DriverReporter); ok {
 			m.Hardware.Driver = dr.Driver()
 		}
@@ -217,66 +325,74 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		m.Simulated = es.Simulated || telInfo.Simulated
 		m.Engine = es.Engine.Info()
 		m.StartedAt = clock.Now()
-	}); err != nil {
-		return err
-	}
-	deps.Engine, deps.Source, deps.NewClient = es.Engine, source, es.NewClient
-	deps.Model, deps.Expect, deps.Chat = es.Model, es.Expect, es.Chat
-	deps.External, deps.ExitError = es.External, es.ExitError
-	interval, families := a.metricsParams(l)
-	stopMetrics := es.StartMetrics(ctx, interval, families, func(ms []archive.EngineMetric) error { return out.AppendEngineMetrics(ms...) },
+	})
+}
+
+// failEarly archives a run that failed before its steps began.
+func (r *engineRun) failEarly(ctx context.Context, err error) {
+	_ = steps.Finish(ctx, &workflow.RunContext{Clock: r.clock, Out: r.out, Loaded: r.l}, archive.StatusFailed, err.Error())
+}
+
+// startScraper starts the engine /metrics side path into
+// engine_metrics.jsonl; the steps stop it (once) through deps.StopMetrics.
+func (r *engineRun) startScraper(ctx context.Context) {
+	interval, families := r.a.metricsParams(r.l)
+	log := r.log
+	stopMetrics := r.es.StartMetrics(ctx, interval, families, func(ms []archive.EngineMetric) error { return r.out.AppendEngineMetrics(ms...) },
 		func(msg string) { log.Warn().Str("component", "engine-metrics").Msg(msg) })
 	var metricsOnce sync.Once
 	var metricsErr error
-	deps.StopMetrics = func() error {
+	r.deps.StopMetrics = func() error {
 		metricsOnce.Do(func() { metricsErr = stopMetrics() })
 		return metricsErr
 	}
-	bar := a.progress(deps, es.Simulated || telInfo.Simulated)
-	rc := &workflow.RunContext{Clock: clock, Out: out, Log: log, Loaded: l, Engine: engineKind, Deps: deps}
+}
 
-	runErr := workflow.Execute(ctx, rc, steps.Runners())
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(a.errOut)
+// cleanup ends a run whose steps failed: the engine stopped, sampling and
+// the scraper stopped, the archive finished with status and reason (raw
+// data kept), and the exit code chosen.
+func (r *engineRun) cleanup(ctx context.Context, runErr error) error {
+	status := archive.StatusFailed
+	if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
+		status = archive.StatusInterrupted
 	}
-	if runErr != nil {
-		status := archive.StatusFailed
-		if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
-			status = archive.StatusInterrupted
-		}
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := deps.StopEngine(stopCtx, rc, 5*time.Second); err != nil {
-			log.Warn().Err(err).Msg("stop engine")
-		}
-		if err := deps.StopSampling(); err != nil {
-			log.Warn().Err(err).Msg("telemetry")
-		}
-		deps.RecordAnomalies(rc)
-		if err := deps.StopMetrics(); err != nil {
-			log.Warn().Err(err).Msg("engine metrics")
-		}
-		if err := steps.Finish(stopCtx, rc, status, runErr.Error()); err != nil {
-			log.Error().Err(err).Msg("finish archive")
-		}
-		fmt.Fprintf(a.errOut, "run %s: raw data kept in %s\n", status, dir)
-		if status == archive.StatusInterrupted {
-			return withCode(exitInterrupted, runErr)
-		}
-		return withCode(exitFailure, runErr)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, rc, log := r.deps, r.rc, r.log
+	if _, err := d.StopEngine(stopCtx, rc, 5*time.Second); err != nil {
+		log.Warn().Err(err).Msg("stop engine")
 	}
-	run, err := archive.Load(dir)
+	if err := d.StopSampling(); err != nil {
+		log.Warn().Err(err).Msg("telemetry")
+	}
+	d.RecordAnomalies(rc)
+	if err := d.StopMetrics(); err != nil {
+		log.Warn().Err(err).Msg("engine metrics")
+	}
+	if err := steps.Finish(stopCtx, rc, status, runErr.Error()); err != nil {
+		log.Error().Err(err).Msg("finish archive")
+	}
+	fmt.Fprintf(r.a.errOut, "run %s: raw data kept in %s\n", status, r.dir)
+	if status == archive.StatusInterrupted {
+		return withCode(exitInterrupted, runErr)
+	}
+	return withCode(exitFailure, runErr)
+}
+
+// report re-reads the finished archive and prints its results table; the
+// checks decide the exit code.
+func (r *engineRun) report() error {
+	run, err := archive.Load(r.dir)
 	if err != nil {
 		return err
 	}
 	if run.Results == nil {
-		return fmt.Errorf("run %s wrote no results", dir)
+		return fmt.Errorf("run %s wrote no results", r.dir)
 	}
-	if err := report.Results(a.out, report.Run{Meta: run.Meta, Results: run.Results}, report.FormatTable, false); err != nil {
+	if err := report.Results(r.a.out, report.Run{Meta: run.Meta, Results: run.Results}, report.FormatTable, false); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.out, "archive: %s\n", dir)
+	fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
 	return checksOutcome(run.Results)
 }
 

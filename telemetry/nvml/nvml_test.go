@@ -585,12 +585,14 @@ func TestNVMLErrorMidRun(t *testing.T) {
 	}
 	defer out.Close()
 	deps := &steps.Deps{Source: src}
-	rc := &workflow.RunContext{Clock: workflow.NewClock(), Out: out, Log: zerolog.Nop(), Deps: deps}
+	rc := &workflow.RunContext{Clock: workflow.NewClock(), Out: out, Log: zerolog.Nop()}
 	ctx := context.Background()
-	run := steps.Runners()
-	runErr := run["monitor"](ctx, rc, &steps.MonitorConfig{Interval: workflow.Duration(10 * time.Millisecond)})
+	reg := steps.Registry()
+	monitor, _ := reg.Lookup("monitor")
+	baseline, _ := reg.Lookup("baseline")
+	runErr := monitor.Run(ctx, rc, deps, &steps.MonitorConfig{Interval: workflow.Duration(10 * time.Millisecond)})
 	if runErr == nil {
-		runErr = run["baseline"](ctx, rc, &steps.BaselineConfig{Duration: workflow.Duration(300 * time.Millisecond)})
+		runErr = baseline.Run(ctx, rc, deps, &steps.BaselineConfig{Duration: workflow.Duration(300 * time.Millisecond)})
 	}
 	if runErr == nil {
 		t.Fatal("the run went on after the GPU was lost")

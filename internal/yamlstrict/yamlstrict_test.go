@@ -1,0 +1,81 @@
+package yamlstrict
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+type inner struct {
+	Name string `yaml:"name"`
+}
+
+type doc struct {
+	Count int     `yaml:"count"`
+	Items []inner `yaml:"items"`
+	Skip  string  `yaml:"-"`
+}
+
+func TestStrict(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		want []string // every error, in file order
+	}{
+		{"clean", "count: 2\nitems:\n  - name: a\n", nil},
+		// "cuont" is at line 1, column 1; the known keys are listed sorted.
+		{"unknown key", "cuont: 2\n", []string{`f.yaml:1:1: unknown key "cuont" (valid keys: count, items)`}},
+		// the second "count" key is at line 2, column 1.
+		{"duplicate key", "count: 1\ncount: 2\n", []string{`f.yaml:2:1: duplicate key "count"`}},
+		// "x" (line 1, column 8) is no int; "nmae" inside the list item is
+		// at line 3, column 5 and is named by its path.
+		{"type and nested", "count: x\nitems:\n  - nmae: a\n", []string{
+			`f.yaml:1:8: count: cannot unmarshal !!str ` + "`x`" + ` into int`,
+			`f.yaml:3:5: items[0]: unknown key "nmae" (valid keys: name)`,
+		}},
+		{"a field tagged - is not a key", "Skip: 1\n", []string{`f.yaml:1:1: unknown key "Skip" (valid keys: count, items)`}},
+		{"not a list", "items: 3\n", []string{`f.yaml:1:8: items: expected a list, got a scalar`}},
+		// yaml.v3 names the line of the open bracket: "line 2".
+		{"invalid YAML", "count: 1\nitems: [\n", []string{"f.yaml:2:1: invalid YAML: did not find expected node content"}},
+		{"empty", "", []string{"f.yaml:1:1: empty document"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := New("f.yaml")
+			if root, ok := d.Parse([]byte(c.src)); ok {
+				var out doc
+				d.Strict(root, &out, "")
+			}
+			err := d.Err()
+			if len(c.want) == 0 {
+				if err != nil || !d.OK() {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("want an ErrorList, got %T %v", err, err)
+			}
+			if got := strings.Split(err.Error(), "\n"); strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Errorf("errors:\n got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestErrorsSortedByPosition(t *testing.T) {
+	d := New("f")
+	d.Add(&Error{File: "f", Line: 3, Col: 1, Msg: "c"})
+	d.Add(&Error{File: "f", Line: 1, Col: 5, Msg: "b"})
+	d.Add(&Error{File: "f", Line: 1, Col: 2, Msg: "a"})
+	if d.Len() != 3 {
+		t.Fatalf("Len = %d, want 3", d.Len())
+	}
+	if got := d.Err().Error(); got != "f:1:2: a\nf:1:5: b\nf:3:1: c" {
+		t.Errorf("order: %q", got)
+	}
+	if got := (&Error{File: "--set", Where: "k", Msg: "m"}).Error(); got != "--set: k: m" {
+		t.Errorf("no position: %q", got)
+	}
+}

@@ -1,0 +1,100 @@
+package steps
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// finishProfile counts formal requests and excludes a run without any.
+const finishProfile = `name: finish-test
+steps: [{kind: archive}]
+metrics:
+  - {name: formal_n, unit: requests, expr: "len(filter(requests, .phase == 'formal'))"}
+checks:
+  - {name: has_formal, expr: "len(requests) > 0", severity: exclude, message: "no requests"}
+`
+
+func finishRC(t *testing.T) *workflow.RunContext {
+	t.Helper()
+	l, err := workflow.Load([]byte(finishProfile), "finish.yaml", workflow.Options{Registry: Registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := newRC(t)
+	rc.Loaded = l
+	return rc
+}
+
+func TestArchiveStep(t *testing.T) {
+	cases := []struct {
+		name     string
+		requests int
+		excluded bool
+	}{
+		{"two formal requests", 2, false},
+		{"no requests: excluded, kept", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := finishRC(t)
+			for i := 0; i < c.requests; i++ {
+				if err := rc.Out.AppendRequest(validRequest(rc, string(rune('a'+i)))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rc.StageStart("formal", rc.Clock.Now()) // left open: the archive step closes it
+			stops := 0
+			d := &Deps{StopMetrics: func() error { stops++; return nil }}
+			if err := runArchive(context.Background(), rc, d, &ArchiveConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			run := reload(t, rc)
+			if run.Meta.Status != archive.StatusComplete || stops != 1 {
+				t.Errorf("status %q, metrics stopped %d times", run.Meta.Status, stops)
+			}
+			if _, ok := run.Meta.StageByName("formal"); !ok {
+				t.Error("the open formal stage was not closed")
+			}
+			if run.Results == nil {
+				t.Fatal("no results.json")
+			}
+			if got := run.Results.Values["formal_n"].Value; got != float64(c.requests) {
+				t.Errorf("formal_n = %v (%T), want %d", got, got, c.requests)
+			}
+			if run.Meta.Excluded != c.excluded || run.Results.Excluded != c.excluded {
+				t.Errorf("excluded: meta %v, results %v; want %v", run.Meta.Excluded, run.Results.Excluded, c.excluded)
+			}
+		})
+	}
+}
+
+func TestFinishFailedKeepsRawDataWithoutResults(t *testing.T) {
+	rc := finishRC(t)
+	if err := rc.Out.AppendRequest(validRequest(rc, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Finish(context.Background(), rc, archive.StatusFailed, "engine crashed"); err != nil {
+		t.Fatal(err)
+	}
+	run := reload(t, rc)
+	if run.Meta.Status != archive.StatusFailed || run.Meta.Reason != "engine crashed" || run.Meta.EndedAt == 0 {
+		t.Errorf("meta status %q reason %q ended %v", run.Meta.Status, run.Meta.Reason, run.Meta.EndedAt)
+	}
+	if len(run.Requests) != 1 {
+		t.Errorf("%d requests kept, want 1", len(run.Requests))
+	}
+	if _, err := os.Stat(rc.Out.Path(archive.ResultsFile)); !os.IsNotExist(err) {
+		t.Errorf("a failed run has results.json (stat: %v)", err)
+	}
+}
+
+// validRequest is a successful formal request with every time the reader
+// requires.
+func validRequest(rc *workflow.RunContext, id string) archive.Request {
+	t := rc.Clock.Now()
+	return archive.Request{ID: id, Phase: "formal", SentAt: t, FirstTokenAt: t + 0.01, DoneAt: t + 0.02, OK: true, OutputTokens: 3}
+}
