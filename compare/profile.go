@@ -19,7 +19,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 )
