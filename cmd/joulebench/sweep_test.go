@@ -213,3 +213,52 @@ func TestSweepSlurm(t *testing.T) {
 		t.Errorf("slurm sweep output:\n%s", s)
 	}
 }
+
+// A Slurm sweep killed with SIGKILL after submitting leaves its jobs to
+// Slurm; the restarted sweep submits nothing again, re-attaches to the
+// jobs still queued or running (or skips those complete by then) and
+// compares both runs.
+func TestSweepSlurmKilledReattaches(t *testing.T) {
+	if os.Getenv("JOULEBENCH_SLURM") != "1" {
+		if os.Getenv("JOULEBENCH_REQUIRE_ENGINES") == "1" {
+			t.Fatal("JOULEBENCH_SLURM is not 1: .ci/start-slurm.sh did not start the cluster")
+		}
+		t.Skip("no Slurm cluster (JOULEBENCH_SLURM=1 after .ci/start-slurm.sh)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(smallCampaign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out := sweepProc(t, dir, "--executor", "slurm")
+	deadline := time.Now().Add(2 * time.Minute)
+	for strings.Count(out.String(), "submitted ") < 2 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("jobs never submitted:\n%s", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	again := exec.CommandContext(ctx, os.Args[0], "sweep", "campaign.yaml", "--executor", "slurm", "--joulebench-bin", os.Args[0])
+	again.Dir = dir
+	again.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	b, err := again.CombinedOutput()
+	if err != nil {
+		t.Fatalf("restarted slurm sweep: %v\n%s", err, b)
+	}
+	s := string(b)
+	if strings.Contains(s, "submitted ") {
+		t.Errorf("restarted sweep submitted again:\n%s", s)
+	}
+	if n := strings.Count(s, "re-attach ") + strings.Count(s, "skip "); n != 2 {
+		t.Errorf("%d runs re-attached or skipped, want 2:\n%s", n, s)
+	}
+	if !strings.Contains(s, "2 complete runs compared") {
+		t.Errorf("compare missing:\n%s", s)
+	}
+}
