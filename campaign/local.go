@@ -1,12 +1,16 @@
 package campaign
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,17 +21,42 @@ import (
 //
 // When ctx is done the run in progress gets SIGINT (it stops cleanly and
 // writes its status) and the sweep stops: Result.Interrupted.
-func (c *Campaign) RunLocal(ctx context.Context, p Plan, o Options) (Result, error) {
+//
+// The sweep holds the campaign's lock (LockFile) while it runs: a second
+// sweep of the same campaign gets an error wrapping ErrLocked. Each run's
+// PID is recorded in OUT/logs/<attempt>.pid while it runs. On Linux a run
+// gets SIGTERM when the sweep dies (even by SIGKILL); elsewhere, and while a
+// signalled run is still writing its status, a run left by a killed sweep
+// may still be going: the next sweep waits for it to end before it looks
+// at the archives.
+func (c *Campaign) RunLocal(ctx context.Context, p Plan, o Options) (res Result, err error) {
 	o.defaults()
 	if o.Binary == "" {
 		return Result{}, errors.New("campaign: no joulebench executable")
 	}
-	todo, err := c.todo(p, o, nil)
+	lock, err := c.Lock()
 	if err != nil {
 		return Result{}, err
 	}
+	defer func() {
+		if uerr := lock.Unlock(); uerr != nil && err == nil {
+			err = fmt.Errorf("campaign lock: %w", uerr)
+		}
+	}()
 	if err := os.MkdirAll(filepath.Join(c.Dir, "logs"), 0o755); err != nil {
 		return Result{}, fmt.Errorf("campaign directory: %w", err)
+	}
+	if err := c.waitOrphans(ctx, p, o); err != nil {
+		if ctx.Err() != nil {
+			res, err := c.collect(p, nil)
+			res.Interrupted = true
+			return res, err
+		}
+		return Result{}, err
+	}
+	todo, err := c.todo(p, o, nil)
+	if err != nil {
+		return Result{}, err
 	}
 	var est estimator
 	for i, r := range todo {
@@ -51,7 +80,7 @@ func (c *Campaign) RunLocal(ctx context.Context, p Plan, o Options) (Result, err
 		}
 		est.add(o.Now().Sub(start))
 	}
-	res, err := c.collect(p, nil)
+	res, err = c.collect(p, nil)
 	res.Interrupted = ctx.Err() != nil
 	return res, err
 }
@@ -72,12 +101,16 @@ func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
 	cmd := exec.Command(o.Binary, r.Args(dir)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = o.Env
-	ownProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	runAttr(cmd)
+	done, err := startLocked(cmd)
+	if err != nil {
 		return fmt.Errorf("run %s: start %s: %w", r.ID, o.Binary, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	pidPath := pidFile(logPath)
+	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		fmt.Fprintf(o.Log, "    %s: pid file: %v\n", r.ID, err)
+	}
+	defer os.Remove(pidPath)
 	var waitErr error
 	select {
 	case waitErr = <-done:
@@ -102,4 +135,92 @@ func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
 	}
 	fmt.Fprintf(o.Log, "    %s: exit %d, archive %s, log %s\n", r.ID, code, dir, logPath)
 	return nil
+}
+
+// startLocked starts cmd and waits for it on a goroutine locked to its OS
+// thread, so that the thread which started the run (the "parent" of a
+// Linux parent-death signal) lives as long as the run. The channel gets
+// Wait's result.
+func startLocked(cmd *exec.Cmd) (<-chan error, error) {
+	started := make(chan error, 1)
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		done <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// pidFile is where a run's PID is kept while it runs: next to its log.
+func pidFile(logPath string) string {
+	return strings.TrimSuffix(logPath, ".log") + ".pid"
+}
+
+// waitOrphans waits for the runs a killed sweep left going (their PID file
+// names a live process that runs that archive), so that their archives say
+// how they ended before this sweep decides what to run. It returns early
+// when ctx is done.
+func (c *Campaign) waitOrphans(ctx context.Context, p Plan, o Options) error {
+	for _, r := range p.Runs {
+		as, err := c.Attempts(r)
+		if err != nil {
+			return err
+		}
+		last, ok := Latest(as)
+		if !ok {
+			continue
+		}
+		pidPath := pidFile(filepath.Join(c.Dir, "logs", filepath.Base(last.Dir)+".log"))
+		b, err := os.ReadFile(pidPath)
+		if err != nil {
+			continue // no PID file: the run ended under its sweep
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if runsArchive(pid, last.Dir) {
+			fmt.Fprintf(o.Log, "run %s: pid %d, left by a sweep that was killed, still runs %s; waiting for it to end\n", r.ID, pid, last.Dir)
+			t := time.NewTicker(500 * time.Millisecond)
+			for runsArchive(pid, last.Dir) {
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				case <-t.C:
+				}
+			}
+			t.Stop()
+			fmt.Fprintf(o.Log, "run %s: pid %d ended\n", r.ID, pid)
+		}
+		if err := os.Remove(pidPath); err != nil {
+			return fmt.Errorf("run %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// runsArchive reports whether process pid is alive and, where /proc tells
+// (Linux), is a run of archive dir: a PID reused by another process, or a
+// zombie (empty command line), is not.
+func runsArchive(pid int, dir string) bool {
+	if !alive(pid) {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return true
+	}
+	for _, arg := range bytes.Split(b, []byte{0}) {
+		if string(arg) == dir {
+			return true
+		}
+	}
+	return false
 }

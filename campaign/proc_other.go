@@ -4,4 +4,4 @@ package campaign
 
 import "os/exec"
 
-func ownProcessGroup(*exec.Cmd) {}
+func runAttr(*exec.Cmd) {}

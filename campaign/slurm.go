@@ -74,8 +74,10 @@ var terminal = map[string]bool{
 // writes its status interrupted) and the sweep returns Result.Interrupted.
 //
 // Slurm does the scheduling; the archives go to the campaign directory,
-// which must be on a file system the nodes share.
-func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commander) (Result, error) {
+// which must be on a file system the nodes share. The sweep holds the
+// campaign's lock (LockFile) while it runs: two sweeps of one campaign
+// would submit its runs twice.
+func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commander) (res Result, err error) {
 	o.defaults()
 	if run == nil {
 		run = ExecCommander
@@ -87,6 +89,15 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 	if bin == "" {
 		return Result{}, errors.New("campaign: no joulebench executable for the jobs (slurm.joulebench)")
 	}
+	lock, err := c.Lock()
+	if err != nil {
+		return Result{}, err
+	}
+	defer func() {
+		if uerr := lock.Unlock(); uerr != nil && err == nil {
+			err = fmt.Errorf("campaign lock: %w", uerr)
+		}
+	}()
 	if err := os.MkdirAll(filepath.Join(c.Dir, "slurm"), 0o755); err != nil {
 		return Result{}, fmt.Errorf("campaign directory: %w", err)
 	}

@@ -6,10 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/joulebench/joulebench/archive"
 )
 
 // TestMain lets the test binary be joulebench itself when
@@ -93,6 +97,95 @@ func TestSweepInterruptedResumes(t *testing.T) {
 	}
 }
 
+// A sweep killed with SIGKILL in its second run: a second sweep started
+// while it runs refuses (the campaign lock names the holder's PID); the
+// run in progress gets SIGTERM from the kernel (Linux parent-death signal)
+// and ends interrupted instead of running on unattended; the resumed sweep
+// skips the complete run, runs the killed one again into .try2 and
+// compares both.
+func TestSweepKilledResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator three times (~40 s)")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(smallCampaign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out := sweepProc(t, dir)
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(out.String(), "[2/2]") {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("second run never started:\n%s", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The run's PID file (OUT/logs/<attempt>.pid) names the child run.
+	var childPID int
+	for childPID == 0 {
+		pids, _ := filepath.Glob(filepath.Join(dir, "out", "logs", "*.pid"))
+		if len(pids) == 1 {
+			b, _ := os.ReadFile(pids[0])
+			childPID, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no pid file of the second run (%v)", pids)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// A second sweep of the campaign refuses while the first one runs.
+	second, secondOut := sweepProc(t, dir)
+	err := second.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFailure ||
+		!strings.Contains(secondOut.String(), "locked by another sweep (pid "+strconv.Itoa(cmd.Process.Pid)+" holds") {
+		_ = cmd.Process.Kill()
+		t.Fatalf("second sweep: %v, want exit %d naming pid %d:\n%s", err, exitFailure, cmd.Process.Pid, secondOut.String())
+	}
+	time.Sleep(2 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// The child run ends (it got SIGTERM). A process that is gone, or a
+	// zombie nobody reaped yet, has no command line.
+	for procRuns(childPID) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(childPID, syscall.SIGKILL)
+			t.Fatalf("run %d still going after its sweep was killed", childPID)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	killed, _ := filepath.Glob(filepath.Join(dir, "out", "runs", "sim-sim-llm-70b-*"))
+	if len(killed) != 1 {
+		t.Fatalf("archives of the killed run: %v", killed)
+	}
+	if m, err := archive.ReadMeta(filepath.Join(killed[0], archive.RunFile)); err != nil || m.Status != archive.StatusInterrupted {
+		t.Errorf("killed run's status %q (%v), want %s: the run did not get SIGTERM", m.Status, err, archive.StatusInterrupted)
+	}
+	cmd, out = sweepProc(t, dir)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("resumed sweep: %v\n%s", err, out.String())
+	}
+	s := out.String()
+	if !strings.Contains(s, "skip sim-sim-llm-8b-chat-r1-") || strings.Contains(s, "[2/2]") {
+		t.Errorf("resume did not skip the complete run, or ran two:\n%s", s)
+	}
+	if !strings.Contains(s, ".try2") || !strings.Contains(s, "2 complete runs compared") {
+		t.Errorf("killed run not re-run into .try2, or compare missing:\n%s", s)
+	}
+}
+
+// procRuns reports whether process pid exists and is not a zombie (Linux:
+// a zombie's /proc/PID/cmdline is empty).
+func procRuns(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return err == nil && len(b) > 0
+}
+
 // With JOULEBENCH_SLURM=1 (CI starts a one-node cluster with
 // .ci/start-slurm.sh) the same campaign runs as Slurm jobs.
 func TestSweepSlurm(t *testing.T) {
@@ -118,5 +211,54 @@ func TestSweepSlurm(t *testing.T) {
 	s := string(b)
 	if !strings.Contains(s, "2 complete runs compared") || !strings.Contains(s, "sim-llm-70b") {
 		t.Errorf("slurm sweep output:\n%s", s)
+	}
+}
+
+// A Slurm sweep killed with SIGKILL after submitting leaves its jobs to
+// Slurm; the restarted sweep submits nothing again, re-attaches to the
+// jobs still queued or running (or skips those complete by then) and
+// compares both runs.
+func TestSweepSlurmKilledReattaches(t *testing.T) {
+	if os.Getenv("JOULEBENCH_SLURM") != "1" {
+		if os.Getenv("JOULEBENCH_REQUIRE_ENGINES") == "1" {
+			t.Fatal("JOULEBENCH_SLURM is not 1: .ci/start-slurm.sh did not start the cluster")
+		}
+		t.Skip("no Slurm cluster (JOULEBENCH_SLURM=1 after .ci/start-slurm.sh)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(smallCampaign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out := sweepProc(t, dir, "--executor", "slurm")
+	deadline := time.Now().Add(2 * time.Minute)
+	for strings.Count(out.String(), "submitted ") < 2 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("jobs never submitted:\n%s", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	again := exec.CommandContext(ctx, os.Args[0], "sweep", "campaign.yaml", "--executor", "slurm", "--joulebench-bin", os.Args[0])
+	again.Dir = dir
+	again.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	b, err := again.CombinedOutput()
+	if err != nil {
+		t.Fatalf("restarted slurm sweep: %v\n%s", err, b)
+	}
+	s := string(b)
+	if strings.Contains(s, "submitted ") {
+		t.Errorf("restarted sweep submitted again:\n%s", s)
+	}
+	if n := strings.Count(s, "re-attach ") + strings.Count(s, "skip "); n != 2 {
+		t.Errorf("%d runs re-attached or skipped, want 2:\n%s", n, s)
+	}
+	if !strings.Contains(s, "2 complete runs compared") {
+		t.Errorf("compare missing:\n%s", s)
 	}
 }
