@@ -5,6 +5,10 @@
 # sinfo shows the node idle. No GPUs: the test campaign sets slurm.gpus false.
 set -euo pipefail
 command -v slurmctld >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge; }
+# Already up (a second call in the same session): nothing to start.
+if pgrep -x slurmctld >/dev/null && sinfo -h -o %t 2>/dev/null | grep -qx idle; then
+  echo "slurm: a cluster is already up and idle"; exit 0
+fi
 state="$(mktemp -d /tmp/jb-slurm.XXXXXX)"
 host="$(hostname -s)"
 cpus="$(nproc)"
