@@ -28,5 +28,26 @@ func asiaiBuiltinDefs() []builtinDef {
 			},
 			types: []any{new(func(context.Context, float64, float64) int)},
 		},
+		{
+			Builtin: Builtin{"max_mem", `max_mem(a, b) float`, `GPU memory in use in bytes: each device's largest known mem_used_bytes among its samples in [a, b], summed over devices (0 when no sample has one)`},
+			fn: func(p ...any) (any, error) {
+				d, err := dataFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				a, b, err := twoFloats(p[1], p[2])
+				if err != nil {
+					return nil, fmt.Errorf("max_mem: %w", err)
+				}
+				total := 0.0
+				for _, dev := range d.Power.Devices() {
+					if m, ok := d.Power.MaxMem(dev, a, b); ok {
+						total += float64(m)
+					}
+				}
+				return total, nil
+			},
+			types: []any{new(func(context.Context, float64, float64) float64)},
+		},
 	}
 }

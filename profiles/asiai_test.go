@@ -44,7 +44,15 @@ func asiaiRun() *archive.Run {
 		if t <= 2 {
 			w = 500
 		}
-		run.Power = append(run.Power, archive.PowerSample{T: float64(t), Device: "0", PowerW: w})
+		// memory: 2 GB, 6 GB at t = 12 (inside the window), 9 GB at t = 21 (after it)
+		mem := int64(2e9)
+		switch t {
+		case 12:
+			mem = 6e9
+		case 21:
+			mem = 9e9
+		}
+		run.Power = append(run.Power, archive.PowerSample{T: float64(t), Device: "0", PowerW: w, MemUsedBytes: mem})
 	}
 	return run
 }
@@ -112,6 +120,7 @@ func TestAsiaiHandValues(t *testing.T) {
 		{"prefill_tok_per_sec", 160}, // 20 prompt tokens / 0.125 s
 		{"model_load_ms", 750},       // engine_ready − engine_started, no Ollama load_duration
 		{"warmup_requests", 1},
+		{"gpu_mem_used_gb", 6}, // largest sample in [10, 20]; 9 GB at t = 21 is after it
 		{"run_count", 4},
 	} {
 		if got := num(t, res, c.name); math.Abs(got-c.want) > 1e-9 {
