@@ -2,11 +2,15 @@ package compare
 
 import (
 	"cmp"
+	"encoding/csv"
+	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/joulebench/joulebench/measure"
+	"github.com/joulebench/joulebench/report"
 )
 
 // AsiaiRow is one engine (on one model) of the asiai comparison: M1 median
@@ -99,7 +103,7 @@ func (p *Profile) asiaiRow(runs []asiaiRun) AsiaiRow {
 		} else {
 			notes = append(notes, r.run.Meta.RunID+": "+note)
 		}
-		if s, ok := res.Values[m.Stability]; ok {
+		if s, ok := res.Values[asiaiStability]; ok {
 			if str, isStr := s.Value.(string); isStr {
 				stability = str
 			}
@@ -169,3 +173,150 @@ func (p *Profile) stabilityOf(cvPct float64) string {
 
 // noteList joins notes for a table cell.
 func noteList(notes []string) string { return strings.Join(notes, "; ") }
+
+// AsiaiEngine is one engine of an asiai multi-engine run: the winner table
+// names the winner by median tok/s (M1) among the ranked engines and shows
+// each engine's change against it. An engine whose run failed a check of
+// severity exclude (a quality gate) is shown but not ranked.
+type AsiaiEngine struct {
+	Engine string   `json:"engine"`
+	Model  string   `json:"model"`
+	RunID  string   `json:"run_id"`
+	Ranked bool     `json:"ranked"`
+	Winner bool     `json:"winner"`
+	TokS   *float64 `json:"tok_per_sec"`
+	// Ratio is tok/s / the winner's tok/s (×); DeltaPct is (Ratio − 1) × 100.
+	Ratio    *float64 `json:"ratio"`
+	DeltaPct *float64 `json:"delta_pct"`
+	TTFTMs   *float64 `json:"ttft_ms"`
+	// TTFTDeltaMs and PowerDeltaW are this engine's value minus the winner's.
+	TTFTDeltaMs *float64 `json:"ttft_delta_ms"`
+	PowerW      *float64 `json:"power_watts"`
+	PowerDeltaW *float64 `json:"power_delta_w"`
+	MemUsedGB   *float64 `json:"gpu_mem_used_gb"`
+	Stability   string   `json:"stability"`
+	// Gates lists the checks this engine's run failed, "name (severity)".
+	Gates []string `json:"gates"`
+}
+
+// The results of the asiai profile the winner table reads.
+const (
+	asiaiTokS      = "tok_per_sec"
+	asiaiTTFT      = "ttft_ms"
+	asiaiPower     = "power_watts"
+	asiaiMem       = "gpu_mem_used_gb"
+	asiaiStability = "stability"
+)
+
+// AsiaiWinner builds the winner table of asiai runs, one per engine, in
+// the order given.
+func AsiaiWinner(runs []Run) []AsiaiEngine {
+	out := make([]AsiaiEngine, 0, len(runs))
+	for _, r := range runs {
+		e := AsiaiEngine{Engine: orDash(r.Meta.Engine.Kind), Model: orDash(r.Meta.Engine.Model), RunID: r.Meta.RunID, Stability: "-", Gates: []string{}}
+		get := func(name string) *float64 {
+			if v, ok, _ := number(r.Results, name); ok {
+				return &v
+			}
+			return nil
+		}
+		e.TokS, e.TTFTMs, e.PowerW, e.MemUsedGB = get(asiaiTokS), get(asiaiTTFT), get(asiaiPower), get(asiaiMem)
+		if r.Results != nil {
+			if s, ok := r.Results.Values[asiaiStability].Value.(string); ok {
+				e.Stability = s
+			}
+			for _, name := range r.Results.Order {
+				v := r.Results.Values[name]
+				if v.Passed != nil && !*v.Passed {
+					e.Gates = append(e.Gates, name+" ("+v.Severity+")")
+				}
+			}
+		}
+		e.Ranked = r.Results != nil && !r.Results.Excluded && e.TokS != nil
+		out = append(out, e)
+	}
+	best := -1
+	for i, e := range out {
+		if e.Ranked && (best < 0 || *e.TokS > *out[best].TokS) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return out
+	}
+	w := out[best]
+	out[best].Winner = true
+	for i := range out {
+		e := &out[i]
+		if e.TokS != nil && *w.TokS > 0 {
+			ratio := *e.TokS / *w.TokS
+			d := (ratio - 1) * 100
+			e.Ratio, e.DeltaPct = &ratio, &d
+		}
+		if e.TTFTMs != nil && w.TTFTMs != nil {
+			d := *e.TTFTMs - *w.TTFTMs
+			e.TTFTDeltaMs = &d
+		}
+		if e.PowerW != nil && w.PowerW != nil {
+			d := *e.PowerW - *w.PowerW
+			e.PowerDeltaW = &d
+		}
+	}
+	return out
+}
+
+// RenderAsiaiWinner writes the winner table as a table, Markdown (to paste
+// into an issue or pull request), CSV or JSON.
+func RenderAsiaiWinner(w io.Writer, engines []AsiaiEngine, format string) error {
+	if format == report.FormatJSON {
+		return writeJSON(w, engines)
+	}
+	if err := report.CheckFormat(format); err != nil {
+		return err
+	}
+	head := []string{"engine", "model", "rank", "median tok/s", "vs winner", "TTFT ms", "Δ TTFT ms", "W", "Δ W", "GPU mem GB", "stability", "gates failed"}
+	rows := make([][]string, 0, len(engines))
+	winner := ""
+	for _, e := range engines {
+		rank := "not ranked"
+		switch {
+		case e.Winner:
+			rank, winner = "winner", e.Engine
+		case e.Ranked:
+			rank = "ranked"
+		}
+		vs := "-"
+		if e.Ratio != nil && !e.Winner {
+			vs = strconv.FormatFloat(*e.Ratio, 'f', 2, 64) + "× (" + signed(*e.DeltaPct, 1) + " %)"
+		}
+		rows = append(rows, []string{e.Engine, e.Model, rank, fmtF(e.TokS, 1), vs, fmtF(e.TTFTMs, 1), signedPtr(e.TTFTDeltaMs, 1),
+			fmtF(e.PowerW, 1), signedPtr(e.PowerDeltaW, 1), fmtF(e.MemUsedGB, 2), e.Stability, orDash(strings.Join(e.Gates, ", "))})
+	}
+	if format == report.FormatCSV {
+		cw := csv.NewWriter(w)
+		_ = cw.Write(head)
+		_ = cw.WriteAll(rows)
+		return cw.Error()
+	}
+	title := "Winner: none (no engine could be ranked)"
+	if winner != "" {
+		title = "Winner by median tok/s: " + winner
+	}
+	section(w, format, title)
+	return table(w, format, head, rows)
+}
+
+func signed(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if v >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+func signedPtr(v *float64, prec int) string {
+	if v == nil {
+		return "-"
+	}
+	return signed(*v, prec)
+}

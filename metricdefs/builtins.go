@@ -77,7 +77,7 @@ func numList1(name, doc string, f func([]float64) (float64, error)) builtinDef {
 
 func builtinDefs() []builtinDef {
 	ctxT := func(f any) []any { return []any{f} }
-	return []builtinDef{
+	return append([]builtinDef{
 		{
 			Builtin: Builtin{"energy", `energy(a, b, method) float`, `GPU energy in J summed over devices on [a, b]; method "trapz" (power samples, interpolated boundaries), "counter" (cumulative energy counter, interpolated) or "auto" (counter when every device has one)`},
 			fn: func(p ...any) (any, error) {
@@ -300,7 +300,7 @@ func builtinDefs() []builtinDef {
 			},
 			types: []any{new(func([]float64, []float64) float64), new(func([]any, []any) float64)},
 		},
-	}
+	}, asiaiBuiltinDefs()...)
 }
 
 // Builtins lists the functions expressions can call, for `profiles show`

@@ -77,6 +77,12 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		// [3, 7]: r1 (uniform on [2, 6]) has 3 of its 4 s inside: ¾; r2 (on
 		// [4, 8]) 3 of 4 s: ¾; together 1.5.
 		{"requests_in", `requests_in(requests, 3, 7)`, 1.5},
+		// [1, 3] (n = 3): s = 1, t(0.975, 2) = 4.303; 4.303 · 1 / √3.
+		{"mean_ci95", `mean_ci95([1, 2, 3])`, 4.303 / math.Sqrt(3)},
+		// samples at t = 2, 3, 4, all 100 W: three readings.
+		{"power_readings", `float(power_readings(2, 4))`, 3},
+		// one device at 1e9 B.
+		{"max_mem", `max_mem(2, 8)`, 1e9},
 	}
 	var defs []Def
 	for _, m := range metrics {

@@ -59,7 +59,7 @@ func TestAsiaiTwoEngines(t *testing.T) {
 			t.Errorf("%s: run_count = %v, want 2 prompts × 3 runs", dir, n)
 		}
 	}
-	for _, want := range []string{"engines side by side", "sim", second, "stability"} {
+	for _, want := range []string{"engines side by side", "sim", second, "stability", "Winner by median tok/s", "vs winner", "gates failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -52,6 +52,7 @@ GPU), which every output labels SIMULATED.`,
 	f.Bool("no-progress", false, "do not draw the progress bar")
 	f.StringArray("label", nil, "run metadata for compare: --label scenario=chat (repeatable)")
 	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
+	multiEngineFlags(f)
 	setFlag(f)
 	return cmd
 }
@@ -78,12 +79,19 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 	if err := os.Mkdir(parent, 0o755); err != nil {
 		return withCode(exitInvalid, fmt.Errorf("run directory %s: %w (a re-test is a new directory)", parent, err))
 	}
+	format := a.v.GetString("format")
+	if err := report.CheckFormat(format); err != nil {
+		return withCode(exitInvalid, err)
+	}
 	defer func() { a.engine = "" }()
 	var errs []error
+	var dirs []string
 	for i, k := range kinds {
 		a.engine = k
 		fmt.Fprintf(a.errOut, "== engine %d of %d: %s\n", i+1, len(kinds), k)
-		if err := a.runEngine(ctx, profile, sets, labelArgs, filepath.Join(parent, fmt.Sprintf("%d-%s", i+1, k))); err != nil {
+		dir := filepath.Join(parent, fmt.Sprintf("%d-%s", i+1, k))
+		dirs = append(dirs, dir)
+		if err := a.runEngine(ctx, profile, sets, labelArgs, dir); err != nil {
 			if exitCode(err) == exitInvalid || exitCode(err) == exitInterrupted {
 				return err
 			}
@@ -92,7 +100,10 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 		}
 	}
 	fmt.Fprintf(a.out, "\n== engines side by side (%s)\n", parent)
-	if err := a.compare(ctx, []string{parent}, "", compare.BuiltinName, nil, report.FormatTable); err != nil {
+	if err := a.compare(ctx, []string{parent}, "", compare.BuiltinName, nil, format); err != nil {
+		return err
+	}
+	if err := a.winnerTable(parent, dirs, format); err != nil {
 		return err
 	}
 	if len(errs) > 0 {
@@ -127,6 +138,12 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 	}
 	r.announce()
 	if err := r.buildEngine(ctx); err != nil {
+		return err
+	}
+	if err := r.applyExtraBody(); err != nil {
+		return err
+	}
+	if err := r.hostLabels(); err != nil {
 		return err
 	}
 	if err := r.startTelemetry(ctx); err != nil {
