@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/joulebench/joulebench/archive"
 )
@@ -47,6 +48,8 @@ type CounterGlitch struct {
 	// FromJ and ToJ are the raw counter readings at From and To.
 	FromJ float64
 	ToJ   float64
+	// ReadingsJ are the raw readings of every sample on [From, To].
+	ReadingsJ []float64
 }
 
 func (g CounterGlitch) String() string {
@@ -55,8 +58,16 @@ func (g CounterGlitch) String() string {
 		GlitchBackward: "counter stepped backward",
 		GlitchFrozen:   "counter frozen while power > 0",
 	}[g.Kind]
-	return fmt.Sprintf("device %s: %s on [%s, %s] (counter %s J → %s J): trapezoid used",
-		g.Device, what, fmtT(g.From), fmtT(g.To), fmtNum(g.FromJ), fmtNum(g.ToJ))
+	rs := g.ReadingsJ
+	if len(rs) == 0 || len(rs) > 4 {
+		rs = []float64{g.FromJ, g.ToJ}
+	}
+	readings := make([]string, len(rs))
+	for i, r := range rs {
+		readings[i] = strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	return fmt.Sprintf("device %s: %s on [%s, %s] (counter %s J): trapezoid used",
+		g.Device, what, fmtT(g.From), fmtT(g.To), strings.Join(readings, " → "))
 }
 
 // powerSeries is one device's samples, sorted by time.
@@ -450,7 +461,8 @@ func (d *powerSeries) correctCounter(raw []float64) ([]float64, []CounterGlitch)
 	bad := make([]bool, max(0, n-1))
 	var gs []CounterGlitch
 	add := func(kind string, from, to int) {
-		gs = append(gs, CounterGlitch{Device: d.name, Kind: kind, From: d.t[from], To: d.t[to], FromJ: raw[from], ToJ: raw[to]})
+		gs = append(gs, CounterGlitch{Device: d.name, Kind: kind, From: d.t[from], To: d.t[to], FromJ: raw[from], ToJ: raw[to],
+			ReadingsJ: slices.Clone(raw[from : to+1])})
 		for k := from; k < to; k++ {
 			bad[k] = true
 		}
