@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/joulebench/joulebench/archive"
 )
@@ -26,7 +27,47 @@ type PowerData struct {
 	byName     map[string]int
 	hasCounter bool
 	start, end float64
-	resets     []string
+	glitches   []CounterGlitch
+}
+
+// Kinds of energy-counter glitches.
+const (
+	GlitchReset    = "reset"    // the counter fell and stayed low (restarted)
+	GlitchBackward = "backward" // one sample below its predecessor, the next one back up
+	GlitchFrozen   = "frozen"   // the counter stood still while the device drew power
+)
+
+// CounterGlitch is a stretch of one device's cumulative energy counter that
+// cannot be trusted: on [From, To] (between two samples) the device's
+// counter energy is its trapezoid energy instead.
+type CounterGlitch struct {
+	Device string
+	Kind   string
+	From   float64
+	To     float64
+	// FromJ and ToJ are the raw counter readings at From and To.
+	FromJ float64
+	ToJ   float64
+	// ReadingsJ are the raw readings of every sample on [From, To].
+	ReadingsJ []float64
+}
+
+func (g CounterGlitch) String() string {
+	what := map[string]string{
+		GlitchReset:    "counter reset",
+		GlitchBackward: "counter stepped backward",
+		GlitchFrozen:   "counter frozen while power > 0",
+	}[g.Kind]
+	rs := g.ReadingsJ
+	if len(rs) == 0 || len(rs) > 4 {
+		rs = []float64{g.FromJ, g.ToJ}
+	}
+	readings := make([]string, len(rs))
+	for i, r := range rs {
+		readings[i] = strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	return fmt.Sprintf("device %s: %s on [%s, %s] (counter %s J): trapezoid used",
+		g.Device, what, fmtT(g.From), fmtT(g.To), strings.Join(readings, " → "))
 }
 
 // powerSeries is one device's samples, sorted by time.
@@ -36,8 +77,9 @@ type powerSeries struct {
 	p    []float64 // power in W, finite and ≥ 0
 	// cum[i] is the trapezoid integral of p from t[0] to t[i] (J).
 	cum []float64
-	// e is the cumulative energy counter (J), made monotone across resets;
-	// nil when any sample of the device lacks a counter.
+	// e is the cumulative energy counter (J), corrected: across a glitch
+	// (CounterGlitch) it grows by the trapezoid energy instead, so it is
+	// monotone; nil when any sample of the device lacks a counter.
 	e   []float64
 	mem []int64 // memory used in bytes, -1 when unknown
 }
@@ -47,10 +89,12 @@ type powerSeries struct {
 //
 // It rejects NaN or infinite times, NaN, infinite or negative power, NaN,
 // infinite or negative energy counters, an empty device name, and two
-// samples of one device at the same time. A cumulative counter that
-// decreases between two samples is taken as a reset: the value before the
-// reset is added as an offset to every later value, so the corrected counter
-// is monotone; each reset is listed by CounterResets.
+// samples of one device at the same time.
+//
+// A cumulative counter is checked for glitches (see correctCounter): a
+// reset, a backward step, or a frozen counter. On each glitched segment the
+// device's counter energy falls back to the trapezoid energy of that
+// segment; CounterGlitches lists them.
 func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("no power samples")
@@ -120,19 +164,13 @@ func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
 			return nil, fmt.Errorf("device %q: integrated energy overflows", name)
 		}
 		if counter {
-			ds.e = make([]float64, n)
-			offset := 0.0
-			prev := 0.0
+			raw := make([]float64, n)
 			for j, si := range idx {
-				raw := samples[si].EnergyJ
-				if j > 0 && raw < prev {
-					offset += prev
-					pd.resets = append(pd.resets, fmt.Sprintf("device %s at t=%s (counter %s J → %s J)",
-						name, fmtT(ds.t[j]), fmtNum(prev), fmtNum(raw)))
-				}
-				ds.e[j] = raw + offset
-				prev = raw
+				raw[j] = samples[si].EnergyJ
 			}
+			var gs []CounterGlitch
+			ds.e, gs = ds.correctCounter(raw)
+			pd.glitches = append(pd.glitches, gs...)
 		} else {
 			pd.hasCounter = false
 		}
@@ -172,13 +210,64 @@ func (p *PowerData) Span() (start, end float64) {
 	return p.start, p.end
 }
 
-// CounterResets lists every decrease of a cumulative energy counter that was
-// treated as a reset, as "device X at t=… (counter A J → B J)".
+// CounterResets lists every counter reset (a decrease that did not come
+// back), as "device X at t=… (counter A J → B J)".
 func (p *PowerData) CounterResets() []string {
 	if p == nil {
 		return nil
 	}
-	return slices.Clone(p.resets)
+	var out []string
+	for _, g := range p.glitches {
+		if g.Kind == GlitchReset {
+			out = append(out, fmt.Sprintf("device %s at t=%s (counter %s J → %s J)", g.Device, fmtT(g.To), fmtNum(g.FromJ), fmtNum(g.ToJ)))
+		}
+	}
+	return out
+}
+
+// CounterGlitches returns the counter glitches whose interval overlaps
+// (a, b), by device in order of first appearance, then by time. Use
+// math.Inf(-1), math.Inf(1) for all of them.
+func (p *PowerData) CounterGlitches(a, b float64) []CounterGlitch {
+	if p == nil {
+		return nil
+	}
+	var out []CounterGlitch
+	for _, g := range p.glitches {
+		if g.From < b && g.To > a {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// CounterCheck compares counter and trapezoid energy over one interval.
+type CounterCheck struct {
+	CounterJ float64
+	TrapzJ   float64
+	// RelDiff is |CounterJ - TrapzJ| / max(CounterJ, TrapzJ); 0 when both
+	// are 0.
+	RelDiff  float64
+	Glitches []CounterGlitch
+}
+
+// CounterVsTrapz computes the energy on [a, b] by the (glitch-corrected)
+// counter and by the trapezoid, their relative difference, and the counter
+// glitches inside. Every device needs a counter.
+func (p *PowerData) CounterVsTrapz(a, b float64) (CounterCheck, error) {
+	c, err := p.Energy(a, b, MethodCounter)
+	if err != nil {
+		return CounterCheck{}, err
+	}
+	t, err := p.Energy(a, b, MethodTrapz)
+	if err != nil {
+		return CounterCheck{}, err
+	}
+	out := CounterCheck{CounterJ: c, TrapzJ: t, Glitches: p.CounterGlitches(a, b)}
+	if m := max(c, t); m > 0 {
+		out.RelDiff = math.Abs(c-t) / m
+	}
+	return out, nil
 }
 
 // Energy returns the energy in J summed over all devices on [a, b].
@@ -352,6 +441,65 @@ func (d *powerSeries) loc(x float64) int {
 	// first index with t > x, minus one
 	i := sort.Search(n, func(k int) bool { return d.t[k] > x }) - 1
 	return max(0, min(i, n-2))
+}
+
+// correctCounter returns the device's counter made trustworthy, and the
+// glitches found in raw (one reading per sample, in time order). Segment j
+// is [t[j], t[j+1]]. It is glitched when:
+//   - raw[j+1] < raw[j] and raw[j+2] ≥ raw[j]: sample j+1 stepped backward
+//     (e.g. one reading of 0); segments j and j+1 are glitched;
+//   - raw[j+1] < raw[j] otherwise: a reset (the counter restarted);
+//     segment j is glitched;
+//   - raw[j+1] == raw[j] while power at t[j] or t[j+1] is > 0: a frozen
+//     counter; the run of such segments and the one after it (where a
+//     counter that resumes catches up) are glitched.
+//
+// The corrected counter starts at raw[0] and grows on each segment by
+// raw[j+1] - raw[j], or by the segment's trapezoid energy when glitched.
+func (d *powerSeries) correctCounter(raw []float64) ([]float64, []CounterGlitch) {
+	n := len(raw)
+	bad := make([]bool, max(0, n-1))
+	var gs []CounterGlitch
+	add := func(kind string, from, to int) {
+		gs = append(gs, CounterGlitch{Device: d.name, Kind: kind, From: d.t[from], To: d.t[to], FromJ: raw[from], ToJ: raw[to],
+			ReadingsJ: slices.Clone(raw[from : to+1])})
+		for k := from; k < to; k++ {
+			bad[k] = true
+		}
+	}
+	frozen := func(j int) bool { return raw[j+1] == raw[j] && (d.p[j] > 0 || d.p[j+1] > 0) }
+	for j := 0; j+1 < n; {
+		switch {
+		case raw[j+1] < raw[j] && j+2 < n && raw[j+2] >= raw[j]:
+			add(GlitchBackward, j, j+2)
+			j += 2
+		case raw[j+1] < raw[j]:
+			add(GlitchReset, j, j+1)
+			j++
+		case frozen(j):
+			k := j + 1
+			for k+1 < n && frozen(k) {
+				k++
+			}
+			// k is the first sample after the frozen run; the segment
+			// after it holds any catch-up.
+			end := min(k+1, n-1)
+			add(GlitchFrozen, j, end)
+			j = end
+		default:
+			j++
+		}
+	}
+	e := make([]float64, n)
+	e[0] = raw[0]
+	for j := 0; j+1 < n; j++ {
+		inc := raw[j+1] - raw[j]
+		if bad[j] {
+			inc = d.cum[j+1] - d.cum[j]
+		}
+		e[j+1] = e[j] + inc
+	}
+	return e, gs
 }
 
 // powerAt interpolates the power at x inside segment i.

@@ -203,15 +203,17 @@ func TestEnergyCounterWithReset(t *testing.T) {
 		a, b float64
 		want float64
 	}{
-		// gpu0 corrected counter: offset 1300 from t=3 on → 1000, 1100, 1300, 1350, 1550.
-		// C(0.5) = 1000 + 100·0.5 = 1050; C(3.5) = 1350 + 200·0.5 = 1450 → 400
-		{"gpu0 across reset", "gpu0", 0.5, 3.5, 400},
+		// gpu0: the drop 1300 → 50 on [2, 3] does not come back (250 < 1300
+		// at t=4): a reset; that segment takes its trapezoid energy
+		// (200+200)/2·1 = 200 J. Corrected counter: 1000, 1100, 1300, 1500, 1700.
+		// C(0.5) = 1000 + 100·0.5 = 1050; C(3.5) = 1500 + 200·0.5 = 1600 → 550
+		{"gpu0 across reset", "gpu0", 0.5, 3.5, 550},
 		// gpu1: C(0.5) = 100·0.25 = 25; C(3.5) = 100 + 200·0.75 = 250 → 225
 		{"gpu1", "gpu1", 0.5, 3.5, 225},
-		// sum 400 + 225 = 625
-		{"sum", "", 0.5, 3.5, 625},
-		// gpu0 on [2.5, 3]: C(2.5) = 1300 + 50·0.5 = 1325, C(3) = 1350 → 25
-		{"gpu0 reset segment", "gpu0", 2.5, 3, 25},
+		// sum 550 + 225 = 775
+		{"sum", "", 0.5, 3.5, 775},
+		// gpu0 on [2.5, 3]: C(2.5) = 1300 + 200·0.5 = 1400, C(3) = 1500 → 100
+		{"gpu0 reset segment", "gpu0", 2.5, 3, 100},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -255,9 +257,9 @@ func TestCounterMissingOnOneSample(t *testing.T) {
 	wantErr(t, err, "gpu1", "counter")
 	_, err = pd.DeviceEnergy("gpu1", 0.5, 3.5, "counter")
 	wantErr(t, err, "gpu1", "counter")
-	// gpu0 still has its counter: 400 as in TestEnergyCounterWithReset.
-	if got, err := pd.DeviceEnergy("gpu0", 0.5, 3.5, "counter"); err != nil || !near(got, 400) {
-		t.Errorf("gpu0 counter energy = %v, %v; want 400", got, err)
+	// gpu0 still has its counter: 550 as in TestEnergyCounterWithReset.
+	if got, err := pd.DeviceEnergy("gpu0", 0.5, 3.5, "counter"); err != nil || !near(got, 550) {
+		t.Errorf("gpu0 counter energy = %v, %v; want 550", got, err)
 	}
 	// auto falls back to trapz: gpu0 on [0, 1]: (100+100)/2·1 = 100;
 	// gpu1: (50+50)/2·1 = 50 → 150
@@ -391,4 +393,151 @@ func TestEnergyAdditiveAndPieces(t *testing.T) {
 			t.Errorf("%s: sum of pieces %v != whole %v", method, sum, whole)
 		}
 	}
+}
+
+// counter100 is one device "g" at a flat 100 W sampled every second on
+// [0, 10], with counter readings e[i] at t=i. The true energy on [0, 10]
+// is 100 W × 10 s = 1000 J, and every segment's trapezoid energy is 100 J.
+func counter100(e ...float64) []archive.PowerSample {
+	out := make([]archive.PowerSample, len(e))
+	for i, v := range e {
+		out[i] = psc("g", float64(i), 100, v)
+	}
+	return out
+}
+
+func TestCounterGlitches(t *testing.T) {
+	cases := []struct {
+		name    string
+		counter []float64
+		// want is the counter energy on [0, 10] and on [4.5, 5.5].
+		want, wantMid float64
+		glitches      []string // each as kind@from-to
+	}{
+		{
+			// A clean counter: 100 J a second.
+			name:    "clean",
+			counter: []float64{0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000},
+			want:    1000, wantMid: 100,
+		},
+		{
+			// One reading of 0 at t=5 (the glitch). Without the
+			// fix the drop was taken as a reset: offset 400 from t=5 on,
+			// 1400 J on [0, 10]. Now 0 < 400 and 600 ≥ 400: a backward
+			// step; segments [4, 5] and [5, 6] take 100 J each (trapezoid):
+			// corrected 0 … 400, 500, 600 … 1000 → 1000 J; C(4.5) = 450,
+			// C(5.5) = 550 → 100 J.
+			name:    "one zero reading",
+			counter: []float64{0, 100, 200, 300, 400, 0, 600, 700, 800, 900, 1000},
+			want:    1000, wantMid: 100,
+			glitches: []string{"backward@4-6"},
+		},
+		{
+			// Frozen at 400 from t=4 to t=7 while drawing 100 W, then it
+			// goes on without catching up. Without the fix: 700 J (30 %
+			// less). Frozen run: segments [4,5], [5,6], [6,7], and the one
+			// after it, [7,8], take 100 J each: 400 + 4·100 = 800 at t=8,
+			// then +100 +100 → 1000 J. C(4.5) = 450, C(5.5) = 550 → 100 J.
+			name:    "frozen, no catch-up",
+			counter: []float64{0, 100, 200, 300, 400, 400, 400, 400, 500, 600, 700},
+			want:    1000, wantMid: 100,
+			glitches: []string{"frozen@4-8"},
+		},
+		{
+			// Frozen from t=4 to t=7, then catches up at t=8 (800). Without
+			// the fix: 1000 J in all but 0 J on [4.5, 5.5]. With it: the
+			// catch-up segment [7, 8] takes 100 J, not 400: 1000 J, and
+			// 100 J on [4.5, 5.5].
+			name:    "frozen, catch-up",
+			counter: []float64{0, 100, 200, 300, 400, 400, 400, 400, 800, 900, 1000},
+			want:    1000, wantMid: 100,
+			glitches: []string{"frozen@4-8"},
+		},
+		{
+			// A reset to 0 at t=5 that stays low: 0 < 400 and 100 < 400.
+			// Segment [4, 5] takes 100 J, then +100 a second from 0:
+			// corrected 0 … 400, 500, 600 … 1000 → 1000 J.
+			name:    "reset",
+			counter: []float64{0, 100, 200, 300, 400, 0, 100, 200, 300, 400, 500},
+			want:    1000, wantMid: 100,
+			glitches: []string{"reset@4-5"},
+		},
+		{
+			// A reset at the last sample: 1000 → 5. Segment [9, 10] takes
+			// 100 J → 1000 J.
+			name:    "reset at the end",
+			counter: []float64{0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 5},
+			want:    1000, wantMid: 100,
+			glitches: []string{"reset@9-10"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pd := mustPower(t, counter100(c.counter...))
+			got, err := pd.Energy(0, 10, MethodCounter)
+			if err != nil || !near(got, c.want) {
+				t.Errorf("counter energy on [0, 10] = %v, %v; want %v", got, err, c.want)
+			}
+			mid, err := pd.Energy(4.5, 5.5, MethodCounter)
+			if err != nil || !near(mid, c.wantMid) {
+				t.Errorf("counter energy on [4.5, 5.5] = %v, %v; want %v", mid, err, c.wantMid)
+			}
+			var gs []string
+			for _, g := range pd.CounterGlitches(math.Inf(-1), math.Inf(1)) {
+				gs = append(gs, g.Kind+"@"+fmtT(g.From)+"-"+fmtT(g.To))
+				if !strings.Contains(g.String(), "trapezoid used") || !strings.Contains(g.String(), "device g") {
+					t.Errorf("glitch note %q does not say the device and the fallback", g)
+				}
+			}
+			if strings.Join(gs, ",") != strings.Join(c.glitches, ",") {
+				t.Errorf("glitches = %v, want %v", gs, c.glitches)
+			}
+		})
+	}
+}
+
+// A counter standing still while the device draws no power is not frozen.
+func TestCounterStillAtZeroPower(t *testing.T) {
+	s := []archive.PowerSample{psc("g", 0, 0, 50), psc("g", 1, 0, 50), psc("g", 2, 100, 150)}
+	pd := mustPower(t, s)
+	if gs := pd.CounterGlitches(math.Inf(-1), math.Inf(1)); len(gs) != 0 {
+		t.Errorf("glitches = %v, want none", gs)
+	}
+	// 150 - 50 = 100 J.
+	if got, _ := pd.Energy(0, 2, MethodCounter); !near(got, 100) {
+		t.Errorf("counter energy = %v, want 100", got)
+	}
+}
+
+func TestCounterVsTrapz(t *testing.T) {
+	// Counter grows 110 J a second at a flat 100 W: on [0, 10] counter
+	// 1100 J, trapezoid 1000 J, relative difference 100 / 1100 = 0.0909…
+	e := make([]float64, 11)
+	for i := range e {
+		e[i] = 110 * float64(i)
+	}
+	// A backward step at t=2 (reading 0): segments [1, 2], [2, 3] take the
+	// trapezoid's 100 J each instead of 110: counter 1100 - 20 = 1080 J,
+	// relative difference 80 / 1080.
+	e[2] = 0
+	pd := mustPower(t, counter100(e...))
+	cc, err := pd.CounterVsTrapz(0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(cc.CounterJ, 1080) || !near(cc.TrapzJ, 1000) || !near(cc.RelDiff, 80.0/1080) {
+		t.Errorf("CounterVsTrapz = %+v, want counter 1080, trapz 1000, rel diff %v", cc, 80.0/1080)
+	}
+	if len(cc.Glitches) != 1 || cc.Glitches[0].Kind != GlitchBackward {
+		t.Errorf("glitches = %v, want one backward step", cc.Glitches)
+	}
+	// [5, 10] holds no glitch: 550 vs 500 J, 50 / 550.
+	cc, err = pd.CounterVsTrapz(5, 10)
+	if err != nil || len(cc.Glitches) != 0 || !near(cc.RelDiff, 50.0/550) {
+		t.Errorf("CounterVsTrapz(5, 10) = %+v, %v; want no glitch, rel diff %v", cc, err, 50.0/550)
+	}
+	// Without a counter it is an error.
+	pt := mustPower(t, []archive.PowerSample{ps("g", 0, 1), ps("g", 1, 1)})
+	_, err = pt.CounterVsTrapz(0, 1)
+	wantErr(t, err, "counter")
 }

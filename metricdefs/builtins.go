@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/expr-lang/expr"
 
@@ -44,6 +45,15 @@ type AttributionView struct {
 	EnergyJ   float64 `expr:"energy_j"`
 	Tokens    float64 `expr:"tokens"`
 	JPerToken float64 `expr:"j_per_token"`
+}
+
+// CounterCheckView is what counter_vs_trapz() returns to expressions.
+type CounterCheckView struct {
+	CounterJ float64 `expr:"counter_j"`
+	TrapzJ   float64 `expr:"trapz_j"`
+	RelDiff  float64 `expr:"rel_diff"`
+	Glitches int     `expr:"glitches"`
+	Note     string  `expr:"note"`
 }
 
 // Builtin documents one function available to expressions.
@@ -107,6 +117,42 @@ func builtinDefs() []builtinDef {
 				return pd.DeviceEnergy(p[1].(string), a, b, p[4].(string))
 			},
 			types: ctxT(new(func(context.Context, string, float64, float64, string) float64)),
+		},
+		{
+			Builtin: Builtin{"counter_vs_trapz", `counter_vs_trapz(a, b) {counter_j, trapz_j, rel_diff, glitches, note}`, `energy on [a, b] by the energy counter (glitches corrected) and by the trapezoid, summed over devices; rel_diff = |counter_j - trapz_j| / max of the two; glitches counts the counter glitches (resets, backward steps, frozen counters) inside, which note lists`},
+			fn: func(p ...any) (any, error) {
+				pd, err := powerFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				a, b, err := twoFloats(p[1], p[2])
+				if err != nil {
+					return nil, err
+				}
+				cc, err := pd.CounterVsTrapz(a, b)
+				if err != nil {
+					return nil, fmt.Errorf("counter_vs_trapz: %w", err)
+				}
+				return CounterCheckView{CounterJ: cc.CounterJ, TrapzJ: cc.TrapzJ, RelDiff: cc.RelDiff,
+					Glitches: len(cc.Glitches), Note: glitchNote(cc.Glitches)}, nil
+			},
+			types: ctxT(new(func(context.Context, float64, float64) CounterCheckView)),
+		},
+		{
+			Builtin: Builtin{"counter_glitches", `counter_glitches() list`, `every energy-counter glitch of the run (reset, backward step, counter frozen while power > 0), each as "device X: … on [from, to] …: trapezoid used"; energy(…, "counter") uses the trapezoid on those intervals`},
+			fn: func(p ...any) (any, error) {
+				pd, err := powerFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				gs := pd.CounterGlitches(math.Inf(-1), math.Inf(1))
+				out := make([]string, len(gs))
+				for i, g := range gs {
+					out[i] = g.String()
+				}
+				return out, nil
+			},
+			types: ctxT(new(func(context.Context) []string)),
 		},
 		{
 			Builtin: Builtin{"mean_power", `mean_power(a, b) float`, `time-weighted mean power in W over [a, b], summed over devices (trapezoid)`},
@@ -321,6 +367,15 @@ func builtinOptions() []expr.Option {
 		opts = append(opts, expr.Function(d.Name, d.fn, d.types...))
 	}
 	return opts
+}
+
+// glitchNote lists counter glitches in one line.
+func glitchNote(gs []measure.CounterGlitch) string {
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = g.String()
+	}
+	return strings.Join(out, "; ")
 }
 
 func twoFloats(x, y any) (float64, float64, error) {

@@ -11,13 +11,13 @@ import (
 
 // builtinRun: one device "g" sampled every second on [0, 10] at a flat
 // 100 W with 1e9 B of memory; baseline stage [0, 2], formal [2, 8], release
-// [8, 10], engine exited at 9. Two requests of 40 tokens each: r1 generating
+// [8, 10], engine exited at 9. Its energy counter reads 100·t J (no glitch). Two requests of 40 tokens each: r1 generating
 // on [2, 6], r2 on [4, 8] (10 tokens/s each).
 func builtinRun(t *testing.T) *Data {
 	t.Helper()
 	var power []archive.PowerSample
 	for i := range 11 {
-		power = append(power, archive.PowerSample{T: float64(i), Device: "g", PowerW: 100, MemUsedBytes: 1e9})
+		power = append(power, archive.PowerSample{T: float64(i), Device: "g", PowerW: 100, MemUsedBytes: 1e9, EnergyJ: 100 * float64(i), HasEnergy: true})
 	}
 	run := &archive.Run{
 		Meta: archive.Meta{
@@ -83,6 +83,10 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		{"power_readings", `float(power_readings(2, 4))`, 3},
 		// one device at 1e9 B.
 		{"max_mem", `max_mem(2, 8)`, 1e9},
+		// Counter 800 - 200 = 600 J = trapezoid 100 W × 6 s: no difference.
+		{"counter_vs_trapz", `counter_vs_trapz(2, 8).counter_j`, 600},
+		{"counter_vs_trapz_diff", `counter_vs_trapz(2, 8).rel_diff`, 0},
+		{"counter_glitches", `float(len(counter_glitches()))`, 0},
 	}
 	var defs []Def
 	for _, m := range metrics {

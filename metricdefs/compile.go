@@ -74,6 +74,7 @@ const (
 	FieldExpr   = "expr"
 	FieldWhen   = "when"
 	FieldDetail = "detail"
+	FieldFormat = "format"
 )
 
 // CompileError is a problem with one definition. Line is 1-based and Column
@@ -236,7 +237,8 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 	base := append(append([]reflect.StructField{}, baseFields...), paramFields(spec.Params)...)
 	opts := func(t reflect.Type) []expr.Option {
 		o := []expr.Option{expr.Env(reflect.New(t).Elem().Interface()), expr.WithContext("ctx")}
-		return append(o, builtinOptions()...)
+		o = append(o, builtinOptions()...)
+		return append(o, checkedIntOptions()...)
 	}
 
 	// Pass 1: learn each definition's type, in dependency order.
@@ -302,6 +304,11 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 		c.prog = p
 		if err := checkResultType(c.Kind, p.Node().Type()); err != nil {
 			addErr(c.Name, FieldExpr, err)
+		}
+		if c.Kind == KindMetric {
+			if err := checkFormat(c.Format, p.Node().Type()); err != nil {
+				addErr(c.Name, FieldFormat, err)
+			}
 		}
 		if c.When != "" {
 			w, err := expr.Compile(c.When, o...)

@@ -98,6 +98,9 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 		if err == nil {
 			err = checkFiniteResult(out)
 		}
+		if err == nil && out == nil && c.Kind == KindMetric {
+			err = fmt.Errorf("result is nil (a missing stage, event or map key?): guard it with when:")
+		}
 		if err == nil {
 			err = setField(env.Field(c.field), out)
 		}

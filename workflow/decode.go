@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,21 +39,37 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 func (d Duration) String() string { return time.Duration(d).String() }
 
 func parseDuration(s string) (time.Duration, error) {
-	if v, err := time.ParseDuration(s); err == nil {
+	v, err := time.ParseDuration(s)
+	if err == nil {
 		if v < 0 {
 			return 0, fmt.Errorf("duration %q is negative", s)
 		}
 		return v, nil
 	}
+	if durationRE.MatchString(strings.TrimSpace(s)) {
+		// Well formed, yet time.ParseDuration refused it: too long.
+		return 0, fmt.Errorf("duration %q overflows (the longest is %s)", s, time.Duration(math.MaxInt64))
+	}
 	if isNumber(s) {
 		secs, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err == nil && secs >= 0 {
-			return time.Duration(secs * float64(time.Second)), nil
+		if err != nil || secs > maxDurationS {
+			return 0, fmt.Errorf("duration %q overflows (the longest is %s)", s, time.Duration(math.MaxInt64))
 		}
-		return 0, fmt.Errorf("duration %q is negative or out of range", s)
+		if secs < 0 {
+			return 0, fmt.Errorf("duration %q is negative", s)
+		}
+		return time.Duration(secs * float64(time.Second)), nil
 	}
 	return 0, fmt.Errorf("invalid duration %q (use e.g. \"20s\", \"500ms\" or a number of seconds)", s)
 }
+
+// maxDurationS is the longest duration in seconds that converts to a
+// time.Duration (int64 nanoseconds) without overflow; 2^63 ns rounds to a
+// float64 just above MaxInt64, so the bound is the float64 below it.
+var maxDurationS = math.Nextafter(float64(math.MaxInt64), 0) / float64(time.Second)
+
+// durationRE is the syntax time.ParseDuration accepts.
+var durationRE = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 var numberRE = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
 

@@ -2,9 +2,12 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/metricdefs"
@@ -26,11 +29,22 @@ func ReadProfile(nameOrPath string) ([]byte, string, error) {
 		}
 		return b, nameOrPath, nil
 	}
+	if looksLikePath(nameOrPath) {
+		if _, err := os.Stat(nameOrPath); errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("profile file %s does not exist", nameOrPath)
+		}
+	}
 	b, err := profiles.Read(nameOrPath)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w; or give the path of a profile file", err)
 	}
 	return b, nameOrPath + ".yaml (built-in)", nil
+}
+
+// looksLikePath tells a file argument from a built-in profile's name.
+func looksLikePath(s string) bool {
+	ext := filepath.Ext(s)
+	return strings.ContainsRune(s, '/') || strings.ContainsRune(s, filepath.Separator) || ext == ".yaml" || ext == ".yml"
 }
 
 // ProfileForRun picks the profile to evaluate an archived run with when the

@@ -214,7 +214,8 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 func parseRoot(src []byte, file string) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, ErrorList{{File: file, Line: yamlstrict.ErrLine(err), Col: 1, Msg: yamlstrict.CleanError(err)}}
+		line, col := yamlstrict.SyntaxErrorPos(src, err)
+		return nil, ErrorList{{File: file, Line: line, Col: col, Msg: yamlstrict.CleanError(err)}}
 	}
 	if len(doc.Content) == 0 {
 		return nil, ErrorList{{File: file, Line: 1, Col: 1, Msg: "empty profile"}}

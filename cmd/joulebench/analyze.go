@@ -104,6 +104,11 @@ func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []stri
 	if res == nil {
 		return nil, nil, nil, nil, withCode(exitInvalid, evalErr)
 	}
+	if profile != "" {
+		// Label headers and CSV with the profile evaluated, not the one
+		// the run was archived with.
+		run.Meta.Profile = l.Ref
+	}
 	return run, l, res, evalErr, nil
 }
 

@@ -31,7 +31,8 @@ func (d *Decoder) File() string { return d.file }
 func (d *Decoder) Parse(src []byte) (*yaml.Node, bool) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		d.Add(&Error{File: d.file, Line: ErrLine(err), Col: 1, Msg: "invalid YAML: " + CleanError(err)})
+		line, col := SyntaxErrorPos(src, err)
+		d.Add(&Error{File: d.file, Line: line, Col: col, Msg: "invalid YAML: " + CleanError(err)})
 		return nil, false
 	}
 	if len(doc.Content) == 0 {
@@ -203,4 +204,36 @@ func ErrLine(err error) int {
 		return n
 	}
 	return 1
+}
+
+// maxSyntaxScan is the longest document SyntaxErrorPos searches line by
+// line; longer ones keep yaml.v3's line.
+const maxSyntaxScan = 5000
+
+// SyntaxErrorPos places a yaml.v3 syntax error (err, from parsing src) at
+// the line that causes it. yaml.v3 names the line where the enclosing
+// construct began (an unclosed "{" three lines up, the mapping a bad
+// indentation belongs to), not the offending line. The offending line is
+// the first L such that lines 1..L alone fail with the same message at the
+// same reported line: the document is fine up to L-1 and broken at L. The
+// column is that line's first non-blank character (1-based). When no
+// prefix reproduces the error, yaml.v3's line is kept, column 1.
+func SyntaxErrorPos(src []byte, err error) (line, col int) {
+	line, col = ErrLine(err), 1
+	msg := err.Error()
+	lines := strings.SplitAfter(string(src), "\n")
+	if len(lines) > maxSyntaxScan {
+		return line, col
+	}
+	prefix := 0
+	for l := 1; l <= len(lines); l++ {
+		prefix += len(lines[l-1])
+		var doc yaml.Node
+		perr := yaml.Unmarshal(src[:prefix], &doc)
+		if perr != nil && perr.Error() == msg {
+			text := lines[l-1]
+			return l, len(text) - len(strings.TrimLeft(text, " ")) + 1
+		}
+	}
+	return line, col
 }

@@ -79,3 +79,33 @@ func TestErrorsSortedByPosition(t *testing.T) {
 		t.Errorf("no position: %q", got)
 	}
 }
+
+func TestSyntaxErrorPos(t *testing.T) {
+	cases := []struct {
+		name, src string
+		line, col int
+	}{
+		// yaml.v3 names line 1 (where the list began); the "[" left open
+		// is on line 3, its content at column 3.
+		{"unclosed list", "items:\n  - a\n  - [b, c\nnext: 1\n", 3, 3},
+		// The tab opens line 3; yaml.v3 names line 2.
+		{"tab", "a:\n  b: 1\n\tc: 2\n", 3, 1},
+		// A key indented one space too far: line 3, column 4.
+		{"indentation", "a:\n  b: 1\n   c: 2\n", 3, 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := New("f.yaml")
+			if _, ok := d.Parse([]byte(c.src)); ok {
+				t.Fatal("Parse succeeded")
+			}
+			var el ErrorList
+			if !errors.As(d.Err(), &el) || len(el) != 1 {
+				t.Fatalf("errors = %v", d.Err())
+			}
+			if el[0].Line != c.line || el[0].Col != c.col {
+				t.Errorf("position %d:%d, want %d:%d (%v)", el[0].Line, el[0].Col, c.line, c.col, el[0])
+			}
+		})
+	}
+}
