@@ -75,7 +75,7 @@ func numList1(name, doc string, f func([]float64) (float64, error)) builtinDef {
 	}
 }
 
-func builtinDefs() []builtinDef {
+func coreBuiltinDefs() []builtinDef {
 	ctxT := func(f any) []any { return []any{f} }
 	return []builtinDef{
 		{
@@ -301,6 +301,11 @@ func builtinDefs() []builtinDef {
 			types: []any{new(func([]float64, []float64) float64), new(func([]any, []any) float64)},
 		},
 	}
+}
+
+// builtinDefs is every built-in: the core ones and those of other files.
+func builtinDefs() []builtinDef {
+	return append(coreBuiltinDefs(), latencyBuiltins()...)
 }
 
 // Builtins lists the functions expressions can call, for `profiles show`
