@@ -118,7 +118,7 @@ func Random(spec RandomSpec, opt Options) (*RequestSet, error) {
 		n = DefaultRandomCount
 	}
 	src := rand.NewPCG(uint64(opt.Seed), 0x72616e646f6d) // "random"
-	draw := func(k int) int { // uniform in [0, k)
+	draw := func(k int) int {                            // uniform in [0, k)
 		hi, _ := bits.Mul64(src.Uint64(), uint64(k))
 		return int(hi)
 	}
