@@ -23,11 +23,11 @@ func latencyBuiltins() []builtinDef {
 			types: []any{new(func([]*archive.Request) []float64), new(func([]any) []float64)},
 		},
 		{
-			Builtin: Builtin{"baseline_power_cv", `baseline_power_cv() map`, `per device: coefficient of variation (population std / mean) of its power samples in the baseline stage`},
+			Builtin: Builtin{"baseline_cv", `baseline_cv() map`, `per device: coefficient of variation (population std / mean) of its power samples in the baseline stage`},
 			fn: func(p ...any) (any, error) {
 				stats, err := baselineStats(p[0].(context.Context))
 				if err != nil {
-					return nil, fmt.Errorf("baseline_power_cv: %w", err)
+					return nil, fmt.Errorf("baseline_cv: %w", err)
 				}
 				out := make(map[string]float64, len(stats))
 				for dev, s := range stats {
@@ -38,11 +38,11 @@ func latencyBuiltins() []builtinDef {
 			types: []any{new(func(context.Context) map[string]float64)},
 		},
 		{
-			Builtin: Builtin{"baseline_mem_mb", `baseline_mem_mb() map`, `per device: the most GPU memory in use (MiB) among its samples in the baseline stage; devices that report no memory are left out`},
+			Builtin: Builtin{"baseline_mem", `baseline_mem() map`, `per device: the most GPU memory in use (MiB) among its samples in the baseline stage; devices that report no memory are left out`},
 			fn: func(p ...any) (any, error) {
 				stats, err := baselineStats(p[0].(context.Context))
 				if err != nil {
-					return nil, fmt.Errorf("baseline_mem_mb: %w", err)
+					return nil, fmt.Errorf("baseline_mem: %w", err)
 				}
 				out := make(map[string]float64, len(stats))
 				for dev, s := range stats {
