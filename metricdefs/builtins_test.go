@@ -77,6 +77,13 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		// [3, 7]: r1 (uniform on [2, 6]) has 3 of its 4 s inside: ¾; r2 (on
 		// [4, 8]) 3 of 4 s: ¾; together 1.5.
 		{"requests_in", `requests_in(requests, 3, 7)`, 1.5},
+		// Neither request recorded token_times: no gap to measure (the
+		// maths are tested in measure.TestITL).
+		{"itl", `len(itl(requests)) * 1.0`, 0},
+		// Baseline [0, 2]: samples at 0, 1, 2 all 100 W: CV 0.
+		{"baseline_cv", `baseline_cv()["g"]`, 0},
+		// 1e9 B / 2^20 B/MiB = 953.67431640625 MiB.
+		{"baseline_mem", `baseline_mem()["g"]`, 1e9 / 1048576},
 	}
 	var defs []Def
 	for _, m := range metrics {
