@@ -189,7 +189,7 @@ func coreBuiltinDefs() []builtinDef {
 			types: []any{new(func([]*archive.Request, float64, float64) float64), new(func([]any, float64, float64) float64)},
 		},
 		{
-			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (DESIGN.md: windows of W requests sliding by one, CV of per-request J/token)`},
+			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (docs/methodology.md: windows of W requests sliding by one, CV of per-request J/token)`},
 			fn: func(p ...any) (any, error) {
 				pd, err := powerFrom(p[0].(context.Context))
 				if err != nil {
