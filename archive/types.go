@@ -90,6 +90,24 @@ type RequestSet struct {
 	Count  int    `json:"count"`
 	SHA256 string `json:"sha256,omitempty"`
 	Seed   int64  `json:"seed,omitempty"`
+	// Unique is how many distinct prompts the requests were drawn from;
+	// Sampling says how (order or seeded shuffle, repeats).
+	Unique   int    `json:"unique_prompts,omitempty"`
+	Sampling string `json:"sampling,omitempty"`
+	// Origin is where a downloaded dataset came from.
+	Origin *DatasetOrigin `json:"origin,omitempty"`
+}
+
+// DatasetOrigin records a dataset file downloaded from the Hugging Face Hub
+// (or a server that answers like it).
+type DatasetOrigin struct {
+	URL               string `json:"url"`
+	Repo              string `json:"repo,omitempty"`
+	Revision          string `json:"revision,omitempty"`
+	RequestedRevision string `json:"requested_revision,omitempty"`
+	Path              string `json:"path,omitempty"`
+	SHA256            string `json:"sha256"`
+	Size              int64  `json:"size,omitempty"`
 }
 
 // Hardware lists the measured devices.

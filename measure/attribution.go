@@ -22,7 +22,7 @@ type Attribution struct {
 }
 
 // Attribute splits GPU energy among requests by generation interval
-// [FirstTokenAt, DoneAt] (DESIGN.md, "Attribution").
+// [FirstTokenAt, DoneAt] (docs/methodology.md, "Attribution").
 //
 // Time is cut at every boundary where a request's token rate changes; in
 // each piece, the piece's energy (Energy(piece, method)) is split among the

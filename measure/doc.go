@@ -4,7 +4,7 @@
 // mean power, memory), per-request energy attribution by generation
 // interval, the steady-state search, release-complete detection, and
 // statistics on lists of numbers (mean, percentile, median, std, CV, pooled
-// std, ranks, Spearman). Each method follows DESIGN.md and is documented
+// std, ranks, Spearman). Each method follows docs/methodology.md and is documented
 // with hand-derived values in its tests. It does no I/O.
 //
 // metricdefs exposes these functions to profile formulas; report, plot,

@@ -40,7 +40,7 @@ type Release struct {
 	Reason string
 }
 
-// Release detects the end of the release stage (DESIGN.md, "Release
+// Release detects the end of the release stage (docs/methodology.md, "Release
 // stage").
 //
 // PowerSettledAt is the earliest sample time t ≥ From (of any device) such

@@ -37,7 +37,7 @@ type Steady struct {
 	WindowCVs                    []float64 // CV of each of those windows
 }
 
-// SteadyState searches for steady state (DESIGN.md, "Steady state").
+// SteadyState searches for steady state (docs/methodology.md, "Steady state").
 //
 // reqs are the successful formal requests (failed ones, if passed, are
 // ignored). They are put in completion order (DoneAt, ties by ID, then input

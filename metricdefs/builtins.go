@@ -85,7 +85,7 @@ func numList1(name, doc string, f func([]float64) (float64, error)) builtinDef {
 	}
 }
 
-func builtinDefs() []builtinDef {
+func coreBuiltinDefs() []builtinDef {
 	ctxT := func(f any) []any { return []any{f} }
 	return append([]builtinDef{
 		{
@@ -235,7 +235,7 @@ func builtinDefs() []builtinDef {
 			types: []any{new(func([]*archive.Request, float64, float64) float64), new(func([]any, float64, float64) float64)},
 		},
 		{
-			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (DESIGN.md: windows of W requests sliding by one, CV of per-request J/token)`},
+			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (docs/methodology.md: windows of W requests sliding by one, CV of per-request J/token)`},
 			fn: func(p ...any) (any, error) {
 				pd, err := powerFrom(p[0].(context.Context))
 				if err != nil {
@@ -347,6 +347,11 @@ func builtinDefs() []builtinDef {
 			types: []any{new(func([]float64, []float64) float64), new(func([]any, []any) float64)},
 		},
 	}, asiaiBuiltinDefs()...)
+}
+
+// builtinDefs is every built-in: the core ones and those of other files.
+func builtinDefs() []builtinDef {
+	return append(coreBuiltinDefs(), latencyBuiltins()...)
 }
 
 // Builtins lists the functions expressions can call, for `profiles show`

@@ -87,6 +87,13 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		{"counter_vs_trapz", `counter_vs_trapz(2, 8).counter_j`, 600},
 		{"counter_vs_trapz_diff", `counter_vs_trapz(2, 8).rel_diff`, 0},
 		{"counter_glitches", `float(len(counter_glitches()))`, 0},
+		// Neither request recorded token_times: no gap to measure (the
+		// maths are tested in measure.TestITL).
+		{"itl", `len(itl(requests)) * 1.0`, 0},
+		// Baseline [0, 2]: samples at 0, 1, 2 all 100 W: CV 0.
+		{"baseline_cv", `baseline_cv()["g"]`, 0},
+		// 1e9 B / 2^20 B/MiB = 953.67431640625 MiB.
+		{"baseline_mem", `baseline_mem()["g"]`, 1e9 / 1048576},
 	}
 	var defs []Def
 	for _, m := range metrics {

@@ -283,3 +283,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// baselineStats summarizes each device's samples over the baseline stage.
+func baselineStats(ctx context.Context) (map[string]measure.BaselineStat, error) {
+	d, err := dataFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if d.Power == nil {
+		return nil, fmt.Errorf("no power samples in this run")
+	}
+	st, ok := d.Stages["baseline"]
+	if !ok {
+		return nil, fmt.Errorf("run has no baseline stage")
+	}
+	return d.Power.BaselineStats(st.Start, st.End)
+}
+
+func measureITL(reqs []*archive.Request) ([]float64, error) { return measure.ITL(reqs) }

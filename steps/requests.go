@@ -34,6 +34,10 @@ type RequestsConfig struct {
 	Temperature *float64 `yaml:"temperature"`
 	IgnoreEOS   bool     `yaml:"ignore_eos"`
 	Seed        int64    `yaml:"seed"`
+	// Shuffle draws the prompts in a seeded random order (Seed) instead of
+	// the dataset's order; with Count above the dataset's size the order
+	// repeats, each request keeping its own id.
+	Shuffle bool `yaml:"shuffle"`
 }
 
 // Validate checks the mode and its numbers.
@@ -92,7 +96,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 		}
 	}
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
-		m.RequestSet = archive.RequestSet{Source: set.Source, Format: set.Format, Count: len(reqs), SHA256: set.SHA256, Seed: set.Options.Seed}
+		m.RequestSet = requestSetMeta(set, len(reqs))
 	}); err != nil {
 		return err
 	}

@@ -233,7 +233,7 @@ func (d *Deps) requestSet(cfg any, dataset string, opt workload.Options) (*workl
 }
 
 func requestOptions(c *RequestsConfig) workload.Options {
-	opt := workload.Options{Count: c.Count, Seed: c.Seed, MaxTokens: c.MaxTokens, IgnoreEOS: c.IgnoreEOS, Repeat: true}
+	opt := workload.Options{Count: c.Count, Seed: c.Seed, Shuffle: c.Shuffle, MaxTokens: c.MaxTokens, IgnoreEOS: c.IgnoreEOS, Repeat: true}
 	if c.Temperature != nil {
 		opt.Temperature = *c.Temperature
 	}
@@ -245,12 +245,7 @@ func loadSet(d *Deps, dataset string, opt workload.Options) (*workload.RequestSe
 		dataset = d.Dataset
 		opt.Format = d.DatasetFormat
 	}
-	for _, b := range workload.Builtins() {
-		if b == dataset {
-			return workload.LoadBuiltin(dataset, opt)
-		}
-	}
-	return workload.Load(dataset, opt)
+	return workload.Open(dataset, opt)
 }
 
 // StopEngine stops the engine once and records engine_exited.

@@ -142,6 +142,15 @@ type RequestSet struct {
 	// Options are the effective options: Format resolved, MaxTokensCap
 	// defaulted, Seed zeroed when Shuffle is off.
 	Options Options
+	// Unique is how many distinct prompts the set was drawn from (the
+	// dataset's usable prompts).
+	Unique int
+	// Sampling says in words how the prompts were drawn (order or seeded
+	// shuffle, repeats), for run.json.
+	Sampling string
+	// Origin says where a downloaded dataset came from; nil for a built-in
+	// set, a local file or the synthetic set.
+	Origin *Origin
 }
 
 // canonicalVersion changes whenever the canonical form does.
@@ -199,13 +208,44 @@ func LoadBuiltin(name string, opt Options) (*RequestSet, error) {
 }
 
 // Load reads a dataset file. With Format "auto" (or "") the format is
-// detected from the content.
+// detected from the content. A file that Hub.Fetch cached carries its
+// origin (PATH.origin.json beside it) into the set.
 func Load(path string, opt Options) (*RequestSet, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("request set: %w", err)
 	}
-	return parse(data, path, opt)
+	set, err := parse(data, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	if o, err := readOrigin(path); err == nil {
+		set.Origin = o
+	}
+	return set, nil
+}
+
+// Open loads a dataset by name: a built-in set (see Builtins), the
+// synthetic set (random, or random:input_len=…,output_len=…,range_ratio=…;
+// see RandomSpec), or a file path. A Hub dataset (hf:…, sharegpt) must be
+// fetched first (Hub.Fetch) and opened by its cached path.
+func Open(name string, opt Options) (*RequestSet, error) {
+	if _, ok := builtinFiles[name]; ok {
+		return LoadBuiltin(name, opt)
+	}
+	if IsRandom(name) {
+		spec, err := ParseRandomSpec(name)
+		if err != nil {
+			return nil, err
+		}
+		return Random(spec, opt)
+	}
+	if h := HubName(name); h != "" {
+		if _, err := os.Stat(name); err != nil {
+			return nil, fmt.Errorf("request set %s: a Hub dataset is downloaded by the run command (--dataset %s), not opened directly", name, name)
+		}
+	}
+	return Load(name, opt)
 }
 
 // Parse reads a dataset from r; name is used in errors and as Source.
@@ -296,10 +336,24 @@ func freeze(all []Prompt, skipped int, source string, opt Options) (*RequestSet,
 		prompts[i] = p
 	}
 	opt.Count = n
-	set := &RequestSet{Source: source, Format: opt.Format, Prompts: prompts, Skipped: skipped, Options: opt}
+	set := &RequestSet{Source: source, Format: opt.Format, Prompts: prompts, Skipped: skipped, Options: opt,
+		Unique: len(all), Sampling: sampling(n, len(all), opt)}
 	sum := sha256.Sum256(set.Canonical())
 	set.SHA256 = hex.EncodeToString(sum[:])
 	return set, nil
+}
+
+// sampling describes how freeze drew n prompts from a set of size unique.
+func sampling(n, unique int, opt Options) string {
+	order := "in file order"
+	if opt.Shuffle {
+		order = fmt.Sprintf("in a seeded shuffle (PCG, seed %d)", opt.Seed)
+	}
+	if n <= unique {
+		return fmt.Sprintf("%d of %d prompts %s", n, unique, order)
+	}
+	rounds := (n + unique - 1) / unique
+	return fmt.Sprintf("%d requests from %d prompts %s, the order repeated %d times (round k ≥ 2 appends ~k to the id)", n, unique, order, rounds)
 }
 
 // resolveMaxTokens applies the precedence documented on Options.MaxTokens.

@@ -45,7 +45,8 @@ GPU), which every output labels SIMULATED.`,
 	f := cmd.Flags()
 	a.engineFlags(f)
 	telemetryFlags(f)
-	f.String("dataset", "", "request set: a built-in (chat, code, long-context) or a file")
+	f.String("dataset", "", "request set: a built-in (chat, code, long-context), random (synthetic), sharegpt or hf:OWNER/NAME[@REV]/PATH (downloaded to $XDG_CACHE_HOME/joulebench), or a file")
+	datasetFlags(f)
 	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code (default: detect)")
 	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
 	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its `quick:` section: e.g. shorter baseline and release hold)")
@@ -127,7 +128,7 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 	if err != nil {
 		return err
 	}
-	if err := r.prepareRequests(); err != nil {
+	if err := r.prepareRequests(ctx); err != nil {
 		return err
 	}
 	if err := r.openArchive(labels); err != nil {
@@ -234,12 +235,16 @@ func (r *engineRun) prepareProfile(profile string, sets []string) error {
 
 // prepareRequests freezes the request sets first: a bad dataset is invalid
 // input, reported before anything starts.
-func (r *engineRun) prepareRequests() error {
-	r.deps = &steps.Deps{Dataset: r.a.v.GetString("dataset"), DatasetFormat: r.a.v.GetString("dataset-format")}
+func (r *engineRun) prepareRequests(ctx context.Context) error {
+	dataset, err := r.a.resolveDataset(ctx)
+	if err != nil {
+		return err
+	}
+	r.deps = &steps.Deps{Dataset: dataset, DatasetFormat: r.a.v.GetString("dataset-format")}
 	if err := r.deps.Prepare(r.l); err != nil {
 		return withCode(exitInvalid, err)
 	}
-	return nil
+	return r.a.steadyFeasible(r.l, r.deps)
 }
 
 // openArchive creates the run directory with run.json and the profile's

@@ -15,7 +15,7 @@ import (
 
 // fastSets shrink the quick simulator run further so the test takes seconds.
 var fastSets = []string{"--set", "baseline=1s", "--set", "release_hold=1s", "--set", "release_max_wait=8s",
-	"--set", "sample_interval=100ms", "--set", "request_count=24", "--set", "warmup_requests=2", "--no-progress"}
+	"--set", "sample_interval=100ms", "--set", "request_count=24", "--set", "accept_unsteady=true", "--set", "warmup_requests=2", "--no-progress"}
 
 // `run benchmark-1.5` with no flags on the simulator (the quick parameter
 // set) writes an archive whose analyze reproduces results.json exactly;

@@ -196,7 +196,7 @@ func TestRunWithDCGMTelemetry(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	args := []string{"run", "benchmark-1.5", "--out", dir, "--telemetry", "dcgm", "--dcgm-url", url, "--no-progress",
 		"--set", "baseline=1s", "--set", "release_hold=1s", "--set", "release_max_wait=5s",
-		"--set", "sample_interval=100ms", "--set", "request_count=12", "--set", "warmup_requests=2", "--set", "max_tokens=32"}
+		"--set", "sample_interval=100ms", "--set", "request_count=12", "--set", "accept_unsteady=true", "--set", "warmup_requests=2", "--set", "max_tokens=32"}
 	_, errOut, code := runCLI(t, args...)
 	t.Logf("exit %d\n%s", code, errOut)
 	run, err := archive.Load(dir)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -30,6 +31,13 @@ schema, exclusions, and the profile with each run's --set values.`,
 			sets, _ := cmd.Flags().GetStringArray("set")
 			l, err := loadProfile(src, name, sets)
 			if err != nil {
+				return err
+			}
+			if d := (&steps.Deps{}); d.Prepare(l) == nil {
+				if err := a.steadyFeasible(l, d); err != nil {
+					return err
+				}
+			} else if err := a.steadyFeasible(l, nil); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.out, "%s: profile %s is valid: %d parameters, %d steps, %d derived values, %d metrics, %d checks\n",
