@@ -24,7 +24,7 @@ func openFile(dir, name string) (*os.File, error) {
 	path := filepath.Join(dir, name)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+		return nil, fmt.Errorf("archive: cannot read %s: %w", path, err)
 	}
 	defer root.Close()
 	lst, err := root.Lstat(name)

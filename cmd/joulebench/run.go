@@ -186,7 +186,7 @@ func (r *engineRun) close() {
 // simulator, the profile's quick parameter set (where --set leaves a
 // parameter alone).
 func (r *engineRun) prepareProfile(profile string, sets []string) error {
-	src, name, err := workflow.ReadProfile(profile)
+	src, name, err := readProfileArg(profile)
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
