@@ -79,7 +79,8 @@ func appendCSVField(b []byte, s string) []byte {
 // may be quoted as in RFC 4180 but must not span lines. Every row must end
 // with a newline: a last row without one is reported as cut off (a crash
 // mid-write), never read as if complete. A file with no bytes at all has no
-// samples.
+// samples. A row repeated (the same sample twice: a line written twice) is
+// an error naming both lines, and so is a line longer than MaxLineBytes.
 //
 // Errors are *LineError values: "power.csv:LINE: column energy_j: invalid
 // number \"x\"".
@@ -90,6 +91,7 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 	out := []PowerSample{}
 	lr := newLineReader(r)
 	p := powerParser{devices: map[string]string{}}
+	seen := newDupIndex[powerKey](0)
 	ncols := 0
 	for {
 		line, complete, err := lr.next()
@@ -97,6 +99,11 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 			return out, nil // a file with no bytes at all has no samples
 		}
 		if err != nil {
+			var lerr *LineError
+			if errors.As(err, &lerr) {
+				lerr.File = name
+				return nil, lerr
+			}
 			return nil, &LineError{File: name, Line: lr.no + 1, Msg: "read error: " + err.Error(), Err: err}
 		}
 		if !complete {
@@ -116,8 +123,24 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 		if err != nil {
 			return nil, &LineError{File: name, Line: lr.no, Msg: err.Error()}
 		}
+		if first, dup := seen.add(keyOf(&s), lr.no); dup {
+			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("duplicated line: the same sample of device %s at t=%v as line %d; a line written twice, or two files joined?", s.Device, s.T, first)}
+		}
 		out = append(grow(out, lr), s)
 	}
+}
+
+// powerKey is a whole sample, its numbers by their bits (so that 0 and -0,
+// written differently, differ).
+type powerKey struct {
+	device      string
+	t, p, e     uint64
+	hasE        bool
+	memUsedByte int64
+}
+
+func keyOf(s *PowerSample) powerKey {
+	return powerKey{s.Device, math.Float64bits(s.T), math.Float64bits(s.PowerW), math.Float64bits(s.EnergyJ), s.HasEnergy, s.MemUsedBytes}
 }
 
 // checkPowerHeader checks the header line and returns its column count.

@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	gojson "github.com/goccy/go-json"
@@ -57,7 +60,7 @@ func Load(dir string) (*Run, error) {
 	})
 	wg.Go(func() {
 		path := filepath.Join(dir, ResultsFile)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 		run.Results, errs[3] = ReadResults(path)
@@ -70,10 +73,10 @@ func Load(dir string) (*Run, error) {
 }
 
 // readOptional reads dir/name with read, giving an empty slice when the file
-// does not exist.
+// does not exist. The file must be a regular file in dir (see openFile).
 func readOptional[T any](dir, name string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
 	path := filepath.Join(dir, name)
-	f, err := os.Open(path)
+	f, err := openFile(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []T{}, nil
 	}
@@ -87,12 +90,13 @@ func readOptional[T any](dir, name string, read func(io.Reader, string) ([]T, er
 // ReadMeta reads run.json. Its format_version must be FormatVersion; the
 // version is checked before anything else is decoded, so a newer file is
 // reported as such rather than as a field of the wrong type. Unknown fields
-// are ignored.
+// are ignored. The file must be a regular file (a symbolic link is followed
+// only inside its directory), and two stages must not share a name.
 func ReadMeta(path string) (Meta, error) {
 	var m Meta
-	data, err := os.ReadFile(path)
+	data, err := readDocument(path)
 	if err != nil {
-		return m, fmt.Errorf("archive: %w", err)
+		return m, err
 	}
 	if err := checkVersion(path, data); err != nil {
 		return m, err
@@ -100,14 +104,17 @@ func ReadMeta(path string) (Meta, error) {
 	if err := decodeDocument(path, data, &m); err != nil {
 		return m, err
 	}
+	if err := checkStages(path, data, &m); err != nil {
+		return m, err
+	}
 	return m, nil
 }
 
 // ReadResults reads results.json; its format_version must be FormatVersion.
 func ReadResults(path string) (*Results, error) {
-	data, err := os.ReadFile(path)
+	data, err := readDocument(path)
 	if err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
+		return nil, err
 	}
 	if err := checkVersion(path, data); err != nil {
 		return nil, err
@@ -213,11 +220,17 @@ func jsonKind(t reflect.Type) string {
 // when present, must be as long as token_times. A last line cut off mid-write
 // (a crash) is an error naming the line: data is never dropped silently.
 // Lines are decoded in parallel; the error reported is the first in the file.
+// Two requests with the same non-empty id (a line written twice, or two
+// files joined) are an error naming both lines. A line longer than
+// MaxLineBytes is an error.
 func ReadRequests(r io.Reader, name string) ([]Request, error) {
 	if name == "" {
 		name = RequestsFile
 	}
-	return readJSONL(r, name, (*jsonLine).decodeRequest, checkRequest)
+	return readJSONL(r, name, (*jsonLine).decodeRequest, checkRequest, &uniqueKey[Request]{
+		key: func(q *Request) (string, bool) { return q.ID, q.ID != "" }, // requests without an id are not checked
+		msg: func(q *Request) string { return fmt.Sprintf("duplicate request id %q", q.ID) },
+	})
 }
 
 func checkRequest(q *Request) string {
@@ -239,7 +252,8 @@ func checkRequest(q *Request) string {
 
 // ReadEngineMetrics reads engine_metrics.jsonl: one {t, name, labels, value}
 // object per line, with the same rules as ReadRequests. Every sample needs a
-// name.
+// name; two samples of the same series (name and labels) at the same t are
+// a duplicated line, an error naming both lines.
 func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
 	if name == "" {
 		name = EngineMetricsFile
@@ -249,5 +263,27 @@ func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
 			return "engine metric has no name"
 		}
 		return ""
-	})
+	}, &uniqueKey[EngineMetric]{key: engineMetricKey, msg: func(m *EngineMetric) string {
+		return fmt.Sprintf("duplicate sample of %s at t=%v (same name and labels)", m.Name, m.T)
+	}})
+}
+
+// engineMetricKey identifies a sample by time, name and labels (sorted).
+func engineMetricKey(m *EngineMetric) (string, bool) {
+	var b strings.Builder
+	b.WriteString(strconv.FormatFloat(m.T, 'g', -1, 64))
+	b.WriteByte(0)
+	b.WriteString(m.Name)
+	keys := make([]string, 0, len(m.Labels))
+	for k := range m.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteByte(0)
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(m.Labels[k])
+	}
+	return b.String(), true
 }

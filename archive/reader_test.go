@@ -370,12 +370,12 @@ func TestReadRequestsLongLine(t *testing.T) {
 		}
 		fmt.Fprintf(&sb, "%d.123456789", 1717405200+i)
 	}
-	sb.WriteString("]}\n" + okReq + "\n")
+	sb.WriteString("]}\n" + strings.Replace(okReq, `"id":"a"`, `"id":"b"`, 1) + "\n")
 	got, err := ReadRequests(strings.NewReader(sb.String()), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || len(got[1].TokenTimes) != n || got[1].TokenTimes[n-1] != 1717405200+n-1+0.123456789 || got[2].ID != "a" {
+	if len(got) != 3 || len(got[1].TokenTimes) != n || got[1].TokenTimes[n-1] != 1717405200+n-1+0.123456789 || got[2].ID != "b" {
 		t.Errorf("long line: %d requests, %d token times", len(got), len(got[1].TokenTimes))
 	}
 	// The same line cut off in the middle is reported, with its number.
@@ -420,6 +420,6 @@ func TestReadJSONLFirstErrorFinishesLast(t *testing.T) {
 		}
 		return nil
 	}
-	_, err := readJSONL(strings.NewReader(sb.String()), "x.jsonl", decode, checkRequest)
+	_, err := readJSONL(strings.NewReader(sb.String()), "x.jsonl", decode, checkRequest, nil)
 	lineErr(t, err, 10, "x.jsonl:10: slow")
 }

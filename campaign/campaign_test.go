@@ -286,3 +286,29 @@ func TestSlurmSubmitsWaitsAndReattaches(t *testing.T) {
 		t.Errorf("last call %q, want scancel 103 (the failed run, retried)", last)
 	}
 }
+
+// --tp goes only to the engines that take it (vLLM, SGLang); llama.cpp's
+// run gets none, but its Slurm job still asks for the model's 4 GPUs.
+func TestTensorParallelOnlyWhereAccepted(t *testing.T) {
+	c := load(t, `name: t
+profile: benchmark-1.5
+out: out
+matrix:
+  engine: [{kind: vllm}, {kind: llamacpp}]
+  model: [{id: org/big, params: 70e9, tp: 4}]
+`)
+	p := c.Expand()
+	if len(p.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(p.Runs))
+	}
+	for _, r := range p.Runs {
+		args := strings.Join(r.Args("D"), " ")
+		hasTP := strings.Contains(args, "--tp 4")
+		if want := r.Axes["engine"] == "vllm"; hasTP != want {
+			t.Errorf("engine %s: args %q, --tp 4 present = %v, want %v", r.Axes["engine"], args, hasTP, want)
+		}
+		if r.TP != 4 {
+			t.Errorf("engine %s: TP = %d, want 4", r.Axes["engine"], r.TP)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/joulebench/joulebench/engines/all"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -151,7 +152,10 @@ func (c *Campaign) runArgs(e Engine, m Model, s Scenario, l LoadLevel, sets map[
 	if m.Params != "" {
 		a = append(a, "--model-params", m.Params)
 	}
-	if m.TP > 0 {
+	// The tensor parallelism is a flag only of the engines that take it
+	// (run refuses a flag the engine does not use); it still sizes a
+	// Slurm job's GPUs.
+	if m.TP > 0 && engineAccepts(e.Kind, "tp") {
 		a = append(a, "--tp", fmt.Sprint(m.TP))
 	}
 	if s.Dataset != "" {
@@ -223,4 +227,14 @@ func (r Run) Describe() string {
 		parts[i] = k + "=" + r.Axes[k]
 	}
 	return strings.Join(parts, " ")
+}
+
+// engineAccepts reports whether the engine kind (the run command's default
+// when empty) takes the engine-specific flag.
+func engineAccepts(kind, flag string) bool {
+	if kind == "" {
+		kind = all.Default
+	}
+	d, ok := all.Registry().Lookup(kind)
+	return ok && d.Accepts(flag)
 }

@@ -224,6 +224,15 @@ func (d *Deps) Prepare(l *workflow.Loaded) error {
 	return nil
 }
 
+// RequestCount is the number of requests in the set Prepare froze for the
+// step configuration cfg (0 when it has none).
+func (d *Deps) RequestCount(cfg any) int {
+	if set, ok := d.sets[cfg]; ok {
+		return len(set.Prompts)
+	}
+	return 0
+}
+
 // requestSet returns the set Prepare froze for a step, or loads it.
 func (d *Deps) requestSet(cfg any, dataset string, opt workload.Options) (*workload.RequestSet, error) {
 	if set, ok := d.sets[cfg]; ok {

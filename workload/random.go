@@ -117,6 +117,11 @@ func Random(spec RandomSpec, opt Options) (*RequestSet, error) {
 	if n == 0 {
 		n = DefaultRandomCount
 	}
+	// Every generated prompt is its own text: bound the set by a prompt of
+	// the mean input length before generating any.
+	if err := checkMemory([]Prompt{meanRandomPrompt(spec, n)}, n, spec.String(), opt.MemoryAvailable); err != nil {
+		return nil, err
+	}
 	src := rand.NewPCG(uint64(opt.Seed), 0x72616e646f6d) // "random"
 	draw := func(k int) int {                            // uniform in [0, k)
 		hi, _ := bits.Mul64(src.Uint64(), uint64(k))
@@ -158,4 +163,16 @@ func Random(spec RandomSpec, opt Options) (*RequestSet, error) {
 	set.Sampling = fmt.Sprintf("synthetic: %d prompts generated with seed %d (input %d, output %d tokens, range ratio %g)",
 		n, opt.Seed, spec.InputLen, spec.OutputLen, spec.RangeRatio)
 	return set, nil
+}
+
+// meanRandomPrompt stands for a generated prompt of the mean input length
+// (words of the mean length of randomWords, one space between them), for
+// the memory bound.
+func meanRandomPrompt(spec RandomSpec, n int) Prompt {
+	chars := 0
+	for _, w := range randomWords {
+		chars += len(w) + 1
+	}
+	perWord := (chars + len(randomWords) - 1) / len(randomWords)
+	return Prompt{ID: "random-" + strconv.Itoa(n), Prompt: strings.Repeat("x", spec.InputLen*perWord)}
 }

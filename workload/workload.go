@@ -123,6 +123,11 @@ type Options struct {
 	// Temperature and IgnoreEOS are sent with every request.
 	Temperature float64 `json:"temperature"`
 	IgnoreEOS   bool    `json:"ignore_eos"`
+	// MemoryAvailable bounds the memory the set and its run may take, in
+	// bytes: a Count that would not fit is refused before anything is
+	// allocated for it. 0 asks the system (Linux: MemAvailable and the
+	// cgroup limit); negative turns the check off. Not part of the sha256.
+	MemoryAvailable int64 `json:"-"`
 }
 
 // RequestSet is a frozen, sampled dataset.
@@ -209,11 +214,34 @@ func LoadBuiltin(name string, opt Options) (*RequestSet, error) {
 
 // Load reads a dataset file. With Format "auto" (or "") the format is
 // detected from the content. A file that Hub.Fetch cached carries its
-// origin (PATH.origin.json beside it) into the set.
+// origin (PATH.origin.json beside it) into the set. The file must be a
+// regular file (not a device such as /dev/zero, nor a pipe) that fits in
+// the memory available.
 func Load(path string, opt Options) (*RequestSet, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("request set: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("request set: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("request set %s: not a regular file (%s); give a dataset file", path, st.Mode().Type())
+	}
+	avail := opt.MemoryAvailable
+	if avail == 0 {
+		avail, _ = availableMemory()
+	}
+	// The file is held whole while its records are decoded: about twice
+	// its size.
+	if avail > 0 && st.Size() > avail/2 {
+		return nil, fmt.Errorf("request set %s: %s is more than half of the %s of memory available; use a smaller dataset", path, byteText(float64(st.Size())), byteText(float64(avail)))
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("request set %s: %w", path, err)
 	}
 	set, err := parse(data, path, opt)
 	if err != nil {
@@ -325,6 +353,9 @@ func freeze(all []Prompt, skipped int, source string, opt Options) (*RequestSet,
 			return nil, fmt.Errorf("%s: asked for %d prompts, the set has %d (set repeat to reuse prompts)", source, opt.Count, n)
 		}
 		n = opt.Count
+	}
+	if err := checkMemory(all, n, source, opt.MemoryAvailable); err != nil {
+		return nil, err
 	}
 	prompts := make([]Prompt, n)
 	for i := range prompts {

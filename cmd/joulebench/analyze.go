@@ -2,14 +2,24 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
@@ -88,17 +98,21 @@ func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []stri
 	var src []byte
 	var name string
 	if profile != "" {
-		src, name, err = workflow.ReadProfile(profile)
+		src, name, err = readProfileArg(profile)
+		if err == nil {
+			l, err = loadProfile(src, name, sets)
+		}
 	} else {
-		src, name, err = workflow.ProfileForRun(dir, run.Meta)
-		sets = append(runParamSets(run.Meta), sets...)
+		src, name, err = archivedProfile(dir, run.Meta)
+		if err == nil {
+			l, err = loadArchivedProfile(src, name, run.Meta, sets)
+		}
 	}
 	if err != nil {
+		if isExitError(err) {
+			return nil, nil, nil, nil, err
+		}
 		return nil, nil, nil, nil, withCode(exitInvalid, err)
-	}
-	l, err = loadProfile(src, name, sets)
-	if err != nil {
-		return nil, nil, nil, nil, err
 	}
 	res, evalErr = workflow.Evaluate(ctx, l, run)
 	if res == nil {
@@ -128,8 +142,115 @@ func checksOutcome(res *archive.Results) error {
 	return withCode(exitChecks, errors.Join(failed...))
 }
 
-// runParamSets returns the parameters a run resolved (run.json) as --set
-// values, so that its own profile is re-evaluated exactly as it ran.
+// readProfileArg resolves a --profile argument: the name of a built-in
+// profile, else a file. A built-in's name always means the built-in, so
+// that a file of that name in the current directory never shadows it; name
+// such a file as a path (./benchmark-1.5) to use it.
+func readProfileArg(arg string) ([]byte, string, error) {
+	if slices.Contains(profiles.Names(), arg) {
+		b, err := profiles.Read(arg)
+		if err != nil {
+			return nil, "", err
+		}
+		return b, arg + ".yaml (built-in)", nil
+	}
+	return workflow.ReadProfile(arg)
+}
+
+// archivedProfile is the profile to re-evaluate a run with when --profile
+// is not given: the archive's copy (profile.yaml), which must be the one
+// the run used (its sha256 is run.json's profile.sha256), else the
+// built-in that run.json names. The name in run.json is only ever looked
+// up among the built-ins, never opened as a path.
+func archivedProfile(dir string, meta archive.Meta) ([]byte, string, error) {
+	path := filepath.Join(dir, workflow.ProfileFile)
+	src, err := readArchiveFile(dir, workflow.ProfileFile)
+	switch {
+	case err == nil:
+		sum := sha256.Sum256(src)
+		if got := hex.EncodeToString(sum[:]); meta.Profile.SHA256 != "" && got != meta.Profile.SHA256 {
+			return nil, "", fmt.Errorf("%s: sha256 %s differs from %s's profile.sha256 %s: the profile was edited after the run; give --profile %s to evaluate the run with it anyway",
+				path, got, archive.RunFile, meta.Profile.SHA256, path)
+		}
+		return src, path, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, "", err
+	}
+	runFile := filepath.Join(dir, archive.RunFile)
+	name := meta.Profile.Name
+	if name == "" {
+		return nil, "", fmt.Errorf("%s names no profile and %s has no %s: give --profile", runFile, dir, workflow.ProfileFile)
+	}
+	if !slices.Contains(profiles.Names(), name) {
+		return nil, "", fmt.Errorf("%s: profile %q is not a built-in and the archive has no %s: give --profile NAME|FILE (built-ins: %s)",
+			runFile, name, workflow.ProfileFile, strings.Join(profiles.Names(), ", "))
+	}
+	b, err := profiles.Read(name)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, name + ".yaml (built-in)", nil
+}
+
+// readArchiveFile reads a regular file of the run directory; a symbolic
+// link is followed only while it stays in the directory.
+func readArchiveFile(dir, name string) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	st, err := root.Stat(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, lerr := root.Lstat(name); lerr == nil {
+				return nil, fmt.Errorf("%s: a symbolic link to nothing", filepath.Join(dir, name))
+			}
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: not readable inside the run directory (a symbolic link out of it is refused): %w", filepath.Join(dir, name), err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", filepath.Join(dir, name))
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, archive.MaxDocumentBytes))
+}
+
+// loadArchivedProfile loads a run's own profile with the parameters the
+// run resolved (run.json) and then the user's --set values. An archived
+// parameter the profile refuses is reported as run.json's, not as --set.
+func loadArchivedProfile(src []byte, name string, meta archive.Meta, sets []string) (*workflow.Loaded, error) {
+	user, err := parseSets(sets)
+	if err != nil {
+		return nil, err
+	}
+	archived := runParamSets(meta)
+	l, err := loadProfile(src, name, append(archived, sets...))
+	if err == nil {
+		return l, nil
+	}
+	var list workflow.ErrorList
+	if !errors.As(err, &list) {
+		return nil, err
+	}
+	for _, e := range list {
+		if _, byUser := user[e.Where]; e.File == "--set" && !byUser {
+			e.File = archive.RunFile + " parameters"
+			e.Msg += " (archived with the run)"
+		}
+	}
+	return nil, withCode(exitInvalid, fmt.Errorf("invalid profile:\n%w", list))
+}
+
+// runParamSets returns the parameters a run resolved (run.json) as
+// key=value pairs, so that its own profile is re-evaluated exactly as it
+// ran. A whole number is written in full (1000000, not 1e+06, which an
+// integer parameter would refuse).
 func runParamSets(m archive.Meta) []string {
 	keys := make([]string, 0, len(m.Parameters))
 	for k := range m.Parameters {
@@ -140,10 +261,20 @@ func runParamSets(m archive.Meta) []string {
 	for _, k := range keys {
 		switch v := m.Parameters[k].(type) {
 		case float64:
-			out = append(out, k+"="+strconv.FormatFloat(v, 'g', -1, 64))
+			out = append(out, k+"="+formatParam(v))
 		default:
 			out = append(out, fmt.Sprintf("%s=%v", k, v))
 		}
 	}
 	return out
+}
+
+// formatParam writes a number from run.json as a parameter value: whole
+// numbers that an int64 holds in full digits, others in the shortest form
+// that reads back exactly.
+func formatParam(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -269,7 +271,7 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 	case "no-release":
 		telCfg.ReleaseOffsetW = telCfg.IdleW * 0.5
 	default:
-		return nil, invalidf("--sim-preset %q: valid presets are drift and no-release", p)
+		return nil, checkSimPreset(p)
 	}
 	if m := a.v.GetString("model"); m != "" {
 		simCfg.Model = m
@@ -300,4 +302,103 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 		},
 		ExitError: func() error { return nil },
 	}, nil
+}
+
+// managedOnlyFlags are the flags every engine that joulebench starts reads,
+// and no other: not the simulator, not a server given with --engine-url.
+func managedOnlyFlags() []string { return []string{"engine-bin", "engine-arg", "engine-env", "port"} }
+
+// remoteEngineFlags are the engine-specific flags that still apply to a
+// server given with --engine-url (what is requested and expected of it).
+func remoteEngineFlags() []string { return []string{"model", "revision", "ollama-api"} }
+
+// simIgnoredFlags are the flags of real engines the simulator ignores.
+func simIgnoredFlags() []string {
+	return []string{"engine-api", "engine-version", "thinking", "api-key"}
+}
+
+// checkEngineFlags validates the engine flags before anything is created:
+// the kind exists and can run as asked, every flag the user set
+// (changed) applies to it (the descriptor's Flags for the engine-specific
+// ones), and the engine's own checks pass.
+func (a *app) checkEngineFlags(changed func(string) bool) error {
+	kind := a.engineKind()
+	url := a.v.GetString("engine-url") != ""
+	d, ok := a.engines.Lookup(kind)
+	switch {
+	case ok && d.Simulated && url:
+		return invalidf("--engine %s cannot be combined with --engine-url", kind)
+	case ok && d.Simulated:
+	case url:
+		if _, err := a.engines.ForRemote(kind, a.v.GetString("engine-api")); err != nil {
+			return invalidf("%v", err)
+		}
+	default:
+		if _, err := a.engines.ForStart(kind); err != nil {
+			return invalidf("%v", err)
+		}
+	}
+	specific := map[string]bool{}
+	for _, k := range a.engines.Kinds() {
+		o, _ := a.engines.Lookup(k)
+		for _, f := range o.Flags {
+			specific[f] = true
+		}
+	}
+	var bad []string
+	applies := func(f string) bool {
+		switch {
+		case specific[f] && !d.Accepts(f):
+			return false
+		case specific[f] && url:
+			return slices.Contains(remoteEngineFlags(), f)
+		case slices.Contains(managedOnlyFlags(), f):
+			return !url && !d.Simulated
+		case slices.Contains(simIgnoredFlags(), f):
+			return !d.Simulated
+		}
+		return true
+	}
+	names := slices.Sorted(maps.Keys(specific))
+	names = append(names, managedOnlyFlags()...)
+	names = append(names, simIgnoredFlags()...)
+	for _, f := range names {
+		if changed(f) && !applies(f) && !slices.Contains(bad, "--"+f) {
+			bad = append(bad, "--"+f)
+		}
+	}
+	if len(bad) > 0 {
+		how := "--engine " + kind
+		if url {
+			how += " with --engine-url"
+		}
+		var takes []string
+		for _, f := range d.Flags {
+			if applies(f) {
+				takes = append(takes, "--"+f)
+			}
+		}
+		if len(takes) == 0 {
+			takes = []string{"none"}
+		}
+		verb := "does"
+		if len(bad) > 1 {
+			verb = "do"
+		}
+		return invalidf("%s %s not apply to %s (its engine-specific flags: %s)", strings.Join(bad, ", "), verb, how, strings.Join(takes, ", "))
+	}
+	if d.Simulated {
+		return checkSimPreset(a.v.GetString("sim-preset"))
+	}
+	_, err := a.engineSpec(kind, engineEnv{})
+	return err
+}
+
+// checkSimPreset validates --sim-preset.
+func checkSimPreset(p string) error {
+	switch p {
+	case "", "drift", "no-release":
+		return nil
+	}
+	return invalidf("--sim-preset %q: valid presets are drift and no-release", p)
 }

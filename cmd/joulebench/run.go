@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -39,7 +40,7 @@ GPU), which every output labels SIMULATED.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
 			labels, _ := cmd.Flags().GetStringArray("label")
-			return a.run(cmd.Context(), args[0], sets, labels)
+			return a.run(cmd.Context(), args[0], sets, labels, cmd.Flags().Changed)
 		},
 	}
 	f := cmd.Flags()
@@ -62,29 +63,43 @@ GPU), which every output labels SIMULATED.`,
 // gets its own archive under one directory (its own power monitor, started
 // before its first prompt and stopped after its last run), and a table
 // compares the engines side by side.
-func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string) error {
+//
+// changed reports whether the user set a flag on the command line: every
+// flag is checked against the engine it would configure before any
+// directory is created.
+func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
 	kinds := a.v.GetStringSlice("engine")
 	if len(kinds) <= 1 {
-		return a.runEngine(ctx, profile, sets, labelArgs, a.v.GetString("out"))
+		return a.runEngine(ctx, profile, sets, labelArgs, a.v.GetString("out"), changed)
 	}
 	if a.v.GetString("engine-url") != "" {
 		return invalidf("--engine-url benchmarks one server: give one --engine with it")
 	}
-	parent := a.v.GetString("out")
-	if parent == "" {
-		parent = filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-engines")
-	}
-	if err := os.MkdirAll(filepath.Dir(parent), 0o755); err != nil {
-		return err
-	}
-	if err := os.Mkdir(parent, 0o755); err != nil {
-		return withCode(exitInvalid, fmt.Errorf("run directory %s: %w (a re-test is a new directory)", parent, err))
+	defer func() { a.engine = "" }()
+	for _, k := range kinds {
+		a.engine = k
+		if err := a.checkRunFlags(changed); err != nil {
+			return fmt.Errorf("engine %s: %w", k, err)
+		}
 	}
 	format := a.v.GetString("format")
 	if err := report.CheckFormat(format); err != nil {
 		return withCode(exitInvalid, err)
 	}
-	defer func() { a.engine = "" }()
+	parent := a.v.GetString("out")
+	if parent == "" {
+		var err error
+		if parent, err = newDir(filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-engines")); err != nil {
+			return err
+		}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(parent), 0o755); err != nil {
+			return err
+		}
+		if err := os.Mkdir(parent, 0o755); err != nil {
+			return withCode(exitInvalid, fmt.Errorf("run directory %s: %w (a re-test is a new directory)", parent, err))
+		}
+	}
 	var errs []error
 	var dirs []string
 	for i, k := range kinds {
@@ -92,7 +107,7 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 		fmt.Fprintf(a.errOut, "== engine %d of %d: %s\n", i+1, len(kinds), k)
 		dir := filepath.Join(parent, fmt.Sprintf("%d-%s", i+1, k))
 		dirs = append(dirs, dir)
-		if err := a.runEngine(ctx, profile, sets, labelArgs, dir); err != nil {
+		if err := a.runEngine(ctx, profile, sets, labelArgs, dir, changed); err != nil {
 			if exitCode(err) == exitInvalid || exitCode(err) == exitInterrupted {
 				return err
 			}
@@ -115,12 +130,16 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 
 // runEngine runs the profile against one engine into dir (default
 // runs/<run id>), phase by phase: prepare the profile and its request
-// sets, open the archive and logs, build the engine, start telemetry, the
-// /metrics scraper and the progress bar, execute the steps, then clean up
-// after a failure or report the results.
-func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []string, dir string) error {
+// sets, check every flag and the file-descriptor limit, open the archive
+// and logs, build the engine, start telemetry, the /metrics scraper and
+// the progress bar, execute the steps, then clean up after a failure or
+// report the results. Nothing is created before the checks pass.
+func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []string, dir string, changed func(string) bool) error {
 	r := &engineRun{a: a, dir: dir}
 	defer r.close()
+	if err := a.checkRunFlags(changed); err != nil {
+		return err
+	}
 	if err := r.prepareProfile(profile, sets); err != nil {
 		return err
 	}
@@ -129,6 +148,9 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return err
 	}
 	if err := r.prepareRequests(ctx); err != nil {
+		return err
+	}
+	if err := r.checkFileLimit(systemFileLimit{}); err != nil {
 		return err
 	}
 	if err := r.openArchive(labels); err != nil {
@@ -169,6 +191,8 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 type engineRun struct {
 	a   *app
 	dir string
+	// now is the clock of the run id (nil: time.Now).
+	now func() time.Time
 
 	engineKind   string
 	simulated    bool
@@ -204,7 +228,7 @@ func (r *engineRun) close() {
 // simulator, the profile's quick parameter set (where --set leaves a
 // parameter alone).
 func (r *engineRun) prepareProfile(profile string, sets []string) error {
-	src, name, err := workflow.ReadProfile(profile)
+	src, name, err := readProfileArg(profile)
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
@@ -248,11 +272,37 @@ func (r *engineRun) prepareRequests(ctx context.Context) error {
 }
 
 // openArchive creates the run directory with run.json and the profile's
-// copy.
+// copy. The run id is the start time, the profile and the engine; when a
+// run started in the same second took that id (its directory exists), a
+// counter follows: -2, -3, ... The directory is created exclusively, so two
+// runs never share one.
 func (r *engineRun) openArchive(labels map[string]string) error {
-	r.runID = time.Now().UTC().Format("20060102T150405Z") + "-" + r.l.Profile.Name + "-" + r.engineKind
-	if r.dir == "" {
-		r.dir = filepath.Join("runs", r.runID)
+	now := r.now
+	if now == nil {
+		now = time.Now
+	}
+	base := now().UTC().Format("20060102T150405Z") + "-" + r.l.Profile.Name + "-" + r.engineKind
+	for n := 1; ; n++ {
+		r.runID = base
+		if n > 1 {
+			r.runID = fmt.Sprintf("%s-%d", base, n)
+		}
+		err := r.createArchive(labels)
+		if err == nil || r.dir != "" || !errors.Is(err, fs.ErrExist) || n == maxRunIDTries {
+			return err
+		}
+	}
+}
+
+// maxRunIDTries bounds the counter of a run id taken in the same second.
+const maxRunIDTries = 1000
+
+// createArchive creates the run directory (default runs/<run id>) with
+// run.json and the profile's copy.
+func (r *engineRun) createArchive(labels map[string]string) error {
+	dir := r.dir
+	if dir == "" {
+		dir = filepath.Join("runs", r.runID)
 	}
 	params := map[string]any{}
 	for k, v := range r.l.Params {
@@ -271,10 +321,11 @@ func (r *engineRun) openArchive(labels map[string]string) error {
 	if len(r.quickApplied) > 0 {
 		meta.Labels["quick_parameters"] = strings.Join(r.quickApplied, " ")
 	}
-	out, err := archive.Create(r.dir, meta)
+	out, err := archive.Create(dir, meta)
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
+	r.dir = dir
 	r.out = out
 	r.onClose(out.Close)
 	return os.WriteFile(filepath.Join(r.dir, workflow.ProfileFile), r.l.Source, 0o644)
@@ -507,4 +558,107 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// checkRunFlags validates every flag of a run before anything is created:
+// the engine's (checkEngineFlags) and the power source's.
+func (a *app) checkRunFlags(changed func(string) bool) error {
+	if err := a.checkEngineFlags(changed); err != nil {
+		return err
+	}
+	o, err := a.telemetryOptions()
+	if err != nil {
+		return err
+	}
+	if o.choice == telSim && !a.simulatedKind(a.engineKind()) {
+		return invalidf("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
+	}
+	return nil
+}
+
+// newDir creates the directory base, or base-2, base-3, ... when a run
+// started in the same second took it, and returns the one it created.
+func newDir(base string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return "", err
+	}
+	for n := 1; n <= maxRunIDTries; n++ {
+		dir := base
+		if n > 1 {
+			dir = fmt.Sprintf("%s-%d", base, n)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("run directory: %w", err)
+		}
+	}
+	return "", fmt.Errorf("run directory %s: %d directories of that name exist already", base, maxRunIDTries)
+}
+
+// fileLimit is the process's limit on open files (RLIMIT_NOFILE).
+type fileLimit interface {
+	// Get returns the soft and hard limits; ok is false where unknown.
+	Get() (soft, hard uint64, ok bool)
+	// RaiseToHard sets the soft limit to the hard one.
+	RaiseToHard() error
+}
+
+// fileReserve are the descriptors a run needs besides its connections:
+// the archive's files and logs, the engine's pipes, telemetry and the
+// /metrics side path, the Go runtime.
+const fileReserve = 64
+
+// connections is the most requests a step of the profile keeps in flight
+// at once, each one an open connection: a whole request set at once in
+// unlimited mode, the concurrency otherwise (a Poisson stream without a cap
+// may have its whole set in flight).
+func (r *engineRun) connections() int {
+	most := 0
+	for _, st := range r.l.Steps {
+		n := 0
+		switch c := st.Config.(type) {
+		case *steps.RequestsConfig:
+			n = r.deps.RequestCount(c) * max(c.Repeat, 1)
+			if c.MaxRequests > 0 {
+				n = min(n, c.MaxRequests)
+			}
+			if c.Mode == "concurrency" || c.Mode == "poisson" && c.Concurrency > 0 {
+				n = min(n, c.Concurrency)
+			}
+		case *steps.WarmupConfig:
+			n = c.Concurrency
+			if count := r.deps.RequestCount(c); count > 0 {
+				n = min(max(n, 1), count)
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// checkFileLimit makes sure the run can open the connections its profile
+// asks for: it raises the soft limit on open files up to the hard limit
+// when that is needed and allowed, and otherwise refuses the run before
+// anything starts. With the simulator both ends of each connection are in
+// this process.
+func (r *engineRun) checkFileLimit(lim fileLimit) error {
+	conns := r.connections()
+	need := uint64(conns) + fileReserve
+	if r.simulated {
+		need += uint64(conns)
+	}
+	soft, hard, ok := lim.Get()
+	if !ok || need <= soft {
+		return nil
+	}
+	if need <= hard {
+		if err := lim.RaiseToHard(); err == nil {
+			return nil
+		}
+	}
+	return invalidf("the profile keeps up to %d requests in flight, which needs about %d open files, but this process may open %d (hard limit %d): raise the limit (ulimit -n) or send fewer requests at once (request_count, or the requests step's concurrency)",
+		conns, need, soft, hard)
 }

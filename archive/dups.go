@@ -1,0 +1,112 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// checkStages rejects two stages of run.json with the same name: formulas
+// find a stage by its name, so a second one would be silently ignored.
+// The error names the line and column of the second name.
+func checkStages(path string, data []byte, m *Meta) error {
+	first := map[string]int{}
+	for i, s := range m.Stages {
+		j, dup := first[s.Name]
+		if !dup {
+			first[s.Name] = i
+			continue
+		}
+		offs := stageNameOffsets(data)
+		if i < len(offs) && j < len(offs) {
+			line, col := lineCol(data, offs[i])
+			fline, _ := lineCol(data, offs[j])
+			return fmt.Errorf("%s:%d:%d: duplicate stage name %q (first on line %d); each stage is named once", path, line, col, s.Name, fline)
+		}
+		return fmt.Errorf("%s: duplicate stage name %q (stages %d and %d); each stage is named once", path, s.Name, j+1, i+1)
+	}
+	return nil
+}
+
+// stageNameOffsets returns, for each element of the top-level "stages"
+// array of a run.json document, the byte offset of its "name" value (-1
+// when it has none). It is called only to place an error, so it uses the
+// standard library's token reader; on malformed input it returns what it
+// found so far.
+func stageNameOffsets(data []byte) []int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if k != "stages" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return nil
+		}
+		var offs []int
+		for dec.More() {
+			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+				return offs
+			}
+			at := -1
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return offs
+				}
+				if k == "name" && at < 0 {
+					at = valueAfter(data, int(dec.InputOffset()))
+				}
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return offs
+				}
+			}
+			if _, err := dec.Token(); err != nil { // '}'
+				return offs
+			}
+			offs = append(offs, at)
+		}
+		return offs
+	}
+	return nil
+}
+
+// valueAfter is the offset of the value that follows a key ending at off:
+// past the colon and white space.
+func valueAfter(data []byte, off int) int {
+	for off < len(data) && (isJSONSpace(data[off]) || data[off] == ':') {
+		off++
+	}
+	return off
+}
+
+// dupIndex finds repeated keys among the items of a data file, in file
+// order, remembering the line each key was first seen on.
+type dupIndex[K comparable] struct {
+	first map[K]int
+}
+
+func newDupIndex[K comparable](n int) *dupIndex[K] {
+	return &dupIndex[K]{first: make(map[K]int, n)}
+}
+
+// add records key seen on line; it returns the line it was first seen on
+// and true when it was seen before.
+func (d *dupIndex[K]) add(key K, line int) (int, bool) {
+	if l, ok := d.first[key]; ok {
+		return l, true
+	}
+	d.first[key] = line
+	return 0, false
+}

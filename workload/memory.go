@@ -1,0 +1,62 @@
+package workload
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// perRequestRunBytes is what one request costs a run beyond its prompt:
+// the neutral request, the load generator's bookkeeping and the record
+// archived (ids, times, counts; token times are extra and not counted).
+// An estimate, on the low side, so that a refusal is certain to be right.
+const perRequestRunBytes = 512
+
+// promptBytes estimates the memory one frozen prompt of all takes: the
+// Prompt itself, its id, and its share of the canonical JSON the sha256 is
+// computed over (prompt texts are shared between repeats, their JSON is
+// not).
+func promptBytes(all []Prompt) int64 {
+	var text int64
+	for i := range all {
+		p := &all[i]
+		text += int64(len(p.ID) + len(p.Prompt) + 64)
+		for _, m := range p.Messages {
+			text += int64(len(m.Role) + len(m.Content) + 32)
+		}
+	}
+	avg := text / int64(max(len(all), 1))
+	return int64(unsafe.Sizeof(Prompt{})) + 16 + avg
+}
+
+// checkMemory refuses a request set of n prompts drawn from all that would
+// not fit in the memory available, before anything is allocated for it.
+// avail is opt.MemoryAvailable, or the system's figure when that is 0; a
+// negative value, or none known, turns the check off.
+func checkMemory(all []Prompt, n int, source string, avail int64) error {
+	if avail == 0 {
+		var ok bool
+		if avail, ok = availableMemory(); !ok {
+			return nil
+		}
+	}
+	if avail < 0 || n <= 0 {
+		return nil
+	}
+	per := promptBytes(all) + perRequestRunBytes
+	// n·per could overflow int64 only for n far above any memory; compare
+	// by division.
+	if int64(n) <= avail/per {
+		return nil
+	}
+	need := float64(n) * float64(per)
+	return fmt.Errorf("%s: %d requests need about %s of memory (about %d bytes each: the prompt, its share of the canonical JSON and the run's record), more than the %s available; ask for fewer requests",
+		source, n, byteText(need), per, byteText(float64(avail)))
+}
+
+// byteText writes a byte count in GiB or MiB.
+func byteText(b float64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", b/(1<<20))
+}
