@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,17 +40,36 @@ slurm: {gpus: false, time: "00:10:00", poll: 1s}
 
 // sweepProc starts `sweep` as its own process (the test binary as
 // joulebench).
-func sweepProc(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func sweepProc(t *testing.T, dir string, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"sweep", "campaign.yaml", "--joulebench-bin", os.Args[0]}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return cmd, &out
+	return cmd, out
+}
+
+// syncBuffer is the output of a child process, written by exec's copying
+// goroutine while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // A sweep interrupted in its second run is resumed: the complete first run

@@ -115,6 +115,7 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 	// Attached with --engine-url, scraped with its default families.
 	var mu sync.Mutex
 	var scraped []string
+	got := make(chan struct{}, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "fake:busy 1\nfake:other 2\n")
 	}))
@@ -133,12 +134,22 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 		for _, m := range ms {
 			scraped = append(scraped, m.Name)
 		}
+		if len(scraped) > 0 {
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+		}
 		return nil
 	}})
 	if sc == nil {
 		t.Fatal("no scraper")
 	}
-	time.Sleep(30 * time.Millisecond)
+	select { // the first scrape, however loaded the machine
+	case <-got:
+	case <-time.After(30 * time.Second):
+		t.Error("no scrape within 30 s")
+	}
 	if err := sc.Stop(); err != nil {
 		t.Fatal(err)
 	}
