@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -117,56 +112,6 @@ func waitStarted(t *testing.T, f *fakeDoer, n int) []string {
 		}
 	}
 	return ids
-}
-
-func TestUnlimitedSendsAllAtOnce(t *testing.T) {
-	const n = 50
-	var inflight, maxInflight atomic.Int32
-	all := make(chan struct{})
-	var once sync.Once
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		cur := inflight.Add(1)
-		defer inflight.Add(-1)
-		for {
-			m := maxInflight.Load()
-			if cur <= m || maxInflight.CompareAndSwap(m, cur) {
-				break
-			}
-		}
-		if cur == n {
-			once.Do(func() { close(all) })
-		}
-		// Hold every request until all n are here at the same time; a
-		// scheduler that sends fewer at once leaves them waiting here.
-		select {
-		case <-all:
-		case <-time.After(10 * time.Second):
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"completion_tokens\":3}}\n\ndata: [DONE]\n\n")
-	}))
-	defer srv.Close()
-
-	c := &collector{t: t}
-	err := Run(context.Background(), Config{Mode: Unlimited}, requests(n), openai.NewClient(srv.URL), c.sink, c.progress)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := maxInflight.Load(); got != n {
-		t.Fatalf("server saw at most %d requests at once, want %d", got, n)
-	}
-	if len(c.recs) != n {
-		t.Fatalf("%d records", len(c.recs))
-	}
-	for _, r := range c.recs {
-		if !r.OK || r.OutputTokens != 3 {
-			t.Fatalf("%+v", r)
-		}
-	}
-	if p := c.last(); p != (Progress{Sent: n, Done: n, Tokens: 3 * n}) {
-		t.Fatalf("progress %+v", p)
-	}
 }
 
 func TestConcurrencyCapsInFlight(t *testing.T) {
@@ -331,29 +276,6 @@ func TestMaxDuration(t *testing.T) {
 	}
 	if p := c.last(); p != (Progress{Sent: 2, Done: 2, Failed: 2}) {
 		t.Fatalf("progress %+v", p)
-	}
-}
-
-func TestMaxDurationWithClient(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"partial\"}}]}\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}))
-	defer srv.Close()
-	c := &collector{t: t}
-	err := Run(context.Background(), Config{MaxDuration: 200 * time.Millisecond}, requests(5), openai.NewClient(srv.URL), c.sink, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.recs) != 5 {
-		t.Fatalf("%d records", len(c.recs))
-	}
-	for _, r := range c.recs {
-		if r.OK || r.Error != "cancelled: max duration" {
-			t.Fatalf("%+v", r)
-		}
 	}
 }
 
