@@ -112,7 +112,10 @@ type Spec struct {
 	// (its compile caches in RunDir/engine/compile-cache).
 	RunDir string
 	// Log receives the engine's output (engine.log).
-	Log  io.Writer
+	Log io.Writer
+	// Note, when set, is told how a slow readiness wait of an already
+	// running server (URL) goes.
+	Note func(string)
 	HTTP *http.Client
 	// APIKey, when set, is sent as "Authorization: Bearer ..." with every
 	// request to the engine (queries and benchmark requests alike). It is
@@ -214,7 +217,7 @@ func build(s Spec) (engines.Engine, error) {
 		return nil, err
 	}
 	if s.URL != "" {
-		return d.Attach(engines.Remote{URL: s.URL, API: s.API, Model: s.Model, HTTP: s.HTTP})
+		return d.Attach(engines.Remote{URL: s.URL, API: s.API, Model: s.Model, HTTP: s.HTTP, Note: s.Note})
 	}
 	return d.Start(s.options())
 }

@@ -101,7 +101,7 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	rec := ollama.NewClient("http://" + addr).Do(context.Background(), chat)
+	rec := ollama.NewClient("http://"+addr).Do(context.Background(), chat)
 	if rec.OK || !strings.HasPrefix(rec.Error, "send: ") || !strings.Contains(rec.Error, "refused") {
 		t.Fatalf("%q", rec.Error)
 	}

@@ -37,7 +37,7 @@ func TestStallAfterOneToken(t *testing.T) {
 }
 
 func TestStallTimerReArmedByEveryChunk(t *testing.T) {
-	// Ten chunks 30 ms apart: 300 ms in all, twice the stall limit, but
+	// Eight chunks 30 ms apart: 240 ms in all, beyond the stall limit, but
 	// never 150 ms without data.
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		streamHeaders(w)
