@@ -396,3 +396,88 @@ func TestFromSet(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+func TestLimitsTimeoutForAPlainDoer(t *testing.T) {
+	// A Doer that is not a Tracker gets the timeout through its context.
+	f := newFake(true)
+	c := &collector{t: t}
+	cfg := Config{Limits: Limits{Timeout: 20 * time.Millisecond}}
+	if err := Run(context.Background(), cfg, requests(2), f, c.sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.recs {
+		if r.OK || r.Error != "cancelled: request timeout" {
+			t.Fatalf("%+v", r)
+		}
+	}
+}
+
+// trackerDoer reports two tokens, then waits for release, and records the
+// limits it was given.
+type trackerDoer struct {
+	*fakeDoer
+	limits chan Limits
+}
+
+func (d trackerDoer) DoFlight(ctx context.Context, r workload.Request, f *Flight) archive.Request {
+	d.limits <- f.Limits
+	f.AddTokens(2)
+	return d.Do(ctx, r)
+}
+
+func TestTrackerGetsLimitsAndWatchSeesFlights(t *testing.T) {
+	d := trackerDoer{fakeDoer: newFake(true), limits: make(chan Limits, 10)}
+	watched := make(chan Waiting, 1000)
+	cfg := Config{Mode: Concurrency, Concurrency: 2, Limits: Limits{Timeout: time.Hour, Stall: time.Minute},
+		WatchEvery: 5 * time.Millisecond,
+		Watch: func(w Waiting) {
+			select {
+			case watched <- w:
+			default:
+			}
+		}}
+	done := make(chan error, 1)
+	c := &collector{t: t}
+	go func() { done <- Run(context.Background(), cfg, requests(2), d, c.sink, nil) }()
+	waitStarted(t, d.fakeDoer, 2)
+	for range 2 {
+		if l := <-d.limits; l != cfg.Limits {
+			t.Fatalf("limits %+v, want %+v", l, cfg.Limits)
+		}
+	}
+	// Both requests are in flight with 2 tokens each reported.
+	deadline := time.After(10 * time.Second)
+	for {
+		var w Waiting
+		select {
+		case w = <-watched:
+		case <-deadline:
+			t.Fatal("no report of both flights")
+		}
+		if w.InFlight == 2 && w.Tokens == 4 {
+			if w.Oldest != "r000" && w.Oldest != "r001" || w.OldestTokens != 2 || w.OldestAge <= 0 {
+				t.Fatalf("waiting %+v", w)
+			}
+			break
+		}
+	}
+	close(d.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(c.recs) != 2 {
+		t.Fatalf("%d records", len(c.recs))
+	}
+}
+
+func TestWatchValidated(t *testing.T) {
+	for _, cfg := range []Config{
+		{Watch: func(Waiting) {}},
+		{Limits: Limits{Timeout: -1}},
+		{Limits: Limits{Stall: -1}},
+	} {
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("%+v accepted", cfg)
+		}
+	}
+}
