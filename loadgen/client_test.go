@@ -1,7 +1,6 @@
 package loadgen_test
 
-// Tests with the real streaming client, from outside the package: the
-// client imports loadgen (it is a loadgen.Tracker).
+// Tests with the real streaming client, from outside the package.
 
 import (
 	"context"
@@ -15,9 +14,16 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
+)
+
+// The engines' streaming clients are Trackers without importing loadgen.
+var (
+	_ loadgen.Tracker = (*openai.Client)(nil)
+	_ loadgen.Tracker = (*ollama.Client)(nil)
 )
 
 // collector is a sink that fails the test if it is ever called

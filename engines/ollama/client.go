@@ -15,7 +15,6 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/openai"
-	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -138,11 +137,10 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 	return c.DoFlight(ctx, r, nil)
 }
 
-var _ loadgen.Tracker = (*Client)(nil)
-
-// DoFlight is Do under the flight's limits (a zero limit keeps the
-// client's), reporting each line with text into f (nil: none).
-func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *loadgen.Flight) archive.Request {
+// DoFlight (the loadgen.Tracker ability) is Do under the flight's
+// limits (a zero limit keeps the client's), reporting each line with text
+// into f (nil: none).
+func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
 	timeout, stall := c.timeout, c.stall
 	if f != nil {
 		if f.Limits.Timeout > 0 {

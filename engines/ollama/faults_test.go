@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines/ollama"
-	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -112,7 +111,7 @@ func TestFlightLimitsAndTokens(t *testing.T) {
 		lines(w, tokenLine, tokenLine)
 		<-r.Context().Done()
 	})
-	f := &loadgen.Flight{ID: "x", Limits: loadgen.Limits{Stall: 20 * time.Millisecond}}
+	f := &workload.Flight{ID: "x", Limits: workload.Limits{Stall: 20 * time.Millisecond}}
 	rec := ollama.NewClient(srv.URL).DoFlight(context.Background(), chat, f)
 	if rec.Error != "stall timeout: no data for 20ms" || f.Tokens() != 2 {
 		t.Fatalf("tokens %d, %+v", f.Tokens(), rec)

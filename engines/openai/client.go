@@ -35,7 +35,7 @@
 //
 // Limits: WithRequestTimeout bounds a request from send to the end of its
 // stream, WithStallTimeout the wait for the next bytes once the stream
-// started; a loadgen.Flight's Limits (DoFlight) override both.
+// started; a workload.Flight's Limits (DoFlight) override both.
 //
 // The API key is sent as "Authorization: Bearer ..." and is never written
 // to a record or an error.
@@ -58,7 +58,6 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -202,11 +201,10 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 	return c.DoFlight(ctx, r, nil)
 }
 
-var _ loadgen.Tracker = (*Client)(nil)
-
-// DoFlight is Do under the flight's limits (a zero limit keeps the
-// client's), reporting each text chunk into f (nil: none).
-func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *loadgen.Flight) archive.Request {
+// DoFlight (the loadgen.Tracker ability) is Do under the flight's
+// limits (a zero limit keeps the client's), reporting each text chunk
+// into f (nil: none).
+func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
 	timeout, stall := c.timeout, c.stall
 	if f != nil {
 		if f.Limits.Timeout > 0 {
@@ -262,7 +260,7 @@ type stream struct {
 	c      *Client
 	x      *Exchange
 	rec    *archive.Request
-	flight *loadgen.Flight
+	flight *workload.Flight
 	last   float64 // the latest time handed out
 	info   chunkInfo
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -75,8 +74,8 @@ func TestEndlessStreamHitsRequestTimeout(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	})
-	rec := do(t, srv.URL, Request{Chat: true}, WithRequestTimeout(50*time.Millisecond), WithStallTimeout(time.Second))
-	if rec.OK || rec.Error != "request timeout after 50ms" || rec.OutputTokens != 0 || rec.OutputChars == 0 {
+	rec := do(t, srv.URL, Request{Chat: true}, WithRequestTimeout(300*time.Millisecond), WithStallTimeout(5*time.Second))
+	if rec.OK || rec.Error != "request timeout after 300ms" || rec.OutputTokens != 0 || rec.OutputChars == 0 {
 		t.Fatalf("%+v", rec)
 	}
 }
@@ -89,7 +88,7 @@ func TestFlightLimitsOverrideAndTokensReported(t *testing.T) {
 	})
 	// The client's own limits are an hour; the flight's win.
 	c := NewClient(srv.URL, WithStallTimeout(time.Hour))
-	f := &loadgen.Flight{ID: "x", Limits: loadgen.Limits{Stall: 20 * time.Millisecond}}
+	f := &workload.Flight{ID: "x", Limits: workload.Limits{Stall: 20 * time.Millisecond}}
 	rec := c.DoFlight(context.Background(), Request{Chat: true}, f)
 	if rec.OK || rec.Error != "stall timeout: no data for 20ms" {
 		t.Fatalf("%+v", rec)
@@ -97,7 +96,7 @@ func TestFlightLimitsOverrideAndTokensReported(t *testing.T) {
 	if f.Tokens() != 3 {
 		t.Fatalf("flight saw %d text chunks, want 3", f.Tokens())
 	}
-	f = &loadgen.Flight{ID: "y", Limits: loadgen.Limits{Timeout: 25 * time.Millisecond}}
+	f = &workload.Flight{ID: "y", Limits: workload.Limits{Timeout: 25 * time.Millisecond}}
 	if rec := c.DoFlight(context.Background(), Request{Chat: true}, f); rec.Error != "request timeout after 25ms" {
 		t.Fatalf("%+v", rec)
 	}
