@@ -55,6 +55,8 @@ type Remote struct {
 	// Model is the model requested ("" = resolved later).
 	Model string
 	HTTP  *http.Client
+	// Note, when set, is told how a slow readiness wait goes.
+	Note func(string)
 }
 
 // Descriptor is everything joulebench asks about one engine kind: how it

@@ -14,6 +14,11 @@
 // in flight, which are recorded as failed ("cancelled: max duration").
 // Cancelling ctx does the same ("cancelled") and Run returns ctx.Err().
 // Requests never sent are not recorded.
+//
+// Limits bound each request (a total timeout and a stall timeout: no bytes
+// for that long); a Doer with the Tracker ability enforces both and reports
+// the tokens read so far, which Watch hands out at every WatchEvery with
+// what the run is waiting on.
 package loadgen
 
 import (
@@ -82,6 +87,44 @@ type Config struct {
 	// MaxDuration, when > 0, stops sending after this long and cancels the
 	// requests in flight.
 	MaxDuration time.Duration
+	// Limits bound each request (zero values: the client's defaults).
+	Limits Limits
+	// Watch, when set, is told what the run waits on (the requests in
+	// flight) every WatchEvery while at least one is in flight; it is
+	// called from the goroutine that calls sink and progress.
+	Watch      func(Waiting)
+	WatchEvery time.Duration
+}
+
+// Limits and Flight are workload's, so that a client can report into a
+// Flight without importing the load generator.
+type (
+	Limits = workload.Limits
+	Flight = workload.Flight
+)
+
+// Tracker is a Doer that enforces a Flight's Limits and reports its
+// progress into it (the engines' streaming clients are Trackers). Run uses
+// DoFlight when a Doer has it; for another Doer it enforces Limits.Timeout
+// with the request's context (cause ErrRequestTimeout) and cannot see a
+// stall.
+type Tracker interface {
+	Doer
+	DoFlight(ctx context.Context, r workload.Request, f *Flight) archive.Request
+}
+
+// ErrRequestTimeout is the cause of a request's context when Run enforces
+// Limits.Timeout itself (a Doer that is not a Tracker).
+var ErrRequestTimeout = errors.New("request timeout")
+
+// Waiting says what a run is waiting on: the requests in flight, the
+// oldest of them, and the tokens read so far (reported by a Tracker).
+type Waiting struct {
+	InFlight     int
+	Oldest       string
+	OldestAge    time.Duration
+	OldestTokens int
+	Tokens       int
 }
 
 // Validate checks the configuration.
@@ -101,6 +144,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max requests %d: must be >= 0", c.MaxRequests)
 	case c.MaxDuration < 0:
 		return fmt.Errorf("max duration %v: must be >= 0", c.MaxDuration)
+	case c.Limits.Timeout < 0 || c.Limits.Stall < 0:
+		return fmt.Errorf("request timeout %v, stall timeout %v: must be >= 0", c.Limits.Timeout, c.Limits.Stall)
+	case c.Watch != nil && c.WatchEvery <= 0:
+		return fmt.Errorf("watch interval %v: must be > 0", c.WatchEvery)
 	}
 	return nil
 }
@@ -153,13 +200,16 @@ func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 	}
 
 	r := &runner{
-		ctx:  runCtx,
-		d:    d,
-		done: make(chan archive.Request, min(len(reqs), 1<<16)),
-		sent: make(chan struct{}, 1),
+		ctx:     runCtx,
+		d:       d,
+		limits:  cfg.Limits,
+		flights: map[*Flight]struct{}{},
+		done:    make(chan archive.Request, min(len(reqs), 1<<16)),
+		sent:    make(chan struct{}, 1),
 	}
+	r.tracker, _ = d.(Tracker)
 	collected := make(chan struct{})
-	go r.collect(sink, progress, collected)
+	go r.collect(sink, progress, cfg.Watch, cfg.WatchEvery, collected)
 
 	switch cfg.Mode {
 	case Unlimited:
@@ -180,9 +230,15 @@ func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 }
 
 type runner struct {
-	ctx   context.Context
-	d     Doer
-	wg    sync.WaitGroup
+	ctx     context.Context
+	d       Doer
+	tracker Tracker // d, when it is one
+	limits  Limits
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	flights map[*Flight]struct{} // in flight
+
 	sentN atomic.Int64
 	done  chan archive.Request
 	sent  chan struct{} // a nudge to report progress after a send
@@ -231,7 +287,7 @@ func (r *runner) sendAll(reqs []workload.Request, slots chan struct{}, offsets [
 		}
 		go func(req workload.Request) {
 			defer r.wg.Done()
-			rec := r.d.Do(r.ctx, req)
+			rec := r.do(req)
 			if slots != nil {
 				<-slots
 			}
@@ -240,9 +296,58 @@ func (r *runner) sendAll(reqs []workload.Request, slots chan struct{}, offsets [
 	}
 }
 
-// collect calls sink and progress from one goroutine until done is closed.
-func (r *runner) collect(sink func(archive.Request), progress func(Progress), finished chan<- struct{}) {
+// do sends one request, watched as a Flight while it is in flight.
+func (r *runner) do(req workload.Request) archive.Request {
+	f := &Flight{ID: req.ID, Start: time.Now(), Limits: r.limits}
+	r.mu.Lock()
+	r.flights[f] = struct{}{}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.flights, f)
+		r.mu.Unlock()
+	}()
+	if r.tracker != nil {
+		return r.tracker.DoFlight(r.ctx, req, f)
+	}
+	ctx := r.ctx
+	if r.limits.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.limits.Timeout, ErrRequestTimeout)
+		defer cancel()
+	}
+	return r.d.Do(ctx, req)
+}
+
+// waiting is a snapshot of the requests in flight.
+func (r *runner) waiting(now time.Time) Waiting {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := Waiting{InFlight: len(r.flights)}
+	var oldest *Flight
+	for f := range r.flights {
+		n := f.Tokens()
+		w.Tokens += n
+		if oldest == nil || f.Start.Before(oldest.Start) || f.Start.Equal(oldest.Start) && f.ID < oldest.ID {
+			oldest = f
+		}
+	}
+	if oldest != nil {
+		w.Oldest, w.OldestAge, w.OldestTokens = oldest.ID, now.Sub(oldest.Start), oldest.Tokens()
+	}
+	return w
+}
+
+// collect calls sink, progress and watch from one goroutine until done is
+// closed.
+func (r *runner) collect(sink func(archive.Request), progress func(Progress), watch func(Waiting), every time.Duration, finished chan<- struct{}) {
 	defer close(finished)
+	var tick <-chan time.Time
+	if watch != nil {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	var p Progress
 	report := func() {
 		p.Sent = int(r.sentN.Load())
@@ -268,6 +373,10 @@ func (r *runner) collect(sink func(archive.Request), progress func(Progress), fi
 			report()
 		case <-r.sent:
 			report()
+		case now := <-tick:
+			if w := r.waiting(now); w.InFlight > 0 {
+				watch(w)
+			}
 		}
 	}
 }

@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -117,56 +112,6 @@ func waitStarted(t *testing.T, f *fakeDoer, n int) []string {
 		}
 	}
 	return ids
-}
-
-func TestUnlimitedSendsAllAtOnce(t *testing.T) {
-	const n = 50
-	var inflight, maxInflight atomic.Int32
-	all := make(chan struct{})
-	var once sync.Once
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		cur := inflight.Add(1)
-		defer inflight.Add(-1)
-		for {
-			m := maxInflight.Load()
-			if cur <= m || maxInflight.CompareAndSwap(m, cur) {
-				break
-			}
-		}
-		if cur == n {
-			once.Do(func() { close(all) })
-		}
-		// Hold every request until all n are here at the same time; a
-		// scheduler that sends fewer at once leaves them waiting here.
-		select {
-		case <-all:
-		case <-time.After(10 * time.Second):
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"completion_tokens\":3}}\n\ndata: [DONE]\n\n")
-	}))
-	defer srv.Close()
-
-	c := &collector{t: t}
-	err := Run(context.Background(), Config{Mode: Unlimited}, requests(n), openai.NewClient(srv.URL), c.sink, c.progress)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := maxInflight.Load(); got != n {
-		t.Fatalf("server saw at most %d requests at once, want %d", got, n)
-	}
-	if len(c.recs) != n {
-		t.Fatalf("%d records", len(c.recs))
-	}
-	for _, r := range c.recs {
-		if !r.OK || r.OutputTokens != 3 {
-			t.Fatalf("%+v", r)
-		}
-	}
-	if p := c.last(); p != (Progress{Sent: n, Done: n, Tokens: 3 * n}) {
-		t.Fatalf("progress %+v", p)
-	}
 }
 
 func TestConcurrencyCapsInFlight(t *testing.T) {
@@ -334,29 +279,6 @@ func TestMaxDuration(t *testing.T) {
 	}
 }
 
-func TestMaxDurationWithClient(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"partial\"}}]}\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}))
-	defer srv.Close()
-	c := &collector{t: t}
-	err := Run(context.Background(), Config{MaxDuration: 200 * time.Millisecond}, requests(5), openai.NewClient(srv.URL), c.sink, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.recs) != 5 {
-		t.Fatalf("%d records", len(c.recs))
-	}
-	for _, r := range c.recs {
-		if r.OK || r.Error != "cancelled: max duration" {
-			t.Fatalf("%+v", r)
-		}
-	}
-}
-
 func TestCancellation(t *testing.T) {
 	f := newFake(true)
 	c := &collector{t: t}
@@ -472,5 +394,90 @@ func TestFromSet(t *testing.T) {
 	if r.ID != "formal-00002" || r.Phase != "formal" || r.PromptID != set.Prompts[2].ID || r.Model != "m" || !r.Chat ||
 		r.MaxTokens != set.Prompts[2].MaxTokens || r.Temperature != 0.3 || !r.IgnoreEOS || len(r.Messages) != 1 {
 		t.Fatalf("%+v", r)
+	}
+}
+
+func TestLimitsTimeoutForAPlainDoer(t *testing.T) {
+	// A Doer that is not a Tracker gets the timeout through its context.
+	f := newFake(true)
+	c := &collector{t: t}
+	cfg := Config{Limits: Limits{Timeout: 20 * time.Millisecond}}
+	if err := Run(context.Background(), cfg, requests(2), f, c.sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.recs {
+		if r.OK || r.Error != "cancelled: request timeout" {
+			t.Fatalf("%+v", r)
+		}
+	}
+}
+
+// trackerDoer reports two tokens, then waits for release, and records the
+// limits it was given.
+type trackerDoer struct {
+	*fakeDoer
+	limits chan Limits
+}
+
+func (d trackerDoer) DoFlight(ctx context.Context, r workload.Request, f *Flight) archive.Request {
+	d.limits <- f.Limits
+	f.AddTokens(2)
+	return d.Do(ctx, r)
+}
+
+func TestTrackerGetsLimitsAndWatchSeesFlights(t *testing.T) {
+	d := trackerDoer{fakeDoer: newFake(true), limits: make(chan Limits, 10)}
+	watched := make(chan Waiting, 1000)
+	cfg := Config{Mode: Concurrency, Concurrency: 2, Limits: Limits{Timeout: time.Hour, Stall: time.Minute},
+		WatchEvery: 5 * time.Millisecond,
+		Watch: func(w Waiting) {
+			select {
+			case watched <- w:
+			default:
+			}
+		}}
+	done := make(chan error, 1)
+	c := &collector{t: t}
+	go func() { done <- Run(context.Background(), cfg, requests(2), d, c.sink, nil) }()
+	waitStarted(t, d.fakeDoer, 2)
+	for range 2 {
+		if l := <-d.limits; l != cfg.Limits {
+			t.Fatalf("limits %+v, want %+v", l, cfg.Limits)
+		}
+	}
+	// Both requests are in flight with 2 tokens each reported.
+	deadline := time.After(10 * time.Second)
+	for {
+		var w Waiting
+		select {
+		case w = <-watched:
+		case <-deadline:
+			t.Fatal("no report of both flights")
+		}
+		if w.InFlight == 2 && w.Tokens == 4 {
+			if w.Oldest != "r000" && w.Oldest != "r001" || w.OldestTokens != 2 || w.OldestAge <= 0 {
+				t.Fatalf("waiting %+v", w)
+			}
+			break
+		}
+	}
+	close(d.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(c.recs) != 2 {
+		t.Fatalf("%d records", len(c.recs))
+	}
+}
+
+func TestWatchValidated(t *testing.T) {
+	for _, cfg := range []Config{
+		{Watch: func(Waiting) {}},
+		{Limits: Limits{Timeout: -1}},
+		{Limits: Limits{Stall: -1}},
+	} {
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("%+v accepted", cfg)
+		}
 	}
 }

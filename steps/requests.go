@@ -22,7 +22,15 @@ type RequestsConfig struct {
 	Repeat      int               `yaml:"repeat"`
 	MaxRequests int               `yaml:"max_requests"`
 	MaxDuration workflow.Duration `yaml:"max_duration"`
-	Timeout     workflow.Duration `yaml:"timeout"`
+	// Timeout bounds each request from send to the end of its stream;
+	// StallTimeout the wait for its next bytes once its stream started
+	// (0: none). A request cut by either is failed with that reason.
+	Timeout      workflow.Duration `yaml:"timeout"`
+	StallTimeout workflow.Duration `yaml:"stall_timeout"`
+	// WaitLog is how often the step logs what it waits on (the requests
+	// in flight, the oldest's age and the tokens so far); at most 30 s,
+	// 0 means 30 s.
+	WaitLog workflow.Duration `yaml:"wait_log"`
 	// Dataset is a built-in request set (chat, code, long-context) or a
 	// file; --dataset overrides it.
 	Dataset string `yaml:"dataset"`
@@ -67,13 +75,42 @@ func (c *RequestsConfig) Validate() error {
 	if c.MaxRequests < 0 {
 		return fmt.Errorf("max_requests must not be negative")
 	}
+	return validateLimits(c.Timeout, c.StallTimeout, c.WaitLog)
+}
+
+// maxWaitLog is the longest silence while requests are in flight.
+const maxWaitLog = 30 * time.Second
+
+func validateLimits(timeout, stall, waitLog workflow.Duration) error {
+	switch {
+	case timeout < 0 || stall < 0:
+		return fmt.Errorf("timeout and stall_timeout must not be negative")
+	case waitLog < 0 || waitLog.D() > maxWaitLog:
+		return fmt.Errorf("wait_log must be in [0, %s] (0: %s), got %s", maxWaitLog, maxWaitLog, waitLog.D())
+	}
 	return nil
+}
+
+// limits turns a step's limits into the load generator's, with the log of
+// what the run waits on.
+func limits(rc *workflow.RunContext, lc *loadgen.Config, stage string, timeout, stall, waitLog workflow.Duration) {
+	lc.Limits = loadgen.Limits{Timeout: timeout.D(), Stall: stall.D()}
+	lc.WatchEvery = waitLog.D()
+	if waitLog <= 0 {
+		lc.WatchEvery = maxWaitLog
+	}
+	lc.Watch = func(w loadgen.Waiting) {
+		rc.Log.Info().Str("stage", stage).Int("in_flight", w.InFlight).Str("oldest", w.Oldest).
+			Dur("oldest_age", w.OldestAge.Round(time.Millisecond)).Int("oldest_tokens", w.OldestTokens).
+			Int("tokens_in_flight", w.Tokens).Msg("waiting on requests in flight")
+	}
 }
 
 var requestsKind = workflow.NewStepKind("requests",
 	"send the formal request set (stage formal)",
 	func() *RequestsConfig {
-		return &RequestsConfig{Mode: "unlimited", Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(10 * time.Minute), Seed: 1}
+		return &RequestsConfig{Mode: "unlimited", Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(30 * time.Minute),
+			StallTimeout: workflow.Duration(time.Minute), WaitLog: workflow.Duration(maxWaitLog), Seed: 1}
 	},
 	runRequests)
 
@@ -105,6 +142,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 		return err
 	}
 	lc := loadgen.Config{Mode: mode, Concurrency: c.Concurrency, Rate: c.Rate, Seed: c.Seed, MaxRequests: c.MaxRequests, MaxDuration: c.MaxDuration.D()}
+	limits(rc, &lc, "formal", c.Timeout, c.StallTimeout, c.WaitLog)
 	if err := d.sampleNow(ctx); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
@@ -20,6 +21,10 @@ type WarmupConfig struct {
 	Concurrency int `yaml:"concurrency"`
 	// Temperature, when set, is sent with every warm-up request.
 	Temperature *float64 `yaml:"temperature"`
+	// Timeout, StallTimeout and WaitLog: as in the requests step.
+	Timeout      workflow.Duration `yaml:"timeout"`
+	StallTimeout workflow.Duration `yaml:"stall_timeout"`
+	WaitLog      workflow.Duration `yaml:"wait_log"`
 }
 
 // Validate checks counts.
@@ -27,12 +32,15 @@ func (c *WarmupConfig) Validate() error {
 	if c.Requests < 0 || c.MaxTokens < 0 || c.Concurrency < 0 {
 		return fmt.Errorf("requests, max_tokens and concurrency must not be negative")
 	}
-	return nil
+	return validateLimits(c.Timeout, c.StallTimeout, c.WaitLog)
 }
 
 var warmupKind = workflow.NewStepKind("warmup",
 	"send informal requests (stage warmup, inside startup)",
-	func() *WarmupConfig { return &WarmupConfig{Requests: 8, Concurrency: 8} },
+	func() *WarmupConfig {
+		return &WarmupConfig{Requests: 8, Concurrency: 8, Timeout: workflow.Duration(30 * time.Minute),
+			StallTimeout: workflow.Duration(time.Minute), WaitLog: workflow.Duration(maxWaitLog)}
+	},
 	runWarmup)
 
 func runWarmup(ctx context.Context, rc *workflow.RunContext, d *Deps, c *WarmupConfig) error {
@@ -62,7 +70,9 @@ func runWarmup(ctx context.Context, rc *workflow.RunContext, d *Deps, c *WarmupC
 		conc = c.Requests
 	}
 	rc.StageStart("warmup", rc.Clock.Now())
-	if _, err := send(ctx, rc, d, "warmup", loadgen.Config{Mode: loadgen.Concurrency, Concurrency: conc}, reqs); err != nil {
+	lc := loadgen.Config{Mode: loadgen.Concurrency, Concurrency: conc}
+	limits(rc, &lc, "warmup", c.Timeout, c.StallTimeout, c.WaitLog)
+	if _, err := send(ctx, rc, d, "warmup", lc, reqs); err != nil {
 		return err
 	}
 	return rc.StageEnd("warmup", rc.Clock.Now())

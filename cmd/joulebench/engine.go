@@ -17,6 +17,7 @@ import (
 	"github.com/joulebench/joulebench/engines/external"
 	"github.com/joulebench/joulebench/engines/launch"
 	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/engines/process"
 	simengine "github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/loadgen"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
@@ -56,6 +57,8 @@ type engineEnv struct {
 	EngineLog io.Writer
 	Clock     *workflow.Clock
 	Quick     bool
+	// Note logs how a slow readiness wait of --engine-url goes (nil: not).
+	Note func(string)
 }
 
 // engineSetup is the engine of a run and how to talk to it.
@@ -163,7 +166,7 @@ func (a *app) setupEngine(env engineEnv) (*engineSetup, error) {
 		m, err := x.ResolveModel(ctx)
 		cancel()
 		if err != nil {
-			return nil, withCode(exitFailure, fmt.Errorf("--engine-url %s: no --model given and the server does not list one: %w", spec.URL, err))
+			return nil, withCode(exitFailure, fmt.Errorf("--engine-url %s: no --model given and the server does not list one: %w", process.RedactURL(spec.URL), err))
 		}
 		x.SetModel(m)
 		spec.Model = m
@@ -224,6 +227,7 @@ func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		RunDir:         env.RunDir,
 		Log:            env.EngineLog,
 		APIKey:         v.GetString("api-key"),
+		Note:           env.Note,
 	}
 	if d, ok := a.engines.Lookup(kind); ok && spec.URL != "" && d.Generic && spec.API == "" {
 		spec.API = d.API

@@ -8,10 +8,14 @@ package external
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -33,7 +37,7 @@ func Descriptor() engines.Descriptor {
 		API:     engines.APIOpenAI,
 		Generic: true,
 		Attach: func(r engines.Remote) (engines.Engine, error) {
-			return New(Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP, MetricsPath: "/metrics"})
+			return New(Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP, MetricsPath: "/metrics", Note: r.Note})
 		},
 	}
 }
@@ -41,7 +45,9 @@ func Descriptor() engines.Descriptor {
 // Config describes the running server. A kind's descriptor fills the
 // endpoints and hooks of its kind.
 type Config struct {
-	// URL is the server's root (a trailing /v1 is dropped).
+	// URL is the server's root (a trailing /v1 is dropped). User info
+	// and a query string are sent with every request and never written
+	// out (Info, errors and notes show process.RedactURL of it).
 	URL string
 	// API is engines.APIOpenAI (default) or engines.APIOllama.
 	API string
@@ -64,6 +70,10 @@ type Config struct {
 	// PickModel returns the model to request when none was given (nil:
 	// the first listed by /v1/models).
 	PickModel func(ctx context.Context, srv *process.Server) (string, error)
+	// Note, when set, is told how a slow readiness wait goes, every
+	// NoteEvery (default 30 s).
+	Note      func(string)
+	NoteEvery time.Duration
 }
 
 // Engine is an already running server.
@@ -89,12 +99,22 @@ var (
 
 // New checks the configuration.
 func New(cfg Config) (*Engine, error) {
-	u := strings.TrimRight(cfg.URL, "/")
-	u = strings.TrimSuffix(u, "/v1")
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return nil, fmt.Errorf("engine URL %q: want http://HOST:PORT or https://...", cfg.URL)
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		// Not shown: what does not parse cannot be redacted.
+		return nil, fmt.Errorf("engine URL: does not parse as a URL (want http://HOST:PORT or https://...)")
 	}
-	cfg.URL = u
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("engine URL %q: want http://HOST:PORT or https://...", process.RedactURL(cfg.URL))
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
+	u.RawPath, u.Fragment = "", ""
+	cfg.URL = u.String()
+	// The server's own queries (health, identity, /metrics) go to the
+	// plain root; the user info and the query travel in the transport, so
+	// that no URL they print carries them.
+	plain := *u
+	plain.User, plain.RawQuery = nil, ""
 	switch cfg.API {
 	case "":
 		cfg.API = engines.APIOpenAI
@@ -108,10 +128,56 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Health == "" {
 		cfg.Health = "/v1/models"
 	}
-	srv := process.NewServer(process.Spec{Name: cfg.Kind + " at " + cfg.URL}, cfg.URL, cfg.Health)
-	srv.HTTP = cfg.HTTP
+	if cfg.NoteEvery <= 0 {
+		cfg.NoteEvery = 30 * time.Second
+	}
+	srv := process.NewServer(process.Spec{Name: cfg.Kind + " at " + plain.String()}, plain.String(), cfg.Health)
+	srv.HTTP = withSecrets(cfg.HTTP, u.User, u.RawQuery)
 	return &Engine{cfg: cfg, srv: srv, exited: make(chan struct{})}, nil
 }
+
+// withSecrets returns hc whose requests carry user (basic auth) and query
+// (merged into each request's own), or hc itself when there are none.
+func withSecrets(hc *http.Client, user *url.Userinfo, query string) *http.Client {
+	if user == nil && query == "" {
+		return hc
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c := *hc
+	c.Transport = secrets{next: next, user: user, query: query}
+	return &c
+}
+
+type secrets struct {
+	next  http.RoundTripper
+	user  *url.Userinfo
+	query string
+}
+
+func (s secrets) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if s.query != "" {
+		if r.URL.RawQuery == "" {
+			r.URL.RawQuery = s.query
+		} else {
+			r.URL.RawQuery += "&" + s.query
+		}
+	}
+	if s.user != nil && r.Header.Get("Authorization") == "" {
+		pw, _ := s.user.Password()
+		r.SetBasicAuth(s.user.Username(), pw)
+	}
+	return s.next.RoundTrip(r)
+}
+
+// shown is the URL as it may be written out.
+func (e *Engine) shown() string { return process.RedactURL(e.cfg.URL) }
 
 // Config is the configuration in use (after defaults).
 func (e *Engine) Config() Config { return e.cfg }
@@ -136,27 +202,56 @@ func (e *Engine) API() string { return e.cfg.API }
 func (e *Engine) Start(ctx context.Context) error { return ctx.Err() }
 
 // WaitReady waits until the server answers its health endpoint (for
-// Ollama, also that it has the model).
+// Ollama, also that it has the model). A server that is not there fails
+// at once: the connection refused, or a host name that does not resolve
+// (the server is said to run already). A server that answers with an
+// error or not in time (still loading) is waited for, with a Note every
+// NoteEvery saying for how long and its last answer.
 func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	health := process.RedactURL(e.srv.HealthURL())
+	start := time.Now()
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
+	note := time.NewTicker(e.cfg.NoteEvery)
+	defer note.Stop()
 	var last error
 	for {
 		last = process.Probe(ctx, e.srv.Client(), e.srv.HealthURL())
 		if last == nil {
 			return nil
 		}
+		if why := notThere(last); why != "" {
+			return fmt.Errorf("%s at %s: %s: GET %s: %w", e.cfg.Kind, e.shown(), why, health, last)
+		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: not answering after %s: GET %s: last answer: %v", e.cfg.Kind, timeout, e.srv.HealthURL(), last)
+			return fmt.Errorf("%s: not answering after %s: GET %s: last answer: %w", e.cfg.Kind, timeout, health, last)
+		case now := <-note.C:
+			if e.cfg.Note != nil {
+				e.cfg.Note(fmt.Sprintf("waiting for %s at %s to answer GET %s: %s so far, last answer: %v",
+					e.cfg.Kind, e.shown(), health, now.Sub(start).Round(time.Second), last))
+			}
 		case <-t.C:
 		}
 	}
+}
+
+// notThere says why err means that no server is there at all ("" when
+// the server may still come: a timeout, an error status).
+func notThere(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused: nothing listens there (is the server running, is the URL right?)"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "host not found"
+	}
+	return ""
 }
 
 // Stop does nothing (the server is not ours) and returns the zero time.
@@ -171,7 +266,12 @@ func (e *Engine) MetricsURL() string {
 	if e.cfg.MetricsPath == "" {
 		return ""
 	}
-	return e.cfg.URL + e.cfg.MetricsPath
+	u, err := url.Parse(e.cfg.URL)
+	if err != nil {
+		return e.cfg.URL + e.cfg.MetricsPath
+	}
+	u.Path += e.cfg.MetricsPath
+	return u.String()
 }
 
 // Expect is the model id requested, as the server reports it.
@@ -265,7 +365,7 @@ func (e *Engine) SetModel(m string) { e.cfg.Model = m }
 func (e *Engine) Info() archive.EngineInfo {
 	info := archive.EngineInfo{
 		Kind:    e.cfg.Kind,
-		URL:     process.Redact([]string{e.cfg.URL})[0],
+		URL:     e.shown(),
 		API:     e.cfg.API,
 		Managed: false,
 		Model:   e.cfg.Model,

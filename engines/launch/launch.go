@@ -112,7 +112,10 @@ type Spec struct {
 	// (its compile caches in RunDir/engine/compile-cache).
 	RunDir string
 	// Log receives the engine's output (engine.log).
-	Log  io.Writer
+	Log io.Writer
+	// Note, when set, is told how a slow readiness wait of an already
+	// running server (URL) goes.
+	Note func(string)
 	HTTP *http.Client
 	// APIKey, when set, is sent as "Authorization: Bearer ..." with every
 	// request to the engine (queries and benchmark requests alike). It is
@@ -214,7 +217,7 @@ func build(s Spec) (engines.Engine, error) {
 		return nil, err
 	}
 	if s.URL != "" {
-		return d.Attach(engines.Remote{URL: s.URL, API: s.API, Model: s.Model, HTTP: s.HTTP})
+		return d.Attach(engines.Remote{URL: s.URL, API: s.API, Model: s.Model, HTTP: s.HTTP, Note: s.Note})
 	}
 	return d.Start(s.options())
 }
@@ -302,9 +305,21 @@ func NewClient(s Spec, e engines.Engine, clock func() float64) func(baseURL stri
 }
 
 // WithExtra adds members to every request's body (a request's own Extra
-// wins).
+// wins). The result is a loadgen.Tracker when d is one.
 func WithExtra(d loadgen.Doer, extra map[string]any) loadgen.Doer {
+	if t, ok := d.(loadgen.Tracker); ok {
+		return extraTracker{extraDoer{d: d, extra: extra}, t}
+	}
 	return extraDoer{d: d, extra: extra}
+}
+
+type extraTracker struct {
+	extraDoer
+	t loadgen.Tracker
+}
+
+func (x extraTracker) DoFlight(ctx context.Context, r workload.Request, f *loadgen.Flight) archive.Request {
+	return x.t.DoFlight(ctx, x.with(r), f)
 }
 
 type extraDoer struct {
@@ -313,6 +328,11 @@ type extraDoer struct {
 }
 
 func (x extraDoer) Do(ctx context.Context, r workload.Request) archive.Request {
+	return x.d.Do(ctx, x.with(r))
+}
+
+// with returns r with the extra members added.
+func (x extraDoer) with(r workload.Request) workload.Request {
 	m := make(map[string]any, len(x.extra)+len(r.Extra))
 	for k, v := range x.extra {
 		m[k] = v
@@ -321,7 +341,7 @@ func (x extraDoer) Do(ctx context.Context, r workload.Request) archive.Request {
 		m[k] = v
 	}
 	r.Extra = m
-	return x.d.Do(ctx, r)
+	return r
 }
 
 // thinkingLabel is the thinking setting as recorded in run.json.

@@ -54,7 +54,7 @@ func Descriptor() engines.Descriptor {
 				ContextLength: o.MaxModelLen, Seed: o.Seed, ExtraArgs: o.Args, Env: o.Env, RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
 		},
 		Attach: func(r engines.Remote) (engines.Engine, error) {
-			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP,
+			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP, Note: r.Note,
 				Health: "/health", MetricsPath: "/metrics", Identity: Identity})
 		},
 		DefaultFamilies: DefaultFamilies(),

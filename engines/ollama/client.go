@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -30,12 +31,14 @@ var TimingKeys = []string{"eval_count", "eval_duration", "prompt_eval_count", "p
 // "done": true; token_times at every line with text (Ollama streams one
 // token per line). output_tokens is eval_count (tokens_source "engine"),
 // prompt_tokens prompt_eval_count, and the six timing fields are kept.
-// A failed request keeps what arrived before the failure.
+// A failed request keeps what arrived before the failure but carries 0
+// output tokens; implausible counts (negative, above max_tokens, absurd)
+// fail the request (openai.SettleCounts).
 type Client struct {
 	chatURL, generateURL string
 	http                 *http.Client
 	clock                func() float64
-	timeout              time.Duration
+	timeout, stall       time.Duration
 	tokenTimes           bool
 	options              map[string]any
 	keepAlive            string
@@ -47,6 +50,10 @@ type Option func(*Client)
 
 // WithHTTPClient replaces the HTTP client.
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithStallTimeout cuts a stream when no bytes arrive for d once it
+// started (0, the default: never).
+func WithStallTimeout(d time.Duration) Option { return func(c *Client) { c.stall = d } }
 
 // WithClock sets the run's clock (Unix seconds).
 func WithClock(clock func() float64) Option { return func(c *Client) { c.clock = clock } }
@@ -70,10 +77,9 @@ func WithThink(on bool) Option { return func(c *Client) { c.think = &on } }
 
 // NewClient returns a native-API client of the server at baseURL.
 func NewClient(baseURL string, opts ...Option) *Client {
-	base := strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
 	c := &Client{
-		chatURL:     base + "/api/chat",
-		generateURL: base + "/api/generate",
+		chatURL:     openai.Endpoint(baseURL, "/api/chat"),
+		generateURL: openai.Endpoint(baseURL, "/api/generate"),
 		timeout:     openai.DefaultRequestTimeout,
 		tokenTimes:  true,
 	}
@@ -128,6 +134,22 @@ func (t *timings) put(m map[string]float64) {
 // Do sends r and reads the whole stream; it never returns an error (a
 // failure is a record with ok=false).
 func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
+	return c.DoFlight(ctx, r, nil)
+}
+
+// DoFlight (the loadgen.Tracker ability) is Do under the flight's
+// limits (a zero limit keeps the client's), reporting each line with text
+// into f (nil: none).
+func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
+	timeout, stall := c.timeout, c.stall
+	if f != nil {
+		if f.Limits.Timeout > 0 {
+			timeout = f.Limits.Timeout
+		}
+		if f.Limits.Stall > 0 {
+			stall = f.Limits.Stall
+		}
+	}
 	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
 	body, target, err := c.encode(r)
 	if err != nil {
@@ -136,7 +158,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 		rec.Error = "encode request: " + err.Error()
 		return rec
 	}
-	x := openai.Send(ctx, openai.ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: c.timeout,
+	x := openai.Send(ctx, openai.ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: timeout, Stall: stall,
 		Header:    http.Header{"Content-Type": {"application/json"}, "Accept": {"application/x-ndjson"}},
 		ErrorBody: errorText, MaxErrorBody: 300}, target, body, &rec)
 	if x == nil {
@@ -177,6 +199,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 					rec.TokenTimes = append(rec.TokenTimes, now)
 				}
 				chars += n
+				f.AddTokens(1)
 			}
 			if l.Done {
 				_ = gojson.Unmarshal(b, &t)
@@ -213,10 +236,10 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 	}
 	switch {
 	case t.EvalCount != nil:
-		rec.OutputTokens = int(*t.EvalCount)
+		rec.OutputTokens = clampInt(*t.EvalCount)
 		rec.TokensSource = openai.SourceEngine
 		if t.PromptEvalCount != nil {
-			rec.PromptTokens = int(*t.PromptEvalCount)
+			rec.PromptTokens = clampInt(*t.PromptEvalCount)
 		}
 	case chars > 0 || rec.OK:
 		rec.OutputTokens = max(1, chars/4)
@@ -225,7 +248,20 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 	if len(rec.TokenTimes) == 0 {
 		rec.TokenTimes = nil
 	}
+	openai.SettleCounts(&rec)
 	return rec
+}
+
+// clampInt converts a count to int, saturating instead of overflowing (an
+// absurd count stays absurd and fails the request).
+func clampInt(f float64) int {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt
+	case f <= math.MinInt64:
+		return math.MinInt
+	}
+	return int(f)
 }
 
 func (c *Client) encode(r workload.Request) ([]byte, string, error) {

@@ -56,7 +56,7 @@ func Descriptor() engines.Descriptor {
 			if r.API == "" {
 				r.API = engines.APIOllama
 			}
-			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP,
+			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP, Note: r.Note,
 				Health: "/api/version", ExpectModel: NormalizeName,
 				Identity: func(ctx context.Context, srv *process.Server, model string) (engines.Identity, error) {
 					return (&API{Base: srv.Base, HTTP: srv.Client()}).Identity(ctx, model)

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -387,7 +388,7 @@ func (s *scanner) int() int {
 	}
 	raw := s.b[start:s.i]
 	n := 0
-	for _, c := range raw {
+	for i, c := range raw {
 		if c < '0' || c > '9' {
 			// Rare: a fraction, an exponent or a sign.
 			f, err := strconv.ParseFloat(string(raw), 64)
@@ -395,11 +396,26 @@ func (s *scanner) int() int {
 				s.fail("bad number")
 				return 0
 			}
-			return int(f)
+			return clampInt(f)
+		}
+		if i >= 18 {
+			return math.MaxInt // absurd, never wrapped round
 		}
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// clampInt converts f to int, saturating instead of overflowing (an absurd
+// count stays absurd and is caught by SettleCounts).
+func clampInt(f float64) int {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt
+	case f <= math.MinInt64:
+		return math.MinInt
+	}
+	return int(f)
 }
 
 func (s *scanner) number() {

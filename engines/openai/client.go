@@ -26,12 +26,16 @@
 //     usage.completion_tokens_details;
 //   - output_chars: characters of the content plus reasoning text.
 //
-// A failed request (ok=false: HTTP error, stream cut, timeout,
-// cancellation, an error sent in the stream) keeps what arrived before the
-// failure (first_token_at, token_times, output_chars and the tokens counted
-// so far), so that its energy can be studied; consumers must filter on ok
-// before counting tokens, as the methodology excludes failed requests from
-// the token denominator.
+// A failed request (ok=false: HTTP error, stream cut, timeout, stall,
+// cancellation, an error sent in the stream, an implausible token count)
+// keeps what arrived before the failure (first_token_at, token_times,
+// output_chars), so that its energy can be studied, but carries 0 output
+// tokens: the methodology excludes failed requests from the token
+// denominator (see SettleCounts).
+//
+// Limits: WithRequestTimeout bounds a request from send to the end of its
+// stream, WithStallTimeout the wait for the next bytes once the stream
+// started; a workload.Flight's Limits (DoFlight) override both.
 //
 // The API key is sent as "Authorization: Bearer ..." and is never written
 // to a record or an error.
@@ -88,7 +92,7 @@ type Client struct {
 	chatURL, completionsURL string
 	http                    *http.Client
 	apiKey                  string
-	timeout                 time.Duration
+	timeout, stall          time.Duration
 	clock                   func() float64
 	tokenTimes              bool
 	receiveStamps           bool
@@ -106,6 +110,10 @@ func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
 // WithRequestTimeout bounds each request from send to the end of its
 // stream; 0 disables the bound.
 func WithRequestTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithStallTimeout cuts a stream when no bytes arrive for d once it
+// started; 0 (the default) disables it.
+func WithStallTimeout(d time.Duration) Option { return func(c *Client) { c.stall = d } }
 
 // WithClock sets the clock the times are read from, in Unix seconds; it
 // must be the run's clock so that request times and power samples share
@@ -127,11 +135,9 @@ func WithReceiveStamps(on bool) Option { return func(c *Client) { c.receiveStamp
 // the /v1 suffix ("http://127.0.0.1:8000" and "http://127.0.0.1:8000/v1"
 // are the same).
 func NewClient(baseURL string, opts ...Option) *Client {
-	base := strings.TrimRight(baseURL, "/")
-	base = strings.TrimSuffix(base, "/v1")
 	c := &Client{
-		chatURL:        base + "/v1/chat/completions",
-		completionsURL: base + "/v1/completions",
+		chatURL:        Endpoint(baseURL, "/v1/chat/completions"),
+		completionsURL: Endpoint(baseURL, "/v1/completions"),
 		timeout:        DefaultRequestTimeout,
 		tokenTimes:     true,
 		receiveStamps:  true,
@@ -190,8 +196,24 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBu
 // failure is a record with ok=false and an error saying what happened
 // ("cancelled", "cancelled: <cause>" when ctx was cancelled with a cause,
 // "request timeout after <d>", "http <status>: <start of the body>",
-// "stream cut: ...").
+// "stall timeout: no data for <d>", "stream cut: ...").
 func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
+	return c.DoFlight(ctx, r, nil)
+}
+
+// DoFlight (the loadgen.Tracker ability) is Do under the flight's
+// limits (a zero limit keeps the client's), reporting each text chunk
+// into f (nil: none).
+func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
+	timeout, stall := c.timeout, c.stall
+	if f != nil {
+		if f.Limits.Timeout > 0 {
+			timeout = f.Limits.Timeout
+		}
+		if f.Limits.Stall > 0 {
+			stall = f.Limits.Stall
+		}
+	}
 	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
 	body, target, err := c.encode(r)
 	if err != nil {
@@ -204,7 +226,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 	if c.apiKey != "" {
 		hdr.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	x := Send(ctx, ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: c.timeout, Header: hdr, Redact: c.redact,
+	x := Send(ctx, ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: timeout, Stall: stall, Header: hdr, Redact: c.redact,
 		ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody}, target, body, &rec)
 	if x == nil {
 		return rec
@@ -212,7 +234,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 	defer x.Close()
 	resp := x.Resp
 
-	st := stream{c: c, x: x, rec: &rec}
+	st := stream{c: c, x: x, rec: &rec, flight: f}
 	if c.tokenTimes {
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
@@ -235,11 +257,12 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 
 // stream is the state of one response being read.
 type stream struct {
-	c    *Client
-	x    *Exchange
-	rec  *archive.Request
-	last float64 // the latest time handed out
-	info chunkInfo
+	c      *Client
+	x      *Exchange
+	rec    *archive.Request
+	flight *workload.Flight
+	last   float64 // the latest time handed out
+	info   chunkInfo
 
 	chars     int
 	gotFirst  bool
@@ -341,6 +364,7 @@ func (st *stream) apply(now float64) bool {
 			st.rec.TokenTimes = append(st.rec.TokenTimes, now)
 		}
 		st.chars += n
+		st.flight.AddTokens(1)
 	}
 	if info.finished {
 		st.sawFinish = true
@@ -411,8 +435,8 @@ func (st *stream) finish(x *Exchange) {
 		rec.ReasoningTokens = st.usage.reasoningTokens
 		rec.TokensSource = SourceUsage
 	case st.timings["predicted_n"] > 0:
-		rec.OutputTokens = int(st.timings["predicted_n"])
-		rec.PromptTokens = int(st.timings["prompt_n"])
+		rec.OutputTokens = clampInt(st.timings["predicted_n"])
+		rec.PromptTokens = clampInt(st.timings["prompt_n"])
 		rec.TokensSource = SourceEngine
 	case st.chars > 0 || rec.OK:
 		rec.OutputTokens = max(1, st.chars/4)
@@ -425,6 +449,7 @@ func (st *stream) finish(x *Exchange) {
 		rec.TokenTimes = nil
 	}
 	rec.EngineTimings = st.timings
+	SettleCounts(rec)
 }
 
 // encode builds the JSON body and picks the endpoint.

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +32,7 @@ type Exchange struct {
 
 	parent  context.Context
 	timeout time.Duration
+	stall   time.Duration
 	redact  func(string) string
 	stop    context.CancelFunc
 	stamper receiveStamper // the connection's kernel receive stamps; nil: none
@@ -40,7 +43,11 @@ type ExchangeConfig struct {
 	HTTP    *http.Client
 	Clock   func() float64
 	Timeout time.Duration
-	Header  http.Header
+	// Stall, when > 0, cuts the stream when no bytes arrive for that long
+	// once the body's first bytes arrived (waiting for the first token in
+	// a queue is bounded by Timeout only).
+	Stall  time.Duration
+	Header http.Header
 	// Redact removes secrets from error text (nil: none).
 	Redact func(string) string
 	// ErrorBody renders the start of a non-200 body for the error.
@@ -58,7 +65,7 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
-	x := &Exchange{parent: ctx, timeout: cfg.Timeout, redact: redact}
+	x := &Exchange{parent: ctx, timeout: cfg.Timeout, stall: cfg.Stall, redact: redact}
 	x.Ctx, x.Cancel = context.WithCancelCause(ctx)
 	x.stop = func() {}
 	if cfg.Timeout > 0 {
@@ -104,8 +111,42 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 		x.Close()
 		return nil
 	}
+	if cfg.Stall > 0 {
+		resp.Body = &stallBody{ReadCloser: resp.Body, x: x}
+	}
 	x.Resp = resp
 	return x
+}
+
+// errStall is the cause of a request's context when no bytes arrived for
+// the stall timeout.
+var errStall = errors.New("stall timeout")
+
+// stallBody cancels the exchange when no bytes arrive for x.stall after
+// the first ones: every read that returns bytes re-arms the timer.
+type stallBody struct {
+	io.ReadCloser
+	x     *Exchange
+	timer *time.Timer
+}
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		if b.timer == nil {
+			b.timer = time.AfterFunc(b.x.stall, func() { b.x.Cancel(errStall) })
+		} else {
+			b.timer.Reset(b.x.stall)
+		}
+	}
+	return n, err
+}
+
+func (b *stallBody) Close() error {
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	return b.ReadCloser.Close()
 }
 
 // Arrival returns when the data last read from the response reached this
@@ -124,7 +165,8 @@ func (x *Exchange) Close() {
 }
 
 // Describe says why a send or a read failed: "cancelled" (with the
-// caller's cause), "request timeout after <d>", a network timeout, or
+// caller's cause), "request timeout after <d>", "stall timeout: no data
+// for <d>", a network timeout, or
 // prefix + the error.
 func (x *Exchange) Describe(err error, prefix string) string {
 	if x.parent.Err() != nil {
@@ -133,12 +175,79 @@ func (x *Exchange) Describe(err error, prefix string) string {
 		}
 		return "cancelled"
 	}
-	if errors.Is(context.Cause(x.Ctx), errTimeout) {
+	switch cause := context.Cause(x.Ctx); {
+	case errors.Is(cause, errTimeout):
 		return fmt.Sprintf("request timeout after %s", x.timeout)
+	case errors.Is(cause, errStall):
+		return fmt.Sprintf("stall timeout: no data for %s", x.stall)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return "request timeout: " + x.redact(unwrapURL(err).Error())
 	}
 	return prefix + x.redact(unwrapURL(err).Error())
+}
+
+// MaxPlausibleTokens bounds the output tokens of one response: a count
+// above it (no model generates 4 Mi tokens in one answer) is a broken
+// counter, never tokens.
+const MaxPlausibleTokens = 1 << 22
+
+// SettleCounts checks the token counts of a finished record and makes a
+// failed record carry no output tokens. A successful record whose counts
+// cannot be right fails with the reason: a negative count, a count the
+// engine reported (source usage or engine) above the request's max_tokens,
+// or above MaxPlausibleTokens. An estimate (chars/4) is only an estimate:
+// it is capped at max_tokens instead. A failed record keeps what arrived
+// (output_chars, token_times) but its output and reasoning tokens are 0,
+// so that no consumer can count them.
+func SettleCounts(rec *archive.Request) {
+	if rec.OK {
+		if rec.TokensSource == SourceEstimate && rec.MaxTokens > 0 {
+			rec.OutputTokens = min(rec.OutputTokens, rec.MaxTokens)
+		}
+		if why := implausible(rec); why != "" {
+			rec.OK = false
+			rec.Error = "implausible token count from the server: " + why
+		}
+	}
+	if rec.PromptTokens < 0 {
+		rec.PromptTokens = 0
+	}
+	if !rec.OK {
+		rec.OutputTokens, rec.ReasoningTokens, rec.TokensSource = 0, 0, ""
+		rec.TokenCounts = nil
+	}
+}
+
+func implausible(rec *archive.Request) string {
+	src := rec.TokensSource
+	switch {
+	case rec.OutputTokens < 0:
+		return fmt.Sprintf("output tokens %d (%s) is negative", rec.OutputTokens, src)
+	case rec.PromptTokens < 0:
+		return fmt.Sprintf("prompt tokens %d (%s) is negative", rec.PromptTokens, src)
+	case rec.ReasoningTokens < 0:
+		return fmt.Sprintf("reasoning tokens %d (%s) is negative", rec.ReasoningTokens, src)
+	case rec.OutputTokens > MaxPlausibleTokens:
+		return fmt.Sprintf("output tokens %d (%s) is above %d", rec.OutputTokens, src, MaxPlausibleTokens)
+	case rec.MaxTokens > 0 && rec.OutputTokens > rec.MaxTokens:
+		return fmt.Sprintf("output tokens %d (%s) is above max_tokens %d", rec.OutputTokens, src, rec.MaxTokens)
+	}
+	return ""
+}
+
+// Endpoint is the URL of path on the server at base: base's path, less a
+// trailing "/" and "/v1", joined with path, and base's query string kept
+// (a gateway may want ?key=...), so that a query never ends up in front
+// of the path.
+func Endpoint(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1") + path
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1") + path
+	u.RawPath = ""
+	u.Fragment = ""
+	return u.String()
 }

@@ -295,3 +295,24 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+func TestRedactURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"http://h:1/v1", "http://h:1/v1"},
+		{"http://user:pw@h:1/v1", "http://user:[redacted]@h:1/v1"},
+		{"https://tok3n@h/v1", "https://[redacted]@h/v1"},
+		{"http://h:1/v1?key=s3cret&x=1", "http://h:1/v1?key=[redacted]&x=[redacted]"},
+		{"http://u:p@h:1?key=s3cret", "http://u:[redacted]@h:1?key=[redacted]"},
+		{"not a url", "not a url"},
+	} {
+		got := process.RedactURL(tc.in)
+		if got != tc.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		for _, secret := range []string{"pw", "tok3n", "s3cret"} {
+			if strings.Contains(tc.in, secret) && strings.Contains(got, secret) {
+				t.Errorf("RedactURL(%q) keeps %q", tc.in, secret)
+			}
+		}
+	}
+}

@@ -98,16 +98,43 @@ func RedactValue(v any) any {
 }
 
 func redactURL(s string) string {
-	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
+	if !strings.Contains(s, "://") || !strings.ContainsAny(s, "@?") {
 		return s
 	}
+	return RedactURL(s)
+}
+
+// RedactURL hides what a URL may carry as secrets: the password
+// ("user:[redacted]@"), a user name alone (a token: "[redacted]@") and
+// every query value ("?key=[redacted]"). Scheme, host, path and query keys
+// stay, so the URL still says where it points. Text that does not parse
+// as a URL with a host is returned as is.
+func RedactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil || u.Host == "" {
 		return s
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		return strings.Replace(u.String(), "xxxxx", Redacted, 1)
+	const mark = "xredactedx"
+	changed := false
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), mark)
+		} else {
+			u.User = url.User(mark)
+		}
+		changed = true
 	}
-	return s
+	if u.RawQuery != "" {
+		var parts []string
+		for _, kv := range strings.Split(u.RawQuery, "&") {
+			k, _, _ := strings.Cut(kv, "=")
+			parts = append(parts, k+"="+mark)
+		}
+		u.RawQuery = strings.Join(parts, "&")
+		changed = true
+	}
+	if !changed {
+		return s
+	}
+	return strings.ReplaceAll(u.String(), mark, Redacted)
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	neturl "net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/process"
 )
 
 // ErrNoEndpoint says the engine has no /metrics (HTTP 404).
@@ -186,17 +188,20 @@ func (s *Scraper) warnOnce(key, msg string) {
 
 // ScrapeNow scrapes once and hands the kept samples to the sink.
 func (s *Scraper) ScrapeNow(ctx context.Context) error {
-	url := s.cfg.URL()
-	if url == "" {
+	target := s.cfg.URL()
+	if target == "" {
 		return nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	// url is the URL as written out: no user info or query values.
+	url := process.RedactURL(target)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("engine metrics: GET %s: %w", url, unwrapURLError(err))
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := s.cfg.HTTP.Do(req)
 	if err != nil {
+		err = fmt.Errorf("engine metrics: GET %s: %w", url, unwrapURLError(err))
 		s.mu.Lock()
 		s.failures++
 		s.lastFail = err.Error()
@@ -338,4 +343,13 @@ func formatFloat(f float64) string {
 		return "+Inf"
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// unwrapURLError drops net/url's copy of the URL (it keeps the query).
+func unwrapURLError(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

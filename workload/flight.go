@@ -1,0 +1,39 @@
+package workload
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Limits bound one request. A request cut by either is recorded as failed
+// with the limit as its reason.
+type Limits struct {
+	// Timeout bounds a request from send to the end of its stream.
+	Timeout time.Duration
+	// Stall bounds the wait for the next bytes of a stream once its first
+	// bytes arrived (the wait for the first token is only bounded by
+	// Timeout: in an unlimited stage requests queue before their first
+	// token).
+	Stall time.Duration
+}
+
+// Flight is one request in flight as the load generator sees it. A client
+// (a loadgen.Tracker) reads its Limits and reports the output tokens (or
+// text chunks) it read.
+type Flight struct {
+	ID     string
+	Start  time.Time
+	Limits Limits
+	tokens atomic.Int64
+}
+
+// AddTokens adds n output tokens (or text chunks) read so far; a nil
+// Flight ignores it.
+func (f *Flight) AddTokens(n int) {
+	if f != nil {
+		f.tokens.Add(int64(n))
+	}
+}
+
+// Tokens is the count reported so far.
+func (f *Flight) Tokens() int { return int(f.tokens.Load()) }
