@@ -1,0 +1,145 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/telemetry"
+)
+
+// blockingSource's reads after the first block until their context is
+// done, then return a reading all the same (a driver that answers late).
+type blockingSource struct {
+	mu      sync.Mutex
+	reads   int
+	blocked chan struct{} // closed when a read is blocked
+	once    sync.Once
+}
+
+func (s *blockingSource) Name() string { return "blocking" }
+func (s *blockingSource) Devices(context.Context) ([]archive.Device, error) {
+	return []archive.Device{{ID: "gpu0"}}, nil
+}
+func (s *blockingSource) Read(ctx context.Context) ([]telemetry.Reading, error) {
+	s.mu.Lock()
+	s.reads++
+	n := s.reads
+	s.mu.Unlock()
+	if n > 1 {
+		s.once.Do(func() { close(s.blocked) })
+		<-ctx.Done()
+	}
+	return []telemetry.Reading{{Device: "gpu0", PowerW: 50, MemUsedBytes: -1}}, nil
+}
+func (s *blockingSource) Close() error { return nil }
+
+// Stopping the sampler while a tick's Read is blocked must not deadlock:
+// the tick's sink takes Deps' mutex, so StopSampling must not hold it
+// while it waits for the tick.
+func TestStopSamplingWhileReadBlocks(t *testing.T) {
+	src := &blockingSource{blocked: make(chan struct{})}
+	d := &Deps{Source: src}
+	rc := newRC(t)
+	if err := runMonitor(context.Background(), rc, d, &MonitorConfig{Interval: dur(10 * time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	<-src.blocked // the ticker's read is in progress
+	stopped := make(chan error, 1)
+	go func() { stopped <- d.StopSampling() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("StopSampling: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("StopSampling deadlocked with a blocked Read")
+	}
+	// The late reading reached the run data and the archive.
+	if run := reload(t, rc); len(run.Power) != 2 {
+		t.Errorf("power rows %d, want 2 (the first sample and the late one)", len(run.Power))
+	}
+}
+
+// A power source that dies ends the step that is waiting at once, with
+// the reason, instead of waiting on frozen samples.
+func TestDeadSourceEndsWaits(t *testing.T) {
+	deadline := func(t *testing.T) context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "power source failed") || !errors.Is(err, errBoom) {
+			t.Errorf("err = %v, want the power source's failure", err)
+		}
+	}
+	t.Run("release", func(t *testing.T) {
+		src := &testSource{}
+		eng := newTestEngine("http://x")
+		d := &Deps{Source: src, Engine: eng}
+		rc := monitored(t, d)
+		now := rc.Clock.Now()
+		rc.StageStart("formal", now)
+		if err := rc.StageEnd("formal", now); err != nil {
+			t.Fatal(err)
+		}
+		src.mu.Lock()
+		src.fail = errBoom
+		src.mu.Unlock()
+		err := runRelease(deadline(t), rc, d, &ReleaseConfig{Tolerance: 0.05, Hold: dur(time.Hour), MaxWait: dur(2 * time.Hour), WaitBaseline: true})
+		check(t, err)
+	})
+	t.Run("baseline", func(t *testing.T) {
+		src := &testSource{}
+		d := &Deps{Source: src}
+		rc := newRC(t)
+		if err := runMonitor(context.Background(), rc, d, &MonitorConfig{Interval: dur(10 * time.Millisecond)}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.StopSampling() })
+		src.mu.Lock()
+		src.fail = errBoom
+		src.mu.Unlock()
+		err := runBaseline(deadline(t), rc, d, &BaselineConfig{Duration: dur(time.Hour)})
+		if err != nil && strings.Contains(err.Error(), "read: boom") && !strings.Contains(err.Error(), "power source failed") {
+			// The boundary sample saw the failure first: the same reason.
+			return
+		}
+		check(t, err)
+	})
+	t.Run("requests", func(t *testing.T) {
+		src := &testSource{}
+		d := &Deps{Source: src, Engine: newTestEngine("http://x")}
+		rc := newRC(t)
+		if err := runMonitor(context.Background(), rc, d, &MonitorConfig{Interval: dur(10 * time.Millisecond)}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.StopSampling() })
+		// The source dies during the first request, which ends once the
+		// death is seen.
+		d.Client = &testClient{clock: rc.Clock.Now, tokens: 3, onDo: func(openai.Request) bool {
+			src.mu.Lock()
+			src.fail = errBoom
+			src.mu.Unlock()
+			<-d.telemetryDead()
+			return true
+		}}
+		cfg := formalConfig()
+		cfg.Count = 50
+		err := runRequests(deadline(t), rc, d, cfg)
+		check(t, err)
+		if m := rc.Out.Meta(); len(m.Stages) != 0 && m.Stages[0].Name == "formal" {
+			t.Errorf("a formal stage was closed for a run whose power source died: %+v", m.Stages)
+		}
+	})
+	if err := (&Deps{}).TelemetryErr(); err != nil {
+		t.Errorf("no source: %v", err)
+	}
+}
