@@ -92,13 +92,11 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 		}
 	}
 	fmt.Fprintf(a.out, "\n== engines side by side (%s)\n", parent)
-	if err := a.compare(ctx, []string{parent}, "", compare.BuiltinName, nil, report.FormatTable); err != nil {
-		return err
-	}
+	cmpErr := a.compare(ctx, []string{parent}, "", compare.BuiltinName, nil, report.FormatTable)
 	if len(errs) > 0 {
-		return errs[0]
+		return errs[0] // a failed engine run is the cause of what compare lacks
 	}
-	return nil
+	return cmpErr
 }
 
 // runEngine runs the profile against one engine into dir (default
@@ -135,6 +133,9 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 	r.startScraper(ctx)
 	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated)
 	r.rc = &workflow.RunContext{Clock: r.clock, Out: r.out, Log: r.log, Loaded: r.l, Engine: r.engineKind}
+	// Whatever path the run takes (success, failure, panic), the engine
+	// it started does not outlive it.
+	r.onClose(r.stopEngine)
 	runErr := workflow.Execute(ctx, r.rc, steps.Registry(), r.deps)
 	if bar != nil {
 		_ = bar.Finish()
@@ -328,6 +329,21 @@ func (r *engineRun) startTelemetry(ctx context.Context) error {
 	})
 }
 
+// stopEngine stops the engine if a step started it and nothing stopped it
+// (a no-op otherwise: StopEngine runs once).
+func (r *engineRun) stopEngine() error {
+	if r.deps == nil || r.deps.Engine == nil || r.rc == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := r.deps.StopEngine(ctx, r.rc, 5*time.Second); err != nil {
+		r.log.Warn().Err(err).Msg("stop engine")
+		return err
+	}
+	return nil
+}
+
 // failEarly archives a run that failed before its steps began.
 func (r *engineRun) failEarly(ctx context.Context, err error) {
 	_ = steps.Finish(ctx, &workflow.RunContext{Clock: r.clock, Out: r.out, Loaded: r.l}, archive.StatusFailed, err.Error())
@@ -359,6 +375,10 @@ func (r *engineRun) cleanup(ctx context.Context, runErr error) error {
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	d, rc, log := r.deps, r.rc, r.log
+	// Open stages end at the last power sample, so that their energy is
+	// computable (a stage ending after the last sample has no data to its
+	// end).
+	d.EndStages(stopCtx, rc)
 	if _, err := d.StopEngine(stopCtx, rc, 5*time.Second); err != nil {
 		log.Warn().Err(err).Msg("stop engine")
 	}
