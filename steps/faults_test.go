@@ -10,7 +10,9 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/telemetry"
+	"github.com/joulebench/joulebench/workflow"
 )
 
 // blockingSource's reads after the first block until their context is
@@ -144,5 +146,60 @@ func TestDeadSourceEndsWaits(t *testing.T) {
 	})
 	if err := (&Deps{}).TelemetryErr(); err != nil {
 		t.Errorf("no source: %v", err)
+	}
+}
+
+// A run whose formal requests all failed ran every step but is not
+// complete: the built-in profiles' check formal_requests_succeeded
+// (severity fail) marks it failed, with the reason.
+func TestFinishAllFormalFailed(t *testing.T) {
+	src, err := profiles.Read("benchmark-1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := workflow.Load(src, "benchmark-1.5", workflow.Options{Registry: Registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := newRC(t)
+	rc.Loaded = l
+	now := rc.Clock.Now()
+	for _, id := range []string{"a", "b", "c"} {
+		if err := rc.Out.AppendRequest(archive.Request{ID: id, Phase: "formal", SentAt: now, Error: "connection refused"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.StageStart("formal", now)
+	if err := Finish(context.Background(), rc, archive.StatusComplete, ""); err != nil {
+		t.Fatal(err)
+	}
+	run := reload(t, rc)
+	if run.Meta.Status != archive.StatusFailed || !strings.Contains(run.Meta.Reason, "check formal_requests_succeeded failed") ||
+		!strings.Contains(run.Meta.Reason, "3 of 3 formal requests failed") {
+		t.Errorf("status %q reason %q, want failed by formal_requests_succeeded", run.Meta.Status, run.Meta.Reason)
+	}
+}
+
+// After an interruption the open stages end at the newest sample, so that
+// the power data covers each stage to its end.
+func TestEndStagesAtLastSample(t *testing.T) {
+	src := &testSource{}
+	d := &Deps{Source: src}
+	rc := monitored(t, d)
+	rc.StageStart("formal", rc.Clock.Now())
+	d.EndStages(context.Background(), rc)
+	m := rc.Out.Meta()
+	fo, ok := m.StageByName("formal")
+	last := d.lastSampleT(0)
+	if !ok || fo.Open || fo.End != last {
+		t.Errorf("formal %+v, want it ended at the last sample %v", fo, last)
+	}
+	// Without sampling, open stages end now.
+	rc2 := newRC(t)
+	rc2.StageStart("formal", rc2.Clock.Now())
+	(&Deps{}).EndStages(context.Background(), rc2)
+	m2 := rc2.Out.Meta()
+	if fo, ok := m2.StageByName("formal"); !ok || fo.Open || fo.End < fo.Start {
+		t.Errorf("formal %+v without sampling", fo)
 	}
 }
