@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
@@ -456,10 +457,62 @@ func (a *app) runLabels(vals []string) (map[string]string, error) {
 	return labels, nil
 }
 
+// progressLineEvery is how often a terminal that is not a TTY (CI logs, a
+// pipe) gets a progress line within a stage.
+const progressLineEvery = 10 * time.Second
+
+// isTTY reports whether w is a terminal.
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressText is one stage's progress in words.
+func progressText(p steps.Progress, simulated bool) string {
+	desc := p.Stage
+	if p.Total > 0 {
+		desc += fmt.Sprintf(" | %d/%d requests", p.Done, p.Total)
+	}
+	if p.HasPower {
+		desc += fmt.Sprintf(" | %.0f W", p.PowerW)
+		if simulated {
+			desc += " (simulated)"
+		}
+	}
+	if p.Failed > 0 {
+		desc += fmt.Sprintf(" | %d failed", p.Failed)
+	}
+	return desc
+}
+
+// progressLines tells progress in plain lines, for a writer that is not a
+// terminal: one when a stage begins, then at most one per every.
+func progressLines(w io.Writer, every time.Duration, simulated bool, now func() time.Time) func(steps.Progress) {
+	var mu sync.Mutex
+	stage := ""
+	var last time.Time
+	return func(p steps.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := now()
+		if p.Stage == stage && t.Sub(last) < every {
+			return
+		}
+		stage, last = p.Stage, t
+		fmt.Fprintf(w, "progress: %s\n", progressText(p, simulated))
+	}
+}
+
 // progress draws a progress bar of the current stage: requests done/total
-// and the current summed power.
+// and the current summed power. On a writer that is not a terminal it
+// prints a plain line when a stage begins and every progressLineEvery
+// instead (no carriage returns), and returns nil.
 func (a *app) progress(d *steps.Deps, simulated bool) *progressbar.ProgressBar {
 	if a.v.GetBool("no-progress") {
+		return nil
+	}
+	if !isTTY(a.errOut) {
+		d.Progress = progressLines(a.errOut, progressLineEvery, simulated, time.Now)
 		return nil
 	}
 	bar := progressbar.NewOptions(-1,
