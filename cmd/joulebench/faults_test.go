@@ -61,7 +61,7 @@ func TestRunInterruptedDuringFormal(t *testing.T) {
 	// Wait for the formal stage to be recorded (it is written when it
 	// begins), then interrupt.
 	deadline := time.After(60 * time.Second)
-	for !formalOpen(dir) {
+	for !stageRecorded(dir, "formal") {
 		select {
 		case err := <-done:
 			t.Fatalf("run ended before its formal stage: %v\n%s", err, errOut.String())
@@ -104,8 +104,9 @@ func TestRunInterruptedDuringFormal(t *testing.T) {
 	}
 }
 
-// formalOpen reports whether dir's run.json holds a formal stage.
-func formalOpen(dir string) bool {
+// stageRecorded reports whether dir's run.json holds the stage (stages are
+// written when they begin).
+func stageRecorded(dir, stage string) bool {
 	if _, err := os.Stat(filepath.Join(dir, archive.RunFile)); err != nil {
 		return false
 	}
@@ -113,7 +114,7 @@ func formalOpen(dir string) bool {
 	if err != nil {
 		return false
 	}
-	_, ok := m.StageByName("formal")
+	_, ok := m.StageByName(stage)
 	return ok
 }
 
