@@ -185,9 +185,18 @@ func TestFinishAllFormalFailed(t *testing.T) {
 func TestEndStagesAtLastSample(t *testing.T) {
 	src := &testSource{}
 	d := &Deps{Source: src}
-	rc := monitored(t, d)
+	rc := newRC(t)
+	// No tick within the test: the samples are the monitor's first and
+	// the one EndStages takes.
+	if err := runMonitor(context.Background(), rc, d, &MonitorConfig{Interval: dur(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.StopSampling() })
 	rc.StageStart("formal", rc.Clock.Now())
 	d.EndStages(context.Background(), rc)
+	if n := src.readCount(); n != 2 {
+		t.Errorf("%d reads, want 2: EndStages takes a last sample", n)
+	}
 	m := rc.Out.Meta()
 	fo, ok := m.StageByName("formal")
 	last := d.lastSampleT(0)
