@@ -107,7 +107,7 @@ func ReadMeta(path string) (Meta, error) {
 	if err := checkStages(path, data, &m); err != nil {
 		return m, err
 	}
-	return m, nil
+	return m, markOpenStages(path, data, &m)
 }
 
 // ReadResults reads results.json; its format_version must be FormatVersion.

@@ -27,7 +27,7 @@ func TestLoadSampleRun(t *testing.T) {
 		t.Errorf("devices: %+v", m.Hardware.Devices)
 	}
 	const t0 = 1717405200
-	for _, s := range []Stage{{"baseline", 0, 4}, {"startup", 4, 10}, {"warmup", 8, 10}, {"formal", 10, 20}, {"release", 20, 30}} {
+	for _, s := range []Stage{{Name: "baseline", Start: 0, End: 4}, {Name: "startup", Start: 4, End: 10}, {Name: "warmup", Start: 8, End: 10}, {Name: "formal", Start: 10, End: 20}, {Name: "release", Start: 20, End: 30}} {
 		got, ok := m.StageByName(s.Name)
 		if !ok || got.Start != t0+s.Start || got.End != t0+s.End {
 			t.Errorf("stage %s = %+v, %v", s.Name, got, ok)

@@ -148,11 +148,16 @@ type TelemetryInfo struct {
 }
 
 // Stage is a named interval of the run (baseline, startup, warmup, formal,
-// release, ...).
+// release, ...). A stage is written to run.json when it begins, without an
+// end: Open is true until it ends (in JSON, `end` absent or null), so a run
+// killed during a stage keeps where it was.
 type Stage struct {
 	Name  string  `json:"name"`
 	Start float64 `json:"start"`
 	End   float64 `json:"end"`
+	// Open: the stage began and has not ended (End is meaningless, unless
+	// a reader clamped it to the data: see Run.ClampOpenStages).
+	Open bool `json:"-"`
 }
 
 // Event is a named instant (engine_started, engine_ready, engine_exited,

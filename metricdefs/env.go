@@ -67,9 +67,12 @@ type Data struct {
 	Power    *measure.PowerData // nil when the run has no power samples
 	Requests []*archive.Request
 	Stages   map[string]*Stage
-	Events   map[string]float64
-	Devices  []Device
-	Run      RunInfo
+	// Open names the stages that had not ended when the run stopped
+	// (their end was clamped to the data): values over them are partial.
+	Open    map[string]bool
+	Events  map[string]float64
+	Devices []Device
+	Run     RunInfo
 }
 
 // NewData indexes an archived run for evaluation.
@@ -95,6 +98,12 @@ func NewData(run *archive.Run) (*Data, error) {
 			continue // the first occurrence wins, as in Meta.StageByName
 		}
 		d.Stages[s.Name] = &Stage{Name: s.Name, Start: s.Start, End: s.End, Duration: s.End - s.Start}
+		if s.Open {
+			if d.Open == nil {
+				d.Open = map[string]bool{}
+			}
+			d.Open[s.Name] = true
+		}
 	}
 	for _, e := range run.Meta.Events {
 		if _, dup := d.Events[e.Name]; !dup {

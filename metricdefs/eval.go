@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -95,6 +99,9 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 			}
 		}
 		out, err := expr.Run(c.prog, envI)
+		if err != nil {
+			err = missingStage(c.Expr, data, err)
+		}
 		if err == nil {
 			err = checkFiniteResult(out)
 		}
@@ -145,7 +152,87 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 		}
 		record()
 	}
+	markPartial(p.order, data, res)
 	return res, errors.Join(errs...)
+}
+
+// stageRef finds `stages.NAME`, `stages?.NAME` and `stages["NAME"]`.
+var stageRef = regexp.MustCompile(`\bstages\s*(?:\??\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*"([^"]+)"\s*\])`)
+
+// stagesIn returns the stage names a formula refers to.
+func stagesIn(src string) []string {
+	var out []string
+	for _, m := range stageRef.FindAllStringSubmatch(src, -1) {
+		if m[1] != "" {
+			out = append(out, m[1])
+		} else {
+			out = append(out, m[2])
+		}
+	}
+	return out
+}
+
+// missingStage turns the error of a formula that reads a stage the run does
+// not have (expr reports a nil dereference) into one naming the stage.
+func missingStage(src string, data *Data, err error) error {
+	var missing []string
+	for _, n := range stagesIn(src) {
+		if _, ok := data.Stages[n]; !ok && !slices.Contains(missing, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return err
+	}
+	have := make([]string, 0, len(data.Stages))
+	for n := range data.Stages {
+		have = append(have, n)
+	}
+	sort.Strings(have)
+	return fmt.Errorf("this run has no stage %s (it has: %s); a formula can test for it with %q in stages",
+		strings.Join(missing, ", "), strings.Join(have, ", "), missing[0])
+}
+
+// markPartial notes every value that reads an open stage (the run stopped
+// during it; its end was clamped to the data), directly or through the
+// values it depends on.
+func markPartial(order []*compiled, data *Data, res *archive.Results) {
+	if len(data.Open) == 0 {
+		return
+	}
+	partial := map[string]string{} // name → the open stages it reads
+	for _, c := range order {
+		var open []string
+		for _, n := range stagesIn(c.Expr) {
+			if data.Open[n] && !slices.Contains(open, n) {
+				open = append(open, n)
+			}
+		}
+		for _, dep := range c.deps {
+			if why, ok := partial[dep]; ok {
+				for _, n := range strings.Split(why, ", ") {
+					if !slices.Contains(open, n) {
+						open = append(open, n)
+					}
+				}
+			}
+		}
+		if len(open) == 0 {
+			continue
+		}
+		sort.Strings(open)
+		partial[c.Name] = strings.Join(open, ", ")
+		r, ok := res.Values[c.Name]
+		if !ok {
+			continue
+		}
+		note := "partial: stage " + partial[c.Name] + " had not ended when the run stopped (clamped to the end of its data)"
+		if r.Note != "" {
+			note = r.Note + "; " + note
+		}
+		r.Note = note
+		res.Values[c.Name] = r
+	}
 }
 
 func firstFailedDep(deps []string, failed map[string]string) (string, string) {

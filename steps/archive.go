@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/workflow"
@@ -27,6 +28,42 @@ func runArchive(ctx context.Context, rc *workflow.RunContext, d *Deps, _ *Archiv
 		}
 	}
 	return Finish(ctx, rc, archive.StatusComplete, "")
+}
+
+// EndStages ends the stages still open when a run stops early (a failure,
+// Ctrl-C): a last sample is taken when sampling still runs, and the stages
+// end at the newest sample common to every device, so that the energy of
+// each stage has power data up to its end. Without sampling they end now.
+func (d *Deps) EndStages(ctx context.Context, rc *workflow.RunContext) {
+	now := rc.Clock.Now()
+	d.mu.Lock()
+	sampling := d.sampler != nil && !d.stopped
+	d.mu.Unlock()
+	if !sampling {
+		rc.CloseOpenStages(now)
+		return
+	}
+	if err := d.sampleNow(ctx); err != nil {
+		rc.Log.Warn().Err(err).Msg("last sample")
+	}
+	rc.CloseOpenStages(d.lastSampleT(now))
+}
+
+// failedChecks joins the checks of severity fail that did not pass ("" if
+// none).
+func failedChecks(res *archive.Results) string {
+	var why []string
+	for _, n := range res.Order {
+		r := res.Values[n]
+		if r.Kind == "check" && r.Severity == "fail" && r.Passed != nil && !*r.Passed {
+			msg := "check " + n + " failed"
+			if r.Message != "" {
+				msg += ": " + r.Message
+			}
+			why = append(why, msg)
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // Finish closes a run: open stages end now, status and reason are written,
@@ -62,6 +99,15 @@ func Finish(ctx context.Context, rc *workflow.RunContext, status, reason string)
 	if res.Excluded {
 		if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
 			m.Excluded, m.ExcludeReason = true, res.ExcludeReason
+		}); err != nil {
+			return err
+		}
+	}
+	if why := failedChecks(res); why != "" {
+		// Every step ran, but the run did not do what it is for (e.g.
+		// every formal request failed): it is not complete.
+		if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+			m.Status, m.Reason = archive.StatusFailed, why
 		}); err != nil {
 			return err
 		}

@@ -35,7 +35,7 @@ func runBaseline(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Basel
 	start := rc.Clock.Now()
 	rc.StageStart("baseline", start)
 	d.report("baseline", loadgen.Progress{}, 0)
-	if err := sleep(ctx, c.Duration.D()); err != nil {
+	if err := d.wait(ctx, c.Duration.D()); err != nil {
 		return err
 	}
 	if err := d.sampleNow(ctx); err != nil {

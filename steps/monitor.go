@@ -67,6 +67,7 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 		func(msg string) { rc.Log.Warn().Str("component", "telemetry").Msg(msg) })
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d.stopSmp = cancel
+	d.watchTelemetry(sctx, d.sampler)
 	d.sampler.Start(sctx)
 	return d.sampler.SampleNow(ctx)
 }

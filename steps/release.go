@@ -88,7 +88,7 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Releas
 	deadline := from + c.MaxWait.Seconds()
 	tick := d.sampler.Interval()
 	for {
-		if err := sleep(ctx, tick); err != nil {
+		if err := d.wait(ctx, tick); err != nil {
 			return err
 		}
 		now := rc.Clock.Now()

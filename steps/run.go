@@ -54,6 +54,10 @@ type Deps struct {
 	stopSmp context.CancelFunc
 	stopped bool
 	exitAt  float64
+	// dead is closed when the sampler hit a fatal error (deadErr says
+	// which): every wait of the run ends on it at once.
+	dead    chan struct{}
+	deadErr error
 }
 
 // Progress is a snapshot for the progress display.
@@ -82,19 +86,65 @@ func (d *Deps) report(stage string, p loadgen.Progress, total int) {
 }
 
 // StopSampling stops the sampler (idempotent) and returns its error.
+//
+// The sampler's sink takes d.mu, and Sampler.Stop waits for a tick in
+// progress (its Read and sink): d.mu must not be held across Stop.
 func (d *Deps) StopSampling() error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.sampler == nil || d.stopped {
+		d.mu.Unlock()
 		return nil
 	}
 	d.stopped = true
-	err := d.sampler.Stop()
-	d.stopSmp()
+	smp, cancel := d.sampler, d.stopSmp
+	d.mu.Unlock()
+	// Cancel first: a Read blocked on the source gets its context done
+	// (the sampler's loop runs under it), then Stop waits for the loop.
+	cancel()
+	err := smp.Stop()
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return err
+}
+
+// watchTelemetry turns the sampler's fatal error into the run's: dead is
+// closed and every wait of a step (baseline, requests, release) ends with
+// the error at once instead of running on frozen samples.
+func (d *Deps) watchTelemetry(ctx context.Context, smp *telemetry.Sampler) {
+	d.mu.Lock()
+	d.dead = make(chan struct{})
+	dead := d.dead
+	d.mu.Unlock()
+	go func() {
+		select {
+		case err := <-smp.Err():
+			d.mu.Lock()
+			d.deadErr = err
+			d.mu.Unlock()
+			close(dead)
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// telemetryDead returns a channel closed when the power source died (nil,
+// which blocks for ever, while it lives or when there is none).
+func (d *Deps) telemetryDead() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dead
+}
+
+// TelemetryErr returns the fatal error of the power source, nil while it
+// lives.
+func (d *Deps) TelemetryErr() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.deadErr == nil {
+		return nil
+	}
+	return fmt.Errorf("power source failed: %w", d.deadErr)
 }
 
 // RecordAnomalies writes what the power source noticed in its data (an
@@ -130,12 +180,16 @@ func (d *Deps) sampleNow(ctx context.Context) error {
 	return d.sampler.SampleNow(ctx)
 }
 
-func sleep(ctx context.Context, dur time.Duration) error {
+// wait sleeps for dur; it ends early with an error when ctx is done or the
+// power source died.
+func (d *Deps) wait(ctx context.Context, dur time.Duration) error {
 	t := time.NewTimer(dur)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-d.telemetryDead():
+		return d.TelemetryErr()
 	case <-t.C:
 		return nil
 	}
@@ -151,10 +205,13 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exited := make(chan struct{})
+	dead := d.telemetryDead()
 	go func() {
 		select {
 		case <-d.Engine.Exited():
 			close(exited)
+			cancel()
+		case <-dead:
 			cancel()
 		case <-ctx.Done():
 		}
@@ -174,6 +231,9 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 	}
 	total := len(reqs)
 	err := loadgen.Run(ctx, lc, reqs, d.Client, sink, func(p loadgen.Progress) { d.report(stage, p, total) })
+	if terr := d.TelemetryErr(); terr != nil {
+		return lastDone, fmt.Errorf("during %s: %w", stage, terr)
+	}
 	if failed && !d.External {
 		// A crash cuts the streams a moment before its exit is seen.
 		select {

@@ -61,3 +61,9 @@ func runStartEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *St
 	info := d.Engine.Info()
 	return rc.Out.UpdateMeta(func(m *archive.Meta) { m.Engine = info })
 }
+
+// RequiresLater makes a profile that starts an engine without a release
+// step a load error: nothing else stops the engine at the end of a run.
+func (c *StartEngineConfig) RequiresLater() ([]string, string) {
+	return []string{"release"}, "the release step stops the engine the run started"
+}

@@ -41,6 +41,8 @@ type Sampler struct {
 	done    chan struct{}
 
 	errCh chan error
+	// stopWait is StopWait (tests shorten it).
+	stopWait time.Duration
 }
 
 // NewSampler returns a sampler of src at interval (sub-second allowed;
@@ -65,6 +67,7 @@ func NewSampler(src Source, interval time.Duration, clock Clock, sink func([]arc
 		logf:     logf,
 		latest:   map[string]archive.PowerSample{},
 		errCh:    make(chan error, 1),
+		stopWait: StopWait,
 	}
 }
 
@@ -185,8 +188,14 @@ func (s *Sampler) Latest() []archive.PowerSample {
 	return out
 }
 
-// Stop ends the sampling goroutine and waits for it. It returns the first
-// fatal error seen, nil if none. It is safe to call more than once.
+// StopWait bounds how long Stop waits for a sample in progress once its
+// context is cancelled: a source whose Read ignores its context must not
+// hang the run.
+const StopWait = 10 * time.Second
+
+// Stop ends the sampling goroutine and waits for it (at most StopWait
+// after cancelling its context). It returns the first fatal error seen,
+// nil if none. It is safe to call more than once.
 func (s *Sampler) Stop() error {
 	s.mu.Lock()
 	s.stopped = true
@@ -194,7 +203,13 @@ func (s *Sampler) Stop() error {
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
-		<-done
+		t := time.NewTimer(s.stopWait)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			return s.fail(fmt.Errorf("telemetry %s: stop: a read did not return within %s of its cancellation", s.src.Name(), s.stopWait))
+		}
 	}
 	return s.firstErr()
 }

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -120,11 +121,10 @@ func TestSamplerTicksStampWithClock(t *testing.T) {
 			t.Errorf("batch %d row 1 = %+v", i, rows[1])
 		}
 	}
-	// No sample after Stop.
+	// Stop waited for the loop: every read was sunk, and none follows.
 	n := len(c.snapshot())
-	time.Sleep(20 * time.Millisecond)
-	if m := len(c.snapshot()); m != n {
-		t.Errorf("%d samples arrived after Stop", m-n)
+	if r := src.reads.Load(); r != int64(n) {
+		t.Errorf("%d reads, %d samples sunk: a tick outlived Stop", r, n)
 	}
 }
 
@@ -197,13 +197,12 @@ func TestReadErrorEndsSampling(t *testing.T) {
 	if !errors.Is(got, errRead) {
 		t.Fatalf("Err() = %v, want the read error", got)
 	}
-	reads := src.reads.Load()
-	time.Sleep(20 * time.Millisecond)
-	if src.reads.Load() != reads {
-		t.Error("sampler kept reading after a fatal error")
-	}
 	if err := s.Stop(); !errors.Is(err, errRead) {
 		t.Errorf("Stop = %v, want the read error", err)
+	}
+	// The loop has ended (Stop waited for it): the failing read was the last.
+	if r := src.reads.Load(); r != 3 {
+		t.Errorf("%d reads, want 3: the sampler kept reading after a fatal error", r)
 	}
 	if err := s.Stop(); !errors.Is(err, errRead) {
 		t.Errorf("second Stop = %v", err)
@@ -241,10 +240,9 @@ func TestSinkErrorEndsSampling(t *testing.T) {
 	if err := s.Stop(); !errors.Is(err, errSink) {
 		t.Errorf("Stop = %v", err)
 	}
-	reads := src.reads.Load()
-	time.Sleep(20 * time.Millisecond)
-	if src.reads.Load() != reads {
-		t.Error("sampler kept reading after a sink error")
+	// The loop has ended: the read whose sink failed was the last.
+	if r := src.reads.Load(); r != 2 {
+		t.Errorf("%d reads, want 2: the sampler kept reading after a sink error", r)
 	}
 	if len(c.snapshot()) != 1 || len(s.Latest()) != 2 || s.Latest()[0].PowerW != 101 {
 		t.Errorf("latest = %+v; want the first (sunk) sample only", s.Latest())
@@ -326,5 +324,44 @@ func TestToSamples(t *testing.T) {
 	rows := ToSamples(5, []Reading{{Device: "a", PowerW: 1, MemUsedBytes: -1}, {Device: "b", T: 4}})
 	if rows[0].T != 5 || rows[1].T != 4 || rows[0].MemUsedBytes != -1 {
 		t.Errorf("rows = %+v", rows)
+	}
+}
+
+// hangingSource's Read ignores its context and never returns until
+// released (a driver call stuck in the kernel).
+type hangingSource struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *hangingSource) Name() string                                      { return "hanging" }
+func (h *hangingSource) Devices(context.Context) ([]archive.Device, error) { return nil, nil }
+func (h *hangingSource) Close() error                                      { return nil }
+func (h *hangingSource) Read(context.Context) ([]Reading, error) {
+	h.entered <- struct{}{}
+	<-h.release
+	return nil, nil
+}
+
+// Stop does not hang on a Read that ignores its context: it gives up after
+// stopWait and says so.
+func TestStopBoundedWithHangingRead(t *testing.T) {
+	h := &hangingSource{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	defer close(h.release)
+	s := NewSampler(h, time.Millisecond, stepClock(), nil, nil)
+	s.stopWait = 20 * time.Millisecond
+	s.Start(context.Background())
+	<-h.entered
+	err := s.Stop()
+	if err == nil || !strings.Contains(err.Error(), "did not return") {
+		t.Fatalf("Stop = %v, want the hanging read reported", err)
+	}
+	select {
+	case e := <-s.Err():
+		if e.Error() != err.Error() {
+			t.Errorf("Err() = %v, want %v", e, err)
+		}
+	default:
+		t.Error("the hanging read is not reported on Err()")
 	}
 }

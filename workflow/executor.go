@@ -48,14 +48,29 @@ type RunContext struct {
 	open map[string]float64
 }
 
-// StageStart opens a stage at time t.
+// StageStart opens a stage at time t and records it in run.json at once,
+// without an end, so that a run killed during the stage keeps where it
+// was. A failure to write is logged (the next write of run.json reports it
+// to the step).
 func (rc *RunContext) StageStart(name string, t float64) {
 	rc.mu.Lock()
-	defer rc.mu.Unlock()
 	if rc.open == nil {
 		rc.open = map[string]float64{}
 	}
 	rc.open[name] = t
+	rc.mu.Unlock()
+	err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+		for i := range m.Stages {
+			if m.Stages[i].Name == name && m.Stages[i].Open {
+				m.Stages[i].Start = t
+				return
+			}
+		}
+		m.Stages = append(m.Stages, archive.Stage{Name: name, Start: t, Open: true})
+	})
+	if err != nil {
+		rc.Log.Error().Err(err).Str("stage", name).Msg("record stage start")
+	}
 }
 
 // StageOpen reports whether a stage is open, and since when.
@@ -76,21 +91,27 @@ func (rc *RunContext) StageEnd(name string, t float64) error {
 		return fmt.Errorf("stage %s was never started", name)
 	}
 	return rc.Out.UpdateMeta(func(m *archive.Meta) {
+		for i := range m.Stages {
+			if m.Stages[i].Name == name && m.Stages[i].Open {
+				m.Stages[i] = archive.Stage{Name: name, Start: start, End: t}
+				return
+			}
+		}
 		m.Stages = append(m.Stages, archive.Stage{Name: name, Start: start, End: t})
 	})
 }
 
-// CloseOpenStages ends every open stage at t (a run that stops early keeps
-// the stages it had).
+// CloseOpenStages ends every open stage at t, or at its start when t is
+// earlier (a run that stops early keeps the stages it had).
 func (rc *RunContext) CloseOpenStages(t float64) {
 	rc.mu.Lock()
-	names := make([]string, 0, len(rc.open))
-	for n := range rc.open {
-		names = append(names, n)
+	open := make(map[string]float64, len(rc.open))
+	for n, start := range rc.open {
+		open[n] = start
 	}
 	rc.mu.Unlock()
-	for _, n := range names {
-		_ = rc.StageEnd(n, t)
+	for n, start := range open {
+		_ = rc.StageEnd(n, max(t, start))
 	}
 }
 

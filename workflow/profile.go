@@ -267,6 +267,7 @@ func (d *decoder) steps(n, root *yaml.Node, p *Profile, params []metricdefs.Para
 		return nil
 	}
 	var out []Step
+	var kindNodes []*yaml.Node // of each step in out, for stepCombos
 	for i, item := range n.Content {
 		where := fmt.Sprintf("steps[%d]", i)
 		var sd StepDecl
@@ -293,7 +294,9 @@ func (d *decoder) steps(n, root *yaml.Node, p *Profile, params []metricdefs.Para
 			st.Config = cfg
 		}
 		out = append(out, st)
+		kindNodes = append(kindNodes, present["kind"])
 	}
+	d.stepCombos(out, kindNodes)
 	return out
 }
 

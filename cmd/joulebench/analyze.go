@@ -114,6 +114,10 @@ func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []stri
 		}
 		return nil, nil, nil, nil, withCode(exitInvalid, err)
 	}
+	// A run killed or interrupted during a stage has it open: it is
+	// evaluated up to the end of its data, and the values over it say they
+	// are partial.
+	run.ClampOpenStages()
 	res, evalErr = workflow.Evaluate(ctx, l, run)
 	if res == nil {
 		return nil, nil, nil, nil, withCode(exitInvalid, evalErr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -60,33 +61,40 @@ func (a *app) compare(ctx context.Context, paths []string, profile, rules string
 	if err != nil {
 		return withCode(exitInvalid, fmt.Errorf("invalid comparison profile:\n%w", err))
 	}
-	runs, err := a.evaluateRuns(ctx, paths, profile, sets)
+	runs, evalErr, err := a.evaluateRuns(ctx, paths, profile, sets)
 	if err != nil {
 		return err
 	}
-	return compare.Render(a.out, prof.Compare(runs), format)
+	if err := compare.Render(a.out, prof.Compare(runs), format); err != nil {
+		return err
+	}
+	// As analyze: the comparison is shown, and the exit code says that
+	// some values are missing.
+	return withCode(exitEval, evalErr)
 }
 
 // evaluateRuns finds the run directories among paths and evaluates each.
-// A run some formulas failed on is kept (the values it lacks flag it); an
-// archive that cannot be read is an error naming it.
-func (a *app) evaluateRuns(ctx context.Context, paths []string, profile string, sets []string) ([]compare.Run, error) {
+// A run some formulas failed on is kept (the values it lacks flag it) and
+// named in evalErr; an archive that cannot be read is an error naming it.
+func (a *app) evaluateRuns(ctx context.Context, paths []string, profile string, sets []string) (runs []compare.Run, evalErr, err error) {
 	dirs, err := compare.Discover(paths)
 	if err != nil {
-		return nil, withCode(exitInvalid, err)
+		return nil, nil, withCode(exitInvalid, err)
 	}
-	runs := make([]compare.Run, 0, len(dirs))
+	runs = make([]compare.Run, 0, len(dirs))
+	var evalErrs []error
 	for _, dir := range dirs {
 		run, res, evalErr, err := evaluateArchive(ctx, dir, profile, sets)
 		if err != nil {
-			return nil, wrapRunErr(dir, err)
+			return nil, nil, wrapRunErr(dir, err)
 		}
 		if evalErr != nil {
 			a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
+			evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
 		}
 		runs = append(runs, compare.Run{Dir: dir, Meta: run.Meta, Results: res})
 	}
-	return runs, nil
+	return runs, errors.Join(evalErrs...), nil
 }
 
 // wrapRunErr names the run directory in an error, keeping its exit code.

@@ -90,5 +90,10 @@ func (a *app) plot(cmd *cobra.Command, dir string, sets []string) error {
 		return withCode(exitFailure, err)
 	}
 	fmt.Fprintf(a.out, "figure: %s\n", out)
+	if evalErr != nil {
+		// As analyze: the figure is drawn, and the exit code says that
+		// some values are missing.
+		return withCode(exitEval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -29,18 +30,24 @@ is re-evaluated from its raw data with its own archived profile (or
 			}
 			var runs []report.Run
 			var stages []report.StageBreakdown
+			var evalErrs []error
 			for _, dir := range args {
 				run, l, res, evalErr, err := evaluateArchiveLoaded(cmd.Context(), dir, a.v.GetString("profile"), nil)
 				if err != nil {
 					return err
 				}
 				if evalErr != nil {
-					a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
+					evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
 				}
 				runs = append(runs, report.Run{Meta: run.Meta, Results: res})
 				stages = append(stages, report.Stages(run, res, l.Profile.StageEnergy))
 			}
-			return report.RunsWithStages(a.out, runs, stages, format)
+			if err := report.RunsWithStages(a.out, runs, stages, format); err != nil {
+				return err
+			}
+			// As analyze: the table is shown, and the exit code says that
+			// some values are missing.
+			return withCode(exitEval, errors.Join(evalErrs...))
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")

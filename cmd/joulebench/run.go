@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
@@ -116,16 +117,16 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 		}
 	}
 	fmt.Fprintf(a.out, "\n== engines side by side (%s)\n", parent)
-	if err := a.compare(ctx, []string{parent}, "", compare.BuiltinName, nil, format); err != nil {
-		return err
-	}
-	if err := a.winnerTable(parent, dirs, format); err != nil {
-		return err
+	// compare prints its table, then says whether a formula could not be
+	// evaluated; the winner table follows either way.
+	cmpErr := a.compare(ctx, []string{parent}, "", compare.BuiltinName, nil, format)
+	if err := a.winnerTable(parent, dirs, format); err != nil && cmpErr == nil {
+		cmpErr = err
 	}
 	if len(errs) > 0 {
-		return errs[0]
+		return errs[0] // a failed engine run is the cause of what compare lacks
 	}
-	return nil
+	return cmpErr
 }
 
 // runEngine runs the profile against one engine into dir (default
@@ -175,6 +176,9 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 	r.startScraper(ctx)
 	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated)
 	r.rc = &workflow.RunContext{Clock: r.clock, Out: r.out, Log: r.log, Loaded: r.l, Engine: r.engineKind}
+	// Whatever path the run takes (success, failure, panic), the engine
+	// it started does not outlive it.
+	r.onClose(r.stopEngine)
 	runErr := workflow.Execute(ctx, r.rc, steps.Registry(), r.deps)
 	if bar != nil {
 		_ = bar.Finish()
@@ -402,6 +406,21 @@ func (r *engineRun) startTelemetry(ctx context.Context) error {
 	})
 }
 
+// stopEngine stops the engine if a step started it and nothing stopped it
+// (a no-op otherwise: StopEngine runs once).
+func (r *engineRun) stopEngine() error {
+	if r.deps == nil || r.deps.Engine == nil || r.rc == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := r.deps.StopEngine(ctx, r.rc, 5*time.Second); err != nil {
+		r.log.Warn().Err(err).Msg("stop engine")
+		return err
+	}
+	return nil
+}
+
 // failEarly archives a run that failed before its steps began.
 func (r *engineRun) failEarly(ctx context.Context, err error) {
 	_ = steps.Finish(ctx, &workflow.RunContext{Clock: r.clock, Out: r.out, Loaded: r.l}, archive.StatusFailed, err.Error())
@@ -433,6 +452,10 @@ func (r *engineRun) cleanup(ctx context.Context, runErr error) error {
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	d, rc, log := r.deps, r.rc, r.log
+	// Open stages end at the last power sample, so that their energy is
+	// computable (a stage ending after the last sample has no data to its
+	// end).
+	d.EndStages(stopCtx, rc)
 	if _, err := d.StopEngine(stopCtx, rc, 5*time.Second); err != nil {
 		log.Warn().Err(err).Msg("stop engine")
 	}
@@ -510,10 +533,62 @@ func (a *app) runLabels(vals []string) (map[string]string, error) {
 	return labels, nil
 }
 
+// progressLineEvery is how often a terminal that is not a TTY (CI logs, a
+// pipe) gets a progress line within a stage.
+const progressLineEvery = 10 * time.Second
+
+// isTTY reports whether w is a terminal.
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressText is one stage's progress in words.
+func progressText(p steps.Progress, simulated bool) string {
+	desc := p.Stage
+	if p.Total > 0 {
+		desc += fmt.Sprintf(" | %d/%d requests", p.Done, p.Total)
+	}
+	if p.HasPower {
+		desc += fmt.Sprintf(" | %.0f W", p.PowerW)
+		if simulated {
+			desc += " (simulated)"
+		}
+	}
+	if p.Failed > 0 {
+		desc += fmt.Sprintf(" | %d failed", p.Failed)
+	}
+	return desc
+}
+
+// progressLines tells progress in plain lines, for a writer that is not a
+// terminal: one when a stage begins, then at most one per every.
+func progressLines(w io.Writer, every time.Duration, simulated bool, now func() time.Time) func(steps.Progress) {
+	var mu sync.Mutex
+	stage := ""
+	var last time.Time
+	return func(p steps.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := now()
+		if p.Stage == stage && t.Sub(last) < every {
+			return
+		}
+		stage, last = p.Stage, t
+		fmt.Fprintf(w, "progress: %s\n", progressText(p, simulated))
+	}
+}
+
 // progress draws a progress bar of the current stage: requests done/total
-// and the current summed power.
+// and the current summed power. On a writer that is not a terminal it
+// prints a plain line when a stage begins and every progressLineEvery
+// instead (no carriage returns), and returns nil.
 func (a *app) progress(d *steps.Deps, simulated bool) *progressbar.ProgressBar {
 	if a.v.GetBool("no-progress") {
+		return nil
+	}
+	if !isTTY(a.errOut) {
+		d.Progress = progressLines(a.errOut, progressLineEvery, simulated, time.Now)
 		return nil
 	}
 	bar := progressbar.NewOptions(-1,

@@ -108,9 +108,16 @@ func TestRunInterrupted(t *testing.T) {
 	go func() {
 		done <- newApp(&out, &errOut).execute(ctx, append([]string{"run", "benchmark-1.5", "--out", dir, "--set", "baseline=2s"}, fastSets[2:]...))
 	}()
-	// Interrupt during the 2 s baseline stage (when it happens only decides
-	// which stage is cut short; every stage must end the same way).
-	time.Sleep(1500 * time.Millisecond)
+	// Interrupt during the 2 s baseline stage, once run.json records it
+	// (which stage is cut short does not matter; every stage must end the
+	// same way).
+	for !stageRecorded(dir, "baseline") {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before its baseline: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	cancel()
 	err := <-done
 	if code := exitCode(err); code != exitInterrupted {

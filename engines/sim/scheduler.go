@@ -170,9 +170,13 @@ func (s *scheduler) run() {
 	// Steps are scheduled on absolute deadlines so that late timer wake-ups
 	// (a busy machine) are made up by the following steps and the long-run
 	// token rate stays the modelled one; after an idle period, or when
-	// behind by more than maxLag, the schedule restarts from now.
+	// behind by more than maxLag (the process was stopped), the schedule
+	// restarts from now. maxLag is long: a host busy with other work delays
+	// wake-ups by tens to hundreds of milliseconds, again and again, and
+	// each restart would lose that time for good — fewer tokens under the
+	// same simulated power, so J/token would follow the host's load.
 	var next time.Time
-	const maxLag = 250 * time.Millisecond
+	const maxLag = 5 * time.Second
 	for {
 		s.mu.Lock()
 		waiting = append(waiting, s.incoming...)
