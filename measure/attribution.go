@@ -261,9 +261,8 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
 		return tokenShape{}, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
 	}
-	type chunk struct{ t, w float64 }
-	chunks := make([]chunk, len(r.TokenTimes))
-	sum := 0.0
+	sum, sorted := 0.0, true
+	prevT := math.Inf(-1)
 	for k, t := range r.TokenTimes {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			return tokenShape{}, fmt.Errorf("token_times[%d] is %v", k, t)
@@ -275,24 +274,45 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 			}
 			w = float64(r.TokenCounts[k])
 		}
-		chunks[k] = chunk{min(max(t, sh.first), sh.done), w}
+		c := min(max(t, sh.first), sh.done)
+		sorted = sorted && c >= prevT
+		prevT = c
 		sum += w
 	}
 	if sh.kind != shapeGen || sum == 0 {
 		return sh, nil
 	}
-	slices.SortStableFunc(chunks, func(x, y chunk) int { return cmp.Compare(x.t, y.t) })
+	// The chunks in time order: as recorded (the usual case, which needs
+	// no copy), else a stably sorted copy.
+	n := len(r.TokenTimes)
+	chunkAt := func(k int) (t, w float64) {
+		w = 1
+		if r.TokenCounts != nil {
+			w = float64(r.TokenCounts[k])
+		}
+		return min(max(r.TokenTimes[k], sh.first), sh.done), w
+	}
+	if !sorted {
+		type chunk struct{ t, w float64 }
+		chunks := make([]chunk, n)
+		for k := range chunks {
+			chunks[k].t, chunks[k].w = chunkAt(k)
+		}
+		slices.SortStableFunc(chunks, func(x, y chunk) int { return cmp.Compare(x.t, y.t) })
+		chunkAt = func(k int) (float64, float64) { return chunks[k].t, chunks[k].w }
+	}
 	// Group consecutive chunks so that at most maxSegments remain.
-	per := (len(chunks) + maxSegments - 1) / maxSegments
-	var segs []segment
+	per := (n + maxSegments - 1) / maxSegments
+	segs := make([]segment, 0, maxSegments)
 	prev, carry := sh.first, 0.0
 	scale := sh.tokens / sum
-	for k := 0; k < len(chunks); k += per {
-		end := min(k+per, len(chunks))
-		for _, c := range chunks[k:end] {
-			carry += c.w * scale
+	for k := 0; k < n; k += per {
+		end := min(k+per, n)
+		for j := k; j < end; j++ {
+			_, w := chunkAt(j)
+			carry += w * scale
 		}
-		t := chunks[end-1].t
+		t, _ := chunkAt(end - 1)
 		if t > prev && carry > 0 {
 			segs = append(segs, segment{a: prev, b: t, tokens: carry})
 			prev, carry = t, 0
