@@ -1,8 +1,10 @@
 package archive
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	gojson "github.com/goccy/go-json"
@@ -23,6 +25,10 @@ type jsonLine struct {
 	// interned holds strings that repeat from line to line (phase, engine,
 	// metric names and labels), so that the decoded records share one copy.
 	interned map[string]string
+
+	// Scratch space of the token_times fast path.
+	times []float64
+	buf   []byte
 }
 
 const maxInterned = 4096
@@ -45,7 +51,30 @@ func (d *jsonLine) intern(s string) string {
 }
 
 // decodeRequest decodes one line of requests.jsonl into r.
+//
+// token_times is most of a line's bytes and of its decoding time, and the
+// library grows the slice by doubling (keeping spare capacity). When the
+// line has one top-level token_times member holding an array of plain
+// numbers, that array is parsed here, as encoding/json parses numbers
+// (strconv.ParseFloat), into a slice of exactly its length, and the library
+// decodes a copy of the line in which the array is blanked to null. Any
+// other line, and any line the library rejects, is decoded as it is, so
+// that errors and their columns are the library's.
 func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
+	if lo, hi, ok := d.tokenTimes(line); ok {
+		d.buf = append(d.buf[:0], line...)
+		copy(d.buf[lo:hi], "null")
+		for i := lo + 4; i < hi; i++ {
+			d.buf[i] = ' '
+		}
+		if decodeLine(d.buf, r) == nil {
+			r.TokenTimes = make([]float64, len(d.times))
+			copy(r.TokenTimes, d.times)
+			r.Phase, r.TokensSource, r.Engine = d.intern(r.Phase), d.intern(r.TokensSource), d.intern(r.Engine)
+			return nil
+		}
+		*r = Request{}
+	}
 	if err := decodeLine(line, r); err != nil {
 		return err
 	}
@@ -179,4 +208,208 @@ func fieldPath(p string) string {
 		kept = append(kept, s)
 	}
 	return strings.Join(kept, ".")
+}
+
+// tokenTimes looks for the token_times member of a request line: it walks
+// the top-level object and reports the bounds [lo, hi) of the member's
+// value when there is exactly one member named exactly "token_times"
+// (no other spelling that would match it case-insensitively), its value is
+// a non-empty array of JSON numbers at least as long as "null", and the
+// line is one object. The numbers are left in d.times. false: decode the line the
+// general way.
+func (d *jsonLine) tokenTimes(line []byte) (lo, hi int, ok bool) {
+	i := skipSpace(line, 0)
+	if i == len(line) || line[i] != '{' {
+		return 0, 0, false
+	}
+	i++
+	found := false
+	for {
+		i = skipSpace(line, i)
+		if i == len(line) {
+			return 0, 0, false
+		}
+		if line[i] == '}' && !found {
+			return 0, 0, false // empty object, or no member after a comma
+		}
+		if line[i] != '"' {
+			return 0, 0, false
+		}
+		end := bytes.IndexByte(line[i+1:], '"')
+		if end < 0 {
+			return 0, 0, false
+		}
+		key := line[i+1 : i+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return 0, 0, false // an escaped name might spell token_times
+		}
+		i = skipSpace(line, i+end+2)
+		if i == len(line) || line[i] != ':' {
+			return 0, 0, false
+		}
+		i = skipSpace(line, i+1)
+		switch {
+		case string(key) == "token_times":
+			if found {
+				return 0, 0, false
+			}
+			found = true
+			lo = i
+			if i, ok = d.numberArray(line, i); !ok {
+				return 0, 0, false
+			}
+			hi = i
+		case strings.EqualFold(string(key), "token_times"):
+			return 0, 0, false
+		default:
+			if i, ok = skipValue(line, i); !ok {
+				return 0, 0, false
+			}
+		}
+		i = skipSpace(line, i)
+		if i == len(line) {
+			return 0, 0, false
+		}
+		switch line[i] {
+		case ',':
+			i++
+			continue
+		case '}':
+			if skipSpace(line, i+1) != len(line) {
+				return 0, 0, false
+			}
+			return lo, hi, found && hi-lo >= len("null")
+		}
+		return 0, 0, false
+	}
+}
+
+// numberArray parses the array of numbers at line[i] into d.times and
+// returns the index after it; false when it is not a non-empty array of
+// JSON numbers that strconv.ParseFloat takes.
+func (d *jsonLine) numberArray(line []byte, i int) (int, bool) {
+	d.times = d.times[:0]
+	if i == len(line) || line[i] != '[' {
+		return 0, false
+	}
+	i++
+	for {
+		i = skipSpace(line, i)
+		start := i
+		i = jsonNumberEnd(line, i)
+		if i < 0 {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(string(line[start:i]), 64)
+		if err != nil {
+			return 0, false // out of range: the library says so
+		}
+		d.times = append(d.times, f)
+		i = skipSpace(line, i)
+		if i == len(line) {
+			return 0, false
+		}
+		switch line[i] {
+		case ',':
+			i++
+		case ']':
+			return i + 1, true
+		default:
+			return 0, false
+		}
+	}
+}
+
+// jsonNumberEnd returns the index after the JSON number at line[i]
+// (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?), or -1.
+func jsonNumberEnd(line []byte, i int) int {
+	digits := func(i int) int {
+		j := i
+		for j < len(line) && line[j] >= '0' && line[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if i < len(line) && line[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(line) && line[i] == '0':
+		i++
+	case i < len(line) && line[i] >= '1' && line[i] <= '9':
+		i = digits(i)
+	default:
+		return -1
+	}
+	if i < len(line) && line[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(line) && (line[i] == 'e' || line[i] == 'E') {
+		i++
+		if i < len(line) && (line[i] == '+' || line[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func skipSpace(line []byte, i int) int {
+	for i < len(line) && isJSONSpace(line[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index after the value at line[i], judging only its
+// extent (strings and brackets); the library checks the rest.
+func skipValue(line []byte, i int) (int, bool) {
+	depth := 0
+	for i < len(line) {
+		switch c := line[i]; c {
+		case '"':
+			i++
+			for i < len(line) && line[i] != '"' {
+				if line[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			if i >= len(line) {
+				return 0, false
+			}
+			i++
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			if depth == 0 {
+				return i, true
+			}
+			depth--
+			i++
+		case ',':
+			if depth == 0 {
+				return i, true
+			}
+			i++
+		default:
+			if depth == 0 && isJSONSpace(c) {
+				return i, true
+			}
+			i++
+		}
+		if depth == 0 && i < len(line) && (line[i-1] == '"' || line[i-1] == '}' || line[i-1] == ']') {
+			return i, true
+		}
+	}
+	return i, depth == 0
 }
