@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	gojson "github.com/goccy/go-json"
@@ -54,10 +53,10 @@ func (d *jsonLine) intern(s string) string {
 //
 // token_times is most of a line's bytes and of its decoding time, and the
 // library grows the slice by doubling (keeping spare capacity). When the
-// line has one top-level token_times member holding an array of plain
-// numbers, that array is parsed here, as encoding/json parses numbers
-// (strconv.ParseFloat), into a slice of exactly its length, and the library
-// decodes a copy of the line in which the array is blanked to null. Any
+// line has one top-level token_times member holding an array of numbers,
+// the library decodes that array alone into a scratch slice that is reused
+// from line to line, the record gets a copy of exactly its length, and the
+// library decodes a copy of the line in which the array is blanked to null. Any
 // other line, and any line the library rejects, is decoded as it is, so
 // that errors and their columns are the library's.
 func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
@@ -284,82 +283,25 @@ func (d *jsonLine) tokenTimes(line []byte) (lo, hi int, ok bool) {
 	}
 }
 
-// numberArray parses the array of numbers at line[i] into d.times and
-// returns the index after it; false when it is not a non-empty array of
-// JSON numbers that strconv.ParseFloat takes.
+// numberArray decodes the array at line[i] into d.times (reusing its
+// array, so that the library does not grow a new one per line) and returns
+// the index after it; false when it is not a non-empty array of numbers.
 func (d *jsonLine) numberArray(line []byte, i int) (int, bool) {
-	d.times = d.times[:0]
 	if i == len(line) || line[i] != '[' {
 		return 0, false
 	}
-	i++
-	for {
-		i = skipSpace(line, i)
-		start := i
-		i = jsonNumberEnd(line, i)
-		if i < 0 {
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(string(line[start:i]), 64)
-		if err != nil {
-			return 0, false // out of range: the library says so
-		}
-		d.times = append(d.times, f)
-		i = skipSpace(line, i)
-		if i == len(line) {
-			return 0, false
-		}
-		switch line[i] {
-		case ',':
-			i++
-		case ']':
-			return i + 1, true
-		default:
-			return 0, false
-		}
+	// The first ']' ends an array of numbers; in any other array the
+	// part up to it does not decode, and the line goes the general way.
+	end := bytes.IndexByte(line[i:], ']')
+	if end < 0 {
+		return 0, false
 	}
-}
-
-// jsonNumberEnd returns the index after the JSON number at line[i]
-// (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?), or -1.
-func jsonNumberEnd(line []byte, i int) int {
-	digits := func(i int) int {
-		j := i
-		for j < len(line) && line[j] >= '0' && line[j] <= '9' {
-			j++
-		}
-		return j
+	end += i + 1
+	d.times = d.times[:0]
+	if gojson.UnmarshalOf(line[i:end], &d.times) != nil || len(d.times) == 0 {
+		return 0, false
 	}
-	if i < len(line) && line[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(line) && line[i] == '0':
-		i++
-	case i < len(line) && line[i] >= '1' && line[i] <= '9':
-		i = digits(i)
-	default:
-		return -1
-	}
-	if i < len(line) && line[i] == '.' {
-		j := digits(i + 1)
-		if j == i+1 {
-			return -1
-		}
-		i = j
-	}
-	if i < len(line) && (line[i] == 'e' || line[i] == 'E') {
-		i++
-		if i < len(line) && (line[i] == '+' || line[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return -1
-		}
-		i = j
-	}
-	return i
+	return end, true
 }
 
 func skipSpace(line []byte, i int) int {

@@ -283,23 +283,25 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 		return sh, nil
 	}
 	// The chunks in time order: as recorded (the usual case, which needs
-	// no copy), else a stably sorted copy.
+	// no copy), else a stably sorted copy of their clamped times and
+	// weights.
 	n := len(r.TokenTimes)
-	chunkAt := func(k int) (t, w float64) {
-		w = 1
-		if r.TokenCounts != nil {
-			w = float64(r.TokenCounts[k])
-		}
-		return min(max(r.TokenTimes[k], sh.first), sh.done), w
-	}
+	ts, counts := r.TokenTimes, r.TokenCounts
+	var ws []float64 // weights of the sorted copy
 	if !sorted {
 		type chunk struct{ t, w float64 }
 		chunks := make([]chunk, n)
-		for k := range chunks {
-			chunks[k].t, chunks[k].w = chunkAt(k)
+		for k, t := range ts {
+			chunks[k] = chunk{min(max(t, sh.first), sh.done), 1}
+			if counts != nil {
+				chunks[k].w = float64(counts[k])
+			}
 		}
 		slices.SortStableFunc(chunks, func(x, y chunk) int { return cmp.Compare(x.t, y.t) })
-		chunkAt = func(k int) (float64, float64) { return chunks[k].t, chunks[k].w }
+		ts, ws, counts = make([]float64, n), make([]float64, n), nil
+		for k, c := range chunks {
+			ts[k], ws[k] = c.t, c.w
+		}
 	}
 	// Group consecutive chunks so that at most maxSegments remain.
 	per := (n + maxSegments - 1) / maxSegments
@@ -309,10 +311,16 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	for k := 0; k < n; k += per {
 		end := min(k+per, n)
 		for j := k; j < end; j++ {
-			_, w := chunkAt(j)
+			w := 1.0
+			switch {
+			case ws != nil:
+				w = ws[j]
+			case counts != nil:
+				w = float64(counts[j])
+			}
 			carry += w * scale
 		}
-		t, _ := chunkAt(end - 1)
+		t := min(max(ts[end-1], sh.first), sh.done)
 		if t > prev && carry > 0 {
 			segs = append(segs, segment{a: prev, b: t, tokens: carry})
 			prev, carry = t, 0

@@ -11,7 +11,8 @@ package main
 //
 //	go test -run '^$' -bench AnalyzeLarge -benchtime 3x ./cmd/joulebench/
 //
-// It reports wall_s and peak_rss_MB of the child. With
+// It reports wall_s, cpu_s (user + system) and peak_rss_MB of the child;
+// on a shared machine cpu_s is the steadier figure. With
 // JOULEBENCH_BENCH_ANALYZE_OUT=FILE the last iteration's JSON results are
 // written to FILE, to check that a change leaves them identical.
 
@@ -124,7 +125,7 @@ func writeLargeRun(dir string) error {
 
 func BenchmarkAnalyzeLarge(b *testing.B) {
 	dir := benchArchive(b)
-	var wall, rss float64
+	var wall, cpu, rss float64
 	var out []byte
 	for b.Loop() {
 		cmd := exec.Command(os.Args[0], "analyze", dir, "--format", "json", "--all")
@@ -142,10 +143,12 @@ func BenchmarkAnalyzeLarge(b *testing.B) {
 		}
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			rss = max(rss, float64(ru.Maxrss)/1024) // kB on Linux
+			cpu += float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 		}
 		out = stdout.Bytes()
 	}
 	b.ReportMetric(wall/float64(b.N), "wall_s")
+	b.ReportMetric(cpu/float64(b.N), "cpu_s")
 	b.ReportMetric(rss, "peak_rss_MB")
 	if f := os.Getenv("JOULEBENCH_BENCH_ANALYZE_OUT"); f != "" {
 		if err := os.WriteFile(f, out, 0o644); err != nil {
