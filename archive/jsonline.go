@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,6 +24,10 @@ type jsonLine struct {
 	// interned holds strings that repeat from line to line (phase, engine,
 	// metric names and labels), so that the decoded records share one copy.
 	interned map[string]string
+
+	// Scratch space of the token_times fast path.
+	times []float64
+	buf   []byte
 }
 
 const maxInterned = 4096
@@ -45,7 +50,30 @@ func (d *jsonLine) intern(s string) string {
 }
 
 // decodeRequest decodes one line of requests.jsonl into r.
+//
+// token_times is most of a line's bytes and of its decoding time, and the
+// library grows the slice by doubling (keeping spare capacity). When the
+// line has one top-level token_times member holding an array of numbers,
+// the library decodes that array alone into a scratch slice that is reused
+// from line to line, the record gets a copy of exactly its length, and the
+// library decodes a copy of the line in which the array is blanked to null. Any
+// other line, and any line the library rejects, is decoded as it is, so
+// that errors and their columns are the library's.
 func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
+	if lo, hi, ok := d.tokenTimes(line); ok {
+		d.buf = append(d.buf[:0], line...)
+		copy(d.buf[lo:hi], "null")
+		for i := lo + 4; i < hi; i++ {
+			d.buf[i] = ' '
+		}
+		if decodeLine(d.buf, r) == nil {
+			r.TokenTimes = make([]float64, len(d.times))
+			copy(r.TokenTimes, d.times)
+			r.Phase, r.TokensSource, r.Engine = d.intern(r.Phase), d.intern(r.TokensSource), d.intern(r.Engine)
+			return nil
+		}
+		*r = Request{}
+	}
 	if err := decodeLine(line, r); err != nil {
 		return err
 	}
@@ -179,4 +207,151 @@ func fieldPath(p string) string {
 		kept = append(kept, s)
 	}
 	return strings.Join(kept, ".")
+}
+
+// tokenTimes looks for the token_times member of a request line: it walks
+// the top-level object and reports the bounds [lo, hi) of the member's
+// value when there is exactly one member named exactly "token_times"
+// (no other spelling that would match it case-insensitively), its value is
+// a non-empty array of JSON numbers at least as long as "null", and the
+// line is one object. The numbers are left in d.times. false: decode the line the
+// general way.
+func (d *jsonLine) tokenTimes(line []byte) (lo, hi int, ok bool) {
+	i := skipSpace(line, 0)
+	if i == len(line) || line[i] != '{' {
+		return 0, 0, false
+	}
+	i++
+	found := false
+	for {
+		i = skipSpace(line, i)
+		if i == len(line) {
+			return 0, 0, false
+		}
+		if line[i] == '}' && !found {
+			return 0, 0, false // empty object, or no member after a comma
+		}
+		if line[i] != '"' {
+			return 0, 0, false
+		}
+		end := bytes.IndexByte(line[i+1:], '"')
+		if end < 0 {
+			return 0, 0, false
+		}
+		key := line[i+1 : i+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return 0, 0, false // an escaped name might spell token_times
+		}
+		i = skipSpace(line, i+end+2)
+		if i == len(line) || line[i] != ':' {
+			return 0, 0, false
+		}
+		i = skipSpace(line, i+1)
+		switch {
+		case string(key) == "token_times":
+			if found {
+				return 0, 0, false
+			}
+			found = true
+			lo = i
+			if i, ok = d.numberArray(line, i); !ok {
+				return 0, 0, false
+			}
+			hi = i
+		case strings.EqualFold(string(key), "token_times"):
+			return 0, 0, false
+		default:
+			if i, ok = skipValue(line, i); !ok {
+				return 0, 0, false
+			}
+		}
+		i = skipSpace(line, i)
+		if i == len(line) {
+			return 0, 0, false
+		}
+		switch line[i] {
+		case ',':
+			i++
+			continue
+		case '}':
+			if skipSpace(line, i+1) != len(line) {
+				return 0, 0, false
+			}
+			return lo, hi, found && hi-lo >= len("null")
+		}
+		return 0, 0, false
+	}
+}
+
+// numberArray decodes the array at line[i] into d.times (reusing its
+// array, so that the library does not grow a new one per line) and returns
+// the index after it; false when it is not a non-empty array of numbers.
+func (d *jsonLine) numberArray(line []byte, i int) (int, bool) {
+	if i == len(line) || line[i] != '[' {
+		return 0, false
+	}
+	// The first ']' ends an array of numbers; in any other array the
+	// part up to it does not decode, and the line goes the general way.
+	end := bytes.IndexByte(line[i:], ']')
+	if end < 0 {
+		return 0, false
+	}
+	end += i + 1
+	d.times = d.times[:0]
+	if gojson.UnmarshalOf(line[i:end], &d.times) != nil || len(d.times) == 0 {
+		return 0, false
+	}
+	return end, true
+}
+
+func skipSpace(line []byte, i int) int {
+	for i < len(line) && isJSONSpace(line[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index after the value at line[i], judging only its
+// extent (strings and brackets); the library checks the rest.
+func skipValue(line []byte, i int) (int, bool) {
+	depth := 0
+	for i < len(line) {
+		switch c := line[i]; c {
+		case '"':
+			i++
+			for i < len(line) && line[i] != '"' {
+				if line[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			if i >= len(line) {
+				return 0, false
+			}
+			i++
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			if depth == 0 {
+				return i, true
+			}
+			depth--
+			i++
+		case ',':
+			if depth == 0 {
+				return i, true
+			}
+			i++
+		default:
+			if depth == 0 && isJSONSpace(c) {
+				return i, true
+			}
+			i++
+		}
+		if depth == 0 && i < len(line) && (line[i-1] == '"' || line[i-1] == '}' || line[i-1] == ']') {
+			return i, true
+		}
+	}
+	return i, depth == 0
 }

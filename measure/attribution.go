@@ -261,9 +261,8 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
 		return tokenShape{}, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
 	}
-	type chunk struct{ t, w float64 }
-	chunks := make([]chunk, len(r.TokenTimes))
-	sum := 0.0
+	sum, sorted := 0.0, true
+	prevT := math.Inf(-1)
 	for k, t := range r.TokenTimes {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			return tokenShape{}, fmt.Errorf("token_times[%d] is %v", k, t)
@@ -275,24 +274,53 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 			}
 			w = float64(r.TokenCounts[k])
 		}
-		chunks[k] = chunk{min(max(t, sh.first), sh.done), w}
+		c := min(max(t, sh.first), sh.done)
+		sorted = sorted && c >= prevT
+		prevT = c
 		sum += w
 	}
 	if sh.kind != shapeGen || sum == 0 {
 		return sh, nil
 	}
-	slices.SortStableFunc(chunks, func(x, y chunk) int { return cmp.Compare(x.t, y.t) })
+	// The chunks in time order: as recorded (the usual case, which needs
+	// no copy), else a stably sorted copy of their clamped times and
+	// weights.
+	n := len(r.TokenTimes)
+	ts, counts := r.TokenTimes, r.TokenCounts
+	var ws []float64 // weights of the sorted copy
+	if !sorted {
+		type chunk struct{ t, w float64 }
+		chunks := make([]chunk, n)
+		for k, t := range ts {
+			chunks[k] = chunk{min(max(t, sh.first), sh.done), 1}
+			if counts != nil {
+				chunks[k].w = float64(counts[k])
+			}
+		}
+		slices.SortStableFunc(chunks, func(x, y chunk) int { return cmp.Compare(x.t, y.t) })
+		ts, ws, counts = make([]float64, n), make([]float64, n), nil
+		for k, c := range chunks {
+			ts[k], ws[k] = c.t, c.w
+		}
+	}
 	// Group consecutive chunks so that at most maxSegments remain.
-	per := (len(chunks) + maxSegments - 1) / maxSegments
-	var segs []segment
+	per := (n + maxSegments - 1) / maxSegments
+	segs := make([]segment, 0, maxSegments)
 	prev, carry := sh.first, 0.0
 	scale := sh.tokens / sum
-	for k := 0; k < len(chunks); k += per {
-		end := min(k+per, len(chunks))
-		for _, c := range chunks[k:end] {
-			carry += c.w * scale
+	for k := 0; k < n; k += per {
+		end := min(k+per, n)
+		for j := k; j < end; j++ {
+			w := 1.0
+			switch {
+			case ws != nil:
+				w = ws[j]
+			case counts != nil:
+				w = float64(counts[j])
+			}
+			carry += w * scale
 		}
-		t := chunks[end-1].t
+		t := min(max(ts[end-1], sh.first), sh.done)
 		if t > prev && carry > 0 {
 			segs = append(segs, segment{a: prev, b: t, tokens: carry})
 			prev, carry = t, 0

@@ -53,6 +53,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 
 // engineEnv is what building an engine needs from the run.
 type engineEnv struct {
+	RunID     string
 	RunDir    string
 	EngineLog io.Writer
 	Clock     *workflow.Clock
@@ -225,6 +226,7 @@ func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		ScrapeInterval: v.GetDuration("scrape-interval"),
 		MetricFamilies: v.GetStringSlice("metrics-family"),
 		RunDir:         env.RunDir,
+		RunID:          env.RunID,
 		Log:            env.EngineLog,
 		APIKey:         v.GetString("api-key"),
 		Note:           env.Note,
@@ -291,7 +293,7 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 		SimLoad:      eng,
 		SimTelemetry: telCfg,
 		NewClient: func(url string) loadgen.Doer {
-			return openai.NewClient(url, openai.WithClock(clock.Now), openai.WithRecordTokenTimes(true))
+			return openai.NewClient(url, openai.WithClock(clock.Now), openai.WithRecordTokenTimes(true), openai.WithRunID(env.RunID))
 		},
 		Model:  model,
 		Expect: engines.Identity{Model: model},

@@ -368,7 +368,7 @@ func (r *engineRun) announce() {
 // failure is archived as the run's status.
 func (r *engineRun) buildEngine(ctx context.Context) error {
 	r.clock = workflow.NewClock()
-	es, err := r.a.setupEngine(engineEnv{RunDir: r.dir, EngineLog: r.engineLog, Clock: r.clock, Quick: r.quick,
+	es, err := r.a.setupEngine(engineEnv{RunID: r.runID, RunDir: r.dir, EngineLog: r.engineLog, Clock: r.clock, Quick: r.quick,
 		Note: func(msg string) { r.log.Info().Str("component", "engine").Msg(msg) }})
 	if err != nil {
 		r.failEarly(ctx, err)

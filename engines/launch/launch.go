@@ -56,6 +56,8 @@ const DefaultScrapeInterval = 5 * time.Second
 
 // Spec is the frozen configuration of a run's engine.
 type Spec struct {
+	// RunID names the run in each request's X-Request-Id header.
+	RunID string
 	// Kind is a kind the registry can start; with URL one it can attach
 	// to, e.g. "openai" (any OpenAI-compatible server), or "" (the kind
 	// follows API).
@@ -296,7 +298,7 @@ func NewClient(s Spec, e engines.Engine, clock func() float64) func(baseURL stri
 	}
 	return func(base string) loadgen.Doer {
 		var d loadgen.Doer = openai.NewClient(base, openai.WithClock(clock), openai.WithRecordTokenTimes(true),
-			openai.WithHTTPClient(&http.Client{Transport: NewTransport()}), openai.WithAPIKey(s.APIKey))
+			openai.WithHTTPClient(&http.Client{Transport: NewTransport()}), openai.WithAPIKey(s.APIKey), openai.WithRunID(s.RunID))
 		if s.Thinking != ThinkingDefault {
 			d = WithExtra(d, map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": s.Thinking == ThinkingOn}})
 		}

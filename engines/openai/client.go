@@ -96,6 +96,7 @@ type Client struct {
 	clock                   func() float64
 	tokenTimes              bool
 	receiveStamps           bool
+	runID                   string // X-Request-Id prefix
 }
 
 // Option configures a Client.
@@ -130,6 +131,12 @@ func WithRecordTokenTimes(on bool) Option { return func(c *Client) { c.tokenTime
 // every time is a reading of the clock, which an injected clock that does
 // not run at the wall clock's rate needs.
 func WithReceiveStamps(on bool) Option { return func(c *Client) { c.receiveStamps = on } }
+
+// WithRunID names the run in each request's X-Request-Id header,
+// "<run id>-<request id>", which vLLM and SGLang take as the request id in
+// their logs, so that server logs and archived records can be joined.
+// Without it the header is the request id alone.
+func WithRunID(id string) Option { return func(c *Client) { c.runID = id } }
 
 // NewClient returns a client for the server at baseURL, with or without
 // the /v1 suffix ("http://127.0.0.1:8000" and "http://127.0.0.1:8000/v1"
@@ -225,6 +232,9 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
 	if c.apiKey != "" {
 		hdr.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	if id := requestID(c.runID, r.ID); id != "" {
+		hdr["X-Request-Id"] = []string{id}
 	}
 	x := Send(ctx, ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: timeout, Stall: stall, Header: hdr, Redact: c.redact,
 		ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody}, target, body, &rec)
@@ -479,6 +489,18 @@ func (c *Client) encode(r workload.Request) ([]byte, string, error) {
 	body["stream"] = true
 	b, err := json.Marshal(body)
 	return b, target, err
+}
+
+// requestID is the X-Request-Id of request id in run runID: "<run>-<id>",
+// either part alone when the other is empty.
+func requestID(runID, id string) string {
+	switch {
+	case runID == "":
+		return id
+	case id == "":
+		return runID
+	}
+	return runID + "-" + id
 }
 
 // redact removes the API key from text that came from elsewhere.

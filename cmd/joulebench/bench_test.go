@@ -1,0 +1,158 @@
+package main
+
+// BenchmarkAnalyzeLarge times `joulebench analyze` end to end on a run of
+// the size issue 15 names: 100,000 formal requests with about 200 token
+// times each (a requests.jsonl of about 400 MB) and 8 GPUs sampled at 10 Hz
+// for an hour (288,000 power rows with energy counters). The archive is
+// generated once, deterministically, under the system's temporary
+// directory and kept for the next run (delete it to regenerate). Each
+// iteration runs analyze in a child process (the test binary as
+// joulebench), so that its peak RSS is analyze's own:
+//
+//	go test -run '^$' -bench AnalyzeLarge -benchtime 3x ./cmd/joulebench/
+//
+// It reports wall_s, cpu_s (user + system) and peak_rss_MB of the child;
+// on a shared machine cpu_s is the steadier figure. With
+// JOULEBENCH_BENCH_ANALYZE_OUT=FILE the last iteration's JSON results are
+// written to FILE, to check that a change leaves them identical.
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+const (
+	benchDevices   = 8
+	benchHz        = 10
+	benchSeconds   = 3600
+	benchRequests  = 100_000
+	benchT0        = 1717405200.123456
+	benchFormalBeg = benchT0 + 60
+	benchFormalEnd = benchT0 + benchSeconds - 60
+)
+
+// benchArchive returns the directory of the large run, generating it when
+// it is missing.
+func benchArchive(b *testing.B) string {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("joulebench-bench-analyze-v2-%d", benchRequests))
+	if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
+		return dir
+	}
+	tmp := dir + fmt.Sprintf(".tmp%d", os.Getpid())
+	if err := writeLargeRun(tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+func writeLargeRun(dir string) error {
+	devs := make([]archive.Device, benchDevices)
+	for d := range devs {
+		devs[d] = archive.Device{ID: fmt.Sprintf("gpu%d", d), Name: "bench", Method: "counter"}
+	}
+	w, err := archive.Create(dir, archive.Meta{
+		RunID:     "bench-large",
+		Profile:   archive.ProfileRef{Name: "benchmark-1.5"},
+		Engine:    archive.EngineInfo{Kind: "vllm", Model: "bench"},
+		Hardware:  archive.Hardware{Devices: devs},
+		Telemetry: archive.TelemetryInfo{Source: "nvml", IntervalS: 1.0 / benchHz},
+		Status:    archive.StatusComplete,
+		StartedAt: benchT0 + 1, EndedAt: benchT0 + benchSeconds - 1,
+		Stages: []archive.Stage{
+			{Name: "baseline", Start: benchT0 + 1, End: benchT0 + 20},
+			{Name: "startup", Start: benchT0 + 20, End: benchFormalBeg},
+			{Name: "formal", Start: benchFormalBeg, End: benchFormalEnd},
+			{Name: "release", Start: benchFormalEnd, End: benchT0 + benchSeconds - 1},
+		},
+		Events: []archive.Event{{Name: "engine_exited", T: benchFormalEnd + 5}},
+	})
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(15, 15))
+	energy := make([]float64, benchDevices)
+	rows := make([]archive.PowerSample, benchDevices)
+	for i := range benchSeconds * benchHz {
+		t := benchT0 + float64(i)/benchHz + 0.0003*rng.Float64()
+		busy := t > benchFormalBeg && t < benchFormalEnd
+		for d := range rows {
+			p := 80 + 10*rng.Float64()
+			if busy {
+				p = 550 + 100*rng.Float64()
+			}
+			energy[d] += p / benchHz
+			rows[d] = archive.PowerSample{T: t, Device: devs[d].ID, PowerW: p, EnergyJ: energy[d], HasEnergy: true, MemUsedBytes: 70e9 + int64(d)}
+		}
+		if err := w.AppendPower(rows...); err != nil {
+			return err
+		}
+	}
+	span := benchFormalEnd - benchFormalBeg - 15
+	for i := range benchRequests {
+		sent := benchFormalBeg + span*float64(i)/benchRequests + 0.001*rng.Float64()
+		first := sent + 0.05 + 0.3*rng.Float64()
+		n := 180 + rng.IntN(41) // ~200 tokens, one per chunk
+		r := archive.Request{ID: fmt.Sprintf("f%06d", i), Phase: "formal", PromptID: fmt.Sprintf("p%05d", i%5000),
+			SentAt: sent, FirstTokenAt: first, PromptTokens: 300 + rng.IntN(500), OutputTokens: n,
+			TokensSource: "usage", OutputChars: 4 * n, OK: true, MaxTokens: 256}
+		r.TokenTimes = make([]float64, n)
+		t := first
+		for k := range n {
+			r.TokenTimes[k] = t
+			t += 0.02 + 0.01*rng.Float64()
+		}
+		r.DoneAt = r.TokenTimes[n-1] + 0.0001
+		if err := w.AppendRequest(r); err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
+
+func BenchmarkAnalyzeLarge(b *testing.B) {
+	dir := benchArchive(b)
+	var wall, cpu, rss float64
+	var out []byte
+	for b.Loop() {
+		cmd := exec.Command(os.Args[0], "analyze", dir, "--format", "json", "--all")
+		cmd.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		t0 := time.Now()
+		err := cmd.Run()
+		wall += time.Since(t0).Seconds()
+		if err != nil && cmd.ProcessState == nil {
+			b.Fatal(err)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 0 && code != exitChecks {
+			b.Fatalf("analyze: exit %d: %s", code, stderr.Bytes())
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = max(rss, float64(ru.Maxrss)/1024) // kB on Linux
+			cpu += float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+		}
+		out = stdout.Bytes()
+	}
+	b.ReportMetric(wall/float64(b.N), "wall_s")
+	b.ReportMetric(cpu/float64(b.N), "cpu_s")
+	b.ReportMetric(rss, "peak_rss_MB")
+	if f := os.Getenv("JOULEBENCH_BENCH_ANALYZE_OUT"); f != "" {
+		if err := os.WriteFile(f, out, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
