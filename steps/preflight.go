@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -58,6 +59,14 @@ func runPreflight(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Pref
 		case "model":
 			if d.Model == "" {
 				problems = append(problems, "no model requested")
+			}
+			// Weights are loaded, never downloaded, inside startup: an
+			// engine that can say confirms they are on this machine now,
+			// before the baseline, and records which they are.
+			if wc, ok := d.Engine.(engines.WeightsChecker); ok && !d.External {
+				if _, err := wc.CheckWeights(ctx); err != nil {
+					problems = append(problems, err.Error())
+				}
 			}
 		case "disk":
 			var st syscall.Statfs_t

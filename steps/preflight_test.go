@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"net"
 	"path/filepath"
 	"strings"
@@ -107,6 +108,48 @@ func TestPreflight(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+// weightsEngine is a fake engine that can check its weights.
+type weightsEngine struct {
+	fakeEngine
+	err    error
+	called *int
+}
+
+func (w weightsEngine) CheckWeights(context.Context) (engines.Weights, error) {
+	*w.called++
+	return engines.Weights{Source: "gguf", SHA256: "ab"}, w.err
+}
+
+// The model check asks a managed engine to confirm its weights are on
+// this machine before the baseline; a missing model fails the preflight
+// with the engine's reason; an external engine is not asked.
+func TestPreflightWeights(t *testing.T) {
+	cfg := &PreflightConfig{Check: []string{"model"}}
+	for _, c := range []struct {
+		name     string
+		err      error
+		external bool
+		calls    int
+		want     string
+	}{
+		{"weights present", nil, false, 1, ""},
+		{"weights missing", errors.New("vllm: model org/m is not in the Hugging Face cache"), false, 1, "not in the Hugging Face cache"},
+		{"external engine", errors.New("never asked"), true, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			d := &Deps{Engine: weightsEngine{fakeEngine: fakeEngine{"http://127.0.0.1:1"}, err: c.err, called: &calls}, Model: "m", External: c.external}
+			err := runPreflight(context.Background(), newRC(t), d, cfg)
+			if calls != c.calls {
+				t.Errorf("CheckWeights called %d times, want %d", calls, c.calls)
+			}
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("error %v, want %q", err, c.want)
 			}
 		})
 	}

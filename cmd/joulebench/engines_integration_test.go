@@ -414,8 +414,14 @@ func TestEnginesNeverReady(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'loading forever'\nexec sleep 60\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The preflight hashes the model file before the baseline: a
+	// placeholder that exists (the stand-in never reads it).
+	model := filepath.Join(dir, "placeholder.gguf")
+	if err := os.WriteFile(model, []byte("GGUF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "run")
-	_, stderr, code := runCLI(t, llamaArgs(t, out, script, filepath.Join(dir, "absent.gguf"), "--set", "ready_timeout=2s")...)
+	_, stderr, code := runCLI(t, llamaArgs(t, out, script, model, "--set", "ready_timeout=2s")...)
 	if code != exitFailure {
 		t.Fatalf("exit %d, want %d\n%s", code, exitFailure, stderr)
 	}

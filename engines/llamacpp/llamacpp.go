@@ -93,13 +93,16 @@ type Config struct {
 type Engine struct {
 	*process.Managed
 	cfg Config
+	// weights, once checked, are recorded in Info.
+	weights *engines.Weights
 }
 
 var (
-	_ engines.Engine        = (*Engine)(nil)
-	_ engines.MetricsSource = (*Engine)(nil)
-	_ engines.Expecter      = (*Engine)(nil)
-	_ engines.ModelNamer    = (*Engine)(nil)
+	_ engines.Engine         = (*Engine)(nil)
+	_ engines.MetricsSource  = (*Engine)(nil)
+	_ engines.Expecter       = (*Engine)(nil)
+	_ engines.ModelNamer     = (*Engine)(nil)
+	_ engines.WeightsChecker = (*Engine)(nil)
 )
 
 // New freezes the command line (choosing a free port when Port is 0).
@@ -242,6 +245,9 @@ func trimProps(raw any) any {
 // Info describes the engine for run.json.
 func (e *Engine) Info() archive.EngineInfo {
 	info := e.BaseInfo()
+	if e.weights != nil {
+		info.Extra["weights"] = *e.weights
+	}
 	info.Model = e.cfg.Alias
 	if info.ServedModel == "" {
 		info.ServedModel = e.cfg.Alias
@@ -255,4 +261,15 @@ func (e *Engine) Info() archive.EngineInfo {
 	info.Extra["seed"] = e.cfg.Seed
 	info.Extra["port"] = e.cfg.Port
 	return info
+}
+
+// CheckWeights hashes the GGUF file before the baseline (its sha256 goes
+// to run.json's engine.extra.weights).
+func (e *Engine) CheckWeights(ctx context.Context) (engines.Weights, error) {
+	w, err := engines.GGUFWeights(ctx, e.cfg.ModelFile)
+	if err != nil {
+		return engines.Weights{}, fmt.Errorf("%s: %w", Kind, err)
+	}
+	e.weights = &w
+	return w, nil
 }

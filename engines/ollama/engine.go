@@ -103,12 +103,15 @@ type Engine struct {
 	*process.Managed
 	cfg Config
 	api *API
+	// weights, once checked, are recorded in Info.
+	weights *engines.Weights
 }
 
 var (
-	_ engines.Engine     = (*Engine)(nil)
-	_ engines.Expecter   = (*Engine)(nil)
-	_ engines.ModelNamer = (*Engine)(nil)
+	_ engines.Engine         = (*Engine)(nil)
+	_ engines.Expecter       = (*Engine)(nil)
+	_ engines.ModelNamer     = (*Engine)(nil)
+	_ engines.WeightsChecker = (*Engine)(nil)
 )
 
 // New freezes the command line and environment (choosing a free port when
@@ -194,6 +197,9 @@ func (e *Engine) Info() archive.EngineInfo {
 	}
 	if e.cfg.ModelFile != "" {
 		info.Extra["model_file"] = e.cfg.ModelFile
+	}
+	if e.weights != nil {
+		info.Extra["weights"] = *e.weights
 	}
 	info.Extra["port"] = e.cfg.Port
 	return info
@@ -443,4 +449,19 @@ func fileDigest(path string) (string, error) {
 		return "", err
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CheckWeights hashes the GGUF file the model is created from (when
+// --model-file is given) before the baseline; the digest of the model
+// the server loads is its identity's revision (GET /api/ps).
+func (e *Engine) CheckWeights(ctx context.Context) (engines.Weights, error) {
+	if e.cfg.ModelFile == "" {
+		return engines.Weights{}, nil
+	}
+	w, err := engines.GGUFWeights(ctx, e.cfg.ModelFile)
+	if err != nil {
+		return engines.Weights{}, fmt.Errorf("%s: %w", Kind, err)
+	}
+	e.weights = &w
+	return w, nil
 }

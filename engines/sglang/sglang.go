@@ -98,13 +98,16 @@ type Config struct {
 type Engine struct {
 	*process.Managed
 	cfg Config
+	// weights, once checked, are recorded in Info.
+	weights *engines.Weights
 }
 
 var (
-	_ engines.Engine        = (*Engine)(nil)
-	_ engines.MetricsSource = (*Engine)(nil)
-	_ engines.Expecter      = (*Engine)(nil)
-	_ engines.ModelNamer    = (*Engine)(nil)
+	_ engines.Engine         = (*Engine)(nil)
+	_ engines.MetricsSource  = (*Engine)(nil)
+	_ engines.Expecter       = (*Engine)(nil)
+	_ engines.ModelNamer     = (*Engine)(nil)
+	_ engines.WeightsChecker = (*Engine)(nil)
 )
 
 // New freezes the command line (choosing a free port when Port is 0).
@@ -147,6 +150,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	argv = append(argv, cfg.ExtraArgs...)
 	m := process.NewManaged(process.ManagedSpec{Kind: Kind, API: engines.APIOpenAI, Argv: argv, Overrides: cfg.Env,
+		// A snapshot missing from the Hugging Face cache fails fast
+		// instead of being downloaded inside the startup stage.
+		Env:      map[string]string{"HF_HUB_OFFLINE": "1"},
 		CacheEnv: map[string]string{"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton", "FLASHINFER_WORKSPACE_BASE": "flashinfer"},
 		Port:     cfg.Port, Health: "/health", RunDir: cfg.RunDir, Log: cfg.Log, HTTP: cfg.HTTP})
 	e := &Engine{cfg: cfg, Managed: m}
@@ -247,6 +253,9 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 // Info describes the engine for run.json.
 func (e *Engine) Info() archive.EngineInfo {
 	info := e.BaseInfo()
+	if e.weights != nil {
+		info.Extra["weights"] = *e.weights
+	}
 	info.Model = e.cfg.Model
 	if info.ServedModel == "" {
 		info.ServedModel = e.cfg.ServedName
@@ -264,4 +273,17 @@ func (e *Engine) Info() archive.EngineInfo {
 	info.Extra["port"] = e.cfg.Port
 	info.Extra["health_generate"] = e.cfg.HealthGenerate
 	return info
+}
+
+// CheckWeights confirms, before the baseline, that the model is a local
+// directory or a snapshot in the Hugging Face cache (the engine runs with
+// HF_HUB_OFFLINE=1, so it would fail rather than download), and records
+// which snapshot (engine.extra.weights in run.json).
+func (e *Engine) CheckWeights(context.Context) (engines.Weights, error) {
+	w, err := engines.LocalHFWeights(e.cfg.Model, e.cfg.Revision, engines.HFCacheDir(engines.EnvLookup(e.cfg.Env)))
+	if err != nil {
+		return engines.Weights{}, fmt.Errorf("%s: %w", Kind, err)
+	}
+	e.weights = &w
+	return w, nil
 }

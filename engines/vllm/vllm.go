@@ -92,13 +92,16 @@ type Config struct {
 type Engine struct {
 	*process.Managed
 	cfg Config
+	// weights, once checked, are recorded in Info.
+	weights *engines.Weights
 }
 
 var (
-	_ engines.Engine        = (*Engine)(nil)
-	_ engines.MetricsSource = (*Engine)(nil)
-	_ engines.Expecter      = (*Engine)(nil)
-	_ engines.ModelNamer    = (*Engine)(nil)
+	_ engines.Engine         = (*Engine)(nil)
+	_ engines.MetricsSource  = (*Engine)(nil)
+	_ engines.Expecter       = (*Engine)(nil)
+	_ engines.ModelNamer     = (*Engine)(nil)
+	_ engines.WeightsChecker = (*Engine)(nil)
 )
 
 // New freezes the command line (choosing a free port when Port is 0).
@@ -135,6 +138,9 @@ func New(cfg Config) (*Engine, error) {
 	argv = append(argv, cfg.ExtraArgs...)
 	// torch.compile, Inductor and Triton caches of this run only.
 	m := process.NewManaged(process.ManagedSpec{Kind: Kind, API: engines.APIOpenAI, Argv: argv, Overrides: cfg.Env,
+		// A snapshot missing from the Hugging Face cache fails fast
+		// instead of being downloaded inside the startup stage.
+		Env:      map[string]string{"HF_HUB_OFFLINE": "1"},
 		CacheEnv: map[string]string{"VLLM_CACHE_ROOT": "vllm", "TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"},
 		Port:     cfg.Port, Health: "/health", RunDir: cfg.RunDir, Log: cfg.Log, HTTP: cfg.HTTP})
 	return &Engine{cfg: cfg, Managed: m}, nil
@@ -191,6 +197,9 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 // Info describes the engine for run.json.
 func (e *Engine) Info() archive.EngineInfo {
 	info := e.BaseInfo()
+	if e.weights != nil {
+		info.Extra["weights"] = *e.weights
+	}
 	info.Model = e.cfg.Model
 	if info.ServedModel == "" {
 		info.ServedModel = e.cfg.ServedName
@@ -205,4 +214,17 @@ func (e *Engine) Info() archive.EngineInfo {
 	info.Extra["seed"] = e.cfg.Seed
 	info.Extra["port"] = e.cfg.Port
 	return info
+}
+
+// CheckWeights confirms, before the baseline, that the model is a local
+// directory or a snapshot in the Hugging Face cache (the engine runs with
+// HF_HUB_OFFLINE=1, so it would fail rather than download), and records
+// which snapshot (engine.extra.weights in run.json).
+func (e *Engine) CheckWeights(context.Context) (engines.Weights, error) {
+	w, err := engines.LocalHFWeights(e.cfg.Model, e.cfg.Revision, engines.HFCacheDir(engines.EnvLookup(e.cfg.Env)))
+	if err != nil {
+		return engines.Weights{}, fmt.Errorf("%s: %w", Kind, err)
+	}
+	e.weights = &w
+	return w, nil
 }

@@ -9,7 +9,14 @@
 //   - realtime: the first Read starts the replay at the run clock's now;
 //     each Read returns the rows whose offset from the file's first row has
 //     elapsed, re-stamped start + offset, so the recording lines up with the
-//     stages of the current run.
+//     stages of the current run, and then, as a live source would, each
+//     device's state now: its power (and energy counter) linearly
+//     interpolated between the two recorded rows around now, its memory
+//     held from the earlier one. A sample taken at a stage boundary (the
+//     sampler's SampleNow) is therefore a sample at that boundary, so every
+//     stage inside the recording's span can be integrated; without it the
+//     first replayed row after a boundary would come up to one recorded
+//     interval later and the stage would start outside the samples.
 //
 // After the last row Read returns no readings (Done reports it). Devices
 // come from the run.json next to power.csv when there is one (so the
@@ -46,9 +53,12 @@ type Options struct {
 
 // Source replays power samples.
 type Source struct {
-	file  string
-	rows  []archive.PowerSample
-	devs  []archive.Device
+	file string
+	rows []archive.PowerSample
+	devs []archive.Device
+	// byDev are the rows of each device, in time order (interpolation
+	// at now in realtime mode).
+	byDev map[string][]archive.PowerSample
 	opts  Options
 	clock telemetry.Clock
 
@@ -116,7 +126,11 @@ func New(rows []archive.PowerSample, devices []archive.Device, opts Options) (*S
 	} else {
 		devices = derived
 	}
-	s := &Source{file: "power samples", rows: rows, devs: slices.Clone(devices), opts: opts, clock: opts.Clock}
+	s := &Source{file: "power samples", rows: rows, devs: slices.Clone(devices), opts: opts, clock: opts.Clock,
+		byDev: map[string][]archive.PowerSample{}}
+	for _, r := range rows {
+		s.byDev[r.Device] = append(s.byDev[r.Device], r)
+	}
 	if s.clock == nil {
 		s.clock = telemetry.WallClock
 	}
@@ -200,7 +214,40 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 		})
 		s.next++
 	}
+	if s.opts.Realtime {
+		out = append(out, s.between(limit, shift)...)
+	}
 	return out, nil
+}
+
+// between is each device's state at recording time t, re-stamped t +
+// shift, for the devices whose recording has a row before and a row after
+// t (none exactly at t: that row was just returned as it is). Power and
+// the energy counter are interpolated linearly between the two rows (the
+// counter only when both rows have it), memory is the earlier row's.
+func (s *Source) between(t, shift float64) []telemetry.Reading {
+	var out []telemetry.Reading
+	for _, d := range s.devs {
+		rows := s.byDev[d.ID]
+		i, _ := slices.BinarySearchFunc(rows, t, func(r archive.PowerSample, t float64) int {
+			if r.T <= t {
+				return -1
+			}
+			return 1
+		})
+		// rows[i-1].T <= t < rows[i].T
+		if i == 0 || i == len(rows) || rows[i-1].T == t {
+			continue
+		}
+		a, b := rows[i-1], rows[i]
+		f := (t - a.T) / (b.T - a.T)
+		r := telemetry.Reading{Device: d.ID, PowerW: a.PowerW + f*(b.PowerW-a.PowerW), MemUsedBytes: a.MemUsedBytes, T: t + shift}
+		if a.HasEnergy && b.HasEnergy {
+			r.EnergyJ, r.HasEnergy = a.EnergyJ+f*(b.EnergyJ-a.EnergyJ), true
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Close ends the source; later reads return telemetry.ErrStopped.

@@ -103,30 +103,83 @@ func TestStepReplay(t *testing.T) {
 }
 
 // Realtime mode: rows come out as the run clock passes their offset,
-// re-stamped on the run clock; energies are shift-invariant.
+// re-stamped on the run clock, and each Read between two recorded rows
+// adds each device's interpolated state now; energies are shift-invariant
+// (the interpolated points lie on the segments the trapezoid integrates).
 func TestRealtimeReplay(t *testing.T) {
 	var clock float64
 	src, err := Open(filepath.Join(fixture, archive.PowerFile), Options{Realtime: true, Clock: func() float64 { return clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1000: the t=100 rows; 1000.2: nothing new; 1000.7: t=100.5;
-	// 1002: t=101 and t=102.
+	// 1000: the t=100 rows; 1000.2: the state at 100.2; 1000.7: the
+	// t=100.5 rows and the state at 100.7; 1002: t=101 and t=102 (the
+	// last rows: nothing after them to interpolate).
 	rows := collect(t, src, &clock, 1000, 1000.2, 1000.7, 1002)
-	var ts []float64
-	for _, r := range rows {
-		ts = append(ts, r.T)
+	const gib = 1 << 30
+	// By hand, f = fraction of the recorded interval elapsed:
+	//	100.2: f = 0.4 of 100→100.5: gpu0 100+0.4·100 = 140 W,
+	//	  5000+0.4·75 = 5030 J, 1 GiB held; gpu1 50 W (50→50)
+	//	100.7: f = 0.4 of 100.5→101: gpu0 200+0.4·100 = 240 W,
+	//	  5075+0.4·125 = 5125 J, 1 GiB held; gpu1 50+0.4·100 = 90 W
+	want := []archive.PowerSample{
+		{T: 1000, Device: "gpu0", PowerW: 100, EnergyJ: 5000, HasEnergy: true, MemUsedBytes: gib},
+		{T: 1000, Device: "gpu1", PowerW: 50, MemUsedBytes: -1},
+		{T: 1000.2, Device: "gpu0", PowerW: 140, EnergyJ: 5030, HasEnergy: true, MemUsedBytes: gib},
+		{T: 1000.2, Device: "gpu1", PowerW: 50, MemUsedBytes: -1},
+		{T: 1000.5, Device: "gpu0", PowerW: 200, EnergyJ: 5075, HasEnergy: true, MemUsedBytes: gib},
+		{T: 1000.5, Device: "gpu1", PowerW: 50, MemUsedBytes: -1},
+		{T: 1000.7, Device: "gpu0", PowerW: 240, EnergyJ: 5125, HasEnergy: true, MemUsedBytes: gib},
+		{T: 1000.7, Device: "gpu1", PowerW: 90, MemUsedBytes: -1},
+		{T: 1001, Device: "gpu0", PowerW: 300, EnergyJ: 5200, HasEnergy: true, MemUsedBytes: 2 * gib},
+		{T: 1001, Device: "gpu1", PowerW: 150, MemUsedBytes: -1},
+		{T: 1002, Device: "gpu0", PowerW: 300, EnergyJ: 5500, HasEnergy: true, MemUsedBytes: 2 * gib},
+		{T: 1002, Device: "gpu1", PowerW: 150, MemUsedBytes: -1},
 	}
-	want := []float64{1000, 1000, 1000.5, 1000.5, 1001, 1001, 1002, 1002}
-	if len(ts) != len(want) {
-		t.Fatalf("times = %v, want %v", ts, want)
+	if len(rows) != len(want) {
+		t.Fatalf("rows = %+v, want %+v", rows, want)
 	}
 	for i := range want {
-		if ts[i] != want[i] {
-			t.Fatalf("times = %v, want %v", ts, want)
+		r := rows[i]
+		if r.T != want[i].T || r.Device != want[i].Device || math.Abs(r.PowerW-want[i].PowerW) > 1e-9 ||
+			math.Abs(r.EnergyJ-want[i].EnergyJ) > 1e-9 || r.HasEnergy != want[i].HasEnergy || r.MemUsedBytes != want[i].MemUsedBytes {
+			t.Errorf("row %d = %+v, want %+v", i, r, want[i])
 		}
 	}
 	checkEnergies(t, rows, 900)
+}
+
+// The bug a replayed run hit: the first Read (the preflight's look at GPU
+// memory, not archived) starts the replay; the baseline's SampleNow comes
+// between two recorded rows. Its sample must be at the boundary itself, so
+// that the stage [1000.2, 1001.5] lies inside the archived samples.
+func TestRealtimeReplayCoversStageBoundaries(t *testing.T) {
+	clock := 1000.0
+	src, err := Open(filepath.Join(fixture, archive.PowerFile), Options{Realtime: true, Clock: func() float64 { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Read(context.Background()); err != nil { // preflight, at 1000
+		t.Fatal(err)
+	}
+	rows := collect(t, src, &clock, 1000.2, 1001.5)
+	pd, err := measure.NewPowerData(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// gpu0 by hand: P(100.2) = 140, P(100.5) = 200, P(101) = 300,
+	// P(101.5) = 300 (300→300): (140+200)/2·0.3 + (200+300)/2·0.5 +
+	// 300·0.5 = 51 + 125 + 150 = 326 J. Counter: E(101.5) = 5200+0.5·300
+	// = 5350, E(100.2) = 5030: 320 J.
+	for _, tc := range []struct {
+		method string
+		want   float64
+	}{{measure.MethodTrapz, 326}, {measure.MethodCounter, 320}} {
+		got, err := pd.DeviceEnergy("gpu0", 1000.2, 1001.5, tc.method)
+		if err != nil || math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("gpu0 %s = %v, %v; want %v", tc.method, got, err, tc.want)
+		}
+	}
 }
 
 // Without run.json the devices come from the rows.
