@@ -13,6 +13,7 @@ import (
 
 	gojson "github.com/goccy/go-json"
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/internal/chunkset"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -148,6 +149,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
 	chars, done, readErr, streamErr := 0, false, error(nil), ""
+	var texts chunkset.Counter // distinct chunk texts
 	var t timings
 	br := bufio.NewReaderSize(resp.Body, 16<<10)
 	for {
@@ -177,6 +179,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 					rec.TokenTimes = append(rec.TokenTimes, now)
 				}
 				chars += n
+				texts.Add(lineHash(l))
 			}
 			if l.Done {
 				_ = gojson.Unmarshal(b, &t)
@@ -194,6 +197,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 		}
 	}
 	rec.OutputChars = chars
+	rec.DistinctChunks = texts.Distinct()
 	switch {
 	case streamErr != "":
 		rec.Error = truncate(streamErr, 300)

@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/internal/chunkset"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -242,6 +243,7 @@ type stream struct {
 	info chunkInfo
 
 	chars     int
+	texts     chunkset.Counter // distinct chunk texts
 	gotFirst  bool
 	sawDone   bool
 	sawFinish bool
@@ -341,6 +343,7 @@ func (st *stream) apply(now float64) bool {
 			st.rec.TokenTimes = append(st.rec.TokenTimes, now)
 		}
 		st.chars += n
+		st.texts.Add(info.textHash)
 	}
 	if info.finished {
 		st.sawFinish = true
@@ -404,6 +407,7 @@ func (st *stream) finish(x *Exchange) {
 		rec.Error = "stream ended before [DONE] or a finish_reason"
 	}
 	rec.OutputChars = st.chars
+	rec.DistinctChunks = st.texts.Distinct()
 	switch {
 	case st.hasUsage:
 		rec.OutputTokens = st.usage.completionTokens
