@@ -34,6 +34,10 @@ type RequestsConfig struct {
 	Temperature *float64 `yaml:"temperature"`
 	IgnoreEOS   bool     `yaml:"ignore_eos"`
 	Seed        int64    `yaml:"seed"`
+	// ContextTokens, when > 0, replaces each prompt by one generated to
+	// fill about this many tokens of context (workload.FillContext),
+	// capped by the model's context length when the engine reports it.
+	ContextTokens int `yaml:"context_tokens"`
 }
 
 // Validate checks the mode and its numbers.
@@ -54,8 +58,8 @@ func (c *RequestsConfig) Validate() error {
 	if c.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1")
 	}
-	if c.Count < 0 || c.MaxTokens < 0 {
-		return fmt.Errorf("count and max_tokens must not be negative")
+	if c.Count < 0 || c.MaxTokens < 0 || c.ContextTokens < 0 {
+		return fmt.Errorf("count, max_tokens and context_tokens must not be negative")
 	}
 	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2) {
 		return fmt.Errorf("temperature must be in [0, 2], got %v", *c.Temperature)
@@ -77,6 +81,11 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	set, err := d.requestSet(c, c.Dataset, requestOptions(c))
 	if err != nil {
 		return fmt.Errorf("request set: %w", err)
+	}
+	if c.ContextTokens > 0 {
+		if set, err = fillContext(rc, set, c); err != nil {
+			return err
+		}
 	}
 	base := loadgen.FromSet(set, "formal", d.Model, d.Chat)
 	var reqs []workload.Request
