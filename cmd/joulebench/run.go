@@ -62,6 +62,9 @@ GPU), which every output labels SIMULATED.`,
 // before its first prompt and stopped after its last run), and a table
 // compares the engines side by side.
 func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string) error {
+	if a.v.GetString("sweep") != "" {
+		return a.runSweep(ctx, profile, sets, labelArgs)
+	}
 	kinds := a.v.GetStringSlice("engine")
 	if len(kinds) <= 1 {
 		return a.runEngine(ctx, profile, sets, labelArgs, a.v.GetString("out"))
@@ -86,8 +89,15 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string)
 	defer func() { a.engine = "" }()
 	var errs []error
 	var dirs []string
+	var cd *cooldownSession
+	defer func() { cd.close() }()
 	for i, k := range kinds {
 		a.engine = k
+		if i == 0 {
+			cd = a.startCooldown(ctx, profile, sets)
+		} else {
+			a.cooldownBefore(ctx, cd, dirs[i-1])
+		}
 		fmt.Fprintf(a.errOut, "== engine %d of %d: %s\n", i+1, len(kinds), k)
 		dir := filepath.Join(parent, fmt.Sprintf("%d-%s", i+1, k))
 		dirs = append(dirs, dir)
@@ -144,6 +154,9 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return err
 	}
 	if err := r.hostLabels(); err != nil {
+		return err
+	}
+	if err := r.recordCooldown(); err != nil {
 		return err
 	}
 	if err := r.startTelemetry(ctx); err != nil {
