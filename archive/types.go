@@ -210,6 +210,11 @@ type Request struct {
 	EngineTimings map[string]float64 `json:"engine_timings,omitempty" expr:"engine_timings"`
 	MaxTokens     int                `json:"max_tokens,omitempty" expr:"max_tokens"`
 	Engine        string             `json:"engine,omitempty" expr:"engine"`
+	// DistinctChunks is the number of distinct texts among the output
+	// chunks (up to 32: 32 means 32 or more), recorded by the streaming
+	// client when the response had at least 8 content chunks; 0 (absent)
+	// otherwise and in archives written before it existed.
+	DistinctChunks int `json:"distinct_chunks,omitempty" expr:"distinct_chunks"`
 }
 
 // EngineMetric is one line of engine_metrics.jsonl: one Prometheus sample

@@ -208,6 +208,10 @@ func TestAsiaiGates(t *testing.T) {
 		{"drift limit from the parameter", map[string]string{"tps_drift_max_pct": "5"}, func(*archive.Run) {}, "tok_per_sec_steady", false},
 		{"swap in use", nil, func(r *archive.Run) { r.Meta.Labels["host_swap_used"] = "512 MiB" }, "no_memory_pressure", false},
 		{"another engine", nil, func(r *archive.Run) { r.Meta.Labels["other_engine_processes"] = "ollama (pid 42)" }, "no_other_engine", false},
+		// one token repeated: 1 distinct text ≤ 2.
+		{"one token repeated", nil, func(r *archive.Run) { r.Requests[2].DistinctChunks = 1 }, "output_not_degenerate", true},
+		// 3 distinct texts fail a limit of 3: the parameter is wired.
+		{"degenerate limit from the parameter", map[string]string{"degenerate_max_distinct": "3"}, func(r *archive.Run) { r.Requests[2].DistinctChunks = 3 }, "output_not_degenerate", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -223,8 +227,18 @@ func TestAsiaiGates(t *testing.T) {
 			}
 		})
 	}
-	// 7 tokens of 64 ≥ 6.4: not early.
+	// Degenerate output: 3 distinct texts > 2 passes; without the field
+	// (older archives) the gate is not applicable, not passed or failed.
 	run := asiaiRun()
+	run.Requests[2].DistinctChunks = 3
+	if p := evalAsiai(t, run, nil).Values["output_not_degenerate"].Passed; p == nil || !*p {
+		t.Error("output_not_degenerate fired at 3 distinct chunk texts (limit 2)")
+	}
+	if r := evalAsiai(t, asiaiRun(), nil).Values["output_not_degenerate"]; r.Passed != nil || r.Note == "" {
+		t.Errorf("output_not_degenerate without distinct_chunks: %+v, want not applicable with a reason", r)
+	}
+	// 7 tokens of 64 ≥ 6.4: not early.
+	run = asiaiRun()
 	run.Requests[1].OutputTokens = 7
 	if p := evalAsiai(t, run, nil).Values["no_early_stop"].Passed; p == nil || !*p {
 		t.Error("no_early_stop fired at 7 of 64 tokens (limit 6.4)")

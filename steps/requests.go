@@ -46,6 +46,10 @@ type RequestsConfig struct {
 	// the dataset's order; with Count above the dataset's size the order
 	// repeats, each request keeping its own id.
 	Shuffle bool `yaml:"shuffle"`
+	// ContextTokens, when > 0, replaces each prompt by one generated to
+	// fill about this many tokens of context (workload.FillContext),
+	// capped by the model's context length when the engine reports it.
+	ContextTokens int `yaml:"context_tokens"`
 }
 
 // Validate checks the mode and its numbers.
@@ -66,8 +70,8 @@ func (c *RequestsConfig) Validate() error {
 	if c.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1")
 	}
-	if c.Count < 0 || c.MaxTokens < 0 {
-		return fmt.Errorf("count and max_tokens must not be negative")
+	if c.Count < 0 || c.MaxTokens < 0 || c.ContextTokens < 0 {
+		return fmt.Errorf("count, max_tokens and context_tokens must not be negative")
 	}
 	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2) {
 		return fmt.Errorf("temperature must be in [0, 2], got %v", *c.Temperature)
@@ -118,6 +122,11 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	set, err := d.requestSet(c, c.Dataset, requestOptions(c))
 	if err != nil {
 		return fmt.Errorf("request set: %w", err)
+	}
+	if c.ContextTokens > 0 {
+		if set, err = fillContext(rc, set, c); err != nil {
+			return err
+		}
 	}
 	base := loadgen.FromSet(set, "formal", d.Model, d.Chat)
 	var reqs []workload.Request

@@ -32,6 +32,8 @@ type app struct {
 	engine string
 	// engines are the engine kinds a run may name.
 	engines *engines.Registry
+	// cooldown is the cooldown that preceded the next run, for its run.json.
+	cooldown *cooldownResult
 }
 
 func newApp(out, errOut io.Writer) *app {

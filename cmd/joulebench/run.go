@@ -69,6 +69,9 @@ GPU), which every output labels SIMULATED.`,
 // flag is checked against the engine it would configure before any
 // directory is created.
 func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
+	if a.v.GetString("sweep") != "" {
+		return a.runSweep(ctx, profile, sets, labelArgs, changed)
+	}
 	kinds := a.v.GetStringSlice("engine")
 	if len(kinds) <= 1 {
 		return a.runEngine(ctx, profile, sets, labelArgs, a.v.GetString("out"), changed)
@@ -103,8 +106,15 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 	}
 	var errs []error
 	var dirs []string
+	var cd *cooldownSession
+	defer func() { cd.close() }()
 	for i, k := range kinds {
 		a.engine = k
+		if i == 0 {
+			cd = a.startCooldown(ctx, profile, sets)
+		} else {
+			a.cooldownBefore(ctx, cd, dirs[i-1])
+		}
 		fmt.Fprintf(a.errOut, "== engine %d of %d: %s\n", i+1, len(kinds), k)
 		dir := filepath.Join(parent, fmt.Sprintf("%d-%s", i+1, k))
 		dirs = append(dirs, dir)
@@ -168,6 +178,9 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return err
 	}
 	if err := r.hostLabels(); err != nil {
+		return err
+	}
+	if err := r.recordCooldown(); err != nil {
 		return err
 	}
 	if err := r.startTelemetry(ctx); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	gojson "github.com/goccy/go-json"
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/internal/chunkset"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -170,6 +171,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
 	chars, done, readErr, streamErr := 0, false, error(nil), ""
+	var texts chunkset.Counter // distinct chunk texts
 	var t timings
 	br := bufio.NewReaderSize(resp.Body, 16<<10)
 	for {
@@ -200,6 +202,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 				}
 				chars += n
 				f.AddTokens(1)
+				texts.Add(lineHash(l))
 			}
 			if l.Done {
 				_ = gojson.Unmarshal(b, &t)
@@ -217,6 +220,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 		}
 	}
 	rec.OutputChars = chars
+	rec.DistinctChunks = texts.Distinct()
 	switch {
 	case streamErr != "":
 		rec.Error = truncate(streamErr, 300)

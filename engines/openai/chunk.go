@@ -6,14 +6,17 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/joulebench/joulebench/engines/internal/chunkset"
 )
 
 // chunkInfo is what one streamed chunk (or a whole non-streamed response)
 // says, as far as the measurement needs it.
 type chunkInfo struct {
-	contentChars   int  // characters of choices[].delta.content, .message.content or .text
-	reasoningChars int  // characters of delta.reasoning_content / delta.reasoning
-	finished       bool // some choice has a non-null finish_reason
+	contentChars   int    // characters of choices[].delta.content, .message.content or .text
+	reasoningChars int    // characters of delta.reasoning_content / delta.reasoning
+	finished       bool   // some choice has a non-null finish_reason
+	textHash       uint64 // hash of the choices' text, delta and message values (chunkset)
 
 	hasUsage bool
 	usage    usage
@@ -94,6 +97,7 @@ func parseChunk(b []byte, out *chunkInfo) error {
 // in one object counts once, with its last value.
 func (s *scanner) choices(out *chunkInfo) {
 	out.contentChars, out.reasoningChars, out.finished = 0, 0, false
+	out.textHash = chunkset.Seed
 	if s.null() {
 		return
 	}
@@ -115,11 +119,17 @@ func (s *scanner) choices(out *chunkInfo) {
 		for s.more('}') {
 			switch key := s.key(); string(key) {
 			case "text":
+				start := s.i
 				text = s.strChars()
+				out.textHash = chunkset.Mix(out.textHash, s.b[start:s.i])
 			case "delta":
+				start := s.i
 				delta = s.delta()
+				out.textHash = chunkset.Mix(out.textHash, s.b[start:s.i])
 			case "message":
+				start := s.i
 				message = s.delta()
+				out.textHash = chunkset.Mix(out.textHash, s.b[start:s.i])
 			case "finish_reason":
 				finished = !s.null()
 				if finished {

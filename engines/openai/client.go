@@ -58,6 +58,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/internal/chunkset"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -275,6 +276,7 @@ type stream struct {
 	info   chunkInfo
 
 	chars     int
+	texts     chunkset.Counter // distinct chunk texts
 	gotFirst  bool
 	sawDone   bool
 	sawFinish bool
@@ -375,6 +377,7 @@ func (st *stream) apply(now float64) bool {
 		}
 		st.chars += n
 		st.flight.AddTokens(1)
+		st.texts.Add(info.textHash)
 	}
 	if info.finished {
 		st.sawFinish = true
@@ -438,6 +441,7 @@ func (st *stream) finish(x *Exchange) {
 		rec.Error = "stream ended before [DONE] or a finish_reason"
 	}
 	rec.OutputChars = st.chars
+	rec.DistinctChunks = st.texts.Distinct()
 	switch {
 	case st.hasUsage:
 		rec.OutputTokens = st.usage.completionTokens

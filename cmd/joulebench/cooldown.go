@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/telemetry"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// cooldownParams are the profile parameters of the cooldown between the
+// engines (or sweep values) of one run command: the idle level is the mean
+// power over IdleS before the first engine starts; before each next one,
+// the GPUs must stay at or under idle × (1 + Tolerance) for HoldS, waiting
+// at most MaxWaitS. A profile without cooldown_max_wait has no cooldown.
+type cooldownParams struct {
+	Enabled                      bool
+	Tolerance                    float64
+	IdleS, HoldS, MaxWaitS, Poll float64
+}
+
+// cooldownParamsOf reads cooldown_tolerance, cooldown_idle, cooldown_hold
+// and cooldown_max_wait from the resolved profile parameters (durations in
+// seconds).
+func cooldownParamsOf(params map[string]any) cooldownParams {
+	f := func(k string, def float64) float64 {
+		switch v := params[k].(type) {
+		case float64:
+			return v
+		case int:
+			return float64(v)
+		case int64:
+			return float64(v)
+		}
+		return def
+	}
+	_, ok := params["cooldown_max_wait"]
+	return cooldownParams{Enabled: ok, Tolerance: f("cooldown_tolerance", 0.10), IdleS: f("cooldown_idle", 5),
+		HoldS: f("cooldown_hold", 5), MaxWaitS: f("cooldown_max_wait", 120), Poll: min(0.5, f("cooldown_hold", 5)/4)}
+}
+
+// cooldownResult is one cooldown, recorded in the next run's run.json as
+// the events cooldown_started and cooldown_ended and the labels cooldown
+// (what happened) and cooldown_idle_w.
+type cooldownResult struct {
+	Start, End float64
+	IdleW      float64
+	LastW      float64
+	Reached    bool
+	Note       string
+}
+
+// summedPower reads every device once and returns the summed power.
+func summedPower(ctx context.Context, src telemetry.Source) (float64, error) {
+	rs, err := src.Read(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("cooldown: read power: %w", err)
+	}
+	w := 0.0
+	for _, r := range rs {
+		w += r.PowerW
+	}
+	return w, nil
+}
+
+// idlePower is the mean of the summed power read every p.Poll seconds for
+// p.IdleS seconds.
+func idlePower(ctx context.Context, src telemetry.Source, p cooldownParams, sleep func(context.Context, time.Duration) error) (float64, error) {
+	n := max(1, int(p.IdleS/p.Poll))
+	sum := 0.0
+	for i := 0; i < n; i++ {
+		w, err := summedPower(ctx, src)
+		if err != nil {
+			return 0, err
+		}
+		sum += w
+		if i < n-1 {
+			if err := sleep(ctx, seconds(p.Poll)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return sum / float64(n), nil
+}
+
+// waitCooldown reads the summed power every p.Poll seconds until it has
+// stayed at or under idle × (1 + p.Tolerance) for p.HoldS seconds, or
+// p.MaxWaitS seconds have passed (then Reached is false).
+func waitCooldown(ctx context.Context, src telemetry.Source, now func() float64, idle float64, p cooldownParams,
+	sleep func(context.Context, time.Duration) error) (cooldownResult, error) {
+	limit := idle * (1 + p.Tolerance)
+	res := cooldownResult{Start: now(), IdleW: idle}
+	since := -1.0 // start of the current run of readings under the limit
+	for {
+		w, err := summedPower(ctx, src)
+		if err != nil {
+			return res, err
+		}
+		t := now()
+		res.LastW, res.End = w, t
+		if w <= limit {
+			if since < 0 {
+				since = t
+			}
+			if t-since >= p.HoldS {
+				res.Reached = true
+				res.Note = fmt.Sprintf("reached after %.1f s: %.1f W ≤ %.1f W (idle %.1f W + %.0f %%) for %.0f s",
+					t-res.Start, w, limit, idle, p.Tolerance*100, p.HoldS)
+				return res, nil
+			}
+		} else {
+			since = -1
+		}
+		if t-res.Start >= p.MaxWaitS {
+			res.Note = fmt.Sprintf("not reached within %.0f s: %.1f W > %.1f W (idle %.1f W + %.0f %%)",
+				p.MaxWaitS, w, limit, idle, p.Tolerance*100)
+			return res, nil
+		}
+		if err := sleep(ctx, seconds(p.Poll)); err != nil {
+			return res, err
+		}
+	}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// sleepCtx sleeps for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// record writes the cooldown into run.json: events cooldown_started and
+// cooldown_ended, labels cooldown and cooldown_idle_w.
+func (c *cooldownResult) record(out *archive.Writer) error {
+	return out.UpdateMeta(func(m *archive.Meta) {
+		m.Events = append(m.Events, archive.Event{Name: "cooldown_started", T: c.Start}, archive.Event{Name: "cooldown_ended", T: c.End})
+		if m.Labels == nil {
+			m.Labels = map[string]string{}
+		}
+		m.Labels["cooldown"] = c.Note
+		m.Labels["cooldown_idle_w"] = fmt.Sprintf("%.1f", c.IdleW)
+	})
+}
+
+// unloadModel asks a server joulebench did not start to unload the model
+// of the run in dir: Ollama's keep_alive 0 (POST /api/generate with no
+// prompt). A managed engine was stopped by its release step: nothing to
+// do. Other external servers have no unload API: nothing to do.
+func unloadModel(ctx context.Context, hc *http.Client, dir string) (string, error) {
+	run, err := archive.Load(dir)
+	if err != nil {
+		return "", nil // a run that left no archive has nothing to unload
+	}
+	e := run.Meta.Engine
+	if e.Managed || e.URL == "" || (e.API != "ollama" && e.Kind != "ollama") {
+		return "", nil
+	}
+	model := e.ServedModel
+	if model == "" {
+		model = e.Model
+	}
+	body, _ := json.Marshal(map[string]any{"model": model, "keep_alive": 0})
+	base := strings.TrimSuffix(strings.TrimSuffix(e.URL, "/"), "/v1")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/generate", bytes.NewReader(body))
+	if err != nil {
+		return "", fmt.Errorf("unload %s: %w", model, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("unload %s: %w", model, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return "", fmt.Errorf("unload %s: %s answered %s", model, base, resp.Status)
+	}
+	return fmt.Sprintf("unloaded %s from %s (keep_alive 0)", model, base), nil
+}
+
+// cooldownSession measures the idle level once and runs the cooldown
+// before every run but the first; the result goes into the next run's
+// run.json (engineRun.recordCooldown).
+type cooldownSession struct {
+	params cooldownParams
+	src    telemetry.Source
+	clock  *workflow.Clock
+	idleW  float64
+	ok     bool
+}
+
+// startCooldown opens the power source of the cooldowns (none: no
+// cooldown, said once) and measures the idle level. The profile's
+// parameters are resolved as the first run resolves them (--set, and the
+// quick set for the simulator). With the simulated engine, the GPU is the
+// simulator's with no engine loaded.
+func (a *app) startCooldown(ctx context.Context, profile string, sets []string) *cooldownSession {
+	probe := &engineRun{a: a}
+	if err := probe.prepareProfile(profile, sets); err != nil {
+		return nil // the run itself reports the profile's error
+	}
+	p := cooldownParamsOf(probe.l.Params)
+	if !p.Enabled {
+		return nil
+	}
+	s := &cooldownSession{params: p, clock: workflow.NewClock()}
+	var src telemetry.Source
+	var err error
+	if tel := a.v.GetString("telemetry"); probe.simulated && (tel == "" || tel == telAuto || tel == telSim) {
+		src = simtel.New(simtel.DefaultConfig(), idleLoad{}, s.clock.Now)
+	} else {
+		src, _, err = a.setupTelemetry(nil, s.clock)
+	}
+	if err != nil || src == nil {
+		fmt.Fprintf(a.errOut, "cooldown between engines: no power source (%v); only the previous model is unloaded\n", errOrNone(err))
+		return s
+	}
+	s.src = src
+	idle, err := idlePower(ctx, src, p, sleepCtx)
+	if err != nil {
+		fmt.Fprintf(a.errOut, "cooldown between engines: %v\n", err)
+		return s
+	}
+	s.idleW, s.ok = idle, true
+	fmt.Fprintf(a.errOut, "cooldown between engines: idle level %.1f W (mean over %.0f s)\n", idle, p.IdleS)
+	return s
+}
+
+// idleLoad is a simulated GPU with no engine on it.
+type idleLoad struct{}
+
+func (idleLoad) Activity() simtel.Activity { return simtel.Activity{Phase: "off"} }
+
+func errOrNone(err error) any {
+	if err == nil {
+		return "--telemetry none"
+	}
+	return err
+}
+
+// before runs between two runs: unload the previous run's model where the
+// server outlives it, then wait for the power to return near idle.
+func (a *app) cooldownBefore(ctx context.Context, s *cooldownSession, prevDir string) {
+	if s == nil {
+		return
+	}
+	uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	msg, err := unloadModel(uctx, &http.Client{}, prevDir)
+	cancel()
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.errOut, "cooldown: %v\n", err)
+	case msg != "":
+		fmt.Fprintf(a.errOut, "cooldown: %s\n", msg)
+	}
+	if !s.ok {
+		return
+	}
+	res, err := waitCooldown(ctx, s.src, s.clock.Now, s.idleW, s.params, sleepCtx)
+	if err != nil {
+		fmt.Fprintf(a.errOut, "cooldown: %v\n", err)
+		return
+	}
+	fmt.Fprintf(a.errOut, "cooldown: %s\n", res.Note)
+	a.cooldown = &res
+}
+
+func (s *cooldownSession) close() {
+	if s != nil && s.src != nil {
+		_ = s.src.Close()
+	}
+}
+
+// recordCooldown writes the cooldown that preceded this run into its
+// run.json, once.
+func (r *engineRun) recordCooldown() error {
+	c := r.a.cooldown
+	if c == nil {
+		return nil
+	}
+	r.a.cooldown = nil
+	r.log.Info().Str("cooldown", c.Note).Msg("cooldown before this engine")
+	return c.record(r.out)
+}
