@@ -103,10 +103,10 @@ func TestExtendsErrors(t *testing.T) {
 		file string
 		want []string
 	}{
-		// "widnow" at line 5 col 5; steady_state_j_per_token is defined by the built-in on line 93.
+		// "widnow" at line 5 col 5; steady_state_j_per_token is defined by the built-in on line 97.
 		{"typo.yaml", []string{
 			`testdata/extends/typo.yaml:5:5: override.parameters: the parent profile has no parameter "widnow" to override (it has: window,`,
-			`testdata/extends/typo.yaml:7:5: metrics[0]: metric "steady_state_j_per_token" is already defined at benchmark-1.5.yaml (built-in):93; to change it, put it under override: metrics:`,
+			`testdata/extends/typo.yaml:7:5: metrics[0]: metric "steady_state_j_per_token" is already defined at benchmark-1.5.yaml (built-in):97; to change it, put it under override: metrics:`,
 		}},
 		// "full_lifecycle_j_per_tokn" starts at column 18 of line 6: expr: at col 11 + 7.
 		{"bad-expr.yaml", []string{`testdata/extends/bad-expr.yaml:6:18: tokens_per_kj.expr: unknown name full_lifecycle_j_per_tokn`}},
