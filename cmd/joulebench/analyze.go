@@ -35,17 +35,18 @@ runs without re-running anything.`,
 	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
 	cmd.Flags().Bool("all", false, "also show derived values")
 	setFlag(cmd.Flags())
+	baselineFlags(cmd.Flags())
 	return cmd
 }
 
 // loadProfile resolves and loads a profile, turning its errors into invalid
 // input.
-func loadProfile(src []byte, name string, sets []string) (*workflow.Loaded, error) {
+func (a *app) loadProfile(src []byte, name string, sets []string) (*workflow.Loaded, error) {
 	overrides, err := parseSets(sets)
 	if err != nil {
 		return nil, err
 	}
-	l, err := workflow.Load(src, name, workflow.Options{Registry: steps.Registry(), Overrides: overrides})
+	l, err := workflow.Load(src, name, workflow.Options{Registry: steps.Registry(), Overrides: overrides, Lookup: a.finder().Find})
 	if err != nil {
 		return nil, withCode(exitInvalid, fmt.Errorf("invalid profile:\n%w", err))
 	}
@@ -56,7 +57,14 @@ func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string, fo
 	if err := report.CheckFormat(format); err != nil {
 		return withCode(exitInvalid, err)
 	}
-	run, res, evalErr, err := evaluateArchive(cmd.Context(), dir, profile, sets)
+	if base := a.v.GetString("baseline"); base != "" {
+		run, l, _, _, err := a.evaluateArchiveLoaded(cmd.Context(), dir, profile, sets)
+		if err != nil {
+			return err
+		}
+		return a.gateRun(cmd.Context(), l, run, base, format, all)
+	}
+	run, res, evalErr, err := a.evaluateArchive(cmd.Context(), dir, profile, sets)
 	if err != nil {
 		return err
 	}
@@ -73,14 +81,14 @@ func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string, fo
 // named profile, or by default the run's own archived profile with the
 // parameters it ran with. sets apply on top. err is a failure to load or
 // start; evalErr joins the formulas that failed on this run's data.
-func evaluateArchive(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, res *archive.Results, evalErr, err error) {
-	run, _, res, evalErr, err = evaluateArchiveLoaded(ctx, dir, profile, sets)
+func (a *app) evaluateArchive(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, res *archive.Results, evalErr, err error) {
+	run, _, res, evalErr, err = a.evaluateArchiveLoaded(ctx, dir, profile, sets)
 	return run, res, evalErr, err
 }
 
 // evaluateArchiveLoaded is evaluateArchive that also returns the loaded
 // profile (report needs its stage_energy rows).
-func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, l *workflow.Loaded, res *archive.Results, evalErr, err error) {
+func (a *app) evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, l *workflow.Loaded, res *archive.Results, evalErr, err error) {
 	run, err = archive.Load(dir)
 	if err != nil {
 		return nil, nil, nil, nil, withCode(exitInvalid, err)
@@ -88,7 +96,7 @@ func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []stri
 	var src []byte
 	var name string
 	if profile != "" {
-		src, name, err = workflow.ReadProfile(profile)
+		src, name, err = a.readProfile(profile)
 	} else {
 		src, name, err = workflow.ProfileForRun(dir, run.Meta)
 		sets = append(runParamSets(run.Meta), sets...)
@@ -96,7 +104,7 @@ func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []stri
 	if err != nil {
 		return nil, nil, nil, nil, withCode(exitInvalid, err)
 	}
-	l, err = loadProfile(src, name, sets)
+	l, err = a.loadProfile(src, name, sets)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -30,7 +30,7 @@ is re-evaluated from its raw data with its own archived profile (or
 			var runs []report.Run
 			var stages []report.StageBreakdown
 			for _, dir := range args {
-				run, l, res, evalErr, err := evaluateArchiveLoaded(cmd.Context(), dir, a.v.GetString("profile"), nil)
+				run, l, res, evalErr, err := a.evaluateArchiveLoaded(cmd.Context(), dir, a.v.GetString("profile"), nil)
 				if err != nil {
 					return err
 				}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/joulebench/joulebench/workflow"
 )
 
 func (a *app) validateCmd() *cobra.Command {
@@ -23,12 +21,12 @@ schema, exclusions, and the profile with each run's --set values.`,
 			if ok, err := a.validateCampaign(args[0]); ok {
 				return err
 			}
-			src, name, err := workflow.ReadProfile(args[0])
+			src, name, err := a.readProfile(args[0])
 			if err != nil {
 				return withCode(exitInvalid, err)
 			}
 			sets, _ := cmd.Flags().GetStringArray("set")
-			l, err := loadProfile(src, name, sets)
+			l, err := a.loadProfile(src, name, sets)
 			if err != nil {
 				return err
 			}
