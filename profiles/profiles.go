@@ -160,7 +160,7 @@ func (f *Finder) Find(ref, from string) ([]byte, string, error) {
 		found = &entries[i]
 	}
 	if found == nil {
-		return nil, "", fmt.Errorf("no profile %q (known: %s); or give the path of a profile file", ref, strings.Join(names, ", "))
+		return nil, "", fmt.Errorf("no built-in profile or user profile %q (known: %s); or give the path of a profile file", ref, strings.Join(names, ", "))
 	}
 	if found.Origin == OriginBuiltin {
 		b, err := Read(ref)
