@@ -111,7 +111,7 @@ func ResultsWithBaseline(w io.Writer, run, base Run, format string, all bool) er
 			}
 			rows = append(rows, []string{n, FormatValue(r), b, signed(Change(r, baseOf(n))), r.Unit, noteOf(r)})
 		}
-		if err := Table(w, format, []string{"metric", "value", "baseline", "change", "unit", "note"}, rows, 60); err != nil {
+		if err := renderTable(w, format, []string{"metric", "value", "baseline", "change", "unit", "note"}, rows, 60, false); err != nil {
 			return err
 		}
 		footer(w, run, format)
