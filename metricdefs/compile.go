@@ -108,6 +108,10 @@ type compiled struct {
 	detail *vm.Program
 	typ    reflect.Type
 	field  int
+	// baselineNames are the names read as baseline.NAME; usesBaseline is
+	// whether the formula reads `baseline` at all (baseline.go).
+	baselineNames []string
+	usesBaseline  bool
 }
 
 // Program is a compiled profile: every formula compiled once against the
@@ -117,6 +121,9 @@ type Program struct {
 	order   []*compiled
 	envType reflect.Type
 	fields  map[string]int
+	// baseline is whether `baseline` is the baseline results (it is not in
+	// an older profile that declares a parameter of that name).
+	baseline bool
 }
 
 // Order returns the definitions in evaluation order.
@@ -204,6 +211,7 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 	}
 
 	// Dependencies from the AST.
+	withBaseline := !hasDef(spec, BaselineName)
 	bad := map[string]bool{}
 	for _, c := range list {
 		seen := map[string]bool{}
@@ -216,6 +224,11 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 			}
 			v := &identVisitor{}
 			ast.Walk(&tree.Node, v)
+			if withBaseline {
+				names, uses := baselineRefs(&tree.Node)
+				c.baselineNames = append(c.baselineNames, names...)
+				c.usesBaseline = c.usesBaseline || uses
+			}
 			for _, id := range v.names {
 				if _, ok := defs[id]; ok && !seen[id] {
 					seen[id] = true
@@ -226,6 +239,13 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 		sort.Strings(c.deps)
 	}
 
+	if withBaseline {
+		for _, e := range checkBaselineRefs(list, defs) {
+			errs = append(errs, e)
+			bad[e.Def] = true
+		}
+	}
+
 	order, cycles := topoSort(list, defs)
 	for _, cyc := range cycles {
 		addErr(cyc[0], FieldExpr, fmt.Errorf("dependency cycle: %s", strings.Join(cyc, " -> ")))
@@ -234,7 +254,10 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 		}
 	}
 
-	base := append(append([]reflect.StructField{}, baseFields...), paramFields(spec.Params)...)
+	base := append(append([]reflect.StructField{}, baseFields...), paramFields(exprParams(spec.Params, withBaseline))...)
+	if withBaseline {
+		base = append(base, baselineField)
+	}
 	opts := func(t reflect.Type) []expr.Option {
 		o := []expr.Option{expr.Env(reflect.New(t).Elem().Interface()), expr.WithContext("ctx")}
 		o = append(o, builtinOptions()...)
@@ -273,7 +296,7 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 	// Pass 2: compile everything against the final environment.
 	final := fieldsFor(order)
 	envType := reflect.StructOf(final)
-	prog := &Program{params: spec.Params, envType: envType, fields: map[string]int{}}
+	prog := &Program{params: spec.Params, envType: envType, fields: map[string]int{}, baseline: withBaseline}
 	for i, f := range final {
 		prog.fields[exprTag(f)] = i
 	}

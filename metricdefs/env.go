@@ -73,6 +73,9 @@ type Data struct {
 	Events  map[string]float64
 	Devices []Device
 	Run     RunInfo
+	// Baseline is the same profile's results on a baseline run, or nil
+	// (`baseline` in expressions; baseline.go).
+	Baseline *Baseline
 }
 
 // NewData indexes an archived run for evaluation.

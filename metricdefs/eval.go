@@ -34,8 +34,11 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 	env.Field(p.fields["events"]).Set(reflect.ValueOf(data.Events))
 	env.Field(p.fields["requests"]).Set(reflect.ValueOf(data.Requests))
 	env.Field(p.fields["devices"]).Set(reflect.ValueOf(data.Devices))
+	if p.baseline {
+		p.setBaseline(env, data.Baseline)
+	}
 	var errs []error
-	for _, prm := range p.params {
+	for _, prm := range exprParams(p.params, p.baseline) {
 		v := prm.Value
 		if o, ok := params[prm.Name]; ok {
 			v = o
@@ -75,6 +78,13 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 				r.Note = "error: depends on " + dep
 			}
 			failed[c.Name] = r.Note
+			record()
+			continue
+		}
+		if why := baselineNA(c, data.Baseline); p.baseline && why != "" {
+			r.Note = why
+			na[c.Name] = true
+			failed[c.Name] = why
 			record()
 			continue
 		}

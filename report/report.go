@@ -183,7 +183,19 @@ func orDash(s string) string {
 // FormatMarkdown, a Markdown table (a "|" inside a cell is escaped). Cells
 // wider than maxWidth wrap.
 func Table(w io.Writer, format string, head []string, rows [][]string, maxWidth int) error {
-	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(maxWidth)}
+	return renderTable(w, format, head, rows, maxWidth, true)
+}
+
+// renderTable is Table; wrapMarkdown false keeps each Markdown row on one
+// line (a wrapped cell becomes extra rows that break the table when pasted
+// into a pull request).
+func renderTable(w io.Writer, format string, head []string, rows [][]string, maxWidth int, wrapMarkdown bool) error {
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	if format != FormatMarkdown || wrapMarkdown {
+		opts = append(opts, tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(maxWidth))
+	} else {
+		opts = append(opts, tablewriter.WithRowAutoWrap(tw.WrapNone))
+	}
 	if format == FormatMarkdown {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 		esc := strings.NewReplacer("|", `\|`)
@@ -205,11 +217,12 @@ func Table(w io.Writer, format string, head []string, rows [][]string, maxWidth 
 }
 
 func table(w io.Writer, format string, head []string, rows [][]string) error {
-	return Table(w, format, head, rows, 72)
+	return renderTable(w, format, head, rows, 72, false)
 }
 
 // Runs renders several archived runs: a summary of each, then their metrics
-// side by side.
+// side by side, each run's value after the first with its change against
+// the first in percent (put a baseline run first to compare with it).
 func Runs(w io.Writer, runs []Run, format string) error {
 	switch format {
 	case FormatJSON:
@@ -305,11 +318,16 @@ func Runs(w io.Writer, runs []Run, format string) error {
 	mrows := make([][]string, 0, len(names))
 	for _, n := range names {
 		row := []string{n, units[n]}
-		for _, r := range runs {
+		for i, r := range runs {
 			cell := ""
 			if r.Results != nil {
 				if v, ok := r.Results.Values[n]; ok {
 					cell = FormatValue(v)
+					if i > 0 && runs[0].Results != nil {
+						if c := Change(v, runs[0].Results.Values[n]); c != "" {
+							cell += " (" + signed(c) + ")"
+						}
+					}
 				}
 			}
 			row = append(row, cell)

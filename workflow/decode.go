@@ -80,6 +80,7 @@ func isNumber(s string) bool { return numberRE.MatchString(strings.TrimSpace(s))
 type decoder struct {
 	*yamlstrict.Decoder
 	rawParams map[string]any
+	flat      *flattening // set when the profile extends another (extends.go)
 }
 
 func newDecoder(file string) *decoder { return &decoder{Decoder: yamlstrict.New(file)} }

@@ -138,6 +138,7 @@ type Loaded struct {
 	Params  map[string]any
 	Steps   []Step
 	Program *metricdefs.Program
+	flat    *flattening // the extends chain, when there is one (extends.go)
 }
 
 // Options control loading.
@@ -148,6 +149,9 @@ type Options struct {
 	Registry StepConfigs
 	// Overrides are --set key=value pairs.
 	Overrides map[string]string
+	// Lookup finds the profile an `extends:` names; nil: DefaultLookup
+	// (built-in names and file paths).
+	Lookup Lookup
 }
 
 // LoadFile reads and loads a profile file.
@@ -163,7 +167,7 @@ func LoadFile(path string, opt Options) (*Loaded, error) {
 	return l, err
 }
 
-var topKeys = []string{"name", "version", "description", "spec", "parameters", "quick", "steps", "derive", "metrics", "checks", "stage_energy"}
+var topKeys = []string{"name", "extends", "override", "version", "description", "spec", "parameters", "quick", "steps", "derive", "metrics", "checks", "stage_energy"}
 
 // Load parses, validates and compiles a profile. Every problem is returned
 // together as an ErrorList, each with file:line:col.
@@ -177,7 +181,16 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	flat, err := flatten(root, src, file, opt.Lookup)
+	if err != nil {
+		return nil, err
+	}
 	d := newDecoder(file)
+	if flat != nil {
+		root, src = flat.root, nil
+		d.flat = flat
+		d.SetFileOf(flat.fileOf)
+	}
 	p, nodes := d.header(root)
 	p.Parameters = d.params(nodes["parameters"])
 	params, values := d.resolveParams(p.Parameters, opt.Overrides)
@@ -199,8 +212,14 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
+	if flat != nil {
+		if src, err = flat.render(false); err != nil {
+			return nil, err
+		}
+	}
 	sum := sha256.Sum256(src)
 	return &Loaded{
+		flat:    flat,
 		Profile: p,
 		Ref:     archive.ProfileRef{Name: p.Name, Version: p.Version, SHA256: hex.EncodeToString(sum[:]), Source: file},
 		Source:  src,
@@ -461,6 +480,7 @@ func reflectOf(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
 // expr reports a 1-based line and a 0-based column within the expression.
 func (d *decoder) exprError(n *yaml.Node, where string, ce *metricdefs.CompileError, src []byte) {
 	line, col := n.Line, n.Column
+	src = d.srcAt(n, src)
 	if ce.Line > 0 && n.Kind == yaml.ScalarNode {
 		switch n.Style {
 		case yaml.LiteralStyle, yaml.FoldedStyle:
@@ -484,7 +504,7 @@ func (d *decoder) exprError(n *yaml.Node, where string, ce *metricdefs.CompileEr
 			}
 		}
 	}
-	d.Add(&Error{File: d.File(), Line: line, Col: col, Where: where, Msg: firstLine(ce.Msg)})
+	d.Add(&Error{File: d.FileAt(n), Line: line, Col: col, Where: where, Msg: firstLine(ce.Msg)})
 }
 
 func firstLine(s string) string {
@@ -677,6 +697,7 @@ var interpRE = regexp.MustCompile(`\$\{([^}]*)\}`)
 // A scalar that is exactly ${param} takes the parameter's type.
 func (d *decoder) interpolate(n *yaml.Node, values map[string]any, where string) *yaml.Node {
 	c := *n
+	d.sameFile(&c, n)
 	if n.Kind == yaml.ScalarNode {
 		if !strings.Contains(n.Value, "${") {
 			return &c

@@ -45,17 +45,18 @@ runs without re-running anything.`,
 	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
 	cmd.Flags().Bool("all", false, "also show derived values")
 	setFlag(cmd.Flags())
+	baselineFlags(cmd.Flags())
 	return cmd
 }
 
 // loadProfile resolves and loads a profile, turning its errors into invalid
 // input.
-func loadProfile(src []byte, name string, sets []string) (*workflow.Loaded, error) {
+func (a *app) loadProfile(src []byte, name string, sets []string) (*workflow.Loaded, error) {
 	overrides, err := parseSets(sets)
 	if err != nil {
 		return nil, err
 	}
-	l, err := workflow.Load(src, name, workflow.Options{Registry: steps.Registry(), Overrides: overrides})
+	l, err := workflow.Load(src, name, workflow.Options{Registry: steps.Registry(), Overrides: overrides, Lookup: a.finder().Find})
 	if err != nil {
 		return nil, withCode(exitInvalid, fmt.Errorf("invalid profile:\n%w", err))
 	}
@@ -66,7 +67,14 @@ func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string, fo
 	if err := report.CheckFormat(format); err != nil {
 		return withCode(exitInvalid, err)
 	}
-	run, res, evalErr, err := evaluateArchive(cmd.Context(), dir, profile, sets)
+	if base := a.v.GetString("baseline"); base != "" {
+		run, l, _, _, err := a.evaluateArchiveLoaded(cmd.Context(), dir, profile, sets)
+		if err != nil {
+			return err
+		}
+		return a.gateRun(cmd.Context(), l, run, base, format, all)
+	}
+	run, res, evalErr, err := a.evaluateArchive(cmd.Context(), dir, profile, sets)
 	if err != nil {
 		return err
 	}
@@ -83,14 +91,14 @@ func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string, fo
 // named profile, or by default the run's own archived profile with the
 // parameters it ran with. sets apply on top. err is a failure to load or
 // start; evalErr joins the formulas that failed on this run's data.
-func evaluateArchive(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, res *archive.Results, evalErr, err error) {
-	run, _, res, evalErr, err = evaluateArchiveLoaded(ctx, dir, profile, sets)
+func (a *app) evaluateArchive(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, res *archive.Results, evalErr, err error) {
+	run, _, res, evalErr, err = a.evaluateArchiveLoaded(ctx, dir, profile, sets)
 	return run, res, evalErr, err
 }
 
 // evaluateArchiveLoaded is evaluateArchive that also returns the loaded
 // profile (report needs its stage_energy rows).
-func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, l *workflow.Loaded, res *archive.Results, evalErr, err error) {
+func (a *app) evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, l *workflow.Loaded, res *archive.Results, evalErr, err error) {
 	run, err = archive.Load(dir)
 	if err != nil {
 		return nil, nil, nil, nil, withCode(exitInvalid, err)
@@ -98,14 +106,14 @@ func evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []stri
 	var src []byte
 	var name string
 	if profile != "" {
-		src, name, err = readProfileArg(profile)
+		src, name, err = a.readProfile(profile)
 		if err == nil {
-			l, err = loadProfile(src, name, sets)
+			l, err = a.loadProfile(src, name, sets)
 		}
 	} else {
 		src, name, err = archivedProfile(dir, run.Meta)
 		if err == nil {
-			l, err = loadArchivedProfile(src, name, run.Meta, sets)
+			l, err = a.loadArchivedProfile(src, name, run.Meta, sets)
 		}
 	}
 	if err != nil {
@@ -144,21 +152,6 @@ func checksOutcome(res *archive.Results) error {
 		return nil
 	}
 	return withCode(exitChecks, errors.Join(failed...))
-}
-
-// readProfileArg resolves a --profile argument: the name of a built-in
-// profile, else a file. A built-in's name always means the built-in, so
-// that a file of that name in the current directory never shadows it; name
-// such a file as a path (./benchmark-1.5) to use it.
-func readProfileArg(arg string) ([]byte, string, error) {
-	if slices.Contains(profiles.Names(), arg) {
-		b, err := profiles.Read(arg)
-		if err != nil {
-			return nil, "", err
-		}
-		return b, arg + ".yaml (built-in)", nil
-	}
-	return workflow.ReadProfile(arg)
 }
 
 // archivedProfile is the profile to re-evaluate a run with when --profile
@@ -228,13 +221,13 @@ func readArchiveFile(dir, name string) ([]byte, error) {
 // loadArchivedProfile loads a run's own profile with the parameters the
 // run resolved (run.json) and then the user's --set values. An archived
 // parameter the profile refuses is reported as run.json's, not as --set.
-func loadArchivedProfile(src []byte, name string, meta archive.Meta, sets []string) (*workflow.Loaded, error) {
+func (a *app) loadArchivedProfile(src []byte, name string, meta archive.Meta, sets []string) (*workflow.Loaded, error) {
 	user, err := parseSets(sets)
 	if err != nil {
 		return nil, err
 	}
 	archived := runParamSets(meta)
-	l, err := loadProfile(src, name, append(archived, sets...))
+	l, err := a.loadProfile(src, name, append(archived, sets...))
 	if err == nil {
 		return l, nil
 	}

@@ -84,7 +84,7 @@ func (a *app) evaluateRuns(ctx context.Context, paths []string, profile string, 
 	runs = make([]compare.Run, 0, len(dirs))
 	var evalErrs []error
 	for _, dir := range dirs {
-		run, res, evalErr, err := evaluateArchive(ctx, dir, profile, sets)
+		run, res, evalErr, err := a.evaluateArchive(ctx, dir, profile, sets)
 		if err != nil {
 			return nil, nil, wrapRunErr(dir, err)
 		}

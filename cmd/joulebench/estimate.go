@@ -57,7 +57,7 @@ func (a *app) estimate(cmd *cobra.Command, dir string, sets []string) error {
 	if err != nil {
 		return withCode(exitInvalid, fmt.Errorf("invalid comparison profile:\n%w", err))
 	}
-	run, res, evalErr, err := evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), sets)
+	run, res, evalErr, err := a.evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), sets)
 	if err != nil {
 		return wrapRunErr(dir, err)
 	}

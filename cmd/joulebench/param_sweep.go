@@ -82,7 +82,7 @@ func (a *app) runSweep(ctx context.Context, profile string, sets, labelArgs []st
 		return err
 	}
 	for _, v := range values {
-		if _, err := loadProfile(probe.l.Source, probe.l.Profile.Name, append(append([]string{}, sets...), name+"="+v)); err != nil {
+		if _, err := a.loadProfile(probe.l.Source, probe.l.Profile.Name, append(append([]string{}, sets...), name+"="+v)); err != nil {
 			return err // a value the parameter's type rejects, before anything runs
 		}
 	}

@@ -58,7 +58,7 @@ func (a *app) plot(cmd *cobra.Command, dir string, sets []string) error {
 	if err := opt.Validate(); err != nil {
 		return withCode(exitInvalid, err)
 	}
-	run, res, evalErr, err := evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), sets)
+	run, res, evalErr, err := a.evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), sets)
 	if err != nil {
 		return wrapRunErr(dir, err)
 	}

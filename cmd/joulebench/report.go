@@ -31,8 +31,11 @@ is re-evaluated from its raw data with its own archived profile (or
 			var runs []report.Run
 			var stages []report.StageBreakdown
 			var evalErrs []error
+			if base := a.v.GetString("baseline"); base != "" {
+				args = append([]string{base}, args...) // the reference column: changes are against it
+			}
 			for _, dir := range args {
-				run, l, res, evalErr, err := evaluateArchiveLoaded(cmd.Context(), dir, a.v.GetString("profile"), nil)
+				run, l, res, evalErr, err := a.evaluateArchiveLoaded(cmd.Context(), dir, a.v.GetString("profile"), nil)
 				if err != nil {
 					return err
 				}
@@ -52,6 +55,7 @@ is re-evaluated from its raw data with its own archived profile (or
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
 	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
+	cmd.Flags().String("baseline", "", "a run archive shown first, each run's change in % against it (default: against the first run)")
 	return cmd
 }
 

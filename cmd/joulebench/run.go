@@ -57,6 +57,7 @@ GPU), which every output labels SIMULATED.`,
 	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
 	multiEngineFlags(f)
 	setFlag(f)
+	baselineFlags(f)
 	return cmd
 }
 
@@ -245,7 +246,7 @@ func (r *engineRun) close() {
 // simulator, the profile's quick parameter set (where --set leaves a
 // parameter alone).
 func (r *engineRun) prepareProfile(profile string, sets []string) error {
-	src, name, err := readProfileArg(profile)
+	src, name, err := r.a.readProfile(profile)
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
@@ -256,7 +257,7 @@ func (r *engineRun) prepareProfile(profile string, sets []string) error {
 	if err != nil {
 		return err
 	}
-	probe, err := loadProfile(src, name, sets)
+	probe, err := r.a.loadProfile(src, name, sets)
 	if err != nil {
 		return err
 	}
@@ -270,7 +271,7 @@ func (r *engineRun) prepareProfile(profile string, sets []string) error {
 			r.quickApplied = append(r.quickApplied, k+"="+probe.Profile.Quick[k])
 		}
 	}
-	r.l, err = loadProfile(src, name, sets)
+	r.l, err = r.a.loadProfile(src, name, sets)
 	return err
 }
 
@@ -498,6 +499,10 @@ func (r *engineRun) report() error {
 	}
 	if run.Results == nil {
 		return fmt.Errorf("run %s wrote no results", r.dir)
+	}
+	if base := r.a.v.GetString("baseline"); base != "" {
+		defer fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
+		return r.a.gateRun(context.Background(), r.l, run, base, report.FormatTable, false)
 	}
 	if err := report.Results(r.a.out, report.Run{Meta: run.Meta, Results: run.Results}, report.FormatTable, false); err != nil {
 		return err

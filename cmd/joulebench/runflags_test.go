@@ -61,7 +61,8 @@ func runForTest(t *testing.T, simulated bool, sets ...string) *engineRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := loadProfile(src, "benchmark-1.5", sets)
+	a := newApp(&strings.Builder{}, &strings.Builder{})
+	l, err := a.loadProfile(src, "benchmark-1.5", sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,6 @@ func runForTest(t *testing.T, simulated bool, sets ...string) *engineRun {
 	if err := d.Prepare(l); err != nil {
 		t.Fatal(err)
 	}
-	a := newApp(&strings.Builder{}, &strings.Builder{})
 	return &engineRun{a: a, l: l, deps: d, engineKind: "sim", simulated: simulated}
 }
 

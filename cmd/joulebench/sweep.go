@@ -11,7 +11,6 @@ import (
 	"github.com/joulebench/joulebench/campaign"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/report"
-	"github.com/joulebench/joulebench/workflow"
 )
 
 func (a *app) sweepCmd() *cobra.Command {
@@ -67,7 +66,7 @@ func (a *app) sweep(ctx context.Context, path string) error {
 	}
 	// Every run's profile and --set values are checked before anything
 	// starts.
-	if err := checkPlanProfiles(plan); err != nil {
+	if err := a.checkPlanProfiles(plan); err != nil {
 		return err
 	}
 	bin := a.v.GetString("joulebench-bin")
@@ -115,7 +114,7 @@ func (a *app) sweep(ctx context.Context, path string) error {
 // checkPlanProfiles loads each distinct (profile, --set) of the plan the
 // way run will, so that an unknown parameter or a bad value is reported
 // before the first run starts.
-func checkPlanProfiles(plan campaign.Plan) error {
+func (a *app) checkPlanProfiles(plan campaign.Plan) error {
 	seen := map[string]bool{}
 	for _, r := range plan.Runs {
 		sets := setsOf(r.Config.Args)
@@ -124,11 +123,11 @@ func checkPlanProfiles(plan campaign.Plan) error {
 			continue
 		}
 		seen[key] = true
-		src, name, err := workflow.ReadProfile(r.Config.Profile)
+		src, name, err := a.readProfile(r.Config.Profile)
 		if err != nil {
 			return withCode(exitInvalid, fmt.Errorf("run %s: %w", r.ID, err))
 		}
-		if _, err := loadProfile(src, name, sets); err != nil {
+		if _, err := a.loadProfile(src, name, sets); err != nil {
 			return withCode(exitInvalid, fmt.Errorf("run %s: %w", r.ID, err))
 		}
 	}
@@ -219,7 +218,7 @@ func (a *app) validateCampaign(path string) (bool, error) {
 	if len(plan.Runs) == 0 {
 		return true, invalidf("campaign %s: every combination is excluded: nothing to run", path)
 	}
-	if err := checkPlanProfiles(plan); err != nil {
+	if err := a.checkPlanProfiles(plan); err != nil {
 		return true, err
 	}
 	fmt.Fprintf(a.out, "%s: campaign %s is valid: %d runs (%d excluded), profile %s\n", path, c.Name, len(plan.Runs), plan.Excluded, c.Profile)

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/steps"
-	"github.com/joulebench/joulebench/workflow"
 )
 
 func (a *app) validateCmd() *cobra.Command {
@@ -24,12 +23,12 @@ schema, exclusions, and the profile with each run's --set values.`,
 			if ok, err := a.validateCampaign(args[0]); ok {
 				return err
 			}
-			src, name, err := workflow.ReadProfile(args[0])
+			src, name, err := a.readProfile(args[0])
 			if err != nil {
 				return withCode(exitInvalid, err)
 			}
 			sets, _ := cmd.Flags().GetStringArray("set")
-			l, err := loadProfile(src, name, sets)
+			l, err := a.loadProfile(src, name, sets)
 			if err != nil {
 				return err
 			}

@@ -17,8 +17,24 @@ import (
 // Decoder decodes YAML nodes strictly into structs, collecting every error
 // with its position. The zero value is not usable: use New.
 type Decoder struct {
-	file string
-	errs ErrorList
+	file   string
+	errs   ErrorList
+	fileOf func(*yaml.Node) string
+}
+
+// SetFileOf makes errors at a node name the file fileOf returns for it
+// (when not ""): a document assembled from several files (a profile that
+// extends another) reports each error in the file its node came from.
+func (d *Decoder) SetFileOf(fileOf func(*yaml.Node) string) { d.fileOf = fileOf }
+
+// FileAt is the file an error at n names.
+func (d *Decoder) FileAt(n *yaml.Node) string {
+	if n != nil && d.fileOf != nil {
+		if f := d.fileOf(n); f != "" {
+			return f
+		}
+	}
+	return d.file
 }
 
 // New returns a decoder whose errors name file.
@@ -48,7 +64,7 @@ func (d *Decoder) Errorf(n *yaml.Node, where, format string, args ...any) {
 	if n != nil {
 		line, col = n.Line, n.Column
 	}
-	d.Add(&Error{File: d.file, Line: line, Col: col, Where: where, Msg: fmt.Sprintf(format, args...)})
+	d.Add(&Error{File: d.FileAt(n), Line: line, Col: col, Where: where, Msg: fmt.Sprintf(format, args...)})
 }
 
 // Add records an error as it is.
