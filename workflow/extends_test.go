@@ -3,9 +3,11 @@ package workflow_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -92,7 +94,7 @@ func TestExtendsOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(res), "window: {type: int, default: 50, description: requests per steady-state window} # from benchmark-1.5.yaml (built-in):21, overridden at testdata/extends/override.yaml:6") {
+	if !strings.Contains(string(res), "window: {type: int, default: 50, description: requests per steady-state window} # from benchmark-1.5.yaml (built-in):"+builtinLine(t, "  window: {")+", overridden at testdata/extends/override.yaml:6") {
 		t.Errorf("resolved view lacks window's provenance:\n%s", res)
 	}
 }
@@ -103,10 +105,12 @@ func TestExtendsErrors(t *testing.T) {
 		file string
 		want []string
 	}{
-		// "widnow" at line 5 col 5; steady_state_j_per_token is defined by the built-in on line 97.
+		// "widnow" at line 5 col 5; steady_state_j_per_token is defined by
+		// the built-in on the line that builtinLine finds.
 		{"typo.yaml", []string{
 			`testdata/extends/typo.yaml:5:5: override.parameters: the parent profile has no parameter "widnow" to override (it has: window,`,
-			`testdata/extends/typo.yaml:7:5: metrics[0]: metric "steady_state_j_per_token" is already defined at benchmark-1.5.yaml (built-in):97; to change it, put it under override: metrics:`,
+			`testdata/extends/typo.yaml:7:5: metrics[0]: metric "steady_state_j_per_token" is already defined at benchmark-1.5.yaml (built-in):` +
+				builtinLine(t, "- name: steady_state_j_per_token") + `; to change it, put it under override: metrics:`,
 		}},
 		// "full_lifecycle_j_per_tokn" starts at column 18 of line 6: expr: at col 11 + 7.
 		{"bad-expr.yaml", []string{`testdata/extends/bad-expr.yaml:6:18: tokens_per_kj.expr: unknown name full_lifecycle_j_per_tokn`}},
@@ -146,4 +150,22 @@ func TestExtendsErrorInParentFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error = %v, want %s", err, want)
 	}
+}
+
+// builtinLine is the 1-based number of the line of benchmark-1.5 that
+// starts with prefix (after its indentation, when prefix has none), so
+// that positions in errors follow the built-in as it is edited.
+func builtinLine(t *testing.T, prefix string) string {
+	t.Helper()
+	src, err := profiles.Read("benchmark-1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(line, prefix) || strings.HasPrefix(strings.TrimLeft(line, " "), prefix) {
+			return strconv.Itoa(i + 1)
+		}
+	}
+	t.Fatalf("benchmark-1.5 has no line starting with %q", prefix)
+	return ""
 }

@@ -328,20 +328,28 @@ func simIgnoredFlags() []string {
 // (changed) applies to it (the descriptor's Flags for the engine-specific
 // ones), and the engine's own checks pass.
 func (a *app) checkEngineFlags(changed func(string) bool) error {
+	_, err := a.inapplicableFlags(changed)
+	return err
+}
+
+// inapplicableFlags checks the engine kind (and its URL mode) and returns
+// the flags set on the command line that do not apply to it, with the
+// error that names them (nil when none).
+func (a *app) inapplicableFlags(changed func(string) bool) ([]string, error) {
 	kind := a.engineKind()
 	url := a.v.GetString("engine-url") != ""
 	d, ok := a.engines.Lookup(kind)
 	switch {
 	case ok && d.Simulated && url:
-		return invalidf("--engine %s cannot be combined with --engine-url", kind)
+		return nil, invalidf("--engine %s cannot be combined with --engine-url", kind)
 	case ok && d.Simulated:
 	case url:
 		if _, err := a.engines.ForRemote(kind, a.v.GetString("engine-api")); err != nil {
-			return invalidf("%v", err)
+			return nil, invalidf("%v", err)
 		}
 	default:
 		if _, err := a.engines.ForStart(kind); err != nil {
-			return invalidf("%v", err)
+			return nil, invalidf("%v", err)
 		}
 	}
 	specific := map[string]bool{}
@@ -391,13 +399,13 @@ func (a *app) checkEngineFlags(changed func(string) bool) error {
 		if len(bad) > 1 {
 			verb = "do"
 		}
-		return invalidf("%s %s not apply to %s (its engine-specific flags: %s)", strings.Join(bad, ", "), verb, how, strings.Join(takes, ", "))
+		return bad, invalidf("%s %s not apply to %s (its engine-specific flags: %s)", strings.Join(bad, ", "), verb, how, strings.Join(takes, ", "))
 	}
 	if d.Simulated {
-		return checkSimPreset(a.v.GetString("sim-preset"))
+		return nil, checkSimPreset(a.v.GetString("sim-preset"))
 	}
 	_, err := a.engineSpec(kind, engineEnv{})
-	return err
+	return nil, err
 }
 
 // checkSimPreset validates --sim-preset.
@@ -407,4 +415,45 @@ func checkSimPreset(p string) error {
 		return nil
 	}
 	return invalidf("--sim-preset %q: valid presets are drift and no-release", p)
+}
+
+// perEngineFlags checks the flags of a run against several engines: a flag
+// must apply to at least one of them, and each engine's run is then
+// checked with only the flags that apply to it (--max-model-len for the
+// llama.cpp of `--engine sim --engine llamacpp`, say). It returns the
+// changed function of each engine, by position in kinds.
+func (a *app) perEngineFlags(kinds []string, changed func(string) bool) ([]func(string) bool, error) {
+	defer func(e string) { a.engine = e }(a.engine)
+	bad := make([][]string, len(kinds))
+	var firstErr error
+	for i, k := range kinds {
+		a.engine = k
+		b, err := a.inapplicableFlags(changed)
+		if err != nil && b == nil {
+			return nil, fmt.Errorf("engine %s: %w", k, err)
+		}
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("engine %s: %w", k, err)
+		}
+		bad[i] = b
+	}
+	for _, f := range bad[0] {
+		everywhere := true
+		for _, b := range bad[1:] {
+			everywhere = everywhere && slices.Contains(b, f)
+		}
+		if everywhere {
+			return nil, firstErr
+		}
+	}
+	out := make([]func(string) bool, len(kinds))
+	for i := range kinds {
+		skip := bad[i]
+		out[i] = func(f string) bool { return changed(f) && !slices.Contains(skip, "--"+f) }
+		a.engine = kinds[i]
+		if err := a.checkRunFlags(out[i]); err != nil {
+			return nil, fmt.Errorf("engine %s: %w", kinds[i], err)
+		}
+	}
+	return out, nil
 }

@@ -88,13 +88,15 @@ func (a *app) runSweep(ctx context.Context, profile string, sets, labelArgs []st
 	}
 	// Every flag against every engine it would configure, before any
 	// directory is created.
-	for _, k := range kinds {
-		if len(kinds) > 1 {
-			a.engine = k
+	engineChanged := []func(string) bool{changed}
+	if len(kinds) > 1 {
+		var err error
+		if engineChanged, err = a.perEngineFlags(kinds, changed); err != nil {
+			return err
 		}
-		if err := a.checkRunFlags(changed); err != nil {
-			return fmt.Errorf("engine %s: %w", k, err)
-		}
+		a.engine = kinds[0]
+	} else if err := a.checkRunFlags(changed); err != nil {
+		return err
 	}
 	parent := a.v.GetString("out")
 	if parent == "" {
@@ -132,7 +134,7 @@ func (a *app) runSweep(ctx context.Context, profile string, sets, labelArgs []st
 			fmt.Fprintf(a.errOut, "== sweep %s = %s (%d of %d), engine %s\n", name, v, i+1, len(values), kind)
 			rows = append(rows, sweepRow{Value: v, Engine: kind, Dir: dir})
 			labels := append(append([]string{}, labelArgs...), "sweep_param="+name, "sweep_value="+v)
-			if err := a.runEngine(ctx, profile, runSets, labels, dir, changed); err != nil {
+			if err := a.runEngine(ctx, profile, runSets, labels, dir, engineChanged[min(j, len(engineChanged)-1)]); err != nil {
 				if exitCode(err) == exitInvalid || exitCode(err) == exitInterrupted {
 					return err
 				}

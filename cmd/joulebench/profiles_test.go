@@ -10,6 +10,10 @@ import (
 
 const sampleRun = "../../archive/testdata/sample-run"
 
+// sampleOK lets the sample run pass its fail checks: 1 of its 7 formal
+// requests failed (14 %), above the default max_failed_fraction of 10 %.
+const sampleOK = "max_failed_fraction=0.2"
+
 // scaledRun copies an archive, scaling power and energy by k (k = 0.9: the
 // same run on a GPU that draws 10 % less, so every J/token is 10 % lower).
 func scaledRun(t *testing.T, src string, k float64) string {
@@ -55,12 +59,12 @@ func scaledRun(t *testing.T, src string, k float64) string {
 // 10 % better (J/token × 0.9, so this run is 1/0.9 - 1 = +11.1 % worse,
 // beyond the 5 % tolerance) it fails with exit 3 and the table shows why.
 func TestBaselineGate(t *testing.T) {
-	out, errOut, code := runCLI(t, "analyze", sampleRun, "--baseline", sampleRun)
+	out, errOut, code := runCLI(t, "analyze", sampleRun, "--set", sampleOK, "--baseline", sampleRun)
 	if code != exitOK || !strings.Contains(out, "full_lifecycle_j_per_token_vs_baseline │ pass") {
 		t.Fatalf("against itself: code %d, want 0:\n%s%s", code, out, errOut)
 	}
 	better := scaledRun(t, sampleRun, 0.9)
-	out, errOut, code = runCLI(t, "analyze", sampleRun, "--baseline", better)
+	out, errOut, code = runCLI(t, "analyze", sampleRun, "--set", sampleOK, "--baseline", better)
 	if code != exitChecks {
 		t.Fatalf("against a 10 %% better baseline: code %d, want %d:\n%s%s", code, exitChecks, out, errOut)
 	}
@@ -70,7 +74,7 @@ func TestBaselineGate(t *testing.T) {
 		}
 	}
 	// A looser tolerance (a parameter) lets it pass: 11.1 % <= 15 %.
-	if _, _, code := runCLI(t, "analyze", sampleRun, "--baseline", better, "--set", "energy_tolerance=0.15"); code != exitOK {
+	if _, _, code := runCLI(t, "analyze", sampleRun, "--set", sampleOK, "--baseline", better, "--set", "energy_tolerance=0.15"); code != exitOK {
 		t.Errorf("energy_tolerance=0.15: code %d, want 0", code)
 	}
 }
@@ -95,11 +99,11 @@ func TestBaselineNotComparable(t *testing.T) {
 	if err := os.WriteFile(meta, []byte(strings.Replace(string(b), model, `    "model": "another-model",`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := runCLI(t, "analyze", sampleRun, "--baseline", other)
+	_, errOut, code := runCLI(t, "analyze", sampleRun, "--set", sampleOK, "--baseline", other)
 	if code != exitInvalid || !strings.Contains(errOut, `model differs`) {
 		t.Errorf("code %d, want %d and the field that differs: %s", code, exitInvalid, errOut)
 	}
-	if _, _, code := runCLI(t, "analyze", sampleRun, "--baseline", other, "--baseline-force"); code != exitOK {
+	if _, _, code := runCLI(t, "analyze", sampleRun, "--set", sampleOK, "--baseline", other, "--baseline-force"); code != exitOK {
 		t.Errorf("--baseline-force: code %d, want 0", code)
 	}
 }
@@ -121,7 +125,7 @@ func TestUserProfileByName(t *testing.T) {
 	if out, errOut, code := runCLI(t, "validate", "mine"); code != exitOK || !strings.Contains(out, "profile mine is valid") {
 		t.Errorf("validate mine: code %d\n%s%s", code, out, errOut)
 	}
-	if out, errOut, code := runCLI(t, "analyze", sampleRun, "--profile", "mine", "--set", "release_hold=5s"); code != exitOK || !strings.Contains(out, "tokens_per_kj") {
+	if out, errOut, code := runCLI(t, "analyze", sampleRun, "--set", sampleOK, "--profile", "mine", "--set", "release_hold=5s"); code != exitOK || !strings.Contains(out, "tokens_per_kj") {
 		t.Errorf("analyze --profile mine: code %d\n%s%s", code, out, errOut)
 	}
 	out, _, _ := runCLI(t, "profiles", "list")

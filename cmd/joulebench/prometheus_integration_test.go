@@ -155,7 +155,7 @@ func TestRunTelemetryPrometheus(t *testing.T) {
 		"--telemetry", "prometheus", "--prometheus-url", promURL, "--prometheus-selector", `Hostname="jb-prom-test"`,
 		// Short stages. The ramp never returns to its baseline, so the
 		// release band is wide (±99 %: the power stays below 2× baseline for about a minute): release closes after its hold.
-		"--set", "baseline=3s", "--set", "sample_interval=1s", "--set", "request_count=24", "--set", "warmup_requests=2",
+		"--set", "baseline=3s", "--set", "sample_interval=1s", "--set", "request_count=24", "--set", "accept_unsteady=true", "--set", "warmup_requests=2",
 		"--set", "release_hold=2s", "--set", "release_max_wait=10s", "--set", "release_tolerance=0.99"})
 	if err != nil {
 		t.Fatalf("run: %v (exit %d)\n%s\n%s", err, exitCode(err), errOut.String(), out.String())

@@ -81,11 +81,9 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 		return invalidf("--engine-url benchmarks one server: give one --engine with it")
 	}
 	defer func() { a.engine = "" }()
-	for _, k := range kinds {
-		a.engine = k
-		if err := a.checkRunFlags(changed); err != nil {
-			return fmt.Errorf("engine %s: %w", k, err)
-		}
+	engineChanged, err := a.perEngineFlags(kinds, changed)
+	if err != nil {
+		return err
 	}
 	format := a.v.GetString("format")
 	if err := report.CheckFormat(format); err != nil {
@@ -93,7 +91,6 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 	}
 	parent := a.v.GetString("out")
 	if parent == "" {
-		var err error
 		if parent, err = newDir(filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-engines")); err != nil {
 			return err
 		}
@@ -119,7 +116,7 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 		fmt.Fprintf(a.errOut, "== engine %d of %d: %s\n", i+1, len(kinds), k)
 		dir := filepath.Join(parent, fmt.Sprintf("%d-%s", i+1, k))
 		dirs = append(dirs, dir)
-		if err := a.runEngine(ctx, profile, sets, labelArgs, dir, changed); err != nil {
+		if err := a.runEngine(ctx, profile, sets, labelArgs, dir, engineChanged[i]); err != nil {
 			if exitCode(err) == exitInvalid || exitCode(err) == exitInterrupted {
 				return err
 			}

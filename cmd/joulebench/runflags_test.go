@@ -33,6 +33,8 @@ func TestRunFlagsCheckedBeforeDirectory(t *testing.T) {
 		{[]string{"--sim-preset", "bogus"}, "--sim-preset"},
 		{[]string{"--engine", "vllm"}, "needs --model"},
 		{[]string{"--telemetry", "bogus"}, "--telemetry"},
+		// Several engines: a flag must apply to one of them at least.
+		{[]string{"--engine", "sim", "--engine", "llamacpp", "--model-file", "m.gguf", "--tp", "2"}, "engine sim: --model-file, --tp do not apply to --engine sim"},
 		{[]string{"--engine", "vllm", "--model", "m", "--telemetry", "sim"}, "--telemetry sim"},
 	} {
 		for _, out := range []string{"", "explicit"} {
@@ -169,5 +171,27 @@ func TestFileLimitVsConnections(t *testing.T) {
 	}
 	if got := r.connections(); got != 8 { // the warm-up's 8 is now the most
 		t.Errorf("concurrency 5: connections %d, want 8", got)
+	}
+}
+
+// With several engines each run gets the flags that apply to it: --slots
+// and --model-file go to llama.cpp's run, not to the simulator's.
+func TestPerEngineFlags(t *testing.T) {
+	a := newApp(&strings.Builder{}, &strings.Builder{})
+	a.v.Set("model-file", "m.gguf")
+	a.v.Set("slots", 2)
+	a.v.Set("telemetry", "auto")
+	set := map[string]bool{"model-file": true, "slots": true}
+	changed := func(f string) bool { return set[f] }
+	per, err := a.perEngineFlags([]string{"sim", "llamacpp"}, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{false, true} {
+		for f := range set {
+			if got := per[i](f); got != want {
+				t.Errorf("engine %d, --%s: changed = %v, want %v", i, f, got, want)
+			}
+		}
 	}
 }
