@@ -1,6 +1,7 @@
 package engines
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -95,6 +96,40 @@ type Descriptor struct {
 	// ReportsRevision says whether the engine reports the model revision,
 	// so that an expected revision can be checked.
 	ReportsRevision bool
+	// Processes are the names of this engine's server processes, to find
+	// one still running beside a run (it may hold a model and the GPU).
+	Processes []string
+	// Unload asks an already running server of this kind at baseURL to
+	// release model (nil: the kind has no way to); it returns what it did.
+	Unload func(ctx context.Context, hc *http.Client, baseURL, model string) (string, error)
+}
+
+// OtherServerProcesses are the names of inference servers joulebench
+// does not drive but that may hold a model and the GPU beside a run.
+func OtherServerProcesses() []string { return []string{"mlx_lm.server", "lms", "LM Studio"} }
+
+// ServerProcesses are the process names of every engine of r and of the
+// other known inference servers.
+func (r *Registry) ServerProcesses() []string {
+	var out []string
+	for _, k := range r.order {
+		out = append(out, r.byKind[k].Processes...)
+	}
+	return append(out, OtherServerProcesses()...)
+}
+
+// Unloader returns how to release a model on an already running server of
+// the given kind, or of the given API when the kind has none.
+func (r *Registry) Unloader(kind, api string) func(ctx context.Context, hc *http.Client, baseURL, model string) (string, error) {
+	if d, ok := r.byKind[kind]; ok && d.Unload != nil {
+		return d.Unload
+	}
+	for _, k := range r.order {
+		if d := r.byKind[k]; d.API == api && d.Unload != nil {
+			return d.Unload
+		}
+	}
+	return nil
 }
 
 // Accepts reports whether the engine reads the engine-specific flag name.

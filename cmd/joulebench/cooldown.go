@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/joulebench/joulebench/engines"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -160,35 +158,24 @@ func (c *cooldownResult) record(out *archive.Writer) error {
 // of the run in dir: Ollama's keep_alive 0 (POST /api/generate with no
 // prompt). A managed engine was stopped by its release step: nothing to
 // do. Other external servers have no unload API: nothing to do.
-func unloadModel(ctx context.Context, hc *http.Client, dir string) (string, error) {
+func unloadModel(ctx context.Context, reg *engines.Registry, hc *http.Client, dir string) (string, error) {
 	run, err := archive.Load(dir)
 	if err != nil {
 		return "", nil // a run that left no archive has nothing to unload
 	}
 	e := run.Meta.Engine
-	if e.Managed || e.URL == "" || (e.API != "ollama" && e.Kind != "ollama") {
+	if e.Managed || e.URL == "" {
+		return "", nil
+	}
+	unload := reg.Unloader(e.Kind, e.API)
+	if unload == nil {
 		return "", nil
 	}
 	model := e.ServedModel
 	if model == "" {
 		model = e.Model
 	}
-	body, _ := json.Marshal(map[string]any{"model": model, "keep_alive": 0})
-	base := strings.TrimSuffix(strings.TrimSuffix(e.URL, "/"), "/v1")
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/generate", bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("unload %s: %w", model, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("unload %s: %w", model, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("unload %s: %s answered %s", model, base, resp.Status)
-	}
-	return fmt.Sprintf("unloaded %s from %s (keep_alive 0)", model, base), nil
+	return unload(ctx, hc, e.URL, model)
 }
 
 // cooldownSession measures the idle level once and runs the cooldown
@@ -258,7 +245,7 @@ func (a *app) cooldownBefore(ctx context.Context, s *cooldownSession, prevDir st
 		return
 	}
 	uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	msg, err := unloadModel(uctx, &http.Client{}, prevDir)
+	msg, err := unloadModel(uctx, a.engines, &http.Client{}, prevDir)
 	cancel()
 	switch {
 	case err != nil:

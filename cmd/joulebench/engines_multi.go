@@ -93,7 +93,7 @@ func (r *engineRun) applyExtraBody() error {
 // nothing is found or the platform cannot say.
 func (r *engineRun) hostLabels() error {
 	swap := swapUsed()
-	others := otherEngineProcesses()
+	others := otherEngineProcesses(r.a.engines.ServerProcesses())
 	if swap == "" && others == "" {
 		return nil
 	}
@@ -149,18 +149,13 @@ func swapUsed() string {
 	return ""
 }
 
-// engineProcessNames are the inference servers whose running process may
-// hold a model and the GPU.
-func engineProcessNames() []string {
-	return []string{"ollama", "llama-server", "vllm", "sglang", "mlx_lm.server", "lms", "LM Studio"}
-}
-
-// otherEngineProcesses lists running inference engine processes
-// ("name (pid N)", sorted), "" when none or unknown.
-func otherEngineProcesses() string {
+// otherEngineProcesses lists the running processes of the inference
+// servers named (the engines' descriptors say their process names), as
+// "name (pid N)", sorted; "" when none or unknown.
+func otherEngineProcesses(names []string) string {
 	var found []string
 	match := func(comm string, pid string) {
-		for _, n := range engineProcessNames() {
+		for _, n := range names {
 			if strings.EqualFold(filepath.Base(strings.TrimSpace(comm)), n) {
 				found = append(found, fmt.Sprintf("%s (pid %s)", n, pid))
 			}

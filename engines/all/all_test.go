@@ -40,3 +40,21 @@ func TestBuiltins(t *testing.T) {
 		}
 	}
 }
+
+// The built-ins name their server processes and Ollama's unload, which a
+// generic server of the Ollama API also gets.
+func TestProcessesAndUnloader(t *testing.T) {
+	r := all.Registry()
+	procs := r.ServerProcesses()
+	for _, want := range []string{"ollama", "llama-server", "vllm", "sglang", "LM Studio"} {
+		if !slices.Contains(procs, want) {
+			t.Errorf("ServerProcesses() = %v, lacks %q", procs, want)
+		}
+	}
+	if r.Unloader("ollama", "") == nil || r.Unloader("openai", "ollama") == nil {
+		t.Error("no unloader for Ollama (by kind, or by API)")
+	}
+	if r.Unloader("vllm", "openai") != nil {
+		t.Error("vLLM has no unload API, got one")
+	}
+}

@@ -39,10 +39,11 @@ func DefaultFamilies() []string {
 // already running.
 func Descriptor() engines.Descriptor {
 	return engines.Descriptor{
-		Kind:  Kind,
-		Doc:   "llama.cpp (llama-server)",
-		API:   engines.APIOpenAI,
-		Flags: []string{"model", "model-file", "max-model-len", "slots"},
+		Kind:      Kind,
+		Doc:       "llama.cpp (llama-server)",
+		API:       engines.APIOpenAI,
+		Flags:     []string{"model", "model-file", "max-model-len", "slots"},
+		Processes: []string{"llama-server"},
 		Validate: func(o engines.Options) error {
 			if o.ModelFile == "" {
 				return fmt.Errorf("--engine %s needs --model-file (a GGUF file)", Kind)

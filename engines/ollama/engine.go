@@ -38,10 +38,12 @@ const Kind = "ollama"
 // digest as the revision.
 func Descriptor() engines.Descriptor {
 	return engines.Descriptor{
-		Kind:  Kind,
-		Doc:   "Ollama (ollama serve)",
-		API:   engines.APIOllama,
-		Flags: []string{"model", "model-file", "max-model-len", "slots", "ollama-api", "ollama-pull"},
+		Kind:      Kind,
+		Doc:       "Ollama (ollama serve)",
+		API:       engines.APIOllama,
+		Flags:     []string{"model", "model-file", "max-model-len", "slots", "ollama-api", "ollama-pull"},
+		Processes: []string{"ollama"},
+		Unload:    Unload,
 		Validate: func(o engines.Options) error {
 			if o.Model == "" {
 				return fmt.Errorf("--engine %s needs --model (an Ollama model name)", Kind)

@@ -40,10 +40,11 @@ func DefaultFamilies() []string {
 // reports the model revision (its --revision).
 func Descriptor() engines.Descriptor {
 	return engines.Descriptor{
-		Kind:  Kind,
-		Doc:   "SGLang (python -m sglang.launch_server)",
-		API:   engines.APIOpenAI,
-		Flags: []string{"model", "revision", "tp", "max-model-len", "health-generate"},
+		Kind:      Kind,
+		Doc:       "SGLang (python -m sglang.launch_server)",
+		API:       engines.APIOpenAI,
+		Flags:     []string{"model", "revision", "tp", "max-model-len", "health-generate"},
+		Processes: []string{"sglang"},
 		Validate: func(o engines.Options) error {
 			if o.Model == "" {
 				return fmt.Errorf("--engine %s needs --model (a path or Hugging Face id)", Kind)

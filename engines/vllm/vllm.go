@@ -35,10 +35,11 @@ func DefaultFamilies() []string {
 // Descriptor is vLLM, started by joulebench or already running.
 func Descriptor() engines.Descriptor {
 	return engines.Descriptor{
-		Kind:  Kind,
-		Doc:   "vLLM (vllm serve)",
-		API:   engines.APIOpenAI,
-		Flags: []string{"model", "revision", "tp", "max-model-len"},
+		Kind:      Kind,
+		Doc:       "vLLM (vllm serve)",
+		API:       engines.APIOpenAI,
+		Flags:     []string{"model", "revision", "tp", "max-model-len"},
+		Processes: []string{"vllm"},
 		Validate: func(o engines.Options) error {
 			if o.Model == "" {
 				return fmt.Errorf("--engine %s needs --model (a path or Hugging Face id)", Kind)
