@@ -59,7 +59,19 @@ func runStartEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *St
 		d.Client = d.NewClient(d.Engine.BaseURL())
 	}
 	info := d.Engine.Info()
-	return rc.Out.UpdateMeta(func(m *archive.Meta) { m.Engine = info })
+	return rc.Out.UpdateMeta(func(m *archive.Meta) {
+		// What the run recorded before the engine could say it (the
+		// image digest the user gave) stays beside what it says now.
+		for k, v := range m.Engine.Extra {
+			if _, ok := info.Extra[k]; !ok {
+				if info.Extra == nil {
+					info.Extra = map[string]any{}
+				}
+				info.Extra[k] = v
+			}
+		}
+		m.Engine = info
+	})
 }
 
 // RequiresLater makes a profile that starts an engine without a release

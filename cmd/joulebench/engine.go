@@ -34,6 +34,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.String("engine-url", "", "benchmark an already running server at this URL instead of starting one (no startup or release stage)")
 	f.String("engine-api", "", "API of --engine-url: openai or ollama (default: from --engine)")
 	f.String("engine-bin", "", "engine executable (default: vllm, python, llama-server, ollama)")
+	f.String("image-digest", "", "the engine's container image digest (sha256:…), recorded in run.json as the weights' and engine's provenance")
 	f.StringArray("engine-arg", nil, "extra engine command-line argument (repeatable, one argument each)")
 	f.StringArray("engine-env", nil, "engine environment override KEY=VALUE (repeatable)")
 	f.String("model-file", "", "GGUF model file (llama.cpp; Ollama creates --model from it when missing)")
@@ -46,7 +47,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.String("engine-version", "", "engine version the identity check expects (empty: not checked)")
 	f.String("thinking", "", "reasoning models: on or off (Ollama think, else chat_template_kwargs.enable_thinking); empty: the model's default")
 	f.Bool("health-generate", false, "SGLang: also wait for /health_generate (one generated token) before ready")
-	f.Bool("ollama-pull", false, "Ollama: pull a missing model from the registry")
+	f.Bool("ollama-pull", false, "Ollama: refused (a download inside startup would count in its energy): run `ollama pull` before the benchmark")
 	f.Duration("scrape-interval", launch.DefaultScrapeInterval, "interval of the engine /metrics side path")
 	f.StringArray("metrics-family", nil, "engine metric family to keep in engine_metrics.jsonl (repeatable; default per engine)")
 }
@@ -320,7 +321,7 @@ func remoteEngineFlags() []string { return []string{"model", "revision", "ollama
 
 // simIgnoredFlags are the flags of real engines the simulator ignores.
 func simIgnoredFlags() []string {
-	return []string{"engine-api", "engine-version", "thinking", "api-key"}
+	return []string{"engine-api", "engine-version", "thinking", "api-key", "image-digest"}
 }
 
 // checkEngineFlags validates the engine flags before anything is created:

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -413,6 +414,12 @@ func (r *engineRun) startTelemetry(ctx context.Context) error {
 		m.Telemetry = telInfo
 		m.Simulated = es.Simulated || telInfo.Simulated
 		m.Engine = es.Engine.Info()
+		if d := r.a.v.GetString("image-digest"); d != "" {
+			if m.Engine.Extra == nil {
+				m.Engine.Extra = map[string]any{}
+			}
+			m.Engine.Extra["image_digest"] = d
+		}
 		m.StartedAt = clock.Now()
 	})
 }
@@ -657,6 +664,9 @@ func (a *app) checkRunFlags(changed func(string) bool) error {
 	if err := a.checkEngineFlags(changed); err != nil {
 		return err
 	}
+	if d := a.v.GetString("image-digest"); d != "" && !imageDigestRE.MatchString(d) {
+		return invalidf("--image-digest %q: want sha256: and 64 hex digits (as `docker inspect --format '{{index .RepoDigests 0}}'` shows after the @)", d)
+	}
 	o, err := a.telemetryOptions()
 	if err != nil {
 		return err
@@ -666,6 +676,9 @@ func (a *app) checkRunFlags(changed func(string) bool) error {
 	}
 	return nil
 }
+
+// imageDigestRE is a container image digest as registries give it.
+var imageDigestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // newDir creates the directory base, or base-2, base-3, ... when a run
 // started in the same second took it, and returns the one it created.

@@ -33,6 +33,8 @@ func TestRunFlagsCheckedBeforeDirectory(t *testing.T) {
 		{[]string{"--sim-preset", "bogus"}, "--sim-preset"},
 		{[]string{"--engine", "vllm"}, "needs --model"},
 		{[]string{"--telemetry", "bogus"}, "--telemetry"},
+		{[]string{"--engine", "llamacpp", "--model-file", "m.gguf", "--image-digest", "latest"}, "--image-digest \"latest\": want sha256:"},
+		{[]string{"--image-digest", testDigest}, "--image-digest does not apply to --engine sim"},
 		// Several engines: a flag must apply to one of them at least.
 		{[]string{"--engine", "sim", "--engine", "llamacpp", "--model-file", "m.gguf", "--tp", "2"}, "engine sim: --model-file, --tp do not apply to --engine sim"},
 		{[]string{"--engine", "vllm", "--model", "m", "--telemetry", "sim"}, "--telemetry sim"},

@@ -48,6 +48,10 @@ func Descriptor() engines.Descriptor {
 			if o.Model == "" {
 				return fmt.Errorf("--engine %s needs --model (an Ollama model name)", Kind)
 			}
+			if o.PullMissing {
+				// Startup energy counts loading weights, never downloading them.
+				return fmt.Errorf("--ollama-pull would download %s inside the startup stage, whose energy must count loading only: run `ollama pull %s` before the benchmark", o.Model, o.Model)
+			}
 			return nil
 		},
 		Start: func(o engines.Options) (engines.Engine, error) {

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/joulebench/joulebench/engines"
 )
 
 // Unload posts keep_alive 0 for the model to /api/generate (also given a
@@ -36,5 +38,18 @@ func TestUnload(t *testing.T) {
 	status = http.StatusNotFound
 	if _, err := Unload(context.Background(), srv.Client(), srv.URL, "gone"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("refused unload: %v, want an error naming 404", err)
+	}
+}
+
+// --ollama-pull is refused: weights are loaded, never downloaded, inside
+// startup.
+func TestPullRefused(t *testing.T) {
+	d := Descriptor()
+	err := d.Validate(engines.Options{Model: "tiny", PullMissing: true})
+	if err == nil || !strings.Contains(err.Error(), "ollama pull tiny") {
+		t.Errorf("Validate with --ollama-pull: %v, want a refusal naming `ollama pull tiny`", err)
+	}
+	if err := d.Validate(engines.Options{Model: "tiny"}); err != nil {
+		t.Errorf("Validate without it: %v", err)
 	}
 }
