@@ -261,7 +261,8 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 	opts := func(t reflect.Type) []expr.Option {
 		o := []expr.Option{expr.Env(reflect.New(t).Elem().Interface()), expr.WithContext("ctx")}
 		o = append(o, builtinOptions()...)
-		return append(o, checkedIntOptions()...)
+		o = append(o, checkedIntOptions()...)
+		return append(o, checkedAnyOptions()...)
 	}
 
 	// Pass 1: learn each definition's type, in dependency order.

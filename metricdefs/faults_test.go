@@ -84,6 +84,18 @@ func TestIntegerOverflowIsAnError(t *testing.T) {
 		{expr: `4611686018427387904.0 * (len(requests) + 2)`, want: math.Ldexp(1, 63)},
 		// 3 · 4 - 5 = 7: ordinary int arithmetic is unchanged.
 		{expr: `3 * (len(requests) + 4) - 5`, want: 7},
+		// Operands of unknown type (elements of a mixed list are any).
+		{expr: `[9223372036854775807, "x"][0] + 1`, err: "integer overflow: 9223372036854775807 + 1"},
+		{expr: `[4294967296, "x"][0] * 4294967296`, err: "integer overflow: 4294967296 * 4294967296"},
+		// 2 + 5 = 7 and 2.5 · 2 = 5 through the same path.
+		{expr: `[2, "x"][0] + 5`, want: 7},
+		{expr: `[2.5, "x"][0] * 2`, want: 5},
+		// sum() of ints: 2^62 + 2^62 = 2^63 wraps; of floats it does not.
+		{expr: `sum([4611686018427387904, 4611686018427387904])`, err: "sum: integer overflow"},
+		{expr: `sum([4611686018427387904.0, 4611686018427387904.0])`, want: math.Ldexp(1, 63)},
+		// sum with a predicate: 1·2 + 2·2 + 3·2 = 12; mixed int and float: 1 + 0.5 = 1.5.
+		{expr: `sum([1, 2, 3], # * 2)`, want: 12},
+		{expr: `sum([1, 0.5])`, want: 1.5},
 	}
 	for _, c := range cases {
 		t.Run(c.expr, func(t *testing.T) {
