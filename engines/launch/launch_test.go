@@ -202,16 +202,23 @@ func TestStartMetrics(t *testing.T) {
 	e, _ := launch.New(spec)
 	var mu sync.Mutex
 	var got []archive.EngineMetric
+	first := make(chan struct{})
+	var once sync.Once
 	sc := launch.StartMetrics(context.Background(), spec, e, launch.MetricsConfig{Clock: func() float64 { return 7 }, Sink: func(ms []archive.EngineMetric) error {
 		mu.Lock()
 		got = append(got, ms...)
 		mu.Unlock()
+		once.Do(func() { close(first) })
 		return nil
 	}})
 	if sc == nil {
 		t.Fatal("no scraper for vLLM")
 	}
-	time.Sleep(50 * time.Millisecond)
+	select { // the first scrape, however loaded the machine
+	case <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no scrape in 30 s")
+	}
 	if err := sc.Stop(); err != nil {
 		t.Fatal(err)
 	}

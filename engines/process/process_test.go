@@ -144,7 +144,6 @@ func TestExitOnItsOwn(t *testing.T) {
 		}
 	}
 	waitFor(t, func() bool { return strings.Contains(log.String(), "exited on its own: exit status 3") })
-	time.Sleep(50 * time.Millisecond)
 	at, err := p.Stop(context.Background(), time.Second)
 	if err != nil || !at.Equal(p.ExitedAt()) {
 		t.Errorf("Stop after a crash: %v %v, want the exit time %v", at, err, p.ExitedAt())

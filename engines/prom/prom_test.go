@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,7 +159,7 @@ func TestScraperMissingEndpointWarns(t *testing.T) {
 	var c collector
 	s := prom.New(prom.Config{URL: func() string { return ts.URL + "/metrics" }, Interval: 10 * time.Millisecond, Sink: c.sink, Warn: c.warn})
 	s.Start(context.Background())
-	time.Sleep(100 * time.Millisecond)
+	waitUntil(t, func() bool { _, w := c.snapshot(); return len(w) > 0 })
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -176,9 +177,10 @@ func TestScraperUnreachable(t *testing.T) {
 	url := ts.URL + "/metrics"
 	ts.Close()
 	var c collector
-	s := prom.New(prom.Config{URL: func() string { return url }, Interval: 10 * time.Millisecond, Sink: c.sink, Warn: c.warn})
+	var attempts atomic.Int32 // each scrape asks for the URL
+	s := prom.New(prom.Config{URL: func() string { attempts.Add(1); return url }, Interval: 10 * time.Millisecond, Sink: c.sink, Warn: c.warn})
 	s.Start(context.Background())
-	time.Sleep(60 * time.Millisecond)
+	waitUntil(t, func() bool { return attempts.Load() >= 4 })
 	_, warns := c.snapshot()
 	if len(warns) != 0 {
 		t.Errorf("warned while retrying: %v", warns)
@@ -206,5 +208,15 @@ func TestScraperReportsMissingFamilies(t *testing.T) {
 	ms, warns := c.snapshot()
 	if len(ms) != 2 || len(warns) != 1 || !strings.Contains(warns[0], "does not expose y") {
 		t.Errorf("samples %v, warnings %v", ms, warns)
+	}
+}
+
+// waitUntil polls cond until it holds, failing the test after 30 s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 30 s")
+		}
 	}
 }
