@@ -24,9 +24,11 @@ var version = "dev"
 // the logger. One per process; no globals.
 type app struct {
 	out, errOut io.Writer
-	v           *viper.Viper
-	log         zerolog.Logger
-	root        *cobra.Command
+	// errTTY says whether stderr is a terminal (progress bar or plain lines).
+	errTTY bool
+	v      *viper.Viper
+	log    zerolog.Logger
+	root   *cobra.Command
 	// engine is the engine kind of the run in progress when `run` is given
 	// several (--engine a --engine b); empty otherwise.
 	engine string
@@ -37,7 +39,10 @@ type app struct {
 }
 
 func newApp(out, errOut io.Writer) *app {
-	a := &app{out: out, errOut: errOut, v: viper.New(), engines: all.Registry()}
+	// Logs, the progress display and messages reach stderr from several
+	// goroutines (the /metrics scraper, the steps): one lock serialises
+	// their writes. Whether it is a terminal is read before the wrapping.
+	a := &app{out: out, errOut: zerolog.SyncWriter(errOut), errTTY: isTTY(errOut), v: viper.New(), engines: all.Registry()}
 	root := &cobra.Command{
 		Use:   "joulebench",
 		Short: "GPU energy per output token of LLM inference services, with the method as data",

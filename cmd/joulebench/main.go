@@ -13,13 +13,26 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	go func() {
-		// After the first signal the run stops cleanly; restoring the
-		// default behaviour makes a second signal end the process at once.
-		<-ctx.Done()
-		stop()
+		// The first signal stops the run cleanly (status interrupted, raw
+		// data kept). A second Ctrl-C ends the process at once; a repeated
+		// SIGTERM does not: a parent's death signal (a sweep killed) comes
+		// again at every reparenting of the process.
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		cancel()
+		for s := range sigs {
+			if s == os.Interrupt {
+				fmt.Fprintln(os.Stderr, "joulebench: interrupted twice: exiting now")
+				os.Exit(exitInterrupted)
+			}
+		}
 	}()
 	err := newApp(os.Stdout, os.Stderr).execute(ctx, os.Args[1:])
 	if err != nil {

@@ -609,7 +609,7 @@ func (a *app) progress(d *steps.Deps, simulated bool) *progressbar.ProgressBar {
 	if a.v.GetBool("no-progress") {
 		return nil
 	}
-	if !isTTY(a.errOut) {
+	if !a.errTTY {
 		d.Progress = progressLines(a.errOut, progressLineEvery, simulated, time.Now)
 		return nil
 	}
