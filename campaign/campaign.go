@@ -214,47 +214,10 @@ func Load(src []byte, path string) (*Campaign, error) {
 	return c, nil
 }
 
-// nodeAt follows mapping keys and list indexes from n.
-func nodeAt(n *yaml.Node, path ...string) *yaml.Node {
-	for _, p := range path {
-		if n == nil {
-			return nil
-		}
-		switch n.Kind {
-		case yaml.MappingNode:
-			var next *yaml.Node
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == p {
-					next = n.Content[i+1]
-				}
-			}
-			n = next
-		case yaml.SequenceNode:
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(n.Content) {
-				return nil
-			}
-			n = n.Content[i]
-		default:
-			return nil
-		}
-	}
-	return n
-}
-
-func orNode(ns ...*yaml.Node) *yaml.Node {
-	for _, n := range ns {
-		if n != nil {
-			return n
-		}
-	}
-	return nil
-}
-
 // validate checks what the types cannot, with the position of each value,
 // and fills defaults (names, repetitions).
 func (c *Campaign) validate(d *yamlstrict.Decoder, root *yaml.Node) {
-	at := func(path ...string) *yaml.Node { return orNode(nodeAt(root, path...), root) }
+	at := func(path ...string) *yaml.Node { return yamlstrict.FirstNode(yamlstrict.NodeAt(root, path...), root) }
 	if !nameRE.MatchString(c.Name) {
 		d.Errorf(at("name"), "name", "required: letters, digits, '.', '_' or '-' (a label of every run), got %q", c.Name)
 	}
@@ -264,7 +227,7 @@ func (c *Campaign) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 	if strings.TrimSpace(c.Out) == "" {
 		d.Errorf(at("out"), "out", "required: the campaign directory (archives go to OUT/runs/<id>)")
 	}
-	if nodeAt(root, "repetitions") == nil {
+	if yamlstrict.NodeAt(root, "repetitions") == nil {
 		c.Repetitions = 1
 	} else if c.Repetitions < 1 {
 		d.Errorf(at("repetitions"), "repetitions", "must be at least 1, got %d", c.Repetitions)

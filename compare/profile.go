@@ -198,7 +198,7 @@ func Load(src []byte, file string) (*Profile, error) {
 
 // validate checks values the types cannot, with the position of each.
 func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
-	at := func(path ...string) *yaml.Node { return nodeAt(root, path...) }
+	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
 	if strings.TrimSpace(p.Name) == "" {
 		d.Errorf(root, "name", "required")
 	}
@@ -210,7 +210,7 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 		{"output_tokens", p.Metrics.OutputTokens},
 	} {
 		if strings.TrimSpace(m.v) == "" {
-			d.Errorf(orNode(at("metrics", m.key), at("metrics"), root), "metrics."+m.key, "required: the name of a metric of the evaluated profile")
+			d.Errorf(yamlstrict.FirstNode(at("metrics", m.key), at("metrics"), root), "metrics."+m.key, "required: the name of a metric of the evaluated profile")
 		}
 	}
 	for i, f := range p.Flags {
@@ -239,28 +239,28 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 		}
 		for _, v := range f.Removes {
 			if !slices.Contains(valueNames, v) {
-				d.Errorf(orNode(at("flags", fmt.Sprint(i), "removes"), n), where, "removes: unknown value %q (valid: %s)", v, strings.Join(valueNames, ", "))
+				d.Errorf(yamlstrict.FirstNode(at("flags", fmt.Sprint(i), "removes"), n), where, "removes: unknown value %q (valid: %s)", v, strings.Join(valueNames, ", "))
 			}
 		}
 	}
 	for i, f := range p.Pairs.Same {
 		if strings.TrimSpace(f) == "" || strings.Contains(f, "..") || strings.HasPrefix(f, ".") || strings.HasSuffix(f, ".") {
-			d.Errorf(orNode(at("pairs", "same", fmt.Sprint(i)), at("pairs"), root), fmt.Sprintf("pairs.same[%d]", i), "expected a dotted run.json field such as engine.precision, got %q", f)
+			d.Errorf(yamlstrict.FirstNode(at("pairs", "same", fmt.Sprint(i)), at("pairs"), root), fmt.Sprintf("pairs.same[%d]", i), "expected a dotted run.json field such as engine.precision, got %q", f)
 		}
 	}
 	tol := p.Pairs.Tolerance
 	if math.IsNaN(tol) || tol < 0 || tol > 1 {
-		d.Errorf(orNode(at("pairs", "tolerance"), at("pairs"), root), "pairs.tolerance", "must be a fraction in [0, 1], got %v", tol)
+		d.Errorf(yamlstrict.FirstNode(at("pairs", "tolerance"), at("pairs"), root), "pairs.tolerance", "must be a fraction in [0, 1], got %v", tol)
 	}
 	for i, e := range p.Pairs.Engines {
-		n := orNode(at("pairs", "engines", fmt.Sprint(i)), at("pairs"), root)
+		n := yamlstrict.FirstNode(at("pairs", "engines", fmt.Sprint(i)), at("pairs"), root)
 		if len(e) != 2 || strings.TrimSpace(e[0]) == "" || strings.TrimSpace(e[1]) == "" || strings.EqualFold(e[0], e[1]) {
 			d.Errorf(n, fmt.Sprintf("pairs.engines[%d]", i), "expected two different engine kinds, e.g. [vllm, sglang]")
 		}
 	}
 	prev := math.Inf(-1)
 	for i, g := range p.SizeGroups {
-		n := orNode(at("size_groups", fmt.Sprint(i)), root)
+		n := yamlstrict.FirstNode(at("size_groups", fmt.Sprint(i)), root)
 		where := fmt.Sprintf("size_groups[%d]", i)
 		if strings.TrimSpace(g.Name) == "" {
 			d.Errorf(n, where, "name: required")
@@ -287,11 +287,11 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 	}
 	a := p.Asiai
 	if len(a.Profiles) > 0 && (a.StableCVPct <= 0 || a.VariableCVPct <= a.StableCVPct || math.IsNaN(a.StableCVPct) || math.IsNaN(a.VariableCVPct)) {
-		d.Errorf(orNode(at("asiai"), root), "asiai", "need 0 < stable_cv_pct < variable_cv_pct, got %v and %v", a.StableCVPct, a.VariableCVPct)
+		d.Errorf(yamlstrict.FirstNode(at("asiai"), root), "asiai", "need 0 < stable_cv_pct < variable_cv_pct, got %v and %v", a.StableCVPct, a.VariableCVPct)
 	}
 	for i, s := range p.Estimate.OverheadShares {
 		if math.IsNaN(s) || s <= 0 || s >= 1 {
-			d.Errorf(orNode(at("estimate", "overhead_shares", fmt.Sprint(i)), at("estimate"), root),
+			d.Errorf(yamlstrict.FirstNode(at("estimate", "overhead_shares", fmt.Sprint(i)), at("estimate"), root),
 				fmt.Sprintf("estimate.overhead_shares[%d]", i), "must be a fraction in (0, 1), got %v", s)
 		}
 	}
@@ -344,42 +344,4 @@ func (p *Profile) isAsiai(profile string) bool {
 		}
 	}
 	return false
-}
-
-func orNode(ns ...*yaml.Node) *yaml.Node {
-	for _, n := range ns {
-		if n != nil {
-			return n
-		}
-	}
-	return nil
-}
-
-// nodeAt walks mapping keys and list indexes ("0", "1", ...) from n.
-func nodeAt(n *yaml.Node, path ...string) *yaml.Node {
-	for _, key := range path {
-		if n == nil {
-			return nil
-		}
-		switch n.Kind {
-		case yaml.MappingNode:
-			var next *yaml.Node
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == key {
-					next = n.Content[i+1]
-					break
-				}
-			}
-			n = next
-		case yaml.SequenceNode:
-			var i int
-			if _, err := fmt.Sscan(key, &i); err != nil || i < 0 || i >= len(n.Content) {
-				return nil
-			}
-			n = n.Content[i]
-		default:
-			return nil
-		}
-	}
-	return n
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 type inner struct {
@@ -107,5 +109,30 @@ func TestSyntaxErrorPos(t *testing.T) {
 				t.Errorf("position %d:%d, want %d:%d (%v)", el[0].Line, el[0].Col, c.line, c.col, el[0])
 			}
 		})
+	}
+}
+
+// NodeAt walks keys and indexes; a missing key, a bad index or a scalar in
+// the way gives nil. In the document below, b's list element 1 is on line
+// 4, column 5.
+func TestNodeAt(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("a: 1\nb:\n  - x\n  - {c: y}\n"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	root := doc.Content[0]
+	if n := NodeAt(root, "b", "1"); n == nil || n.Line != 4 || n.Column != 5 {
+		t.Errorf("NodeAt(b, 1) = %+v, want the mapping at 4:5", n)
+	}
+	if n := NodeAt(root, "b", "1", "c"); n == nil || n.Value != "y" {
+		t.Errorf("NodeAt(b, 1, c) = %+v, want y", n)
+	}
+	for _, path := range [][]string{{"z"}, {"b", "2"}, {"b", "x"}, {"a", "c"}} {
+		if n := NodeAt(root, path...); n != nil {
+			t.Errorf("NodeAt(%v) = %+v, want nil", path, n)
+		}
+	}
+	if FirstNode(nil, root) != root || FirstNode(nil, nil) != nil {
+		t.Error("FirstNode does not return the first non-nil node")
 	}
 }
