@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -113,9 +112,6 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 	}
 
 	// Attached with --engine-url, scraped with its default families.
-	var mu sync.Mutex
-	var scraped []string
-	got := make(chan struct{}, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "fake:busy 1\nfake:other 2\n")
 	}))
@@ -128,33 +124,19 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 	if re.(*fakeEngine).remote.URL != ts.URL || launch.Model(rspec, re) != "served-x" {
 		t.Errorf("remote %+v", re.(*fakeEngine).remote)
 	}
-	sc := launch.StartMetrics(context.Background(), rspec, re, launch.MetricsConfig{Clock: func() float64 { return 1 }, Sink: func(ms []archive.EngineMetric) error {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, m := range ms {
-			scraped = append(scraped, m.Name)
-		}
-		if len(scraped) > 0 {
-			select {
-			case got <- struct{}{}:
-			default:
-			}
-		}
-		return nil
-	}})
+	rec := newRecorder()
+	sc := launch.StartMetrics(context.Background(), rspec, re, launch.MetricsConfig{Clock: func() float64 { return 1 }, Sink: rec.sink})
 	if sc == nil {
 		t.Fatal("no scraper")
 	}
-	select { // the first scrape, however loaded the machine
-	case <-got:
-	case <-time.After(30 * time.Second):
-		t.Error("no scrape within 30 s")
-	}
+	rec.waitFirst(t)
 	if err := sc.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	var scraped []string
+	for _, m := range rec.samples() {
+		scraped = append(scraped, m.Name)
+	}
 	if len(scraped) == 0 || slices.ContainsFunc(scraped, func(n string) bool { return n != "fake:busy" }) {
 		t.Errorf("scraped %v, want only the descriptor's family fake:busy", scraped)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,30 +201,16 @@ func TestStartMetrics(t *testing.T) {
 	defer ts.Close()
 	spec := launch.Spec{URL: ts.URL, Kind: "vllm", Model: "m", ScrapeInterval: 10 * time.Millisecond}
 	e, _ := launch.New(spec)
-	var mu sync.Mutex
-	var got []archive.EngineMetric
-	first := make(chan struct{})
-	var once sync.Once
-	sc := launch.StartMetrics(context.Background(), spec, e, launch.MetricsConfig{Clock: func() float64 { return 7 }, Sink: func(ms []archive.EngineMetric) error {
-		mu.Lock()
-		got = append(got, ms...)
-		mu.Unlock()
-		once.Do(func() { close(first) })
-		return nil
-	}})
+	rec := newRecorder()
+	sc := launch.StartMetrics(context.Background(), spec, e, launch.MetricsConfig{Clock: func() float64 { return 7 }, Sink: rec.sink})
 	if sc == nil {
 		t.Fatal("no scraper for vLLM")
 	}
-	select { // the first scrape, however loaded the machine
-	case <-first:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no scrape in 30 s")
-	}
+	rec.waitFirst(t)
 	if err := sc.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	got := rec.samples()
 	if len(got) < 2 || got[0].T != 7 || got[0].Name != "vllm:num_requests_running" {
 		t.Errorf("samples %+v", got)
 	}
@@ -298,4 +285,41 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// recorder is a /metrics sink that keeps what it gets and tells when the
+// first non-empty scrape arrived.
+type recorder struct {
+	mu    sync.Mutex
+	got   []archive.EngineMetric
+	first chan struct{}
+	once  sync.Once
+}
+
+func newRecorder() *recorder { return &recorder{first: make(chan struct{})} }
+
+func (r *recorder) sink(ms []archive.EngineMetric) error {
+	r.mu.Lock()
+	r.got = append(r.got, ms...)
+	r.mu.Unlock()
+	if len(ms) > 0 {
+		r.once.Do(func() { close(r.first) })
+	}
+	return nil
+}
+
+// waitFirst waits for the first scrape, however loaded the machine.
+func (r *recorder) waitFirst(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no scrape in 30 s")
+	}
+}
+
+func (r *recorder) samples() []archive.EngineMetric {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
 }
