@@ -27,11 +27,15 @@ package main
 //	ttft_added_p50_ms/_p99_ms  client first_token_at minus the server's
 //	                           first write of that request
 //	token_added_p99_ms         the same for every chunk
-//	late_first_frac            share of requests whose first_token_at is
-//	                           half an inter-token step or more after the
-//	                           first write (stamped with a later chunk's time)
-//	itl_p50_ratio/_p99_ratio   inter-token gap percentile, client (archived
-//	                           token_times) ÷ server (its write times)
+//	late_first_frac            (A, B) share of requests whose first_token_at
+//	                           is half an inter-token step or more after the
+//	                           first write: stamped with a later chunk's
+//	                           time, or the client or the server (between
+//	                           its stamp and its write) kept off the CPU
+//	late_token_frac            (A, B) the same over every chunk
+//	itl_p50_ratio/_p99_ratio   (A, B) inter-token gap percentile, client
+//	                           (archived token_times) ÷ server (its write
+//	                           times); itl_server_p99_ms is the server's
 //	tokens/cpu-s               formal output tokens per CPU-second of the
 //	                           client process during the formal stage
 //	                           (/proc/PID/stat sampled every 10 ms,
@@ -209,7 +213,7 @@ func (s *sseServer) log(runID string) ([]ssebench.Entry, error) {
 // runPathMetrics pools what the iterations measured.
 type runPathMetrics struct {
 	ttftAdded, tokenAdded, itlClient, itlServer []float64
-	lateFirst, requests, mismatched             int
+	lateFirst, lateTokens, requests, mismatched int
 	tokens, cpuFormal, wallFormal               float64
 	cpuWhole                                    float64
 	minTokens, minCPU                           float64
@@ -224,6 +228,7 @@ func (m *runPathMetrics) report(b *testing.B, cfg runPathConfig) {
 	}
 	if cfg.gap > 0 && len(m.itlServer) > 0 {
 		b.ReportMetric(float64(m.lateFirst)/float64(m.requests), "late_first_frac")
+		b.ReportMetric(float64(m.lateTokens)/float64(len(m.tokenAdded)), "late_token_frac")
 		b.ReportMetric(pct(m.itlClient, 50)/pct(m.itlServer, 50), "itl_p50_ratio")
 		b.ReportMetric(pct(m.itlClient, 99)/pct(m.itlServer, 99), "itl_p99_ratio")
 		b.ReportMetric(pct(m.itlServer, 99), "itl_server_p99_ms")
@@ -318,7 +323,11 @@ func runOnce(b *testing.B, cfg runPathConfig, srv *sseServer, cpu int, m *runPat
 			continue
 		}
 		for j, t := range r.TokenTimes {
-			m.tokenAdded = append(m.tokenAdded, (t-e.Writes[j]-offset)*1e3)
+			late := t - e.Writes[j] - offset
+			m.tokenAdded = append(m.tokenAdded, late*1e3)
+			if cfg.gap > 0 && late >= cfg.gap.Seconds()/2 {
+				m.lateTokens++
+			}
 			if j > 0 && cfg.gap > 0 {
 				m.itlClient = append(m.itlClient, (t-r.TokenTimes[j-1])*1e3)
 				m.itlServer = append(m.itlServer, (e.Writes[j]-e.Writes[j-1])*1e3)
@@ -366,7 +375,7 @@ func sampleCPU(pid int) func() []cpuSample {
 // cpuAt interpolates the CPU time at wall time t between the samples
 // around it; false when t is outside them.
 func cpuAt(s []cpuSample, t float64) (float64, bool) {
-	i, _ := slices.BinarySearchFunc(s, t, func(x cpuSample, t float64) int {
+	i, found := slices.BinarySearchFunc(s, t, func(x cpuSample, t float64) int {
 		switch {
 		case x.t < t:
 			return -1
@@ -375,6 +384,9 @@ func cpuAt(s []cpuSample, t float64) (float64, bool) {
 		}
 		return 0
 	})
+	if found {
+		return s[i].cpu, true
+	}
 	if i == 0 || i == len(s) {
 		return 0, false
 	}
@@ -414,4 +426,26 @@ func pct(v []float64, p float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[int(p/100*float64(len(s)-1)+0.5)]
+}
+
+// cpuAt interpolates between the samples around t and refuses times
+// outside them.
+func TestCPUAt(t *testing.T) {
+	s := []cpuSample{{10, 1}, {10.5, 1.2}, {11, 2}}
+	for _, tc := range []struct {
+		t, want float64
+		ok      bool
+	}{
+		{10.25, 1.1, true}, // halfway 1 → 1.2
+		{10.75, 1.6, true}, // halfway 1.2 → 2
+		{10, 1, true},
+		{11, 2, true},
+		{9.99, 0, false},
+		{11.01, 0, false},
+	} {
+		got, ok := cpuAt(s, tc.t)
+		if ok != tc.ok || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("cpuAt(%v) = %v, %v; want %v, %v", tc.t, got, ok, tc.want, tc.ok)
+		}
+	}
 }
