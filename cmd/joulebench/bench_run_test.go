@@ -59,7 +59,9 @@ package main
 // Sizes (environment): JOULEBENCH_BENCH_RUN_STREAMS (A and B, 1000),
 // JOULEBENCH_BENCH_RUN_TOKENS (A and B, 256), JOULEBENCH_BENCH_RUN_CEIL_STREAMS
 // (C, "100,1000"), JOULEBENCH_BENCH_RUN_CEIL_TOKENS (C, total tokens per
-// run, 409600, split evenly over the streams).
+// run, 409600, split evenly over the streams). JOULEBENCH_BENCH_RUN_NICE
+// (e.g. -10, with the privilege) runs both children at that priority, so
+// that other work on a shared machine takes less of their CPUs.
 
 import (
 	"bufio"
@@ -138,7 +140,17 @@ func envInt(b *testing.B, name string, def int) int {
 	return n
 }
 
+// placement is where and at what priority a child runs.
+type placement struct{ cpu, nice int }
+
 func BenchmarkRunPath(b *testing.B) {
+	nice := 0
+	if s := os.Getenv("JOULEBENCH_BENCH_RUN_NICE"); s != "" {
+		var err error
+		if nice, err = strconv.Atoi(s); err != nil {
+			b.Fatalf("JOULEBENCH_BENCH_RUN_NICE=%q: want a nice value (-20 to 19)", s)
+		}
+	}
 	if _, err := ssebench.RaiseFileLimit(); err != nil {
 		b.Logf("open-file limit: %v", err)
 	}
@@ -151,15 +163,19 @@ func BenchmarkRunPath(b *testing.B) {
 	}
 	for _, cfg := range runPathConfigs(b) {
 		b.Run(cfg.name, func(b *testing.B) {
-			srv := startSSEServer(b, cfg, serverCPU)
+			srv := startSSEServer(b, cfg, placement{serverCPU, nice})
+			client := placement{clientCPU, nice}
 			var m runPathMetrics
 			for b.Loop() {
-				runOnce(b, cfg, srv, clientCPU, &m)
+				runOnce(b, cfg, srv, client, &m)
 				if cfg.minimal {
-					runMinimal(b, cfg, srv, clientCPU, &m)
+					runMinimal(b, cfg, srv, client, &m)
 				}
 			}
 			m.report(b, cfg)
+			if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+				b.Logf("load average after %s: %s", cfg.name, bytes.TrimSpace(la))
+			}
 		})
 	}
 }
@@ -170,7 +186,7 @@ type sseServer struct {
 	started time.Time // when its clock started, near enough
 }
 
-func startSSEServer(b *testing.B, cfg runPathConfig, cpu int) *sseServer {
+func startSSEServer(b *testing.B, cfg runPathConfig, at placement) *sseServer {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSSEBenchChild$")
 	cmd.Env = append(os.Environ(), ssebench.ChildEnv+"="+ssebench.ServerSpec(cfg.first, cfg.gap, cfg.batch))
@@ -183,7 +199,7 @@ func startSSEServer(b *testing.B, cfg runPathConfig, cpu int) *sseServer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := ssebench.StartPinned(cmd, cpu); err != nil {
+	if err := ssebench.StartPinned(cmd, at.cpu, at.nice); err != nil {
 		b.Fatal(err)
 	}
 	addr, err := bufio.NewReader(stdout).ReadString('\n')
@@ -256,7 +272,7 @@ type cpuSample struct{ t, cpu float64 }
 
 // runOnce runs joulebench against the server once and adds what it
 // measured to m.
-func runOnce(b *testing.B, cfg runPathConfig, srv *sseServer, cpu int, m *runPathMetrics) {
+func runOnce(b *testing.B, cfg runPathConfig, srv *sseServer, at placement, m *runPathMetrics) {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "run")
 	replay, err := filepath.Abs(smallRun) // power samples to replay: there is no GPU
@@ -272,7 +288,7 @@ func runOnce(b *testing.B, cfg runPathConfig, srv *sseServer, cpu int, m *runPat
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	offset := ssebench.Offset(srv.started, time.Now())
-	if err := ssebench.StartPinned(cmd, cpu); err != nil {
+	if err := ssebench.StartPinned(cmd, at.cpu, at.nice); err != nil {
 		b.Fatal(err)
 	}
 	samples := sampleCPU(cmd.Process.Pid)
@@ -395,13 +411,13 @@ func cpuAt(s []cpuSample, t float64) (float64, bool) {
 }
 
 // runMinimal runs the minimal client on the same streams once.
-func runMinimal(b *testing.B, cfg runPathConfig, srv *sseServer, cpu int, m *runPathMetrics) {
+func runMinimal(b *testing.B, cfg runPathConfig, srv *sseServer, at placement, m *runPathMetrics) {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSSEBenchChild$")
 	cmd.Env = append(os.Environ(), ssebench.ChildEnv+"="+ssebench.MinimalSpec(srv.url, cfg.streams, cfg.tokens))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := ssebench.StartPinned(cmd, cpu); err != nil {
+	if err := ssebench.StartPinned(cmd, at.cpu, at.nice); err != nil {
 		b.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {

@@ -18,36 +18,64 @@ func CPUs() []int {
 	return cpus
 }
 
-// StartPinned starts cmd with every thread of it allowed only on cpu: it
-// forks from a thread pinned to cpu for the moment, whose affinity the
-// child inherits, so that even threads the child makes before it could pin
-// itself stay there. A cpu below 0 starts cmd unpinned.
-func StartPinned(cmd *exec.Cmd, cpu int) error {
-	if cpu < 0 {
+// StartPinned starts cmd with every thread of it allowed only on cpu and
+// at scheduling priority nice: it forks from a thread given both for the
+// moment, which the child inherits, so that even threads the child makes
+// before it could set them itself have them. A cpu below 0 leaves the
+// affinity alone, a nice of 0 the priority (a negative nice needs the
+// privilege to raise priority).
+func StartPinned(cmd *exec.Cmd, cpu, nice int) error {
+	if cpu < 0 && nice == 0 {
 		return cmd.Start()
 	}
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // the thread is dropped if its mask cannot be restored
-		var old, set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &old); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("start pinned: affinity: %w", err)
-			return
+		runtime.LockOSThread() // the thread is dropped if it cannot be restored
+		restored := true
+		defer func() {
+			if restored {
+				runtime.UnlockOSThread()
+			}
+		}()
+		tid := unix.Gettid()
+		var old unix.CPUSet
+		if cpu >= 0 {
+			if err := unix.SchedGetaffinity(0, &old); err != nil {
+				errc <- fmt.Errorf("start pinned: affinity: %w", err)
+				return
+			}
+			var set unix.CPUSet
+			set.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				errc <- fmt.Errorf("start pinned to cpu %d: %w", cpu, err)
+				return
+			}
+			defer func() { restored = restored && unix.SchedSetaffinity(0, &old) == nil }()
 		}
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("start pinned to cpu %d: %w", cpu, err)
-			return
+		if nice != 0 {
+			oldNice, err := threadNice(tid)
+			if err == nil {
+				err = unix.Setpriority(unix.PRIO_PROCESS, tid, nice)
+			}
+			if err != nil {
+				errc <- fmt.Errorf("start with nice %d: %w", nice, err)
+				return
+			}
+			defer func() { restored = restored && unix.Setpriority(unix.PRIO_PROCESS, tid, oldNice) == nil }()
 		}
-		err := cmd.Start()
-		if unix.SchedSetaffinity(0, &old) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
+		errc <- cmd.Start()
 	}()
 	return <-errc
+}
+
+// threadNice is the nice value of thread (or process) id; the system call
+// answers 20 - nice.
+func threadNice(id int) (int, error) {
+	p, err := unix.Getpriority(unix.PRIO_PROCESS, id)
+	if err != nil {
+		return 0, err
+	}
+	return 20 - p, nil
 }
 
 // Affinity lists the CPUs process pid may run on.

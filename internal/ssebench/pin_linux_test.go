@@ -20,7 +20,7 @@ func TestStartPinned(t *testing.T) {
 	target := cpus[len(cpus)-1]
 	for range 4 { // several, so that more than one thread of ours forks
 		cmd := exec.Command(sleep, "5")
-		if err := StartPinned(cmd, target); err != nil {
+		if err := StartPinned(cmd, target, 0); err != nil {
 			t.Fatal(err)
 		}
 		got, err := Affinity(cmd.Process.Pid)
@@ -35,6 +35,32 @@ func TestStartPinned(t *testing.T) {
 	}
 	if got := CPUs(); !slices.Equal(got, cpus) {
 		t.Errorf("after pinning children this process may run on %v, want %v", got, cpus)
+	}
+}
+
+// A child started with a nice value has it (raising it needs no
+// privilege); this process's threads keep theirs.
+func TestStartNice(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	before, err := threadNice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sleep, "5")
+	if err := StartPinned(cmd, -1, before+3); err != nil {
+		t.Fatal(err)
+	}
+	got, err := threadNice(cmd.Process.Pid)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if err != nil || got != before+3 {
+		t.Errorf("child nice %d (%v), want %d", got, err, before+3)
+	}
+	if after, _ := threadNice(0); after != before {
+		t.Errorf("this process's nice went from %d to %d", before, after)
 	}
 }
 

@@ -10,8 +10,9 @@ import (
 // CPUs is nil where affinity is not available: nothing is pinned.
 func CPUs() []int { return nil }
 
-// StartPinned starts cmd unpinned: affinity is Linux only here.
-func StartPinned(cmd *exec.Cmd, cpu int) error { return cmd.Start() }
+// StartPinned starts cmd unpinned at the default priority: affinity and
+// per-thread priority are Linux only here.
+func StartPinned(cmd *exec.Cmd, cpu, nice int) error { return cmd.Start() }
 
 // Affinity is not available here.
 func Affinity(pid int) ([]int, error) {
