@@ -27,6 +27,13 @@ package main
 //	ttft_added_p50_ms/_p99_ms  client first_token_at minus the server's
 //	                           first write of that request
 //	token_added_p99_ms         the same for every chunk
+//	ttft_past_write_end_p99_ms client first_token_at minus the end of the
+//	                           server's first write: on loopback the bytes
+//	                           are queued to the client when the write
+//	                           returns, so what is past it is the client's
+//	server_write_p99_ms        server write durations (stamp to return),
+//	                           which include the server kept off its CPU
+//	                           by other work on a shared machine
 //	late_first_frac            (A, B) share of requests whose first_token_at
 //	                           is half an inter-token step or more after the
 //	                           first write: stamped with a later chunk's
@@ -229,6 +236,7 @@ func (s *sseServer) log(runID string) ([]ssebench.Entry, error) {
 // runPathMetrics pools what the iterations measured.
 type runPathMetrics struct {
 	ttftAdded, tokenAdded, itlClient, itlServer []float64
+	ttftPastEnd, serverWrite                    []float64
 	lateFirst, lateTokens, requests, mismatched int
 	tokens, cpuFormal, wallFormal               float64
 	cpuWhole                                    float64
@@ -241,6 +249,8 @@ func (m *runPathMetrics) report(b *testing.B, cfg runPathConfig) {
 		b.ReportMetric(pct(m.ttftAdded, 50), "ttft_added_p50_ms")
 		b.ReportMetric(pct(m.ttftAdded, 99), "ttft_added_p99_ms")
 		b.ReportMetric(pct(m.tokenAdded, 99), "token_added_p99_ms")
+		b.ReportMetric(pct(m.ttftPastEnd, 99), "ttft_past_write_end_p99_ms")
+		b.ReportMetric(pct(m.serverWrite, 99), "server_write_p99_ms")
 	}
 	if cfg.gap > 0 && len(m.itlServer) > 0 {
 		b.ReportMetric(float64(m.lateFirst)/float64(m.requests), "late_first_frac")
@@ -331,6 +341,12 @@ func runOnce(b *testing.B, cfg runPathConfig, srv *sseServer, at placement, m *r
 		w0 := e.Writes[0] + offset
 		added := r.FirstTokenAt - w0
 		m.ttftAdded = append(m.ttftAdded, added*1e3)
+		if len(e.WriteEnds) == len(e.Writes) {
+			m.ttftPastEnd = append(m.ttftPastEnd, (r.FirstTokenAt-e.WriteEnds[0]-offset)*1e3)
+			for j, t := range e.Writes {
+				m.serverWrite = append(m.serverWrite, (e.WriteEnds[j]-t)*1e3)
+			}
+		}
 		if cfg.gap > 0 && added >= cfg.gap.Seconds()/2 {
 			m.lateFirst++
 		}

@@ -17,6 +17,11 @@ type Entry struct {
 	// Writes holds, per content chunk, when the write that carried it
 	// began (server clock); batched chunks share their write's time.
 	Writes []float64 `json:"writes"`
+	// WriteEnds holds, per content chunk, when that write returned: on
+	// loopback the bytes are in the client's receive queue by then, so a
+	// client time after it is the client's own delay, and WriteEnds -
+	// Writes is how long the server took (or was kept off its CPU).
+	WriteEnds []float64 `json:"write_ends"`
 }
 
 // Log is the server's record of the streams it finished, in order of

@@ -88,6 +88,7 @@ type stream struct {
 	tokens int
 	due    time.Time
 	writes []float64
+	ends   []float64
 	done   chan error
 }
 
@@ -266,9 +267,9 @@ func (s *Server) stream(c net.Conn, req *request) error {
 	if _, err := io.WriteString(c, streamHeader); err != nil {
 		return err
 	}
-	var writes []float64
+	var writes, ends []float64
 	if s.arrivals != nil {
-		st := &stream{conn: c, tokens: tokens, due: due, writes: make([]float64, 0, tokens), done: make(chan error, 1)}
+		st := &stream{conn: c, tokens: tokens, due: due, writes: make([]float64, 0, tokens), ends: make([]float64, 0, tokens), done: make(chan error, 1)}
 		select {
 		case s.arrivals <- st:
 		case <-s.done:
@@ -282,39 +283,40 @@ func (s *Server) stream(c net.Conn, req *request) error {
 		case <-s.done:
 			return net.ErrClosed
 		}
-		writes = st.writes
+		writes, ends = st.writes, st.ends
 	} else {
 		if d := time.Until(due); d > 0 {
 			time.Sleep(d)
 		}
 		var err error
-		if writes, err = writeBatches(c, tokens, s.cfg.Batch, s.cfg.Clock); err != nil {
+		if writes, ends, err = writeBatches(c, tokens, s.cfg.Batch, s.cfg.Clock); err != nil {
 			return err
 		}
 	}
 	// Logged before the tail, which lets the client finish.
-	s.log.Add(Entry{ID: req.id, ArrivedAt: arrived, Writes: writes})
+	s.log.Add(Entry{ID: req.id, ArrivedAt: arrived, Writes: writes, WriteEnds: ends})
 	_, err := c.Write(appendTail(nil, tokens))
 	return err
 }
 
 // writeBatches writes tokens chunks, batch of them per write (the last
-// write carries the rest), and returns each chunk's write time: the clock
-// just before the write that carried it.
-func writeBatches(c io.Writer, tokens, batch int, clock func() float64) ([]float64, error) {
+// write carries the rest), and returns each chunk's write time (the clock
+// just before the write that carried it) and write end (just after).
+func writeBatches(c io.Writer, tokens, batch int, clock func() float64) (writes, ends []float64, err error) {
 	buf := bytes.Repeat(tokenFrame, min(batch, tokens))
-	writes := make([]float64, 0, tokens)
+	writes, ends = make([]float64, 0, tokens), make([]float64, 0, tokens)
 	for len(writes) < tokens {
 		n := min(batch, tokens-len(writes))
 		t := clock()
 		if _, err := c.Write(buf[:n*len(tokenFrame)]); err != nil {
-			return writes, err
+			return writes, ends, err
 		}
+		e := clock()
 		for range n {
-			writes = append(writes, t)
+			writes, ends = append(writes, t), append(ends, e)
 		}
 	}
-	return writes, nil
+	return writes, ends, nil
 }
 
 // stepLoop writes one chunk to every due stream each Gap.
@@ -354,7 +356,7 @@ func (s *Server) step(active []*stream, now time.Time) []*stream {
 			st.done <- err
 			continue
 		}
-		st.writes = append(st.writes, t)
+		st.writes, st.ends = append(st.writes, t), append(st.ends, s.cfg.Clock())
 		if len(st.writes) == st.tokens {
 			st.done <- nil
 			continue

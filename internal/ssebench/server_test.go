@@ -32,19 +32,23 @@ func TestWriteBatches(t *testing.T) {
 		name          string
 		tokens, batch int
 		chunks        []int
-		writes        []float64
+		writes, ends  []float64
 	}{
-		// 10 chunks, 4 per write: 4 + 4 + 2, the clock read once per
-		// write (1, 2, 3) and shared by the chunks the write carries.
-		{"remainder", 10, 4, []int{4, 4, 2}, []float64{1, 1, 1, 1, 2, 2, 2, 2, 3, 3}},
-		{"one per write", 3, 1, []int{1, 1, 1}, []float64{1, 2, 3}},
-		{"batch above the stream", 2, 64, []int{2}, []float64{1, 1}},
+		// 10 chunks, 4 per write: 4 + 4 + 2, the clock read before and
+		// after each write (1 and 2, 3 and 4, 5 and 6), shared by the
+		// chunks the write carries.
+		{"remainder", 10, 4, []int{4, 4, 2}, []float64{1, 1, 1, 1, 3, 3, 3, 3, 5, 5}, []float64{2, 2, 2, 2, 4, 4, 4, 4, 6, 6}},
+		{"one per write", 3, 1, []int{1, 1, 1}, []float64{1, 3, 5}, []float64{2, 4, 6}},
+		{"batch above the stream", 2, 64, []int{2}, []float64{1, 1}, []float64{2, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w writeLog
-			got, err := writeBatches(&w, tc.tokens, tc.batch, counter())
+			got, ends, err := writeBatches(&w, tc.tokens, tc.batch, counter())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !slices.Equal(ends, tc.ends) {
+				t.Errorf("write ends = %v, want %v", ends, tc.ends)
 			}
 			if !slices.Equal(w.chunks, tc.chunks) {
 				t.Errorf("chunks per write = %v, want %v", w.chunks, tc.chunks)
@@ -83,13 +87,17 @@ func TestStepPacing(t *testing.T) {
 				i, step.at, len(late.writes), len(now.writes), len(active), step.lateWrites, step.nowWrit, step.active)
 		}
 	}
-	// The clock is read once per chunk written, in order: now's chunks at
-	// 1, 2, 4 (late's first took 3), late's at 3 and 5.
-	if want := []float64{1, 2, 4}; !slices.Equal(now.writes, want) {
-		t.Errorf("now's write times = %v, want %v", now.writes, want)
-	}
-	if want := []float64{3, 5}; !slices.Equal(late.writes, want) {
-		t.Errorf("late's write times = %v, want %v", late.writes, want)
+	// The clock is read before and after each chunk written, in order:
+	// now's chunks at 1, 3, 7 (late's first took 5 and 6), late's at 5
+	// and 9; each write's end is one tick after its start.
+	for _, c := range []struct {
+		name         string
+		st           *stream
+		writes, ends []float64
+	}{{"now", now, []float64{1, 3, 7}, []float64{2, 4, 8}}, {"late", late, []float64{5, 9}, []float64{6, 10}}} {
+		if !slices.Equal(c.st.writes, c.writes) || !slices.Equal(c.st.ends, c.ends) {
+			t.Errorf("%s: write times %v, ends %v; want %v, %v", c.name, c.st.writes, c.st.ends, c.writes, c.ends)
+		}
 	}
 	for _, st := range []*stream{late, now} {
 		select {
@@ -162,8 +170,8 @@ func TestServerPaced(t *testing.T) {
 		t.Errorf("no usage of 7 tokens in\n%s", body)
 	}
 	entries := srv.Log().Entries("")
-	if len(entries) != 1 || entries[0].ID != "run-1-f000001" || len(entries[0].Writes) != 7 {
-		t.Fatalf("log = %+v, want one entry run-1-f000001 with 7 writes", entries)
+	if len(entries) != 1 || entries[0].ID != "run-1-f000001" || len(entries[0].Writes) != 7 || len(entries[0].WriteEnds) != 7 {
+		t.Fatalf("log = %+v, want one entry run-1-f000001 with 7 writes and their ends", entries)
 	}
 	e := entries[0]
 	if d := e.Writes[0] - e.ArrivedAt; d < first.Seconds() {
@@ -171,6 +179,11 @@ func TestServerPaced(t *testing.T) {
 	}
 	if !slices.IsSorted(e.Writes) || e.Writes[6] == e.Writes[0] {
 		t.Errorf("write times %v: want increasing, one per step", e.Writes)
+	}
+	for i := range e.Writes {
+		if e.WriteEnds[i] < e.Writes[i] {
+			t.Errorf("chunk %d: write ended at %v before it began at %v", i, e.WriteEnds[i], e.Writes[i])
+		}
 	}
 }
 
