@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -35,18 +34,18 @@ func MinimalSpec(url string, streams, tokens int) string {
 // RunChild runs the child that spec (ChildEnv's value) names and returns
 // its exit code.
 func RunChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if err := runChild(spec, stdin, stdout); err != nil {
+	if err := runChild(spec, stdin, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "ssebench child:", err)
 		return 1
 	}
 	return 0
 }
 
-func runChild(spec string, stdin io.Reader, stdout io.Writer) error {
+func runChild(spec string, stdin io.Reader, stdout, stderr io.Writer) error {
 	mode, args, _ := strings.Cut(spec, ":")
 	f := strings.Split(args, ",")
 	if _, err := RaiseFileLimit(); err != nil {
-		fmt.Fprintln(os.Stderr, "ssebench child: open-file limit:", err)
+		fmt.Fprintln(stderr, "ssebench child: open-file limit:", err)
 	}
 	switch mode {
 	case "server":

@@ -21,6 +21,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -416,7 +417,7 @@ func readRequest(br *bufio.Reader, req *request) error {
 			req.id = string(value)
 		}
 	}
-	req.body = append(req.body[:0], make([]byte, n)...)
+	req.body = slices.Grow(req.body[:0], n)[:n]
 	if _, err := io.ReadFull(br, req.body); err != nil {
 		return fmt.Errorf("body: %w", err)
 	}
