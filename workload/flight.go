@@ -25,6 +25,9 @@ type Flight struct {
 	Start  time.Time
 	Limits Limits
 	tokens atomic.Int64
+
+	bounded      atomic.Int64
+	firstBounded atomic.Bool
 }
 
 // AddTokens adds n output tokens (or text chunks) read so far; a nil
@@ -37,3 +40,23 @@ func (f *Flight) AddTokens(n int) {
 
 // Tokens is the count reported so far.
 func (f *Flight) Tokens() int { return int(f.tokens.Load()) }
+
+// AddBounded counts a text chunk whose arrival time is bounded rather than
+// exact: the client read it together with later data, so its time is the
+// newest data's (an upper bound; see engines/openai/arrival.go). first
+// says it was the response's first text chunk. A nil Flight ignores it.
+func (f *Flight) AddBounded(first bool) {
+	if f == nil {
+		return
+	}
+	f.bounded.Add(1)
+	if first {
+		f.firstBounded.Store(true)
+	}
+}
+
+// Bounded is the number of text chunks counted by AddBounded, and whether
+// the first was one of them.
+func (f *Flight) Bounded() (chunks int, first bool) {
+	return int(f.bounded.Load()), f.firstBounded.Load()
+}

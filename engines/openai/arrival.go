@@ -30,6 +30,21 @@ const maxStampLag = time.Minute
 // data last read from it: Unix nanoseconds, 0 when unknown.
 type receiveStamper interface {
 	lastReceived() int64
+	lastRead() readStamp
+}
+
+// readStamp is what a connection knows about its last read that returned
+// data. The kernel gives one stamp per read, that of the newest segment the
+// read consumed, and it merges segments that wait unread in the receive
+// queue (tcp_try_coalesce), the merged one keeping the newest stamp. So
+// the stamp is exact for the data at the end of the read and an upper
+// bound for the rest: an event read together with later data arrived in
+// [after, stamp], where after is when the queue was last seen empty.
+type readStamp struct {
+	seq   uint64 // counts the reads that returned data; 0: none
+	stamp int64  // Unix ns when the newest data read was received; 0 unknown
+	after int64  // Unix ns, taken before the last read that emptied the queue; 0 unknown
+	full  bool   // the read filled the buffer: data newer than its end may share its stamp
 }
 
 // stamperOf returns the stamper under c, looking through TLS; nil when c

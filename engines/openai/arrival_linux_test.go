@@ -189,6 +189,7 @@ func TestArrivalIgnoresUnusableStamps(t *testing.T) {
 type fixedStamp int64
 
 func (f fixedStamp) lastReceived() int64 { return int64(f) }
+func (f fixedStamp) lastRead() readStamp { return readStamp{stamp: int64(f)} }
 
 // TestTokenTimesAreArrivalTimes: the client is held up for 150 ms just
 // after a token arrives (its clock stalls on the first reading after the

@@ -275,6 +275,14 @@ type stream struct {
 	last   float64 // the latest time handed out
 	info   chunkInfo
 
+	// The last text chunk, until the next event says whether its time is
+	// exact: it is not when that event came in the same read (see
+	// readStamp).
+	pending      bool
+	pendingFirst bool
+	pendingRead  readStamp
+	bounded      int // text chunks whose time is an upper bound
+
 	chars     int
 	texts     chunkset.Counter // distinct chunk texts
 	gotFirst  bool
@@ -313,6 +321,10 @@ func (st *stream) readSSE(body io.Reader) {
 		}
 		if err != nil {
 			st.rec.DoneAt = st.c.clock()
+			if st.pending && !st.pendingRead.full {
+				st.pending = false // nothing came after it
+			}
+			st.settle()
 			if err == io.EOF {
 				st.eof = true
 			} else {
@@ -351,6 +363,7 @@ func (st *stream) line(l []byte) bool {
 		return false
 	}
 	now := st.now()
+	st.settle()
 	if string(p) == "[DONE]" {
 		st.sawDone = true
 		st.rec.DoneAt = now
@@ -360,7 +373,27 @@ func (st *stream) line(l []byte) bool {
 		st.errMsg = err.Error()
 		return true
 	}
-	return st.apply(now)
+	text := st.gotFirst
+	over := st.apply(now)
+	if st.info.contentChars+st.info.reasoningChars > 0 && st.x.stamper != nil && st.c.receiveStamps {
+		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.x.stamper.lastRead()
+	}
+	return over
+}
+
+// settle decides about the pending text chunk when the next event (or the
+// end of the stream) is read: its time is only an upper bound when the
+// next event came in the same read, or when its read filled the buffer.
+func (st *stream) settle() {
+	if !st.pending {
+		return
+	}
+	st.pending = false
+	r := st.pendingRead
+	if r.full || (r.seq != 0 && st.x.stamper.lastRead().seq == r.seq) {
+		st.bounded++
+		st.flight.AddBounded(st.pendingFirst)
+	}
 }
 
 // apply folds the parsed chunk into the record; true when the stream is
