@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,7 +107,14 @@ func TestUnlimitedSendsAllAtOnce(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	}
-	if p := c.last(); p != (loadgen.Progress{Sent: n, Done: n, Tokens: 3 * n}) {
+	// The server writes the three events of each response at once: where
+	// the client reads receive stamps (Linux) it cannot tell them from
+	// merged ones, and counts every first token as bounded.
+	bounded := 0
+	if runtime.GOOS == "linux" {
+		bounded = n
+	}
+	if p := c.last(); p != (loadgen.Progress{Sent: n, Done: n, Tokens: 3 * n, BoundedFirst: bounded, BoundedChunks: bounded}) {
 		t.Fatalf("progress %+v", p)
 	}
 }
