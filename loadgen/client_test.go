@@ -62,6 +62,12 @@ func requests(n int) []workload.Request {
 	return out
 }
 
+// The OpenAI client has both optional abilities.
+var (
+	_ loadgen.Tracker  = (*openai.Client)(nil)
+	_ loadgen.Preparer = (*openai.Client)(nil)
+)
+
 func TestUnlimitedSendsAllAtOnce(t *testing.T) {
 	const n = 50
 	var inflight, maxInflight atomic.Int32

@@ -76,9 +76,13 @@ func arrival(s receiveStamper, now float64) float64 {
 }
 
 // stampingDialer dials with d and asks the kernel to stamp what each TCP
-// connection receives, where it can.
+// connection receives, where it can. A connection opened ahead of time by
+// Prepare, in the request's context, is taken instead when there is one.
 func stampingDialer(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if c := connPoolFrom(ctx).take(network, addr); c != nil {
+			return c, nil
+		}
 		c, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err

@@ -138,3 +138,35 @@ func receiveStamp(b []byte) int64 {
 	}
 	return 0
 }
+
+// connIdle reports whether an unused connection is still open with
+// nothing to read: a peek finds the queue empty. A connection the server
+// closed (or wrote to unasked) is not fit for a request.
+func connIdle(c net.Conn) bool {
+	var sc syscall.Conn
+	switch t := c.(type) {
+	case *stampedConn:
+		return rawIdle(t.raw)
+	case syscall.Conn:
+		sc = t
+	default:
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	return rawIdle(raw)
+}
+
+func rawIdle(raw syscall.RawConn) bool {
+	idle := true
+	var b [1]byte
+	if err := raw.Control(func(fd uintptr) {
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		idle = err == unix.EAGAIN
+	}); err != nil {
+		return false
+	}
+	return idle
+}

@@ -55,6 +55,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -98,6 +99,7 @@ type Client struct {
 	tokenTimes              bool
 	receiveStamps           bool
 	runID                   string // X-Request-Id prefix
+	prep                    atomic.Pointer[prepared]
 }
 
 // Option configures a Client.
@@ -223,7 +225,12 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 		}
 	}
 	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
-	body, target, err := c.encode(r)
+	prep := c.prep.Load()
+	body, target, ok := prep.body(r)
+	var err error
+	if !ok {
+		body, target, err = c.encode(r)
+	}
 	if err != nil {
 		rec.SentAt = c.clock()
 		rec.DoneAt = rec.SentAt
@@ -236,6 +243,9 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	}
 	if id := requestID(c.runID, r.ID); id != "" {
 		hdr["X-Request-Id"] = []string{id}
+	}
+	if prep != nil {
+		ctx = withConnPool(ctx, prep.conns)
 	}
 	x := Send(ctx, ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: timeout, Stall: stall, Header: hdr, Redact: c.redact,
 		ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody}, target, body, &rec)
