@@ -64,7 +64,11 @@ func arrival(s receiveStamper, now float64) float64 {
 	if s == nil {
 		return now
 	}
-	ns := s.lastReceived()
+	return arrivalAt(s.lastReceived(), now)
+}
+
+// arrivalAt is arrival for a stamp of ns (Unix nanoseconds, 0 unknown).
+func arrivalAt(ns int64, now float64) float64 {
 	if ns == 0 {
 		return now
 	}

@@ -288,6 +288,7 @@ type stream struct {
 	// The last text chunk, until the next event says whether its time is
 	// exact: it is not when that event came in the same read (see
 	// readStamp).
+	read         readStamp // the read the current event came in (seq 0: no stamps)
 	pending      bool
 	pendingFirst bool
 	pendingRead  readStamp
@@ -346,11 +347,19 @@ func (st *stream) readSSE(body io.Reader) {
 }
 
 // now is the arrival time of the data just read (see arrival.go), never
-// before sent_at or an earlier time of the stream.
+// before sent_at or an earlier time of the stream. Events that came in
+// the same read share its time, worked out once.
 func (st *stream) now() float64 {
-	t := st.c.clock()
-	if st.c.receiveStamps {
-		t = st.x.Arrival(t)
+	var t float64
+	if s := st.x.stamper; s != nil && st.c.receiveStamps {
+		r := s.lastRead()
+		if r.seq == st.read.seq && r.seq != 0 {
+			return st.last
+		}
+		st.read = r
+		t = arrivalAt(r.stamp, st.c.clock())
+	} else {
+		t = st.c.clock()
 	}
 	t = max(t, st.last, st.rec.SentAt)
 	st.last = t
@@ -385,8 +394,8 @@ func (st *stream) line(l []byte) bool {
 	}
 	text := st.gotFirst
 	over := st.apply(now)
-	if st.info.contentChars+st.info.reasoningChars > 0 && st.x.stamper != nil && st.c.receiveStamps {
-		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.x.stamper.lastRead()
+	if st.info.contentChars+st.info.reasoningChars > 0 && st.read.seq != 0 {
+		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.read
 	}
 	return over
 }
@@ -399,8 +408,7 @@ func (st *stream) settle() {
 		return
 	}
 	st.pending = false
-	r := st.pendingRead
-	if r.full || (r.seq != 0 && st.x.stamper.lastRead().seq == r.seq) {
+	if r := st.pendingRead; r.full || st.read.seq == r.seq {
 		st.bounded++
 		st.flight.AddBounded(st.pendingFirst)
 	}
