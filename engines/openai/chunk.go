@@ -37,16 +37,45 @@ type usage struct {
 // strings are not decoded, only their characters counted. Unknown members
 // are skipped. It accepts every valid JSON document and some invalid ones
 // (it does not check what it skips beyond its structure).
-func parseChunk(b []byte, out *chunkInfo) error {
+func parseChunk(b []byte, out *chunkInfo) error { return parseChunkMemo(b, out, nil) }
+
+// chunkMemo remembers the start of the last chunk parsed, up to its first
+// member that says something (choices, usage, ...): the members before it
+// (id, object, created, model, system_fingerprint) are the same bytes in
+// every chunk of a stream, and bytes that are the same parse the same.
+type chunkMemo struct {
+	prefix        []byte // the chunk's bytes up to the key of that member; nil: none
+	isErrorObject bool   // what the prefix said
+}
+
+// parseChunkMemo is parseChunk that skips the start of b when it is the
+// start memo holds (nil: no memo), and remembers b's.
+func parseChunkMemo(b []byte, out *chunkInfo, memo *chunkMemo) error {
 	*out = chunkInfo{}
 	s := scanner{b: b}
 	var isErrorObject bool
 	var message []byte
-	if !s.enter('{') {
+	prefixEnd := -1
+	if memo != nil && len(memo.prefix) > 0 && len(b) > len(memo.prefix) && string(b[:len(memo.prefix)]) == string(memo.prefix) {
+		s.i, isErrorObject, prefixEnd = len(memo.prefix), memo.isErrorObject, len(memo.prefix)
+	} else if !s.enter('{') {
 		return s.fail("want an object")
 	}
 	for s.more('}') {
-		switch key := s.key(); string(key) {
+		start := s.i
+		key := s.key()
+		switch string(key) {
+		case "object", "id", "created", "model", "system_fingerprint", "service_tier":
+		default:
+			if prefixEnd < 0 {
+				prefixEnd = start
+				if memo != nil && s.err == nil {
+					memo.prefix = append(memo.prefix[:0], b[:start]...)
+					memo.isErrorObject = isErrorObject
+				}
+			}
+		}
+		switch string(key) {
 		case "choices":
 			s.choices(out)
 		case "usage":
@@ -82,6 +111,9 @@ func parseChunk(b []byte, out *chunkInfo) error {
 	s.ws()
 	if s.err == nil && s.i != len(s.b) {
 		s.fail("data after the object")
+	}
+	if memo != nil && (s.err != nil || prefixEnd < 0) {
+		memo.prefix = memo.prefix[:0] // remember only what parsed
 	}
 	if isErrorObject && out.errMsg == "" {
 		// vLLM's ErrorResponse: {"object": "error", "message": "...", ...}

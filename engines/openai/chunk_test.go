@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -204,5 +205,52 @@ func TestJSONStringChars(t *testing.T) {
 		if got, want := jsonStringChars(raw[1:len(raw)-1]), utf8.RuneCountInString(dec); got != want {
 			t.Errorf("%q: %d chars, want %d", s, got, want)
 		}
+	}
+}
+
+// FuzzParseChunkMemo: a chunk parsed after another, with the memo of the
+// first, gives what it gives on its own, error included.
+func FuzzParseChunkMemo(f *testing.F) {
+	vllm := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}`
+	f.Add([]byte(vllm), []byte(strings.Replace(vllm, `"a"`, `"bc"`, 1)))
+	f.Add([]byte(vllm), []byte(strings.Replace(vllm, `"choices"`, `"usage":{"completion_tokens":2},"choices"`, 1)))
+	f.Add([]byte(`{"object":"error","choices":[]}`), []byte(`{"object":"error","message":"boom"}`))
+	f.Add([]byte(`{"object":"error","id":"x","choices":[]}`), []byte(`{"object":"error","id":"x","choices":[]`))
+	f.Add([]byte(vllm), []byte(vllm[:40]))
+	for _, s := range chunkSeeds {
+		f.Add([]byte(vllm), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		var memo chunkMemo
+		var got, want chunkInfo
+		_ = parseChunkMemo(first, &got, &memo)
+		gotErr := parseChunkMemo(second, &got, &memo)
+		wantErr := parseChunk(second, &want)
+		if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q after %q:\n got %+v (%v)\nwant %+v (%v)", second, first, got, gotErr, want, wantErr)
+		}
+	})
+}
+
+// TestParseChunkMemoSkipsTheSameStart: the second chunk of a stream starts
+// where the first's prefix ends, and what the prefix said is kept.
+func TestParseChunkMemoSkipsTheSameStart(t *testing.T) {
+	var memo chunkMemo
+	var info chunkInfo
+	first := `{"id":"chatcmpl-1","object":"error","created":1,"message":"x","choices":[]}`
+	if err := parseChunkMemo([]byte(first), &info, &memo); err != nil || info.errMsg != "x" {
+		t.Fatalf("first: %v %+v", err, info)
+	}
+	if want := `{"id":"chatcmpl-1","object":"error","created":1,`; string(memo.prefix) != want || !memo.isErrorObject {
+		t.Fatalf("memo %q (error object %v), want %q (true)", memo.prefix, memo.isErrorObject, want)
+	}
+	// Same start, no message member: the error object is still one.
+	if err := parseChunkMemo([]byte(`{"id":"chatcmpl-1","object":"error","created":1,"choices":[]}`), &info, &memo); err != nil || info.errMsg != "error" {
+		t.Fatalf("second: %v %+v", err, info)
+	}
+	// A chunk that does not parse leaves no memo.
+	_ = parseChunkMemo([]byte(`{"id":"chatcmpl-1","choices":[`), &info, &memo)
+	if len(memo.prefix) != 0 {
+		t.Fatalf("memo %q kept from a bad chunk", memo.prefix)
 	}
 }

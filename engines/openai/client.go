@@ -284,6 +284,7 @@ type stream struct {
 	flight *workload.Flight
 	last   float64 // the latest time handed out
 	info   chunkInfo
+	memo   chunkMemo
 
 	// The last text chunk, until the next event says whether its time is
 	// exact: it is not when that event came in the same read (see
@@ -388,7 +389,7 @@ func (st *stream) line(l []byte) bool {
 		st.rec.DoneAt = now
 		return true
 	}
-	if err := parseChunk(p, &st.info); err != nil {
+	if err := parseChunkMemo(p, &st.info, &st.memo); err != nil {
 		st.errMsg = err.Error()
 		return true
 	}
