@@ -11,81 +11,111 @@ import (
 	"github.com/joulebench/joulebench/workload"
 )
 
-// lateTransport holds the first read of every response body for delay, so
-// that what the server writes meanwhile waits in the receive queue.
-type lateTransport struct {
+// stepTransport lets a test server write in step with the client: it
+// reports when the client has the response head (head) and each time a
+// body read returns data (reads), and holds the first body read until
+// hold is closed (nil: no hold).
+type stepTransport struct {
 	rt    http.RoundTripper
-	delay time.Duration
+	head  chan struct{}
+	reads chan struct{}
+	hold  chan struct{}
 }
 
-func (l lateTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := l.rt.RoundTrip(r)
+func (s *stepTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.rt.RoundTrip(r)
 	if err == nil {
-		resp.Body = &lateBody{ReadCloser: resp.Body, delay: l.delay}
+		close(s.head)
+		resp.Body = &stepBody{ReadCloser: resp.Body, t: s}
 	}
 	return resp, err
 }
 
-type lateBody struct {
+type stepBody struct {
 	io.ReadCloser
-	delay time.Duration
-	held  bool
+	t    *stepTransport
+	held bool
 }
 
-func (b *lateBody) Read(p []byte) (int, error) {
-	if !b.held {
+func (b *stepBody) Read(p []byte) (int, error) {
+	if !b.held && b.t.hold != nil {
 		b.held = true
-		time.Sleep(b.delay)
+		<-b.t.hold
 	}
-	return b.ReadCloser.Read(p)
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		select {
+		case b.t.reads <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
 }
 
-// TestChunkReadWithLaterDataIsBounded: the server writes the first token,
-// then the second 40 ms later, then the end 40 ms after that. A client
-// that reads promptly gets each in its own read: every time is exact. A
-// client held up for 100 ms reads the first two tokens in one read (the
-// kernel has merged them, with the second's stamp): the first token's time
-// is then the second's arrival, and it is counted as bounded, not passed
-// off as exact. Tokens written together in one write are counted too: the
-// client cannot tell them from merged ones.
+// wait waits for ch, or fails the server's handler after 5 s.
+func wait(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-time.After(5 * time.Second):
+		return false
+	}
+}
+
+// TestChunkReadWithLaterDataIsBounded: the server writes the first token
+// and, 20 ms later, the second, then the end once the client has read.
+// A client that reads each token before the next one is written has every
+// time exact. A client held until both tokens are in its receive queue
+// reads them in one read (the kernel may have merged them, with the
+// second's stamp): the first token's time is then the second's arrival,
+// counted as bounded, not passed off as exact. Tokens written together in
+// one write are counted too: the client cannot tell them from merged ones.
 func TestChunkReadWithLaterDataIsBounded(t *testing.T) {
 	holdStampsOn(t)
-	var wroteA, wroteB atomic.Int64
-	paced := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		streamHeaders(w)
-		time.Sleep(20 * time.Millisecond)
-		wroteA.Store(time.Now().UnixNano())
-		send(w, content("a"))
-		time.Sleep(40 * time.Millisecond)
-		wroteB.Store(time.Now().UnixNano())
-		send(w, content("b"))
-		time.Sleep(40 * time.Millisecond)
-		send(w, finishChunk, usageChunk(1, 2), "[DONE]")
-	})
-	batched := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		streamHeaders(w)
-		send(w, content("a"), content("b"), content("c"))
-		time.Sleep(40 * time.Millisecond)
-		send(w, finishChunk, usageChunk(1, 3), "[DONE]")
-	})
 	for _, tc := range []struct {
 		name        string
-		url         string
-		late        time.Duration
+		held        bool
+		batch       bool
 		chunks      int
 		first       bool
 		firstAfterB bool // first_token_at is the second token's arrival
 	}{
-		{"prompt reads", paced.URL, 0, 0, false, false},
-		{"held reads", paced.URL, 100 * time.Millisecond, 1, true, true},
-		{"server batch", batched.URL, 0, 2, true, false},
+		{"prompt reads", false, false, 0, false, false},
+		{"held reads", true, false, 1, true, true},
+		{"server batch", false, true, 2, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := http.RoundTripper(NewTransport())
-			if tc.late > 0 {
-				rt = lateTransport{rt: rt, delay: tc.late}
+			st := &stepTransport{rt: NewTransport(), head: make(chan struct{}), reads: make(chan struct{}, 1)}
+			if tc.held {
+				st.hold = make(chan struct{})
 			}
-			c := NewClient(tc.url, WithHTTPClient(&http.Client{Transport: rt}), WithClock(wallClock))
+			var wroteA, wroteB atomic.Int64
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				streamHeaders(w)
+				if !wait(st.head) {
+					return
+				}
+				if tc.batch {
+					send(w, content("a"), content("b"), content("c"))
+				} else {
+					wroteA.Store(time.Now().UnixNano())
+					send(w, content("a"))
+					if !tc.held && !wait(st.reads) {
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+					wroteB.Store(time.Now().UnixNano())
+					send(w, content("b"))
+				}
+				if tc.held {
+					close(st.hold)
+				}
+				if !wait(st.reads) {
+					return
+				}
+				send(w, finishChunk, usageChunk(1, 3), "[DONE]")
+			})
+			c := NewClient(srv.URL, WithHTTPClient(&http.Client{Transport: st}), WithClock(wallClock))
 			f := &workload.Flight{}
 			rec := c.DoFlight(context.Background(), Request{Chat: true}, f)
 			if !rec.OK {
@@ -95,15 +125,15 @@ func TestChunkReadWithLaterDataIsBounded(t *testing.T) {
 			if chunks != tc.chunks || first != tc.first {
 				t.Errorf("bounded chunks %d (first %v), want %d (first %v)", chunks, first, tc.chunks, tc.first)
 			}
-			if tc.url != paced.URL {
+			if tc.batch {
 				return
 			}
 			a, b := float64(wroteA.Load())/1e9, float64(wroteB.Load())/1e9
-			if got := rec.FirstTokenAt - a; !tc.firstAfterB && (got < 0 || got > 0.02) {
-				t.Errorf("first_token_at %.3fs after the first write, want under 0.02s", got)
+			if got := rec.FirstTokenAt - a; !tc.firstAfterB && (got < 0 || got > 0.015) {
+				t.Errorf("first_token_at %.3fs after the first write, want under 0.015s", got)
 			}
-			if got := rec.FirstTokenAt - b; tc.firstAfterB && (got < 0 || got > 0.02) {
-				t.Errorf("first_token_at %.3fs after the second write, want the second token's arrival (under 0.02s)", got)
+			if got := rec.FirstTokenAt - b; tc.firstAfterB && (got < 0 || got > 0.015) {
+				t.Errorf("first_token_at %.3fs after the second write, want the second token's arrival (under 0.015s)", got)
 			}
 		})
 	}

@@ -254,3 +254,41 @@ func TestParseChunkMemoSkipsTheSameStart(t *testing.T) {
 		t.Fatalf("memo %q kept from a bad chunk", memo.prefix)
 	}
 }
+
+// TestParseChunkMemoShape: after a vLLM token chunk, the next ones are read
+// from its shape (only the content string differs), and count what they
+// say; a chunk of another shape is parsed in full.
+func TestParseChunkMemoShape(t *testing.T) {
+	tok := func(s string) []byte {
+		return []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":` + s + `},"logprobs":null,"finish_reason":null}]}`)
+	}
+	var memo chunkMemo
+	var info chunkInfo
+	if err := parseChunkMemo(tok(`"a"`), &info, &memo); err != nil || len(memo.shape) == 0 {
+		t.Fatalf("first chunk: %v, shape %q", err, memo.shape)
+	}
+	for _, tc := range []struct {
+		content string
+		chars   int // characters of the decoded string
+	}{
+		{`" tok"`, 4},
+		{`"\"},\"x\":\""`, 8}, // `"},"x":"` escaped (8 characters): still one string
+		{`"\u00e9\ud83d\ude00"`, 2},
+		{`""`, 0},
+	} {
+		var want chunkInfo
+		if err := parseChunk(tok(tc.content), &want); err != nil {
+			t.Fatal(err)
+		}
+		shaped := memo.sameShape(tok(tc.content), &info)
+		if !shaped || !reflect.DeepEqual(info, want) || info.contentChars != tc.chars {
+			t.Errorf("%s: from the shape %v, %+v; want %+v (%d chars)", tc.content, shaped, info, want, tc.chars)
+		}
+	}
+	// Not a string in the content's place, or other members: no shape.
+	for _, other := range [][]byte{tok(`null`), tok(`"a","reasoning":"b"`), []byte(`{"choices":[]}`)} {
+		if memo.sameShape(other, &info) {
+			t.Errorf("%s read from the shape", other)
+		}
+	}
+}
