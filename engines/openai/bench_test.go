@@ -56,8 +56,9 @@ type streamServer struct {
 	urgent     bool   // raise the step loop's thread priority
 	batch      []byte // unpaced: this many token frames per write (nil: one)
 
-	mu     sync.Mutex
-	writes map[int][]float64
+	mu      sync.Mutex
+	writes  map[int][]float64
+	arrived atomic.Int64 // requests read
 }
 
 type pacedStream struct {
@@ -118,6 +119,12 @@ func (s *streamServer) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
+		if string(line) == "GET /arrived" {
+			if s.serveArrived(c, br) != nil {
+				return
+			}
+			continue
+		}
 		if string(line) == "GET /writes " {
 			if s.serveWrites(c, br) != nil {
 				return
@@ -128,6 +135,7 @@ func (s *streamServer) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
+		s.arrived.Add(1)
 		id, tokens := jsonInt(body, `"bench_id":`), jsonInt(body, `"max_tokens":`)
 		if _, err := io.WriteString(c, streamHeader); err != nil {
 			return
@@ -161,6 +169,23 @@ func (s *streamServer) serve(c net.Conn) {
 			return
 		}
 	}
+}
+
+// serveArrived answers GET /arrived with the number of requests read so
+// far.
+func (s *streamServer) serveArrived(c net.Conn, br *bufio.Reader) error {
+	for { // skip the request head
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(line) <= 2 {
+			break
+		}
+	}
+	n := strconv.FormatInt(s.arrived.Load(), 10)
+	_, err := fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(n), n)
+	return err
 }
 
 // serveWrites answers GET /writes with the write times recorded so far, as
@@ -646,6 +671,95 @@ func mean(v []float64) float64 {
 		t += x
 	}
 	return t / float64(len(v))
+}
+
+// BenchmarkBurst measures the unlimited mode's send burst alone: 1,000
+// requests whose first token comes 2 s after they arrive, sent on new
+// connections, timed from the first send until the server has read all of
+// them (it reports the count at GET /arrived, polled every millisecond):
+//
+//	burst_ms: wall time of the burst
+//	burst_cpu_ms: the client's CPU time over it (both cores counted)
+//
+// send=each: one goroutine per request that encodes, dials and writes as
+// it is started (the unlimited mode before Prepare); send=prepared: the
+// client's Prepare first (not timed), then the sends released from one
+// gate, as loadgen's unlimited mode does now; send=warm: the same with the
+// connections already idle in the transport (opened by a request each), a
+// floor that Prepare does not reach (net/http still sets each prepared
+// connection up when a request takes it).
+func BenchmarkBurst(b *testing.B) {
+	raiseFDLimit(b)
+	const streams = 1000
+	srv := startProcServer(b, 2*time.Second, 20*time.Millisecond)
+	for _, send := range []string{"each", "prepared", "warm"} {
+		b.Run("send="+send, func(b *testing.B) {
+			var wall, cpu []float64
+			for iter := 0; iter < b.N; iter++ {
+				client := NewClient(srv.url(), WithClock(wallClock))
+				reqs := make([]workload.Request, streams)
+				for i := range reqs {
+					reqs[i] = Request{ID: strconv.Itoa(i), Phase: "formal", Chat: true, Prompt: "p", MaxTokens: 1, Extra: map[string]any{"bench_id": -2}}
+				}
+				if send == "warm" {
+					burstWarm(b, client, streams)
+				}
+				base, err := srv.arrived(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				release := func() {}
+				if send == "prepared" {
+					release = client.Prepare(context.Background(), reqs)
+				}
+				gate := make(chan struct{})
+				var wg sync.WaitGroup
+				for i := range reqs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if send != "each" {
+							<-gate
+						}
+						client.Do(context.Background(), reqs[i])
+					}()
+				}
+				cpu0, t0 := cpuSeconds(), time.Now()
+				close(gate)
+				for {
+					n, err := srv.arrived(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n-base >= streams {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				wall = append(wall, time.Since(t0).Seconds()*1e3)
+				cpu = append(cpu, (cpuSeconds()-cpu0)*1e3)
+				wg.Wait()
+				release()
+				client.http.CloseIdleConnections()
+			}
+			b.ReportMetric(percentile(wall, 50), "burst_ms")
+			b.ReportMetric(percentile(cpu, 50), "burst_cpu_ms")
+		})
+	}
+}
+
+// burstWarm opens n connections in the client's transport, one request
+// each, and leaves them idle.
+func burstWarm(b *testing.B, client *Client, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: 1, Extra: map[string]any{"bench_id": -1}})
+		}()
+	}
+	wg.Wait()
 }
 
 // BenchmarkParseChunk compares the allocation-free chunk scanner with the

@@ -127,3 +127,21 @@ func (p *procServer) writes(ctx context.Context) (map[int][]float64, error) {
 	}
 	return out, nil
 }
+
+// arrived is the number of requests the server has read.
+func (p *procServer) arrived(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url()+"/arrived", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(b), 10, 64)
+}
