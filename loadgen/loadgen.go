@@ -164,10 +164,13 @@ type Doer interface {
 // successful ones). BoundedFirst counts the finished requests whose first
 // token's time is an upper bound rather than exact, BoundedChunks the text
 // chunks of finished requests that are (the client read them together
-// with later data; reported by a Tracker, see workload.Flight.AddBounded).
+// with later data; reported by a Tracker, see workload.Flight.AddBounded),
+// and BoundedFirstWithin is the widest interval in which such a first
+// token arrived (its recorded time is the interval's end).
 type Progress struct {
 	Sent, Done, Failed, Tokens  int
 	BoundedFirst, BoundedChunks int
+	BoundedFirstWithin          time.Duration
 }
 
 // Preparer is a Doer that can do the costly part of sending ahead of a
@@ -274,6 +277,7 @@ type finished struct {
 	rec           archive.Request
 	boundedChunks int
 	boundedFirst  bool
+	firstWithin   time.Duration
 }
 
 // sendAll sends reqs in order; slots (if not nil) bounds the number in
@@ -360,7 +364,7 @@ func (r *runner) do(req workload.Request) finished {
 		rec = r.d.Do(ctx, req)
 	}
 	chunks, first := f.Bounded()
-	return finished{rec: rec, boundedChunks: chunks, boundedFirst: first}
+	return finished{rec: rec, boundedChunks: chunks, boundedFirst: first, firstWithin: f.FirstWithin()}
 }
 
 // waiting is a snapshot of the requests in flight.
@@ -410,6 +414,7 @@ func (r *runner) collect(sink func(archive.Request), progress func(Progress), wa
 			p.BoundedChunks += fin.boundedChunks
 			if fin.boundedFirst {
 				p.BoundedFirst++
+				p.BoundedFirstWithin = max(p.BoundedFirstWithin, fin.firstWithin)
 			}
 			if rec.OK {
 				p.Tokens += rec.OutputTokens

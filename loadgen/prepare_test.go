@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/workload"
@@ -42,6 +43,7 @@ func (p *preparer) DoFlight(ctx context.Context, r workload.Request, f *Flight) 
 	if r.ID[len(r.ID)-1]%2 == 1 {
 		f.AddBounded(true)
 		f.AddBounded(false)
+		f.SetFirstWithin(time.Duration(r.ID[len(r.ID)-1]-'0') * time.Millisecond)
 	}
 	return archive.Request{ID: r.ID, OK: true, OutputTokens: 1}
 }
@@ -71,8 +73,9 @@ func TestUnlimitedPreparesFirstAndReleasesLast(t *testing.T) {
 			if !reflect.DeepEqual(p.events, want) || !reflect.DeepEqual(p.prepared, wantIDs) {
 				t.Errorf("calls %v with %v, want %v with %v", p.events, p.prepared, want, wantIDs)
 			}
-			// r001 and r003 had their first token and one more chunk bounded.
-			if got := c.last(); got != (Progress{Sent: 5, Done: 5, Tokens: 5, BoundedFirst: 2, BoundedChunks: 4}) {
+			// r001 and r003 had their first token (within 1 and 3 ms) and
+			// one more chunk bounded.
+			if got := c.last(); got != (Progress{Sent: 5, Done: 5, Tokens: 5, BoundedFirst: 2, BoundedChunks: 4, BoundedFirstWithin: 3 * time.Millisecond}) {
 				t.Errorf("progress %+v", got)
 			}
 		})

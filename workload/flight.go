@@ -28,6 +28,7 @@ type Flight struct {
 
 	bounded      atomic.Int64
 	firstBounded atomic.Bool
+	firstWithin  atomic.Int64 // ns
 }
 
 // AddTokens adds n output tokens (or text chunks) read so far; a nil
@@ -54,6 +55,18 @@ func (f *Flight) AddBounded(first bool) {
 		f.firstBounded.Store(true)
 	}
 }
+
+// SetFirstWithin says how wide the interval is in which a bounded first
+// chunk arrived: from the later of sent_at and the last time the client
+// found the connection empty, to its recorded time.
+func (f *Flight) SetFirstWithin(d time.Duration) {
+	if f != nil {
+		f.firstWithin.Store(int64(d))
+	}
+}
+
+// FirstWithin is what SetFirstWithin said (0: not bounded, or not said).
+func (f *Flight) FirstWithin() time.Duration { return time.Duration(f.firstWithin.Load()) }
 
 // Bounded is the number of text chunks counted by AddBounded, and whether
 // the first was one of them.

@@ -125,6 +125,17 @@ func TestChunkReadWithLaterDataIsBounded(t *testing.T) {
 			if chunks != tc.chunks || first != tc.first {
 				t.Errorf("bounded chunks %d (first %v), want %d (first %v)", chunks, first, tc.chunks, tc.first)
 			}
+			// A bounded first token arrived after the client last found the
+			// connection empty (after the response head, before the first
+			// write): the interval ends at its time and spans at least the
+			// 20 ms between the two writes, at most the whole exchange.
+			within := f.FirstWithin().Seconds()
+			switch {
+			case !first && within != 0:
+				t.Errorf("an exact first token has a bound of %v", f.FirstWithin())
+			case tc.held && (within < 0.02 || within > rec.FirstTokenAt-rec.SentAt):
+				t.Errorf("first token within %.3fs, want 0.02s to %.3fs", within, rec.FirstTokenAt-rec.SentAt)
+			}
 			if tc.batch {
 				return
 			}

@@ -412,6 +412,18 @@ func (st *stream) settle() {
 	if r := st.pendingRead; r.full || st.read.seq == r.seq {
 		st.bounded++
 		st.flight.AddBounded(st.pendingFirst)
+		if st.pendingFirst {
+			// It arrived after sent_at, and after the last read that
+			// found the connection empty.
+			lo := st.rec.SentAt
+			if r.after != 0 {
+				now := st.c.clock()
+				if a := arrivalAt(r.after, now); a != now {
+					lo = max(lo, a)
+				}
+			}
+			st.flight.SetFirstWithin(time.Duration(max(0, st.rec.FirstTokenAt-lo) * 1e9))
+		}
 	}
 }
 
