@@ -14,7 +14,10 @@ import (
 // gaps. Where the kernel can stamp received data (Linux: SO_TIMESTAMPNS on
 // the client's TCP connections), the transport keeps the stamp of the
 // newest data read from each connection, and a token's time is the run
-// clock's reading less how long ago the kernel received it. Elsewhere (other
+// clock's reading less how long ago the kernel received it. One read may
+// hold several events: they share its stamp, exact for the newest and an
+// upper bound for the others (readStamp says which read an event came
+// in, so that the client can count those). Elsewhere (other
 // systems, a caller's own transport, a stamp that is missing or implausible)
 // the time is the clock's reading when the token is read. Linux turns
 // receive stamping on for the whole system shortly after the first socket

@@ -19,7 +19,10 @@
 //   - done_at: the arrival of [DONE], or the end of the stream after a
 //     finish_reason;
 //   - token_times: the arrival of every chunk that carries text (one token
-//     each; these are never used as the token total);
+//     each; these are never used as the token total). A chunk read
+//     together with later data has that read's time, an upper bound (the
+//     kernel may have merged it with what followed); such chunks are
+//     counted into the request's workload.Flight (see readStamp);
 //   - output_tokens: usage.completion_tokens (tokens_source "usage"), else
 //     llama.cpp's timings.predicted_n ("engine"), else max(1, chars/4)
 //     ("estimate", the asiai M4 fallback); reasoning_tokens from
