@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -168,5 +169,53 @@ func TestPreparedBodyOnlyForTheSameRequest(t *testing.T) {
 	}
 	if got := <-bodies; !strings.Contains(got, "changed") {
 		t.Errorf("another request with the same id sent %s", got)
+	}
+}
+
+func TestPrepareDialAddr(t *testing.T) {
+	proxied := NewTransport()
+	proxied.Proxy = http.ProxyURL(&url.URL{Scheme: "http", Host: "proxy:3128"})
+	for _, tc := range []struct {
+		base string
+		tr   http.RoundTripper
+		addr string // "" : not dialed ahead
+	}{
+		{"http://127.0.0.1:8000", nil, "127.0.0.1:8000"},
+		{"http://gpu-box/v1", nil, "gpu-box:80"},
+		{"https://gpu-box", nil, "gpu-box:443"},
+		{"http://[::1]:9/v1", nil, "[::1]:9"},
+		{"unix:///run/sock", nil, ""},
+		{"http://gpu-box:8000", proxied, ""}, // the transport dials the proxy
+	} {
+		var opts []Option
+		if tc.tr != nil {
+			opts = append(opts, WithHTTPClient(&http.Client{Transport: tc.tr}))
+		}
+		addr, ok := NewClient(tc.base, opts...).dialAddr()
+		if (tc.addr != "") != ok || addr != tc.addr {
+			t.Errorf("%s: %q %v, want %q", tc.base, addr, ok, tc.addr)
+		}
+	}
+}
+
+// TestPrepareServerDown: when nothing listens, Prepare stops at the first
+// refused dial, keeps the bodies, and the requests fail as they would
+// have without it.
+func TestPrepareServerDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ln.Close()
+	c := NewClient(base)
+	reqs := burst(50)
+	defer c.Prepare(context.Background(), reqs)()
+	p := c.prep.Load()
+	if len(p.bodies) != 50 || len(p.conns.conns) != 0 {
+		t.Fatalf("%d bodies, %d connections prepared; want 50 and 0", len(p.bodies), len(p.conns.conns))
+	}
+	if rec := c.Do(context.Background(), reqs[0]); rec.OK || !strings.Contains(rec.Error, "refused") {
+		t.Fatalf("request to a closed port: %+v", rec)
 	}
 }
