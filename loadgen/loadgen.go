@@ -161,9 +161,29 @@ type Doer interface {
 
 // Progress counts requests so far: Sent, Done (finished, successfully or
 // not), Failed (finished with ok=false) and Tokens (output tokens of the
-// successful ones).
+// successful ones). BoundedFirst counts the finished requests whose first
+// token's time is an upper bound rather than exact, BoundedChunks the text
+// chunks of finished requests that are (the client read them together
+// with later data; reported by a Tracker, see workload.Flight.AddBounded),
+// and BoundedFirstWithin is the widest interval in which such a first
+// token arrived (its recorded time is the interval's end).
 type Progress struct {
-	Sent, Done, Failed, Tokens int
+	Sent, Done, Failed, Tokens  int
+	BoundedFirst, BoundedChunks int
+	BoundedFirstWithin          time.Duration
+}
+
+// Preparer is a Doer that can do the costly part of sending ahead of a
+// burst (encoding request bodies, opening connections), so that the burst
+// itself is little more than the writes and the client is free to read
+// the first tokens as they arrive. In Unlimited mode Run calls Prepare
+// once with the requests it is about to send, before the first send, and
+// calls the release it returns once every request has finished. Prepare is
+// best effort: what it could not get ready is done at send time, as
+// without it.
+type Preparer interface {
+	Doer
+	Prepare(ctx context.Context, reqs []workload.Request) (release func())
 }
 
 // ErrMaxDuration is the cause given to the requests cancelled when
@@ -204,7 +224,7 @@ func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 		d:       d,
 		limits:  cfg.Limits,
 		flights: map[*Flight]struct{}{},
-		done:    make(chan archive.Request, min(len(reqs), 1<<16)),
+		done:    make(chan finished, min(len(reqs), 1<<16)),
 		sent:    make(chan struct{}, 1),
 	}
 	r.tracker, _ = d.(Tracker)
@@ -213,15 +233,23 @@ func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 
 	switch cfg.Mode {
 	case Unlimited:
-		r.sendAll(reqs, nil, nil)
+		// Everything is made ready first (a Preparer's bodies and
+		// connections, every request's goroutine), then the sends are
+		// released together, so that the burst is as short as it can be.
+		if p, ok := d.(Preparer); ok {
+			if release := p.Prepare(runCtx, reqs); release != nil {
+				defer release()
+			}
+		}
+		r.sendAll(reqs, nil, nil, make(chan struct{}))
 	case Concurrency:
-		r.sendAll(reqs, make(chan struct{}, cfg.Concurrency), nil)
+		r.sendAll(reqs, make(chan struct{}, cfg.Concurrency), nil, nil)
 	case Poisson:
 		var slots chan struct{}
 		if cfg.Concurrency > 0 {
 			slots = make(chan struct{}, cfg.Concurrency)
 		}
-		r.sendAll(reqs, slots, Arrivals(len(reqs), cfg.Rate, cfg.Seed))
+		r.sendAll(reqs, slots, Arrivals(len(reqs), cfg.Rate, cfg.Seed), nil)
 	}
 	r.wg.Wait()
 	close(r.done)
@@ -240,18 +268,31 @@ type runner struct {
 	flights map[*Flight]struct{} // in flight
 
 	sentN atomic.Int64
-	done  chan archive.Request
+	done  chan finished
 	sent  chan struct{} // a nudge to report progress after a send
+}
+
+// finished is a request's record and what its Flight counted.
+type finished struct {
+	rec           archive.Request
+	boundedChunks int
+	boundedFirst  bool
+	firstWithin   time.Duration
 }
 
 // sendAll sends reqs in order; slots (if not nil) bounds the number in
 // flight, and offsets (if not nil) are the send times from the start.
-func (r *runner) sendAll(reqs []workload.Request, slots chan struct{}, offsets []time.Duration) {
+// With gate (not nil), every request waits for it, and sendAll closes it
+// once all are started (or the run is cancelled).
+func (r *runner) sendAll(reqs []workload.Request, slots chan struct{}, offsets []time.Duration, gate chan struct{}) {
 	start := time.Now()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+		}
+		if gate != nil {
+			close(gate)
 		}
 	}()
 	for i := range reqs {
@@ -287,17 +328,20 @@ func (r *runner) sendAll(reqs []workload.Request, slots chan struct{}, offsets [
 		}
 		go func(req workload.Request) {
 			defer r.wg.Done()
-			rec := r.do(req)
+			if gate != nil {
+				<-gate
+			}
+			fin := r.do(req)
 			if slots != nil {
 				<-slots
 			}
-			r.done <- rec
+			r.done <- fin
 		}(reqs[i])
 	}
 }
 
 // do sends one request, watched as a Flight while it is in flight.
-func (r *runner) do(req workload.Request) archive.Request {
+func (r *runner) do(req workload.Request) finished {
 	f := &Flight{ID: req.ID, Start: time.Now(), Limits: r.limits}
 	r.mu.Lock()
 	r.flights[f] = struct{}{}
@@ -307,16 +351,20 @@ func (r *runner) do(req workload.Request) archive.Request {
 		delete(r.flights, f)
 		r.mu.Unlock()
 	}()
+	var rec archive.Request
 	if r.tracker != nil {
-		return r.tracker.DoFlight(r.ctx, req, f)
+		rec = r.tracker.DoFlight(r.ctx, req, f)
+	} else {
+		ctx := r.ctx
+		if r.limits.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, r.limits.Timeout, ErrRequestTimeout)
+			defer cancel()
+		}
+		rec = r.d.Do(ctx, req)
 	}
-	ctx := r.ctx
-	if r.limits.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, r.limits.Timeout, ErrRequestTimeout)
-		defer cancel()
-	}
-	return r.d.Do(ctx, req)
+	chunks, first := f.Bounded()
+	return finished{rec: rec, boundedChunks: chunks, boundedFirst: first, firstWithin: f.FirstWithin()}
 }
 
 // waiting is a snapshot of the requests in flight.
@@ -357,11 +405,17 @@ func (r *runner) collect(sink func(archive.Request), progress func(Progress), wa
 	}
 	for {
 		select {
-		case rec, ok := <-r.done:
+		case fin, ok := <-r.done:
 			if !ok {
 				return
 			}
+			rec := fin.rec
 			p.Done++
+			p.BoundedChunks += fin.boundedChunks
+			if fin.boundedFirst {
+				p.BoundedFirst++
+				p.BoundedFirstWithin = max(p.BoundedFirstWithin, fin.firstWithin)
+			}
 			if rec.OK {
 				p.Tokens += rec.OutputTokens
 			} else {

@@ -230,7 +230,13 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 		}
 	}
 	total := len(reqs)
-	err := loadgen.Run(ctx, lc, reqs, d.Client, sink, func(p loadgen.Progress) { d.report(stage, p, total) })
+	var last loadgen.Progress
+	err := loadgen.Run(ctx, lc, reqs, d.Client, sink, func(p loadgen.Progress) { last = p; d.report(stage, p, total) })
+	if last.BoundedFirst > 0 {
+		rc.Log.Info().Str("stage", stage).Int("requests", last.Done).Int("first_tokens_bounded", last.BoundedFirst).Int("chunks_bounded", last.BoundedChunks).
+			Dur("widest_bound", last.BoundedFirstWithin).
+			Msg("first tokens read together with a later chunk: their time is that chunk's, an upper bound")
+	}
 	if terr := d.TelemetryErr(); terr != nil {
 		return lastDone, fmt.Errorf("during %s: %w", stage, terr)
 	}

@@ -25,6 +25,10 @@ type Flight struct {
 	Start  time.Time
 	Limits Limits
 	tokens atomic.Int64
+
+	bounded      atomic.Int64
+	firstBounded atomic.Bool
+	firstWithin  atomic.Int64 // ns
 }
 
 // AddTokens adds n output tokens (or text chunks) read so far; a nil
@@ -37,3 +41,35 @@ func (f *Flight) AddTokens(n int) {
 
 // Tokens is the count reported so far.
 func (f *Flight) Tokens() int { return int(f.tokens.Load()) }
+
+// AddBounded counts a text chunk whose arrival time is bounded rather than
+// exact: the client read it together with later data, so its time is the
+// newest data's (an upper bound; see engines/openai/arrival.go). first
+// says it was the response's first text chunk. A nil Flight ignores it.
+func (f *Flight) AddBounded(first bool) {
+	if f == nil {
+		return
+	}
+	f.bounded.Add(1)
+	if first {
+		f.firstBounded.Store(true)
+	}
+}
+
+// SetFirstWithin says how wide the interval is in which a bounded first
+// chunk arrived: from the later of sent_at and the last time the client
+// found the connection empty, to its recorded time.
+func (f *Flight) SetFirstWithin(d time.Duration) {
+	if f != nil {
+		f.firstWithin.Store(int64(d))
+	}
+}
+
+// FirstWithin is what SetFirstWithin said (0: not bounded, or not said).
+func (f *Flight) FirstWithin() time.Duration { return time.Duration(f.firstWithin.Load()) }
+
+// Bounded is the number of text chunks counted by AddBounded, and whether
+// the first was one of them.
+func (f *Flight) Bounded() (chunks int, first bool) {
+	return int(f.bounded.Load()), f.firstBounded.Load()
+}

@@ -324,6 +324,20 @@ func (x extraTracker) DoFlight(ctx context.Context, r workload.Request, f *loadg
 	return x.t.DoFlight(ctx, x.with(r), f)
 }
 
+// Prepare passes the loadgen.Preparer ability of the wrapped client on,
+// with the extra members added (nothing to release when it has none).
+func (x extraTracker) Prepare(ctx context.Context, reqs []workload.Request) func() {
+	p, ok := x.t.(loadgen.Preparer)
+	if !ok {
+		return nil
+	}
+	with := make([]workload.Request, len(reqs))
+	for i, r := range reqs {
+		with[i] = x.with(r)
+	}
+	return p.Prepare(ctx, with)
+}
+
 type extraDoer struct {
 	d     loadgen.Doer
 	extra map[string]any

@@ -14,7 +14,10 @@ import (
 // gaps. Where the kernel can stamp received data (Linux: SO_TIMESTAMPNS on
 // the client's TCP connections), the transport keeps the stamp of the
 // newest data read from each connection, and a token's time is the run
-// clock's reading less how long ago the kernel received it. Elsewhere (other
+// clock's reading less how long ago the kernel received it. One read may
+// hold several events: they share its stamp, exact for the newest and an
+// upper bound for the others (readStamp says which read an event came
+// in, so that the client can count those). Elsewhere (other
 // systems, a caller's own transport, a stamp that is missing or implausible)
 // the time is the clock's reading when the token is read. Linux turns
 // receive stamping on for the whole system shortly after the first socket
@@ -30,6 +33,21 @@ const maxStampLag = time.Minute
 // data last read from it: Unix nanoseconds, 0 when unknown.
 type receiveStamper interface {
 	lastReceived() int64
+	lastRead() readStamp
+}
+
+// readStamp is what a connection knows about its last read that returned
+// data. The kernel gives one stamp per read, that of the newest segment the
+// read consumed, and it merges segments that wait unread in the receive
+// queue (tcp_try_coalesce), the merged one keeping the newest stamp. So
+// the stamp is exact for the data at the end of the read and an upper
+// bound for the rest: an event read together with later data arrived in
+// [after, stamp], where after is when the queue was last seen empty.
+type readStamp struct {
+	seq   uint64 // counts the reads that returned data; 0: none
+	stamp int64  // Unix ns when the newest data read was received; 0 unknown
+	after int64  // Unix ns, taken before the last read that emptied the queue; 0 unknown
+	full  bool   // the read filled the buffer: data newer than its end may share its stamp
 }
 
 // stamperOf returns the stamper under c, looking through TLS; nil when c
@@ -49,7 +67,11 @@ func arrival(s receiveStamper, now float64) float64 {
 	if s == nil {
 		return now
 	}
-	ns := s.lastReceived()
+	return arrivalAt(s.lastReceived(), now)
+}
+
+// arrivalAt is arrival for a stamp of ns (Unix nanoseconds, 0 unknown).
+func arrivalAt(ns int64, now float64) float64 {
 	if ns == 0 {
 		return now
 	}
@@ -61,9 +83,13 @@ func arrival(s receiveStamper, now float64) float64 {
 }
 
 // stampingDialer dials with d and asks the kernel to stamp what each TCP
-// connection receives, where it can.
+// connection receives, where it can. A connection opened ahead of time by
+// Prepare, in the request's context, is taken instead when there is one.
 func stampingDialer(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if c := connPoolFrom(ctx).take(network, addr); c != nil {
+			return c, nil
+		}
 		c, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err

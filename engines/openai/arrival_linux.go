@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,13 +19,21 @@ import (
 // the plain connection; a read allocates nothing.
 type stampedConn struct {
 	net.Conn
-	raw   syscall.RawConn
-	recv  func(fd uintptr) bool // c.recvmsg, bound once
-	p     []byte
-	n     int
-	err   error
-	oob   [64]byte
+	raw  syscall.RawConn
+	recv func(fd uintptr) bool // c.recvmsg, bound once
+	p    []byte
+	n    int
+	err  error
+	oob  [64]byte
+
+	// What the last read that returned data knows (see readStamp).
+	seq   atomic.Uint64
 	stamp atomic.Int64 // Unix ns of the newest data read; 0 unknown
+	after atomic.Int64
+	full  atomic.Bool
+	// drained is when (Unix ns, taken just before the call) a recvmsg
+	// last left the queue empty: anything read later arrived after it.
+	drained int64
 }
 
 // stampReceives turns on receive stamps for a TCP connection; any other
@@ -51,6 +60,10 @@ func stampReceives(c net.Conn) net.Conn {
 
 func (c *stampedConn) lastReceived() int64 { return c.stamp.Load() }
 
+func (c *stampedConn) lastRead() readStamp {
+	return readStamp{seq: c.seq.Load(), stamp: c.stamp.Load(), after: c.after.Load(), full: c.full.Load()}
+}
+
 func (c *stampedConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -75,19 +88,29 @@ func (c *stampedConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// recvmsg reads once; false asks the poller to wait for data.
+// recvmsg reads once; false asks the poller to wait for data. The clock
+// is read before each call so that a call that empties the queue bounds
+// from below when the data of the next read arrived.
 func (c *stampedConn) recvmsg(fd uintptr) bool {
 	for {
+		t0 := time.Now().UnixNano()
 		n, oobn, _, _, err := unix.Recvmsg(int(fd), c.p, c.oob[:], unix.MSG_DONTWAIT)
 		switch err {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
+			c.drained = t0
 			return false
 		}
 		c.n, c.err = n, err
 		if err == nil && n > 0 {
+			c.after.Store(c.drained)
 			c.stamp.Store(receiveStamp(c.oob[:oobn]))
+			c.full.Store(n == len(c.p))
+			c.seq.Add(1)
+			if n < len(c.p) {
+				c.drained = t0
+			}
 		}
 		return true
 	}
@@ -114,4 +137,36 @@ func receiveStamp(b []byte) int64 {
 		b = rest
 	}
 	return 0
+}
+
+// connIdle reports whether an unused connection is still open with
+// nothing to read: a peek finds the queue empty. A connection the server
+// closed (or wrote to unasked) is not fit for a request.
+func connIdle(c net.Conn) bool {
+	var sc syscall.Conn
+	switch t := c.(type) {
+	case *stampedConn:
+		return rawIdle(t.raw)
+	case syscall.Conn:
+		sc = t
+	default:
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	return rawIdle(raw)
+}
+
+func rawIdle(raw syscall.RawConn) bool {
+	idle := true
+	var b [1]byte
+	if err := raw.Control(func(fd uintptr) {
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		idle = err == unix.EAGAIN
+	}); err != nil {
+		return false
+	}
+	return idle
 }

@@ -3,10 +3,9 @@ package openai
 // Benchmarks of the streaming client against a loopback server written for
 // them: a bare HTTP/1.1 server on a net.Listener that writes precomputed
 // chunk frames, so that it costs little and allocates nothing per token.
-// BenchmarkIngest's server runs in the benchmark's process: CPU figures from
-// getrusage cover both sides. BenchmarkLatency's runs in a child process
-// (the test binary in server mode), as an engine does. BenchmarkIngest/raw-* runs the same server with a
-// client that only reads and discards, as a floor to subtract.
+// Both run the server in a child process (the test binary in server mode),
+// as an engine runs, so that the client's CPU is measured alone and its
+// scheduler is not the server's.
 //
 //	go test -run '^$' -bench Ingest -benchtime 2s ./engines/openai/
 //	go test -run '^$' -bench Latency -benchtime 5x ./engines/openai/
@@ -19,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"runtime"
 	"sort"
 	"strconv"
@@ -27,6 +27,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/loadgen"
+	"github.com/joulebench/joulebench/workload"
 )
 
 // tokenFrame is one HTTP chunk holding one SSE event the size of vLLM's.
@@ -49,10 +53,12 @@ type streamServer struct {
 	clock      func() float64
 	first, gap time.Duration
 	arrivals   chan *pacedStream
-	urgent     bool // raise the step loop's thread priority
+	urgent     bool   // raise the step loop's thread priority
+	batch      []byte // unpaced: this many token frames per write (nil: one)
 
-	mu     sync.Mutex
-	writes map[int][]float64
+	mu      sync.Mutex
+	writes  map[int][]float64
+	arrived atomic.Int64 // requests read
 }
 
 type pacedStream struct {
@@ -69,11 +75,21 @@ func startStreamServer(tb testing.TB, clock func() float64, first, gap time.Dura
 }
 
 func startServer(tb testing.TB, clock func() float64, first, gap time.Duration, urgent bool) *streamServer {
+	return startBatchServer(tb, clock, first, gap, urgent, 1)
+}
+
+// startBatchServer is startServer whose unpaced streams write batch
+// tokens per write (the ingest ceiling: a server that batches its
+// writes).
+func startBatchServer(tb testing.TB, clock func() float64, first, gap time.Duration, urgent bool, batch int) *streamServer {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	s := &streamServer{ln: ln, clock: clock, first: first, gap: gap, urgent: urgent, writes: map[int][]float64{}}
+	if batch > 1 {
+		s.batch = bytes.Repeat(tokenFrame, batch)
+	}
 	stop := make(chan struct{})
 	if gap > 0 {
 		s.arrivals = make(chan *pacedStream, 4096)
@@ -103,6 +119,12 @@ func (s *streamServer) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
+		if string(line) == "GET /arrived" {
+			if s.serveArrived(c, br) != nil {
+				return
+			}
+			continue
+		}
 		if string(line) == "GET /writes " {
 			if s.serveWrites(c, br) != nil {
 				return
@@ -113,6 +135,7 @@ func (s *streamServer) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
+		s.arrived.Add(1)
 		id, tokens := jsonInt(body, `"bench_id":`), jsonInt(body, `"max_tokens":`)
 		if _, err := io.WriteString(c, streamHeader); err != nil {
 			return
@@ -127,7 +150,15 @@ func (s *streamServer) serve(c net.Conn) {
 			s.writes[id] = ps.times
 			s.mu.Unlock()
 		} else {
-			for i := 0; i < tokens; i++ {
+			i := 0
+			if n := len(s.batch) / len(tokenFrame); n > 1 {
+				for ; i+n <= tokens; i += n {
+					if _, err := c.Write(s.batch); err != nil {
+						return
+					}
+				}
+			}
+			for ; i < tokens; i++ {
 				if _, err := c.Write(tokenFrame); err != nil {
 					return
 				}
@@ -138,6 +169,23 @@ func (s *streamServer) serve(c net.Conn) {
 			return
 		}
 	}
+}
+
+// serveArrived answers GET /arrived with the number of requests read so
+// far.
+func (s *streamServer) serveArrived(c net.Conn, br *bufio.Reader) error {
+	for { // skip the request head
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(line) <= 2 {
+			break
+		}
+	}
+	n := strconv.FormatInt(s.arrived.Load(), 10)
+	_, err := fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(n), n)
+	return err
 }
 
 // serveWrites answers GET /writes with the write times recorded so far, as
@@ -305,71 +353,123 @@ func cpuSeconds() float64 {
 }
 
 // BenchmarkIngest measures streamed tokens ingested per CPU-second of the
-// process (client and server together) with 1, 100 and 1,000 concurrent
-// streams of 256 tokens each. One op is one token.
+// client with 1, 100 and 1,000 concurrent streams of 256 tokens each,
+// against a server in a child process (so that getrusage counts the
+// client alone) that writes one token per write, or 64 (batch=64: the
+// ingest ceiling, many events per read). One op is one token. Clients:
+//
+//	client: this package's Client, every per-chunk time kept
+//	min: the reference, a minimal net/http client that only counts the
+//	lines starting with "data:"
+//	raw: writes the request on its own connection and reads the response
+//	to its end without looking at it, a floor
+//
+// With the client pinned apart from the server, e.g.
+//
+//	JOULEBENCH_BENCH_SERVER_CPU=1 taskset -c 0 go test -run '^$' -bench Ingest ./engines/openai/
 func BenchmarkIngest(b *testing.B) {
 	raiseFDLimit(b)
 	const tokensPerStream = 256
-	for _, streams := range []int{1, 100, 1000} {
-		for _, kind := range []string{"client", "raw"} {
-			b.Run(fmt.Sprintf("%s-streams=%d", kind, streams), func(b *testing.B) {
-				srv := startStreamServer(b, NewClock(), 0, 0)
-				client := NewClient(srv.url(), WithRecordTokenTimes(true))
-				body := []byte(fmt.Sprintf(`{"bench_id":0,"max_tokens":%d}`, tokensPerStream))
-				rawReq := []byte(fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
-				requests := (b.N + tokensPerStream - 1) / tokensPerStream
-				var next, tokens atomic.Int64
-				var failed atomic.Int32
-				worker := func() {
-					var conn net.Conn
-					var br *bufio.Reader
-					if kind == "raw" {
-						var err error
-						if conn, err = net.Dial("tcp", srv.ln.Addr().String()); err != nil {
-							failed.Add(1)
-							return
-						}
-						defer conn.Close()
-						br = bufio.NewReaderSize(conn, readBufSize)
-					}
-					for next.Add(1) <= int64(requests) {
-						if kind == "raw" {
-							if rawStream(conn, br, rawReq) != nil {
-								failed.Add(1)
-								return
-							}
-							tokens.Add(tokensPerStream)
-							continue
-						}
-						rec := client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokensPerStream, Extra: map[string]any{"bench_id": 0}})
-						if !rec.OK {
-							failed.Add(1)
-							return
-						}
-						tokens.Add(int64(rec.OutputTokens))
-					}
+	for _, batch := range []int{1, 64} {
+		srv := startProcServerBatch(b, 0, 0, batch)
+		for _, streams := range []int{1, 100, 1000} {
+			for _, kind := range []string{"client", "min", "raw"} {
+				b.Run(fmt.Sprintf("%s-streams=%d-batch=%d", kind, streams, batch), func(b *testing.B) {
+					benchIngest(b, srv.addr, kind, streams, tokensPerStream)
+				})
+			}
+		}
+	}
+}
+
+func benchIngest(b *testing.B, addr, kind string, streams, tokensPerStream int) {
+	url := "http://" + addr
+	client := NewClient(url, WithRecordTokenTimes(true))
+	minClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, DisableCompression: true}}
+	body := []byte(fmt.Sprintf(`{"bench_id":0,"max_tokens":%d}`, tokensPerStream))
+	rawReq := []byte(fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+	requests := (b.N + tokensPerStream - 1) / tokensPerStream
+	var next, tokens atomic.Int64
+	var failed atomic.Int32
+	worker := func() {
+		var conn net.Conn
+		var br *bufio.Reader
+		if kind == "raw" {
+			var err error
+			if conn, err = net.Dial("tcp", addr); err != nil {
+				failed.Add(1)
+				return
+			}
+			defer conn.Close()
+			br = bufio.NewReaderSize(conn, readBufSize)
+		}
+		for next.Add(1) <= int64(requests) {
+			switch kind {
+			case "raw":
+				if rawStream(conn, br, rawReq) != nil {
+					failed.Add(1)
+					return
 				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu0, t0 := cpuSeconds(), time.Now()
-				var wg sync.WaitGroup
-				for i := 0; i < streams; i++ {
-					wg.Add(1)
-					go func() { defer wg.Done(); worker() }()
+				tokens.Add(int64(tokensPerStream))
+			case "min":
+				n, err := minStream(minClient, url+"/v1/chat/completions", body)
+				if err != nil {
+					failed.Add(1)
+					return
 				}
-				wg.Wait()
-				wall, cpu := time.Since(t0).Seconds(), cpuSeconds()-cpu0
-				b.StopTimer()
-				if failed.Load() > 0 {
-					b.Fatalf("%d streams failed", failed.Load())
+				tokens.Add(int64(n - 3)) // less the finish, usage and [DONE] events
+			default:
+				rec := client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokensPerStream, Extra: map[string]any{"bench_id": 0}})
+				if !rec.OK || len(rec.TokenTimes) != tokensPerStream {
+					failed.Add(1)
+					return
 				}
-				n := float64(tokens.Load())
-				b.ReportMetric(n/wall, "tokens/s")
-				if cpu > 0 {
-					b.ReportMetric(n/cpu, "tokens/cpu-s")
-					b.ReportMetric(cpu/n*1e9, "cpu-ns/token")
-				}
-			})
+				tokens.Add(int64(rec.OutputTokens))
+			}
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, t0 := cpuSeconds(), time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < streams; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); worker() }()
+	}
+	wg.Wait()
+	wall, cpu := time.Since(t0).Seconds(), cpuSeconds()-cpu0
+	b.StopTimer()
+	if failed.Load() > 0 {
+		b.Fatalf("%d streams failed", failed.Load())
+	}
+	n := float64(tokens.Load())
+	b.ReportMetric(n/wall, "tokens/s")
+	if cpu > 0 {
+		b.ReportMetric(n/cpu, "tokens/cpu-s")
+		b.ReportMetric(cpu/n*1e9, "cpu-ns/token")
+	}
+}
+
+// minStream is the reference client of BenchmarkIngest: it posts body and
+// counts the lines of the response that start with "data:".
+func minStream(c *http.Client, url string, body []byte) (int, error) {
+	resp, err := c.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReaderSize(resp.Body, readBufSize)
+	n := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if bytes.HasPrefix(line, []byte("data:")) {
+			n++
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
 		}
 	}
 }
@@ -391,29 +491,59 @@ func BenchmarkIngest(b *testing.B) {
 //	decode_tokens/s: the sum over streams of (tokens-1)/(last-first), the
 //	aggregate rate while every stream is decoding, which the offered rate
 //	(streams x 50 tokens/s) is to be compared with
+//
+// The burst configurations (first=0) have no first-token delay: the first
+// tokens arrive while the client is still sending the rest of the 1,000
+// requests, on connections it has to open (the idle ones are closed before
+// each round, as in a run's formal stage). send=each is one goroutine per
+// request that encodes, dials and writes as it is started (the unlimited
+// mode before Prepare); send=loadgen is the unlimited mode as it runs now
+// (loadgen.Run: the client's Prepare, then the sends released together).
+// They also report:
+//
+//	bounded_first_%: first tokens whose time is an upper bound (read
+//	together with a later chunk; see readStamp)
+//	burst_ms: first to last sent_at of a round
 func BenchmarkLatency(b *testing.B) {
 	raiseFDLimit(b)
 	for _, streams := range []int{100, 1000} {
 		for _, stamps := range []bool{true, false} {
 			times := map[bool]string{true: "kernel", false: "read"}[stamps]
-			b.Run(fmt.Sprintf("streams=%d/times=%s", streams, times), func(b *testing.B) { benchLatency(b, streams, stamps) })
+			b.Run(fmt.Sprintf("streams=%d/times=%s", streams, times), func(b *testing.B) {
+				benchLatency(b, latencyConfig{streams: streams, stamps: stamps, first: 200 * time.Millisecond})
+			})
 		}
+	}
+	for _, send := range []string{"each", "loadgen"} {
+		b.Run("streams=1000/first=0/send="+send, func(b *testing.B) {
+			benchLatency(b, latencyConfig{streams: 1000, stamps: true, burst: true, loadgen: send == "loadgen"})
+		})
 	}
 }
 
-func benchLatency(b *testing.B, streams int, stamps bool) {
+type latencyConfig struct {
+	streams int
+	stamps  bool
+	first   time.Duration // the server's first-token delay
+	burst   bool          // open new connections each round
+	loadgen bool          // send through loadgen.Run (unlimited)
+}
+
+func benchLatency(b *testing.B, cfg latencyConfig) {
 	const (
 		tokens = 50
-		first  = 200 * time.Millisecond
 		gap    = 20 * time.Millisecond
 	)
+	streams := cfg.streams
 	// The server runs in its own process, as an engine does, so that its
 	// step loop does not share this process's Go scheduler with the 1,000
 	// client goroutines; both sides stamp times with the wall clock.
-	srv := startProcServer(b, first, gap)
-	client := NewClient(srv.url(), WithClock(wallClock), WithReceiveStamps(stamps))
+	srv := startProcServer(b, cfg.first, gap)
+	client := NewClient(srv.url(), WithClock(wallClock), WithReceiveStamps(cfg.stamps))
 	var ttftAdded, tokenAdded, itlClient, itlServer []float64
 	var clientRate, serverRate, clientDecode, serverDecode []float64
+	var burstMS []float64
+	boundedFirst := 0
 	// Warm up: open the connections (one token each, not measured).
 	var warm sync.WaitGroup
 	for i := 0; i < streams; i++ {
@@ -427,23 +557,52 @@ func benchLatency(b *testing.B, streams int, stamps bool) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for iter := 0; iter < b.N; iter++ {
-		recs := make([]struct {
-			first float64
-			times []float64
-			ok    bool
-			n     int
-		}, streams)
-		var wg sync.WaitGroup
-		for i := 0; i < streams; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				rec := client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokens, Extra: map[string]any{"bench_id": iter*streams + i}})
-				recs[i].first, recs[i].times, recs[i].ok, recs[i].n = rec.FirstTokenAt, rec.TokenTimes, rec.OK, rec.OutputTokens
-			}(i)
+		recs := make([]archive.Request, streams)
+		reqs := make([]workload.Request, streams)
+		for i := range reqs {
+			reqs[i] = Request{ID: strconv.Itoa(i), Phase: "formal", Chat: true, Prompt: "p", MaxTokens: tokens, Extra: map[string]any{"bench_id": iter*streams + i}}
 		}
-		wg.Wait()
+		if cfg.burst {
+			b.StopTimer()
+			client.http.CloseIdleConnections()
+			time.Sleep(100 * time.Millisecond) // the server sees them closed
+			b.StartTimer()
+		}
+		if cfg.loadgen {
+			err := loadgen.Run(context.Background(), loadgen.Config{Mode: loadgen.Unlimited}, reqs, client, func(rec archive.Request) {
+				i, _ := strconv.Atoi(rec.ID)
+				recs[i] = rec
+			}, func(p loadgen.Progress) {
+				if p.Done == streams {
+					boundedFirst += p.BoundedFirst
+				}
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		} else {
+			var wg sync.WaitGroup
+			var bounded atomic.Int64
+			for i := range reqs {
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					f := &workload.Flight{}
+					recs[i] = client.DoFlight(context.Background(), reqs[i], f)
+					if _, first := f.Bounded(); first {
+						bounded.Add(1)
+					}
+				}(i)
+			}
+			wg.Wait()
+			boundedFirst += int(bounded.Load())
+		}
 		b.StopTimer()
+		sMin, sMaxSent := 1e300, 0.0
+		for _, r := range recs {
+			sMin, sMaxSent = min(sMin, r.SentAt), max(sMaxSent, r.SentAt)
+		}
+		burstMS = append(burstMS, (sMaxSent-sMin)*1e3)
 		writes, err := srv.writes(context.Background())
 		if err != nil {
 			b.Fatal(err)
@@ -452,25 +611,25 @@ func benchLatency(b *testing.B, streams int, stamps bool) {
 		total := 0
 		for i, r := range recs {
 			w := writes[iter*streams+i]
-			if !r.ok || r.n != tokens || len(r.times) != tokens || len(w) != tokens {
-				b.Fatalf("stream %d: ok %v, %d tokens, %d times, %d server writes", i, r.ok, r.n, len(r.times), len(w))
+			if !r.OK || r.OutputTokens != tokens || len(r.TokenTimes) != tokens || len(w) != tokens {
+				b.Fatalf("stream %d: ok %v (%s), %d tokens, %d times, %d server writes", i, r.OK, r.Error, r.OutputTokens, len(r.TokenTimes), len(w))
 			}
 			total += tokens
-			ttftAdded = append(ttftAdded, (r.first-w[0])*1e3)
+			ttftAdded = append(ttftAdded, (r.FirstTokenAt-w[0])*1e3)
 			for j := range w {
-				tokenAdded = append(tokenAdded, (r.times[j]-w[j])*1e3)
+				tokenAdded = append(tokenAdded, (r.TokenTimes[j]-w[j])*1e3)
 				if j > 0 {
-					itlClient = append(itlClient, (r.times[j]-r.times[j-1])*1e3)
+					itlClient = append(itlClient, (r.TokenTimes[j]-r.TokenTimes[j-1])*1e3)
 					itlServer = append(itlServer, (w[j]-w[j-1])*1e3)
 				}
 			}
-			cMin, cMax = min(cMin, r.times[0]), max(cMax, r.times[tokens-1])
+			cMin, cMax = min(cMin, r.TokenTimes[0]), max(cMax, r.TokenTimes[tokens-1])
 			sMin, sMax = min(sMin, w[0]), max(sMax, w[tokens-1])
 		}
 		cDec, sDec := 0.0, 0.0
 		for i, r := range recs {
 			w := writes[iter*streams+i]
-			cDec += float64(tokens-1) / (r.times[tokens-1] - r.times[0])
+			cDec += float64(tokens-1) / (r.TokenTimes[tokens-1] - r.TokenTimes[0])
 			sDec += float64(tokens-1) / (w[tokens-1] - w[0])
 		}
 		clientDecode, serverDecode = append(clientDecode, cDec), append(serverDecode, sDec)
@@ -491,6 +650,10 @@ func benchLatency(b *testing.B, streams int, stamps bool) {
 	b.ReportMetric(mean(serverRate), "server_tokens/s")
 	b.ReportMetric(mean(clientDecode), "client_decode_tokens/s")
 	b.ReportMetric(mean(serverDecode), "server_decode_tokens/s")
+	if cfg.burst {
+		b.ReportMetric(100*float64(boundedFirst)/float64(b.N*streams), "bounded_first_%")
+		b.ReportMetric(mean(burstMS), "burst_ms")
+	}
 }
 
 func percentile(v []float64, p float64) float64 {
@@ -508,6 +671,95 @@ func mean(v []float64) float64 {
 		t += x
 	}
 	return t / float64(len(v))
+}
+
+// BenchmarkBurst measures the unlimited mode's send burst alone: 1,000
+// requests whose first token comes 2 s after they arrive, sent on new
+// connections, timed from the first send until the server has read all of
+// them (it reports the count at GET /arrived, polled every millisecond):
+//
+//	burst_ms: wall time of the burst
+//	burst_cpu_ms: the client's CPU time over it (both cores counted)
+//
+// send=each: one goroutine per request that encodes, dials and writes as
+// it is started (the unlimited mode before Prepare); send=prepared: the
+// client's Prepare first (not timed), then the sends released from one
+// gate, as loadgen's unlimited mode does now; send=warm: the same with the
+// connections already idle in the transport (opened by a request each), a
+// floor that Prepare does not reach (net/http still sets each prepared
+// connection up when a request takes it).
+func BenchmarkBurst(b *testing.B) {
+	raiseFDLimit(b)
+	const streams = 1000
+	srv := startProcServer(b, 2*time.Second, 20*time.Millisecond)
+	for _, send := range []string{"each", "prepared", "warm"} {
+		b.Run("send="+send, func(b *testing.B) {
+			var wall, cpu []float64
+			for iter := 0; iter < b.N; iter++ {
+				client := NewClient(srv.url(), WithClock(wallClock))
+				reqs := make([]workload.Request, streams)
+				for i := range reqs {
+					reqs[i] = Request{ID: strconv.Itoa(i), Phase: "formal", Chat: true, Prompt: "p", MaxTokens: 1, Extra: map[string]any{"bench_id": -2}}
+				}
+				if send == "warm" {
+					burstWarm(b, client, streams)
+				}
+				base, err := srv.arrived(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				release := func() {}
+				if send == "prepared" {
+					release = client.Prepare(context.Background(), reqs)
+				}
+				gate := make(chan struct{})
+				var wg sync.WaitGroup
+				for i := range reqs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if send != "each" {
+							<-gate
+						}
+						client.Do(context.Background(), reqs[i])
+					}()
+				}
+				cpu0, t0 := cpuSeconds(), time.Now()
+				close(gate)
+				for {
+					n, err := srv.arrived(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n-base >= streams {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				wall = append(wall, time.Since(t0).Seconds()*1e3)
+				cpu = append(cpu, (cpuSeconds()-cpu0)*1e3)
+				wg.Wait()
+				release()
+				client.http.CloseIdleConnections()
+			}
+			b.ReportMetric(percentile(wall, 50), "burst_ms")
+			b.ReportMetric(percentile(cpu, 50), "burst_cpu_ms")
+		})
+	}
+}
+
+// burstWarm opens n connections in the client's transport, one request
+// each, and leaves them idle.
+func burstWarm(b *testing.B, client *Client, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: 1, Extra: map[string]any{"bench_id": -1}})
+		}()
+	}
+	wg.Wait()
 }
 
 // BenchmarkParseChunk compares the allocation-free chunk scanner with the

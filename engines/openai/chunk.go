@@ -37,16 +37,112 @@ type usage struct {
 // strings are not decoded, only their characters counted. Unknown members
 // are skipped. It accepts every valid JSON document and some invalid ones
 // (it does not check what it skips beyond its structure).
-func parseChunk(b []byte, out *chunkInfo) error {
+func parseChunk(b []byte, out *chunkInfo) error { return parseChunkMemo(b, out, nil) }
+
+// chunkMemo remembers the start of the last chunk parsed, up to its first
+// member that says something (choices, usage, ...): the members before it
+// (id, object, created, model, system_fingerprint) are the same bytes in
+// every chunk of a stream, and bytes that are the same parse the same.
+//
+// It also remembers the chunk's shape when its only text is one content
+// string: a chunk that differs from it only inside that string (the next
+// token of the stream, as a server sends it) says the same, but for the
+// string's characters and the text hash, which are all that is worked out.
+type chunkMemo struct {
+	prefix        []byte // the chunk's bytes up to the key of that member; nil: none
+	isErrorObject bool   // what the prefix said
+	afterComma    bool   // the prefix ends after a member's comma: a key must follow
+
+	shape      []byte    // the whole chunk; nil: no shape
+	shapeInfo  chunkInfo // what it said
+	content    [2]int    // its content string token, [start, end)
+	deltaStart int       // the hashed delta (or message) value, [deltaStart, deltaEnd)
+	deltaEnd   int
+}
+
+// afterComma reports whether b ends with a comma and whitespace.
+func afterComma(b []byte) bool {
+	for i := len(b) - 1; i >= 0; i-- {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+		case ',':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// sameShape parses b from the remembered shape, and reports whether it
+// could: b must be the shape with another string in place of the content
+// string (a string that the scanner accepts).
+func (m *chunkMemo) sameShape(b []byte, out *chunkInfo) bool {
+	if len(m.shape) == 0 {
+		return false
+	}
+	pre, suf := m.shape[:m.content[0]], m.shape[m.content[1]:]
+	if len(b) < len(pre)+len(suf)+2 || string(b[:len(pre)]) != string(pre) || string(b[len(b)-len(suf):]) != string(suf) {
+		return false
+	}
+	mid := scanner{b: b[len(pre) : len(b)-len(suf)]}
+	raw, ok := mid.str()
+	if !ok || mid.i != len(mid.b) {
+		return false
+	}
+	*out = m.shapeInfo
+	out.contentChars = jsonStringChars(raw)
+	out.textHash = chunkset.Mix(chunkset.Seed, b[m.deltaStart:len(b)-(len(m.shape)-m.deltaEnd)])
+	return true
+}
+
+// remember keeps b's shape when the scan says it has one: one text member
+// in all, a delta or message whose only text is one content string.
+func (m *chunkMemo) remember(b []byte, s *scanner, info *chunkInfo) {
+	if s.err != nil || s.texts != 1 || s.contents != 1 || info.reasoningChars != 0 || info.hasUsage || info.timings != nil || info.errMsg != "" {
+		m.shape = m.shape[:0]
+		return
+	}
+	m.shape = append(m.shape[:0], b...)
+	m.shapeInfo = *info
+	m.content = s.content
+	m.deltaStart, m.deltaEnd = s.delta0, s.delta1
+}
+
+// parseChunkMemo is parseChunk that skips the start of b when it is the
+// start memo holds (nil: no memo), and remembers b's.
+func parseChunkMemo(b []byte, out *chunkInfo, memo *chunkMemo) error {
+	if memo != nil && memo.sameShape(b, out) {
+		return nil
+	}
 	*out = chunkInfo{}
 	s := scanner{b: b}
 	var isErrorObject bool
 	var message []byte
-	if !s.enter('{') {
+	prefixEnd := -1
+	resume := false // at a key, as after a member's comma
+	if memo != nil && len(memo.prefix) > 0 && len(b) > len(memo.prefix) && string(b[:len(memo.prefix)]) == string(memo.prefix) {
+		s.i, isErrorObject, prefixEnd, resume = len(memo.prefix), memo.isErrorObject, len(memo.prefix), memo.afterComma
+	} else if !s.enter('{') {
 		return s.fail("want an object")
 	}
-	for s.more('}') {
-		switch key := s.key(); string(key) {
+	for resume || s.more('}') {
+		resume = false
+		start := s.i
+		key := s.key()
+		switch string(key) {
+		case "object", "id", "created", "model", "system_fingerprint", "service_tier":
+		default:
+			if prefixEnd < 0 {
+				prefixEnd = start
+				if memo != nil && s.err == nil {
+					memo.prefix = append(memo.prefix[:0], b[:start]...)
+					memo.isErrorObject = isErrorObject
+					memo.afterComma = afterComma(b[:start])
+				}
+			}
+		}
+		switch string(key) {
 		case "choices":
 			s.choices(out)
 		case "usage":
@@ -82,6 +178,12 @@ func parseChunk(b []byte, out *chunkInfo) error {
 	s.ws()
 	if s.err == nil && s.i != len(s.b) {
 		s.fail("data after the object")
+	}
+	if memo != nil {
+		if s.err != nil || prefixEnd < 0 {
+			memo.prefix = memo.prefix[:0] // remember only what parsed
+		}
+		memo.remember(b, &s, out)
 	}
 	if isErrorObject && out.errMsg == "" {
 		// vLLM's ErrorResponse: {"object": "error", "message": "...", ...}
@@ -122,14 +224,19 @@ func (s *scanner) choices(out *chunkInfo) {
 				start := s.i
 				text = s.strChars()
 				out.textHash = chunkset.Mix(out.textHash, s.b[start:s.i])
+				s.texts++
 			case "delta":
 				start := s.i
 				delta = s.delta()
 				out.textHash = chunkset.Mix(out.textHash, s.b[start:s.i])
+				s.texts++
+				s.delta0, s.delta1 = start, s.i
 			case "message":
 				start := s.i
 				message = s.delta()
 				out.textHash = chunkset.Mix(out.textHash, s.b[start:s.i])
+				s.texts++
+				s.delta0, s.delta1 = start, s.i
 			case "finish_reason":
 				finished = !s.null()
 				if finished {
@@ -160,7 +267,13 @@ func (s *scanner) delta() (chars [2]int) {
 	for s.more('}') {
 		switch key := s.key(); string(key) {
 		case "content":
+			s.ws()
+			start := s.i
 			chars[0] = s.strChars()
+			if s.err == nil && start < s.i && s.b[start] == '"' {
+				s.contents++
+				s.content = [2]int{start, s.i}
+			}
 		case "reasoning_content":
 			rc = s.strChars()
 		case "reasoning":
@@ -262,6 +375,13 @@ type scanner struct {
 	b   []byte
 	i   int
 	err error
+
+	// The text members met (text, delta, message values hashed), the
+	// content strings met in a delta or message, and the spans of the
+	// last of each (for chunkMemo).
+	texts, contents int
+	delta0, delta1  int
+	content         [2]int
 }
 
 func (s *scanner) fail(what string) error {

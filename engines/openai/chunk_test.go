@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -203,6 +204,91 @@ func TestJSONStringChars(t *testing.T) {
 		json.Unmarshal(raw, &dec)
 		if got, want := jsonStringChars(raw[1:len(raw)-1]), utf8.RuneCountInString(dec); got != want {
 			t.Errorf("%q: %d chars, want %d", s, got, want)
+		}
+	}
+}
+
+// FuzzParseChunkMemo: a chunk parsed after another, with the memo of the
+// first, gives what it gives on its own, error included.
+func FuzzParseChunkMemo(f *testing.F) {
+	vllm := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}`
+	f.Add([]byte(vllm), []byte(strings.Replace(vllm, `"a"`, `"bc"`, 1)))
+	f.Add([]byte(vllm), []byte(strings.Replace(vllm, `"choices"`, `"usage":{"completion_tokens":2},"choices"`, 1)))
+	f.Add([]byte(`{"object":"error","choices":[]}`), []byte(`{"object":"error","message":"boom"}`))
+	f.Add([]byte(`{"object":"error","id":"x","choices":[]}`), []byte(`{"object":"error","id":"x","choices":[]`))
+	f.Add([]byte(vllm), []byte(vllm[:40]))
+	for _, s := range chunkSeeds {
+		f.Add([]byte(vllm), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		var memo chunkMemo
+		var got, want chunkInfo
+		_ = parseChunkMemo(first, &got, &memo)
+		gotErr := parseChunkMemo(second, &got, &memo)
+		wantErr := parseChunk(second, &want)
+		if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q after %q:\n got %+v (%v)\nwant %+v (%v)", second, first, got, gotErr, want, wantErr)
+		}
+	})
+}
+
+// TestParseChunkMemoSkipsTheSameStart: the second chunk of a stream starts
+// where the first's prefix ends, and what the prefix said is kept.
+func TestParseChunkMemoSkipsTheSameStart(t *testing.T) {
+	var memo chunkMemo
+	var info chunkInfo
+	first := `{"id":"chatcmpl-1","object":"error","created":1,"message":"x","choices":[]}`
+	if err := parseChunkMemo([]byte(first), &info, &memo); err != nil || info.errMsg != "x" {
+		t.Fatalf("first: %v %+v", err, info)
+	}
+	if want := `{"id":"chatcmpl-1","object":"error","created":1,`; string(memo.prefix) != want || !memo.isErrorObject {
+		t.Fatalf("memo %q (error object %v), want %q (true)", memo.prefix, memo.isErrorObject, want)
+	}
+	// Same start, no message member: the error object is still one.
+	if err := parseChunkMemo([]byte(`{"id":"chatcmpl-1","object":"error","created":1,"choices":[]}`), &info, &memo); err != nil || info.errMsg != "error" {
+		t.Fatalf("second: %v %+v", err, info)
+	}
+	// A chunk that does not parse leaves no memo.
+	_ = parseChunkMemo([]byte(`{"id":"chatcmpl-1","choices":[`), &info, &memo)
+	if len(memo.prefix) != 0 {
+		t.Fatalf("memo %q kept from a bad chunk", memo.prefix)
+	}
+}
+
+// TestParseChunkMemoShape: after a vLLM token chunk, the next ones are read
+// from its shape (only the content string differs), and count what they
+// say; a chunk of another shape is parsed in full.
+func TestParseChunkMemoShape(t *testing.T) {
+	tok := func(s string) []byte {
+		return []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":` + s + `},"logprobs":null,"finish_reason":null}]}`)
+	}
+	var memo chunkMemo
+	var info chunkInfo
+	if err := parseChunkMemo(tok(`"a"`), &info, &memo); err != nil || len(memo.shape) == 0 {
+		t.Fatalf("first chunk: %v, shape %q", err, memo.shape)
+	}
+	for _, tc := range []struct {
+		content string
+		chars   int // characters of the decoded string
+	}{
+		{`" tok"`, 4},
+		{`"\"},\"x\":\""`, 8}, // `"},"x":"` escaped (8 characters): still one string
+		{`"\u00e9\ud83d\ude00"`, 2},
+		{`""`, 0},
+	} {
+		var want chunkInfo
+		if err := parseChunk(tok(tc.content), &want); err != nil {
+			t.Fatal(err)
+		}
+		shaped := memo.sameShape(tok(tc.content), &info)
+		if !shaped || !reflect.DeepEqual(info, want) || info.contentChars != tc.chars {
+			t.Errorf("%s: from the shape %v, %+v; want %+v (%d chars)", tc.content, shaped, info, want, tc.chars)
+		}
+	}
+	// Not a string in the content's place, or other members: no shape.
+	for _, other := range [][]byte{tok(`null`), tok(`"a","reasoning":"b"`), []byte(`{"choices":[]}`)} {
+		if memo.sameShape(other, &info) {
+			t.Errorf("%s read from the shape", other)
 		}
 	}
 }

@@ -19,7 +19,10 @@
 //   - done_at: the arrival of [DONE], or the end of the stream after a
 //     finish_reason;
 //   - token_times: the arrival of every chunk that carries text (one token
-//     each; these are never used as the token total);
+//     each; these are never used as the token total). A chunk read
+//     together with later data has that read's time, an upper bound (the
+//     kernel may have merged it with what followed); such chunks are
+//     counted into the request's workload.Flight (see readStamp);
 //   - output_tokens: usage.completion_tokens (tokens_source "usage"), else
 //     llama.cpp's timings.predicted_n ("engine"), else max(1, chars/4)
 //     ("estimate", the asiai M4 fallback); reasoning_tokens from
@@ -55,6 +58,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -98,6 +102,7 @@ type Client struct {
 	tokenTimes              bool
 	receiveStamps           bool
 	runID                   string // X-Request-Id prefix
+	prep                    atomic.Pointer[prepared]
 }
 
 // Option configures a Client.
@@ -223,7 +228,12 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 		}
 	}
 	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
-	body, target, err := c.encode(r)
+	prep := c.prep.Load()
+	body, target, ok := prep.body(r)
+	var err error
+	if !ok {
+		body, target, err = c.encode(r)
+	}
 	if err != nil {
 		rec.SentAt = c.clock()
 		rec.DoneAt = rec.SentAt
@@ -236,6 +246,9 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	}
 	if id := requestID(c.runID, r.ID); id != "" {
 		hdr["X-Request-Id"] = []string{id}
+	}
+	if prep != nil {
+		ctx = withConnPool(ctx, prep.conns)
 	}
 	x := Send(ctx, ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: timeout, Stall: stall, Header: hdr, Redact: c.redact,
 		ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody}, target, body, &rec)
@@ -274,6 +287,16 @@ type stream struct {
 	flight *workload.Flight
 	last   float64 // the latest time handed out
 	info   chunkInfo
+	memo   chunkMemo
+
+	// The last text chunk, until the next event says whether its time is
+	// exact: it is not when that event came in the same read (see
+	// readStamp).
+	read         readStamp // the read the current event came in (seq 0: no stamps)
+	pending      bool
+	pendingFirst bool
+	pendingRead  readStamp
+	bounded      int // text chunks whose time is an upper bound
 
 	chars     int
 	texts     chunkset.Counter // distinct chunk texts
@@ -313,6 +336,10 @@ func (st *stream) readSSE(body io.Reader) {
 		}
 		if err != nil {
 			st.rec.DoneAt = st.c.clock()
+			if st.pending && !st.pendingRead.full {
+				st.pending = false // nothing came after it
+			}
+			st.settle()
 			if err == io.EOF {
 				st.eof = true
 			} else {
@@ -324,11 +351,19 @@ func (st *stream) readSSE(body io.Reader) {
 }
 
 // now is the arrival time of the data just read (see arrival.go), never
-// before sent_at or an earlier time of the stream.
+// before sent_at or an earlier time of the stream. Events that came in
+// the same read share its time, worked out once.
 func (st *stream) now() float64 {
-	t := st.c.clock()
-	if st.c.receiveStamps {
-		t = st.x.Arrival(t)
+	var t float64
+	if s := st.x.stamper; s != nil && st.c.receiveStamps {
+		r := s.lastRead()
+		if r.seq == st.read.seq && r.seq != 0 {
+			return st.last
+		}
+		st.read = r
+		t = arrivalAt(r.stamp, st.c.clock())
+	} else {
+		t = st.c.clock()
 	}
 	t = max(t, st.last, st.rec.SentAt)
 	st.last = t
@@ -351,16 +386,48 @@ func (st *stream) line(l []byte) bool {
 		return false
 	}
 	now := st.now()
+	st.settle()
 	if string(p) == "[DONE]" {
 		st.sawDone = true
 		st.rec.DoneAt = now
 		return true
 	}
-	if err := parseChunk(p, &st.info); err != nil {
+	if err := parseChunkMemo(p, &st.info, &st.memo); err != nil {
 		st.errMsg = err.Error()
 		return true
 	}
-	return st.apply(now)
+	text := st.gotFirst
+	over := st.apply(now)
+	if st.info.contentChars+st.info.reasoningChars > 0 && st.read.seq != 0 {
+		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.read
+	}
+	return over
+}
+
+// settle decides about the pending text chunk when the next event (or the
+// end of the stream) is read: its time is only an upper bound when the
+// next event came in the same read, or when its read filled the buffer.
+func (st *stream) settle() {
+	if !st.pending {
+		return
+	}
+	st.pending = false
+	if r := st.pendingRead; r.full || st.read.seq == r.seq {
+		st.bounded++
+		st.flight.AddBounded(st.pendingFirst)
+		if st.pendingFirst {
+			// It arrived after sent_at, and after the last read that
+			// found the connection empty.
+			lo := st.rec.SentAt
+			if r.after != 0 {
+				now := st.c.clock()
+				if a := arrivalAt(r.after, now); a != now {
+					lo = max(lo, a)
+				}
+			}
+			st.flight.SetFirstWithin(time.Duration(max(0, st.rec.FirstTokenAt-lo) * 1e9))
+		}
+	}
 }
 
 // apply folds the parsed chunk into the record; true when the stream is

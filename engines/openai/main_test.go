@@ -9,16 +9,23 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
 // benchServerEnv, when set in the environment of the test binary, turns it
-// into the paced stream server of BenchmarkLatency, in its own process as
-// an inference engine is: "FIRST_MS,GAP_MS". It prints its address, serves
+// into the stream server of the benchmarks, in its own process as an
+// inference engine is: "FIRST_MS,GAP_MS,BATCH" (GAP_MS 0: unpaced, BATCH
+// tokens per write). It prints its address, serves
 // until its standard input closes, then exits.
 const benchServerEnv = "JOULEBENCH_BENCH_STREAM_SERVER"
+
+// benchServerCPUEnv, when set (a CPU number), pins the benchmarks' child
+// server process to that CPU where the system allows it (Linux), so that
+// running the client under `taskset -c N` keeps the two apart.
+const benchServerCPUEnv = "JOULEBENCH_BENCH_SERVER_CPU"
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(benchServerEnv); spec != "" {
@@ -32,12 +39,22 @@ func TestMain(m *testing.M) {
 func wallClock() float64 { return float64(time.Now().UnixNano()) / 1e9 }
 
 func runBenchServer(spec string) int {
-	var firstMS, gapMS int
-	if _, err := fmt.Sscanf(spec, "%d,%d", &firstMS, &gapMS); err != nil {
+	var firstMS, gapMS, batch int
+	if _, err := fmt.Sscanf(spec, "%d,%d,%d", &firstMS, &gapMS, &batch); err != nil {
 		fmt.Fprintln(os.Stderr, "bench server:", err)
 		return 2
 	}
-	srv := startServer(&serverTB{}, wallClock, time.Duration(firstMS)*time.Millisecond, time.Duration(gapMS)*time.Millisecond, true)
+	if cpu := os.Getenv(benchServerCPUEnv); cpu != "" {
+		n, err := strconv.Atoi(cpu)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench server cpu:", err)
+			return 2
+		}
+		if err := pinProcess(n); err != nil {
+			fmt.Fprintln(os.Stderr, "bench server: pin to cpu", n, err)
+		}
+	}
+	srv := startBatchServer(&serverTB{}, wallClock, time.Duration(firstMS)*time.Millisecond, time.Duration(gapMS)*time.Millisecond, true, batch)
 	fmt.Println(srv.ln.Addr().String())
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the benchmark closes it
 	return 0
@@ -60,8 +77,15 @@ type procServer struct {
 
 func startProcServer(tb testing.TB, first, gap time.Duration) *procServer {
 	tb.Helper()
+	return startProcServerBatch(tb, first, gap, 1)
+}
+
+// startProcServerBatch is startProcServer whose unpaced streams (gap 0)
+// write batch tokens per write.
+func startProcServerBatch(tb testing.TB, first, gap time.Duration, batch int) *procServer {
+	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d,%d", benchServerEnv, first.Milliseconds(), gap.Milliseconds()))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d,%d,%d", benchServerEnv, first.Milliseconds(), gap.Milliseconds(), batch))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -102,4 +126,22 @@ func (p *procServer) writes(ctx context.Context) (map[int][]float64, error) {
 		return nil, fmt.Errorf("bench server writes: %w", err)
 	}
 	return out, nil
+}
+
+// arrived is the number of requests the server has read.
+func (p *procServer) arrived(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url()+"/arrived", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(b), 10, 64)
 }
