@@ -38,22 +38,30 @@ package main
 //     as the others all reached the server before the main step; with L
 //     of them late, while early + L ≤ 100 (for an early group of up to
 //     100). With 256 requests it needed early + L ≤ 56, and early groups
-//     of 57–99 or 157–199 failed even with none late.
+//     of 57–99 or 157–199 failed even with none late; 300 is the smallest
+//     count for which no early group fails.
 //   - -b 65536: every waiting prompt in one logical batch (300 chat prompts
 //     are ~21 000 tokens, 300 random ones of 16 words ~30 000; the default
 //     2048 cut them into steps that started requests 0.4–4.7 s apart);
 //   - -t 1 -tb 1: no spinning thread barrier on a busy 2-core machine.
-// What the main group can miss: the requests that reach the server after
-// the early group's 128 tokens are done. That takes 0.35–1 s here (its
-// steps are slowed by taking in the arriving requests); the client sends
-// the 300 within 0.07–0.18 s, 0.6 s under -race on a loaded machine, when
-// the main step started with 234 and 65 ran last (still steady). A
-// shorter max_tokens shortens that margin with the run.
-// Measured on 2 busy cores (load average 6–37, some runs with one core
-// spinning `yes`, some under -race): start groups such as [1 256 43],
-// [2 256 42], [15 256 29], [66 234] and [256 44] (the server took all 256
-// slots in its first step), steady from the request after the early group,
-// window CVs 0.0003–0.024, 36–55 s per case.
+// What a group holds: the requests that reached the server while the
+// group before it generated. The early group's 128 tokens take 0.35–1 s
+// here (its steps are slowed by taking in the arriving requests); the
+// client sends the 300 within 0.07–0.18 s, 0.6 s under -race on a loaded
+// machine. When the intake is slower than the early group, the groups
+// cascade: [1 234 65] in one -race run (21 reached the server after the
+// main step began and ran last), [2 22 256 20] in another; both steady,
+// as each window fits in a group. A shorter max_tokens shortens that
+// margin with the run.
+// Measured on 2 busy cores (load average 7–37), 20 runs of this test, 9
+// with one core spinning `yes`, 7 under -race: 40 of 40 cases reached
+// steady state, from request 1–66 (the first after the groups before the
+// main one, or a few of them inside the first window); start groups
+// [1 256 43] 13 times, [2 256 42] 7, [256 44] 5 (the first step took 256),
+// and [66 234], [56 244], [41 256 3], [15 256 29], [1 20 256 23], …;
+// window CVs 0.0003–0.028 (up to 0.020 inside the main group alone, where
+// the client's first-token and chunk times differ by tens of ms);
+// 23–70 s per case.
 // What one slot gave instead (the first setup): its J/token follows the
 // CPU's speed and, in llama-server 0.7.0, the queue's length (every result
 // wakes every waiting HTTP thread): 128 tokens in 0.03–5 s, window CVs
