@@ -60,7 +60,9 @@ func Mean(xs []float64) (float64, error) {
 
 // Percentile returns the pct-th percentile (0 ≤ pct ≤ 100) with linear
 // interpolation between the closest ranks (numpy's default "linear"):
-// rank = pct/100·(n-1) in the sorted list. xs is not modified.
+// rank = pct/100·(n-1) in the sorted list. xs is not modified, and not
+// copied when it is long: the two ranks are found by selection (select.go),
+// which gives the elements a sort would put there (a zero is +0).
 func Percentile(xs []float64, pct float64) (float64, error) {
 	if err := checkFinite("percentile", xs); err != nil {
 		return 0, err
@@ -68,15 +70,14 @@ func Percentile(xs []float64, pct float64) (float64, error) {
 	if math.IsNaN(pct) || pct < 0 || pct > 100 {
 		return 0, fmt.Errorf("percentile: %v is outside [0, 100]", pct)
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	rank := pct / 100 * float64(len(s)-1)
+	rank := pct / 100 * float64(len(xs)-1)
 	lo := int(math.Floor(rank))
-	hi := min(lo+1, len(s)-1)
+	hi := min(lo+1, len(xs)-1)
 	f := rank - float64(lo)
-	v := s[lo]
+	a, b := selectRanks(xs, lo, hi)
+	v := a
 	if f > 0 {
-		v = s[lo] + (s[hi]-s[lo])*f
+		v = a + (b-a)*f
 	}
 	return finiteResult("percentile", v)
 }
