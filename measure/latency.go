@@ -19,7 +19,9 @@ import (
 // count of 0 (a chunk with no token) adds its gap to the next one that has
 // tokens. Requests without token_times contribute nothing.
 func ITL(reqs []*archive.Request) ([]float64, error) {
-	var out []float64
+	// A first pass checks the requests and counts the values, so that the
+	// list (tens of millions of values in a long run) is allocated once.
+	n := 0
 	for _, r := range reqs {
 		if !r.OK || len(r.TokenTimes) < 2 {
 			continue
@@ -33,17 +35,39 @@ func ITL(reqs []*archive.Request) ([]float64, error) {
 			if math.IsNaN(t) || t < prev {
 				return nil, fmt.Errorf("itl: request %s: token_times[%d] = %v is before the chunk before it", r.ID, i, t)
 			}
-			n := 1
+			if r.TokenCounts == nil {
+				n++
+				prev = t
+				continue
+			}
+			switch c := r.TokenCounts[i]; {
+			case c < 0:
+				return nil, fmt.Errorf("itl: request %s: token_counts[%d] = %d is negative", r.ID, i, c)
+			case c > 0:
+				n++
+				prev = t
+			}
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	out := make([]float64, 0, n)
+	for _, r := range reqs {
+		if !r.OK || len(r.TokenTimes) < 2 {
+			continue
+		}
+		prev := r.TokenTimes[0]
+		for i := 1; i < len(r.TokenTimes); i++ {
+			t := r.TokenTimes[i]
+			c := 1
 			if r.TokenCounts != nil {
-				n = r.TokenCounts[i]
+				c = r.TokenCounts[i]
 			}
-			if n < 0 {
-				return nil, fmt.Errorf("itl: request %s: token_counts[%d] = %d is negative", r.ID, i, n)
-			}
-			if n == 0 {
+			if c == 0 {
 				continue // keep prev: the gap runs on to the next chunk with tokens
 			}
-			out = append(out, (t-prev)/float64(n))
+			out = append(out, (t-prev)/float64(c))
 			prev = t
 		}
 	}
