@@ -283,25 +283,35 @@ func (d *jsonLine) tokenTimes(line []byte) (lo, hi int, ok bool) {
 	}
 }
 
-// numberArray decodes the array at line[i] into d.times (reusing its
-// array, so that the library does not grow a new one per line) and returns
-// the index after it; false when it is not a non-empty array of numbers.
+// numberArray decodes the array of JSON numbers at line[i] into d.times
+// (reusing its array from line to line) with parseNumber, and returns the
+// index after it; false when it is not a non-empty array of numbers that
+// float64 holds (the line then goes the general way, and any error is the
+// library's).
 func (d *jsonLine) numberArray(line []byte, i int) (int, bool) {
 	if i == len(line) || line[i] != '[' {
 		return 0, false
 	}
-	// The first ']' ends an array of numbers; in any other array the
-	// part up to it does not decode, and the line goes the general way.
-	end := bytes.IndexByte(line[i:], ']')
-	if end < 0 {
-		return 0, false
-	}
-	end += i + 1
 	d.times = d.times[:0]
-	if gojson.UnmarshalOf(line[i:end], &d.times) != nil || len(d.times) == 0 {
+	for i++; ; i++ {
+		i = skipSpace(line, i)
+		v, next, ok := parseNumber(line, i)
+		if !ok {
+			return 0, false
+		}
+		d.times = append(d.times, v)
+		i = skipSpace(line, next)
+		if i == len(line) {
+			return 0, false
+		}
+		switch line[i] {
+		case ',':
+			continue
+		case ']':
+			return i + 1, true
+		}
 		return 0, false
 	}
-	return end, true
 }
 
 func skipSpace(line []byte, i int) int {
