@@ -262,22 +262,26 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 		return tokenShape{}, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
 	}
 	sum, sorted := 0.0, true
-	prevT := math.Inf(-1)
-	for k, t := range r.TokenTimes {
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return tokenShape{}, fmt.Errorf("token_times[%d] is %v", k, t)
-		}
-		w := 1.0
-		if r.TokenCounts != nil {
-			if r.TokenCounts[k] < 0 {
-				return tokenShape{}, fmt.Errorf("token_counts[%d] is negative (%d)", k, r.TokenCounts[k])
+	if r.TokenCounts == nil && inOrder(r.TokenTimes, sh.first, sh.done) {
+		sum = float64(len(r.TokenTimes)) // the usual case, checked in one comparison per chunk
+	} else {
+		prevT := math.Inf(-1)
+		for k, t := range r.TokenTimes {
+			if math.IsNaN(t) || math.IsInf(t, 0) {
+				return tokenShape{}, fmt.Errorf("token_times[%d] is %v", k, t)
 			}
-			w = float64(r.TokenCounts[k])
+			w := 1.0
+			if r.TokenCounts != nil {
+				if r.TokenCounts[k] < 0 {
+					return tokenShape{}, fmt.Errorf("token_counts[%d] is negative (%d)", k, r.TokenCounts[k])
+				}
+				w = float64(r.TokenCounts[k])
+			}
+			c := min(max(t, sh.first), sh.done)
+			sorted = sorted && c >= prevT
+			prevT = c
+			sum += w
 		}
-		c := min(max(t, sh.first), sh.done)
-		sorted = sorted && c >= prevT
-		prevT = c
-		sum += w
 	}
 	if sh.kind != shapeGen || sum == 0 {
 		return sh, nil
@@ -332,6 +336,20 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	segs[len(segs)-1].tokens += carry
 	sh.segments = segs
 	return sh, nil
+}
+
+// inOrder reports whether ts is in time order within [first, done]: no
+// chunk time to clamp or sort, none NaN or infinite (those fail the
+// comparison).
+func inOrder(ts []float64, first, done float64) bool {
+	prev := first
+	for _, t := range ts {
+		if !(t >= prev && t <= done) {
+			return false
+		}
+		prev = t
+	}
+	return true
 }
 
 // tokensIn returns how many of a request's output tokens were generated in
