@@ -7,18 +7,18 @@ import (
 
 // Percentiles of long lists (the inter-token latencies of a long run are
 // tens of millions of values) are found by selection rather than by
-// sorting a copy: a radix select over the bits of the numbers, which
-// reads the list a few times and copies only the few elements that share
-// the wanted rank's leading bits.
+// sorting a copy: a radix select over the bits of the numbers. One pass
+// counts the list's keys by their top 16 bits; a second copies out the keys
+// of the bucket that holds the wanted rank (a small part of the list), and
+// the same is repeated on that copy, in place, 16 bits further down, until
+// few enough remain to sort.
 
 const (
 	// selectSortMax: a list this short is copied and sorted.
 	selectSortMax = 1 << 12
 	// radixBits: the bits of the key a pass of the radix select resolves.
 	radixBits = 16
-	// gatherMax: when at most this many elements share the leading bits
-	// resolved so far, they are copied and sorted.
-	gatherMax = 1 << 14
+	radixMask = 1<<radixBits - 1
 )
 
 // orderKey maps a float64 to a key whose unsigned order is the numeric
@@ -35,69 +35,111 @@ func keyFloat(k uint64) float64 {
 	return math.Float64frombits(^k)
 }
 
+// finiteKey reports whether a key is that of a finite number: NaN and
+// ±Inf have an all-ones exponent, the top 12 bits of the key all ones
+// (positive) or all zeros (negative).
+func finiteKey(k uint64) bool {
+	top := k >> 52
+	return top != 0 && top != 1<<12-1
+}
+
 // selectRanks returns the elements of rank lo and hi (0-based, hi is lo
-// or lo+1) of xs in ascending order, without modifying xs. xs holds no NaN.
-func selectRanks(xs []float64, lo, hi int) (float64, float64) {
+// or lo+1) of xs in ascending order, without modifying xs; ok is false
+// when xs holds a NaN or an infinity.
+func selectRanks(xs []float64, lo, hi int) (a, b float64, ok bool) {
 	if len(xs) <= selectSortMax {
 		keys := make([]uint64, len(xs))
 		for i, x := range xs {
 			keys[i] = orderKey(x)
 		}
 		slices.Sort(keys)
-		return keyFloat(keys[lo]), keyFloat(keys[hi])
+		if !finiteKey(keys[0]) || !finiteKey(keys[len(keys)-1]) {
+			return 0, 0, false
+		}
+		return keyFloat(keys[lo]), keyFloat(keys[hi]), true
 	}
-	const mask = 1<<radixBits - 1
+	const shift = 64 - radixBits
 	hist := make([]int, 1<<radixBits)
-	var prefix uint64 // the bits of the wanted key resolved so far
-	below := 0        // how many keys are below every key with that prefix
-	for shift := 64 - radixBits; ; shift -= radixBits {
-		// Count the keys with the prefix by their next radixBits bits.
-		top := uint(shift + radixBits) // a shift by 64 gives 0: no prefix yet
-		clear(hist)
-		for _, x := range xs {
-			if k := orderKey(x); k>>top == prefix>>top {
-				hist[k>>shift&mask]++
-			}
-		}
-		b := 0
-		for below+hist[b] <= lo {
-			below += hist[b]
-			b++
-		}
-		prefix |= uint64(b) << shift
-		count := hist[b]
-		switch {
-		case shift == 0: // count keys equal to prefix
-			a := keyFloat(prefix)
-			if hi < below+count {
-				return a, a
-			}
-			return a, keyFloat(nextKey(xs, prefix))
-		case count <= gatherMax:
-			buf := make([]uint64, 0, count)
-			for _, x := range xs {
-				if k := orderKey(x); k>>shift == prefix>>shift {
-					buf = append(buf, k)
-				}
-			}
-			slices.Sort(buf)
-			a := keyFloat(buf[lo-below])
-			if hi-below < len(buf) {
-				return a, keyFloat(buf[hi-below])
-			}
-			return a, keyFloat(nextKey(xs, prefix|(1<<shift-1)))
+	for _, x := range xs {
+		hist[orderKey(x)>>shift]++
+	}
+	// Non-finite keys are in the first and last 16 buckets.
+	for i := range 1 << (radixBits - 12) {
+		if hist[i] != 0 || hist[len(hist)-1-i] != 0 {
+			return 0, 0, false
 		}
 	}
+	bk, below := bucketOf(hist, lo)
+	next := uint64(0) // the key of rank hi when it is past the bucket
+	if hi >= below+hist[bk] {
+		next = uint64(math.MaxUint64)
+		for _, x := range xs {
+			if k := orderKey(x); k>>shift > bk && k < next {
+				next = k
+			}
+		}
+		hi = lo
+	}
+	keys := make([]uint64, 0, hist[bk])
+	for _, x := range xs {
+		if k := orderKey(x); k>>shift == bk {
+			keys = append(keys, k)
+		}
+	}
+	ka, kb := selectKeys(keys, lo-below, hi-below, shift, hist)
+	if next != 0 {
+		kb = next
+	}
+	return keyFloat(ka), keyFloat(kb), true
 }
 
-// nextKey returns the smallest key of xs above k; the caller knows there
-// is one.
-func nextKey(xs []float64, k uint64) uint64 {
-	next := uint64(math.MaxUint64)
-	for _, x := range xs {
-		if kx := orderKey(x); kx > k && kx < next {
-			next = kx
+// bucketOf returns the bucket of hist that holds rank r, and how many
+// are in the buckets before it.
+func bucketOf(hist []int, r int) (b uint64, below int) {
+	for below+hist[b] <= r {
+		below += hist[b]
+		b++
+	}
+	return b, below
+}
+
+// selectKeys returns the keys of rank lo and hi (hi is lo or lo+1, both
+// in keys) of keys, whose bits from shift up are all the same. It reorders
+// keys and uses hist (1<<radixBits counters) as scratch space.
+func selectKeys(keys []uint64, lo, hi, shift int, hist []int) (uint64, uint64) {
+	for len(keys) > selectSortMax && shift > 0 {
+		shift -= radixBits
+		clear(hist)
+		for _, k := range keys {
+			hist[k>>shift&radixMask]++
+		}
+		bk, below := bucketOf(hist, lo)
+		if hi >= below+hist[bk] { // hi is the first key past the bucket
+			next := uint64(math.MaxUint64)
+			for _, k := range keys {
+				if k>>shift&radixMask > bk && k < next {
+					next = k
+				}
+			}
+			a, _ := selectKeys(keep(keys, bk, shift), lo-below, lo-below, shift, hist)
+			return a, next
+		}
+		keys = keep(keys, bk, shift)
+		lo, hi = lo-below, hi-below
+	}
+	slices.Sort(keys)
+	return keys[lo], keys[hi]
+}
+
+// keep moves the keys whose bits shift..shift+radixBits-1 are b to the
+// front of keys, in place, and returns them.
+func keep(keys []uint64, b uint64, shift int) []uint64 {
+	n := 0
+	for _, k := range keys {
+		if k>>shift&radixMask == b {
+			keys[n] = k
+			n++
 		}
 	}
-	return next
+	return keys[:n]
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -105,12 +106,12 @@ func TestSelectRanks(t *testing.T) {
 			for _, lo := range ranks {
 				lo = max(lo, 0)
 				hi := min(lo+1, n-1)
-				a, b := selectRanks(xs, lo, hi)
+				a, b, ok := selectRanks(xs, lo, hi)
 				wa, wb := sortedRanks(xs, lo, hi)
-				if math.Float64bits(a) != math.Float64bits(wa) || math.Float64bits(b) != math.Float64bits(wb) {
+				if !ok || math.Float64bits(a) != math.Float64bits(wa) || math.Float64bits(b) != math.Float64bits(wb) {
 					t.Errorf("%s n=%d ranks %d,%d: got %v, %v; sorted %v, %v", name, n, lo, hi, a, b, wa, wb)
 				}
-				if a, _ := selectRanks(xs, lo, lo); math.Float64bits(a) != math.Float64bits(wa) {
+				if a, _, _ := selectRanks(xs, lo, lo); math.Float64bits(a) != math.Float64bits(wa) {
 					t.Errorf("%s n=%d rank %d alone: got %v; sorted %v", name, n, lo, a, wa)
 				}
 			}
@@ -121,19 +122,27 @@ func TestSelectRanks(t *testing.T) {
 	}
 }
 
-// A rank whose elements are all equal, with the next rank past them (all
-// 64 bits resolved, then the next key); and the upper rank in the next
-// bucket of a gathered one. Hand-built: 5,000 ones then 5,000 twos, ranks
-// 4,999 and 5,000 are 1 and 2; 5,000 values in [1, 2) and 5,000 in
-// [1000, 2000), ranks 4,999 and 5,000 are the largest of the first and
-// the smallest of the second.
+// The upper rank past the bucket of the lower one, in the first pass and
+// in a later one, and many equal keys. Hand-built: 5,000 ones then 5,000
+// twos (ranks 4,999 and 5,000 are 1 and 2, apart in the top 16 bits);
+// 1 and 1.0000001 likewise (the same top 32 bits); 5,000 values in
+// [1, 2) and 5,000 in [1000, 2000): ranks 4,999 and 5,000 are the largest
+// of the first and the smallest of the second.
 func TestSelectRanksAcrossBuckets(t *testing.T) {
 	xs := make([]float64, 10_000)
-	for i := range xs {
-		xs[i] = float64(1 + i%2)
-	}
-	if a, b := selectRanks(xs, 4999, 5000); a != 1 || b != 2 {
-		t.Errorf("equal values: got %v, %v; want 1, 2", a, b)
+	for _, c := range []struct{ x, y float64 }{{1, 2}, {1, 1.0000001}} {
+		for i := range xs {
+			xs[i] = c.x
+			if i%2 == 1 {
+				xs[i] = c.y
+			}
+		}
+		if a, b, ok := selectRanks(xs, 4999, 5000); !ok || a != c.x || b != c.y {
+			t.Errorf("%v and %v: got %v, %v; want %v, %v", c.x, c.y, a, b, c.x, c.y)
+		}
+		if a, b, ok := selectRanks(xs, 5000, 5001); !ok || a != c.y || b != c.y {
+			t.Errorf("%v and %v, ranks 5000, 5001: got %v, %v; want %v twice", c.x, c.y, a, b, c.y)
+		}
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	lowMax, highMin := 0.0, math.Inf(1)
@@ -146,8 +155,23 @@ func TestSelectRanksAcrossBuckets(t *testing.T) {
 			highMin = min(highMin, xs[i])
 		}
 	}
-	if a, b := selectRanks(xs, 4999, 5000); a != lowMax || b != highMin {
+	if a, b, ok := selectRanks(xs, 4999, 5000); !ok || a != lowMax || b != highMin {
 		t.Errorf("two clusters: got %v, %v; want %v, %v", a, b, lowMax, highMin)
+	}
+}
+
+// A NaN or infinity anywhere in a long list is found, and named by its
+// index as checkFinite names it.
+func TestPercentileLongListNotFinite(t *testing.T) {
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Float64frombits(0xfff8000000000001)} {
+		xs := make([]float64, 10_000)
+		for i := range xs {
+			xs[i] = float64(i)
+		}
+		xs[7000] = bad
+		if _, err := Percentile(xs, 50); err == nil || !strings.Contains(err.Error(), "element 7000") {
+			t.Errorf("%v at 7000: error %v; want one naming element 7000", bad, err)
+		}
 	}
 }
 

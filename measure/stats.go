@@ -64,17 +64,23 @@ func Mean(xs []float64) (float64, error) {
 // copied when it is long: the two ranks are found by selection (select.go),
 // which gives the elements a sort would put there (a zero is +0).
 func Percentile(xs []float64, pct float64) (float64, error) {
-	if err := checkFinite("percentile", xs); err != nil {
-		return 0, err
+	if len(xs) == 0 {
+		return 0, checkFinite("percentile", xs)
 	}
 	if math.IsNaN(pct) || pct < 0 || pct > 100 {
+		if err := checkFinite("percentile", xs); err != nil {
+			return 0, err
+		}
 		return 0, fmt.Errorf("percentile: %v is outside [0, 100]", pct)
 	}
 	rank := pct / 100 * float64(len(xs)-1)
 	lo := int(math.Floor(rank))
 	hi := min(lo+1, len(xs)-1)
 	f := rank - float64(lo)
-	a, b := selectRanks(xs, lo, hi)
+	a, b, ok := selectRanks(xs, lo, hi)
+	if !ok {
+		return 0, checkFinite("percentile", xs) // the first non-finite element
+	}
 	v := a
 	if f > 0 {
 		v = a + (b-a)*f
