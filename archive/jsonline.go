@@ -54,18 +54,14 @@ func (d *jsonLine) intern(s string) string {
 // token_times is most of a line's bytes and of its decoding time, and the
 // library grows the slice by doubling (keeping spare capacity). When the
 // line has one top-level token_times member holding an array of numbers,
-// the library decodes that array alone into a scratch slice that is reused
+// parseNumber decodes that array alone into a scratch slice that is reused
 // from line to line, the record gets a copy of exactly its length, and the
-// library decodes a copy of the line in which the array is blanked to null. Any
-// other line, and any line the library rejects, is decoded as it is, so
-// that errors and their columns are the library's.
+// library decodes a copy of the line in which the array is replaced by
+// null. Any other line, and any line the library rejects, is decoded as it
+// is, so that errors and their columns are the library's.
 func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
 	if lo, hi, ok := d.tokenTimes(line); ok {
-		d.buf = append(d.buf[:0], line...)
-		copy(d.buf[lo:hi], "null")
-		for i := lo + 4; i < hi; i++ {
-			d.buf[i] = ' '
-		}
+		d.buf = append(append(append(d.buf[:0], line[:lo]...), "null"...), line[hi:]...)
 		if decodeLine(d.buf, r) == nil {
 			r.TokenTimes = make([]float64, len(d.times))
 			copy(r.TokenTimes, d.times)
