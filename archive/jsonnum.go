@@ -14,18 +14,16 @@ import (
 //
 // The token times of requests.jsonl are most of an archive's bytes, so
 // this is the one number parser that must be fast. Up to 19 significant
-// digits are read into an integer mantissa m, with a power of ten p:
+// digits are read into an integer mantissa m, with a power of ten p; then,
+// as strconv.ParseFloat does (without its string conversion and its
+// general cases):
 //   - m ≤ 2^53 and |p| ≤ 22 (Clinger's fast path): m and 10^|p| are exact
 //     float64 values, so one float64 multiplication or division, rounded
-//     once, is the correctly rounded result.
-//   - -19 ≤ p < 0 (a Unix time with 17 digits, m above 2^53): m·2^s / 10^-p
-//     in 128-bit integer division gives a 63- or 64-bit quotient and a
-//     remainder; rounding the quotient to 53 bits, to nearest even, with the
-//     remainder as the sticky bit, is the correctly rounded result.
-//   - 0 ≤ p ≤ 19: m·10^p is an exact 128-bit integer, rounded likewise.
-//
-// Anything else (more than 19 significant digits, larger exponents) is
-// left to strconv.ParseFloat.
+//     once, is the correctly rounded result;
+//   - else, |p| ≤ 22 (a Unix time with 17 digits: m above 2^53):
+//     Eisel–Lemire, m times a 128-bit approximation of 10^p, which gives
+//     the correctly rounded result or says it cannot tell (rarely);
+//   - else, or when it cannot tell: strconv.ParseFloat.
 func parseNumber(b []byte, i int) (v float64, next int, ok bool) {
 	start := i
 	neg := i < len(b) && b[i] == '-'
@@ -110,14 +108,9 @@ func parseNumber(b []byte, i int) (v float64, next int, ok bool) {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// pow10 holds the powers of ten that float64 represents exactly, and
-// pow10u those that a uint64 holds.
-var (
-	pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
-	pow10u = [...]uint64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-)
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // decimalToFloat returns m·10^p correctly rounded, when one of the exact
 // ways of parseNumber applies (false: use strconv).
@@ -125,85 +118,105 @@ func decimalToFloat(m uint64, p int) (float64, bool) {
 	switch {
 	case m == 0:
 		return 0, true
-	case m <= 1<<53 && p >= -22 && p <= 22:
+	case p < -22 || p > 22:
+		return 0, false
+	case m <= 1<<53:
 		if p < 0 {
 			return float64(m) / pow10[-p], true
 		}
 		return float64(m) * pow10[p], true
-	case p < 0 && p >= -19:
-		d := pow10u[-p]
-		s := uint(63 + bits.Len64(d) - bits.Len64(m)) // quotient in (2^62, 2^64)
-		var hi, lo uint64
-		if s >= 64 {
-			hi = m << (s - 64)
-		} else {
-			hi, lo = m>>(64-s), m<<s // s ≥ 1: Len64(d) ≥ 4 for d ≥ 10
+	}
+	return eiselLemire(m, p)
+}
+
+// eiselLemire is the Eisel–Lemire algorithm as strconv implements it
+// (internal/strconv/atofeisel.go of Go 1.26, BSD license): m·10^p for
+// m > 0 and |p| ≤ 22, correctly rounded, or false when the 128-bit
+// product is too close to a halfway point to tell.
+func eiselLemire(m uint64, p int) (float64, bool) {
+	pow := pow10x128[p+22]
+	exp2 := 1 + (p*108853)>>15 // 1 + floor(p·log2(10)) for |p| ≤ 500
+	clz := bits.LeadingZeros64(m)
+	m <<= uint(clz)
+	retExp2 := uint64(exp2+63+1023) - uint64(clz) // biased exponent
+	xHi, xLo := bits.Mul64(m, pow[0])
+	if xHi&0x1FF == 0x1FF && xLo+m < m {
+		yHi, yLo := bits.Mul64(m, pow[1])
+		mergedHi, mergedLo := xHi, xLo+yHi
+		if mergedLo < xLo {
+			mergedHi++
 		}
-		q, r := bits.Div64(hi, lo, d)
-		return roundFloat(0, q, r != 0, -int(s))
-	case p >= 0 && p <= 19:
-		hi, lo := bits.Mul64(m, pow10u[p])
-		return roundFloat(hi, lo, false, 0)
-	}
-	return 0, false
-}
-
-// roundFloat returns (hi·2^64 + lo + ε)·2^e rounded to the nearest float64
-// (ties to even), where ε is a fraction in (0, 1) when sticky and 0
-// otherwise; false when the result would not be a normal float64.
-func roundFloat(hi, lo uint64, sticky bool, e int) (float64, bool) {
-	n := 128 - bits.LeadingZeros64(hi)
-	if hi == 0 {
-		n = bits.Len64(lo)
-	}
-	var mant uint64
-	if n <= 53 {
-		if sticky {
-			return 0, false // not reached by decimalToFloat
+		if mergedHi&0x1FF == 0x1FF && mergedLo+1 == 0 && yLo+m < m {
+			return 0, false
 		}
-		z := uint(53 - n) // exact: shift left into [2^52, 2^53)
-		mant, e = lo<<z, e-int(z)
-	} else {
-		shift := uint(n - 53) // 1 ≤ shift ≤ 75
-		mant = shr128(hi, lo, shift)
-		roundBit := bit128(hi, lo, shift-1)
-		below := sticky || lowBits128(hi, lo, shift-1)
-		if roundBit && (below || mant&1 == 1) {
-			mant++
-			if mant == 1<<53 {
-				mant >>= 1
-				shift++
-			}
-		}
-		e += int(shift)
+		xHi, xLo = mergedHi, mergedLo
 	}
-	exp := e + 52 // mant·2^e = (mant/2^52)·2^(e+52), mant in [2^52, 2^53)
-	if exp < -1022 || exp > 1023 {
-		return 0, false
+	msb := xHi >> 63
+	mant := xHi >> (msb + 9)
+	retExp2 -= 1 ^ msb
+	if xLo == 0 && xHi&0x1FF == 0 && mant&3 == 1 {
+		return 0, false // halfway
 	}
-	return math.Float64frombits(uint64(exp+1023)<<52 | mant&(1<<52-1)), true
+	mant += mant & 1
+	mant >>= 1
+	if mant>>53 > 0 {
+		mant >>= 1
+		retExp2++
+	}
+	if retExp2-1 >= 0x7FF-1 {
+		return 0, false // subnormal, infinite
+	}
+	return math.Float64frombits(retExp2<<52 | mant&(1<<52-1)), true
 }
 
-// shr128 returns the low 64 bits of (hi·2^64 + lo) >> k, 0 < k < 128.
-func shr128(hi, lo uint64, k uint) uint64 {
-	if k < 64 {
-		return lo>>k | hi<<(64-k)
-	}
-	return hi >> (k - 64)
-}
-
-// bit128 returns bit k of hi·2^64 + lo.
-func bit128(hi, lo uint64, k uint) bool {
-	if k < 64 {
-		return lo>>k&1 == 1
-	}
-	return hi>>(k-64)&1 == 1
-}
-
-// lowBits128 says whether any of bits 0..k-1 of hi·2^64 + lo is set.
-func lowBits128(hi, lo uint64, k uint) bool {
-	if k <= 64 {
-		return lo&(1<<k-1) != 0 // 1<<64 is 0: every bit of lo
-	}
-	return lo != 0 || hi&(1<<(k-64)-1) != 0
+// pow10x128 holds 10^p for -22 ≤ p ≤ 22 as 128-bit mantissas {high, low},
+// rounded down, scaled so that the top bit is set (10^p = mantissa/2^128 ·
+// 2^(1+floor(p·log2(10)))); from Go's internal/strconv/pow10tab.go, and
+// checked against math/big by TestPow10x128.
+var pow10x128 = [...][2]uint64{
+	{0xf1c90080baf72cb1, 0x5324c68b12dd6338}, // 1e-22 * 2**201
+	{0x971da05074da7bee, 0xd3f6fc16ebca5e03}, // 1e-21 * 2**197
+	{0xbce5086492111aea, 0x88f4bb1ca6bcf584}, // 1e-20 * 2**194
+	{0xec1e4a7db69561a5, 0x2b31e9e3d06c32e5}, // 1e-19 * 2**191
+	{0x9392ee8e921d5d07, 0x3aff322e62439fcf}, // 1e-18 * 2**187
+	{0xb877aa3236a4b449, 0x09befeb9fad487c2}, // 1e-17 * 2**184
+	{0xe69594bec44de15b, 0x4c2ebe687989a9b3}, // 1e-16 * 2**181
+	{0x901d7cf73ab0acd9, 0x0f9d37014bf60a10}, // 1e-15 * 2**177
+	{0xb424dc35095cd80f, 0x538484c19ef38c94}, // 1e-14 * 2**174
+	{0xe12e13424bb40e13, 0x2865a5f206b06fb9}, // 1e-13 * 2**171
+	{0x8cbccc096f5088cb, 0xf93f87b7442e45d3}, // 1e-12 * 2**167
+	{0xafebff0bcb24aafe, 0xf78f69a51539d748}, // 1e-11 * 2**164
+	{0xdbe6fecebdedd5be, 0xb573440e5a884d1b}, // 1e-10 * 2**161
+	{0x89705f4136b4a597, 0x31680a88f8953030}, // 1e-9 * 2**157
+	{0xabcc77118461cefc, 0xfdc20d2b36ba7c3d}, // 1e-8 * 2**154
+	{0xd6bf94d5e57a42bc, 0x3d32907604691b4c}, // 1e-7 * 2**151
+	{0x8637bd05af6c69b5, 0xa63f9a49c2c1b10f}, // 1e-6 * 2**147
+	{0xa7c5ac471b478423, 0x0fcf80dc33721d53}, // 1e-5 * 2**144
+	{0xd1b71758e219652b, 0xd3c36113404ea4a8}, // 1e-4 * 2**141
+	{0x83126e978d4fdf3b, 0x645a1cac083126e9}, // 1e-3 * 2**137
+	{0xa3d70a3d70a3d70a, 0x3d70a3d70a3d70a3}, // 1e-2 * 2**134
+	{0xcccccccccccccccc, 0xcccccccccccccccc}, // 1e-1 * 2**131
+	{0x8000000000000000, 0x0000000000000000}, // 1e0 * 2**127
+	{0xa000000000000000, 0x0000000000000000}, // 1e1 * 2**124
+	{0xc800000000000000, 0x0000000000000000}, // 1e2 * 2**121
+	{0xfa00000000000000, 0x0000000000000000}, // 1e3 * 2**118
+	{0x9c40000000000000, 0x0000000000000000}, // 1e4 * 2**114
+	{0xc350000000000000, 0x0000000000000000}, // 1e5 * 2**111
+	{0xf424000000000000, 0x0000000000000000}, // 1e6 * 2**108
+	{0x9896800000000000, 0x0000000000000000}, // 1e7 * 2**104
+	{0xbebc200000000000, 0x0000000000000000}, // 1e8 * 2**101
+	{0xee6b280000000000, 0x0000000000000000}, // 1e9 * 2**98
+	{0x9502f90000000000, 0x0000000000000000}, // 1e10 * 2**94
+	{0xba43b74000000000, 0x0000000000000000}, // 1e11 * 2**91
+	{0xe8d4a51000000000, 0x0000000000000000}, // 1e12 * 2**88
+	{0x9184e72a00000000, 0x0000000000000000}, // 1e13 * 2**84
+	{0xb5e620f480000000, 0x0000000000000000}, // 1e14 * 2**81
+	{0xe35fa931a0000000, 0x0000000000000000}, // 1e15 * 2**78
+	{0x8e1bc9bf04000000, 0x0000000000000000}, // 1e16 * 2**74
+	{0xb1a2bc2ec5000000, 0x0000000000000000}, // 1e17 * 2**71
+	{0xde0b6b3a76400000, 0x0000000000000000}, // 1e18 * 2**68
+	{0x8ac7230489e80000, 0x0000000000000000}, // 1e19 * 2**64
+	{0xad78ebc5ac620000, 0x0000000000000000}, // 1e20 * 2**61
+	{0xd8d726b7177a8000, 0x0000000000000000}, // 1e21 * 2**58
+	{0x878678326eac9000, 0x0000000000000000}, // 1e22 * 2**54
 }

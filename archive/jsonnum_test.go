@@ -3,6 +3,7 @@ package archive
 import (
 	"encoding/json"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -147,4 +148,56 @@ func BenchmarkParseNumber(b *testing.B) {
 			}
 		}
 	})
+}
+
+// pow10x128[p+22] is 10^p scaled by 2^(127-floor(p·log2(10))), rounded
+// down: its top bit set, and the exponent parseNumber derives from p.
+func TestPow10x128(t *testing.T) {
+	for p := -22; p <= 22; p++ {
+		r := new(big.Rat)
+		if p >= 0 {
+			r.SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(p)), nil))
+		} else {
+			r.SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-p)), nil))
+		}
+		exp2 := 1 + (p*108853)>>15
+		scale := new(big.Int).Lsh(big.NewInt(1), uint(128+max(-exp2, 0)))
+		r.Mul(r, new(big.Rat).SetInt(scale))
+		if exp2 > 0 {
+			r.Quo(r, new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), uint(exp2))))
+		}
+		want := new(big.Int).Div(r.Num(), r.Denom())
+		got := new(big.Int).Lsh(new(big.Int).SetUint64(pow10x128[p+22][0]), 64)
+		got.Or(got, new(big.Int).SetUint64(pow10x128[p+22][1]))
+		if got.Cmp(want) != 0 || got.BitLen() != 128 {
+			t.Errorf("10^%d: table %#x, want %#x (128 bits)", p, got, want)
+		}
+	}
+}
+
+// Eisel–Lemire decides Unix times with 17 digits itself (strconv is only
+// its fallback, which would hide a wrong table or exponent), and agrees
+// with strconv.
+func TestEiselLemireDecides(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	undecided := 0
+	for range 10_000 {
+		s := strconv.FormatFloat(1.7e9+1e8*rng.Float64(), 'f', -1, 64)
+		intPart, frac, _ := strings.Cut(s, ".")
+		m, err := strconv.ParseUint(intPart+frac, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := eiselLemire(m, -len(frac))
+		if !ok {
+			undecided++
+			continue
+		}
+		if want, _ := strconv.ParseFloat(s, 64); v != want {
+			t.Fatalf("eiselLemire(%d, %d) = %v; strconv gives %v for %s", m, -len(frac), v, want, s)
+		}
+	}
+	if undecided > 10 {
+		t.Errorf("eiselLemire could not decide %d of 10,000 Unix times", undecided)
+	}
 }
