@@ -57,11 +57,19 @@ type Attribution struct {
 // result is in the order of reqs. O(s log s + samples) for s segments
 // (at most maxSegments per request).
 func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribution, error) {
+	out, _, err := p.attribute(reqs, method)
+	return out, err
+}
+
+// attribute is Attribute that also returns the requests' shapes (shapeOf),
+// for a caller that needs them too.
+func (p *PowerData) attribute(reqs []*archive.Request, method string) ([]Attribution, []tokenShape, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
-		return nil, fmt.Errorf("attribute: %w", err)
+		return nil, nil, fmt.Errorf("attribute: %w", err)
 	}
 	out := make([]Attribution, len(reqs))
+	shapes := make([]tokenShape, len(reqs))
 	type genSeg struct {
 		segment
 		pos    int // request index
@@ -71,13 +79,14 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 	nSegs := 0
 	for i, r := range reqs {
 		if r == nil {
-			return nil, fmt.Errorf("attribute: request %d is nil", i)
+			return nil, nil, fmt.Errorf("attribute: request %d is nil", i)
 		}
 		out[i].ID = r.ID
 		sh, err := shapeOf(r)
 		if err != nil {
-			return nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
+			return nil, nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
 		}
+		shapes[i] = sh
 		out[i].Tokens = sh.tokens
 		if sh.kind != shapeGen {
 			continue
@@ -92,10 +101,10 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 		}
 	}
 	if len(segs) == 0 {
-		return out, nil
+		return out, shapes, nil
 	}
 	if err := p.checkGenRange(reqs, gens); err != nil {
-		return nil, fmt.Errorf("attribute: %w", err)
+		return nil, nil, fmt.Errorf("attribute: %w", err)
 	}
 
 	// Pieces: the sorted distinct segment boundaries.
@@ -113,7 +122,7 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 	nPieces := len(bounds) - 1
 	energy, err := p.piecesEnergy(bounds, useCounter)
 	if err != nil {
-		return nil, fmt.Errorf("attribute: %w", err)
+		return nil, nil, fmt.Errorf("attribute: %w", err)
 	}
 
 	// Total token rate per piece, by a sweep over rate changes.
@@ -155,12 +164,12 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 	for _, g := range gens {
 		e := max(0, out[g.pos].EnergyJ)
 		if math.IsNaN(e) || math.IsInf(e, 0) {
-			return nil, fmt.Errorf("attribute: request %q: attributed energy is %v", reqs[g.pos].ID, e)
+			return nil, nil, fmt.Errorf("attribute: request %q: attributed energy is %v", reqs[g.pos].ID, e)
 		}
 		out[g.pos].EnergyJ = e
 		out[g.pos].JPerToken = e / g.tokens
 	}
-	return out, nil
+	return out, shapes, nil
 }
 
 // gallop returns the index of x in bounds (sorted, x present), searching
