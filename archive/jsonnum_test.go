@@ -201,3 +201,19 @@ func TestEiselLemireDecides(t *testing.T) {
 		t.Errorf("eiselLemire could not decide %d of 10,000 Unix times", undecided)
 	}
 }
+
+func TestEightDigits(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"12345678", 12345678, true}, {"00000000", 0, true}, {"99999999", 99999999, true}, {"01020304x", 1020304, true},
+		{"1234567a", 0, false}, {"/2345678", 0, false}, {"1234567:", 0, false}, {"1234.678", 0, false}, {"1234 678", 0, false},
+		{"\x7f2345678", 0, false}, {"\xb12345678", 0, false},
+	} {
+		if got, ok := eightDigits([]byte(c.in)); got != c.want || ok != c.ok {
+			t.Errorf("eightDigits(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
