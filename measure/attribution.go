@@ -57,19 +57,22 @@ type Attribution struct {
 // result is in the order of reqs. O(s log s + samples) for s segments
 // (at most maxSegments per request).
 func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribution, error) {
-	out, _, err := p.attribute(reqs, method)
+	out, _, err := p.attribute(reqs, method, false)
 	return out, err
 }
 
-// attribute is Attribute that also returns the requests' shapes (shapeOf),
-// for a caller that needs them too.
-func (p *PowerData) attribute(reqs []*archive.Request, method string) ([]Attribution, []tokenShape, error) {
+// attribute is Attribute that also returns the requests' shapes (shapeOf)
+// when keep is true, for a caller that needs them too.
+func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool) ([]Attribution, []tokenShape, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
 		return nil, nil, fmt.Errorf("attribute: %w", err)
 	}
 	out := make([]Attribution, len(reqs))
-	shapes := make([]tokenShape, len(reqs))
+	var shapes []tokenShape
+	if keep {
+		shapes = make([]tokenShape, len(reqs))
+	}
 	type genSeg struct {
 		segment
 		pos    int // request index
@@ -86,7 +89,9 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string) ([]Attribu
 		if err != nil {
 			return nil, nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
 		}
-		shapes[i] = sh
+		if keep {
+			shapes[i] = sh
+		}
 		out[i].Tokens = sh.tokens
 		if sh.kind != shapeGen {
 			continue

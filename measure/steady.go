@@ -118,7 +118,7 @@ func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Stead
 	res.EndIndex = len(order)
 	res.EndRequestID = order[len(order)-1].ID
 
-	att, shapes, err := p.attribute(order, sp.Method)
+	att, shapes, err := p.attribute(order, sp.Method, true)
 	if err != nil {
 		return Steady{}, fmt.Errorf("steady state: %w", err)
 	}
