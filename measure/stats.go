@@ -62,7 +62,7 @@ func Mean(xs []float64) (float64, error) {
 // interpolation between the closest ranks (numpy's default "linear"):
 // rank = pct/100·(n-1) in the sorted list. xs is not modified, and not
 // copied when it is long: the two ranks are found by selection (select.go),
-// which gives the elements a sort would put there (a zero is +0).
+// which gives the elements a sort would put there (-0 before +0).
 func Percentile(xs []float64, pct float64) (float64, error) {
 	if len(xs) == 0 {
 		return 0, checkFinite("percentile", xs)
