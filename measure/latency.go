@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"github.com/joulebench/joulebench/archive"
 )
@@ -19,8 +20,33 @@ import (
 // count of 0 (a chunk with no token) adds its gap to the next one that has
 // tokens. Requests without token_times contribute nothing.
 func ITL(reqs []*archive.Request) ([]float64, error) {
-	// A first pass checks the requests and counts the values, so that the
-	// list (tens of millions of values in a long run) is allocated once.
+	v, err := NewITLValues(reqs)
+	if err != nil {
+		return nil, err
+	}
+	return v.Slice(), nil
+}
+
+// ITLValues is the list ITL returns, not held in memory: the requests it
+// is computed from and its length. Its statistics read the values as they
+// are computed, a buffer at a time; a long run's pooled ITL (tens of
+// millions of values) is never materialised. Its methods give the results
+// (and errors) of the functions of the same name on ITL's list. It is
+// safe for concurrent use.
+type ITLValues struct {
+	reqs []*archive.Request
+	n    int
+
+	histOnce sync.Once
+	hist     []int
+}
+
+// itlChunk is how many values ITLValues computes at a time.
+const itlChunk = 1024
+
+// NewITLValues checks the requests as ITL does (with the same errors) and
+// counts the values.
+func NewITLValues(reqs []*archive.Request) (*ITLValues, error) {
 	n := 0
 	for _, r := range reqs {
 		if !r.OK || len(r.TokenTimes) < 2 {
@@ -49,17 +75,36 @@ func ITL(reqs []*archive.Request) ([]float64, error) {
 			}
 		}
 	}
-	if n == 0 {
-		return nil, nil
+	return &ITLValues{reqs: reqs, n: n}, nil
+}
+
+// Len is the number of values.
+func (v *ITLValues) Len() int { return v.n }
+
+// Slice returns the values in a new list (nil when there are none).
+func (v *ITLValues) Slice() []float64 {
+	if v.n == 0 {
+		return nil
 	}
-	out := make([]float64, 0, n)
-	for _, r := range reqs {
+	out := make([]float64, 0, v.n)
+	for xs := range v.chunks {
+		out = append(out, xs...)
+	}
+	return out
+}
+
+// chunks yields the values in order, up to itlChunk at a time, from a
+// buffer it reuses.
+func (v *ITLValues) chunks(yield func([]float64) bool) {
+	buf := make([]float64, 0, itlChunk)
+	for _, r := range v.reqs {
 		if !r.OK || len(r.TokenTimes) < 2 {
 			continue
 		}
-		prev := r.TokenTimes[0]
-		for i := 1; i < len(r.TokenTimes); i++ {
-			t := r.TokenTimes[i]
+		tt := r.TokenTimes
+		prev := tt[0]
+		for i := 1; i < len(tt); i++ {
+			t := tt[i]
 			c := 1
 			if r.TokenCounts != nil {
 				c = r.TokenCounts[i]
@@ -67,11 +112,54 @@ func ITL(reqs []*archive.Request) ([]float64, error) {
 			if c == 0 {
 				continue // keep prev: the gap runs on to the next chunk with tokens
 			}
-			out = append(out, (t-prev)/float64(c))
+			if len(buf) == cap(buf) {
+				if !yield(buf) {
+					return
+				}
+				buf = buf[:0]
+			}
+			buf = append(buf, (t-prev)/float64(c))
 			prev = t
 		}
 	}
-	return out, nil
+	if len(buf) > 0 {
+		yield(buf)
+	}
+}
+
+// topHist counts the values by the top bits of their keys, once.
+func (v *ITLValues) topHist() []int {
+	v.histOnce.Do(func() { v.hist = topHist(v.chunks) })
+	return v.hist
+}
+
+// Percentile is Percentile(ITL's list, pct). The count of the first
+// radix pass is kept for the next call.
+func (v *ITLValues) Percentile(pct float64) (float64, error) {
+	return percentileOf(v.n, v.chunks, v.topHist, pct)
+}
+
+// Median is Median(ITL's list).
+func (v *ITLValues) Median() (float64, error) {
+	m, err := v.Percentile(50)
+	if err != nil {
+		return 0, fmt.Errorf("median: %w", err)
+	}
+	return m, nil
+}
+
+// Mean is Mean(ITL's list).
+func (v *ITLValues) Mean() (float64, error) {
+	if err := checkFiniteOf("mean", v.n, v.chunks); err != nil {
+		return 0, err
+	}
+	s := 0.0
+	for xs := range v.chunks {
+		for _, x := range xs {
+			s += x
+		}
+	}
+	return finiteResult("mean", s/float64(v.n))
 }
 
 // BaselineStat is one device's idle-baseline summary.

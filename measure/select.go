@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"iter"
 	"math"
 	"slices"
 )
@@ -43,14 +44,46 @@ func finiteKey(k uint64) bool {
 	return top != 0 && top != 1<<12-1
 }
 
+// chunks yields a list of numbers in order, a piece at a time; a piece is
+// valid only during the call that receives it. A list held in memory is
+// one piece (sliceChunks); a list computed on the fly (ITLValues) fills a
+// small buffer again and again, so that it is never held whole.
+type chunks = iter.Seq[[]float64]
+
+func sliceChunks(xs []float64) chunks {
+	return func(yield func([]float64) bool) { yield(xs) }
+}
+
+// topHist counts the keys of the values by their top radixBits bits.
+func topHist(all chunks) []int {
+	const shift = 64 - radixBits
+	hist := make([]int, 1<<radixBits)
+	for xs := range all {
+		for _, x := range xs {
+			hist[orderKey(x)>>shift]++
+		}
+	}
+	return hist
+}
+
 // selectRanks returns the elements of rank lo and hi (0-based, hi is lo
 // or lo+1) of xs in ascending order, without modifying xs; ok is false
 // when xs holds a NaN or an infinity.
 func selectRanks(xs []float64, lo, hi int) (a, b float64, ok bool) {
-	if len(xs) <= selectSortMax {
-		keys := make([]uint64, len(xs))
-		for i, x := range xs {
-			keys[i] = orderKey(x)
+	return selectRanksOf(len(xs), sliceChunks(xs), nil, lo, hi)
+}
+
+// selectRanksOf is selectRanks of the n values that all yields. hist, when
+// not nil, returns topHist(all) (a cached count: its slice is not
+// modified); the values are then read once more, or twice when rank hi is
+// in a later bucket than rank lo.
+func selectRanksOf(n int, all chunks, hist func() []int, lo, hi int) (a, b float64, ok bool) {
+	if n <= selectSortMax {
+		keys := make([]uint64, 0, n)
+		for xs := range all {
+			for _, x := range xs {
+				keys = append(keys, orderKey(x))
+			}
 		}
 		slices.Sort(keys)
 		if !finiteKey(keys[0]) || !finiteKey(keys[len(keys)-1]) {
@@ -59,34 +92,44 @@ func selectRanks(xs []float64, lo, hi int) (a, b float64, ok bool) {
 		return keyFloat(keys[lo]), keyFloat(keys[hi]), true
 	}
 	const shift = 64 - radixBits
-	hist := make([]int, 1<<radixBits)
-	for _, x := range xs {
-		hist[orderKey(x)>>shift]++
+	var top []int
+	if hist != nil {
+		top = hist()
+	} else {
+		top = topHist(all)
 	}
 	// Non-finite keys are in the first and last 16 buckets.
 	for i := range 1 << (radixBits - 12) {
-		if hist[i] != 0 || hist[len(hist)-1-i] != 0 {
+		if top[i] != 0 || top[len(top)-1-i] != 0 {
 			return 0, 0, false
 		}
 	}
-	bk, below := bucketOf(hist, lo)
+	bk, below := bucketOf(top, lo)
 	next := uint64(0) // the key of rank hi when it is past the bucket
-	if hi >= below+hist[bk] {
+	if hi >= below+top[bk] {
 		next = uint64(math.MaxUint64)
-		for _, x := range xs {
-			if k := orderKey(x); k>>shift > bk && k < next {
-				next = k
+		for xs := range all {
+			for _, x := range xs {
+				if k := orderKey(x); k>>shift > bk && k < next {
+					next = k
+				}
 			}
 		}
 		hi = lo
 	}
-	keys := make([]uint64, 0, hist[bk])
-	for _, x := range xs {
-		if k := orderKey(x); k>>shift == bk {
-			keys = append(keys, k)
+	keys := make([]uint64, 0, top[bk])
+	for xs := range all {
+		for _, x := range xs {
+			if k := orderKey(x); k>>shift == bk {
+				keys = append(keys, k)
+			}
 		}
 	}
-	ka, kb := selectKeys(keys, lo-below, hi-below, shift, hist)
+	scratch := top
+	if hist != nil {
+		scratch = make([]int, 1<<radixBits)
+	}
+	ka, kb := selectKeys(keys, lo-below, hi-below, shift, scratch)
 	if next != 0 {
 		kb = next
 	}

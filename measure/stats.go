@@ -12,12 +12,21 @@ import (
 // NaN or infinite result.
 
 func checkFinite(name string, xs []float64) error {
-	if len(xs) == 0 {
+	return checkFiniteOf(name, len(xs), sliceChunks(xs))
+}
+
+// checkFiniteOf is checkFinite of the n values that all yields.
+func checkFiniteOf(name string, n int, all chunks) error {
+	if n == 0 {
 		return fmt.Errorf("%s: empty list", name)
 	}
-	for i, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("%s: element %d is %v", name, i, x)
+	i := 0
+	for xs := range all {
+		for _, x := range xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%s: element %d is %v", name, i, x)
+			}
+			i++
 		}
 	}
 	return nil
@@ -64,22 +73,28 @@ func Mean(xs []float64) (float64, error) {
 // copied when it is long: the two ranks are found by selection (select.go),
 // which gives the elements a sort would put there (-0 before +0).
 func Percentile(xs []float64, pct float64) (float64, error) {
-	if len(xs) == 0 {
-		return 0, checkFinite("percentile", xs)
+	return percentileOf(len(xs), sliceChunks(xs), nil, pct)
+}
+
+// percentileOf is Percentile of the n values that all yields (hist as in
+// selectRanksOf).
+func percentileOf(n int, all chunks, hist func() []int, pct float64) (float64, error) {
+	if n == 0 {
+		return 0, checkFiniteOf("percentile", 0, all)
 	}
 	if math.IsNaN(pct) || pct < 0 || pct > 100 {
-		if err := checkFinite("percentile", xs); err != nil {
+		if err := checkFiniteOf("percentile", n, all); err != nil {
 			return 0, err
 		}
 		return 0, fmt.Errorf("percentile: %v is outside [0, 100]", pct)
 	}
-	rank := pct / 100 * float64(len(xs)-1)
+	rank := pct / 100 * float64(n-1)
 	lo := int(math.Floor(rank))
-	hi := min(lo+1, len(xs)-1)
+	hi := min(lo+1, n-1)
 	f := rank - float64(lo)
-	a, b, ok := selectRanks(xs, lo, hi)
+	a, b, ok := selectRanksOf(n, all, hist, lo, hi)
 	if !ok {
-		return 0, checkFinite("percentile", xs) // the first non-finite element
+		return 0, checkFiniteOf("percentile", n, all) // the first non-finite element
 	}
 	v := a
 	if f > 0 {
