@@ -15,6 +15,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/measure"
 )
 
 // maxListInResults is the longest list a derived value may be and still be
@@ -310,6 +311,12 @@ func isNumber(k reflect.Kind) bool {
 func resultValue(v any) (any, string) {
 	if v == nil {
 		return nil, ""
+	}
+	if l, ok := v.(*measure.ITLValues); ok { // the list it stands for
+		if l.Len() > maxListInResults {
+			return nil, fmt.Sprintf("list of %d items (not stored)", l.Len())
+		}
+		return resultValue(l.Slice())
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
