@@ -73,11 +73,6 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool)
 	if keep {
 		shapes = make([]tokenShape, len(reqs))
 	}
-	type genSeg struct {
-		segment
-		pos    int // request index
-		fi, di int // bounds[fi] = a, bounds[di] = b
-	}
 	gens := make([]genReq, 0, len(reqs))
 	nSegs := 0
 	for i, r := range reqs {
@@ -99,14 +94,11 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool)
 		gens = append(gens, genReq{pos: i, tokenShape: sh})
 		nSegs += len(sh.segments)
 	}
-	segs := make([]genSeg, 0, nSegs)
-	for _, g := range gens {
-		for _, sg := range g.segments {
-			segs = append(segs, genSeg{segment: sg, pos: g.pos})
-		}
-	}
-	if len(segs) == 0 {
+	if nSegs == 0 {
 		return out, shapes, nil
+	}
+	if nSegs > math.MaxInt32/4 {
+		return nil, nil, fmt.Errorf("attribute: %d generation segments, more than this implementation indexes", nSegs)
 	}
 	if err := p.checkGenRange(reqs, gens); err != nil {
 		return nil, nil, fmt.Errorf("attribute: %w", err)
@@ -115,11 +107,13 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool)
 	// Pieces: the sorted distinct segment boundaries.
 	// A request's segments follow each other: each contributes its start,
 	// and the last one its end too.
-	bounds := make([]float64, 0, len(segs)+len(gens))
-	for k, g := range segs {
-		bounds = append(bounds, g.a)
-		if k+1 == len(segs) || segs[k+1].pos != g.pos || segs[k+1].a != g.b {
-			bounds = append(bounds, g.b)
+	bounds := make([]float64, 0, nSegs+len(gens))
+	for _, g := range gens {
+		for k, sg := range g.segments {
+			bounds = append(bounds, sg.a)
+			if k+1 == len(g.segments) || g.segments[k+1].a != sg.b {
+				bounds = append(bounds, sg.b)
+			}
 		}
 	}
 	slices.Sort(bounds)
@@ -130,27 +124,35 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool)
 		return nil, nil, fmt.Errorf("attribute: %w", err)
 	}
 
-	// Total token rate per piece, by a sweep over rate changes.
+	// Total token rate per piece, by a sweep over rate changes. span holds
+	// each segment's pieces [fi, di) (bounds[fi] = a, bounds[di] = b), two
+	// entries per segment in the order of gens and their segments.
 	rateDiff := make([]float64, nPieces+1)
 	cntDiff := make([]int32, nPieces+1)
-	for k := range segs {
-		g := &segs[k]
-		if k > 0 && segs[k-1].pos == g.pos && segs[k-1].b == g.a {
-			g.fi = segs[k-1].di // a request's segments follow each other
-		} else {
-			g.fi = sort.SearchFloat64s(bounds, g.a)
+	span := make([]int32, 0, 2*nSegs)
+	for _, g := range gens {
+		for k, sg := range g.segments {
+			var fi int
+			if k > 0 && g.segments[k-1].b == sg.a {
+				fi = int(span[len(span)-1]) // a request's segments follow each other
+			} else {
+				fi = sort.SearchFloat64s(bounds, sg.a)
+			}
+			di := gallop(bounds, fi, sg.b)
+			span = append(span, int32(fi), int32(di))
+			rateDiff[fi] += sg.rate()
+			rateDiff[di] -= sg.rate()
+			cntDiff[fi]++
+			cntDiff[di]--
 		}
-		g.di = gallop(bounds, g.fi, g.b)
-		rateDiff[g.fi] += g.rate()
-		rateDiff[g.di] -= g.rate()
-		cntDiff[g.fi]++
-		cntDiff[g.di]--
 	}
 	// cum[m] = Σ_{j<m} E_j / R_j (R_j the total token rate in piece j), so
 	// a segment of rate r over pieces [fi, di) gets r·(cum[di] - cum[fi]).
-	cum := make([]float64, nPieces+1)
+	// cum takes rateDiff's place: entry m is read before cum[m] is written.
+	cum := rateDiff
 	rate := 0.0
 	active := int32(0)
+	sum := 0.0
 	for m := range nPieces {
 		rate += rateDiff[m]
 		active += cntDiff[m]
@@ -161,10 +163,16 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool)
 		if active > 0 && rate > 0 {
 			inc = energy[m] / rate
 		}
-		cum[m+1] = cum[m] + inc
+		cum[m] = sum
+		sum += inc
 	}
-	for _, g := range segs {
-		out[g.pos].EnergyJ += g.rate() * (cum[g.di] - cum[g.fi])
+	cum[nPieces] = sum
+	k := 0
+	for _, g := range gens {
+		for _, sg := range g.segments {
+			out[g.pos].EnergyJ += sg.rate() * (cum[span[k+1]] - cum[span[k]])
+			k += 2
+		}
 	}
 	for _, g := range gens {
 		e := max(0, out[g.pos].EnergyJ)
