@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
@@ -42,6 +43,8 @@ func itlRequests(seed uint64, n, perReq int) []*archive.Request {
 // lists (sorted) and long ones (radix selection, more than one buffer),
 // and its errors are the same.
 func TestITLValuesMatchList(t *testing.T) {
+	// Four parts read in parallel for lists of 4·parallelMin values or more.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	cases := []struct {
 		name string
 		reqs []*archive.Request
@@ -51,6 +54,7 @@ func TestITLValuesMatchList(t *testing.T) {
 		{"short", itlRequests(1, 20, 30)},
 		{"long", itlRequests(2, 400, 200)},
 		{"long, many ties", itlRequests(3, 2000, 40)},
+		{"long enough for 4 parts", itlRequests(6, 4000, 200)},
 		// 1e308 - (-1e308) overflows to +Inf: a non-finite value in the
 		// middle of a long list.
 		{"infinite gap", append(itlRequests(4, 100, 200), &archive.Request{ID: "inf", OK: true, TokenTimes: []float64{-1e308, 1e308}}, itlRequests(5, 100, 200)[0])},
@@ -67,6 +71,9 @@ func TestITLValuesMatchList(t *testing.T) {
 			}
 			if tc.name == "long" && len(list) <= selectSortMax+itlChunk {
 				t.Fatalf("long case has only %d values", len(list))
+			}
+			if tc.name == "long enough for 4 parts" && (len(list) < 4*parallelMin || len(v.values().parts) != 4 || len(sliceValues(list).parts) != 4) {
+				t.Fatalf("%d values in %d parts", len(list), len(v.values().parts))
 			}
 			s := v.Slice()
 			if len(s) != len(list) || (list == nil) != (s == nil) {

@@ -3,6 +3,7 @@ package measure
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -37,8 +38,11 @@ type ITLValues struct {
 	reqs []*archive.Request
 	n    int
 
-	histOnce sync.Once
-	hist     []int
+	partsOnce sync.Once
+	parts     []chunks
+	histOnce  sync.Once
+	top       []int
+	perPart   [][]int
 }
 
 // itlChunk is how many values ITLValues computes at a time.
@@ -87,17 +91,21 @@ func (v *ITLValues) Slice() []float64 {
 		return nil
 	}
 	out := make([]float64, 0, v.n)
-	for xs := range v.chunks {
+	for xs := range itlChunks(v.reqs) {
 		out = append(out, xs...)
 	}
 	return out
 }
 
-// chunks yields the values in order, up to itlChunk at a time, from a
-// buffer it reuses.
-func (v *ITLValues) chunks(yield func([]float64) bool) {
+// itlChunks yields the ITL values of reqs in order, up to itlChunk at a
+// time, from a buffer it reuses.
+func itlChunks(reqs []*archive.Request) chunks {
+	return func(yield func([]float64) bool) { itlEach(reqs, yield) }
+}
+
+func itlEach(reqs []*archive.Request, yield func([]float64) bool) {
 	buf := make([]float64, 0, itlChunk)
-	for _, r := range v.reqs {
+	for _, r := range reqs {
 		if !r.OK || len(r.TokenTimes) < 2 {
 			continue
 		}
@@ -127,16 +135,28 @@ func (v *ITLValues) chunks(yield func([]float64) bool) {
 	}
 }
 
-// topHist counts the values by the top bits of their keys, once.
-func (v *ITLValues) topHist() []int {
-	v.histOnce.Do(func() { v.hist = topHist(v.chunks) })
-	return v.hist
+// values is the ITL as values: in order, and in up to GOMAXPROCS parts
+// (of consecutive requests) for the passes that read in parallel, with
+// the count of the first radix pass kept for the next percentile.
+func (v *ITLValues) values() values {
+	v.partsOnce.Do(func() {
+		p := max(1, min(runtime.GOMAXPROCS(0), v.n/parallelMin))
+		for i := range p {
+			reqs := v.reqs[i*len(v.reqs)/p : (i+1)*len(v.reqs)/p]
+			v.parts = append(v.parts, itlChunks(reqs))
+		}
+	})
+	return values{n: v.n, all: itlChunks(v.reqs), parts: v.parts, hist: v.partHists}
 }
 
-// Percentile is Percentile(ITL's list, pct). The count of the first
-// radix pass is kept for the next call.
+func (v *ITLValues) partHists() ([]int, [][]int) {
+	v.histOnce.Do(func() { v.top, v.perPart = partHists(v.parts) })
+	return v.top, v.perPart
+}
+
+// Percentile is Percentile(ITL's list, pct).
 func (v *ITLValues) Percentile(pct float64) (float64, error) {
-	return percentileOf(v.n, v.chunks, v.topHist, pct)
+	return percentileOf(v.values(), pct)
 }
 
 // Median is Median(ITL's list).
@@ -150,11 +170,11 @@ func (v *ITLValues) Median() (float64, error) {
 
 // Mean is Mean(ITL's list).
 func (v *ITLValues) Mean() (float64, error) {
-	if err := checkFiniteOf("mean", v.n, v.chunks); err != nil {
+	if err := checkFiniteOf("mean", v.n, itlChunks(v.reqs)); err != nil {
 		return 0, err
 	}
 	s := 0.0
-	for xs := range v.chunks {
+	for xs := range itlChunks(v.reqs) {
 		for _, x := range xs {
 			s += x
 		}

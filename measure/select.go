@@ -3,7 +3,9 @@ package measure
 import (
 	"iter"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Percentiles of long lists (the inter-token latencies of a long run are
@@ -54,33 +56,87 @@ func sliceChunks(xs []float64) chunks {
 	return func(yield func([]float64) bool) { yield(xs) }
 }
 
-// topHist counts the keys of the values by their top radixBits bits.
-func topHist(all chunks) []int {
+// values is a list of n numbers read in passes: all yields them in order;
+// parts, which together yield them all, are read in parallel by the passes
+// whose result does not depend on order. hist, when not nil, returns
+// partHists(parts), counted once and kept (its slices are not modified).
+type values struct {
+	n     int
+	all   chunks
+	parts []chunks
+	hist  func() (top []int, perPart [][]int)
+}
+
+// parallelMin is the fewest values per part worth a goroutine.
+const parallelMin = 1 << 16
+
+// sliceValues is xs as values, in up to GOMAXPROCS parts when it is long.
+func sliceValues(xs []float64) values {
+	v := values{n: len(xs), all: sliceChunks(xs)}
+	p := min(runtime.GOMAXPROCS(0), len(xs)/parallelMin)
+	if p <= 1 {
+		v.parts = []chunks{v.all}
+		return v
+	}
+	for i := range p {
+		v.parts = append(v.parts, sliceChunks(xs[i*len(xs)/p:(i+1)*len(xs)/p]))
+	}
+	return v
+}
+
+// forParts calls f for each part, in parallel when there are several.
+func forParts(parts []chunks, f func(i int, part chunks)) {
+	if len(parts) == 1 {
+		f(0, parts[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() { f(i, p) })
+	}
+	wg.Wait()
+}
+
+// partHists counts the keys of the values by their top radixBits bits,
+// in total and per part.
+func partHists(parts []chunks) (top []int, perPart [][]int) {
 	const shift = 64 - radixBits
-	hist := make([]int, 1<<radixBits)
-	for xs := range all {
-		for _, x := range xs {
-			hist[orderKey(x)>>shift]++
+	perPart = make([][]int, len(parts))
+	forParts(parts, func(i int, part chunks) {
+		hist := make([]int, 1<<radixBits)
+		for xs := range part {
+			for _, x := range xs {
+				hist[orderKey(x)>>shift]++
+			}
+		}
+		perPart[i] = hist
+	})
+	if len(parts) == 1 {
+		return perPart[0], perPart
+	}
+	top = make([]int, 1<<radixBits)
+	for _, h := range perPart {
+		for b, c := range h {
+			top[b] += c
 		}
 	}
-	return hist
+	return top, perPart
 }
 
 // selectRanks returns the elements of rank lo and hi (0-based, hi is lo
 // or lo+1) of xs in ascending order, without modifying xs; ok is false
 // when xs holds a NaN or an infinity.
 func selectRanks(xs []float64, lo, hi int) (a, b float64, ok bool) {
-	return selectRanksOf(len(xs), sliceChunks(xs), nil, lo, hi)
+	return selectRanksOf(sliceValues(xs), lo, hi)
 }
 
-// selectRanksOf is selectRanks of the n values that all yields. hist, when
-// not nil, returns topHist(all) (a cached count: its slice is not
-// modified); the values are then read once more, or twice when rank hi is
-// in a later bucket than rank lo.
-func selectRanksOf(n int, all chunks, hist func() []int, lo, hi int) (a, b float64, ok bool) {
-	if n <= selectSortMax {
-		keys := make([]uint64, 0, n)
-		for xs := range all {
+// selectRanksOf is selectRanks of v. The values are read once to count
+// them (unless v.hist has), once more to copy out the bucket of rank lo,
+// and once more when rank hi is in a later bucket.
+func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
+	if v.n <= selectSortMax {
+		keys := make([]uint64, 0, v.n)
+		for xs := range v.all {
 			for _, x := range xs {
 				keys = append(keys, orderKey(x))
 			}
@@ -93,10 +149,11 @@ func selectRanksOf(n int, all chunks, hist func() []int, lo, hi int) (a, b float
 	}
 	const shift = 64 - radixBits
 	var top []int
-	if hist != nil {
-		top = hist()
+	var perPart [][]int
+	if v.hist != nil {
+		top, perPart = v.hist()
 	} else {
-		top = topHist(all)
+		top, perPart = partHists(v.parts)
 	}
 	// Non-finite keys are in the first and last 16 buckets.
 	for i := range 1 << (radixBits - 12) {
@@ -107,26 +164,44 @@ func selectRanksOf(n int, all chunks, hist func() []int, lo, hi int) (a, b float
 	bk, below := bucketOf(top, lo)
 	next := uint64(0) // the key of rank hi when it is past the bucket
 	if hi >= below+top[bk] {
-		next = uint64(math.MaxUint64)
-		for xs := range all {
+		mins := make([]uint64, len(v.parts))
+		forParts(v.parts, func(i int, part chunks) {
+			m := uint64(math.MaxUint64)
+			for xs := range part {
+				for _, x := range xs {
+					if k := orderKey(x); k>>shift > bk && k < m {
+						m = k
+					}
+				}
+			}
+			mins[i] = m
+		})
+		next = slices.Min(mins)
+		hi = lo
+	}
+	// Each part copies its keys of the bucket into its own stretch of
+	// keys (the order of the keys does not matter to the selection).
+	keys := make([]uint64, top[bk])
+	offs := make([]int, len(v.parts)+1)
+	for i, h := range perPart {
+		offs[i+1] = offs[i] + h[bk]
+	}
+	forParts(v.parts, func(i int, part chunks) {
+		dst := keys[offs[i]:offs[i+1]]
+		j := 0
+		for xs := range part {
 			for _, x := range xs {
-				if k := orderKey(x); k>>shift > bk && k < next {
-					next = k
+				if k := orderKey(x); k>>shift == bk && j < len(dst) {
+					dst[j] = k
+					j++
 				}
 			}
 		}
-		hi = lo
-	}
-	keys := make([]uint64, 0, top[bk])
-	for xs := range all {
-		for _, x := range xs {
-			if k := orderKey(x); k>>shift == bk {
-				keys = append(keys, k)
-			}
-		}
-	}
-	scratch := top
-	if hist != nil {
+	})
+	var scratch []int
+	if v.hist == nil && len(v.parts) == 1 {
+		scratch = top // ours to reuse
+	} else {
 		scratch = make([]int, 1<<radixBits)
 	}
 	ka, kb := selectKeys(keys, lo-below, hi-below, shift, scratch)

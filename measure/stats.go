@@ -73,12 +73,12 @@ func Mean(xs []float64) (float64, error) {
 // copied when it is long: the two ranks are found by selection (select.go),
 // which gives the elements a sort would put there (-0 before +0).
 func Percentile(xs []float64, pct float64) (float64, error) {
-	return percentileOf(len(xs), sliceChunks(xs), nil, pct)
+	return percentileOf(sliceValues(xs), pct)
 }
 
-// percentileOf is Percentile of the n values that all yields (hist as in
-// selectRanksOf).
-func percentileOf(n int, all chunks, hist func() []int, pct float64) (float64, error) {
+// percentileOf is Percentile of v.
+func percentileOf(v values, pct float64) (float64, error) {
+	n, all := v.n, v.all
 	if n == 0 {
 		return 0, checkFiniteOf("percentile", 0, all)
 	}
@@ -92,15 +92,15 @@ func percentileOf(n int, all chunks, hist func() []int, pct float64) (float64, e
 	lo := int(math.Floor(rank))
 	hi := min(lo+1, n-1)
 	f := rank - float64(lo)
-	a, b, ok := selectRanksOf(n, all, hist, lo, hi)
+	a, b, ok := selectRanksOf(v, lo, hi)
 	if !ok {
 		return 0, checkFiniteOf("percentile", n, all) // the first non-finite element
 	}
-	v := a
+	x := a
 	if f > 0 {
-		v = a + (b-a)*f
+		x = a + (b-a)*f
 	}
-	return finiteResult("percentile", v)
+	return finiteResult("percentile", x)
 }
 
 // Median is Percentile(xs, 50).
