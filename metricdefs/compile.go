@@ -124,6 +124,10 @@ type Program struct {
 	// baseline is whether `baseline` is the baseline results (it is not in
 	// an older profile that declares a parameter of that name).
 	baseline bool
+	// concurrent: definitions are evaluated in parallel as their
+	// dependencies allow (not when a formula reads $env, which could see
+	// values of definitions it does not name).
+	concurrent bool
 }
 
 // Order returns the definitions in evaluation order.
@@ -395,6 +399,7 @@ func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy boo
 		return nil, errs, len(lazyITL) > 0
 	}
 	prog.order = order
+	prog.concurrent = !readsEnv(list)
 	return prog, nil, len(lazyITL) > 0
 }
 
@@ -561,4 +566,22 @@ func (c *Condition) Eval(params map[string]any, engine string) (bool, error) {
 	}
 	env.Field(len(c.params)).SetString(engine)
 	return runBool(c.prog, env.Addr().Interface())
+}
+
+// readsEnv reports whether a formula reads $env (or does not parse).
+func readsEnv(list []*compiled) bool {
+	for _, c := range list {
+		for _, f := range exprFields(c.Def) {
+			tree, err := parser.Parse(f.src)
+			if err != nil {
+				return true
+			}
+			u := newITLUses()
+			ast.Walk(&tree.Node, u)
+			if u.env {
+				return true
+			}
+		}
+	}
+	return false
 }
