@@ -110,13 +110,30 @@ func itlEach(reqs []*archive.Request, yield func([]float64) bool) {
 			continue
 		}
 		tt := r.TokenTimes
+		if r.TokenCounts == nil {
+			// One token per chunk: the gaps themselves (x/1 is x), a
+			// buffer's room at a time.
+			for i := 1; i < len(tt); {
+				if len(buf) == cap(buf) {
+					if !yield(buf) {
+						return
+					}
+					buf = buf[:0]
+				}
+				n := min(len(tt)-i, cap(buf)-len(buf))
+				gaps := buf[len(buf) : len(buf)+n]
+				for j := range gaps {
+					gaps[j] = tt[i+j] - tt[i+j-1]
+				}
+				buf = buf[:len(buf)+n]
+				i += n
+			}
+			continue
+		}
 		prev := tt[0]
 		for i := 1; i < len(tt); i++ {
 			t := tt[i]
-			c := 1
-			if r.TokenCounts != nil {
-				c = r.TokenCounts[i]
-			}
+			c := r.TokenCounts[i]
 			if c == 0 {
 				continue // keep prev: the gap runs on to the next chunk with tokens
 			}
