@@ -22,6 +22,9 @@ const (
 	// radixBits: the bits of the key a pass of the radix select resolves.
 	radixBits = 16
 	radixMask = 1<<radixBits - 1
+	// bucketCopyMax: a bucket of more keys than this is narrowed by a
+	// second count before its keys are copied out.
+	bucketCopyMax = 1 << 18
 )
 
 // orderKey maps a float64 to a key whose unsigned order is the numeric
@@ -162,41 +165,68 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 		}
 	}
 	bk, below := bucketOf(top, lo)
-	next := uint64(0) // the key of rank hi when it is past the bucket
-	if hi >= below+top[bk] {
-		mins := make([]uint64, len(v.parts))
+	// The keys to copy out: those whose bits from pshift up are prefix
+	// (count of them: cnt, per part: per; ranks below them: below).
+	pshift, prefix, cnt := shift, bk, top[bk]
+	per := make([]int, len(v.parts))
+	for i, h := range perPart {
+		per[i] = h[bk]
+	}
+	if cnt > bucketCopyMax {
+		// A large bucket is narrowed first by a count of its keys by the
+		// next radixBits bits: one more pass instead of a large copy.
+		pshift -= radixBits
+		sub := make([][]int, len(v.parts))
 		forParts(v.parts, func(i int, part chunks) {
-			m := uint64(math.MaxUint64)
+			h := make([]int, 1<<radixBits)
 			for xs := range part {
 				for _, x := range xs {
-					if k := orderKey(x); k>>shift > bk && k < m {
-						m = k
+					if k := orderKey(x); k>>shift == bk {
+						h[k>>pshift&radixMask]++
 					}
 				}
 			}
-			mins[i] = m
+			sub[i] = h
 		})
-		next = slices.Min(mins)
-		hi = lo
+		total := make([]int, 1<<radixBits)
+		for _, h := range sub {
+			for b, c := range h {
+				total[b] += c
+			}
+		}
+		sb, subBelow := bucketOf(total, lo-below)
+		prefix, cnt, below = bk<<radixBits|sb, total[sb], below+subBelow
+		for i, h := range sub {
+			per[i] = h[sb]
+		}
 	}
-	// Each part copies its keys of the bucket into its own stretch of
-	// keys (the order of the keys does not matter to the selection).
-	keys := make([]uint64, top[bk])
+	// Each part copies its keys with the prefix into its own stretch of
+	// keys (the order of the keys does not matter to the selection), and
+	// finds the least key above them, which is rank hi when hi is past
+	// them.
+	keys := make([]uint64, cnt)
 	offs := make([]int, len(v.parts)+1)
-	for i, h := range perPart {
-		offs[i+1] = offs[i] + h[bk]
+	for i, c := range per {
+		offs[i+1] = offs[i] + c
 	}
+	mins := make([]uint64, len(v.parts))
 	forParts(v.parts, func(i int, part chunks) {
 		dst := keys[offs[i]:offs[i+1]]
 		j := 0
+		m := uint64(math.MaxUint64)
 		for xs := range part {
 			for _, x := range xs {
-				if k := orderKey(x); k>>shift == bk && j < len(dst) {
+				k := orderKey(x)
+				switch p := k >> pshift; {
+				case p == prefix && j < len(dst):
 					dst[j] = k
 					j++
+				case p > prefix && k < m:
+					m = k
 				}
 			}
 		}
+		mins[i] = m
 	})
 	var scratch []int
 	if v.hist == nil && len(v.parts) == 1 {
@@ -204,10 +234,11 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 	} else {
 		scratch = make([]int, 1<<radixBits)
 	}
-	ka, kb := selectKeys(keys, lo-below, hi-below, shift, scratch)
-	if next != 0 {
-		kb = next
+	if hi-below >= cnt {
+		ka, _ := selectKeys(keys, lo-below, lo-below, pshift, scratch)
+		return keyFloat(ka), keyFloat(slices.Min(mins)), true
 	}
+	ka, kb := selectKeys(keys, lo-below, hi-below, pshift, scratch)
 	return keyFloat(ka), keyFloat(kb), true
 }
 
