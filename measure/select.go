@@ -22,9 +22,11 @@ const (
 	// radixBits: the bits of the key a pass of the radix select resolves.
 	radixBits = 16
 	radixMask = 1<<radixBits - 1
-	// bucketCopyMax: a bucket of more keys than this is narrowed by a
-	// second count before its keys are copied out.
-	bucketCopyMax = 1 << 18
+	// bucketCopyMax: a bucket of more keys than this (32 MiB of them) is
+	// narrowed by a second count before its keys are copied out. Smaller
+	// ones are copied: a pass over a long computed list (ITLValues) costs
+	// more than the copy.
+	bucketCopyMax = 1 << 22
 )
 
 // orderKey maps a float64 to a key whose unsigned order is the numeric
@@ -68,6 +70,8 @@ type values struct {
 	all   chunks
 	parts []chunks
 	hist  func() (top []int, perPart [][]int)
+	// copyMax, when not 0, replaces bucketCopyMax (in tests).
+	copyMax int
 }
 
 // parallelMin is the fewest values per part worth a goroutine.
@@ -172,7 +176,11 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 	for i, h := range perPart {
 		per[i] = h[bk]
 	}
-	if cnt > bucketCopyMax {
+	copyMax := bucketCopyMax
+	if v.copyMax > 0 {
+		copyMax = v.copyMax
+	}
+	if cnt > copyMax {
 		// A large bucket is narrowed first by a count of its keys by the
 		// next radixBits bits: one more pass instead of a large copy.
 		pshift -= radixBits

@@ -193,15 +193,17 @@ func TestPercentileLongList(t *testing.T) {
 	}
 }
 
-// A bucket of more than bucketCopyMax keys is narrowed by a second count
+// A bucket of more than copyMax keys (bucketCopyMax) is narrowed by a second count
 // before it is copied: the ranks are still those of a sort, including
 // when rank hi is the first key past the narrowed bucket, and with one
 // part or several.
 func TestSelectRanksNarrowsLargeBucket(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	// 3·2^18 values in [1, 1.0625), the one bucket of keys 0xbff0 (sign,
-	// exponent and the top 4 bits of the mantissa); a few ties.
-	xs := make([]float64, 3*bucketCopyMax)
+	// exponent and the top 4 bits of the mantissa); a few ties. Narrowed
+	// when more than 2^18.
+	const copyMax = 1 << 18
+	xs := make([]float64, 3*copyMax)
 	for i := range xs {
 		xs[i] = 1 + 0.0625*rng.Float64()
 		if i%5 == 0 {
@@ -213,9 +215,14 @@ func TestSelectRanksNarrowsLargeBucket(t *testing.T) {
 	for _, procs := range []int{1, 3} {
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			sel := func(lo, hi int) (float64, float64, bool) {
+				v := sliceValues(xs)
+				v.copyMax = copyMax
+				return selectRanksOf(v, lo, hi)
+			}
 			for range 40 {
 				lo := rng.IntN(len(xs) - 1)
-				a, b, ok := selectRanks(xs, lo, lo+1)
+				a, b, ok := sel(lo, lo+1)
 				if !ok || a != sorted[lo] || b != sorted[lo+1] {
 					t.Fatalf("GOMAXPROCS %d: ranks %d, %d: %v, %v; sort %v, %v", procs, lo, lo+1, a, b, sorted[lo], sorted[lo+1])
 				}
@@ -223,7 +230,7 @@ func TestSelectRanksNarrowsLargeBucket(t *testing.T) {
 			// The last key of a sub-bucket and the first of the next.
 			for lo := range len(sorted) - 1 {
 				if orderKey(sorted[lo])>>32 != orderKey(sorted[lo+1])>>32 {
-					if a, b, _ := selectRanks(xs, lo, lo+1); a != sorted[lo] || b != sorted[lo+1] {
+					if a, b, _ := sel(lo, lo+1); a != sorted[lo] || b != sorted[lo+1] {
 						t.Fatalf("across sub-buckets at %d: %v, %v; sort %v, %v", lo, a, b, sorted[lo], sorted[lo+1])
 					}
 					break
