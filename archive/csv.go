@@ -91,7 +91,7 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 	out := []PowerSample{}
 	lr := newLineReader(r)
 	p := powerParser{devices: map[string]string{}}
-	seen := newDupIndex[powerKey](0)
+	var seen *dupIndex[powerKey] // sized at the first row, from the file's size
 	ncols := 0
 	for {
 		line, complete, err := lr.next()
@@ -123,11 +123,25 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 		if err != nil {
 			return nil, &LineError{File: name, Line: lr.no, Msg: err.Error()}
 		}
+		if seen == nil {
+			seen = newDupIndex[powerKey](estimateRows(lr, len(line)))
+		}
 		if first, dup := seen.add(keyOf(&s), lr.no); dup {
 			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("duplicated line: the same sample of device %s at t=%v as line %d; a line written twice, or two files joined?", s.Device, s.T, first)}
 		}
 		out = append(grow(out, lr), s)
 	}
+}
+
+// estimateRows guesses how many rows a file holds from its size and the
+// length of its first row (rows of power.csv differ little in length), so
+// that the index of rows seen is not grown again and again; 0 when the
+// size is unknown. The guess is capped: it only sizes an index.
+func estimateRows(lr *lineReader, rowLen int) int {
+	if lr.size <= 0 {
+		return 0
+	}
+	return int(min(lr.size/int64(rowLen+1)+1, 1<<22))
 }
 
 // powerKey is a whole sample, its numbers by their bits (so that 0 and -0,

@@ -54,18 +54,14 @@ func (d *jsonLine) intern(s string) string {
 // token_times is most of a line's bytes and of its decoding time, and the
 // library grows the slice by doubling (keeping spare capacity). When the
 // line has one top-level token_times member holding an array of numbers,
-// the library decodes that array alone into a scratch slice that is reused
+// parseNumber decodes that array alone into a scratch slice that is reused
 // from line to line, the record gets a copy of exactly its length, and the
-// library decodes a copy of the line in which the array is blanked to null. Any
-// other line, and any line the library rejects, is decoded as it is, so
-// that errors and their columns are the library's.
+// library decodes a copy of the line in which the array is replaced by
+// null. Any other line, and any line the library rejects, is decoded as it
+// is, so that errors and their columns are the library's.
 func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
 	if lo, hi, ok := d.tokenTimes(line); ok {
-		d.buf = append(d.buf[:0], line...)
-		copy(d.buf[lo:hi], "null")
-		for i := lo + 4; i < hi; i++ {
-			d.buf[i] = ' '
-		}
+		d.buf = append(append(append(d.buf[:0], line[:lo]...), "null"...), line[hi:]...)
 		if decodeLine(d.buf, r) == nil {
 			r.TokenTimes = make([]float64, len(d.times))
 			copy(r.TokenTimes, d.times)
@@ -283,25 +279,35 @@ func (d *jsonLine) tokenTimes(line []byte) (lo, hi int, ok bool) {
 	}
 }
 
-// numberArray decodes the array at line[i] into d.times (reusing its
-// array, so that the library does not grow a new one per line) and returns
-// the index after it; false when it is not a non-empty array of numbers.
+// numberArray decodes the array of JSON numbers at line[i] into d.times
+// (reusing its array from line to line) with parseNumber, and returns the
+// index after it; false when it is not a non-empty array of numbers that
+// float64 holds (the line then goes the general way, and any error is the
+// library's).
 func (d *jsonLine) numberArray(line []byte, i int) (int, bool) {
 	if i == len(line) || line[i] != '[' {
 		return 0, false
 	}
-	// The first ']' ends an array of numbers; in any other array the
-	// part up to it does not decode, and the line goes the general way.
-	end := bytes.IndexByte(line[i:], ']')
-	if end < 0 {
-		return 0, false
-	}
-	end += i + 1
 	d.times = d.times[:0]
-	if gojson.UnmarshalOf(line[i:end], &d.times) != nil || len(d.times) == 0 {
+	for i++; ; i++ {
+		i = skipSpace(line, i)
+		v, next, ok := parseNumber(line, i)
+		if !ok {
+			return 0, false
+		}
+		d.times = append(d.times, v)
+		i = skipSpace(line, next)
+		if i == len(line) {
+			return 0, false
+		}
+		switch line[i] {
+		case ',':
+			continue
+		case ']':
+			return i + 1, true
+		}
 		return 0, false
 	}
-	return end, true
 }
 
 func skipSpace(line []byte, i int) int {

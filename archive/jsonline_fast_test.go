@@ -18,6 +18,12 @@ func TestDecodeRequestTokenTimesFastPath(t *testing.T) {
 		`{"token_times":[1,2],"engine_timings":{"a":[1,{"b":"}"}]}}`,
 		`{"token_times":[1,2]`, `{"token_times":[1,2]} x`, `{"token_times":[1,2],}`,
 		`{"token_times":[1,2],"sent_at":"x"}`, // a type error elsewhere: its column
+		// parseNumber's ways: 17 and 15 digits, above 2^53, a 20-digit
+		// mantissa, exponents, -0; then arrays that are not lists of numbers
+		`{"token_times":[1717405260.2896886,1717405260.41807,9007199254740993,17174052101234567891e-10,1e23,-0,4.9e-324]}`,
+		`{"token_times":[	1 ,2	, 3 ]}`, `{"token_times":[1,,2]}`, `{"token_times":[1 2]}`, `{"token_times":[]}`,
+		`{"token_times":[1,]}`, `{"token_times":[1,null,2]}`, `{"token_times":[1,"2"]}`, `{"token_times":[1,[2]]}`,
+		`{"token_times":[1,2}`, `{"token_times":[-,2]}`, `{"token_times":[1e5000,2]}`,
 	} {
 		t.Run(line, func(t *testing.T) { differential(t, []byte(line), (*jsonLine).decodeRequest) })
 	}

@@ -1,11 +1,13 @@
 package archive
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -422,4 +424,36 @@ func TestReadJSONLFirstErrorFinishesLast(t *testing.T) {
 	}
 	_, err := readJSONL(strings.NewReader(sb.String()), "x.jsonl", decode, checkRequest, nil)
 	lineErr(t, err, 10, "x.jsonl:10: slow")
+}
+
+// TestReadRequestsOrderAcrossBatches: lines decoded in parallel batches
+// come back in file order, blank lines skipped, each equal to what
+// encoding/json decodes from its line (token_times through parseNumber).
+func TestReadRequestsOrderAcrossBatches(t *testing.T) {
+	var sb strings.Builder
+	var want []Request
+	for i := range 3*batchLines + 77 {
+		if i%1000 == 500 {
+			sb.WriteString("  \n")
+		}
+		line := fmt.Sprintf(`{"id":"r%d","phase":"formal","sent_at":1717405260.%07d,"first_token_at":1717405261,"done_at":1717405262,"output_tokens":3,"ok":true,"token_times":[1717405261,1717405261.%07d,%d.5e-1]}`, i, i, i*7, i)
+		var r Request
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r)
+		sb.WriteString(line + "\n")
+	}
+	got, err := ReadRequests(strings.NewReader(sb.String()), "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d requests; want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("request %d: got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
 }

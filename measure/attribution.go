@@ -57,26 +57,35 @@ type Attribution struct {
 // result is in the order of reqs. O(s log s + samples) for s segments
 // (at most maxSegments per request).
 func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribution, error) {
+	out, _, err := p.attribute(reqs, method, false)
+	return out, err
+}
+
+// attribute is Attribute that also returns the requests' shapes (shapeOf)
+// when keep is true, for a caller that needs them too.
+func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool) ([]Attribution, []tokenShape, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
-		return nil, fmt.Errorf("attribute: %w", err)
+		return nil, nil, fmt.Errorf("attribute: %w", err)
 	}
 	out := make([]Attribution, len(reqs))
-	type genSeg struct {
-		segment
-		pos    int // request index
-		fi, di int // bounds[fi] = a, bounds[di] = b
+	var shapes []tokenShape
+	if keep {
+		shapes = make([]tokenShape, len(reqs))
 	}
 	gens := make([]genReq, 0, len(reqs))
 	nSegs := 0
 	for i, r := range reqs {
 		if r == nil {
-			return nil, fmt.Errorf("attribute: request %d is nil", i)
+			return nil, nil, fmt.Errorf("attribute: request %d is nil", i)
 		}
 		out[i].ID = r.ID
 		sh, err := shapeOf(r)
 		if err != nil {
-			return nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
+			return nil, nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
+		}
+		if keep {
+			shapes[i] = sh
 		}
 		out[i].Tokens = sh.tokens
 		if sh.kind != shapeGen {
@@ -85,27 +94,26 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 		gens = append(gens, genReq{pos: i, tokenShape: sh})
 		nSegs += len(sh.segments)
 	}
-	segs := make([]genSeg, 0, nSegs)
-	for _, g := range gens {
-		for _, sg := range g.segments {
-			segs = append(segs, genSeg{segment: sg, pos: g.pos})
-		}
+	if nSegs == 0 {
+		return out, shapes, nil
 	}
-	if len(segs) == 0 {
-		return out, nil
+	if nSegs > math.MaxInt32/4 {
+		return nil, nil, fmt.Errorf("attribute: %d generation segments, more than this implementation indexes", nSegs)
 	}
 	if err := p.checkGenRange(reqs, gens); err != nil {
-		return nil, fmt.Errorf("attribute: %w", err)
+		return nil, nil, fmt.Errorf("attribute: %w", err)
 	}
 
 	// Pieces: the sorted distinct segment boundaries.
 	// A request's segments follow each other: each contributes its start,
 	// and the last one its end too.
-	bounds := make([]float64, 0, len(segs)+len(gens))
-	for k, g := range segs {
-		bounds = append(bounds, g.a)
-		if k+1 == len(segs) || segs[k+1].pos != g.pos || segs[k+1].a != g.b {
-			bounds = append(bounds, g.b)
+	bounds := make([]float64, 0, nSegs+len(gens))
+	for _, g := range gens {
+		for k, sg := range g.segments {
+			bounds = append(bounds, sg.a)
+			if k+1 == len(g.segments) || g.segments[k+1].a != sg.b {
+				bounds = append(bounds, sg.b)
+			}
 		}
 	}
 	slices.Sort(bounds)
@@ -113,30 +121,38 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 	nPieces := len(bounds) - 1
 	energy, err := p.piecesEnergy(bounds, useCounter)
 	if err != nil {
-		return nil, fmt.Errorf("attribute: %w", err)
+		return nil, nil, fmt.Errorf("attribute: %w", err)
 	}
 
-	// Total token rate per piece, by a sweep over rate changes.
+	// Total token rate per piece, by a sweep over rate changes. span holds
+	// each segment's pieces [fi, di) (bounds[fi] = a, bounds[di] = b), two
+	// entries per segment in the order of gens and their segments.
 	rateDiff := make([]float64, nPieces+1)
 	cntDiff := make([]int32, nPieces+1)
-	for k := range segs {
-		g := &segs[k]
-		if k > 0 && segs[k-1].pos == g.pos && segs[k-1].b == g.a {
-			g.fi = segs[k-1].di // a request's segments follow each other
-		} else {
-			g.fi = sort.SearchFloat64s(bounds, g.a)
+	span := make([]int32, 0, 2*nSegs)
+	for _, g := range gens {
+		for k, sg := range g.segments {
+			var fi int
+			if k > 0 && g.segments[k-1].b == sg.a {
+				fi = int(span[len(span)-1]) // a request's segments follow each other
+			} else {
+				fi = sort.SearchFloat64s(bounds, sg.a)
+			}
+			di := gallop(bounds, fi, sg.b)
+			span = append(span, int32(fi), int32(di))
+			rateDiff[fi] += sg.rate()
+			rateDiff[di] -= sg.rate()
+			cntDiff[fi]++
+			cntDiff[di]--
 		}
-		g.di = gallop(bounds, g.fi, g.b)
-		rateDiff[g.fi] += g.rate()
-		rateDiff[g.di] -= g.rate()
-		cntDiff[g.fi]++
-		cntDiff[g.di]--
 	}
 	// cum[m] = Σ_{j<m} E_j / R_j (R_j the total token rate in piece j), so
 	// a segment of rate r over pieces [fi, di) gets r·(cum[di] - cum[fi]).
-	cum := make([]float64, nPieces+1)
+	// cum takes rateDiff's place: entry m is read before cum[m] is written.
+	cum := rateDiff
 	rate := 0.0
 	active := int32(0)
+	sum := 0.0
 	for m := range nPieces {
 		rate += rateDiff[m]
 		active += cntDiff[m]
@@ -147,20 +163,26 @@ func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribu
 		if active > 0 && rate > 0 {
 			inc = energy[m] / rate
 		}
-		cum[m+1] = cum[m] + inc
+		cum[m] = sum
+		sum += inc
 	}
-	for _, g := range segs {
-		out[g.pos].EnergyJ += g.rate() * (cum[g.di] - cum[g.fi])
+	cum[nPieces] = sum
+	k := 0
+	for _, g := range gens {
+		for _, sg := range g.segments {
+			out[g.pos].EnergyJ += sg.rate() * (cum[span[k+1]] - cum[span[k]])
+			k += 2
+		}
 	}
 	for _, g := range gens {
 		e := max(0, out[g.pos].EnergyJ)
 		if math.IsNaN(e) || math.IsInf(e, 0) {
-			return nil, fmt.Errorf("attribute: request %q: attributed energy is %v", reqs[g.pos].ID, e)
+			return nil, nil, fmt.Errorf("attribute: request %q: attributed energy is %v", reqs[g.pos].ID, e)
 		}
 		out[g.pos].EnergyJ = e
 		out[g.pos].JPerToken = e / g.tokens
 	}
-	return out, nil
+	return out, shapes, nil
 }
 
 // gallop returns the index of x in bounds (sorted, x present), searching
@@ -262,22 +284,26 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 		return tokenShape{}, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
 	}
 	sum, sorted := 0.0, true
-	prevT := math.Inf(-1)
-	for k, t := range r.TokenTimes {
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return tokenShape{}, fmt.Errorf("token_times[%d] is %v", k, t)
-		}
-		w := 1.0
-		if r.TokenCounts != nil {
-			if r.TokenCounts[k] < 0 {
-				return tokenShape{}, fmt.Errorf("token_counts[%d] is negative (%d)", k, r.TokenCounts[k])
+	if r.TokenCounts == nil && inOrder(r.TokenTimes, sh.first, sh.done) {
+		sum = float64(len(r.TokenTimes)) // the usual case, checked in one comparison per chunk
+	} else {
+		prevT := math.Inf(-1)
+		for k, t := range r.TokenTimes {
+			if math.IsNaN(t) || math.IsInf(t, 0) {
+				return tokenShape{}, fmt.Errorf("token_times[%d] is %v", k, t)
 			}
-			w = float64(r.TokenCounts[k])
+			w := 1.0
+			if r.TokenCounts != nil {
+				if r.TokenCounts[k] < 0 {
+					return tokenShape{}, fmt.Errorf("token_counts[%d] is negative (%d)", k, r.TokenCounts[k])
+				}
+				w = float64(r.TokenCounts[k])
+			}
+			c := min(max(t, sh.first), sh.done)
+			sorted = sorted && c >= prevT
+			prevT = c
+			sum += w
 		}
-		c := min(max(t, sh.first), sh.done)
-		sorted = sorted && c >= prevT
-		prevT = c
-		sum += w
 	}
 	if sh.kind != shapeGen || sum == 0 {
 		return sh, nil
@@ -332,6 +358,20 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	segs[len(segs)-1].tokens += carry
 	sh.segments = segs
 	return sh, nil
+}
+
+// inOrder reports whether ts is in time order within [first, done]: no
+// chunk time to clamp or sort, none NaN or infinite (those fail the
+// comparison).
+func inOrder(ts []float64, first, done float64) bool {
+	prev := first
+	for _, t := range ts {
+		if !(t >= prev && t <= done) {
+			return false
+		}
+		prev = t
+	}
+	return true
 }
 
 // tokensIn returns how many of a request's output tokens were generated in

@@ -405,3 +405,21 @@ func TestAttributeLongStreamGrouped(t *testing.T) {
 	// Alone, it gets 100 W × (7.5 - 1) s = 650 J for 130 tokens: 5 J/token.
 	checkAttr(t, got, []Attribution{{"long", 650, 130, 5}})
 }
+
+// inOrder lets only in-order times inside the interval take shapeOf's
+// short way; anything to clamp, sort or reject takes the general loop.
+func TestInOrder(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, c := range []struct {
+		ts   []float64
+		want bool
+	}{
+		{nil, true}, {[]float64{1, 1, 2, 3}, true}, {[]float64{1, 3}, true},
+		{[]float64{0.5, 2}, false}, {[]float64{1, 3.5}, false}, {[]float64{2, 1.5}, false},
+		{[]float64{1, nan}, false}, {[]float64{inf}, false}, {[]float64{-inf}, false},
+	} {
+		if got := inOrder(c.ts, 1, 3); got != c.want {
+			t.Errorf("inOrder(%v, 1, 3) = %v; want %v", c.ts, got, c.want)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package measure
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/joulebench/joulebench/archive"
 )
@@ -19,7 +21,37 @@ import (
 // count of 0 (a chunk with no token) adds its gap to the next one that has
 // tokens. Requests without token_times contribute nothing.
 func ITL(reqs []*archive.Request) ([]float64, error) {
-	var out []float64
+	v, err := NewITLValues(reqs)
+	if err != nil {
+		return nil, err
+	}
+	return v.Slice(), nil
+}
+
+// ITLValues is the list ITL returns, not held in memory: the requests it
+// is computed from and its length. Its statistics read the values as they
+// are computed, a buffer at a time; a long run's pooled ITL (tens of
+// millions of values) is never materialised. Its methods give the results
+// (and errors) of the functions of the same name on ITL's list. It is
+// safe for concurrent use.
+type ITLValues struct {
+	reqs []*archive.Request
+	n    int
+
+	partsOnce sync.Once
+	parts     []chunks
+	histOnce  sync.Once
+	top       []int
+	perPart   [][]int
+}
+
+// itlChunk is how many values ITLValues computes at a time.
+const itlChunk = 1024
+
+// NewITLValues checks the requests as ITL does (with the same errors) and
+// counts the values.
+func NewITLValues(reqs []*archive.Request) (*ITLValues, error) {
+	n := 0
 	for _, r := range reqs {
 		if !r.OK || len(r.TokenTimes) < 2 {
 			continue
@@ -33,21 +65,138 @@ func ITL(reqs []*archive.Request) ([]float64, error) {
 			if math.IsNaN(t) || t < prev {
 				return nil, fmt.Errorf("itl: request %s: token_times[%d] = %v is before the chunk before it", r.ID, i, t)
 			}
-			n := 1
-			if r.TokenCounts != nil {
-				n = r.TokenCounts[i]
+			if r.TokenCounts == nil {
+				n++
+				prev = t
+				continue
 			}
-			if n < 0 {
-				return nil, fmt.Errorf("itl: request %s: token_counts[%d] = %d is negative", r.ID, i, n)
+			switch c := r.TokenCounts[i]; {
+			case c < 0:
+				return nil, fmt.Errorf("itl: request %s: token_counts[%d] = %d is negative", r.ID, i, c)
+			case c > 0:
+				n++
+				prev = t
 			}
-			if n == 0 {
+		}
+	}
+	return &ITLValues{reqs: reqs, n: n}, nil
+}
+
+// Len is the number of values.
+func (v *ITLValues) Len() int { return v.n }
+
+// Slice returns the values in a new list (nil when there are none).
+func (v *ITLValues) Slice() []float64 {
+	if v.n == 0 {
+		return nil
+	}
+	out := make([]float64, 0, v.n)
+	for xs := range itlChunks(v.reqs) {
+		out = append(out, xs...)
+	}
+	return out
+}
+
+// itlChunks yields the ITL values of reqs in order, up to itlChunk at a
+// time, from a buffer it reuses.
+func itlChunks(reqs []*archive.Request) chunks {
+	return func(yield func([]float64) bool) { itlEach(reqs, yield) }
+}
+
+func itlEach(reqs []*archive.Request, yield func([]float64) bool) {
+	buf := make([]float64, 0, itlChunk)
+	for _, r := range reqs {
+		if !r.OK || len(r.TokenTimes) < 2 {
+			continue
+		}
+		tt := r.TokenTimes
+		if r.TokenCounts == nil {
+			// One token per chunk: the gaps themselves (x/1 is x), a
+			// buffer's room at a time.
+			for i := 1; i < len(tt); {
+				if len(buf) == cap(buf) {
+					if !yield(buf) {
+						return
+					}
+					buf = buf[:0]
+				}
+				n := min(len(tt)-i, cap(buf)-len(buf))
+				gaps := buf[len(buf) : len(buf)+n]
+				for j := range gaps {
+					gaps[j] = tt[i+j] - tt[i+j-1]
+				}
+				buf = buf[:len(buf)+n]
+				i += n
+			}
+			continue
+		}
+		prev := tt[0]
+		for i := 1; i < len(tt); i++ {
+			t := tt[i]
+			c := r.TokenCounts[i]
+			if c == 0 {
 				continue // keep prev: the gap runs on to the next chunk with tokens
 			}
-			out = append(out, (t-prev)/float64(n))
+			if len(buf) == cap(buf) {
+				if !yield(buf) {
+					return
+				}
+				buf = buf[:0]
+			}
+			buf = append(buf, (t-prev)/float64(c))
 			prev = t
 		}
 	}
-	return out, nil
+	if len(buf) > 0 {
+		yield(buf)
+	}
+}
+
+// values is the ITL as values: in order, and in up to GOMAXPROCS parts
+// (of consecutive requests) for the passes that read in parallel, with
+// the count of the first radix pass kept for the next percentile.
+func (v *ITLValues) values() values {
+	v.partsOnce.Do(func() {
+		p := max(1, min(runtime.GOMAXPROCS(0), v.n/parallelMin))
+		for i := range p {
+			reqs := v.reqs[i*len(v.reqs)/p : (i+1)*len(v.reqs)/p]
+			v.parts = append(v.parts, itlChunks(reqs))
+		}
+	})
+	return values{n: v.n, all: itlChunks(v.reqs), parts: v.parts, hist: v.partHists}
+}
+
+func (v *ITLValues) partHists() ([]int, [][]int) {
+	v.histOnce.Do(func() { v.top, v.perPart = partHists(v.parts) })
+	return v.top, v.perPart
+}
+
+// Percentile is Percentile(ITL's list, pct).
+func (v *ITLValues) Percentile(pct float64) (float64, error) {
+	return percentileOf(v.values(), pct)
+}
+
+// Median is Median(ITL's list).
+func (v *ITLValues) Median() (float64, error) {
+	m, err := v.Percentile(50)
+	if err != nil {
+		return 0, fmt.Errorf("median: %w", err)
+	}
+	return m, nil
+}
+
+// Mean is Mean(ITL's list).
+func (v *ITLValues) Mean() (float64, error) {
+	if err := checkFiniteOf("mean", v.n, itlChunks(v.reqs)); err != nil {
+		return 0, err
+	}
+	s := 0.0
+	for xs := range itlChunks(v.reqs) {
+		for _, x := range xs {
+			s += x
+		}
+	}
+	return finiteResult("mean", s/float64(v.n))
 }
 
 // BaselineStat is one device's idle-baseline summary.

@@ -12,12 +12,21 @@ import (
 // NaN or infinite result.
 
 func checkFinite(name string, xs []float64) error {
-	if len(xs) == 0 {
+	return checkFiniteOf(name, len(xs), sliceChunks(xs))
+}
+
+// checkFiniteOf is checkFinite of the n values that all yields.
+func checkFiniteOf(name string, n int, all chunks) error {
+	if n == 0 {
 		return fmt.Errorf("%s: empty list", name)
 	}
-	for i, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("%s: element %d is %v", name, i, x)
+	i := 0
+	for xs := range all {
+		for _, x := range xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%s: element %d is %v", name, i, x)
+			}
+			i++
 		}
 	}
 	return nil
@@ -60,25 +69,38 @@ func Mean(xs []float64) (float64, error) {
 
 // Percentile returns the pct-th percentile (0 ≤ pct ≤ 100) with linear
 // interpolation between the closest ranks (numpy's default "linear"):
-// rank = pct/100·(n-1) in the sorted list. xs is not modified.
+// rank = pct/100·(n-1) in the sorted list. xs is not modified, and not
+// copied when it is long: the two ranks are found by selection (select.go),
+// which gives the elements a sort would put there (-0 before +0).
 func Percentile(xs []float64, pct float64) (float64, error) {
-	if err := checkFinite("percentile", xs); err != nil {
-		return 0, err
+	return percentileOf(sliceValues(xs), pct)
+}
+
+// percentileOf is Percentile of v.
+func percentileOf(v values, pct float64) (float64, error) {
+	n, all := v.n, v.all
+	if n == 0 {
+		return 0, checkFiniteOf("percentile", 0, all)
 	}
 	if math.IsNaN(pct) || pct < 0 || pct > 100 {
+		if err := checkFiniteOf("percentile", n, all); err != nil {
+			return 0, err
+		}
 		return 0, fmt.Errorf("percentile: %v is outside [0, 100]", pct)
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	rank := pct / 100 * float64(len(s)-1)
+	rank := pct / 100 * float64(n-1)
 	lo := int(math.Floor(rank))
-	hi := min(lo+1, len(s)-1)
+	hi := min(lo+1, n-1)
 	f := rank - float64(lo)
-	v := s[lo]
-	if f > 0 {
-		v = s[lo] + (s[hi]-s[lo])*f
+	a, b, ok := selectRanksOf(v, lo, hi)
+	if !ok {
+		return 0, checkFiniteOf("percentile", n, all) // the first non-finite element
 	}
-	return finiteResult("percentile", v)
+	x := a
+	if f > 0 {
+		x = a + (b-a)*f
+	}
+	return finiteResult("percentile", x)
 }
 
 // Median is Percentile(xs, 50).

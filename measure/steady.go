@@ -118,17 +118,13 @@ func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Stead
 	res.EndIndex = len(order)
 	res.EndRequestID = order[len(order)-1].ID
 
-	att, err := p.Attribute(order, sp.Method)
+	att, shapes, err := p.attribute(order, sp.Method, true)
 	if err != nil {
 		return Steady{}, fmt.Errorf("steady state: %w", err)
 	}
-	shapes := make([]tokenShape, len(order))
 	pos := make([]int, 0, len(order)) // completion positions of rated requests
 	xs := make([]float64, 0, len(order))
-	for i, r := range order {
-		if shapes[i], err = shapeOf(r); err != nil { // validated by Attribute already
-			return Steady{}, fmt.Errorf("steady state: request %q: %w", r.ID, err)
-		}
+	for i := range order {
 		if shapes[i].kind == shapeGen {
 			pos = append(pos, i)
 			xs = append(xs, att[i].JPerToken)

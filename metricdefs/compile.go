@@ -124,6 +124,10 @@ type Program struct {
 	// baseline is whether `baseline` is the baseline results (it is not in
 	// an older profile that declares a parameter of that name).
 	baseline bool
+	// concurrent: definitions are evaluated in parallel as their
+	// dependencies allow (not when a formula reads $env, which could see
+	// values of definitions it does not name).
+	concurrent bool
 }
 
 // Order returns the definitions in evaluation order.
@@ -165,6 +169,18 @@ func paramFields(params []Param) []reflect.StructField {
 // Compile parses, orders and type-checks every definition. All problems are
 // returned together.
 func Compile(spec Spec) (*Program, []*CompileError) {
+	prog, errs, lazy := compile(spec, true)
+	if len(errs) > 0 && lazy {
+		// The errors of the profile as written, without the lazy ITL
+		// (whose hidden functions could otherwise appear in them).
+		prog, errs, _ = compile(spec, false)
+	}
+	return prog, errs
+}
+
+// compile is Compile; allowLazy lets derived values hold a lazy ITL
+// (itl_lazy.go), and lazy reports whether one does.
+func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy bool) {
 	var errs []*CompileError
 	addErr := func(def, field string, err error) {
 		ce := &CompileError{Def: def, Field: field, Msg: err.Error()}
@@ -262,7 +278,18 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 		o := []expr.Option{expr.Env(reflect.New(t).Elem().Interface()), expr.WithContext("ctx")}
 		o = append(o, builtinOptions()...)
 		o = append(o, checkedIntOptions()...)
+		o = append(o, itlLazyOptions()...)
 		return append(o, checkedAnyOptions()...)
+	}
+	// lazyITL: derived values that hold a lazy ITL (itl_lazy.go), decided
+	// in pass 1 for each candidate whose formula compiles as it is.
+	var lazyCands map[string]bool
+	if allowLazy {
+		lazyCands = lazyITLCandidates(list)
+	}
+	lazyITL := map[string]bool{}
+	rootPatched := func(o []expr.Option) []expr.Option {
+		return append(o[:len(o):len(o)], expr.Patch(itlRootPatch{}))
 	}
 
 	// Pass 1: learn each definition's type, in dependency order.
@@ -286,6 +313,12 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 		prog, err := expr.Compile(c.Expr, opts(t)...)
 		if err != nil {
 			continue // reported in pass 2
+		}
+		if lazyCands[c.Name] {
+			if lp, err := expr.Compile(c.Expr, rootPatched(opts(t))...); err == nil && lp.Node().Type() == itlValuesType {
+				prog = lp
+				lazyITL[c.Name] = true
+			}
 		}
 		rt := prog.Node().Type()
 		if rt == nil || rt.Kind() == reflect.Interface {
@@ -315,7 +348,11 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 		if bad[c.Name] {
 			continue
 		}
-		p, err := expr.Compile(c.Expr, o...)
+		co := o
+		if lazyITL[c.Name] {
+			co = rootPatched(o)
+		}
+		p, err := expr.Compile(c.Expr, co...)
 		if err == nil {
 			if fe := unknownName(c.Expr, known); fe != nil {
 				err = fe
@@ -359,10 +396,11 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, errs, len(lazyITL) > 0
 	}
 	prog.order = order
-	return prog, nil
+	prog.concurrent = !readsEnv(list)
+	return prog, nil, len(lazyITL) > 0
 }
 
 type exprField struct{ field, src string }
@@ -528,4 +566,22 @@ func (c *Condition) Eval(params map[string]any, engine string) (bool, error) {
 	}
 	env.Field(len(c.params)).SetString(engine)
 	return runBool(c.prog, env.Addr().Interface())
+}
+
+// readsEnv reports whether a formula reads $env (or does not parse).
+func readsEnv(list []*compiled) bool {
+	for _, c := range list {
+		for _, f := range exprFields(c.Def) {
+			tree, err := parser.Parse(f.src)
+			if err != nil {
+				return true
+			}
+			u := newITLUses()
+			ast.Walk(&tree.Node, u)
+			if u.env {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -7,14 +7,17 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/measure"
 )
 
 // maxListInResults is the longest list a derived value may be and still be
@@ -57,113 +60,155 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 		Simulated:     data.Meta.Simulated,
 		Values:        map[string]archive.Result{},
 	}
-	failed := map[string]string{} // name → why (error or not applicable)
-	na := map[string]bool{}
 	envI := env.Addr().Interface()
-	for _, c := range p.order {
-		r := archive.Result{Kind: string(c.Kind), Unit: c.Unit, Description: c.Description, Format: c.Format}
-		if c.Kind == KindCheck {
-			r.Severity = c.Severity
+	outs := make([]defOutcome, len(p.order))
+	pos := make(map[string]int, len(p.order))
+	for i, c := range p.order {
+		pos[c.Name] = i
+	}
+	evalAt := func(i int) {
+		outs[i] = p.evalDef(p.order[i], env, envI, data, func(dep string) *defOutcome { return &outs[pos[dep]] })
+	}
+	if p.concurrent {
+		evalConcurrently(p.order, pos, evalAt)
+	} else {
+		for i := range p.order {
+			evalAt(i)
 		}
-		record := func() {
-			res.Order = append(res.Order, c.Name)
-			res.Values[c.Name] = r
+	}
+	for i, c := range p.order {
+		o := &outs[i]
+		if o.err != nil {
+			errs = append(errs, o.err)
 		}
-		if dep, why := firstFailedDep(c.deps, failed); dep != "" {
-			if na[dep] {
-				na[c.Name] = true
-				r.Note = why // the dependency's own "not applicable: …" reason
-			} else {
-				errs = append(errs, fmt.Errorf("%s %s: depends on %s, which failed: %s", c.Kind, c.Name, dep, why))
-				r.Note = "error: depends on " + dep
-			}
-			failed[c.Name] = r.Note
-			record()
-			continue
-		}
-		if why := baselineNA(c, data.Baseline); p.baseline && why != "" {
-			r.Note = why
-			na[c.Name] = true
-			failed[c.Name] = why
-			record()
-			continue
-		}
-		if c.when != nil {
-			ok, err := runBool(c.when, envI)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s %s: when: %w", c.Kind, c.Name, err))
-				r.Note = "error: " + err.Error()
-				failed[c.Name] = r.Note
-				record()
-				continue
-			}
-			if !ok {
-				r.Note = "not applicable"
-				if c.NA != "" {
-					r.Note = "not applicable: " + c.NA
-				}
-				na[c.Name] = true
-				failed[c.Name] = r.Note
-				record()
-				continue
+		r := o.r
+		if c.Kind == KindCheck && r.Passed != nil && !*r.Passed && c.Severity == SeverityExclude && !res.Excluded {
+			res.Excluded = true
+			res.ExcludeReason = fmt.Sprintf("check %s failed", c.Name)
+			if r.Message != "" {
+				res.ExcludeReason += ": " + r.Message
 			}
 		}
-		out, err := expr.Run(c.prog, envI)
-		if err != nil {
-			err = missingStage(c.Expr, data, err)
-		}
-		if err == nil {
-			err = checkFiniteResult(out)
-		}
-		if err == nil && out == nil && c.Kind == KindMetric {
-			err = fmt.Errorf("result is nil (a missing stage, event or map key?): guard it with when:")
-		}
-		if err == nil {
-			err = setField(env.Field(c.field), out)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", c.Kind, c.Name, err))
-			r.Note = "error: " + err.Error()
-			failed[c.Name] = r.Note
-			record()
-			continue
-		}
-		switch c.Kind {
-		case KindCheck:
-			passed, ok := out.(bool)
-			if !ok {
-				errs = append(errs, fmt.Errorf("check %s: result is %T, not a boolean", c.Name, out))
-				failed[c.Name] = "error"
-				record()
-				continue
-			}
-			r.Value = passed
-			r.Passed = &passed
-			if !passed {
-				r.Message = c.Message
-				if c.detail != nil {
-					if d, err := expr.Run(c.detail, envI); err == nil && d != nil && fmt.Sprint(d) != "" {
-						if r.Message != "" {
-							r.Message += ": "
-						}
-						r.Message += fmt.Sprint(d)
-					}
-				}
-				if c.Severity == SeverityExclude && !res.Excluded {
-					res.Excluded = true
-					res.ExcludeReason = fmt.Sprintf("check %s failed", c.Name)
-					if r.Message != "" {
-						res.ExcludeReason += ": " + r.Message
-					}
-				}
-			}
-		default:
-			r.Value, r.Note = resultValue(out)
-		}
-		record()
+		res.Order = append(res.Order, c.Name)
+		res.Values[c.Name] = r
 	}
 	markPartial(p.order, data, res)
 	return res, errors.Join(errs...)
+}
+
+// evalConcurrently evaluates the definitions (by their index in order) as
+// their dependencies allow, up to GOMAXPROCS at a time. A definition
+// reads only its dependencies' values (Compile finds them all, and makes
+// the program sequential when a formula reads $env), each written before
+// its done channel is closed.
+func evalConcurrently(order []*compiled, pos map[string]int, evalAt func(int)) {
+	done := make([]chan struct{}, len(order))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, c := range order {
+		wg.Go(func() {
+			defer close(done[i])
+			for _, d := range c.deps {
+				<-done[pos[d]]
+			}
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			evalAt(i)
+		})
+	}
+	wg.Wait()
+}
+
+// defOutcome is what evaluating one definition gave: its result, the error
+// to report (nil if none), and for its dependents why it has no value
+// (failed, "" when it has one; na when not applicable rather than an error).
+type defOutcome struct {
+	r      archive.Result
+	err    error
+	failed string
+	na     bool
+	done   bool // failed is set (an outcome of "" may still be a failure, see evalDef)
+}
+
+// evalDef evaluates one definition whose dependencies are evaluated (dep
+// returns their outcomes) and stores its value in env.
+func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, dep func(string) *defOutcome) defOutcome {
+	r := archive.Result{Kind: string(c.Kind), Unit: c.Unit, Description: c.Description, Format: c.Format}
+	if c.Kind == KindCheck {
+		r.Severity = c.Severity
+	}
+	fail := func(err error, note string, na bool) defOutcome {
+		r.Note = note
+		return defOutcome{r: r, err: err, failed: note, na: na, done: true}
+	}
+	for _, d := range c.deps {
+		o := dep(d)
+		if !o.done {
+			continue
+		}
+		if o.na {
+			return fail(nil, o.failed, true) // the dependency's own "not applicable: …" reason
+		}
+		return fail(fmt.Errorf("%s %s: depends on %s, which failed: %s", c.Kind, c.Name, d, o.failed), "error: depends on "+d, false)
+	}
+	if why := baselineNA(c, data.Baseline); p.baseline && why != "" {
+		return fail(nil, why, true)
+	}
+	if c.when != nil {
+		ok, err := runBool(c.when, envI)
+		if err != nil {
+			return fail(fmt.Errorf("%s %s: when: %w", c.Kind, c.Name, err), "error: "+err.Error(), false)
+		}
+		if !ok {
+			note := "not applicable"
+			if c.NA != "" {
+				note = "not applicable: " + c.NA
+			}
+			return fail(nil, note, true)
+		}
+	}
+	out, err := expr.Run(c.prog, envI)
+	if err != nil {
+		err = missingStage(c.Expr, data, err)
+	}
+	if err == nil {
+		err = checkFiniteResult(out)
+	}
+	if err == nil && out == nil && c.Kind == KindMetric {
+		err = fmt.Errorf("result is nil (a missing stage, event or map key?): guard it with when:")
+	}
+	if err == nil {
+		err = setField(env.Field(c.field), out)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%s %s: %w", c.Kind, c.Name, err), "error: "+err.Error(), false)
+	}
+	switch c.Kind {
+	case KindCheck:
+		passed, ok := out.(bool)
+		if !ok {
+			return defOutcome{r: r, err: fmt.Errorf("check %s: result is %T, not a boolean", c.Name, out), failed: "error", done: true}
+		}
+		r.Value = passed
+		r.Passed = &passed
+		if !passed {
+			r.Message = c.Message
+			if c.detail != nil {
+				if d, err := expr.Run(c.detail, envI); err == nil && d != nil && fmt.Sprint(d) != "" {
+					if r.Message != "" {
+						r.Message += ": "
+					}
+					r.Message += fmt.Sprint(d)
+				}
+			}
+		}
+	default:
+		r.Value, r.Note = resultValue(out)
+	}
+	return defOutcome{r: r}
 }
 
 // stageRef finds `stages.NAME`, `stages?.NAME` and `stages["NAME"]`.
@@ -310,6 +355,12 @@ func isNumber(k reflect.Kind) bool {
 func resultValue(v any) (any, string) {
 	if v == nil {
 		return nil, ""
+	}
+	if l, ok := v.(*measure.ITLValues); ok { // the list it stands for
+		if l.Len() > maxListInResults {
+			return nil, fmt.Sprintf("list of %d items (not stored)", l.Len())
+		}
+		return resultValue(l.Slice())
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

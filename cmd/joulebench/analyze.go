@@ -126,7 +126,9 @@ func (a *app) evaluateArchiveLoaded(ctx context.Context, dir, profile string, se
 	// evaluated up to the end of its data, and the values over it say they
 	// are partial.
 	run.ClampOpenStages()
+	restore := limitEvalMemory()
 	res, evalErr = workflow.Evaluate(ctx, l, run)
+	restore()
 	if res == nil {
 		return nil, nil, nil, nil, withCode(exitInvalid, evalErr)
 	}

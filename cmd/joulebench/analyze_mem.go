@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+)
+
+// Evaluating a long run holds its data (tens of millions of token times)
+// while formulas allocate and drop lists about a tenth of its size.
+// Go's collector lets the heap grow to twice what was live after the last
+// collection (GOGC=100), so the peak would be about twice the data. During
+// evaluation a soft memory limit of evalMemHeadroom times the data loaded
+// (measured after a collection) keeps the peak near what is needed; the
+// collector then runs more often, which costs little here since the bulk
+// of the data (float lists) has no pointers to scan. The limit is soft: a
+// formula that needs more gets it (the runtime bounds the collector's
+// share of CPU). A limit set by the user (GOMEMLIMIT) is left alone, and
+// so are runs whose data is small.
+const (
+	evalMemHeadroom = 1.75
+	// evalMemMinBytes: below this heap size no limit is set (nor the
+	// collection run that measures the data).
+	evalMemMinBytes = 64 << 20
+)
+
+// limitEvalMemory sets the soft memory limit for an evaluation of the
+// data now loaded and returns the function that restores the previous
+// limit.
+func limitEvalMemory() (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	if heapMetric("/memory/classes/heap/objects:bytes") < evalMemMinBytes {
+		return func() {}
+	}
+	runtime.GC()
+	live := heapMetric("/gc/heap/live:bytes")
+	if live < evalMemMinBytes {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(int64(float64(live) * evalMemHeadroom))
+	return func() { debug.SetMemoryLimit(old) }
+}
+
+// heapMetric reads one uint64 metric of the runtime (0 when it has none).
+func heapMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

@@ -1,0 +1,121 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// itlRequests makes n requests of about perReq chunks each, some with
+// token counts (zeros among them), some failed or with one chunk.
+func itlRequests(seed uint64, n, perReq int) []*archive.Request {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	reqs := make([]*archive.Request, n)
+	for i := range reqs {
+		r := &archive.Request{ID: fmt.Sprint(i), OK: rng.IntN(10) != 0}
+		k := rng.IntN(perReq + 1)
+		t := 100 * rng.Float64()
+		withCounts := rng.IntN(3) == 0
+		for range k {
+			r.TokenTimes = append(r.TokenTimes, t)
+			if withCounts {
+				r.TokenCounts = append(r.TokenCounts, rng.IntN(4))
+			}
+			// Ties (equal gaps, zero gaps) as well as distinct values.
+			switch rng.IntN(4) {
+			case 0:
+				t += 0.02
+			case 1:
+			default:
+				t += 0.01 + 0.03*rng.Float64()
+			}
+		}
+		reqs[i] = r
+	}
+	return reqs
+}
+
+// ITLValues' statistics are those of ITL's list, bit for bit, on short
+// lists (sorted) and long ones (radix selection, more than one buffer),
+// and its errors are the same.
+func TestITLValuesMatchList(t *testing.T) {
+	// Four parts read in parallel for lists of 4·parallelMin values or more.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	cases := []struct {
+		name string
+		reqs []*archive.Request
+	}{
+		{"empty", nil},
+		{"one value", []*archive.Request{{ID: "a", OK: true, TokenTimes: []float64{1, 1.5}}}},
+		{"short", itlRequests(1, 20, 30)},
+		{"long", itlRequests(2, 400, 200)},
+		{"long, many ties", itlRequests(3, 2000, 40)},
+		{"long enough for 4 parts", itlRequests(6, 4000, 200)},
+		// 1e308 - (-1e308) overflows to +Inf: a non-finite value in the
+		// middle of a long list.
+		{"infinite gap", append(itlRequests(4, 100, 200), &archive.Request{ID: "inf", OK: true, TokenTimes: []float64{-1e308, 1e308}}, itlRequests(5, 100, 200)[0])},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			list, lerr := ITL(tc.reqs)
+			v, verr := NewITLValues(tc.reqs)
+			if lerr != nil || verr != nil {
+				t.Fatalf("ITL: %v, NewITLValues: %v", lerr, verr)
+			}
+			if v.Len() != len(list) {
+				t.Fatalf("Len = %d, list has %d", v.Len(), len(list))
+			}
+			if tc.name == "long" && len(list) <= selectSortMax+itlChunk {
+				t.Fatalf("long case has only %d values", len(list))
+			}
+			if tc.name == "long enough for 4 parts" && (len(list) < 4*parallelMin || len(v.values().parts) != 4 || len(sliceValues(list).parts) != 4) {
+				t.Fatalf("%d values in %d parts", len(list), len(v.values().parts))
+			}
+			s := v.Slice()
+			if len(s) != len(list) || (list == nil) != (s == nil) {
+				t.Fatalf("Slice has %d values (nil %v), list %d (nil %v)", len(s), s == nil, len(list), list == nil)
+			}
+			for i := range s {
+				if math.Float64bits(s[i]) != math.Float64bits(list[i]) {
+					t.Fatalf("Slice[%d] = %v, list %v", i, s[i], list[i])
+				}
+			}
+			same := func(what string, got float64, gerr error, want float64, werr error) {
+				t.Helper()
+				if fmt.Sprint(gerr) != fmt.Sprint(werr) || math.Float64bits(got) != math.Float64bits(want) {
+					t.Errorf("%s = %v, %v; on the list %v, %v", what, got, gerr, want, werr)
+				}
+			}
+			for _, p := range []float64{0, 1, 25, 50, 90, 99, 99.9, 100, -1, 101, math.NaN()} {
+				got, gerr := v.Percentile(p)
+				want, werr := Percentile(list, p)
+				same(fmt.Sprintf("Percentile(%v)", p), got, gerr, want, werr)
+			}
+			got, gerr := v.Median()
+			want, werr := Median(list)
+			same("Median", got, gerr, want, werr)
+			got, gerr = v.Mean()
+			want, werr = Mean(list)
+			same("Mean", got, gerr, want, werr)
+		})
+	}
+}
+
+func TestNewITLValuesErrors(t *testing.T) {
+	for _, r := range []*archive.Request{
+		{ID: "back", OK: true, TokenTimes: []float64{1, 0.5}},
+		{ID: "nan", OK: true, TokenTimes: []float64{1, math.NaN()}},
+		{ID: "counts", OK: true, TokenTimes: []float64{1, 2}, TokenCounts: []int{1}},
+		{ID: "negative", OK: true, TokenTimes: []float64{1, 2}, TokenCounts: []int{1, -1}},
+	} {
+		_, lerr := ITL([]*archive.Request{r})
+		_, verr := NewITLValues([]*archive.Request{r})
+		if lerr == nil || verr == nil || lerr.Error() != verr.Error() {
+			t.Errorf("%s: ITL: %v, NewITLValues: %v", r.ID, lerr, verr)
+		}
+	}
+}
