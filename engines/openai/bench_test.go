@@ -358,7 +358,8 @@ func cpuSeconds() float64 {
 // client alone) that writes one token per write, or 64 (batch=64: the
 // ingest ceiling, many events per read). One op is one token. Clients:
 //
-//	client: this package's Client, every per-chunk time kept
+//	client: this package's Client, every per-chunk time kept, as a run
+//	sends (DoFlight with the profiles' stall and request timeouts)
 //	min: the reference, a minimal net/http client that only counts the
 //	lines starting with "data:"
 //	raw: writes the request on its own connection and reads the response
@@ -419,7 +420,10 @@ func benchIngest(b *testing.B, addr, kind string, streams, tokensPerStream int) 
 				}
 				tokens.Add(int64(n - 3)) // less the finish, usage and [DONE] events
 			default:
-				rec := client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokensPerStream, Extra: map[string]any{"bench_id": 0}})
+				// As a run's requests step sends: with a flight, the
+				// profiles' 60 s stall timeout and one hour timeout.
+				f := &workload.Flight{ID: "bench", Limits: workload.Limits{Timeout: time.Hour, Stall: time.Minute}}
+				rec := client.DoFlight(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokensPerStream, Extra: map[string]any{"bench_id": 0}}, f)
 				if !rec.OK || len(rec.TokenTimes) != tokensPerStream {
 					failed.Add(1)
 					return
