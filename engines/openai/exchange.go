@@ -112,7 +112,7 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 		return nil
 	}
 	if cfg.Stall > 0 {
-		resp.Body = &stallBody{ReadCloser: resp.Body, x: x}
+		resp.Body = &stallBody{ReadCloser: resp.Body, x: x, base: time.Now()}
 	}
 	x.Resp = resp
 	return x
@@ -123,28 +123,54 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 var errStall = errors.New("stall timeout")
 
 // stallBody cancels the exchange when no bytes arrive for x.stall after
-// the first ones: every read that returns bytes re-arms the timer.
+// the first ones. A read that returns bytes only notes when (a monotonic
+// clock reading, no timer call): one timer, armed at the first bytes,
+// wakes when the stall could at the earliest have run out, and then either
+// cancels the exchange (no bytes for x.stall) or sleeps again until the
+// stall could run out counting from the latest bytes. So the stream is cut
+// as soon as x.stall passes without data, as with a timer re-armed by
+// every read, at one timer wake-up per x.stall instead of a timer reset
+// per read.
 type stallBody struct {
 	io.ReadCloser
-	x     *Exchange
-	timer *time.Timer
+	x      *Exchange
+	base   time.Time                  // monotonic origin of last
+	last   atomic.Int64               // ns since base of the latest read that returned bytes
+	timer  atomic.Pointer[time.Timer] // nil until the first bytes
+	closed atomic.Bool
 }
 
 func (b *stallBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
-		if b.timer == nil {
-			b.timer = time.AfterFunc(b.x.stall, func() { b.x.Cancel(errStall) })
-		} else {
-			b.timer.Reset(b.x.stall)
+		b.last.Store(int64(time.Since(b.base)))
+		if b.timer.Load() == nil {
+			t := time.AfterFunc(time.Duration(math.MaxInt64), b.check)
+			b.timer.Store(t)
+			t.Reset(b.x.stall)
 		}
 	}
 	return n, err
 }
 
+// check runs when the stall may have run out: it cancels the exchange
+// when the latest bytes are x.stall old, else waits for the rest.
+func (b *stallBody) check() {
+	if b.closed.Load() {
+		return
+	}
+	idle := time.Since(b.base) - time.Duration(b.last.Load())
+	if idle >= b.x.stall {
+		b.x.Cancel(errStall)
+		return
+	}
+	b.timer.Load().Reset(b.x.stall - idle)
+}
+
 func (b *stallBody) Close() error {
-	if b.timer != nil {
-		b.timer.Stop()
+	b.closed.Store(true)
+	if t := b.timer.Load(); t != nil {
+		t.Stop()
 	}
 	return b.ReadCloser.Close()
 }
