@@ -53,11 +53,13 @@ type chunkMemo struct {
 	isErrorObject bool   // what the prefix said
 	afterComma    bool   // the prefix ends after a member's comma: a key must follow
 
-	shape      []byte    // the whole chunk; nil: no shape
-	shapeInfo  chunkInfo // what it said
-	content    [2]int    // its content string token, [start, end)
-	deltaStart int       // the hashed delta (or message) value, [deltaStart, deltaEnd)
-	deltaEnd   int
+	shape     []byte    // the whole chunk; nil: no shape
+	shapeInfo chunkInfo // what it said
+	content   [2]int    // its content string token, [start, end)
+	deltaEnd  int       // the end of the hashed delta (or message) value
+	// headHash is the text hash of the delta's bytes before the content
+	// string (FNV-1a is a running hash: the rest is folded in from there).
+	headHash uint64
 }
 
 // afterComma reports whether b ends with a comma and whitespace.
@@ -92,7 +94,7 @@ func (m *chunkMemo) sameShape(b []byte, out *chunkInfo) bool {
 	}
 	*out = m.shapeInfo
 	out.contentChars = jsonStringChars(raw)
-	out.textHash = chunkset.Mix(chunkset.Seed, b[m.deltaStart:len(b)-(len(m.shape)-m.deltaEnd)])
+	out.textHash = chunkset.Mix(m.headHash, b[len(pre):len(b)-(len(m.shape)-m.deltaEnd)])
 	return true
 }
 
@@ -106,7 +108,8 @@ func (m *chunkMemo) remember(b []byte, s *scanner, info *chunkInfo) {
 	m.shape = append(m.shape[:0], b...)
 	m.shapeInfo = *info
 	m.content = s.content
-	m.deltaStart, m.deltaEnd = s.delta0, s.delta1
+	m.deltaEnd = s.delta1
+	m.headHash = chunkset.Mix(chunkset.Seed, b[s.delta0:m.content[0]])
 }
 
 // parseChunkMemo is parseChunk that skips the start of b when it is the
