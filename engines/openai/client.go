@@ -48,7 +48,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -533,32 +532,17 @@ func (st *stream) finish(x *Exchange) {
 	SettleCounts(rec)
 }
 
-// encode builds the JSON body and picks the endpoint.
+// encode builds the JSON body (see appendBody) and picks the endpoint.
 func (c *Client) encode(r workload.Request) ([]byte, string, error) {
-	body := make(map[string]any, 8+len(r.Extra))
 	target := c.completionsURL
 	if r.Chat {
 		target = c.chatURL
-		body["messages"] = workload.Prompt{Prompt: r.Prompt, Messages: r.Messages}.ChatMessages()
-	} else {
-		body["prompt"] = workload.Prompt{Prompt: r.Prompt, Messages: r.Messages}.CompletionText()
 	}
-	if r.Model != "" {
-		body["model"] = r.Model
+	size := 160 + len(r.Model) + len(r.Prompt) + 24*len(r.Extra)
+	for _, m := range r.Messages {
+		size += 32 + len(m.Role) + len(m.Content)
 	}
-	if r.MaxTokens > 0 {
-		body["max_tokens"] = r.MaxTokens
-	}
-	body["temperature"] = r.Temperature
-	if r.IgnoreEOS {
-		body["ignore_eos"] = true
-	}
-	body["stream_options"] = map[string]any{"include_usage": true}
-	for k, v := range r.Extra {
-		body[k] = v
-	}
-	body["stream"] = true
-	b, err := json.Marshal(body)
+	b, err := appendBody(make([]byte, 0, size), r)
 	return b, target, err
 }
 
