@@ -267,6 +267,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	} else {
 		st.readSSE(resp.Body)
 	}
+	st.report()
 	if st.complete() {
 		// Let the transport see the end of the body so that the connection
 		// is reused; a server that holds the stream open is cut off.
@@ -296,6 +297,12 @@ type stream struct {
 	pendingFirst bool
 	pendingRead  readStamp
 	bounded      int // text chunks whose time is an upper bound
+
+	// Text chunks (and bounded ones among them, the first excepted) not
+	// yet added to the flight: they are added together whenever the data
+	// read so far is used up (see report), one atomic update per read
+	// instead of one or two per chunk.
+	unreported, unreportedBounded int
 
 	chars     int
 	texts     chunkset.Counter // distinct chunk texts
@@ -332,6 +339,9 @@ func (st *stream) readSSE(body io.Reader) {
 		}
 		if len(line) > 0 && st.line(line) {
 			return
+		}
+		if br.Buffered() == 0 {
+			st.report() // before a read that may wait
 		}
 		if err != nil {
 			st.rec.DoneAt = st.c.clock()
@@ -413,8 +423,10 @@ func (st *stream) settle() {
 	st.pending = false
 	if r := st.pendingRead; r.full || st.read.seq == r.seq {
 		st.bounded++
-		st.flight.AddBounded(st.pendingFirst)
-		if st.pendingFirst {
+		if !st.pendingFirst {
+			st.unreportedBounded++
+		} else {
+			st.flight.AddBounded(true)
 			// It arrived after sent_at, and after the last read that
 			// found the connection empty.
 			lo := st.rec.SentAt
@@ -426,6 +438,19 @@ func (st *stream) settle() {
 			}
 			st.flight.SetFirstWithin(time.Duration(max(0, st.rec.FirstTokenAt-lo) * 1e9))
 		}
+	}
+}
+
+// report adds the text chunks counted since the last report to the
+// flight.
+func (st *stream) report() {
+	if st.unreported != 0 {
+		st.flight.AddTokens(st.unreported)
+		st.unreported = 0
+	}
+	if st.unreportedBounded != 0 {
+		st.flight.AddBoundedN(st.unreportedBounded)
+		st.unreportedBounded = 0
 	}
 }
 
@@ -442,7 +467,7 @@ func (st *stream) apply(now float64) bool {
 			st.rec.TokenTimes = append(st.rec.TokenTimes, now)
 		}
 		st.chars += n
-		st.flight.AddTokens(1)
+		st.unreported++
 		st.texts.Add(info.textHash)
 	}
 	if info.finished {
