@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,8 +35,17 @@ type Exchange struct {
 	timeout time.Duration
 	stall   time.Duration
 	redact  func(string) string
-	stop    context.CancelFunc
 	stamper receiveStamper // the connection's kernel receive stamps; nil: none
+
+	// The limits' watcher (see watch): one timer for the request timeout
+	// and the stall timeout.
+	base     time.Time     // monotonic origin of the times below
+	deadline time.Duration // the request timeout, since base; 0: none
+	last     atomic.Int64  // ns since base of the latest bytes read
+	started  atomic.Bool   // bytes were read: the stall timeout counts
+	mu       sync.Mutex
+	timer    *time.Timer // nil until a limit needs it
+	closed   bool
 }
 
 // ExchangeConfig says how to send.
@@ -67,9 +77,14 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	}
 	x := &Exchange{parent: ctx, timeout: cfg.Timeout, stall: cfg.Stall, redact: redact}
 	x.Ctx, x.Cancel = context.WithCancelCause(ctx)
-	x.stop = func() {}
+	if cfg.Timeout > 0 || cfg.Stall > 0 {
+		x.base = time.Now()
+	}
 	if cfg.Timeout > 0 {
-		x.Ctx, x.stop = context.WithTimeoutCause(x.Ctx, cfg.Timeout, errTimeout)
+		x.deadline = cfg.Timeout
+		x.mu.Lock()
+		x.timer = time.AfterFunc(cfg.Timeout, x.watch)
+		x.mu.Unlock()
 	}
 	var sent atomic.Uint64 // float64 bits of the clock when the connection was obtained
 	var conn atomic.Pointer[net.Conn]
@@ -112,7 +127,7 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 		return nil
 	}
 	if cfg.Stall > 0 {
-		resp.Body = &stallBody{ReadCloser: resp.Body, x: x, base: time.Now()}
+		resp.Body = &stallBody{ReadCloser: resp.Body, x: x}
 	}
 	x.Resp = resp
 	return x
@@ -122,57 +137,75 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 // the stall timeout.
 var errStall = errors.New("stall timeout")
 
-// stallBody cancels the exchange when no bytes arrive for x.stall after
-// the first ones. A read that returns bytes only notes when (a monotonic
-// clock reading, no timer call): one timer, armed at the first bytes,
-// wakes when the stall could at the earliest have run out, and then either
-// cancels the exchange (no bytes for x.stall) or sleeps again until the
-// stall could run out counting from the latest bytes. So the stream is cut
-// as soon as x.stall passes without data, as with a timer re-armed by
-// every read, at one timer wake-up per x.stall instead of a timer reset
-// per read.
+// stallBody notes when bytes arrive, for the stall timeout: a read that
+// returns bytes stores a monotonic clock reading, no timer call (see
+// watch).
 type stallBody struct {
 	io.ReadCloser
-	x      *Exchange
-	base   time.Time                  // monotonic origin of last
-	last   atomic.Int64               // ns since base of the latest read that returned bytes
-	timer  atomic.Pointer[time.Timer] // nil until the first bytes
-	closed atomic.Bool
+	x *Exchange
 }
 
 func (b *stallBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
-		b.last.Store(int64(time.Since(b.base)))
-		if b.timer.Load() == nil {
-			t := time.AfterFunc(time.Duration(math.MaxInt64), b.check)
-			b.timer.Store(t)
-			t.Reset(b.x.stall)
+		x := b.x
+		x.last.Store(int64(time.Since(x.base)))
+		if !x.started.Load() {
+			x.startStall()
 		}
 	}
 	return n, err
 }
 
-// check runs when the stall may have run out: it cancels the exchange
-// when the latest bytes are x.stall old, else waits for the rest.
-func (b *stallBody) check() {
-	if b.closed.Load() {
+// startStall makes the watcher wake when the stall timeout could run out,
+// at the first bytes.
+func (x *Exchange) startStall() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.started.Swap(true) || x.closed {
 		return
 	}
-	idle := time.Since(b.base) - time.Duration(b.last.Load())
-	if idle >= b.x.stall {
-		b.x.Cancel(errStall)
-		return
+	switch {
+	case x.timer == nil:
+		x.timer = time.AfterFunc(x.stall, x.watch)
+	case x.deadline == 0 || x.deadline-time.Since(x.base) > x.stall:
+		x.timer.Reset(x.stall)
 	}
-	b.timer.Load().Reset(b.x.stall - idle)
 }
 
-func (b *stallBody) Close() error {
-	b.closed.Store(true)
-	if t := b.timer.Load(); t != nil {
-		t.Stop()
+// watch is the limits' one timer: it wakes when the request timeout or
+// the stall timeout could at the earliest have run out, and either cancels
+// the exchange (the request is past its timeout, or no bytes came for the
+// stall timeout since the latest) or sleeps again until the earlier of
+// the two could run out, counting the stall from the latest bytes. So a
+// stream is cut as soon as a limit is passed, as with a context deadline
+// and a stall timer re-armed by every read, at one timer wake-up per stall
+// period instead of a timer reset per read.
+func (x *Exchange) watch() {
+	x.mu.Lock()
+	var cause error
+	if !x.closed {
+		now := time.Since(x.base)
+		next := time.Duration(math.MaxInt64)
+		if x.deadline > 0 {
+			next = x.deadline
+		}
+		if x.started.Load() {
+			next = min(next, time.Duration(x.last.Load())+x.stall)
+		}
+		switch {
+		case x.deadline > 0 && now >= x.deadline:
+			cause = errTimeout
+		case now >= next:
+			cause = errStall
+		default:
+			x.timer.Reset(next - now)
+		}
 	}
-	return b.ReadCloser.Close()
+	x.mu.Unlock()
+	if cause != nil {
+		x.Cancel(cause)
+	}
 }
 
 // Arrival returns when the data last read from the response reached this
@@ -186,7 +219,12 @@ func (x *Exchange) Close() {
 	if x.Resp != nil {
 		x.Resp.Body.Close()
 	}
-	x.stop()
+	x.mu.Lock()
+	x.closed = true
+	if x.timer != nil {
+		x.timer.Stop()
+	}
+	x.mu.Unlock()
 	x.Cancel(nil)
 }
 
