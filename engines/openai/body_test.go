@@ -104,3 +104,19 @@ func FuzzAppendBody(f *testing.F) {
 		}
 	})
 }
+
+func TestIsJSON(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"text/event-stream":                true,
+		"text/event-stream; charset=utf-8": true,
+		"application/json":                 false,
+		"application/json; charset=utf-8":  false,
+		"Application/JSON":                 false,
+		"":                                 true,
+		"text/plain":                       true,
+	} {
+		if got := !isJSON(ct); got != want {
+			t.Errorf("%q: stream %v, want %v", ct, got, want)
+		}
+	}
+}

@@ -101,7 +101,9 @@ type Client struct {
 	tokenTimes              bool
 	receiveStamps           bool
 	runID                   string // X-Request-Id prefix
-	prep                    atomic.Pointer[prepared]
+	// Header values every request sends, made once (never modified).
+	hdrContentType, hdrAccept, hdrAuth []string
+	prep                               atomic.Pointer[prepared]
 }
 
 // Option configures a Client.
@@ -163,6 +165,10 @@ func NewClient(baseURL string, opts ...Option) *Client {
 	if c.clock == nil {
 		c.clock = NewClock()
 	}
+	c.hdrContentType, c.hdrAccept = []string{"application/json"}, []string{"text/event-stream"}
+	if c.apiKey != "" {
+		c.hdrAuth = []string{"Bearer " + c.apiKey}
+	}
 	return c
 }
 
@@ -202,7 +208,17 @@ var errTimeout = errors.New("request timeout")
 // errDrained cancels a request whose stream is complete but not closed.
 var errDrained = errors.New("stream complete but not closed")
 
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
+// sseBuffers are what reading one stream needs and a later stream can
+// reuse: the line reader and the chunk memo's buffers.
+type sseBuffers struct {
+	br            *bufio.Reader
+	prefix, shape []byte
+}
+
+// maxMemoBuf bounds a memo buffer kept for reuse.
+const maxMemoBuf = 4 << 10
+
+var readers = sync.Pool{New: func() any { return &sseBuffers{br: bufio.NewReaderSize(nil, readBufSize)} }}
 
 // Do sends r and reads the whole response. It never returns an error: a
 // failure is a record with ok=false and an error saying what happened
@@ -239,9 +255,10 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 		rec.Error = "encode request: " + err.Error()
 		return rec
 	}
-	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
-	if c.apiKey != "" {
-		hdr.Set("Authorization", "Bearer "+c.apiKey)
+	hdr := make(http.Header, 4)
+	hdr["Content-Type"], hdr["Accept"] = c.hdrContentType, c.hdrAccept
+	if c.hdrAuth != nil {
+		hdr["Authorization"] = c.hdrAuth
 	}
 	if id := requestID(c.runID, r.ID); id != "" {
 		hdr["X-Request-Id"] = []string{id}
@@ -261,8 +278,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	if c.tokenTimes {
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt == "application/json" {
+	if isJSON(resp.Header.Get("Content-Type")) {
 		st.readJSON(resp.Body)
 	} else {
 		st.readSSE(resp.Body)
@@ -277,6 +293,16 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	}
 	st.finish(x)
 	return rec
+}
+
+// isJSON reports whether a response's Content-Type is application/json
+// (a server that did not stream).
+func isJSON(contentType string) bool {
+	if contentType == "text/event-stream" || strings.HasPrefix(contentType, "text/event-stream;") {
+		return false // what a stream says, without parsing it
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "application/json"
 }
 
 // stream is the state of one response being read.
@@ -319,9 +345,19 @@ type stream struct {
 }
 
 func (st *stream) readSSE(body io.Reader) {
-	br := readers.Get().(*bufio.Reader)
+	bufs := readers.Get().(*sseBuffers)
+	br := bufs.br
 	br.Reset(body)
-	defer func() { br.Reset(nil); readers.Put(br) }()
+	st.memo.prefix, st.memo.shape = bufs.prefix[:0], bufs.shape[:0]
+	defer func() {
+		br.Reset(nil)
+		bufs.prefix, bufs.shape = nil, nil
+		if cap(st.memo.prefix) <= maxMemoBuf && cap(st.memo.shape) <= maxMemoBuf {
+			bufs.prefix, bufs.shape = st.memo.prefix[:0], st.memo.shape[:0]
+		}
+		st.memo.prefix, st.memo.shape = nil, nil
+		readers.Put(bufs)
+	}()
 	var long []byte
 	for {
 		line, err := br.ReadSlice('\n')

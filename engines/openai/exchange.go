@@ -56,7 +56,9 @@ type ExchangeConfig struct {
 	// Stall, when > 0, cuts the stream when no bytes arrive for that long
 	// once the body's first bytes arrived (waiting for the first token in
 	// a queue is bounded by Timeout only).
-	Stall  time.Duration
+	Stall time.Duration
+	// Header is sent as the request's header (not copied: it must not
+	// change while the request is in flight).
 	Header http.Header
 	// Redact removes secrets from error text (nil: none).
 	Redact func(string) string
@@ -101,8 +103,8 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 		x.Close()
 		return nil
 	}
-	for k, v := range cfg.Header {
-		req.Header[k] = v
+	if cfg.Header != nil {
+		req.Header = cfg.Header // the transport only reads it
 	}
 	rec.SentAt = cfg.Clock()
 	resp, err := cfg.HTTP.Do(req)
