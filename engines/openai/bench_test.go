@@ -803,6 +803,17 @@ func BenchmarkParseChunk(b *testing.B) {
 			}
 		}
 	})
+	b.Run("memo", func(b *testing.B) {
+		// A stream's next token: read from the remembered shape.
+		b.ReportAllocs()
+		var info chunkInfo
+		var memo chunkMemo
+		for i := 0; i < b.N; i++ {
+			if err := parseChunkMemo(chunk, &info, &memo); err != nil || info.contentChars != 4 {
+				b.Fatal(err, info)
+			}
+		}
+	})
 	b.Run("goccy-go-json", func(b *testing.B) {
 		b.ReportAllocs()
 		var info chunkInfo
