@@ -87,15 +87,35 @@ func (m *chunkMemo) sameShape(b []byte, out *chunkInfo) bool {
 	if len(b) < len(pre)+len(suf)+2 || string(b[:len(pre)]) != string(pre) || string(b[len(b)-len(suf):]) != string(suf) {
 		return false
 	}
-	mid := scanner{b: b[len(pre) : len(b)-len(suf)]}
-	raw, ok := mid.str()
-	if !ok || mid.i != len(mid.b) {
-		return false
+	chars, ok := plainString(b[len(pre) : len(b)-len(suf)])
+	if !ok {
+		mid := scanner{b: b[len(pre) : len(b)-len(suf)]}
+		raw, ok := mid.str()
+		if !ok || mid.i != len(mid.b) {
+			return false
+		}
+		chars = jsonStringChars(raw)
 	}
 	*out = m.shapeInfo
-	out.contentChars = jsonStringChars(raw)
+	out.contentChars = chars
 	out.textHash = chunkset.Mix(m.headHash, b[len(pre):len(b)-(len(m.shape)-m.deltaEnd)])
 	return true
+}
+
+// plainString reports whether b is a JSON string token of printable
+// ASCII without escapes (most tokens), and its characters: one pass where
+// the scanner and jsonStringChars take two. Anything else is left to them.
+func plainString(b []byte) (int, bool) {
+	n := len(b)
+	if n < 2 || b[0] != '"' || b[n-1] != '"' {
+		return 0, false
+	}
+	for _, c := range b[1 : n-1] {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return 0, false
+		}
+	}
+	return n - 2, true
 }
 
 // remember keeps b's shape when the scan says it has one: one text member
