@@ -845,3 +845,33 @@ func BenchmarkParseChunk(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadSSE measures the client's own work per streamed token,
+// without a network: a stream of 256 vLLM-sized token events (and the
+// finish, usage and [DONE] events) read from memory by readSSE, every
+// token time recorded. One op is one token.
+func BenchmarkReadSSE(b *testing.B) {
+	const tokens = 256
+	event := tokenFrame[bytes.IndexByte(tokenFrame, 'd'):]
+	event = event[:bytes.Index(event, []byte("\n\n"))+2]
+	var data []byte
+	for range tokens {
+		data = append(data, event...)
+	}
+	for _, e := range []string{finishChunk, usageChunk(1, tokens), "[DONE]"} {
+		data = append(data, "data: "+e+"\n\n"...)
+	}
+	c := NewClient("http://127.0.0.1:1")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data) / tokens))
+	var body bytes.Reader
+	for i := 0; i < b.N; i += tokens {
+		rec := archive.Request{MaxTokens: tokens, TokenTimes: make([]float64, 0, tokens+1)}
+		st := stream{c: c, x: &Exchange{}, rec: &rec}
+		body.Reset(data)
+		st.readSSE(&body)
+		if !st.sawDone || len(rec.TokenTimes) != tokens {
+			b.Fatalf("done %v, %d token times", st.sawDone, len(rec.TokenTimes))
+		}
+	}
+}
