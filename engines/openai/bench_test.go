@@ -849,7 +849,9 @@ func BenchmarkParseChunk(b *testing.B) {
 // BenchmarkReadSSE measures the client's own work per streamed token,
 // without a network: a stream of 256 vLLM-sized token events (and the
 // finish, usage and [DONE] events) read from memory by readSSE, every
-// token time recorded. One op is one token.
+// token time recorded. Each read is a new one for the receive stamps (a
+// fake stamper), so the clock is read once per read, as with a socket.
+// One op is one token.
 func BenchmarkReadSSE(b *testing.B) {
 	const tokens = 256
 	event := tokenFrame[bytes.IndexByte(tokenFrame, 'd'):]
@@ -864,14 +866,29 @@ func BenchmarkReadSSE(b *testing.B) {
 	c := NewClient("http://127.0.0.1:1")
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data) / tokens))
-	var body bytes.Reader
+	body := &countedReader{}
 	for i := 0; i < b.N; i += tokens {
 		rec := archive.Request{MaxTokens: tokens, TokenTimes: make([]float64, 0, tokens+1)}
-		st := stream{c: c, x: &Exchange{}, rec: &rec}
+		st := stream{c: c, x: &Exchange{stamper: body}, rec: &rec}
 		body.Reset(data)
-		st.readSSE(&body)
+		st.readSSE(body)
 		if !st.sawDone || len(rec.TokenTimes) != tokens {
 			b.Fatalf("done %v, %d token times", st.sawDone, len(rec.TokenTimes))
 		}
 	}
 }
+
+// countedReader is a bytes.Reader that numbers its reads as a stamped
+// connection does (no stamps: the clock's reading is the time).
+type countedReader struct {
+	bytes.Reader
+	seq uint64
+}
+
+func (r *countedReader) Read(p []byte) (int, error) {
+	r.seq++
+	return r.Reader.Read(p)
+}
+
+func (r *countedReader) lastReceived() int64 { return 0 }
+func (r *countedReader) lastRead() readStamp { return readStamp{seq: r.seq} }
