@@ -102,6 +102,49 @@ func (m *chunkMemo) sameShape(b []byte, out *chunkInfo) bool {
 	return true
 }
 
+// matchEvent reads the SSE event at the start of buf when it is a chunk of
+// the remembered shape whose content string is plain ASCII (a stream's
+// next token, as servers send it): "data: ", the chunk, "\n", and the
+// blank line's "\n" when it is there. It fills out as parseChunkMemo
+// would and returns the bytes the event takes, or 0 when buf does not
+// start with such an event (the line is then read and parsed as any
+// other). It spares the line's search for its newline: the shape says
+// where the chunk ends.
+func (m *chunkMemo) matchEvent(buf []byte, out *chunkInfo) int {
+	const data = "data: "
+	pre, suf := m.shape[:m.content[0]], m.shape[m.content[1]:]
+	if len(buf) < len(data)+len(pre)+2+len(suf)+1 || string(buf[:len(data)]) != data ||
+		string(buf[len(data):len(data)+len(pre)]) != string(pre) {
+		return 0
+	}
+	rest := buf[len(data)+len(pre):]
+	if rest[0] != '"' {
+		return 0
+	}
+	end := 1 // the closing quote
+	for ; end < len(rest); end++ {
+		c := rest[end]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+			return 0
+		}
+	}
+	tail := rest[min(end+1, len(rest)):]
+	if len(tail) < len(suf)+1 || string(tail[:len(suf)]) != string(suf) || tail[len(suf)] != '\n' {
+		return 0
+	}
+	*out = m.shapeInfo
+	out.contentChars = end - 1
+	out.textHash = chunkset.Mix(chunkset.Mix(m.headHash, rest[:end+1]), suf[:m.deltaEnd-m.content[1]])
+	n := len(buf) - len(tail) + len(suf) + 1
+	if n < len(buf) && buf[n] == '\n' {
+		n++
+	}
+	return n
+}
+
 // plainString reports whether b is a JSON string token of printable
 // ASCII without escapes (most tokens), and its characters: one pass where
 // the scanner and jsonStringChars take two. Anything else is left to them.

@@ -366,6 +366,23 @@ func (st *stream) readSSE(body io.Reader) {
 	}()
 	var long []byte
 	for {
+		if len(st.memo.shape) > 0 && br.Buffered() > 0 {
+			// A token event of the stream's shape, already here: read in
+			// place, newline and blank line included (see matchEvent).
+			buf, _ := br.Peek(br.Buffered())
+			if n := st.memo.matchEvent(buf, &st.info); n > 0 {
+				_, _ = br.Discard(n)
+				now := st.now()
+				st.settle()
+				if st.chunk(now) {
+					return
+				}
+				if br.Buffered() == 0 {
+					st.report() // before a read that may wait
+				}
+				continue
+			}
+		}
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long[:0], line...)
@@ -447,6 +464,12 @@ func (st *stream) line(l []byte) bool {
 		st.errMsg = err.Error()
 		return true
 	}
+	return st.chunk(now)
+}
+
+// chunk records the chunk just parsed into st.info, which arrived at now;
+// true when the stream is over (the server sent an error).
+func (st *stream) chunk(now float64) bool {
 	text := st.gotFirst
 	over := st.apply(now)
 	if st.info.contentChars+st.info.reasoningChars > 0 && st.read.seq != 0 {
