@@ -56,6 +56,15 @@ func (f *Flight) AddBounded(first bool) {
 	}
 }
 
+// AddBoundedN counts n text chunks as AddBounded(false) does each, with
+// one atomic update (a client that reads many chunks at once reports them
+// together). A nil Flight ignores it.
+func (f *Flight) AddBoundedN(n int) {
+	if f != nil && n != 0 {
+		f.bounded.Add(int64(n))
+	}
+}
+
 // SetFirstWithin says how wide the interval is in which a bounded first
 // chunk arrived: from the later of sent_at and the last time the client
 // found the connection empty, to its recorded time.

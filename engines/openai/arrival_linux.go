@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,6 +26,10 @@ type stampedConn struct {
 	n    int
 	err  error
 	oob  [64]byte
+	// The recvmsg(2) arguments, kept with the connection so that a read
+	// allocates nothing (unix.Recvmsg allocates a socket address per call).
+	msg unix.Msghdr
+	iov unix.Iovec
 
 	// What the last read that returned data knows (see readStamp).
 	seq   atomic.Uint64
@@ -94,7 +99,7 @@ func (c *stampedConn) Read(p []byte) (int, error) {
 func (c *stampedConn) recvmsg(fd uintptr) bool {
 	for {
 		t0 := time.Now().UnixNano()
-		n, oobn, _, _, err := unix.Recvmsg(int(fd), c.p, c.oob[:], unix.MSG_DONTWAIT)
+		n, oobn, err := c.recvmsgOnce(fd)
 		switch err {
 		case unix.EINTR:
 			continue
@@ -102,8 +107,11 @@ func (c *stampedConn) recvmsg(fd uintptr) bool {
 			c.drained = t0
 			return false
 		}
-		c.n, c.err = n, err
-		if err == nil && n > 0 {
+		c.n, c.err = n, nil
+		if err != 0 {
+			c.err = err
+		}
+		if err == 0 && n > 0 {
 			c.after.Store(c.drained)
 			c.stamp.Store(receiveStamp(c.oob[:oobn]))
 			c.full.Store(n == len(c.p))
@@ -114,6 +122,22 @@ func (c *stampedConn) recvmsg(fd uintptr) bool {
 		}
 		return true
 	}
+}
+
+// recvmsgOnce is one recvmsg(2) call into c.p, the control messages into
+// c.oob, without waiting.
+func (c *stampedConn) recvmsgOnce(fd uintptr) (n, oobn int, errno unix.Errno) {
+	c.iov.Base = &c.p[0]
+	c.iov.SetLen(len(c.p))
+	c.msg = unix.Msghdr{Iov: &c.iov, Control: &c.oob[0]}
+	c.msg.SetIovlen(1)
+	c.msg.SetControllen(len(c.oob))
+	r, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), unix.MSG_DONTWAIT)
+	c.iov.Base = nil // keep no reference to the caller's buffer
+	if e != 0 {
+		return 0, 0, e
+	}
+	return int(r), int(c.msg.Controllen), 0
 }
 
 // receiveStamp finds the SCM_TIMESTAMPNS message among control messages:

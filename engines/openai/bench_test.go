@@ -358,7 +358,8 @@ func cpuSeconds() float64 {
 // client alone) that writes one token per write, or 64 (batch=64: the
 // ingest ceiling, many events per read). One op is one token. Clients:
 //
-//	client: this package's Client, every per-chunk time kept
+//	client: this package's Client, every per-chunk time kept, as a run
+//	sends (DoFlight with the profiles' stall and request timeouts)
 //	min: the reference, a minimal net/http client that only counts the
 //	lines starting with "data:"
 //	raw: writes the request on its own connection and reads the response
@@ -419,7 +420,10 @@ func benchIngest(b *testing.B, addr, kind string, streams, tokensPerStream int) 
 				}
 				tokens.Add(int64(n - 3)) // less the finish, usage and [DONE] events
 			default:
-				rec := client.Do(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokensPerStream, Extra: map[string]any{"bench_id": 0}})
+				// As a run's requests step sends: with a flight, the
+				// profiles' 60 s stall timeout and one hour timeout.
+				f := &workload.Flight{ID: "bench", Limits: workload.Limits{Timeout: time.Hour, Stall: time.Minute}}
+				rec := client.DoFlight(context.Background(), Request{Chat: true, Prompt: "p", MaxTokens: tokensPerStream, Extra: map[string]any{"bench_id": 0}}, f)
 				if !rec.OK || len(rec.TokenTimes) != tokensPerStream {
 					failed.Add(1)
 					return
@@ -799,6 +803,17 @@ func BenchmarkParseChunk(b *testing.B) {
 			}
 		}
 	})
+	b.Run("memo", func(b *testing.B) {
+		// A stream's next token: read from the remembered shape.
+		b.ReportAllocs()
+		var info chunkInfo
+		var memo chunkMemo
+		for i := 0; i < b.N; i++ {
+			if err := parseChunkMemo(chunk, &info, &memo); err != nil || info.contentChars != 4 {
+				b.Fatal(err, info)
+			}
+		}
+	})
 	b.Run("goccy-go-json", func(b *testing.B) {
 		b.ReportAllocs()
 		var info chunkInfo
@@ -830,3 +845,50 @@ func BenchmarkParseChunk(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadSSE measures the client's own work per streamed token,
+// without a network: a stream of 256 vLLM-sized token events (and the
+// finish, usage and [DONE] events) read from memory by readSSE, every
+// token time recorded. Each read is a new one for the receive stamps (a
+// fake stamper), so the clock is read once per read, as with a socket.
+// One op is one token.
+func BenchmarkReadSSE(b *testing.B) {
+	const tokens = 256
+	event := tokenFrame[bytes.IndexByte(tokenFrame, 'd'):]
+	event = event[:bytes.Index(event, []byte("\n\n"))+2]
+	var data []byte
+	for range tokens {
+		data = append(data, event...)
+	}
+	for _, e := range []string{finishChunk, usageChunk(1, tokens), "[DONE]"} {
+		data = append(data, "data: "+e+"\n\n"...)
+	}
+	c := NewClient("http://127.0.0.1:1")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data) / tokens))
+	body := &countedReader{}
+	for i := 0; i < b.N; i += tokens {
+		rec := archive.Request{MaxTokens: tokens, TokenTimes: make([]float64, 0, tokens+1)}
+		st := stream{c: c, x: &Exchange{stamper: body}, rec: &rec}
+		body.Reset(data)
+		st.readSSE(body)
+		if !st.sawDone || len(rec.TokenTimes) != tokens {
+			b.Fatalf("done %v, %d token times", st.sawDone, len(rec.TokenTimes))
+		}
+	}
+}
+
+// countedReader is a bytes.Reader that numbers its reads as a stamped
+// connection does (no stamps: the clock's reading is the time).
+type countedReader struct {
+	bytes.Reader
+	seq uint64
+}
+
+func (r *countedReader) Read(p []byte) (int, error) {
+	r.seq++
+	return r.Reader.Read(p)
+}
+
+func (r *countedReader) lastReceived() int64 { return 0 }
+func (r *countedReader) lastRead() readStamp { return readStamp{seq: r.seq} }

@@ -53,11 +53,13 @@ type chunkMemo struct {
 	isErrorObject bool   // what the prefix said
 	afterComma    bool   // the prefix ends after a member's comma: a key must follow
 
-	shape      []byte    // the whole chunk; nil: no shape
-	shapeInfo  chunkInfo // what it said
-	content    [2]int    // its content string token, [start, end)
-	deltaStart int       // the hashed delta (or message) value, [deltaStart, deltaEnd)
-	deltaEnd   int
+	shape     []byte    // the whole chunk; nil: no shape
+	shapeInfo chunkInfo // what it said
+	content   [2]int    // its content string token, [start, end)
+	deltaEnd  int       // the end of the hashed delta (or message) value
+	// headHash is the text hash of the delta's bytes before the content
+	// string (FNV-1a is a running hash: the rest is folded in from there).
+	headHash uint64
 }
 
 // afterComma reports whether b ends with a comma and whitespace.
@@ -85,15 +87,78 @@ func (m *chunkMemo) sameShape(b []byte, out *chunkInfo) bool {
 	if len(b) < len(pre)+len(suf)+2 || string(b[:len(pre)]) != string(pre) || string(b[len(b)-len(suf):]) != string(suf) {
 		return false
 	}
-	mid := scanner{b: b[len(pre) : len(b)-len(suf)]}
-	raw, ok := mid.str()
-	if !ok || mid.i != len(mid.b) {
-		return false
+	chars, ok := plainString(b[len(pre) : len(b)-len(suf)])
+	if !ok {
+		mid := scanner{b: b[len(pre) : len(b)-len(suf)]}
+		raw, ok := mid.str()
+		if !ok || mid.i != len(mid.b) {
+			return false
+		}
+		chars = jsonStringChars(raw)
 	}
 	*out = m.shapeInfo
-	out.contentChars = jsonStringChars(raw)
-	out.textHash = chunkset.Mix(chunkset.Seed, b[m.deltaStart:len(b)-(len(m.shape)-m.deltaEnd)])
+	out.contentChars = chars
+	out.textHash = chunkset.Mix(m.headHash, b[len(pre):len(b)-(len(m.shape)-m.deltaEnd)])
 	return true
+}
+
+// matchEvent reads the SSE event at the start of buf when it is a chunk of
+// the remembered shape whose content string is plain ASCII (a stream's
+// next token, as servers send it): "data: ", the chunk, "\n", and the
+// blank line's "\n" when it is there. It fills out as parseChunkMemo
+// would and returns the bytes the event takes, or 0 when buf does not
+// start with such an event (the line is then read and parsed as any
+// other). It spares the line's search for its newline: the shape says
+// where the chunk ends.
+func (m *chunkMemo) matchEvent(buf []byte, out *chunkInfo) int {
+	const data = "data: "
+	pre, suf := m.shape[:m.content[0]], m.shape[m.content[1]:]
+	if len(buf) < len(data)+len(pre)+2+len(suf)+1 || string(buf[:len(data)]) != data ||
+		string(buf[len(data):len(data)+len(pre)]) != string(pre) {
+		return 0
+	}
+	rest := buf[len(data)+len(pre):]
+	if rest[0] != '"' {
+		return 0
+	}
+	end := 1 // the closing quote
+	for ; end < len(rest); end++ {
+		c := rest[end]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+			return 0
+		}
+	}
+	tail := rest[min(end+1, len(rest)):]
+	if len(tail) < len(suf)+1 || string(tail[:len(suf)]) != string(suf) || tail[len(suf)] != '\n' {
+		return 0
+	}
+	*out = m.shapeInfo
+	out.contentChars = end - 1
+	out.textHash = chunkset.Mix(chunkset.Mix(m.headHash, rest[:end+1]), suf[:m.deltaEnd-m.content[1]])
+	n := len(buf) - len(tail) + len(suf) + 1
+	if n < len(buf) && buf[n] == '\n' {
+		n++
+	}
+	return n
+}
+
+// plainString reports whether b is a JSON string token of printable
+// ASCII without escapes (most tokens), and its characters: one pass where
+// the scanner and jsonStringChars take two. Anything else is left to them.
+func plainString(b []byte) (int, bool) {
+	n := len(b)
+	if n < 2 || b[0] != '"' || b[n-1] != '"' {
+		return 0, false
+	}
+	for _, c := range b[1 : n-1] {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return 0, false
+		}
+	}
+	return n - 2, true
 }
 
 // remember keeps b's shape when the scan says it has one: one text member
@@ -106,7 +171,8 @@ func (m *chunkMemo) remember(b []byte, s *scanner, info *chunkInfo) {
 	m.shape = append(m.shape[:0], b...)
 	m.shapeInfo = *info
 	m.content = s.content
-	m.deltaStart, m.deltaEnd = s.delta0, s.delta1
+	m.deltaEnd = s.delta1
+	m.headHash = chunkset.Mix(chunkset.Seed, b[s.delta0:m.content[0]])
 }
 
 // parseChunkMemo is parseChunk that skips the start of b when it is the

@@ -292,3 +292,26 @@ func TestParseChunkMemoShape(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainString(t *testing.T) {
+	tests := []struct {
+		tok   string
+		chars int
+		ok    bool
+	}{
+		{`" tok"`, 4, true},
+		{`""`, 0, true},
+		{`"a\"b"`, 0, false}, // an escape: left to the scanner
+		{`"é"`, 0, false},    // not ASCII
+		{"\"a\tb\"", 0, false},
+		{`"a"b"`, 0, false},
+		{` "a"`, 0, false},
+		{`"a`, 0, false},
+		{`"`, 0, false},
+	}
+	for _, tc := range tests {
+		if chars, ok := plainString([]byte(tc.tok)); chars != tc.chars || ok != tc.ok {
+			t.Errorf("%s: %d %v, want %d %v", tc.tok, chars, ok, tc.chars, tc.ok)
+		}
+	}
+}

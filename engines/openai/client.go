@@ -48,7 +48,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,8 +81,14 @@ const (
 	maxErrorBody = 200      // bytes of a non-200 body kept in the error
 	maxLine      = 16 << 20 // longest SSE line accepted
 	maxJSONBody  = 64 << 20 // largest non-streamed response accepted
-	readBufSize  = 16 << 10
-	drainTimeout = 2 * time.Second
+	readBufSize  = 16 << 10 // a stream's line reader
+	// connReadBufSize is the transport's read buffer per connection: at
+	// most this much is read from the socket per recvmsg. When the client
+	// falls behind (the ingest ceiling) several of the server's writes wait
+	// in the socket, and one read takes more of them: fewer system calls
+	// and acknowledgements per token, for 32 KiB per open connection.
+	connReadBufSize = 32 << 10
+	drainTimeout    = 2 * time.Second
 )
 
 // Request is workload.Request, the neutral request type.
@@ -102,7 +107,9 @@ type Client struct {
 	tokenTimes              bool
 	receiveStamps           bool
 	runID                   string // X-Request-Id prefix
-	prep                    atomic.Pointer[prepared]
+	// Header values every request sends, made once (never modified).
+	hdrContentType, hdrAccept, hdrAuth []string
+	prep                               atomic.Pointer[prepared]
 }
 
 // Option configures a Client.
@@ -164,6 +171,10 @@ func NewClient(baseURL string, opts ...Option) *Client {
 	if c.clock == nil {
 		c.clock = NewClock()
 	}
+	c.hdrContentType, c.hdrAccept = []string{"application/json"}, []string{"text/event-stream"}
+	if c.apiKey != "" {
+		c.hdrAuth = []string{"Bearer " + c.apiKey}
+	}
 	return c
 }
 
@@ -184,7 +195,7 @@ func NewTransport() *http.Transport {
 		ExpectContinueTimeout: 0,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
-		ReadBufferSize:        readBufSize,
+		ReadBufferSize:        connReadBufSize,
 	}
 }
 
@@ -203,7 +214,17 @@ var errTimeout = errors.New("request timeout")
 // errDrained cancels a request whose stream is complete but not closed.
 var errDrained = errors.New("stream complete but not closed")
 
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
+// sseBuffers are what reading one stream needs and a later stream can
+// reuse: the line reader and the chunk memo's buffers.
+type sseBuffers struct {
+	br            *bufio.Reader
+	prefix, shape []byte
+}
+
+// maxMemoBuf bounds a memo buffer kept for reuse.
+const maxMemoBuf = 4 << 10
+
+var readers = sync.Pool{New: func() any { return &sseBuffers{br: bufio.NewReaderSize(nil, readBufSize)} }}
 
 // Do sends r and reads the whole response. It never returns an error: a
 // failure is a record with ok=false and an error saying what happened
@@ -240,9 +261,10 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 		rec.Error = "encode request: " + err.Error()
 		return rec
 	}
-	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
-	if c.apiKey != "" {
-		hdr.Set("Authorization", "Bearer "+c.apiKey)
+	hdr := make(http.Header, 4)
+	hdr["Content-Type"], hdr["Accept"] = c.hdrContentType, c.hdrAccept
+	if c.hdrAuth != nil {
+		hdr["Authorization"] = c.hdrAuth
 	}
 	if id := requestID(c.runID, r.ID); id != "" {
 		hdr["X-Request-Id"] = []string{id}
@@ -262,12 +284,12 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	if c.tokenTimes {
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt == "application/json" {
+	if isJSON(resp.Header.Get("Content-Type")) {
 		st.readJSON(resp.Body)
 	} else {
 		st.readSSE(resp.Body)
 	}
+	st.report()
 	if st.complete() {
 		// Let the transport see the end of the body so that the connection
 		// is reused; a server that holds the stream open is cut off.
@@ -277,6 +299,16 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	}
 	st.finish(x)
 	return rec
+}
+
+// isJSON reports whether a response's Content-Type is application/json
+// (a server that did not stream).
+func isJSON(contentType string) bool {
+	if contentType == "text/event-stream" || strings.HasPrefix(contentType, "text/event-stream;") {
+		return false // what a stream says, without parsing it
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "application/json"
 }
 
 // stream is the state of one response being read.
@@ -298,6 +330,12 @@ type stream struct {
 	pendingRead  readStamp
 	bounded      int // text chunks whose time is an upper bound
 
+	// Text chunks (and bounded ones among them, the first excepted) not
+	// yet added to the flight: they are added together whenever the data
+	// read so far is used up (see report), one atomic update per read
+	// instead of one or two per chunk.
+	unreported, unreportedBounded int
+
 	chars     int
 	texts     chunkset.Counter // distinct chunk texts
 	gotFirst  bool
@@ -313,11 +351,38 @@ type stream struct {
 }
 
 func (st *stream) readSSE(body io.Reader) {
-	br := readers.Get().(*bufio.Reader)
+	bufs := readers.Get().(*sseBuffers)
+	br := bufs.br
 	br.Reset(body)
-	defer func() { br.Reset(nil); readers.Put(br) }()
+	st.memo.prefix, st.memo.shape = bufs.prefix[:0], bufs.shape[:0]
+	defer func() {
+		br.Reset(nil)
+		bufs.prefix, bufs.shape = nil, nil
+		if cap(st.memo.prefix) <= maxMemoBuf && cap(st.memo.shape) <= maxMemoBuf {
+			bufs.prefix, bufs.shape = st.memo.prefix[:0], st.memo.shape[:0]
+		}
+		st.memo.prefix, st.memo.shape = nil, nil
+		readers.Put(bufs)
+	}()
 	var long []byte
 	for {
+		if len(st.memo.shape) > 0 && br.Buffered() > 0 {
+			// A token event of the stream's shape, already here: read in
+			// place, newline and blank line included (see matchEvent).
+			buf, _ := br.Peek(br.Buffered())
+			if n := st.memo.matchEvent(buf, &st.info); n > 0 {
+				_, _ = br.Discard(n)
+				now := st.now()
+				st.settle()
+				if st.chunk(now) {
+					return
+				}
+				if br.Buffered() == 0 {
+					st.report() // before a read that may wait
+				}
+				continue
+			}
+		}
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long[:0], line...)
@@ -333,6 +398,9 @@ func (st *stream) readSSE(body io.Reader) {
 		}
 		if len(line) > 0 && st.line(line) {
 			return
+		}
+		if br.Buffered() == 0 {
+			st.report() // before a read that may wait
 		}
 		if err != nil {
 			st.rec.DoneAt = st.c.clock()
@@ -396,6 +464,12 @@ func (st *stream) line(l []byte) bool {
 		st.errMsg = err.Error()
 		return true
 	}
+	return st.chunk(now)
+}
+
+// chunk records the chunk just parsed into st.info, which arrived at now;
+// true when the stream is over (the server sent an error).
+func (st *stream) chunk(now float64) bool {
 	text := st.gotFirst
 	over := st.apply(now)
 	if st.info.contentChars+st.info.reasoningChars > 0 && st.read.seq != 0 {
@@ -414,8 +488,10 @@ func (st *stream) settle() {
 	st.pending = false
 	if r := st.pendingRead; r.full || st.read.seq == r.seq {
 		st.bounded++
-		st.flight.AddBounded(st.pendingFirst)
-		if st.pendingFirst {
+		if !st.pendingFirst {
+			st.unreportedBounded++
+		} else {
+			st.flight.AddBounded(true)
 			// It arrived after sent_at, and after the last read that
 			// found the connection empty.
 			lo := st.rec.SentAt
@@ -427,6 +503,19 @@ func (st *stream) settle() {
 			}
 			st.flight.SetFirstWithin(time.Duration(max(0, st.rec.FirstTokenAt-lo) * 1e9))
 		}
+	}
+}
+
+// report adds the text chunks counted since the last report to the
+// flight.
+func (st *stream) report() {
+	if st.unreported != 0 {
+		st.flight.AddTokens(st.unreported)
+		st.unreported = 0
+	}
+	if st.unreportedBounded != 0 {
+		st.flight.AddBoundedN(st.unreportedBounded)
+		st.unreportedBounded = 0
 	}
 }
 
@@ -443,7 +532,7 @@ func (st *stream) apply(now float64) bool {
 			st.rec.TokenTimes = append(st.rec.TokenTimes, now)
 		}
 		st.chars += n
-		st.flight.AddTokens(1)
+		st.unreported++
 		st.texts.Add(info.textHash)
 	}
 	if info.finished {
@@ -533,32 +622,17 @@ func (st *stream) finish(x *Exchange) {
 	SettleCounts(rec)
 }
 
-// encode builds the JSON body and picks the endpoint.
+// encode builds the JSON body (see appendBody) and picks the endpoint.
 func (c *Client) encode(r workload.Request) ([]byte, string, error) {
-	body := make(map[string]any, 8+len(r.Extra))
 	target := c.completionsURL
 	if r.Chat {
 		target = c.chatURL
-		body["messages"] = workload.Prompt{Prompt: r.Prompt, Messages: r.Messages}.ChatMessages()
-	} else {
-		body["prompt"] = workload.Prompt{Prompt: r.Prompt, Messages: r.Messages}.CompletionText()
 	}
-	if r.Model != "" {
-		body["model"] = r.Model
+	size := 160 + len(r.Model) + len(r.Prompt) + 24*len(r.Extra)
+	for _, m := range r.Messages {
+		size += 32 + len(m.Role) + len(m.Content)
 	}
-	if r.MaxTokens > 0 {
-		body["max_tokens"] = r.MaxTokens
-	}
-	body["temperature"] = r.Temperature
-	if r.IgnoreEOS {
-		body["ignore_eos"] = true
-	}
-	body["stream_options"] = map[string]any{"include_usage": true}
-	for k, v := range r.Extra {
-		body[k] = v
-	}
-	body["stream"] = true
-	b, err := json.Marshal(body)
+	b, err := appendBody(make([]byte, 0, size), r)
 	return b, target, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,8 +35,17 @@ type Exchange struct {
 	timeout time.Duration
 	stall   time.Duration
 	redact  func(string) string
-	stop    context.CancelFunc
 	stamper receiveStamper // the connection's kernel receive stamps; nil: none
+
+	// The limits' watcher (see watch): one timer for the request timeout
+	// and the stall timeout.
+	base     time.Time     // monotonic origin of the times below
+	deadline time.Duration // the request timeout, since base; 0: none
+	last     atomic.Int64  // ns since base of the latest bytes read
+	started  atomic.Bool   // bytes were read: the stall timeout counts
+	mu       sync.Mutex
+	timer    *time.Timer // nil until a limit needs it
+	closed   bool
 }
 
 // ExchangeConfig says how to send.
@@ -46,7 +56,9 @@ type ExchangeConfig struct {
 	// Stall, when > 0, cuts the stream when no bytes arrive for that long
 	// once the body's first bytes arrived (waiting for the first token in
 	// a queue is bounded by Timeout only).
-	Stall  time.Duration
+	Stall time.Duration
+	// Header is sent as the request's header (not copied: it must not
+	// change while the request is in flight).
 	Header http.Header
 	// Redact removes secrets from error text (nil: none).
 	Redact func(string) string
@@ -67,9 +79,14 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	}
 	x := &Exchange{parent: ctx, timeout: cfg.Timeout, stall: cfg.Stall, redact: redact}
 	x.Ctx, x.Cancel = context.WithCancelCause(ctx)
-	x.stop = func() {}
+	if cfg.Timeout > 0 || cfg.Stall > 0 {
+		x.base = time.Now()
+	}
 	if cfg.Timeout > 0 {
-		x.Ctx, x.stop = context.WithTimeoutCause(x.Ctx, cfg.Timeout, errTimeout)
+		x.deadline = cfg.Timeout
+		x.mu.Lock()
+		x.timer = time.AfterFunc(cfg.Timeout, x.watch)
+		x.mu.Unlock()
 	}
 	var sent atomic.Uint64 // float64 bits of the clock when the connection was obtained
 	var conn atomic.Pointer[net.Conn]
@@ -86,8 +103,8 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 		x.Close()
 		return nil
 	}
-	for k, v := range cfg.Header {
-		req.Header[k] = v
+	if cfg.Header != nil {
+		req.Header = cfg.Header // the transport only reads it
 	}
 	rec.SentAt = cfg.Clock()
 	resp, err := cfg.HTTP.Do(req)
@@ -122,31 +139,75 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 // the stall timeout.
 var errStall = errors.New("stall timeout")
 
-// stallBody cancels the exchange when no bytes arrive for x.stall after
-// the first ones: every read that returns bytes re-arms the timer.
+// stallBody notes when bytes arrive, for the stall timeout: a read that
+// returns bytes stores a monotonic clock reading, no timer call (see
+// watch).
 type stallBody struct {
 	io.ReadCloser
-	x     *Exchange
-	timer *time.Timer
+	x *Exchange
 }
 
 func (b *stallBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
-		if b.timer == nil {
-			b.timer = time.AfterFunc(b.x.stall, func() { b.x.Cancel(errStall) })
-		} else {
-			b.timer.Reset(b.x.stall)
+		x := b.x
+		x.last.Store(int64(time.Since(x.base)))
+		if !x.started.Load() {
+			x.startStall()
 		}
 	}
 	return n, err
 }
 
-func (b *stallBody) Close() error {
-	if b.timer != nil {
-		b.timer.Stop()
+// startStall makes the watcher wake when the stall timeout could run out,
+// at the first bytes.
+func (x *Exchange) startStall() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.started.Swap(true) || x.closed {
+		return
 	}
-	return b.ReadCloser.Close()
+	switch {
+	case x.timer == nil:
+		x.timer = time.AfterFunc(x.stall, x.watch)
+	case x.deadline == 0 || x.deadline-time.Since(x.base) > x.stall:
+		x.timer.Reset(x.stall)
+	}
+}
+
+// watch is the limits' one timer: it wakes when the request timeout or
+// the stall timeout could at the earliest have run out, and either cancels
+// the exchange (the request is past its timeout, or no bytes came for the
+// stall timeout since the latest) or sleeps again until the earlier of
+// the two could run out, counting the stall from the latest bytes. So a
+// stream is cut as soon as a limit is passed, as with a context deadline
+// and a stall timer re-armed by every read, at one timer wake-up per stall
+// period instead of a timer reset per read.
+func (x *Exchange) watch() {
+	x.mu.Lock()
+	var cause error
+	if !x.closed {
+		now := time.Since(x.base)
+		next := time.Duration(math.MaxInt64)
+		if x.deadline > 0 {
+			next = x.deadline
+		}
+		if x.started.Load() {
+			next = min(next, time.Duration(x.last.Load())+x.stall)
+		}
+		switch {
+		case x.deadline > 0 && now >= x.deadline:
+			cause = errTimeout
+		case now >= next:
+			cause = errStall
+		default:
+			x.timer.Reset(next - now)
+		}
+	}
+	x.mu.Unlock()
+	if cause != nil {
+		x.Cancel(cause)
+	}
 }
 
 // Arrival returns when the data last read from the response reached this
@@ -160,7 +221,12 @@ func (x *Exchange) Close() {
 	if x.Resp != nil {
 		x.Resp.Body.Close()
 	}
-	x.stop()
+	x.mu.Lock()
+	x.closed = true
+	if x.timer != nil {
+		x.timer.Stop()
+	}
+	x.mu.Unlock()
 	x.Cancel(nil)
 }
 

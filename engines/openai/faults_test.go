@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -201,5 +202,38 @@ func TestEndpoint(t *testing.T) {
 		if got := Endpoint(tc.base, tc.path); got != tc.want {
 			t.Errorf("Endpoint(%q, %q) = %q, want %q", tc.base, tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestFlightSeesTokensWhileStreaming: the text chunks read are in the
+// flight's count while the stream is still open (the client reports them
+// when it has used up what it read, not only at the end).
+func TestFlightSeesTokensWhileStreaming(t *testing.T) {
+	release := make(chan struct{})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		streamHeaders(w)
+		send(w, content("a"), content("b"), content("c"))
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		send(w, finishChunk, usageChunk(1, 3), "[DONE]")
+	})
+	c := NewClient(srv.URL)
+	f := &workload.Flight{ID: "x"}
+	done := make(chan archive.Request, 1)
+	go func() { done <- c.DoFlight(context.Background(), Request{Chat: true}, f) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.Tokens() < 3 {
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("flight saw %d text chunks while the stream was open, want 3", f.Tokens())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if rec := <-done; !rec.OK || f.Tokens() != 3 {
+		t.Fatalf("flight %d chunks, %+v", f.Tokens(), rec)
 	}
 }
