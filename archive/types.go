@@ -215,6 +215,17 @@ type Request struct {
 	// client when the response had at least 8 content chunks; 0 (absent)
 	// otherwise and in archives written before it existed.
 	DistinctChunks int `json:"distinct_chunks,omitempty" expr:"distinct_chunks"`
+	// FirstTokenBounded says that the first token's time is an upper bound
+	// rather than its own arrival: the client read it together with later
+	// data, which the kernel may have merged with it (keeping the later
+	// stamp). FirstTokenBoundS is then the width of the interval it lies
+	// in, from the later of sent_at and the client's last empty read of
+	// the connection to first_token_at. BoundedChunks counts the text
+	// chunks whose time is such a bound. All three are absent when every
+	// time is exact, and in archives written before they existed.
+	FirstTokenBounded bool    `json:"first_token_bounded,omitempty" expr:"first_token_bounded"`
+	FirstTokenBoundS  float64 `json:"first_token_bound_s,omitempty" expr:"first_token_bound_s"`
+	BoundedChunks     int     `json:"bounded_chunks,omitempty" expr:"bounded_chunks"`
 }
 
 // EngineMetric is one line of engine_metrics.jsonl: one Prometheus sample

@@ -364,7 +364,13 @@ func (r *runner) do(req workload.Request) finished {
 		rec = r.d.Do(ctx, req)
 	}
 	chunks, first := f.Bounded()
-	return finished{rec: rec, boundedChunks: chunks, boundedFirst: first, firstWithin: f.FirstWithin()}
+	within := f.FirstWithin()
+	rec.BoundedChunks = chunks
+	if first {
+		rec.FirstTokenBounded = true
+		rec.FirstTokenBoundS = within.Seconds()
+	}
+	return finished{rec: rec, boundedChunks: chunks, boundedFirst: first, firstWithin: within}
 }
 
 // waiting is a snapshot of the requests in flight.

@@ -78,6 +78,18 @@ func TestUnlimitedPreparesFirstAndReleasesLast(t *testing.T) {
 			if got := c.last(); got != (Progress{Sent: 5, Done: 5, Tokens: 5, BoundedFirst: 2, BoundedChunks: 4, BoundedFirstWithin: 3 * time.Millisecond}) {
 				t.Errorf("progress %+v", got)
 			}
+			// The records say it too: r001 and r003 bounded (1 and 3 ms
+			// wide) with 2 bounded chunks each, the others exact.
+			for _, rec := range c.recs {
+				odd := rec.ID[len(rec.ID)-1]%2 == 1
+				wantS, wantChunks := 0.0, 0
+				if odd {
+					wantS, wantChunks = float64(rec.ID[len(rec.ID)-1]-'0')/1000, 2
+				}
+				if rec.FirstTokenBounded != odd || rec.FirstTokenBoundS != wantS || rec.BoundedChunks != wantChunks {
+					t.Errorf("%s: bounded %v by %v s, %d chunks; want %v, %v, %d", rec.ID, rec.FirstTokenBounded, rec.FirstTokenBoundS, rec.BoundedChunks, odd, wantS, wantChunks)
+				}
+			}
 		})
 	}
 }
