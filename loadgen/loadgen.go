@@ -224,7 +224,7 @@ func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 		d:       d,
 		limits:  cfg.Limits,
 		flights: map[*Flight]struct{}{},
-		done:    make(chan finished, min(len(reqs), 1<<16)),
+		done:    make(chan archive.Request, min(len(reqs), 1<<16)),
 		sent:    make(chan struct{}, 1),
 	}
 	r.tracker, _ = d.(Tracker)
@@ -268,16 +268,8 @@ type runner struct {
 	flights map[*Flight]struct{} // in flight
 
 	sentN atomic.Int64
-	done  chan finished
-	sent  chan struct{} // a nudge to report progress after a send
-}
-
-// finished is a request's record and what its Flight counted.
-type finished struct {
-	rec           archive.Request
-	boundedChunks int
-	boundedFirst  bool
-	firstWithin   time.Duration
+	done  chan archive.Request // finished requests
+	sent  chan struct{}        // a nudge to report progress after a send
 }
 
 // sendAll sends reqs in order; slots (if not nil) bounds the number in
@@ -331,17 +323,18 @@ func (r *runner) sendAll(reqs []workload.Request, slots chan struct{}, offsets [
 			if gate != nil {
 				<-gate
 			}
-			fin := r.do(req)
+			rec := r.do(req)
 			if slots != nil {
 				<-slots
 			}
-			r.done <- fin
+			r.done <- rec
 		}(reqs[i])
 	}
 }
 
-// do sends one request, watched as a Flight while it is in flight.
-func (r *runner) do(req workload.Request) finished {
+// do sends one request, watched as a Flight while it is in flight; the
+// record says what the Flight counted of bounded chunk times.
+func (r *runner) do(req workload.Request) archive.Request {
 	f := &Flight{ID: req.ID, Start: time.Now(), Limits: r.limits}
 	r.mu.Lock()
 	r.flights[f] = struct{}{}
@@ -364,13 +357,12 @@ func (r *runner) do(req workload.Request) finished {
 		rec = r.d.Do(ctx, req)
 	}
 	chunks, first := f.Bounded()
-	within := f.FirstWithin()
 	rec.BoundedChunks = chunks
 	if first {
 		rec.FirstTokenBounded = true
-		rec.FirstTokenBoundS = within.Seconds()
+		rec.FirstTokenBoundS = f.FirstWithin().Seconds()
 	}
-	return finished{rec: rec, boundedChunks: chunks, boundedFirst: first, firstWithin: within}
+	return rec
 }
 
 // waiting is a snapshot of the requests in flight.
@@ -411,16 +403,16 @@ func (r *runner) collect(sink func(archive.Request), progress func(Progress), wa
 	}
 	for {
 		select {
-		case fin, ok := <-r.done:
+		case rec, ok := <-r.done:
 			if !ok {
 				return
 			}
-			rec := fin.rec
 			p.Done++
-			p.BoundedChunks += fin.boundedChunks
-			if fin.boundedFirst {
+			p.BoundedChunks += rec.BoundedChunks
+			if rec.FirstTokenBounded {
 				p.BoundedFirst++
-				p.BoundedFirstWithin = max(p.BoundedFirstWithin, fin.firstWithin)
+				within := time.Duration(math.Round(rec.FirstTokenBoundS * 1e9))
+				p.BoundedFirstWithin = max(p.BoundedFirstWithin, within)
 			}
 			if rec.OK {
 				p.Tokens += rec.OutputTokens

@@ -99,7 +99,7 @@ func TestUnlimitedPreparesFirstAndReleasesLast(t *testing.T) {
 func TestGateReleasesSendsTogether(t *testing.T) {
 	const n = 200
 	for _, gated := range []bool{true, false} {
-		r := &runner{ctx: context.Background(), flights: map[*Flight]struct{}{}, done: make(chan finished, n), sent: make(chan struct{}, 1)}
+		r := &runner{ctx: context.Background(), flights: map[*Flight]struct{}{}, done: make(chan archive.Request, n), sent: make(chan struct{}, 1)}
 		var once sync.Once
 		startedAtFirst := make(chan int64, 1)
 		r.d = doerFunc(func(ctx context.Context, req workload.Request) archive.Request {
