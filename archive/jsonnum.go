@@ -139,10 +139,11 @@ const fastRoom = 24
 // have fastRoom bytes from i.
 //
 // The float64 values in [2^30, 2^31] are the multiples of 2^-22, so the
-// one nearest I + F/10^n is I + q/2^22 with q = F·2^22/10^n rounded half
-// to even (the parity of q is that of the mantissa), exactly: the
-// division is exact in integers (F·2^22 < 2^55) and the sum, a multiple
-// of 2^-22 of at most 2^31, is a float64. The digits are read eight at
+// one nearest I + F/10^n is I + q/2^22 with q = F·2^22/10^n rounded to
+// nearest, exactly: the division is exact in integers (F·2^22 < 2^49),
+// there are no ties (a fraction halfway between two multiples of 2^-22
+// has 23 digits), and the sum, a multiple of 2^-22 of at most 2^31, is a
+// float64. The digits are read eight at
 // a time: two loads for the integer part, one for the fraction.
 func parseUnixTime(b []byte, i int) (float64, int, bool) {
 	w1 := binary.LittleEndian.Uint64(b[i:])
@@ -166,31 +167,39 @@ func parseUnixTime(b []byte, i int) (float64, int, bool) {
 		return 0, 0, false
 	}
 	x := digitsValue(w3, n) << 22
-	var q, r, half uint64
-	switch n { // constant divisors: multiplications
-	case 1:
-		q, half = x/10, 5
-	case 2:
-		q, half = x/100, 50
-	case 3:
-		q, half = x/1e3, 500
-	case 4:
-		q, half = x/1e4, 5e3
-	case 5:
-		q, half = x/1e5, 5e4
-	case 6:
-		q, half = x/1e6, 5e5
-	case 7:
-		q, half = x/1e7, 5e6
-	default:
-		q, half = x/1e8, 5e7
-	}
-	r = x - q*2*half
-	if r > half || r == half && q&1 == 1 {
-		q++
-	}
-	return float64(ip) + float64(q)*(1.0/(1<<22)), end, true
+	// q = x/10^n, as a multiplication (see divPow10), and r the remainder;
+	// q rounded to nearest: up when r > 10^n/2 (never exactly half: that
+	// would take 23 fraction digits), without a branch.
+	hi, _ := bits.Mul64(x, divPow10[n].m)
+	q := hi >> divPow10[n].s
+	half := pow10u[n] / 2
+	r := x - q*pow10u[n]
+	q += (half - r) >> 63
+	return float64(int64(ip)) + float64(int64(q))*(1.0/(1<<22)), end, true
 }
+
+// divPow10[n] divides by 10^n, for n from 1 to 8, a dividend x below
+// 10^n·2^22: x/10^n = hi(x·m)>>s, with m = floor(2^(64+s)/10^n)+1 and
+// s = floor(log2(10^n)). Exact: x·m/2^(64+s) exceeds x/10^n by
+// x·e/(10^n·2^(64+s)) with e = m·10^n - 2^(64+s) ≤ 10^n, less than
+// 1/10^n as long as x·10^n < 2^(64+s), which holds as 10^(2n)·2^22 <
+// 10^n·2^63. TestDivPow10 checks it.
+var divPow10 = [...]struct {
+	m uint64
+	s uint
+}{
+	{}, // n = 0: not used
+	{0xcccccccccccccccd, 3},
+	{0xa3d70a3d70a3d70b, 6},
+	{0x83126e978d4fdf3c, 9},
+	{0xd1b71758e219652c, 13},
+	{0xa7c5ac471b478424, 16},
+	{0x8637bd05af6c69b6, 19},
+	{0xd6bf94d5e57a42bd, 23},
+	{0xabcc77118461cefd, 26},
+}
+
+var pow10u = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
 // digitPrefix returns how many of the eight bytes in w (read little
 // endian: b[0] is the low byte) are decimal digits before the first that

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -236,6 +237,25 @@ func TestEightDigits(t *testing.T) {
 	} {
 		if got, ok := eightDigits([]byte(c.in)); got != c.want || ok != c.ok {
 			t.Errorf("eightDigits(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// divPow10 divides exactly every dividend parseUnixTime gives it (below
+// 10^n·2^22): the ends, and random ones.
+func TestDivPow10(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for n := 1; n <= 8; n++ {
+		d := pow10u[n]
+		xs := []uint64{0, 1, d - 1, d, d + 1, d<<22 - 1, d<<22 - d, d << 21}
+		for range 100_000 {
+			xs = append(xs, rng.Uint64N(d<<22))
+		}
+		for _, x := range xs {
+			hi, _ := bits.Mul64(x, divPow10[n].m)
+			if q := hi >> divPow10[n].s; q != x/d {
+				t.Fatalf("10^%d: %d/10^%d = %d, divPow10 gives %d", n, x, n, x/d, q)
+			}
 		}
 	}
 }
