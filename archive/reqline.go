@@ -13,7 +13,7 @@ import (
 // writes for it (members in the order of Request's fields, omitempty as
 // tagged), written directly. A request streams thousands of token times,
 // and this is the one JSON the run writes per token; encoding/json spends
-// about 70 ns on each time, this about 30 (jsonenc.Float).
+// about 70 ns on each time, this about 12 (jsonenc.Floats).
 // TestRequestLineIsEncodingJSON holds the two to the same bytes for every
 // field, so a field added to Request must be added here too.
 //
@@ -64,14 +64,9 @@ func appendRequestLine(dst []byte, r *Request) ([]byte, error) {
 	}
 	if len(r.TokenTimes) > 0 {
 		b = append(b, `,"token_times":[`...)
-		for i, t := range r.TokenTimes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ferr error
-			if b, ferr = jsonenc.Float(b, t); ferr != nil {
-				return dst, fmt.Errorf("token_times: %w", ferr)
-			}
+		var ferr error
+		if b, ferr = jsonenc.Floats(b, r.TokenTimes); ferr != nil {
+			return dst, fmt.Errorf("token_times: %w", ferr)
 		}
 		b = append(b, ']')
 	}

@@ -5,6 +5,7 @@
 package jsonenc
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"strconv"
@@ -118,22 +119,34 @@ const (
 // halfway between two n-digit neighbours (r = 2^21) is left to strconv.
 // The multiplications stay below 2^22·10^7 < 2^46.
 func unixSeconds(dst []byte, f float64) ([]byte, bool) {
+	ip, d, n, ok := unixParts(f)
+	if !ok {
+		return dst, false
+	}
+	t := tenDigits(ip)
+	return appendFraction(append(dst, t[:]...), d, n), true
+}
+
+// unixParts returns the integer part ip of f and its shortest fraction
+// d/10^n (n = 0 when f is whole), for unixSeconds; false when f is not
+// in (2^30, 2^31) or is left to strconv.
+func unixParts(f float64) (ip, d uint64, n int, ok bool) {
 	b := math.Float64bits(f)
 	if b&^(1<<52-1) != unixBits || b&(1<<52-1) == 0 {
 		// Outside [2^30, 2^31), or 2^30 itself (whose lower neighbour
 		// is nearer than its upper one).
-		return dst, false
+		return 0, 0, 0, false
 	}
 	full := b&(1<<52-1) | 1<<52
 	ip, m := full>>fracBits, full&(fracOne-1)
 	if m == 0 {
-		return strconv.AppendUint(dst, ip, 10), true
+		return ip, 0, 0, true
 	}
 	// Within the interval at n digits means within at n+1 (append a
 	// zero), so the search goes down from seven digits, which always do,
 	// and stops at the first length that does not.
 	even := m&1 == 0
-	n := maxFracDigit
+	n = maxFracDigit
 	d, r := nearestFraction(m, n)
 	for n > 1 {
 		dn, rn := nearestFraction(m, n-1)
@@ -143,29 +156,74 @@ func unixSeconds(dst []byte, f float64) ([]byte, bool) {
 		n, d, r = n-1, dn, rn
 	}
 	if r == fracOne/2 {
-		return dst, false // halfway between two n-digit fractions
+		return 0, 0, 0, false // halfway between two n-digit fractions
 	}
-	var buf [10 + 1 + maxFracDigit]byte
-	i := len(buf)
-	if n&1 == 1 {
-		i--
-		buf[i] = byte('0' + d%10)
-		d /= 10
+	return ip, d, n, true
+}
+
+// Floats appends vs as encoding/json writes the elements of a []float64,
+// separated by commas (without the brackets). Unix times of this era
+// take unixSeconds's way, and the ten digits of their integer part are
+// formatted once for a run of times in the same second.
+func Floats(dst []byte, vs []float64) ([]byte, error) {
+	var ipText [10]byte
+	lastIP := uint64(0)
+	for i, f := range vs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		ip, d, n, ok := unixParts(f)
+		if !ok {
+			var err error
+			if dst, err = Float(dst, f); err != nil {
+				return dst, err
+			}
+			continue
+		}
+		if ip != lastIP {
+			ipText, lastIP = tenDigits(ip), ip
+		}
+		dst = appendFraction(append(dst, ipText[:]...), d, n)
 	}
-	for i > len(buf)-n {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[2*(d%100)], digitPairs[2*(d%100)+1]
-		d /= 100
+	return dst, nil
+}
+
+// tenDigits returns the ten decimal digits of ip (2^30 ≤ ip < 2^31).
+func tenDigits(ip uint64) [10]byte {
+	var t [10]byte
+	binary.LittleEndian.PutUint64(t[:8], eightDigits(ip/100))
+	lo := ip % 100
+	t[8], t[9] = digitPairs[2*lo], digitPairs[2*lo+1]
+	return t
+}
+
+// appendFraction appends "." and the n digits of d/10^n (d < 10^n,
+// n ≤ 8), or nothing when n is 0.
+func appendFraction(dst []byte, d uint64, n int) []byte {
+	if n == 0 {
+		return dst
 	}
-	i--
-	buf[i] = '.'
-	u := uint32(ip) // ten digits: 2^30 ≤ ip < 2^31
-	for range 5 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[2*(u%100)], digitPairs[2*(u%100)+1]
-		u /= 100
-	}
-	return append(dst, buf[i:]...), true
+	var t [9]byte
+	binary.LittleEndian.PutUint64(t[1:], eightDigits(d))
+	// The eight digits of d begin with 8-n zeros: the point goes before
+	// the last n.
+	t[8-n] = '.'
+	return append(dst, t[8-n:]...)
+}
+
+// eightDigits returns the eight decimal digits of x < 10^8, zero-padded,
+// as ASCII bytes in a word, the first digit in the low byte (little
+// endian: the order they are written in), computed in the word's lanes
+// at once: x splits into two four-digit halves (32-bit lanes), each into
+// two pairs (16-bit lanes), each into two digits (bytes). v·5243>>19 is
+// v/100 for v < 43,699, and v·103>>10 is v/10 for v < 179.
+func eightDigits(x uint64) uint64 {
+	v := x/10000 | x%10000<<32
+	t := v * 5243 >> 19 & 0x0000007F0000007F
+	v = t | (v-t*100)<<16
+	t = v * 103 >> 10 & 0x000F000F000F000F
+	v = t | (v-t*10)<<8
+	return v + 0x3030303030303030
 }
 
 // nearestFraction returns d, the numerator of the n-digit decimal

@@ -2,7 +2,9 @@ package jsonenc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -152,4 +154,67 @@ func BenchmarkFloat(b *testing.B) {
 			buf = strconv.AppendFloat(buf[:0], vals[i%len(vals)], 'f', -1, 64)
 		}
 	})
+	// A request's token times: increasing, a few dozen a second.
+	times := make([]float64, 4096)
+	tm := 1717405260.0
+	for i := range times {
+		tm += 0.04 * rng.Float64()
+		times[i] = tm
+	}
+	b.Run("Floats", func(b *testing.B) {
+		var out []byte
+		for b.Loop() {
+			out, _ = Floats(out[:0], times)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(times)), "ns/value")
+	})
+}
+
+// Floats writes a list as encoding/json writes a []float64, brackets
+// aside: times that share a second (the cached integer part), times
+// that cross one, and other numbers among them.
+func TestFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for range 2000 {
+		vs := make([]float64, rng.IntN(40))
+		tm := 1717405260 + 100*rng.Float64()
+		for i := range vs {
+			switch rng.IntN(10) {
+			case 0:
+				vs[i] = rng.NormFloat64() * 1e3
+			case 1:
+				vs[i] = float64(rng.IntN(5))
+			default:
+				tm += 0.3 * rng.Float64()
+				vs[i] = tm
+			}
+		}
+		got, err := Floats([]byte("["), vs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ']')
+		if want := marshal(t, vs, false); !bytes.Equal(got, want) {
+			t.Fatalf("Floats(%v) = %s, encoding/json writes %s", vs, got, want)
+		}
+	}
+	if _, err := Floats(nil, []float64{1717405260.5, math.NaN()}); err == nil {
+		t.Error("Floats with a NaN: no error")
+	}
+}
+
+// eightDigits against strconv, at the ends and at random.
+func TestEightDigits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	xs := []uint64{0, 1, 9, 10, 99, 100, 9999, 10000, 43698, 99999999, 12345678, 10000000}
+	for range 1_000_000 {
+		xs = append(xs, rng.Uint64N(1e8))
+	}
+	for _, x := range xs {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], eightDigits(x))
+		if want := fmt.Sprintf("%08d", x); string(b[:]) != want {
+			t.Fatalf("eightDigits(%d) = %q, want %q", x, b, want)
+		}
+	}
 }
