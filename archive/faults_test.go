@@ -3,11 +3,14 @@ package archive
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // sampleCopy copies the sample run into a new directory and returns it.
@@ -137,6 +140,11 @@ func TestDuplicatedLines(t *testing.T) {
 
 	_, err = ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n1,gpu1,50,,\n2,gpu0,61,,\n1,gpu1,50,,\n"), "")
 	lineErr(t, err, 5, "power.csv:5: duplicated line: the same sample of device gpu1 at t=1 as line 3")
+	// Times that go back once (line 5) are checked whole from then on:
+	// the repeat comes two rows later and names the first by its line
+	// (the blank line 4 counted).
+	_, err = ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n2,gpu0,61,,\n\n1.5,gpu0,62,,\n3,gpu0,63,,\n2,gpu0,61,,\n"), "")
+	lineErr(t, err, 7, "power.csv:7: duplicated line: the same sample of device gpu0 at t=2 as line 3")
 
 	// Different lines that share a time are not duplicates.
 	if _, err := ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n1,gpu1,60,,\n-0,gpu0,1,,\n0,gpu0,1,,\n"), ""); err != nil {
@@ -173,4 +181,68 @@ func TestDuplicateStageNames(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
+}
+
+// failAfter returns its data and then err.
+type failAfter struct {
+	data []byte
+	err  error
+}
+
+func (f *failAfter) Read(p []byte) (int, error) {
+	if len(f.data) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+// requests.jsonl is read in blocks of whole lines: whatever sizes the
+// reads come in, lines longer than a block, CRLF endings, blank lines and
+// a last line without newline give the same records and line numbers.
+func TestReadRequestsBlocks(t *testing.T) {
+	line := func(id string, times int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"id":%q,"phase":"formal","sent_at":1717405260.5,"first_token_at":1717405261,"done_at":1717405262,"output_tokens":%d,"ok":true`, id, max(times, 1))
+		if times > 0 {
+			b.WriteString(`,"token_times":[`)
+			for i := range times {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "1717405261.%07d", i)
+			}
+			b.WriteByte(']')
+		}
+		b.WriteByte('}')
+		return b.String()
+	}
+	// A 30,000-token line (~570 KB) is longer than a block (256 KiB).
+	text := line("a", 3) + "\r\n\n   \n" + line("long", 30_000) + "\n" + line("b", 0) + "\r\n" + line("c", 2)
+	wantIDs := []string{"a", "long", "b", "c"}
+	for name, r := range map[string]func() io.Reader{
+		"whole":    func() io.Reader { return strings.NewReader(text) },
+		"one byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(text)) },
+		"half":     func() io.Reader { return iotest.HalfReader(strings.NewReader(text)) },
+	} {
+		reqs, err := ReadRequests(r(), "")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var ids []string
+		for _, q := range reqs {
+			ids = append(ids, q.ID)
+		}
+		if !slices.Equal(ids, wantIDs) || len(reqs[1].TokenTimes) != 30_000 || reqs[1].TokenTimes[29_999] != 1717405261.0029999 {
+			t.Errorf("%s: ids %v (want %v), long line with %d times", name, ids, wantIDs, len(reqs[1].TokenTimes))
+		}
+	}
+	// A bad line after the long one is named by its number (5: the blank
+	// lines 2 and 3 counted).
+	_, err := ReadRequests(iotest.HalfReader(strings.NewReader(line("a", 3)+"\n\n\n"+line("long", 30_000)+"\n{\"id\":1}\n")), "")
+	lineErr(t, err, 5, "requests.jsonl:5:")
+	// A read error is reported at the line it cut, after the lines read.
+	_, err = ReadRequests(&failAfter{data: []byte(line("a", 1) + "\n" + line("b", 1) + "\n{\"id\":"), err: errors.New("disk gone")}, "")
+	lineErr(t, err, 3, "requests.jsonl:3: read error: disk gone")
 }

@@ -25,10 +25,19 @@ type jsonLine struct {
 	// metric names and labels), so that the decoded records share one copy.
 	interned map[string]string
 
-	// Scratch space of the token_times fast path.
+	// The token_times fast path parses into slab, a large array that the
+	// lists of many records share (each capped at its own length, so an
+	// append to one cannot write into the next): no list is allocated or
+	// copied on its own. times is the list of the line last parsed.
+	slab  []float64
 	times []float64
 	buf   []byte
 }
+
+// slabFloats is the size of a slab of token times (1 MiB): large enough
+// that allocating slabs costs nothing next to parsing them, small enough
+// that the unused end of each reader's last slab does not matter.
+const slabFloats = 1 << 17
 
 const maxInterned = 4096
 
@@ -63,12 +72,12 @@ func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
 	if lo, hi, ok := d.tokenTimes(line); ok {
 		d.buf = append(append(append(d.buf[:0], line[:lo]...), "null"...), line[hi:]...)
 		if decodeLine(d.buf, r) == nil {
-			r.TokenTimes = make([]float64, len(d.times))
-			copy(r.TokenTimes, d.times)
+			r.TokenTimes = d.times
 			r.Phase, r.TokensSource, r.Engine = d.intern(r.Phase), d.intern(r.TokensSource), d.intern(r.Engine)
 			return nil
 		}
 		*r = Request{}
+		d.slab = d.slab[:len(d.slab)-len(d.times)] // the slab's space back
 	}
 	if err := decodeLine(line, r); err != nil {
 		return err
@@ -210,7 +219,7 @@ func fieldPath(p string) string {
 // value when there is exactly one member named exactly "token_times"
 // (no other spelling that would match it case-insensitively), its value is
 // a non-empty array of JSON numbers at least as long as "null", and the
-// line is one object. The numbers are left in d.times. false: decode the line the
+// line is one object. The numbers are in d.times (see numberArray). false: decode the line the
 // general way.
 func (d *jsonLine) tokenTimes(line []byte) (lo, hi int, ok bool) {
 	i := skipSpace(line, 0)
@@ -279,35 +288,46 @@ func (d *jsonLine) tokenTimes(line []byte) (lo, hi int, ok bool) {
 	}
 }
 
-// numberArray decodes the array of JSON numbers at line[i] into d.times
-// (reusing its array from line to line) with parseNumber, and returns the
-// index after it; false when it is not a non-empty array of numbers that
-// float64 holds (the line then goes the general way, and any error is the
-// library's).
+// numberArray decodes the array of JSON numbers at line[i] with
+// parseNumber into the end of d.slab, and sets d.times to that stretch
+// (capped at its length); it returns the index after the array. false
+// when it is not a non-empty array of numbers that float64 holds (the line
+// then goes the general way, and any error is the library's); the slab's
+// space is then given back.
 func (d *jsonLine) numberArray(line []byte, i int) (int, bool) {
 	if i == len(line) || line[i] != '[' {
 		return 0, false
 	}
-	d.times = d.times[:0]
+	start := len(d.slab)
 	for i++; ; i++ {
 		i = skipSpace(line, i)
 		v, next, ok := parseNumber(line, i)
 		if !ok {
-			return 0, false
+			break
 		}
-		d.times = append(d.times, v)
+		if len(d.slab) == cap(d.slab) {
+			// A new slab, the list so far moved to its start.
+			n := len(d.slab) - start
+			slab := make([]float64, n, max(slabFloats, 2*n))
+			copy(slab, d.slab[start:])
+			d.slab, start = slab, 0
+		}
+		d.slab = append(d.slab, v)
 		i = skipSpace(line, next)
 		if i == len(line) {
-			return 0, false
+			break
 		}
 		switch line[i] {
 		case ',':
 			continue
 		case ']':
+			d.times = d.slab[start:len(d.slab):len(d.slab)]
 			return i + 1, true
 		}
-		return 0, false
+		break
 	}
+	d.slab = d.slab[:start]
+	return 0, false
 }
 
 func skipSpace(line []byte, i int) int {

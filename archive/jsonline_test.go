@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,4 +103,38 @@ func FuzzDecodeEngineMetric(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		differential(t, line, (*jsonLine).decodeEngineMetric)
 	})
+}
+
+// Token times parsed into a shared slab: every record keeps its own
+// values across a slab's end, and appending to one cannot write into the
+// next (each list is capped at its length).
+func TestTokenTimesSlab(t *testing.T) {
+	var d jsonLine
+	const lines, per = 10, 20_000 // 200,000 times: past one slab
+	reqs := make([]Request, lines)
+	for k := range lines {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"id":"r%d","phase":"formal","sent_at":1,"output_tokens":1,"ok":true,"token_times":[`, k)
+		for i := range per {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%d.5", k*per+i)
+		}
+		b.WriteString("]}")
+		if err := d.decodeRequest([]byte(b.String()), &reqs[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, r := range reqs {
+		if len(r.TokenTimes) != per || cap(r.TokenTimes) != per {
+			t.Fatalf("record %d: %d times, capacity %d; want %d and %d", k, len(r.TokenTimes), cap(r.TokenTimes), per, per)
+		}
+		_ = append(r.TokenTimes, -1)
+		for i, v := range r.TokenTimes {
+			if want := float64(k*per+i) + 0.5; v != want {
+				t.Fatalf("record %d time %d = %v, want %v", k, i, v, want)
+			}
+		}
+	}
 }

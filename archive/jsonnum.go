@@ -14,7 +14,9 @@ import (
 // number or the number is out of the float64 range.
 //
 // The token times of requests.jsonl are most of an archive's bytes, so
-// this is the one number parser that must be fast. Up to 19 significant
+// this is the one number parser that must be fast. A token time of this
+// era (ten integer digits, up to eight fraction digits) takes a way of its
+// own, parseUnixTime, when the line has room after it. Otherwise up to 19 significant
 // digits are read into an integer mantissa m, with a power of ten p; then,
 // as strconv.ParseFloat does (without its string conversion and its
 // general cases):
@@ -26,6 +28,11 @@ import (
 //     the correctly rounded result or says it cannot tell (rarely);
 //   - else, or when it cannot tell: strconv.ParseFloat.
 func parseNumber(b []byte, i int) (v float64, next int, ok bool) {
+	if len(b)-i >= fastRoom {
+		if v, next, ok := parseUnixTime(b, i); ok {
+			return v, next, true
+		}
+	}
 	start := i
 	neg := i < len(b) && b[i] == '-'
 	if neg {
@@ -119,6 +126,99 @@ func parseNumber(b []byte, i int) (v float64, next int, ok bool) {
 		return 0, 0, false
 	}
 	return v, i, true
+}
+
+// fastRoom is the room parseUnixTime needs after a number's start: its
+// eight-byte loads reach 19 bytes in.
+const fastRoom = 24
+
+// parseUnixTime parses the numbers most of an archive's bytes are, token
+// times: Unix seconds of this era, ten integer digits between 2^30 and
+// 2^31 (2004 to 2038) and a fraction of one to eight digits, no exponent
+// (IIIIIIIIII.F{1,8}). false: another shape, for the general way. b must
+// have fastRoom bytes from i.
+//
+// The float64 values in [2^30, 2^31] are the multiples of 2^-22, so the
+// one nearest I + F/10^n is I + q/2^22 with q = F·2^22/10^n rounded to
+// nearest, exactly: the division is exact in integers (F·2^22 < 2^49),
+// there are no ties (a fraction halfway between two multiples of 2^-22
+// has 23 digits), and the sum, a multiple of 2^-22 of at most 2^31, is a
+// float64. The digits are read eight at
+// a time: two loads for the integer part, one for the fraction.
+func parseUnixTime(b []byte, i int) (float64, int, bool) {
+	w1 := binary.LittleEndian.Uint64(b[i:])
+	w2 := binary.LittleEndian.Uint64(b[i+8:])
+	// w2 starts with two digits and a '.': its low three bytes are
+	// 0x3[0-9], 0x3[0-9], '.'.
+	if digitPrefix(w1) != 8 || w2&0xFFF0F0 != 0x2E3030 || digitPrefix(w2|0xFFFFFFFFFF0000) != 2 {
+		return 0, 0, false
+	}
+	ip := digitsValue(w1, 8)*100 + (w2&0xF)*10 + (w2>>8)&0xF
+	if ip < 1<<30 || ip >= 1<<31 {
+		return 0, 0, false
+	}
+	w3 := binary.LittleEndian.Uint64(b[i+11:])
+	n := digitPrefix(w3)
+	if n == 0 || n == 8 && isDigit(b[i+19]) {
+		return 0, 0, false // "I." or a fraction of nine digits or more
+	}
+	end := i + 11 + n
+	if c := b[end]; c == 'e' || c == 'E' {
+		return 0, 0, false
+	}
+	x := digitsValue(w3, n) << 22
+	// q = x/10^n, as a multiplication (see divPow10), and r the remainder;
+	// q rounded to nearest: up when r > 10^n/2 (never exactly half: that
+	// would take 23 fraction digits), without a branch.
+	hi, _ := bits.Mul64(x, divPow10[n].m)
+	q := hi >> divPow10[n].s
+	half := pow10u[n] / 2
+	r := x - q*pow10u[n]
+	q += (half - r) >> 63
+	return float64(int64(ip)) + float64(int64(q))*(1.0/(1<<22)), end, true
+}
+
+// divPow10[n] divides by 10^n, for n from 1 to 8, a dividend x below
+// 10^n·2^22: x/10^n = hi(x·m)>>s, with m = floor(2^(64+s)/10^n)+1 and
+// s = floor(log2(10^n)). Exact: x·m/2^(64+s) exceeds x/10^n by
+// x·e/(10^n·2^(64+s)) with e = m·10^n - 2^(64+s) ≤ 10^n, less than
+// 1/10^n as long as x·10^n < 2^(64+s), which holds as 10^(2n)·2^22 <
+// 10^n·2^63. TestDivPow10 checks it.
+var divPow10 = [...]struct {
+	m uint64
+	s uint
+}{
+	{}, // n = 0: not used
+	{0xcccccccccccccccd, 3},
+	{0xa3d70a3d70a3d70b, 6},
+	{0x83126e978d4fdf3c, 9},
+	{0xd1b71758e219652c, 13},
+	{0xa7c5ac471b478424, 16},
+	{0x8637bd05af6c69b6, 19},
+	{0xd6bf94d5e57a42bd, 23},
+	{0xabcc77118461cefd, 26},
+}
+
+var pow10u = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+
+// digitPrefix returns how many of the eight bytes in w (read little
+// endian: b[0] is the low byte) are decimal digits before the first that
+// is not (8 when all are). A byte is a digit when its high nibble is 3 and
+// adding 6 leaves it 3; the addition carries into the next byte only from
+// a byte 0xFA or above, which is no digit and comes first.
+func digitPrefix(w uint64) int {
+	t := (w & 0xF0F0F0F0F0F0F0F0) | ((w+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4
+	return bits.TrailingZeros64(t^0x3333333333333333) >> 3
+}
+
+// digitsValue returns the value of the first k (1 to 8) bytes of w, all
+// digits: they are moved to the top of the word, with '0's before them,
+// and the eight are read at once.
+func digitsValue(w uint64, k int) uint64 {
+	w = w<<(8*(8-k)) | 0x3030303030303030>>(8*k)
+	w -= 0x3030303030303030
+	w = (w * 10) + (w >> 8)
+	return ((w&0x000000FF000000FF)*(100+(1000000<<32)) + (w>>16&0x000000FF000000FF)*(1+(10000<<32))) >> 32
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -25,13 +26,23 @@ func checkNumber(t *testing.T, s string) {
 	if whole && math.Float64bits(v) != math.Float64bits(want) {
 		t.Errorf("parseNumber(%q) = %v (%#x); strconv gives %v (%#x)", s, v, math.Float64bits(v), want, math.Float64bits(want))
 	}
+	// In an array, with room after it for the eight-byte way
+	// (parseCommon), the number reads the same and ends at the same place.
+	for _, after := range []string{",1717405260.1234567,1717405260.1234567]", "]}                                        ", "\n                                         "} {
+		pv, pnext, pok := parseNumber([]byte(s+after), 0)
+		if pok != ok || pnext != next || math.Float64bits(pv) != math.Float64bits(v) {
+			t.Errorf("parseNumber(%q) with %q after it: %v, %d, %v; alone %v, %d, %v", s, after[:1], pv, pnext, pok, v, next, ok)
+		}
+	}
 }
 
 func TestParseNumberEdgeCases(t *testing.T) {
 	for _, s := range []string{
 		"0", "-0", "1", "-1", "0.0", "-0.0", "0e5", "0.000", "1e0", "1E+2", "1e-2", "-0.5e-3",
 		"1717405260.2896886", "1717405260.41807", "1717405210.123456789", // 17, 15 and 19 digits
-		"1717405210.1234567891",                                                        // 20 digits: strconv
+		"1717405210.1234567891",                                                                            // 20 digits: strconv
+		"1073741824.5", "1073741823.99999999", "2147483647.99999999", "2147483647.9999999", "2147483648.1", // the ends of parseUnixTime's range
+		"1717405260.00000001", "1717405260.0", "1717405260.12345678", "1717405260.1e3", "1717405260.1E-3", "1717405260.1.5", "1717405260.",
 		"9007199254740992", "9007199254740993", "9007199254740994", "9007199254740995", // around 2^53 (ties)
 		"18014398509481983", "18014398509481985", "36028797018963971", // ties to even above 2^54
 		"18446744073709551615", "18446744073709551616", "99999999999999999999", // 2^64 - 1, 2^64, 20 nines
@@ -134,7 +145,19 @@ func BenchmarkParseNumber(b *testing.B) {
 	for range 1024 {
 		texts = append(texts, strconv.AppendFloat(nil, 1717405260+3600*rng.Float64(), 'f', -1, 64))
 	}
+	// In an array: room after each number for the eight-byte way.
+	inArray := make([][]byte, len(texts))
+	for i, t := range texts {
+		inArray[i] = append(t[:len(t):len(t)], ",1717405260.1234567,1717405260.1234567,1717405260.1234567"...)
+	}
 	b.Run("parseNumber", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, _, ok := parseNumber(inArray[i%len(texts)], 0); !ok {
+				b.Fatal("not parsed")
+			}
+		}
+	})
+	b.Run("parseNumber-alone", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			if _, _, ok := parseNumber(texts[i%len(texts)], 0); !ok {
 				b.Fatal("not parsed")
@@ -214,6 +237,25 @@ func TestEightDigits(t *testing.T) {
 	} {
 		if got, ok := eightDigits([]byte(c.in)); got != c.want || ok != c.ok {
 			t.Errorf("eightDigits(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// divPow10 divides exactly every dividend parseUnixTime gives it (below
+// 10^n·2^22): the ends, and random ones.
+func TestDivPow10(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for n := 1; n <= 8; n++ {
+		d := pow10u[n]
+		xs := []uint64{0, 1, d - 1, d, d + 1, d<<22 - 1, d<<22 - d, d << 21}
+		for range 100_000 {
+			xs = append(xs, rng.Uint64N(d<<22))
+		}
+		for _, x := range xs {
+			hi, _ := bits.Mul64(x, divPow10[n].m)
+			if q := hi >> divPow10[n].s; q != x/d {
+				t.Fatalf("10^%d: %d/10^%d = %d, divPow10 gives %d", n, x, n, x/d, q)
+			}
 		}
 	}
 }

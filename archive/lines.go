@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -108,6 +109,69 @@ func (lr *lineReader) next() (line []byte, complete bool, err error) {
 	}
 }
 
+// blockReader reads a JSON-lines file in blocks of whole lines, read
+// straight into the batch that decodes them: no line is copied on its own.
+type blockReader struct {
+	r     io.Reader
+	carry []byte // the start of the line the last block ended in
+	eof   bool
+	max   int // longest line allowed, line ending excluded
+}
+
+func newBlockReader(r io.Reader) *blockReader {
+	return &blockReader{r: r, max: MaxLineBytes}
+}
+
+// next reads the next block into dst's array (dst is empty) and returns
+// it: whole lines, each ending in a newline, and at the end of the input
+// the last line without one. A line longer than the array grows it (up to
+// what the longest line allowed needs). err is io.EOF with the last block
+// (which may be empty), a *LineError (Line for the caller to set) for a
+// line longer than max, or the reader's error, returned with the whole
+// lines read before it.
+func (b *blockReader) next(dst []byte) ([]byte, error) {
+	dst = append(dst, b.carry...)
+	b.carry = b.carry[:0]
+	if b.eof {
+		return dst, io.EOF
+	}
+	lastNL := bytes.LastIndexByte(dst, '\n') // in the carry: -1
+	for {
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, cap(dst))
+		}
+		// Never more than a line allowed and its line ending: a line
+		// without end is found out after that much, whatever the array's
+		// size.
+		full := min(cap(dst), b.max+2)
+		n, err := b.r.Read(dst[len(dst):full])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			b.eof = true
+			return dst, io.EOF
+		}
+		if i := bytes.LastIndexByte(dst[len(dst)-n:], '\n'); i >= 0 {
+			lastNL = len(dst) - n + i
+		}
+		switch {
+		case lastNL >= 0 && (err != nil || len(dst) == full):
+			b.carry = append(b.carry, dst[lastNL+1:]...)
+			return dst[:lastNL+1], err
+		case err != nil:
+			return dst[:0], err
+		case lastNL < 0 && len(dst) >= b.max+2:
+			// No line ending in max+2 bytes: more than max before one.
+			return dst[:0], b.tooLong(-1)
+		}
+	}
+}
+
+// tooLong is the error for the line after line no being longer than
+// b.max (no < 0: the caller sets the line).
+func (b *blockReader) tooLong(no int) *LineError {
+	return &LineError{Line: no + 1, Msg: fmt.Sprintf("line longer than %s, the most a line of this file may have; not a file of the run archive format (a device, or binary data?)", sizeText(b.max))}
+}
+
 // tooLong is the error for line lr.no+1 being longer than lr.max.
 func (lr *lineReader) tooLong() *LineError {
 	return &LineError{Line: lr.no + 1, Msg: fmt.Sprintf("line longer than %s, the most a line of this file may have; not a file of the run archive format (a device, or binary data?)", sizeText(lr.max))}
@@ -138,10 +202,10 @@ type batchLine struct {
 	complete   bool
 }
 
-const (
-	batchBytes = 256 << 10
-	batchLines = 2048
-)
+const batchBytes = 256 << 10
+
+// batchLines is the capacity a batch's list of lines starts with.
+const batchLines = 2048
 
 // readJSONL decodes a JSON-lines file into a []T, one element per non-blank
 // line, checking each element with check (which returns "" when fine).
@@ -201,48 +265,59 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 		})
 	}
 
-	lr := newLineReader(r)
+	br := newBlockReader(r)
+	no := 0 // lines so far
 	var readErr error
-	var cur *jsonlBatch
-	send := func() {
-		mu.Lock()
-		cur.seq = len(results)
-		results = append(results, nil)
-		nos = append(nos, nil)
-		errs = append(errs, nil)
-		mu.Unlock()
-		jobs <- cur
-		cur = nil
-	}
 	for !failed.Load() {
-		line, complete, err := lr.next()
+		var cur *jsonlBatch
+		select {
+		case cur = <-free:
+		default:
+			cur = &jsonlBatch{data: make([]byte, 0, batchBytes), lines: make([]batchLine, 0, batchLines)}
+		}
+		data, err := br.next(cur.data[:0])
+		cur.data, cur.lines = data, cur.lines[:0]
+		for off := 0; off < len(data); {
+			end, complete := len(data), false
+			if nl := bytes.IndexByte(data[off:], '\n'); nl >= 0 {
+				end, complete = off+nl, true
+			}
+			line := data[off:end]
+			if n := len(line); complete && n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			no++
+			if len(line) > br.max {
+				readErr = br.tooLong(no - 1)
+				break
+			}
+			if !isBlank(line) {
+				cur.lines = append(cur.lines, batchLine{no: no, start: off, end: off + len(line), complete: complete})
+			}
+			off = end + 1
+		}
+		if len(cur.lines) > 0 {
+			mu.Lock()
+			cur.seq = len(results)
+			results = append(results, nil)
+			nos = append(nos, nil)
+			errs = append(errs, nil)
+			mu.Unlock()
+			jobs <- cur
+		}
+		if readErr != nil {
+			break
+		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			readErr = err
+			if lerr, ok := err.(*LineError); ok {
+				lerr.Line = no + 1
+			}
 			break
 		}
-		if isBlank(line) {
-			continue
-		}
-		if cur == nil {
-			select {
-			case cur = <-free:
-				cur.data, cur.lines = cur.data[:0], cur.lines[:0]
-			default:
-				cur = &jsonlBatch{data: make([]byte, 0, batchBytes+4<<10), lines: make([]batchLine, 0, batchLines)}
-			}
-		}
-		start := len(cur.data)
-		cur.data = append(cur.data, line...)
-		cur.lines = append(cur.lines, batchLine{no: lr.no, start: start, end: len(cur.data), complete: complete})
-		if len(cur.data) >= batchBytes || len(cur.lines) >= batchLines {
-			send()
-		}
-	}
-	if cur != nil && len(cur.lines) > 0 {
-		send()
 	}
 	close(jobs)
 	wg.Wait()
@@ -258,7 +333,7 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 			lerr.File = name
 			return nil, lerr
 		}
-		return nil, &LineError{File: name, Line: lr.no + 1, Msg: "read error: " + readErr.Error(), Err: readErr}
+		return nil, &LineError{File: name, Line: no + 1, Msg: "read error: " + readErr.Error(), Err: readErr}
 	}
 	if unique != nil {
 		if err := checkDuplicates(results, nos, name, unique); err != nil {

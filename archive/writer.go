@@ -45,6 +45,10 @@ type Writer struct {
 	requests *dataFile
 	metrics  *dataFile
 
+	// lineBufs holds *[]byte buffers for request lines, encoded outside
+	// the file's lock.
+	lineBufs sync.Pool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -214,12 +218,20 @@ func (w *Writer) AppendPower(samples ...PowerSample) error {
 	return df.write(buf)
 }
 
-// AppendRequest appends one request record to requests.jsonl.
+// AppendRequest appends one request record to requests.jsonl. The line is
+// encoded before the file's lock is taken, so requests that end together
+// encode in parallel.
 func (w *Writer) AppendRequest(r Request) error {
-	b, err := marshalLine(&r)
+	bp, _ := w.lineBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer w.lineBufs.Put(bp)
+	b, err := appendRequestLine((*bp)[:0], &r)
 	if err != nil {
 		return fmt.Errorf("archive: %s: request %q: %w", RequestsFile, r.ID, err)
 	}
+	*bp = b
 	df := w.requests
 	df.mu.Lock()
 	defer df.mu.Unlock()

@@ -3,11 +3,10 @@ package openai
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/joulebench/joulebench/internal/jsonenc"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -65,7 +64,7 @@ func appendBody(dst []byte, r workload.Request) ([]byte, error) {
 				return dst, err
 			}
 			sep()
-			dst = appendJSONString(dst, k)
+			dst = jsonenc.String(dst, k, true)
 			dst = append(dst, ':')
 			dst = append(dst, v...)
 			continue
@@ -99,93 +98,20 @@ func appendOwnMember(dst []byte, k string, r workload.Request) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"role":`...)
-			dst = appendJSONString(dst, m.Role)
+			dst = jsonenc.String(dst, m.Role, true)
 			dst = append(dst, `,"content":`...)
-			dst = appendJSONString(dst, m.Content)
+			dst = jsonenc.String(dst, m.Content, true)
 			dst = append(dst, '}')
 		}
 		return append(dst, ']'), nil
 	case "model":
-		return appendJSONString(dst, r.Model), nil
+		return jsonenc.String(dst, r.Model, true), nil
 	case "prompt":
-		return appendJSONString(dst, p.CompletionText()), nil
+		return jsonenc.String(dst, p.CompletionText(), true), nil
 	case "stream_options":
 		return append(dst, `{"include_usage":true}`...), nil
 	case "temperature":
-		return appendJSONFloat(dst, r.Temperature)
+		return jsonenc.Float(dst, r.Temperature)
 	}
 	return dst, errors.New("unknown body member " + k)
-}
-
-// appendJSONFloat appends f as encoding/json writes a float64.
-func appendJSONFloat(dst []byte, f float64) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return dst, errors.New("json: unsupported value: " + strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 to e-9, as encoding/json does.
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst, nil
-}
-
-// appendJSONString appends s quoted as encoding/json quotes a string (with
-// HTML escaping): <, > and & and control characters as \u00XX (but \b, \f,
-// \n, \r, \t), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
