@@ -95,6 +95,17 @@ func TestITLValuesMatchList(t *testing.T) {
 				want, werr := Percentile(list, p)
 				same(fmt.Sprintf("Percentile(%v)", p), got, gerr, want, werr)
 			}
+			// Asked for together (the hint), in another order, some twice
+			// and some not in the hint: the same values and errors.
+			hinted, err := NewITLValues(tc.reqs, 99, 50, 90, 0, 100, 99.9, -1, math.NaN())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []float64{50, 99, 1, 90, 50, 0, 100, 99.9, -1, 101, math.NaN()} {
+				got, gerr := hinted.Percentile(p)
+				want, werr := Percentile(list, p)
+				same(fmt.Sprintf("hinted Percentile(%v)", p), got, gerr, want, werr)
+			}
 			got, gerr := v.Median()
 			want, werr := Median(list)
 			same("Median", got, gerr, want, werr)

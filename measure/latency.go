@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -43,14 +44,22 @@ type ITLValues struct {
 	histOnce  sync.Once
 	top       []int
 	perPart   [][]int
+
+	// want: the percentiles to find together, the first time one of
+	// them is asked for (NewITLValues' hint), and then found.
+	want     []float64
+	wantOnce sync.Once
+	wanted   []percentile
 }
 
 // itlChunk is how many values ITLValues computes at a time.
 const itlChunk = 1024
 
 // NewITLValues checks the requests as ITL does (with the same errors) and
-// counts the values.
-func NewITLValues(reqs []*archive.Request) (*ITLValues, error) {
+// counts the values. want, a hint, lists the percentiles that will be
+// asked for: the first time one of them is, they are all found together,
+// in two passes over the values instead of two for each.
+func NewITLValues(reqs []*archive.Request, want ...float64) (*ITLValues, error) {
 	n := 0
 	for _, r := range reqs {
 		if !r.OK || len(r.TokenTimes) < 2 {
@@ -79,7 +88,7 @@ func NewITLValues(reqs []*archive.Request) (*ITLValues, error) {
 			}
 		}
 	}
-	return &ITLValues{reqs: reqs, n: n}, nil
+	return &ITLValues{reqs: reqs, n: n, want: slices.Clone(want)}, nil
 }
 
 // Len is the number of values.
@@ -173,6 +182,10 @@ func (v *ITLValues) partHists() ([]int, [][]int) {
 
 // Percentile is Percentile(ITL's list, pct).
 func (v *ITLValues) Percentile(pct float64) (float64, error) {
+	if i := slices.Index(v.want, pct); i >= 0 {
+		v.wantOnce.Do(func() { v.wanted = percentilesOf(v.values(), v.want) })
+		return v.wanted[i].x, v.wanted[i].err
+	}
 	return percentileOf(v.values(), pct)
 }
 

@@ -162,11 +162,8 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 	} else {
 		top, perPart = partHists(v.parts)
 	}
-	// Non-finite keys are in the first and last 16 buckets.
-	for i := range 1 << (radixBits - 12) {
-		if top[i] != 0 || top[len(top)-1-i] != 0 {
-			return 0, 0, false
-		}
+	if !finiteHist(top) {
+		return 0, 0, false
 	}
 	bk, below := bucketOf(top, lo)
 	// The keys to copy out: those whose bits from pshift up are prefix
@@ -212,30 +209,7 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 	// keys (the order of the keys does not matter to the selection), and
 	// finds the least key above them, which is rank hi when hi is past
 	// them.
-	keys := make([]uint64, cnt)
-	offs := make([]int, len(v.parts)+1)
-	for i, c := range per {
-		offs[i+1] = offs[i] + c
-	}
-	mins := make([]uint64, len(v.parts))
-	forParts(v.parts, func(i int, part chunks) {
-		dst := keys[offs[i]:offs[i+1]]
-		j := 0
-		m := uint64(math.MaxUint64)
-		for xs := range part {
-			for _, x := range xs {
-				k := orderKey(x)
-				switch p := k >> pshift; {
-				case p == prefix && j < len(dst):
-					dst[j] = k
-					j++
-				case p > prefix && k < m:
-					m = k
-				}
-			}
-		}
-		mins[i] = m
-	})
+	keys, least := copyPrefixed(v.parts, per, pshift, prefix)
 	var scratch []int
 	if v.hist == nil && len(v.parts) == 1 {
 		scratch = top // ours to reuse
@@ -244,10 +218,68 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 	}
 	if hi-below >= cnt {
 		ka, _ := selectKeys(keys, lo-below, lo-below, pshift, scratch)
-		return keyFloat(ka), keyFloat(slices.Min(mins)), true
+		return keyFloat(ka), keyFloat(least), true
 	}
 	ka, kb := selectKeys(keys, lo-below, hi-below, pshift, scratch)
 	return keyFloat(ka), keyFloat(kb), true
+}
+
+// copyPrefixed returns the keys of the values whose bits from pshift up
+// are prefix, per[i] of them in part i, and the least key above them
+// (math.MaxUint64 when there is none). Each part copies its keys into
+// its own stretch, in parallel; the order of the keys is that of no one.
+func copyPrefixed(parts []chunks, per []int, pshift int, prefix uint64) (keys []uint64, least uint64) {
+	// Part i writes its stretch and one spare key after it, where a key
+	// without the prefix goes: every key is stored, with no branch on
+	// whether it has the prefix (which would be mispredicted for a large
+	// share of the keys). The stretches are closed up after.
+	offs := make([]int, len(parts)+1)
+	for i, c := range per {
+		offs[i+1] = offs[i] + c + 1
+	}
+	keys = make([]uint64, offs[len(parts)])
+	mins := make([]uint64, len(parts))
+	forParts(parts, func(i int, part chunks) {
+		dst := keys[offs[i]:offs[i+1]]
+		j := 0
+		m := uint64(math.MaxUint64)
+		for xs := range part {
+			j, m = copyKeys(dst, xs, j, m, pshift, prefix)
+		}
+		mins[i] = m
+	})
+	n := 0
+	for i, c := range per {
+		n += copy(keys[n:], keys[offs[i]:offs[i]+c])
+	}
+	return keys[:n], slices.Min(mins)
+}
+
+// copyKeys stores the keys of xs whose bits from pshift up are prefix in
+// dst from j on, the others in dst's last element, and returns the next j
+// and the least of m and the keys above the prefix. (A function of its
+// own, so that j and m stay in registers.)
+func copyKeys(dst []uint64, xs []float64, j int, m uint64, pshift int, prefix uint64) (int, uint64) {
+	spare := len(dst) - 1
+	for _, x := range xs {
+		k := orderKey(x)
+		p := k >> pshift
+		in := 0
+		if p == prefix {
+			in = 1
+		}
+		// at: j for a key with the prefix (at most the spare key, should
+		// the count be short), else the spare key.
+		at := spare - in*(spare-min(j, spare))
+		dst[at] = k
+		j += in
+		above := k
+		if p <= prefix {
+			above = math.MaxUint64
+		}
+		m = min(m, above)
+	}
+	return j, m
 }
 
 // bucketOf returns the bucket of hist that holds rank r, and how many
@@ -299,4 +331,166 @@ func keep(keys []uint64, b uint64, shift int) []uint64 {
 		}
 	}
 	return keys[:n]
+}
+
+// selectRankPairs is selectRanksOf for several pairs of ranks (lo, hi)
+// of the same values: ranks[i] gives a[i] and b[i]. The values are
+// counted once (unless v.hist has), and read once more to copy out, in
+// one pass, the keys of every bucket that holds one of the ranks; a pair
+// whose bucket is too large to copy (see bucketCopyMax) is found by
+// selectRanksOf. ok is false when the values hold a NaN or an infinity.
+func selectRankPairs(v values, ranks [][2]int) (a, b []float64, ok bool) {
+	a, b = make([]float64, len(ranks)), make([]float64, len(ranks))
+	single := func(i int) bool {
+		a[i], b[i], ok = selectRanksOf(v, ranks[i][0], ranks[i][1])
+		return ok
+	}
+	if v.n <= selectSortMax {
+		for i := range ranks {
+			if !single(i) {
+				return nil, nil, false
+			}
+		}
+		return a, b, true
+	}
+	var top []int
+	var perPart [][]int
+	if v.hist != nil {
+		top, perPart = v.hist()
+	} else {
+		top, perPart = partHists(v.parts)
+	}
+	if !finiteHist(top) {
+		return nil, nil, false
+	}
+	copyMax := bucketCopyMax
+	if v.copyMax > 0 {
+		copyMax = v.copyMax
+	}
+	// The buckets to copy out (slot s+1 holds buckets[s]; slot 0, a key
+	// of no such bucket) and the pairs found from them.
+	type pair struct {
+		bucket [2]uint64 // of rank lo and of rank hi
+		below  [2]int    // keys in the buckets before each
+		found  bool
+	}
+	pairs := make([]pair, len(ranks))
+	slot := make([]uint8, 1<<radixBits)
+	var buckets []uint64
+	for i, r := range ranks {
+		p := &pairs[i]
+		for j := range 2 {
+			p.bucket[j], p.below[j] = bucketOf(top, r[j])
+		}
+		if top[p.bucket[0]] > copyMax || top[p.bucket[1]] > copyMax || len(buckets)+2 > math.MaxUint8 {
+			continue
+		}
+		p.found = true
+		for _, bk := range p.bucket {
+			if slot[bk] == 0 {
+				buckets = append(buckets, bk)
+				slot[bk] = uint8(len(buckets))
+			}
+		}
+	}
+	keys := copyBuckets(v.parts, perPart, buckets, slot)
+	// Uses left of each slot's keys: the last one may reorder them.
+	uses := make([]int, len(buckets)+1)
+	for _, p := range pairs {
+		if p.found {
+			uses[slot[p.bucket[0]]]++
+			if p.bucket[1] != p.bucket[0] {
+				uses[slot[p.bucket[1]]]++
+			}
+		}
+	}
+	scratch := make([]int, 1<<radixBits)
+	const shift = 64 - radixBits
+	sel := func(bk uint64, lo, hi int) (uint64, uint64) {
+		s := slot[bk]
+		ks := keys[s]
+		if uses[s]--; uses[s] > 0 {
+			ks = slices.Clone(ks)
+		}
+		return selectKeys(ks, lo, hi, shift, scratch)
+	}
+	for i, p := range pairs {
+		lo, hi := ranks[i][0], ranks[i][1]
+		switch {
+		case !p.found:
+			if !single(i) {
+				return nil, nil, false
+			}
+		case p.bucket[0] == p.bucket[1]:
+			ka, kb := sel(p.bucket[0], lo-p.below[0], hi-p.below[0])
+			a[i], b[i] = keyFloat(ka), keyFloat(kb)
+		default:
+			ka, _ := sel(p.bucket[0], lo-p.below[0], lo-p.below[0])
+			kb, _ := sel(p.bucket[1], hi-p.below[1], hi-p.below[1])
+			a[i], b[i] = keyFloat(ka), keyFloat(kb)
+		}
+	}
+	return a, b, true
+}
+
+// finiteHist reports whether a count of keys by their top radixBits bits
+// has none of a NaN or an infinity: those are in the first and last 16
+// buckets.
+func finiteHist(top []int) bool {
+	for i := range 1 << (radixBits - 12) {
+		if top[i] != 0 || top[len(top)-1-i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// copyBuckets returns, for each slot s ≥ 1, the keys of the values in
+// bucket buckets[s-1] (slot maps a bucket to its slot, 0 for the others);
+// perPart counts each part's keys by bucket. Each part copies into its
+// own stretch of each slot's keys, in parallel.
+func copyBuckets(parts []chunks, perPart [][]int, buckets []uint64, slot []uint8) [][]uint64 {
+	// One array: each slot's keys, part after part, then one spare key per
+	// part, where a key of no slot is stored (every key is stored: there
+	// is no branch on its slot).
+	n := 0
+	start := make([][]int, len(parts)) // start[i][s]: where part i's keys of slot s go
+	for i := range parts {
+		start[i] = make([]int, len(buckets)+1)
+	}
+	bounds := make([]int, len(buckets)+1)
+	for s, bk := range buckets {
+		bounds[s] = n
+		for i, h := range perPart {
+			start[i][s+1] = n
+			n += h[bk]
+		}
+	}
+	bounds[len(buckets)] = n
+	all := make([]uint64, n+len(parts))
+	forParts(parts, func(i int, part chunks) {
+		pos := start[i]
+		pos[0] = n + i
+		for xs := range part {
+			copySlots(all, pos, xs, slot)
+		}
+	})
+	out := make([][]uint64, len(buckets)+1)
+	for s := range buckets {
+		out[s+1] = all[bounds[s]:bounds[s+1]:bounds[s+1]]
+	}
+	return out
+}
+
+// copySlots stores each key of xs at all[pos[s]] for its slot s, and
+// moves pos[s] on unless s is 0.
+func copySlots(all []uint64, pos []int, xs []float64, slot []uint8) {
+	const shift = 64 - radixBits
+	for _, x := range xs {
+		k := orderKey(x)
+		s := slot[k>>shift]
+		at := pos[s]
+		all[at] = k
+		pos[s] = at + int(min(s, 1))
+	}
 }

@@ -239,3 +239,52 @@ func TestSelectRanksNarrowsLargeBucket(t *testing.T) {
 		}()
 	}
 }
+
+// Several pairs of ranks found together are those of a sort: pairs in the
+// same bucket (the bucket's keys are then shared), a pair across two
+// buckets, the first and last ranks, and a pair in a bucket too large to
+// copy (found alone), with one part or several.
+func TestSelectRankPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	// 200,000 values in [1, 2) (16 buckets of about 12,500, more than
+	// selectSortMax, so that selectKeys reorders them), 10,000 in
+	// [1000, 2000), and 20,000 copies of 1.5 (over copyMax in its bucket).
+	const copyMax = 1 << 14
+	var xs []float64
+	for range 200_000 {
+		xs = append(xs, 1+rng.Float64())
+	}
+	for range 10_000 {
+		xs = append(xs, 1000+1000*rng.Float64())
+	}
+	for range 20_000 {
+		xs = append(xs, 1.5)
+	}
+	rng.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	n := len(xs)
+	// 219,999: the last value below 1000; 219,999 and 220,000 lie in two
+	// buckets. 110,000: one of the copies of 1.5.
+	ranks := [][2]int{{1000, 1001}, {219_999, 220_000}, {0, 1}, {n - 1, n - 1}, {50_000, 50_001}, {50_000, 50_000}, {110_000, 110_001}, {1100, 1101}, {4000, 4001}}
+	for _, procs := range []int{1, 3} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			v := sliceValues(xs)
+			v.copyMax = copyMax
+			a, b, ok := selectRankPairs(v, ranks)
+			if !ok {
+				t.Fatalf("GOMAXPROCS %d: not ok", procs)
+			}
+			for i, r := range ranks {
+				if a[i] != sorted[r[0]] || b[i] != sorted[r[1]] {
+					t.Errorf("GOMAXPROCS %d: ranks %v: %v, %v; sort %v, %v", procs, r, a[i], b[i], sorted[r[0]], sorted[r[1]])
+				}
+			}
+		}()
+	}
+	xs[7] = math.Inf(1)
+	if _, _, ok := selectRankPairs(sliceValues(xs), ranks); ok {
+		t.Errorf("with +Inf: ok")
+	}
+}
