@@ -111,7 +111,7 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, sl *shapeL
 			}
 		}
 	}
-	slices.Sort(bounds)
+	sortFloats(bounds)
 	bounds = slices.Compact(bounds)
 	nPieces := len(bounds) - 1
 	energy, err := p.piecesEnergy(bounds, useCounter)

@@ -571,7 +571,9 @@ func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, 
 	if len(bounds) < 2 {
 		return nil, nil
 	}
-	out := make([]float64, len(bounds)-1)
+	// Each piece's energy is summed over the devices in their order, one
+	// piece after the other: every device's walk over its samples moves
+	// on together, and each sum is written once.
 	for _, d := range p.devs {
 		if err := d.checkRange(bounds[0], bounds[len(bounds)-1]); err != nil {
 			return nil, err
@@ -579,31 +581,43 @@ func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, 
 		if useCounter && d.e == nil {
 			return nil, fmt.Errorf("device %q has no energy counter on every sample", d.name)
 		}
-		n := len(d.t)
+	}
+	type walk struct {
+		j, prevJ int
+		prevV    float64
+	}
+	walks := make([]walk, len(p.devs))
+	for i, d := range p.devs {
 		j := d.loc(bounds[0])
-		prevX, prevJ := bounds[0], j
-		var prevV float64
+		walks[i] = walk{j: j, prevJ: j}
 		if useCounter {
-			prevV = d.counterAt(j, prevX)
+			walks[i].prevV = d.counterAt(j, bounds[0])
 		} else {
-			prevV = d.powerAt(j, prevX)
+			walks[i].prevV = d.powerAt(j, bounds[0])
 		}
-		for m := 1; m < len(bounds); m++ {
-			x := bounds[m]
+	}
+	out := make([]float64, len(bounds)-1)
+	for m := 1; m < len(bounds); m++ {
+		x, prevX := bounds[m], bounds[m-1]
+		sum := 0.0
+		for i, d := range p.devs {
+			w := &walks[i]
+			j, n := w.j, len(d.t)
 			for j+1 <= n-2 && d.t[j+1] <= x {
 				j++
 			}
 			var v, e float64
 			if useCounter {
 				v = d.counterAt(j, x)
-				e = max(0, v-prevV)
+				e = max(0, v-w.prevV)
 			} else {
 				v = d.powerAt(j, x)
-				e = max(0, d.trapzSeg(prevJ, prevX, prevV, j, x, v))
+				e = max(0, d.trapzSeg(w.prevJ, prevX, w.prevV, j, x, v))
 			}
-			out[m-1] += e
-			prevX, prevJ, prevV = x, j, v
+			sum += e
+			*w = walk{j: j, prevJ: j, prevV: v}
 		}
+		out[m-1] = sum
 	}
 	for m, e := range out {
 		if math.IsInf(e, 0) || math.IsNaN(e) {

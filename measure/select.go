@@ -494,3 +494,51 @@ func copySlots(all []uint64, pos []int, xs []float64, slot []uint8) {
 		pos[s] = at + int(min(s, 1))
 	}
 }
+
+// radixSortMin is the shortest list sortFloats sorts by radix.
+const radixSortMin = 1 << 12
+
+// sortFloats sorts finite numbers in ascending order as slices.Sort does
+// (the order of -0 and +0 aside: -0 first here), a long list by an LSD
+// radix sort of their keys, a byte at a time, skipping the bytes that all
+// keys share: the times of a run differ in their low five or so bytes
+// only, so that this is a few passes instead of a comparison sort's
+// n log n comparisons.
+func sortFloats(xs []float64) {
+	if len(xs) < radixSortMin {
+		slices.Sort(xs)
+		return
+	}
+	keys := make([]uint64, len(xs))
+	first := orderKey(xs[0])
+	var differ uint64 // the bits in which some key differs from the first
+	for i, x := range xs {
+		keys[i] = orderKey(x)
+		differ |= keys[i] ^ first
+	}
+	tmp := make([]uint64, len(xs))
+	var count [256]int
+	for shift := 0; shift < 64; shift += 8 {
+		if differ>>shift&0xff == 0 {
+			continue
+		}
+		count = [256]int{}
+		for _, k := range keys {
+			count[k>>shift&0xff]++
+		}
+		at := 0
+		for b, c := range count {
+			count[b] = at
+			at += c
+		}
+		for _, k := range keys {
+			b := k >> shift & 0xff
+			tmp[count[b]] = k
+			count[b]++
+		}
+		keys, tmp = tmp, keys
+	}
+	for i, k := range keys {
+		xs[i] = keyFloat(k)
+	}
+}

@@ -288,3 +288,32 @@ func TestSelectRankPairs(t *testing.T) {
 		t.Errorf("with +Inf: ok")
 	}
 }
+
+// sortFloats sorts as slices.Sort does: long lists of run times (which
+// share their high bytes), of mixed signs and magnitudes, with ties, and
+// short lists.
+func TestSortFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	for _, c := range []struct {
+		name string
+		n    int
+		gen  func() float64
+	}{
+		{"times", 100_000, func() float64 { return 1.7e9 + 3600*rng.Float64() }},
+		{"mixed", 50_000, func() float64 { return (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(40)-20)) }},
+		{"ties", 20_000, func() float64 { return float64(rng.IntN(50)) - 25 }},
+		{"short", 100, func() float64 { return rng.NormFloat64() }},
+		{"one value", 10_000, func() float64 { return 3 }},
+	} {
+		xs := make([]float64, c.n)
+		for i := range xs {
+			xs[i] = c.gen()
+		}
+		want := slices.Clone(xs)
+		slices.Sort(want)
+		sortFloats(xs)
+		if !slices.Equal(xs, want) {
+			t.Errorf("%s: not sorted as slices.Sort", c.name)
+		}
+	}
+}
