@@ -231,20 +231,29 @@ func BenchmarkPercentileLong(b *testing.B) {
 
 // BenchmarkITLPercentiles is the three ITL percentiles of the benchmark
 // profiles (p50, p90, p99) over the values of 20,000 requests (4 M),
-// computed as they are generated.
+// computed as they are generated: each on its own, and together (asked
+// for beforehand, as the profiles' are).
 func BenchmarkITLPercentiles(b *testing.B) {
 	reqs := benchITLRequests(20_000)
-	b.ReportAllocs()
-	for b.Loop() {
-		v, err := NewITLValues(reqs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, p := range []float64{50, 90, 99} {
-			if _, err := v.Percentile(p); err != nil {
-				b.Fatal(err)
+	pcts := []float64{50, 90, 99}
+	for _, c := range []struct {
+		name string
+		want []float64
+	}{{"apart", nil}, {"together", pcts}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v, err := NewITLValues(reqs, c.want...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, p := range pcts {
+					if _, err := v.Percentile(p); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
-		}
+		})
 	}
 }
 

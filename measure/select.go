@@ -320,6 +320,36 @@ func selectKeys(keys []uint64, lo, hi, shift int, hist []int) (uint64, uint64) {
 	return keys[lo], keys[hi]
 }
 
+// selectKeysKeep is selectKeys that leaves keys as they are: it copies
+// out only the keys of the bucket of the next radixBits bits that holds
+// rank lo (a small part of them), and selects among those.
+func selectKeysKeep(keys []uint64, lo, hi, shift int, hist []int) (uint64, uint64) {
+	if len(keys) <= selectSortMax || shift == 0 {
+		return selectKeys(slices.Clone(keys), lo, hi, shift, hist)
+	}
+	shift -= radixBits
+	clear(hist)
+	for _, k := range keys {
+		hist[k>>shift&radixMask]++
+	}
+	bk, below := bucketOf(hist, lo)
+	sub := make([]uint64, 0, hist[bk])
+	next := uint64(math.MaxUint64) // the least key past the bucket
+	for _, k := range keys {
+		switch b := k >> shift & radixMask; {
+		case b == bk:
+			sub = append(sub, k)
+		case b > bk && k < next:
+			next = k
+		}
+	}
+	if hi-below >= len(sub) {
+		a, _ := selectKeys(sub, lo-below, lo-below, shift, hist)
+		return a, next
+	}
+	return selectKeys(sub, lo-below, hi-below, shift, hist)
+}
+
 // keep moves the keys whose bits shift..shift+radixBits-1 are b to the
 // front of keys, in place, and returns them.
 func keep(keys []uint64, b uint64, shift int) []uint64 {
@@ -334,11 +364,14 @@ func keep(keys []uint64, b uint64, shift int) []uint64 {
 }
 
 // selectRankPairs is selectRanksOf for several pairs of ranks (lo, hi)
-// of the same values: ranks[i] gives a[i] and b[i]. The values are
-// counted once (unless v.hist has), and read once more to copy out, in
-// one pass, the keys of every bucket that holds one of the ranks; a pair
-// whose bucket is too large to copy (see bucketCopyMax) is found by
-// selectRanksOf. ok is false when the values hold a NaN or an infinity.
+// of the same values: ranks[i] gives a[i] and b[i]. Every rank is found
+// by two counts and a copy, shared by all: the values are counted by the
+// top radixBits bits of their keys (once, unless v.hist has), then the
+// keys of the buckets that hold a rank by the next radixBits bits, and
+// the keys of the sub-buckets that hold a rank (a small part of the
+// values) are copied out. A pair whose sub-bucket holds more than
+// bucketCopyMax keys (ties) is found by selectRanksOf. ok is false when
+// the values hold a NaN or an infinity.
 func selectRankPairs(v values, ranks [][2]int) (a, b []float64, ok bool) {
 	a, b = make([]float64, len(ranks)), make([]float64, len(ranks))
 	single := func(i int) bool {
@@ -354,11 +387,10 @@ func selectRankPairs(v values, ranks [][2]int) (a, b []float64, ok bool) {
 		return a, b, true
 	}
 	var top []int
-	var perPart [][]int
 	if v.hist != nil {
-		top, perPart = v.hist()
+		top, _ = v.hist()
 	} else {
-		top, perPart = partHists(v.parts)
+		top, _ = partHists(v.parts)
 	}
 	if !finiteHist(top) {
 		return nil, nil, false
@@ -367,68 +399,122 @@ func selectRankPairs(v values, ranks [][2]int) (a, b []float64, ok bool) {
 	if v.copyMax > 0 {
 		copyMax = v.copyMax
 	}
-	// The buckets to copy out (slot s+1 holds buckets[s]; slot 0, a key
-	// of no such bucket) and the pairs found from them.
-	type pair struct {
-		bucket [2]uint64 // of rank lo and of rank hi
-		below  [2]int    // keys in the buckets before each
-		found  bool
-	}
-	pairs := make([]pair, len(ranks))
+	const subShift = 64 - 2*radixBits
+	// The buckets that hold a rank: slot[bucket] is 1 + its index in
+	// buckets (0: none). Too many (over 255) are found one by one.
 	slot := make([]uint8, 1<<radixBits)
 	var buckets []uint64
-	for i, r := range ranks {
-		p := &pairs[i]
+	type rank struct {
+		r      int
+		bucket uint64
+		below  int // keys before the bucket, then before the sub-bucket
+		prefix uint64
+	}
+	rs := make([][2]rank, len(ranks))
+	byOne := make([]bool, len(ranks))
+	for i, pr := range ranks {
 		for j := range 2 {
-			p.bucket[j], p.below[j] = bucketOf(top, r[j])
+			bk, below := bucketOf(top, pr[j])
+			rs[i][j] = rank{r: pr[j], bucket: bk, below: below}
 		}
-		if top[p.bucket[0]] > copyMax || top[p.bucket[1]] > copyMax || len(buckets)+2 > math.MaxUint8 {
+		if len(buckets)+2 > math.MaxUint8 {
+			byOne[i] = true
 			continue
 		}
-		p.found = true
-		for _, bk := range p.bucket {
-			if slot[bk] == 0 {
-				buckets = append(buckets, bk)
-				slot[bk] = uint8(len(buckets))
+		for _, r := range rs[i] {
+			if slot[r.bucket] == 0 {
+				buckets = append(buckets, r.bucket)
+				slot[r.bucket] = uint8(len(buckets))
 			}
 		}
 	}
-	keys := copyBuckets(v.parts, perPart, buckets, slot)
-	// Uses left of each slot's keys: the last one may reorder them.
-	uses := make([]int, len(buckets)+1)
-	for _, p := range pairs {
-		if p.found {
-			uses[slot[p.bucket[0]]]++
-			if p.bucket[1] != p.bucket[0] {
-				uses[slot[p.bucket[1]]]++
+	// Count the keys of those buckets by their next radixBits bits, per
+	// part: sub[i][s<<radixBits|b] for slot s (slot 0 counts the keys of
+	// no such bucket, so that every key is counted, with no branch).
+	sub := make([][]int, len(v.parts))
+	forParts(v.parts, func(i int, part chunks) {
+		h := make([]int, (len(buckets)+1)<<radixBits)
+		for xs := range part {
+			countSub(h, xs, slot)
+		}
+		sub[i] = h
+	})
+	total := make([]int, len(buckets)<<radixBits)
+	for _, h := range sub {
+		for j, c := range h[1<<radixBits:] {
+			total[j] += c
+		}
+	}
+	// The sub-buckets that hold a rank, by their 32-bit prefix: pslot
+	// maps a slot's sub-bucket to 1 + its index in prefixes.
+	pslot := make([]uint8, len(total)+1<<radixBits)
+	var prefixes []uint64
+	var pcount []int // keys per prefix
+	for i := range rs {
+		if byOne[i] {
+			continue
+		}
+		for j := range rs[i] {
+			r := &rs[i][j]
+			s := int(slot[r.bucket])
+			sb, subBelow := bucketOf(total[(s-1)<<radixBits:s<<radixBits], r.r-r.below)
+			r.below += subBelow
+			r.prefix = r.bucket<<radixBits | sb
+			at := s<<radixBits | int(sb)
+			if total[at-1<<radixBits] > copyMax {
+				byOne[i] = true
+				break
+			}
+			if pslot[at] == 0 && len(prefixes) < math.MaxUint8 {
+				prefixes = append(prefixes, r.prefix)
+				pcount = append(pcount, total[at-1<<radixBits])
+				pslot[at] = uint8(len(prefixes))
+			}
+			if pslot[at] == 0 {
+				byOne[i] = true
+				break
 			}
 		}
+	}
+	// Copy out the keys of those sub-buckets: part i's keys of prefix p
+	// go to keys[p][start[i][p]:].
+	keys := make([][]uint64, len(prefixes))
+	start := make([][]int, len(v.parts))
+	for i := range start {
+		start[i] = make([]int, len(prefixes)+1)
+	}
+	for p, prefix := range prefixes {
+		keys[p] = make([]uint64, pcount[p])
+		at := int(slot[prefix>>radixBits])<<radixBits | int(prefix&radixMask)
+		n := 0
+		for i, h := range sub {
+			start[i][p+1] = n
+			n += h[at]
+		}
+	}
+	if len(prefixes) > 0 {
+		forParts(v.parts, func(i int, part chunks) {
+			pos := start[i]
+			for xs := range part {
+				copyPrefixes(keys, pos, xs, slot, pslot)
+			}
+		})
 	}
 	scratch := make([]int, 1<<radixBits)
-	const shift = 64 - radixBits
-	sel := func(bk uint64, lo, hi int) (uint64, uint64) {
-		s := slot[bk]
-		ks := keys[s]
-		if uses[s]--; uses[s] > 0 {
-			ks = slices.Clone(ks)
-		}
-		return selectKeys(ks, lo, hi, shift, scratch)
+	find := func(r rank) uint64 {
+		at := int(slot[r.prefix>>radixBits])<<radixBits | int(r.prefix&radixMask)
+		ks := keys[pslot[at]-1]
+		k, _ := selectKeysKeep(ks, r.r-r.below, r.r-r.below, subShift, scratch)
+		return k
 	}
-	for i, p := range pairs {
-		lo, hi := ranks[i][0], ranks[i][1]
-		switch {
-		case !p.found:
+	for i := range rs {
+		if byOne[i] {
 			if !single(i) {
 				return nil, nil, false
 			}
-		case p.bucket[0] == p.bucket[1]:
-			ka, kb := sel(p.bucket[0], lo-p.below[0], hi-p.below[0])
-			a[i], b[i] = keyFloat(ka), keyFloat(kb)
-		default:
-			ka, _ := sel(p.bucket[0], lo-p.below[0], lo-p.below[0])
-			kb, _ := sel(p.bucket[1], hi-p.below[1], hi-p.below[1])
-			a[i], b[i] = keyFloat(ka), keyFloat(kb)
+			continue
 		}
+		a[i], b[i] = keyFloat(find(rs[i][0])), keyFloat(find(rs[i][1]))
 	}
 	return a, b, true
 }
@@ -445,53 +531,32 @@ func finiteHist(top []int) bool {
 	return true
 }
 
-// copyBuckets returns, for each slot s ≥ 1, the keys of the values in
-// bucket buckets[s-1] (slot maps a bucket to its slot, 0 for the others);
-// perPart counts each part's keys by bucket. Each part copies into its
-// own stretch of each slot's keys, in parallel.
-func copyBuckets(parts []chunks, perPart [][]int, buckets []uint64, slot []uint8) [][]uint64 {
-	// One array: each slot's keys, part after part, then one spare key per
-	// part, where a key of no slot is stored (every key is stored: there
-	// is no branch on its slot).
-	n := 0
-	start := make([][]int, len(parts)) // start[i][s]: where part i's keys of slot s go
-	for i := range parts {
-		start[i] = make([]int, len(buckets)+1)
-	}
-	bounds := make([]int, len(buckets)+1)
-	for s, bk := range buckets {
-		bounds[s] = n
-		for i, h := range perPart {
-			start[i][s+1] = n
-			n += h[bk]
-		}
-	}
-	bounds[len(buckets)] = n
-	all := make([]uint64, n+len(parts))
-	forParts(parts, func(i int, part chunks) {
-		pos := start[i]
-		pos[0] = n + i
-		for xs := range part {
-			copySlots(all, pos, xs, slot)
-		}
-	})
-	out := make([][]uint64, len(buckets)+1)
-	for s := range buckets {
-		out[s+1] = all[bounds[s]:bounds[s+1]:bounds[s+1]]
-	}
-	return out
-}
-
-// copySlots stores each key of xs at all[pos[s]] for its slot s, and
-// moves pos[s] on unless s is 0.
-func copySlots(all []uint64, pos []int, xs []float64, slot []uint8) {
-	const shift = 64 - radixBits
+// countSub counts each key of xs in h[s<<radixBits|b], s its bucket's
+// slot and b its next radixBits bits.
+func countSub(h []int, xs []float64, slot []uint8) {
+	const shift, subShift = 64 - radixBits, 64 - 2*radixBits
 	for _, x := range xs {
 		k := orderKey(x)
-		s := slot[k>>shift]
-		at := pos[s]
-		all[at] = k
-		pos[s] = at + int(min(s, 1))
+		h[int(slot[k>>shift])<<radixBits|int(k>>subShift&radixMask)]++
+	}
+}
+
+// copyPrefixes stores each key of xs whose 32-bit prefix has a slot p ≥ 1
+// in pslot (by its bucket's slot and its next radixBits bits) at
+// keys[p-1][pos[p]], and moves pos[p] on. Few keys have one: the branch
+// is predicted.
+func copyPrefixes(keys [][]uint64, pos []int, xs []float64, slot, pslot []uint8) {
+	const shift, subShift = 64 - radixBits, 64 - 2*radixBits
+	for _, x := range xs {
+		k := orderKey(x)
+		p := pslot[int(slot[k>>shift])<<radixBits|int(k>>subShift&radixMask)]
+		if p != 0 {
+			ks := keys[p-1]
+			if j := pos[p]; j < len(ks) {
+				ks[j] = k
+				pos[p] = j + 1
+			}
+		}
 	}
 }
 
