@@ -329,17 +329,30 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	segs := make([]segment, 0, maxSegments)
 	prev, carry := sh.first, 0.0
 	scale := sh.tokens / sum
+	// With one token per chunk, a whole group adds scale per times to a
+	// carry of 0 (the usual case) and so gives the same sum each time:
+	// it is added up once (fromZero, when haveFromZero).
+	uniform := ws == nil && counts == nil
+	fromZero, haveFromZero := 0.0, false
 	for k := 0; k < n; k += per {
 		end := min(k+per, n)
-		for j := k; j < end; j++ {
-			w := 1.0
-			switch {
-			case ws != nil:
-				w = ws[j]
-			case counts != nil:
-				w = float64(counts[j])
+		whole := uniform && end-k == per && carry == 0
+		if whole && haveFromZero {
+			carry = fromZero
+		} else {
+			for j := k; j < end; j++ {
+				w := 1.0
+				switch {
+				case ws != nil:
+					w = ws[j]
+				case counts != nil:
+					w = float64(counts[j])
+				}
+				carry += w * scale
 			}
-			carry += w * scale
+			if whole {
+				fromZero, haveFromZero = carry, true
+			}
 		}
 		t := min(max(ts[end-1], sh.first), sh.done)
 		if t > prev && carry > 0 {

@@ -203,7 +203,7 @@ func benchITLRequests(n int) []*archive.Request {
 	for i := range reqs {
 		k := 180 + rng.IntN(41)
 		r := &archive.Request{ID: fmt.Sprintf("f%06d", i), Phase: "formal", OK: true, OutputTokens: k}
-		r.FirstTokenAt = 1.7e9 + float64(i)/30
+		r.FirstTokenAt = 1.7e9 + 10 + float64(i)/30
 		t := r.FirstTokenAt
 		r.TokenTimes = make([]float64, k)
 		for j := range k {
@@ -264,4 +264,19 @@ func itlMust(b *testing.B, reqs []*archive.Request) []float64 {
 		b.Fatal(err)
 	}
 	return xs
+}
+
+// BenchmarkSteadyStateTokenTimes is SteadyState over 100,000 requests
+// with 180–220 token times each, one token per chunk (20 M times: the
+// large analyze benchmark's requests).
+func BenchmarkSteadyStateTokenTimes(b *testing.B) {
+	pd := benchPower(b)
+	reqs := benchITLRequests(benchRequests)
+	sp := SteadyParams{Window: 100, CVMax: 0.03, MinWindows: 2, Method: "counter"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := pd.SteadyState(reqs, sp); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
