@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/joulebench/joulebench/archive"
 )
@@ -572,8 +574,8 @@ func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, 
 		return nil, nil
 	}
 	// Each piece's energy is summed over the devices in their order, one
-	// piece after the other: every device's walk over its samples moves
-	// on together, and each sum is written once.
+	// piece after the other (sumPieces): every device's walk over its
+	// samples moves on together, and each sum is written once.
 	for _, d := range p.devs {
 		if err := d.checkRange(bounds[0], bounds[len(bounds)-1]); err != nil {
 			return nil, err
@@ -582,22 +584,48 @@ func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, 
 			return nil, fmt.Errorf("device %q has no energy counter on every sample", d.name)
 		}
 	}
+	out := make([]float64, len(bounds)-1)
+	// Pieces [from, to) are summed on their own (the walks start at
+	// bounds[from] where they would have arrived), on up to GOMAXPROCS
+	// parts in parallel.
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(out)/piecesMin))
+	var wg sync.WaitGroup
+	for i := range parts {
+		from, to := i*len(out)/parts, (i+1)*len(out)/parts
+		wg.Go(func() { p.sumPieces(bounds, useCounter, out, from, to) })
+	}
+	wg.Wait()
+	for m, e := range out {
+		if math.IsInf(e, 0) || math.IsNaN(e) {
+			return nil, fmt.Errorf("energy on [%s, %s]: result is %v", fmtT(bounds[m]), fmtT(bounds[m+1]), e)
+		}
+	}
+	return out, nil
+}
+
+// piecesMin is the fewest pieces worth a goroutine of piecesEnergy.
+const piecesMin = 1 << 15
+
+// sumPieces sets out[m] for the pieces m in [from, to): the energy on
+// [bounds[m], bounds[m+1]] summed over the devices, in their order. Each
+// device's walk over its samples starts at the segment holding
+// bounds[from] (loc), where a walk from bounds[0] arrives.
+func (p *PowerData) sumPieces(bounds []float64, useCounter bool, out []float64, from, to int) {
 	type walk struct {
 		j, prevJ int
 		prevV    float64
 	}
 	walks := make([]walk, len(p.devs))
 	for i, d := range p.devs {
-		j := d.loc(bounds[0])
+		j := d.loc(bounds[from])
 		walks[i] = walk{j: j, prevJ: j}
 		if useCounter {
-			walks[i].prevV = d.counterAt(j, bounds[0])
+			walks[i].prevV = d.counterAt(j, bounds[from])
 		} else {
-			walks[i].prevV = d.powerAt(j, bounds[0])
+			walks[i].prevV = d.powerAt(j, bounds[from])
 		}
 	}
-	out := make([]float64, len(bounds)-1)
-	for m := 1; m < len(bounds); m++ {
+	for m := from + 1; m <= to; m++ {
 		x, prevX := bounds[m], bounds[m-1]
 		sum := 0.0
 		for i, d := range p.devs {
@@ -619,12 +647,6 @@ func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, 
 		}
 		out[m-1] = sum
 	}
-	for m, e := range out {
-		if math.IsInf(e, 0) || math.IsNaN(e) {
-			return nil, fmt.Errorf("energy on [%s, %s]: result is %v", fmtT(bounds[m]), fmtT(bounds[m+1]), e)
-		}
-	}
-	return out, nil
 }
 
 // fmtT formats a time (Unix seconds) without exponent.

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -66,4 +67,31 @@ func benchPowerT(t *testing.T) *PowerData {
 		t.Fatal(err)
 	}
 	return pd
+}
+
+// Attribution split over several cores (the shapes, the energy of the
+// pieces) gives the very results it gives on one, with either method.
+func TestAttributeParallelSame(t *testing.T) {
+	pd := benchPowerT(t)
+	_, _, chunked := benchData()
+	reqs := chunked[:20_000] // about 180,000 pieces: several parts of piecesMin
+	for _, method := range []string{"counter", "trapz"} {
+		var runs [2][]Attribution
+		for i, procs := range []int{1, 3} {
+			func() {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				at, err := pd.Attribute(reqs, method)
+				if err != nil {
+					t.Fatal(err)
+				}
+				runs[i] = at
+			}()
+		}
+		for j := range runs[0] {
+			a, b := runs[0][j], runs[1][j]
+			if math.Float64bits(a.EnergyJ) != math.Float64bits(b.EnergyJ) || a.Tokens != b.Tokens {
+				t.Fatalf("%s: request %d: one core %+v, three %+v", method, j, a, b)
+			}
+		}
+	}
 }
