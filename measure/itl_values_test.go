@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
@@ -125,8 +126,18 @@ func TestNewITLValuesErrors(t *testing.T) {
 	} {
 		_, lerr := ITL([]*archive.Request{r})
 		_, verr := NewITLValues([]*archive.Request{r})
-		if lerr == nil || verr == nil || lerr.Error() != verr.Error() {
-			t.Errorf("%s: ITL: %v, NewITLValues: %v", r.ID, lerr, verr)
+		_, herr := NewITLValues([]*archive.Request{r}, 50, 90)
+		if lerr == nil || verr == nil || lerr.Error() != verr.Error() || herr == nil || herr.Error() != lerr.Error() {
+			t.Errorf("%s: ITL: %v, NewITLValues: %v, with percentiles: %v", r.ID, lerr, verr, herr)
 		}
+	}
+	// Checked on parts in parallel, the error is still the first in
+	// request order.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	reqs := itlRequests(8, 4*itlPartMin, 10)
+	reqs[2*itlPartMin+5] = &archive.Request{ID: "second", OK: true, TokenTimes: []float64{1, 0}}
+	reqs[itlPartMin+7] = &archive.Request{ID: "first", OK: true, TokenTimes: []float64{1, 0}}
+	if _, err := NewITLValues(reqs, 99); err == nil || !strings.Contains(err.Error(), "request first:") {
+		t.Errorf("two bad requests: %v; want the first", err)
 	}
 }
