@@ -565,7 +565,7 @@ func (c *Condition) Eval(params map[string]any, engine string) (bool, error) {
 		}
 	}
 	env.Field(len(c.params)).SetString(engine)
-	return runBool(c.prog, env.Addr().Interface())
+	return runBool(expr.Run, c.prog, env.Addr().Interface())
 }
 
 // readsEnv reports whether a formula reads $env (or does not parse).
