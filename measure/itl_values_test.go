@@ -141,3 +141,33 @@ func TestNewITLValuesErrors(t *testing.T) {
 		t.Errorf("two bad requests: %v; want the first", err)
 	}
 }
+
+// With the count by fineBits bits made as the requests are checked, a
+// rank whose fine bucket holds more than copyMax keys is found alone; the
+// others from the copied fine buckets: all as on the list.
+func TestITLValuesFineFallback(t *testing.T) {
+	reqs := itlRequests(3, 2000, 40) // many ties (gaps of 0.02 and 0)
+	list, err := ITL(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcts := []float64{1, 10, 50, 90, 99}
+	v, err := NewITLValues(reqs, pcts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, copyMax := range []int{1 << 30, 64} {
+		vals := v.values()
+		if vals.fine == nil {
+			t.Fatal("no fine count")
+		}
+		vals.copyMax = copyMax
+		got := percentilesOf(vals, pcts)
+		for i, p := range pcts {
+			want, werr := Percentile(list, p)
+			if math.Float64bits(got[i].x) != math.Float64bits(want) || fmt.Sprint(got[i].err) != fmt.Sprint(werr) {
+				t.Errorf("copyMax %d: percentile %v = %v, %v; on the list %v, %v", copyMax, p, got[i].x, got[i].err, want, werr)
+			}
+		}
+	}
+}

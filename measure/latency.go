@@ -44,6 +44,7 @@ type ITLValues struct {
 	histOnce  sync.Once
 	top       []int
 	perPart   [][]int
+	fine      [][]int32 // with the hint: the count by fineBits bits, per part
 
 	// want: the percentiles to find together, the first time one of
 	// them is asked for (NewITLValues' hint), and then found.
@@ -76,6 +77,7 @@ func NewITLValues(reqs []*archive.Request, want ...float64) (*ITLValues, error) 
 	p := max(1, min(runtime.GOMAXPROCS(0), len(reqs)/itlPartMin))
 	parts := make([]chunks, p)
 	perPart := make([][]int, p)
+	fine := make([][]int32, p)
 	counts := make([]int, p)
 	errs := make([]error, p)
 	var wg sync.WaitGroup
@@ -83,12 +85,12 @@ func NewITLValues(reqs []*archive.Request, want ...float64) (*ITLValues, error) 
 		rs := reqs[i*len(reqs)/p : (i+1)*len(reqs)/p]
 		parts[i] = itlChunks(rs)
 		wg.Go(func() {
-			const shift = 64 - radixBits
-			h := make([]int, 1<<radixBits)
+			const shift = 64 - fineBits
+			f := make([]int32, 1<<fineBits)
 			buf := make([]float64, 0, itlChunk)
 			count := func(xs []float64) bool {
 				for _, x := range xs {
-					h[orderKey(x)>>shift]++
+					f[orderKey(x)>>shift]++
 				}
 				return true
 			}
@@ -101,7 +103,15 @@ func NewITLValues(reqs []*archive.Request, want ...float64) (*ITLValues, error) 
 				counts[i] += c
 				itlEachBuf(rs[j:j+1], buf, count)
 			}
-			perPart[i] = h
+			if counts[i] > math.MaxInt32 {
+				errs[i] = fmt.Errorf("itl: more than %d values in a part", math.MaxInt32)
+				return
+			}
+			h := make([]int, 1<<radixBits)
+			for fb, c := range f {
+				h[fb>>(fineBits-radixBits)] += int(c)
+			}
+			perPart[i], fine[i] = h, f
 		})
 	}
 	wg.Wait()
@@ -124,6 +134,7 @@ func NewITLValues(reqs []*archive.Request, want ...float64) (*ITLValues, error) 
 	v := &ITLValues{reqs: reqs, n: n, want: slices.Clone(want)}
 	v.partsOnce.Do(func() { v.parts = parts })
 	v.histOnce.Do(func() { v.top, v.perPart = top, perPart })
+	v.fine = fine
 	return v, nil
 }
 
@@ -248,7 +259,7 @@ func (v *ITLValues) values() values {
 			v.parts = append(v.parts, itlChunks(reqs))
 		}
 	})
-	return values{n: v.n, all: itlChunks(v.reqs), parts: v.parts, hist: v.partHists}
+	return values{n: v.n, all: itlChunks(v.reqs), parts: v.parts, hist: v.partHists, fine: v.fine}
 }
 
 func (v *ITLValues) partHists() ([]int, [][]int) {

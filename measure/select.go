@@ -70,9 +70,18 @@ type values struct {
 	all   chunks
 	parts []chunks
 	hist  func() (top []int, perPart [][]int)
+	// fine, when not nil, is the count of the keys by their top fineBits
+	// bits in each part (made with hist's): selectRankPairs then needs
+	// one pass more, not two.
+	fine [][]int32
 	// copyMax, when not 0, replaces bucketCopyMax (in tests).
 	copyMax int
 }
+
+// fineBits: the bits of the key a fine count resolves. The values of a
+// run's ITL lie in a few buckets of radixBits bits, and in a few dozen
+// of fineBits: the counters that are used stay in cache.
+const fineBits = radixBits + 4
 
 // parallelMin is the fewest values per part worth a goroutine.
 const parallelMin = 1 << 16
@@ -399,6 +408,9 @@ func selectRankPairs(v values, ranks [][2]int) (a, b []float64, ok bool) {
 	if v.copyMax > 0 {
 		copyMax = v.copyMax
 	}
+	if v.fine != nil {
+		return selectRankPairsFine(v, top, ranks, copyMax)
+	}
 	const subShift = 64 - 2*radixBits
 	// The buckets that hold a rank: slot[bucket] is 1 + its index in
 	// buckets (0: none). Too many (over 255) are found one by one.
@@ -529,6 +541,110 @@ func finiteHist(top []int) bool {
 		}
 	}
 	return true
+}
+
+// selectRankPairsFine is selectRankPairs given the fine count of the
+// values (v.fine) and top, the count by radixBits bits it sums to: the
+// keys of the fine buckets that hold a rank are copied out in one pass.
+func selectRankPairsFine(v values, top []int, ranks [][2]int, copyMax int) (a, b []float64, ok bool) {
+	a, b = make([]float64, len(ranks)), make([]float64, len(ranks))
+	const per = 1 << (fineBits - radixBits) // fine buckets per bucket
+	// fineOf returns the fine bucket of rank r, the keys before it and in it.
+	fineOf := func(r int) (fb, below, count int) {
+		bk, below := bucketOf(top, r)
+		for fb = int(bk) * per; ; fb++ {
+			count = 0
+			for _, h := range v.fine {
+				count += int(h[fb])
+			}
+			if below+count > r {
+				return fb, below, count
+			}
+			below += count
+		}
+	}
+	type rank struct {
+		r, below, fb int
+	}
+	rs := make([][2]rank, len(ranks))
+	byOne := make([]bool, len(ranks))
+	slot := map[int]int{} // fine bucket → index in fbs
+	var fbs []int
+	for i, pr := range ranks {
+		for j := range 2 {
+			fb, below, count := fineOf(pr[j])
+			rs[i][j] = rank{r: pr[j], below: below, fb: fb}
+			if count > copyMax {
+				byOne[i] = true
+			}
+		}
+		if byOne[i] || len(fbs)+2 > math.MaxUint8 {
+			byOne[i] = true
+			continue
+		}
+		for _, r := range rs[i] {
+			if _, ok := slot[r.fb]; !ok {
+				slot[r.fb] = len(fbs)
+				fbs = append(fbs, r.fb)
+			}
+		}
+	}
+	// Part i's keys of fine bucket fbs[p] go to keys[p][start[i][p+1]:].
+	ptab := make([]uint8, 1<<fineBits)
+	keys := make([][]uint64, len(fbs))
+	start := make([][]int, len(v.parts))
+	for i := range start {
+		start[i] = make([]int, len(fbs)+1)
+	}
+	for p, fb := range fbs {
+		ptab[fb] = uint8(p + 1)
+		n := 0
+		for i, h := range v.fine {
+			start[i][p+1] = n
+			n += int(h[fb])
+		}
+		keys[p] = make([]uint64, n)
+	}
+	if len(fbs) > 0 {
+		forParts(v.parts, func(i int, part chunks) {
+			pos := start[i]
+			for xs := range part {
+				copyFine(keys, pos, xs, ptab)
+			}
+		})
+	}
+	scratch := make([]int, 1<<radixBits)
+	find := func(r rank) uint64 {
+		// The keys of a fine bucket share their top radixBits bits.
+		k, _ := selectKeysKeep(keys[slot[r.fb]], r.r-r.below, r.r-r.below, 64-radixBits, scratch)
+		return k
+	}
+	for i := range rs {
+		if byOne[i] {
+			if a[i], b[i], ok = selectRanksOf(v, ranks[i][0], ranks[i][1]); !ok {
+				return nil, nil, false
+			}
+			continue
+		}
+		a[i], b[i] = keyFloat(find(rs[i][0])), keyFloat(find(rs[i][1]))
+	}
+	return a, b, true
+}
+
+// copyFine stores each key of xs whose top fineBits bits have a slot
+// p ≥ 1 in ptab at keys[p-1][pos[p]], and moves pos[p] on. Few keys have
+// one: the branch is predicted.
+func copyFine(keys [][]uint64, pos []int, xs []float64, ptab []uint8) {
+	for _, x := range xs {
+		k := orderKey(x)
+		if p := ptab[k>>(64-fineBits)]; p != 0 {
+			ks := keys[p-1]
+			if j := pos[p]; j < len(ks) {
+				ks[j] = k
+				pos[p] = j + 1
+			}
+		}
+	}
 }
 
 // countSub counts each key of xs in h[s<<radixBits|b], s its bucket's
