@@ -81,7 +81,7 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, sl *shapeL
 		if err := sl.errs[i]; err != nil {
 			return nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
 		}
-		sh := sl.shapes[i]
+		sh := &sl.shapes[i]
 		out[i].Tokens = sh.tokens
 		if sh.kind != shapeGen {
 			continue
@@ -240,8 +240,8 @@ type tokenShape struct {
 
 // genReq is a request with a generation interval, during attribution.
 type genReq struct {
-	tokenShape
-	pos int // index in the caller's slice
+	*tokenShape     // its shape, not copied
+	pos         int // index in the caller's slice
 }
 
 // shapeOf validates a request and classifies it for attribution.
