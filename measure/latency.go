@@ -107,11 +107,7 @@ func NewITLValues(reqs []*archive.Request, want ...float64) (*ITLValues, error) 
 				errs[i] = fmt.Errorf("itl: more than %d values in a part", math.MaxInt32)
 				return
 			}
-			h := make([]int, 1<<radixBits)
-			for fb, c := range f {
-				h[fb>>(fineBits-radixBits)] += int(c)
-			}
-			perPart[i], fine[i] = h, f
+			perPart[i], fine[i] = sumFine(f), f
 		})
 	}
 	wg.Wait()

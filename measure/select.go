@@ -71,8 +71,8 @@ type values struct {
 	parts []chunks
 	hist  func() (top []int, perPart [][]int)
 	// fine, when not nil, is the count of the keys by their top fineBits
-	// bits in each part (made with hist's): selectRankPairs then needs
-	// one pass more, not two.
+	// bits in each part (hist, when not nil, returns its sums by
+	// radixBits bits): selectRankPairs then needs one pass more.
 	fine [][]int32
 	// copyMax, when not 0, replaces bucketCopyMax (in tests).
 	copyMax int
@@ -373,160 +373,28 @@ func keep(keys []uint64, b uint64, shift int) []uint64 {
 }
 
 // selectRankPairs is selectRanksOf for several pairs of ranks (lo, hi)
-// of the same values: ranks[i] gives a[i] and b[i]. Every rank is found
-// by two counts and a copy, shared by all: the values are counted by the
-// top radixBits bits of their keys (once, unless v.hist has), then the
-// keys of the buckets that hold a rank by the next radixBits bits, and
-// the keys of the sub-buckets that hold a rank (a small part of the
-// values) are copied out. A pair whose sub-bucket holds more than
-// bucketCopyMax keys (ties) is found by selectRanksOf. ok is false when
-// the values hold a NaN or an infinity.
+// of the same values: ranks[i] gives a[i] and b[i]. With the values'
+// fine count (v.fine, made with their first count), the keys of every
+// fine bucket that holds a rank are copied out in one pass, shared by
+// all (selectRankPairsFine); without, each pair is found on its own. ok
+// is false when the values hold a NaN or an infinity.
 func selectRankPairs(v values, ranks [][2]int) (a, b []float64, ok bool) {
-	a, b = make([]float64, len(ranks)), make([]float64, len(ranks))
-	single := func(i int) bool {
-		a[i], b[i], ok = selectRanksOf(v, ranks[i][0], ranks[i][1])
-		return ok
-	}
-	if v.n <= selectSortMax {
-		for i := range ranks {
-			if !single(i) {
-				return nil, nil, false
-			}
+	if v.fine != nil && v.n > selectSortMax {
+		top, _ := v.hist()
+		if !finiteHist(top) {
+			return nil, nil, false
 		}
-		return a, b, true
-	}
-	var top []int
-	if v.hist != nil {
-		top, _ = v.hist()
-	} else {
-		top, _ = partHists(v.parts)
-	}
-	if !finiteHist(top) {
-		return nil, nil, false
-	}
-	copyMax := bucketCopyMax
-	if v.copyMax > 0 {
-		copyMax = v.copyMax
-	}
-	if v.fine != nil {
+		copyMax := bucketCopyMax
+		if v.copyMax > 0 {
+			copyMax = v.copyMax
+		}
 		return selectRankPairsFine(v, top, ranks, copyMax)
 	}
-	const subShift = 64 - 2*radixBits
-	// The buckets that hold a rank: slot[bucket] is 1 + its index in
-	// buckets (0: none). Too many (over 255) are found one by one.
-	slot := make([]uint8, 1<<radixBits)
-	var buckets []uint64
-	type rank struct {
-		r      int
-		bucket uint64
-		below  int // keys before the bucket, then before the sub-bucket
-		prefix uint64
-	}
-	rs := make([][2]rank, len(ranks))
-	byOne := make([]bool, len(ranks))
-	for i, pr := range ranks {
-		for j := range 2 {
-			bk, below := bucketOf(top, pr[j])
-			rs[i][j] = rank{r: pr[j], bucket: bk, below: below}
+	a, b = make([]float64, len(ranks)), make([]float64, len(ranks))
+	for i, r := range ranks {
+		if a[i], b[i], ok = selectRanksOf(v, r[0], r[1]); !ok {
+			return nil, nil, false
 		}
-		if len(buckets)+2 > math.MaxUint8 {
-			byOne[i] = true
-			continue
-		}
-		for _, r := range rs[i] {
-			if slot[r.bucket] == 0 {
-				buckets = append(buckets, r.bucket)
-				slot[r.bucket] = uint8(len(buckets))
-			}
-		}
-	}
-	// Count the keys of those buckets by their next radixBits bits, per
-	// part: sub[i][s<<radixBits|b] for slot s (slot 0 counts the keys of
-	// no such bucket, so that every key is counted, with no branch).
-	sub := make([][]int, len(v.parts))
-	forParts(v.parts, func(i int, part chunks) {
-		h := make([]int, (len(buckets)+1)<<radixBits)
-		for xs := range part {
-			countSub(h, xs, slot)
-		}
-		sub[i] = h
-	})
-	total := make([]int, len(buckets)<<radixBits)
-	for _, h := range sub {
-		for j, c := range h[1<<radixBits:] {
-			total[j] += c
-		}
-	}
-	// The sub-buckets that hold a rank, by their 32-bit prefix: pslot
-	// maps a slot's sub-bucket to 1 + its index in prefixes.
-	pslot := make([]uint8, len(total)+1<<radixBits)
-	var prefixes []uint64
-	var pcount []int // keys per prefix
-	for i := range rs {
-		if byOne[i] {
-			continue
-		}
-		for j := range rs[i] {
-			r := &rs[i][j]
-			s := int(slot[r.bucket])
-			sb, subBelow := bucketOf(total[(s-1)<<radixBits:s<<radixBits], r.r-r.below)
-			r.below += subBelow
-			r.prefix = r.bucket<<radixBits | sb
-			at := s<<radixBits | int(sb)
-			if total[at-1<<radixBits] > copyMax {
-				byOne[i] = true
-				break
-			}
-			if pslot[at] == 0 && len(prefixes) < math.MaxUint8 {
-				prefixes = append(prefixes, r.prefix)
-				pcount = append(pcount, total[at-1<<radixBits])
-				pslot[at] = uint8(len(prefixes))
-			}
-			if pslot[at] == 0 {
-				byOne[i] = true
-				break
-			}
-		}
-	}
-	// Copy out the keys of those sub-buckets: part i's keys of prefix p
-	// go to keys[p][start[i][p]:].
-	keys := make([][]uint64, len(prefixes))
-	start := make([][]int, len(v.parts))
-	for i := range start {
-		start[i] = make([]int, len(prefixes)+1)
-	}
-	for p, prefix := range prefixes {
-		keys[p] = make([]uint64, pcount[p])
-		at := int(slot[prefix>>radixBits])<<radixBits | int(prefix&radixMask)
-		n := 0
-		for i, h := range sub {
-			start[i][p+1] = n
-			n += h[at]
-		}
-	}
-	if len(prefixes) > 0 {
-		forParts(v.parts, func(i int, part chunks) {
-			pos := start[i]
-			for xs := range part {
-				copyPrefixes(keys, pos, xs, slot, pslot)
-			}
-		})
-	}
-	scratch := make([]int, 1<<radixBits)
-	find := func(r rank) uint64 {
-		at := int(slot[r.prefix>>radixBits])<<radixBits | int(r.prefix&radixMask)
-		ks := keys[pslot[at]-1]
-		k, _ := selectKeysKeep(ks, r.r-r.below, r.r-r.below, subShift, scratch)
-		return k
-	}
-	for i := range rs {
-		if byOne[i] {
-			if !single(i) {
-				return nil, nil, false
-			}
-			continue
-		}
-		a[i], b[i] = keyFloat(find(rs[i][0])), keyFloat(find(rs[i][1]))
 	}
 	return a, b, true
 }
@@ -541,6 +409,43 @@ func finiteHist(top []int) bool {
 		}
 	}
 	return true
+}
+
+// fineHists counts the keys of each part by their top fineBits bits, and
+// returns those counts and a hist function for values (their sums by
+// radixBits bits).
+func fineHists(parts []chunks) (fine [][]int32, hist func() ([]int, [][]int)) {
+	const shift = 64 - fineBits
+	fine = make([][]int32, len(parts))
+	perPart := make([][]int, len(parts))
+	forParts(parts, func(i int, part chunks) {
+		f := make([]int32, 1<<fineBits)
+		for xs := range part {
+			for _, x := range xs {
+				f[orderKey(x)>>shift]++
+			}
+		}
+		fine[i], perPart[i] = f, sumFine(f)
+	})
+	top := perPart[0]
+	if len(parts) > 1 {
+		top = make([]int, 1<<radixBits)
+		for _, h := range perPart {
+			for b, c := range h {
+				top[b] += c
+			}
+		}
+	}
+	return fine, func() ([]int, [][]int) { return top, perPart }
+}
+
+// sumFine sums a fine count by radixBits bits.
+func sumFine(f []int32) []int {
+	h := make([]int, 1<<radixBits)
+	for fb, c := range f {
+		h[fb>>(fineBits-radixBits)] += int(c)
+	}
+	return h
 }
 
 // selectRankPairsFine is selectRankPairs given the fine count of the
@@ -638,35 +543,6 @@ func copyFine(keys [][]uint64, pos []int, xs []float64, ptab []uint8) {
 	for _, x := range xs {
 		k := orderKey(x)
 		if p := ptab[k>>(64-fineBits)]; p != 0 {
-			ks := keys[p-1]
-			if j := pos[p]; j < len(ks) {
-				ks[j] = k
-				pos[p] = j + 1
-			}
-		}
-	}
-}
-
-// countSub counts each key of xs in h[s<<radixBits|b], s its bucket's
-// slot and b its next radixBits bits.
-func countSub(h []int, xs []float64, slot []uint8) {
-	const shift, subShift = 64 - radixBits, 64 - 2*radixBits
-	for _, x := range xs {
-		k := orderKey(x)
-		h[int(slot[k>>shift])<<radixBits|int(k>>subShift&radixMask)]++
-	}
-}
-
-// copyPrefixes stores each key of xs whose 32-bit prefix has a slot p ≥ 1
-// in pslot (by its bucket's slot and its next radixBits bits) at
-// keys[p-1][pos[p]], and moves pos[p] on. Few keys have one: the branch
-// is predicted.
-func copyPrefixes(keys [][]uint64, pos []int, xs []float64, slot, pslot []uint8) {
-	const shift, subShift = 64 - radixBits, 64 - 2*radixBits
-	for _, x := range xs {
-		k := orderKey(x)
-		p := pslot[int(slot[k>>shift])<<radixBits|int(k>>subShift&radixMask)]
-		if p != 0 {
 			ks := keys[p-1]
 			if j := pos[p]; j < len(ks) {
 				ks[j] = k

@@ -240,10 +240,10 @@ func TestSelectRanksNarrowsLargeBucket(t *testing.T) {
 	}
 }
 
-// Several pairs of ranks found together are those of a sort: pairs in the
-// same bucket (the bucket's keys are then shared), a pair across two
-// buckets, the first and last ranks, and a pair in a bucket too large to
-// copy (found alone), with one part or several.
+// Several pairs of ranks found together from a fine count are those of a
+// sort: pairs in the same fine bucket (its keys are then shared), a pair
+// across two buckets, the first and last ranks, and a pair in a fine
+// bucket too large to copy (found alone), with one part or several.
 func TestSelectRankPairs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	// 200,000 values in [1, 2) (16 buckets of about 12,500, more than
@@ -272,6 +272,7 @@ func TestSelectRankPairs(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			v := sliceValues(xs)
 			v.copyMax = copyMax
+			v.fine, v.hist = fineHists(v.parts)
 			a, b, ok := selectRankPairs(v, ranks)
 			if !ok {
 				t.Fatalf("GOMAXPROCS %d: not ok", procs)
@@ -284,8 +285,13 @@ func TestSelectRankPairs(t *testing.T) {
 		}()
 	}
 	xs[7] = math.Inf(1)
-	if _, _, ok := selectRankPairs(sliceValues(xs), ranks); ok {
+	v := sliceValues(xs)
+	if _, _, ok := selectRankPairs(v, ranks); ok {
 		t.Errorf("with +Inf: ok")
+	}
+	v.fine, v.hist = fineHists(v.parts)
+	if _, _, ok := selectRankPairs(v, ranks); ok {
+		t.Errorf("with +Inf, fine count: ok")
 	}
 }
 
