@@ -57,36 +57,31 @@ type Attribution struct {
 // result is in the order of reqs. O(s log s + samples) for s segments
 // (at most maxSegments per request).
 func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribution, error) {
-	out, _, err := p.attribute(reqs, method, false)
-	return out, err
+	return p.attribute(reqs, method, nil)
 }
 
-// attribute is Attribute that also returns the requests' shapes (shapeOf)
-// when keep is true, for a caller that needs them too.
-func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool) ([]Attribution, []tokenShape, error) {
+// attribute is Attribute given the requests' shapes (in the order of
+// reqs), or computing them when sl is nil.
+func (p *PowerData) attribute(reqs []*archive.Request, method string, sl *shapeList) ([]Attribution, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
-		return nil, nil, fmt.Errorf("attribute: %w", err)
+		return nil, fmt.Errorf("attribute: %w", err)
+	}
+	if sl == nil {
+		sl = shapesOf(reqs)
 	}
 	out := make([]Attribution, len(reqs))
-	var shapes []tokenShape
-	if keep {
-		shapes = make([]tokenShape, len(reqs))
-	}
 	gens := make([]genReq, 0, len(reqs))
 	nSegs := 0
 	for i, r := range reqs {
 		if r == nil {
-			return nil, nil, fmt.Errorf("attribute: request %d is nil", i)
+			return nil, fmt.Errorf("attribute: request %d is nil", i)
 		}
 		out[i].ID = r.ID
-		sh, err := shapeOf(r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
+		if err := sl.errs[i]; err != nil {
+			return nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
 		}
-		if keep {
-			shapes[i] = sh
-		}
+		sh := &sl.shapes[i]
 		out[i].Tokens = sh.tokens
 		if sh.kind != shapeGen {
 			continue
@@ -95,13 +90,13 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool)
 		nSegs += len(sh.segments)
 	}
 	if nSegs == 0 {
-		return out, shapes, nil
+		return out, nil
 	}
 	if nSegs > math.MaxInt32/4 {
-		return nil, nil, fmt.Errorf("attribute: %d generation segments, more than this implementation indexes", nSegs)
+		return nil, fmt.Errorf("attribute: %d generation segments, more than this implementation indexes", nSegs)
 	}
 	if err := p.checkGenRange(reqs, gens); err != nil {
-		return nil, nil, fmt.Errorf("attribute: %w", err)
+		return nil, fmt.Errorf("attribute: %w", err)
 	}
 
 	// Pieces: the sorted distinct segment boundaries.
@@ -116,12 +111,12 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool)
 			}
 		}
 	}
-	slices.Sort(bounds)
+	sortFloats(bounds)
 	bounds = slices.Compact(bounds)
 	nPieces := len(bounds) - 1
 	energy, err := p.piecesEnergy(bounds, useCounter)
 	if err != nil {
-		return nil, nil, fmt.Errorf("attribute: %w", err)
+		return nil, fmt.Errorf("attribute: %w", err)
 	}
 
 	// Total token rate per piece, by a sweep over rate changes. span holds
@@ -177,12 +172,12 @@ func (p *PowerData) attribute(reqs []*archive.Request, method string, keep bool)
 	for _, g := range gens {
 		e := max(0, out[g.pos].EnergyJ)
 		if math.IsNaN(e) || math.IsInf(e, 0) {
-			return nil, nil, fmt.Errorf("attribute: request %q: attributed energy is %v", reqs[g.pos].ID, e)
+			return nil, fmt.Errorf("attribute: request %q: attributed energy is %v", reqs[g.pos].ID, e)
 		}
 		out[g.pos].EnergyJ = e
 		out[g.pos].JPerToken = e / g.tokens
 	}
-	return out, shapes, nil
+	return out, nil
 }
 
 // gallop returns the index of x in bounds (sorted, x present), searching
@@ -245,8 +240,8 @@ type tokenShape struct {
 
 // genReq is a request with a generation interval, during attribution.
 type genReq struct {
-	tokenShape
-	pos int // index in the caller's slice
+	*tokenShape     // its shape, not copied
+	pos         int // index in the caller's slice
 }
 
 // shapeOf validates a request and classifies it for attribution.
@@ -334,17 +329,30 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	segs := make([]segment, 0, maxSegments)
 	prev, carry := sh.first, 0.0
 	scale := sh.tokens / sum
+	// With one token per chunk, a whole group adds scale per times to a
+	// carry of 0 (the usual case) and so gives the same sum each time:
+	// it is added up once (fromZero, when haveFromZero).
+	uniform := ws == nil && counts == nil
+	fromZero, haveFromZero := 0.0, false
 	for k := 0; k < n; k += per {
 		end := min(k+per, n)
-		for j := k; j < end; j++ {
-			w := 1.0
-			switch {
-			case ws != nil:
-				w = ws[j]
-			case counts != nil:
-				w = float64(counts[j])
+		whole := uniform && end-k == per && carry == 0
+		if whole && haveFromZero {
+			carry = fromZero
+		} else {
+			for j := k; j < end; j++ {
+				w := 1.0
+				switch {
+				case ws != nil:
+					w = ws[j]
+				case counts != nil:
+					w = float64(counts[j])
+				}
+				carry += w * scale
 			}
-			carry += w * scale
+			if whole {
+				fromZero, haveFromZero = carry, true
+			}
 		}
 		t := min(max(ts[end-1], sh.first), sh.done)
 		if t > prev && carry > 0 {

@@ -193,3 +193,90 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 	}
 }
+
+// benchITLRequests makes n successful requests of 180–220 chunks, one token
+// each, 20–30 ms apart: the token times of the large analyze benchmark
+// (cmd/joulebench), whose ITL values fill about ten radix buckets.
+func benchITLRequests(n int) []*archive.Request {
+	rng := rand.New(rand.NewPCG(15, 15))
+	reqs := make([]*archive.Request, n)
+	for i := range reqs {
+		k := 180 + rng.IntN(41)
+		r := &archive.Request{ID: fmt.Sprintf("f%06d", i), Phase: "formal", OK: true, OutputTokens: k}
+		r.FirstTokenAt = 1.7e9 + 10 + float64(i)/30
+		t := r.FirstTokenAt
+		r.TokenTimes = make([]float64, k)
+		for j := range k {
+			r.TokenTimes[j] = t
+			t += 0.02 + 0.01*rng.Float64()
+		}
+		r.DoneAt = r.TokenTimes[k-1] + 0.0001
+		reqs[i] = r
+	}
+	return reqs
+}
+
+// BenchmarkPercentileLong is one percentile of 4 M values held in a list
+// (a count pass and a copy pass over them).
+func BenchmarkPercentileLong(b *testing.B) {
+	xs := itlMust(b, benchITLRequests(20_000))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Percentile(xs, 90); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(xs)), "values")
+}
+
+// BenchmarkITLPercentiles is the three ITL percentiles of the benchmark
+// profiles (p50, p90, p99) over the values of 20,000 requests (4 M),
+// computed as they are generated: each on its own, and together (asked
+// for beforehand, as the profiles' are).
+func BenchmarkITLPercentiles(b *testing.B) {
+	reqs := benchITLRequests(20_000)
+	pcts := []float64{50, 90, 99}
+	for _, c := range []struct {
+		name string
+		want []float64
+	}{{"apart", nil}, {"together", pcts}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v, err := NewITLValues(reqs, c.want...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, p := range pcts {
+					if _, err := v.Percentile(p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func itlMust(b *testing.B, reqs []*archive.Request) []float64 {
+	b.Helper()
+	xs, err := ITL(reqs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return xs
+}
+
+// BenchmarkSteadyStateTokenTimes is SteadyState over 100,000 requests
+// with 180–220 token times each, one token per chunk (20 M times: the
+// large analyze benchmark's requests).
+func BenchmarkSteadyStateTokenTimes(b *testing.B) {
+	pd := benchPower(b)
+	reqs := benchITLRequests(benchRequests)
+	sp := SteadyParams{Window: 100, CVMax: 0.03, MinWindows: 2, Method: "counter"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := pd.SteadyState(reqs, sp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

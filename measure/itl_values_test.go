@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
@@ -95,6 +96,17 @@ func TestITLValuesMatchList(t *testing.T) {
 				want, werr := Percentile(list, p)
 				same(fmt.Sprintf("Percentile(%v)", p), got, gerr, want, werr)
 			}
+			// Asked for together (the hint), in another order, some twice
+			// and some not in the hint: the same values and errors.
+			hinted, err := NewITLValues(tc.reqs, 99, 50, 90, 0, 100, 99.9, -1, math.NaN())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []float64{50, 99, 1, 90, 50, 0, 100, 99.9, -1, 101, math.NaN()} {
+				got, gerr := hinted.Percentile(p)
+				want, werr := Percentile(list, p)
+				same(fmt.Sprintf("hinted Percentile(%v)", p), got, gerr, want, werr)
+			}
 			got, gerr := v.Median()
 			want, werr := Median(list)
 			same("Median", got, gerr, want, werr)
@@ -114,8 +126,48 @@ func TestNewITLValuesErrors(t *testing.T) {
 	} {
 		_, lerr := ITL([]*archive.Request{r})
 		_, verr := NewITLValues([]*archive.Request{r})
-		if lerr == nil || verr == nil || lerr.Error() != verr.Error() {
-			t.Errorf("%s: ITL: %v, NewITLValues: %v", r.ID, lerr, verr)
+		_, herr := NewITLValues([]*archive.Request{r}, 50, 90)
+		if lerr == nil || verr == nil || lerr.Error() != verr.Error() || herr == nil || herr.Error() != lerr.Error() {
+			t.Errorf("%s: ITL: %v, NewITLValues: %v, with percentiles: %v", r.ID, lerr, verr, herr)
+		}
+	}
+	// Checked on parts in parallel, the error is still the first in
+	// request order.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	reqs := itlRequests(8, 4*itlPartMin, 10)
+	reqs[2*itlPartMin+5] = &archive.Request{ID: "second", OK: true, TokenTimes: []float64{1, 0}}
+	reqs[itlPartMin+7] = &archive.Request{ID: "first", OK: true, TokenTimes: []float64{1, 0}}
+	if _, err := NewITLValues(reqs, 99); err == nil || !strings.Contains(err.Error(), "request first:") {
+		t.Errorf("two bad requests: %v; want the first", err)
+	}
+}
+
+// With the count by fineBits bits made as the requests are checked, a
+// rank whose fine bucket holds more than copyMax keys is found alone; the
+// others from the copied fine buckets: all as on the list.
+func TestITLValuesFineFallback(t *testing.T) {
+	reqs := itlRequests(3, 2000, 40) // many ties (gaps of 0.02 and 0)
+	list, err := ITL(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcts := []float64{1, 10, 50, 90, 99}
+	v, err := NewITLValues(reqs, pcts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, copyMax := range []int{1 << 30, 64} {
+		vals := v.values()
+		if vals.fine == nil {
+			t.Fatal("no fine count")
+		}
+		vals.copyMax = copyMax
+		got := percentilesOf(vals, pcts)
+		for i, p := range pcts {
+			want, werr := Percentile(list, p)
+			if math.Float64bits(got[i].x) != math.Float64bits(want) || fmt.Sprint(got[i].err) != fmt.Sprint(werr) {
+				t.Errorf("copyMax %d: percentile %v = %v, %v; on the list %v, %v", copyMax, p, got[i].x, got[i].err, want, werr)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -43,43 +44,129 @@ type ITLValues struct {
 	histOnce  sync.Once
 	top       []int
 	perPart   [][]int
+	fine      [][]int32 // with the hint: the count by fineBits bits, per part
+
+	// want: the percentiles to find together, the first time one of
+	// them is asked for (NewITLValues' hint), and then found.
+	want     []float64
+	wantOnce sync.Once
+	wanted   []percentile
 }
 
 // itlChunk is how many values ITLValues computes at a time.
 const itlChunk = 1024
 
 // NewITLValues checks the requests as ITL does (with the same errors) and
-// counts the values.
-func NewITLValues(reqs []*archive.Request) (*ITLValues, error) {
+// counts the values. want, a hint, lists the percentiles that will be
+// asked for: the first time one of them is, they are all found together,
+// in fewer passes over the values than one by one; and the first of
+// those passes (a count of the values by the top bits of their keys) is
+// made here, as the requests are checked, on parts in parallel.
+func NewITLValues(reqs []*archive.Request, want ...float64) (*ITLValues, error) {
+	if len(want) == 0 {
+		n := 0
+		for _, r := range reqs {
+			c, err := itlCheck(r)
+			if err != nil {
+				return nil, err
+			}
+			n += c
+		}
+		return &ITLValues{reqs: reqs, n: n}, nil
+	}
+	p := max(1, min(runtime.GOMAXPROCS(0), len(reqs)/itlPartMin))
+	parts := make([]chunks, p)
+	perPart := make([][]int, p)
+	fine := make([][]int32, p)
+	counts := make([]int, p)
+	errs := make([]error, p)
+	var wg sync.WaitGroup
+	for i := range p {
+		rs := reqs[i*len(reqs)/p : (i+1)*len(reqs)/p]
+		parts[i] = itlChunks(rs)
+		wg.Go(func() {
+			const shift = 64 - fineBits
+			f := make([]int32, 1<<fineBits)
+			buf := make([]float64, 0, itlChunk)
+			count := func(xs []float64) bool {
+				for _, x := range xs {
+					f[orderKey(x)>>shift]++
+				}
+				return true
+			}
+			for j, r := range rs {
+				c, err := itlCheck(r)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				counts[i] += c
+				itlEachBuf(rs[j:j+1], buf, count)
+			}
+			if counts[i] > math.MaxInt32 {
+				errs[i] = fmt.Errorf("itl: more than %d values in a part", math.MaxInt32)
+				return
+			}
+			perPart[i], fine[i] = sumFine(f), f
+		})
+	}
+	wg.Wait()
 	n := 0
-	for _, r := range reqs {
-		if !r.OK || len(r.TokenTimes) < 2 {
-			continue
+	for i, err := range errs {
+		if err != nil {
+			return nil, err // the first in request order
 		}
-		if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
-			return nil, fmt.Errorf("itl: request %s: %d token_counts for %d token_times", r.ID, len(r.TokenCounts), len(r.TokenTimes))
-		}
-		prev := r.TokenTimes[0]
-		for i := 1; i < len(r.TokenTimes); i++ {
-			t := r.TokenTimes[i]
-			if math.IsNaN(t) || t < prev {
-				return nil, fmt.Errorf("itl: request %s: token_times[%d] = %v is before the chunk before it", r.ID, i, t)
-			}
-			if r.TokenCounts == nil {
-				n++
-				prev = t
-				continue
-			}
-			switch c := r.TokenCounts[i]; {
-			case c < 0:
-				return nil, fmt.Errorf("itl: request %s: token_counts[%d] = %d is negative", r.ID, i, c)
-			case c > 0:
-				n++
-				prev = t
+		n += counts[i]
+	}
+	top := perPart[0]
+	if p > 1 {
+		top = make([]int, 1<<radixBits)
+		for _, h := range perPart {
+			for b, c := range h {
+				top[b] += c
 			}
 		}
 	}
-	return &ITLValues{reqs: reqs, n: n}, nil
+	v := &ITLValues{reqs: reqs, n: n, want: slices.Clone(want)}
+	v.partsOnce.Do(func() { v.parts = parts })
+	v.histOnce.Do(func() { v.top, v.perPart = top, perPart })
+	v.fine = fine
+	return v, nil
+}
+
+// itlPartMin is the fewest requests per part of NewITLValues' pass.
+const itlPartMin = 1 << 10
+
+// itlCheck checks a request's chunks as ITL does and returns how many
+// values it gives.
+func itlCheck(r *archive.Request) (int, error) {
+	if !r.OK || len(r.TokenTimes) < 2 {
+		return 0, nil
+	}
+	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
+		return 0, fmt.Errorf("itl: request %s: %d token_counts for %d token_times", r.ID, len(r.TokenCounts), len(r.TokenTimes))
+	}
+	n := 0
+	prev := r.TokenTimes[0]
+	for i := 1; i < len(r.TokenTimes); i++ {
+		t := r.TokenTimes[i]
+		if math.IsNaN(t) || t < prev {
+			return 0, fmt.Errorf("itl: request %s: token_times[%d] = %v is before the chunk before it", r.ID, i, t)
+		}
+		if r.TokenCounts == nil {
+			n++
+			prev = t
+			continue
+		}
+		switch c := r.TokenCounts[i]; {
+		case c < 0:
+			return 0, fmt.Errorf("itl: request %s: token_counts[%d] = %d is negative", r.ID, i, c)
+		case c > 0:
+			n++
+			prev = t
+		}
+	}
+	return n, nil
 }
 
 // Len is the number of values.
@@ -104,7 +191,12 @@ func itlChunks(reqs []*archive.Request) chunks {
 }
 
 func itlEach(reqs []*archive.Request, yield func([]float64) bool) {
-	buf := make([]float64, 0, itlChunk)
+	itlEachBuf(reqs, make([]float64, 0, itlChunk), yield)
+}
+
+// itlEachBuf is itlEach with the buffer buf (empty, with room for
+// itlChunk values).
+func itlEachBuf(reqs []*archive.Request, buf []float64, yield func([]float64) bool) {
 	for _, r := range reqs {
 		if !r.OK || len(r.TokenTimes) < 2 {
 			continue
@@ -163,7 +255,7 @@ func (v *ITLValues) values() values {
 			v.parts = append(v.parts, itlChunks(reqs))
 		}
 	})
-	return values{n: v.n, all: itlChunks(v.reqs), parts: v.parts, hist: v.partHists}
+	return values{n: v.n, all: itlChunks(v.reqs), parts: v.parts, hist: v.partHists, fine: v.fine}
 }
 
 func (v *ITLValues) partHists() ([]int, [][]int) {
@@ -173,6 +265,10 @@ func (v *ITLValues) partHists() ([]int, [][]int) {
 
 // Percentile is Percentile(ITL's list, pct).
 func (v *ITLValues) Percentile(pct float64) (float64, error) {
+	if i := slices.Index(v.want, pct); i >= 0 {
+		v.wantOnce.Do(func() { v.wanted = percentilesOf(v.values(), v.want) })
+		return v.wanted[i].x, v.wanted[i].err
+	}
 	return percentileOf(v.values(), pct)
 }
 

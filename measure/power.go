@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/joulebench/joulebench/archive"
 )
@@ -571,7 +573,9 @@ func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, 
 	if len(bounds) < 2 {
 		return nil, nil
 	}
-	out := make([]float64, len(bounds)-1)
+	// Each piece's energy is summed over the devices in their order, one
+	// piece after the other (sumPieces): every device's walk over its
+	// samples moves on together, and each sum is written once.
 	for _, d := range p.devs {
 		if err := d.checkRange(bounds[0], bounds[len(bounds)-1]); err != nil {
 			return nil, err
@@ -579,38 +583,70 @@ func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, 
 		if useCounter && d.e == nil {
 			return nil, fmt.Errorf("device %q has no energy counter on every sample", d.name)
 		}
-		n := len(d.t)
-		j := d.loc(bounds[0])
-		prevX, prevJ := bounds[0], j
-		var prevV float64
-		if useCounter {
-			prevV = d.counterAt(j, prevX)
-		} else {
-			prevV = d.powerAt(j, prevX)
-		}
-		for m := 1; m < len(bounds); m++ {
-			x := bounds[m]
-			for j+1 <= n-2 && d.t[j+1] <= x {
-				j++
-			}
-			var v, e float64
-			if useCounter {
-				v = d.counterAt(j, x)
-				e = max(0, v-prevV)
-			} else {
-				v = d.powerAt(j, x)
-				e = max(0, d.trapzSeg(prevJ, prevX, prevV, j, x, v))
-			}
-			out[m-1] += e
-			prevX, prevJ, prevV = x, j, v
-		}
 	}
+	out := make([]float64, len(bounds)-1)
+	// Pieces [from, to) are summed on their own (the walks start at
+	// bounds[from] where they would have arrived), on up to GOMAXPROCS
+	// parts in parallel.
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(out)/piecesMin))
+	var wg sync.WaitGroup
+	for i := range parts {
+		from, to := i*len(out)/parts, (i+1)*len(out)/parts
+		wg.Go(func() { p.sumPieces(bounds, useCounter, out, from, to) })
+	}
+	wg.Wait()
 	for m, e := range out {
 		if math.IsInf(e, 0) || math.IsNaN(e) {
 			return nil, fmt.Errorf("energy on [%s, %s]: result is %v", fmtT(bounds[m]), fmtT(bounds[m+1]), e)
 		}
 	}
 	return out, nil
+}
+
+// piecesMin is the fewest pieces worth a goroutine of piecesEnergy.
+const piecesMin = 1 << 15
+
+// sumPieces sets out[m] for the pieces m in [from, to): the energy on
+// [bounds[m], bounds[m+1]] summed over the devices, in their order. Each
+// device's walk over its samples starts at the segment holding
+// bounds[from] (loc), where a walk from bounds[0] arrives.
+func (p *PowerData) sumPieces(bounds []float64, useCounter bool, out []float64, from, to int) {
+	type walk struct {
+		j, prevJ int
+		prevV    float64
+	}
+	walks := make([]walk, len(p.devs))
+	for i, d := range p.devs {
+		j := d.loc(bounds[from])
+		walks[i] = walk{j: j, prevJ: j}
+		if useCounter {
+			walks[i].prevV = d.counterAt(j, bounds[from])
+		} else {
+			walks[i].prevV = d.powerAt(j, bounds[from])
+		}
+	}
+	for m := from + 1; m <= to; m++ {
+		x, prevX := bounds[m], bounds[m-1]
+		sum := 0.0
+		for i, d := range p.devs {
+			w := &walks[i]
+			j, n := w.j, len(d.t)
+			for j+1 <= n-2 && d.t[j+1] <= x {
+				j++
+			}
+			var v, e float64
+			if useCounter {
+				v = d.counterAt(j, x)
+				e = max(0, v-w.prevV)
+			} else {
+				v = d.powerAt(j, x)
+				e = max(0, d.trapzSeg(w.prevJ, prevX, w.prevV, j, x, v))
+			}
+			sum += e
+			*w = walk{j: j, prevJ: j, prevV: v}
+		}
+		out[m-1] = sum
+	}
 }
 
 // fmtT formats a time (Unix seconds) without exponent.

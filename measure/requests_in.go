@@ -3,6 +3,7 @@ package measure
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/joulebench/joulebench/archive"
 )
@@ -15,15 +16,25 @@ import (
 // the same interval, T/RequestsIn is the mean output tokens per request
 // there, so that energy/RequestsIn = (energy/T) × (T/RequestsIn).
 func RequestsIn(reqs []*archive.Request, a, b float64) (float64, error) {
+	var s *Shapes
+	return s.RequestsIn(reqs, a, b)
+}
+
+// RequestsIn is RequestsIn with the requests' token shapes kept by s.
+func (s *Shapes) RequestsIn(reqs []*archive.Request, a, b float64) (float64, error) {
 	if math.IsNaN(a) || math.IsNaN(b) || b < a {
 		return 0, fmt.Errorf("requests_in: interval [%v, %v] is not an interval", a, b)
 	}
+	if i := slices.Index(reqs, nil); i >= 0 {
+		return 0, fmt.Errorf("requests_in: request %d is nil", i)
+	}
+	sl := s.of(reqs)
 	n := 0.0
-	for _, r := range reqs {
-		sh, err := shapeOf(r)
-		if err != nil {
+	for i, r := range reqs {
+		if err := sl.errs[i]; err != nil {
 			return 0, fmt.Errorf("requests_in: request %s: %w", r.ID, err)
 		}
+		sh := &sl.shapes[i]
 		if sh.kind == shapeNone || sh.tokens == 0 {
 			continue
 		}

@@ -70,9 +70,18 @@ type values struct {
 	all   chunks
 	parts []chunks
 	hist  func() (top []int, perPart [][]int)
+	// fine, when not nil, is the count of the keys by their top fineBits
+	// bits in each part (hist, when not nil, returns its sums by
+	// radixBits bits): selectRankPairs then needs one pass more.
+	fine [][]int32
 	// copyMax, when not 0, replaces bucketCopyMax (in tests).
 	copyMax int
 }
+
+// fineBits: the bits of the key a fine count resolves. The values of a
+// run's ITL lie in a few buckets of radixBits bits, and in a few dozen
+// of fineBits: the counters that are used stay in cache.
+const fineBits = radixBits + 4
 
 // parallelMin is the fewest values per part worth a goroutine.
 const parallelMin = 1 << 16
@@ -162,11 +171,8 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 	} else {
 		top, perPart = partHists(v.parts)
 	}
-	// Non-finite keys are in the first and last 16 buckets.
-	for i := range 1 << (radixBits - 12) {
-		if top[i] != 0 || top[len(top)-1-i] != 0 {
-			return 0, 0, false
-		}
+	if !finiteHist(top) {
+		return 0, 0, false
 	}
 	bk, below := bucketOf(top, lo)
 	// The keys to copy out: those whose bits from pshift up are prefix
@@ -212,30 +218,7 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 	// keys (the order of the keys does not matter to the selection), and
 	// finds the least key above them, which is rank hi when hi is past
 	// them.
-	keys := make([]uint64, cnt)
-	offs := make([]int, len(v.parts)+1)
-	for i, c := range per {
-		offs[i+1] = offs[i] + c
-	}
-	mins := make([]uint64, len(v.parts))
-	forParts(v.parts, func(i int, part chunks) {
-		dst := keys[offs[i]:offs[i+1]]
-		j := 0
-		m := uint64(math.MaxUint64)
-		for xs := range part {
-			for _, x := range xs {
-				k := orderKey(x)
-				switch p := k >> pshift; {
-				case p == prefix && j < len(dst):
-					dst[j] = k
-					j++
-				case p > prefix && k < m:
-					m = k
-				}
-			}
-		}
-		mins[i] = m
-	})
+	keys, least := copyPrefixed(v.parts, per, pshift, prefix)
 	var scratch []int
 	if v.hist == nil && len(v.parts) == 1 {
 		scratch = top // ours to reuse
@@ -244,10 +227,68 @@ func selectRanksOf(v values, lo, hi int) (a, b float64, ok bool) {
 	}
 	if hi-below >= cnt {
 		ka, _ := selectKeys(keys, lo-below, lo-below, pshift, scratch)
-		return keyFloat(ka), keyFloat(slices.Min(mins)), true
+		return keyFloat(ka), keyFloat(least), true
 	}
 	ka, kb := selectKeys(keys, lo-below, hi-below, pshift, scratch)
 	return keyFloat(ka), keyFloat(kb), true
+}
+
+// copyPrefixed returns the keys of the values whose bits from pshift up
+// are prefix, per[i] of them in part i, and the least key above them
+// (math.MaxUint64 when there is none). Each part copies its keys into
+// its own stretch, in parallel; the order of the keys is that of no one.
+func copyPrefixed(parts []chunks, per []int, pshift int, prefix uint64) (keys []uint64, least uint64) {
+	// Part i writes its stretch and one spare key after it, where a key
+	// without the prefix goes: every key is stored, with no branch on
+	// whether it has the prefix (which would be mispredicted for a large
+	// share of the keys). The stretches are closed up after.
+	offs := make([]int, len(parts)+1)
+	for i, c := range per {
+		offs[i+1] = offs[i] + c + 1
+	}
+	keys = make([]uint64, offs[len(parts)])
+	mins := make([]uint64, len(parts))
+	forParts(parts, func(i int, part chunks) {
+		dst := keys[offs[i]:offs[i+1]]
+		j := 0
+		m := uint64(math.MaxUint64)
+		for xs := range part {
+			j, m = copyKeys(dst, xs, j, m, pshift, prefix)
+		}
+		mins[i] = m
+	})
+	n := 0
+	for i, c := range per {
+		n += copy(keys[n:], keys[offs[i]:offs[i]+c])
+	}
+	return keys[:n], slices.Min(mins)
+}
+
+// copyKeys stores the keys of xs whose bits from pshift up are prefix in
+// dst from j on, the others in dst's last element, and returns the next j
+// and the least of m and the keys above the prefix. (A function of its
+// own, so that j and m stay in registers.)
+func copyKeys(dst []uint64, xs []float64, j int, m uint64, pshift int, prefix uint64) (int, uint64) {
+	spare := len(dst) - 1
+	for _, x := range xs {
+		k := orderKey(x)
+		p := k >> pshift
+		in := 0
+		if p == prefix {
+			in = 1
+		}
+		// at: j for a key with the prefix (at most the spare key, should
+		// the count be short), else the spare key.
+		at := spare - in*(spare-min(j, spare))
+		dst[at] = k
+		j += in
+		above := k
+		if p <= prefix {
+			above = math.MaxUint64
+		}
+		m = min(m, above)
+	}
+	return j, m
 }
 
 // bucketOf returns the bucket of hist that holds rank r, and how many
@@ -288,6 +329,36 @@ func selectKeys(keys []uint64, lo, hi, shift int, hist []int) (uint64, uint64) {
 	return keys[lo], keys[hi]
 }
 
+// selectKeysKeep is selectKeys that leaves keys as they are: it copies
+// out only the keys of the bucket of the next radixBits bits that holds
+// rank lo (a small part of them), and selects among those.
+func selectKeysKeep(keys []uint64, lo, hi, shift int, hist []int) (uint64, uint64) {
+	if len(keys) <= selectSortMax || shift == 0 {
+		return selectKeys(slices.Clone(keys), lo, hi, shift, hist)
+	}
+	shift -= radixBits
+	clear(hist)
+	for _, k := range keys {
+		hist[k>>shift&radixMask]++
+	}
+	bk, below := bucketOf(hist, lo)
+	sub := make([]uint64, 0, hist[bk])
+	next := uint64(math.MaxUint64) // the least key past the bucket
+	for _, k := range keys {
+		switch b := k >> shift & radixMask; {
+		case b == bk:
+			sub = append(sub, k)
+		case b > bk && k < next:
+			next = k
+		}
+	}
+	if hi-below >= len(sub) {
+		a, _ := selectKeys(sub, lo-below, lo-below, shift, hist)
+		return a, next
+	}
+	return selectKeys(sub, lo-below, hi-below, shift, hist)
+}
+
 // keep moves the keys whose bits shift..shift+radixBits-1 are b to the
 // front of keys, in place, and returns them.
 func keep(keys []uint64, b uint64, shift int) []uint64 {
@@ -299,4 +370,232 @@ func keep(keys []uint64, b uint64, shift int) []uint64 {
 		}
 	}
 	return keys[:n]
+}
+
+// selectRankPairs is selectRanksOf for several pairs of ranks (lo, hi)
+// of the same values: ranks[i] gives a[i] and b[i]. With the values'
+// fine count (v.fine, made with their first count), the keys of every
+// fine bucket that holds a rank are copied out in one pass, shared by
+// all (selectRankPairsFine); without, each pair is found on its own. ok
+// is false when the values hold a NaN or an infinity.
+func selectRankPairs(v values, ranks [][2]int) (a, b []float64, ok bool) {
+	if v.fine != nil && v.n > selectSortMax {
+		top, _ := v.hist()
+		if !finiteHist(top) {
+			return nil, nil, false
+		}
+		copyMax := bucketCopyMax
+		if v.copyMax > 0 {
+			copyMax = v.copyMax
+		}
+		return selectRankPairsFine(v, top, ranks, copyMax)
+	}
+	a, b = make([]float64, len(ranks)), make([]float64, len(ranks))
+	for i, r := range ranks {
+		if a[i], b[i], ok = selectRanksOf(v, r[0], r[1]); !ok {
+			return nil, nil, false
+		}
+	}
+	return a, b, true
+}
+
+// finiteHist reports whether a count of keys by their top radixBits bits
+// has none of a NaN or an infinity: those are in the first and last 16
+// buckets.
+func finiteHist(top []int) bool {
+	for i := range 1 << (radixBits - 12) {
+		if top[i] != 0 || top[len(top)-1-i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// fineHists counts the keys of each part by their top fineBits bits, and
+// returns those counts and a hist function for values (their sums by
+// radixBits bits).
+func fineHists(parts []chunks) (fine [][]int32, hist func() ([]int, [][]int)) {
+	const shift = 64 - fineBits
+	fine = make([][]int32, len(parts))
+	perPart := make([][]int, len(parts))
+	forParts(parts, func(i int, part chunks) {
+		f := make([]int32, 1<<fineBits)
+		for xs := range part {
+			for _, x := range xs {
+				f[orderKey(x)>>shift]++
+			}
+		}
+		fine[i], perPart[i] = f, sumFine(f)
+	})
+	top := perPart[0]
+	if len(parts) > 1 {
+		top = make([]int, 1<<radixBits)
+		for _, h := range perPart {
+			for b, c := range h {
+				top[b] += c
+			}
+		}
+	}
+	return fine, func() ([]int, [][]int) { return top, perPart }
+}
+
+// sumFine sums a fine count by radixBits bits.
+func sumFine(f []int32) []int {
+	h := make([]int, 1<<radixBits)
+	for fb, c := range f {
+		h[fb>>(fineBits-radixBits)] += int(c)
+	}
+	return h
+}
+
+// selectRankPairsFine is selectRankPairs given the fine count of the
+// values (v.fine) and top, the count by radixBits bits it sums to: the
+// keys of the fine buckets that hold a rank are copied out in one pass.
+func selectRankPairsFine(v values, top []int, ranks [][2]int, copyMax int) (a, b []float64, ok bool) {
+	a, b = make([]float64, len(ranks)), make([]float64, len(ranks))
+	const per = 1 << (fineBits - radixBits) // fine buckets per bucket
+	// fineOf returns the fine bucket of rank r, the keys before it and in it.
+	fineOf := func(r int) (fb, below, count int) {
+		bk, below := bucketOf(top, r)
+		for fb = int(bk) * per; ; fb++ {
+			count = 0
+			for _, h := range v.fine {
+				count += int(h[fb])
+			}
+			if below+count > r {
+				return fb, below, count
+			}
+			below += count
+		}
+	}
+	type rank struct {
+		r, below, fb int
+	}
+	rs := make([][2]rank, len(ranks))
+	byOne := make([]bool, len(ranks))
+	slot := map[int]int{} // fine bucket → index in fbs
+	var fbs []int
+	for i, pr := range ranks {
+		for j := range 2 {
+			fb, below, count := fineOf(pr[j])
+			rs[i][j] = rank{r: pr[j], below: below, fb: fb}
+			if count > copyMax {
+				byOne[i] = true
+			}
+		}
+		if byOne[i] || len(fbs)+2 > math.MaxUint8 {
+			byOne[i] = true
+			continue
+		}
+		for _, r := range rs[i] {
+			if _, ok := slot[r.fb]; !ok {
+				slot[r.fb] = len(fbs)
+				fbs = append(fbs, r.fb)
+			}
+		}
+	}
+	// Part i's keys of fine bucket fbs[p] go to keys[p][start[i][p+1]:].
+	ptab := make([]uint8, 1<<fineBits)
+	keys := make([][]uint64, len(fbs))
+	start := make([][]int, len(v.parts))
+	for i := range start {
+		start[i] = make([]int, len(fbs)+1)
+	}
+	for p, fb := range fbs {
+		ptab[fb] = uint8(p + 1)
+		n := 0
+		for i, h := range v.fine {
+			start[i][p+1] = n
+			n += int(h[fb])
+		}
+		keys[p] = make([]uint64, n)
+	}
+	if len(fbs) > 0 {
+		forParts(v.parts, func(i int, part chunks) {
+			pos := start[i]
+			for xs := range part {
+				copyFine(keys, pos, xs, ptab)
+			}
+		})
+	}
+	scratch := make([]int, 1<<radixBits)
+	find := func(r rank) uint64 {
+		// The keys of a fine bucket share their top radixBits bits.
+		k, _ := selectKeysKeep(keys[slot[r.fb]], r.r-r.below, r.r-r.below, 64-radixBits, scratch)
+		return k
+	}
+	for i := range rs {
+		if byOne[i] {
+			if a[i], b[i], ok = selectRanksOf(v, ranks[i][0], ranks[i][1]); !ok {
+				return nil, nil, false
+			}
+			continue
+		}
+		a[i], b[i] = keyFloat(find(rs[i][0])), keyFloat(find(rs[i][1]))
+	}
+	return a, b, true
+}
+
+// copyFine stores each key of xs whose top fineBits bits have a slot
+// p ≥ 1 in ptab at keys[p-1][pos[p]], and moves pos[p] on. Few keys have
+// one: the branch is predicted.
+func copyFine(keys [][]uint64, pos []int, xs []float64, ptab []uint8) {
+	for _, x := range xs {
+		k := orderKey(x)
+		if p := ptab[k>>(64-fineBits)]; p != 0 {
+			ks := keys[p-1]
+			if j := pos[p]; j < len(ks) {
+				ks[j] = k
+				pos[p] = j + 1
+			}
+		}
+	}
+}
+
+// radixSortMin is the shortest list sortFloats sorts by radix.
+const radixSortMin = 1 << 12
+
+// sortFloats sorts finite numbers in ascending order as slices.Sort does
+// (the order of -0 and +0 aside: -0 first here), a long list by an LSD
+// radix sort of their keys, a byte at a time, skipping the bytes that all
+// keys share: the times of a run differ in their low five or so bytes
+// only, so that this is a few passes instead of a comparison sort's
+// n log n comparisons.
+func sortFloats(xs []float64) {
+	if len(xs) < radixSortMin {
+		slices.Sort(xs)
+		return
+	}
+	keys := make([]uint64, len(xs))
+	first := orderKey(xs[0])
+	var differ uint64 // the bits in which some key differs from the first
+	for i, x := range xs {
+		keys[i] = orderKey(x)
+		differ |= keys[i] ^ first
+	}
+	tmp := make([]uint64, len(xs))
+	var count [256]int
+	for shift := 0; shift < 64; shift += 8 {
+		if differ>>shift&0xff == 0 {
+			continue
+		}
+		count = [256]int{}
+		for _, k := range keys {
+			count[k>>shift&0xff]++
+		}
+		at := 0
+		for b, c := range count {
+			count[b] = at
+			at += c
+		}
+		for _, k := range keys {
+			b := k >> shift & 0xff
+			tmp[count[b]] = k
+			count[b]++
+		}
+		keys, tmp = tmp, keys
+	}
+	for i, k := range keys {
+		xs[i] = keyFloat(k)
+	}
 }

@@ -239,3 +239,87 @@ func TestSelectRanksNarrowsLargeBucket(t *testing.T) {
 		}()
 	}
 }
+
+// Several pairs of ranks found together from a fine count are those of a
+// sort: pairs in the same fine bucket (its keys are then shared), a pair
+// across two buckets, the first and last ranks, and a pair in a fine
+// bucket too large to copy (found alone), with one part or several.
+func TestSelectRankPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	// 200,000 values in [1, 2) (16 buckets of about 12,500, more than
+	// selectSortMax, so that selectKeys reorders them), 10,000 in
+	// [1000, 2000), and 20,000 copies of 1.5 (over copyMax in its bucket).
+	const copyMax = 1 << 14
+	var xs []float64
+	for range 200_000 {
+		xs = append(xs, 1+rng.Float64())
+	}
+	for range 10_000 {
+		xs = append(xs, 1000+1000*rng.Float64())
+	}
+	for range 20_000 {
+		xs = append(xs, 1.5)
+	}
+	rng.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	n := len(xs)
+	// 219,999: the last value below 1000; 219,999 and 220,000 lie in two
+	// buckets. 110,000: one of the copies of 1.5.
+	ranks := [][2]int{{1000, 1001}, {219_999, 220_000}, {0, 1}, {n - 1, n - 1}, {50_000, 50_001}, {50_000, 50_000}, {110_000, 110_001}, {1100, 1101}, {4000, 4001}}
+	for _, procs := range []int{1, 3} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			v := sliceValues(xs)
+			v.copyMax = copyMax
+			v.fine, v.hist = fineHists(v.parts)
+			a, b, ok := selectRankPairs(v, ranks)
+			if !ok {
+				t.Fatalf("GOMAXPROCS %d: not ok", procs)
+			}
+			for i, r := range ranks {
+				if a[i] != sorted[r[0]] || b[i] != sorted[r[1]] {
+					t.Errorf("GOMAXPROCS %d: ranks %v: %v, %v; sort %v, %v", procs, r, a[i], b[i], sorted[r[0]], sorted[r[1]])
+				}
+			}
+		}()
+	}
+	xs[7] = math.Inf(1)
+	v := sliceValues(xs)
+	if _, _, ok := selectRankPairs(v, ranks); ok {
+		t.Errorf("with +Inf: ok")
+	}
+	v.fine, v.hist = fineHists(v.parts)
+	if _, _, ok := selectRankPairs(v, ranks); ok {
+		t.Errorf("with +Inf, fine count: ok")
+	}
+}
+
+// sortFloats sorts as slices.Sort does: long lists of run times (which
+// share their high bytes), of mixed signs and magnitudes, with ties, and
+// short lists.
+func TestSortFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	for _, c := range []struct {
+		name string
+		n    int
+		gen  func() float64
+	}{
+		{"times", 100_000, func() float64 { return 1.7e9 + 3600*rng.Float64() }},
+		{"mixed", 50_000, func() float64 { return (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(40)-20)) }},
+		{"ties", 20_000, func() float64 { return float64(rng.IntN(50)) - 25 }},
+		{"short", 100, func() float64 { return rng.NormFloat64() }},
+		{"one value", 10_000, func() float64 { return 3 }},
+	} {
+		xs := make([]float64, c.n)
+		for i := range xs {
+			xs[i] = c.gen()
+		}
+		want := slices.Clone(xs)
+		slices.Sort(want)
+		sortFloats(xs)
+		if !slices.Equal(xs, want) {
+			t.Errorf("%s: not sorted as slices.Sort", c.name)
+		}
+	}
+}

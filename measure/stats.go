@@ -88,19 +88,69 @@ func percentileOf(v values, pct float64) (float64, error) {
 		}
 		return 0, fmt.Errorf("percentile: %v is outside [0, 100]", pct)
 	}
-	rank := pct / 100 * float64(n-1)
-	lo := int(math.Floor(rank))
-	hi := min(lo+1, n-1)
-	f := rank - float64(lo)
+	lo, hi, f := percentileRanks(n, pct)
 	a, b, ok := selectRanksOf(v, lo, hi)
 	if !ok {
 		return 0, checkFiniteOf("percentile", n, all) // the first non-finite element
 	}
+	return interpolate(a, b, f)
+}
+
+// percentileRanks returns the two ranks (0-based) between which the
+// pct-th percentile of n values lies, and the fraction of the way.
+func percentileRanks(n int, pct float64) (lo, hi int, f float64) {
+	rank := pct / 100 * float64(n-1)
+	lo = int(math.Floor(rank))
+	hi = min(lo+1, n-1)
+	return lo, hi, rank - float64(lo)
+}
+
+// interpolate is the percentile f of the way from a to b.
+func interpolate(a, b, f float64) (float64, error) {
 	x := a
 	if f > 0 {
 		x = a + (b-a)*f
 	}
 	return finiteResult("percentile", x)
+}
+
+// percentile is a result of percentilesOf.
+type percentile struct {
+	x   float64
+	err error
+}
+
+// percentilesOf is percentileOf(v, pct) for each of pcts, with the ranks
+// of all found together (selectRankPairs): two passes over the values in
+// all instead of two for each.
+func percentilesOf(v values, pcts []float64) []percentile {
+	out := make([]percentile, len(pcts))
+	var idx []int // of the pcts in range, and their ranks
+	var ranks [][2]int
+	var fs []float64
+	for i, pct := range pcts {
+		if v.n == 0 || math.IsNaN(pct) || pct < 0 || pct > 100 {
+			out[i].x, out[i].err = percentileOf(v, pct)
+			continue
+		}
+		lo, hi, f := percentileRanks(v.n, pct)
+		idx, ranks, fs = append(idx, i), append(ranks, [2]int{lo, hi}), append(fs, f)
+	}
+	if len(idx) == 0 {
+		return out
+	}
+	as, bs, ok := selectRankPairs(v, ranks)
+	if !ok {
+		err := checkFiniteOf("percentile", v.n, v.all) // the first non-finite element
+		for _, i := range idx {
+			out[i].err = err
+		}
+		return out
+	}
+	for j, i := range idx {
+		out[i].x, out[i].err = interpolate(as[j], bs[j], fs[j])
+	}
+	return out
 }
 
 // Median is Percentile(xs, 50).

@@ -19,6 +19,10 @@ type SteadyParams struct {
 	// ≤ 0 means the latest DoneAt of the requests.
 	FormalEnd float64
 	Method    string // energy method for attribution and the span
+	// Shapes, when not nil, keeps the requests' token shapes for other
+	// functions of the same evaluation on the same requests (RequestsIn),
+	// or has them from one.
+	Shapes *Shapes
 }
 
 // Steady is the result of the steady-state search.
@@ -118,7 +122,13 @@ func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Stead
 	res.EndIndex = len(order)
 	res.EndRequestID = order[len(order)-1].ID
 
-	att, shapes, err := p.attribute(order, sp.Method, true)
+	all := sp.Shapes.of(reqs)
+	sl := &shapeList{shapes: make([]tokenShape, len(order)), errs: make([]error, len(order))}
+	for j, k := range keys {
+		sl.shapes[j], sl.errs[j] = all.shapes[k.i], all.errs[k.i]
+	}
+	shapes := sl.shapes
+	att, err := p.attribute(order, sp.Method, sl)
 	if err != nil {
 		return Steady{}, fmt.Errorf("steady state: %w", err)
 	}

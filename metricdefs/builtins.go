@@ -222,21 +222,29 @@ func coreBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"requests_in", `requests_in(requests, a, b) float`, `requests generating in [a, b], each counted by the share of its output tokens generated there (pro rata as in attribute)`},
 			fn: func(p ...any) (any, error) {
-				reqs, err := toRequests(p[0])
+				d, err := dataFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
+				reqs, err := toRequests(p[1])
 				if err != nil {
 					return nil, fmt.Errorf("requests_in: %w", err)
 				}
-				a, b, err := twoFloats(p[1], p[2])
+				a, b, err := twoFloats(p[2], p[3])
 				if err != nil {
 					return nil, fmt.Errorf("requests_in: %w", err)
 				}
-				return measure.RequestsIn(reqs, a, b)
+				return d.shapes.RequestsIn(reqs, a, b)
 			},
-			types: []any{new(func([]*archive.Request, float64, float64) float64), new(func([]any, float64, float64) float64)},
+			types: []any{new(func(context.Context, []*archive.Request, float64, float64) float64), new(func(context.Context, []any, float64, float64) float64)},
 		},
 		{
 			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (docs/methodology.md: windows of W requests sliding by one, CV of per-request J/token)`},
 			fn: func(p ...any) (any, error) {
+				d, err := dataFrom(p[0].(context.Context))
+				if err != nil {
+					return nil, err
+				}
 				pd, err := powerFrom(p[0].(context.Context))
 				if err != nil {
 					return nil, err
@@ -255,7 +263,7 @@ func coreBuiltinDefs() []builtinDef {
 				if mw != math.Trunc(mw) || mw < 1 {
 					return nil, fmt.Errorf("steady_state: min_windows must be an integer ≥ 1, got %v", mw)
 				}
-				s, err := pd.SteadyState(reqs, measure.SteadyParams{Window: int(w), CVMax: cv, MinWindows: int(mw), FormalEnd: end, Method: p[6].(string)})
+				s, err := pd.SteadyState(reqs, measure.SteadyParams{Window: int(w), CVMax: cv, MinWindows: int(mw), FormalEnd: end, Method: p[6].(string), Shapes: d.shapes})
 				if err != nil {
 					return nil, err
 				}

@@ -283,13 +283,13 @@ func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy boo
 	}
 	// lazyITL: derived values that hold a lazy ITL (itl_lazy.go), decided
 	// in pass 1 for each candidate whose formula compiles as it is.
-	var lazyCands map[string]bool
+	var lazyCands map[string][]float64
 	if allowLazy {
 		lazyCands = lazyITLCandidates(list)
 	}
 	lazyITL := map[string]bool{}
-	rootPatched := func(o []expr.Option) []expr.Option {
-		return append(o[:len(o):len(o)], expr.Patch(itlRootPatch{}))
+	rootPatched := func(o []expr.Option, name string) []expr.Option {
+		return append(o[:len(o):len(o)], expr.Patch(itlRootPatch{want: lazyCands[name]}))
 	}
 
 	// Pass 1: learn each definition's type, in dependency order.
@@ -314,8 +314,8 @@ func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy boo
 		if err != nil {
 			continue // reported in pass 2
 		}
-		if lazyCands[c.Name] {
-			if lp, err := expr.Compile(c.Expr, rootPatched(opts(t))...); err == nil && lp.Node().Type() == itlValuesType {
+		if _, ok := lazyCands[c.Name]; ok {
+			if lp, err := expr.Compile(c.Expr, rootPatched(opts(t), c.Name)...); err == nil && lp.Node().Type() == itlValuesType {
 				prog = lp
 				lazyITL[c.Name] = true
 			}
@@ -350,7 +350,7 @@ func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy boo
 		}
 		co := o
 		if lazyITL[c.Name] {
-			co = rootPatched(o)
+			co = rootPatched(o, c.Name)
 		}
 		p, err := expr.Compile(c.Expr, co...)
 		if err == nil {
@@ -565,7 +565,7 @@ func (c *Condition) Eval(params map[string]any, engine string) (bool, error) {
 		}
 	}
 	env.Field(len(c.params)).SetString(engine)
-	return runBool(c.prog, env.Addr().Interface())
+	return runBool(expr.Run, c.prog, env.Addr().Interface())
 }
 
 // readsEnv reports whether a formula reads $env (or does not parse).

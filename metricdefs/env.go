@@ -76,11 +76,15 @@ type Data struct {
 	// Baseline is the same profile's results on a baseline run, or nil
 	// (`baseline` in expressions; baseline.go).
 	Baseline *Baseline
+	// shapes keeps the requests' token shapes between the functions that
+	// need them (steady_state, requests_in).
+	shapes *measure.Shapes
 }
 
 // NewData indexes an archived run for evaluation.
 func NewData(run *archive.Run) (*Data, error) {
 	d := &Data{
+		shapes: &measure.Shapes{},
 		Meta:   run.Meta,
 		Stages: make(map[string]*Stage, len(run.Meta.Stages)),
 		Events: make(map[string]float64, len(run.Meta.Events)),

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/joulebench/joulebench/archive"
@@ -66,8 +65,9 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 	for i, c := range p.order {
 		pos[c.Name] = i
 	}
+	var machines vms
 	evalAt := func(i int) {
-		outs[i] = p.evalDef(p.order[i], env, envI, data, func(dep string) *defOutcome { return &outs[pos[dep]] })
+		outs[i] = p.evalDef(p.order[i], env, envI, data, machines.run, func(dep string) *defOutcome { return &outs[pos[dep]] })
 	}
 	if p.concurrent {
 		evalConcurrently(p.order, pos, evalAt)
@@ -133,9 +133,28 @@ type defOutcome struct {
 	done   bool // failed is set (an outcome of "" may still be a failure, see evalDef)
 }
 
+// vms lends expression VMs to the goroutines of one evaluation. A VM
+// used again keeps the stack it grew: a map over 100,000 requests pushes
+// every result before it collects them into a list, and a new VM would
+// grow its stack (and copy it) again for every such formula.
+type vms struct{ pool sync.Pool }
+
+// run is expr.Run(prog, env) on a lent VM.
+func (m *vms) run(prog *vm.Program, env any) (any, error) {
+	v, _ := m.pool.Get().(*vm.VM)
+	if v == nil {
+		v = &vm.VM{}
+	}
+	out, err := v.Run(prog, env)
+	clear(v.Stack[:cap(v.Stack)]) // what it popped is not kept alive by it
+	m.pool.Put(v)
+	return out, err
+}
+
 // evalDef evaluates one definition whose dependencies are evaluated (dep
-// returns their outcomes) and stores its value in env.
-func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, dep func(string) *defOutcome) defOutcome {
+// returns their outcomes) and stores its value in env; run runs its
+// formulas.
+func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, run func(*vm.Program, any) (any, error), dep func(string) *defOutcome) defOutcome {
 	r := archive.Result{Kind: string(c.Kind), Unit: c.Unit, Description: c.Description, Format: c.Format}
 	if c.Kind == KindCheck {
 		r.Severity = c.Severity
@@ -158,7 +177,7 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		return fail(nil, why, true)
 	}
 	if c.when != nil {
-		ok, err := runBool(c.when, envI)
+		ok, err := runBool(run, c.when, envI)
 		if err != nil {
 			return fail(fmt.Errorf("%s %s: when: %w", c.Kind, c.Name, err), "error: "+err.Error(), false)
 		}
@@ -170,7 +189,7 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 			return fail(nil, note, true)
 		}
 	}
-	out, err := expr.Run(c.prog, envI)
+	out, err := run(c.prog, envI)
 	if err != nil {
 		err = missingStage(c.Expr, data, err)
 	}
@@ -197,7 +216,7 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		if !passed {
 			r.Message = c.Message
 			if c.detail != nil {
-				if d, err := expr.Run(c.detail, envI); err == nil && d != nil && fmt.Sprint(d) != "" {
+				if d, err := run(c.detail, envI); err == nil && d != nil && fmt.Sprint(d) != "" {
 					if r.Message != "" {
 						r.Message += ": "
 					}
@@ -299,8 +318,9 @@ func firstFailedDep(deps []string, failed map[string]string) (string, string) {
 	return "", ""
 }
 
-func runBool(p *vm.Program, env any) (bool, error) {
-	out, err := expr.Run(p, env)
+// runBool runs a formula of a boolean with run (expr.Run or vms.run).
+func runBool(run func(*vm.Program, any) (any, error), p *vm.Program, env any) (bool, error) {
+	out, err := run(p, env)
 	if err != nil {
 		return false, err
 	}

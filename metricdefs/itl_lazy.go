@@ -3,6 +3,7 @@ package metricdefs
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -54,8 +55,13 @@ func itlLazyOptions() []expr.Option {
 			if err != nil {
 				return nil, fmt.Errorf("itl: %w", err)
 			}
-			return measure.NewITLValues(reqs)
-		}, new(func([]*archive.Request) *measure.ITLValues), new(func([]any) *measure.ITLValues)),
+			var want []float64
+			if len(p) > 1 {
+				want = p[1].([]float64)
+			}
+			return measure.NewITLValues(reqs, want...)
+		}, new(func([]*archive.Request) *measure.ITLValues), new(func([]any) *measure.ITLValues),
+			new(func([]*archive.Request, []float64) *measure.ITLValues), new(func([]any, []float64) *measure.ITLValues)),
 		expr.Function(itlLenFn, func(p ...any) (any, error) {
 			return lazy(p[0]).Len(), nil
 		}, new(func(*measure.ITLValues) int)),
@@ -103,13 +109,21 @@ func callAs(node *ast.Node, fn string, args []ast.Node) {
 	ast.Patch(node, &ast.CallNode{Callee: callee, Arguments: args})
 }
 
-// itlRootPatch makes a lazy definition, `itl(x)`, call itlValuesFn.
-type itlRootPatch struct{}
+// itlRootPatch makes a lazy definition, `itl(x)`, call itlValuesFn, with
+// the percentiles the profile asks of it (want, a hint: they are then
+// found together) when there are any.
+type itlRootPatch struct{ want []float64 }
 
-func (itlRootPatch) Visit(node *ast.Node) {
+func (p itlRootPatch) Visit(node *ast.Node) {
 	if n, ok := (*node).(*ast.CallNode); ok {
 		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "itl" {
-			callAs(node, itlValuesFn, n.Arguments)
+			args := n.Arguments
+			if len(p.want) > 0 {
+				want := &ast.ConstantNode{Value: slices.Clone(p.want)}
+				want.SetLocation(n.Location())
+				args = append(args[:len(args):len(args)], want)
+			}
+			callAs(node, itlValuesFn, args)
 		}
 	}
 }
@@ -133,15 +147,18 @@ func isITLCall(src string) bool {
 }
 
 // itlUses counts, in one formula, the references to each name and those
-// that are the list argument of a function that takes a lazy ITL.
+// that are the list argument of a function that takes a lazy ITL, and
+// lists the percentiles asked of each name by a number written in the
+// formula (median: 50).
 type itlUses struct {
 	refs, lazyOK map[string]int
 	lets         map[string]bool
 	env          bool
+	pcts         map[string][]float64
 }
 
 func newITLUses() *itlUses {
-	return &itlUses{refs: map[string]int{}, lazyOK: map[string]int{}, lets: map[string]bool{}}
+	return &itlUses{refs: map[string]int{}, lazyOK: map[string]int{}, lets: map[string]bool{}, pcts: map[string][]float64{}}
 }
 
 func (u *itlUses) Visit(node *ast.Node) {
@@ -160,6 +177,9 @@ func (u *itlUses) Visit(node *ast.Node) {
 		case "len", "mean", "median":
 			if id, ok := firstIdent(n.Arguments); ok && len(n.Arguments) == 1 {
 				u.lazyOK[id]++
+				if n.Name == "median" {
+					u.pcts[id] = append(u.pcts[id], 50)
+				}
 			}
 		}
 	case *ast.CallNode:
@@ -170,9 +190,25 @@ func (u *itlUses) Visit(node *ast.Node) {
 		if id, ok := firstIdent(n.Arguments); ok {
 			if c, ok := itlLazyCallees[callee.Value]; ok && len(n.Arguments) == c.args {
 				u.lazyOK[id]++
+				if pct, ok := numberLit(n.Arguments[len(n.Arguments)-1]); ok && callee.Value == "percentile" {
+					u.pcts[id] = append(u.pcts[id], pct)
+				} else if callee.Value == "median" {
+					u.pcts[id] = append(u.pcts[id], 50)
+				}
 			}
 		}
 	}
+}
+
+// numberLit is the value of a number written as such.
+func numberLit(n ast.Node) (float64, bool) {
+	switch n := n.(type) {
+	case *ast.IntegerNode:
+		return float64(n.Value), true
+	case *ast.FloatNode:
+		return n.Value, true
+	}
+	return 0, false
 }
 
 func firstIdent(args []ast.Node) (string, bool) {
@@ -189,12 +225,14 @@ func firstIdent(args []ast.Node) (string, bool) {
 // lazyITLCandidates returns the derived definitions that may hold a lazy
 // ITL: defined as itl(x), and used (if at all) only as the list of
 // percentile, median, mean or len, in every formula of the profile, none
-// of which reads $env or declares a variable of the same name.
-func lazyITLCandidates(list []*compiled) map[string]bool {
-	cands := map[string]bool{}
+// of which reads $env or declares a variable of the same name; each with
+// the percentiles the profile asks of it by number (sorted, distinct),
+// nil when none.
+func lazyITLCandidates(list []*compiled) map[string][]float64 {
+	cands := map[string][]float64{}
 	for _, c := range list {
 		if c.Kind == KindDerived && isITLCall(c.Expr) {
-			cands[c.Name] = true
+			cands[c.Name] = nil
 		}
 	}
 	if len(cands) == 0 {
@@ -211,9 +249,15 @@ func lazyITLCandidates(list []*compiled) map[string]bool {
 			for name := range cands {
 				if u.env || u.lets[name] || u.refs[name] != u.lazyOK[name] {
 					delete(cands, name)
+					continue
 				}
+				cands[name] = append(cands[name], u.pcts[name]...)
 			}
 		}
+	}
+	for name, pcts := range cands {
+		slices.Sort(pcts)
+		cands[name] = slices.Compact(pcts)
 	}
 	return cands
 }

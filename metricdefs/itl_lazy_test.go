@@ -144,3 +144,24 @@ func TestLazyITLCompileErrors(t *testing.T) {
 		}
 	}
 }
+
+// The percentiles a profile asks of a lazy ITL by number are its hint
+// (found together): those of percentile (also through a pipe) and
+// median's 50, sorted and without repeats; not those of another list,
+// nor a percentile that is not a number written in the formula.
+func TestLazyITLCandidatesPercentiles(t *testing.T) {
+	defs := itlDefs(
+		Def{Name: "again", Kind: KindMetric, Expr: `percentile(itl_s, 99) + percentile(itl_s, 0.5)`},
+		Def{Name: "param", Kind: KindMetric, Expr: `percentile(itl_s, formal[0].output_tokens)`},
+		Def{Name: "other", Kind: KindMetric, Expr: `percentile(map(formal, .sent_at), 42)`},
+	)
+	var list []*compiled
+	for _, d := range defs {
+		list = append(list, &compiled{Def: d})
+	}
+	got := lazyITLCandidates(list)
+	want := map[string][]float64{"itl_s": {0.5, 50, 99, 150}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("lazyITLCandidates = %v; want %v", got, want)
+	}
+}
