@@ -196,21 +196,23 @@ type Preparer interface {
 // The burst of the unlimited mode, for a Preparer that is a Tracker, is
 // released in waves: BurstWave requests at a time; the next wave once
 // every request of the one before has been written (Flight.Wrote) or has
-// finished, and then BurstWavePause more, with nothing left to send.
+// finished, and then BurstWavePause has passed and the Go scheduler has
+// polled the network (on Linux; elsewhere the pause alone).
 //
-// Why: sending costs the client ~0.1 ms of CPU per request, ~100 ms for
-// 1,000, more than an inter-token step, and while goroutines are
-// runnable Go's scheduler does not poll the network (it polls when a
-// processor finds nothing to run, and from sysmon every 10 ms, whose
-// finds queue behind the runnable ones). Released together, the senders
+// Why: while goroutines are runnable Go's scheduler does not poll the
+// network (it polls when a processor finds nothing to run, and from
+// sysmon every 10 ms, whose finds queue behind the runnable ones), and
+// 1,000 sends are ~50-100 ms of a core. Released together, the senders
 // keep the processor busy for the whole burst, and a stream whose first
-// chunk arrived early is not read until its later chunks have arrived too
+// chunk arrived early is not read until its next chunk has arrived too
 // (the kernel merges them and keeps the later time: a bounded first
-// token). Between waves nothing is left to run, so the scheduler polls and
-// the first responses that have arrived are read before the next sends.
-// Pauses on a timer alone do not do this: a pause that ends while the
-// wave's senders are still runnable puts the releaser first in line
-// again, and the processor is never idle.
+// token). Between waves the senders have written, nothing is left to run,
+// the scheduler polls, and the responses that have arrived are read
+// before the next sends. The pause must end with a poll, not on a timer
+// alone: a goroutine woken by its timer runs next, ahead of the readers
+// already queued (and a timed pause that ends while the wave's senders are
+// still runnable leaves the processor never idle: timed waves alone change
+// nothing).
 //
 // The wait is for the writes, never for a response (an engine may take
 // seconds to its first token); a wave whose writes take longer than
@@ -389,26 +391,25 @@ type waves struct {
 
 // sendWaves sends reqs in order, w.size at a time: each wave once every
 // request of the one before has been written or has finished (or
-// w.maxWait has passed), and then w.pause more, in which the scheduler,
-// with no sender to run, polls the network and the responses that have
-// arrived are read.
+// w.maxWait has passed), and then w.pause has passed and the scheduler,
+// with no sender to run, has polled the network (see newIdleWait), so
+// that the responses that have arrived are read first.
 func (r *runner) sendWaves(reqs []workload.Request, w waves) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	wait := func(c <-chan struct{}, d time.Duration) bool {
-		timer.Reset(d)
-		select {
-		case <-c:
-		case <-timer.C:
-		case <-r.ctx.Done():
-			return false
-		}
-		return true
-	}
+	idle, closeIdle := newIdleWait()
+	defer closeIdle()
 	var written chan struct{}
 	for start := 0; start < len(reqs); start += w.size {
-		if written != nil && (!wait(written, w.maxWait) || !wait(nil, w.pause)) {
-			return
+		if written != nil {
+			timer.Reset(w.maxWait)
+			select {
+			case <-written:
+			case <-timer.C:
+			case <-r.ctx.Done():
+				return
+			}
+			idle(w.pause)
 		}
 		if r.ctx.Err() != nil {
 			return
