@@ -246,6 +246,11 @@ var ErrMaxDuration = errors.New("max duration")
 // It returns ctx.Err() when ctx was cancelled, nil when everything (or as
 // much as MaxDuration allowed) was sent and finished.
 func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(archive.Request), progress func(Progress)) error {
+	return run(ctx, cfg, reqs, d, sink, progress, waves{size: BurstWave, pause: BurstWavePause, maxWait: BurstWaveMaxWait})
+}
+
+// run is Run with the burst's waves given.
+func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(archive.Request), progress func(Progress), w waves) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -287,7 +292,7 @@ func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 			}
 		}
 		if ok && r.tracker != nil {
-			r.sendWaves(reqs, waves{size: BurstWave, pause: BurstWavePause, maxWait: BurstWaveMaxWait})
+			r.sendWaves(reqs, w)
 		} else {
 			r.sendAll(reqs, nil, nil, make(chan struct{}))
 		}

@@ -118,7 +118,10 @@ func TestUnlimitedSendsInWaves(t *testing.T) {
 	s := newWaveServer(n, BurstWave)
 	go s.answerWhenAllStarted(t)
 	c := &collector{t: t}
-	if err := Run(context.Background(), Config{Mode: Unlimited}, requests(n), s, c.sink, c.progress); err != nil {
+	// Run's waves, but no wave let go for taking long to be written: the
+	// test checks that none is let go before.
+	w := waves{size: BurstWave, pause: BurstWavePause, maxWait: time.Hour}
+	if err := run(context.Background(), Config{Mode: Unlimited}, requests(n), s, c.sink, c.progress, w); err != nil {
 		t.Fatal(err)
 	}
 	if p := c.last(); p.Sent != n || p.Done != n || p.Failed != 0 {
