@@ -2,7 +2,9 @@
 // arrival patterns and hands every finished request to a sink.
 //
 //   - unlimited: every request is sent at once, with no rate or concurrency
-//     limit (the formal stage of benchmark-1.5);
+//     limit (the formal stage of benchmark-1.5); to a client that can
+//     prepare the burst, in quick waves that let it read the first
+//     responses between them (see BurstWave);
 //   - concurrency: a fixed number of requests in flight, the next one sent
 //     as soon as one finishes;
 //   - poisson: requests arrive at a mean rate, with exponential gaps drawn
@@ -181,10 +183,51 @@ type Progress struct {
 // calls the release it returns once every request has finished. Prepare is
 // best effort: what it could not get ready is done at send time, as
 // without it.
+//
+// A Preparer that is also a Tracker gets its burst in waves (see
+// BurstWave): its DoFlight should call Flight.Wrote as soon as a request
+// is written, else a wave is only let go once its requests finish or
+// after BurstWaveMaxWait.
 type Preparer interface {
 	Doer
 	Prepare(ctx context.Context, reqs []workload.Request) (release func())
 }
+
+// The burst of the unlimited mode, for a Preparer that is a Tracker, is
+// released in waves: BurstWave requests at a time; the next wave once
+// every request of the one before has been written (Flight.Wrote) or has
+// finished, and then BurstWavePause has passed and the Go scheduler has
+// polled the network (on Linux; elsewhere the pause alone).
+//
+// Why: while goroutines are runnable Go's scheduler does not poll the
+// network (it polls when a processor finds nothing to run, and from
+// sysmon every 10 ms, whose finds queue behind the runnable ones), and
+// 1,000 sends are ~50-100 ms of a core. Released together, the senders
+// keep the processor busy for the whole burst, and a stream whose first
+// chunk arrived early is not read until its next chunk has arrived too
+// (the kernel merges them and keeps the later time: a bounded first
+// token). Between waves the senders have written, nothing is left to run,
+// the scheduler polls, and the responses that have arrived are read
+// before the next sends. The pause must end with a poll, not on a timer
+// alone: a goroutine woken by its timer runs next, ahead of the readers
+// already queued (and a timed pause that ends while the wave's senders are
+// still runnable leaves the processor never idle: timed waves alone change
+// nothing).
+//
+// The wait is for the writes, never for a response (an engine may take
+// seconds to its first token); a wave whose writes take longer than
+// BurstWaveMaxWait is let go anyway.
+//
+// The size: smaller waves put more polls between the sends, so fewer
+// first responses come in one engine step. In BenchmarkRunPath's
+// configuration B (cmd/joulebench, 1,000 streams, a shared 2-core
+// machine), 12 runs each: waves of 16 left no late first token in 11, of
+// 32 in 8; the burst is no longer (the pauses overlap the reading).
+const (
+	BurstWave        = 16
+	BurstWavePause   = 200 * time.Microsecond
+	BurstWaveMaxWait = 50 * time.Millisecond
+)
 
 // ErrMaxDuration is the cause given to the requests cancelled when
 // Config.MaxDuration is reached; an openai.Client records them as
@@ -203,6 +246,11 @@ var ErrMaxDuration = errors.New("max duration")
 // It returns ctx.Err() when ctx was cancelled, nil when everything (or as
 // much as MaxDuration allowed) was sent and finished.
 func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(archive.Request), progress func(Progress)) error {
+	return run(ctx, cfg, reqs, d, sink, progress, waves{size: BurstWave, pause: BurstWavePause, maxWait: BurstWaveMaxWait})
+}
+
+// run is Run with the burst's waves given.
+func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(archive.Request), progress func(Progress), w waves) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -234,14 +282,20 @@ func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 	switch cfg.Mode {
 	case Unlimited:
 		// Everything is made ready first (a Preparer's bodies and
-		// connections, every request's goroutine), then the sends are
-		// released together, so that the burst is as short as it can be.
-		if p, ok := d.(Preparer); ok {
+		// connections), so that the burst is as short as it can be; then
+		// a Preparer that tells when a request is written gets the sends
+		// in waves (see BurstWave), any other Doer all together.
+		p, ok := d.(Preparer)
+		if ok {
 			if release := p.Prepare(runCtx, reqs); release != nil {
 				defer release()
 			}
 		}
-		r.sendAll(reqs, nil, nil, make(chan struct{}))
+		if ok && r.tracker != nil {
+			r.sendWaves(reqs, w)
+		} else {
+			r.sendAll(reqs, nil, nil, make(chan struct{}))
+		}
 	case Concurrency:
 		r.sendAll(reqs, make(chan struct{}, cfg.Concurrency), nil, nil)
 	case Poisson:
@@ -312,30 +366,88 @@ func (r *runner) sendAll(reqs []workload.Request, slots chan struct{}, offsets [
 		if r.ctx.Err() != nil {
 			return
 		}
-		r.wg.Add(1)
-		r.sentN.Add(1)
-		select {
-		case r.sent <- struct{}{}:
-		default:
+		r.launch(reqs[i], slots, gate, nil)
+	}
+}
+
+// launch starts the goroutine that sends req (after gate, when not nil;
+// giving back a slot, when slots is not nil), and counts it as sent.
+// written (if not nil) is called once when the request has been written
+// or has finished.
+func (r *runner) launch(req workload.Request, slots, gate chan struct{}, written func()) {
+	r.wg.Add(1)
+	r.sentN.Add(1)
+	select {
+	case r.sent <- struct{}{}:
+	default:
+	}
+	go func() {
+		defer r.wg.Done()
+		if gate != nil {
+			<-gate
 		}
-		go func(req workload.Request) {
-			defer r.wg.Done()
-			if gate != nil {
-				<-gate
+		rec := r.do(req, written)
+		if slots != nil {
+			<-slots
+		}
+		r.done <- rec
+	}()
+}
+
+// waves says how a burst is released (see BurstWave).
+type waves struct {
+	size           int
+	pause, maxWait time.Duration
+}
+
+// sendWaves sends reqs in order, w.size at a time: each wave once every
+// request of the one before has been written or has finished (or
+// w.maxWait has passed), and then w.pause has passed and the scheduler,
+// with no sender to run, has polled the network (see newIdleWait), so
+// that the responses that have arrived are read first.
+func (r *runner) sendWaves(reqs []workload.Request, w waves) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	idle, closeIdle := newIdleWait()
+	defer closeIdle()
+	var written chan struct{}
+	for start := 0; start < len(reqs); start += w.size {
+		if written != nil {
+			timer.Reset(w.maxWait)
+			select {
+			case <-written:
+			case <-timer.C:
+			case <-r.ctx.Done():
+				return
 			}
-			rec := r.do(req)
-			if slots != nil {
-				<-slots
+			idle(w.pause)
+		}
+		if r.ctx.Err() != nil {
+			return
+		}
+		wave := reqs[start:min(start+w.size, len(reqs))]
+		written = make(chan struct{})
+		left := new(atomic.Int64)
+		left.Store(int64(len(wave)))
+		done := written
+		onWritten := func() {
+			if left.Add(-1) == 0 {
+				close(done)
 			}
-			r.done <- rec
-		}(reqs[i])
+		}
+		for _, req := range wave {
+			r.launch(req, nil, nil, onWritten)
+		}
 	}
 }
 
 // do sends one request, watched as a Flight while it is in flight; the
-// record says what the Flight counted of bounded chunk times.
-func (r *runner) do(req workload.Request) archive.Request {
-	f := &Flight{ID: req.ID, Start: time.Now(), Limits: r.limits}
+// record says what the Flight counted of bounded chunk times. written (if
+// not nil) is called once, when the Doer says the request was written or
+// when it returns.
+func (r *runner) do(req workload.Request, written func()) archive.Request {
+	f := &Flight{ID: req.ID, Start: time.Now(), Limits: r.limits, OnWritten: written}
+	defer f.Wrote()
 	r.mu.Lock()
 	r.flights[f] = struct{}{}
 	r.mu.Unlock()

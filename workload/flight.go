@@ -24,11 +24,25 @@ type Flight struct {
 	ID     string
 	Start  time.Time
 	Limits Limits
-	tokens atomic.Int64
+	// OnWritten, when set, is called once, by the first Wrote.
+	OnWritten func()
+	wrote     atomic.Bool
+	tokens    atomic.Int64
 
 	bounded      atomic.Int64
 	firstBounded atomic.Bool
 	firstWithin  atomic.Int64 // ns
+}
+
+// Wrote says the request has been written to the connection (or will
+// not be: it failed before). A client calls it as soon as it knows, so
+// that the load generator can release the next sends of a burst without
+// waiting for the response; only the first call counts, and a nil Flight
+// ignores it.
+func (f *Flight) Wrote() {
+	if f != nil && !f.wrote.Swap(true) && f.OnWritten != nil {
+		f.OnWritten()
+	}
 }
 
 // AddTokens adds n output tokens (or text chunks) read so far; a nil

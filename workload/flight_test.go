@@ -22,3 +22,16 @@ func TestFlightCounts(t *testing.T) {
 	none.AddBoundedN(2)
 	none.SetFirstWithin(1)
 }
+
+func TestFlightWroteOnce(t *testing.T) {
+	calls := 0
+	f := &Flight{OnWritten: func() { calls++ }}
+	f.Wrote()
+	f.Wrote()
+	if calls != 1 {
+		t.Errorf("OnWritten called %d times, want 1", calls)
+	}
+	(&Flight{}).Wrote() // no listener
+	var none *Flight
+	none.Wrote()
+}

@@ -502,7 +502,8 @@ func minStream(c *http.Client, url string, body []byte) (int, error) {
 // each round, as in a run's formal stage). send=each is one goroutine per
 // request that encodes, dials and writes as it is started (the unlimited
 // mode before Prepare); send=loadgen is the unlimited mode as it runs now
-// (loadgen.Run: the client's Prepare, then the sends released together).
+// (loadgen.Run: the client's Prepare, then the sends in waves that let
+// the client read between them; see loadgen.BurstWave).
 // They also report:
 //
 //	bounded_first_%: first tokens whose time is an upper bound (read
@@ -688,7 +689,8 @@ func mean(v []float64) float64 {
 // send=each: one goroutine per request that encodes, dials and writes as
 // it is started (the unlimited mode before Prepare); send=prepared: the
 // client's Prepare first (not timed), then the sends released from one
-// gate, as loadgen's unlimited mode does now; send=warm: the same with the
+// gate (loadgen's unlimited mode before its waves, whose pauses are for
+// reading, not in this measure); send=warm: the same with the
 // connections already idle in the transport (opened by a request each), a
 // floor that Prepare does not reach (net/http still sets each prepared
 // connection up when a request takes it).

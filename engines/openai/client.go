@@ -237,7 +237,8 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 
 // DoFlight (the loadgen.Tracker ability) is Do under the flight's
 // limits (a zero limit keeps the client's), reporting each text chunk
-// into f (nil: none).
+// into f (nil: none) and telling it when the request has been written
+// (Flight.Wrote), before the response.
 func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
 	timeout, stall := c.timeout, c.stall
 	if f != nil {
@@ -272,8 +273,13 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	if prep != nil {
 		ctx = withConnPool(ctx, prep.conns)
 	}
+	var wrote func()
+	if f != nil {
+		wrote = f.Wrote // the load generator may release the next sends
+	}
 	x := Send(ctx, ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: timeout, Stall: stall, Header: hdr, Redact: c.redact,
-		ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody}, target, body, &rec)
+		ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody, Wrote: wrote}, target, body, &rec)
+	f.Wrote() // no-op when the request was written; else it never will be
 	if x == nil {
 		return rec
 	}

@@ -66,6 +66,9 @@ type ExchangeConfig struct {
 	ErrorBody func([]byte) string
 	// MaxErrorBody bounds how much of a non-200 body is read.
 	MaxErrorBody int64
+	// Wrote, when set, is called when the request has been written (or
+	// its write failed), before the response; it must be quick.
+	Wrote func()
 }
 
 // Send posts body to target. A failure before a 200 response (building
@@ -95,6 +98,9 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 		c := info.Conn
 		conn.Store(&c)
 	}}
+	if cfg.Wrote != nil {
+		trace.WroteRequest = func(httptrace.WroteRequestInfo) { cfg.Wrote() }
+	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(x.Ctx, trace), http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		rec.SentAt = cfg.Clock()
