@@ -29,9 +29,10 @@ type jsonLine struct {
 	// lists of many records share (each capped at its own length, so an
 	// append to one cannot write into the next): no list is allocated or
 	// copied on its own. times is the list of the line last parsed.
-	slab  []float64
-	times []float64
-	buf   []byte
+	slab   []float64
+	times  []float64
+	buf    []byte
+	second lastSecond // of the last token time, for parseNumberAfter
 }
 
 // slabFloats is the size of a slab of token times (1 MiB): large enough
@@ -301,7 +302,7 @@ func (d *jsonLine) numberArray(line []byte, i int) (int, bool) {
 	start := len(d.slab)
 	for i++; ; i++ {
 		i = skipSpace(line, i)
-		v, next, ok := parseNumber(line, i)
+		v, next, ok := parseNumberAfter(line, i, &d.second)
 		if !ok {
 			break
 		}

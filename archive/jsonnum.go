@@ -28,8 +28,16 @@ import (
 //     the correctly rounded result or says it cannot tell (rarely);
 //   - else, or when it cannot tell: strconv.ParseFloat.
 func parseNumber(b []byte, i int) (v float64, next int, ok bool) {
+	var last lastSecond
+	return parseNumberAfter(b, i, &last)
+}
+
+// parseNumberAfter is parseNumber for a run of numbers, token times of
+// which many fall in one second: last holds the integer part of the last
+// time parsed the fast way (and is updated), so that it is not read again.
+func parseNumberAfter(b []byte, i int, last *lastSecond) (v float64, next int, ok bool) {
 	if len(b)-i >= fastRoom {
-		if v, next, ok := parseUnixTime(b, i); ok {
+		if v, next, ok := parseUnixTime(b, i, last); ok {
 			return v, next, true
 		}
 	}
@@ -128,6 +136,15 @@ func parseNumber(b []byte, i int) (v float64, next int, ok bool) {
 	return v, i, true
 }
 
+// lastSecond is the integer part of the last token time parseUnixTime
+// read: its first eight digits and the next two as loaded, and its value.
+// The zero value matches no number (digits are not zero bytes).
+type lastSecond struct {
+	w1 uint64
+	w2 uint16
+	ip uint64
+}
+
 // fastRoom is the room parseUnixTime needs after a number's start: its
 // eight-byte loads reach 19 bytes in.
 const fastRoom = 24
@@ -145,17 +162,23 @@ const fastRoom = 24
 // has 23 digits), and the sum, a multiple of 2^-22 of at most 2^31, is a
 // float64. The digits are read eight at
 // a time: two loads for the integer part, one for the fraction.
-func parseUnixTime(b []byte, i int) (float64, int, bool) {
+func parseUnixTime(b []byte, i int, last *lastSecond) (float64, int, bool) {
 	w1 := binary.LittleEndian.Uint64(b[i:])
 	w2 := binary.LittleEndian.Uint64(b[i+8:])
-	// w2 starts with two digits and a '.': its low three bytes are
-	// 0x3[0-9], 0x3[0-9], '.'.
-	if digitPrefix(w1) != 8 || w2&0xFFF0F0 != 0x2E3030 || digitPrefix(w2|0xFFFFFFFFFF0000) != 2 {
-		return 0, 0, false
-	}
-	ip := digitsValue(w1, 8)*100 + (w2&0xF)*10 + (w2>>8)&0xF
-	if ip < 1<<30 || ip >= 1<<31 {
-		return 0, 0, false
+	var ip uint64
+	if w1 == last.w1 && uint16(w2) == last.w2 && byte(w2>>16) == '.' {
+		ip = last.ip // the same ten digits as the last time: checked then
+	} else {
+		// w2 starts with two digits and a '.': its low three bytes are
+		// 0x3[0-9], 0x3[0-9], '.'.
+		if digitPrefix(w1) != 8 || w2&0xFFF0F0 != 0x2E3030 || digitPrefix(w2|0xFFFFFFFFFF0000) != 2 {
+			return 0, 0, false
+		}
+		ip = digitsValue(w1, 8)*100 + (w2&0xF)*10 + (w2>>8)&0xF
+		if ip < 1<<30 || ip >= 1<<31 {
+			return 0, 0, false
+		}
+		*last = lastSecond{w1: w1, w2: uint16(w2), ip: ip}
 	}
 	w3 := binary.LittleEndian.Uint64(b[i+11:])
 	n := digitPrefix(w3)

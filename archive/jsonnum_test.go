@@ -259,3 +259,38 @@ func TestDivPow10(t *testing.T) {
 		}
 	}
 }
+
+// parseNumberAfter with one lastSecond for a whole run of numbers: times
+// in the same second (the integer part not read again), times in other
+// seconds, numbers that share the first ten digits but are no such time,
+// and other numbers, each the value strconv gives.
+func TestParseNumberAfterSharesSecond(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	var texts []string
+	tm := 1717405260.0
+	for range 200_000 {
+		switch rng.IntN(12) {
+		case 0:
+			texts = append(texts, "17174052601.5", "171740526012", "1717405260e1") // the same first ten digits
+		case 1:
+			texts = append(texts, strconv.FormatFloat(rng.NormFloat64(), 'g', -1, 64))
+		case 2:
+			tm += 3 * rng.Float64()
+			fallthrough
+		default:
+			tm += 0.05 * rng.Float64()
+			texts = append(texts, strconv.FormatFloat(tm, 'f', -1, 64))
+		}
+	}
+	line := []byte(strings.Join(texts, ",") + strings.Repeat(" ", fastRoom))
+	var last lastSecond
+	i := 0
+	for k, s := range texts {
+		v, next, ok := parseNumberAfter(line, i, &last)
+		want, err := strconv.ParseFloat(s, 64)
+		if !ok || err != nil || next != i+len(s) || math.Float64bits(v) != math.Float64bits(want) {
+			t.Fatalf("number %d %q: %v (next %d, ok %v), want %v (next %d)", k, s, v, next, ok, want, i+len(s))
+		}
+		i = next + 1
+	}
+}
