@@ -309,15 +309,6 @@ func markPartial(order []*compiled, data *Data, res *archive.Results) {
 	}
 }
 
-func firstFailedDep(deps []string, failed map[string]string) (string, string) {
-	for _, d := range deps {
-		if why, ok := failed[d]; ok {
-			return d, why
-		}
-	}
-	return "", ""
-}
-
 // runBool runs a formula of a boolean with run (expr.Run or vms.run).
 func runBool(run func(*vm.Program, any) (any, error), p *vm.Program, env any) (bool, error) {
 	out, err := run(p, env)
