@@ -171,17 +171,24 @@ func (s *streamServer) serve(c net.Conn) {
 	}
 }
 
-// serveArrived answers GET /arrived with the number of requests read so
-// far.
-func (s *streamServer) serveArrived(c net.Conn, br *bufio.Reader) error {
-	for { // skip the request head
+// skipHead reads a request's head up to its blank line.
+func skipHead(br *bufio.Reader) error {
+	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
 			return err
 		}
 		if len(line) <= 2 {
-			break
+			return nil
 		}
+	}
+}
+
+// serveArrived answers GET /arrived with the number of requests read so
+// far.
+func (s *streamServer) serveArrived(c net.Conn, br *bufio.Reader) error {
+	if err := skipHead(br); err != nil {
+		return err
 	}
 	n := strconv.FormatInt(s.arrived.Load(), 10)
 	_, err := fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(n), n)
@@ -191,14 +198,8 @@ func (s *streamServer) serveArrived(c net.Conn, br *bufio.Reader) error {
 // serveWrites answers GET /writes with the write times recorded so far, as
 // JSON {bench_id: [unix seconds...]} (the out-of-process server's report).
 func (s *streamServer) serveWrites(c net.Conn, br *bufio.Reader) error {
-	for { // skip the request head
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		if len(line) <= 2 {
-			break
-		}
+	if err := skipHead(br); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	body, err := json.Marshal(s.writes)
