@@ -248,7 +248,10 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // eightDigits returns the value of b[:8] when those bytes are all decimal
 // digits, read at once (the SWAR technique of simdjson and fast_float:
-// Lemire, "Number parsing at a gigabyte per second", 2021).
+// Lemire, "Number parsing at a gigabyte per second", 2021). It is
+// digitPrefix(v) == 8 and digitsValue(v, 8) written out, so that it stays
+// small enough to inline in parseNumber's digit loops (calling the two
+// makes it too large: 26 -> 28 ns a number).
 func eightDigits(b []byte) (uint64, bool) {
 	v := binary.LittleEndian.Uint64(b)
 	// Each byte is 0x30..0x39: its high nibble is 3, and adding 6 does
