@@ -505,33 +505,22 @@ func (d *powerSeries) correctCounter(raw []float64) ([]float64, []CounterGlitch)
 }
 
 // powerAt interpolates the power at x inside segment i.
-func (d *powerSeries) powerAt(i int, x float64) float64 {
-	if i+1 >= len(d.t) {
-		return d.p[i]
-	}
-	if x == d.t[i] {
-		return d.p[i]
-	}
-	if x == d.t[i+1] {
-		return d.p[i+1]
-	}
-	f := (x - d.t[i]) / (d.t[i+1] - d.t[i])
-	return d.p[i] + (d.p[i+1]-d.p[i])*f
-}
+func (d *powerSeries) powerAt(i int, x float64) float64 { return d.interp(d.p, i, x) }
 
 // counterAt interpolates the (reset-corrected) counter at x inside segment i.
-func (d *powerSeries) counterAt(i int, x float64) float64 {
-	if i+1 >= len(d.t) {
-		return d.e[i]
-	}
-	if x == d.t[i] {
-		return d.e[i]
+func (d *powerSeries) counterAt(i int, x float64) float64 { return d.interp(d.e, i, x) }
+
+// interp interpolates v (sampled at d.t) at x inside segment i: exactly
+// v[i] or v[i+1] at the segment's ends.
+func (d *powerSeries) interp(v []float64, i int, x float64) float64 {
+	if i+1 >= len(d.t) || x == d.t[i] {
+		return v[i]
 	}
 	if x == d.t[i+1] {
-		return d.e[i+1]
+		return v[i+1]
 	}
 	f := (x - d.t[i]) / (d.t[i+1] - d.t[i])
-	return d.e[i] + (d.e[i+1]-d.e[i])*f
+	return v[i] + (v[i+1]-v[i])*f
 }
 
 // trapzSeg integrates power over [a, b], with a in segment ia and b in
