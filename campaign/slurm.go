@@ -160,7 +160,7 @@ func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, s
 		if ctx.Err() != nil {
 			c.cancelAll(run, st, tracked, o)
 			_ = c.writeState(st)
-			res, err := c.collect(p, nil)
+			res, err := c.collect(p, nil, o)
 			res.Interrupted = true
 			return res, err
 		}
@@ -192,7 +192,7 @@ func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, s
 		for id := range tracked {
 			running[id] = true
 		}
-		res, err := c.collect(p, running)
+		res, err := c.collect(p, running, o)
 		if err != nil {
 			return res, err
 		}

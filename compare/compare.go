@@ -259,7 +259,7 @@ func (p *Profile) Compare(runs []Run, na ...NotApplicable) *Report {
 		if r.Meta.Simulated {
 			rep.Simulated = true
 		}
-		if why, ok := p.notApplicable(r.Meta.Reason); ok && r.Meta.Status != archive.StatusComplete {
+		if why, ok := p.NotApplicableReason(r.Meta.Reason); ok && r.Meta.Status != archive.StatusComplete {
 			rep.NotApplicable = append(rep.NotApplicable, NotApplicable{Scenario: p.scenarioOf(r.Meta), Model: orDash(r.Meta.Engine.Model),
 				Engine: orDash(r.Meta.Engine.Kind), RunID: r.Meta.RunID, Dir: r.Dir, Reason: why + " (" + r.Meta.Reason + ")"})
 			continue

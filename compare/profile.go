@@ -369,9 +369,10 @@ func dottedField(f string) bool {
 	return strings.TrimSpace(f) != "" && !strings.Contains(f, "..") && !strings.HasPrefix(f, ".") && !strings.HasSuffix(f, ".")
 }
 
-// notApplicable says why a run that did not complete is not applicable
-// (its reason matches a not_applicable rule); ok is false otherwise.
-func (p *Profile) notApplicable(reason string) (why string, ok bool) {
+// NotApplicableReason says why a run that did not complete for this
+// reason (run.json's) is not applicable: its reason matches a
+// not_applicable rule. ok is false otherwise.
+func (p *Profile) NotApplicableReason(reason string) (why string, ok bool) {
 	if strings.TrimSpace(reason) == "" {
 		return "", false
 	}
