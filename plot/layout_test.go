@@ -61,7 +61,9 @@ func TestLayoutNoOverlap(t *testing.T) {
 		t.Fatal(err)
 	}
 	crowded := sampleRun(t)
-	st := func(name string, a, b float64) archive.Stage { return archive.Stage{Name: name, Start: base + a, End: base + b} }
+	st := func(name string, a, b float64) archive.Stage {
+		return archive.Stage{Name: name, Start: base + a, End: base + b}
+	}
 	crowded.Meta.Stages = []archive.Stage{st("baseline", 0, 10), st("startup", 10, 10.2), st("warmup", 10.1, 10.2),
 		st("formal", 10.2, 40), st("release", 40, 59.8), st("cooldown_check", 59.8, 60)}
 	dc, err := Prepare(crowded, sampleResults())
