@@ -136,32 +136,11 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 	}
 
 	if len(rep.Runs) > 0 {
-		section(w, format, "Runs by scenario, size group, model and engine")
-		rows := make([][]string, 0, len(rep.Runs))
-		for _, r := range rep.Runs {
-			val := func(v *float64, name string, f func(*float64) string) string {
-				if v != nil && !r.Uses(name) {
-					return "[" + f(v) + "]"
-				}
-				return f(v)
-			}
-			row := append([]string{r.Scenario, r.SizeGroup, fmtParams(r.Params), r.Model, r.Engine}, settingCells(r.Configuration, r.Load)...)
-			rows = append(rows, append(row, r.RunID,
-				val(r.SteadyJPerToken, ValueSteady, fmtJ), val(r.FullJPerToken, ValueFull, fmtJ),
-				val(r.StartupEnergyJ, ValueStartup, fmtE), val(r.ReleaseEnergyJ, ValueRelease, fmtE),
-				fmtCount(r.OutputTokens), flagNames(r.Flags)))
-		}
-		head := append([]string{"scenario", "size group", "params", "model", "engine"}, settingHeads(rep)...)
-		if err := table(w, format, append(head, "run",
-			"steady J/token", "full-lifecycle J/token", "startup J", "release J", "output tokens", "flags"), rows); err != nil {
+		if err := runsTable(w, format, rep); err != nil {
 			return err
 		}
-		if len(rep.ConfigurationColumns)+len(rep.LoadColumns) > 0 {
-			line(w, format, "Runs of one model and engine that differ in "+strings.Join(settingHeads(rep), ", ")+
-				" are different configurations (load: load points of one configuration), never repetitions.")
-		}
-		line(w, format, "[x]: a value its flag leaves out of the statistics (see the flagged runs).")
 
+		rows := [][]string{}
 		section(w, format, fmt.Sprintf("Engine pairs (compared only when %s are equal and |T1 - T2| / max(T1, T2) <= %s on formal output tokens)",
 			orDash(strings.Join(rep.PairSame, ", ")), pct(rep.PairTolerance)))
 		if len(rep.Pairs) == 0 {
@@ -200,7 +179,7 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 					fmtSpread(c.Steady), fmtRankPtr(c.SteadyRank), fmtSpread(c.Full), fmtRankPtr(c.FullRank)))
 			}
 		}
-		head = append([]string{"scenario", "size group", "model", "engine"}, settingHeads(rep)...)
+		head := append([]string{"scenario", "size group", "model", "engine"}, settingHeads(rep)...)
 		if len(rows) == 0 {
 			line(w, format, "No run in the statistics.")
 		} else if err := table(w, format, append(head, "runs",
@@ -289,6 +268,36 @@ func pctShortPtr(v *float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(*v, 'f', 1, 64) + " %"
+}
+
+// runsTable writes the table of runs.
+func runsTable(w io.Writer, format string, rep *Report) error {
+	section(w, format, "Runs by scenario, size group, model and engine")
+	rows := make([][]string, 0, len(rep.Runs))
+	for _, r := range rep.Runs {
+		val := func(v *float64, name string, f func(*float64) string) string {
+			if v != nil && !r.Uses(name) {
+				return "[" + f(v) + "]"
+			}
+			return f(v)
+		}
+		row := append([]string{r.Scenario, r.SizeGroup, fmtParams(r.Params), r.Model, r.Engine}, settingCells(r.Configuration, r.Load)...)
+		rows = append(rows, append(row, r.RunID,
+			val(r.SteadyJPerToken, ValueSteady, fmtJ), val(r.FullJPerToken, ValueFull, fmtJ),
+			val(r.StartupEnergyJ, ValueStartup, fmtE), val(r.ReleaseEnergyJ, ValueRelease, fmtE),
+			fmtCount(r.OutputTokens), flagNames(r.Flags)))
+	}
+	head := append([]string{"scenario", "size group", "params", "model", "engine"}, settingHeads(rep)...)
+	if err := table(w, format, append(head, "run",
+		"steady J/token", "full-lifecycle J/token", "startup J", "release J", "output tokens", "flags"), rows); err != nil {
+		return err
+	}
+	if len(rep.ConfigurationColumns)+len(rep.LoadColumns) > 0 {
+		line(w, format, "Runs of one model and engine that differ in "+strings.Join(settingHeads(rep), ", ")+
+			" are different configurations (load: load points of one configuration), never repetitions.")
+	}
+	line(w, format, "[x]: a value its flag leaves out of the statistics (see the flagged runs).")
+	return nil
 }
 
 // settingHeads are the headings of the configuration and load columns.
