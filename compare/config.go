@@ -3,6 +3,7 @@ package compare
 import (
 	"encoding/json"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -142,15 +143,21 @@ func fieldValues(fields []string, vals map[string]string) []FieldValue {
 	return out
 }
 
-// display shows a canonical JSON value: a string without its quotes,
-// anything else as it is; "-" for an absent one.
+// display shows a canonical JSON value: a string without its quotes (a
+// sha256 as its first 12 hex digits), anything else as it is; "-" for an
+// absent one.
 func display(v string) string {
 	var s string
 	if json.Unmarshal([]byte(v), &s) == nil {
+		if sha256Hex.MatchString(s) {
+			return s[:12]
+		}
 		return orDash(s)
 	}
 	return orDash(v)
 }
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // configKey identifies a run's configuration and load point: every
 // configuration field, not only those shown.

@@ -99,13 +99,18 @@ func TestLoadPointsAndOtherFields(t *testing.T) {
 		change      func(*Run)
 	}{
 		{"dataset", "parameters.dataset", func(r *Run) { r.Meta.Parameters["dataset"] = "sharegpt" }},
-		{"request set", "request_set.sha256", func(r *Run) { r.Meta.RequestSet.SHA256 = "beef" }},
+		{"request set", "request_set.sha256", func(r *Run) { r.Meta.RequestSet.SHA256 = strings.Repeat("be", 32) }},
 		{"precision", "engine.precision", func(r *Run) { r.Meta.Engine.Precision = "fp8" }},
 	} {
 		rep := p.Compare([]Run{r("x", 1, 0.5, nil), r("y", 1, 0.5, c.change)})
 		if !slices.Equal(rep.ConfigurationColumns, []string{c.field}) || len(groupOf(t, rep, "chat", UnknownGroup).Configs) != 2 {
 			t.Errorf("%s: columns %v, %d configurations; want [%s], 2", c.name, rep.ConfigurationColumns, len(groupOf(t, rep, "chat", UnknownGroup).Configs), c.field)
 		}
+	}
+	// A sha256 shows as its first 12 hex digits.
+	rep = p.Compare([]Run{r("x", 1, 0.5, nil), r("y", 1, 0.5, func(r *Run) { r.Meta.RequestSet.SHA256 = strings.Repeat("be", 32) })})
+	if v := rep.Runs[1].Configuration[0].Value; v != "bebebebebebe" {
+		t.Errorf("sha256 shown as %q, want its first 12 digits", v)
 	}
 	// Fields outside the configuration (run id, times, host) do not split.
 	rep = p.Compare([]Run{r("x", 1, 0.5, nil), r("y", 1, 0.7, func(r *Run) { r.Meta.StartedAt, r.Meta.Host.Hostname = 99, "node7" })})
