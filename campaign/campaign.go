@@ -107,9 +107,10 @@ type SlurmConfig struct {
 	Partition string `yaml:"partition"`
 	// Time is sbatch --time, e.g. "02:00:00" (empty: the partition's).
 	Time string `yaml:"time"`
-	// GPUs says whether a job asks for GPUs (default true): --gres from
-	// Gres with {tp} replaced by the run's tensor parallelism. A cluster
-	// without GPU gres (a CI node) sets it false.
+	// GPUs says whether a job asks for GPUs: --gres from Gres with {tp}
+	// replaced by the run's tensor parallelism. Unset: the runs that need
+	// one do (an engine joulebench starts, not the simulator nor an
+	// --engine-url server). A cluster without GPU gres sets it false.
 	GPUs *bool `yaml:"gpus"`
 	// Gres is the GPU request template (default "gpu:{tp}").
 	Gres string `yaml:"gres"`
@@ -136,9 +137,6 @@ type Campaign struct {
 	// resolved against the campaign file's directory.
 	ProfileRef string
 }
-
-// GPUs reports whether Slurm jobs ask for GPUs.
-func (s SlurmConfig) gpus() bool { return s.GPUs == nil || *s.GPUs }
 
 func (s SlurmConfig) exclusive() bool { return s.Exclusive == nil || *s.Exclusive }
 

@@ -48,7 +48,7 @@ func (c *Campaign) RunLocal(ctx context.Context, p Plan, o Options) (res Result,
 	}
 	if err := c.waitOrphans(ctx, p, o); err != nil {
 		if ctx.Err() != nil {
-			res, err := c.collect(p, nil)
+			res, err := c.collect(p, nil, o)
 			res.Interrupted = true
 			return res, err
 		}
@@ -63,13 +63,17 @@ func (c *Campaign) RunLocal(ctx context.Context, p Plan, o Options) (res Result,
 		if ctx.Err() != nil {
 			break
 		}
-		res, err := c.collect(p, nil)
+		res, err := c.collect(p, nil, o)
 		if err != nil {
 			return res, err
 		}
 		res.Summary.Running = 1
 		if as, _ := c.Attempts(r); Status(as) == Failed {
-			res.Summary.Failed--
+			if last, _ := Latest(as); isNA(o, last.Reason) {
+				res.Summary.NotApplicable--
+			} else {
+				res.Summary.Failed--
+			}
 		} else {
 			res.Summary.Left--
 		}
@@ -80,7 +84,7 @@ func (c *Campaign) RunLocal(ctx context.Context, p Plan, o Options) (res Result,
 		}
 		est.add(o.Now().Sub(start))
 	}
-	res, err = c.collect(p, nil)
+	res, err = c.collect(p, nil, o)
 	res.Interrupted = ctx.Err() != nil
 	return res, err
 }
@@ -223,4 +227,9 @@ func runsArchive(pid int, dir string) bool {
 		}
 	}
 	return false
+}
+
+func isNA(o Options, reason string) bool {
+	_, ok := o.notApplicable(reason)
+	return ok
 }

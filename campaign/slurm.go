@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/joulebench/joulebench/engines/all"
 )
 
 // Commander runs a Slurm client command (sbatch, squeue, sacct, scancel)
@@ -64,7 +67,8 @@ var terminal = map[string]bool{
 }
 
 // RunSlurm runs the plan as Slurm jobs: one sbatch job per run (exclusive
-// node, GPUs from the run's tensor parallelism, time limit, partition and
+// node, GPUs from the run's tensor parallelism for a run that needs them
+// (NeedsGPU), time limit, partition and
 // options from the campaign file), then waits for them with squeue (and
 // sacct, when the cluster keeps accounting, for the final state), printing
 // each job's state changes. Jobs are recorded in StateFile as they are
@@ -156,7 +160,7 @@ func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, s
 		if ctx.Err() != nil {
 			c.cancelAll(run, st, tracked, o)
 			_ = c.writeState(st)
-			res, err := c.collect(p, nil)
+			res, err := c.collect(p, nil, o)
 			res.Interrupted = true
 			return res, err
 		}
@@ -165,6 +169,9 @@ func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, s
 			j := &st.Jobs[tracked[id]]
 			s, ok := live[j.JobID]
 			if !ok || terminal[s] {
+				if !ok {
+					s = j.State
+				}
 				s = finalState(ctx, run, j.JobID, s)
 				ended = append(ended, id)
 			}
@@ -185,7 +192,7 @@ func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, s
 		for id := range tracked {
 			running[id] = true
 		}
-		res, err := c.collect(p, running)
+		res, err := c.collect(p, running, o)
 		if err != nil {
 			return res, err
 		}
@@ -202,22 +209,57 @@ func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, s
 	}
 }
 
-// finalState asks sacct how a job that left the queue ended; without
-// accounting it is the last squeue state, or ENDED.
+// finalState is how a job that left the queue ended: sacct's state when
+// the cluster keeps accounting, else scontrol's (slurmctld keeps an ended
+// job for MinJobAge, 300 s by default), else the last terminal state
+// squeue showed. Only when none of them tells is it ENDED, with the last
+// state seen.
 func finalState(ctx context.Context, run Commander, id, last string) string {
-	out, err := run(ctx, "sacct", "-n", "-P", "-X", "-j", id, "-o", "JobID,State")
-	if err == nil {
-		for _, line := range strings.Split(string(out), "\n") {
-			f := strings.Split(strings.TrimSpace(line), "|")
-			if len(f) >= 2 && f[0] == id && f[1] != "" {
-				return strings.Fields(f[1])[0] // "CANCELLED by 0" -> CANCELLED
+	if out, err := run(ctx, "sacct", "-n", "-P", "-X", "-j", id, "-o", "JobID,State"); err == nil {
+		if s := sacctState(string(out), id); s != "" {
+			return s
+		}
+	}
+	if out, err := run(ctx, "scontrol", "-o", "show", "job", id); err == nil {
+		if s := scontrolState(string(out), id); s != "" {
+			return s
+		}
+	}
+	if terminal[last] {
+		return last
+	}
+	if last != "" {
+		return "ENDED (last seen " + last + "; no accounting or job record tells how)"
+	}
+	return "ENDED"
+}
+
+// sacctState reads `sacct -n -P -X -o JobID,State` output for job id.
+func sacctState(out, id string) string {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) >= 2 && f[0] == id && strings.TrimSpace(f[1]) != "" {
+			return strings.Fields(f[1])[0] // "CANCELLED by 0" -> CANCELLED
+		}
+	}
+	return ""
+}
+
+// scontrolState reads `scontrol -o show job ID` output: one line of
+// Key=Value fields, JobState among them.
+func scontrolState(out, id string) string {
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if !slices.Contains(fields, "JobId="+id) {
+			continue
+		}
+		for _, f := range fields {
+			if v, ok := strings.CutPrefix(f, "JobState="); ok && v != "" {
+				return v
 			}
 		}
 	}
-	if last != "" {
-		return last
-	}
-	return "ENDED"
+	return ""
 }
 
 // squeue lists this user's jobs: job id -> state.
@@ -279,7 +321,7 @@ func (c *Campaign) submit(ctx context.Context, r Run, bin string, run Commander)
 	}
 	out, err := run(ctx, "sbatch", "--parsable", script)
 	if err != nil {
-		return SlurmJob{}, fmt.Errorf("run %s: %w", r.ID, err)
+		return SlurmJob{}, fmt.Errorf("run %s: %w", r.ID, c.gresHint(r, err))
 	}
 	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
 	if id == "" {
@@ -302,8 +344,8 @@ func (c *Campaign) JobScript(r Run, bin, dir string) string {
 	if c.File.Slurm.exclusive() {
 		b.WriteString("#SBATCH --exclusive\n")
 	}
-	if c.File.Slurm.gpus() {
-		fmt.Fprintf(&b, "#SBATCH --gres=%s\n", strings.ReplaceAll(c.File.Slurm.gres(), "{tp}", fmt.Sprint(r.TP)))
+	if c.requestsGPUs(r) {
+		fmt.Fprintf(&b, "#SBATCH --gres=%s\n", c.gresOf(r))
 	}
 	if c.File.Slurm.Time != "" {
 		fmt.Fprintf(&b, "#SBATCH --time=%s\n", c.File.Slurm.Time)
@@ -326,6 +368,69 @@ func (c *Campaign) JobScript(r Run, bin, dir string) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// requestsGPUs says whether a run's job asks for GPUs: as slurm.gpus
+// says when it is set, else when the run needs one (NeedsGPU).
+func (c *Campaign) requestsGPUs(r Run) bool {
+	if c.File.Slurm.GPUs != nil {
+		return *c.File.Slurm.GPUs
+	}
+	return NeedsGPU(r.Config.Args)
+}
+
+func (c *Campaign) gresOf(r Run) string {
+	return strings.ReplaceAll(c.File.Slurm.gres(), "{tp}", fmt.Sprint(r.TP))
+}
+
+// NeedsGPU reports whether a run with these `run` arguments needs a GPU
+// on its node: it starts an engine joulebench launches itself (not the
+// simulator) and benchmarks no already running server (--engine-url,
+// whose GPUs are elsewhere). No --engine is the default engine.
+func NeedsGPU(args []string) bool {
+	var kinds []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		switch name {
+		case "--engine-url":
+			return false
+		case "--engine":
+			if !hasVal {
+				if i+1 >= len(args) {
+					continue
+				}
+				val = args[i+1]
+				i++
+			}
+			kinds = append(kinds, strings.Split(val, ",")...)
+		}
+	}
+	if len(kinds) == 0 {
+		kinds = []string{all.Default}
+	}
+	reg := all.Registry()
+	for _, k := range kinds {
+		d, ok := reg.Lookup(strings.TrimSpace(k))
+		if !ok || (!d.Simulated && d.Start != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// gresHint explains an sbatch refusal of the GPU request.
+func (c *Campaign) gresHint(r Run, err error) error {
+	msg := err.Error()
+	if !c.requestsGPUs(r) || !(strings.Contains(msg, "Invalid generic resource") || strings.Contains(msg, "Invalid gres")) {
+		return err
+	}
+	why := "the run needs a GPU"
+	if c.File.Slurm.GPUs != nil {
+		why = "slurm.gpus is true"
+	}
+	return fmt.Errorf("%w (the job asked for --gres=%s because %s: set slurm.gres to the cluster's GPU resource, e.g. gpu:h100:{tp}, "+
+		"or slurm.gpus: false on a cluster without GPU gres; `sinfo -o %%G` lists them)", err, c.gresOf(r), why)
 }
 
 func isFile(p string) bool {

@@ -121,12 +121,18 @@ func ToRun(o Outcome, retryFailed bool) bool {
 // Summary counts runs by outcome.
 type Summary struct {
 	Done, Running, Left, Failed int
+	// NotApplicable counts the runs that failed because the combination
+	// does not apply (Options.NotApplicable): not failures.
+	NotApplicable int
 }
 
 func (s Summary) String() string {
 	parts := []string{fmt.Sprintf("%d done", s.Done), fmt.Sprintf("%d running", s.Running), fmt.Sprintf("%d left", s.Left)}
 	if s.Failed > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", s.Failed))
+	}
+	if s.NotApplicable > 0 {
+		parts = append(parts, fmt.Sprintf("%d not applicable", s.NotApplicable))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -3,7 +3,11 @@ package campaign
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"time"
+
+	"github.com/joulebench/joulebench/compare"
 )
 
 // Options configure a sweep.
@@ -19,6 +23,12 @@ type Options struct {
 	Log io.Writer
 	// Now is the clock of the time estimate (nil: time.Now).
 	Now func() time.Time
+	// NotApplicable says whether a failed run's reason (run.json's) means
+	// the combination does not apply (the model cannot do the task: its
+	// prompts overflow the context), and why; nil: none does. Such a run
+	// is not a failure: it is counted and listed apart, and compare shows
+	// it as an n/a row. (compare.Profile.NotApplicableReason.)
+	NotApplicable func(reason string) (why string, ok bool)
 }
 
 func (o *Options) defaults() {
@@ -41,21 +51,25 @@ type Result struct {
 	Failed []string
 	// Interrupted is true when the sweep stopped on ctx (Ctrl-C).
 	Interrupted bool
+	// NotApplicable are the runs whose latest attempt failed because the
+	// combination does not apply (Options.NotApplicable), as compare's n/a
+	// rows.
+	NotApplicable []compare.NotApplicable
 }
 
 // collect reads every run's archives into a Result.
-func (c *Campaign) collect(p Plan, running map[string]bool) (Result, error) {
+func (c *Campaign) collect(p Plan, running map[string]bool, opt Options) (Result, error) {
 	var res Result
 	for _, r := range p.Runs {
 		as, err := c.Attempts(r)
 		if err != nil {
 			return res, err
 		}
-		o := Status(as)
+		st := Status(as)
 		if running[r.ID] {
-			o = Running
+			st = Running
 		}
-		switch o {
+		switch st {
 		case Complete:
 			res.Summary.Done++
 			last, _ := Latest(as)
@@ -63,8 +77,15 @@ func (c *Campaign) collect(p Plan, running map[string]bool) (Result, error) {
 		case Running:
 			res.Summary.Running++
 		case Failed:
-			res.Summary.Failed++
 			last, _ := Latest(as)
+			if why, ok := opt.notApplicable(last.Reason); ok {
+				res.Summary.NotApplicable++
+				na := c.naRow(r.Axes, why+" ("+last.Reason+")")
+				na.RunID, na.Dir = r.ID, last.Dir
+				res.NotApplicable = append(res.NotApplicable, na)
+				continue
+			}
+			res.Summary.Failed++
 			res.Failed = append(res.Failed, fmt.Sprintf("%s: %s", r.ID, orStr(last.Reason, "failed")))
 		default:
 			res.Summary.Left++
@@ -100,6 +121,10 @@ func (c *Campaign) todo(p Plan, o Options, skip map[string]bool) ([]Run, error) 
 			fmt.Fprintf(o.Log, "skip %s: complete archive %s\n", r.ID, last.Dir)
 		case st == Failed:
 			last, _ := Latest(as)
+			if why, ok := o.notApplicable(last.Reason); ok {
+				fmt.Fprintf(o.Log, "skip %s: %s (%s); --retry-failed runs it again\n", r.ID, why, last.Reason)
+				continue
+			}
 			fmt.Fprintf(o.Log, "skip %s: failed (%s); --retry-failed re-runs it in a new directory\n", r.ID, orStr(last.Reason, "no reason recorded"))
 		}
 	}
@@ -122,4 +147,113 @@ func (e *estimator) left(runs int) string {
 	}
 	d := time.Duration(int64(e.total) / int64(e.n) * int64(runs))
 	return fmt.Sprintf(", about %s left", d.Round(time.Second))
+}
+
+func (o Options) notApplicable(reason string) (string, bool) {
+	if o.NotApplicable == nil || reason == "" {
+		return "", false
+	}
+	return o.NotApplicable(reason)
+}
+
+// naRow is compare's n/a row of a combination given by its axis values:
+// the model and engine as run.json names them (--model, --engine), the
+// scenario as its label, the other axes as its setting.
+func (c *Campaign) naRow(axes map[string]string, reason string) compare.NotApplicable {
+	na := compare.NotApplicable{Scenario: axes["scenario"], Model: axes["model"], Engine: axes["engine"], Reason: reason}
+	for _, e := range c.Matrix.Engine {
+		if e.Name == axes["engine"] {
+			na.Engine = e.Kind
+		}
+	}
+	for _, m := range c.Matrix.Model {
+		if m.Name == axes["model"] && m.ID != "" {
+			na.Model = m.ID
+		}
+	}
+	keys := make([]string, 0, len(axes))
+	for k := range axes {
+		if _, builtin := axisNames[k]; (!builtin || k == "load") && k != "rep" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		na.Setting = append(na.Setting, compare.FieldValue{Field: k, Value: axes[k]})
+	}
+	for _, v := range []*string{&na.Scenario, &na.Model, &na.Engine} {
+		if *v == "" {
+			*v = "-"
+		}
+	}
+	return na
+}
+
+// ExcludedCombinations are the combinations the campaign's exclude list
+// leaves out, as compare's n/a rows: a model that does not support a task
+// is not applicable, neither a failure nor an absence. Each combination
+// is listed once, whatever the repetitions.
+func (c *Campaign) ExcludedCombinations() []compare.NotApplicable {
+	var out []compare.NotApplicable
+	c.eachCombination(func(axes map[string]string) {
+		for i, ex := range c.Exclude {
+			if matches(ex, axes) {
+				out = append(out, c.naRow(axes, fmt.Sprintf("not applicable: excluded by the campaign (exclude[%d]: %s)", i, describeMap(ex))))
+				return
+			}
+		}
+	})
+	return out
+}
+
+func matches(ex, axes map[string]string) bool {
+	if len(ex) == 0 {
+		return false
+	}
+	for k, v := range ex {
+		if axes[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func describeMap(m map[string]string) string {
+	keys := sortedKeys(m)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// eachCombination calls f with the axis values of every combination of
+// the matrix (repetitions aside).
+func (c *Campaign) eachCombination(f func(axes map[string]string)) {
+	axes := []struct {
+		name   string
+		values []string
+	}{}
+	vals := c.axisValues()
+	for _, k := range append([]string{"engine", "model", "scenario", "load"}, sortedKeys(c.Matrix.Set)...) {
+		if vs := vals[k]; len(vs) > 0 {
+			axes = append(axes, struct {
+				name   string
+				values []string
+			}{k, vs})
+		}
+	}
+	cur := map[string]string{}
+	var walk func(i int)
+	walk = func(i int) {
+		if i == len(axes) {
+			f(cloneMap(cur))
+			return
+		}
+		for _, v := range axes[i].values {
+			cur[axes[i].name] = v
+			walk(i + 1)
+		}
+	}
+	walk(0)
 }

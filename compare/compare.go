@@ -60,8 +60,35 @@ type RunRow struct {
 	// Included is true when the run counts in the statistics with at
 	// least one value (no flag removes all).
 	Included bool `json:"included"`
-	// same holds the pair-rule fields of run.json.
-	same map[string]string
+	// Configuration is the run's value of each configuration field that
+	// differs between runs of the same scenario, model and engine
+	// (Report.ConfigurationColumns); Load likewise for the load fields.
+	Configuration []FieldValue `json:"configuration,omitempty"`
+	Load          []FieldValue `json:"load,omitempty"`
+	// same holds the pair-rule fields of run.json; setting and load the
+	// configuration fields (canonical JSON by dotted path).
+	same, setting, load map[string]string
+}
+
+// FieldValue is a run.json field (dotted path) and its value as shown.
+type FieldValue struct {
+	Field string `json:"field"`
+	Value string `json:"value"`
+}
+
+// NotApplicable is a combination that was not measured because it does
+// not apply (a campaign's excluded combination, a model whose context the
+// prompts do not fit): shown as n/a, never as a failure or an absence.
+type NotApplicable struct {
+	Scenario string `json:"scenario"`
+	Model    string `json:"model"`
+	Engine   string `json:"engine"`
+	// RunID and Dir name the run, when one was made.
+	RunID string `json:"run_id,omitempty"`
+	Dir   string `json:"dir,omitempty"`
+	// Setting is the rest of the combination (axis values).
+	Setting []FieldValue `json:"setting,omitempty"`
+	Reason  string       `json:"reason"`
 }
 
 // Uses reports whether the run's value v (ValueSteady, ...) counts in the
@@ -135,16 +162,20 @@ func spreadOf(xs []float64) *Spread {
 // (1 = lowest; ties share the average rank; nil when the basis has no
 // value in the statistics).
 type Config struct {
-	Model      string   `json:"model"`
-	Engine     string   `json:"engine"`
-	SizeGroup  string   `json:"size_group"`
-	Runs       int      `json:"runs"`
-	Steady     *Spread  `json:"steady_j_per_token"`
-	Full       *Spread  `json:"full_j_per_token"`
-	Startup    *Spread  `json:"startup_energy_j"`
-	Release    *Spread  `json:"release_energy_j"`
-	SteadyRank *float64 `json:"steady_rank"`
-	FullRank   *float64 `json:"full_rank"`
+	Model     string `json:"model"`
+	Engine    string `json:"engine"`
+	SizeGroup string `json:"size_group"`
+	// Configuration and Load are the configuration's values of the fields
+	// that differ (as RunRow's).
+	Configuration []FieldValue `json:"configuration,omitempty"`
+	Load          []FieldValue `json:"load,omitempty"`
+	Runs          int          `json:"runs"`
+	Steady        *Spread      `json:"steady_j_per_token"`
+	Full          *Spread      `json:"full_j_per_token"`
+	Startup       *Spread      `json:"startup_energy_j"`
+	Release       *Spread      `json:"release_energy_j"`
+	SteadyRank    *float64     `json:"steady_rank"`
+	FullRank      *float64     `json:"full_rank"`
 }
 
 // GroupStats are the statistics of one scenario within one size group (or,
@@ -162,8 +193,11 @@ type GroupStats struct {
 	MedianFull    *float64 `json:"median_full_j_per_token"`
 	MedianStartup *float64 `json:"median_startup_energy_j"`
 	MedianRelease *float64 `json:"median_release_energy_j"`
-	// Ratio is MedianFull / MedianSteady.
-	Ratio *float64 `json:"ratio_full_to_steady"`
+	// Ratio is the median full-lifecycle J/token over the median
+	// steady-state J/token, both over the same configurations: those with
+	// both values (RatioConfigs of them).
+	Ratio        *float64 `json:"ratio_full_to_steady"`
+	RatioConfigs int      `json:"ratio_configurations"`
 	// Spearman is the rank correlation between the configuration orders
 	// under the two bases, over the configurations with both.
 	Spearman *float64 `json:"spearman"`
@@ -191,8 +225,16 @@ type Report struct {
 	PairTolerance  float64  `json:"pair_tolerance"`
 	PairSame       []string `json:"pair_same"`
 	Simulated      bool     `json:"simulated"`
-	Runs           []RunRow `json:"runs"`
-	Pairs          []Pair   `json:"pairs"`
+	// ConfigurationColumns are the configuration fields that differ between
+	// runs of the same scenario, model and engine; LoadColumns the load
+	// fields that do.
+	ConfigurationColumns []string `json:"configuration_columns"`
+	LoadColumns          []string `json:"load_columns"`
+	Runs                 []RunRow `json:"runs"`
+	// NotApplicable are the combinations not measured because they do not
+	// apply.
+	NotApplicable []NotApplicable `json:"not_applicable"`
+	Pairs         []Pair          `json:"pairs"`
 	// Groups are the method's statistics: per scenario and size group.
 	Groups []GroupStats `json:"groups"`
 	// CrossGroup is the same per scenario over all size groups: not a
@@ -202,14 +244,25 @@ type Report struct {
 	Flagged    []FlaggedRun `json:"flagged"`
 }
 
-// Compare builds the comparison of evaluated runs.
-func (p *Profile) Compare(runs []Run) *Report {
+// Compare builds the comparison of evaluated runs. na are combinations
+// known not to apply (a campaign's exclusions); a run that did not
+// complete for a reason the profile's not_applicable rules name joins them.
+func (p *Profile) Compare(runs []Run, na ...NotApplicable) *Report {
 	rep := &Report{CompareProfile: p.Name, Metrics: p.Metrics, PairTolerance: p.Pairs.Tolerance, PairSame: p.Pairs.Same,
-		Runs: []RunRow{}, Pairs: []Pair{}, Groups: []GroupStats{}, CrossGroup: []GroupStats{}, Asiai: []AsiaiRow{}, Flagged: []FlaggedRun{}}
+		ConfigurationColumns: []string{}, LoadColumns: []string{}, Runs: []RunRow{}, NotApplicable: slices.Clone(na),
+		Pairs: []Pair{}, Groups: []GroupStats{}, CrossGroup: []GroupStats{}, Asiai: []AsiaiRow{}, Flagged: []FlaggedRun{}}
+	if rep.NotApplicable == nil {
+		rep.NotApplicable = []NotApplicable{}
+	}
 	var asiai []asiaiRun
 	for _, r := range runs {
 		if r.Meta.Simulated {
 			rep.Simulated = true
+		}
+		if why, ok := p.NotApplicableReason(r.Meta.Reason); ok && r.Meta.Status != archive.StatusComplete {
+			rep.NotApplicable = append(rep.NotApplicable, NotApplicable{Scenario: p.scenarioOf(r.Meta), Model: orDash(r.Meta.Engine.Model),
+				Engine: orDash(r.Meta.Engine.Kind), RunID: r.Meta.RunID, Dir: r.Dir, Reason: why + " (" + r.Meta.Reason + ")"})
+			continue
 		}
 		prof := profileName(r)
 		flags := p.flagsOf(r)
@@ -230,6 +283,10 @@ func (p *Profile) Compare(runs []Run) *Report {
 			cmp.Compare(p.sizeGroupIndex(a.SizeGroup), p.sizeGroupIndex(b.SizeGroup)),
 			cmp.Compare(a.Model, b.Model), cmp.Compare(a.Engine, b.Engine), cmp.Compare(a.RunID, b.RunID))
 	})
+	slices.SortStableFunc(rep.NotApplicable, func(a, b NotApplicable) int {
+		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Engine, b.Engine), cmp.Compare(a.RunID, b.RunID))
+	})
+	rep.ConfigurationColumns, rep.LoadColumns = p.configurationColumns(rep.Runs)
 	rep.Pairs = p.pairs(rep.Runs)
 	rep.Groups, rep.CrossGroup = p.groups(rep.Runs)
 	rep.Asiai = p.asiaiRows(asiai)
@@ -449,6 +506,7 @@ func (p *Profile) runRow(r Run, flags []Flag) RunRow {
 	row := RunRow{RunID: m.RunID, Dir: r.Dir, Profile: profileName(r), Scenario: p.scenarioOf(m),
 		Model: orDash(m.Engine.Model), Engine: orDash(m.Engine.Kind), Status: m.Status, Simulated: m.Simulated,
 		SizeGroup: UnknownGroup, Flags: flags, same: sameFields(m, p.Pairs.Same)}
+	row.setting, row.load = p.configurationOf(m)
 	if v, ok, note := p.paramsOf(m); ok {
 		row.Params = &v
 		row.SizeGroup = p.SizeGroupOf(v)
@@ -652,10 +710,10 @@ func groupStats(scenario, group string, rows []*RunRow) GroupStats {
 			continue
 		}
 		st.Included++
-		k := r.Model + "\x00" + r.Engine
+		k := r.Model + "\x00" + r.Engine + "\x00" + configKey(r)
 		c, ok := cfgs[k]
 		if !ok {
-			c = &acc{cfg: Config{Model: r.Model, Engine: r.Engine, SizeGroup: r.SizeGroup}}
+			c = &acc{cfg: Config{Model: r.Model, Engine: r.Engine, SizeGroup: r.SizeGroup, Configuration: r.Configuration, Load: r.Load}}
 			cfgs[k] = c
 			keys = append(keys, k)
 		}
@@ -709,24 +767,17 @@ func groupStats(scenario, group string, rows []*RunRow) GroupStats {
 		return nil
 	}
 	st.MedianSteady, st.MedianFull, st.MedianStartup, st.MedianRelease = med(steady), med(full), med(startup), med(release)
-	if st.MedianSteady != nil && st.MedianFull != nil {
-		if *st.MedianSteady > 0 {
-			r := *st.MedianFull / *st.MedianSteady
-			st.Ratio = &r
-		} else {
-			st.Notes = append(st.Notes, "ratio: median steady-state J/token is 0")
-		}
+	var bs, bf []float64 // the medians of the configurations with both bases
+	for _, i := range both {
+		c := cfgs[keys[i]]
+		bs, bf = append(bs, c.cfg.Steady.Median), append(bf, c.cfg.Full.Median)
 	}
+	st.Ratio, st.RatioConfigs = ratio(bs, bf, &st.Notes), len(both)
 	for j, r := range measure.Ranks(steady) {
 		cfgs[keys[si[j]]].cfg.SteadyRank = &r
 	}
 	for j, r := range measure.Ranks(full) {
 		cfgs[keys[fi[j]]].cfg.FullRank = &r
-	}
-	var bs, bf []float64
-	for _, i := range both {
-		c := cfgs[keys[i]]
-		bs, bf = append(bs, c.cfg.Steady.Median), append(bf, c.cfg.Full.Median)
 	}
 	for _, k := range keys {
 		st.Configs = append(st.Configs, cfgs[k].cfg)
@@ -743,11 +794,29 @@ func groupStats(scenario, group string, rows []*RunRow) GroupStats {
 	})
 	switch rho, err := measure.Spearman(bs, bf); {
 	case len(both) < 2:
-		st.Notes = append(st.Notes, "Spearman needs at least 2 configurations (model, engine) with both bases")
+		st.Notes = append(st.Notes, "Spearman needs at least 2 configurations with both bases")
 	case err != nil:
 		st.Notes = append(st.Notes, strings.Replace(err.Error(), "spearman: ", "Spearman: ", 1))
 	default:
 		st.Spearman = &rho
 	}
 	return st
+}
+
+// ratio is median(full) / median(steady) over the same configurations
+// (those with both bases), so that both medians are of one set; a note
+// says over how many, or why there is none.
+func ratio(steady, full []float64, notes *[]string) *float64 {
+	if len(steady) == 0 {
+		return nil
+	}
+	ms, _ := measure.Median(steady)
+	mf, _ := measure.Median(full)
+	if ms <= 0 {
+		*notes = append(*notes, "full / steady: median steady-state J/token is 0")
+		return nil
+	}
+	r := mf / ms
+	*notes = append(*notes, fmt.Sprintf("full / steady over the %d configuration(s) with both", len(steady)))
+	return &r
 }

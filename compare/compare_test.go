@@ -70,24 +70,24 @@ func TestLoadProfileErrors(t *testing.T) {
 	}{
 		{"unknown key", "pair_tolerance_unused: 0", "", nil}, // placeholder, replaced below
 		{"unknown key in pairs", "  tolerance: 0.20", "  tolerance: 0.20\n  tolerence: 0.3",
-			[]string{`x.yaml:56:3: pairs: unknown key "tolerence" (valid keys: engines, same, tolerance)`}},
+			[]string{`x.yaml:65:3: pairs: unknown key "tolerence" (valid keys: engines, same, tolerance)`}},
 		{"wrong type", "  tolerance: 0.20", "  tolerance: [0.2]",
-			[]string{"x.yaml:55:14: pairs.tolerance: cannot unmarshal !!seq into float64"}},
+			[]string{"x.yaml:64:14: pairs.tolerance: cannot unmarshal !!seq into float64"}},
 		{"tolerance out of range", "  tolerance: 0.20", "  tolerance: 1.5",
-			[]string{"x.yaml:55:14: pairs.tolerance: must be a fraction in [0, 1], got 1.5"}},
+			[]string{"x.yaml:64:14: pairs.tolerance: must be a fraction in [0, 1], got 1.5"}},
 		{"engine pair of one", "engines: [[vllm, sglang]]", "engines: [[vllm]]",
-			[]string{"x.yaml:54:13: pairs.engines[0]: expected two different engine kinds"}},
+			[]string{"x.yaml:63:13: pairs.engines[0]: expected two different engine kinds"}},
 		{"bounds decrease", `{name: "50B-200B", below: 200e9}`, `{name: "50B-200B", below: 20e9}`,
-			[]string{"x.yaml:64:5: size_groups[1]: bounds must increase from group to group (2e+10 after 5e+10)"}},
+			[]string{"x.yaml:73:5: size_groups[1]: bounds must increase from group to group (2e+10 after 5e+10)"}},
 		{"two kinds in a flag", "{check: release_closed, flag: release_not_closed, removes: [all]}", "{check: release_closed, excluded: true, flag: release_not_closed, removes: [all]}",
 			[]string{"x.yaml:43:5: flags[1]: set exactly one of check: NAME, severity: LEVEL, metric: NAME with above: N, excluded: true, incomplete: true"}},
 		{"share out of range", "overhead_shares: [0.10, 0.01]", "overhead_shares: [0.10, 1]",
-			[]string{"x.yaml:94:27: estimate.overhead_shares[1]: must be a fraction in (0, 1), got 1"}},
+			[]string{"x.yaml:103:27: estimate.overhead_shares[1]: must be a fraction in (0, 1), got 1"}},
 		{"missing metric", "  output_tokens: formal_output_tokens\n", "",
 			[]string{"metrics.output_tokens: required"}},
 		{"bad YAML", "pairs:\n", "pairs: [\n", []string{"x.yaml:", "invalid YAML"}},
 		{"unknown removal", "removes: [steady]", "removes: [steddy]",
-			[]string{`x.yaml:41:62: flags[0]: removes: unknown value "steddy" (valid: steady, full, startup, release, all)`}},
+			[]string{`x.yaml:41:62: flags[0]: removes: unknown value "steddy" (valid: steady, full, startup, release, all, none)`}},
 		{"metric without threshold", "{metric: failed_requests, above: 0,", "{metric: failed_requests,",
 			[]string{"flags[3]: metric and above go together"}},
 	}
@@ -95,7 +95,7 @@ func TestLoadProfileErrors(t *testing.T) {
 		name, old, new string
 		want           []string
 	}{"unknown top-level key", "spec: benchmark-1.5-methodology", "spec: benchmark-1.5-methodology\nthreshold: 3",
-		[]string{`x.yaml:16:1: unknown key "threshold" (valid keys: asiai, description, estimate, flags, metrics, name, pairs, params_label, scenario_labels, size_groups, spec, version)`}}
+		[]string{`x.yaml:16:1: unknown key "threshold" (valid keys: asiai, configuration, description, estimate, flags, metrics, name, not_applicable, pairs, params_label, scenario_labels, size_groups, spec, version)`}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if !strings.Contains(base, c.old) {
@@ -239,7 +239,10 @@ func TestPairRule(t *testing.T) {
 //
 // In the statistics: steady {1, 3, 2} → median 2; full {2, 4, 6} → median 4;
 // startup {100, 300, 500, 200} → 100 200 300 500 → (200 + 300)/2 = 250;
-// release {10, 30, 50, 20} → (20 + 30)/2 = 25; ratio 4/2 = 2.
+// release {10, 30, 50, 20} → (20 + 30)/2 = 25. The ratio full / steady is
+// over the configurations with both values, m1 (1, 2) and m2 (3, 4):
+// median full (2 + 4)/2 = 3 over median steady (1 + 3)/2 = 2 → 1.5 (not
+// the 4/2 = 2 of the medians over different run sets).
 // Steady ranks m1 1, m6 2, m2 3 (m3 none); full ranks m1 1, m2 2, m3 3 (m6
 // none). Spearman over the configurations with both bases, m1 (1, 2) and
 // m2 (3, 4): two points in the same order → ρ = 1.
@@ -287,7 +290,7 @@ func TestFlagsRemoveWhatTheProfileSays(t *testing.T) {
 	}
 	st := groupOf(t, rep, "chat", "<=50B")
 	if st.Runs != 8 || st.Included != 4 || st.Flagged != 6 || *st.MedianSteady != 2 || *st.MedianFull != 4 ||
-		*st.MedianStartup != 250 || *st.MedianRelease != 25 || *st.Ratio != 2 || st.Spearman == nil || *st.Spearman != 1 {
+		*st.MedianStartup != 250 || *st.MedianRelease != 25 || *st.Ratio != 1.5 || st.RatioConfigs != 2 || st.Spearman == nil || *st.Spearman != 1 {
 		t.Errorf("group = %+v", st)
 	}
 	ranks := map[string][2]float64{}
@@ -525,7 +528,9 @@ func TestAsiaiPerEngine(t *testing.T) {
 //     0.5716; ratio 1.374; ρ = -1 likewise.
 //   - chat >=200B: ds-vllm's full 0.9 only: median full 0.9, no ratio.
 //   - cross-group chat: steady 0.1111 0.1234 0.4 0.4321 → (0.1234 + 0.4)/2
-//     = 0.2617; full 0.2345 0.25 0.5432 0.6 0.9 → 0.5432; ratio 2.076;
+//     = 0.26170; full 0.2345 0.25 0.5432 0.6 0.9 → 0.5432; the ratio is
+//     over the four configurations with both: full 0.2345 0.25 0.5432 0.6
+//     → (0.25 + 0.5432)/2 = 0.3966, / 0.26170 = 1.515;
 //     Spearman over the four with both: steady ranks 2, 1, 4, 3, full ranks
 //     1, 2, 3, 4; Σd² = 4, ρ = 1 - 6·4/(4·15) = 0.6.
 //   - pairs: Qwen 100000 vs 90000 → 10.0 % (comparable); Llama 120000 vs

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -50,6 +51,12 @@ type Profile struct {
 	SizeGroups  []SizeGroup  `yaml:"size_groups"`
 	Asiai       AsiaiRule    `yaml:"asiai"`
 	Estimate    EstimateRule `yaml:"estimate"`
+	// Configuration says which run.json fields make a configuration and
+	// which of them are the load.
+	Configuration ConfigRule `yaml:"configuration"`
+	// NotApplicable lists the run.json reasons that make a run not
+	// applicable (the model does not support the task) rather than failed.
+	NotApplicable []NARule `yaml:"not_applicable"`
 
 	// Source is the file the profile was read from (for messages).
 	Source string `yaml:"-"`
@@ -72,9 +79,34 @@ const (
 	ValueRelease = "release"
 	// ValueAll removes the whole run.
 	ValueAll = "all"
+	// ValueNone removes nothing: the finding is shown with its reason.
+	ValueNone = "none"
 )
 
 var valueNames = []string{ValueSteady, ValueFull, ValueStartup, ValueRelease, ValueAll}
+
+// removalNames are the words of a flag rule's removes list.
+var removalNames = append(slices.Clone(valueNames), ValueNone)
+
+// ConfigRule names the run.json fields (dotted paths; a path naming an
+// object stands for each of its fields) that make a configuration: runs
+// equal on every one are repetitions of one configuration, runs that differ
+// are different configurations, and compare shows the fields that differ
+// as columns. Load fields are part of the configuration's key too, but
+// are shown apart: runs that differ only in them are load points of one
+// configuration (its frontier), never repetitions.
+type ConfigRule struct {
+	Fields []string `yaml:"fields"`
+	Load   []string `yaml:"load"`
+}
+
+// NARule marks a run not applicable when its run.json reason matches
+// Reason (a regular expression); Why is what compare says.
+type NARule struct {
+	Reason string `yaml:"reason"`
+	Why    string `yaml:"why"`
+	re     *regexp.Regexp
+}
 
 // FlagRule flags a run and says which of its values leave the statistics.
 // Exactly one condition is set: a failed check by name (Check), any failed
@@ -235,16 +267,20 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 			d.Errorf(n, where, "flag: required (the name shown next to a flagged run)")
 		}
 		if len(f.Removes) == 0 {
-			d.Errorf(n, where, "removes: required, a list of %s", strings.Join(valueNames, ", "))
+			d.Errorf(n, where, "removes: required, a list of %s", strings.Join(removalNames, ", "))
 		}
 		for _, v := range f.Removes {
-			if !slices.Contains(valueNames, v) {
-				d.Errorf(yamlstrict.FirstNode(at("flags", fmt.Sprint(i), "removes"), n), where, "removes: unknown value %q (valid: %s)", v, strings.Join(valueNames, ", "))
+			if !slices.Contains(removalNames, v) {
+				d.Errorf(yamlstrict.FirstNode(at("flags", fmt.Sprint(i), "removes"), n), where, "removes: unknown value %q (valid: %s)", v, strings.Join(removalNames, ", "))
 			}
 		}
+		if slices.Contains(f.Removes, ValueNone) && len(f.Removes) > 1 {
+			d.Errorf(yamlstrict.FirstNode(at("flags", fmt.Sprint(i), "removes"), n), where, "removes: none goes alone (the finding is shown and removes nothing)")
+		}
 	}
+	p.validateConfig(d, root)
 	for i, f := range p.Pairs.Same {
-		if strings.TrimSpace(f) == "" || strings.Contains(f, "..") || strings.HasPrefix(f, ".") || strings.HasSuffix(f, ".") {
+		if !dottedField(f) {
 			d.Errorf(yamlstrict.FirstNode(at("pairs", "same", fmt.Sprint(i)), at("pairs"), root), fmt.Sprintf("pairs.same[%d]", i), "expected a dotted run.json field such as engine.precision, got %q", f)
 		}
 	}
@@ -295,6 +331,57 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 				fmt.Sprintf("estimate.overhead_shares[%d]", i), "must be a fraction in (0, 1), got %v", s)
 		}
 	}
+}
+
+// validateConfig checks the configuration fields and the not-applicable
+// rules (compiling their expressions).
+func (p *Profile) validateConfig(d *yamlstrict.Decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
+	for _, l := range []struct {
+		key    string
+		fields []string
+	}{{"fields", p.Configuration.Fields}, {"load", p.Configuration.Load}} {
+		for i, f := range l.fields {
+			if !dottedField(f) {
+				d.Errorf(yamlstrict.FirstNode(at("configuration", l.key, fmt.Sprint(i)), at("configuration"), root),
+					fmt.Sprintf("configuration.%s[%d]", l.key, i), "expected a dotted run.json field such as parameters or engine.precision, got %q", f)
+			}
+		}
+	}
+	for i := range p.NotApplicable {
+		r := &p.NotApplicable[i]
+		n := yamlstrict.FirstNode(at("not_applicable", fmt.Sprint(i)), root)
+		where := fmt.Sprintf("not_applicable[%d]", i)
+		if strings.TrimSpace(r.Reason) == "" || strings.TrimSpace(r.Why) == "" {
+			d.Errorf(n, where, "reason (a regular expression over run.json's reason) and why (what compare says) are required")
+			continue
+		}
+		re, err := regexp.Compile(r.Reason)
+		if err != nil {
+			d.Errorf(yamlstrict.FirstNode(at("not_applicable", fmt.Sprint(i), "reason"), n), where, "reason: %v", err)
+			continue
+		}
+		r.re = re
+	}
+}
+
+func dottedField(f string) bool {
+	return strings.TrimSpace(f) != "" && !strings.Contains(f, "..") && !strings.HasPrefix(f, ".") && !strings.HasSuffix(f, ".")
+}
+
+// NotApplicableReason says why a run that did not complete for this
+// reason (run.json's) is not applicable: its reason matches a
+// not_applicable rule. ok is false otherwise.
+func (p *Profile) NotApplicableReason(reason string) (why string, ok bool) {
+	if strings.TrimSpace(reason) == "" {
+		return "", false
+	}
+	for _, r := range p.NotApplicable {
+		if r.re != nil && r.re.MatchString(reason) {
+			return r.Why, true
+		}
+	}
+	return "", false
 }
 
 func (g SizeGroup) bound() float64 {

@@ -136,26 +136,11 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 	}
 
 	if len(rep.Runs) > 0 {
-		section(w, format, "Runs by scenario, size group, model and engine")
-		rows := make([][]string, 0, len(rep.Runs))
-		for _, r := range rep.Runs {
-			val := func(v *float64, name string, f func(*float64) string) string {
-				if v != nil && !r.Uses(name) {
-					return "[" + f(v) + "]"
-				}
-				return f(v)
-			}
-			rows = append(rows, []string{r.Scenario, r.SizeGroup, fmtParams(r.Params), r.Model, r.Engine, r.RunID,
-				val(r.SteadyJPerToken, ValueSteady, fmtJ), val(r.FullJPerToken, ValueFull, fmtJ),
-				val(r.StartupEnergyJ, ValueStartup, fmtE), val(r.ReleaseEnergyJ, ValueRelease, fmtE),
-				fmtCount(r.OutputTokens), flagNames(r.Flags)})
-		}
-		if err := table(w, format, []string{"scenario", "size group", "params", "model", "engine", "run",
-			"steady J/token", "full-lifecycle J/token", "startup J", "release J", "output tokens", "flags"}, rows); err != nil {
+		if err := runsTable(w, format, rep); err != nil {
 			return err
 		}
-		line(w, format, "[x]: a value its flag leaves out of the statistics (see the flagged runs).")
 
+		rows := [][]string{}
 		section(w, format, fmt.Sprintf("Engine pairs (compared only when %s are equal and |T1 - T2| / max(T1, T2) <= %s on formal output tokens)",
 			orDash(strings.Join(rep.PairSame, ", ")), pct(rep.PairTolerance)))
 		if len(rep.Pairs) == 0 {
@@ -189,14 +174,16 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 		rows = rows[:0]
 		for _, s := range rep.Groups {
 			for _, c := range s.Configs {
-				rows = append(rows, []string{s.Scenario, s.SizeGroup, c.Model, c.Engine, strconv.Itoa(c.Runs),
-					fmtSpread(c.Steady), fmtRankPtr(c.SteadyRank), fmtSpread(c.Full), fmtRankPtr(c.FullRank)})
+				row := append([]string{s.Scenario, s.SizeGroup, c.Model, c.Engine}, settingCells(c.Configuration, c.Load)...)
+				rows = append(rows, append(row, strconv.Itoa(c.Runs),
+					fmtSpread(c.Steady), fmtRankPtr(c.SteadyRank), fmtSpread(c.Full), fmtRankPtr(c.FullRank)))
 			}
 		}
+		head := append([]string{"scenario", "size group", "model", "engine"}, settingHeads(rep)...)
 		if len(rows) == 0 {
 			line(w, format, "No run in the statistics.")
-		} else if err := table(w, format, []string{"scenario", "size group", "model", "engine", "runs",
-			"steady J/token: n, median (min–max, spread)", "steady rank", "full-lifecycle J/token: n, median (min–max, spread)", "full rank"}, rows); err != nil {
+		} else if err := table(w, format, append(head, "runs",
+			"steady J/token: n, median (min–max, spread)", "steady rank", "full-lifecycle J/token: n, median (min–max, spread)", "full rank"), rows); err != nil {
 			return err
 		}
 
@@ -204,6 +191,10 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 		if err := groupTable(w, format, rep.CrossGroup); err != nil {
 			return err
 		}
+	}
+
+	if err := notApplicableTable(w, format, rep.NotApplicable); err != nil {
+		return err
 	}
 
 	if len(rep.Asiai) > 0 {
@@ -279,10 +270,81 @@ func pctShortPtr(v *float64) string {
 	return strconv.FormatFloat(*v, 'f', 1, 64) + " %"
 }
 
+// runsTable writes the table of runs.
+func runsTable(w io.Writer, format string, rep *Report) error {
+	section(w, format, "Runs by scenario, size group, model and engine")
+	rows := make([][]string, 0, len(rep.Runs))
+	for _, r := range rep.Runs {
+		val := func(v *float64, name string, f func(*float64) string) string {
+			if v != nil && !r.Uses(name) {
+				return "[" + f(v) + "]"
+			}
+			return f(v)
+		}
+		row := append([]string{r.Scenario, r.SizeGroup, fmtParams(r.Params), r.Model, r.Engine}, settingCells(r.Configuration, r.Load)...)
+		rows = append(rows, append(row, r.RunID,
+			val(r.SteadyJPerToken, ValueSteady, fmtJ), val(r.FullJPerToken, ValueFull, fmtJ),
+			val(r.StartupEnergyJ, ValueStartup, fmtE), val(r.ReleaseEnergyJ, ValueRelease, fmtE),
+			fmtCount(r.OutputTokens), flagNames(r.Flags)))
+	}
+	head := append([]string{"scenario", "size group", "params", "model", "engine"}, settingHeads(rep)...)
+	if err := table(w, format, append(head, "run",
+		"steady J/token", "full-lifecycle J/token", "startup J", "release J", "output tokens", "flags"), rows); err != nil {
+		return err
+	}
+	if len(rep.ConfigurationColumns)+len(rep.LoadColumns) > 0 {
+		line(w, format, "Runs of one model and engine that differ in "+strings.Join(settingHeads(rep), ", ")+
+			" are different configurations (load: load points of one configuration), never repetitions.")
+	}
+	line(w, format, "[x]: a value its flag leaves out of the statistics (see the flagged runs).")
+	return nil
+}
+
+// settingHeads are the headings of the configuration and load columns.
+func settingHeads(rep *Report) []string {
+	var out []string
+	for _, f := range rep.ConfigurationColumns {
+		out = append(out, columnName(f))
+	}
+	for _, f := range rep.LoadColumns {
+		out = append(out, "load: "+columnName(f))
+	}
+	return out
+}
+
+func settingCells(cfg, load []FieldValue) []string {
+	out := make([]string, 0, len(cfg)+len(load))
+	for _, v := range append(slices.Clone(cfg), load...) {
+		out = append(out, v.Value)
+	}
+	return out
+}
+
+// notApplicableTable lists the combinations that do not apply: n/a, not
+// failures.
+func notApplicableTable(w io.Writer, format string, na []NotApplicable) error {
+	if len(na) == 0 {
+		return nil
+	}
+	section(w, format, "Not applicable (not measured because they do not apply; neither failures nor in the statistics)")
+	rows := make([][]string, 0, len(na))
+	for _, n := range na {
+		var set []string
+		for _, v := range n.Setting {
+			set = append(set, columnName(v.Field)+"="+v.Value)
+		}
+		rows = append(rows, []string{n.Scenario, n.Model, n.Engine, orDash(strings.Join(set, ", ")), orDash(n.RunID), "n/a", n.Reason})
+	}
+	return table(w, format, []string{"scenario", "model", "engine", "setting", "run", "steady J/token", "why"}, rows)
+}
+
 // removesText says what a flag leaves out, in words.
 func removesText(vs []string) string {
 	if slices.Contains(vs, ValueAll) {
 		return "the whole run"
+	}
+	if slices.Contains(vs, ValueNone) {
+		return "nothing (shown only)"
 	}
 	names := map[string]string{ValueSteady: "steady J/token", ValueFull: "full-lifecycle J/token", ValueStartup: "startup J", ValueRelease: "release J"}
 	out := make([]string, 0, len(vs))
@@ -327,9 +389,22 @@ func renderCSV(w io.Writer, rep *Report) error {
 		}
 		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, m.OutputTokens, raw(r.OutputTokens), "tokens", "")
 		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "included", strconv.FormatBool(r.Included), "", "")
+		for _, v := range r.Configuration {
+			put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "configuration:"+v.Field, v.Value, "", "")
+		}
+		for _, v := range r.Load {
+			put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "load:"+v.Field, v.Value, "", "")
+		}
 		for _, f := range r.Flags {
 			put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "flag", f.Name, "", strings.TrimSpace(f.Detail+" (leaves out: "+removesText(f.Removes)+")"))
 		}
+	}
+	for _, n := range rep.NotApplicable {
+		var set []string
+		for _, v := range n.Setting {
+			set = append(set, v.Field+"="+v.Value)
+		}
+		put("not_applicable", n.Scenario, "", n.Model, n.Engine, n.RunID, "setting", strings.Join(set, " "), "", n.Reason)
 	}
 	for _, p := range rep.Pairs {
 		engines, runs := p.A.Engine+"/"+p.B.Engine, p.A.RunID+"/"+p.B.RunID
@@ -352,7 +427,7 @@ func renderCSV(w io.Writer, rep *Report) error {
 			put(sec.name, s.Scenario, g, "", "", "", "median_"+m.FullJPerToken, raw(s.MedianFull), "J/token", "")
 			put(sec.name, s.Scenario, g, "", "", "", "median_"+m.StartupEnergyJ, raw(s.MedianStartup), "J", "")
 			put(sec.name, s.Scenario, g, "", "", "", "median_"+m.ReleaseEnergyJ, raw(s.MedianRelease), "J", "")
-			put(sec.name, s.Scenario, g, "", "", "", "ratio_full_to_steady", raw(s.Ratio), "", "")
+			put(sec.name, s.Scenario, g, "", "", "", "ratio_full_to_steady", raw(s.Ratio), "", fmt.Sprintf("over %d configuration(s) with both", s.RatioConfigs))
 			put(sec.name, s.Scenario, g, "", "", "", "spearman", raw(s.Spearman), "", note)
 			if sec.name != "group" {
 				continue

@@ -309,8 +309,17 @@ func decimate(pts []XY, n int) []XY {
 func (d *Data) baselines(m archive.Meta, pd *measure.PowerData) {
 	bs, okB := m.StageByName("baseline")
 	rs, okR := m.StageByName("release")
-	if !okB || !okR {
-		d.Notes = append(d.Notes, "no baseline or release stage: no baseline band")
+	switch {
+	case !okB && !okR:
+		d.Notes = append(d.Notes, "no baseline or release stage: no baseline ± tolerance band")
+		return
+	case !okB:
+		d.Notes = append(d.Notes, "no baseline stage: no baseline ± tolerance band over the release")
+		return
+	case !okR:
+		// The baseline stage is there (and shaded); the band belongs to
+		// the release stage, which is not.
+		d.Notes = append(d.Notes, "no release stage: the baseline ± tolerance band (drawn over the release) is not drawn")
 		return
 	}
 	total := BaselineBand{Device: "all devices", Start: rs.Start - d.T0, End: rs.End - d.T0}

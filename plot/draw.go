@@ -120,14 +120,17 @@ func Render(w io.Writer, d *Data, format string, opt Options) error {
 	case "png":
 		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(DPI), vgimg.UseBackgroundColor(color.White))}
 	case "svg":
-		c = vgsvg.New(width, height)
+		// The fonts go into the file: a viewer then draws the texts with
+		// the metrics they were laid out with (with a substitute font they
+		// ran over each other, over the legend's swatches and off the edge).
+		c = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
 	case "pdf":
 		c = vgpdf.New(width, height)
 	default:
 		return fmt.Errorf("unknown figure format %q (valid: %s)", format, strings.Join(Formats, ", "))
 	}
 	dc := draw.New(c)
-	d.draw(dc)
+	d.draw(dc, nil)
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s figure: %w", format, err)
 	}
@@ -165,26 +168,52 @@ func devColour(i int) color.NRGBA { return deviceColour[i%len(deviceColour)] }
 
 func withAlpha(c color.NRGBA, a uint8) color.NRGBA { c.A = a; return c }
 
-func (d *Data) draw(dc draw.Canvas) {
-	// Title and notes above the panels.
+// LayoutOf draws the figure on an image canvas of opt's size and returns
+// where its texts went.
+func LayoutOf(d *Data, opt Options) (*Layout, error) {
+	width, height, err := opt.lengths()
+	if err != nil {
+		return nil, err
+	}
+	rec := &Layout{}
+	d.draw(draw.New(vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(DPI))), rec)
+	return rec, nil
+}
+
+// draw draws the figure; rec, when not nil, records the layout.
+func (d *Data) draw(dc draw.Canvas, rec *Layout) {
+	if rec == nil {
+		rec = &Layout{}
+	}
+	rec.Canvas = dc.Rectangle
+	// Title and notes above the panels; notes wrapped to the width.
 	titleStyle := text.Style{Color: color.Black, Font: font.From(gplot.DefaultFont, 13), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: gplot.DefaultTextHandler}
 	top := dc.Max.Y - vg.Points(6)
-	dc.FillText(titleStyle, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: top}, d.Title)
-	top -= titleStyle.Height(d.Title) + vg.Points(2)
+	header := func(st text.Style, s string) {
+		pt := vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: top}
+		dc.FillText(st, pt, s)
+		w, h := st.Width(s), st.Height(s)
+		rec.Header = append(rec.Header, Box{Text: s, R: vg.Rectangle{Min: vg.Point{X: pt.X - w/2, Y: top - h}, Max: vg.Point{X: pt.X + w/2, Y: top}}})
+		top -= h + vg.Points(2)
+	}
+	width := dc.Max.X - dc.Min.X - vg.Points(12)
+	header(fitText(titleStyle, d.Title, width), d.Title)
 	if len(d.Notes) > 0 {
 		noteStyle := titleStyle
 		noteStyle.Font = font.From(gplot.DefaultFont, 9)
 		noteStyle.Color = color.NRGBA{R: 120, G: 60, B: 0, A: 255}
-		note := "notes: " + strings.Join(d.Notes, "; ")
-		dc.FillText(noteStyle, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: top}, note)
-		top -= noteStyle.Height(note) + vg.Points(2)
+		// At most a tenth of the height goes to notes.
+		n := max(1, int((dc.Max.Y-dc.Min.Y)/10/(noteStyle.Height("Xg")+vg.Points(2))))
+		for _, l := range maxNoteLines(wrapNotes(d.Notes, noteStyle, width), n) {
+			header(fitText(noteStyle, l, width), l)
+		}
 	}
 	body := dc
-	body.Max.Y = top
+	body.Max.Y = top - vg.Points(2)
 
-	power := d.powerPlot()
+	power, extra := d.powerPlot(rec)
 	jpt := d.jPerTokenPlot()
-	cvp := d.cvPlot()
+	cvp := d.cvPlot(rec)
 	h := body.Max.Y - body.Min.Y
 	cuts := []float64{0.55, 0.25, 0.20}
 	plots := []*gplot.Plot{power, jpt, cvp}
@@ -196,19 +225,28 @@ func (d *Data) draw(dc draw.Canvas) {
 		c.Min.Y = y - vg.Length(f)*h
 		y = c.Min.Y
 		canvases[i] = c
+		rec.Panels = append(rec.Panels, c.Rectangle)
 	}
-	// Align the data areas' left and right edges.
-	var left, right vg.Length
-	for i, p := range plots {
-		da := p.DataCanvas(canvases[i])
-		left = max(left, da.Min.X-canvases[i].Min.X)
-		right = max(right, canvases[i].Max.X-da.Max.X)
+	// Headroom above the power data for the stage labels and the legend,
+	// then the data areas' left and right edges aligned (twice: the
+	// headroom changes the tick labels, which move the edges).
+	crops := make([]draw.Canvas, len(plots))
+	for range 2 {
+		var left, right vg.Length
+		for i, p := range plots {
+			da := p.DataCanvas(canvases[i])
+			left = max(left, da.Min.X-canvases[i].Min.X)
+			right = max(right, canvases[i].Max.X-da.Max.X)
+		}
+		for i, p := range plots {
+			c := canvases[i]
+			da := p.DataCanvas(c)
+			crops[i] = draw.Crop(c, left-(da.Min.X-c.Min.X), -(right - (c.Max.X - da.Max.X)), 0, 0)
+		}
+		extra.headroom(power, power.DataCanvas(crops[0]))
 	}
 	for i, p := range plots {
-		c := canvases[i]
-		da := p.DataCanvas(c)
-		c = draw.Crop(c, left-(da.Min.X-c.Min.X), -(right - (c.Max.X - da.Max.X)), 0, 0)
-		p.Draw(c)
+		p.Draw(crops[i])
 	}
 }
 
@@ -254,8 +292,33 @@ func xys(pts []XY) plotter.XYs {
 	return out
 }
 
+// powerExtra is what the power panel draws above its data: the stage
+// labels and the legend, and the data's top (for the headroom).
+type powerExtra struct {
+	bands  *bands
+	legend *legend
+	yMax   float64
+}
+
+// headroom sets the power axis so that the data stay below the stage
+// labels and the legend in data area da.
+func (e *powerExtra) headroom(p *gplot.Plot, da draw.Canvas) {
+	st := e.bands.style(p)
+	_, rows := layoutLabels(e.bands.items(p, da), da.Min.X, da.Max.X, da.Max.Y, st.Height("Xg"), e.bands.rowH(p))
+	e.bands.rows = rows // the legend goes below them
+	need := e.bands.rowH(p)*vg.Length(rows) + vg.Points(6)
+	if len(e.legend.entries) > 0 {
+		if f, ok := e.legend.fit(da, p); ok {
+			need = da.Max.Y - f.r.Min.Y + vg.Points(4)
+		}
+	}
+	hgt := da.Max.Y - da.Min.Y
+	share := min(float64(need/hgt), 0.7)
+	p.Y.Max = max(e.yMax*1.05, e.yMax/(1-share))
+}
+
 // powerPlot is the top panel: power over time.
-func (d *Data) powerPlot() *gplot.Plot {
+func (d *Data) powerPlot(rec *Layout) (*gplot.Plot, *powerExtra) {
 	p := newPlot("GPU power over time (stages shaded; steady-state window marked; baseline ± "+
 		strconv.FormatFloat(d.Tolerance*100, 'g', 4, 64)+" % band in release)", "time since run start (s)", "power (W)")
 	xMax, yMax := 1.0, 1.0
@@ -268,8 +331,11 @@ func (d *Data) powerPlot() *gplot.Plot {
 		}
 	}
 	p.X.Min, p.X.Max = 0, xMax
-	p.Y.Min, p.Y.Max = 0, yMax*1.32 // headroom for stage labels and the legend
-	p.Add(&bands{stages: d.Stages, steady: d.Steady})
+	p.Y.Min, p.Y.Max = 0, yMax*1.32 // headroom: set again by powerExtra.headroom
+	bs := &bands{stages: d.Stages, steady: d.Steady, rec: rec}
+	lg := &legend{rec: rec}
+	lg.below = func() vg.Length { return bs.rowH(p)*vg.Length(bs.rows) + vg.Points(2) }
+	p.Add(bs)
 	if d.TotalBaseline != nil && len(d.Devices) > 1 {
 		p.Add(&hband{b: *d.TotalBaseline, fill: color.NRGBA{A: 35}})
 	}
@@ -277,7 +343,7 @@ func (d *Data) powerPlot() *gplot.Plot {
 		p.Add(&hband{b: b, fill: withAlpha(devColour(i), 70)})
 	}
 	if len(d.Baselines) > 0 {
-		p.Legend.Add(fmt.Sprintf("baseline ± %s %% (release)", strconv.FormatFloat(d.Tolerance*100, 'g', 4, 64)),
+		lg.add(fmt.Sprintf("baseline ± %s %% (release)", strconv.FormatFloat(d.Tolerance*100, 'g', 4, 64)),
 			legendBox{withAlpha(devColour(0), 70)})
 	}
 	for i, s := range d.Devices {
@@ -291,22 +357,21 @@ func (d *Data) powerPlot() *gplot.Plot {
 		l.Color = devColour(i)
 		l.Width = vg.Points(1)
 		p.Add(l)
-		p.Legend.Add(s.Name, l)
+		lg.add(s.Name, l)
 	}
 	if len(d.Devices) > 1 && len(d.Total.Points) > 0 {
 		if l, err := plotter.NewLine(xys(d.Total.Points)); err == nil {
 			l.Color = color.Black
 			l.Width = vg.Points(1.6)
 			p.Add(l)
-			p.Legend.Add(d.Total.Name, l)
+			lg.add(d.Total.Name, l)
 		}
 	}
 	if d.Steady != nil {
-		p.Legend.Add("steady-state window", legendBox{withAlpha(steadyColour, 90)})
+		lg.add("steady-state window", legendBox{withAlpha(steadyColour, 90)})
 	}
-	p.Legend.Top = true
-	p.Legend.YOffs = -vg.Points(40) // below the stage labels
-	return p
+	p.Add(lg)
+	return p, &powerExtra{bands: bs, legend: lg, yMax: yMax}
 }
 
 // jPerTokenPlot is the middle panel: per-request J/token.
@@ -343,7 +408,7 @@ func (d *Data) jPerTokenPlot() *gplot.Plot {
 }
 
 // cvPlot is the bottom panel: rolling CV and the threshold.
-func (d *Data) cvPlot() *gplot.Plot {
+func (d *Data) cvPlot(rec *Layout) *gplot.Plot {
 	title := fmt.Sprintf("rolling CV of J/token over %d requests; steady state needs windows under %s", d.Window,
 		strconv.FormatFloat(d.CVMax, 'g', 4, 64))
 	p := newPlot(title, "request number (completion order)", "CV")
@@ -361,6 +426,7 @@ func (d *Data) cvPlot() *gplot.Plot {
 		p.Title.Text += fmt.Sprintf(" (axis cut at %s)", strconv.FormatFloat(clip, 'g', 4, 64))
 	}
 	p.Y.Min, p.Y.Max = 0, yMax*1.05
+	lg := &legend{left: true, rec: rec} // the first window-1 requests have no CV
 	if d.SteadyFirst > 0 && d.SteadyLast >= d.SteadyFirst {
 		p.Add(&xband{a: float64(d.SteadyFirst), b: float64(d.SteadyLast), fill: withAlpha(steadyColour, 40)})
 	}
@@ -374,34 +440,51 @@ func (d *Data) cvPlot() *gplot.Plot {
 			pts.GlyphStyle = draw.GlyphStyle{Color: devColour(0), Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
 			p.Add(pts)
 		}
-		p.Legend.Add("rolling CV", l)
+		lg.add("rolling CV", l)
 	}
 	limit := &hline{y: d.CVMax, colour: limitColour}
 	p.Add(limit)
-	p.Legend.Add("cv_max "+strconv.FormatFloat(d.CVMax, 'g', 4, 64), limit)
-	p.Legend.Top, p.Legend.Left = true, true // the first window-1 requests have no CV
+	lg.add("cv_max "+strconv.FormatFloat(d.CVMax, 'g', 4, 64), limit)
+	p.Add(lg)
 	return p
 }
 
-// maxLabelRows is how many rows of stage labels the power panel has room
-// for (its y axis leaves headroom above the data).
-const maxLabelRows = 3
-
-// bands shades the stages and marks the steady-state window.
+// bands shades the stages, names them and marks the steady-state window.
+// The names go in rows from the top (layoutLabels); rows is how many the
+// last drawing used (the legend goes below them).
 type bands struct {
 	stages []Band
 	steady *Band
+	rows   int
+	rec    *Layout
+}
+
+func (b *bands) style(p *gplot.Plot) text.Style {
+	return text.Style{Color: color.NRGBA{R: 40, G: 40, B: 40, A: 255}, Font: font.From(gplot.DefaultFont, 9),
+		XAlign: draw.XLeft, YAlign: draw.YTop, Handler: p.TextHandler}
+}
+
+func (b *bands) rowH(p *gplot.Plot) vg.Length { return b.style(p).Height("Xg") + vg.Points(2) }
+
+// items are the labels of the stages drawn in data area c.
+func (b *bands) items(p *gplot.Plot, c draw.Canvas) []labelItem {
+	trX, _ := p.Transforms(&c)
+	st := b.style(p)
+	var out []labelItem
+	for _, s := range b.stages {
+		x0, x1 := clampX(c, trX(s.Start)), clampX(c, trX(s.End))
+		if x1 <= x0 {
+			continue
+		}
+		l := stageLabel(s.Name)
+		out = append(out, labelItem{text: l, x: x0, w: st.Width(l), level: s.Level})
+	}
+	return out
 }
 
 func (b *bands) Plot(c draw.Canvas, p *gplot.Plot) {
 	trX, _ := p.Transforms(&c)
-	labelStyle := text.Style{Color: color.NRGBA{R: 40, G: 40, B: 40, A: 255}, Font: font.From(gplot.DefaultFont, 9),
-		XAlign: draw.XLeft, YAlign: draw.YTop, Handler: p.TextHandler}
-	rowH := labelStyle.Height("Xg") + vg.Points(2)
-	// Labels go in rows from the top: a nested stage's at least one row
-	// down, and a label that would overlap the previous one in its row
-	// one row further down.
-	var rowEnd []vg.Length
+	labelStyle := b.style(p)
 	for _, s := range b.stages {
 		x0, x1 := clampX(c, trX(s.Start)), clampX(c, trX(s.End))
 		if x1 <= x0 {
@@ -414,18 +497,15 @@ func (b *bands) Plot(c draw.Canvas, p *gplot.Plot) {
 		c.FillPolygon(fill, rect(x0, c.Min.Y, x1, c.Max.Y))
 		edge := draw.LineStyle{Color: withAlpha(fill, 200), Width: vg.Points(0.5)}
 		c.StrokeLine2(edge, x0, c.Min.Y, x0, c.Max.Y)
-		label := stageLabel(s.Name)
-		lx := x0 + vg.Points(3)
-		row := min(s.Level, maxLabelRows-1)
-		for row < maxLabelRows-1 && row < len(rowEnd) && rowEnd[row] > lx {
-			row++
+	}
+	items := b.items(p, c)
+	boxes, rows := layoutLabels(items, c.Min.X, c.Max.X, c.Max.Y-vg.Points(3), labelStyle.Height("Xg"), b.rowH(p))
+	b.rows = rows
+	for i, it := range items {
+		c.FillText(labelStyle, vg.Point{X: boxes[i].Min.X, Y: boxes[i].Max.Y}, it.text)
+		if b.rec != nil {
+			b.rec.StageLabels = append(b.rec.StageLabels, Box{Text: it.text, R: boxes[i]})
 		}
-		for len(rowEnd) <= row {
-			rowEnd = append(rowEnd, c.Min.X)
-		}
-		rowEnd[row] = max(rowEnd[row], lx+labelStyle.Width(label)+vg.Points(4))
-		y := c.Max.Y - vg.Points(3) - rowH*vg.Length(row)
-		c.FillText(labelStyle, vg.Point{X: lx, Y: y}, label)
 	}
 	if b.steady != nil {
 		x0, x1 := clampX(c, trX(b.steady.Start)), clampX(c, trX(b.steady.End))

@@ -53,7 +53,7 @@ stops the command with an error naming it.`,
 	return cmd
 }
 
-func (a *app) compare(ctx context.Context, paths []string, profile, rules string, sets []string, format string) error {
+func (a *app) compare(ctx context.Context, paths []string, profile, rules string, sets []string, format string, na ...compare.NotApplicable) error {
 	if err := report.CheckFormat(format); err != nil {
 		return withCode(exitInvalid, err)
 	}
@@ -65,7 +65,7 @@ func (a *app) compare(ctx context.Context, paths []string, profile, rules string
 	if err != nil {
 		return err
 	}
-	if err := compare.Render(a.out, prof.Compare(runs), format); err != nil {
+	if err := compare.Render(a.out, prof.Compare(runs, na...), format); err != nil {
 		return err
 	}
 	// As analyze: the comparison is shown, and the exit code says that

@@ -78,7 +78,11 @@ func (a *app) sweep(ctx context.Context, path string) error {
 	if a.v.GetBool("dry-run") {
 		return a.printPlan(c, plan, bin, executor)
 	}
-	opts := campaign.Options{Binary: bin, RetryFailed: a.v.GetBool("retry-failed"), Log: a.errOut}
+	rules, err := compare.Builtin()
+	if err != nil {
+		return err
+	}
+	opts := campaign.Options{Binary: bin, RetryFailed: a.v.GetBool("retry-failed"), Log: a.errOut, NotApplicable: rules.NotApplicableReason}
 	fmt.Fprintf(a.errOut, "campaign %s: %d runs (%d excluded), executor %s, archives in %s\n", c.Name, len(plan.Runs), plan.Excluded, executor, c.RunsDir())
 	var res campaign.Result
 	if executor == "slurm" {
@@ -98,7 +102,8 @@ func (a *app) sweep(ctx context.Context, path string) error {
 	}
 	if len(res.Complete) > 0 {
 		fmt.Fprintf(a.out, "== campaign %s: %d complete runs compared\n", c.Name, len(res.Complete))
-		if err := a.compare(ctx, res.Complete, "", compare.BuiltinName, nil, format); err != nil {
+		na := append(c.ExcludedCombinations(), res.NotApplicable...)
+		if err := a.compare(ctx, res.Complete, "", compare.BuiltinName, nil, format, na...); err != nil {
 			return err
 		}
 	}

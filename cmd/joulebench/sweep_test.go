@@ -35,7 +35,7 @@ matrix:
   model: [{id: sim-llm-8b, params: 8e9}, {id: sim-llm-70b, params: 70e9}]
   scenario: [{name: chat, dataset: chat}]
 args: [--set, request_count=20, --set, baseline=1s, --set, release_hold=1s, --set, window=5]
-slurm: {gpus: false, time: "00:10:00", poll: 1s}
+slurm: {time: "00:10:00", poll: 1s} # no gpus: the simulator asks for none
 `
 
 // sweepProc starts `sweep` as its own process (the test binary as
