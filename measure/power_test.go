@@ -463,6 +463,47 @@ func TestCounterGlitches(t *testing.T) {
 			glitches: []string{"reset@4-5"},
 		},
 		{
+			// One reading 10^6 J too high at t=5, then back (the hostile
+			// archive's spike). Without the fix the up-step was kept and
+			// only the way down fell back to the trapezoid: 400 +
+			// 1000100 + 100 + 400 = 1001000 J. Now the drop 1000500 → 600
+			// is explained by sample 4 (400 ≤ 600): over [4, 6] a reset
+			// gives 1000100 + 100 J, a spike 100 + 100 J, the trapezoid
+			// 200 J: a spike; segments [4, 5], [5, 6] take 100 J each →
+			// 1000 J, C(4.5) = 450, C(5.5) = 550.
+			name:    "spike of 10^6 J",
+			counter: []float64{0, 100, 200, 300, 400, 1000500, 600, 700, 800, 900, 1000},
+			want:    1000, wantMid: 100,
+			glitches: []string{"spike@4-6"},
+		},
+		{
+			// Two readings high (t=5, 6), then back: the drop at t=7 is
+			// explained by sample 4 (400 ≤ 700); over [4, 7] a spike
+			// gives 300 J = the trapezoid: segments [4, 7] take 100 J
+			// each → 1000 J.
+			name:    "two-sample spike",
+			counter: []float64{0, 100, 200, 300, 400, 500000, 600000, 700, 800, 900, 1000},
+			want:    1000, wantMid: 100,
+			glitches: []string{"spike@4-7"},
+		},
+		{
+			// A counter stepping back once as a realtime replay records
+			// it: interpolated readings on the way down and back up
+			// (500, 300, 100, 450, 800). Without the fix: reset on
+			// [5, 6], backward on [6, 8], and the rest of the jump back,
+			// 450 → 800, kept: 500 + 100 + 200 + 350 + 100 = 1250 J
+			// (the 265.8 W for 100 W). Now the drop at t=6 looks
+			// ahead to the first reading ≥ 500 (t=9) and back to the
+			// last ≤ 300 (t=3); over [3, 9] (trapezoid 600 J) a reset
+			// gives 100+100+100+100+350+350 = 1100 J, the excursion
+			// 100+100+4·100 = 600 J, a spike 3·100+100+350+350 = 1100 J:
+			// the excursion; [5, 9] take 100 J each → 1000 J.
+			name:    "stepped back once, replayed",
+			counter: []float64{0, 100, 200, 300, 400, 500, 300, 100, 450, 800, 900},
+			want:    1000, wantMid: 100,
+			glitches: []string{"backward@5-9"},
+		},
+		{
 			// A reset at the last sample: 1000 → 5. Segment [9, 10] takes
 			// 100 J → 1000 J.
 			name:    "reset at the end",
