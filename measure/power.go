@@ -30,6 +30,9 @@ type PowerData struct {
 	hasCounter bool
 	start, end float64
 	glitches   []CounterGlitch
+	// backInTime says, per device whose samples go back in time in the
+	// input order, where first and how often (Audit's Order).
+	backInTime []string
 }
 
 // Kinds of energy-counter glitches.
@@ -135,6 +138,7 @@ func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
 		name := samples[idx[0]].Device
 		// Stable sort by time; skipped when already sorted (the usual case).
 		if !slices.IsSortedFunc(idx, func(a, b int32) int { return cmp.Compare(samples[a].T, samples[b].T) }) {
+			pd.backInTime = append(pd.backInTime, describeBackInTime(name, samples, idx))
 			slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(samples[a].T, samples[b].T) })
 		}
 		n := len(idx)
@@ -187,6 +191,25 @@ func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
 		}
 	}
 	return pd, nil
+}
+
+// describeBackInTime says where a device's samples (idx, in input order)
+// first go back in time, and how many samples come earlier than one
+// before them.
+func describeBackInTime(name string, samples []archive.PowerSample, idx []int32) string {
+	latest, count := samples[idx[0]].T, 0
+	first := ""
+	for _, si := range idx[1:] {
+		t := samples[si].T
+		if t < latest {
+			if count == 0 {
+				first = fmt.Sprintf("sample %d at t=%s comes after t=%s (%s s back)", si, fmtT(t), fmtT(latest), fmtS(latest-t))
+			}
+			count++
+		}
+		latest = max(latest, t)
+	}
+	return fmt.Sprintf("device %s: time goes back: %s; %d samples earlier than one before them", name, first, count)
 }
 
 // Devices returns the device IDs in order of first appearance.
