@@ -172,7 +172,10 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 	}
 
 	var rows []archive.PowerSample
-	smp := telemetry.NewSampler(src, time.Hour, clk.Now, func(s []archive.PowerSample) error {
+	// The sampler refuses a time ≤ 0 (no run clock reads it): it stamps
+	// 1000 s later than the mock's clock, and the rows are shifted back
+	// for the hand values below (1000 + k/2 is exact).
+	smp := telemetry.NewSampler(src, time.Hour, func() float64 { return 1000 + clk.Now() }, func(s []archive.PowerSample) error {
 		rows = append(rows, s...)
 		return nil
 	}, nil)
@@ -188,6 +191,9 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 	}
 	if len(rows) != 7*8 {
 		t.Fatalf("%d rows, want 56", len(rows))
+	}
+	for i := range rows {
+		rows[i].T -= 1000
 	}
 	// Sample 3 (t = 1.5): P = 200 W·s_k; E = 175 J·s_k; memory 1 GiB.
 	for k := range 8 {
