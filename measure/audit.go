@@ -43,8 +43,9 @@ type Audit struct {
 	Zeros []string
 	// Order: a device whose samples go back in time in the file.
 	Order []string
-	// MaxGapS is the largest gap between two successive samples of one
-	// device inside any stage (s).
+	// MaxGapS is the largest time (s) inside any stage that a device has
+	// no sample for: between two successive samples, or from the stage's
+	// start to its first sample, or from its last sample to the stage's end.
 	MaxGapS float64
 }
 
@@ -78,6 +79,7 @@ func (p *PowerData) Audit(stages []AuditStage, o AuditOptions) Audit {
 		for _, name := range names {
 			k, ok := p.byName[name]
 			if !ok {
+				out.MaxGapS = max(out.MaxGapS, st.End-st.Start)
 				out.Missing = append(out.Missing, fmt.Sprintf("device %s has no power samples at all (stage %s, [%s, %s])",
 					name, st.Name, fmtT(st.Start), fmtT(st.End)))
 				continue
@@ -92,6 +94,10 @@ func (p *PowerData) Audit(stages []AuditStage, o AuditOptions) Audit {
 func (d *powerSeries) audit(st AuditStage, o AuditOptions, out *Audit) {
 	n := len(d.t)
 	first, last := d.t[0], d.t[n-1]
+	// A part of the stage without samples at its start or end is a gap
+	// too for MaxGapS (an exporter that died leaves one sample before the
+	// stage); it is reported as missing, not as a gap between samples.
+	out.MaxGapS = max(out.MaxGapS, min(st.End-st.Start, max(first-st.Start, st.End-last, 0)))
 	switch {
 	case last < st.Start || first > st.End:
 		out.Missing = append(out.Missing, fmt.Sprintf("device %s has no samples in stage %s [%s, %s] (its samples cover [%s, %s])",

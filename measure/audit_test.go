@@ -70,7 +70,7 @@ func TestPowerAudit(t *testing.T) {
 			devices:   []string{"g0", "g1"},
 			want:      "missing",
 			substr:    []string{"device g1 has no power samples at all", "stage formal"},
-			wantMaxGS: 1,
+			wantMaxGS: 10, // the whole stage
 		},
 		{
 			// The recording ends at t=15, inside the stage.
@@ -79,7 +79,17 @@ func TestPowerAudit(t *testing.T) {
 			devices:   []string{"g0", "g1"},
 			want:      "missing",
 			substr:    []string{"device g1: samples end at t=15", "5 s before stage formal ends", "recording stopped"},
-			wantMaxGS: 1,
+			wantMaxGS: 5, // t=15 to the end, 20
+		},
+		{
+			// An exporter that died: one sample, before the stage. The
+			// stage has no sample: MaxGapS is its length, 10 s.
+			name:      "one sample before the stage",
+			samples:   series("g0", 300, 1),
+			devices:   []string{"g0"},
+			want:      "missing",
+			substr:    []string{"device g0 has no samples in stage formal [10, 20] (its samples cover [1, 1])"},
+			wantMaxGS: 10,
 		},
 		{
 			name:      "device starts late",
@@ -87,7 +97,7 @@ func TestPowerAudit(t *testing.T) {
 			devices:   []string{"g0", "g1"},
 			want:      "missing",
 			substr:    []string{"device g1: samples start at t=12, 2 s after stage formal starts"},
-			wantMaxGS: 1,
+			wantMaxGS: 2, // the start, 10, to t=12
 		},
 		{
 			name: "one sample above the bound",

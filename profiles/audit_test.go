@@ -181,3 +181,44 @@ func TestPowerAuditAsiai(t *testing.T) {
 		t.Errorf("run not excluded by the gap")
 	}
 }
+
+// TestExporterDeadPrometheus: Prometheus up, the exporter dead: power.csv
+// holds one row per device from before the stages. The stored samples say
+// so (the Prometheus scrape interval did not): scrape_interval_fine fails
+// with the formal stage's 10 s uncovered (benchmark-1.5: the release's
+// 10 s too), and the run is excluded for the missing devices.
+func TestExporterDeadPrometheus(t *testing.T) {
+	for _, prof := range []string{"benchmark-1.0", "benchmark-1.5"} {
+		t.Run(prof, func(t *testing.T) {
+			src, err := profiles.Read(prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := workflow.Load(src, prof+".yaml", workflow.Options{Registry: steps.Registry()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := archive.Load("../archive/testdata/sample-run")
+			if err != nil {
+				t.Fatal(err)
+			}
+			run.Meta.Telemetry.Source = "prometheus"
+			run.Power = slices.DeleteFunc(run.Power, func(s archive.PowerSample) bool { return s.T > sampleT0-10 })
+			res, _ := workflow.Evaluate(context.Background(), l, run)
+			if res == nil {
+				t.Fatal("no results")
+			}
+			r := res.Values["scrape_interval_fine"]
+			if r.Passed == nil || *r.Passed || !strings.Contains(r.Message, "inside a measured stage 10 s") {
+				t.Errorf("scrape_interval_fine = %+v, want a failure naming the 10 s without samples", r)
+			}
+			r = res.Values["power_devices_present"]
+			if r.Passed == nil || *r.Passed || !strings.Contains(r.Message, "device gpu0 has no samples in stage formal") {
+				t.Errorf("power_devices_present = %+v", r)
+			}
+			if !res.Excluded {
+				t.Error("run not excluded")
+			}
+		})
+	}
+}

@@ -89,7 +89,7 @@ func TestStepReplay(t *testing.T) {
 			t.Errorf("row %d = %+v, want %+v", i, rows[i], orig[i])
 		}
 	}
-	if !src.Done() || len(logs) != 1 || !strings.Contains(logs[0], "ended (8 rows)") {
+	if !src.Done() || len(logs) != 1 || !strings.Contains(logs[0], "the power recording ended") || !strings.Contains(logs[0], "no rows after t=102 (8 rows, 2.0 s of recording)") {
 		t.Errorf("done %v, logs %v", src.Done(), logs)
 	}
 	checkEnergies(t, rows, 0)
@@ -147,6 +147,21 @@ func TestRealtimeReplay(t *testing.T) {
 		}
 	}
 	checkEnergies(t, rows, 900)
+	// The run goes on past the recording: the end is reported at the last
+	// row's re-stamped time, 102 + 900 = 1002 (run.json event
+	// power_recording_ended:replay).
+	if an := src.Anomalies(); len(an) != 0 {
+		t.Errorf("anomalies before the end = %+v", an)
+	}
+	clock = 1003
+	if rs, err := src.Read(context.Background()); err != nil || len(rs) != 0 {
+		t.Fatalf("read after the end = %+v, %v", rs, err)
+	}
+	an := src.Anomalies()
+	if len(an) != 1 || an[0].Kind != AnomalyRecordingEnded || an[0].Device != "replay" || an[0].T != 1002 ||
+		!strings.Contains(an[0].Detail, "no rows after t=1002") {
+		t.Errorf("anomalies = %+v, want the recording's end at 1002", an)
+	}
 }
 
 // The bug a replayed run hit: the first Read (the preflight's look at GPU
