@@ -222,3 +222,62 @@ func TestExporterDeadPrometheus(t *testing.T) {
 		})
 	}
 }
+
+// TestCounterGlitchRepairedOrExcluded: a counter spike of 10^6 J that
+// comes back is repaired (formal energy as shipped, no exclusion); a jump
+// of 10^6 J that stays cannot be repaired and excludes the run.
+func TestCounterGlitchRepairedOrExcluded(t *testing.T) {
+	src, err := profiles.Read("benchmark-1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := workflow.Load(src, "benchmark-1.0.yaml", workflow.Options{Registry: steps.Registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := func(edit func(*archive.Run)) *archive.Results {
+		run, err := archive.Load("../archive/testdata/sample-run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(run)
+		res, _ := workflow.Evaluate(context.Background(), l, run)
+		if res == nil {
+			t.Fatal("no results")
+		}
+		return res
+	}
+	clean := eval(func(*archive.Run) {})
+	want := clean.Values["avg_gpu_power_w"].Value.(float64)
+	for _, c := range []struct {
+		name    string
+		from    float64 // gpu0's counter + 10^6 J from this time …
+		to      float64 // … up to this one (inclusive)
+		exclude bool
+	}{
+		{"spike that comes back", sampleT0 + 4, sampleT0 + 4, false},
+		{"jump that stays", sampleT0 + 4, sampleT0 + 20, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := eval(func(r *archive.Run) {
+				for i := range r.Power {
+					if s := &r.Power[i]; s.Device == "gpu0" && s.T >= c.from && s.T <= c.to {
+						s.EnergyJ += 1e6
+					}
+				}
+			})
+			chk := res.Values["counter_plausible"]
+			if chk.Passed == nil || *chk.Passed == c.exclude || res.Excluded != c.exclude {
+				t.Fatalf("counter_plausible = %+v, excluded %v (%s); want excluded %v", chk, res.Excluded, res.ExcludeReason, c.exclude)
+			}
+			if !c.exclude {
+				// The sample run's formal power, 617 W, unchanged: the
+				// spike's energy is removed.
+				got := res.Values["avg_gpu_power_w"].Value.(float64)
+				if diff := got - want; diff > 1e-6 || diff < -1e-6 {
+					t.Errorf("avg_gpu_power_w = %v, want %v as without the spike", got, want)
+				}
+			}
+		})
+	}
+}
