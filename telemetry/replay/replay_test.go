@@ -232,3 +232,38 @@ func TestDerivedDevicesAndErrors(t *testing.T) {
 		t.Errorf("unknown device: %v", err)
 	}
 }
+
+// A recorded counter that stepped back 500 J once (t=10 reads 500 instead
+// of 1000) replayed in real time and sampled every 0.5 s: the sampler sees
+// 900, 700 (interpolated), 500, 800 (interpolated), 1100. The analysis
+// removes the whole excursion: 100 W × 20 s = 2000 J on [1000, 1020], not
+// 2250 J (the 800 → 1100 step was kept before: the 265.8 W for a
+// 100 W recording over a shorter stage).
+func TestReplayedCounterStepBack(t *testing.T) {
+	var rec []archive.PowerSample
+	for i := 0; i <= 20; i++ {
+		e := 100 * float64(i)
+		if i == 10 {
+			e -= 500
+		}
+		rec = append(rec, archive.PowerSample{T: float64(i + 1), Device: "g", PowerW: 100, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1})
+	}
+	var clock float64
+	src, err := New(rec, nil, Options{Realtime: true, Clock: func() float64 { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []float64
+	for c := 1000.0; c <= 1020; c += 0.5 {
+		times = append(times, c)
+	}
+	rows := collect(t, src, &clock, times...)
+	pd, err := measure.NewPowerData(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pd.Energy(1000, 1020, measure.MethodCounter)
+	if err != nil || math.Abs(got-2000) > 1e-9 {
+		t.Errorf("counter energy = %v, %v; want 2000 J (100 W × 20 s)", got, err)
+	}
+}
