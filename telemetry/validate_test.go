@@ -184,3 +184,41 @@ func TestSamplerClockZero(t *testing.T) {
 		t.Errorf("written %v, anomalies %+v; want nothing written, one power_invalid", col.snapshot(), s.Anomalies())
 	}
 }
+
+// FuzzSamplerReadings: whatever a source returns, what the sampler writes
+// is accepted by the archive reader and the analysis (no negative, NaN or
+// infinite power or counter, no time ≤ 0, no time going back per device).
+func FuzzSamplerReadings(f *testing.F) {
+	f.Add(100.0, 5.0, 1.0, -50.0, 2.0, 3.0, 1e7, 0.5)
+	f.Add(math.NaN(), math.Inf(1), 0.0, 0.0, -1.0, math.Inf(-1), 900.0, 1e308)
+	f.Fuzz(func(t *testing.T, p1, e1, t1, p2, e2, t2, p3, t3 float64) {
+		src := &scriptSource{reads: [][]Reading{
+			{{Device: "g", PowerW: p1, EnergyJ: e1, HasEnergy: true, MemUsedBytes: -1, T: t1}},
+			{{Device: "g", PowerW: p2, EnergyJ: e2, HasEnergy: true, MemUsedBytes: -1, T: t2}, {Device: "u", PowerW: p3, MemUsedBytes: -1, T: t3}},
+			{{Device: "g", PowerW: p3, EnergyJ: e1 + e2, HasEnergy: true, MemUsedBytes: -1}},
+		}}
+		col := newCollector()
+		s := NewSampler(src, 0, stepClock(), col.sink, nil)
+		devs, _ := src.Devices(context.Background())
+		s.SetDevices(devs)
+		for range src.reads {
+			if err := s.SampleNow(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var rows []archive.PowerSample
+		for _, b := range col.snapshot() {
+			rows = append(rows, b...)
+		}
+		if len(rows) == 0 {
+			return
+		}
+		read, err := archive.ReadPowerCSV(strings.NewReader(csvOf(rows)), "power.csv")
+		if err != nil {
+			t.Fatalf("the reader rejects what the sampler wrote: %v", err)
+		}
+		if _, err := measure.NewPowerData(read); err != nil {
+			t.Fatalf("the analysis rejects what the sampler wrote: %v", err)
+		}
+	})
+}
