@@ -98,15 +98,16 @@ func (d *powerSeries) audit(st AuditStage, o AuditOptions, out *Audit) {
 	// too for MaxGapS (an exporter that died leaves one sample before the
 	// stage); it is reported as missing, not as a gap between samples.
 	out.MaxGapS = max(out.MaxGapS, min(st.End-st.Start, max(first-st.Start, st.End-last, 0)))
-	switch {
-	case last < st.Start || first > st.End:
+	if last < st.Start || first > st.End {
 		out.Missing = append(out.Missing, fmt.Sprintf("device %s has no samples in stage %s [%s, %s] (its samples cover [%s, %s])",
 			d.name, st.Name, fmtT(st.Start), fmtT(st.End), fmtT(first), fmtT(last)))
 		return
-	case first > st.Start:
+	}
+	if first > st.Start {
 		out.Missing = append(out.Missing, fmt.Sprintf("device %s: samples start at t=%s, %s s after stage %s starts (t=%s)",
 			d.name, fmtT(first), fmtS(first-st.Start), st.Name, fmtT(st.Start)))
-	case last < st.End:
+	}
+	if last < st.End {
 		out.Missing = append(out.Missing, fmt.Sprintf("device %s: samples end at t=%s, %s s before stage %s ends (t=%s): the recording stopped",
 			d.name, fmtT(last), fmtS(st.End-last), st.Name, fmtT(st.End)))
 	}
