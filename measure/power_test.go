@@ -3,6 +3,7 @@ package measure
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -581,4 +582,71 @@ func TestCounterVsTrapz(t *testing.T) {
 	pt := mustPower(t, []archive.PowerSample{ps("g", 0, 1), ps("g", 1, 1)})
 	_, err = pt.CounterVsTrapz(0, 1)
 	wantErr(t, err, "counter")
+}
+
+// FuzzCounterGlitches: any counter readings (at 100 W, 1 s apart) give a
+// corrected counter that never decreases and finite, non-negative energy;
+// a clean counter with one glitch (a spike up or a dip down of any size,
+// over one to three samples, that comes back) gives exactly the clean
+// energy, 100 J a second.
+func FuzzCounterGlitches(f *testing.F) {
+	f.Add([]byte{3, 1, 200}, 5, 1, 1e6)
+	f.Add([]byte{0, 255, 7}, 2, 3, -450.0)
+	f.Fuzz(func(t *testing.T, noise []byte, at, width int, size float64) {
+		if len(noise) > 64 || math.IsNaN(size) || math.IsInf(size, 0) || math.Abs(size) > 1e12 {
+			return
+		}
+		// Arbitrary readings: the invariants hold.
+		e := make([]float64, len(noise)+2)
+		for i := range e {
+			if i >= 2 {
+				e[i] = float64(noise[i-2]) * 10
+			}
+		}
+		pd := mustPower(t, counter100(e...))
+		prev := math.Inf(-1)
+		for _, v := range pd.devs[0].e {
+			if v < prev || math.IsNaN(v) {
+				t.Fatalf("corrected counter %v decreases", pd.devs[0].e)
+			}
+			prev = v
+		}
+		if got, err := pd.Energy(0, float64(len(e)-1), MethodCounter); err != nil || got < 0 {
+			t.Fatalf("energy = %v, %v", got, err)
+		}
+		// One glitch on a clean counter of 21 samples: samples at+1 …
+		// at+width read size J off, then the counter is back.
+		at, width = 1+abs(at)%15, 1+abs(width)%3
+		clean := make([]float64, 21)
+		for i := range clean {
+			clean[i] = 1e6 + 100*float64(i)
+		}
+		g := slices.Clone(clean)
+		if size < 0 && -size > 100*float64(width) && -size <= 1e6 {
+			// a dip reads below the level before it (and ≥ 0)
+			for i := at + 1; i <= at+width; i++ {
+				g[i] += size
+			}
+		} else if size > 100*float64(width+1) {
+			for i := at + 1; i <= at+width; i++ {
+				g[i] += size
+			}
+		} else {
+			return
+		}
+		pg := mustPower(t, counter100(g...))
+		if got, err := pg.Energy(0, 20, MethodCounter); err != nil || math.Abs(got-2000) > 1e-6*max(1, math.Abs(size)) {
+			t.Fatalf("glitch of %v J at samples %d…%d: energy %v, %v; want 2000 J", size, at+1, at+width, got, err)
+		}
+	})
+}
+
+func abs(x int) int {
+	if x < 0 {
+		if x == math.MinInt {
+			return 0
+		}
+		return -x
+	}
+	return x
 }
