@@ -128,6 +128,10 @@ type Device struct {
 	Method     string `json:"method,omitempty"`
 	PowerField string `json:"power_field,omitempty"`
 	Simulated  bool   `json:"simulated,omitempty"`
+	// PowerLimitW is the device's enforced power limit in W when the
+	// source knows it (NVML, DCGM); 0 when unknown. The power validity
+	// audit bounds readings by a multiple of it.
+	PowerLimitW float64 `json:"power_limit_w,omitempty"`
 }
 
 // HostInfo describes the machine that ran joulebench.

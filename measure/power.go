@@ -30,12 +30,16 @@ type PowerData struct {
 	hasCounter bool
 	start, end float64
 	glitches   []CounterGlitch
+	// backInTime says, per device whose samples go back in time in the
+	// input order, where first and how often (Audit's Order).
+	backInTime []string
 }
 
 // Kinds of energy-counter glitches.
 const (
 	GlitchReset    = "reset"    // the counter fell and stayed low (restarted)
-	GlitchBackward = "backward" // one sample below its predecessor, the next one back up
+	GlitchBackward = "backward" // samples below their predecessor, then back up to its level
+	GlitchSpike    = "spike"    // samples above their neighbours, then back down to the level before
 	GlitchFrozen   = "frozen"   // the counter stood still while the device drew power
 )
 
@@ -58,6 +62,7 @@ func (g CounterGlitch) String() string {
 	what := map[string]string{
 		GlitchReset:    "counter reset",
 		GlitchBackward: "counter stepped backward",
+		GlitchSpike:    "counter jumped up and came back",
 		GlitchFrozen:   "counter frozen while power > 0",
 	}[g.Kind]
 	rs := g.ReadingsJ
@@ -133,6 +138,7 @@ func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
 		name := samples[idx[0]].Device
 		// Stable sort by time; skipped when already sorted (the usual case).
 		if !slices.IsSortedFunc(idx, func(a, b int32) int { return cmp.Compare(samples[a].T, samples[b].T) }) {
+			pd.backInTime = append(pd.backInTime, describeBackInTime(name, samples, idx))
 			slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(samples[a].T, samples[b].T) })
 		}
 		n := len(idx)
@@ -185,6 +191,25 @@ func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
 		}
 	}
 	return pd, nil
+}
+
+// describeBackInTime says where a device's samples (idx, in input order)
+// first go back in time, and how many samples come earlier than one
+// before them.
+func describeBackInTime(name string, samples []archive.PowerSample, idx []int32) string {
+	latest, count := samples[idx[0]].T, 0
+	first := ""
+	for _, si := range idx[1:] {
+		t := samples[si].T
+		if t < latest {
+			if count == 0 {
+				first = fmt.Sprintf("sample %d at t=%s comes after t=%s (%s s back)", si, fmtT(t), fmtT(latest), fmtS(latest-t))
+			}
+			count++
+		}
+		latest = max(latest, t)
+	}
+	return fmt.Sprintf("device %s: time goes back: %s; %d samples earlier than one before them", name, first, count)
 }
 
 // Devices returns the device IDs in order of first appearance.
@@ -447,17 +472,22 @@ func (d *powerSeries) loc(x float64) int {
 
 // correctCounter returns the device's counter made trustworthy, and the
 // glitches found in raw (one reading per sample, in time order). Segment j
-// is [t[j], t[j+1]]. It is glitched when:
-//   - raw[j+1] < raw[j] and raw[j+2] ≥ raw[j]: sample j+1 stepped backward
-//     (e.g. one reading of 0); segments j and j+1 are glitched;
-//   - raw[j+1] < raw[j] otherwise: a reset (the counter restarted);
-//     segment j is glitched;
+// is [t[j], t[j+1]]. A glitched segment grows the corrected counter by its
+// trapezoid energy instead of by raw[j+1] - raw[j], so that the energy of a
+// glitch is removed, not only noted:
+//   - a drop, raw[j+1] < raw[j], is explained (resolveDrop) as a reset (the
+//     counter restarted lower and counts on: segment j), a backward
+//     excursion (samples j+1 … k-1 read low and raw[k] ≥ raw[j]: segments j
+//     … k-1, including the jump back up), or a spike (samples i+1 … j read
+//     high and raw[i] ≤ raw[j+1]: segments i … j, including the jump up);
 //   - raw[j+1] == raw[j] while power at t[j] or t[j+1] is > 0: a frozen
 //     counter; the run of such segments and the one after it (where a
 //     counter that resumes catches up) are glitched.
 //
 // The corrected counter starts at raw[0] and grows on each segment by
 // raw[j+1] - raw[j], or by the segment's trapezoid energy when glitched.
+// A jump up that never comes down again cannot be told from real energy
+// here; the counter-vs-trapezoid check sees it.
 func (d *powerSeries) correctCounter(raw []float64) ([]float64, []CounterGlitch) {
 	n := len(raw)
 	bad := make([]bool, max(0, n-1))
@@ -470,14 +500,13 @@ func (d *powerSeries) correctCounter(raw []float64) ([]float64, []CounterGlitch)
 		}
 	}
 	frozen := func(j int) bool { return raw[j+1] == raw[j] && (d.p[j] > 0 || d.p[j+1] > 0) }
+	lo := 0 // the first sample not inside an earlier glitch
 	for j := 0; j+1 < n; {
 		switch {
-		case raw[j+1] < raw[j] && j+2 < n && raw[j+2] >= raw[j]:
-			add(GlitchBackward, j, j+2)
-			j += 2
 		case raw[j+1] < raw[j]:
-			add(GlitchReset, j, j+1)
-			j++
+			kind, from, to := d.resolveDrop(raw, j, lo)
+			add(kind, from, to)
+			j, lo = to, to
 		case frozen(j):
 			k := j + 1
 			for k+1 < n && frozen(k) {
@@ -487,7 +516,7 @@ func (d *powerSeries) correctCounter(raw []float64) ([]float64, []CounterGlitch)
 			// after it holds any catch-up.
 			end := min(k+1, n-1)
 			add(GlitchFrozen, j, end)
-			j = end
+			j, lo = end, end
 		default:
 			j++
 		}
@@ -502,6 +531,81 @@ func (d *powerSeries) correctCounter(raw []float64) ([]float64, []CounterGlitch)
 		e[j+1] = e[j] + inc
 	}
 	return e, gs
+}
+
+// glitchReach is how many samples before or after a drop resolveDrop looks
+// for the counter's level before it (a spike) or its return (an
+// excursion).
+const glitchReach = 32
+
+// resolveDrop explains the drop raw[j+1] < raw[j] and returns the glitch
+// kind and the samples [from, to] whose segments are glitched. The
+// candidates:
+//   - reset: segment j only (the counter restarted and counts on);
+//   - backward excursion: k, the first sample after j+1 (within
+//     glitchReach) with raw[k] ≥ raw[j]: segments j … k-1;
+//   - spike: i, the last sample before j (not before lo, within
+//     glitchReach) with raw[i] ≤ raw[j+1]: segments i … j.
+//
+// Each candidate is judged by the energy it gives over the span of all
+// three (segments it does not mark, and any other drop, keep their counter
+// increments or take the trapezoid when negative) against the trapezoid
+// energy of that span: the closest wins, ties in the order reset,
+// excursion, spike. A genuine counter agrees with the trapezoid; the
+// up-step of a spike or the jump back of an excursion does not.
+func (d *powerSeries) resolveDrop(raw []float64, j, lo int) (kind string, from, to int) {
+	n := len(raw)
+	k := -1
+	for m := j + 2; m < n && m <= j+1+glitchReach; m++ {
+		if raw[m] >= raw[j] {
+			k = m
+			break
+		}
+	}
+	i := -1
+	for m := j - 1; m >= lo && m >= j-glitchReach; m-- {
+		if raw[m] <= raw[j+1] {
+			i = m
+			break
+		}
+	}
+	if k < 0 && i < 0 {
+		return GlitchReset, j, j + 1
+	}
+	spanFrom, spanTo := j, j+1
+	if i >= 0 {
+		spanFrom = i
+	}
+	if k >= 0 {
+		spanTo = k
+	}
+	trapz := d.cum[spanTo] - d.cum[spanFrom]
+	// energy over the span with segments [gFrom, gTo) glitched
+	energyWith := func(gFrom, gTo int) float64 {
+		e := 0.0
+		for s := spanFrom; s < spanTo; s++ {
+			inc := raw[s+1] - raw[s]
+			if (s >= gFrom && s < gTo) || inc < 0 {
+				inc = d.cum[s+1] - d.cum[s]
+			}
+			e += inc
+		}
+		return e
+	}
+	tol := 1e-9 * max(1, math.Abs(trapz))
+	kind, from, to = GlitchReset, j, j+1
+	best := math.Abs(energyWith(j, j+1) - trapz)
+	if k >= 0 {
+		if e := math.Abs(energyWith(j, k) - trapz); e < best-tol {
+			kind, from, to, best = GlitchBackward, j, k, e
+		}
+	}
+	if i >= 0 {
+		if e := math.Abs(energyWith(i, j+1) - trapz); e < best-tol {
+			kind, from, to = GlitchSpike, i, j+1
+		}
+	}
+	return kind, from, to
 }
 
 // powerAt interpolates the power at x inside segment i.

@@ -3,6 +3,7 @@ package measure
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -463,6 +464,47 @@ func TestCounterGlitches(t *testing.T) {
 			glitches: []string{"reset@4-5"},
 		},
 		{
+			// One reading 10^6 J too high at t=5, then back (the hostile
+			// archive's spike). Without the fix the up-step was kept and
+			// only the way down fell back to the trapezoid: 400 +
+			// 1000100 + 100 + 400 = 1001000 J. Now the drop 1000500 → 600
+			// is explained by sample 4 (400 ≤ 600): over [4, 6] a reset
+			// gives 1000100 + 100 J, a spike 100 + 100 J, the trapezoid
+			// 200 J: a spike; segments [4, 5], [5, 6] take 100 J each →
+			// 1000 J, C(4.5) = 450, C(5.5) = 550.
+			name:    "spike of 10^6 J",
+			counter: []float64{0, 100, 200, 300, 400, 1000500, 600, 700, 800, 900, 1000},
+			want:    1000, wantMid: 100,
+			glitches: []string{"spike@4-6"},
+		},
+		{
+			// Two readings high (t=5, 6), then back: the drop at t=7 is
+			// explained by sample 4 (400 ≤ 700); over [4, 7] a spike
+			// gives 300 J = the trapezoid: segments [4, 7] take 100 J
+			// each → 1000 J.
+			name:    "two-sample spike",
+			counter: []float64{0, 100, 200, 300, 400, 500000, 600000, 700, 800, 900, 1000},
+			want:    1000, wantMid: 100,
+			glitches: []string{"spike@4-7"},
+		},
+		{
+			// A counter stepping back once as a realtime replay records
+			// it: interpolated readings on the way down and back up
+			// (500, 300, 100, 450, 800). Without the fix: reset on
+			// [5, 6], backward on [6, 8], and the rest of the jump back,
+			// 450 → 800, kept: 500 + 100 + 200 + 350 + 100 = 1250 J
+			// (the 265.8 W for 100 W). Now the drop at t=6 looks
+			// ahead to the first reading ≥ 500 (t=9) and back to the
+			// last ≤ 300 (t=3); over [3, 9] (trapezoid 600 J) a reset
+			// gives 100+100+100+100+350+350 = 1100 J, the excursion
+			// 100+100+4·100 = 600 J, a spike 3·100+100+350+350 = 1100 J:
+			// the excursion; [5, 9] take 100 J each → 1000 J.
+			name:    "stepped back once, replayed",
+			counter: []float64{0, 100, 200, 300, 400, 500, 300, 100, 450, 800, 900},
+			want:    1000, wantMid: 100,
+			glitches: []string{"backward@5-9"},
+		},
+		{
 			// A reset at the last sample: 1000 → 5. Segment [9, 10] takes
 			// 100 J → 1000 J.
 			name:    "reset at the end",
@@ -540,4 +582,71 @@ func TestCounterVsTrapz(t *testing.T) {
 	pt := mustPower(t, []archive.PowerSample{ps("g", 0, 1), ps("g", 1, 1)})
 	_, err = pt.CounterVsTrapz(0, 1)
 	wantErr(t, err, "counter")
+}
+
+// FuzzCounterGlitches: any counter readings (at 100 W, 1 s apart) give a
+// corrected counter that never decreases and finite, non-negative energy;
+// a clean counter with one glitch (a spike up or a dip down of any size,
+// over one to three samples, that comes back) gives exactly the clean
+// energy, 100 J a second.
+func FuzzCounterGlitches(f *testing.F) {
+	f.Add([]byte{3, 1, 200}, 5, 1, 1e6)
+	f.Add([]byte{0, 255, 7}, 2, 3, -450.0)
+	f.Fuzz(func(t *testing.T, noise []byte, at, width int, size float64) {
+		if len(noise) > 64 || math.IsNaN(size) || math.IsInf(size, 0) || math.Abs(size) > 1e12 {
+			return
+		}
+		// Arbitrary readings: the invariants hold.
+		e := make([]float64, len(noise)+2)
+		for i := range e {
+			if i >= 2 {
+				e[i] = float64(noise[i-2]) * 10
+			}
+		}
+		pd := mustPower(t, counter100(e...))
+		prev := math.Inf(-1)
+		for _, v := range pd.devs[0].e {
+			if v < prev || math.IsNaN(v) {
+				t.Fatalf("corrected counter %v decreases", pd.devs[0].e)
+			}
+			prev = v
+		}
+		if got, err := pd.Energy(0, float64(len(e)-1), MethodCounter); err != nil || got < 0 {
+			t.Fatalf("energy = %v, %v", got, err)
+		}
+		// One glitch on a clean counter of 21 samples: samples at+1 …
+		// at+width read size J off, then the counter is back.
+		at, width = 1+abs(at)%15, 1+abs(width)%3
+		clean := make([]float64, 21)
+		for i := range clean {
+			clean[i] = 1e6 + 100*float64(i)
+		}
+		g := slices.Clone(clean)
+		if size < 0 && -size > 100*float64(width) && -size <= 1e6 {
+			// a dip reads below the level before it (and ≥ 0)
+			for i := at + 1; i <= at+width; i++ {
+				g[i] += size
+			}
+		} else if size > 100*float64(width+1) {
+			for i := at + 1; i <= at+width; i++ {
+				g[i] += size
+			}
+		} else {
+			return
+		}
+		pg := mustPower(t, counter100(g...))
+		if got, err := pg.Energy(0, 20, MethodCounter); err != nil || math.Abs(got-2000) > 1e-6*max(1, math.Abs(size)) {
+			t.Fatalf("glitch of %v J at samples %d…%d: energy %v, %v; want 2000 J", size, at+1, at+width, got, err)
+		}
+	})
+}
+
+func abs(x int) int {
+	if x < 0 {
+		if x == math.MinInt {
+			return 0
+		}
+		return -x
+	}
+	return x
 }

@@ -354,7 +354,7 @@ func coreBuiltinDefs() []builtinDef {
 			},
 			types: []any{new(func([]float64, []float64) float64), new(func([]any, []any) float64)},
 		},
-	}, asiaiBuiltinDefs()...)
+	}, append(asiaiBuiltinDefs(), powerBuiltinDefs()...)...)
 }
 
 // builtinDefs is every built-in: the core ones and those of other files.

@@ -87,6 +87,12 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		{"counter_vs_trapz", `counter_vs_trapz(2, 8).counter_j`, 600},
 		{"counter_vs_trapz_diff", `counter_vs_trapz(2, 8).rel_diff`, 0},
 		{"counter_glitches", `float(len(counter_glitches()))`, 0},
+		// Samples every 1 s over formal [2, 8] (the absent stage is
+		// skipped): largest gap 1 s; 100 W is above a 50 W sanity bound
+		// (no power limit known): one finding, the run's only reason.
+		{"power_audit", `power_audit(["formal", "nosuch"], 3, 1.2, 50).max_gap_s`, 1},
+		{"power_audit_bounds", `float(len(power_audit(["formal"], 3, 1.2, 50).bounds))`, 1},
+		{"power_audit_reasons", `float(len(power_audit(["formal"], 3, 1.2, 500).reasons))`, 0},
 		// Neither request recorded token_times: no gap to measure (the
 		// maths are tested in measure.TestITL).
 		{"itl", `len(itl(requests)) * 1.0`, 0},

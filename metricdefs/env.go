@@ -39,6 +39,9 @@ type RunInfo struct {
 	HasPower bool `expr:"has_power"`
 	// HasCounter is true when every device has an energy counter.
 	HasCounter bool `expr:"has_counter"`
+	// SampleIntervalS is the power sampling interval the run used
+	// (run.json telemetry.interval_s), 0 when not recorded.
+	SampleIntervalS float64 `expr:"sample_interval_s"`
 }
 
 // Stage is an element of `stages` in expressions (stages.formal.start).
@@ -59,6 +62,8 @@ type Device struct {
 	Host      string `expr:"host"`
 	Method    string `expr:"method"`
 	Simulated bool   `expr:"simulated"`
+	// PowerLimitW is the device's power limit in W, 0 when unknown.
+	PowerLimitW float64 `expr:"power_limit_w"`
 }
 
 // Data is one run's raw data prepared for evaluation.
@@ -120,7 +125,8 @@ func NewData(run *archive.Run) (*Data, error) {
 	known := map[string]bool{}
 	for _, dev := range run.Meta.Hardware.Devices {
 		known[dev.ID] = true
-		d.Devices = append(d.Devices, Device{ID: dev.ID, Name: dev.Name, UUID: dev.UUID, Host: dev.Host, Method: dev.Method, Simulated: dev.Simulated})
+		d.Devices = append(d.Devices, Device{ID: dev.ID, Name: dev.Name, UUID: dev.UUID, Host: dev.Host, Method: dev.Method, Simulated: dev.Simulated,
+			PowerLimitW: dev.PowerLimitW})
 	}
 	if d.Power != nil {
 		for _, id := range d.Power.Devices() {
@@ -136,7 +142,7 @@ func NewData(run *archive.Run) (*Data, error) {
 		Profile: m.Profile.Name, Labels: m.Labels, StartedAt: m.StartedAt, EndedAt: m.EndedAt,
 		HasPower: d.Power != nil, HasCounter: d.Power != nil && d.Power.HasCounter(),
 		EngineVersion: m.Engine.Version, ModelFormat: m.Engine.ModelFormat, Quantization: m.Engine.Quantization,
-		HWChip: m.Hardware.Chip, OSVersion: m.Host.OSVersion,
+		HWChip: m.Hardware.Chip, OSVersion: m.Host.OSVersion, SampleIntervalS: m.Telemetry.IntervalS,
 	}
 	if d.Run.Labels == nil {
 		d.Run.Labels = map[string]string{}

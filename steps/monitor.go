@@ -65,6 +65,7 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 	}
 	d.sampler = telemetry.NewSampler(d.Source, c.Interval.D(), telemetry.Clock(rc.Clock.Now), sink,
 		func(msg string) { rc.Log.Warn().Str("component", "telemetry").Msg(msg) })
+	d.sampler.SetDevices(devs) // power limits bound plausible readings
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d.stopSmp = cancel
 	d.watchTelemetry(sctx, d.sampler)

@@ -1,8 +1,12 @@
 package steps
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/telemetry"
 )
@@ -61,5 +65,65 @@ func TestProgressReportsStageAndPower(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Stage != "baseline" || !got[0].HasPower || got[0].PowerW != 150 {
 		t.Errorf("progress %+v, want one baseline snapshot at 150 W", got)
+	}
+}
+
+// noteSource reports the Prometheus scrape-interval notes: four events
+// with one detail.
+type noteSource struct{ testSource }
+
+func (s *noteSource) Anomalies() []telemetry.Anomaly {
+	d := "prometheus scrape interval seen: median 1.000 s, largest gap 1.000 s"
+	return []telemetry.Anomaly{
+		{T: 1, Device: "prometheus", Kind: "scrape_interval_from", Detail: d, Note: true},
+		{T: 2, Device: "prometheus", Kind: "scrape_interval_to", Detail: d, Note: true},
+		{T: 3, Device: "prometheus", Kind: "scrape_gap_max_from", Detail: d, Note: true},
+		{T: 4, Device: "prometheus", Kind: "scrape_gap_max_to", Detail: d, Note: true},
+	}
+}
+
+// A healthy scrape interval is four events and one info line, not four
+// warnings.
+func TestAnomalyNotesLoggedOnce(t *testing.T) {
+	rc := newRC(t)
+	var buf bytes.Buffer
+	rc.Log = zerolog.New(&buf)
+	d := &Deps{Source: &noteSource{}}
+	d.RecordAnomalies(rc)
+	if got := strings.Count(buf.String(), `"level":"warn"`); got != 0 {
+		t.Errorf("%d warnings for a healthy scrape interval: %s", got, buf.String())
+	}
+	if got := strings.Count(buf.String(), `"level":"info"`); got != 1 {
+		t.Errorf("%d info lines, want 1: %s", got, buf.String())
+	}
+	if ev := eventNames(rc.Out.Meta()); !ev["scrape_interval_from:prometheus"] || !ev["scrape_gap_max_to:prometheus"] {
+		t.Errorf("events %v, want the four scrape events", rc.Out.Meta().Events)
+	}
+}
+
+// A reading of −50 W is refused by the sampler (never written) and
+// recorded as event power_invalid:gpu0 with a warning.
+func TestInvalidReadingRecorded(t *testing.T) {
+	src := &testSource{power: func(n int) float64 {
+		if n == 2 {
+			return -50
+		}
+		return 100
+	}}
+	d := &Deps{Source: src}
+	rc := monitored(t, d)
+	if err := d.StopSampling(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rc.Log = zerolog.New(&buf)
+	d.RecordAnomalies(rc)
+	if !eventNames(rc.Out.Meta())["power_invalid:gpu0"] || !strings.Contains(buf.String(), "power -50 W is negative") {
+		t.Errorf("events %v, log %s; want power_invalid:gpu0 and the reason", rc.Out.Meta().Events, buf.String())
+	}
+	for _, s := range d.samples {
+		if s.PowerW < 0 {
+			t.Fatalf("a negative reading reached the archive: %+v", s)
+		}
 	}
 }

@@ -148,15 +148,27 @@ func (d *Deps) TelemetryErr() error {
 }
 
 // RecordAnomalies writes what the power source noticed in its data (an
-// energy counter reset, a stale counter) into run.json as events named
-// "<kind>:<device>" and into the log.
+// energy counter reset, a stale counter, the end of a recording) and what
+// the sampler refused or flagged (invalid or implausible readings) into
+// run.json as events named "<kind>:<device>" and into the log: a warning
+// each, except notes (Anomaly.Note), logged once per detail at info level.
 func (d *Deps) RecordAnomalies(rc *workflow.RunContext) {
-	ar, ok := d.Source.(telemetry.AnomalyReporter)
-	if !ok {
-		return
+	var all []telemetry.Anomaly
+	if ar, ok := d.Source.(telemetry.AnomalyReporter); ok {
+		all = ar.Anomalies()
 	}
-	for _, a := range ar.Anomalies() {
-		rc.Log.Warn().Str("device", a.Device).Str("kind", a.Kind).Msg(a.Detail)
+	if d.sampler != nil {
+		all = append(all, d.sampler.Anomalies()...)
+	}
+	logged := map[string]bool{}
+	for _, a := range all {
+		switch {
+		case !a.Note:
+			rc.Log.Warn().Str("device", a.Device).Str("kind", a.Kind).Msg(a.Detail)
+		case !logged[a.Detail]:
+			logged[a.Detail] = true
+			rc.Log.Info().Str("component", "telemetry").Msg(a.Detail)
+		}
 		if err := rc.Event(a.Kind+":"+a.Device, a.T); err != nil {
 			rc.Log.Error().Err(err).Msg("record telemetry anomaly")
 		}

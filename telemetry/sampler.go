@@ -16,6 +16,13 @@ const DefaultInterval = time.Second
 // Sampler reads a Source on a ticker and on demand, stamps each reading with
 // the run clock and hands the rows to a sink.
 //
+// A reading power.csv must not hold (power or energy not a finite number
+// ≥ 0, a time not after the device's previous sample, power above
+// RefuseLimitFactor × the device's limit) is refused: never written, so it
+// counts as a gap in the audit, and reported by Anomalies; a reading above
+// FlagLimitFactor × the limit, or a device reading 0 W ZeroRun times in a
+// row, is kept and reported. The first of each kind per device is logged.
+//
 // Samples are taken one at a time (the ticker and SampleNow never overlap),
 // so the sink is never called concurrently and timestamps follow the clock.
 // A Read or sink error is fatal: sampling ends, the error is kept (Stop and
@@ -27,6 +34,9 @@ type Sampler struct {
 	clock    Clock
 	sink     func([]archive.PowerSample) error
 	logf     func(string)
+	// valid refuses readings power.csv must not hold and flags
+	// implausible ones.
+	valid *validator
 
 	// sampleMu serialises Read + sink between the ticker and SampleNow.
 	sampleMu sync.Mutex
@@ -65,11 +75,23 @@ func NewSampler(src Source, interval time.Duration, clock Clock, sink func([]arc
 		clock:    clock,
 		sink:     sink,
 		logf:     logf,
+		valid:    newValidator(src.Name(), logf),
 		latest:   map[string]archive.PowerSample{},
 		errCh:    make(chan error, 1),
 		stopWait: StopWait,
 	}
 }
+
+// SetDevices gives the sampler the devices of its source, for the power
+// limits that bound a plausible reading (call it before Start).
+func (s *Sampler) SetDevices(devs []archive.Device) { s.valid.setDevices(devs) }
+
+// Anomalies lists the readings the sampler refused or flagged, one entry
+// per device and kind (AnomalyPowerInvalid, AnomalyPowerAboveLimit,
+// AnomalyPowerZero) with the count and the first instance in Detail.
+func (s *Sampler) Anomalies() []Anomaly { return s.valid.anomalies() }
+
+var _ AnomalyReporter = (*Sampler)(nil)
 
 // Interval returns the ticker interval.
 func (s *Sampler) Interval() time.Duration { return s.interval }
@@ -136,7 +158,10 @@ func (s *Sampler) sample(ctx context.Context) error {
 	if len(readings) == 0 {
 		return nil
 	}
-	rows := ToSamples(s.clock(), readings)
+	rows := s.valid.filter(ToSamples(s.clock(), readings))
+	if len(rows) == 0 {
+		return nil
+	}
 	if err := s.sink(rows); err != nil {
 		return s.fail(fmt.Errorf("telemetry %s: write samples: %w", s.src.Name(), err))
 	}

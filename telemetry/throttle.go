@@ -30,6 +30,10 @@ type Anomaly struct {
 	Kind string `json:"kind"`
 	// Detail is a human-readable sentence.
 	Detail string `json:"detail"`
+	// Note marks a measurement note rather than a fault (e.g. the scrape
+	// interval seen): recorded as an event all the same, logged once per
+	// detail at info level instead of a warning each.
+	Note bool `json:"note,omitempty"`
 }
 
 // Anomaly kinds.

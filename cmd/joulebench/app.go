@@ -36,6 +36,9 @@ type app struct {
 	engines *engines.Registry
 	// cooldown is the cooldown that preceded the next run, for its run.json.
 	cooldown *cooldownResult
+	// noPowerWarned: "no power source found" was logged (once per
+	// command, however many engines and cooldowns look for one).
+	noPowerWarned bool
 }
 
 func newApp(out, errOut io.Writer) *app {

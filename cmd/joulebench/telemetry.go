@@ -257,7 +257,12 @@ func (a *app) autoTelemetry(es *engineSetup, o telemetryOpts, now telemetry.Cloc
 	}
 	msg := "no power source found, energy metrics will be not applicable: " + strings.Join(why, "; ") +
 		". For GPUs on other hosts use --telemetry dcgm --dcgm-url http://HOST:9400/metrics; --telemetry none silences this warning"
-	a.log.Warn().Str("component", "telemetry").Msg(msg)
+	// Once per command: an asiai run looks for a source per engine and for
+	// the cooldown between them, and printed this three times.
+	if !a.noPowerWarned {
+		a.noPowerWarned = true
+		a.log.Warn().Str("component", "telemetry").Msg(msg)
+	}
 	return nil, archive.TelemetryInfo{Source: telNone, Note: "auto: " + msg}, nil
 }
 

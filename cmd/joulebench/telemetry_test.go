@@ -160,6 +160,16 @@ func TestSetupTelemetryAutoOnThisMachine(t *testing.T) {
 	if info.Source != "none" {
 		t.Errorf("source = %q", info.Source)
 	}
+	// Asked again (the next engine of an asiai run, its cooldown): the
+	// note says it again, the log does not (it said it three times).
+	for range 2 {
+		if _, info2, err := a.setupTelemetry(realSetup(), workflow.NewClock()); err != nil || !strings.Contains(info2.Note, "no power source found") {
+			t.Errorf("second setup: %+v, %v", info2, err)
+		}
+	}
+	if n := strings.Count(logBuf.String(), "no power source found"); n != 1 {
+		t.Errorf("the warning was logged %d times, want once: %s", n, logBuf.String())
+	}
 	// Asking for NVML explicitly is an error that says what to do.
 	a = telemetryApp(t, &logBuf, "--telemetry", "nvml")
 	_, _, err = a.setupTelemetry(realSetup(), workflow.NewClock())

@@ -11,6 +11,8 @@
 //	DCGM_FI_DEV_SM_CLOCK                   gauge, MHz    (throttle reports)
 //	DCGM_FI_DEV_CLOCKS_EVENT_REASONS or
 //	DCGM_FI_DEV_CLOCK_THROTTLE_REASONS     bit mask      (throttle reports)
+//	DCGM_FI_DEV_ENFORCED_POWER_LIMIT or
+//	DCGM_FI_DEV_POWER_MGMT_LIMIT           gauge, W      → power_limit_w, when exported
 //
 // A GPU is identified by host + gpu index + UUID: the host is the Hostname
 // label when the exporter sets it, else the endpoint's host name; its
@@ -52,6 +54,11 @@ const (
 	MetricSMClock       = "DCGM_FI_DEV_SM_CLOCK"
 	MetricClockEvents   = "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
 	MetricClockThrottle = "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"
+	// The power limit in W, when the exporter's counters include it: the
+	// enforced limit, else the power management limit. It bounds a
+	// plausible reading (run.json power_limit_w).
+	MetricEnforcedLimit = "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"
+	MetricMgmtLimit     = "DCGM_FI_DEV_POWER_MGMT_LIMIT"
 )
 
 // DefaultTimeout bounds one scrape of one endpoint.
@@ -122,9 +129,11 @@ type gpuKey struct{ host, gpu, uuid string }
 type sample struct {
 	powerW, energyJ, memB, smMHz float64
 	events                       uint64
-	hasPower, hasEnergy, hasMem  bool
-	hasSM, hasEvents             bool
-	model                        string
+	// enforcedW and mgmtW are the power limits in W, 0 when absent.
+	enforcedW, mgmtW            float64
+	hasPower, hasEnergy, hasMem bool
+	hasSM, hasEvents            bool
+	model                       string
 }
 
 // Open scrapes every endpoint once and lists its GPUs. An endpoint that
@@ -196,6 +205,10 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 			}
 			if d.counter {
 				d.info.Method = "counter"
+			}
+			d.info.PowerLimitW = sm.enforcedW
+			if d.info.PowerLimitW == 0 {
+				d.info.PowerLimitW = sm.mgmtW
 			}
 			if prev, dup := ids[d.info.ID]; dup {
 				return nil, fmt.Errorf("dcgm: GPU %s (%s) reported by %s and %s: the same exporter listed twice, or two exporters with the same Hostname", d.info.ID, k.uuid, prev, raw)
@@ -376,7 +389,8 @@ func parse(r io.Reader, format expfmt.Format) (map[gpuKey]sample, error) {
 		}
 		name := mf.GetName()
 		switch name {
-		case MetricEnergy, MetricPower, MetricFBUsed, MetricSMClock, MetricClockEvents, MetricClockThrottle:
+		case MetricEnergy, MetricPower, MetricFBUsed, MetricSMClock, MetricClockEvents, MetricClockThrottle,
+			MetricEnforcedLimit, MetricMgmtLimit:
 		default:
 			continue
 		}
@@ -413,6 +427,14 @@ func parse(r io.Reader, format expfmt.Format) (map[gpuKey]sample, error) {
 			case MetricClockEvents, MetricClockThrottle:
 				if !sm.hasEvents && v >= 0 {
 					sm.events, sm.hasEvents = uint64(v), true
+				}
+			case MetricEnforcedLimit:
+				if sm.enforcedW == 0 && v > 0 {
+					sm.enforcedW = v
+				}
+			case MetricMgmtLimit:
+				if sm.mgmtW == 0 && v > 0 {
+					sm.mgmtW = v
 				}
 			}
 			out[k] = sm

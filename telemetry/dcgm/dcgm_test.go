@@ -93,9 +93,11 @@ func TestTwoHostsThroughSampler(t *testing.T) {
 	}
 	defer src.Close()
 	devs, _ := src.Devices(context.Background())
+	// node1 exports DCGM_FI_DEV_POWER_MGMT_LIMIT (700 W): the limit;
+	// node2 does not: 0, unknown.
 	want := []archive.Device{
-		{ID: "node1/gpu0", Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-8c16e996-bd76-aa91-17e7-b48bcd0208ba", Host: "node1", Method: "counter", PowerField: MetricPower},
-		{ID: "node1/gpu1", Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-3f2d1b7a-55e0-4c1e-9a0e-0c6f61d2a8e4", Host: "node1", Method: "counter", PowerField: MetricPower},
+		{ID: "node1/gpu0", Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-8c16e996-bd76-aa91-17e7-b48bcd0208ba", Host: "node1", Method: "counter", PowerField: MetricPower, PowerLimitW: 700},
+		{ID: "node1/gpu1", Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-3f2d1b7a-55e0-4c1e-9a0e-0c6f61d2a8e4", Host: "node1", Method: "counter", PowerField: MetricPower, PowerLimitW: 700},
 		{ID: "127.0.0.1/gpu0", Name: "NVIDIA A10", UUID: "GPU-a1b2c3d4-0000-4e5f-8a9b-10c11d12e13f", Host: "127.0.0.1", Method: "counter", PowerField: MetricPower},
 		{ID: "127.0.0.1/gpu1", Name: "NVIDIA A10", UUID: "GPU-f0e1d2c3-1111-4b5a-9c8d-7e6f5a4b3c2d", Host: "127.0.0.1", Method: "power", PowerField: MetricPower},
 	}

@@ -91,6 +91,9 @@ type DeviceInfo struct {
 	EnergyNote string `json:"energy_note,omitempty"`
 	// PowerField is PowerFieldInstant or PowerFieldUsage.
 	PowerField string `json:"power_field"`
+	// PowerLimitW is the enforced power limit in W (0: not readable); the
+	// sampler and the power audit bound plausible readings by it.
+	PowerLimitW float64 `json:"power_limit_w,omitempty"`
 	// Memory, SMClock and ClockEvents say whether memory in use, the SM
 	// clock and the clock-event reasons can be read.
 	Memory      bool `json:"memory"`

@@ -205,6 +205,14 @@ func probeDevice(h gonvml.Device, pos int) (*device, error) {
 		}
 	}
 
+	// The enforced power limit (mW), which bounds a plausible reading.
+	switch mw, ret := h.GetEnforcedPowerLimit(); {
+	case ret == gonvml.SUCCESS:
+		d.info.PowerLimitW = float64(mw) / 1000
+	case lost(ret):
+		return nil, fmt.Errorf("nvml %s: power limit: %s", where, retName(ret))
+	}
+
 	if _, ret := h.GetClockInfo(gonvml.CLOCK_SM); ret == gonvml.SUCCESS {
 		d.sm = true
 		d.info.SMClock = true
@@ -240,11 +248,12 @@ func (s *Source) Devices(context.Context) ([]archive.Device, error) {
 	out := make([]archive.Device, len(s.devs))
 	for i, d := range s.devs {
 		out[i] = archive.Device{
-			ID:         d.info.ID,
-			Name:       d.info.Name,
-			UUID:       d.info.UUID,
-			Method:     d.info.Method,
-			PowerField: d.info.PowerField,
+			ID:          d.info.ID,
+			Name:        d.info.Name,
+			UUID:        d.info.UUID,
+			Method:      d.info.Method,
+			PowerField:  d.info.PowerField,
+			PowerLimitW: d.info.PowerLimitW,
 		}
 	}
 	return out, nil

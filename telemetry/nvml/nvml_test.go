@@ -83,6 +83,7 @@ type devSpec struct {
 	memUsed   uint64
 	events    uint64 // clock-event reasons bit mask
 	smMHz     uint32
+	limitMW   uint32 // enforced power limit, 0: NOT_SUPPORTED
 }
 
 // wire sets the power, energy, clock and event funcs of every device of
@@ -93,6 +94,12 @@ func wire(srv *dgxa100.Server, clk *manualClock, spec func(k int) devSpec) {
 		sp := spec(k)
 		s := scale(k)
 		d.MemoryInfo.Used = sp.memUsed
+		d.GetEnforcedPowerLimitFunc = func() (uint32, gonvml.Return) {
+			if sp.limitMW == 0 {
+				return 0, gonvml.ERROR_NOT_SUPPORTED
+			}
+			return sp.limitMW, gonvml.SUCCESS
+		}
 		d.GetTotalEnergyConsumptionFunc = func() (uint64, gonvml.Return) {
 			if sp.noCounter {
 				return 0, gonvml.ERROR_NOT_SUPPORTED
@@ -126,7 +133,7 @@ func wire(srv *dgxa100.Server, clk *manualClock, spec func(k int) devSpec) {
 	}
 }
 
-func plain(int) devSpec { return devSpec{memUsed: 1 << 30, smMHz: 1980} }
+func plain(int) devSpec { return devSpec{memUsed: 1 << 30, smMHz: 1980, limitMW: 700000} }
 
 // The sampler over the 8 simulated H100s at t = 0, 0.5, …, 3 s, then the
 // counter and trapezoid energies of the stage [0.25, 2.75] against values
@@ -162,6 +169,10 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 		if d.ID != deviceID(k) || d.Method != wantMethod || d.PowerField != wantField || d.Name != "NVIDIA H100 80GB HBM3" || !strings.HasPrefix(d.UUID, "GPU-") {
 			t.Errorf("device %d = %+v, want id gpu%d method %s field %s", k, d, k, wantMethod, wantField)
 		}
+		// GetEnforcedPowerLimit: 700000 mW → run.json power_limit_w 700.
+		if d.PowerLimitW != 700 {
+			t.Errorf("device %d power limit = %v W, want 700", k, d.PowerLimitW)
+		}
 	}
 	inv := src.Inventory()
 	if inv.Driver != "550.54.15" || inv.CUDA != "12.4" || inv.Devices[0].Architecture != "hopper" || inv.Devices[0].MemTotalBytes != 80*1024<<20 {
@@ -172,7 +183,10 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 	}
 
 	var rows []archive.PowerSample
-	smp := telemetry.NewSampler(src, time.Hour, clk.Now, func(s []archive.PowerSample) error {
+	// The sampler refuses a time ≤ 0 (no run clock reads it): it stamps
+	// 1000 s later than the mock's clock, and the rows are shifted back
+	// for the hand values below (1000 + k/2 is exact).
+	smp := telemetry.NewSampler(src, time.Hour, func() float64 { return 1000 + clk.Now() }, func(s []archive.PowerSample) error {
 		rows = append(rows, s...)
 		return nil
 	}, nil)
@@ -188,6 +202,9 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 	}
 	if len(rows) != 7*8 {
 		t.Fatalf("%d rows, want 56", len(rows))
+	}
+	for i := range rows {
+		rows[i].T -= 1000
 	}
 	// Sample 3 (t = 1.5): P = 200 W·s_k; E = 175 J·s_k; memory 1 GiB.
 	for k := range 8 {

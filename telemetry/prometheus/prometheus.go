@@ -382,11 +382,14 @@ func (s *Source) Anomalies() []telemetry.Anomaly {
 		return nil
 	}
 	detail := fmt.Sprintf("prometheus scrape interval seen: median %.3f s, largest gap %.3f s", to-from, maxTo-maxFrom)
+	// Notes, not faults: one info line for the four events (a healthy
+	// interval printed four warnings); the profiles' audit judges the gaps
+	// of the stored samples over each stage.
 	return []telemetry.Anomaly{
-		{T: from, Device: Device, Kind: EventIntervalFrom, Detail: detail},
-		{T: to, Device: Device, Kind: EventIntervalTo, Detail: detail},
-		{T: maxFrom, Device: Device, Kind: EventGapMaxFrom, Detail: detail},
-		{T: maxTo, Device: Device, Kind: EventGapMaxTo, Detail: detail},
+		{T: from, Device: Device, Kind: EventIntervalFrom, Detail: detail, Note: true},
+		{T: to, Device: Device, Kind: EventIntervalTo, Detail: detail, Note: true},
+		{T: maxFrom, Device: Device, Kind: EventGapMaxFrom, Detail: detail, Note: true},
+		{T: maxTo, Device: Device, Kind: EventGapMaxTo, Detail: detail, Note: true},
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/joulebench/joulebench/archive"
@@ -68,9 +69,31 @@ type Source struct {
 	start   float64
 	ended   bool
 	closed  bool
+	// endT is the (re-stamped) time of the last row, endMsg what was said
+	// when the replay ran out of rows.
+	endT   float64
+	endMsg string
 }
 
-var _ telemetry.Source = (*Source)(nil)
+// AnomalyRecordingEnded is the anomaly (run.json event
+// "power_recording_ended:replay") of a replay that ran out of rows before
+// the run ended; its time is the last row's.
+const AnomalyRecordingEnded = "power_recording_ended"
+
+var (
+	_ telemetry.Source          = (*Source)(nil)
+	_ telemetry.AnomalyReporter = (*Source)(nil)
+)
+
+// Anomalies reports the end of the recording when the run went past it.
+func (s *Source) Anomalies() []telemetry.Anomaly {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		return nil
+	}
+	return []telemetry.Anomaly{{T: s.endT, Device: "replay", Kind: AnomalyRecordingEnded, Detail: s.endMsg}}
+}
 
 // Open loads path, a power.csv file or a run directory holding one. The
 // run.json beside it, when present, gives the devices.
@@ -188,8 +211,16 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 	if s.next >= len(s.rows) {
 		if !s.ended {
 			s.ended = true
+			first, last := s.Span()
+			s.endT = last
+			if s.started {
+				s.endT += s.start - first
+			}
+			s.endMsg = fmt.Sprintf("the power recording ended: replay of %s has no rows after t=%s (%d rows, %.1f s of recording); "+
+				"a stage still running has no power samples to its end (check power_devices_present)", s.file,
+				strconv.FormatFloat(s.endT, 'f', -1, 64), len(s.rows), last-first)
 			if s.opts.Logf != nil {
-				s.opts.Logf(fmt.Sprintf("replay of %s ended (%d rows)", s.file, len(s.rows)))
+				s.opts.Logf(s.endMsg)
 			}
 		}
 		return nil, nil

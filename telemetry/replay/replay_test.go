@@ -89,7 +89,7 @@ func TestStepReplay(t *testing.T) {
 			t.Errorf("row %d = %+v, want %+v", i, rows[i], orig[i])
 		}
 	}
-	if !src.Done() || len(logs) != 1 || !strings.Contains(logs[0], "ended (8 rows)") {
+	if !src.Done() || len(logs) != 1 || !strings.Contains(logs[0], "the power recording ended") || !strings.Contains(logs[0], "no rows after t=102 (8 rows, 2.0 s of recording)") {
 		t.Errorf("done %v, logs %v", src.Done(), logs)
 	}
 	checkEnergies(t, rows, 0)
@@ -147,6 +147,21 @@ func TestRealtimeReplay(t *testing.T) {
 		}
 	}
 	checkEnergies(t, rows, 900)
+	// The run goes on past the recording: the end is reported at the last
+	// row's re-stamped time, 102 + 900 = 1002 (run.json event
+	// power_recording_ended:replay).
+	if an := src.Anomalies(); len(an) != 0 {
+		t.Errorf("anomalies before the end = %+v", an)
+	}
+	clock = 1003
+	if rs, err := src.Read(context.Background()); err != nil || len(rs) != 0 {
+		t.Fatalf("read after the end = %+v, %v", rs, err)
+	}
+	an := src.Anomalies()
+	if len(an) != 1 || an[0].Kind != AnomalyRecordingEnded || an[0].Device != "replay" || an[0].T != 1002 ||
+		!strings.Contains(an[0].Detail, "no rows after t=1002") {
+		t.Errorf("anomalies = %+v, want the recording's end at 1002", an)
+	}
 }
 
 // The bug a replayed run hit: the first Read (the preflight's look at GPU
@@ -215,5 +230,40 @@ func TestDerivedDevicesAndErrors(t *testing.T) {
 	}
 	if _, err := New([]archive.PowerSample{{T: 1, Device: "gpu9"}}, []archive.Device{{ID: "gpu0"}}, Options{}); err == nil || !strings.Contains(err.Error(), "gpu9") {
 		t.Errorf("unknown device: %v", err)
+	}
+}
+
+// A recorded counter that stepped back 500 J once (t=10 reads 500 instead
+// of 1000) replayed in real time and sampled every 0.5 s: the sampler sees
+// 900, 700 (interpolated), 500, 800 (interpolated), 1100. The analysis
+// removes the whole excursion: 100 W × 20 s = 2000 J on [1000, 1020], not
+// 2250 J (the 800 → 1100 step was kept before: the 265.8 W for a
+// 100 W recording over a shorter stage).
+func TestReplayedCounterStepBack(t *testing.T) {
+	var rec []archive.PowerSample
+	for i := 0; i <= 20; i++ {
+		e := 100 * float64(i)
+		if i == 10 {
+			e -= 500
+		}
+		rec = append(rec, archive.PowerSample{T: float64(i + 1), Device: "g", PowerW: 100, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1})
+	}
+	var clock float64
+	src, err := New(rec, nil, Options{Realtime: true, Clock: func() float64 { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []float64
+	for c := 1000.0; c <= 1020; c += 0.5 {
+		times = append(times, c)
+	}
+	rows := collect(t, src, &clock, times...)
+	pd, err := measure.NewPowerData(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pd.Energy(1000, 1020, measure.MethodCounter)
+	if err != nil || math.Abs(got-2000) > 1e-9 {
+		t.Errorf("counter energy = %v, %v; want 2000 J (100 W × 20 s)", got, err)
 	}
 }

@@ -197,6 +197,8 @@ func (s *Source) Devices(context.Context) ([]archive.Device, error) {
 			Method:     method,
 			PowerField: "sim_board_power",
 			Simulated:  true,
+			// The power at full batch is the simulated board's limit.
+			PowerLimitW: s.cfg.MaxW,
 		}
 	}
 	return out, nil

@@ -366,7 +366,8 @@ func TestDevicesAndCounterOff(t *testing.T) {
 		t.Fatalf("Devices = %v, %v", devs, err)
 	}
 	for i, d := range devs {
-		if d.ID != deviceID(i) || d.Name != "Simulated GPU" || !d.Simulated || d.Method != "counter" || d.UUID == "" {
+		// The limit is MaxW, 450 W by default.
+		if d.ID != deviceID(i) || d.Name != "Simulated GPU" || !d.Simulated || d.Method != "counter" || d.UUID == "" || d.PowerLimitW != 450 {
 			t.Errorf("device %d = %+v", i, d)
 		}
 	}
