@@ -176,7 +176,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	br := bufio.NewReaderSize(resp.Body, 16<<10)
 	for {
 		raw, err := br.ReadBytes('\n')
-		now := max(x.Arrival(c.clock()), rec.SentAt) // when the line reached the machine
+		now := x.Now() // when the line reached the machine: one time per read, never going back
 		if b := bytes.TrimSpace(raw); len(b) > 0 {
 			var l line
 			if jerr := gojson.Unmarshal(b, &l); jerr != nil {

@@ -70,6 +70,37 @@ func arrival(s receiveStamper, now float64) float64 {
 	return arrivalAt(s.lastReceived(), now)
 }
 
+// arrivals hands out the arrival times of one response's data: one clock
+// reading and one conversion per read (the events of one read share its
+// time), never before the floor (sent_at) or an earlier time handed out.
+// Each reading of the clock and of the stamp's age is separate, so two
+// conversions of one stamp may differ by a rounding step (2^-22 s at
+// today's Unix times) either way; taking one per read, and the maximum
+// with the last, makes the times monotonic by construction.
+type arrivals struct {
+	read readStamp // the read the latest time is for (seq 0: none)
+	last float64   // the latest time handed out; 0: none
+}
+
+// now is the arrival time of the data last read from s (nil: no stamps,
+// the clock's reading) on clock's time base.
+func (a *arrivals) now(clock func() float64, s receiveStamper, floor float64) float64 {
+	var t float64
+	if s != nil {
+		r := s.lastRead()
+		if r.seq == a.read.seq && r.seq != 0 && a.last != 0 {
+			return a.last
+		}
+		a.read = r
+		t = arrivalAt(r.stamp, clock())
+	} else {
+		t = clock()
+	}
+	t = max(t, a.last, floor)
+	a.last = t
+	return t
+}
+
 // arrivalAt is arrival for a stamp of ns (Unix nanoseconds, 0 unknown).
 func arrivalAt(ns int64, now float64) float64 {
 	if ns == 0 {

@@ -323,7 +323,7 @@ type stream struct {
 	x      *Exchange
 	rec    *archive.Request
 	flight *workload.Flight
-	last   float64 // the latest time handed out
+	arr    arrivals // the times handed out
 	info   chunkInfo
 	memo   chunkMemo
 
@@ -428,19 +428,12 @@ func (st *stream) readSSE(body io.Reader) {
 // before sent_at or an earlier time of the stream. Events that came in
 // the same read share its time, worked out once.
 func (st *stream) now() float64 {
-	var t float64
-	if s := st.x.stamper; s != nil && st.c.receiveStamps {
-		r := s.lastRead()
-		if r.seq == st.read.seq && r.seq != 0 {
-			return st.last
-		}
-		st.read = r
-		t = arrivalAt(r.stamp, st.c.clock())
-	} else {
-		t = st.c.clock()
+	var s receiveStamper
+	if st.c.receiveStamps {
+		s = st.x.stamper
 	}
-	t = max(t, st.last, st.rec.SentAt)
-	st.last = t
+	t := st.arr.now(st.c.clock, s, st.rec.SentAt)
+	st.read = st.arr.read
 	return t
 }
 
