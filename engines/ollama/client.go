@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -233,6 +234,14 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	default:
 		rec.OK = true
 	}
+	settle(&rec, &t, chars)
+	return rec
+}
+
+// settle sets the record's engine timings and token counts from the done
+// line's timings t (eval_count, else an estimate from chars) and checks
+// them (openai.SettleCounts; a count that is not whole fails too).
+func settle(rec *archive.Request, t *timings, chars int) {
 	tm := map[string]float64{}
 	t.put(tm)
 	if len(tm) > 0 {
@@ -252,8 +261,11 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	if len(rec.TokenTimes) == 0 {
 		rec.TokenTimes = nil
 	}
-	openai.SettleCounts(&rec)
-	return rec
+	if c := t.EvalCount; rec.OK && c != nil && *c != math.Trunc(*c) {
+		rec.OK = false
+		rec.Error = "implausible token count from the server: eval_count " + strconv.FormatFloat(*c, 'g', -1, 64) + " is not a whole number"
+	}
+	openai.SettleCounts(rec)
 }
 
 // clampInt converts a count to int, saturating instead of overflowing (an

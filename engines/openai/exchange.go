@@ -304,6 +304,10 @@ func implausible(rec *archive.Request) string {
 	switch {
 	case rec.OutputTokens < 0:
 		return fmt.Sprintf("output tokens %d (%s) is negative", rec.OutputTokens, src)
+	case rec.OutputTokens == 0 && rec.OutputChars > 0:
+		// Every chunk of text is at least one token: a count of 0 says
+		// the stream did not happen.
+		return fmt.Sprintf("output tokens 0 (%s) but the stream carried %d characters of text", src, rec.OutputChars)
 	case rec.PromptTokens < 0:
 		return fmt.Sprintf("prompt tokens %d (%s) is negative", rec.PromptTokens, src)
 	case rec.ReasoningTokens < 0:
