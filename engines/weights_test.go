@@ -104,7 +104,9 @@ func TestGGUFWeights(t *testing.T) {
 func TestLocalDirRevision(t *testing.T) {
 	const c1 = "11c5a3d5811f50298f278a704980280950aedb10"
 	const c2 = "22c5a3d5811f50298f278a704980280950aedb10"
-	meta := func(commit string) string { return commit + "\na16a55fda99d2f2e7b69cce5cf93ff4ad3049930\n1712656091.123\n" }
+	meta := func(commit string) string {
+		return commit + "\na16a55fda99d2f2e7b69cce5cf93ff4ad3049930\n1712656091.123\n"
+	}
 	dl := filepath.Join(".cache", "huggingface", "download")
 	for _, tc := range []struct {
 		name  string
