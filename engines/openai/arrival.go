@@ -84,18 +84,32 @@ type arrivals struct {
 
 // now is the arrival time of the data last read from s (nil: no stamps,
 // the clock's reading) on clock's time base.
+// The read the current event came in is a.read (seq 0: no stamps).
 func (a *arrivals) now(clock func() float64, s receiveStamper, floor float64) float64 {
-	var t float64
-	if s != nil {
-		r := s.lastRead()
-		if r.seq == a.read.seq && r.seq != 0 && a.last != 0 {
-			return a.last
-		}
-		a.read = r
-		t = arrivalAt(r.stamp, clock())
-	} else {
-		t = clock()
+	if s == nil {
+		return a.hold(clock(), floor)
 	}
+	r := s.lastRead()
+	if a.same(r) {
+		return a.last // the same read: its time, worked out once
+	}
+	return a.convert(r, clock(), floor)
+}
+
+// same reports whether r is the read the last time was for.
+func (a *arrivals) same(r readStamp) bool {
+	return r.seq == a.read.seq && r.seq != 0 && a.last != 0
+}
+
+// convert hands out the arrival time of a new read r, on the time base
+// of now (the clock's reading).
+func (a *arrivals) convert(r readStamp, now, floor float64) float64 {
+	a.read = r
+	return a.hold(arrivalAt(r.stamp, now), floor)
+}
+
+// hold hands out t, or the floor or the last time handed out when later.
+func (a *arrivals) hold(t, floor float64) float64 {
 	t = max(t, a.last, floor)
 	a.last = t
 	return t

@@ -334,7 +334,6 @@ type stream struct {
 	// The last text chunk, until the next event says whether its time is
 	// exact: it is not when that event came in the same read (see
 	// readStamp).
-	read         readStamp // the read the current event came in (seq 0: no stamps)
 	pending      bool
 	pendingFirst bool
 	pendingRead  readStamp
@@ -376,7 +375,9 @@ func (st *stream) readSSE(body io.Reader) {
 	}()
 	var long []byte
 	for {
-		if len(st.memo.shape) > 0 && br.Buffered() > 0 && len(st.event) == 0 {
+		// No shape while an event's data is kept (st.event): the parse
+		// that failed on it forgot the shape.
+		if len(st.memo.shape) > 0 && br.Buffered() > 0 {
 			// A token event of the stream's shape, already here: read in
 			// place, newline and blank line included (see matchEvent).
 			buf, _ := br.Peek(br.Buffered())
@@ -435,13 +436,15 @@ func (st *stream) readSSE(body io.Reader) {
 // before sent_at or an earlier time of the stream. Events that came in
 // the same read share its time, worked out once.
 func (st *stream) now() float64 {
-	var s receiveStamper
-	if st.c.receiveStamps {
-		s = st.x.stamper
+	// arrivals.now, its test for the same read inlined (the hot path).
+	if s := st.x.stamper; s != nil && st.c.receiveStamps {
+		r := s.lastRead()
+		if st.arr.same(r) {
+			return st.arr.last
+		}
+		return st.arr.convert(r, st.c.clock(), st.rec.SentAt)
 	}
-	t := st.arr.now(st.c.clock, s, st.rec.SentAt)
-	st.read = st.arr.read
-	return t
+	return st.arr.hold(st.c.clock(), st.rec.SentAt)
 }
 
 // line handles one SSE line and reports whether the stream is over.
@@ -515,8 +518,8 @@ func (st *stream) endEvent(prefix string) bool {
 func (st *stream) chunk(now float64) bool {
 	text := st.gotFirst
 	over := st.apply(now)
-	if st.info.contentChars+st.info.reasoningChars > 0 && st.read.seq != 0 {
-		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.read
+	if st.info.contentChars+st.info.reasoningChars > 0 && st.arr.read.seq != 0 {
+		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.arr.read
 	}
 	return over
 }
@@ -529,7 +532,7 @@ func (st *stream) settle() {
 		return
 	}
 	st.pending = false
-	if r := st.pendingRead; r.full || st.read.seq == r.seq {
+	if r := st.pendingRead; r.full || st.arr.read.seq == r.seq {
 		st.bounded++
 		if !st.pendingFirst {
 			st.unreportedBounded++
@@ -566,8 +569,7 @@ func (st *stream) report() {
 // over (the server sent an error).
 func (st *stream) apply(now float64) bool {
 	info := &st.info
-	if info.model != nil && st.model != "" && !sameModel(info.model, st.model) {
-		st.errMsg = fmt.Sprintf("the server answered with model %q, not the model requested, %q", truncate(unquote(info.model), 200), truncate(st.model, 200))
+	if info.model != nil && st.wrongModel() {
 		return true
 	}
 	if n := info.contentChars + info.reasoningChars; n > 0 {
@@ -671,6 +673,16 @@ func (st *stream) finish(x *Exchange) {
 		rec.Error = "implausible token count from the server: usage " + why + " is not a whole number"
 	}
 	SettleCounts(rec)
+}
+
+// wrongModel fails the stream when the chunk just parsed names another
+// model than the one requested.
+func (st *stream) wrongModel() bool {
+	if st.model == "" || sameModel(st.info.model, st.model) {
+		return false
+	}
+	st.errMsg = fmt.Sprintf("the server answered with model %q, not the model requested, %q", truncate(unquote(st.info.model), 200), truncate(st.model, 200))
+	return true
 }
 
 // sameModel reports whether a chunk's model (raw JSON string) is the
