@@ -417,7 +417,7 @@ func (st *stream) readSSE(body io.Reader) {
 			st.report() // before a read that may wait
 		}
 		if err != nil {
-			st.rec.DoneAt = st.c.clock()
+			st.rec.DoneAt = st.arr.hold(st.c.clock(), st.rec.SentAt) // never before a token time
 			if st.pending && !st.pendingRead.full {
 				st.pending = false // nothing came after it
 			}
@@ -629,7 +629,7 @@ func (st *stream) complete() bool {
 func (st *stream) finish(x *Exchange) {
 	rec := st.rec
 	if rec.DoneAt == 0 {
-		rec.DoneAt = st.c.clock()
+		rec.DoneAt = st.arr.hold(st.c.clock(), rec.SentAt)
 	}
 	switch {
 	case st.complete() && rec.FirstTokenAt == 0:
