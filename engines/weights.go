@@ -6,10 +6,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
+	"time"
 )
 
 // Weights is the identity of the model weights an engine loads, recorded
@@ -24,9 +28,21 @@ type Weights struct {
 	// SHA256 is the GGUF file's sha256.
 	SHA256 string `json:"sha256,omitempty"`
 	// Repo and Revision name a Hugging Face snapshot (Revision is the
-	// commit the snapshot directory is named after).
+	// commit the snapshot directory is named after). A local directory's
+	// Revision is its git checkout's HEAD commit, else the commit its
+	// files were downloaded at (huggingface_hub's --local-dir metadata,
+	// .cache/huggingface/download/*.metadata), when all agree.
 	Repo     string `json:"repo,omitempty"`
 	Revision string `json:"revision,omitempty"`
+	// RevisionFrom says where Revision was read: "hf-cache", "git" or
+	// "hf-download-metadata"; RevisionNote why there is none where one
+	// was looked for (files downloaded at different commits).
+	RevisionFrom string `json:"revision_from,omitempty"`
+	RevisionNote string `json:"revision_note,omitempty"`
+	// CommitDate is when Revision was committed (RFC 3339), when known:
+	// a git checkout's commit has it; the Hugging Face cache and the
+	// download metadata keep none.
+	CommitDate string `json:"commit_date,omitempty"`
 }
 
 // WeightsChecker is an engine that confirms, before the baseline stage,
@@ -116,7 +132,9 @@ func LocalHFWeights(model, revision, cacheDir string) (Weights, error) {
 		if err != nil {
 			abs = model
 		}
-		return Weights{Source: "local-dir", Path: abs}, nil
+		w := Weights{Source: "local-dir", Path: abs}
+		localRevision(&w)
+		return w, nil
 	}
 	hint := fmt.Sprintf("download it before the run (e.g. `huggingface-cli download %s", model)
 	if revision != "" {
@@ -144,5 +162,53 @@ func LocalHFWeights(model, revision, cacheDir string) (Weights, error) {
 	if err != nil || len(entries) == 0 {
 		return Weights{}, fmt.Errorf("model %s revision %s is not in the Hugging Face cache %s (no snapshot %s): %s", model, rev, cacheDir, commit, hint)
 	}
-	return Weights{Source: "hf-snapshot", Path: snap, Repo: model, Revision: commit}, nil
+	return Weights{Source: "hf-snapshot", Path: snap, Repo: model, Revision: commit, RevisionFrom: "hf-cache"}, nil
+}
+
+// gitTimeout bounds the git command that reads a checkout's commit.
+const gitTimeout = 10 * time.Second
+
+// localRevision fills w's revision (and commit date) for a local
+// directory: a git checkout's HEAD (read with git, which knows packed
+// objects), else the commit huggingface_hub downloaded its files at.
+func localRevision(w *Weights) {
+	if _, err := os.Stat(filepath.Join(w.Path, ".git")); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+		out, err := exec.CommandContext(ctx, "git", "-C", w.Path, "log", "-1", "--format=%H %cI").Output()
+		cancel()
+		if f := strings.Fields(string(out)); err == nil && len(f) == 2 && commitRE.MatchString(f[0]) {
+			w.Revision, w.CommitDate, w.RevisionFrom = f[0], f[1], "git"
+			return
+		}
+	}
+	commits := map[string]bool{}
+	root := filepath.Join(w.Path, ".cache", "huggingface", "download")
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".metadata") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		first, _, _ := strings.Cut(string(b), "\n")
+		if c := strings.TrimSpace(first); commitRE.MatchString(c) {
+			commits[c] = true
+		}
+		return nil
+	})
+	switch len(commits) {
+	case 0:
+	case 1:
+		for c := range commits {
+			w.Revision, w.RevisionFrom = c, "hf-download-metadata"
+		}
+	default:
+		list := make([]string, 0, len(commits))
+		for c := range commits {
+			list = append(list, c)
+		}
+		sort.Strings(list)
+		w.RevisionNote = "files downloaded at different commits: " + strings.Join(list, ", ")
+	}
 }

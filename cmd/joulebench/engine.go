@@ -61,7 +61,13 @@ type engineEnv struct {
 	Quick     bool
 	// Note logs how a slow readiness wait of --engine-url goes (nil: not).
 	Note func(string)
+	// ReadyTimeout bounds the wait for an --engine-url server to list its
+	// model when --model is not given (0: defaultReadyTimeout).
+	ReadyTimeout time.Duration
 }
+
+// defaultReadyTimeout is start_engine's default ready_timeout.
+const defaultReadyTimeout = 20 * time.Minute
 
 // engineSetup is the engine of a run and how to talk to it.
 type engineSetup struct {
@@ -164,11 +170,17 @@ func (a *app) setupEngine(env engineEnv) (*engineSetup, error) {
 		return nil, invalidf("%v", err)
 	}
 	if x, ok := eng.(*external.Engine); ok && spec.Model == "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		wait := env.ReadyTimeout
+		if wait <= 0 {
+			wait = defaultReadyTimeout
+		}
+		// A loading server is waited for, as by start_engine; one that is
+		// not there fails at once (external.ResolveModel).
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		m, err := x.ResolveModel(ctx)
 		cancel()
 		if err != nil {
-			return nil, withCode(exitFailure, fmt.Errorf("--engine-url %s: no --model given and the server does not list one: %w", process.RedactURL(spec.URL), err))
+			return nil, withCode(exitFailure, fmt.Errorf("--engine-url %s: %w", process.RedactURL(spec.URL), err))
 		}
 		x.SetModel(m)
 		spec.Model = m

@@ -381,7 +381,8 @@ func (r *engineRun) announce() {
 func (r *engineRun) buildEngine(ctx context.Context) error {
 	r.clock = workflow.NewClock()
 	es, err := r.a.setupEngine(engineEnv{RunID: r.runID, RunDir: r.dir, EngineLog: r.engineLog, Clock: r.clock, Quick: r.quick,
-		Note: func(msg string) { r.log.Info().Str("component", "engine").Msg(msg) }})
+		Note:         func(msg string) { r.log.Info().Str("component", "engine").Msg(msg) },
+		ReadyTimeout: readyTimeout(r.l)})
 	if err != nil {
 		r.failEarly(ctx, err)
 		return err
@@ -513,6 +514,17 @@ func (r *engineRun) report() error {
 	}
 	fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
 	return checksOutcome(run.Results)
+}
+
+// readyTimeout is the ready_timeout of the profile's start_engine step (0
+// when it has none).
+func readyTimeout(l *workflow.Loaded) time.Duration {
+	for _, s := range l.Steps {
+		if c, ok := s.Config.(*steps.StartEngineConfig); ok {
+			return c.ReadyTimeout.D()
+		}
+	}
+	return 0
 }
 
 // metricsParams reads the engine /metrics side path's interval and families

@@ -10,9 +10,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,6 +108,11 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("engine URL %q: want http://HOST:PORT or https://...", process.RedactURL(cfg.URL))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("engine URL %q: port %s is not a port number (1 to 65535)", process.RedactURL(cfg.URL), p)
+		}
 	}
 	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
 	u.RawPath, u.Fragment = "", ""
@@ -339,8 +346,44 @@ func (e *Engine) openaiIdentity(ctx context.Context) (engines.Identity, error) {
 
 // ResolveModel returns the model to request when none was given: the
 // kind's choice (Ollama: the first of /api/tags), else the first listed by
-// /v1/models.
+// /v1/models. It waits as WaitReady does, until ctx ends: a server that
+// answers with an error status or not in time (still loading: 503) is
+// asked again, with a Note every NoteEvery; a server that is not there
+// (the connection refused, a host name that does not resolve) fails at
+// once, the error leading with that; so does one that answers but lists
+// no model.
 func (e *Engine) ResolveModel(ctx context.Context) (string, error) {
+	start := time.Now()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	note := time.NewTicker(e.cfg.NoteEvery)
+	defer note.Stop()
+	for {
+		m, err := e.pickModel(ctx)
+		if err == nil {
+			return m, nil
+		}
+		if why := notThere(err); why != "" {
+			return "", fmt.Errorf("%s: %w", why, err) // the caller names the URL
+		}
+		if !mayCome(ctx, err) {
+			return "", fmt.Errorf("no --model given and the server does not list one: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("no --model given, and the server did not list its models within %s: last answer: %w",
+				time.Since(start).Round(time.Second), err)
+		case now := <-note.C:
+			if e.cfg.Note != nil {
+				e.cfg.Note(fmt.Sprintf("waiting for %s at %s to list its models: %s so far, last answer: %v",
+					e.cfg.Kind, e.shown(), now.Sub(start).Round(time.Second), err))
+			}
+		case <-t.C:
+		}
+	}
+}
+
+func (e *Engine) pickModel(ctx context.Context) (string, error) {
 	if e.cfg.PickModel != nil {
 		return e.cfg.PickModel(ctx, e.srv)
 	}
@@ -349,6 +392,25 @@ func (e *Engine) ResolveModel(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return m.ID, nil
+}
+
+// mayCome reports whether err is an answer a loading server gives (an
+// error status, no answer in time, a connection cut), so that asking
+// again may succeed; not when ctx itself ended.
+func mayCome(ctx context.Context, err error) bool {
+	var st *process.StatusError
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil:
+		return true // the caller's select says why
+	case errors.As(err, &st):
+		return true
+	case errors.As(err, &ne) && ne.Timeout():
+		return true
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	}
+	return false
 }
 
 // SetRunInfo records the run's thinking setting and request API.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -176,7 +177,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	br := bufio.NewReaderSize(resp.Body, 16<<10)
 	for {
 		raw, err := br.ReadBytes('\n')
-		now := max(x.Arrival(c.clock()), rec.SentAt) // when the line reached the machine
+		now := x.Now() // when the line reached the machine: one time per read, never going back
 		if b := bytes.TrimSpace(raw); len(b) > 0 {
 			var l line
 			if jerr := gojson.Unmarshal(b, &l); jerr != nil {
@@ -233,6 +234,14 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	default:
 		rec.OK = true
 	}
+	settle(&rec, &t, chars)
+	return rec
+}
+
+// settle sets the record's engine timings and token counts from the done
+// line's timings t (eval_count, else an estimate from chars) and checks
+// them (openai.SettleCounts; a count that is not whole fails too).
+func settle(rec *archive.Request, t *timings, chars int) {
 	tm := map[string]float64{}
 	t.put(tm)
 	if len(tm) > 0 {
@@ -252,8 +261,11 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	if len(rec.TokenTimes) == 0 {
 		rec.TokenTimes = nil
 	}
-	openai.SettleCounts(&rec)
-	return rec
+	if c := t.EvalCount; rec.OK && c != nil && *c != math.Trunc(*c) {
+		rec.OK = false
+		rec.Error = "implausible token count from the server: eval_count " + strconv.FormatFloat(*c, 'g', -1, 64) + " is not a whole number"
+	}
+	openai.SettleCounts(rec)
 }
 
 // clampInt converts a count to int, saturating instead of overflowing (an

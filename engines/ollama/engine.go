@@ -12,9 +12,11 @@
 package ollama
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -111,6 +114,13 @@ type Engine struct {
 	api *API
 	// weights, once checked, are recorded in Info.
 	weights *engines.Weights
+
+	// The model joulebench created from ModelFile, removed again at
+	// Stop (see Stop): created is set when Ensure created it, removed
+	// says how its removal went ("" until tried).
+	mu      sync.Mutex
+	created bool
+	removed string
 }
 
 var (
@@ -162,13 +172,48 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}}
 	srv.Ready = func(ctx context.Context) error {
-		return e.api.Ensure(ctx, cfg.Model, cfg.ModelFile, cfg.Pull)
+		created, err := e.api.ensure(ctx, cfg.Model, cfg.ModelFile, cfg.Pull)
+		if created {
+			e.mu.Lock()
+			e.created = true
+			e.mu.Unlock()
+		}
+		return err
 	}
 	return e, nil
 }
 
 // Config is the configuration in use (after defaults).
 func (e *Engine) Config() Config { return e.cfg }
+
+// removeTimeout bounds the removal of the created model at Stop.
+const removeTimeout = 10 * time.Second
+
+// Stop removes the model joulebench created from --model-file, if it
+// did (DELETE /api/delete: the server's model store is left as it was
+// found), then stops the server. The removal is a few file operations in
+// the release stage, before the signal; when it fails (the server is gone,
+// or refuses), engine.log and run.json say that the model is left behind
+// and how to remove it.
+func (e *Engine) Stop(ctx context.Context, grace time.Duration) (time.Time, error) {
+	e.mu.Lock()
+	created, tried := e.created, e.removed != ""
+	e.mu.Unlock()
+	if created && !tried {
+		rctx, cancel := context.WithTimeout(ctx, removeTimeout)
+		err := e.api.Delete(rctx, e.cfg.Model)
+		cancel()
+		what := "removed"
+		if err != nil {
+			what = fmt.Sprintf("left behind (remove it with `ollama rm %s`): %v", e.cfg.Model, err)
+		}
+		e.api.note("model %s, created by joulebench from %s: %s", e.cfg.Model, e.cfg.ModelFile, what)
+		e.mu.Lock()
+		e.removed = what
+		e.mu.Unlock()
+	}
+	return e.Managed.Stop(ctx, grace)
+}
 
 // RequestModel is the model name requests carry.
 func (e *Engine) RequestModel() string { return e.cfg.Model }
@@ -207,6 +252,14 @@ func (e *Engine) Info() archive.EngineInfo {
 	if e.weights != nil {
 		info.Extra["weights"] = *e.weights
 	}
+	e.mu.Lock()
+	if e.created {
+		info.Extra["model_created"] = true
+		if e.removed != "" {
+			info.Extra["created_model"] = e.removed
+		}
+	}
+	e.mu.Unlock()
 	info.Extra["port"] = e.cfg.Port
 	return info
 }
@@ -304,23 +357,54 @@ func (a *API) Show(ctx context.Context, model string) (map[string]any, error) {
 // Ensure makes sure the server has model (creating it from file, or
 // pulling it when pull is set) and loads it.
 func (a *API) Ensure(ctx context.Context, model, file string, pull bool) error {
-	_, err := a.Show(ctx, model)
+	_, err := a.ensure(ctx, model, file, pull)
+	return err
+}
+
+// ensure is Ensure, and says whether it created the model from file.
+func (a *API) ensure(ctx context.Context, model, file string, pull bool) (created bool, err error) {
+	_, err = a.Show(ctx, model)
 	switch {
 	case err == nil:
 	case process.IsStatus(err, http.StatusNotFound) && file != "":
 		if err := a.CreateFromGGUF(ctx, model, file); err != nil {
-			return err
+			return false, err
 		}
+		created = true
 	case process.IsStatus(err, http.StatusNotFound) && pull:
 		if err := a.Pull(ctx, model); err != nil {
-			return err
+			return false, err
 		}
 	case process.IsStatus(err, http.StatusNotFound):
-		return fmt.Errorf("ollama has no model %q (give --model-file to create it from a GGUF file, or pull it first): %w", model, err)
+		return false, fmt.Errorf("ollama has no model %q (give --model-file to create it from a GGUF file, or pull it first): %w", model, err)
 	default:
-		return fmt.Errorf("%v: %w", err, process.ErrRetry)
+		return false, fmt.Errorf("%v: %w", err, process.ErrRetry)
 	}
-	return a.Load(ctx, model)
+	return created, a.Load(ctx, model)
+}
+
+// Delete removes model from the server's store (DELETE /api/delete).
+// It answers 200 with an empty body.
+func (a *API) Delete(ctx context.Context, model string) error {
+	body, err := json.Marshal(map[string]string{"model": model})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, a.Base+"/api/delete", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.client().Do(req)
+	if err != nil {
+		return fmt.Errorf("ollama: DELETE /api/delete %s: %w", model, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		return fmt.Errorf("ollama: DELETE /api/delete %s: status %d: %s", model, resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	return nil
 }
 
 // CreateFromGGUF pushes file as a blob and creates model from it.

@@ -157,3 +157,57 @@ func TestNormalizeName(t *testing.T) {
 		}
 	}
 }
+
+// A model joulebench created from --model-file is removed at Stop (DELETE
+// /api/delete), and run.json says so; when the server refuses, the model
+// is said to be left behind, with how to remove it.
+func TestStopRemovesCreatedModel(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tiny.gguf")
+	content := []byte("GGUF not really a model")
+	if err := os.WriteFile(file, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(content)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	for _, tc := range []struct {
+		name   string
+		delete processtest.Route
+		want   string
+	}{
+		{"removed", processtest.Route{Body: ""}, "removed"},
+		{"refused", processtest.Route{Status: 500, Body: `{"error":"busy"}`}, "left behind (remove it with `ollama rm tiny`)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, v := processtest.Fake{HealthPath: "/api/version", Routes: map[string]processtest.Route{
+				"/api/version":              {Body: `{"version":"0.6.5"}`},
+				"POST /api/show":            {Status: 404, Body: `{"error":"model 'tiny' not found"}`},
+				"POST /api/blobs/" + digest: {Status: 201},
+				"POST /api/create":          {Body: `{"status":"success"}`},
+				"POST /api/generate":        {Body: `{"done":true,"done_reason":"load"}`},
+				"DELETE /api/delete":        tc.delete,
+			}}.Env()
+			e, err := ollama.New(ollama.Config{Bin: os.Args[0], Model: "tiny", ModelFile: file, Env: map[string]string{k: v}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := e.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
+			if err := e.WaitReady(ctx, 20*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if info := e.Info(); info.Extra["model_created"] != true || info.Extra["created_model"] != nil {
+				t.Errorf("before stop: %v", info.Extra)
+			}
+			if _, err := e.Stop(ctx, 2*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := e.Info().Extra["created_model"].(string)
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("created_model %q, want %q...", got, tc.want)
+			}
+		})
+	}
+}

@@ -76,6 +76,11 @@ func TestFaults(t *testing.T) {
 			"implausible token count from the server: output tokens 17 (engine) is above max_tokens 16", 0},
 		{"absurd eval_count", func(w http.ResponseWriter, r *http.Request) { lines(w, tokenLine, doneLine("1e300")) }, nil,
 			"implausible token count from the server: output tokens", 0},
+		{"eval_count 0 with text", func(w http.ResponseWriter, r *http.Request) { lines(w, tokenLine, doneLine("0")) }, nil,
+			"implausible token count from the server: output tokens 0 (engine) but the stream carried 4 characters of text", 0},
+		{"eval_count 3.7", func(w http.ResponseWriter, r *http.Request) { lines(w, tokenLine, doneLine("3.7")) }, nil,
+			"implausible token count from the server: eval_count 3.7 is not a whole number", 0},
+		{"eval_count 3.0 is 3", func(w http.ResponseWriter, r *http.Request) { lines(w, tokenLine, doneLine("3.0")) }, nil, "", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := ndjsonServer(t, tc.handler)

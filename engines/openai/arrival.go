@@ -70,6 +70,51 @@ func arrival(s receiveStamper, now float64) float64 {
 	return arrivalAt(s.lastReceived(), now)
 }
 
+// arrivals hands out the arrival times of one response's data: one clock
+// reading and one conversion per read (the events of one read share its
+// time), never before the floor (sent_at) or an earlier time handed out.
+// Each reading of the clock and of the stamp's age is separate, so two
+// conversions of one stamp may differ by a rounding step (2^-22 s at
+// today's Unix times) either way; taking one per read, and the maximum
+// with the last, makes the times monotonic by construction.
+type arrivals struct {
+	read readStamp // the read the latest time is for (seq 0: none)
+	last float64   // the latest time handed out; 0: none
+}
+
+// now is the arrival time of the data last read from s (nil: no stamps,
+// the clock's reading) on clock's time base.
+// The read the current event came in is a.read (seq 0: no stamps).
+func (a *arrivals) now(clock func() float64, s receiveStamper, floor float64) float64 {
+	if s == nil {
+		return a.hold(clock(), floor)
+	}
+	r := s.lastRead()
+	if a.same(r) {
+		return a.last // the same read: its time, worked out once
+	}
+	return a.convert(r, clock(), floor)
+}
+
+// same reports whether r is the read the last time was for.
+func (a *arrivals) same(r readStamp) bool {
+	return r.seq == a.read.seq && r.seq != 0 && a.last != 0
+}
+
+// convert hands out the arrival time of a new read r, on the time base
+// of now (the clock's reading).
+func (a *arrivals) convert(r readStamp, now, floor float64) float64 {
+	a.read = r
+	return a.hold(arrivalAt(r.stamp, now), floor)
+}
+
+// hold hands out t, or the floor or the last time handed out when later.
+func (a *arrivals) hold(t, floor float64) float64 {
+	t = max(t, a.last, floor)
+	a.last = t
+	return t
+}
+
 // arrivalAt is arrival for a stamp of ns (Unix nanoseconds, 0 unknown).
 func arrivalAt(ns int64, now float64) float64 {
 	if ns == 0 {

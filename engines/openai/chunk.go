@@ -21,6 +21,11 @@ type chunkInfo struct {
 	hasUsage bool
 	usage    usage
 
+	// model is the raw "model" string when the chunk was parsed from its
+	// start (nil when its prefix was the one remembered, which named the
+	// same model): it points into the chunk, valid until the next read.
+	model []byte
+
 	// Rare, allocating parts.
 	timings map[string]float64 // llama.cpp "timings"
 	errMsg  string             // an error object sent in the stream
@@ -30,6 +35,23 @@ type usage struct {
 	promptTokens     int
 	completionTokens int
 	reasoningTokens  int
+	// frac holds a count that is not a whole number (3.7: no count, it
+	// reads as 0 and the record fails), by countNames; 0 when whole.
+	frac [3]float64
+}
+
+// countNames name the counts of usage.frac.
+var countNames = [3]string{"prompt_tokens", "completion_tokens", "reasoning_tokens"}
+
+// notWhole names the first count that is not a whole number, with its
+// value ("completion_tokens 3.7"); "" when all are.
+func (u *usage) notWhole() string {
+	for i, f := range u.frac {
+		if f != 0 {
+			return countNames[i] + " " + strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	}
+	return ""
 }
 
 // parseChunk reads the fields joulebench needs from one chunk of an OpenAI
@@ -170,6 +192,7 @@ func (m *chunkMemo) remember(b []byte, s *scanner, info *chunkInfo) {
 	}
 	m.shape = append(m.shape[:0], b...)
 	m.shapeInfo = *info
+	m.shapeInfo.model = nil // its prefix is the same bytes: the same model
 	m.content = s.content
 	m.deltaEnd = s.delta1
 	m.headHash = chunkset.Mix(chunkset.Seed, b[s.delta0:m.content[0]])
@@ -234,6 +257,12 @@ func parseChunkMemo(b []byte, out *chunkInfo, memo *chunkMemo) error {
 		case "message":
 			if raw, ok := s.str(); ok {
 				message = raw
+			} else {
+				s.skip()
+			}
+		case "model":
+			if raw, ok := s.str(); ok {
+				out.model = raw
 			} else {
 				s.skip()
 			}
@@ -365,11 +394,11 @@ func (s *scanner) usage(out *chunkInfo) {
 	for s.more('}') {
 		switch key := s.key(); string(key) {
 		case "prompt_tokens":
-			out.usage.promptTokens = s.int()
+			out.usage.promptTokens = s.count(&out.usage.frac[0])
 		case "completion_tokens":
-			out.usage.completionTokens = s.int()
+			out.usage.completionTokens = s.count(&out.usage.frac[1])
 		case "completion_tokens_details":
-			out.usage.reasoningTokens = 0
+			out.usage.reasoningTokens, out.usage.frac[2] = 0, 0
 			if s.null() {
 				continue
 			}
@@ -379,7 +408,7 @@ func (s *scanner) usage(out *chunkInfo) {
 			}
 			for s.more('}') {
 				if string(s.key()) == "reasoning_tokens" {
-					out.usage.reasoningTokens = s.int()
+					out.usage.reasoningTokens = s.count(&out.usage.frac[2])
 				} else {
 					s.skip()
 				}
@@ -572,8 +601,12 @@ func (s *scanner) strChars() int {
 	return jsonStringChars(raw)
 }
 
-// int reads a number (or null, as 0) and truncates it to an int.
-func (s *scanner) int() int {
+// count reads a token count (or null, as 0). A number that is not whole
+// (3.7) is no count: it reads as 0 and goes to *frac, for the record to
+// fail; never truncated. A whole one sets *frac to 0 (a member repeated
+// counts with its last value).
+func (s *scanner) count(frac *float64) int {
+	*frac = 0
 	if s.null() {
 		return 0
 	}
@@ -590,6 +623,10 @@ func (s *scanner) int() int {
 			f, err := strconv.ParseFloat(string(raw), 64)
 			if err != nil {
 				s.fail("bad number")
+				return 0
+			}
+			if f != math.Trunc(f) {
+				*frac = f
 				return 0
 			}
 			return clampInt(f)

@@ -23,9 +23,10 @@ func TestParseChunk(t *testing.T) {
 		{"reasoning_content", `{"choices":[{"delta":{"reasoning_content":"hmm","content":null}}]}`, chunkInfo{reasoningChars: 3}},
 		{"reasoning under both names", `{"choices":[{"delta":{"reasoning":"hmm?","reasoning_content":"hmm?"}}]}`, chunkInfo{reasoningChars: 4}},
 		{"finish", `{"choices":[{"index":0,"delta":{},"finish_reason":"stop","stop_reason":null}]}`, chunkInfo{finished: true}},
-		{"usage chunk", `{"choices":[],"usage":{"prompt_tokens":10,"total_tokens":17,"completion_tokens":7,"prompt_tokens_details":null}}`, chunkInfo{hasUsage: true, usage: usage{10, 7, 0}}},
-		{"reasoning tokens", `{"usage":{"completion_tokens":20,"completion_tokens_details":{"reasoning_tokens":17,"accepted_prediction_tokens":0}}}`, chunkInfo{hasUsage: true, usage: usage{0, 20, 17}}},
-		{"float counts", `{"usage":{"completion_tokens":2.0e1}}`, chunkInfo{hasUsage: true, usage: usage{0, 20, 0}}},
+		{"usage chunk", `{"choices":[],"usage":{"prompt_tokens":10,"total_tokens":17,"completion_tokens":7,"prompt_tokens_details":null}}`, chunkInfo{hasUsage: true, usage: usage{10, 7, 0, [3]float64{}}}},
+		{"reasoning tokens", `{"usage":{"completion_tokens":20,"completion_tokens_details":{"reasoning_tokens":17,"accepted_prediction_tokens":0}}}`, chunkInfo{hasUsage: true, usage: usage{0, 20, 17, [3]float64{}}}},
+		{"float counts", `{"usage":{"completion_tokens":2.0e1}}`, chunkInfo{hasUsage: true, usage: usage{0, 20, 0, [3]float64{}}}},
+		{"fractional count: no count", `{"usage":{"prompt_tokens":4,"completion_tokens":3.7,"completion_tokens_details":{"reasoning_tokens":0.5}}}`, chunkInfo{hasUsage: true, usage: usage{4, 0, 0, [3]float64{0, 3.7, 0.5}}}},
 		{"message (non-streamed)", `{"choices":[{"message":{"role":"assistant","content":"ok","tool_calls":[{"id":"x","function":{"arguments":"{}"}}]},"finish_reason":"stop"}]}`, chunkInfo{contentChars: 2, finished: true}},
 		{"two choices", `{"choices":[{"delta":{"content":"ab"}},{"delta":{"content":"cde"}}]}`, chunkInfo{contentChars: 5}},
 		{"repeated member: last wins", `{"choices":[{"delta":{"content":"abc","content":"d"}}]}`, chunkInfo{contentChars: 1}},
@@ -45,6 +46,10 @@ func TestParseChunk(t *testing.T) {
 				t.Fatalf("unexpected timings %v", got.timings)
 			}
 			got.textHash = 0 // tested in chunktext_test.go
+			if model := `"model":"m"`; strings.Contains(tt.in, model) && string(got.model) != "m" {
+				t.Errorf("model %q, want m", got.model)
+			}
+			got.model = nil
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %+v\nwant %+v", got, tt.want)
 			}
@@ -91,11 +96,16 @@ func reference(in []byte) (info chunkInfo, ok bool) {
 		}
 		return 0, false
 	}
-	num := func(v any) (int, bool) {
+	// num reads a count; a fraction is no count: 0, noted in *frac.
+	num := func(v any, frac *float64) (int, bool) {
 		switch v := v.(type) {
 		case nil:
 			return 0, true
 		case float64:
+			if v != math.Trunc(v) {
+				*frac = v
+				return 0, true
+			}
 			return int(v), math.Abs(v) < 1e15
 		}
 		return 0, false
@@ -146,15 +156,15 @@ func reference(in []byte) (info chunkInfo, ok bool) {
 		}
 		info.hasUsage = true
 		var ok1, ok2, ok3 bool
-		info.usage.promptTokens, ok1 = num(m["prompt_tokens"])
-		info.usage.completionTokens, ok2 = num(m["completion_tokens"])
+		info.usage.promptTokens, ok1 = num(m["prompt_tokens"], &info.usage.frac[0])
+		info.usage.completionTokens, ok2 = num(m["completion_tokens"], &info.usage.frac[1])
 		ok3 = true
 		if d, present := m["completion_tokens_details"]; present && d != nil {
 			dm, isObj := d.(map[string]any)
 			if !isObj {
 				return info, false
 			}
-			info.usage.reasoningTokens, ok3 = num(dm["reasoning_tokens"])
+			info.usage.reasoningTokens, ok3 = num(dm["reasoning_tokens"], &info.usage.frac[2])
 		}
 		if !ok1 || !ok2 || !ok3 {
 			return info, false
@@ -190,7 +200,7 @@ func FuzzParseChunk(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: error %v on valid input (want %+v)", in, err, want)
 		}
-		got.errMsg, got.timings, got.textHash = "", nil, 0 // textHash: chunktext_test.go
+		got.errMsg, got.timings, got.textHash, got.model = "", nil, 0, nil // textHash: chunktext_test.go
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\n got %+v\nwant %+v", in, got, want)
 		}
@@ -226,6 +236,12 @@ func FuzzParseChunkMemo(f *testing.F) {
 		_ = parseChunkMemo(first, &got, &memo)
 		gotErr := parseChunkMemo(second, &got, &memo)
 		wantErr := parseChunk(second, &want)
+		// The model is read only when the start differs from the
+		// remembered one (the same bytes name the same model).
+		if got.model != nil && string(got.model) != string(want.model) {
+			t.Fatalf("%q after %q: model %q, want %q", second, first, got.model, want.model)
+		}
+		got.model, want.model = nil, nil
 		if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q after %q:\n got %+v (%v)\nwant %+v (%v)", second, first, got, gotErr, want, wantErr)
 		}
@@ -280,6 +296,7 @@ func TestParseChunkMemoShape(t *testing.T) {
 		if err := parseChunk(tok(tc.content), &want); err != nil {
 			t.Fatal(err)
 		}
+		want.model = nil // the shape's, checked with the first chunk
 		shaped := memo.sameShape(tok(tc.content), &info)
 		if !shaped || !reflect.DeepEqual(info, want) || info.contentChars != tc.chars {
 			t.Errorf("%s: from the shape %v, %+v; want %+v (%d chars)", tc.content, shaped, info, want, tc.chars)

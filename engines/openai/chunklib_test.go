@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 	"unicode"
@@ -137,9 +138,17 @@ func (p *libChunk) parse(b []byte, out *chunkInfo) error {
 			return err
 		}
 		out.hasUsage = true
-		out.usage = usage{promptTokens: int(u.PromptTokens), completionTokens: int(u.CompletionTokens)}
+		count := func(f float64, frac *float64) int {
+			if f != math.Trunc(f) {
+				*frac = f // no count (see scanner.count)
+				return 0
+			}
+			return int(f)
+		}
+		out.usage.promptTokens = count(u.PromptTokens, &out.usage.frac[0])
+		out.usage.completionTokens = count(u.CompletionTokens, &out.usage.frac[1])
 		if u.CompletionTokensDetails != nil {
-			out.usage.reasoningTokens = int(u.CompletionTokensDetails.ReasoningTokens)
+			out.usage.reasoningTokens = count(u.CompletionTokensDetails.ReasoningTokens, &out.usage.frac[2])
 		}
 	}
 	return nil

@@ -286,7 +286,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	defer x.Close()
 	resp := x.Resp
 
-	st := stream{c: c, x: x, rec: &rec, flight: f}
+	st := stream{c: c, x: x, rec: &rec, flight: f, model: r.Model}
 	if c.tokenTimes {
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
@@ -323,14 +323,17 @@ type stream struct {
 	x      *Exchange
 	rec    *archive.Request
 	flight *workload.Flight
-	last   float64 // the latest time handed out
+	arr    arrivals // the times handed out
 	info   chunkInfo
 	memo   chunkMemo
+	model  string // the model requested ("": not checked)
+	// event is the data of an event that did not parse yet, while its
+	// data lines come (see line).
+	event []byte
 
 	// The last text chunk, until the next event says whether its time is
 	// exact: it is not when that event came in the same read (see
 	// readStamp).
-	read         readStamp // the read the current event came in (seq 0: no stamps)
 	pending      bool
 	pendingFirst bool
 	pendingRead  readStamp
@@ -372,6 +375,8 @@ func (st *stream) readSSE(body io.Reader) {
 	}()
 	var long []byte
 	for {
+		// No shape while an event's data is kept (st.event): the parse
+		// that failed on it forgot the shape.
 		if len(st.memo.shape) > 0 && br.Buffered() > 0 {
 			// A token event of the stream's shape, already here: read in
 			// place, newline and blank line included (see matchEvent).
@@ -402,22 +407,25 @@ func (st *stream) readSSE(body io.Reader) {
 			}
 			line = long
 		}
-		if len(line) > 0 && st.line(line) {
+		// A line cut by a failure (the request timeout, a reset: err is
+		// neither nil nor io.EOF) is no event: the failure is what the
+		// record says, not the half chunk.
+		if len(line) > 0 && (err == nil || err == io.EOF) && st.line(line) {
 			return
 		}
 		if br.Buffered() == 0 {
 			st.report() // before a read that may wait
 		}
 		if err != nil {
-			st.rec.DoneAt = st.c.clock()
+			st.rec.DoneAt = st.arr.hold(st.c.clock(), st.rec.SentAt) // never before a token time
 			if st.pending && !st.pendingRead.full {
 				st.pending = false // nothing came after it
 			}
 			st.settle()
-			if err == io.EOF {
-				st.eof = true
-			} else {
+			if err != io.EOF {
 				st.readErr = err
+			} else if st.eof = true; len(st.event) > 0 {
+				st.endEvent("the stream ended inside an event: ")
 			}
 			return
 		}
@@ -428,49 +436,81 @@ func (st *stream) readSSE(body io.Reader) {
 // before sent_at or an earlier time of the stream. Events that came in
 // the same read share its time, worked out once.
 func (st *stream) now() float64 {
-	var t float64
+	// arrivals.now, its test for the same read inlined (the hot path).
 	if s := st.x.stamper; s != nil && st.c.receiveStamps {
 		r := s.lastRead()
-		if r.seq == st.read.seq && r.seq != 0 {
-			return st.last
+		if st.arr.same(r) {
+			return st.arr.last
 		}
-		st.read = r
-		t = arrivalAt(r.stamp, st.c.clock())
-	} else {
-		t = st.c.clock()
+		return st.arr.convert(r, st.c.clock(), st.rec.SentAt)
 	}
-	t = max(t, st.last, st.rec.SentAt)
-	st.last = t
-	return t
+	return st.arr.hold(st.c.clock(), st.rec.SentAt)
 }
 
 // line handles one SSE line and reports whether the stream is over.
+//
+// An event is handled at its data line, as soon as the data is a whole
+// chunk: servers send each chunk on one line, and the blank line that
+// ends the event may come with the next write. An event's data may take
+// several data lines (a pretty-printed chunk), which SSE joins with "\n":
+// data that does not parse yet is kept and the next data line appended,
+// until it parses or the blank line ends the event (then it is an invalid
+// chunk).
 func (st *stream) line(l []byte) bool {
 	for len(l) > 0 && (l[len(l)-1] == '\n' || l[len(l)-1] == '\r') {
 		l = l[:len(l)-1]
 	}
+	if len(l) == 0 {
+		return st.endEvent("")
+	}
 	if len(l) < 5 || string(l[:5]) != "data:" {
-		return false // blank line, comment, event:, id:, retry:
+		return false // comment, event:, id:, retry:
 	}
 	p := l[5:]
 	if len(p) > 0 && p[0] == ' ' {
 		p = p[1:]
 	}
-	if len(p) == 0 {
+	if len(p) == 0 && len(st.event) == 0 {
 		return false
 	}
 	now := st.now()
 	st.settle()
-	if string(p) == "[DONE]" {
+	if len(st.event) > 0 {
+		if len(st.event)+1+len(p) > maxLine {
+			st.errMsg = fmt.Sprintf("stream event longer than %d bytes", maxLine)
+			return true
+		}
+		st.event = append(append(st.event, '\n'), p...)
+		p = st.event
+	} else if string(p) == "[DONE]" {
 		st.sawDone = true
 		st.rec.DoneAt = now
 		return true
 	}
 	if err := parseChunkMemo(p, &st.info, &st.memo); err != nil {
-		st.errMsg = err.Error()
-		return true
+		if len(st.event) == 0 {
+			st.event = append(st.event, p...) // the event may go on
+		}
+		return false
 	}
+	st.event = st.event[:0]
 	return st.chunk(now)
+}
+
+// endEvent ends the event being read (at its blank line, or the end of
+// the stream): data kept because it did not parse is an invalid chunk;
+// true when the stream is over.
+func (st *stream) endEvent(prefix string) bool {
+	if len(st.event) == 0 {
+		return false
+	}
+	err := parseChunkMemo(st.event, &st.info, &st.memo)
+	st.event = st.event[:0]
+	if err == nil { // not reached: the data was tried at its last line
+		return false
+	}
+	st.errMsg = prefix + err.Error()
+	return true
 }
 
 // chunk records the chunk just parsed into st.info, which arrived at now;
@@ -478,8 +518,8 @@ func (st *stream) line(l []byte) bool {
 func (st *stream) chunk(now float64) bool {
 	text := st.gotFirst
 	over := st.apply(now)
-	if st.info.contentChars+st.info.reasoningChars > 0 && st.read.seq != 0 {
-		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.read
+	if st.info.contentChars+st.info.reasoningChars > 0 && st.arr.read.seq != 0 {
+		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.arr.read
 	}
 	return over
 }
@@ -492,7 +532,7 @@ func (st *stream) settle() {
 		return
 	}
 	st.pending = false
-	if r := st.pendingRead; r.full || st.read.seq == r.seq {
+	if r := st.pendingRead; r.full || st.arr.read.seq == r.seq {
 		st.bounded++
 		if !st.pendingFirst {
 			st.unreportedBounded++
@@ -529,6 +569,9 @@ func (st *stream) report() {
 // over (the server sent an error).
 func (st *stream) apply(now float64) bool {
 	info := &st.info
+	if info.model != nil && st.wrongModel() {
+		return true
+	}
 	if n := info.contentChars + info.reasoningChars; n > 0 {
 		if !st.gotFirst {
 			st.gotFirst = true
@@ -586,7 +629,7 @@ func (st *stream) complete() bool {
 func (st *stream) finish(x *Exchange) {
 	rec := st.rec
 	if rec.DoneAt == 0 {
-		rec.DoneAt = st.c.clock()
+		rec.DoneAt = st.arr.hold(st.c.clock(), rec.SentAt)
 	}
 	switch {
 	case st.complete() && rec.FirstTokenAt == 0:
@@ -625,7 +668,33 @@ func (st *stream) finish(x *Exchange) {
 		rec.TokenTimes = nil
 	}
 	rec.EngineTimings = st.timings
+	if why := st.usage.notWhole(); rec.OK && st.hasUsage && why != "" {
+		rec.OK = false
+		rec.Error = "implausible token count from the server: usage " + why + " is not a whole number"
+	}
 	SettleCounts(rec)
+}
+
+// wrongModel fails the stream when the chunk just parsed names another
+// model than the one requested.
+func (st *stream) wrongModel() bool {
+	if st.model == "" || sameModel(st.info.model, st.model) {
+		return false
+	}
+	st.errMsg = fmt.Sprintf("the server answered with model %q, not the model requested, %q", truncate(unquote(st.info.model), 200), truncate(st.model, 200))
+	return true
+}
+
+// sameModel reports whether a chunk's model (raw JSON string) is the
+// model requested: the same name, or the same with Ollama's default tag
+// (":latest") on one side only.
+func sameModel(raw []byte, want string) bool {
+	if string(raw) == want {
+		return true
+	}
+	got := unquote(raw) // escapes, or a tag
+	const tag = ":latest"
+	return got == want || got == want+tag || got+tag == want
 }
 
 // encode builds the JSON body (see appendBody) and picks the endpoint.

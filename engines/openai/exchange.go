@@ -36,6 +36,9 @@ type Exchange struct {
 	stall   time.Duration
 	redact  func(string) string
 	stamper receiveStamper // the connection's kernel receive stamps; nil: none
+	clock   func() float64
+	sentAt  float64
+	arr     arrivals // the times Now handed out
 
 	// The limits' watcher (see watch): one timer for the request timeout
 	// and the stall timeout.
@@ -80,7 +83,7 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
-	x := &Exchange{parent: ctx, timeout: cfg.Timeout, stall: cfg.Stall, redact: redact}
+	x := &Exchange{parent: ctx, timeout: cfg.Timeout, stall: cfg.Stall, redact: redact, clock: cfg.Clock}
 	x.Ctx, x.Cancel = context.WithCancelCause(ctx)
 	if cfg.Timeout > 0 || cfg.Stall > 0 {
 		x.base = time.Now()
@@ -117,6 +120,7 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	if t := sent.Load(); t != 0 {
 		rec.SentAt = math.Float64frombits(t)
 	}
+	x.sentAt = rec.SentAt
 	if c := conn.Load(); c != nil && *c != nil {
 		x.stamper = stamperOf(*c)
 	}
@@ -216,11 +220,14 @@ func (x *Exchange) watch() {
 	}
 }
 
-// Arrival returns when the data last read from the response reached this
-// machine, on the time base of now (the clock's reading): now less the age
-// of the kernel's receive stamp, or now itself where the connection has no
-// stamps (see arrival.go).
-func (x *Exchange) Arrival(now float64) float64 { return arrival(x.stamper, now) }
+// Now returns when the data last read from the response reached this
+// machine, on the run clock: the clock's reading less the age of the
+// kernel's receive stamp, or the reading itself where the connection has
+// no stamps (see arrival.go). It is the one conversion every client uses:
+// what came in one read shares one time, and the times it returns never go
+// back, nor before sent_at. Not safe for concurrent use (one reader per
+// response).
+func (x *Exchange) Now() float64 { return x.arr.now(x.clock, x.stamper, x.sentAt) }
 
 // Close releases the request's context and body.
 func (x *Exchange) Close() {
@@ -297,6 +304,10 @@ func implausible(rec *archive.Request) string {
 	switch {
 	case rec.OutputTokens < 0:
 		return fmt.Sprintf("output tokens %d (%s) is negative", rec.OutputTokens, src)
+	case rec.OutputTokens == 0 && rec.OutputChars > 0:
+		// Every chunk of text is at least one token: a count of 0 says
+		// the stream did not happen.
+		return fmt.Sprintf("output tokens 0 (%s) but the stream carried %d characters of text", src, rec.OutputChars)
 	case rec.PromptTokens < 0:
 		return fmt.Sprintf("prompt tokens %d (%s) is negative", rec.PromptTokens, src)
 	case rec.ReasoningTokens < 0:

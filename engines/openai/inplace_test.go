@@ -72,6 +72,7 @@ func TestMatchEvent(t *testing.T) {
 	if err := parseChunk([]byte(strings.TrimSpace(next[6:])), &want); err != nil {
 		t.Fatal(err)
 	}
+	want.model = nil // the shape's, checked with the first chunk
 	tests := []struct {
 		name string
 		buf  string
