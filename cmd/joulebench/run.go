@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,10 +53,12 @@ GPU), which every output labels SIMULATED.`,
 	datasetFlags(f)
 	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code (default: detect)")
 	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
-	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its `quick:` section: e.g. shorter baseline and release hold)")
+	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its quick section: e.g. shorter baseline and release hold)")
 	f.Bool("no-progress", false, "do not draw the progress bar")
+	f.Int("runs", 0, "asiai: measured runs per prompt (the same as --set runs=N)")
 	f.StringArray("label", nil, "run metadata for compare: --label scenario=chat (repeatable)")
 	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
+	resultsFlags(f, "format of the results (table: a summary of the headline figures; --all for every value), and of the side-by-side and winner tables of several engines: table, markdown (to paste into an issue or pull request), csv, json")
 	multiEngineFlags(f)
 	setFlag(f)
 	baselineFlags(f)
@@ -71,6 +74,10 @@ GPU), which every output labels SIMULATED.`,
 // flag is checked against the engine it would configure before any
 // directory is created.
 func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
+	sets, err := runsFlag(sets, a.v.GetInt("runs"), changed("runs"))
+	if err != nil {
+		return err
+	}
 	if a.v.GetString("sweep") != "" {
 		return a.runSweep(ctx, profile, sets, labelArgs, changed)
 	}
@@ -89,6 +96,18 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 	format := a.v.GetString("format")
 	if err := report.CheckFormat(format); err != nil {
 		return withCode(exitInvalid, err)
+	}
+	if a.v.GetString("output-file") != "" {
+		return invalidf("--output-file writes one run's results: with several engines, give each run's archive to analyze --output-file")
+	}
+	// The profile and its parameters are checked before the directory of
+	// the engines' runs is created.
+	src, name, err := a.readProfile(profile)
+	if err != nil {
+		return withCode(exitInvalid, err)
+	}
+	if _, err := a.loadProfile(src, name, sets); err != nil {
+		return err
 	}
 	parent := a.v.GetString("out")
 	if parent == "" {
@@ -199,7 +218,7 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 	if runErr != nil {
 		return r.cleanup(ctx, runErr)
 	}
-	return r.report()
+	return r.report(ctx)
 }
 
 // engineRun is one run of a profile against one engine; runEngine fills it
@@ -496,7 +515,13 @@ func (r *engineRun) cleanup(ctx context.Context, runErr error) error {
 
 // report re-reads the finished archive and prints its results table; the
 // checks decide the exit code.
-func (r *engineRun) report() error {
+//
+// The results are evaluated again from the archive exactly as `analyze
+// DIR` evaluates them (the archived profile and parameters), so that the
+// exit code of run is the one analyze gives on its archive: 4 when a
+// formula could not be evaluated (a replay that ends mid-run, say), 3
+// when a check of severity fail or exclude did not pass.
+func (r *engineRun) report(ctx context.Context) error {
 	run, err := archive.Load(r.dir)
 	if err != nil {
 		return err
@@ -504,15 +529,16 @@ func (r *engineRun) report() error {
 	if run.Results == nil {
 		return fmt.Errorf("run %s wrote no results", r.dir)
 	}
-	if base := r.a.v.GetString("baseline"); base != "" {
-		defer fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
-		return r.a.gateRun(context.Background(), r.l, run, base, report.FormatTable, false)
-	}
-	if err := report.Results(r.a.out, report.Run{Meta: run.Meta, Results: run.Results}, report.FormatTable, false); err != nil {
+	view, err := r.a.resultsView()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
-	return checksOutcome(run.Results)
+	defer fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
+	if base := r.a.v.GetString("baseline"); base != "" {
+		return r.a.gateRun(ctx, r.l, run, base, view.format, view.all)
+	}
+	view.hint = "every value: joulebench analyze " + r.dir + " --all"
+	return r.a.evaluateAndShow(ctx, r.dir, "", nil, view)
 }
 
 // metricsParams reads the engine /metrics side path's interval and families
@@ -659,8 +685,12 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // checkRunFlags validates every flag of a run before anything is created:
-// the engine's (checkEngineFlags) and the power source's.
+// the inputs it names (checkRunInputs), the engine's (checkEngineFlags)
+// and the power source's.
 func (a *app) checkRunFlags(changed func(string) bool) error {
+	if err := a.checkRunInputs(changed); err != nil {
+		return err
+	}
 	if err := a.checkEngineFlags(changed); err != nil {
 		return err
 	}
@@ -765,4 +795,21 @@ func (r *engineRun) checkFileLimit(lim fileLimit) error {
 	}
 	return invalidf("the profile keeps up to %d requests in flight, which needs about %d open files, but this process may open %d (hard limit %d): raise the limit (ulimit -n) or send fewer requests at once (request_count, or the requests step's concurrency)",
 		conns, need, soft, hard)
+}
+
+// runsFlag turns --runs N into --set runs=N (asiai's flag). Both given
+// with different values is invalid.
+func runsFlag(sets []string, n int, given bool) ([]string, error) {
+	if !given {
+		return sets, nil
+	}
+	if n < 1 {
+		return nil, invalidf("--runs %d: at least 1", n)
+	}
+	for _, kv := range sets {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == "runs" && strings.TrimSpace(v) != strconv.Itoa(n) {
+			return nil, invalidf("--runs %d and --set %s disagree: give one", n, kv)
+		}
+	}
+	return append(slices.Clone(sets), "runs="+strconv.Itoa(n)), nil
 }
