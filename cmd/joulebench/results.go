@@ -38,6 +38,9 @@ type resultsView struct {
 // reported before anything runs.
 func (a *app) resultsView() (resultsView, error) {
 	v := resultsView{format: a.v.GetString("format"), all: a.v.GetBool("all"), file: a.v.GetString("output-file")}
+	if v.format == "" {
+		v.format = report.FormatTable
+	}
 	if err := report.CheckFormat(v.format); err != nil {
 		return v, withCode(exitInvalid, fmt.Errorf("--format: %w", err))
 	}
