@@ -18,9 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
@@ -205,15 +203,15 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return err
 	}
 	r.startScraper(ctx)
-	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated)
+	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated, r.console)
 	r.rc = &workflow.RunContext{Clock: r.clock, Out: r.out, Log: r.log, Loaded: r.l, Engine: r.engineKind}
 	// Whatever path the run takes (success, failure, panic), the engine
 	// it started does not outlive it.
 	r.onClose(r.stopEngine)
 	runErr := workflow.Execute(ctx, r.rc, steps.Registry(), r.deps)
 	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(a.errOut)
+		bar.finish()
+		r.console.tty.Store(nil)
 	}
 	if runErr != nil {
 		return r.cleanup(ctx, runErr)
@@ -241,6 +239,9 @@ type engineRun struct {
 	log   zerolog.Logger
 	// engineLog receives the engine's output.
 	engineLog io.Writer
+	// console is stderr for the run's log lines (above the progress line
+	// on a terminal).
+	console *consoleOut
 	clock     *workflow.Clock
 	es        *engineSetup
 	telInfo   archive.TelemetryInfo
@@ -380,7 +381,8 @@ func (r *engineRun) openLogs() error {
 	}
 	r.onClose(engineLog.Close)
 	r.engineLog = engineLog
-	r.log = zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: r.a.errOut, TimeFormat: "15:04:05", NoColor: true})).
+	r.console = &consoleOut{w: r.a.errOut}
+	r.log = zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: r.console, TimeFormat: "15:04:05", NoColor: true})).
 		Level(r.a.log.GetLevel()).With().Timestamp().Str("run", r.runID).Logger()
 	return nil
 }
@@ -579,100 +581,6 @@ func (a *app) runLabels(vals []string) (map[string]string, error) {
 		labels["model_params"] = mp
 	}
 	return labels, nil
-}
-
-// progressLineEvery is how often a terminal that is not a TTY (CI logs, a
-// pipe) gets a progress line within a stage.
-const progressLineEvery = 10 * time.Second
-
-// isTTY reports whether w is a terminal.
-func isTTY(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// progressText is one stage's progress in words.
-func progressText(p steps.Progress, simulated bool) string {
-	desc := p.Stage
-	if p.Total > 0 {
-		desc += fmt.Sprintf(" | %d/%d requests", p.Done, p.Total)
-	}
-	if p.HasPower {
-		desc += fmt.Sprintf(" | %.0f W", p.PowerW)
-		if simulated {
-			desc += " (simulated)"
-		}
-	}
-	if p.Failed > 0 {
-		desc += fmt.Sprintf(" | %d failed", p.Failed)
-	}
-	return desc
-}
-
-// progressLines tells progress in plain lines, for a writer that is not a
-// terminal: one when a stage begins, then at most one per every.
-func progressLines(w io.Writer, every time.Duration, simulated bool, now func() time.Time) func(steps.Progress) {
-	var mu sync.Mutex
-	stage := ""
-	var last time.Time
-	return func(p steps.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		t := now()
-		if p.Stage == stage && t.Sub(last) < every {
-			return
-		}
-		stage, last = p.Stage, t
-		fmt.Fprintf(w, "progress: %s\n", progressText(p, simulated))
-	}
-}
-
-// progress draws a progress bar of the current stage: requests done/total
-// and the current summed power. On a writer that is not a terminal it
-// prints a plain line when a stage begins and every progressLineEvery
-// instead (no carriage returns), and returns nil.
-func (a *app) progress(d *steps.Deps, simulated bool) *progressbar.ProgressBar {
-	if a.v.GetBool("no-progress") {
-		return nil
-	}
-	if !a.errTTY {
-		d.Progress = progressLines(a.errOut, progressLineEvery, simulated, time.Now)
-		return nil
-	}
-	bar := progressbar.NewOptions(-1,
-		progressbar.OptionSetWriter(a.errOut),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionShowCount(),
-		progressbar.OptionClearOnFinish(),
-	)
-	stage := ""
-	d.Progress = func(p steps.Progress) {
-		if p.Stage != stage {
-			stage = p.Stage
-			bar.ChangeMax(p.Total)
-			if p.Total == 0 {
-				bar.ChangeMax(-1)
-			}
-		}
-		desc := p.Stage
-		if p.HasPower {
-			desc += fmt.Sprintf(" | %.0f W", p.PowerW)
-			if simulated {
-				desc += " (simulated)"
-			}
-		}
-		if p.Failed > 0 {
-			desc += fmt.Sprintf(" | %d failed", p.Failed)
-		}
-		bar.Describe(desc)
-		if p.Total > 0 {
-			_ = bar.Set(p.Done)
-		} else {
-			_ = bar.Add(0)
-		}
-	}
-	return bar
 }
 
 func sortedKeys(m map[string]string) []string {
