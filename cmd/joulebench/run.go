@@ -242,10 +242,10 @@ type engineRun struct {
 	// console is stderr for the run's log lines (above the progress line
 	// on a terminal).
 	console *consoleOut
-	clock     *workflow.Clock
-	es        *engineSetup
-	telInfo   archive.TelemetryInfo
-	rc        *workflow.RunContext
+	clock   *workflow.Clock
+	es      *engineSetup
+	telInfo archive.TelemetryInfo
+	rc      *workflow.RunContext
 
 	// closers run in reverse order when the run ends.
 	closers []func() error
