@@ -68,7 +68,11 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 	}
 	lines = append(lines, summaryChecks(res, spec.Checks)...)
 	if res.Excluded {
-		lines = append(lines, wrap("EXCLUDED from formal results: "+res.ExcludeReason, SummaryWidth, "  ")...)
+		reason := res.ExcludeReason
+		if r, _, ok := strings.Cut(reason, ": "); ok && strings.HasPrefix(r, "check ") {
+			reason = r // the check and its reason are listed above
+		}
+		lines = append(lines, wrap("EXCLUDED from formal results: "+reason, SummaryWidth, "  ")...)
 	}
 	if spec.Hint != "" {
 		lines = append(lines, wrap(spec.Hint, SummaryWidth, "  ")...)

@@ -30,7 +30,7 @@ func TestSummary(t *testing.T) {
 				Message: "first-token times are upper bounds: 14 of 600, widest bound 25.6 ms"},
 			"c_fail": {Kind: "check", Value: false, Passed: boolp(false), Severity: "exclude", Message: "release did not close: " + long},
 		},
-		Excluded: true, ExcludeReason: "release_closed",
+		Excluded: true, ExcludeReason: "check c_fail failed: release did not close: " + long,
 	}
 	spec := SummarySpec{
 		Metrics: []string{"j", "tps", "steady"},
@@ -55,7 +55,7 @@ func TestSummary(t *testing.T) {
 		"  warn c_warn: idle was not idle\n    power CV 0.2\n",
 		"  warn c_expected: 14 of 600, widest bound 25.6 ms (expected on a shared machine: CPU contention)\n",
 		"  FAIL c_fail [exclude]: release did not close\n",
-		"EXCLUDED from formal results: release_closed\n",
+		"EXCLUDED from formal results: check c_fail failed\n",
 		"every value: --all\n",
 		"SIMULATED",
 	} {
