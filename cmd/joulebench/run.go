@@ -77,6 +77,9 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 		return err
 	}
 	if a.v.GetString("sweep") != "" {
+		if a.v.GetString("output-file") != "" {
+			return invalidf("--output-file writes one run's results: with --sweep, give each run's archive to analyze --output-file")
+		}
 		return a.runSweep(ctx, profile, sets, labelArgs, changed)
 	}
 	kinds := a.v.GetStringSlice("engine")
@@ -540,6 +543,11 @@ func (r *engineRun) report(ctx context.Context) error {
 		return r.a.gateRun(ctx, r.l, run, base, view.format, view.all)
 	}
 	view.hint = "every value: joulebench analyze " + r.dir + " --all"
+	if r.a.engine != "" {
+		// One run of several (engines, sweep values): its summary; --format
+		// is the side-by-side tables'.
+		view.format, view.all, view.file = report.FormatTable, false, ""
+	}
 	return r.a.evaluateAndShow(ctx, r.dir, "", nil, view)
 }
 
