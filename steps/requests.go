@@ -105,7 +105,7 @@ func limits(rc *workflow.RunContext, lc *loadgen.Config, stage string, timeout, 
 	}
 	lc.Watch = func(w loadgen.Waiting) {
 		rc.Log.Info().Str("stage", stage).Int("in_flight", w.InFlight).Str("oldest", w.Oldest).
-			Dur("oldest_age", w.OldestAge.Round(time.Millisecond)).Int("oldest_tokens", w.OldestTokens).
+			Str("oldest_age", w.OldestAge.Round(time.Millisecond).String()).Int("oldest_tokens", w.OldestTokens).
 			Int("tokens_in_flight", w.Tokens).Msg("waiting on requests in flight")
 	}
 }

@@ -94,7 +94,7 @@ func TestExtendsOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(res), "window: {type: int, default: 50, description: requests per steady-state window} # from benchmark-1.5.yaml (built-in):"+builtinLine(t, "  window: {")+", overridden at testdata/extends/override.yaml:6") {
+	if !strings.Contains(string(res), "window: {type: int, default: 50, min: 1, description: requests per steady-state window} # from benchmark-1.5.yaml (built-in):"+builtinLine(t, "  window: {")+", overridden at testdata/extends/override.yaml:6") {
 		t.Errorf("resolved view lacks window's provenance:\n%s", res)
 	}
 }

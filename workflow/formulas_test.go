@@ -22,7 +22,7 @@ func TestFormulaSections(t *testing.T) {
 		{"metrics not a list", "metrics: {name: m}\n", "t.yaml:1:1: metrics: a profile needs at least one metric\nt.yaml:3:10: metrics: expected a list, got a mapping"},
 		{"checks not a list", "metrics: [{name: m, expr: \"1\"}]\nchecks: 3\n", "t.yaml:4:9: checks: expected a list, got a scalar"},
 		// `checks: [{name: c, expr: "true", sevrity: warn}]`: sevrity starts at column 34.
-		{"unknown key in a check", "metrics: [{name: m, expr: \"1\"}]\nchecks: [{name: c, expr: \"true\", sevrity: warn}]\n", `t.yaml:4:34: checks[0]: unknown key "sevrity" (valid keys: description, detail, expr, message, na, name, severity, when)`},
+		{"unknown key in a check", "metrics: [{name: m, expr: \"1\"}]\nchecks: [{name: c, expr: \"true\", sevrity: warn}]\n", `t.yaml:4:34: checks[0]: unknown key "sevrity" (valid keys: description, detail, expected, expr, message, na, name, severity, when)`},
 		{"only checks is enough", "checks: [{name: c, expr: \"true\"}]\n", ""},
 	}
 	reg := testRegistry(t)

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -37,7 +38,10 @@ type ParamDecl struct {
 	Type        string
 	Default     any // int, float64, bool, string or time.Duration
 	Description string
-	node        *yaml.Node
+	// Min and Max bound a number (a duration in seconds) when set: the
+	// default and every --set value must lie in [Min, Max].
+	Min, Max *float64
+	node     *yaml.Node
 }
 
 // paramLong is the long form of a parameter declaration.
@@ -45,6 +49,8 @@ type paramLong struct {
 	Type        string    `yaml:"type"`
 	Default     yaml.Node `yaml:"default"`
 	Description string    `yaml:"description"`
+	Min         *float64  `yaml:"min"`
+	Max         *float64  `yaml:"max"`
 }
 
 // StepDecl is one step of the procedure.
@@ -64,6 +70,9 @@ type MetricDecl struct {
 	Format      string `yaml:"format"`
 	When        string `yaml:"when"`
 	NA          string `yaml:"na"`
+	// Summary marks a headline figure of the method: the default output
+	// of run and analyze shows these (--all shows every value).
+	Summary bool `yaml:"summary"`
 }
 
 // CheckDecl is one flag/check.
@@ -76,6 +85,10 @@ type CheckDecl struct {
 	Description string `yaml:"description"`
 	When        string `yaml:"when"`
 	NA          string `yaml:"na"`
+	// Expected says, in one line, where a failed warn check is expected
+	// (e.g. a shared or small machine); the summary prints it instead of
+	// FAIL.
+	Expected string `yaml:"expected"`
 }
 
 // DeriveDecl is one derived value: `name: expression` or
@@ -584,7 +597,7 @@ func (d *decoder) params(n *yaml.Node) []ParamDecl {
 				continue
 			}
 			valNode = present["default"]
-			pd.Type, pd.Description = pl.Type, pl.Description
+			pd.Type, pd.Description, pd.Min, pd.Max = pl.Type, pl.Description, pl.Min, pl.Max
 		}
 		if valNode.Kind != yaml.ScalarNode {
 			d.Errorf(valNode, where, "a parameter's default must be a scalar, got a %s", yamlstrict.KindName(valNode))
@@ -596,6 +609,10 @@ func (d *decoder) params(n *yaml.Node) []ParamDecl {
 		val, err := parseParam(pd.Type, valNode.Value)
 		if err != nil {
 			d.Errorf(valNode, where, "%s", err)
+			continue
+		}
+		if err := pd.inBounds(val); err != nil {
+			d.Errorf(valNode, where, "default %s", err)
 			continue
 		}
 		pd.Default = val
@@ -629,8 +646,8 @@ func parseParam(typ, s string) (any, error) {
 		return int(v), nil
 	case TypeFloat:
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", s)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%q is not a finite number", s)
 		}
 		return v, nil
 	case TypeBool:
@@ -645,6 +662,27 @@ func parseParam(typ, s string) (any, error) {
 		return s, nil
 	}
 	return nil, fmt.Errorf("unknown parameter type %q (valid: int, float, bool, string, duration)", typ)
+}
+
+// inBounds checks a parameter's value against its declared min and max
+// (a duration in seconds).
+func (pd *ParamDecl) inBounds(v any) error {
+	var x float64
+	switch n := exprValue(v).(type) {
+	case int:
+		x = float64(n)
+	case float64:
+		x = n
+	default:
+		return nil
+	}
+	switch {
+	case pd.Min != nil && x < *pd.Min:
+		return fmt.Errorf("%v is below the minimum %v", v, *pd.Min)
+	case pd.Max != nil && x > *pd.Max:
+		return fmt.Errorf("%v is above the maximum %v", v, *pd.Max)
+	}
+	return nil
 }
 
 // exprValue is what expressions see for a parameter: durations in seconds.
@@ -676,6 +714,9 @@ func (d *decoder) resolveParams(decls []ParamDecl, overrides map[string]string) 
 			continue
 		}
 		v, err := parseParam(pd.Type, overrides[k])
+		if err == nil {
+			err = pd.inBounds(v)
+		}
 		if err != nil {
 			d.Add(&Error{File: "--set", Where: k, Msg: fmt.Sprintf("parameter of type %s: %s", pd.Type, err)})
 			continue

@@ -20,7 +20,6 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/profiles"
-	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -37,13 +36,11 @@ runs without re-running anything.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
-			all, _ := cmd.Flags().GetBool("all")
-			return a.analyze(cmd, args[0], a.v.GetString("profile"), sets, a.v.GetString("format"), all)
+			return a.analyze(cmd, args[0], a.v.GetString("profile"), sets)
 		},
 	}
 	cmd.Flags().String("profile", "", "profile name or file (default: the run's own)")
-	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
-	cmd.Flags().Bool("all", false, "also show derived values")
+	resultsFlags(cmd.Flags(), "output format: table (a summary of the headline figures; --all for every value), json, csv, markdown")
 	setFlag(cmd.Flags())
 	baselineFlags(cmd.Flags())
 	return cmd
@@ -63,28 +60,20 @@ func (a *app) loadProfile(src []byte, name string, sets []string) (*workflow.Loa
 	return l, nil
 }
 
-func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string, format string, all bool) error {
-	if err := report.CheckFormat(format); err != nil {
-		return withCode(exitInvalid, err)
+func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string) error {
+	view, err := a.resultsView()
+	if err != nil {
+		return err
 	}
+	view.hint = "every value: joulebench analyze " + dir + " --all"
 	if base := a.v.GetString("baseline"); base != "" {
 		run, l, _, _, err := a.evaluateArchiveLoaded(cmd.Context(), dir, profile, sets)
 		if err != nil {
 			return err
 		}
-		return a.gateRun(cmd.Context(), l, run, base, format, all)
+		return a.gateRun(cmd.Context(), l, run, base, view.format, view.all)
 	}
-	run, res, evalErr, err := a.evaluateArchive(cmd.Context(), dir, profile, sets)
-	if err != nil {
-		return err
-	}
-	if err := report.Results(a.out, report.Run{Meta: run.Meta, Results: res}, format, all); err != nil {
-		return err
-	}
-	if evalErr != nil {
-		return withCode(exitEval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
-	}
-	return checksOutcome(res)
+	return a.evaluateAndShow(cmd.Context(), dir, profile, sets, view)
 }
 
 // evaluateArchive loads a run archive and evaluates a profile over it: the

@@ -24,8 +24,10 @@ var version = "dev"
 // the logger. One per process; no globals.
 type app struct {
 	out, errOut io.Writer
-	// errTTY says whether stderr is a terminal (progress bar or plain lines).
+	// errTTY says whether stderr is a terminal (progress line or plain
+	// lines); rawErr is stderr unwrapped (its terminal's width).
 	errTTY bool
+	rawErr io.Writer
 	v      *viper.Viper
 	log    zerolog.Logger
 	root   *cobra.Command
@@ -45,7 +47,7 @@ func newApp(out, errOut io.Writer) *app {
 	// Logs, the progress display and messages reach stderr from several
 	// goroutines (the /metrics scraper, the steps): one lock serialises
 	// their writes. Whether it is a terminal is read before the wrapping.
-	a := &app{out: out, errOut: zerolog.SyncWriter(errOut), errTTY: isTTY(errOut), v: viper.New(), engines: all.Registry()}
+	a := &app{out: out, errOut: zerolog.SyncWriter(errOut), errTTY: isTTY(errOut), rawErr: errOut, v: viper.New(), engines: all.Registry()}
 	root := &cobra.Command{
 		Use:   "joulebench",
 		Short: "GPU energy per output token of LLM inference services, with the method as data",

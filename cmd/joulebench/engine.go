@@ -27,7 +27,7 @@ import (
 // engineFlags registers the flags that choose and configure the engine.
 func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.StringSlice("engine", []string{all.Default}, "engine: "+a.engineHelp()+". Repeat it (--engine ollama --engine llamacpp) to run the profile against each engine in turn and compare them")
-	f.String("model", "", "model id: vLLM/SGLang model path or Hugging Face id (also the served name); llama.cpp alias (default: the GGUF file name); Ollama model name; with --engine-url the model to request (default: the first listed)")
+	f.StringArray("model", nil, "model id: vLLM/SGLang model path or Hugging Face id (also the served name); llama.cpp alias (default: the GGUF file name); Ollama model name; with --engine-url the model to request (default: the first listed). With several engines, KIND=ID gives one engine its own (--model ollama=tiny --model llamacpp=tiny); a plain ID serves every engine without its own")
 	f.Int64("seed", 1, "seed of the engine (sampling) and of the simulator")
 	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline)")
 	f.String("api-key", "", "API key sent as a Bearer token to the engine (or JOULEBENCH_API_KEY); never logged nor archived")
@@ -47,7 +47,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.String("engine-version", "", "engine version the identity check expects (empty: not checked)")
 	f.String("thinking", "", "reasoning models: on or off (Ollama think, else chat_template_kwargs.enable_thinking); empty: the model's default")
 	f.Bool("health-generate", false, "SGLang: also wait for /health_generate (one generated token) before ready")
-	f.Bool("ollama-pull", false, "Ollama: refused (a download inside startup would count in its energy): run `ollama pull` before the benchmark")
+	f.Bool("ollama-pull", false, "Ollama: refused (a download inside startup would count in its energy): run ollama pull MODEL before the benchmark")
 	f.Duration("scrape-interval", launch.DefaultScrapeInterval, "interval of the engine /metrics side path")
 	f.StringArray("metrics-family", nil, "engine metric family to keep in engine_metrics.jsonl (repeatable; default per engine)")
 }
@@ -223,7 +223,7 @@ func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		Bin:            v.GetString("engine-bin"),
 		Args:           v.GetStringSlice("engine-arg"),
 		Env:            envs,
-		Model:          v.GetString("model"),
+		Model:          a.modelFor(kind),
 		ModelFile:      v.GetString("model-file"),
 		Revision:       v.GetString("revision"),
 		Port:           v.GetInt("port"),
@@ -292,7 +292,7 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 	default:
 		return nil, checkSimPreset(p)
 	}
-	if m := a.v.GetString("model"); m != "" {
+	if m := a.modelFor(a.engineKind()); m != "" {
 		simCfg.Model = m
 	}
 	simCfg.Log = env.EngineLog
@@ -375,6 +375,8 @@ func (a *app) inapplicableFlags(changed func(string) bool) ([]string, error) {
 	var bad []string
 	applies := func(f string) bool {
 		switch {
+		case f == "model" && url:
+			return true // the model to request of the server, whatever its kind
 		case specific[f] && !d.Accepts(f):
 			return false
 		case specific[f] && url:
@@ -389,8 +391,18 @@ func (a *app) inapplicableFlags(changed func(string) bool) ([]string, error) {
 	names := slices.Sorted(maps.Keys(specific))
 	names = append(names, managedOnlyFlags()...)
 	names = append(names, simIgnoredFlags()...)
+	if err := a.checkModels(); err != nil {
+		return nil, err
+	}
+	given := func(f string) bool {
+		if f == "model" {
+			// Only a value for this engine (KIND=ID, or a plain ID) counts.
+			return changed(f) && a.modelFor(kind) != ""
+		}
+		return changed(f)
+	}
 	for _, f := range names {
-		if changed(f) && !applies(f) && !slices.Contains(bad, "--"+f) {
+		if given(f) && !applies(f) && !slices.Contains(bad, "--"+f) {
 			bad = append(bad, "--"+f)
 		}
 	}
@@ -469,4 +481,60 @@ func (a *app) perEngineFlags(kinds []string, changed func(string) bool) ([]func(
 		}
 	}
 	return out, nil
+}
+
+// modelValues are the --model values: each a plain model id, or KIND=ID
+// where KIND is an engine kind.
+func (a *app) modelValues() (plain []string, byKind map[string]string, err error) {
+	byKind = map[string]string{}
+	for _, v := range a.v.GetStringSlice("model") {
+		k, id, ok := strings.Cut(v, "=")
+		if !ok {
+			plain = append(plain, v)
+			continue
+		}
+		if _, known := a.engines.Lookup(k); !known {
+			return nil, nil, invalidf("--model %q: %q is not an engine kind (KIND=ID gives one engine its model; kinds: %s)", v, k, strings.Join(a.engines.Kinds(), ", "))
+		}
+		if _, dup := byKind[k]; dup {
+			return nil, nil, invalidf("--model %s= given twice", k)
+		}
+		byKind[k] = id
+	}
+	if len(plain) > 1 {
+		return nil, nil, invalidf("--model given %d times without KIND=: give one model, or one KIND=ID per engine", len(plain))
+	}
+	return plain, byKind, nil
+}
+
+// checkModels checks the --model values: at most one plain id, KIND=ID
+// only for a kind the run has.
+func (a *app) checkModels() error {
+	_, byKind, err := a.modelValues()
+	if err != nil {
+		return err
+	}
+	kinds := a.v.GetStringSlice("engine")
+	for k := range byKind {
+		if !slices.Contains(kinds, k) && !(len(kinds) <= 1 && k == a.engineKind()) {
+			return invalidf("--model %s=%s: the run has no engine %s (engines: %s)", k, byKind[k], k, strings.Join(kinds, ", "))
+		}
+	}
+	return nil
+}
+
+// modelFor is the model of engine kind: its own KIND=ID value, else the
+// plain --model value, else "".
+func (a *app) modelFor(kind string) string {
+	plain, byKind, err := a.modelValues()
+	if err != nil {
+		return ""
+	}
+	if m, ok := byKind[kind]; ok {
+		return m
+	}
+	if len(plain) == 1 {
+		return plain[0]
+	}
+	return ""
 }

@@ -25,7 +25,6 @@ import (
 // the side-by-side and winner tables, and a JSON object merged into every
 // request body.
 func multiEngineFlags(f *pflag.FlagSet) {
-	f.String("format", "table", "format of the engines side-by-side and winner tables: table, markdown (to paste into an issue or pull request), csv, json")
 	f.String("extra-body", "", `JSON object merged into every request body, e.g. '{"think": false}' (recorded in run.json as the label extra_body)`)
 	f.String("sweep", "", "run once per value of a profile parameter: NAME=v1,v2,... or NAME for the profile's own list (its parameter sweep_NAME), e.g. --sweep context_tokens or --sweep burst=1,4,8; one result row per value and engine")
 }

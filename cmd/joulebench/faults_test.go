@@ -15,7 +15,8 @@ import (
 )
 
 // Not a TTY: a plain line when a stage begins, then at most one per
-// interval; never a carriage return.
+// interval; never a carriage return. Each says done, in flight and failed,
+// tokens/s and the time since the stage began.
 func TestProgressLinesNotTTY(t *testing.T) {
 	var buf bytes.Buffer
 	t0 := time.Unix(1000, 0)
@@ -27,15 +28,16 @@ func TestProgressLinesNotTTY(t *testing.T) {
 		if i < 4 {
 			stage = "baseline"
 		}
-		show(steps.Progress{Stage: stage, Done: i, Total: 100, PowerW: 300, HasPower: true})
+		show(steps.Progress{Stage: stage, Done: i, Sent: i + 10, Tokens: 100 * i, Total: 100, PowerW: 300, HasPower: true})
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	// baseline at 0 s; formal begins at 1 s, then 11 s and 21 s.
+	// baseline at 0 s; formal begins at 1 s (i=4), then 11 s (i=44: 4,400
+	// tokens over 10 s = 440 tok/s) and 21 s (i=84: 8,400 over 20 s = 420).
 	want := []string{
-		"progress: baseline | 0/100 requests | 300 W (simulated)",
-		"progress: formal | 4/100 requests | 300 W (simulated)",
-		"progress: formal | 44/100 requests | 300 W (simulated)",
-		"progress: formal | 84/100 requests | 300 W (simulated)",
+		"progress: baseline | 0/100 done, 10 in flight, 0 failed | 0.0 s | 300 W (simulated)",
+		"progress: formal | 4/100 done, 10 in flight, 0 failed | 0.0 s | 300 W (simulated)",
+		"progress: formal | 44/100 done, 10 in flight, 0 failed | 440 tok/s | 10.0 s | 300 W (simulated)",
+		"progress: formal | 84/100 done, 10 in flight, 0 failed | 420 tok/s | 20.0 s | 300 W (simulated)",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") || strings.Contains(buf.String(), "\r") {
 		t.Errorf("lines:\n%q\nwant:\n%q", lines, want)

@@ -87,7 +87,7 @@ func TestAnalyzeWithEditedProfile(t *testing.T) {
 	}
 
 	// Loosen the threshold: the same archive passes.
-	out, errOut, code = runCLI(t, "analyze", smallRun, "--profile", file, "--set", "release_hold=5s", "--set", "max_energy_per_request_j=300")
+	out, errOut, code = runCLI(t, "analyze", smallRun, "--profile", file, "--set", "release_hold=5s", "--set", "max_energy_per_request_j=300", "--all")
 	if code != exitOK {
 		t.Fatalf("exit code %d, want 0\n%s\n%s", code, out, errOut)
 	}

@@ -125,7 +125,7 @@ func TestUserProfileByName(t *testing.T) {
 	if out, errOut, code := runCLI(t, "validate", "mine"); code != exitOK || !strings.Contains(out, "profile mine is valid") {
 		t.Errorf("validate mine: code %d\n%s%s", code, out, errOut)
 	}
-	if out, errOut, code := runCLI(t, "analyze", sampleRun, "--set", sampleOK, "--profile", "mine", "--set", "release_hold=5s"); code != exitOK || !strings.Contains(out, "tokens_per_kj") {
+	if out, errOut, code := runCLI(t, "analyze", sampleRun, "--set", sampleOK, "--profile", "mine", "--set", "release_hold=5s", "--all"); code != exitOK || !strings.Contains(out, "tokens_per_kj") {
 		t.Errorf("analyze --profile mine: code %d\n%s%s", code, out, errOut)
 	}
 	out, _, _ := runCLI(t, "profiles", "list")

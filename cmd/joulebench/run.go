@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,9 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
@@ -52,10 +51,12 @@ GPU), which every output labels SIMULATED.`,
 	datasetFlags(f)
 	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code (default: detect)")
 	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
-	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its `quick:` section: e.g. shorter baseline and release hold)")
+	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its quick section: e.g. shorter baseline and release hold)")
 	f.Bool("no-progress", false, "do not draw the progress bar")
+	f.Int("runs", 0, "asiai: measured runs per prompt (the same as --set runs=N)")
 	f.StringArray("label", nil, "run metadata for compare: --label scenario=chat (repeatable)")
 	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
+	resultsFlags(f, "format of the results (table: a summary of the headline figures; --all for every value), and of the side-by-side and winner tables of several engines: table, markdown (to paste into an issue or pull request), csv, json")
 	multiEngineFlags(f)
 	setFlag(f)
 	baselineFlags(f)
@@ -71,7 +72,14 @@ GPU), which every output labels SIMULATED.`,
 // flag is checked against the engine it would configure before any
 // directory is created.
 func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
+	sets, err := runsFlag(sets, a.v.GetInt("runs"), changed("runs"))
+	if err != nil {
+		return err
+	}
 	if a.v.GetString("sweep") != "" {
+		if a.v.GetString("output-file") != "" {
+			return invalidf("--output-file writes one run's results: with --sweep, give each run's archive to analyze --output-file")
+		}
 		return a.runSweep(ctx, profile, sets, labelArgs, changed)
 	}
 	kinds := a.v.GetStringSlice("engine")
@@ -89,6 +97,18 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 	format := a.v.GetString("format")
 	if err := report.CheckFormat(format); err != nil {
 		return withCode(exitInvalid, err)
+	}
+	if a.v.GetString("output-file") != "" {
+		return invalidf("--output-file writes one run's results: with several engines, give each run's archive to analyze --output-file")
+	}
+	// The profile and its parameters are checked before the directory of
+	// the engines' runs is created.
+	src, name, err := a.readProfile(profile)
+	if err != nil {
+		return withCode(exitInvalid, err)
+	}
+	if _, err := a.loadProfile(src, name, sets); err != nil {
+		return err
 	}
 	parent := a.v.GetString("out")
 	if parent == "" {
@@ -186,20 +206,20 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return err
 	}
 	r.startScraper(ctx)
-	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated)
+	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated, r.console)
 	r.rc = &workflow.RunContext{Clock: r.clock, Out: r.out, Log: r.log, Loaded: r.l, Engine: r.engineKind}
 	// Whatever path the run takes (success, failure, panic), the engine
 	// it started does not outlive it.
 	r.onClose(r.stopEngine)
 	runErr := workflow.Execute(ctx, r.rc, steps.Registry(), r.deps)
 	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(a.errOut)
+		bar.finish()
+		r.console.tty.Store(nil)
 	}
 	if runErr != nil {
 		return r.cleanup(ctx, runErr)
 	}
-	return r.report()
+	return r.report(ctx)
 }
 
 // engineRun is one run of a profile against one engine; runEngine fills it
@@ -222,10 +242,13 @@ type engineRun struct {
 	log   zerolog.Logger
 	// engineLog receives the engine's output.
 	engineLog io.Writer
-	clock     *workflow.Clock
-	es        *engineSetup
-	telInfo   archive.TelemetryInfo
-	rc        *workflow.RunContext
+	// console is stderr for the run's log lines (above the progress line
+	// on a terminal).
+	console *consoleOut
+	clock   *workflow.Clock
+	es      *engineSetup
+	telInfo archive.TelemetryInfo
+	rc      *workflow.RunContext
 
 	// closers run in reverse order when the run ends.
 	closers []func() error
@@ -361,7 +384,8 @@ func (r *engineRun) openLogs() error {
 	}
 	r.onClose(engineLog.Close)
 	r.engineLog = engineLog
-	r.log = zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: r.a.errOut, TimeFormat: "15:04:05", NoColor: true})).
+	r.console = &consoleOut{w: r.a.errOut}
+	r.log = zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: r.console, TimeFormat: "15:04:05", NoColor: true})).
 		Level(r.a.log.GetLevel()).With().Timestamp().Str("run", r.runID).Logger()
 	return nil
 }
@@ -497,7 +521,13 @@ func (r *engineRun) cleanup(ctx context.Context, runErr error) error {
 
 // report re-reads the finished archive and prints its results table; the
 // checks decide the exit code.
-func (r *engineRun) report() error {
+//
+// The results are evaluated again from the archive exactly as `analyze
+// DIR` evaluates them (the archived profile and parameters), so that the
+// exit code of run is the one analyze gives on its archive: 4 when a
+// formula could not be evaluated (a replay that ends mid-run, say), 3
+// when a check of severity fail or exclude did not pass.
+func (r *engineRun) report(ctx context.Context) error {
 	run, err := archive.Load(r.dir)
 	if err != nil {
 		return err
@@ -505,15 +535,21 @@ func (r *engineRun) report() error {
 	if run.Results == nil {
 		return fmt.Errorf("run %s wrote no results", r.dir)
 	}
-	if base := r.a.v.GetString("baseline"); base != "" {
-		defer fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
-		return r.a.gateRun(context.Background(), r.l, run, base, report.FormatTable, false)
-	}
-	if err := report.Results(r.a.out, report.Run{Meta: run.Meta, Results: run.Results}, report.FormatTable, false); err != nil {
+	view, err := r.a.resultsView()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
-	return checksOutcome(run.Results)
+	defer fmt.Fprintf(r.a.out, "archive: %s\n", r.dir)
+	if base := r.a.v.GetString("baseline"); base != "" {
+		return r.a.gateRun(ctx, r.l, run, base, view.format, view.all)
+	}
+	view.hint = "every value: joulebench analyze " + r.dir + " --all"
+	if r.a.engine != "" {
+		// One run of several (engines, sweep values): its summary; --format
+		// is the side-by-side tables'.
+		view.format, view.all, view.file = report.FormatTable, false, ""
+	}
+	return r.a.evaluateAndShow(ctx, r.dir, "", nil, view)
 }
 
 // readyTimeout is the ready_timeout of the profile's start_engine step (0
@@ -567,100 +603,6 @@ func (a *app) runLabels(vals []string) (map[string]string, error) {
 	return labels, nil
 }
 
-// progressLineEvery is how often a terminal that is not a TTY (CI logs, a
-// pipe) gets a progress line within a stage.
-const progressLineEvery = 10 * time.Second
-
-// isTTY reports whether w is a terminal.
-func isTTY(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// progressText is one stage's progress in words.
-func progressText(p steps.Progress, simulated bool) string {
-	desc := p.Stage
-	if p.Total > 0 {
-		desc += fmt.Sprintf(" | %d/%d requests", p.Done, p.Total)
-	}
-	if p.HasPower {
-		desc += fmt.Sprintf(" | %.0f W", p.PowerW)
-		if simulated {
-			desc += " (simulated)"
-		}
-	}
-	if p.Failed > 0 {
-		desc += fmt.Sprintf(" | %d failed", p.Failed)
-	}
-	return desc
-}
-
-// progressLines tells progress in plain lines, for a writer that is not a
-// terminal: one when a stage begins, then at most one per every.
-func progressLines(w io.Writer, every time.Duration, simulated bool, now func() time.Time) func(steps.Progress) {
-	var mu sync.Mutex
-	stage := ""
-	var last time.Time
-	return func(p steps.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		t := now()
-		if p.Stage == stage && t.Sub(last) < every {
-			return
-		}
-		stage, last = p.Stage, t
-		fmt.Fprintf(w, "progress: %s\n", progressText(p, simulated))
-	}
-}
-
-// progress draws a progress bar of the current stage: requests done/total
-// and the current summed power. On a writer that is not a terminal it
-// prints a plain line when a stage begins and every progressLineEvery
-// instead (no carriage returns), and returns nil.
-func (a *app) progress(d *steps.Deps, simulated bool) *progressbar.ProgressBar {
-	if a.v.GetBool("no-progress") {
-		return nil
-	}
-	if !a.errTTY {
-		d.Progress = progressLines(a.errOut, progressLineEvery, simulated, time.Now)
-		return nil
-	}
-	bar := progressbar.NewOptions(-1,
-		progressbar.OptionSetWriter(a.errOut),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionShowCount(),
-		progressbar.OptionClearOnFinish(),
-	)
-	stage := ""
-	d.Progress = func(p steps.Progress) {
-		if p.Stage != stage {
-			stage = p.Stage
-			bar.ChangeMax(p.Total)
-			if p.Total == 0 {
-				bar.ChangeMax(-1)
-			}
-		}
-		desc := p.Stage
-		if p.HasPower {
-			desc += fmt.Sprintf(" | %.0f W", p.PowerW)
-			if simulated {
-				desc += " (simulated)"
-			}
-		}
-		if p.Failed > 0 {
-			desc += fmt.Sprintf(" | %d failed", p.Failed)
-		}
-		bar.Describe(desc)
-		if p.Total > 0 {
-			_ = bar.Set(p.Done)
-		} else {
-			_ = bar.Add(0)
-		}
-	}
-	return bar
-}
-
 func sortedKeys(m map[string]string) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
@@ -671,8 +613,12 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // checkRunFlags validates every flag of a run before anything is created:
-// the engine's (checkEngineFlags) and the power source's.
+// the inputs it names (checkRunInputs), the engine's (checkEngineFlags)
+// and the power source's.
 func (a *app) checkRunFlags(changed func(string) bool) error {
+	if err := a.checkRunInputs(changed); err != nil {
+		return err
+	}
 	if err := a.checkEngineFlags(changed); err != nil {
 		return err
 	}
@@ -777,4 +723,21 @@ func (r *engineRun) checkFileLimit(lim fileLimit) error {
 	}
 	return invalidf("the profile keeps up to %d requests in flight, which needs about %d open files, but this process may open %d (hard limit %d): raise the limit (ulimit -n) or send fewer requests at once (request_count, or the requests step's concurrency)",
 		conns, need, soft, hard)
+}
+
+// runsFlag turns --runs N into --set runs=N (asiai's flag). Both given
+// with different values is invalid.
+func runsFlag(sets []string, n int, given bool) ([]string, error) {
+	if !given {
+		return sets, nil
+	}
+	if n < 1 {
+		return nil, invalidf("--runs %d: at least 1", n)
+	}
+	for _, kv := range sets {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == "runs" && strings.TrimSpace(v) != strconv.Itoa(n) {
+			return nil, invalidf("--runs %d and --set %s disagree: give one", n, kv)
+		}
+	}
+	return append(slices.Clone(sets), "runs="+strconv.Itoa(n)), nil
 }

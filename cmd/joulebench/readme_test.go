@@ -1,0 +1,287 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// readmeCommand is one command of a ```sh block of README.md.
+type readmeCommand struct {
+	line int      // README line where it starts
+	argv []string // the words, without a trailing > FILE
+	out  string   // the file of a trailing > FILE
+	exit int      // the exit code a trailing "# exit N" comment states (else 0)
+	// heredoc is the body of `cat > FILE <<'EOF'`, written to out.
+	heredoc *string
+}
+
+// readmeSkips are the README commands the test does not run, with why.
+var readmeSkips = []struct{ prefix, why string }{
+	{"go test ", "the test suite itself"},
+	{"joulebench sweep campaign.yaml --executor slurm", "needs a Slurm cluster (the sweep with Slurm has its own test on fake sbatch/squeue)"},
+}
+
+// readmeQuick are the parameters that shorten a simulator run in this
+// test (each only where the profile has it): a few seconds instead of a
+// minute, steady state still reachable (5-request windows).
+var readmeQuick = []string{"baseline=1s", "release_hold=1s", "release_max_wait=8s", "sample_interval=100ms",
+	"request_count=24", "warmup_requests=2", "max_tokens=64", "window=5", "cv_max=0.5"}
+
+// Every runnable command of README.md's ```sh blocks runs as written, in
+// order, in an empty directory (the repository's archive/ linked in), on
+// the simulator, with shortened parameters appended to each run: it exits
+// as the README says (0 unless a "# exit N" comment says otherwise), and a
+// run prints a summary without FAIL that fits 100 columns and 25 lines.
+// The commands that need GPUs, engines, a cluster or the network are
+// skipped with their reason.
+func TestReadmeCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's simulator runs (about a minute)")
+	}
+	src, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := readmeCommands(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Symlink(filepath.Join(repo, "archive"), "archive"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join("docs", "img"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, c := range cmds {
+		text := strings.Join(c.argv, " ")
+		if why := readmeSkip(c); why != "" {
+			t.Logf("README.md:%d: skipped (%s): %s", c.line, why, text)
+			continue
+		}
+		if c.heredoc != nil {
+			if err := os.WriteFile(c.out, []byte(*c.heredoc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		args := c.argv[3:] // after go run ./cmd/joulebench
+		if args[0] == "run" {
+			args = append(slices.Clone(args), readmeQuickSets(t, args[1])...)
+		}
+		stdout, stderr, code := runCLI(t, args...)
+		ran++
+		if code != c.exit {
+			t.Errorf("README.md:%d: %s: exit %d, README says %d\n%s\n%s", c.line, text, code, c.exit, stdout, stderr)
+			continue
+		}
+		if c.out != "" {
+			if err := os.WriteFile(c.out, []byte(stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if args[0] == "run" {
+			checkRunSummary(t, fmt.Sprintf("README.md:%d", c.line), stdout)
+		}
+	}
+	if ran < 8 {
+		t.Errorf("only %d README commands ran: the parser or the README changed", ran)
+	}
+}
+
+// checkRunSummary checks what a run prints: no FAIL, at most 25 lines of
+// at most 100 columns.
+func checkRunSummary(t *testing.T, where, out string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) > 25 || strings.Contains(out, "FAIL") {
+		t.Errorf("%s: %d lines (at most 25), FAIL %v:\n%s", where, len(lines), strings.Contains(out, "FAIL"), out)
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("%s: a line of %d columns: %q", where, n, l)
+		}
+	}
+}
+
+// readmeQuickSets returns readmeQuick's values that profile has.
+func readmeQuickSets(t *testing.T, profile string) []string {
+	t.Helper()
+	a := newApp(&strings.Builder{}, &strings.Builder{})
+	src, name, err := a.readProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.loadProfile(src, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, kv := range readmeQuick {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := l.Params[k]; ok {
+			out = append(out, "--set", kv)
+		}
+	}
+	return out
+}
+
+// readmeSkip says why a command is not run ("" when it is).
+func readmeSkip(c readmeCommand) string {
+	text := strings.Join(c.argv, " ")
+	if c.heredoc != nil {
+		return ""
+	}
+	for _, s := range readmeSkips {
+		if strings.HasPrefix(text+" ", s.prefix) {
+			return s.why
+		}
+	}
+	if len(c.argv) < 4 || strings.Join(c.argv[:3], " ") != "go run ./cmd/joulebench" {
+		return "not a joulebench command the test knows: add it to readmeSkips with a reason"
+	}
+	for i, a := range c.argv {
+		next := ""
+		if i+1 < len(c.argv) {
+			next = c.argv[i+1]
+		}
+		switch {
+		case a == "--engine" && next != "sim", a == "--engine-url":
+			return "needs an engine"
+		case a == "--telemetry" && next != "sim" && next != "none" && next != "replay":
+			return "needs a GPU or a power source"
+		case a == "--dataset" && (next == "sharegpt" || strings.HasPrefix(next, "hf:")):
+			return "needs the network"
+		}
+	}
+	return ""
+}
+
+var exitComment = regexp.MustCompile(`^exit (\d+)\b`)
+
+// readmeCommands parses the ```sh blocks of a README: lines joined at a
+// trailing backslash, comments dropped (a trailing "# exit N" kept as the
+// expected exit code), `> FILE` and `cat > FILE <<'EOF'` here-documents
+// understood.
+func readmeCommands(readme string) ([]readmeCommand, error) {
+	var out []readmeCommand
+	lines := strings.Split(readme, "\n")
+	in := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case !in && strings.TrimSpace(l) == "```sh":
+			in = true
+			continue
+		case in && strings.TrimSpace(l) == "```":
+			in = false
+			continue
+		case !in || strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#"):
+			continue
+		}
+		start := i + 1
+		for strings.HasSuffix(l, "\\") && i+1 < len(lines) {
+			i++
+			l = strings.TrimSuffix(l, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		words, comment, err := shellWords(l)
+		if err != nil {
+			return nil, fmt.Errorf("README.md:%d: %w", start, err)
+		}
+		c := readmeCommand{line: start, argv: words}
+		if m := exitComment.FindStringSubmatch(comment); m != nil {
+			c.exit, _ = strconv.Atoi(m[1])
+		}
+		if n := len(words); n >= 2 && words[n-2] == ">" {
+			c.argv, c.out = words[:n-2], words[n-1]
+		}
+		if len(c.argv) == 4 && c.argv[0] == "cat" && c.argv[1] == ">" && strings.HasPrefix(c.argv[3], "<<") {
+			end := strings.TrimPrefix(c.argv[3], "<<")
+			c.out = c.argv[2]
+			var body strings.Builder
+			for i++; i < len(lines) && lines[i] != end; i++ {
+				body.WriteString(lines[i] + "\n")
+			}
+			s := body.String()
+			c.heredoc = &s
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// shellWords splits a command line as sh does for the README's simple
+// commands: blanks, '…' and "…" quoting; an unquoted # after a blank
+// starts the comment, returned apart.
+func shellWords(s string) (words []string, comment string, err error) {
+	var cur strings.Builder
+	have := false
+	var quote rune
+	for i, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, have = r, true
+		case r == '#' && !have:
+			return words, strings.TrimSpace(s[i+1:]), nil
+		case r == ' ' || r == '\t':
+			if have {
+				words = append(words, cur.String())
+				cur.Reset()
+				have = false
+			}
+		default:
+			cur.WriteRune(r)
+			have = true
+		}
+	}
+	if quote != 0 {
+		return nil, "", fmt.Errorf("unterminated quote in %q", s)
+	}
+	if have {
+		words = append(words, cur.String())
+	}
+	return words, "", nil
+}
+
+// The README parser: continuation lines, quotes, comments, redirects and
+// here-documents.
+func TestReadmeCommandsParse(t *testing.T) {
+	md := "text\n```sh\n# a comment\ngo run ./cmd/joulebench run a \\\n  --label 'x=y z'  # exit 3\ngo run ./cmd/joulebench profiles show b > my.yaml\ncat > f.yaml <<'EOF'\nk: \"v # not a comment\"\nEOF\n```\n```yaml\nnot: run\n```\n"
+	cmds, err := readmeCommands(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, c := range cmds {
+		h := ""
+		if c.heredoc != nil {
+			h = " heredoc=" + strconv.Quote(*c.heredoc)
+		}
+		got = append(got, fmt.Sprintf("%d %q out=%s exit=%d%s", c.line, c.argv, c.out, c.exit, h))
+	}
+	want := []string{
+		`4 ["go" "run" "./cmd/joulebench" "run" "a" "--label" "x=y z"] out= exit=3`,
+		`6 ["go" "run" "./cmd/joulebench" "profiles" "show" "b"] out=my.yaml exit=0`,
+		`7 ["cat" ">" "f.yaml" "<<EOF"] out=f.yaml exit=0 heredoc="k: \"v # not a comment\"\n"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

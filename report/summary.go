@@ -1,0 +1,177 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// simulatedShort is SimulatedNote in one summary line.
+const simulatedShort = "SIMULATED: joulebench's simulated engine and GPU, not a measurement of real hardware."
+
+// SummaryWidth is the widest line of the summary.
+const SummaryWidth = 100
+
+// SummarySpec says what the summary of a run shows: the method's headline
+// metrics (the profile's `summary: true` ones, in profile order) and, for
+// a check whose failure is expected somewhere (the profile's `expected:`),
+// where, so that it reads as a note rather than as a FAIL.
+type SummarySpec struct {
+	Metrics []string
+	// Checks holds, by check name, the profile's message (a failed check's
+	// result message is it, then ": " and the detail) and where a failure
+	// is expected.
+	Checks map[string]CheckNote
+	// Hint is the last line (e.g. how to see every value); empty: none.
+	Hint string
+}
+
+// Summary renders a run's headline figures, one per line, then its checks:
+// a count of those passed and not applicable, and each failed one with its
+// reason. Every line fits SummaryWidth columns. With no headline metric in
+// spec, it renders the full table (Results with FormatTable).
+func Summary(w io.Writer, run Run, spec SummarySpec) error {
+	res := run.Results
+	if res == nil || len(spec.Metrics) == 0 {
+		if err := Results(w, run, FormatTable, false); err != nil {
+			return err
+		}
+		if spec.Hint != "" {
+			fmt.Fprintln(w, spec.Hint)
+		}
+		return nil
+	}
+	lines := summaryHeader(run.Meta)
+	nameW := 0
+	for _, n := range spec.Metrics {
+		nameW = max(nameW, len(n))
+	}
+	for _, n := range spec.Metrics {
+		r, ok := res.Values[n]
+		if !ok {
+			continue
+		}
+		line := strings.TrimRight(fmt.Sprintf("  %-*s %12s %s", nameW, n, FormatValue(r), r.Unit), " ")
+		note := strings.TrimPrefix(r.Note, "not applicable: ")
+		switch {
+		case note == "":
+		case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(note) <= SummaryWidth:
+			line += " (" + note + ")"
+		default:
+			lines = append(lines, line)
+			line = "    (" + note + ")"
+		}
+		lines = append(lines, wrap(line, SummaryWidth, "     ")...)
+	}
+	lines = append(lines, summaryChecks(res, spec.Checks)...)
+	if res.Excluded {
+		reason := res.ExcludeReason
+		if r, _, ok := strings.Cut(reason, ": "); ok && strings.HasPrefix(r, "check ") {
+			reason = r // the check and its reason are listed above
+		}
+		lines = append(lines, wrap("EXCLUDED from formal results: "+reason, SummaryWidth, "  ")...)
+	}
+	if spec.Hint != "" {
+		lines = append(lines, wrap(spec.Hint, SummaryWidth, "  ")...)
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
+	return err
+}
+
+// CheckNote is what the profile says of a check.
+type CheckNote struct {
+	Message  string
+	Expected string
+}
+
+// summaryHeader names the run and, for a simulated one, says so.
+func summaryHeader(m archive.Meta) []string {
+	lines := wrap(fmt.Sprintf("run %s · status %s", m.RunID, m.Status), SummaryWidth, "  ")
+	lines = append(lines, wrap(fmt.Sprintf("profile %s · engine %s · model %s", m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model)), SummaryWidth, "  ")...)
+	if m.Simulated {
+		lines = append(lines, simulatedShort)
+	}
+	return lines
+}
+
+// summaryChecks counts the checks that passed or do not apply and lists
+// each failed one: FAIL with its severity, message and detail; a warn check
+// whose failure is expected somewhere, in one line with where.
+func summaryChecks(res *archive.Results, notes map[string]CheckNote) []string {
+	passed, na, total := 0, 0, 0
+	var failed []string
+	for _, n := range res.Order {
+		r := res.Values[n]
+		if r.Kind != "check" {
+			continue
+		}
+		total++
+		switch {
+		case r.Passed != nil && *r.Passed:
+			passed++
+		case r.Passed == nil:
+			na++
+		default:
+			failed = append(failed, checkLines(n, r, notes[n])...)
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	head := fmt.Sprintf("checks: %d passed, %d not applicable", passed, na)
+	if n := total - passed - na; n > 0 {
+		head += fmt.Sprintf(", %d failed:", n)
+	}
+	return append([]string{head}, failed...)
+}
+
+// checkLines are a failed check's lines in the summary.
+func checkLines(name string, r archive.Result, note CheckNote) []string {
+	msg, detail := r.Message, ""
+	if note.Message != "" && strings.HasPrefix(r.Message, note.Message+": ") {
+		// The evaluator appends the detail after ": "; keep them apart.
+		msg, detail = note.Message, strings.TrimPrefix(r.Message, note.Message+": ")
+	}
+	if expected := note.Expected; r.Severity == "warn" && expected != "" {
+		text := detail
+		if text == "" {
+			text = msg
+		}
+		return wrap(fmt.Sprintf("  warn %s: %s (%s)", name, text, expected), SummaryWidth, "    ")
+	}
+	head := fmt.Sprintf("  FAIL %s [%s]: %s", name, r.Severity, msg)
+	if r.Severity == "warn" {
+		head = fmt.Sprintf("  warn %s: %s", name, msg)
+	}
+	out := wrap(head, SummaryWidth, "    ")
+	if detail != "" {
+		out = append(out, wrap("    "+detail, SummaryWidth, "    ")...)
+	}
+	return out
+}
+
+// wrap breaks s at spaces into lines of at most width columns (a word
+// longer than that stays whole); lines after the first start with indent.
+func wrap(s string, width int, indent string) []string {
+	if utf8.RuneCountInString(s) <= width {
+		return []string{s}
+	}
+	lead := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = lead + w
+		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(w) <= width:
+			cur += " " + w
+		default:
+			lines = append(lines, cur)
+			cur = indent + w
+		}
+	}
+	return append(lines, cur)
+}
