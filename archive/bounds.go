@@ -3,6 +3,7 @@ package archive
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -64,10 +65,10 @@ var anyTime = window{lo: 0, hi: math.Inf(1)}
 // ended_at (no end while it has none), widened by TimeSlackS.
 func runWindow(m *Meta) window {
 	w := window{lo: max(0, m.StartedAt-TimeSlackS), hi: math.Inf(1)}
-	w.from = fmt.Sprintf("more than %d s before run.json's started_at %v", TimeSlackS, m.StartedAt)
+	w.from = fmt.Sprintf("more than %d s before run.json's started_at %s", TimeSlackS, ft(m.StartedAt))
 	if m.EndedAt != 0 {
 		w.hi = m.EndedAt + TimeSlackS
-		w.to = fmt.Sprintf("more than %d s after run.json's ended_at %v", TimeSlackS, m.EndedAt)
+		w.to = fmt.Sprintf("more than %d s after run.json's ended_at %s", TimeSlackS, ft(m.EndedAt))
 	}
 	return w
 }
@@ -78,13 +79,18 @@ func (w window) check(field string, t float64) string {
 	case math.IsNaN(t) || math.IsInf(t, 0):
 		return fmt.Sprintf("%s %v is not a finite time", field, t)
 	case t < 0:
-		return fmt.Sprintf("%s %v is negative; times are Unix seconds", field, t)
+		return fmt.Sprintf("%s %s is negative; times are Unix seconds", field, ft(t))
 	case t < w.lo:
-		return fmt.Sprintf("%s %v is before the run (%s)", field, t, w.from)
+		return fmt.Sprintf("%s %s is before the run (%s)", field, ft(t), w.from)
 	case t > w.hi:
-		return fmt.Sprintf("%s %v is after the run (%s)", field, t, w.to)
+		return fmt.Sprintf("%s %s is after the run (%s)", field, ft(t), w.to)
 	}
 	return ""
+}
+
+// ft writes a time in plain decimals, as the files hold it.
+func ft(t float64) string {
+	return strconv.FormatFloat(t, 'f', -1, 64)
 }
 
 // intField says why v, the value of field, is outside [0, hi] ("" when
@@ -170,7 +176,7 @@ func requestTimes(q *Request, w window) string {
 			return ""
 		}
 		if prevName != "" && t < prev {
-			return fmt.Sprintf("%s %v is before %s %v (%.6g s earlier); times go sent_at ≤ first_token_at ≤ token_times ≤ done_at", name, t, prevName, prev, prev-t)
+			return fmt.Sprintf("%s %s is before %s %s (%.6g s earlier); times go sent_at ≤ first_token_at ≤ token_times ≤ done_at", name, ft(t), prevName, ft(prev), prev-t)
 		}
 		prevName, prev = name, t
 		return ""

@@ -156,7 +156,7 @@ func readPowerCSV(r io.Reader, name string, w window) ([]PowerSample, error) {
 			}
 		}
 		if seenDev && s.T < prev {
-			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("column t: time goes back: device %s at t=%v after t=%v (%.6g s earlier); each device's samples are written in order of time", s.Device, s.T, prev, prev-s.T)}
+			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("column t: time goes back: device %s at t=%s after t=%s (%.6g s earlier); each device's samples are written in order of time", s.Device, ft(s.T), ft(prev), prev-s.T)}
 		}
 		last[s.Device] = s.T
 		out = append(grow(out, lr), s)

@@ -63,10 +63,10 @@ func checkMetaBounds(path string, data []byte, m *Meta) error {
 		return at(fmt.Sprintf("telemetry.interval_s %v is negative", iv), "telemetry", "interval_s")
 	}
 	if m.StartedAt < 0 {
-		return at(fmt.Sprintf("started_at %v is negative; times are Unix seconds", m.StartedAt), "started_at")
+		return at(fmt.Sprintf("started_at %s is negative; times are Unix seconds", ft(m.StartedAt)), "started_at")
 	}
 	if m.EndedAt != 0 && m.EndedAt < m.StartedAt {
-		return at(fmt.Sprintf("ended_at %v is before started_at %v", m.EndedAt, m.StartedAt), "ended_at")
+		return at(fmt.Sprintf("ended_at %s is before started_at %s", ft(m.EndedAt), ft(m.StartedAt)), "ended_at")
 	}
 	return checkMetaTimes(m, runWindow(m), at)
 }
@@ -84,7 +84,7 @@ func checkMetaTimes(m *Meta, w window, at func(string, ...any) error) error {
 			return at(fmt.Sprintf("stage %q: %s", st.Name, msg), "stages", i, "end")
 		}
 		if st.End < st.Start {
-			return at(fmt.Sprintf("stage %q ends before it starts (end %v, start %v, %.6g s earlier)", st.Name, st.End, st.Start, st.Start-st.End), "stages", i, "end")
+			return at(fmt.Sprintf("stage %q ends before it starts (end %s, start %s, %.6g s earlier)", st.Name, ft(st.End), ft(st.Start), st.Start-st.End), "stages", i, "end")
 		}
 	}
 	for i, ev := range m.Events {
