@@ -12,19 +12,30 @@ import (
 // checkParameterCount refuses a run.json whose parameters object has more
 // than MaxParameters members, before the document is decoded: each
 // parameter would be decoded, then handed to the profile as an override
-// (10^6 of them exhausted memory).
+// (10^6 of them exhausted memory). data is valid JSON (checkVersion
+// decoded it).
 func checkParameterCount(path string, data []byte) error {
 	var p struct {
-		Parameters gojson.RawMessage `json:"parameters"`
+		Parameters memberCount `json:"parameters"`
 	}
-	if err := decodeDocument(path, data, &p); err != nil {
-		return err
+	if err := gojson.Unmarshal(data, &p); err != nil {
+		return documentError(path, data, err)
 	}
-	if len(p.Parameters) == 0 || p.Parameters[0] != '{' {
-		return nil // absent, null, or not an object (the decoder says so)
-	}
-	if n := countMembers(p.Parameters); n > MaxParameters {
+	if n := int(p.Parameters); n > MaxParameters {
 		return fmt.Errorf("%s: parameters has %d entries, more than the %d a run archive may have (a profile has a few dozen)", path, n, MaxParameters)
+	}
+	return nil
+}
+
+// memberCount decodes a JSON object as the number of its members (and
+// anything else as 0: the full decode reports a wrong type), without
+// decoding them.
+type memberCount int
+
+func (c *memberCount) UnmarshalJSON(b []byte) error {
+	*c = 0
+	if len(b) > 0 && b[0] == '{' {
+		*c = memberCount(countMembers(b))
 	}
 	return nil
 }
