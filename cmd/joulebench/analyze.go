@@ -201,10 +201,10 @@ func archivedProfile(dir string, meta archive.Meta) ([]byte, string, error) {
 		return b, name + ".yaml (built-in)", nil
 	case "":
 		return nil, "", fmt.Errorf("%s: the archive has no %s and %s records no profile.sha256, so whether the run used today's built-in %q cannot be told: give --profile %s to evaluate it with today's built-in, or --profile FILE with the profile it ran",
-			path, workflow.ProfileFile, archive.RunFile, name, name)
+			runFile, workflow.ProfileFile, archive.RunFile, name, name)
 	}
 	return nil, "", fmt.Errorf("%s: the archive has no %s, and built-in profile %q has changed since the run (sha256 %s now, %s in %s): give --profile %s to evaluate the run with the changed built-in, or --profile FILE with the profile it ran",
-		path, workflow.ProfileFile, name, builtin, meta.Profile.SHA256, archive.RunFile, name)
+		runFile, workflow.ProfileFile, name, builtin, meta.Profile.SHA256, archive.RunFile, name)
 }
 
 // readArchiveFile reads a regular file of the run directory; a symbolic
