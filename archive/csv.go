@@ -82,9 +82,19 @@ func appendCSVField(b []byte, s string) []byte {
 // samples. A row repeated (the same sample twice: a line written twice) is
 // an error naming both lines, and so is a line longer than MaxLineBytes.
 //
+// Times are Unix seconds (≥ 0) and a device's times never go back (a
+// row may share its time with the one before); power_w and energy_j are
+// never negative. Load also holds the times to the run's span (run.json's
+// started_at and ended_at).
+//
 // Errors are *LineError values: "power.csv:LINE: column energy_j: invalid
 // number \"x\"".
 func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
+	return readPowerCSV(r, name, anyTime)
+}
+
+// readPowerCSV is ReadPowerCSV with the times held to w.
+func readPowerCSV(r io.Reader, name string, w window) ([]PowerSample, error) {
 	if name == "" {
 		name = PowerFile
 	}
@@ -130,14 +140,14 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 		if err != nil {
 			return nil, &LineError{File: name, Line: lr.no, Msg: err.Error()}
 		}
-		if seen == nil {
-			if t, ok := last[s.Device]; !ok || s.T > t {
-				last[s.Device] = s.T
-			} else {
-				seen = newDupIndex[powerKey](max(estimateRows(lr, len(line)), len(out)+1))
-				for i := range out {
-					seen.add(keyOf(&out[i]), lines[i])
-				}
+		if msg := checkPowerBounds(&s, w); msg != "" {
+			return nil, &LineError{File: name, Line: lr.no, Msg: msg}
+		}
+		prev, seenDev := last[s.Device]
+		if seen == nil && seenDev && s.T <= prev {
+			seen = newDupIndex[powerKey](max(estimateRows(lr, len(line)), len(out)+1))
+			for i := range out {
+				seen.add(keyOf(&out[i]), lines[i])
 			}
 		}
 		if seen != nil {
@@ -145,6 +155,10 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 				return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("duplicated line: the same sample of device %s at t=%v as line %d; a line written twice, or two files joined?", s.Device, s.T, first)}
 			}
 		}
+		if seenDev && s.T < prev {
+			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("column t: time goes back: device %s at t=%s after t=%s (%.6g s earlier); each device's samples are written in order of time", s.Device, ft(s.T), ft(prev), prev-s.T)}
+		}
+		last[s.Device] = s.T
 		out = append(grow(out, lr), s)
 		lines = append(grow(lines, lr), lr.no)
 	}

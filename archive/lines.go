@@ -228,29 +228,7 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 		wg.Go(func() {
 			var d jsonLine
 			for b := range jobs {
-				items := make([]T, len(b.lines))
-				var lineNos []int
-				if unique != nil {
-					lineNos = make([]int, len(b.lines))
-					for i, ln := range b.lines {
-						lineNos[i] = ln.no
-					}
-				}
-				var lerr *LineError
-				for i, ln := range b.lines {
-					if err := decode(&d, b.data[ln.start:ln.end], &items[i]); err != nil {
-						if !ln.complete {
-							err.Msg = "last line is incomplete (no newline at the end; the file was probably cut off mid-write by a crash): " + err.Msg
-						}
-						err.File, err.Line = name, ln.no
-						lerr = err
-						break
-					}
-					if msg := check(&items[i]); msg != "" {
-						lerr = &LineError{File: name, Line: ln.no, Msg: msg}
-						break
-					}
-				}
+				items, lineNos, lerr := decodeBatch(&d, b, name, decode, check, unique != nil)
 				if lerr != nil {
 					failed.Store(true)
 				}
@@ -353,6 +331,31 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 		results[i] = nil
 	}
 	return out, nil
+}
+
+// decodeBatch decodes and checks the lines of b, stopping at the first
+// bad one (its error). lineNos, when asked for, are the lines' numbers.
+func decodeBatch[T any](d *jsonLine, b *jsonlBatch, name string, decode func(*jsonLine, []byte, *T) *LineError, check func(*T) string, withNos bool) (items []T, lineNos []int, lerr *LineError) {
+	items = make([]T, len(b.lines))
+	if withNos {
+		lineNos = make([]int, len(b.lines))
+		for i, ln := range b.lines {
+			lineNos[i] = ln.no
+		}
+	}
+	for i, ln := range b.lines {
+		if err := decode(d, b.data[ln.start:ln.end], &items[i]); err != nil {
+			if !ln.complete {
+				err.Msg = "last line is incomplete (no newline at the end; the file was probably cut off mid-write by a crash): " + err.Msg
+			}
+			err.File, err.Line = name, ln.no
+			return items, lineNos, err
+		}
+		if msg := check(&items[i]); msg != "" {
+			return items, lineNos, &LineError{File: name, Line: ln.no, Msg: msg}
+		}
+	}
+	return items, lineNos, nil
 }
 
 // uniqueKey says what must be unique among the elements of a data file:

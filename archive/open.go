@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -89,10 +90,16 @@ func readDocument(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
-	if err != nil {
+	// Sized from the file (a regular file: openFile), so that a large
+	// document is read into one buffer rather than grown by doubling.
+	var buf bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Size() <= MaxDocumentBytes {
+		buf.Grow(int(st.Size()) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxDocumentBytes+1)); err != nil {
 		return nil, fmt.Errorf("archive: read %s: %w", path, err)
 	}
+	data := buf.Bytes()
 	if len(data) > MaxDocumentBytes {
 		return nil, fmt.Errorf("archive: %s is larger than %d MiB; that is not a run archive's JSON document", path, MaxDocumentBytes>>20)
 	}

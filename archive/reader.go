@@ -41,57 +41,132 @@ func (e *LineError) Unwrap() error { return e.Err }
 // format_version must be 1. power.csv, requests.jsonl and
 // engine_metrics.jsonl are optional (absent: no rows); results.json is
 // optional (absent: Results is nil). The data files are read concurrently.
+//
+// Every time in the data files must lie in the run's span (run.json's
+// started_at to ended_at, give or take TimeSlackS). A complete run must
+// hold what it measured: as many formal requests as run.json's
+// request_set.count, and power samples of every device of
+// hardware.devices; a shortfall is an error naming both files.
 func Load(dir string) (*Run, error) {
+	return load(dir, true)
+}
+
+// LoadData is Load without results.json (Results is nil): for a reader
+// that evaluates the raw data itself (analyze), whatever results.json
+// holds is neither read nor trusted.
+func LoadData(dir string) (*Run, error) {
+	return load(dir, false)
+}
+
+func load(dir string, withResults bool) (*Run, error) {
 	meta, err := ReadMeta(filepath.Join(dir, RunFile))
 	if err != nil {
 		return nil, err
 	}
 	run := &Run{Dir: dir, Meta: meta}
+	w := runWindow(&meta)
 	var errs [4]error
 	var wg sync.WaitGroup
+	var havePower bool
 	wg.Go(func() {
-		run.Power, errs[0] = readOptional(dir, PowerFile, ReadPowerCSV)
+		run.Power, havePower, errs[0] = readOptional(dir, PowerFile, func(r io.Reader, name string) ([]PowerSample, error) {
+			return readPowerCSV(r, name, w)
+		})
 	})
 	wg.Go(func() {
-		run.Requests, errs[1] = readOptional(dir, RequestsFile, ReadRequests)
+		run.Requests, _, errs[1] = readOptional(dir, RequestsFile, func(r io.Reader, name string) ([]Request, error) {
+			return readRequests(r, name, w)
+		})
 	})
 	wg.Go(func() {
-		run.EngineMetrics, errs[2] = readOptional(dir, EngineMetricsFile, ReadEngineMetrics)
+		run.EngineMetrics, _, errs[2] = readOptional(dir, EngineMetricsFile, func(r io.Reader, name string) ([]EngineMetric, error) {
+			return readEngineMetrics(r, name, w)
+		})
 	})
-	wg.Go(func() {
-		path := filepath.Join(dir, ResultsFile)
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			return
-		}
-		run.Results, errs[3] = ReadResults(path)
-	})
+	if withResults {
+		wg.Go(func() {
+			path := filepath.Join(dir, ResultsFile)
+			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+				return
+			}
+			run.Results, errs[3] = ReadResults(path)
+		})
+	}
 	wg.Wait()
 	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	if err := checkComplete(run, havePower); err != nil {
 		return nil, err
 	}
 	return run, nil
 }
 
+// checkComplete checks that a complete run holds what it measured: every
+// formal request run.json counts, and power samples of every device it
+// lists. Missing data is an error, not an absence: a file cut at a line
+// boundary, or deleted, would otherwise read as a smaller run.
+func checkComplete(run *Run, havePower bool) error {
+	m := &run.Meta
+	if m.Status != StatusComplete {
+		return nil
+	}
+	runFile := filepath.Join(run.Dir, RunFile)
+	formal := 0
+	for i := range run.Requests {
+		if run.Requests[i].Phase == "formal" {
+			formal++
+		}
+	}
+	if formal < m.RequestSet.Count {
+		return fmt.Errorf("%s: request_set.count is %d but %s has %d formal requests; a complete run records every formal request it sent (failed ones too), so %d missing: the file was cut or lines were deleted",
+			runFile, m.RequestSet.Count, filepath.Join(run.Dir, RequestsFile), formal, m.RequestSet.Count-formal)
+	}
+	if len(m.Hardware.Devices) == 0 {
+		return nil
+	}
+	powerFile := filepath.Join(run.Dir, PowerFile)
+	if !havePower {
+		return fmt.Errorf("%s: missing, but %s lists %d measured devices (%s) in a complete run; missing power data is an error, not an absence",
+			powerFile, runFile, len(m.Hardware.Devices), devicesList(m.Hardware.Devices))
+	}
+	has := make(map[string]bool, len(m.Hardware.Devices))
+	for i := range run.Power {
+		has[run.Power[i].Device] = true
+	}
+	for _, d := range m.Hardware.Devices {
+		if !has[d.ID] {
+			return fmt.Errorf("%s: no sample of device %q, which %s's hardware.devices lists (a complete run has power samples of every measured device); missing power data is an error, not an absence",
+				powerFile, d.ID, runFile)
+		}
+	}
+	return nil
+}
+
 // readOptional reads dir/name with read, giving an empty slice when the file
 // does not exist. The file must be a regular file in dir (see openFile).
-func readOptional[T any](dir, name string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
+// found says whether the file exists.
+func readOptional[T any](dir, name string, read func(io.Reader, string) ([]T, error)) (rows []T, found bool, err error) {
 	path := filepath.Join(dir, name)
 	f, err := openFile(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []T{}, nil
+		return []T{}, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
-	return read(f, path)
+	rows, err = read(f, path)
+	return rows, true, err
 }
 
 // ReadMeta reads run.json. Its format_version must be FormatVersion; the
 // version is checked before anything else is decoded, so a newer file is
 // reported as such rather than as a field of the wrong type. Unknown fields
 // are ignored. The file must be a regular file (a symbolic link is followed
-// only inside its directory), and two stages must not share a name.
+// only inside its directory), and two stages must not share a name. Its
+// numbers keep to the bounds of docs/archive-v1.md (checkMetaBounds), and
+// parameters has at most MaxParameters entries.
 func ReadMeta(path string) (Meta, error) {
 	var m Meta
 	data, err := readDocument(path)
@@ -101,13 +176,19 @@ func ReadMeta(path string) (Meta, error) {
 	if err := checkVersion(path, data); err != nil {
 		return m, err
 	}
+	if err := checkParameterCount(path, data); err != nil {
+		return m, err
+	}
 	if err := decodeDocument(path, data, &m); err != nil {
 		return m, err
 	}
 	if err := checkStages(path, data, &m); err != nil {
 		return m, err
 	}
-	return m, markOpenStages(path, data, &m)
+	if err := markOpenStages(path, data, &m); err != nil {
+		return m, err
+	}
+	return m, checkMetaBounds(path, data, &m)
 }
 
 // ReadResults reads results.json; its format_version must be FormatVersion.
@@ -223,17 +304,27 @@ func jsonKind(t reflect.Type) string {
 // Two requests with the same non-empty id (a line written twice, or two
 // files joined) are an error naming both lines. A line longer than
 // MaxLineBytes is an error.
+//
+// Every number must keep to the bounds of docs/archive-v1.md (see
+// checkRequestBounds); times must be Unix seconds (≥ 0). Load also holds
+// the times to the run's span (run.json's started_at and ended_at).
 func ReadRequests(r io.Reader, name string) ([]Request, error) {
+	return readRequests(r, name, anyTime)
+}
+
+// readRequests is ReadRequests with the times held to w.
+func readRequests(r io.Reader, name string, w window) ([]Request, error) {
 	if name == "" {
 		name = RequestsFile
 	}
-	return readJSONL(r, name, (*jsonLine).decodeRequest, checkRequest, &uniqueKey[Request]{
+	check := func(q *Request) string { return checkRequest(q, w) }
+	return readJSONL(r, name, (*jsonLine).decodeRequest, check, &uniqueKey[Request]{
 		key: func(q *Request) (string, bool) { return q.ID, q.ID != "" }, // requests without an id are not checked
 		msg: func(q *Request) string { return fmt.Sprintf("duplicate request id %q", q.ID) },
 	})
 }
 
-func checkRequest(q *Request) string {
+func checkRequest(q *Request, w window) string {
 	if q.OK {
 		switch {
 		case q.SentAt == 0:
@@ -247,7 +338,7 @@ func checkRequest(q *Request) string {
 	if q.TokenCounts != nil && len(q.TokenCounts) != len(q.TokenTimes) {
 		return fmt.Sprintf("request %q: token_counts has %d entries but token_times has %d; they must match one to one", q.ID, len(q.TokenCounts), len(q.TokenTimes))
 	}
-	return ""
+	return checkRequestBounds(q, w)
 }
 
 // ReadEngineMetrics reads engine_metrics.jsonl: one {t, name, labels, value}
@@ -255,6 +346,11 @@ func checkRequest(q *Request) string {
 // name; two samples of the same series (name and labels) at the same t are
 // a duplicated line, an error naming both lines.
 func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
+	return readEngineMetrics(r, name, anyTime)
+}
+
+// readEngineMetrics is ReadEngineMetrics with the times held to w.
+func readEngineMetrics(r io.Reader, name string, w window) ([]EngineMetric, error) {
 	if name == "" {
 		name = EngineMetricsFile
 	}
@@ -262,7 +358,7 @@ func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
 		if m.Name == "" {
 			return "engine metric has no name"
 		}
-		return ""
+		return w.check("t", m.T)
 	}, &uniqueKey[EngineMetric]{key: engineMetricKey, msg: func(m *EngineMetric) string {
 		return fmt.Sprintf("duplicate sample of %s at t=%v (same name and labels)", m.Name, m.T)
 	}})

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrClosed is returned by the Append methods of a closed Writer.
@@ -48,6 +49,8 @@ type Writer struct {
 	// lineBufs holds *[]byte buffers for request lines, encoded outside
 	// the file's lock.
 	lineBufs sync.Pool
+	// formal counts the formal requests written (FormalRequests).
+	formal atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -235,7 +238,21 @@ func (w *Writer) AppendRequest(r Request) error {
 	df := w.requests
 	df.mu.Lock()
 	defer df.mu.Unlock()
-	return df.write(b)
+	if err := df.write(b); err != nil {
+		return err
+	}
+	if r.Phase == "formal" {
+		w.formal.Add(1)
+	}
+	return nil
+}
+
+// FormalRequests is the number of formal requests written to
+// requests.jsonl so far: what run.json's request_set.count must be at the
+// end of a complete run whose load stopped early by design (a duration
+// limit), since the reader holds a complete run to that count.
+func (w *Writer) FormalRequests() int {
+	return int(w.formal.Load())
 }
 
 // AppendEngineMetrics appends samples to engine_metrics.jsonl, one line each.

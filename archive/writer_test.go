@@ -27,7 +27,7 @@ func testMeta() Meta {
 			Model: "m", ServedModel: "m", Revision: "abc", Precision: "bfloat16", ContextLength: 8192, TensorParallel: 2,
 			Extra: map[string]any{"gpu_memory_utilization": 0.9},
 		},
-		RequestSet: RequestSet{Source: "s.jsonl", Format: "jsonl", Count: 3, SHA256: "00", Seed: 7},
+		RequestSet: RequestSet{Source: "s.jsonl", Format: "jsonl", Count: 2, SHA256: "00", Seed: 7},
 		Hardware: Hardware{Devices: []Device{
 			{ID: "gpu0", Name: "H100", UUID: "GPU-0", Method: "counter"},
 			{ID: "node,1 \"gpu\"", Name: "H100", UUID: "GPU-1", Method: "power"},
@@ -53,12 +53,13 @@ func testPower() []PowerSample {
 	for i, f := range trickyFloats {
 		ps = append(ps,
 			PowerSample{T: 1717405200 + float64(i)/7, Device: "gpu0", PowerW: f, EnergyJ: f * 3, HasEnergy: i%2 == 0, MemUsedBytes: int64(i) << 30},
-			PowerSample{T: f, Device: "node,1 \"gpu\"", PowerW: 301.25, MemUsedBytes: -1},
+			PowerSample{T: 1717405200 + float64(i)/7, Device: "node,1 \"gpu\"", PowerW: 301.25 + f/1e300, MemUsedBytes: -1},
 		)
 	}
+	// Times go on (the reader refuses a device's time going back).
 	ps = append(ps,
-		PowerSample{T: 1, Device: "gpu0", PowerW: 0, EnergyJ: 0, HasEnergy: true, MemUsedBytes: 0},
-		PowerSample{T: 1717405200.5, Device: "gpu0", PowerW: 0.1, MemUsedBytes: 1073741824},
+		PowerSample{T: 1717405202, Device: "gpu0", PowerW: 0, EnergyJ: 0, HasEnergy: true, MemUsedBytes: 0},
+		PowerSample{T: 1717405202.5, Device: "gpu0", PowerW: 0.1, MemUsedBytes: 1073741824},
 	)
 	return ps
 }
@@ -68,7 +69,7 @@ func testRequests() []Request {
 		{
 			ID: "f0", Phase: "formal", PromptID: "p0", SentAt: 1717405210.000000123, FirstTokenAt: 1717405210.2, DoneAt: 1717405211.1,
 			PromptTokens: 12, OutputTokens: 3, ReasoningTokens: 1, TokensSource: "usage", OutputChars: 11, OK: true,
-			TokenTimes: []float64{1717405210.2, 1717405210.7, 1 / 3.0}, TokenCounts: []int{1, 1, 1},
+			TokenTimes: []float64{1717405210.2, 1717405210.7, 1717405211 + 1/30.0}, TokenCounts: []int{1, 1, 1},
 			EngineTimings: map[string]float64{"eval_count": 3, "eval_duration": 912345678},
 			MaxTokens:     512, Engine: "ollama",
 		},
@@ -191,9 +192,9 @@ func TestRoundTrip(t *testing.T) {
 	lines := strings.Split(string(csvBytes), "\n")
 	for _, want := range []string{
 		"t,device,power_w,energy_j,mem_used_bytes",
-		"1717405200.5,gpu0,0.1,,1073741824",
-		`0.1,"node,1 ""gpu""",301.25,,`,
-		"1,gpu0,0,0,0",
+		"1717405202.5,gpu0,0.1,,1073741824",
+		`1717405200.142857,"node,1 ""gpu""",301.25,,`,
+		"1717405202,gpu0,0,0,0",
 	} {
 		found := false
 		for _, l := range lines {
@@ -386,7 +387,7 @@ func TestAppendRejectsUnwritable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := PowerSample{T: 1, Device: "gpu0", PowerW: 1, MemUsedBytes: -1}
+	good := PowerSample{T: 1717405201, Device: "gpu0", PowerW: 1, MemUsedBytes: -1}
 	for _, bad := range []PowerSample{
 		{T: math.NaN(), Device: "gpu0"},
 		{T: 1, Device: "gpu0", PowerW: math.Inf(1)},
@@ -399,7 +400,7 @@ func TestAppendRejectsUnwritable(t *testing.T) {
 		}
 	}
 	// A NaN energy without HasEnergy is not written, so it is fine.
-	if err := w.AppendPower(PowerSample{T: 2, Device: "gpu0", EnergyJ: math.NaN(), MemUsedBytes: -1}); err != nil {
+	if err := w.AppendPower(PowerSample{T: 1717405202, Device: "gpu0", EnergyJ: math.NaN(), MemUsedBytes: -1}); err != nil {
 		t.Errorf("unused NaN energy: %v", err)
 	}
 	if err := w.AppendEngineMetrics(testMetrics()[0], EngineMetric{T: 1, Name: "x", Value: math.NaN()}); err == nil || !strings.Contains(err.Error(), "engine_metrics.jsonl") {
@@ -419,7 +420,7 @@ func TestAppendRejectsUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Nothing of a rejected call was written.
-	if len(run.Power) != 1 || run.Power[0].T != 2 || len(run.EngineMetrics) != 0 || len(run.Requests) != 0 {
+	if len(run.Power) != 1 || run.Power[0].T != 1717405202 || len(run.EngineMetrics) != 0 || len(run.Requests) != 0 {
 		t.Errorf("rejected data was written: %+v", run)
 	}
 }
@@ -489,7 +490,7 @@ func TestConcurrentAppends(t *testing.T) {
 	})
 	wg.Go(func() { // the scraper
 		for i := range metricBatch {
-			if err := w.AppendEngineMetrics(EngineMetric{T: float64(i), Name: "a", Value: 1}, EngineMetric{T: float64(i), Name: "b", Value: 2}); err != nil {
+			if err := w.AppendEngineMetrics(EngineMetric{T: 1717405200 + float64(i), Name: "a", Value: 1}, EngineMetric{T: 1717405200 + float64(i), Name: "b", Value: 2}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -500,7 +501,9 @@ func TestConcurrentAppends(t *testing.T) {
 			if err := w.Flush(); err != nil {
 				t.Error(err)
 			}
-			if err := w.UpdateMeta(func(m *Meta) { m.Events = append(m.Events, Event{Name: fmt.Sprint("e", i), T: float64(i)}) }); err != nil {
+			if err := w.UpdateMeta(func(m *Meta) {
+				m.Events = append(m.Events, Event{Name: fmt.Sprint("e", i), T: 1717405200 + float64(i)})
+			}); err != nil {
 				t.Error(err)
 			}
 			_ = w.Meta()
@@ -509,8 +512,8 @@ func TestConcurrentAppends(t *testing.T) {
 	for g := range requesters {
 		wg.Go(func() {
 			for i := range perWorker {
-				r := Request{ID: fmt.Sprintf("g%d-%d", g, i), Phase: "formal", SentAt: 1, FirstTokenAt: 2, DoneAt: 3, OutputTokens: i, OK: true,
-					TokenTimes: []float64{2, 2.5, 3}}
+				r := Request{ID: fmt.Sprintf("g%d-%d", g, i), Phase: "formal", SentAt: 1717405201, FirstTokenAt: 1717405202, DoneAt: 1717405203, OutputTokens: i, OK: true,
+					TokenTimes: []float64{1717405202, 1717405202.5, 1717405203}}
 				if err := w.AppendRequest(r); err != nil {
 					t.Error(err)
 					return

@@ -141,8 +141,14 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 			reqs = append(reqs, r)
 		}
 	}
+	// count: the formal requests this run sends (max_requests caps them);
+	// the reader holds a complete run to it.
+	count := len(reqs)
+	if c.MaxRequests > 0 {
+		count = min(count, c.MaxRequests)
+	}
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
-		m.RequestSet = requestSetMeta(set, len(reqs))
+		m.RequestSet = requestSetMeta(set, count)
 	}); err != nil {
 		return err
 	}
@@ -183,6 +189,13 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	}
 	if err != nil {
 		return err
+	}
+	if c.MaxDuration > 0 {
+		// The duration limit stopped the sending: the count is what was
+		// sent (and recorded).
+		if err := rc.Out.UpdateMeta(func(m *archive.Meta) { m.RequestSet.Count = rc.Out.FormalRequests() }); err != nil {
+			return err
+		}
 	}
 	if err := rc.StageEnd("formal", last); err != nil {
 		return err

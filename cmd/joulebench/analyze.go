@@ -88,7 +88,9 @@ func (a *app) evaluateArchive(ctx context.Context, dir, profile string, sets []s
 // evaluateArchiveLoaded is evaluateArchive that also returns the loaded
 // profile (report needs its stage_energy rows).
 func (a *app) evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, l *workflow.Loaded, res *archive.Results, evalErr, err error) {
-	run, err = archive.Load(dir)
+	// results.json is not read: everything is evaluated again from the
+	// raw data, so a broken or edited results.json changes nothing.
+	run, err = archive.LoadData(dir)
 	if err != nil {
 		return nil, nil, nil, nil, withCode(exitInvalid, err)
 	}
@@ -147,9 +149,13 @@ func checksOutcome(res *archive.Results) error {
 
 // archivedProfile is the profile to re-evaluate a run with when --profile
 // is not given: the archive's copy (profile.yaml), which must be the one
-// the run used (its sha256 is run.json's profile.sha256), else the
-// built-in that run.json names. The name in run.json is only ever looked
-// up among the built-ins, never opened as a path.
+// the run used (its sha256 is run.json's profile.sha256). Without the
+// copy, only a built-in with exactly that sha256 is the profile the run
+// used; anything else (no sha256 to compare, a built-in changed since the
+// run) is an error that asks for --profile and names the change: a run is
+// never evaluated silently with another method than its own. The name in
+// run.json is only ever looked up among the built-ins, never opened as a
+// path.
 func archivedProfile(dir string, meta archive.Meta) ([]byte, string, error) {
 	path := filepath.Join(dir, workflow.ProfileFile)
 	src, err := readArchiveFile(dir, workflow.ProfileFile)
@@ -177,7 +183,17 @@ func archivedProfile(dir string, meta archive.Meta) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return b, name + ".yaml (built-in)", nil
+	sum := sha256.Sum256(b)
+	builtin := hex.EncodeToString(sum[:])
+	switch meta.Profile.SHA256 {
+	case builtin:
+		return b, name + ".yaml (built-in)", nil
+	case "":
+		return nil, "", fmt.Errorf("%s: the archive has no %s and %s records no profile.sha256, so whether the run used today's built-in %q cannot be told: give --profile %s to evaluate it with today's built-in, or --profile FILE with the profile it ran",
+			runFile, workflow.ProfileFile, archive.RunFile, name, name)
+	}
+	return nil, "", fmt.Errorf("%s: the archive has no %s, and built-in profile %q has changed since the run (sha256 %s now, %s in %s): give --profile %s to evaluate the run with the changed built-in, or --profile FILE with the profile it ran",
+		runFile, workflow.ProfileFile, name, builtin, meta.Profile.SHA256, archive.RunFile, name)
 }
 
 // readArchiveFile reads a regular file of the run directory; a symbolic
@@ -232,8 +248,17 @@ func (a *app) loadArchivedProfile(src []byte, name string, meta archive.Meta, se
 			e.Msg += " (archived with the run)"
 		}
 	}
+	if more := len(list) - maxListedErrors; more > 0 {
+		list = append(list[:maxListedErrors:maxListedErrors], &workflow.Error{File: archive.RunFile + " parameters",
+			Msg: fmt.Sprintf("… and %d more errors (not listed)", more)})
+	}
 	return nil, withCode(exitInvalid, fmt.Errorf("invalid profile:\n%w", list))
 }
+
+// maxListedErrors bounds the errors listed when a run's own profile refuses
+// its archived parameters: each unknown parameter is one error naming
+// every known one, and run.json may have up to archive.MaxParameters.
+const maxListedErrors = 20
 
 // runParamSets returns the parameters a run resolved (run.json) as
 // key=value pairs, so that its own profile is re-evaluated exactly as it

@@ -91,6 +91,9 @@ func TestAnalyzeProfileNameIsNotAPath(t *testing.T) {
 	dir := archiveWith(t, func(m map[string]any) {
 		m["profile"] = map[string]any{"name": other, "sha256": ""}
 	}, nil)
+	if err := os.Remove(filepath.Join(dir, "profile.yaml")); err != nil { // the run's name is all there is
+		t.Fatal(err)
+	}
 	_, errOut, code := runCLI(t, "analyze", dir)
 	if code != exitInvalid || !strings.Contains(errOut, "is not a built-in") {
 		t.Fatalf("profile.name as a path: exit %d\n%s", code, errOut)

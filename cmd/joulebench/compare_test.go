@@ -47,7 +47,7 @@ func copyRun(t *testing.T, dir, engine, model string, labels map[string]string) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"power.csv", "requests.jsonl"} {
+	for _, f := range []string{"power.csv", "requests.jsonl", "profile.yaml"} {
 		b, err := os.ReadFile(filepath.Join(smallRun, f))
 		if err != nil {
 			t.Fatal(err)

@@ -130,7 +130,7 @@ func TestAnalyzeKilledDuringFormal(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{archive.PowerFile, archive.RequestsFile} {
+	for _, f := range []string{archive.PowerFile, archive.RequestsFile, "profile.yaml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "run-small", f))
 		if err != nil {
 			t.Fatal(err)

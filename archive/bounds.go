@@ -1,0 +1,270 @@
+package archive
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Bounds the reader enforces on every numeric field of an archive, as
+// docs/archive-v1.md ("Bounds") states them. A value outside them is an
+// error naming the file, the line and the field: an archive that breaks
+// them was not written by joulebench (the writer keeps to them), and a
+// formula fed such a value would print a plausible-looking wrong figure
+// (a negative TTFT, 10^13 tok/s).
+const (
+	// MaxOutputTokens bounds output_tokens, reasoning_tokens, each
+	// token_counts entry and bounded_chunks of one request: the live path
+	// refuses a count above it (engines/openai.MaxPlausibleTokens, the
+	// same number: no model generates 4 Mi tokens in one answer).
+	MaxOutputTokens = 1 << 22
+	// MaxPromptTokens bounds prompt_tokens (128 Mi: far above any context
+	// length).
+	MaxPromptTokens = 1 << 27
+	// MaxRequestLimit bounds max_tokens and output_chars (what a 32-bit
+	// engine field holds).
+	MaxRequestLimit = 1<<31 - 1
+	// MaxDistinctChunks is the most distinct_chunks can be (the client
+	// counts up to 32).
+	MaxDistinctChunks = 32
+	// MaxParameters bounds the number of run.json parameters (a profile
+	// has a few dozen). It is checked before they are decoded.
+	MaxParameters = 1024
+	// TimeSlackS is how far a time in the run's files may lie before
+	// started_at or after ended_at, in seconds: a remote power source
+	// (Prometheus) stamps samples with its own scrape times.
+	TimeSlackS = 60
+	// firstTokenBoundSlackS absorbs the rounding of first_token_bound_s,
+	// which the client keeps as whole nanoseconds.
+	firstTokenBoundSlackS = 1e-6
+)
+
+// engineTimingsNonNegative are the engine_timings names that Ollama and
+// llama.cpp report as counts, durations or rates: never negative.
+var engineTimingsNonNegative = map[string]bool{
+	"eval_count": true, "eval_duration": true, "prompt_eval_count": true,
+	"prompt_eval_duration": true, "load_duration": true, "total_duration": true,
+	"predicted_n": true, "predicted_ms": true, "predicted_per_second": true,
+	"prompt_n": true, "prompt_ms": true, "prompt_per_second": true,
+}
+
+// window is the span every time of a run's files must lie in: [lo, hi],
+// lo never below 0 (Unix seconds).
+type window struct {
+	lo, hi float64
+	// what lo and hi come from, for messages
+	from, to string
+}
+
+// anyTime is the window of a file read on its own, without its run.json:
+// any Unix time (≥ 0).
+var anyTime = window{lo: 0, hi: math.Inf(1)}
+
+// runWindow is the window of the run m describes: from started_at to
+// ended_at (no end while it has none), widened by TimeSlackS.
+func runWindow(m *Meta) window {
+	w := window{lo: max(0, m.StartedAt-TimeSlackS), hi: math.Inf(1)}
+	w.from = fmt.Sprintf("more than %d s before run.json's started_at %s", TimeSlackS, ft(m.StartedAt))
+	if m.EndedAt != 0 {
+		w.hi = m.EndedAt + TimeSlackS
+		w.to = fmt.Sprintf("more than %d s after run.json's ended_at %s", TimeSlackS, ft(m.EndedAt))
+	}
+	return w
+}
+
+// check says why t, the value of field, is outside w ("" when inside).
+func (w window) check(field string, t float64) string {
+	switch {
+	case math.IsNaN(t) || math.IsInf(t, 0):
+		return fmt.Sprintf("%s %v is not a finite time", field, t)
+	case t < 0:
+		return fmt.Sprintf("%s %s is negative; times are Unix seconds", field, ft(t))
+	case t < w.lo:
+		return fmt.Sprintf("%s %s is before the run (%s)", field, ft(t), w.from)
+	case t > w.hi:
+		return fmt.Sprintf("%s %s is after the run (%s)", field, ft(t), w.to)
+	}
+	return ""
+}
+
+// ft writes a time in plain decimals, as the files hold it.
+func ft(t float64) string {
+	return strconv.FormatFloat(t, 'f', -1, 64)
+}
+
+// intField says why v, the value of field, is outside [0, hi] ("" when
+// inside).
+func intField(field string, v, hi int) string {
+	switch {
+	case v < 0:
+		return fmt.Sprintf("%s %d is negative", field, v)
+	case v > hi:
+		return fmt.Sprintf("%s %d is above %d, the most this format allows", field, v, hi)
+	}
+	return ""
+}
+
+// checkRequestBounds says why request q breaks a bound of
+// docs/archive-v1.md, "" when it keeps to all of them.
+func checkRequestBounds(q *Request, w window) string {
+	if msg := requestCounts(q); msg != "" {
+		return fmt.Sprintf("request %q: %s", q.ID, msg)
+	}
+	if msg := requestTimes(q, w); msg != "" {
+		return fmt.Sprintf("request %q: %s", q.ID, msg)
+	}
+	return ""
+}
+
+// requestCounts checks the counts of a request.
+func requestCounts(q *Request) string {
+	for _, f := range []struct {
+		name  string
+		v, hi int
+	}{
+		{"prompt_tokens", q.PromptTokens, MaxPromptTokens},
+		{"output_tokens", q.OutputTokens, MaxOutputTokens},
+		{"reasoning_tokens", q.ReasoningTokens, MaxOutputTokens},
+		{"output_chars", q.OutputChars, MaxRequestLimit},
+		{"max_tokens", q.MaxTokens, MaxRequestLimit},
+		{"distinct_chunks", q.DistinctChunks, MaxDistinctChunks},
+		{"bounded_chunks", q.BoundedChunks, MaxOutputTokens},
+	} {
+		if msg := intField(f.name, f.v, f.hi); msg != "" {
+			return msg
+		}
+	}
+	for i, n := range q.TokenCounts {
+		if msg := intField(fmt.Sprintf("token_counts[%d]", i), n, MaxOutputTokens); msg != "" {
+			return msg
+		}
+	}
+	if !q.OK && q.OutputTokens != 0 {
+		return fmt.Sprintf("output_tokens %d in a failed request (ok=false); a failed request's output_tokens is 0, its tokens are never counted", q.OutputTokens)
+	}
+	if q.FirstTokenBoundS < 0 {
+		return fmt.Sprintf("first_token_bound_s %v is negative", q.FirstTokenBoundS)
+	}
+	for k, v := range q.EngineTimings {
+		if v < 0 && engineTimingsNonNegative[k] {
+			return fmt.Sprintf("engine_timings.%s %v is negative (a count, duration or rate)", k, v)
+		}
+	}
+	return ""
+}
+
+// requestTimes checks the times of a request: each present one (non-zero)
+// in the run's window, and in the order they happen: sent_at ≤
+// first_token_at ≤ each token time (in order) ≤ done_at.
+func requestTimes(q *Request, w window) string {
+	times := []struct {
+		name string
+		t    float64
+	}{{"sent_at", q.SentAt}, {"first_token_at", q.FirstTokenAt}, {"done_at", q.DoneAt}}
+	for _, f := range times {
+		if f.t == 0 {
+			continue // absent
+		}
+		if msg := w.check(f.name, f.t); msg != "" {
+			return msg
+		}
+	}
+	prevName, prev := "", 0.0
+	order := func(name string, t float64) string {
+		if t == 0 {
+			return ""
+		}
+		if prevName != "" && t < prev {
+			return fmt.Sprintf("%s %s is before %s %s (%.6g s earlier); times go sent_at ≤ first_token_at ≤ token_times ≤ done_at", name, ft(t), prevName, ft(prev), prev-t)
+		}
+		prevName, prev = name, t
+		return ""
+	}
+	if msg := order("sent_at", q.SentAt); msg != "" {
+		return msg
+	}
+	if msg := order("first_token_at", q.FirstTokenAt); msg != "" {
+		return msg
+	}
+	for i, t := range q.TokenTimes {
+		name := fmt.Sprintf("token_times[%d]", i)
+		if msg := w.check(name, t); msg != "" {
+			return msg
+		}
+		if msg := order(name, t); msg != "" {
+			return msg
+		}
+	}
+	if msg := order("done_at", q.DoneAt); msg != "" {
+		return msg
+	}
+	if q.FirstTokenAt != 0 && q.SentAt != 0 && q.FirstTokenBoundS > q.FirstTokenAt-q.SentAt+firstTokenBoundSlackS {
+		return fmt.Sprintf("first_token_bound_s %v is longer than the time to first token (%v s)", q.FirstTokenBoundS, q.FirstTokenAt-q.SentAt)
+	}
+	return ""
+}
+
+// checkPowerBounds says why a power.csv sample breaks a bound ("" when
+// it keeps to them): its time in the run's window, power and the energy
+// counter not negative.
+func checkPowerBounds(s *PowerSample, w window) string {
+	if msg := w.check("t", s.T); msg != "" {
+		return "column t: " + msg
+	}
+	if s.PowerW < 0 {
+		return fmt.Sprintf("column power_w: %v W is negative (a power reading is never negative)", s.PowerW)
+	}
+	if s.HasEnergy && s.EnergyJ < 0 {
+		return fmt.Sprintf("column energy_j: %v J is negative (a cumulative energy counter is never negative)", s.EnergyJ)
+	}
+	return ""
+}
+
+// countMembers counts the members of the JSON object raw (valid JSON, as
+// decoded by the library). It looks at each byte once and allocates
+// nothing, so that a huge object is counted before it is decoded.
+func countMembers(raw []byte) int {
+	depth, n := 0, 0
+	inString, escaped, empty := false, false, true
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			continue
+		case c == '}' || c == ']':
+			depth--
+			continue
+		case c == ',' && depth == 1:
+			n++
+		}
+		if depth == 1 && !isJSONSpace(c) {
+			empty = false
+		}
+	}
+	if empty {
+		return 0
+	}
+	return n + 1
+}
+
+// devicesList writes device ids for a message.
+func devicesList(ds []Device) string {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	return strings.Join(ids, ", ")
+}

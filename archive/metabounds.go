@@ -1,0 +1,178 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	gojson "github.com/goccy/go-json"
+)
+
+// checkParameterCount refuses a run.json whose parameters object has more
+// than MaxParameters members, before the document is decoded: each
+// parameter would be decoded, then handed to the profile as an override
+// (10^6 of them exhausted memory). data is valid JSON (checkVersion
+// decoded it).
+func checkParameterCount(path string, data []byte) error {
+	var p struct {
+		Parameters memberCount `json:"parameters"`
+	}
+	if err := gojson.Unmarshal(data, &p); err != nil {
+		return documentError(path, data, err)
+	}
+	if n := int(p.Parameters); n > MaxParameters {
+		return fmt.Errorf("%s: parameters has %d entries, more than the %d a run archive may have (a profile has a few dozen)", path, n, MaxParameters)
+	}
+	return nil
+}
+
+// memberCount decodes a JSON object as the number of its members (and
+// anything else as 0: the full decode reports a wrong type), without
+// decoding them.
+type memberCount int
+
+func (c *memberCount) UnmarshalJSON(b []byte) error {
+	*c = 0
+	if len(b) > 0 && b[0] == '{' {
+		*c = memberCount(countMembers(b))
+	}
+	return nil
+}
+
+// checkMetaBounds checks the numbers of run.json against the bounds of
+// docs/archive-v1.md: counts not negative, started_at ≤ ended_at, every
+// stage and event in the run's span, and no stage ending before it
+// starts. Errors give the line and column of the value.
+func checkMetaBounds(path string, data []byte, m *Meta) error {
+	at := func(msg string, keys ...any) error {
+		if off := valueOffset(data, keys...); off >= 0 {
+			line, col := lineCol(data, off)
+			return fmt.Errorf("%s:%d:%d: %s", path, line, col, msg)
+		}
+		return fmt.Errorf("%s: %s", path, msg)
+	}
+	for _, f := range []struct {
+		keys []any
+		v    int64
+	}{
+		{[]any{"profile", "version"}, int64(m.Profile.Version)},
+		{[]any{"request_set", "count"}, int64(m.RequestSet.Count)},
+		{[]any{"request_set", "unique_prompts"}, int64(m.RequestSet.Unique)},
+		{[]any{"engine", "context_length"}, int64(m.Engine.ContextLength)},
+		{[]any{"engine", "tensor_parallel"}, int64(m.Engine.TensorParallel)},
+		{[]any{"host", "cpus"}, int64(m.Host.CPUs)},
+	} {
+		if f.v < 0 {
+			return at(fmt.Sprintf("%s %d is negative", keyPath(f.keys), f.v), f.keys...)
+		}
+	}
+	if o := m.RequestSet.Origin; o != nil && o.Size < 0 {
+		return at(fmt.Sprintf("request_set.origin.size %d is negative", o.Size), "request_set", "origin", "size")
+	}
+	if iv := m.Telemetry.IntervalS; iv < 0 || math.IsNaN(iv) {
+		return at(fmt.Sprintf("telemetry.interval_s %v is negative", iv), "telemetry", "interval_s")
+	}
+	if m.StartedAt < 0 {
+		return at(fmt.Sprintf("started_at %s is negative; times are Unix seconds", ft(m.StartedAt)), "started_at")
+	}
+	if m.EndedAt != 0 && m.EndedAt < m.StartedAt {
+		return at(fmt.Sprintf("ended_at %s is before started_at %s", ft(m.EndedAt), ft(m.StartedAt)), "ended_at")
+	}
+	return checkMetaTimes(m, runWindow(m), at)
+}
+
+// checkMetaTimes checks the stages and events of m against w.
+func checkMetaTimes(m *Meta, w window, at func(string, ...any) error) error {
+	for i, st := range m.Stages {
+		if msg := w.check("start", st.Start); msg != "" {
+			return at(fmt.Sprintf("stage %q: %s", st.Name, msg), "stages", i, "start")
+		}
+		if st.Open {
+			continue
+		}
+		if msg := w.check("end", st.End); msg != "" {
+			return at(fmt.Sprintf("stage %q: %s", st.Name, msg), "stages", i, "end")
+		}
+		if st.End < st.Start {
+			return at(fmt.Sprintf("stage %q ends before it starts (end %s, start %s, %.6g s earlier)", st.Name, ft(st.End), ft(st.Start), st.Start-st.End), "stages", i, "end")
+		}
+	}
+	for i, ev := range m.Events {
+		if msg := w.check("t", ev.T); msg != "" {
+			return at(fmt.Sprintf("event %q: %s", ev.Name, msg), "events", i, "t")
+		}
+	}
+	return nil
+}
+
+// keyPath writes keys as a dotted field path.
+func keyPath(keys []any) string {
+	var b bytes.Buffer
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		fmt.Fprint(&b, k)
+	}
+	return b.String()
+}
+
+// valueOffset is the byte offset in the JSON document data of the value
+// at keys (object member names and array indexes, from the top), -1 when
+// there is none. It is called only to place an error, so it uses the
+// standard library's token reader.
+func valueOffset(data []byte, keys ...any) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for depth, key := range keys {
+		t, err := dec.Token()
+		if err != nil {
+			return -1
+		}
+		switch k := key.(type) {
+		case string:
+			if t != json.Delim('{') {
+				return -1
+			}
+			found := false
+			for dec.More() {
+				name, err := dec.Token()
+				if err != nil {
+					return -1
+				}
+				if name == k {
+					found = true
+					break
+				}
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return -1
+				}
+			}
+			if !found {
+				return -1
+			}
+		case int:
+			if t != json.Delim('[') {
+				return -1
+			}
+			for i := 0; i < k; i++ {
+				var skip json.RawMessage
+				if !dec.More() || dec.Decode(&skip) != nil {
+					return -1
+				}
+			}
+			if !dec.More() {
+				return -1
+			}
+		}
+		if depth == len(keys)-1 {
+			off := int(dec.InputOffset())
+			for off < len(data) && (isJSONSpace(data[off]) || data[off] == ':' || data[off] == ',') {
+				off++
+			}
+			return off
+		}
+	}
+	return -1
+}
