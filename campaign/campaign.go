@@ -12,7 +12,6 @@ package campaign
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -22,6 +21,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -174,9 +174,9 @@ func LooksLikeCampaign(src []byte) bool {
 
 // ReadFile loads a campaign file.
 func ReadFile(path string) (*Campaign, error) {
-	src, err := os.ReadFile(path)
+	src, err := boundedfile.Read(path, "campaign file", boundedfile.MaxProfileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("campaign file: %w", err)
+		return nil, err
 	}
 	return Load(src, path)
 }

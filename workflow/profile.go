@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/metricdefs"
 )
@@ -156,9 +156,9 @@ type Options struct {
 
 // LoadFile reads and loads a profile file.
 func LoadFile(path string, opt Options) (*Loaded, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.Read(path, "profile", boundedfile.MaxProfileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read profile: %w", err)
+		return nil, err
 	}
 	l, err := Load(b, path, opt)
 	if l != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/joulebench/joulebench/campaign"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/report"
 )
 
@@ -206,7 +207,9 @@ func quoteArgs(args []string) []string {
 // validateCampaign validates path when it is a campaign file (ok true),
 // with every run's profile and --set values.
 func (a *app) validateCampaign(path string) (bool, error) {
-	src, err := os.ReadFile(path)
+	// A path that is no regular file of a sane size is no campaign: the
+	// profile reader then says what is wrong with it.
+	src, err := boundedfile.Read(path, "campaign file", boundedfile.MaxProfileBytes)
 	if err != nil || !campaign.LooksLikeCampaign(src) {
 		return false, nil
 	}
