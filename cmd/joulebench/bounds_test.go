@@ -92,3 +92,44 @@ func TestProfileFileKindsRefused(t *testing.T) {
 		}
 	}
 }
+
+// validate and sweep --dry-run refuse a campaign whose runs would all be
+// refused, or which would expand past the bound, at the position of the
+// value and with an invalid-input exit code.
+func TestCampaignValidateRefuses(t *testing.T) {
+	head := "name: t\nprofile: benchmark-1.5\nout: out\n"
+	for _, tc := range []struct{ name, src, want string }{
+		{"unknown engine kind", head + "matrix:\n  engine: [{kind: nosuch}]\n", `campaign.yaml:5:19: matrix.engine[0].kind: unknown engine kind "nosuch"`},
+		{"bogus telemetry", head + "matrix: {engine: [{kind: sim}]}\nargs: [--telemetry, bogus]\n", `campaign.yaml:5:7: args: --telemetry "bogus": valid are auto`},
+		{"--out", head + "matrix: {engine: [{kind: sim}]}\nargs: [--out, X]\n", "campaign.yaml:5:8: args[0]: --out is set by the sweep"},
+		{"unknown flag", head + "matrix:\n  engine: [{kind: sim, args: [--nosuch]}]\n", "campaign.yaml:5:30: matrix.engine[0].args: unknown flag: --nosuch"},
+		{"flag without value", head + "matrix: {engine: [{kind: sim}]}\nargs: [--seed]\n", "args: flag needs an argument: --seed"},
+		{"bad flag value", head + "matrix: {engine: [{kind: sim}]}\nargs: [--seed, x]\n", `args: invalid argument "x" for "--seed"`},
+		{"--engine nosuch", head + "matrix:\n  scenario: [{name: s, args: [--engine, nosuch]}]\n", `matrix.scenario[0].args: --engine "nosuch": valid are`},
+		{"--dataset-format nosuch", head + "matrix: {}\nargs: [--dataset-format, nosuch]\n", `args: --dataset-format "nosuch": valid are sharegpt`},
+		{"a positional argument", head + "matrix: {}\nargs: [benchmark-1.0]\n", `args: "benchmark-1.0" is not a flag`},
+		{"a billion repetitions", head + "repetitions: 1000000000\nmatrix: {engine: [{kind: sim}]}\n", "campaign.yaml:4:14: repetitions: the campaign expands to more than 10000 runs (1000000000 repetitions)"},
+	} {
+		for _, cmd := range [][]string{{"validate"}, {"sweep", "--dry-run"}} {
+			t.Run(tc.name+"/"+cmd[0], func(t *testing.T) {
+				p := filepath.Join(t.TempDir(), "campaign.yaml")
+				if err := os.WriteFile(p, []byte(tc.src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, errOut, code := runCLI(t, append(cmd, p)...)
+				if code != exitInvalid || !strings.Contains(errOut, tc.want) {
+					t.Fatalf("exit code %d, want %d and %q\n%s%s", code, exitInvalid, tc.want, out, errOut)
+				}
+			})
+		}
+	}
+	// The same flags, valid, pass.
+	p := filepath.Join(t.TempDir(), "campaign.yaml")
+	good := head + "matrix:\n  engine: [{kind: sim, args: [--seed, \"3\"]}]\nargs: [--telemetry, sim, --dataset-format, jsonl, --set, request_count=20]\n"
+	if err := os.WriteFile(p, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runCLI(t, "validate", p); code != exitOK {
+		t.Errorf("a good campaign refused: exit %d\n%s%s", code, out, errOut)
+	}
+}

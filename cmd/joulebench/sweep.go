@@ -57,7 +57,7 @@ func (a *app) sweep(ctx context.Context, path string) error {
 	if executor != "local" && executor != "slurm" {
 		return invalidf("--executor %q: valid are local, slurm", executor)
 	}
-	c, err := campaign.ReadFile(path)
+	c, err := a.campaignLoader().ReadFile(path)
 	if err != nil {
 		return withCode(exitInvalid, fmt.Errorf("invalid campaign:\n%w", err))
 	}
@@ -213,7 +213,7 @@ func (a *app) validateCampaign(path string) (bool, error) {
 	if err != nil || !campaign.LooksLikeCampaign(src) {
 		return false, nil
 	}
-	c, err := campaign.Load(src, path)
+	c, err := a.campaignLoader().Load(src, path)
 	if err != nil {
 		return true, withCode(exitInvalid, fmt.Errorf("invalid campaign:\n%w", err))
 	}
