@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"math"
+
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/workflow"
 	"github.com/joulebench/joulebench/workload"
@@ -39,11 +41,25 @@ func FormalRequests(l *workflow.Loaded, d *Deps) (n int, known bool) {
 			known = false
 			continue
 		}
-		k *= c.Repeat
-		if c.MaxRequests > 0 {
-			k = min(k, c.MaxRequests)
-		}
-		n += k
+		n += requestsSent(c, k)
 	}
 	return n, known
+}
+
+// requestsSent is how many requests a requests step sends from a set of
+// n prompts: n times its repeat, capped by max_requests (saturating
+// instead of overflowing).
+func requestsSent(c *RequestsConfig, n int) int {
+	k := n
+	if c.Repeat > 1 {
+		if n > math.MaxInt/c.Repeat {
+			k = math.MaxInt
+		} else {
+			k = n * c.Repeat
+		}
+	}
+	if c.MaxRequests > 0 {
+		k = min(k, c.MaxRequests)
+	}
+	return k
 }
