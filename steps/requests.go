@@ -123,6 +123,9 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	if err != nil {
 		return fmt.Errorf("request set: %w", err)
 	}
+	if set, err = servedLengths(ctx, rc, d, set); err != nil {
+		return fmt.Errorf("request set: %w", err)
+	}
 	if c.ContextTokens > 0 {
 		if set, err = fillContext(rc, set, c); err != nil {
 			return err

@@ -158,6 +158,10 @@ type RequestSet struct {
 	// Origin says where a downloaded dataset came from; nil for a built-in
 	// set, a local file or the synthetic set.
 	Origin *Origin
+	// LengthMethod says how a synthetic set's lengths are in the served
+	// model's tokens (LengthTokenize, LengthCalibrated, LengthEstimate);
+	// "" for a dataset whose prompts are what they are.
+	LengthMethod string
 }
 
 // canonicalVersion changes whenever the canonical form does.
