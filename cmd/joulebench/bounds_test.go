@@ -133,3 +133,35 @@ func TestCampaignValidateRefuses(t *testing.T) {
 		t.Errorf("a good campaign refused: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// With the simulator (counting a prompt's characters / 4), random prompts
+// were served at about 1.3 tokens a word: 200 asked gave about 260. Now
+// every formal request's prompt_tokens is the length asked to within 3
+// tokens (a prompt is cut at a word; the longest random word with its
+// space is 8 characters, 2 of the simulator's tokens), run.json says the
+// method, and the results show the mean served.
+func TestSimRandomPromptLengths(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	_, errOut, code := runCLI(t, "run", "benchmark-1.0", "--out", out, "--no-progress", "--dataset", "random",
+		"--random-input-len", "200", "--set", "request_count=20", "--set", "baseline=1s", "--set", "window=5")
+	if code != exitOK && code != exitChecks {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	run := loadRun(t, out)
+	if m := run.Meta.RequestSet.LengthMethod; m != "tokenize" {
+		t.Errorf("length_method %q", m)
+	}
+	sum, n := 0, 0
+	for _, r := range run.Requests {
+		if r.Phase == "formal" && r.OK {
+			sum += r.PromptTokens
+			n++
+			if r.PromptTokens < 197 || r.PromptTokens > 203 {
+				t.Errorf("request %s: %d prompt tokens served, 200 asked", r.ID, r.PromptTokens)
+			}
+		}
+	}
+	if m := run.Results.Values["mean_prompt_tokens"]; n == 0 || toFloat(m.Value) != float64(sum)/float64(n) {
+		t.Errorf("mean_prompt_tokens %+v, want %d/%d", m, sum, n)
+	}
+}
