@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Length methods of a random set: how its prompts' lengths were made to be
@@ -45,29 +48,80 @@ func FitRandom(ctx context.Context, set *RequestSet, count TokenCounter, method 
 	}
 	out := *set
 	out.Prompts = make([]Prompt, len(set.Prompts))
-	ratio := 0.0 // tokens per word, learnt from the prompts fitted so far
-	var dev float64
-	for i, p := range set.Prompts {
+	devs := make([]int, len(set.Prompts))
+	fit := func(i int, ratio float64) (float64, error) {
+		p := set.Prompts[i]
 		words := strings.Fields(p.Prompt)
 		target := len(words)
 		if target == 0 {
 			out.Prompts[i] = p
-			continue
+			return ratio, nil
 		}
 		text, got, r, err := fitOne(ctx, words, target, ratio, count)
 		if err != nil {
-			return nil, fmt.Errorf("fit prompt %s to %d tokens: %w", p.ID, target, err)
+			return 0, fmt.Errorf("fit prompt %s to %d tokens: %w", p.ID, target, err)
 		}
-		ratio = r
-		dev = math.Max(dev, math.Abs(float64(got-target)))
 		p.Prompt = text
 		out.Prompts[i] = p
+		devs[i] = abs(got - target)
+		return r, nil
+	}
+	if len(set.Prompts) > 0 {
+		// The first prompt measures the tokens per word every other
+		// prompt starts from; the others are fitted fitWorkers at a time
+		// (each from that ratio, so the result does not depend on the
+		// order the counts come back in).
+		ratio, err := fit(0, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := parallel(ctx, len(set.Prompts)-1, func(i int) error { _, err := fit(i+1, ratio); return err }); err != nil {
+			return nil, err
+		}
 	}
 	out.LengthMethod = method
-	out.Sampling = fmt.Sprintf("%s; lengths in the served model's tokens (%s, largest deviation %.0f tokens)", set.Sampling, method, dev)
+	out.Sampling = fmt.Sprintf("%s; lengths in the served model's tokens (%s, largest deviation %d tokens)", set.Sampling, method, slices.Max(append(devs, 0)))
 	sum := sha256.Sum256(out.Canonical())
 	out.SHA256 = hex.EncodeToString(sum[:])
 	return &out, nil
+}
+
+// fitWorkers is how many prompts are fitted at once (each asks the
+// server for a few counts in turn).
+const fitWorkers = 8
+
+// parallel calls f(0..n-1) on fitWorkers goroutines and returns the first
+// error (the others stop taking work once one failed or ctx ended).
+func parallel(ctx context.Context, n int, f func(i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(fitWorkers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+feed:
+	for i := 0; i < n; i++ {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
 }
 
 // fitOne searches the word count whose text counts target tokens, from a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -117,6 +118,22 @@ func TestFitRandomErrors(t *testing.T) {
 	_, err = FitRandom(context.Background(), set, func(context.Context, string) (int, error) { return 0, boom }, LengthTokenize)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "prompt random-1 to 20 tokens") {
 		t.Errorf("error %v", err)
+	}
+	// A count failing for a later prompt (fitted concurrently) fails the
+	// fit too.
+	many, err := Random(RandomSpec{InputLen: 20, OutputLen: 4}, Options{Count: 40, MemoryAvailable: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	_, err = FitRandom(context.Background(), many, func(_ context.Context, text string) (int, error) {
+		if calls.Add(1) > 10 {
+			return 0, boom
+		}
+		return len(strings.Fields(text)), nil
+	}, LengthTokenize)
+	if !errors.Is(err, boom) {
+		t.Errorf("a later prompt's failure: %v", err)
 	}
 	chat, err := LoadBuiltin("chat", Options{Count: 2})
 	if err != nil {
