@@ -80,7 +80,11 @@ func FitRandom(ctx context.Context, set *RequestSet, count TokenCounter, method 
 		}
 	}
 	out.LengthMethod = method
-	out.Sampling = fmt.Sprintf("%s; lengths in the served model's tokens (%s, largest deviation %d tokens)", set.Sampling, method, slices.Max(append(devs, 0)))
+	how := fmt.Sprintf("each prompt within %d tokens of its drawn length", slices.Max(append(devs, 0)))
+	if method == LengthCalibrated {
+		how = "from a line fitted to the server's prompt_tokens of two probe requests, template included"
+	}
+	out.Sampling = fmt.Sprintf("%s; lengths in the served model's tokens (%s: %s)", set.Sampling, method, how)
 	sum := sha256.Sum256(out.Canonical())
 	out.SHA256 = hex.EncodeToString(sum[:])
 	return &out, nil
