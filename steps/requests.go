@@ -123,13 +123,12 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	if err != nil {
 		return fmt.Errorf("request set: %w", err)
 	}
-	if set, err = servedLengths(ctx, rc, d, set); err != nil {
-		return fmt.Errorf("request set: %w", err)
-	}
 	if c.ContextTokens > 0 {
 		if set, err = fillContext(rc, set, c); err != nil {
 			return err
 		}
+	} else if set, err = servedLengths(ctx, rc, d, set); err != nil {
+		return fmt.Errorf("request set: %w", err)
 	}
 	base := loadgen.FromSet(set, "formal", d.Model, d.Chat)
 	var reqs []workload.Request
