@@ -125,7 +125,7 @@ func TestCampaignValidateRefuses(t *testing.T) {
 	}
 	// The same flags, valid, pass.
 	p := filepath.Join(t.TempDir(), "campaign.yaml")
-	good := head + "matrix:\n  engine: [{kind: sim, args: [--seed, \"3\"]}]\nargs: [--telemetry, sim, --dataset-format, jsonl, --set, request_count=20]\n"
+	good := head + "matrix:\n  engine: [{kind: sim, args: [--seed, \"3\"]}]\nargs: [--telemetry, sim, --dataset-format, jsonl, --set, request_count=20, --log-level, debug]\n"
 	if err := os.WriteFile(p, []byte(good), 0o644); err != nil {
 		t.Fatal(err)
 	}

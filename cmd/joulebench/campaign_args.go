@@ -24,10 +24,16 @@ func (a *app) campaignLoader() campaign.Loader {
 // of a fixed set.
 func (a *app) checkRunArgs(args []string) error {
 	probe := newApp(io.Discard, io.Discard)
-	f := probe.runCmd().Flags()
-	if err := f.Parse(args); err != nil {
+	run, _, err := probe.root.Find([]string{"run"})
+	if err != nil {
 		return err
 	}
+	// ParseFlags merges the root's persistent flags (--log-level,
+	// --config, --profile-path), which a run takes too.
+	if err := run.ParseFlags(args); err != nil {
+		return err
+	}
+	f := run.Flags()
 	if f.NArg() > 0 {
 		return fmt.Errorf("%q is not a flag: a campaign's args are run flags (the profile is the campaign's profile:)", f.Arg(0))
 	}
