@@ -96,6 +96,11 @@ type RequestSet struct {
 	Sampling string `json:"sampling,omitempty"`
 	// Origin is where a downloaded dataset came from.
 	Origin *DatasetOrigin `json:"origin,omitempty"`
+	// LengthMethod says how a synthetic set's prompt lengths are in the
+	// served model's tokens: tokenize (the server's tokenizer), calibrated
+	// (probe requests against its prompt_tokens) or estimate (a word for
+	// a token, unchecked).
+	LengthMethod string `json:"length_method,omitempty"`
 }
 
 // DatasetOrigin records a dataset file downloaded from the Hugging Face Hub

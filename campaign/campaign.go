@@ -12,7 +12,6 @@ package campaign
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -22,6 +21,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -171,12 +172,25 @@ func LooksLikeCampaign(src []byte) bool {
 }
 
 // ReadFile loads a campaign file.
-func ReadFile(path string) (*Campaign, error) {
-	src, err := os.ReadFile(path)
+func ReadFile(path string) (*Campaign, error) { return Loader{}.ReadFile(path) }
+
+// Loader loads campaign files with the checks only the caller can make.
+type Loader struct {
+	// CheckArgs, when set, checks one list of `run` flags of the campaign
+	// (a matrix value's args or the top-level args) the way the run
+	// command would parse them: unknown flags, missing or invalid values.
+	// Its error is reported at the list's position.
+	CheckArgs func(args []string) error
+}
+
+// ReadFile loads a campaign file: a regular file of at most
+// boundedfile.MaxProfileBytes.
+func (ld Loader) ReadFile(path string) (*Campaign, error) {
+	src, err := boundedfile.Read(path, "campaign file", boundedfile.MaxProfileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("campaign file: %w", err)
+		return nil, err
 	}
-	return Load(src, path)
+	return ld.Load(src, path)
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -184,7 +198,11 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // Load parses and validates a campaign. Unknown keys, wrong types and
 // invalid values are errors at their positions (`file:line:col: where:
 // what`), all reported together as a workflow.ErrorList.
-func Load(src []byte, path string) (*Campaign, error) {
+func Load(src []byte, path string) (*Campaign, error) { return Loader{}.Load(src, path) }
+
+// Load parses and validates a campaign (see the function Load), with the
+// loader's checks of the run flags.
+func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 	d := yamlstrict.New(path)
 	root, ok := d.Parse(src)
 	if !ok {
@@ -192,10 +210,13 @@ func Load(src []byte, path string) (*Campaign, error) {
 	}
 	c := &Campaign{Path: path}
 	d.Strict(root, &c.File, "")
+	e := &errSink{d: d}
 	if d.OK() {
-		c.validate(d, root)
+		c.validate(e, root)
+		c.validateSize(e, root)
+		c.validateArgs(e, root, ld.CheckArgs)
 	}
-	if err := d.Err(); err != nil {
+	if err := e.err(); err != nil {
 		return nil, err
 	}
 	base := filepath.Dir(path)
@@ -214,7 +235,7 @@ func Load(src []byte, path string) (*Campaign, error) {
 
 // validate checks what the types cannot, with the position of each value,
 // and fills defaults (names, repetitions).
-func (c *Campaign) validate(d *yamlstrict.Decoder, root *yaml.Node) {
+func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 	at := func(path ...string) *yaml.Node { return yamlstrict.FirstNode(yamlstrict.NodeAt(root, path...), root) }
 	if !nameRE.MatchString(c.Name) {
 		d.Errorf(at("name"), "name", "required: letters, digits, '.', '_' or '-' (a label of every run), got %q", c.Name)
@@ -244,10 +265,13 @@ func (c *Campaign) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 			seen[nm] = true
 		}
 	}
+	kinds := all.Registry().Kinds()
 	for i := range c.Matrix.Engine {
 		e := &c.Matrix.Engine[i]
 		if e.Kind == "" {
-			d.Errorf(at("matrix", "engine", strconv.Itoa(i)), fmt.Sprintf("matrix.engine[%d]", i), "kind is required (sim, vllm, sglang, llamacpp, ollama, openai)")
+			d.Errorf(at("matrix", "engine", strconv.Itoa(i)), fmt.Sprintf("matrix.engine[%d]", i), "kind is required (%s)", strings.Join(kinds, ", "))
+		} else if _, ok := all.Registry().Lookup(e.Kind); !ok {
+			d.Errorf(at("matrix", "engine", strconv.Itoa(i), "kind"), fmt.Sprintf("matrix.engine[%d].kind", i), "unknown engine kind %q (known: %s)", e.Kind, strings.Join(kinds, ", "))
 		}
 		if e.Name == "" {
 			e.Name = e.Kind
@@ -295,24 +319,7 @@ func (c *Campaign) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 			d.Errorf(at("matrix", "set", k), "matrix.set."+k, "needs at least one value")
 		}
 	}
-	// Exclusions name known axes and values.
-	values := c.axisValues()
-	for i, ex := range c.Exclude {
-		where := fmt.Sprintf("exclude[%d]", i)
-		if len(ex) == 0 {
-			d.Errorf(at("exclude", strconv.Itoa(i)), where, "empty exclusion would exclude every run")
-		}
-		for _, k := range sortedKeys(ex) {
-			vals, ok := values[k]
-			if !ok {
-				d.Errorf(at("exclude", strconv.Itoa(i), k), where+"."+k, "unknown axis %q (axes: %s)", k, strings.Join(sortedKeys(values), ", "))
-				continue
-			}
-			if !contains(vals, ex[k]) {
-				d.Errorf(at("exclude", strconv.Itoa(i), k), where+"."+k, "%q is no value of axis %s (values: %s)", ex[k], k, strings.Join(vals, ", "))
-			}
-		}
-	}
+	c.validateExclude(d, at)
 	if c.Slurm.Time != "" && !slurmTimeRE.MatchString(c.Slurm.Time) {
 		d.Errorf(at("slurm", "time"), "slurm.time", "expected a Slurm time limit (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS), got %q", c.Slurm.Time)
 	}
@@ -322,6 +329,42 @@ func (c *Campaign) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 	for i, o := range c.Slurm.Options {
 		if !strings.HasPrefix(o, "-") || strings.ContainsAny(o, "\n\r") {
 			d.Errorf(at("slurm", "options", strconv.Itoa(i)), fmt.Sprintf("slurm.options[%d]", i), "expected one sbatch option such as --account=abc, got %q", o)
+		}
+	}
+}
+
+// validateExclude checks that exclusions name known axes and values.
+func (c *Campaign) validateExclude(d *errSink, at func(path ...string) *yaml.Node) {
+	if len(c.Exclude) > MaxExclusions {
+		d.Errorf(at("exclude"), "exclude", "%d exclusions, more than the %d a campaign may have: split the campaign", len(c.Exclude), MaxExclusions)
+		return
+	}
+	values := c.axisValues()
+	known := make(map[string]map[string]bool, len(values))
+	for k, vs := range values {
+		known[k] = make(map[string]bool, len(vs))
+		for _, v := range vs {
+			known[k][v] = true
+		}
+	}
+	for i, ex := range c.Exclude {
+		if d.full() {
+			d.omit(len(ex))
+			continue
+		}
+		where := fmt.Sprintf("exclude[%d]", i)
+		if len(ex) == 0 {
+			d.Errorf(at("exclude", strconv.Itoa(i)), where, "empty exclusion would exclude every run")
+		}
+		for _, k := range sortedKeys(ex) {
+			vals, ok := known[k]
+			if !ok {
+				d.Errorf(at("exclude", strconv.Itoa(i), k), where+"."+k, "unknown axis %q (axes: %s)", k, someOf(sortedKeys(values)))
+				continue
+			}
+			if !vals[ex[k]] {
+				d.Errorf(at("exclude", strconv.Itoa(i), k), where+"."+k, "%q is no value of axis %s (values: %s)", ex[k], k, someOf(values[k]))
+			}
 		}
 	}
 }
@@ -350,15 +393,6 @@ func (c *Campaign) axisValues() map[string][]string {
 		out[k] = append([]string(nil), vs...)
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,5 +1,7 @@
 package engines
 
+import "context"
+
 // Optional abilities of an engine beyond Engine. Callers ask for them with
 // a type assertion on these named interfaces; implementers check them at
 // compile time (var _ engines.MetricsSource = (*Engine)(nil)).
@@ -41,4 +43,11 @@ type RunInfoSetter interface {
 // (the served name, an alias, the Ollama model name).
 type ModelNamer interface {
 	RequestModel() string
+}
+
+// Tokenizer is an engine whose server counts the tokens of a text with the
+// served model's own tokenizer (llama.cpp, vLLM and SGLang answer POST
+// /tokenize), the count of that text sent as a completions prompt.
+type Tokenizer interface {
+	CountTokens(ctx context.Context, text string) (int, error)
 }

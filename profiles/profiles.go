@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/joulebench/joulebench/internal/boundedfile"
 )
 
 //go:embed *.yaml
@@ -163,9 +165,9 @@ func (f *Finder) Find(ref, from string) ([]byte, string, error) {
 		b, err := Read(ref)
 		return b, ref + ".yaml (built-in)", err
 	}
-	b, err := os.ReadFile(found.Path)
+	b, err := boundedfile.Read(found.Path, "profile", boundedfile.MaxProfileBytes)
 	if err != nil {
-		return nil, "", fmt.Errorf("read profile: %w", err)
+		return nil, "", err
 	}
 	return b, found.Path, nil
 }
@@ -177,12 +179,12 @@ func readFile(ref, from string) ([]byte, string, error) {
 	if from != "" && !filepath.IsAbs(ref) && fileExists(from) {
 		p = filepath.Join(filepath.Dir(from), ref)
 	}
-	b, err := os.ReadFile(p)
+	b, err := boundedfile.Read(p, "profile", boundedfile.MaxProfileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("profile file %s does not exist", p)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("read profile: %w", err)
+		return nil, "", err
 	}
 	return b, p, nil
 }

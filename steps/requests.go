@@ -127,6 +127,8 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 		if set, err = fillContext(rc, set, c); err != nil {
 			return err
 		}
+	} else if set, err = servedLengths(ctx, rc, d, set); err != nil {
+		return fmt.Errorf("request set: %w", err)
 	}
 	base := loadgen.FromSet(set, "formal", d.Model, d.Chat)
 	var reqs []workload.Request

@@ -285,7 +285,9 @@ func (d *Deps) Prepare(l *workflow.Loaded) error {
 		var err error
 		switch c := st.Config.(type) {
 		case *RequestsConfig:
-			set, err = loadSet(d, c.Dataset, requestOptions(c))
+			if set, err = loadSet(d, c.Dataset, requestOptions(c)); err == nil {
+				err = set.CheckRequests(requestsSent(c, len(set.Prompts)))
+			}
 		case *WarmupConfig:
 			if c.Prompt != "" || c.Requests == 0 {
 				continue

@@ -61,6 +61,9 @@ func runWarmup(ctx context.Context, rc *workflow.RunContext, d *Deps, c *WarmupC
 		if err != nil {
 			return fmt.Errorf("warm-up prompts: %w", err)
 		}
+		if set, err = servedLengths(ctx, rc, d, set); err != nil {
+			return fmt.Errorf("warm-up prompts: %w", err)
+		}
 		for i, r := range loadgen.FromSet(set, "warmup", model, d.Chat) {
 			reqs[i].Prompt, reqs[i].Messages, reqs[i].MaxTokens, reqs[i].PromptID = r.Prompt, r.Messages, r.MaxTokens, r.PromptID
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/profiles"
 )
@@ -23,9 +24,9 @@ const ProfileFile = "profile.yaml"
 // errors against.
 func ReadProfile(nameOrPath string) ([]byte, string, error) {
 	if st, err := os.Stat(nameOrPath); err == nil && !st.IsDir() {
-		b, err := os.ReadFile(nameOrPath)
+		b, err := boundedfile.Read(nameOrPath, "profile", boundedfile.MaxProfileBytes)
 		if err != nil {
-			return nil, "", fmt.Errorf("read profile: %w", err)
+			return nil, "", err
 		}
 		return b, nameOrPath, nil
 	}
@@ -51,8 +52,10 @@ func looksLikePath(s string) bool {
 // user names none: the copy in the archive, else the built-in it names.
 func ProfileForRun(dir string, meta archive.Meta) ([]byte, string, error) {
 	p := filepath.Join(dir, ProfileFile)
-	if b, err := os.ReadFile(p); err == nil {
+	if b, err := boundedfile.Read(p, "profile", boundedfile.MaxProfileBytes); err == nil {
 		return b, p, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", err
 	}
 	if meta.Profile.Name == "" {
 		return nil, "", fmt.Errorf("%s names no profile and has no %s: give --profile", filepath.Join(dir, archive.RunFile), ProfileFile)

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/profiles"
 )
@@ -40,9 +41,9 @@ func readRelative(ref, from string) ([]byte, string, error) {
 			p = filepath.Join(filepath.Dir(from), ref)
 		}
 	}
-	b, err := os.ReadFile(p)
+	b, err := boundedfile.Read(p, "profile", boundedfile.MaxProfileBytes)
 	if err != nil {
-		return nil, "", fmt.Errorf("read profile: %w", err)
+		return nil, "", err
 	}
 	return b, p, nil
 }

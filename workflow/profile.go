@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -19,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/metricdefs"
 )
@@ -169,9 +169,9 @@ type Options struct {
 
 // LoadFile reads and loads a profile file.
 func LoadFile(path string, opt Options) (*Loaded, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.Read(path, "profile", boundedfile.MaxProfileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read profile: %w", err)
+		return nil, err
 	}
 	l, err := Load(b, path, opt)
 	if l != nil {

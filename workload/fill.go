@@ -76,6 +76,9 @@ func FillContext(set *RequestSet, tokens int) (*RequestSet, error) {
 		out.Prompts[i] = Prompt{ID: p.ID, Prompt: FillText(tokens, i), MaxTokens: p.MaxTokens}
 	}
 	out.Source = fmt.Sprintf("%s filled to %d tokens", set.Source, tokens)
+	// The filled lengths are estimated from characters, whatever the set
+	// was.
+	out.LengthMethod = LengthEstimate
 	sum := sha256.Sum256(append(out.Canonical(), fmt.Sprintf("fill:%d", tokens)...))
 	out.SHA256 = hex.EncodeToString(sum[:])
 	return &out, nil

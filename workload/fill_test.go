@@ -68,4 +68,11 @@ func TestFillContext(t *testing.T) {
 	if _, err := FillContext(set, 0); err == nil {
 		t.Error("0 tokens accepted")
 	}
+	// A filled set's lengths are estimated, even from a set fitted in the
+	// served model's tokens.
+	fitted := *set
+	fitted.LengthMethod = LengthTokenize
+	if f, _ := FillContext(&fitted, 1000); f.LengthMethod != LengthEstimate {
+		t.Errorf("filled set's length method %q", f.LengthMethod)
+	}
 }

@@ -67,6 +67,7 @@ func splitRecords(data []byte, name string) ([]record, error) {
 		return splitArray(data, name)
 	}
 	var recs []record
+	errs := &Errors{File: name}
 	line := 0
 	for len(data) > 0 {
 		line++
@@ -78,11 +79,41 @@ func splitRecords(data []byte, name string) ([]record, error) {
 		}
 		t := bytes.TrimLeft(l, " \t")
 		col := 1 + len(l) - len(t)
-		if t = bytes.TrimRight(t, " \t\r"); len(t) > 0 {
+		if t = bytes.TrimRight(t, " \t\r"); len(t) > MaxRecordBytes {
+			errs.add(LineError{Line: line, Col: col, Msg: recordTooLarge(len(t))})
+		} else if len(t) > 0 {
 			recs = append(recs, record{line: line, col: col, defaultID: strconv.Itoa(line), raw: t})
 		}
 	}
+	if len(errs.Items) > 0 {
+		return nil, errs
+	}
 	return recs, nil
+}
+
+// MaxRecordBytes bounds one record (a JSONL line, an element of a JSON
+// array): 4 MiB is about a million tokens of English text, past the
+// context of the models served today. A larger prompt would be copied into
+// every request body in flight (a 30 MiB prompt took 3.6 GB; 300 MiB ran
+// out of memory).
+const MaxRecordBytes = 4 << 20
+
+// MaxDatasetBytes bounds a dataset file (the largest public prompt sets,
+// ShareGPT's among them, are under 1 GiB). The file is also refused when
+// it is more than half of the memory available (Load).
+const MaxDatasetBytes = 2 << 30
+
+func recordTooLarge(n int) string {
+	return fmt.Sprintf("record of %d bytes, more than the %d (%s) a record may have", n, MaxRecordBytes, byteText(MaxRecordBytes))
+}
+
+// add records a problem, or counts it past MaxErrors.
+func (e *Errors) add(it LineError) {
+	if len(e.Items) < MaxErrors {
+		e.Items = append(e.Items, it)
+	} else {
+		e.Omitted++
+	}
 }
 
 func splitArray(data []byte, name string) ([]record, error) {
@@ -91,6 +122,7 @@ func splitArray(data []byte, name string) ([]record, error) {
 		return nil, syntaxErr(data, name, err, dec)
 	}
 	var recs []record
+	errs := &Errors{File: name}
 	line, counted := 1, 0
 	for dec.More() {
 		// The element starts past whitespace and the separating comma.
@@ -105,7 +137,14 @@ func splitArray(data []byte, name string) ([]record, error) {
 			return nil, syntaxErr(data, name, err, dec)
 		}
 		_, col := lineCol(data, off+1)
+		if len(raw) > MaxRecordBytes {
+			errs.add(LineError{Line: line, Col: col, Msg: recordTooLarge(len(raw))})
+			continue
+		}
 		recs = append(recs, record{line: line, col: col, defaultID: strconv.Itoa(len(recs)), raw: raw})
+	}
+	if len(errs.Items) > 0 {
+		return nil, errs
 	}
 	if _, err := dec.Token(); err != nil { // ']'
 		return nil, syntaxErr(data, name, err, dec)

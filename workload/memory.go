@@ -60,3 +60,16 @@ func byteText(b float64) string {
 	}
 	return fmt.Sprintf("%.1f MiB", b/(1<<20))
 }
+
+// CheckRequests refuses sending the set as n requests (its prompts sent
+// again and again, as a step with repeat does) when they would not fit in
+// the memory available (Options.MemoryAvailable, else the system's): the
+// set itself was checked for its own prompts when it was frozen, but each
+// request in flight holds its body, so the run needs the prompt's bytes
+// per request.
+func (s *RequestSet) CheckRequests(n int) error {
+	if n <= len(s.Prompts) {
+		return nil
+	}
+	return checkMemory(s.Prompts, n, s.Source, s.Options.MemoryAvailable)
+}

@@ -159,7 +159,8 @@ func Random(spec RandomSpec, opt Options) (*RequestSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	set.Options.Seed = opt.Seed // the prompts, which are hashed, depend on it
+	set.Options.Seed = opt.Seed       // the prompts, which are hashed, depend on it
+	set.LengthMethod = LengthEstimate // until FitRandom counts them in the served model
 	set.Sampling = fmt.Sprintf("synthetic: %d prompts generated with seed %d (input %d, output %d tokens, range ratio %g)",
 		n, opt.Seed, spec.InputLen, spec.OutputLen, spec.RangeRatio)
 	return set, nil

@@ -23,6 +23,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/joulebench/joulebench/internal/boundedfile"
 )
 
 // Format names.
@@ -156,6 +158,10 @@ type RequestSet struct {
 	// Origin says where a downloaded dataset came from; nil for a built-in
 	// set, a local file or the synthetic set.
 	Origin *Origin
+	// LengthMethod says how a synthetic set's lengths are in the served
+	// model's tokens (LengthTokenize, LengthCalibrated, LengthEstimate);
+	// "" for a dataset whose prompts are what they are.
+	LengthMethod string
 }
 
 // canonicalVersion changes whenever the canonical form does.
@@ -218,17 +224,16 @@ func LoadBuiltin(name string, opt Options) (*RequestSet, error) {
 // regular file (not a device such as /dev/zero, nor a pipe) that fits in
 // the memory available.
 func Load(path string, opt Options) (*RequestSet, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("request set: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	// Checked before opening: opening a FIFO would wait for a writer.
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("request set: %w", err)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("request set %s: not a regular file (%s); give a dataset file", path, st.Mode().Type())
+	}
+	if st.Size() > MaxDatasetBytes {
+		return nil, fmt.Errorf("request set %s: %s, more than the %s a dataset file may have; use a smaller dataset", path, byteText(float64(st.Size())), byteText(MaxDatasetBytes))
 	}
 	avail := opt.MemoryAvailable
 	if avail == 0 {
@@ -239,9 +244,11 @@ func Load(path string, opt Options) (*RequestSet, error) {
 	if avail > 0 && st.Size() > avail/2 {
 		return nil, fmt.Errorf("request set %s: %s is more than half of the %s of memory available; use a smaller dataset", path, byteText(float64(st.Size())), byteText(float64(avail)))
 	}
-	data, err := io.ReadAll(f)
+	// Read checks the kind and size again on the open file (opened without
+	// blocking) and reads through a limit.
+	data, err := boundedfile.Read(path, "request set", MaxDatasetBytes)
 	if err != nil {
-		return nil, fmt.Errorf("request set %s: %w", path, err)
+		return nil, err
 	}
 	set, err := parse(data, path, opt)
 	if err != nil {
@@ -278,11 +285,24 @@ func Open(name string, opt Options) (*RequestSet, error) {
 
 // Parse reads a dataset from r; name is used in errors and as Source.
 func Parse(r io.Reader, name string, opt Options) (*RequestSet, error) {
-	data, err := io.ReadAll(r)
+	data, err := readBounded(r, name)
+	if err != nil {
+		return nil, err
+	}
+	return parse(data, name, opt)
+}
+
+// readBounded reads a dataset of at most MaxDatasetBytes (a file that grew
+// past its checked size, or a stream without one, is still bounded).
+func readBounded(r io.Reader, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxDatasetBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: read: %w", name, err)
 	}
-	return parse(data, name, opt)
+	if len(data) > MaxDatasetBytes {
+		return nil, fmt.Errorf("%s: more than the %s a dataset may have; use a smaller dataset", name, byteText(MaxDatasetBytes))
+	}
+	return data, nil
 }
 
 func parse(data []byte, name string, opt Options) (*RequestSet, error) {

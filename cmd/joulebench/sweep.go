@@ -10,6 +10,7 @@ import (
 
 	"github.com/joulebench/joulebench/campaign"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/report"
 )
 
@@ -56,7 +57,7 @@ func (a *app) sweep(ctx context.Context, path string) error {
 	if executor != "local" && executor != "slurm" {
 		return invalidf("--executor %q: valid are local, slurm", executor)
 	}
-	c, err := campaign.ReadFile(path)
+	c, err := a.campaignLoader().ReadFile(path)
 	if err != nil {
 		return withCode(exitInvalid, fmt.Errorf("invalid campaign:\n%w", err))
 	}
@@ -211,11 +212,13 @@ func quoteArgs(args []string) []string {
 // validateCampaign validates path when it is a campaign file (ok true),
 // with every run's profile and --set values.
 func (a *app) validateCampaign(path string) (bool, error) {
-	src, err := os.ReadFile(path)
+	// A path that is no regular file of a sane size is no campaign: the
+	// profile reader then says what is wrong with it.
+	src, err := boundedfile.Read(path, "campaign file", boundedfile.MaxProfileBytes)
 	if err != nil || !campaign.LooksLikeCampaign(src) {
 		return false, nil
 	}
-	c, err := campaign.Load(src, path)
+	c, err := a.campaignLoader().Load(src, path)
 	if err != nil {
 		return true, withCode(exitInvalid, fmt.Errorf("invalid campaign:\n%w", err))
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/internal/tokenize"
 	"github.com/joulebench/joulebench/engines/process"
 )
 
@@ -103,6 +104,7 @@ var (
 	_ engines.MetricsSource  = (*Engine)(nil)
 	_ engines.Expecter       = (*Engine)(nil)
 	_ engines.ModelNamer     = (*Engine)(nil)
+	_ engines.Tokenizer      = (*Engine)(nil)
 	_ engines.WeightsChecker = (*Engine)(nil)
 )
 
@@ -273,4 +275,10 @@ func (e *Engine) CheckWeights(ctx context.Context) (engines.Weights, error) {
 	}
 	e.weights = &w
 	return w, nil
+}
+
+// CountTokens counts text's tokens with the server's own tokenizer
+// (POST /tokenize).
+func (e *Engine) CountTokens(ctx context.Context, text string) (int, error) {
+	return tokenize.LlamaCpp(ctx, e.Server.Client(), e.Base, text)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/internal/tokenize"
 	"github.com/joulebench/joulebench/engines/internal/v1models"
 	"github.com/joulebench/joulebench/engines/process"
 )
@@ -102,6 +103,7 @@ var (
 	_ engines.MetricsSource  = (*Engine)(nil)
 	_ engines.Expecter       = (*Engine)(nil)
 	_ engines.ModelNamer     = (*Engine)(nil)
+	_ engines.Tokenizer      = (*Engine)(nil)
 	_ engines.WeightsChecker = (*Engine)(nil)
 )
 
@@ -228,4 +230,10 @@ func (e *Engine) CheckWeights(context.Context) (engines.Weights, error) {
 	}
 	e.weights = &w
 	return w, nil
+}
+
+// CountTokens counts text's tokens with the server's own tokenizer
+// (POST /tokenize).
+func (e *Engine) CountTokens(ctx context.Context, text string) (int, error) {
+	return tokenize.OpenAIServer(ctx, e.Server.Client(), e.Base, e.cfg.ServedName, text)
 }

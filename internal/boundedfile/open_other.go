@@ -1,0 +1,5 @@
+//go:build !unix
+
+package boundedfile
+
+const openFlags = 0
