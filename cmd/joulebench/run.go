@@ -337,7 +337,7 @@ func (r *engineRun) createArchive(labels map[string]string) error {
 	if len(r.quickApplied) > 0 {
 		meta.Labels["quick_parameters"] = strings.Join(r.quickApplied, " ")
 	}
-	out, err := archive.Create(dir, meta)
+	out, err := archive.Create(dir, meta, archive.WithRedact(r.a.redact.String))
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
@@ -360,8 +360,8 @@ func (r *engineRun) openLogs() error {
 		return err
 	}
 	r.onClose(engineLog.Close)
-	r.engineLog = engineLog
-	r.log = zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: r.a.errOut, TimeFormat: "15:04:05", NoColor: true})).
+	r.engineLog = r.a.redact.Writer(engineLog)
+	r.log = zerolog.New(io.MultiWriter(r.a.redact.Writer(logFile), zerolog.ConsoleWriter{Out: r.a.errOut, TimeFormat: "15:04:05", NoColor: true})).
 		Level(r.a.log.GetLevel()).With().Timestamp().Str("run", r.runID).Logger()
 	return nil
 }

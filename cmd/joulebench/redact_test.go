@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// echoServer answers like a server that puts the whole request (URL with
+// its query, Authorization header) into its error bodies: /v1/models with
+// 401 when models401 is set, every chat request with 500.
+func echoServer(t *testing.T, models401 bool) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		echo := fmt.Sprintf("request %s %s with Authorization: %s; escaped %s", r.Method, r.URL.RequestURI(), r.Header.Get("Authorization"), url.QueryEscape(r.URL.RawQuery))
+		switch {
+		case r.URL.Path == "/v1/models" && models401:
+			http.Error(w, echo, http.StatusUnauthorized)
+		case r.URL.Path == "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"echo-model","object":"model"}]}`)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, `{"error":{"message":%q}}`, echo)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// outputs reads stdout, stderr and every file of the run directory.
+func outputs(t *testing.T, stdout, stderr, dir string) map[string]string {
+	t.Helper()
+	texts := map[string]string{"stdout": stdout, "stderr": stderr}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+			texts[e.Name()] = string(b)
+		}
+	}
+	return texts
+}
+
+// A server that echoes the request in an error body shows none of the
+// secrets joulebench sent it, in any encoding, on stderr, in run.json's
+// reason or in requests.jsonl's errors.
+func TestEchoedSecretsRedacted(t *testing.T) {
+	const user, pw, query, key = "bob", "pAsSw0rd-x", "qUeRy-S3cret", "sk-BeArEr-k3y"
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + pw))
+	cases := []struct {
+		name      string
+		models401 bool
+		wantFile  string // a file that must have been written
+	}{
+		{"models 401", true, ""},
+		{"chat 500", false, "requests.jsonl"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := echoServer(t, c.models401)
+			engineURL := strings.Replace(srv.URL, "http://", "http://"+user+":"+pw+"@", 1) + "/v1?api_key=" + query
+			out := filepath.Join(t.TempDir(), "run")
+			stdout, stderr, code := runCLI(t, "run", enginesProfile, "--out", out, "--no-progress", "--telemetry", "none",
+				"--engine-url", engineURL, "--api-key", key, "--set", "request_count=2", "--set", "warmup_requests=0",
+				"--set", "ready_timeout=1s", "--image-digest", testDigest)
+			if c.models401 && code == exitOK {
+				t.Fatalf("a server that refuses /v1/models: exit 0\n%s", stderr)
+			}
+			texts := outputs(t, stdout, stderr, out)
+			if c.wantFile != "" && !strings.Contains(texts[c.wantFile], "http 500") {
+				t.Errorf("%s does not record the failures:\n%s\nstderr:\n%s", c.wantFile, texts[c.wantFile], stderr)
+			}
+			if c.models401 && !strings.Contains(stderr, "[redacted]") {
+				t.Errorf("stderr shows no redaction mark (did the server's body reach it?):\n%s", stderr)
+			}
+			for name, text := range texts {
+				for _, s := range []string{pw, query, key, basic, url.QueryEscape(basic)} {
+					if strings.Contains(text, s) {
+						t.Errorf("%s shows %q:\n%s", name, s, text)
+					}
+				}
+			}
+		})
+	}
+}
