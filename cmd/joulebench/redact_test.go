@@ -89,3 +89,31 @@ func TestEchoedSecretsRedacted(t *testing.T) {
 		})
 	}
 }
+
+// --extra-body members with secret names, and those of names marked with
+// --secret-name, reach the server but not run.json nor the logs.
+func TestExtraBodySecretsRedacted(t *testing.T) {
+	srv := echoServer(t, false)
+	out := filepath.Join(t.TempDir(), "run")
+	body := `{"api_key": "bodyKeyV4lue", "my_session": "s3ssionV4lue", "think": false, "pwd": "pw"}`
+	stdout, stderr, _ := runCLI(t, "run", enginesProfile, "--out", out, "--no-progress", "--telemetry", "none",
+		"--engine-url", srv.URL+"/v1", "--extra-body", body, "--secret-name", "session",
+		"--set", "request_count=1", "--set", "warmup_requests=0", "--image-digest", testDigest)
+	texts := outputs(t, stdout, stderr, out)
+	meta := texts["run.json"]
+	if !strings.Contains(meta, `extra_body`) || !strings.Contains(meta, `\"think\":false`) {
+		t.Fatalf("run.json does not record --extra-body:\n%s\n%s", meta, stderr)
+	}
+	for _, want := range []string{`\"api_key\":\"[redacted]\"`, `\"my_session\":\"[redacted]\"`, `\"pwd\":\"[redacted]\"`} {
+		if !strings.Contains(meta, want) {
+			t.Errorf("run.json lacks %s:\n%s", want, meta)
+		}
+	}
+	for name, text := range texts {
+		for _, s := range []string{"bodyKeyV4lue", "s3ssionV4lue"} {
+			if strings.Contains(text, s) {
+				t.Errorf("%s shows %q", name, s)
+			}
+		}
+	}
+}

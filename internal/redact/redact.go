@@ -41,7 +41,8 @@ var secretSegments = []string{"key", "pass", "apikey", "pw"}
 // IsSecretName reports whether a flag, environment variable or JSON member
 // name looks like it holds a secret: one with key, token, secret,
 // passw(or)d, pass, pwd, credential or auth in it. Token counts and
-// tokenizers are not secrets (max_tokens, tokenizer, bos_token_id).
+// tokenizers are not secrets (max_tokens, tokenizer, bos_token_id), nor
+// are names of names (--secret-name).
 func IsSecretName(name string) bool { return (*Redactor)(nil).IsSecretName(name) }
 
 func normName(name string) string {
@@ -50,7 +51,8 @@ func normName(name string) string {
 }
 
 func builtinSecretName(n string) bool {
-	if n == "" || strings.Contains(n, "tokeniz") || strings.Contains(n, "tokens") || strings.HasSuffix(n, "token-id") {
+	if n == "" || strings.Contains(n, "tokeniz") || strings.Contains(n, "tokens") || strings.Contains(n, "token-count") ||
+		strings.HasSuffix(n, "token-id") || strings.HasSuffix(n, "-name") || strings.HasSuffix(n, "-names") {
 		return false
 	}
 	if secretName.MatchString(n) {

@@ -79,6 +79,7 @@ func TestIsSecretName(t *testing.T) {
 		{"apikey", true}, {"--api-key", true}, {"Authorization", true}, {"ssh.passphrase", true},
 		{"max_tokens", false}, {"tokenizer", false}, {"bos_token_id", false}, {"CUDA_VISIBLE_DEVICES", false},
 		{"model", false}, {"think", false}, {"MY_SESSION", false}, {"", false}, {"monkey", false},
+		{"--secret-name", false}, {"token_counts", false},
 	}
 	for _, c := range cases {
 		if got := IsSecretName(c.name); got != c.want {
