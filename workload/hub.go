@@ -15,6 +15,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/joulebench/joulebench/internal/safename"
 )
 
 // HubPrefix starts a Hugging Face Hub dataset file's name:
@@ -47,7 +51,12 @@ type HubFile struct {
 	Path     string // path inside the repository
 }
 
-// ParseHubFile reads hf:OWNER/NAME[@REVISION]/PATH.
+// ParseHubFile reads hf:OWNER/NAME[@REVISION]/PATH. Every part becomes a
+// segment of the request URL and of a path in the cache, so each is
+// checked: OWNER and NAME are Hub names (letters, digits, '.', '_', '-',
+// not starting with '.' or '-', at most 96 bytes); REVISION a branch, tag
+// or commit; PATH segments neither empty, "." nor "..", without
+// backslashes or control characters.
 func ParseHubFile(name string) (HubFile, error) {
 	rest, ok := strings.CutPrefix(name, HubPrefix)
 	if !ok {
@@ -58,18 +67,52 @@ func ParseHubFile(name string) (HubFile, error) {
 		return HubFile{}, fmt.Errorf("hub dataset %q: want hf:OWNER/NAME[@REVISION]/PATH", name)
 	}
 	f := HubFile{Repo: parts[0] + "/" + parts[1], Revision: "main", Path: parts[2]}
-	if repo, rev, ok := strings.Cut(f.Repo, "@"); ok {
-		f.Repo, f.Revision = repo, rev
+	repoName := parts[1]
+	if n, rev, ok := strings.Cut(parts[1], "@"); ok {
+		repoName, f.Revision = n, rev
+		f.Repo = parts[0] + "/" + n
 	}
-	for _, seg := range strings.Split(f.Path, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return HubFile{}, fmt.Errorf("hub dataset %q: bad path %q", name, f.Path)
+	for _, p := range []struct{ what, v string }{{"owner", parts[0]}, {"name", repoName}} {
+		if !hubNameRE.MatchString(p.v) || strings.Contains(p.v, "..") {
+			return HubFile{}, fmt.Errorf("hub dataset %q: bad repository %s %q: want letters, digits, '.', '_' or '-', not starting with '.' or '-', at most 96", name, p.what, p.v)
 		}
 	}
-	if f.Revision == "" || strings.ContainsAny(f.Revision, "/\\") && !strings.HasPrefix(f.Revision, "refs/") {
+	if err := checkSegments(f.Revision); err != nil {
 		return HubFile{}, fmt.Errorf("hub dataset %q: bad revision %q", name, f.Revision)
 	}
+	if err := checkSegments(f.Path); err != nil {
+		return HubFile{}, fmt.Errorf("hub dataset %q: bad path %q: %w", name, f.Path, err)
+	}
 	return f, nil
+}
+
+// hubNameRE is a Hub owner or repository name.
+var hubNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
+
+// checkSegments refuses a slash-separated path that could leave its
+// directory or confuse a file system: empty, "." or ".." segments, a
+// backslash, control characters (NUL included), invalid UTF-8, a segment
+// over 255 bytes.
+func checkSegments(p string) error {
+	if !utf8.ValidString(p) {
+		return errors.New("not valid UTF-8")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		switch {
+		case seg == "" || seg == "." || seg == "..":
+			return fmt.Errorf("segment %q", seg)
+		case len(seg) > 255:
+			return fmt.Errorf("segment of %d bytes", len(seg))
+		case strings.ContainsRune(seg, '\\'):
+			return fmt.Errorf("backslash in %q", seg)
+		}
+		for _, r := range seg {
+			if unicode.IsControl(r) {
+				return fmt.Errorf("control character %U in %q", r, seg)
+			}
+		}
+	}
+	return nil
 }
 
 func (f HubFile) String() string {
@@ -149,6 +192,14 @@ type hubMeta struct {
 func (h *Hub) Fetch(ctx context.Context, f HubFile) (string, *Origin, error) {
 	if h.CacheDir == "" {
 		return "", nil, fmt.Errorf("hub %s: no cache directory", f)
+	}
+	// ParseHubFile checked every part; a HubFile built otherwise is
+	// checked here, before any request or file.
+	if _, err := ParseHubFile(f.String()); err != nil {
+		return "", nil, err
+	}
+	if err := safename.Within(filepath.Join(h.CacheDir, "datasets"), h.filePath(f, f.Revision)); err != nil {
+		return "", nil, fmt.Errorf("hub %s: %w", f, err)
 	}
 	if commitRE.MatchString(f.Revision) {
 		if p, o, ok := h.cached(f, f.Revision); ok {
