@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -158,6 +161,37 @@ type Hub struct {
 	// SHA256, when set, pins the file's expected hex sha256; otherwise the
 	// Hub's ETag is the expected sha256 when it is one (large files).
 	SHA256 string
+	// ConnectTimeout bounds a connection's set-up, TLS included, of the
+	// client built when Client is nil (DefaultConnectTimeout when 0).
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for a response's headers, connecting
+	// included, whatever the client (DefaultHeaderTimeout when 0).
+	HeaderTimeout time.Duration
+	// IdleTimeout ends a download whose body sends nothing for that long
+	// (DefaultIdleTimeout when 0); what came is kept and resumed.
+	IdleTimeout time.Duration
+	// Attempts is how many times a download cut short (a stall, a lost
+	// connection, a truncated body) is tried in one Fetch, each resuming
+	// where the last stopped (DefaultAttempts when 0).
+	Attempts int
+
+	clientOnce sync.Once
+	dflt       *http.Client
+}
+
+// Defaults of the Hub's timeouts and attempts.
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultHeaderTimeout  = 60 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+	DefaultAttempts       = 3
+)
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // CacheDir returns joulebench's cache directory: $XDG_CACHE_HOME/joulebench,
@@ -228,7 +262,7 @@ func (h *Hub) Fetch(ctx context.Context, f HubFile) (string, *Origin, error) {
 	if want != "" && !sha256RE.MatchString(want) {
 		return "", nil, fmt.Errorf("hub %s: expected sha256 %q is not 64 hex digits", f, h.SHA256)
 	}
-	part, sum, n, err := h.download(ctx, f, meta, want)
+	part, sum, n, err := h.downloadResuming(ctx, f, meta, want)
 	if err != nil {
 		return "", nil, err
 	}
@@ -263,12 +297,69 @@ func (h *Hub) endpoint() string {
 	return DefaultHubEndpoint
 }
 
+// client is Client, or one whose connections time out (http.DefaultClient
+// has no timeout at all: a Hub that stops answering hung forever).
 func (h *Hub) client() *http.Client {
 	if h.Client != nil {
 		return h.Client
 	}
-	return http.DefaultClient
+	h.clientOnce.Do(func() {
+		connect := orDuration(h.ConnectTimeout, DefaultConnectTimeout)
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = connect
+		tr.ResponseHeaderTimeout = orDuration(h.HeaderTimeout, DefaultHeaderTimeout)
+		h.dflt = &http.Client{Transport: tr}
+	})
+	return h.dflt
 }
+
+// send sends req with c, giving up when no response headers arrive within
+// the header timeout. The request lives in a context of its own; cancel
+// ends it (with a cause) and must be called once the body is done with.
+func (h *Hub) send(ctx context.Context, c *http.Client, req *http.Request) (*http.Response, context.Context, context.CancelCauseFunc, error) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	ht := orDuration(h.HeaderTimeout, DefaultHeaderTimeout)
+	timer := time.AfterFunc(ht, func() { cancel(&timeoutError{fmt.Sprintf("no response headers within %s", ht)}) })
+	resp, err := c.Do(req.WithContext(rctx))
+	timer.Stop()
+	if err != nil {
+		if cause := context.Cause(rctx); cause != nil && ctx.Err() == nil {
+			err = cause
+		}
+		cancel(nil)
+		return nil, nil, nil, err
+	}
+	return resp, rctx, cancel, nil
+}
+
+// timeoutError is a request that a timeout of the Hub's ended.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
+
+// idleReader restarts its timer at every read that returns data; the
+// timer cancels the request when the body stalls.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	n, err := ir.r.Read(p)
+	if n > 0 {
+		ir.timer.Reset(ir.idle)
+	}
+	return n, err
+}
+
+// cutError is a download cut short with its partial file kept: Fetch
+// tries again from where it stopped.
+type cutError struct{ err error }
+
+func (e *cutError) Error() string { return e.err.Error() }
+func (e *cutError) Unwrap() error { return e.err }
 
 // resolveURL is the Hub's address of the file at the requested revision.
 func (h *Hub) resolveURL(f HubFile) string {
@@ -370,7 +461,7 @@ func (h *Hub) head(ctx context.Context, f HubFile) (*hubMeta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub %s: %w", f, err)
 	}
-	resp, err := c.Do(req)
+	resp, _, cancel, err := h.send(ctx, &c, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("hub %s: %w", f, ctx.Err())
@@ -378,6 +469,7 @@ func (h *Hub) head(ctx context.Context, f HubFile) (*hubMeta, error) {
 		return nil, &netError{fmt.Errorf("hub %s: cannot reach %s (no network? use a file path on a machine without internet): %w", f, h.endpoint(), err)}
 	}
 	resp.Body.Close()
+	cancel(nil)
 	if err := statusError(f, resp); err != nil {
 		return nil, err
 	}
@@ -419,6 +511,26 @@ func (h *Hub) partialPath(f HubFile, meta *hubMeta) string {
 	return filepath.Join(h.CacheDir, "partial", hex.EncodeToString(k[:16])+".part")
 }
 
+// downloadResuming calls download until the file is complete, at most
+// Attempts times while a download is cut short; each attempt resumes from
+// the bytes the last one kept. The last error says how many were tried.
+func (h *Hub) downloadResuming(ctx context.Context, f HubFile, meta *hubMeta, want string) (string, string, int64, error) {
+	attempts := h.Attempts
+	if attempts <= 0 {
+		attempts = DefaultAttempts
+	}
+	for i := 1; ; i++ {
+		part, sum, n, err := h.download(ctx, f, meta, want)
+		var cut *cutError
+		if err == nil || !errors.As(err, &cut) || ctx.Err() != nil {
+			return part, sum, n, err
+		}
+		if i >= attempts {
+			return "", "", 0, fmt.Errorf("%w (%d attempts)", err, i)
+		}
+	}
+}
+
 // download fetches the file into its partial path, resuming what is there,
 // and verifies it. It returns the partial path, the sha256 and the size.
 func (h *Hub) download(ctx context.Context, f HubFile, meta *hubMeta, want string) (string, string, int64, error) {
@@ -443,13 +555,14 @@ func (h *Hub) download(ctx context.Context, f HubFile, meta *hubMeta, want strin
 		// the partial file is keyed by the Hub's commit and ETag instead.
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(have, 10)+"-")
 	}
-	resp, err := h.client().Do(req)
+	resp, rctx, cancel, err := h.send(ctx, h.client(), req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", "", 0, fmt.Errorf("hub %s: %w", f, ctx.Err())
 		}
-		return "", "", 0, fmt.Errorf("hub %s: download: %w", f, err)
+		return "", "", 0, &cutError{fmt.Errorf("hub %s: download: %w", f, err)}
 	}
+	defer cancel(nil)
 	defer resp.Body.Close()
 	if err := statusError(f, resp); err != nil {
 		if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
@@ -477,7 +590,16 @@ func (h *Hub) download(ctx context.Context, f HubFile, meta *hubMeta, want strin
 	}
 	w := &progressWriter{w: out, done: have, total: total, report: h.Progress}
 	w.tell()
-	_, cerr := io.Copy(w, resp.Body)
+	idle := orDuration(h.IdleTimeout, DefaultIdleTimeout)
+	stall := time.AfterFunc(idle, func() {
+		cancel(&timeoutError{fmt.Sprintf("download stalled: nothing received for %s", idle)})
+	})
+	_, cerr := io.Copy(w, &idleReader{r: resp.Body, timer: stall, idle: idle})
+	stall.Stop()
+	var te *timeoutError
+	if cause := context.Cause(rctx); cerr != nil && errors.As(cause, &te) {
+		cerr = cause
+	}
 	if err := out.Sync(); err != nil && cerr == nil {
 		cerr = err
 	}
@@ -488,10 +610,10 @@ func (h *Hub) download(ctx context.Context, f HubFile, meta *hubMeta, want strin
 		if ctx.Err() != nil {
 			return "", "", 0, fmt.Errorf("hub %s: download interrupted at %d bytes (resumed next time): %w", f, w.done, ctx.Err())
 		}
-		return "", "", 0, fmt.Errorf("hub %s: download cut at %d of %d bytes (resumed next time): %w", f, w.done, total, cerr)
+		return "", "", 0, &cutError{fmt.Errorf("hub %s: download cut at %d of %d bytes (resumed next time): %w", f, w.done, total, cerr)}
 	}
 	if total >= 0 && w.done != total {
-		return "", "", 0, fmt.Errorf("hub %s: truncated download: %d of %d bytes (resumed next time)", f, w.done, total)
+		return "", "", 0, &cutError{fmt.Errorf("hub %s: truncated download: %d of %d bytes (resumed next time)", f, w.done, total)}
 	}
 	sum, n, err := fileSHA256(part)
 	if err != nil {
