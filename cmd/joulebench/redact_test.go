@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -115,5 +116,56 @@ func TestExtraBodySecretsRedacted(t *testing.T) {
 				t.Errorf("%s shows %q", name, s)
 			}
 		}
+	}
+}
+
+// A server that redirects to another host (localhost:P2 for 127.0.0.1:P1)
+// gets the redirect refused: P2 never receives the Basic credentials, the
+// URL's query or the bearer key, and the refusal is said.
+func TestRedirectToOtherHostRefused(t *testing.T) {
+	const user, pw, query, key = "bob", "pAsSw0rd-r", "qUeRy-r3dir", "sk-r3dir-k3y"
+	cases := []struct {
+		name        string
+		redirectAll bool // else /v1/models answers and the requests are redirected
+	}{
+		{"every path", true},
+		{"requests only", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string // what P2 received
+			p2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				got = append(got, r.Method+" "+r.URL.RequestURI()+" auth="+r.Header.Get("Authorization"))
+				mu.Unlock()
+				fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+			}))
+			t.Cleanup(p2.Close)
+			_, p2Port, _ := strings.Cut(strings.TrimPrefix(p2.URL, "http://"), ":")
+			p1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !c.redirectAll && r.URL.Path == "/v1/models" {
+					fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+					return
+				}
+				http.Redirect(w, r, "http://localhost:"+p2Port+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+			}))
+			t.Cleanup(p1.Close)
+			engineURL := strings.Replace(p1.URL, "http://", "http://"+user+":"+pw+"@", 1) + "/v1?api_key=" + query
+			out := filepath.Join(t.TempDir(), "run")
+			stdout, stderr, _ := runCLI(t, "run", enginesProfile, "--out", out, "--no-progress", "--telemetry", "none",
+				"--engine-url", engineURL, "--api-key", key, "--set", "request_count=1", "--set", "warmup_requests=0",
+				"--set", "ready_timeout=1s", "--image-digest", testDigest)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) > 0 {
+				t.Errorf("the other host received %d requests: %q", len(got), got)
+			}
+			texts := outputs(t, stdout, stderr, out)
+			all := strings.Join([]string{texts["stderr"], texts["run.json"], texts["requests.jsonl"]}, "\n")
+			if !strings.Contains(all, "redirect to another host refused") {
+				t.Errorf("the refusal is not said:\n%s", all)
+			}
+		})
 	}
 }
