@@ -169,3 +169,40 @@ func TestRedirectToOtherHostRefused(t *testing.T) {
 		})
 	}
 }
+
+// sweep --dry-run prints the campaign's command lines (local) and sbatch
+// scripts (Slurm) with its --api-key, the credentials and query of its
+// --engine-url and the values of its secret --engine-env hidden.
+func TestSweepDryRunRedacts(t *testing.T) {
+	const campaignFile = `name: t
+profile: benchmark-1.5
+out: out
+matrix:
+  engine: [{kind: sim}]
+  model: [{id: sim-llm-8b, params: 8e9}]
+  scenario: [{name: chat, dataset: chat}]
+args: [--set, request_count=20, --api-key, "sk-CaMpAiGn-1", --engine-url, "http://alice:cAmPw-2@127.0.0.1:9/v1?k=cAmQ-3", "--hf-token=hf_cAmP-4"]
+slurm: {gpus: false, time: "00:10:00", poll: 1s}
+`
+	for _, executor := range []string{"local", "slurm"} {
+		t.Run(executor, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "campaign.yaml")
+			if err := os.WriteFile(path, []byte(campaignFile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := runCLI(t, "sweep", path, "--dry-run", "--executor", executor, "--joulebench-bin", "/bin/joulebench")
+			if code != exitOK {
+				t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "--api-key") || !strings.Contains(stdout, "127.0.0.1:9") {
+				t.Fatalf("the plan does not show the command line:\n%s", stdout)
+			}
+			for _, s := range []string{"sk-CaMpAiGn-1", "cAmPw-2", "cAmQ-3", "hf_cAmP-4"} {
+				if strings.Contains(stdout+stderr, s) {
+					t.Errorf("--dry-run shows %q:\n%s", s, stdout)
+				}
+			}
+		})
+	}
+}
