@@ -21,6 +21,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/internal/safename"
 )
 
@@ -267,7 +268,7 @@ func (h *Hub) Fetch(ctx context.Context, f HubFile) (string, *Origin, error) {
 		return "", nil, err
 	}
 	final := h.filePath(f, meta.commit)
-	o := &Origin{URL: h.resolveURL(f), Repo: f.Repo, Revision: meta.commit, Path: f.Path, SHA256: sum, Size: n}
+	o := &Origin{URL: redact.URL(h.resolveURL(f)), Repo: f.Repo, Revision: meta.commit, Path: f.Path, SHA256: sum, Size: n}
 	if meta.commit != f.Revision {
 		o.Requested = f.Revision
 	}
@@ -331,6 +332,16 @@ func (h *Hub) send(ctx context.Context, c *http.Client, req *http.Request) (*htt
 		return nil, nil, nil, err
 	}
 	return resp, rctx, cancel, nil
+}
+
+// unwrapURL drops the *url.Error around a client's error: its text
+// repeats the URL with its query and the endpoint's credentials.
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // timeoutError is a request that a timeout of the Hub's ended.
@@ -417,7 +428,7 @@ func (e *netError) Unwrap() error { return e.err }
 func (h *Hub) newRequest(ctx context.Context, method, u string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, unwrapURL(err)
 	}
 	req.Header.Set("User-Agent", "joulebench")
 	if h.Token != "" {
@@ -459,14 +470,14 @@ func (h *Hub) head(ctx context.Context, f HubFile) (*hubMeta, error) {
 	}
 	req, err := h.newRequest(ctx, http.MethodHead, u)
 	if err != nil {
-		return nil, fmt.Errorf("hub %s: %w", f, err)
+		return nil, fmt.Errorf("hub %s: %w", f, unwrapURL(err))
 	}
 	resp, _, cancel, err := h.send(ctx, &c, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("hub %s: %w", f, ctx.Err())
 		}
-		return nil, &netError{fmt.Errorf("hub %s: cannot reach %s (no network? use a file path on a machine without internet): %w", f, h.endpoint(), err)}
+		return nil, &netError{fmt.Errorf("hub %s: cannot reach %s (no network? use a file path on a machine without internet): %w", f, redact.URL(h.endpoint()), unwrapURL(err))}
 	}
 	resp.Body.Close()
 	cancel(nil)
@@ -500,7 +511,7 @@ func statusError(f HubFile, resp *http.Response) error {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return fmt.Errorf("hub %s: access denied (%d): a gated or private dataset needs HF_TOKEN", f, resp.StatusCode)
 	default:
-		return fmt.Errorf("hub %s: %s from %s", f, resp.Status, resp.Request.URL.Redacted())
+		return fmt.Errorf("hub %s: %s from %s", f, resp.Status, redact.URL(resp.Request.URL.String()))
 	}
 }
 
@@ -560,7 +571,7 @@ func (h *Hub) download(ctx context.Context, f HubFile, meta *hubMeta, want strin
 		if ctx.Err() != nil {
 			return "", "", 0, fmt.Errorf("hub %s: %w", f, ctx.Err())
 		}
-		return "", "", 0, &cutError{fmt.Errorf("hub %s: download: %w", f, err)}
+		return "", "", 0, &cutError{fmt.Errorf("hub %s: download: %w", f, unwrapURL(err))}
 	}
 	defer cancel(nil)
 	defer resp.Body.Close()

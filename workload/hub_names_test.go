@@ -126,3 +126,48 @@ func TestHubFetchRefusesBadParts(t *testing.T) {
 		t.Errorf("cache holds %v", c)
 	}
 }
+
+// --hf-endpoint's credentials and query values appear in no error, nor in
+// the Origin recorded in run.json and the cache.
+func TestHubEndpointSecretsHidden(t *testing.T) {
+	const pw, q = "hUbPaSs", "hUbQuErY"
+	withSecrets := func(base string) string {
+		return strings.Replace(base, "http://", "http://u:"+pw+"@", 1) + "/?tok=" + q
+	}
+	fails := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "teapot", http.StatusTeapot)
+	}))
+	t.Cleanup(fails.Close)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := withSecrets(closed.URL)
+	closed.Close()
+	fh, good := newFakeHub(t)
+	fh.files["small.json"] = []byte(shareGPTArray)
+	f, err := ParseHubFile("hf:o/n/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, endpoint, want string }{
+		{"unreachable", closedURL, "cannot reach http://u:[redacted]@127.0.0.1"},
+		{"http error", withSecrets(fails.URL), "418"},
+	} {
+		h := &Hub{Endpoint: c.endpoint, CacheDir: t.TempDir(), HeaderTimeout: 5e9}
+		_, _, err := h.Fetch(context.Background(), f)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), pw) || strings.Contains(err.Error(), q) {
+			t.Errorf("%s: error shows a secret: %v", c.name, err)
+		}
+	}
+	// The fake Hub ignores the query; the user info is only sent.
+	h := &Hub{Endpoint: strings.Replace(good.URL, "http://", "http://u:"+pw+"@", 1), Client: good.Client(), CacheDir: t.TempDir()}
+	_, o, err := h.Fetch(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(o.URL, pw) || !strings.Contains(o.URL, "/datasets/o/n/resolve/") {
+		t.Errorf("Origin.URL = %q", o.URL)
+	}
+}

@@ -206,3 +206,58 @@ slurm: {gpus: false, time: "00:10:00", poll: 1s}
 		})
 	}
 }
+
+// --dcgm-url's password and query values reach neither run.json (the
+// telemetry note, the failure reason) nor stderr nor `devices`.
+func TestDCGMURLSecretsHidden(t *testing.T) {
+	const pw, q = "dCgMsEcReT", "dCgMtOkEn"
+	prom, err := os.ReadFile("../../telemetry/dcgm/testdata/node1-0.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(fail bool) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if fail {
+				http.Error(w, "collector failed for "+r.URL.RequestURI(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			w.Write(prom)
+		}))
+		t.Cleanup(srv.Close)
+		return strings.Replace(srv.URL, "http://", "http://u:"+pw+"@", 1) + "/metrics?tok=" + q
+	}
+	cases := []struct {
+		name string
+		args []string
+		file string // a file of the run that must exist
+	}{
+		{"run, exporter answers", []string{"run", enginesProfile, "--engine", "sim", "--telemetry", "dcgm", "--dcgm-url", serve(false)}, "run.json"},
+		{"run, exporter fails", []string{"run", enginesProfile, "--engine", "sim", "--telemetry", "dcgm", "--dcgm-url", serve(true)}, ""},
+		{"devices, exporter fails", []string{"devices", "--dcgm-url", serve(true)}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := c.args
+			if args[0] == "run" {
+				args = append(args, "--out", out, "--no-progress", "--set", "request_count=1", "--set", "warmup_requests=0", "--set", "baseline=250ms")
+			}
+			stdout, stderr, _ := runCLI(t, args...)
+			texts := outputs(t, stdout, stderr, out)
+			if c.file != "" && !strings.Contains(texts[c.file], "tok=[redacted]") {
+				t.Errorf("%s does not say where telemetry came from:\n%s\n%s", c.file, texts[c.file], stderr)
+			}
+			if !strings.Contains(stdout+stderr+texts["run.json"], "127.0.0.1") {
+				t.Errorf("nothing names the exporter:\n%s\n%s", stdout, stderr)
+			}
+			for name, text := range texts {
+				for _, s := range []string{pw, q} {
+					if strings.Contains(text, s) {
+						t.Errorf("%s shows %q:\n%s", name, s, text)
+					}
+				}
+			}
+		})
+	}
+}
