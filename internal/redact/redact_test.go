@@ -55,6 +55,7 @@ func TestRedactPatterns(t *testing.T) {
 		{"env pair", "DB_PASS=hunter2 MYSQL_PWD=x N=3", "DB_PASS=[redacted] MYSQL_PWD=[redacted] N=3"},
 		{"json member", `{"api_key": "k", "max_tokens": 8, "model": "m"}`, `{"api_key": "[redacted]", "max_tokens": 8, "model": "m"}`},
 		{"tokens are counts", "max_tokens=8 tokenizer=x", "max_tokens=8 tokenizer=x"},
+		{"messages that explain a syntax", `--engine-env "X": want KEY=VALUE; --set "w": expected key=value`, `--engine-env "X": want KEY=VALUE; --set "w": expected key=value`},
 		{"plain text", "http 500: internal error", "http 500: internal error"},
 		{"url without secrets", "http://127.0.0.1:9/v1/models", "http://127.0.0.1:9/v1/models"},
 	}

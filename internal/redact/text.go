@@ -35,7 +35,7 @@ func (r *Redactor) String(s string) string {
 	if strings.Contains(s, "=") {
 		s = pairRE.ReplaceAllStringFunc(s, func(m string) string {
 			k, v, _ := strings.Cut(m, "=")
-			if v == Mark || !r.IsSecretName(k) {
+			if v == Mark || !r.patternName(k) {
 				return m
 			}
 			return k + "=" + Mark
@@ -45,13 +45,20 @@ func (r *Redactor) String(s string) string {
 		s = authRE.ReplaceAllString(s, "${1}"+Mark)
 		s = jsonPairRE.ReplaceAllStringFunc(s, func(m string) string {
 			sub := jsonPairRE.FindStringSubmatch(m)
-			if !r.IsSecretName(sub[1]) {
+			if !r.patternName(sub[1]) {
 				return m
 			}
 			return `"` + sub[1] + `"` + sub[2] + `"` + Mark + `"`
 		})
 	}
 	return s
+}
+
+// patternName is IsSecretName for names found in free text, where a bare
+// "key" is a word of the message ("want KEY=VALUE", "expected
+// key=value"), not a variable.
+func (r *Redactor) patternName(name string) bool {
+	return normName(name) != "key" && r.IsSecretName(name)
 }
 
 // Bytes is String for a byte slice (an encoded document).
