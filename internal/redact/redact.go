@@ -158,6 +158,12 @@ func (r *Redactor) WithURL(raw string) *Redactor {
 	for _, vs := range u.Query() {
 		vals = append(vals, vs...)
 	}
+	// As written (its escaping may differ from QueryEscape's).
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		if _, v, ok := strings.Cut(kv, "="); ok {
+			vals = append(vals, v)
+		}
+	}
 	return r.With(vals...)
 }
 

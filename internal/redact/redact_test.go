@@ -92,6 +92,16 @@ func TestIsSecretName(t *testing.T) {
 	}
 }
 
+// A query value is hidden as the URL wrote it, whatever its escaping.
+func TestQueryValueAsWritten(t *testing.T) {
+	r := New().WithURL("http://h/v1?k=a%7Eb%2Dsecret")
+	for _, text := range []string{"got a%7Eb%2Dsecret", "got a~b-secret"} {
+		if got := r.String(text); got != "got "+Mark {
+			t.Errorf("String(%q) = %q", text, got)
+		}
+	}
+}
+
 func TestRedactorFromInputs(t *testing.T) {
 	r := New("session").
 		WithArgv([]string{"--api-key", "sk-argv-1", "--hf-token=hf_argv_2", "--engine-url", "http://u:pwArgv3@h/v1?k=qArgv4"}).
