@@ -45,3 +45,26 @@ func TestHostileProfileNameWritesNothing(t *testing.T) {
 		t.Errorf("written although refused: %v", made)
 	}
 }
+
+// `profiles new NAME` writes NAME.yaml in the profile directory: a name
+// that is not one plain file name is refused and nothing is written.
+func TestProfilesNewRefusesUnsafeNames(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	for _, name := range []string{"..", ".", "../x", "/tmp/x", `..\x`, "a\x00b", "a b", ".hidden", "naïve", strings.Repeat("n", 129)} {
+		_, errOut, code := runCLI(t, "profiles", "new", name)
+		if code != exitInvalid || !strings.Contains(errOut, "profile name") {
+			t.Errorf("profiles new %q: exit %d, want %d naming the profile name: %s", name, code, exitInvalid, errOut)
+		}
+	}
+	var made []string
+	_ = filepath.WalkDir(cfg, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			made = append(made, p)
+		}
+		return nil
+	})
+	if len(made) > 0 {
+		t.Errorf("written: %v", made)
+	}
+}
