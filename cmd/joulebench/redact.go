@@ -25,12 +25,14 @@ var secretEnv = []string{"HF_TOKEN", "HF_ENDPOINT", "JOULEBENCH_API_KEY"}
 // buildRedactor collects every secret this process was given: the command
 // line, the flags' values from the config file and environment, the
 // engine's environment overrides and extra arguments, --extra-body's
-// secret members, and the URLs (--engine-url, --dcgm-url, --hf-endpoint).
+// secret members, and the URLs (--engine-url, --dcgm-url, --hf-endpoint,
+// --prometheus-url).
 func (a *app) buildRedactor(args []string) *redact.Redactor {
 	v := a.v
 	r := redact.New(v.GetStringSlice("secret-name")...).WithArgv(args)
 	r = r.With(v.GetString("api-key"))
-	for _, u := range append([]string{v.GetString("engine-url"), v.GetString("hf-endpoint")}, v.GetStringSlice("dcgm-url")...) {
+	urls := []string{v.GetString("engine-url"), v.GetString("hf-endpoint"), v.GetString("prometheus-url")}
+	for _, u := range append(urls, v.GetStringSlice("dcgm-url")...) {
 		r = r.WithURL(u)
 	}
 	for _, k := range secretEnv {
