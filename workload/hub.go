@@ -175,6 +175,9 @@ type Hub struct {
 	// connection, a truncated body) is tried in one Fetch, each resuming
 	// where the last stopped (DefaultAttempts when 0).
 	Attempts int
+	// Note, when set, is told of each attempt that resumes a download cut
+	// short, and why (with --no-progress a stall is otherwise silent).
+	Note func(msg string)
 
 	clientOnce sync.Once
 	dflt       *http.Client
@@ -538,6 +541,9 @@ func (h *Hub) downloadResuming(ctx context.Context, f HubFile, meta *hubMeta, wa
 		}
 		if i >= attempts {
 			return "", "", 0, fmt.Errorf("%w (%d attempts)", err, i)
+		}
+		if h.Note != nil {
+			h.Note(fmt.Sprintf("%v; resuming (attempt %d of %d)", err, i+1, attempts))
 		}
 	}
 }

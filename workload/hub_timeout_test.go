@@ -92,8 +92,10 @@ func TestHubStallTimeouts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sh := &stallHub{data: data, stallCfg: c.hub}
 			srv := sh.serve(t)
+			var notes []string
 			h := &Hub{Endpoint: srv.URL, Client: srv.Client(), CacheDir: t.TempDir(),
-				HeaderTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond, Attempts: c.attempts}
+				HeaderTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond, Attempts: c.attempts,
+				Note: func(m string) { notes = append(notes, m) }}
 			f, err := ParseHubFile("hf:o/n/x.json")
 			if err != nil {
 				t.Fatal(err)
@@ -112,6 +114,9 @@ func TestHubStallTimeouts(t *testing.T) {
 				if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
 					t.Errorf("fetched %d bytes, not the file's %d", len(got), len(data))
 				}
+			}
+			if gets := len(sh.asked()); gets > 1 && len(notes) != gets-1 {
+				t.Errorf("%d GETs but %d notes of a resumed attempt: %q", gets, len(notes), notes)
 			}
 			if got := sh.asked(); strings.Join(got, ",") != strings.Join(c.wantRange, ",") {
 				t.Errorf("Range of each GET %q, want %q", got, c.wantRange)
