@@ -54,7 +54,19 @@ type Writer struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// redact hides secrets in run.json, results.json and request errors
+	// (nil: written as given).
+	redact func(string) string
 }
+
+// Option configures a Writer.
+type Option func(*Writer)
+
+// WithRedact has the writer pass run.json and results.json, as encoded,
+// and every request's error text through fn before they are written, so
+// that nothing a step or a server put there shows a secret.
+func WithRedact(fn func(string) string) Option { return func(w *Writer) { w.redact = fn } }
 
 // dataFile is one append-only data file of a run.
 type dataFile struct {
@@ -73,7 +85,7 @@ type dataFile struct {
 //
 // dir must not exist: a run directory is never overwritten, and a re-test is
 // a new directory. The error for an existing directory matches fs.ErrExist.
-func Create(dir string, meta Meta) (*Writer, error) {
+func Create(dir string, meta Meta, opts ...Option) (*Writer, error) {
 	if dir == "" {
 		return nil, errors.New("archive: empty run directory name")
 	}
@@ -91,6 +103,9 @@ func Create(dir string, meta Meta) (*Writer, error) {
 	_ = syncDir(filepath.Dir(dir)) // best effort: make the new directory entry durable
 
 	w := &Writer{dir: dir, meta: cloneMeta(meta)}
+	for _, o := range opts {
+		o(w)
+	}
 	w.meta.FormatVersion = FormatVersion
 	if w.meta.Status == "" {
 		w.meta.Status = StatusRunning
@@ -230,6 +245,9 @@ func (w *Writer) AppendRequest(r Request) error {
 		bp = new([]byte)
 	}
 	defer w.lineBufs.Put(bp)
+	if r.Error != "" && w.redact != nil {
+		r.Error = w.redact(r.Error)
+	}
 	b, err := appendRequestLine((*bp)[:0], &r)
 	if err != nil {
 		return fmt.Errorf("archive: %s: request %q: %w", RequestsFile, r.ID, err)
@@ -321,6 +339,7 @@ func (w *Writer) writeMetaLocked() error {
 	if err != nil {
 		return fmt.Errorf("archive: %s: %w", RunFile, err)
 	}
+	b = w.redactBytes(b)
 	if err := writeFileAtomic(w.dir, RunFile, b, false); err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
@@ -360,7 +379,52 @@ func marshalIndent(v any) ([]byte, error) {
 func (w *Writer) WriteResults(res Results) error {
 	w.metaMu.Lock()
 	defer w.metaMu.Unlock()
-	return WriteResultsFile(w.dir, res)
+	return writeResultsFile(w.dir, res, w.redactBytes)
+}
+
+// redactBytes passes an encoded document through the writer's redaction.
+func (w *Writer) redactBytes(b []byte) []byte {
+	if w.redact == nil {
+		return b
+	}
+	out := []byte(w.redact(string(b)))
+	if json.Valid(out) {
+		return out
+	}
+	// A secret that is also JSON syntax (a password "true") was replaced
+	// outside a string: redact the strings of the decoded document instead.
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return b
+	}
+	if enc, err := marshalIndent(redactStrings(v, w.redact)); err == nil {
+		return enc
+	}
+	return b
+}
+
+// redactStrings applies fn to every string (member names included) of a
+// decoded JSON document.
+func redactStrings(v any, fn func(string) string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[fn(k)] = redactStrings(val, fn)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = redactStrings(val, fn)
+		}
+		return out
+	case string:
+		return fn(x)
+	}
+	return v
 }
 
 // WriteResultsFile writes results.json into the run directory dir, as
@@ -368,6 +432,10 @@ func (w *Writer) WriteResults(res Results) error {
 // archived run evaluated for the first time). The format version is set to
 // FormatVersion. An existing results.json is never overwritten.
 func WriteResultsFile(dir string, res Results) error {
+	return writeResultsFile(dir, res, func(b []byte) []byte { return b })
+}
+
+func writeResultsFile(dir string, res Results, redact func([]byte) []byte) error {
 	res.FormatVersion = FormatVersion
 	if res.Order == nil {
 		res.Order = []string{}
@@ -379,6 +447,7 @@ func WriteResultsFile(dir string, res Results) error {
 	if err != nil {
 		return fmt.Errorf("archive: %s: %w", ResultsFile, err)
 	}
+	b = redact(b)
 	if err := writeFileAtomic(dir, ResultsFile, b, true); err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/boundedfile"
+	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/profiles"
 )
@@ -59,6 +60,10 @@ func ProfileForRun(dir string, meta archive.Meta) ([]byte, string, error) {
 	}
 	if meta.Profile.Name == "" {
 		return nil, "", fmt.Errorf("%s names no profile and has no %s: give --profile", filepath.Join(dir, archive.RunFile), ProfileFile)
+	}
+	// An archive names a built-in profile, never a path to read.
+	if err := safename.Check("profile name", meta.Profile.Name); err != nil {
+		return nil, "", fmt.Errorf("%s: %w; give --profile", filepath.Join(dir, archive.RunFile), err)
 	}
 	return ReadProfile(meta.Profile.Name)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/boundedfile"
+	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/metricdefs"
 )
@@ -287,6 +288,9 @@ func (d *decoder) header(root *yaml.Node) (*Profile, map[string]*yaml.Node) {
 	}
 	if p.Name == "" {
 		d.Errorf(root, "name", "a profile needs a name")
+	} else if err := safename.Check("profile name", p.Name); err != nil {
+		// The name becomes part of the run id, a directory name.
+		d.Errorf(nodes["name"], "name", "%v", err)
 	}
 	return p, nodes
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +16,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/joulebench/joulebench/internal/redact"
+	"github.com/joulebench/joulebench/internal/safename"
 )
 
 // HubPrefix starts a Hugging Face Hub dataset file's name:
@@ -47,7 +55,12 @@ type HubFile struct {
 	Path     string // path inside the repository
 }
 
-// ParseHubFile reads hf:OWNER/NAME[@REVISION]/PATH.
+// ParseHubFile reads hf:OWNER/NAME[@REVISION]/PATH. Every part becomes a
+// segment of the request URL and of a path in the cache, so each is
+// checked: OWNER and NAME are Hub names (letters, digits, '.', '_', '-',
+// not starting with '.' or '-', at most 96 bytes); REVISION a branch, tag
+// or commit; PATH segments neither empty, "." nor "..", without
+// backslashes or control characters.
 func ParseHubFile(name string) (HubFile, error) {
 	rest, ok := strings.CutPrefix(name, HubPrefix)
 	if !ok {
@@ -58,18 +71,52 @@ func ParseHubFile(name string) (HubFile, error) {
 		return HubFile{}, fmt.Errorf("hub dataset %q: want hf:OWNER/NAME[@REVISION]/PATH", name)
 	}
 	f := HubFile{Repo: parts[0] + "/" + parts[1], Revision: "main", Path: parts[2]}
-	if repo, rev, ok := strings.Cut(f.Repo, "@"); ok {
-		f.Repo, f.Revision = repo, rev
+	repoName := parts[1]
+	if n, rev, ok := strings.Cut(parts[1], "@"); ok {
+		repoName, f.Revision = n, rev
+		f.Repo = parts[0] + "/" + n
 	}
-	for _, seg := range strings.Split(f.Path, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return HubFile{}, fmt.Errorf("hub dataset %q: bad path %q", name, f.Path)
+	for _, p := range []struct{ what, v string }{{"owner", parts[0]}, {"name", repoName}} {
+		if !hubNameRE.MatchString(p.v) || strings.Contains(p.v, "..") {
+			return HubFile{}, fmt.Errorf("hub dataset %q: bad repository %s %q: want letters, digits, '.', '_' or '-', not starting with '.' or '-', at most 96", name, p.what, p.v)
 		}
 	}
-	if f.Revision == "" || strings.ContainsAny(f.Revision, "/\\") && !strings.HasPrefix(f.Revision, "refs/") {
+	if err := checkSegments(f.Revision); err != nil {
 		return HubFile{}, fmt.Errorf("hub dataset %q: bad revision %q", name, f.Revision)
 	}
+	if err := checkSegments(f.Path); err != nil {
+		return HubFile{}, fmt.Errorf("hub dataset %q: bad path %q: %w", name, f.Path, err)
+	}
 	return f, nil
+}
+
+// hubNameRE is a Hub owner or repository name.
+var hubNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
+
+// checkSegments refuses a slash-separated path that could leave its
+// directory or confuse a file system: empty, "." or ".." segments, a
+// backslash, control characters (NUL included), invalid UTF-8, a segment
+// over 255 bytes.
+func checkSegments(p string) error {
+	if !utf8.ValidString(p) {
+		return errors.New("not valid UTF-8")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		switch {
+		case seg == "" || seg == "." || seg == "..":
+			return fmt.Errorf("segment %q", seg)
+		case len(seg) > 255:
+			return fmt.Errorf("segment of %d bytes", len(seg))
+		case strings.ContainsRune(seg, '\\'):
+			return fmt.Errorf("backslash in %q", seg)
+		}
+		for _, r := range seg {
+			if unicode.IsControl(r) {
+				return fmt.Errorf("control character %U in %q", r, seg)
+			}
+		}
+	}
+	return nil
 }
 
 func (f HubFile) String() string {
@@ -115,6 +162,40 @@ type Hub struct {
 	// SHA256, when set, pins the file's expected hex sha256; otherwise the
 	// Hub's ETag is the expected sha256 when it is one (large files).
 	SHA256 string
+	// ConnectTimeout bounds a connection's set-up, TLS included, of the
+	// client built when Client is nil (DefaultConnectTimeout when 0).
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for a response's headers, connecting
+	// included, whatever the client (DefaultHeaderTimeout when 0).
+	HeaderTimeout time.Duration
+	// IdleTimeout ends a download whose body sends nothing for that long
+	// (DefaultIdleTimeout when 0); what came is kept and resumed.
+	IdleTimeout time.Duration
+	// Attempts is how many times a download cut short (a stall, a lost
+	// connection, a truncated body) is tried in one Fetch, each resuming
+	// where the last stopped (DefaultAttempts when 0).
+	Attempts int
+	// Note, when set, is told of each attempt that resumes a download cut
+	// short, and why (with --no-progress a stall is otherwise silent).
+	Note func(msg string)
+
+	clientOnce sync.Once
+	dflt       *http.Client
+}
+
+// Defaults of the Hub's timeouts and attempts.
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultHeaderTimeout  = 60 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+	DefaultAttempts       = 3
+)
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // CacheDir returns joulebench's cache directory: $XDG_CACHE_HOME/joulebench,
@@ -150,6 +231,14 @@ func (h *Hub) Fetch(ctx context.Context, f HubFile) (string, *Origin, error) {
 	if h.CacheDir == "" {
 		return "", nil, fmt.Errorf("hub %s: no cache directory", f)
 	}
+	// ParseHubFile checked every part; a HubFile built otherwise is
+	// checked here, before any request or file.
+	if _, err := ParseHubFile(f.String()); err != nil {
+		return "", nil, err
+	}
+	if err := safename.Within(filepath.Join(h.CacheDir, "datasets"), h.filePath(f, f.Revision)); err != nil {
+		return "", nil, fmt.Errorf("hub %s: %w", f, err)
+	}
 	if commitRE.MatchString(f.Revision) {
 		if p, o, ok := h.cached(f, f.Revision); ok {
 			return p, o, nil
@@ -177,12 +266,12 @@ func (h *Hub) Fetch(ctx context.Context, f HubFile) (string, *Origin, error) {
 	if want != "" && !sha256RE.MatchString(want) {
 		return "", nil, fmt.Errorf("hub %s: expected sha256 %q is not 64 hex digits", f, h.SHA256)
 	}
-	part, sum, n, err := h.download(ctx, f, meta, want)
+	part, sum, n, err := h.downloadResuming(ctx, f, meta, want)
 	if err != nil {
 		return "", nil, err
 	}
 	final := h.filePath(f, meta.commit)
-	o := &Origin{URL: h.resolveURL(f), Repo: f.Repo, Revision: meta.commit, Path: f.Path, SHA256: sum, Size: n}
+	o := &Origin{URL: redact.URL(h.resolveURL(f)), Repo: f.Repo, Revision: meta.commit, Path: f.Path, SHA256: sum, Size: n}
 	if meta.commit != f.Revision {
 		o.Requested = f.Revision
 	}
@@ -212,12 +301,79 @@ func (h *Hub) endpoint() string {
 	return DefaultHubEndpoint
 }
 
+// client is Client, or one whose connections time out (http.DefaultClient
+// has no timeout at all: a Hub that stops answering hung forever).
 func (h *Hub) client() *http.Client {
 	if h.Client != nil {
 		return h.Client
 	}
-	return http.DefaultClient
+	h.clientOnce.Do(func() {
+		connect := orDuration(h.ConnectTimeout, DefaultConnectTimeout)
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = connect
+		tr.ResponseHeaderTimeout = orDuration(h.HeaderTimeout, DefaultHeaderTimeout)
+		h.dflt = &http.Client{Transport: tr}
+	})
+	return h.dflt
 }
+
+// send sends req with c, giving up when no response headers arrive within
+// the header timeout. The request lives in a context of its own; cancel
+// ends it (with a cause) and must be called once the body is done with.
+func (h *Hub) send(ctx context.Context, c *http.Client, req *http.Request) (*http.Response, context.Context, context.CancelCauseFunc, error) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	ht := orDuration(h.HeaderTimeout, DefaultHeaderTimeout)
+	timer := time.AfterFunc(ht, func() { cancel(&timeoutError{fmt.Sprintf("no response headers within %s", ht)}) })
+	resp, err := c.Do(req.WithContext(rctx))
+	timer.Stop()
+	if err != nil {
+		if cause := context.Cause(rctx); cause != nil && ctx.Err() == nil {
+			err = cause
+		}
+		cancel(nil)
+		return nil, nil, nil, err
+	}
+	return resp, rctx, cancel, nil
+}
+
+// unwrapURL drops the *url.Error around a client's error: its text
+// repeats the URL with its query and the endpoint's credentials.
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// timeoutError is a request that a timeout of the Hub's ended.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
+
+// idleReader restarts its timer at every read that returns data; the
+// timer cancels the request when the body stalls.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	n, err := ir.r.Read(p)
+	if n > 0 {
+		ir.timer.Reset(ir.idle)
+	}
+	return n, err
+}
+
+// cutError is a download cut short with its partial file kept: Fetch
+// tries again from where it stopped.
+type cutError struct{ err error }
+
+func (e *cutError) Error() string { return e.err.Error() }
+func (e *cutError) Unwrap() error { return e.err }
 
 // resolveURL is the Hub's address of the file at the requested revision.
 func (h *Hub) resolveURL(f HubFile) string {
@@ -275,7 +431,7 @@ func (e *netError) Unwrap() error { return e.err }
 func (h *Hub) newRequest(ctx context.Context, method, u string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, unwrapURL(err)
 	}
 	req.Header.Set("User-Agent", "joulebench")
 	if h.Token != "" {
@@ -317,16 +473,17 @@ func (h *Hub) head(ctx context.Context, f HubFile) (*hubMeta, error) {
 	}
 	req, err := h.newRequest(ctx, http.MethodHead, u)
 	if err != nil {
-		return nil, fmt.Errorf("hub %s: %w", f, err)
+		return nil, fmt.Errorf("hub %s: %w", f, unwrapURL(err))
 	}
-	resp, err := c.Do(req)
+	resp, _, cancel, err := h.send(ctx, &c, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("hub %s: %w", f, ctx.Err())
 		}
-		return nil, &netError{fmt.Errorf("hub %s: cannot reach %s (no network? use a file path on a machine without internet): %w", f, h.endpoint(), err)}
+		return nil, &netError{fmt.Errorf("hub %s: cannot reach %s (no network? use a file path on a machine without internet): %w", f, redact.URL(h.endpoint()), unwrapURL(err))}
 	}
 	resp.Body.Close()
+	cancel(nil)
 	if err := statusError(f, resp); err != nil {
 		return nil, err
 	}
@@ -357,7 +514,7 @@ func statusError(f HubFile, resp *http.Response) error {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return fmt.Errorf("hub %s: access denied (%d): a gated or private dataset needs HF_TOKEN", f, resp.StatusCode)
 	default:
-		return fmt.Errorf("hub %s: %s from %s", f, resp.Status, resp.Request.URL.Redacted())
+		return fmt.Errorf("hub %s: %s from %s", f, resp.Status, redact.URL(resp.Request.URL.String()))
 	}
 }
 
@@ -366,6 +523,29 @@ func statusError(f HubFile, resp *http.Response) error {
 func (h *Hub) partialPath(f HubFile, meta *hubMeta) string {
 	k := sha256.Sum256([]byte(f.Repo + "\x00" + meta.commit + "\x00" + f.Path + "\x00" + meta.etag))
 	return filepath.Join(h.CacheDir, "partial", hex.EncodeToString(k[:16])+".part")
+}
+
+// downloadResuming calls download until the file is complete, at most
+// Attempts times while a download is cut short; each attempt resumes from
+// the bytes the last one kept. The last error says how many were tried.
+func (h *Hub) downloadResuming(ctx context.Context, f HubFile, meta *hubMeta, want string) (string, string, int64, error) {
+	attempts := h.Attempts
+	if attempts <= 0 {
+		attempts = DefaultAttempts
+	}
+	for i := 1; ; i++ {
+		part, sum, n, err := h.download(ctx, f, meta, want)
+		var cut *cutError
+		if err == nil || !errors.As(err, &cut) || ctx.Err() != nil {
+			return part, sum, n, err
+		}
+		if i >= attempts {
+			return "", "", 0, fmt.Errorf("%w (%d attempts)", err, i)
+		}
+		if h.Note != nil {
+			h.Note(fmt.Sprintf("%v; resuming (attempt %d of %d)", err, i+1, attempts))
+		}
+	}
 }
 
 // download fetches the file into its partial path, resuming what is there,
@@ -392,13 +572,14 @@ func (h *Hub) download(ctx context.Context, f HubFile, meta *hubMeta, want strin
 		// the partial file is keyed by the Hub's commit and ETag instead.
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(have, 10)+"-")
 	}
-	resp, err := h.client().Do(req)
+	resp, rctx, cancel, err := h.send(ctx, h.client(), req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", "", 0, fmt.Errorf("hub %s: %w", f, ctx.Err())
 		}
-		return "", "", 0, fmt.Errorf("hub %s: download: %w", f, err)
+		return "", "", 0, &cutError{fmt.Errorf("hub %s: download: %w", f, unwrapURL(err))}
 	}
+	defer cancel(nil)
 	defer resp.Body.Close()
 	if err := statusError(f, resp); err != nil {
 		if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
@@ -426,7 +607,16 @@ func (h *Hub) download(ctx context.Context, f HubFile, meta *hubMeta, want strin
 	}
 	w := &progressWriter{w: out, done: have, total: total, report: h.Progress}
 	w.tell()
-	_, cerr := io.Copy(w, resp.Body)
+	idle := orDuration(h.IdleTimeout, DefaultIdleTimeout)
+	stall := time.AfterFunc(idle, func() {
+		cancel(&timeoutError{fmt.Sprintf("download stalled: nothing received for %s", idle)})
+	})
+	_, cerr := io.Copy(w, &idleReader{r: resp.Body, timer: stall, idle: idle})
+	stall.Stop()
+	var te *timeoutError
+	if cause := context.Cause(rctx); cerr != nil && errors.As(cause, &te) {
+		cerr = cause
+	}
 	if err := out.Sync(); err != nil && cerr == nil {
 		cerr = err
 	}
@@ -437,10 +627,10 @@ func (h *Hub) download(ctx context.Context, f HubFile, meta *hubMeta, want strin
 		if ctx.Err() != nil {
 			return "", "", 0, fmt.Errorf("hub %s: download interrupted at %d bytes (resumed next time): %w", f, w.done, ctx.Err())
 		}
-		return "", "", 0, fmt.Errorf("hub %s: download cut at %d of %d bytes (resumed next time): %w", f, w.done, total, cerr)
+		return "", "", 0, &cutError{fmt.Errorf("hub %s: download cut at %d of %d bytes (resumed next time): %w", f, w.done, total, cerr)}
 	}
 	if total >= 0 && w.done != total {
-		return "", "", 0, fmt.Errorf("hub %s: truncated download: %d of %d bytes (resumed next time)", f, w.done, total)
+		return "", "", 0, &cutError{fmt.Errorf("hub %s: truncated download: %d of %d bytes (resumed next time)", f, w.done, total)}
 	}
 	sum, n, err := fileSHA256(part)
 	if err != nil {

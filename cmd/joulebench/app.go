@@ -15,6 +15,7 @@ import (
 
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/internal/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -41,6 +42,13 @@ type app struct {
 	// noPowerWarned: "no power source found" was logged (once per
 	// command, however many engines and cooldowns look for one).
 	noPowerWarned bool
+	// args are the command line execute was given.
+	args []string
+	// redact hides the secrets this process was given from everything it
+	// writes or prints (set by setup; nil: the patterns only).
+	redact *redact.Redactor
+	// rawOut and rawErrOut are out and errOut before redaction.
+	rawOut, rawErrOut io.Writer
 }
 
 func newApp(out, errOut io.Writer) *app {
@@ -48,6 +56,8 @@ func newApp(out, errOut io.Writer) *app {
 	// goroutines (the /metrics scraper, the steps): one lock serialises
 	// their writes. Whether it is a terminal is read before the wrapping.
 	a := &app{out: out, errOut: zerolog.SyncWriter(errOut), errTTY: isTTY(errOut), rawErr: errOut, v: viper.New(), engines: all.Registry()}
+	a.rawOut, a.rawErrOut = a.out, a.errOut
+	a.out, a.errOut = a.redact.Writer(a.rawOut), a.redact.Writer(a.rawErrOut)
 	root := &cobra.Command{
 		Use:   "joulebench",
 		Short: "GPU energy per output token of LLM inference services, with the method as data",
@@ -66,6 +76,7 @@ are a YAML profile; built-in profiles: benchmark-1.0, benchmark-1.5, asiai.`,
 	root.PersistentFlags().String("config", "", "config file (default: $XDG_CONFIG_HOME/joulebench/config.yaml if present)")
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().String("log-format", "console", "log format: console or json")
+	secretNameFlag(root.PersistentFlags())
 	root.PersistentFlags().StringSlice("profile-path", nil, "directories of named profiles besides $XDG_CONFIG_HOME/joulebench/profiles (repeatable; also profile-path: in the config file)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitInvalid, err) })
 	root.AddCommand(a.runCmd(), a.analyzeCmd(), a.validateCmd(), a.profilesCmd(), a.reportCmd(), a.compareCmd(), a.estimateCmd(), a.plotCmd(), a.devicesCmd(), a.sweepCmd(), a.versionCmd())
@@ -74,12 +85,17 @@ are a YAML profile; built-in profiles: benchmark-1.0, benchmark-1.5, asiai.`,
 }
 
 func (a *app) execute(ctx context.Context, args []string) error {
+	a.args = args
 	a.root.SetArgs(args)
 	err := a.root.ExecuteContext(ctx)
 	if err != nil && !isExitError(err) && isUsageError(err) {
-		return withCode(exitInvalid, err)
+		err = withCode(exitInvalid, err)
 	}
-	return err
+	if a.redact == nil {
+		// setup did not run (a flag error): the command line's secrets.
+		a.redact = a.buildRedactor(args)
+	}
+	return a.redactError(err)
 }
 
 func isExitError(err error) bool {
@@ -116,6 +132,10 @@ func (a *app) setup(cmd *cobra.Command) error {
 			}
 		}
 	}
+	a.redact = a.buildRedactor(a.args)
+	a.out, a.errOut = a.redact.Writer(a.rawOut), a.redact.Writer(a.rawErrOut)
+	cmd.SetOut(a.out)
+	cmd.SetErr(a.errOut)
 	lvl, err := zerolog.ParseLevel(a.v.GetString("log-level"))
 	if err != nil {
 		return invalidf("--log-level: %v", err)

@@ -66,7 +66,8 @@ func (a *app) resolveDataset(ctx context.Context) (string, error) {
 	if endpoint == "" {
 		endpoint = os.Getenv("HF_ENDPOINT")
 	}
-	h := &workload.Hub{Endpoint: endpoint, CacheDir: cache, Token: os.Getenv("HF_TOKEN"), SHA256: a.v.GetString("dataset-sha256")}
+	h := &workload.Hub{Endpoint: endpoint, CacheDir: cache, Token: os.Getenv("HF_TOKEN"), SHA256: a.v.GetString("dataset-sha256"),
+		Note: func(msg string) { fmt.Fprintln(a.errOut, msg) }}
 	var bar *progressbar.ProgressBar
 	if !a.v.GetBool("no-progress") {
 		bar = progressbar.NewOptions64(-1,

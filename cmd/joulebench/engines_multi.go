@@ -74,7 +74,7 @@ func (r *engineRun) applyExtraBody() error {
 	if r.deps.Client != nil {
 		r.deps.Client = extraBodyDoer{next: r.deps.Client, extra: extra}
 	}
-	b, err := json.Marshal(extra)
+	b, err := json.Marshal(r.a.redact.Value(extra))
 	if err != nil {
 		return fmt.Errorf("extra body: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
 )
 
@@ -98,9 +99,18 @@ func (a *app) runSweep(ctx context.Context, profile string, sets, labelArgs []st
 	} else if err := a.checkRunFlags(changed); err != nil {
 		return err
 	}
+	// Each value names a directory: checked before any is created.
+	for _, v := range values {
+		if err := safename.Check("--sweep "+name+" value", name+"-"+v); err != nil {
+			return withCode(exitInvalid, err)
+		}
+	}
 	parent := a.v.GetString("out")
 	if parent == "" {
-		parent = filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-sweep-"+name)
+		var err error
+		if parent, err = safename.Join("--sweep "+name, "runs", time.Now().UTC().Format("20060102T150405Z")+"-sweep-"+name); err != nil {
+			return withCode(exitInvalid, err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(parent), 0o755); err != nil {
 		return err
@@ -123,7 +133,7 @@ func (a *app) runSweep(ctx context.Context, profile string, sets, labelArgs []st
 			} else {
 				a.cooldownBefore(ctx, cd, rows[len(rows)-1].Dir)
 			}
-			dir := filepath.Join(parent, name+"-"+v)
+			dir := filepath.Join(parent, name+"-"+v) // checked above
 			if len(kinds) > 1 {
 				dir = filepath.Join(dir, fmt.Sprintf("%d-%s", j+1, k))
 			}

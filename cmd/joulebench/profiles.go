@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
@@ -150,8 +151,8 @@ cannot be used by name.`,
 // name that is taken (built-in or existing file) and checking that the
 // file loads.
 func (a *app) newProfile(name, parent, dir string) (string, error) {
-	if profiles.IsPath(name) || name == "" || strings.ContainsAny(name, " \t") {
-		return "", invalidf("profile name %q: a plain name (the file becomes NAME.yaml)", name)
+	if err := safename.Check("profile name", name); err != nil {
+		return "", invalidf("%v (the file becomes NAME.yaml)", err)
 	}
 	for _, b := range profiles.Names() {
 		if b == name {

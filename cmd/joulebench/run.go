@@ -22,6 +22,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/telemetry"
@@ -135,7 +136,10 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 			a.cooldownBefore(ctx, cd, dirs[i-1])
 		}
 		fmt.Fprintf(a.errOut, "== engine %d of %d: %s\n", i+1, len(kinds), k)
-		dir := filepath.Join(parent, fmt.Sprintf("%d-%s", i+1, k))
+		dir, err := safename.Join("engine", parent, fmt.Sprintf("%d-%s", i+1, k))
+		if err != nil {
+			return withCode(exitInvalid, err)
+		}
 		dirs = append(dirs, dir)
 		if err := a.runEngine(ctx, profile, sets, labelArgs, dir, engineChanged[i]); err != nil {
 			if exitCode(err) == exitInvalid || exitCode(err) == exitInterrupted {
@@ -321,6 +325,9 @@ func (r *engineRun) openArchive(labels map[string]string) error {
 		now = time.Now
 	}
 	base := now().UTC().Format("20060102T150405Z") + "-" + r.l.Profile.Name + "-" + r.engineKind
+	if err := safename.Check("run id", base); err != nil {
+		return withCode(exitInvalid, fmt.Errorf("profile %q, engine %q: %w", r.l.Profile.Name, r.engineKind, err))
+	}
 	for n := 1; ; n++ {
 		r.runID = base
 		if n > 1 {
@@ -341,7 +348,10 @@ const maxRunIDTries = 1000
 func (r *engineRun) createArchive(labels map[string]string) error {
 	dir := r.dir
 	if dir == "" {
-		dir = filepath.Join("runs", r.runID)
+		var err error
+		if dir, err = safename.Join("run id", "runs", r.runID); err != nil {
+			return withCode(exitInvalid, err)
+		}
 	}
 	params := map[string]any{}
 	for k, v := range r.l.Params {
@@ -360,7 +370,7 @@ func (r *engineRun) createArchive(labels map[string]string) error {
 	if len(r.quickApplied) > 0 {
 		meta.Labels["quick_parameters"] = strings.Join(r.quickApplied, " ")
 	}
-	out, err := archive.Create(dir, meta)
+	out, err := archive.Create(dir, meta, archive.WithRedact(r.a.redact.String))
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
@@ -383,9 +393,9 @@ func (r *engineRun) openLogs() error {
 		return err
 	}
 	r.onClose(engineLog.Close)
-	r.engineLog = engineLog
+	r.engineLog = r.a.redact.Writer(engineLog)
 	r.console = &consoleOut{w: r.a.errOut}
-	r.log = zerolog.New(io.MultiWriter(logFile, zerolog.ConsoleWriter{Out: r.console, TimeFormat: "15:04:05", NoColor: true})).
+	r.log = zerolog.New(io.MultiWriter(r.a.redact.Writer(logFile), zerolog.ConsoleWriter{Out: r.console, TimeFormat: "15:04:05", NoColor: true})).
 		Level(r.a.log.GetLevel()).With().Timestamp().Str("run", r.runID).Logger()
 	return nil
 }

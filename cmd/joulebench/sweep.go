@@ -171,11 +171,18 @@ func (a *app) printPlan(c *campaign.Campaign, plan campaign.Plan, bin, executor 
 			dir = last.Dir
 		}
 		fmt.Fprintf(a.out, "%3d  %s  [%s]  %s\n", i+1, r.ID, st, r.Describe())
+		// The plan shows the command lines with the campaign's secrets
+		// hidden (its --api-key, the credentials of its URLs), as the runs
+		// themselves do; the sbatch files submitted keep them.
+		red := a.redact.WithArgv(r.Args(dir))
+		shown := r
+		shown.Config.Args = red.Argv(r.Config.Args)
 		if executor == "slurm" {
-			fmt.Fprintf(a.out, "     sbatch script:\n%s", indent(c.JobScript(r, orDefault(c.Slurm.Joulebench, bin), dir), "       "))
+			script := red.String(c.JobScript(shown, orDefault(c.Slurm.Joulebench, bin), dir))
+			fmt.Fprintf(a.out, "     sbatch script:\n%s", indent(script, "       "))
 			continue
 		}
-		fmt.Fprintf(a.out, "     %s %s\n", bin, strings.Join(quoteArgs(r.Args(dir)), " "))
+		fmt.Fprintf(a.out, "     %s %s\n", bin, strings.Join(quoteArgs(shown.Args(dir)), " "))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/dcgm"
 	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
@@ -184,8 +185,12 @@ func openTelemetry(choice string, o telemetryOpts, now telemetry.Clock, logf fun
 			return nil, archive.TelemetryInfo{}, err
 		}
 		devs, _ := src.Devices(ctx)
+		shown := make([]string, len(o.dcgmURLs))
+		for i, u := range o.dcgmURLs {
+			shown[i] = redact.URL(u)
+		}
 		return src, archive.TelemetryInfo{Source: telDCGM, Note: fmt.Sprintf("dcgm-exporter endpoints %s; %s",
-			strings.Join(o.dcgmURLs, ", "), deviceSummary(devs))}, nil
+			strings.Join(shown, ", "), deviceSummary(devs))}, nil
 	case telPrometheus:
 		ctx, cancel := context.WithTimeout(context.Background(), 2*prometheus.DefaultTimeout)
 		defer cancel()
@@ -197,7 +202,7 @@ func openTelemetry(choice string, o telemetryOpts, now telemetry.Clock, logf fun
 		}
 		devs, _ := src.Devices(ctx)
 		return src, archive.TelemetryInfo{Source: telPrometheus, Note: fmt.Sprintf("Prometheus %s, %s{%s} (samples at their scrape times; scrape interval seen recorded as events scrape_interval_*); %s",
-			po.URL, orDefault(po.PowerMetric, prometheus.DefaultPowerMetric), po.Selector, deviceSummary(devs))}, nil
+			redact.URL(po.URL), orDefault(po.PowerMetric, prometheus.DefaultPowerMetric), po.Selector, deviceSummary(devs))}, nil
 	case telReplay:
 		src, err := replay.Open(o.replay, replay.Options{Realtime: true, Clock: now, Logf: logf})
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/engines/internal/v1models"
 	"github.com/joulebench/joulebench/engines/process"
 )
@@ -156,9 +157,9 @@ func withSecrets(hc *http.Client, user *url.Userinfo, query string) *http.Client
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	c := *hc
+	c := redirect.Guard(hc) // the transport adds the secrets to any request
 	c.Transport = secrets{next: next, user: user, query: query}
-	return &c
+	return c
 }
 
 type secrets struct {

@@ -16,6 +16,7 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/internal/chunkset"
+	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -91,6 +92,8 @@ func NewClient(baseURL string, opts ...Option) *Client {
 	if c.http == nil {
 		c.http = &http.Client{Transport: openai.NewTransport()}
 	}
+	// The key and the URL's credentials go to this server only.
+	c.http = redirect.Guard(c.http)
 	if c.clock == nil {
 		c.clock = openai.NewClock()
 	}

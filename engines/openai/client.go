@@ -62,6 +62,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/internal/chunkset"
+	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -168,6 +169,8 @@ func NewClient(baseURL string, opts ...Option) *Client {
 	if c.http == nil {
 		c.http = &http.Client{Transport: NewTransport()}
 	}
+	// The key and the URL's credentials go to this server only.
+	c.http = redirect.Guard(c.http)
 	if c.clock == nil {
 		c.clock = NewClock()
 	}

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"fmt"
 	"maps"
 	"path/filepath"
 	"testing"
@@ -44,5 +45,20 @@ func TestResolvePort(t *testing.T) {
 	}
 	if p, err := ResolvePort("k", 0); p <= 0 || err != nil {
 		t.Errorf("a free port: %d %v", p, err)
+	}
+}
+
+// run.json's engine.env and engine.command (BaseInfo) hide the values of
+// --engine-env overrides and engine arguments whose names look secret.
+func TestBaseInfoRedactsOverrides(t *testing.T) {
+	m := NewManaged(ManagedSpec{Kind: "k", Port: 7, Argv: []string{"srv", "--api-key", "sk-1", "--db-password=pw2", "--port", "7"},
+		Overrides: map[string]string{"OPENAI_KEY": "k3", "DB_PASS": "p4", "MYSQL_PWD": "p5", "N_THREADS": "8"}})
+	info := m.BaseInfo()
+	want := map[string]string{"OPENAI_KEY": Redacted, "DB_PASS": Redacted, "MYSQL_PWD": Redacted, "N_THREADS": "8"}
+	if !maps.Equal(info.Env, want) {
+		t.Errorf("env %v, want %v", info.Env, want)
+	}
+	if got := fmt.Sprint(info.Command); got != "[srv --api-key [redacted] --db-password=[redacted] --port 7]" {
+		t.Errorf("command %s", got)
 	}
 }

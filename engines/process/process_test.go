@@ -205,6 +205,34 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// Environment overrides archived in run.json: every name that looks secret
+// (key, token, secret, passw(or)d, pass, pwd, credential) has its value
+// hidden; others keep theirs.
+func TestRedactEnvSecretNames(t *testing.T) {
+	cases := []struct {
+		name, value, want string
+	}{
+		{"OPENAI_KEY", "sk-1", "[redacted]"},
+		{"DB_PASS", "hunter2", "[redacted]"},
+		{"MYSQL_PWD", "pw", "[redacted]"},
+		{"PGPASSWORD", "pw", "[redacted]"},
+		{"REDIS_PASSWD", "pw", "[redacted]"},
+		{"AWS_SECRET_ACCESS_KEY", "abc", "[redacted]"},
+		{"GOOGLE_APPLICATION_CREDENTIALS", "/k.json", "[redacted]"},
+		{"HF_TOKEN", "hf_x", "[redacted]"},
+		{"VLLM_API_KEY", "k", "[redacted]"},
+		{"CUDA_VISIBLE_DEVICES", "0,1", "0,1"},
+		{"VLLM_MAX_TOKENS", "8", "8"},
+		{"OLLAMA_HOST", "127.0.0.1:1", "127.0.0.1:1"},
+		{"PROXY", "http://u:pw@p:3128/?token=t", "http://u:[redacted]@p:3128/?token=[redacted]"},
+	}
+	for _, c := range cases {
+		if got := process.RedactEnv(map[string]string{c.name: c.value})[c.name]; got != c.want {
+			t.Errorf("RedactEnv %s=%q: %q, want %q", c.name, c.value, got, c.want)
+		}
+	}
+}
+
 func fakeServer(t *testing.T, f processtest.Fake) (*process.Server, *syncBuffer) {
 	t.Helper()
 	port, err := process.FreePort()

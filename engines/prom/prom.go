@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/engines/process"
 )
 
@@ -93,6 +94,8 @@ func New(cfg Config) *Scraper {
 	if cfg.HTTP == nil {
 		cfg.HTTP = &http.Client{Timeout: 5 * time.Second}
 	}
+	// The URL's query and the client's key go to this server only.
+	cfg.HTTP = redirect.Guard(cfg.HTTP)
 	s := &Scraper{cfg: cfg, warned: map[string]bool{}}
 	if len(cfg.Families) > 0 {
 		s.keep = map[string]bool{}

@@ -43,6 +43,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -107,6 +108,7 @@ var (
 
 type endpoint struct {
 	url     string
+	shown   string // url with its credentials and query values hidden, for errors and notes
 	urlHost string
 	devs    []*device
 }
@@ -156,10 +158,14 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	ids := map[string]string{} // device ID -> URL
 	for _, raw := range opts.URLs {
 		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("dcgm: --dcgm-url %q: want http://HOST:PORT/metrics", raw)
+		if err != nil {
+			// Not shown: what does not parse cannot be redacted.
+			return nil, errors.New("dcgm: --dcgm-url: does not parse as a URL (want http://HOST:PORT/metrics)")
 		}
-		ep := &endpoint{url: raw, urlHost: u.Hostname()}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("dcgm: --dcgm-url %q: want http://HOST:PORT/metrics", redact.URL(raw))
+		}
+		ep := &endpoint{url: raw, shown: redact.URL(raw), urlHost: u.Hostname()}
 		got, err := s.scrape(ctx, ep)
 		if err != nil {
 			return nil, err
@@ -171,7 +177,7 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 			}
 		}
 		if len(keys) == 0 {
-			return nil, fmt.Errorf("dcgm: %s: no GPU reports %s (is this a dcgm-exporter endpoint, with the power field enabled?)", raw, MetricPower)
+			return nil, fmt.Errorf("dcgm: %s: no GPU reports %s (is this a dcgm-exporter endpoint, with the power field enabled?)", ep.shown, MetricPower)
 		}
 		sort.Slice(keys, func(i, j int) bool {
 			a, b := keys[i], keys[j]
@@ -211,9 +217,9 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 				d.info.PowerLimitW = sm.mgmtW
 			}
 			if prev, dup := ids[d.info.ID]; dup {
-				return nil, fmt.Errorf("dcgm: GPU %s (%s) reported by %s and %s: the same exporter listed twice, or two exporters with the same Hostname", d.info.ID, k.uuid, prev, raw)
+				return nil, fmt.Errorf("dcgm: GPU %s (%s) reported by %s and %s: the same exporter listed twice, or two exporters with the same Hostname", d.info.ID, k.uuid, prev, ep.shown)
 			}
-			ids[d.info.ID] = raw
+			ids[d.info.ID] = ep.shown
 			ep.devs = append(ep.devs, d)
 		}
 		s.eps = append(s.eps, ep)
@@ -269,7 +275,7 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 		for _, d := range ep.devs {
 			sm, ok := results[i][d.key]
 			if !ok || !sm.hasPower {
-				return nil, fmt.Errorf("dcgm: %s no longer reports %s of GPU %s (%s)", ep.url, MetricPower, d.info.ID, d.info.UUID)
+				return nil, fmt.Errorf("dcgm: %s no longer reports %s of GPU %s (%s)", ep.shown, MetricPower, d.info.ID, d.info.UUID)
 			}
 			r := telemetry.Reading{Device: d.info.ID, PowerW: sm.powerW, MemUsedBytes: -1}
 			if sm.hasMem {
@@ -277,7 +283,7 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 			}
 			if d.counter {
 				if !sm.hasEnergy {
-					return nil, fmt.Errorf("dcgm: %s no longer reports %s of GPU %s (%s)", ep.url, MetricEnergy, d.info.ID, d.info.UUID)
+					return nil, fmt.Errorf("dcgm: %s no longer reports %s of GPU %s (%s)", ep.shown, MetricEnergy, d.info.ID, d.info.UUID)
 				}
 				s.checkCounter(d, sm)
 				r.EnergyJ, r.HasEnergy = sm.energyJ, true
@@ -350,27 +356,37 @@ func (s *Source) scrape(ctx context.Context, ep *endpoint) (map[gpuKey]sample, e
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("dcgm: %s: %w", ep.url, err)
+		return nil, fmt.Errorf("dcgm: %s: %w", ep.shown, unwrapURL(err))
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
 	resp, err := s.client.Do(req)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, fmt.Errorf("dcgm: scrape %s: no answer within %s", ep.url, s.timeout)
+			return nil, fmt.Errorf("dcgm: scrape %s: no answer within %s", ep.shown, s.timeout)
 		}
-		return nil, fmt.Errorf("dcgm: scrape %s: %w", ep.url, err)
+		return nil, fmt.Errorf("dcgm: scrape %s: %w", ep.shown, unwrapURL(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return nil, fmt.Errorf("dcgm: scrape %s: HTTP %s", ep.url, resp.Status)
+		return nil, fmt.Errorf("dcgm: scrape %s: HTTP %s", ep.shown, resp.Status)
 	}
 	got, err := parse(resp.Body, expfmt.ResponseFormat(resp.Header))
 	if err != nil {
-		return nil, fmt.Errorf("dcgm: %s: %w", ep.url, err)
+		return nil, fmt.Errorf("dcgm: %s: %w", ep.shown, err)
 	}
 	return got, nil
+}
+
+// unwrapURL drops the *url.Error around a client's error: its text
+// repeats the URL with its query (the secrets that ep.shown hides).
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // parse reads a Prometheus exposition (text, OpenMetrics or protobuf, as

@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/dcgm"
 )
@@ -163,7 +164,7 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 	}
 	u, err := url.Parse(o.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("prometheus: --prometheus-url %q: want http://HOST:9090", o.URL)
+		return nil, fmt.Errorf("prometheus: --prometheus-url %q: want http://HOST:9090", redact.URL(o.URL))
 	}
 	s := &Source{o: o, base: u}
 	now := o.Clock()
@@ -204,7 +205,7 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 		s.devs = append(s.devs, d)
 	}
 	if len(s.devs) == 0 {
-		return nil, fmt.Errorf("prometheus: %s has no %s{%s} sample in the last minute (is dcgm-exporter scraped, and does the selector match the engine's GPUs?)", o.URL, o.PowerMetric, o.Selector)
+		return nil, fmt.Errorf("prometheus: %s has no %s{%s} sample in the last minute (is dcgm-exporter scraped, and does the selector match the engine's GPUs?)", redact.URL(o.URL), o.PowerMetric, o.Selector)
 	}
 	sort.Slice(s.devs, func(i, j int) bool { return s.devs[i].info.ID < s.devs[j].info.ID })
 	// Read from the newest sample on: older ones are before the run.
@@ -429,10 +430,17 @@ func (s *Source) query(ctx context.Context, metric string, windowS int, now floa
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus: %w", err)
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("prometheus: %s: %w", redact.URL(u.String()), err)
 	}
 	resp, err := s.o.Client.Do(req)
 	if err != nil {
+		var ue *url.Error // its text repeats the URL with its credentials
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("%s %s: %w", ue.Op, redact.URL(ue.URL), ue.Err)
+		}
 		return nil, fmt.Errorf("prometheus: query %s: %w", q, err)
 	}
 	defer resp.Body.Close()
