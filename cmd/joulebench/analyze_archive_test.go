@@ -112,7 +112,13 @@ func TestAnalyzeMissingArchivedProfile(t *testing.T) {
 	}
 	sum := sha256.Sum256(src)
 	builtin := hex.EncodeToString(sum[:])
-	const archived = `"sha256": "a4c12753d1c17fde7ea205b49a7b1af98efd4794827a92b0af2087d75d64521a"` // sample-run-ok's run.json
+	// sample-run-ok's run.json records the sha256 of its profile.yaml.
+	kept, err := os.ReadFile(filepath.Join(sampleRunOK, workflow.ProfileFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keptSum := sha256.Sum256(kept)
+	archived := fmt.Sprintf(`"sha256": %q`, hex.EncodeToString(keptSum[:]))
 	other := strings.Repeat("0", 64)
 	for _, tc := range []struct {
 		name    string

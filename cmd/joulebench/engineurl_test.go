@@ -18,7 +18,7 @@ func TestEngineURLNotThere(t *testing.T) {
 	l.Close()
 	for _, tc := range []struct{ url, want string }{
 		{"http://" + addr, "--engine-url http://" + addr + ": connection refused: nothing listens there"},
-		{"http://127.0.0.1:99999", `engine URL "http://127.0.0.1:99999": port 99999 is not a port number (1 to 65535)`},
+		{"http://127.0.0.1:99999", "--engine-url: port 99999: a TCP port is 1 to 65535"},
 	} {
 		_, stderr, code := runCLI(t, "run", "benchmark-1.5", "--engine-url", tc.url, "--telemetry", "none", "--no-progress",
 			"--out", filepath.Join(t.TempDir(), "run"))
