@@ -202,6 +202,12 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 	if d.Client == nil {
 		return 0, fmt.Errorf("no client: the engine was not started")
 	}
+	return sendWith(ctx, rc, d, d.Client, stage, lc, reqs)
+}
+
+// sendWith is send through the client cl (d.Client, or d.Client with its
+// burst already prepared).
+func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.Doer, stage string, lc loadgen.Config, reqs []workload.Request) (float64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exited := make(chan struct{})
@@ -231,7 +237,7 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 	}
 	total := len(reqs)
 	var last loadgen.Progress
-	err := loadgen.Run(ctx, lc, reqs, d.Client, sink, func(p loadgen.Progress) { last = p; d.report(stage, p, total) })
+	err := loadgen.Run(ctx, lc, reqs, cl, sink, func(p loadgen.Progress) { last = p; d.report(stage, p, total) })
 	if last.BoundedFirst > 0 {
 		rc.Log.Info().Str("stage", stage).Int("requests", last.Done).Int("first_tokens_bounded", last.BoundedFirst).Int("chunks_bounded", last.BoundedChunks).
 			Dur("widest_bound", last.BoundedFirstWithin).
