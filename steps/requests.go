@@ -172,7 +172,11 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	}
 	rc.StageStart("formal", t0)
 	d.throttled() // start a new throttle window
-	last, err := sendWith(ctx, rc, d, cl, "formal", lc, reqs)
+	o, err := sendWith(ctx, rc, d, cl, "formal", lc, reqs)
+	if sum := o.summary("formal"); sum != "" {
+		rc.Log.Warn().Str("stage", "formal").Msg(sum)
+	}
+	last := o.lastDone
 	if thr, why := d.throttled(); thr {
 		rc.Log.Warn().Str("reason", why).Msg("GPU clocks were throttled during the formal requests")
 		if e := rc.Event("throttled", rc.Clock.Now()); e != nil {

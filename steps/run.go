@@ -196,18 +196,19 @@ func (d *Deps) wait(ctx context.Context, dur time.Duration) error {
 }
 
 // send runs requests through the load generator, archiving each as it
-// finishes, and returns the latest done_at. An engine that exits during the
+// finishes, and returns what they came to (the latest done_at, the
+// failures). An engine that exits during the
 // stage ends it with an error.
-func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, lc loadgen.Config, reqs []workload.Request) (float64, error) {
+func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, lc loadgen.Config, reqs []workload.Request) (*outcome, error) {
 	if d.Client == nil {
-		return 0, fmt.Errorf("no client: the engine was not started")
+		return &outcome{}, fmt.Errorf("no client: the engine was not started")
 	}
 	return sendWith(ctx, rc, d, d.Client, stage, lc, reqs)
 }
 
 // sendWith is send through the client cl (d.Client, or d.Client with its
 // burst already prepared).
-func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.Doer, stage string, lc loadgen.Config, reqs []workload.Request) (float64, error) {
+func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.Doer, stage string, lc loadgen.Config, reqs []workload.Request) (*outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exited := make(chan struct{})
@@ -222,14 +223,10 @@ func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.
 		case <-ctx.Done():
 		}
 	}()
-	var lastDone float64
+	o := &outcome{}
 	var sinkErr error
-	failed := false
 	sink := func(r archive.Request) {
-		if r.DoneAt > lastDone {
-			lastDone = r.DoneAt
-		}
-		failed = failed || !r.OK
+		o.add(r)
 		if err := rc.Out.AppendRequest(r); err != nil && sinkErr == nil {
 			sinkErr = err
 			cancel()
@@ -244,9 +241,9 @@ func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.
 			Msg("first tokens read together with a later chunk: their time is that chunk's, an upper bound")
 	}
 	if terr := d.TelemetryErr(); terr != nil {
-		return lastDone, fmt.Errorf("during %s: %w", stage, terr)
+		return o, fmt.Errorf("during %s: %w", stage, terr)
 	}
-	if failed && !d.External {
+	if o.failed > 0 && !d.External {
 		// A crash cuts the streams a moment before its exit is seen.
 		select {
 		case <-d.Engine.Exited():
@@ -258,16 +255,16 @@ func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.
 	case <-d.Engine.Exited():
 	default:
 		if sinkErr != nil {
-			return lastDone, sinkErr
+			return o, sinkErr
 		}
-		return lastDone, err
+		return o, err
 	}
 	if d.ExitError != nil {
 		if xe := d.ExitError(); xe != nil {
-			return lastDone, fmt.Errorf("during %s: %w", stage, xe)
+			return o, fmt.Errorf("during %s: %w", stage, xe)
 		}
 	}
-	return lastDone, fmt.Errorf("engine %s exited on its own during %s", d.Engine.Kind(), stage)
+	return o, fmt.Errorf("engine %s exited on its own during %s", d.Engine.Kind(), stage)
 }
 
 // Prepare loads and freezes every request set the profile's steps use, so
