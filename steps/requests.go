@@ -144,7 +144,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
 		m.RequestSet = requestSetMeta(set, len(reqs))
 	}); err != nil {
-		return err
+		return archiveErr(rc, err)
 	}
 	mode, err := loadgen.ParseMode(c.Mode)
 	if err != nil {
@@ -198,7 +198,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 		return err
 	}
 	if err := rc.StageEnd("formal", last); err != nil {
-		return err
+		return archiveErr(rc, err)
 	}
 	return d.sampleNow(ctx)
 }

@@ -144,6 +144,12 @@ func (d *Deps) TelemetryErr() error {
 	if d.deadErr == nil {
 		return nil
 	}
+	var ae *archiveError
+	if errors.As(d.deadErr, &ae) {
+		// The sampler died writing its samples: the disk failed, not
+		// the power source.
+		return ae
+	}
 	return fmt.Errorf("power source failed: %w", d.deadErr)
 }
 
@@ -228,7 +234,7 @@ func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.
 	sink := func(r archive.Request) {
 		o.add(r)
 		if err := rc.Out.AppendRequest(r); err != nil && sinkErr == nil {
-			sinkErr = err
+			sinkErr = archiveErr(rc, err)
 			cancel()
 		}
 	}
