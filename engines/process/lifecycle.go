@@ -31,6 +31,21 @@ type Tracking struct {
 	PidDir string
 }
 
+// DefaultPidDir is where a run's engine pid files go by default:
+// $XDG_RUNTIME_DIR/joulebench/engines, else the user's cache directory's
+// joulebench/engines, else joulebench-engines-UID in the temporary
+// directory. It is per user: a run finds the engines another run of the
+// same user left.
+func DefaultPidDir() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "joulebench", "engines")
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "joulebench", "engines")
+	}
+	return filepath.Join(os.TempDir(), "joulebench-engines-"+strconv.Itoa(os.Getuid()))
+}
+
 // SetTracking sets how the engine is watched beyond its process group;
 // call it before Start.
 func (s *Server) SetTracking(t Tracking) {
