@@ -44,6 +44,16 @@ type Deps struct {
 	// StopMetrics, when set, stops the engine /metrics side path (it may be
 	// called more than once); the archive step calls it before finishing.
 	StopMetrics func() error
+	// What the preflight's processes check looks for besides the engine's
+	// port (each unset: not looked for): PidDir holds the pid files of
+	// managed engines (process.Orphans: engines a killed joulebench left
+	// running); ServerNames are the process names of inference servers
+	// (engines.Registry.ServerProcesses); ContainerTools the container
+	// tools whose running containers are listed (docker, podman: those not
+	// installed are skipped).
+	PidDir         string
+	ServerNames    []string
+	ContainerTools []string
 
 	// request sets frozen by Prepare, by step configuration
 	sets map[any]*workload.RequestSet
