@@ -18,8 +18,9 @@ type ProcInfo struct {
 }
 
 // MatchName returns the name of names that p runs, if any: its command
-// name, the base of its argv[0], or the top package of the module a
-// Python interpreter runs (`python -m sglang.launch_server` is sglang).
+// name, the base of its argv[0], or the module a Python interpreter runs
+// or its top package (`python -m sglang.launch_server` is sglang,
+// `python -m mlx_lm.server` is mlx_lm.server).
 // The system's command name may be cut (Linux: 15 bytes).
 func (p ProcInfo) MatchName(names []string) (string, bool) {
 	var mine []string
@@ -32,7 +33,7 @@ func (p ProcInfo) MatchName(names []string) (string, bool) {
 	for i := 0; i+1 < len(p.Args); i++ {
 		if p.Args[i] == "-m" {
 			mod, _, _ := strings.Cut(p.Args[i+1], ".")
-			mine = append(mine, mod)
+			mine = append(mine, p.Args[i+1], mod)
 			break
 		}
 	}
