@@ -91,8 +91,12 @@ func runWarmup(ctx context.Context, rc *workflow.RunContext, d *Deps, c *WarmupC
 		return nil
 	}
 	if float64(o.failed) > c.MaxFailed*float64(o.total) {
+		others := ""
+		if len(o.errs) > 1 {
+			others = " (all errors: " + topErrors(o.errs, 3) + ")"
+		}
 		return fmt.Errorf("warm-up: %d of %d requests failed (more than max_failed %g): the server's first error: %s; "+
-			"the formal requests would fail the same way (all errors: %s)", o.failed, o.total, c.MaxFailed, o.first, topErrors(o.errs, 3))
+			"the formal requests would fail the same way%s", o.failed, o.total, c.MaxFailed, o.first, others)
 	}
 	rc.Log.Warn().Str("stage", "warmup").Msg(o.summary("warmup"))
 	return nil

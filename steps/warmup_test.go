@@ -70,6 +70,7 @@ func TestWarmupFailuresStopRun(t *testing.T) {
 			cfg.Requests, cfg.Prompt, cfg.Concurrency, cfg.MaxFailed = 4, "hi", 1, tc.maxFailed
 			err := runWarmup(context.Background(), rc, d, cfg)
 			if tc.stop {
+				t.Logf("run stopped: %v", err)
 				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "exceeds the available context size") {
 					t.Fatalf("error %v, want %q with the server's message", err, tc.want)
 				}
