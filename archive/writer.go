@@ -3,18 +3,21 @@ package archive
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // ErrClosed is returned by the Append methods of a closed Writer.
@@ -58,6 +61,9 @@ type Writer struct {
 	// redact hides secrets in run.json, results.json and request errors
 	// (nil: written as given).
 	redact func(string) string
+	// reserve is the path of the status reserve ("" when there is none
+	// or it was given up); guarded by metaMu.
+	reserve string
 }
 
 // Option configures a Writer.
@@ -67,6 +73,17 @@ type Option func(*Writer)
 // and every request's error text through fn before they are written, so
 // that nothing a step or a server put there shows a secret.
 func WithRedact(fn func(string) string) Option { return func(w *Writer) { w.redact = fn } }
+
+// StatusReserveFile holds back, in a run directory, room for the run's
+// last run.json: on a full disk the run's status (failed, with the
+// reason) must still reach the disk. It is given up (removed) when a
+// run.json with a final status cannot be written for want of space, and
+// removed when the writer is closed.
+const StatusReserveFile = ".status-reserve"
+
+// statusReserveBytes is the size of the reserve: several times a large
+// run.json (the temp file of an atomic write sits beside the old one).
+const statusReserveBytes = 1 << 20
 
 // dataFile is one append-only data file of a run.
 type dataFile struct {
@@ -122,6 +139,7 @@ func (w *Writer) create() error {
 	if err := w.writeMetaLocked(); err != nil {
 		return err
 	}
+	w.reserve = makeReserve(w.dir)
 	var err error
 	if w.power, err = openDataFile(w.dir, PowerFile); err != nil {
 		return err
@@ -152,7 +170,50 @@ func (w *Writer) abandon() {
 		}
 	}
 	os.Remove(filepath.Join(w.dir, RunFile))
+	if w.reserve != "" {
+		os.Remove(w.reserve)
+	}
 	os.Remove(w.dir)
+}
+
+// makeReserve writes the status reserve into dir and returns its path, or
+// "" when it cannot (a disk already nearly full: the preflight's disk
+// check says so). Its bytes are not zeros, which a compressing filesystem
+// would store in no space.
+func makeReserve(dir string) string {
+	path := filepath.Join(dir, StatusReserveFile)
+	b := make([]byte, statusReserveBytes)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i+8 <= len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return ""
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return ""
+	}
+	return path
+}
+
+// releaseReserve gives the status reserve's room back to the disk; it
+// reports whether there was one. The caller holds metaMu.
+func (w *Writer) releaseReserve() bool {
+	if w.reserve == "" {
+		return false
+	}
+	err := os.Remove(w.reserve)
+	w.reserve = ""
+	return err == nil
 }
 
 func openDataFile(dir, name string) (*dataFile, error) {
@@ -340,7 +401,13 @@ func (w *Writer) writeMetaLocked() error {
 		return fmt.Errorf("archive: %s: %w", RunFile, err)
 	}
 	b = w.redactBytes(b)
-	if err := writeFileAtomic(w.dir, RunFile, b, false); err != nil {
+	err = writeFileAtomic(w.dir, RunFile, b, false)
+	if err != nil && errors.Is(err, syscall.ENOSPC) && w.meta.Status != StatusRunning && w.releaseReserve() {
+		// The disk is full and this is the run's final status: the
+		// reserve makes room for it.
+		err = writeFileAtomic(w.dir, RunFile, b, false)
+	}
+	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
 	return nil
@@ -479,6 +546,12 @@ func (w *Writer) Close() error {
 			df.mu.Unlock()
 		}
 		w.closeErr = errors.Join(errs...)
+		w.metaMu.Lock()
+		if w.reserve != "" {
+			os.Remove(w.reserve)
+			w.reserve = ""
+		}
+		w.metaMu.Unlock()
 	})
 	return w.closeErr
 }

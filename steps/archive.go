@@ -105,7 +105,11 @@ func Finish(ctx context.Context, rc *workflow.RunContext, status, reason string)
 	}
 	if why := failedChecks(res); why != "" {
 		// Every step ran, but the run did not do what it is for (e.g.
-		// every formal request failed): it is not complete.
+		// every formal request failed): it is not complete. The reason
+		// names what the failed requests said.
+		if sum := failureSummary(run.Requests, "formal"); sum != "" {
+			why += "; " + sum
+		}
 		if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
 			m.Status, m.Reason = archive.StatusFailed, why
 		}); err != nil {

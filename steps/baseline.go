@@ -29,6 +29,12 @@ var baselineKind = workflow.NewStepKind("baseline",
 	runBaseline)
 
 func runBaseline(ctx context.Context, rc *workflow.RunContext, d *Deps, c *BaselineConfig) error {
+	if why := d.measuresNothing(); why != "" {
+		// Waiting would only make the run longer: no stage is recorded,
+		// and the formulas over the baseline say it is missing.
+		rc.Log.Warn().Str("stage", "baseline").Msgf("baseline skipped: %s", why)
+		return nil
+	}
 	if err := d.sampleNow(ctx); err != nil {
 		return err
 	}
@@ -42,4 +48,24 @@ func runBaseline(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Basel
 		return err
 	}
 	return rc.StageEnd("baseline", rc.Clock.Now())
+}
+
+// measuresNothing says why a stage that only samples power would measure
+// nothing ("" when it measures): no power is sampled (no power source, or
+// no monitor step before it), or the power source has no device.
+func (d *Deps) measuresNothing() string {
+	d.mu.Lock()
+	sampling := d.sampler != nil && !d.stopped
+	samples := len(d.samples)
+	d.mu.Unlock()
+	switch {
+	case d.Source == nil:
+		return "no power source"
+	case !sampling:
+		return "power is not sampled (no monitor step before it)"
+	case samples == 0:
+		// The monitor step takes a first sample before it returns.
+		return fmt.Sprintf("power source %s has no device", d.Source.Name())
+	}
+	return ""
 }

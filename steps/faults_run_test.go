@@ -178,6 +178,10 @@ func TestFinishAllFormalFailed(t *testing.T) {
 		!strings.Contains(run.Meta.Reason, "3 of 3 formal requests failed") {
 		t.Errorf("status %q reason %q, want failed by formal_requests_succeeded", run.Meta.Status, run.Meta.Reason)
 	}
+	// The reason says what the requests failed with, not only how many.
+	if !strings.Contains(run.Meta.Reason, `3× "connection refused"`) {
+		t.Errorf("reason %q does not name the error with its count", run.Meta.Reason)
+	}
 }
 
 // After an interruption the open stages end at the newest sample, so that

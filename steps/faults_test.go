@@ -62,7 +62,8 @@ func TestStepLimitsChangeBehaviour(t *testing.T) {
 					cfg.Count, cfg.Timeout, cfg.StallTimeout = 1, tc.timeout, tc.stall
 					err = runRequests(context.Background(), rc, d, cfg)
 				} else {
-					err = runWarmup(context.Background(), rc, d, &WarmupConfig{Requests: 1, Prompt: "hi", Timeout: tc.timeout, StallTimeout: tc.stall})
+					// max_failed 1: the cut request is what is tested, not the stop.
+					err = runWarmup(context.Background(), rc, d, &WarmupConfig{Requests: 1, Prompt: "hi", Timeout: tc.timeout, StallTimeout: tc.stall, MaxFailed: 1})
 				}
 				if err != nil {
 					t.Fatal(err)

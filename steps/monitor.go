@@ -53,13 +53,13 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 		d.samples = append(d.samples, s...)
 		d.mu.Unlock()
 		if err := rc.Out.AppendPower(s...); err != nil {
-			return err
+			return archiveErr(rc, err)
 		}
 		// Raw data reaches the disk at least once a second, so a crash
 		// loses no more than that.
 		if time.Since(lastFlush) >= time.Second {
 			lastFlush = time.Now()
-			return rc.Out.Flush()
+			return archiveErr(rc, rc.Out.Flush())
 		}
 		return nil
 	}

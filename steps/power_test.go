@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -8,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -76,9 +80,53 @@ func TestBaseline(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := runBaseline(ctx, newRC(t), &Deps{}, &BaselineConfig{Duration: dur(time.Hour)})
+	err := runBaseline(ctx, rc, d, &BaselineConfig{Duration: dur(time.Hour)})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled baseline: %v", err)
+	}
+}
+
+// A baseline that would measure nothing is skipped at once, and says why:
+// with no power source (a run against --engine-url with --telemetry none
+// spent 20 of its 22.6 s there), with a source that has no device, or
+// with no sampling started before it.
+func TestBaselineSkippedWhenNothingMeasured(t *testing.T) {
+	noDevice := &Deps{Source: telemetry.NewNone()}
+	noMonitor := &Deps{Source: &testSource{}}
+	cases := []struct {
+		name    string
+		d       *Deps
+		monitor bool
+		why     string
+	}{
+		{"no power source", &Deps{External: true}, false, "baseline skipped: no power source"},
+		{"no device", noDevice, true, "baseline skipped: power source none has no device"},
+		{"no monitor", noMonitor, false, "baseline skipped: power is not sampled"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := newRC(t)
+			var log bytes.Buffer
+			rc.Log = zerolog.New(&log)
+			if tc.monitor {
+				if err := runMonitor(context.Background(), rc, tc.d, &MonitorConfig{Interval: dur(10 * time.Millisecond)}); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = tc.d.StopSampling() })
+			}
+			// An hour's baseline: the deadline fails a run that waits.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := runBaseline(ctx, rc, tc.d, &BaselineConfig{Duration: dur(time.Hour)}); err != nil {
+				t.Fatalf("baseline: %v", err)
+			}
+			if m := rc.Out.Meta(); len(m.Stages) != 0 {
+				t.Errorf("stages %+v recorded, want none", m.Stages)
+			}
+			if !strings.Contains(log.String(), tc.why) {
+				t.Errorf("log %q, want %q", log.String(), tc.why)
+			}
+		})
 	}
 }
 

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -24,6 +27,11 @@ type PreflightConfig struct {
 	// MaxGPUMemUsedMB is the most memory a device may already hold before
 	// the engine starts (check gpus); 0 disables the limit.
 	MaxGPUMemUsedMB int `yaml:"max_gpu_mem_used_mb"`
+	// Leftovers says what other inference servers and running containers
+	// found by the processes check do: warn (the default: they are named
+	// in the log) or fail. An engine a killed joulebench left running, or
+	// the engine's port in use, always fails.
+	Leftovers string `yaml:"leftovers"`
 }
 
 var preflightChecks = map[string]bool{"engine": true, "model": true, "requests": true, "gpus": true, "processes": true, "disk": true}
@@ -38,13 +46,24 @@ func (c *PreflightConfig) Validate() error {
 	if c.MinFreeDiskMB < 0 || c.MaxGPUMemUsedMB < 0 {
 		return fmt.Errorf("min_free_disk_mb and max_gpu_mem_used_mb must not be negative")
 	}
+	switch c.Leftovers {
+	case "", leftoversWarn, leftoversFail:
+	default:
+		return fmt.Errorf("leftovers %q: want warn or fail", c.Leftovers)
+	}
 	return nil
 }
+
+// What leftover servers and containers do (PreflightConfig.Leftovers).
+const (
+	leftoversWarn = "warn"
+	leftoversFail = "fail"
+)
 
 var preflightKind = workflow.NewStepKind("preflight",
 	"check engine, model, request set, GPUs, leftover processes and disk before anything starts",
 	func() *PreflightConfig {
-		return &PreflightConfig{Check: []string{"engine", "model", "requests", "gpus", "processes", "disk"}, MinFreeDiskMB: 100, MaxGPUMemUsedMB: 4096}
+		return &PreflightConfig{Check: []string{"engine", "model", "requests", "gpus", "processes", "disk"}, MinFreeDiskMB: 100, MaxGPUMemUsedMB: 4096, Leftovers: leftoversWarn}
 	},
 	runPreflight)
 
@@ -83,17 +102,7 @@ func runPreflight(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Pref
 			}
 			problems = append(problems, busyGPUs(ctx, d, c.MaxGPUMemUsedMB)...)
 		case "processes":
-			// A managed engine's port must be free: something answering
-			// there is a leftover server that would share the GPUs.
-			if d.Engine == nil || d.External {
-				continue
-			}
-			if u, err := url.Parse(d.Engine.BaseURL()); err == nil && u.Host != "" {
-				if conn, err := net.DialTimeout("tcp", u.Host, 300*time.Millisecond); err == nil {
-					conn.Close()
-					problems = append(problems, fmt.Sprintf("%s is already in use (a leftover engine process?)", u.Host))
-				}
-			}
+			problems = append(problems, leftovers(ctx, rc, d, c)...)
 		case "requests":
 			// Frozen and checked by Prepare before the run started.
 		}
@@ -118,6 +127,80 @@ func busyGPUs(ctx context.Context, d *Deps, maxMB int) []string {
 	for _, r := range rs {
 		if r.MemUsedBytes > int64(maxMB)<<20 {
 			out = append(out, fmt.Sprintf("device %s already has %d MB of memory in use (limit %d MB: a leftover process?)", r.Device, r.MemUsedBytes>>20, maxMB))
+		}
+	}
+	return out
+}
+
+// leftovers is the processes check: what else may hold the GPUs or the
+// engine's port before the run. A managed engine's port must be free
+// (something answering there is a leftover server), and an engine a killed
+// joulebench left running is named with how to stop it: both are
+// problems. Other inference servers (by their process names) and running
+// containers are named in the log, and are problems when c.Leftovers is
+// fail (for a managed engine: the server of --engine-url is expected).
+func leftovers(ctx context.Context, rc *workflow.RunContext, d *Deps, c *PreflightConfig) []string {
+	var problems, found []string
+	if d.Engine != nil && !d.External {
+		if u, err := url.Parse(d.Engine.BaseURL()); err == nil && u.Host != "" {
+			if conn, err := net.DialTimeout("tcp", u.Host, 300*time.Millisecond); err == nil {
+				conn.Close()
+				problems = append(problems, fmt.Sprintf("%s is already in use (a leftover engine process?)", u.Host))
+			}
+		}
+	}
+	if d.PidDir != "" {
+		orphans, err := process.Orphans(d.PidDir)
+		if err != nil {
+			rc.Log.Warn().Err(err).Msg("preflight: engine pid files")
+		}
+		for _, o := range orphans {
+			problems = append(problems, "a leftover "+o.String())
+		}
+	}
+	if len(d.ServerNames) > 0 {
+		servers, ok := process.FindServers(d.ServerNames)
+		if !ok {
+			rc.Log.Info().Msg("preflight: this system cannot list processes: other inference servers not looked for")
+		}
+		for _, p := range servers {
+			found = append(found, "inference server "+p.String())
+		}
+	}
+	found = append(found, runningContainers(ctx, rc, d.ContainerTools)...)
+	for _, f := range found {
+		rc.Log.Warn().Msg("preflight: found " + f)
+	}
+	if len(found) == 0 && (len(d.ServerNames) > 0 || len(d.ContainerTools) > 0) {
+		rc.Log.Info().Msg("preflight: no other inference server or running container found")
+	}
+	if c.Leftovers == leftoversFail && !d.External && len(found) > 0 {
+		problems = append(problems, fmt.Sprintf("found %s (leftovers: fail)", strings.Join(found, "; ")))
+	}
+	return problems
+}
+
+// runningContainers lists the running containers of each container tool
+// installed ("docker: 1a2b3c image (name)"); a tool that cannot list them
+// (no daemon) is noted in the log.
+func runningContainers(ctx context.Context, rc *workflow.RunContext, tools []string) []string {
+	var out []string
+	for _, tool := range tools {
+		path, err := exec.LookPath(tool)
+		if err != nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		b, err := exec.CommandContext(cctx, path, "ps", "--format", "{{.ID}} {{.Image}} ({{.Names}})").Output()
+		cancel()
+		if err != nil {
+			rc.Log.Info().Str("tool", tool).Err(err).Msg("preflight: cannot list running containers")
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, "container "+filepath.Base(tool)+": "+l)
+			}
 		}
 	}
 	return out

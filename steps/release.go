@@ -71,7 +71,7 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Releas
 			return fmt.Errorf("engine metrics: %w", err)
 		}
 	}
-	if !c.WaitBaseline || d.sampler == nil {
+	if !c.WaitBaseline || d.measuresNothing() != "" {
 		if err := d.sampleNow(ctx); err != nil {
 			return err
 		}

@@ -152,7 +152,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
 		m.RequestSet = requestSetMeta(set, count)
 	}); err != nil {
-		return err
+		return archiveErr(rc, err)
 	}
 	mode, err := loadgen.ParseMode(c.Mode)
 	if err != nil {
@@ -160,6 +160,15 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	}
 	lc := loadgen.Config{Mode: mode, Concurrency: c.Concurrency, Rate: c.Rate, Seed: c.Seed, MaxRequests: c.MaxRequests, MaxDuration: c.MaxDuration.D()}
 	limits(rc, &lc, "formal", c.Timeout, c.StallTimeout, c.WaitLog)
+	if d.Client == nil {
+		return fmt.Errorf("no client: the engine was not started")
+	}
+	// The burst is made ready (bodies encoded, connections opened) before
+	// the stage begins: the formal stage's time and energy are the
+	// requests', not the client's preparation (1,000 connections to
+	// llama-server took 1.1 s).
+	cl, release := prepareBurst(ctx, d.Client, lc, reqs)
+	defer release()
 	if err := d.sampleNow(ctx); err != nil {
 		return err
 	}
@@ -171,7 +180,11 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	}
 	rc.StageStart("formal", t0)
 	d.throttled() // start a new throttle window
-	last, err := send(ctx, rc, d, "formal", lc, reqs)
+	o, err := sendWith(ctx, rc, d, cl, "formal", lc, reqs)
+	if sum := o.summary("formal"); sum != "" {
+		rc.Log.Warn().Str("stage", "formal").Msg(sum)
+	}
+	last := o.lastDone
 	if thr, why := d.throttled(); thr {
 		rc.Log.Warn().Str("reason", why).Msg("GPU clocks were throttled during the formal requests")
 		if e := rc.Event("throttled", rc.Clock.Now()); e != nil {
@@ -200,7 +213,47 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 		}
 	}
 	if err := rc.StageEnd("formal", last); err != nil {
-		return err
+		return archiveErr(rc, err)
 	}
 	return d.sampleNow(ctx)
 }
+
+// prepareBurst prepares an unlimited burst ahead of the formal stage when
+// the client can (loadgen.Preparer), and returns the client to send it
+// with: one whose Prepare does nothing (the work is done), still a
+// Preparer and a Tracker when d is, so that the load generator sends the
+// burst in waves as it would have. release frees what was prepared; call
+// it once the requests have finished.
+func prepareBurst(ctx context.Context, d loadgen.Doer, lc loadgen.Config, reqs []workload.Request) (loadgen.Doer, func()) {
+	p, ok := d.(loadgen.Preparer)
+	if !ok || (lc.Mode != loadgen.Unlimited && lc.Mode != "") {
+		return d, func() {}
+	}
+	if lc.MaxRequests > 0 && lc.MaxRequests < len(reqs) {
+		reqs = reqs[:lc.MaxRequests] // what loadgen.Run sends
+	}
+	release := p.Prepare(ctx, reqs)
+	if release == nil {
+		release = func() {}
+	}
+	if t, ok := d.(loadgen.Tracker); ok {
+		return preparedTracker{t}, release
+	}
+	return preparedDoer{d}, release
+}
+
+// preparedDoer and preparedTracker are a client whose burst is prepared
+// already: their Prepare does nothing.
+type preparedDoer struct{ loadgen.Doer }
+
+func (preparedDoer) Prepare(context.Context, []workload.Request) func() { return nil }
+
+type preparedTracker struct{ loadgen.Tracker }
+
+func (preparedTracker) Prepare(context.Context, []workload.Request) func() { return nil }
+
+var (
+	_ loadgen.Preparer = preparedDoer{}
+	_ loadgen.Preparer = preparedTracker{}
+	_ loadgen.Tracker  = preparedTracker{}
+)

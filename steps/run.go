@@ -44,6 +44,16 @@ type Deps struct {
 	// StopMetrics, when set, stops the engine /metrics side path (it may be
 	// called more than once); the archive step calls it before finishing.
 	StopMetrics func() error
+	// What the preflight's processes check looks for besides the engine's
+	// port (each unset: not looked for): PidDir holds the pid files of
+	// managed engines (process.Orphans: engines a killed joulebench left
+	// running); ServerNames are the process names of inference servers
+	// (engines.Registry.ServerProcesses); ContainerTools the container
+	// tools whose running containers are listed (docker, podman: those not
+	// installed are skipped).
+	PidDir         string
+	ServerNames    []string
+	ContainerTools []string
 
 	// request sets frozen by Prepare, by step configuration
 	sets map[any]*workload.RequestSet
@@ -144,6 +154,12 @@ func (d *Deps) TelemetryErr() error {
 	if d.deadErr == nil {
 		return nil
 	}
+	var ae *archiveError
+	if errors.As(d.deadErr, &ae) {
+		// The sampler died writing its samples: the disk failed, not
+		// the power source.
+		return ae
+	}
 	return fmt.Errorf("power source failed: %w", d.deadErr)
 }
 
@@ -208,12 +224,19 @@ func (d *Deps) wait(ctx context.Context, dur time.Duration) error {
 }
 
 // send runs requests through the load generator, archiving each as it
-// finishes, and returns the latest done_at. An engine that exits during the
+// finishes, and returns what they came to (the latest done_at, the
+// failures). An engine that exits during the
 // stage ends it with an error.
-func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, lc loadgen.Config, reqs []workload.Request) (float64, error) {
+func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, lc loadgen.Config, reqs []workload.Request) (*outcome, error) {
 	if d.Client == nil {
-		return 0, fmt.Errorf("no client: the engine was not started")
+		return &outcome{}, fmt.Errorf("no client: the engine was not started")
 	}
+	return sendWith(ctx, rc, d, d.Client, stage, lc, reqs)
+}
+
+// sendWith is send through the client cl (d.Client, or d.Client with its
+// burst already prepared).
+func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.Doer, stage string, lc loadgen.Config, reqs []workload.Request) (*outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exited := make(chan struct{})
@@ -228,31 +251,27 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 		case <-ctx.Done():
 		}
 	}()
-	var lastDone float64
+	o := &outcome{}
 	var sinkErr error
-	failed := false
 	sink := func(r archive.Request) {
-		if r.DoneAt > lastDone {
-			lastDone = r.DoneAt
-		}
-		failed = failed || !r.OK
+		o.add(r)
 		if err := rc.Out.AppendRequest(r); err != nil && sinkErr == nil {
-			sinkErr = err
+			sinkErr = archiveErr(rc, err)
 			cancel()
 		}
 	}
 	total := len(reqs)
 	var last loadgen.Progress
-	err := loadgen.Run(ctx, lc, reqs, d.Client, sink, func(p loadgen.Progress) { last = p; d.report(stage, p, total) })
+	err := loadgen.Run(ctx, lc, reqs, cl, sink, func(p loadgen.Progress) { last = p; d.report(stage, p, total) })
 	if last.BoundedFirst > 0 {
 		rc.Log.Info().Str("stage", stage).Int("requests", last.Done).Int("first_tokens_bounded", last.BoundedFirst).Int("chunks_bounded", last.BoundedChunks).
 			Dur("widest_bound", last.BoundedFirstWithin).
 			Msg("first tokens read together with a later chunk: their time is that chunk's, an upper bound")
 	}
 	if terr := d.TelemetryErr(); terr != nil {
-		return lastDone, fmt.Errorf("during %s: %w", stage, terr)
+		return o, fmt.Errorf("during %s: %w", stage, terr)
 	}
-	if failed && !d.External {
+	if o.failed > 0 && !d.External {
 		// A crash cuts the streams a moment before its exit is seen.
 		select {
 		case <-d.Engine.Exited():
@@ -264,16 +283,16 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 	case <-d.Engine.Exited():
 	default:
 		if sinkErr != nil {
-			return lastDone, sinkErr
+			return o, sinkErr
 		}
-		return lastDone, err
+		return o, err
 	}
 	if d.ExitError != nil {
 		if xe := d.ExitError(); xe != nil {
-			return lastDone, fmt.Errorf("during %s: %w", stage, xe)
+			return o, fmt.Errorf("during %s: %w", stage, xe)
 		}
 	}
-	return lastDone, fmt.Errorf("engine %s exited on its own during %s", d.Engine.Kind(), stage)
+	return o, fmt.Errorf("engine %s exited on its own during %s", d.Engine.Kind(), stage)
 }
 
 // Prepare loads and freezes every request set the profile's steps use, so

@@ -25,12 +25,20 @@ type WarmupConfig struct {
 	Timeout      workflow.Duration `yaml:"timeout"`
 	StallTimeout workflow.Duration `yaml:"stall_timeout"`
 	WaitLog      workflow.Duration `yaml:"wait_log"`
+	// MaxFailed is the largest share of warm-up requests that may fail
+	// (0 to 1): above it the run stops before the formal stage, with the
+	// server's first error, instead of sending formal requests that fail
+	// the same way (a prompt over the context size, a wrong model name).
+	MaxFailed float64 `yaml:"max_failed"`
 }
 
 // Validate checks counts.
 func (c *WarmupConfig) Validate() error {
 	if c.Requests < 0 || c.MaxTokens < 0 || c.Concurrency < 0 {
 		return fmt.Errorf("requests, max_tokens and concurrency must not be negative")
+	}
+	if c.MaxFailed < 0 || c.MaxFailed > 1 {
+		return fmt.Errorf("max_failed must be a share in [0, 1], got %v", c.MaxFailed)
 	}
 	return validateLimits(c.Timeout, c.StallTimeout, c.WaitLog)
 }
@@ -39,7 +47,7 @@ var warmupKind = workflow.NewStepKind("warmup",
 	"send informal requests (stage warmup, inside startup)",
 	func() *WarmupConfig {
 		return &WarmupConfig{Requests: 8, Concurrency: 8, Timeout: workflow.Duration(30 * time.Minute),
-			StallTimeout: workflow.Duration(time.Minute), WaitLog: workflow.Duration(maxWaitLog)}
+			StallTimeout: workflow.Duration(time.Minute), WaitLog: workflow.Duration(maxWaitLog), MaxFailed: defaultWarmupMaxFailed}
 	},
 	runWarmup)
 
@@ -75,8 +83,28 @@ func runWarmup(ctx context.Context, rc *workflow.RunContext, d *Deps, c *WarmupC
 	rc.StageStart("warmup", rc.Clock.Now())
 	lc := loadgen.Config{Mode: loadgen.Concurrency, Concurrency: conc}
 	limits(rc, &lc, "warmup", c.Timeout, c.StallTimeout, c.WaitLog)
-	if _, err := send(ctx, rc, d, "warmup", lc, reqs); err != nil {
+	o, err := send(ctx, rc, d, "warmup", lc, reqs)
+	if err != nil {
 		return err
 	}
-	return rc.StageEnd("warmup", rc.Clock.Now())
+	if err := rc.StageEnd("warmup", rc.Clock.Now()); err != nil {
+		return err
+	}
+	if o.failed == 0 {
+		return nil
+	}
+	if float64(o.failed) > c.MaxFailed*float64(o.total) {
+		others := ""
+		if len(o.errs) > 1 {
+			others = " (all errors: " + topErrors(o.errs, 3) + ")"
+		}
+		return fmt.Errorf("warm-up: %d of %d requests failed (more than max_failed %g): the server's first error: %s; "+
+			"the formal requests would fail the same way%s", o.failed, o.total, c.MaxFailed, o.first, others)
+	}
+	rc.Log.Warn().Str("stage", "warmup").Msg(o.summary("warmup"))
+	return nil
 }
+
+// defaultWarmupMaxFailed: a warm-up where more than half the requests
+// fail stops the run.
+const defaultWarmupMaxFailed = 0.5

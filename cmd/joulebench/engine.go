@@ -243,6 +243,7 @@ func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		Log:            env.EngineLog,
 		APIKey:         v.GetString("api-key"),
 		Note:           env.Note,
+		PidDir:         process.DefaultPidDir(),
 	}
 	if d, ok := a.engines.Lookup(kind); ok && spec.URL != "" && d.Generic && spec.API == "" {
 		spec.API = d.API

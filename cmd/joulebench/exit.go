@@ -17,7 +17,7 @@ const (
 	exitChecks = 3
 	// exitEval: a formula could not be evaluated on this run's data.
 	exitEval = 4
-	// exitInterrupted: the run was interrupted (Ctrl-C, SIGTERM).
+	// exitInterrupted: the run was interrupted (Ctrl-C, SIGTERM, SIGHUP).
 	exitInterrupted = 130
 )
 

@@ -16,13 +16,14 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals()...)
 	defer signal.Stop(sigs)
 	go func() {
 		// The first signal stops the run cleanly (status interrupted, raw
-		// data kept). A second Ctrl-C ends the process at once; a repeated
-		// SIGTERM does not: a parent's death signal (a sweep killed) comes
-		// again at every reparenting of the process.
+		// data kept, the engine stopped). A second Ctrl-C ends the process
+		// at once; a repeated SIGTERM or SIGHUP does not: a parent's death
+		// signal (a sweep killed) comes again at every reparenting of the
+		// process, and a closed terminal may hang up more than once.
 		if _, ok := <-sigs; !ok {
 			return
 		}
@@ -43,4 +44,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "joulebench:", err)
 		os.Exit(exitCode(err))
 	}
+}
+
+// stopSignals are the signals that stop a run cleanly: Ctrl-C, SIGTERM
+// and SIGHUP (the terminal or the SSH session closed). Left to their
+// default, SIGTERM and SIGHUP end the process at once, with run.json
+// saying running and a managed engine orphaned.
+func stopSignals() []os.Signal {
+	return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
@@ -425,6 +426,8 @@ func (r *engineRun) buildEngine(ctx context.Context) error {
 	r.deps.Engine, r.deps.NewClient = es.Engine, es.NewClient
 	r.deps.Model, r.deps.Expect, r.deps.Chat = es.Model, es.Expect, es.Chat
 	r.deps.External, r.deps.ExitError = es.External, es.ExitError
+	// What the preflight looks for besides the engine's port.
+	r.deps.PidDir, r.deps.ServerNames, r.deps.ContainerTools = process.DefaultPidDir(), r.a.engines.ServerProcesses(), []string{"docker", "podman"}
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
@@ -123,6 +124,16 @@ type Spec struct {
 	// request to the engine (queries and benchmark requests alike). It is
 	// never logged nor written to the archive.
 	APIKey string
+	// PidDir, when set, receives a managed engine's pid file while it
+	// runs, so that a later run reports it if joulebench dies without
+	// stopping it (process.Orphans; default: none).
+	PidDir string
+}
+
+// tracker is a managed engine that can be watched beyond its process
+// group (process.Server).
+type tracker interface {
+	SetTracking(process.Tracking)
 }
 
 // registry is the spec's engine registry.
@@ -221,7 +232,17 @@ func build(s Spec) (engines.Engine, error) {
 	if s.URL != "" {
 		return d.Attach(engines.Remote{URL: s.URL, API: s.API, Model: s.Model, HTTP: s.HTTP, Note: s.Note})
 	}
-	return d.Start(s.options())
+	e, err := d.Start(s.options())
+	if err != nil {
+		return nil, err
+	}
+	// The stop finds the engine's processes that left its process group
+	// (by its descriptor's process names where it cannot read their
+	// environment), and a pid file lets a later run report it.
+	if x, ok := e.(tracker); ok {
+		x.SetTracking(process.Tracking{Names: d.Processes, PidDir: s.PidDir})
+	}
+	return e, nil
 }
 
 // New builds the engine (nothing starts until its Start); its Info

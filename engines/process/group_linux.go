@@ -6,7 +6,16 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
 )
+
+// deathSignal asks the kernel to send the engine SIGTERM when joulebench
+// dies, even by SIGKILL: an engine must not outlive its run, serving and
+// holding the GPU. SIGTERM, not SIGKILL, so that the engine stops its own
+// children as on a normal stop. The signal follows the thread that
+// started the process, not the process (golang/go#27505): Start starts
+// and waits for it on one goroutine locked to its thread.
+func deathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGTERM }
 
 // groupAlive reports whether a live process of the group pgid remains.
 // Zombies do not count: they hold no memory, and in a container whose init

@@ -24,3 +24,9 @@ func signalGroup(int, signal) error {
 }
 
 func groupAlive(int) bool { return false }
+
+func signalPID(int, signal) error {
+	return errors.New("signals are not supported on this system")
+}
+
+func pidAlive(int) bool { return false }

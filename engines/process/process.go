@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func Start(spec Spec) (*Process, error) {
 	lw := &logWriter{w: spec.Log, tail: newTail(spec.TailBytes)}
 	p := &Process{spec: spec, cmd: cmd, log: lw, exited: make(chan struct{}), copied: make(chan struct{})}
 	lw.note("starting %s", strings.Join(quoteArgs(Redact(spec.Argv)), " "))
-	if err := cmd.Start(); err != nil {
+	if err := p.startLocked(); err != nil {
 		_ = pr.Close()
 		_ = pw.Close()
 		lw.note("start failed: %v", err)
@@ -111,15 +112,34 @@ func Start(spec Spec) (*Process, error) {
 	}
 	_ = pw.Close()
 	p.pid = cmd.Process.Pid
-	p.started = time.Now()
 	lw.note("started pid %d (process group %d)", p.pid, p.pid)
 	go func() {
 		defer close(p.copied)
 		_, _ = io.Copy(lw, pr)
 		_ = pr.Close()
 	}()
-	go p.wait()
 	return p, nil
+}
+
+// startLocked starts the command, and waits for it, on a goroutine locked
+// to its OS thread: the parent-death signal (Linux) is sent when the
+// thread that started the child ends, and the Go runtime ends a thread
+// when a goroutine locked to it returns. The thread lives as long as the
+// engine. p.started is set before the wait begins.
+func (p *Process) startLocked() error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := p.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		p.started = time.Now()
+		started <- nil
+		p.wait()
+	}()
+	return <-started
 }
 
 func (p *Process) wait() {

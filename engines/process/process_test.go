@@ -21,6 +21,7 @@ import (
 
 func TestMain(m *testing.M) {
 	processtest.MaybeRunFake()
+	maybeRunParent()
 	os.Exit(m.Run())
 }
 

@@ -38,6 +38,14 @@ type Server struct {
 	exited  chan struct{}
 	ready   bool
 	lastErr string
+
+	// track says how the engine is watched beyond its process group;
+	// tag marks its processes (TagEnv), before are the processes of its
+	// names that ran before it, pidFile its pid file (see lifecycle.go).
+	track   Tracking
+	tag     string
+	before  map[int]bool
+	pidFile string
 }
 
 // NewServer returns a server for spec listening at base.
@@ -83,11 +91,14 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.proc != nil {
 		return fmt.Errorf("%s: already started", s.Spec.Name)
 	}
-	p, err := Start(s.Spec)
+	p, err := Start(s.prepareTracking(s.Spec))
 	if err != nil {
 		return err
 	}
 	s.proc = p
+	if err := s.writePidFile(p); err != nil {
+		p.Note("%v (a later run cannot report this engine if it is left running)", err)
+	}
 	go func() {
 		<-p.Exited()
 		close(s.exited)
@@ -256,14 +267,24 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// Stop stops the process group (SIGTERM, grace, SIGKILL) and returns when
-// it was gone. Before Start it returns the zero time.
+// Stop stops the process group (SIGTERM, grace, SIGKILL), then waits for
+// the port to close and for the engine's processes that left the group
+// (a daemonizing engine) to be gone, stopping them too, and returns when
+// the last was gone. Before Start it returns the zero time.
 func (s *Server) Stop(ctx context.Context, grace time.Duration) (time.Time, error) {
 	p := s.Process()
 	if p == nil {
 		return time.Time{}, nil
 	}
-	return p.Stop(ctx, grace)
+	at, err := p.Stop(ctx, grace)
+	if err != nil {
+		return at, err
+	}
+	if at, err = s.waitStrays(ctx, p, grace, at); err != nil {
+		return at, err
+	}
+	s.removePidFile()
+	return at, nil
 }
 
 // GetJSON GETs Base+path, wants 200 and decodes the body into v (may be

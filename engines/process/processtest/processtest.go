@@ -54,6 +54,15 @@ type Fake struct {
 	ArgvFile string `json:"argv_file,omitempty"`
 	// EnvKeys are the environment variables copied into ArgvFile.
 	EnvKeys []string `json:"env_keys,omitempty"`
+	// EscapeFile, when set, makes the fake daemonize as some servers do:
+	// once listening it starts a copy of itself in a new session (setsid,
+	// out of its process group) that serves the same listening socket
+	// until SIGTERM, and writes that copy's pid to EscapeFile. The fake
+	// itself exits on SIGTERM as usual; the copy does not get the group's
+	// signal. (Unix only.)
+	EscapeFile string `json:"escape_file,omitempty"`
+	// Escaped marks the copy (set by the fake).
+	Escaped bool `json:"escaped,omitempty"`
 }
 
 // Env is the environment entry that makes a test binary act as f.
@@ -126,11 +135,16 @@ func run(f Fake) int {
 		crash = time.After(f.ExitAfter)
 	}
 	if !f.NeverListen {
-		port := portOf(os.Args[1:])
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		ln, err := listen(f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "fake engine: listen:", err)
 			return 3
+		}
+		if f.EscapeFile != "" && !f.Escaped {
+			if err := escape(f, ln); err != nil {
+				fmt.Fprintln(os.Stderr, "fake engine: escape:", err)
+				return 4
+			}
 		}
 		srv := &http.Server{Handler: handler(f), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
@@ -149,6 +163,16 @@ func run(f Fake) int {
 		fmt.Fprintln(os.Stderr, "fatal: simulated engine crash")
 		return 7
 	}
+}
+
+// listen opens the fake's listening socket: the one its parent passed
+// down (the escaped copy: file descriptor 3), else 127.0.0.1 at the port
+// of its command line.
+func listen(f Fake) (net.Listener, error) {
+	if f.Escaped {
+		return net.FileListener(os.NewFile(3, "listener"))
+	}
+	return net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(portOf(os.Args[1:]))))
 }
 
 // portOf finds the port in --port P / --port=P, or OLLAMA_HOST.
