@@ -181,7 +181,7 @@ matrix:
   engine: [{kind: sim}]
   model: [{id: sim-llm-8b, params: 8e9}]
   scenario: [{name: chat, dataset: chat}]
-args: [--set, request_count=20, --api-key, "sk-CaMpAiGn-1", --engine-url, "http://alice:cAmPw-2@127.0.0.1:9/v1?k=cAmQ-3", "--hf-token=hf_cAmP-4"]
+args: [--set, request_count=20, --api-key, "sk-CaMpAiGn-1", --engine-url, "http://alice:cAmPw-2@127.0.0.1:9/v1?k=cAmQ-3", "--engine-env=OPENAI_KEY=hf_cAmP-4"]
 slurm: {gpus: false, time: "00:10:00", poll: 1s}
 `
 	for _, executor := range []string{"local", "slurm"} {

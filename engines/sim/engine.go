@@ -435,6 +435,9 @@ func (e *Engine) Info() archive.EngineInfo {
 		Precision:      "bf16",
 		ContextLength:  c.MaxModelLen,
 		TensorParallel: c.TensorParallel,
+		// The simulator has no reasoning mode: its setting is the
+		// engine's default, recorded as every engine's is.
+		Thinking: "default",
 		Extra: map[string]any{
 			"simulated":         true,
 			"slots":             c.Slots,

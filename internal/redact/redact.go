@@ -186,6 +186,11 @@ func (r *Redactor) WithArgv(argv []string) *Redactor {
 				a = val
 			}
 		}
+		// A value that is itself NAME=VALUE (--engine-env K=V, in either
+		// form) hides VALUE when NAME looks secret.
+		if k, v, ok := strings.Cut(a, "="); ok && !strings.HasPrefix(a, "-") && out.IsSecretName(k) {
+			out = out.With(v)
+		}
 		if strings.Contains(a, "://") {
 			out = out.WithURL(a)
 		}

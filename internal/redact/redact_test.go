@@ -104,10 +104,11 @@ func TestQueryValueAsWritten(t *testing.T) {
 
 func TestRedactorFromInputs(t *testing.T) {
 	r := New("session").
-		WithArgv([]string{"--api-key", "sk-argv-1", "--hf-token=hf_argv_2", "--engine-url", "http://u:pwArgv3@h/v1?k=qArgv4"}).
+		WithArgv([]string{"--api-key", "sk-argv-1", "--hf-token=hf_argv_2", "--engine-url", "http://u:pwArgv3@h/v1?k=qArgv4",
+			"--engine-env", "DB_PASS=envArgv9", "--engine-env=MYSQL_PWD=envArgv10", "--engine-env", "CUDA_VISIBLE_DEVICES=0,1"}).
 		WithEnv(map[string]string{"OPENAI_KEY": "envKey5", "MY_SESSION": "sessVal6", "CUDA_VISIBLE_DEVICES": "0,1"}).
 		WithValue(map[string]any{"api_key": "bodyKey7", "nested": []any{map[string]any{"password": "bodyPw8"}}, "think": false})
-	secrets := []string{"sk-argv-1", "hf_argv_2", "pwArgv3", "qArgv4", "envKey5", "sessVal6", "bodyKey7", "bodyPw8"}
+	secrets := []string{"sk-argv-1", "hf_argv_2", "pwArgv3", "qArgv4", "envKey5", "sessVal6", "bodyKey7", "bodyPw8", "envArgv9", "envArgv10"}
 	text := strings.Join(secrets, " | ") + " | 0,1"
 	got := r.String(text)
 	for _, s := range secrets {
