@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/htmlreport"
 )
 
 func (a *app) reportCmd() *cobra.Command {
@@ -25,11 +27,12 @@ is re-evaluated from its raw data with its own archived profile (or
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := a.v.GetString("format")
-			if err := report.CheckFormat(format); err != nil {
+			if err := checkOutFormat(format); err != nil {
 				return withCode(exitInvalid, err)
 			}
 			var runs []report.Run
 			var stages []report.StageBreakdown
+			var pages []htmlreport.RunInput
 			var evalErrs []error
 			if base := a.v.GetString("baseline"); base != "" {
 				args = append([]string{base}, args...) // the reference column: changes are against it
@@ -44,8 +47,17 @@ is re-evaluated from its raw data with its own archived profile (or
 				}
 				runs = append(runs, report.Run{Meta: run.Meta, Results: res})
 				stages = append(stages, report.Stages(run, res, l.Profile.StageEnergy))
+				if format == htmlreport.Format {
+					pages = append(pages, htmlreport.RunInput{Run: run, Results: res, Stages: &stages[len(stages)-1], Params: l.Profile.Parameters, EvalErr: evalErr})
+				}
 			}
-			if err := report.RunsWithStages(a.out, runs, stages, format); err != nil {
+			err := a.toOut(a.v.GetString("out"), func(w io.Writer) error {
+				if format == htmlreport.Format {
+					return htmlreport.WriteRun(w, pages, htmlreport.Options{Version: version})
+				}
+				return report.RunsWithStages(w, runs, stages, format)
+			})
+			if err != nil {
 				return err
 			}
 			// As analyze: the table is shown, and the exit code says that
@@ -54,7 +66,8 @@ is re-evaluated from its raw data with its own archived profile (or
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
-	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
+	cmd.Flags().String("format", "table", outFormatHelp)
+	cmd.Flags().String("out", "", outFileHelp)
 	cmd.Flags().String("baseline", "", "a run archive shown first, each run's change in % against it (default: against the first run)")
 	return cmd
 }
