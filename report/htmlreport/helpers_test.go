@@ -33,7 +33,9 @@ const (
 // stage. model names the engine's model.
 func synthRun(t *testing.T, dir, runID, model string) *archive.Run {
 	t.Helper()
-	st := func(n string, a, b float64) archive.Stage { return archive.Stage{Name: n, Start: base + a, End: base + b} }
+	st := func(n string, a, b float64) archive.Stage {
+		return archive.Stage{Name: n, Start: base + a, End: base + b}
+	}
 	meta := archive.Meta{RunID: runID, Simulated: true, StartedAt: base, EndedAt: base + 60,
 		Profile:    archive.ProfileRef{Name: "benchmark-1.5", Version: 1, SHA256: "abc123", Source: "builtin"},
 		Parameters: map[string]any{"window": 100.0, "cv_max": 0.03, "release_hold": 5.0},
