@@ -60,6 +60,23 @@ func buildCompare(rep *compare.Report, runs []compare.Run) (*compareView, *front
 	return cv, fr
 }
 
+// buildAsiai plots each asiai engine row at (median tok/s, W): one series
+// per engine, so that faster and leaner read off one chart. Nil when no
+// row has both.
+func buildAsiai(rows []compare.AsiaiRow) *frontier {
+	fr := &frontier{XName: "median tok/s", YName: "W"}
+	for _, a := range rows {
+		if a.TokS == nil || a.PowerW == nil {
+			continue
+		}
+		fr.Series = append(fr.Series, frontierSeries{Name: a.Model + " · " + a.Engine, X: []float64{*a.TokS}, Y: []float64{*a.PowerW}, Runs: a.RunIDs})
+	}
+	if len(fr.Series) == 0 {
+		return nil
+	}
+	return fr
+}
+
 // brief is a run's section in the comparison: headline, checks and
 // provenance, from its evaluated results.
 func brief(r compare.Run) *runView {

@@ -60,6 +60,7 @@ type page struct {
 type pageData struct {
 	Runs     []*runData `json:"runs"`
 	Frontier *frontier  `json:"frontier,omitempty"`
+	Asiai    *frontier  `json:"asiai,omitempty"`
 }
 
 // WriteRun writes the HTML report of one or more runs, each in its own
@@ -96,7 +97,7 @@ func WriteCompare(w io.Writer, rep *compare.Report, runs []compare.Run, opt Opti
 	}
 	p := newPage(opt)
 	cv, fr := buildCompare(rep, runs)
-	p.Compare, p.Data.Frontier = cv, fr
+	p.Compare, p.Data.Frontier, p.Data.Asiai = cv, fr, buildAsiai(rep.Asiai)
 	p.links = uniqueAnchors(cv.Briefs)
 	p.Simulated = rep.Simulated
 	for _, b := range cv.Briefs {

@@ -161,9 +161,29 @@
     return data;
   }
 
+  // decimals is how many decimals a step of incr needs (0.25: 2, 5: 0).
+  function decimals(incr) {
+    var s = String(Number(Math.abs(incr).toPrecision(6)));
+    var e = s.indexOf('e-');
+    if (e >= 0) {
+      var m = s.slice(0, e), dot = m.indexOf('.');
+      return Math.min(20, parseInt(s.slice(e + 2), 10) + (dot < 0 ? 0 : m.length - dot - 1));
+    }
+    var i = s.indexOf('.');
+    return i < 0 ? 0 : Math.min(20, s.length - i - 1);
+  }
+
+  // ticks labels an axis with as many decimals as its step needs, so that
+  // close values (0.2487 and 0.2489) do not print alike.
+  function ticks(u, splits, axis, space, incr) {
+    var d = decimals(incr);
+    return splits.map(function (v) { return v === null ? '' : Number(v).toFixed(d); });
+  }
+
   function make(id, opts, data) {
     var node = document.getElementById(id);
     if (!node) { return null; }
+    (opts.axes || []).forEach(function (a) { if (!a.values) { a.values = ticks; } });
     opts.width = widthOf(node);
     opts.height = opts.height || 300;
     var u = new uPlot(opts, data, node);
@@ -358,14 +378,15 @@
     });
   }
 
-  function frontierChart(fr) {
-    var id = 'frontier-chart';
+  // frontierChart draws points per series (a configuration's load
+  // points, joined in x order; an asiai engine) into the element id.
+  function frontierChart(id, fr, unit) {
     var node = document.getElementById(id);
     if (!node) { return; }
     if (!fr || !fr.series || !fr.series.length) { node.style.display = 'none'; return; }
     var series = [xSeries(fr.x_name, 2, '')];
     fr.series.forEach(function (s, i) {
-      series.push(ySeries(s.name, palette[i % palette.length], 4, 'J/token', { points: { show: true, size: 9 }, width: 1.5 }));
+      series.push(ySeries(s.name, palette[i % palette.length], 4, unit, { points: { show: true, size: 9 }, width: 1.5 }));
     });
     make(id, {
       title: fr.y_name + ' vs ' + fr.x_name,
@@ -391,7 +412,8 @@
       latencyCharts(prefix, run);
       requestTable(prefix, run);
     });
-    frontierChart(JB.frontier);
+    frontierChart('frontier-chart', JB.frontier, 'J/token');
+    frontierChart('asiai-chart', JB.asiai, 'W');
     sortableTables();
   } finally {
     document.body.dataset.ready = '1';
