@@ -58,7 +58,7 @@ func TestRunPageSelfContainedAndEscaped(t *testing.T) {
 		"&lt;script&gt;window.xssFired=1&lt;/script&gt;", // the model name in a heading
 		"&lt;img src=x onerror=&#34;window.xssFired=2&#34;&gt;chat",
 		html.EscapeString(report.SimulatedNote),
-		"steady_state_j_per_token", "Boundary: GPU: 2 device(s)",
+		"steady_state_j_per_token", "Boundary: GPU: 2 device(s)", "CV of each window",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -67,6 +68,7 @@ type runView struct {
 	Params    []paramRow
 	ParamNote string
 	Stages    *report.StageBreakdown
+	Steady    string
 	EvalErr   string
 	Notes     []string
 	Data      *runData
@@ -138,6 +140,7 @@ func buildRun(in RunInput) (*runView, error) {
 			v.Excluded = res.ExcludeReason
 		}
 		v.results(res)
+		v.Steady = steadyNote(res, m.Parameters)
 	} else {
 		v.Notes = append(v.Notes, "run not evaluated: no metrics or checks")
 	}
@@ -187,6 +190,37 @@ func (v *runView) results(res *archive.Results) {
 			v.Checks = append(v.Checks, row)
 		}
 	}
+}
+
+// steadyNote says where steady state starts and the CV of each of its
+// windows, from the results' derived value "steady" (benchmark-1.5's
+// steady_state()); empty when the profile has none.
+func steadyNote(res *archive.Results, params map[string]any) string {
+	r, ok := res.Values["steady"]
+	if !ok || r.Value == nil {
+		return ""
+	}
+	var st struct {
+		Reached    bool      `json:"reached"`
+		Reason     string    `json:"reason"`
+		StartIndex int       `json:"start_index"`
+		EndIndex   int       `json:"end_index"`
+		Windows    int       `json:"windows"`
+		WindowCVs  []float64 `json:"window_cvs"`
+	}
+	b, err := json.Marshal(r.Value)
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		return ""
+	}
+	if !st.Reached {
+		return "Steady state not reached: " + orDash(st.Reason)
+	}
+	cvs := make([]string, len(st.WindowCVs))
+	for i, c := range st.WindowCVs {
+		cvs[i] = strconv.FormatFloat(c, 'f', 5, 64)
+	}
+	return fmt.Sprintf("Steady state from request %d to %d in completion order: %d windows of %s requests, CV of each window %s (threshold %s).",
+		st.StartIndex, st.EndIndex, st.Windows, paramString(params["window"]), strings.Join(cvs, ", "), paramString(params["cv_max"]))
 }
 
 // boundary says whose power the figures cover.
