@@ -12,7 +12,8 @@ import (
 	"github.com/joulebench/joulebench/plot"
 )
 
-// maxEnginePoints bounds the points per engine-state line.
+// maxEnginePoints bounds the points per engine-state line, and of the
+// per-request J/token and rolling CV lines (one point a request).
 const maxEnginePoints = 3000
 
 // cdfPoints is how many points draw a latency CDF.
@@ -39,8 +40,8 @@ func chartData(run *archive.Run, pd *plot.Data) (*runData, []string) {
 		d.Baseline = &baseline{W: b.Baseline, Lo: b.Lo, Hi: b.Hi, Start: b.Start, End: b.End}
 	}
 	d.Engine = engineState(run.EngineMetrics, pd.T0)
-	d.JPerToken = xySeries("J/token", "J/token", pd.JPerToken)
-	d.CV = xySeries(fmt.Sprintf("rolling CV (%d requests)", pd.Window), "", pd.CV)
+	d.JPerToken = xySeries("J/token", "J/token", thin(pd.JPerToken, maxEnginePoints))
+	d.CV = xySeries(fmt.Sprintf("rolling CV (%d requests)", pd.Window), "", thin(pd.CV, maxEnginePoints))
 	var formal []*archive.Request
 	for i := range run.Requests {
 		if r := &run.Requests[i]; r.Phase == "formal" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"html"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/plot"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -172,5 +174,46 @@ func TestComparePage(t *testing.T) {
 	}
 	if strings.Contains(page, "<script>window.xssFired") {
 		t.Error("the model name is markup")
+	}
+}
+
+// Several runs: a section each, with its own charts, under distinct ids.
+func TestWriteRunSeveral(t *testing.T) {
+	dir := t.TempDir()
+	var ins []RunInput
+	for _, id := range []string{"a.1", "a_1"} {
+		ins = append(ins, evaluate(t, synthRun(t, filepath.Join(dir, id), id, "m")))
+	}
+	var buf bytes.Buffer
+	if err := WriteRun(&buf, ins, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{`id="run-a_1"`, `id="run-a_1-2"`, `id="run-a_1-power"`, `id="run-a_1-2-power"`, "joulebench report: 2 runs"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// thin keeps each bucket's extremes: of 0..9 with a spike of 100 at 5,
+// 4 points (2 buckets of 5) are (0, 4) and (5, 9) by value: 0, 4 from
+// the first and 100 (at 5), 6 from the second.
+func TestThin(t *testing.T) {
+	var pts []plot.XY
+	for i := range 10 {
+		y := float64(i)
+		if i == 5 {
+			y = 100
+		}
+		pts = append(pts, plot.XY{X: float64(i), Y: y})
+	}
+	got := thin(pts, 4)
+	want := []plot.XY{{X: 0, Y: 0}, {X: 4, Y: 4}, {X: 5, Y: 100}, {X: 6, Y: 6}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("thin: %v, want %v", got, want)
+	}
+	if len(thin(pts, 20)) != 10 {
+		t.Error("thin dropped points under the limit")
 	}
 }
