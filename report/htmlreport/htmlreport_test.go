@@ -40,6 +40,13 @@ func TestAssetsPinned(t *testing.T) {
 	if !strings.Contains(uplotJS, "(v1.6.32)") {
 		t.Error("the embedded uPlot is not v1.6.32")
 	}
+	// The scripts and styles go inline, unescaped: a closing tag in them
+	// would end the element early.
+	for name, text := range map[string]string{"uPlot.iife.min.js": uplotJS, "report.js": reportJS, "uPlot.min.css": uplotCSS, "report.css": reportCSS} {
+		if l := strings.ToLower(text); strings.Contains(l, "</script") || strings.Contains(l, "</style") {
+			t.Errorf("%s holds a closing script or style tag", name)
+		}
+	}
 }
 
 // The page holds everything it needs (no src=, href= or url() to
