@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/browsertest"
 )
 
@@ -155,5 +156,34 @@ func TestCompareReportInBrowser(t *testing.T) {
 	}
 	if fired := browsertest.Eval[bool](t, p, `window.xssFired !== undefined`); fired {
 		t.Error("a user-supplied string ran as script")
+	}
+}
+
+// Runs with little or no data still give a page without a console error:
+// the 7-request sample archive, a run not evaluated, a run without power
+// samples or /metrics scrapes (told in words where a chart would be), and
+// a replayed one (labelled).
+func TestEdgeRunsInBrowser(t *testing.T) {
+	dir := t.TempDir()
+	sample, err := archive.Load("../../archive/testdata/sample-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := synthRun(t, filepath.Join(dir, "bare"), "bare", "m")
+	bare.Power, bare.EngineMetrics = nil, nil
+	replayed := synthRun(t, filepath.Join(dir, "replayed"), "replayed", "m")
+	replayed.Meta.Telemetry.Source = "replay"
+	ins := []RunInput{evaluate(t, sample), {Run: synthRun(t, filepath.Join(dir, "raw"), "raw", "m")}, evaluate(t, bare), evaluate(t, replayed)}
+	path := writeFile(t, dir, "edge.html", func(f *os.File) error { return WriteRun(f, ins, Options{}) })
+	p := browsertest.Open(t, path)
+	defer p.CheckClean(t)
+	text := browsertest.Eval[string](t, p, `document.body.innerText`)
+	for _, want := range []string{"run not evaluated", "No power samples in this run.", "No engine state", "REPLAYED"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("page does not say %q", want)
+		}
+	}
+	if n := browsertest.Eval[int](t, p, `document.querySelectorAll('section.run').length`); n != 4 {
+		t.Errorf("%d run sections, want 4", n)
 	}
 }
