@@ -304,6 +304,7 @@
   function cellValue(v) {
     if (v === null || v === undefined) { return ''; }
     if (typeof v === 'boolean') { return v ? 'yes' : 'NO'; }
+    if (typeof v === 'number' && !Number.isInteger(v)) { return v.toFixed(3); }
     return String(v);
   }
 
