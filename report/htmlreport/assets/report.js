@@ -94,10 +94,15 @@
   function markersPlugin(marks) {
     var nodes = [];
     function place(u) {
+      var w = u.over.clientWidth;
       nodes.forEach(function (n) {
         var x = u.valToPos(n.m.x, 'x');
         n.node.style.left = x + 'px';
-        n.node.style.display = x >= 0 && x <= u.over.clientWidth ? '' : 'none';
+        n.node.style.display = x >= 0 && x <= w ? '' : 'none';
+        // A label near the right edge goes left of its line.
+        var right = x > w * 0.6;
+        n.label.style.left = right ? 'auto' : '3px';
+        n.label.style.right = right ? '3px' : 'auto';
       });
     }
     return {
@@ -111,7 +116,7 @@
             lab.style.top = (2 + 14 * i) + 'px';
             n.appendChild(lab);
             u.over.appendChild(n);
-            nodes.push({ m: m, node: n });
+            nodes.push({ m: m, node: n, label: lab });
           });
           place(u);
         },
