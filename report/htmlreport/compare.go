@@ -106,8 +106,9 @@ func brief(r compare.Run) *runView {
 // configuration that differ in load are the points of its frontier.
 func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) {
 	results := map[string]*archive.Results{}
+	metas := map[string]archive.Meta{}
 	for _, r := range runs {
-		results[r.Meta.RunID] = r.Results
+		results[r.Meta.RunID], metas[r.Meta.RunID] = r.Results, r.Meta
 	}
 	xName := ""
 	for _, name := range frontierLatencies {
@@ -132,7 +133,7 @@ func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) 
 		if !ok || row.FullJPerToken == nil || !row.Uses(compare.ValueFull) {
 			continue
 		}
-		key := strings.Join([]string{row.Scenario, row.Model, row.Engine, row.SizeGroup}, " · ")
+		key := configName(row, metas[row.RunID])
 		s := byConfig[key]
 		if s == nil {
 			s = &frontierSeries{Name: key}
@@ -148,13 +149,24 @@ func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) 
 		fr.Series = append(fr.Series, *s)
 		most = max(most, len(s.X))
 	}
-	note := fmt.Sprintf("Each run in the statistics at (%s, full-lifecycle J/token), one series per configuration (scenario · model · engine · size group).", xName)
+	note := fmt.Sprintf("Each run in the statistics at (%s, full-lifecycle J/token), one series per configuration (scenario · model · engine · size group · profile · dataset · max_tokens; the load may differ).", xName)
 	if most < 2 {
 		note += " No configuration has two load points yet, so there is no frontier line: run one configuration at several loads to draw one."
 	} else {
 		note += " A configuration's load points are joined in order of latency: its energy–latency frontier."
 	}
 	return fr, note
+}
+
+// configName names a run's configuration for the chart: what compare
+// groups by, and the profile, dataset and max_tokens, so that runs that
+// differ in these are not drawn as load points of one frontier.
+func configName(row compare.RunRow, m archive.Meta) string {
+	parts := []string{row.Scenario, row.Model, row.Engine, row.SizeGroup, orDash(m.Profile.Name), orDash(m.RequestSet.Source)}
+	if mt, ok := m.Parameters["max_tokens"]; ok {
+		parts = append(parts, "max_tokens "+paramString(mt))
+	}
+	return strings.Join(parts, " · ")
 }
 
 func sortPoints(s *frontierSeries) {

@@ -224,3 +224,29 @@ func TestThin(t *testing.T) {
 		t.Error("thin dropped points under the limit")
 	}
 }
+
+// Runs of one configuration are points of one series, whatever their
+// load; another dataset or max_tokens is another series.
+func TestFrontierConfigs(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	rep := &compare.Report{Runs: []compare.RunRow{
+		{RunID: "a", Scenario: "chat", Model: "m", Engine: "sim", SizeGroup: "<=50B", FullJPerToken: v(0.3), Included: true},
+		{RunID: "b", Scenario: "chat", Model: "m", Engine: "sim", SizeGroup: "<=50B", FullJPerToken: v(0.2), Included: true},
+		{RunID: "c", Scenario: "chat", Model: "m", Engine: "sim", SizeGroup: "<=50B", FullJPerToken: v(0.25), Included: true},
+	}}
+	run := func(id string, tpot float64, maxTokens float64) compare.Run {
+		return compare.Run{Meta: archive.Meta{RunID: id, Parameters: map[string]any{"max_tokens": maxTokens}, RequestSet: archive.RequestSet{Source: "builtin:chat"}},
+			Results: &archive.Results{Values: map[string]archive.Result{"tpot_p50_ms": {Value: tpot}}}}
+	}
+	fr, note := buildFrontier(rep, []compare.Run{run("a", 20, 256), run("b", 10, 256), run("c", 15, 512)})
+	if fr == nil || len(fr.Series) != 2 || fr.XName != "tpot_p50_ms" {
+		t.Fatalf("frontier %+v", fr)
+	}
+	// a and b, sorted by latency: b (10 ms) first.
+	if s := fr.Series[0]; len(s.X) != 2 || s.X[0] != 10 || s.Y[0] != 0.2 || s.Runs[0] != "b" || !strings.HasSuffix(s.Name, "max_tokens 256") {
+		t.Errorf("first series %+v", s)
+	}
+	if !strings.Contains(note, "frontier") {
+		t.Errorf("note %q", note)
+	}
+}
