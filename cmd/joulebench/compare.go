@@ -40,7 +40,11 @@ the cross-run analysis of the benchmark-1.5 methodology:
 The rules and thresholds are a comparison profile (built-in: compare-1.5);
 --compare-profile FILE uses an edited copy. A run some formulas fail on is
 shown with the values it lacks flagged; an archive that cannot be read
-stops the command with an error naming it.`,
+stops the command with an error naming it.
+
+--format html --out FILE.html writes these tables as one self-contained
+page, with J/token against latency per configuration and a section per
+run that the tables link to.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")

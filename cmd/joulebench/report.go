@@ -23,7 +23,12 @@ stage_energy section, evaluated with the very values its metrics use: in
 benchmark-1.5, startup + formal + release is the numerator of
 full_lifecycle_j_per_token, and release ends at release complete. Each run
 is re-evaluated from its raw data with its own archived profile (or
---profile) so every run is shown by the same method.`,
+--profile) so every run is shown by the same method.
+
+--format html --out FILE.html writes one self-contained page per call (a
+section per run): headline metrics, checks, energy by stage, the power
+timeline with stages and the steady-state span, engine state, latency
+distributions, the formal requests and the provenance; it opens offline.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := a.v.GetString("format")
@@ -46,9 +51,10 @@ is re-evaluated from its raw data with its own archived profile (or
 					evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
 				}
 				runs = append(runs, report.Run{Meta: run.Meta, Results: res})
-				stages = append(stages, report.Stages(run, res, l.Profile.StageEnergy))
+				st := report.Stages(run, res, l.Profile.StageEnergy)
+				stages = append(stages, st)
 				if format == htmlreport.Format {
-					pages = append(pages, htmlreport.RunInput{Run: run, Results: res, Stages: &stages[len(stages)-1], Params: l.Profile.Parameters, EvalErr: evalErr})
+					pages = append(pages, htmlreport.RunInput{Run: run, Results: res, Stages: &st, Params: l.Profile.Parameters, EvalErr: evalErr})
 				}
 			}
 			err := a.toOut(a.v.GetString("out"), func(w io.Writer) error {
