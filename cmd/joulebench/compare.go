@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/compare"
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/htmlreport"
 )
 
 func (a *app) compareCmd() *cobra.Command {
@@ -39,22 +40,32 @@ the cross-run analysis of the benchmark-1.5 methodology:
 The rules and thresholds are a comparison profile (built-in: compare-1.5);
 --compare-profile FILE uses an edited copy. A run some formulas fail on is
 shown with the values it lacks flagged; an archive that cannot be read
-stops the command with an error naming it.`,
+stops the command with an error naming it.
+
+--format html --out FILE.html writes these tables as one self-contained
+page, with J/token against latency per configuration and a section per
+run that the tables link to.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
-			return a.compare(cmd.Context(), args, a.v.GetString("profile"), a.v.GetString("compare-profile"), sets, a.v.GetString("format"))
+			return a.compareOut(cmd.Context(), args, a.v.GetString("profile"), a.v.GetString("compare-profile"), sets, a.v.GetString("format"), a.v.GetString("out"))
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
 	cmd.Flags().String("compare-profile", compare.BuiltinName, "comparison rules: the built-in compare-1.5 or a YAML file")
-	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
+	cmd.Flags().String("format", "table", outFormatHelp)
+	cmd.Flags().String("out", "", outFileHelp)
 	setFlag(cmd.Flags())
 	return cmd
 }
 
 func (a *app) compare(ctx context.Context, paths []string, profile, rules string, sets []string, format string, na ...compare.NotApplicable) error {
-	if err := report.CheckFormat(format); err != nil {
+	return a.compareOut(ctx, paths, profile, rules, sets, format, "", na...)
+}
+
+// compareOut is compare writing to the file out ("": standard output).
+func (a *app) compareOut(ctx context.Context, paths []string, profile, rules string, sets []string, format, out string, na ...compare.NotApplicable) error {
+	if err := checkOutFormat(format); err != nil {
 		return withCode(exitInvalid, err)
 	}
 	prof, err := compare.ReadProfile(rules)
@@ -65,7 +76,13 @@ func (a *app) compare(ctx context.Context, paths []string, profile, rules string
 	if err != nil {
 		return err
 	}
-	if err := compare.Render(a.out, prof.Compare(runs, na...), format); err != nil {
+	err = a.toOut(out, func(w io.Writer) error {
+		if format == htmlreport.Format {
+			return htmlreport.WriteCompare(w, prof.Compare(runs, na...), runs, htmlreport.Options{Version: version})
+		}
+		return compare.Render(w, prof.Compare(runs, na...), format)
+	})
+	if err != nil {
 		return err
 	}
 	// As analyze: the comparison is shown, and the exit code says that

@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/htmlreport"
 )
 
 func (a *app) reportCmd() *cobra.Command {
@@ -21,15 +23,21 @@ stage_energy section, evaluated with the very values its metrics use: in
 benchmark-1.5, startup + formal + release is the numerator of
 full_lifecycle_j_per_token, and release ends at release complete. Each run
 is re-evaluated from its raw data with its own archived profile (or
---profile) so every run is shown by the same method.`,
+--profile) so every run is shown by the same method.
+
+--format html --out FILE.html writes one self-contained page per call (a
+section per run): headline metrics, checks, energy by stage, the power
+timeline with stages and the steady-state span, engine state, latency
+distributions, the formal requests and the provenance; it opens offline.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := a.v.GetString("format")
-			if err := report.CheckFormat(format); err != nil {
+			if err := checkOutFormat(format); err != nil {
 				return withCode(exitInvalid, err)
 			}
 			var runs []report.Run
 			var stages []report.StageBreakdown
+			var pages []htmlreport.RunInput
 			var evalErrs []error
 			if base := a.v.GetString("baseline"); base != "" {
 				args = append([]string{base}, args...) // the reference column: changes are against it
@@ -43,9 +51,19 @@ is re-evaluated from its raw data with its own archived profile (or
 					evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
 				}
 				runs = append(runs, report.Run{Meta: run.Meta, Results: res})
-				stages = append(stages, report.Stages(run, res, l.Profile.StageEnergy))
+				st := report.Stages(run, res, l.Profile.StageEnergy)
+				stages = append(stages, st)
+				if format == htmlreport.Format {
+					pages = append(pages, htmlreport.RunInput{Run: run, Results: res, Stages: &st, Params: l.Profile.Parameters, EvalErr: evalErr})
+				}
 			}
-			if err := report.RunsWithStages(a.out, runs, stages, format); err != nil {
+			err := a.toOut(a.v.GetString("out"), func(w io.Writer) error {
+				if format == htmlreport.Format {
+					return htmlreport.WriteRun(w, pages, htmlreport.Options{Version: version})
+				}
+				return report.RunsWithStages(w, runs, stages, format)
+			})
+			if err != nil {
 				return err
 			}
 			// As analyze: the table is shown, and the exit code says that
@@ -54,7 +72,8 @@ is re-evaluated from its raw data with its own archived profile (or
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
-	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
+	cmd.Flags().String("format", "table", outFormatHelp)
+	cmd.Flags().String("out", "", outFileHelp)
 	cmd.Flags().String("baseline", "", "a run archive shown first, each run's change in % against it (default: against the first run)")
 	return cmd
 }

@@ -1,0 +1,195 @@
+package htmlreport
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/report"
+)
+
+// compareView is what the comparison template shows: compare's report as
+// built, and a brief section per run.
+type compareView struct {
+	Rep          *compare.Report
+	Summary      string
+	FrontierNote string
+	Briefs       []*runView
+}
+
+// frontier is the energy–latency chart: one series per configuration, a
+// point per run (its load point).
+type frontier struct {
+	XName  string           `json:"x_name"`
+	YName  string           `json:"y_name"`
+	Series []frontierSeries `json:"series"`
+}
+
+type frontierSeries struct {
+	Name string    `json:"name"`
+	X    []float64 `json:"x"`
+	Y    []float64 `json:"y"`
+	Runs []string  `json:"runs"`
+}
+
+// frontierLatencies are the latency metrics the chart's x axis may use,
+// the first that some run has.
+var frontierLatencies = []string{"tpot_p50_ms", "itl_p50_ms", "e2e_latency_p50_ms", "ttft_p50_ms"}
+
+func buildCompare(rep *compare.Report, runs []compare.Run) (*compareView, *frontier) {
+	cv := &compareView{Rep: rep}
+	included, flagged := 0, 0
+	for _, r := range rep.Runs {
+		if r.Included {
+			included++
+		}
+		if len(r.Flags) > 0 {
+			flagged++
+		}
+	}
+	cv.Summary = fmt.Sprintf("Comparison (%s): %d benchmark run(s), %d in the statistics, %d flagged (%d out entirely); %d asiai engine row(s).",
+		rep.CompareProfile, len(rep.Runs), included, flagged, len(rep.Runs)-included, len(rep.Asiai))
+	for _, r := range runs {
+		cv.Briefs = append(cv.Briefs, brief(r))
+	}
+	fr, note := buildFrontier(rep, runs)
+	cv.FrontierNote = note
+	return cv, fr
+}
+
+// buildAsiai plots each asiai engine row at (median tok/s, W): one series
+// per engine, so that faster and leaner read off one chart. Nil when no
+// row has both.
+func buildAsiai(rows []compare.AsiaiRow) *frontier {
+	fr := &frontier{XName: "median tok/s", YName: "W"}
+	for _, a := range rows {
+		if a.TokS == nil || a.PowerW == nil {
+			continue
+		}
+		fr.Series = append(fr.Series, frontierSeries{Name: a.Model + " · " + a.Engine, X: []float64{*a.TokS}, Y: []float64{*a.PowerW}, Runs: a.RunIDs})
+	}
+	if len(fr.Series) == 0 {
+		return nil
+	}
+	return fr
+}
+
+// brief is a run's section in the comparison: headline, checks and
+// provenance, from its evaluated results.
+func brief(r compare.Run) *runView {
+	m := r.Meta
+	v := &runView{Anchor: anchor(m.RunID), Meta: m, Simulated: m.Simulated}
+	v.Title = fmt.Sprintf("run %s · %s · %s · %s", m.RunID, orDash(m.Profile.Name), orDash(m.Engine.Kind), orDash(m.Engine.Model))
+	if m.Simulated {
+		v.SimNote = report.SimulatedNote
+	}
+	if m.Telemetry.Source == "replay" {
+		v.Replayed = "REPLAYED: power comes from an archived power.csv replayed" + noteSuffix(m.Telemetry.Note)
+	}
+	if r.Results != nil {
+		if r.Results.Excluded {
+			v.Excluded = r.Results.ExcludeReason
+		}
+		v.results(r.Results)
+	}
+	v.Boundary = boundary(m)
+	v.Prov = provenance(m)
+	return v
+}
+
+// buildFrontier plots each run of the comparison's runs table at (its
+// latency, its full-lifecycle J/token as compare computed it), one series
+// per configuration (scenario, model, engine, size group): runs of one
+// configuration that differ in load are the points of its frontier.
+func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) {
+	results := map[string]*archive.Results{}
+	metas := map[string]archive.Meta{}
+	for _, r := range runs {
+		results[r.Meta.RunID], metas[r.Meta.RunID] = r.Results, r.Meta
+	}
+	xName := ""
+	for _, name := range frontierLatencies {
+		for _, row := range rep.Runs {
+			if _, ok := number(results[row.RunID], name); ok {
+				xName = name
+				break
+			}
+		}
+		if xName != "" {
+			break
+		}
+	}
+	if xName == "" {
+		return nil, "No run has a latency metric (" + strings.Join(frontierLatencies, ", ") + "): no energy–latency chart."
+	}
+	fr := &frontier{XName: xName, YName: "full-lifecycle J/token"}
+	byConfig := map[string]*frontierSeries{}
+	var order []string
+	for _, row := range rep.Runs {
+		x, ok := number(results[row.RunID], xName)
+		if !ok || row.FullJPerToken == nil || !row.Uses(compare.ValueFull) {
+			continue
+		}
+		key := configName(row, metas[row.RunID])
+		s := byConfig[key]
+		if s == nil {
+			s = &frontierSeries{Name: key}
+			byConfig[key] = s
+			order = append(order, key)
+		}
+		s.X, s.Y, s.Runs = append(s.X, x), append(s.Y, *row.FullJPerToken), append(s.Runs, row.RunID)
+	}
+	most := 0
+	for _, k := range order {
+		s := byConfig[k]
+		sortPoints(s)
+		fr.Series = append(fr.Series, *s)
+		most = max(most, len(s.X))
+	}
+	note := fmt.Sprintf("Each run in the statistics at (%s, full-lifecycle J/token), one series per configuration (scenario · model · engine · size group · profile · dataset · max_tokens; the load may differ).", xName)
+	if most < 2 {
+		note += " No configuration has two load points yet, so there is no frontier line: run one configuration at several loads to draw one."
+	} else {
+		note += " A configuration's load points are joined in order of latency: its energy–latency frontier."
+	}
+	return fr, note
+}
+
+// configName names a run's configuration for the chart: what compare
+// groups by, and the profile, dataset and max_tokens, so that runs that
+// differ in these are not drawn as load points of one frontier.
+func configName(row compare.RunRow, m archive.Meta) string {
+	parts := []string{row.Scenario, row.Model, row.Engine, row.SizeGroup, orDash(m.Profile.Name), orDash(m.RequestSet.Source)}
+	if mt, ok := m.Parameters["max_tokens"]; ok {
+		parts = append(parts, "max_tokens "+paramString(mt))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func sortPoints(s *frontierSeries) {
+	idx := make([]int, len(s.X))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.X[a], s.X[b]) })
+	x, y, r := make([]float64, len(idx)), make([]float64, len(idx)), make([]string, len(idx))
+	for i, j := range idx {
+		x[i], y[i], r[i] = s.X[j], s.Y[j], s.Runs[j]
+	}
+	s.X, s.Y, s.Runs = x, y, r
+}
+
+// number is a finite numeric result, or false.
+func number(res *archive.Results, name string) (float64, bool) {
+	if res == nil {
+		return 0, false
+	}
+	v, ok := res.Values[name].Value.(float64)
+	if !ok || v != v || v > 1e308 || v < -1e308 {
+		return 0, false
+	}
+	return v, true
+}

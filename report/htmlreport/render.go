@@ -1,0 +1,267 @@
+package htmlreport
+
+import (
+	"bufio"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/report"
+)
+
+// Format is the --format value that selects this package.
+const Format = "html"
+
+//go:embed templates/*.tmpl
+var templateFS embed.FS
+
+//go:embed assets/uPlot.iife.min.js
+var uplotJS string
+
+//go:embed assets/uPlot.min.css
+var uplotCSS string
+
+//go:embed assets/report.js
+var reportJS string
+
+//go:embed assets/report.css
+var reportCSS string
+
+// Options are what every page says about itself.
+type Options struct {
+	// Version is joulebench's version, printed in the page.
+	Version string
+	// Now is the time written in the page; zero: time.Now().
+	Now time.Time
+}
+
+// page is the template's root.
+type page struct {
+	Title, Version, Written string
+	Simulated               bool
+	SimNote                 string
+	Compare                 *compareView
+	Runs                    []*runView
+	Data                    pageData
+	UPlotJS, ReportJS       template.JS
+	UPlotCSS, CSS           template.CSS
+	// links maps a run id to its section's anchor.
+	links map[string]string
+}
+
+// pageData is the JSON the scripts read (window.JB).
+type pageData struct {
+	Runs     []*runData `json:"runs"`
+	Frontier *frontier  `json:"frontier,omitempty"`
+	Asiai    *frontier  `json:"asiai,omitempty"`
+}
+
+// WriteRun writes the HTML report of one or more runs, each in its own
+// section.
+func WriteRun(w io.Writer, runs []RunInput, opt Options) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("html report: no run")
+	}
+	p := newPage(opt)
+	for _, in := range runs {
+		v, err := buildRun(in)
+		if err != nil {
+			return err
+		}
+		p.Runs = append(p.Runs, v)
+		p.Data.Runs = append(p.Data.Runs, v.Data)
+		p.Simulated = p.Simulated || v.Simulated
+	}
+	p.links = uniqueAnchors(p.Runs)
+	if len(p.Runs) == 1 {
+		p.Title = "joulebench report: " + p.Runs[0].Title
+	} else {
+		p.Title = fmt.Sprintf("joulebench report: %d runs", len(p.Runs))
+	}
+	return p.write(w)
+}
+
+// WriteCompare writes the HTML comparison: compare's tables (rep, as
+// compare.Profile.Compare built them), the energy–latency points of the
+// runs, and a section per run that the tables link to.
+func WriteCompare(w io.Writer, rep *compare.Report, runs []compare.Run, opt Options) error {
+	if rep == nil {
+		return fmt.Errorf("html comparison: no report")
+	}
+	p := newPage(opt)
+	cv, fr := buildCompare(rep, runs)
+	p.Compare, p.Data.Frontier, p.Data.Asiai = cv, fr, buildAsiai(rep.Asiai)
+	p.links = uniqueAnchors(cv.Briefs)
+	p.Simulated = rep.Simulated
+	for _, b := range cv.Briefs {
+		p.Simulated = p.Simulated || b.Simulated
+	}
+	p.Title = "joulebench comparison (" + rep.CompareProfile + ")"
+	return p.write(w)
+}
+
+func newPage(opt Options) *page {
+	now := opt.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return &page{Version: cmpOr(opt.Version, "dev"), Written: now.UTC().Format("2006-01-02 15:04 UTC"), SimNote: report.SimulatedNote,
+		Data:    pageData{Runs: []*runData{}},
+		UPlotJS: template.JS(uplotJS), ReportJS: template.JS(reportJS), UPlotCSS: template.CSS(uplotCSS), CSS: template.CSS(reportCSS)}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (p *page) write(w io.Writer) error {
+	// The template marshals the data itself (escaping it for the script
+	// element); a value JSON cannot hold (NaN) would become null there,
+	// so it is caught here with its reason instead.
+	if _, err := json.Marshal(p.Data); err != nil {
+		return fmt.Errorf("html report: chart data: %w", err)
+	}
+	t, err := parseTemplates()
+	if err != nil {
+		return err
+	}
+	t.Funcs(template.FuncMap{"link": func(id string) string { return p.links[id] }})
+	bw := bufio.NewWriter(w)
+	if err := t.ExecuteTemplate(bw, "page", p); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("html report: write: %w", err)
+	}
+	return nil
+}
+
+// uniqueAnchors makes the runs' element ids distinct (two run ids can
+// map to the same anchor).
+func uniqueAnchors(runs []*runView) map[string]string {
+	seen := map[string]bool{}
+	byID := map[string]string{}
+	for _, r := range runs {
+		a := r.Anchor
+		for i := 2; seen[a]; i++ {
+			a = r.Anchor + "-" + strconv.Itoa(i)
+		}
+		seen[a], r.Anchor = true, a
+		if _, ok := byID[r.Meta.RunID]; !ok {
+			byID[r.Meta.RunID] = a
+		}
+	}
+	return byID
+}
+
+func parseTemplates() (*template.Template, error) {
+	t, err := template.New("joulebench").Funcs(funcs).ParseFS(templateFS, "templates/*.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("html report: templates: %w", err)
+	}
+	return t, nil
+}
+
+// funcs format numbers as compare's text tables do.
+var funcs = template.FuncMap{
+	"f1":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"pf0":  func(v *float64) string { return fmtF(v, 0) },
+	"pf1":  func(v *float64) string { return fmtF(v, 1) },
+	"pf2":  func(v *float64) string { return fmtF(v, 2) },
+	"pf3":  func(v *float64) string { return fmtF(v, 3) },
+	"pf4":  func(v *float64) string { return fmtF(v, 4) },
+	"ppct": pctPtr,
+	"pct":  func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + " %" },
+	"join": strings.Join,
+	"params": func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		x := *v
+		for _, s := range []struct {
+			div    float64
+			suffix string
+		}{{1e12, "T"}, {1e9, "B"}, {1e6, "M"}} {
+			if x >= s.div {
+				return strconv.FormatFloat(x/s.div, 'g', 4, 64) + s.suffix
+			}
+		}
+		return strconv.FormatFloat(x, 'g', 4, 64)
+	},
+	// used writes a run's value, in brackets when a flag leaves it out
+	// of the statistics (as compare's table).
+	"used": func(r compare.RunRow, name string, v *float64, prec int) string {
+		s := fmtF(v, prec)
+		if v != nil && !r.Uses(name) {
+			return "[" + s + "]"
+		}
+		return s
+	},
+	"flags": func(fs []compare.Flag) string {
+		if len(fs) == 0 {
+			return "-"
+		}
+		names := make([]string, len(fs))
+		for i, f := range fs {
+			names[i] = f.Name
+		}
+		return strings.Join(names, ", ")
+	},
+	"spread": func(s *compare.Spread) string {
+		if s == nil {
+			return "-"
+		}
+		if s.N == 1 {
+			return "n=1: " + fmtF(&s.Median, 4)
+		}
+		sp := "-"
+		if s.SpreadPct != nil {
+			sp = strconv.FormatFloat(*s.SpreadPct, 'f', 1, 64) + " %"
+		}
+		return fmt.Sprintf("n=%d: %s (%s–%s, %s)", s.N, fmtF(&s.Median, 4), fmtF(&s.Min, 4), fmtF(&s.Max, 4), sp)
+	},
+	"rank": func(r *float64) string {
+		if r == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(*r, 'f', -1, 64)
+	},
+	"removes": func(vs []string) string {
+		if slices.Contains(vs, compare.ValueAll) {
+			return "the whole run"
+		}
+		names := map[string]string{compare.ValueSteady: "steady J/token", compare.ValueFull: "full-lifecycle J/token",
+			compare.ValueStartup: "startup J", compare.ValueRelease: "release J"}
+		out := make([]string, 0, len(vs))
+		for _, v := range vs {
+			out = append(out, cmpOr(names[v], v))
+		}
+		return orDash(strings.Join(out, ", "))
+	},
+	// link is filled per page (the run id → its section's anchor).
+	"link": func(string) string { return "" },
+}
+
+func fmtF(v *float64, prec int) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+func pctPtr(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v*100, 'f', 1, 64) + " %"
+}
