@@ -37,6 +37,7 @@ type ReleaseView struct {
 	MemoryReleasedAt float64 `expr:"memory_released_at"`
 	ExitedAt         float64 `expr:"exited_at"`
 	Reason           string  `expr:"reason"`
+	RecordingEnded   bool    `expr:"recording_ended"`
 }
 
 // AttributionView is an element of what attribute() returns.
@@ -303,7 +304,7 @@ func coreBuiltinDefs() []builtinDef {
 					return nil, err
 				}
 				return ReleaseView{Closed: r.Closed, CompleteAt: r.CompleteAt, PowerSettledAt: r.PowerSettledAt,
-					MemoryReleasedAt: r.MemoryReleasedAt, ExitedAt: r.ExitedAt, Reason: r.Reason}, nil
+					MemoryReleasedAt: r.MemoryReleasedAt, ExitedAt: r.ExitedAt, Reason: r.Reason, RecordingEnded: r.RecordingEnded}, nil
 			},
 			types: ctxT(new(func(context.Context, float64, float64, float64, float64, float64) ReleaseView)),
 		},
