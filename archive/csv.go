@@ -96,7 +96,7 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 	// the latest time of each device is kept; the first time that does not
 	// increase, every row so far goes into an index of whole rows (sized
 	// from the file's size), which checks every row from then on.
-	last := map[string]float64{}
+	last := map[string]rowAt{}
 	var lines []int // line number of each row in out
 	var seen *dupIndex[powerKey]
 	ncols := 0
@@ -130,14 +130,16 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 		if err != nil {
 			return nil, &LineError{File: name, Line: lr.no, Msg: err.Error()}
 		}
-		if seen == nil {
-			if t, ok := last[s.Device]; !ok || s.T > t {
-				last[s.Device] = s.T
-			} else {
-				seen = newDupIndex[powerKey](max(estimateRows(lr, len(line)), len(out)+1))
-				for i := range out {
-					seen.add(keyOf(&out[i]), lines[i])
-				}
+		prev, ok := last[s.Device]
+		if ok && s.T == prev.t && keyOf(&s) != prev.key {
+			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("device %s has a second sample at t=%v (line %d): one device, one sample per time", s.Device, s.T, prev.line)}
+		}
+		if !ok || s.T > prev.t {
+			last[s.Device] = rowAt{s.T, lr.no, keyOf(&s)}
+		} else if seen == nil {
+			seen = newDupIndex[powerKey](max(estimateRows(lr, len(line)), len(out)+1))
+			for i := range out {
+				seen.add(keyOf(&out[i]), lines[i])
 			}
 		}
 		if seen != nil {
@@ -148,6 +150,13 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 		out = append(grow(out, lr), s)
 		lines = append(grow(lines, lr), lr.no)
 	}
+}
+
+// rowAt is a device's latest row: its time, line and whole sample.
+type rowAt struct {
+	t    float64
+	line int
+	key  powerKey
 }
 
 // estimateRows guesses how many rows a file holds from its size and the
@@ -222,9 +231,15 @@ func (p *powerParser) parseRow(line []byte, ncols int) (PowerSample, error) {
 	if s.PowerW, err = parseCell(f[2], "power_w"); err != nil {
 		return s, err
 	}
+	if s.PowerW < 0 {
+		return s, fmt.Errorf("column power_w: negative power %q W (a failed reading is left out, not written as a negative number)", f[2])
+	}
 	if len(f[3]) > 0 {
 		if s.EnergyJ, err = parseCell(f[3], "energy_j"); err != nil {
 			return s, err
+		}
+		if s.EnergyJ < 0 {
+			return s, fmt.Errorf("column energy_j: negative energy counter %q J", f[3])
 		}
 		s.HasEnergy = true
 	}

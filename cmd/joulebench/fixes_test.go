@@ -92,3 +92,27 @@ func TestReleaseClosedSaysRecordingEnded(t *testing.T) {
 		t.Errorf("release_closed says %q, want the recording ended", text)
 	}
 }
+
+// A bad power row (a negative reading on line 7 of power.csv) is named by
+// its file and line, as docs/archive-v1.md promises; the analysis used to
+// report it as "power sample 5".
+func TestBadPowerRowNamesTheLine(t *testing.T) {
+	dir := editedSmallRun(t, func(f string, b []byte) []byte {
+		if f != "power.csv" {
+			return b
+		}
+		lines := strings.SplitAfter(string(b), "\n")
+		lines[6] = "5,gpu0,-1,500,1000000000\n" // line 7: t = 5
+		return []byte(strings.Join(lines, ""))
+	})
+	for _, cmd := range []string{"analyze", "plot"} {
+		args := []string{cmd, dir}
+		if cmd == "plot" {
+			args = append(args, "--out", filepath.Join(t.TempDir(), "x.png"))
+		}
+		_, errOut, code := runCLI(t, args...)
+		if code != exitInvalid || !strings.Contains(errOut, "power.csv:7: column power_w: negative power \"-1\" W") || strings.Contains(errOut, "power sample") {
+			t.Errorf("%s: exit %d, %q; want %d naming power.csv:7", cmd, code, errOut, exitInvalid)
+		}
+	}
+}
