@@ -186,7 +186,7 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return err
 	}
 	r.startScraper(ctx)
-	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated)
+	bar := a.progress(r.deps, powerLabel(r.telInfo, r.es.Simulated))
 	r.rc = &workflow.RunContext{Clock: r.clock, Out: r.out, Log: r.log, Loaded: r.l, Engine: r.engineKind}
 	// Whatever path the run takes (success, failure, panic), the engine
 	// it started does not outlive it.
@@ -565,16 +565,30 @@ func isTTY(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// progressText is one stage's progress in words.
-func progressText(p steps.Progress, simulated bool) string {
+// powerLabel is what the progress says of the power it shows: "replayed"
+// (a recording played back, real power but not this run's), "simulated",
+// or "" for measured power.
+func powerLabel(tel archive.TelemetryInfo, engineSimulated bool) string {
+	switch {
+	case tel.Source == telReplay:
+		return "replayed"
+	case tel.Simulated || engineSimulated:
+		return "simulated"
+	}
+	return ""
+}
+
+// progressText is one stage's progress in words; label qualifies the
+// power (powerLabel).
+func progressText(p steps.Progress, label string) string {
 	desc := p.Stage
 	if p.Total > 0 {
 		desc += fmt.Sprintf(" | %d/%d requests", p.Done, p.Total)
 	}
 	if p.HasPower {
 		desc += fmt.Sprintf(" | %.0f W", p.PowerW)
-		if simulated {
-			desc += " (simulated)"
+		if label != "" {
+			desc += " (" + label + ")"
 		}
 	}
 	if p.Failed > 0 {
@@ -585,7 +599,7 @@ func progressText(p steps.Progress, simulated bool) string {
 
 // progressLines tells progress in plain lines, for a writer that is not a
 // terminal: one when a stage begins, then at most one per every.
-func progressLines(w io.Writer, every time.Duration, simulated bool, now func() time.Time) func(steps.Progress) {
+func progressLines(w io.Writer, every time.Duration, label string, now func() time.Time) func(steps.Progress) {
 	var mu sync.Mutex
 	stage := ""
 	var last time.Time
@@ -597,7 +611,7 @@ func progressLines(w io.Writer, every time.Duration, simulated bool, now func() 
 			return
 		}
 		stage, last = p.Stage, t
-		fmt.Fprintf(w, "progress: %s\n", progressText(p, simulated))
+		fmt.Fprintf(w, "progress: %s\n", progressText(p, label))
 	}
 }
 
@@ -605,12 +619,12 @@ func progressLines(w io.Writer, every time.Duration, simulated bool, now func() 
 // and the current summed power. On a writer that is not a terminal it
 // prints a plain line when a stage begins and every progressLineEvery
 // instead (no carriage returns), and returns nil.
-func (a *app) progress(d *steps.Deps, simulated bool) *progressbar.ProgressBar {
+func (a *app) progress(d *steps.Deps, label string) *progressbar.ProgressBar {
 	if a.v.GetBool("no-progress") {
 		return nil
 	}
 	if !a.errTTY {
-		d.Progress = progressLines(a.errOut, progressLineEvery, simulated, time.Now)
+		d.Progress = progressLines(a.errOut, progressLineEvery, label, time.Now)
 		return nil
 	}
 	bar := progressbar.NewOptions(-1,
@@ -632,8 +646,8 @@ func (a *app) progress(d *steps.Deps, simulated bool) *progressbar.ProgressBar {
 		desc := p.Stage
 		if p.HasPower {
 			desc += fmt.Sprintf(" | %.0f W", p.PowerW)
-			if simulated {
-				desc += " (simulated)"
+			if label != "" {
+				desc += " (" + label + ")"
 			}
 		}
 		if p.Failed > 0 {
