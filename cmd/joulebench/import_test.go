@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,5 +76,84 @@ func TestImportFlagErrors(t *testing.T) {
 		if code != exitInvalid || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errOut, exitInvalid, c.want)
 		}
+	}
+}
+
+// PTDaemon's failed readings are gaps the power audit sees: ten -1
+// readings in a row inside the window leave an 11 s hole between samples
+// (t = 9 to 20), above max_sample_gap (3 × the 1 s interval = 3 s), so the
+// audit excludes the run, naming the gap.
+func TestImportPTDaemonFailedReadingsAreGaps(t *testing.T) {
+	tmp := t.TempDir()
+	var spl strings.Builder
+	for i := range 30 {
+		w := "500"
+		if i >= 10 && i < 20 {
+			w = "-1"
+		}
+		fmt.Fprintf(&spl, "Time,10-19-2025 12:00:%02d.000,Watts,%s,Volts,230\n", i, w)
+	}
+	det := `:::MLLOG {"key": "power_begin", "value": "10-19-2025 12:00:02.000"}` + "\n" +
+		`:::MLLOG {"key": "power_end", "value": "10-19-2025 12:00:27.000"}` + "\n"
+	writeFile(t, filepath.Join(tmp, "spl.txt"), spl.String())
+	writeFile(t, filepath.Join(tmp, "detail.txt"), det)
+	dir := filepath.Join(tmp, "run")
+	if _, errOut, code := runCLI(t, "import", "ptdaemon", filepath.Join(tmp, "spl.txt"), "--loadgen", filepath.Join(tmp, "detail.txt"), "--out", dir, "--output-tokens", "100"); code != exitOK {
+		t.Fatalf("import: exit %d %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "analyze", dir, "--format", "json")
+	var res map[string]struct {
+		Passed  *bool  `json:"passed"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, errOut)
+	}
+	if c := res["power_samples_dense"]; code != exitChecks || c.Passed == nil || *c.Passed || !strings.Contains(c.Message, "device node0: 11 s without samples in stage formal") {
+		t.Errorf("exit %d, power_samples_dense %+v; want the 11 s gap to exclude the run", code, c)
+	}
+}
+
+// A CSV and a Prometheus export with --begin/--end: the window is the one
+// given; two devices at constant 100 W and 50 W → 150 W on average.
+func TestImportCSVAndPrometheus(t *testing.T) {
+	tmp := t.TempDir()
+	var csv, prom strings.Builder
+	csv.WriteString("ts,gpu,w\n")
+	var v0, v1 []string
+	for i := range 11 {
+		fmt.Fprintf(&csv, "%d,g0,100\n%d,g1,50\n", 1000+i, 1000+i)
+		v0 = append(v0, fmt.Sprintf(`[%d,"100"]`, 1000+i))
+		v1 = append(v1, fmt.Sprintf(`[%d,"50"]`, 1000+i))
+	}
+	fmt.Fprintf(&prom, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"gpu":"0"},"values":[%s]},{"metric":{"gpu":"1"},"values":[%s]}]}}`,
+		strings.Join(v0, ","), strings.Join(v1, ","))
+	writeFile(t, filepath.Join(tmp, "p.csv"), csv.String())
+	writeFile(t, filepath.Join(tmp, "q.json"), prom.String())
+	for _, args := range [][]string{
+		{"import", "csv", filepath.Join(tmp, "p.csv"), "--map", "time=ts,device=gpu,watts=w"},
+		{"import", "prometheus", filepath.Join(tmp, "q.json")},
+	} {
+		dir := filepath.Join(tmp, args[1])
+		args = append(args, "--out", dir, "--begin", "1002", "--end", "1008", "--output-tokens", "300")
+		if _, errOut, code := runCLI(t, args...); code != exitOK {
+			t.Fatalf("%v: exit %d %s", args, code, errOut)
+		}
+		out, errOut, _ := runCLI(t, "analyze", dir, "--format", "json")
+		var res map[string]jsonResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		// 150 W × 6 s = 900 J over 300 tokens = 3 J/token.
+		if res["avg_gpu_power_w"].Value != 150.0 || res["window_j_per_token"].Value != 3.0 {
+			t.Errorf("%s: power %+v, J/token %+v; want 150 W, 3 J/token", args[1], res["avg_gpu_power_w"], res["window_j_per_token"])
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
