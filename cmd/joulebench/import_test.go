@@ -53,6 +53,18 @@ func TestImportPTDaemonThenAnalyze(t *testing.T) {
 			t.Errorf("%s = %+v, want passed", n, r)
 		}
 	}
+	// benchmark-1.5 leaves the synthetic request out of latency too; with
+	// no baseline or release stage its lifecycle values are not applicable.
+	out, errOut, _ = runCLI(t, "analyze", dir, "--profile", "benchmark-1.5", "--format", "json")
+	res = nil
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	for _, n := range []string{"ttft_p50_ms", "e2e_latency_p50_ms", "full_lifecycle_j_per_token"} {
+		if r := res[n]; r.Value != nil || !strings.HasPrefix(r.Note, "not applicable") {
+			t.Errorf("benchmark-1.5 %s = %+v, want not applicable", n, r)
+		}
+	}
 	// A second import into the same directory is refused.
 	_, errOut, code = runCLI(t, "import", "ptdaemon", ptdFixture+"spl.txt", "--loadgen", ptdFixture+"mlperf_log_detail.txt", "--out", dir)
 	if code != exitInvalid || !strings.Contains(errOut, "already exists") {
