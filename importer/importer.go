@@ -157,6 +157,14 @@ func buildMeta(runID string, rec *Recording, opt WriteOptions, samples []archive
 	}
 }
 
+// Covered is the time range every device of the recording has samples
+// over.
+func (rec *Recording) Covered() (lo, hi float64) {
+	samples := slices.Clone(rec.Samples)
+	slices.SortStableFunc(samples, func(a, b archive.PowerSample) int { return cmp.Compare(a.T, b.T) })
+	return coveredSpan(samples)
+}
+
 // coveredSpan is the time range every device has samples over (samples in
 // time order).
 func coveredSpan(samples []archive.PowerSample) (lo, hi float64) {

@@ -185,3 +185,12 @@ func TestWriteRefusesExistingDir(t *testing.T) {
 		t.Errorf("error %v, want already exists", err)
 	}
 }
+
+// Covered is the span every device has samples over: a from 1 to 5, b
+// from 2 to 4 → [2, 4].
+func TestCovered(t *testing.T) {
+	rec := &Recording{Samples: []archive.PowerSample{{T: 5, Device: "a"}, {T: 1, Device: "a"}, {T: 2, Device: "b"}, {T: 4, Device: "b"}}}
+	if lo, hi := rec.Covered(); lo != 2 || hi != 4 {
+		t.Errorf("covered [%v, %v], want [2, 4]", lo, hi)
+	}
+}

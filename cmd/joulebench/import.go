@@ -91,7 +91,11 @@ func (a *app) importRun(cmd *cobra.Command, format, file string) error {
 	fmt.Fprintf(a.out, "imported %s (%d samples, %d failed readings left out as gaps) into %s\n",
 		file, len(rec.Samples), rec.FailedSamples, out)
 	if tokens == 0 {
-		fmt.Fprintln(a.out, "no --output-tokens: energy and power only; J/token is not applicable")
+		fmt.Fprintln(a.out, "no --output-tokens: energy and power only; J/token is not applicable, and analyze's formal_requests_succeeded fails (no request)")
+	}
+	if lo, hi := rec.Covered(); rec.End > rec.Begin && (rec.Begin < lo || rec.End > hi) {
+		a.log.Warn().Str("component", "import").Msgf("the window [%g, %g] reaches beyond the samples every device has [%g, %g]: the power audit (power_devices_present) will exclude the run",
+			rec.Begin, rec.End, lo, hi)
 	}
 	return nil
 }
