@@ -200,7 +200,7 @@ func medianInterval(samples []archive.PowerSample) float64 {
 	return d[len(d)/2]
 }
 
-// hashFile returns the sha256 of a file's bytes, read through r.
+// hashReader returns the sha256 of the bytes read from r.
 func hashReader(r io.Reader) (string, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, r); err != nil {

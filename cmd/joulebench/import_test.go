@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/joulebench/joulebench/workflow"
 )
 
 const ptdFixture = "../../importer/testdata/ptd/"
@@ -27,6 +29,10 @@ func TestImportPTDaemonThenAnalyze(t *testing.T) {
 		"--output-tokens", "5000", "--out", dir)
 	if code != exitOK || !strings.Contains(out, "15 samples, 1 failed") {
 		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The profile is archived where analyze looks for it.
+	if _, err := os.Stat(filepath.Join(dir, workflow.ProfileFile)); err != nil {
+		t.Errorf("no archived profile: %v", err)
 	}
 	out, errOut, code = runCLI(t, "analyze", dir, "--format", "json")
 	if code != exitOK {
