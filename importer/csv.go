@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -227,7 +228,7 @@ func (rec *Recording) fromRows(rows []csvRow, m Mapping, name string) error {
 	}
 	for _, d := range order {
 		rs := byDev[d]
-		slices.SortStableFunc(rs, func(a, b csvRow) int { return cmpF(a.t, b.t) })
+		slices.SortStableFunc(rs, func(a, b csvRow) int { return cmp.Compare(a.t, b.t) })
 		method := "power"
 		if m.Joules != "" {
 			method = "counter"
@@ -261,16 +262,6 @@ func (rec *Recording) fromRows(rows []csvRow, m Mapping, name string) error {
 		rec.Devices = append(rec.Devices, archive.Device{ID: d, Method: method, PowerField: field})
 	}
 	return nil
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func parseRFC3339(s string) (float64, error) {
