@@ -103,7 +103,16 @@ func Prepare(run *archive.Run, res *archive.Results) (*Data, error) {
 		CVMax:     paramFloat(m.Parameters, "cv_max", DefaultCVMax),
 	}
 	d.Title = fmt.Sprintf("run %s · %s · %s", m.RunID, orDash(m.Engine.Kind), orDash(m.Engine.Model))
-	if m.Simulated {
+	switch {
+	case m.Telemetry.Source == "replay":
+		// Real power from another recording, not simulated, and not
+		// measured in this run.
+		prefix := "REPLAYED POWER · "
+		if m.Engine.Kind == "sim" {
+			prefix = "SIMULATED ENGINE · " + prefix
+		}
+		d.Title = prefix + d.Title
+	case m.Simulated:
 		d.Title = "SIMULATED · " + d.Title
 	}
 	window := int(paramFloat(m.Parameters, "window", DefaultWindow))

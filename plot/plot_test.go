@@ -346,3 +346,22 @@ func TestSaveMissingFolder(t *testing.T) {
 		t.Errorf("error %v, want one naming the missing folder %s", err, missing)
 	}
 }
+
+// Replayed power is labelled replayed, not simulated (run.json's simulated
+// is true for a replay: the power was not measured in this run).
+func TestTitleLabelsReplayedPower(t *testing.T) {
+	run := sampleRun(t)
+	run.Meta.Telemetry.Source = "replay"
+	run.Meta.Engine.Kind = "vllm"
+	d, err := Prepare(run, sampleResults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Title, "REPLAYED POWER · ") || strings.Contains(d.Title, "SIMULATED") {
+		t.Errorf("title %q", d.Title)
+	}
+	run.Meta.Engine.Kind = "sim"
+	if d, _ = Prepare(run, sampleResults()); !strings.HasPrefix(d.Title, "SIMULATED ENGINE · REPLAYED POWER · ") {
+		t.Errorf("title %q", d.Title)
+	}
+}
