@@ -98,6 +98,9 @@ func Write(ctx context.Context, dir string, rec *Recording, opt WriteOptions) (e
 		return fmt.Errorf("import: %w", err)
 	}
 	defer func() {
+		if err != nil { // the directory stays, saying why it is incomplete
+			_ = w.UpdateMeta(func(m *archive.Meta) { m.Status, m.Reason = archive.StatusFailed, err.Error() })
+		}
 		if cerr := w.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("import: %w", cerr)
 		}

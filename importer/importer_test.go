@@ -127,6 +127,7 @@ func TestReadPTDErrors(t *testing.T) {
 		{"bad number", ok + "Time,10-19-2025 12:00:01.000,Watts,1x\n", "spl.txt:2: watts \"1x\" is not a number"},
 		{"short", "Time,10-19-2025 12:00:01.000\n", "spl.txt:1: expected"},
 		{"only failed", "Time,10-19-2025 12:00:01.000,Watts,-1\n", "no valid"},
+		{"time back", ok + "Time,10-19-2025 12:00:00.000,Watts,10\n", "spl.txt:2: time \"10-19-2025 12:00:00.000\" is not after the previous sample's (line 1)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := ReadPTD(strings.NewReader(c.in), "spl.txt")
@@ -192,5 +193,22 @@ func TestCovered(t *testing.T) {
 	rec := &Recording{Samples: []archive.PowerSample{{T: 5, Device: "a"}, {T: 1, Device: "a"}, {T: 2, Device: "b"}, {T: 4, Device: "b"}}}
 	if lo, hi := rec.Covered(); lo != 2 || hi != 4 {
 		t.Errorf("covered [%v, %v], want [2, 4]", lo, hi)
+	}
+}
+
+// A sample the archive cannot hold (a device name with a line break, as a
+// quoted CSV cell may carry) fails the import; the directory stays, marked
+// failed with the reason, never left "running".
+func TestWriteFailureMarksRunFailed(t *testing.T) {
+	rec := &Recording{Format: "csv", Samples: []archive.PowerSample{{T: 1, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}, {T: 2, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}},
+		Devices: []archive.Device{{ID: "a\nb", Method: "power"}}}
+	dir := filepath.Join(t.TempDir(), "run")
+	err := Write(context.Background(), dir, rec, WriteOptions{})
+	if err == nil || !strings.Contains(err.Error(), "line break") {
+		t.Fatalf("error %v, want the line break named", err)
+	}
+	meta, rerr := archive.ReadMeta(filepath.Join(dir, archive.RunFile))
+	if rerr != nil || meta.Status != archive.StatusFailed || !strings.Contains(meta.Reason, "line break") {
+		t.Errorf("run.json status %q reason %q (%v), want failed with the reason", meta.Status, meta.Reason, rerr)
 	}
 }

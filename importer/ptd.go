@@ -39,7 +39,7 @@ const PTDDevice = "node0"
 func ReadPTD(r io.Reader, name string) (samples []archive.PowerSample, failed int, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	line := 0
+	line, prevLine := 0, 0
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
@@ -54,6 +54,9 @@ func ReadPTD(r io.Reader, name string) (samples []archive.PowerSample, failed in
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
+		if n := len(samples); n > 0 && t <= samples[n-1].T {
+			return nil, 0, fmt.Errorf("%s:%d: time %q is not after the previous sample's (line %d)", name, line, strings.TrimSpace(f[1]), prevLine)
+		}
 		if !strings.EqualFold(strings.TrimSpace(f[2]), "Watts") {
 			return nil, 0, fmt.Errorf("%s:%d: field 3 is %q, want \"Watts\" (a single-channel PTDaemon log)", name, line, f[2])
 		}
@@ -66,6 +69,7 @@ func ReadPTD(r io.Reader, name string) (samples []archive.PowerSample, failed in
 			continue
 		}
 		samples = append(samples, archive.PowerSample{T: t, Device: PTDDevice, PowerW: w, MemUsedBytes: -1})
+		prevLine = line
 	}
 	if err := sc.Err(); err != nil {
 		return nil, 0, fmt.Errorf("%s:%d: %w", name, line+1, err)
