@@ -213,7 +213,7 @@ func checkPowerBounds(s *PowerSample, w window) string {
 		return "column t: " + msg
 	}
 	if s.PowerW < 0 {
-		return fmt.Sprintf("column power_w: %v W is negative (a power reading is never negative)", s.PowerW)
+		return fmt.Sprintf("column power_w: %v W is negative (a power reading is never negative; a failed reading is left out, not written as a number)", s.PowerW)
 	}
 	if s.HasEnergy && s.EnergyJ < 0 {
 		return fmt.Sprintf("column energy_j: %v J is negative (a cumulative energy counter is never negative)", s.EnergyJ)

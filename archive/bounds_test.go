@@ -110,8 +110,8 @@ func powerAndMetaBoundCases() []boundCase {
 		p("t = 0", "1717405209,gpu0,", "0,gpu0,", "column t: t 0 is before the run"),
 		// 1000 s back is also before the run; 2 s back is inside it.
 		p("t 1000 s back", "1717405209,gpu0,", "1717404209,gpu0,", "column t: t 1717404209 is before the run"),
-		p("t 2 s back", "1717405209,gpu0,", "1717405206,gpu0,", "column t: time goes back: device gpu0 at t=1717405206 after t=1717405208 (2 s earlier)"),
-		p("t repeated with another reading", "1717405209,gpu0,", "1717405208,gpu0,", ""),
+		p("t 2 s back", "1717405209,gpu0,", "1717405206,gpu0,", "column t: time goes back: device gpu0 at t=1717405206 after t=1717405208 (2 s earlier) on line 18"),
+		p("t repeated with another reading", "1717405209,gpu0,", "1717405208,gpu0,", "device gpu0 has a second sample at t=1.717405208e+09 (line 18): one device, one sample per time"),
 		p("t after the run", "1717405230,gpu1,", "1717405291,gpu1,", "column t: t 1717405291 is after the run"),
 		p("t negative", "1717405200,gpu0,", "-1,gpu0,", "column t: t -1 is negative"),
 		p("power_w negative", "1717405209,gpu0,", "1717405209,gpu0,-50,0,0\n1717405209.5,gpu0,", "column power_w: -50 W is negative"),

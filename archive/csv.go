@@ -106,7 +106,7 @@ func readPowerCSV(r io.Reader, name string, w window) ([]PowerSample, error) {
 	// the latest time of each device is kept; the first time that does not
 	// increase, every row so far goes into an index of whole rows (sized
 	// from the file's size), which checks every row from then on.
-	last := map[string]float64{}
+	last := map[string]rowAt{}
 	var lines []int // line number of each row in out
 	var seen *dupIndex[powerKey]
 	ncols := 0
@@ -144,7 +144,10 @@ func readPowerCSV(r io.Reader, name string, w window) ([]PowerSample, error) {
 			return nil, &LineError{File: name, Line: lr.no, Msg: msg}
 		}
 		prev, seenDev := last[s.Device]
-		if seen == nil && seenDev && s.T <= prev {
+		if seenDev && s.T == prev.t && keyOf(&s) != prev.key {
+			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("device %s has a second sample at t=%v (line %d): one device, one sample per time", s.Device, s.T, prev.line)}
+		}
+		if seen == nil && seenDev && s.T <= prev.t {
 			seen = newDupIndex[powerKey](max(estimateRows(lr, len(line)), len(out)+1))
 			for i := range out {
 				seen.add(keyOf(&out[i]), lines[i])
@@ -155,13 +158,20 @@ func readPowerCSV(r io.Reader, name string, w window) ([]PowerSample, error) {
 				return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("duplicated line: the same sample of device %s at t=%v as line %d; a line written twice, or two files joined?", s.Device, s.T, first)}
 			}
 		}
-		if seenDev && s.T < prev {
-			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("column t: time goes back: device %s at t=%s after t=%s (%.6g s earlier); each device's samples are written in order of time", s.Device, ft(s.T), ft(prev), prev-s.T)}
+		if seenDev && s.T < prev.t {
+			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("column t: time goes back: device %s at t=%s after t=%s (%.6g s earlier) on line %d; each device's samples are written in order of time", s.Device, ft(s.T), ft(prev.t), prev.t-s.T, prev.line)}
 		}
-		last[s.Device] = s.T
+		last[s.Device] = rowAt{s.T, lr.no, keyOf(&s)}
 		out = append(grow(out, lr), s)
 		lines = append(grow(lines, lr), lr.no)
 	}
+}
+
+// rowAt is a device's latest row: its time, line and whole sample.
+type rowAt struct {
+	t    float64
+	line int
+	key  powerKey
 }
 
 // estimateRows guesses how many rows a file holds from its size and the

@@ -140,14 +140,17 @@ func TestDuplicatedLines(t *testing.T) {
 
 	_, err = ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n1,gpu1,50,,\n2,gpu0,61,,\n1,gpu1,50,,\n"), "")
 	lineErr(t, err, 5, "power.csv:5: duplicated line: the same sample of device gpu1 at t=1 as line 3")
-	// A time that does not increase (line 5) makes the rows checked whole
-	// from then on: the repeat comes a row later and names the first by
-	// its line (the blank line 4 counted).
-	_, err = ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n2,gpu0,61,,\n\n2,gpu0,62,,\n2,gpu0,61,,\n"), "")
-	lineErr(t, err, 6, "power.csv:6: duplicated line: the same sample of device gpu0 at t=2 as line 3")
+	// A second, different sample of one device at one time is refused
+	// with the line of the first (the blank line 4 counted).
+	_, err = ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n2,gpu0,61,,\n\n2,gpu0,62,,\n"), "")
+	lineErr(t, err, 5, "power.csv:5: device gpu0 has a second sample at t=2 (line 3)")
+	// A time that does not increase makes the rows checked whole from
+	// then on: a repeat of an earlier row is named by its line.
+	_, err = ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n2,gpu0,61,,\n3,gpu0,62,,\n2,gpu0,61,,\n"), "")
+	lineErr(t, err, 5, "power.csv:5: duplicated line: the same sample of device gpu0 at t=2 as line 3")
 
-	// Different lines that share a time are not duplicates.
-	if _, err := ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n1,gpu1,60,,\n-0,gpu2,1,,\n0,gpu2,1,,\n"), ""); err != nil {
+	// Samples of different devices that share a time are not duplicates.
+	if _, err := ReadPowerCSV(strings.NewReader(hdr+"1,gpu0,60,,\n1,gpu1,60,,\n2,gpu2,1,,\n2,gpu0,1,,\n"), ""); err != nil {
 		t.Errorf("distinct samples: %v", err)
 	}
 }

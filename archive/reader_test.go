@@ -220,6 +220,11 @@ func TestReadPowerCSVErrors(t *testing.T) {
 		{"truncated header", "t,device,pow", 1, "last line is incomplete"},
 		{"open quote", hdr + "1,\"gpu0,1,,\n", 2, "quoted field has no closing quote"},
 		{"stray quote", hdr + "1,gp\"u0,1,,\n", 2, "stray quote"},
+		// Rows the analysis cannot use are refused here, with their line
+		// (the analysis named them by sample index before).
+		{"negative power", hdr + "1,gpu0,100,,\n2,gpu0,-1,,\n", 3, `power.csv:3: column power_w: -1 W is negative`},
+		{"negative energy", hdr + "1,gpu0,100,-5,\n", 2, `power.csv:2: column energy_j: -5 J is negative`},
+		{"same time twice", hdr + "1,gpu0,100,,\n1,gpu1,5,,\n1,gpu0,101,,\n", 4, "power.csv:4: device gpu0 has a second sample at t=1 (line 2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ReadPowerCSV(strings.NewReader(tc.in), "")

@@ -111,6 +111,9 @@ func appendRequestLine(dst []byte, r *Request) ([]byte, error) {
 		float("first_token_bound_s", r.FirstTokenBoundS)
 	}
 	b = appendIntMember(b, `,"bounded_chunks":`, r.BoundedChunks, true)
+	if r.Synthetic {
+		b = append(b, `,"synthetic":true`...)
+	}
 	if err != nil {
 		return dst, err
 	}

@@ -51,6 +51,38 @@ type Meta struct {
 	Events        []Event           `json:"events"`
 	// Labels are free-form run metadata (scenario, task, model_params, ...).
 	Labels map[string]string `json:"labels,omitempty"`
+	// Import says where each part of an imported run came from (joulebench
+	// import); nil for a run joulebench measured.
+	Import *ImportInfo `json:"import,omitempty"`
+}
+
+// ImportInfo records the origin of an imported run.
+type ImportInfo struct {
+	// Format is the recording's format: "ptdaemon", "csv" or "prometheus".
+	Format string `json:"format"`
+	// Files are the files read, each with its role and sha256.
+	Files []ImportFile `json:"files"`
+	// Window says where the formal window came from (e.g. "loadgen
+	// power_begin/power_end", "--begin/--end", "the recording's span").
+	Window string `json:"window"`
+	// Requests says where requests.jsonl came from ("synthetic: one
+	// request for the formal window with --output-tokens", or "none").
+	Requests string `json:"requests"`
+	// OutputTokens is the token count the user gave (0: none).
+	OutputTokens int `json:"output_tokens,omitempty"`
+	// FailedSamples counts readings the recording marks as failed (a
+	// PTDaemon -1, a Prometheus NaN): left out of power.csv, so each is a
+	// gap the power audit sees.
+	FailedSamples int `json:"failed_samples,omitempty"`
+	// Notes are anything else the importer decided (column mapping, units).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ImportFile is one file an import read.
+type ImportFile struct {
+	Role   string `json:"role"` // "power", "loadgen"
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 // ProfileRef names the profile a run used and the sha256 of its YAML.
@@ -235,6 +267,11 @@ type Request struct {
 	FirstTokenBounded bool    `json:"first_token_bounded,omitempty" expr:"first_token_bounded"`
 	FirstTokenBoundS  float64 `json:"first_token_bound_s,omitempty" expr:"first_token_bound_s"`
 	BoundedChunks     int     `json:"bounded_chunks,omitempty" expr:"bounded_chunks"`
+	// Synthetic marks a request that was not sent: an imported recording
+	// without per-request data stands for its formal window with one
+	// synthetic request carrying the token count the user gave. Its times
+	// are the window's, not a request's, so latency metrics leave it out.
+	Synthetic bool `json:"synthetic,omitempty" expr:"synthetic"`
 }
 
 // EngineMetric is one line of engine_metrics.jsonl: one Prometheus sample

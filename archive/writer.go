@@ -645,6 +645,11 @@ func cloneMeta(m Meta) Meta {
 	c.Stages = slices.Clone(m.Stages)
 	c.Events = slices.Clone(m.Events)
 	c.Labels = maps.Clone(m.Labels)
+	if m.Import != nil {
+		imp := *m.Import
+		imp.Files, imp.Notes = slices.Clone(imp.Files), slices.Clone(imp.Notes)
+		c.Import = &imp
+	}
 	return c
 }
 

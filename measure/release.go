@@ -38,6 +38,11 @@ type Release struct {
 	ExitedAt         float64
 	// Reason names what did not happen, and notes (e.g. memory unknown).
 	Reason string
+	// RecordingEnded is true when power had come back within the band
+	// but the samples end before the hold could be seen, although the
+	// stage (End) would have had room for it: the recording ended, which
+	// is not a failure to return to baseline within the maximum wait.
+	RecordingEnded bool
 }
 
 // Release detects the end of the release stage (docs/methodology.md, "Release
@@ -90,6 +95,7 @@ func (p *PowerData) Release(rp ReleaseParams) (Release, error) {
 	if exit.met {
 		res.ExitedAt = exit.at
 	}
+	res.RecordingEnded = power.recordingEnded
 	res.Closed = power.met && mem.met && exit.met
 	if res.Closed {
 		res.CompleteAt = max(res.ExitedAt, res.MemoryReleasedAt, res.PowerSettledAt)
@@ -104,6 +110,8 @@ type releasePhase struct {
 	at     float64 // when the condition was met (met only)
 	reason string  // why it was not met (!met only)
 	note   string  // a remark either way, e.g. memory unknown
+	// recordingEnded: not met because the samples end (power only).
+	recordingEnded bool
 }
 
 // releaseSample is one device's sample, by index into its series.
@@ -218,6 +226,9 @@ func (p *PowerData) powerSettled(evs []releaseSample, base []float64, rp Release
 			return releasePhase{met: true, at: t}
 		}
 	}
+	if ph, ok := recordingEnded(evs, lastBad, reach, reachDev, rp, end); ok {
+		return ph
+	}
 	msg := fmt.Sprintf("power did not stay within ±%s%% of baseline for %s s before t=%s",
 		fmtNum(rp.Tolerance*100), fmtNum(rp.HoldS), fmtT(end))
 	switch {
@@ -232,6 +243,29 @@ func (p *PowerData) powerSettled(evs []releaseSample, base []float64, rp Release
 		msg += fmt.Sprintf("; in band from t=%s but the samples of device %s end at t=%s", fmtT(rp.From), reachDev, fmtT(reach))
 	}
 	return releasePhase{reason: msg}
+}
+
+// recordingEnded reports the hold that could not be seen because the
+// samples end: power is in band from tIn (the first sample time after the
+// last out-of-band sample, or the first sample from From) to the end of the
+// data (reach), tIn + HoldS lies within the stage (≤ end) but after reach.
+// When the stage itself ends first (tIn + HoldS > end), it is the maximum
+// wait that ran out, and ok is false.
+func recordingEnded(evs []releaseSample, lastBad int, reach float64, reachDev string, rp ReleaseParams, end float64) (releasePhase, bool) {
+	i := lastBad + 1
+	for lastBad >= 0 && i < len(evs) && evs[i].t == evs[lastBad].t {
+		i++
+	}
+	if i >= len(evs) {
+		return releasePhase{}, false // no sample after the last out-of-band one
+	}
+	tIn := evs[i].t
+	if tIn+rp.HoldS > end || tIn+rp.HoldS <= reach {
+		return releasePhase{}, false
+	}
+	return releasePhase{recordingEnded: true, reason: fmt.Sprintf(
+		"the recording ended at t=%s (the last sample of device %s) before the release could be confirmed: power was within ±%s%% of baseline from t=%s, %s s of the %s s hold seen; not a failure to return to baseline within the maximum wait (the stage runs to t=%s)",
+		fmtT(reach), reachDev, fmtNum(rp.Tolerance*100), fmtT(tIn), fmtNum(reach-tIn), fmtNum(rp.HoldS), fmtT(end))}, true
 }
 
 // memoryReleased finds MemoryReleasedAt over evs (the samples in

@@ -268,3 +268,42 @@ func TestReleasePhases(t *testing.T) {
 		}
 	}
 }
+
+// The recording ends before the hold could be seen, though the stage has
+// room for it: the samples stop at t=13 (gpu0) and 12.5 (gpu1), the stage
+// runs to 20. Power is last out of band at 11.5 (gpu1, 60 W) and in band
+// from 12 on; 12 + 3 = 15 ≤ 20 but > 12.5, the end of the data: the
+// recording ended with 0.5 s of the 3 s hold seen (12 → 12.5), which the
+// reason says instead of "did not stay within … before t=20".
+// With End 14 the stage ends first (12 + 3 = 15 > 14): that is the maximum
+// wait, as before.
+func TestReleaseRecordingEnded(t *testing.T) {
+	var cut []archive.PowerSample
+	for _, s := range releaseData(14, 0) {
+		if s.T <= 13 {
+			cut = append(cut, s)
+		}
+	}
+	pd := mustPower(t, cut)
+	rp := releaseParams()
+	rp.End = 20
+	got, err := pd.Release(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Closed || !got.RecordingEnded || got.PowerSettledAt != 0 {
+		t.Errorf("got %+v, want not closed, recording ended", got)
+	}
+	for _, want := range []string{"the recording ended at t=12.5 (the last sample of device gpu1)", "from t=12, 0.5 s of the 3 s hold seen", "not a failure to return to baseline"} {
+		if !strings.Contains(got.Reason, want) {
+			t.Errorf("reason %q lacks %q", got.Reason, want)
+		}
+	}
+	if strings.Contains(got.Reason, "did not stay within") {
+		t.Errorf("reason %q blames the power", got.Reason)
+	}
+	rp.End = 14
+	if got, err = pd.Release(rp); err != nil || got.RecordingEnded || !strings.Contains(got.Reason, "did not stay within ±5% of baseline for 3 s before t=14") {
+		t.Errorf("End 14: %+v, %v; want the maximum wait", got, err)
+	}
+}

@@ -37,6 +37,7 @@ type ReleaseView struct {
 	MemoryReleasedAt float64 `expr:"memory_released_at"`
 	ExitedAt         float64 `expr:"exited_at"`
 	Reason           string  `expr:"reason"`
+	RecordingEnded   bool    `expr:"recording_ended"`
 }
 
 // AttributionView is an element of what attribute() returns.
@@ -276,7 +277,7 @@ func coreBuiltinDefs() []builtinDef {
 			types: []any{new(func(context.Context, []any, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []*archive.Request, float64, float64, float64, float64, string) SteadyView)},
 		},
 		{
-			Builtin: Builtin{"release", `release(from, to, tolerance, hold_s, mem_tolerance_bytes) {closed, complete_at, power_settled_at, memory_released_at, exited_at, reason}`, `release-complete detection after the formal stage: latest of engine exit (event engine_exited), GPU memory back to its baseline-stage level, and the first time from which every device stays within ±tolerance of its baseline-stage power for hold_s`},
+			Builtin: Builtin{"release", `release(from, to, tolerance, hold_s, mem_tolerance_bytes) {closed, complete_at, power_settled_at, memory_released_at, exited_at, reason, recording_ended}`, `release-complete detection after the formal stage: latest of engine exit (event engine_exited), GPU memory back to its baseline-stage level, and the first time from which every device stays within ±tolerance of its baseline-stage power for hold_s; recording_ended: power was back in the band but the samples end before the hold could be seen (the stage had room for it)`},
 			fn: func(p ...any) (any, error) {
 				d, err := dataFrom(p[0].(context.Context))
 				if err != nil {
@@ -303,7 +304,7 @@ func coreBuiltinDefs() []builtinDef {
 					return nil, err
 				}
 				return ReleaseView{Closed: r.Closed, CompleteAt: r.CompleteAt, PowerSettledAt: r.PowerSettledAt,
-					MemoryReleasedAt: r.MemoryReleasedAt, ExitedAt: r.ExitedAt, Reason: r.Reason}, nil
+					MemoryReleasedAt: r.MemoryReleasedAt, ExitedAt: r.ExitedAt, Reason: r.Reason, RecordingEnded: r.RecordingEnded}, nil
 			},
 			types: ctxT(new(func(context.Context, float64, float64, float64, float64, float64) ReleaseView)),
 		},

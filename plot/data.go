@@ -103,7 +103,16 @@ func Prepare(run *archive.Run, res *archive.Results) (*Data, error) {
 		CVMax:     paramFloat(m.Parameters, "cv_max", DefaultCVMax),
 	}
 	d.Title = fmt.Sprintf("run %s · %s · %s", m.RunID, orDash(m.Engine.Kind), orDash(m.Engine.Model))
-	if m.Simulated {
+	switch {
+	case m.Telemetry.Source == "replay":
+		// Real power from another recording, not simulated, and not
+		// measured in this run.
+		prefix := "REPLAYED POWER · "
+		if m.Engine.Kind == "sim" {
+			prefix = "SIMULATED ENGINE · " + prefix
+		}
+		d.Title = prefix + d.Title
+	case m.Simulated:
 		d.Title = "SIMULATED · " + d.Title
 	}
 	window := int(paramFloat(m.Parameters, "window", DefaultWindow))
@@ -338,7 +347,11 @@ func (d *Data) baselines(m archive.Meta, pd *measure.PowerData) {
 	d.TotalBaseline = &total
 }
 
-// steady reads the steady-state window from the results.
+// steady reads the steady-state window from the results: the
+// steady_window_* metrics (benchmark-1.5), else any evaluated value shaped
+// as the steady_state() built-in returns it (reached, start, end,
+// start_index, end_index), such as benchmark-1.0's derived value steady,
+// so that the window is drawn for every profile that searches for it.
 func (d *Data) steady(res *archive.Results) {
 	if res == nil {
 		d.Notes = append(d.Notes, "run not evaluated: no steady-state window")
@@ -346,21 +359,76 @@ func (d *Data) steady(res *archive.Results) {
 	}
 	start, ok1 := resultNumber(res, "steady_window_start")
 	end, ok2 := resultNumber(res, "steady_window_end")
+	first, okF := resultNumber(res, "steady_window_first_request")
+	last, okL := resultNumber(res, "steady_window_last_request")
+	reason := ""
+	if !ok1 || !ok2 {
+		if w, why, found := steadyValue(res); found {
+			start, end, ok1, ok2 = w.start, w.end, w.reached, w.reached
+			first, last, okF, okL = w.first, w.last, w.reached, w.reached
+			reason = why
+		}
+	}
 	if ok1 && ok2 && end >= start {
 		d.Steady = &Band{Name: "steady state", Start: start - d.T0, End: end - d.T0}
 	} else {
-		reason := "no steady-state window in the results"
-		if r, ok := res.Values["steady_window_start"]; ok && r.Note != "" {
-			reason = "no steady-state window: " + strings.TrimPrefix(r.Note, "not applicable: ")
+		if reason == "" {
+			reason = "no steady-state window in the results"
+			if r, ok := res.Values["steady_window_start"]; ok && r.Note != "" {
+				reason = "no steady-state window: " + strings.TrimPrefix(r.Note, "not applicable: ")
+			}
 		}
 		d.Notes = append(d.Notes, reason)
 	}
-	if f, ok := resultNumber(res, "steady_window_first_request"); ok {
-		d.SteadyFirst = int(f)
+	if okF {
+		d.SteadyFirst = int(first)
 	}
-	if l, ok := resultNumber(res, "steady_window_last_request"); ok {
-		d.SteadyLast = int(l)
+	if okL {
+		d.SteadyLast = int(last)
 	}
+}
+
+// steadyWindow is a steady_state() result found among the values.
+type steadyWindow struct {
+	reached                 bool
+	start, end, first, last float64
+}
+
+// steadyValue finds a value shaped as a steady_state() result, preferring
+// one named "steady"; why is the note when it was not reached.
+func steadyValue(res *archive.Results) (w steadyWindow, why string, found bool) {
+	names := append([]string{"steady"}, res.Order...)
+	for _, n := range names {
+		r, ok := res.Values[n]
+		if !ok {
+			continue
+		}
+		m, ok := r.Value.(map[string]any)
+		if !ok {
+			continue
+		}
+		reached, ok := m["reached"].(bool)
+		if !ok {
+			continue
+		}
+		num := func(k string) (float64, bool) { return anyNumber(m[k]) }
+		s, ok1 := num("start")
+		e, ok2 := num("end")
+		if !ok1 || !ok2 {
+			continue
+		}
+		w = steadyWindow{reached: reached, start: s, end: e}
+		w.first, _ = num("start_index")
+		w.last, _ = num("end_index")
+		if !reached {
+			why = "no steady-state window"
+			if rs, _ := m["reason"].(string); rs != "" {
+				why += ": " + rs
+			}
+		}
+		return w, why, true
+	}
+	return w, "", false
 }
 
 func resultNumber(res *archive.Results, name string) (float64, bool) {
@@ -368,7 +436,12 @@ func resultNumber(res *archive.Results, name string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	switch v := r.Value.(type) {
+	return anyNumber(r.Value)
+}
+
+// anyNumber is v as a finite float64, for the number types a result holds.
+func anyNumber(v any) (float64, bool) {
+	switch v := v.(type) {
 	case float64:
 		return v, !math.IsNaN(v) && !math.IsInf(v, 0)
 	case int64:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,6 +77,9 @@ func Save(path string, d *Data, opt Options) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := CheckOutDir(path); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	if err := Render(&buf, d, format, opt); err != nil {
 		return err
@@ -102,6 +106,23 @@ func Save(path string, d *Data, opt Options) (err error) {
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckOutDir says, naming the folder, when the folder path is to be
+// written in does not exist or is not a folder (the error of the temporary
+// file the figure is first written to would name that file instead).
+func CheckOutDir(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("write %s: folder %s does not exist (create it first)", path, dir)
+	case err != nil:
+		return fmt.Errorf("write %s: folder %s: %w", path, dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("write %s: %s is not a folder", path, dir)
 	}
 	return nil
 }
@@ -425,7 +446,6 @@ func (d *Data) cvPlot(rec *Layout) *gplot.Plot {
 		yMax = clip
 		p.Title.Text += fmt.Sprintf(" (axis cut at %s)", strconv.FormatFloat(clip, 'g', 4, 64))
 	}
-	p.Y.Min, p.Y.Max = 0, yMax*1.05
 	lg := &legend{left: true, rec: rec} // the first window-1 requests have no CV
 	if d.SteadyFirst > 0 && d.SteadyLast >= d.SteadyFirst {
 		p.Add(&xband{a: float64(d.SteadyFirst), b: float64(d.SteadyLast), fill: withAlpha(steadyColour, 40)})
@@ -446,6 +466,10 @@ func (d *Data) cvPlot(rec *Layout) *gplot.Plot {
 	p.Add(limit)
 	lg.add("cv_max "+strconv.FormatFloat(d.CVMax, 'g', 4, 64), limit)
 	p.Add(lg)
+	// Add widens the axes to the data it is given: the range is set after
+	// everything is added, so that the axis drawn is the one the caption
+	// names (the line is clipped to it).
+	p.Y.Min, p.Y.Max = 0, yMax*1.05
 	return p
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -273,5 +274,94 @@ func TestDecimate(t *testing.T) {
 	}
 	if got := decimate(pts[:10], 1000); len(got) != 10 {
 		t.Errorf("short series changed: %d", len(got))
+	}
+}
+
+// benchmark-1.0 defines no steady_window_* metrics: the window comes from
+// the derived value steady (the steady_state() result, an object in
+// results.json), whether evaluated in-process (int64 indexes) or read back
+// from JSON (float64). Without the fix the figure said "no steady-state
+// window in the results" for a run whose steady state was reached.
+func TestSteadyWindowFromAnyProfile(t *testing.T) {
+	run := sampleRun(t)
+	derived := func(v map[string]any) *archive.Results {
+		return &archive.Results{Order: []string{"formal", "steady"},
+			Values: map[string]archive.Result{"steady": {Kind: "derived", Value: v}, "formal": {Kind: "derived", Value: "list"}}}
+	}
+	for _, c := range []struct {
+		name string
+		v    map[string]any
+	}{
+		{"in-process", map[string]any{"reached": true, "start": base + 25.0, "end": base + 40.0, "start_index": int64(50), "end_index": int64(300)}},
+		{"from JSON", map[string]any{"reached": true, "start": base + 25.0, "end": base + 40.0, "start_index": 50.0, "end_index": 300.0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := Prepare(run, derived(c.v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Steady == nil || d.Steady.Start != 25 || d.Steady.End != 40 || d.SteadyFirst != 50 || d.SteadyLast != 300 {
+				t.Errorf("steady %+v, requests %d…%d; want [25, 40], 50…300 (notes %q)", d.Steady, d.SteadyFirst, d.SteadyLast, d.Notes)
+			}
+		})
+	}
+	d, err := Prepare(run, derived(map[string]any{"reached": false, "reason": "only 3 windows", "start": 0.0, "end": 0.0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Steady != nil || !slices.Contains(d.Notes, "no steady-state window: only 3 windows") {
+		t.Errorf("not reached: steady %+v, notes %q", d.Steady, d.Notes)
+	}
+}
+
+// A CV far above the threshold is cut: the caption names the cut and the
+// axis drawn ends there (cv_max 0.03: cut at 6 × 0.03 = 0.18, axis to
+// 0.18 × 1.05 = 0.189), not at the data's maximum (0.5), which Add used to
+// widen it to after the maximum was set.
+func TestCVAxisCutAsCaptioned(t *testing.T) {
+	d := &Data{CVMax: 0.03, Window: 10}
+	for i := range 40 {
+		d.JPerToken = append(d.JPerToken, XY{float64(i + 1), 1})
+		d.CV = append(d.CV, XY{float64(i + 1), 0.01 + 0.49*float64(i%2)})
+	}
+	p := d.cvPlot(nil)
+	if !strings.Contains(p.Title.Text, "(axis cut at 0.18)") {
+		t.Errorf("title %q does not name the cut", p.Title.Text)
+	}
+	if math.Abs(p.Y.Max-0.189) > 1e-12 || p.Y.Min != 0 {
+		t.Errorf("axis [%v, %v], want [0, 0.189]", p.Y.Min, p.Y.Max)
+	}
+}
+
+// --out in a folder that does not exist: the error names the folder, not
+// the temporary file the figure is first written to.
+func TestSaveMissingFolder(t *testing.T) {
+	d, err := Prepare(sampleRun(t), sampleResults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing-dir")
+	err = Save(filepath.Join(missing, "x.png"), d, DefaultOptions)
+	if err == nil || !strings.Contains(err.Error(), "folder "+missing+" does not exist") || strings.Contains(err.Error(), ".tmp-") {
+		t.Errorf("error %v, want one naming the missing folder %s", err, missing)
+	}
+}
+
+// Replayed power is labelled replayed, not simulated (run.json's simulated
+// is true for a replay: the power was not measured in this run).
+func TestTitleLabelsReplayedPower(t *testing.T) {
+	run := sampleRun(t)
+	run.Meta.Telemetry.Source = "replay"
+	run.Meta.Engine.Kind = "vllm"
+	d, err := Prepare(run, sampleResults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Title, "REPLAYED POWER · ") || strings.Contains(d.Title, "SIMULATED") {
+		t.Errorf("title %q", d.Title)
+	}
+	run.Meta.Engine.Kind = "sim"
+	if d, _ = Prepare(run, sampleResults()); !strings.HasPrefix(d.Title, "SIMULATED ENGINE · REPLAYED POWER · ") {
+		t.Errorf("title %q", d.Title)
 	}
 }

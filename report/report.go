@@ -42,6 +42,25 @@ func CheckFormat(f string) error {
 // SimulatedNote is printed with every output of a simulated run.
 const SimulatedNote = "SIMULATED: engine and GPU are joulebench's simulator; these numbers are not measurements of real hardware."
 
+// ReplayedNote is printed with a run whose power was replayed (--telemetry
+// replay): real power, but recorded elsewhere, not simulated.
+const ReplayedNote = "REPLAYED POWER: the power samples were recorded in another run and played back (run.json telemetry.note names the file); energy figures are not measurements of this run."
+
+// NoteOf is the note printed with a run's output: ReplayedNote for
+// replayed power, SimulatedNote for a simulated run, else "".
+func NoteOf(m archive.Meta) string {
+	switch {
+	case m.Telemetry.Source == "replay":
+		if m.Engine.Kind == "sim" {
+			return ReplayedNote + " The engine is joulebench's simulator."
+		}
+		return ReplayedNote
+	case m.Simulated:
+		return SimulatedNote
+	}
+	return ""
+}
+
 // Run is one evaluated run to render.
 type Run struct {
 	Meta    archive.Meta
@@ -149,16 +168,17 @@ func Results(w io.Writer, run Run, format string, all bool) error {
 func header(w io.Writer, run Run, format string) {
 	m := run.Meta
 	title := fmt.Sprintf("run %s · profile %s · engine %s · model %s · status %s", m.RunID, m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model), m.Status)
+	note := NoteOf(m)
 	if format == FormatMarkdown {
 		fmt.Fprintf(w, "**%s**\n\n", title)
-		if m.Simulated {
-			fmt.Fprintf(w, "> %s\n\n", SimulatedNote)
+		if note != "" {
+			fmt.Fprintf(w, "> %s\n\n", note)
 		}
 		return
 	}
 	fmt.Fprintln(w, title)
-	if m.Simulated {
-		fmt.Fprintln(w, SimulatedNote)
+	if note != "" {
+		fmt.Fprintln(w, note)
 	}
 }
 

@@ -21,7 +21,7 @@ func TestProgressLinesNotTTY(t *testing.T) {
 	var buf bytes.Buffer
 	t0 := time.Unix(1000, 0)
 	now := t0
-	show := progressLines(&buf, 10*time.Second, true, func() time.Time { return now })
+	show := progressLines(&buf, 10*time.Second, "simulated", func() time.Time { return now })
 	for i := 0; i < 100; i++ { // 100 updates over 25 s of formal requests
 		now = t0.Add(time.Duration(i) * 250 * time.Millisecond)
 		stage := "formal"

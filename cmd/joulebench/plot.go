@@ -54,6 +54,9 @@ func (a *app) plot(cmd *cobra.Command, dir string, sets []string) error {
 	if _, err := plot.FormatOf(out); err != nil {
 		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
 	}
+	if err := plot.CheckOutDir(out); err != nil { // before the evaluation
+		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
+	}
 	opt := plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
 	if err := opt.Validate(); err != nil {
 		return withCode(exitInvalid, err)

@@ -34,7 +34,7 @@ func isTTY(w io.Writer) bool {
 // progressText is one stage's progress in words: requests done of the
 // total, in flight and failed, output tokens per second and the time
 // since the stage began, and the current summed power.
-func progressText(p steps.Progress, elapsed time.Duration, simulated bool) string {
+func progressText(p steps.Progress, elapsed time.Duration, label string) string {
 	parts := []string{p.Stage}
 	if p.Total > 0 {
 		req := fmt.Sprintf("%d/%d done", p.Done, p.Total)
@@ -50,8 +50,8 @@ func progressText(p steps.Progress, elapsed time.Duration, simulated bool) strin
 	parts = append(parts, fmt.Sprintf("%.1f s", elapsed.Seconds()))
 	if p.HasPower {
 		w := fmt.Sprintf("%.0f W", p.PowerW)
-		if simulated {
-			w += " (simulated)"
+		if label != "" {
+			w += " (" + label + ")"
 		}
 		parts = append(parts, w)
 	}
@@ -60,7 +60,7 @@ func progressText(p steps.Progress, elapsed time.Duration, simulated bool) strin
 
 // progressLines tells progress in plain lines, for a writer that is not a
 // terminal: one when a stage begins, then at most one per every.
-func progressLines(w io.Writer, every time.Duration, simulated bool, now func() time.Time) func(steps.Progress) {
+func progressLines(w io.Writer, every time.Duration, label string, now func() time.Time) func(steps.Progress) {
 	var mu sync.Mutex
 	stage := ""
 	var last, begun time.Time
@@ -74,7 +74,7 @@ func progressLines(w io.Writer, every time.Duration, simulated bool, now func() 
 			return
 		}
 		stage, last = p.Stage, t
-		fmt.Fprintf(w, "progress: %s\n", progressText(p, t.Sub(begun), simulated))
+		fmt.Fprintf(w, "progress: %s\n", progressText(p, t.Sub(begun), label))
 	}
 }
 
@@ -84,10 +84,10 @@ func progressLines(w io.Writer, every time.Duration, simulated bool, now func() 
 // and throughput moving even when no request finishes. A log line written
 // through it (Write) goes above the progress line.
 type ttyProgress struct {
-	w         io.Writer
-	simulated bool
-	now       func() time.Time
-	width     func() int
+	w     io.Writer
+	label string
+	now   func() time.Time
+	width func() int
 
 	mu       sync.Mutex
 	p        steps.Progress
@@ -100,8 +100,8 @@ type ttyProgress struct {
 }
 
 // newTTYProgress starts the progress line on w; finish ends it.
-func newTTYProgress(w io.Writer, simulated bool, now func() time.Time, width func() int, redraw time.Duration) *ttyProgress {
-	t := &ttyProgress{w: w, simulated: simulated, now: now, width: width, stop: make(chan struct{}), done: make(chan struct{})}
+func newTTYProgress(w io.Writer, label string, now func() time.Time, width func() int, redraw time.Duration) *ttyProgress {
+	t := &ttyProgress{w: w, label: label, now: now, width: width, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
 		tick := time.NewTicker(redraw)
@@ -141,7 +141,7 @@ func (t *ttyProgress) draw() {
 	}
 	now := t.now()
 	t.lastDraw = now
-	line := progressText(t.p, now.Sub(t.begun), t.simulated)
+	line := progressText(t.p, now.Sub(t.begun), t.label)
 	if w := t.width(); w > 1 && len([]rune(line)) > w-1 {
 		line = string([]rune(line)[:w-1])
 	}
@@ -204,15 +204,15 @@ func terminalWidth(w io.Writer) func() int {
 // terminal (returned, to be finished when the steps end; log lines through
 // console go above it), else a plain line when a stage begins and every
 // progressLineEvery (nil returned). --no-progress: nothing.
-func (a *app) progress(d *steps.Deps, simulated bool, console *consoleOut) *ttyProgress {
+func (a *app) progress(d *steps.Deps, label string, console *consoleOut) *ttyProgress {
 	if a.v.GetBool("no-progress") {
 		return nil
 	}
 	if !a.errTTY {
-		d.Progress = progressLines(a.errOut, progressLineEvery, simulated, time.Now)
+		d.Progress = progressLines(a.errOut, progressLineEvery, label, time.Now)
 		return nil
 	}
-	t := newTTYProgress(a.errOut, simulated, time.Now, terminalWidth(a.rawErr), progressRedraw)
+	t := newTTYProgress(a.errOut, label, time.Now, terminalWidth(a.rawErr), progressRedraw)
 	d.Progress = t.update
 	if console != nil {
 		console.tty.Store(t)

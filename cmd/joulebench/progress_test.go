@@ -42,7 +42,7 @@ func TestTTYProgressDraws(t *testing.T) {
 	var mu sync.Mutex
 	now := t0
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	p := newTTYProgress(&buf, false, clock, func() int { return 60 }, time.Hour) // no redraw by the ticker here
+	p := newTTYProgress(&buf, "", clock, func() int { return 60 }, time.Hour) // no redraw by the ticker here
 	p.update(steps.Progress{Stage: "formal", Total: 10, Sent: 10})
 	mu.Lock()
 	now = t0.Add(2 * time.Second)

@@ -211,7 +211,7 @@ func (a *app) runEngine(ctx context.Context, profile string, sets, labelArgs []s
 		return err
 	}
 	r.startScraper(ctx)
-	bar := a.progress(r.deps, r.es.Simulated || r.telInfo.Simulated, r.console)
+	bar := a.progress(r.deps, powerLabel(r.telInfo, r.es.Simulated), r.console)
 	r.rc = &workflow.RunContext{Clock: r.clock, Out: r.out, Log: r.log, Loaded: r.l, Engine: r.engineKind}
 	// Whatever path the run takes (success, failure, panic), the engine
 	// it started does not outlive it.
@@ -614,6 +614,19 @@ func (a *app) runLabels(vals []string) (map[string]string, error) {
 		labels["model_params"] = mp
 	}
 	return labels, nil
+}
+
+// powerLabel is what the progress says of the power it shows: "replayed"
+// (a recording played back, real power but not this run's), "simulated",
+// or "" for measured power.
+func powerLabel(tel archive.TelemetryInfo, engineSimulated bool) string {
+	switch {
+	case tel.Source == telReplay:
+		return "replayed"
+	case tel.Simulated || engineSimulated:
+		return "simulated"
+	}
+	return ""
 }
 
 func sortedKeys(m map[string]string) []string {

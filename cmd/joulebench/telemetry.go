@@ -41,6 +41,7 @@ func telemetryFlags(f *pflag.FlagSet) {
 	f.String("gpus", "", "NVML GPUs to measure: indexes or UUIDs, comma-separated (default: all)")
 	f.StringArray("dcgm-url", nil, "dcgm-exporter endpoint to scrape, e.g. http://node1:9400/metrics (repeatable; GPUs of several hosts)")
 	f.String("replay", "", "power.csv or run directory whose power data to replay (--telemetry replay)")
+	f.Float64("replay-offset", 0, "start the replay this many seconds into the recording (--replay)")
 	f.String("prometheus-url", "", "Prometheus server that scrapes the GPUs' exporter, e.g. http://prometheus:9090 (--telemetry prometheus)")
 	f.String("prometheus-selector", "", `label matchers of the engine's GPUs, e.g. 'Hostname="node1",gpu=~"0|1"' (--telemetry prometheus)`)
 	f.String("prometheus-power-metric", prometheus.DefaultPowerMetric, "power gauge in W (--telemetry prometheus)")
@@ -56,6 +57,9 @@ type telemetryOpts struct {
 	dcgmURLs []string
 	replay   string
 	prom     prometheus.Options
+
+	// replayOffset is --replay-offset in seconds.
+	replayOffset float64
 }
 
 func (a *app) telemetryOptions() (telemetryOpts, error) {
@@ -106,6 +110,9 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 	}
 	if o.choice == telPrometheus && o.prom.URL == "" {
 		return o, invalidf("--telemetry prometheus needs --prometheus-url http://HOST:9090 (and usually --prometheus-selector)")
+	}
+	if o.replayOffset = a.v.GetFloat64("replay-offset"); o.replayOffset != 0 && o.replay == "" {
+		return o, invalidf("--replay-offset is for --replay FILE")
 	}
 	if o.choice == telReplay && o.replay == "" {
 		return o, invalidf("--telemetry replay needs --replay FILE (a power.csv or a run directory)")
@@ -204,15 +211,15 @@ func openTelemetry(choice string, o telemetryOpts, now telemetry.Clock, logf fun
 		return src, archive.TelemetryInfo{Source: telPrometheus, Note: fmt.Sprintf("Prometheus %s, %s{%s} (samples at their scrape times; scrape interval seen recorded as events scrape_interval_*); %s",
 			redact.URL(po.URL), orDefault(po.PowerMetric, prometheus.DefaultPowerMetric), po.Selector, deviceSummary(devs))}, nil
 	case telReplay:
-		src, err := replay.Open(o.replay, replay.Options{Realtime: true, Clock: now, Logf: logf})
+		src, err := replay.Open(o.replay, replay.Options{Realtime: true, Clock: now, Logf: logf, OffsetS: o.replayOffset})
 		if err != nil {
 			return nil, archive.TelemetryInfo{}, err
 		}
 		first, last := src.Span()
 		devs, _ := src.Devices(context.Background())
 		return src, archive.TelemetryInfo{Source: telReplay, Simulated: true, Note: fmt.Sprintf(
-			"REPLAYED power data, not measured in this run: %s (%.1f s, re-stamped on this run's clock); %s",
-			src.File(), last-first, deviceSummary(devs))}, nil
+			"REPLAYED power data, not measured in this run: %s (%.1f s, from %g s into it, re-stamped on this run's clock; a run shorter than that replays only its first part); %s",
+			src.File(), last-first, o.replayOffset, deviceSummary(devs))}, nil
 	}
 	return nil, archive.TelemetryInfo{}, fmt.Errorf("telemetry %q cannot be opened", choice)
 }

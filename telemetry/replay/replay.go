@@ -18,6 +18,10 @@
 //     first replayed row after a boundary would come up to one recorded
 //     interval later and the stage would start outside the samples.
 //
+// Options.OffsetS starts the replay that far into the recording; Close
+// tells Options.Logf how much of the recording the run used (a run shorter
+// than the recording replays only its first part).
+//
 // After the last row Read returns no readings (Done reports it). Devices
 // come from the run.json next to power.csv when there is one (so the
 // energy method, names and UUIDs of the original run carry over), else
@@ -30,9 +34,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -48,8 +54,13 @@ type Options struct {
 	// Clock is the run clock (nil: telemetry.WallClock); used in realtime
 	// mode.
 	Clock telemetry.Clock
-	// Logf, when not nil, is told when the replay reaches its end.
+	// Logf, when not nil, is told when the replay reaches its end, and at
+	// Close how much of the recording the run used.
 	Logf func(string)
+	// OffsetS starts the replay this many seconds into the recording
+	// (realtime and step modes): the rows before are skipped. It must lie
+	// within the recording (≥ 0 and before its last row).
+	OffsetS float64
 }
 
 // Source replays power samples.
@@ -63,7 +74,9 @@ type Source struct {
 	opts  Options
 	clock telemetry.Clock
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// first is the index of the first row replayed (after the offset).
+	first   int
 	next    int
 	started bool
 	start   float64
@@ -157,6 +170,14 @@ func New(rows []archive.PowerSample, devices []archive.Device, opts Options) (*S
 	if s.clock == nil {
 		s.clock = telemetry.WallClock
 	}
+	if o := opts.OffsetS; o != 0 {
+		first, last := s.Span()
+		if math.IsNaN(o) || o < 0 || first+o >= last {
+			return nil, fmt.Errorf("replay offset %v s is outside the recording (0 to %s s)", o, strconv.FormatFloat(last-first, 'f', -1, 64))
+		}
+		s.first = sort.Search(len(rows), func(i int) bool { return rows[i].T >= first+o })
+		s.next = s.first
+	}
 	return s, nil
 }
 
@@ -186,6 +207,52 @@ func (s *Source) File() string { return s.file }
 // Span is the time range of the recording.
 func (s *Source) Span() (first, last float64) { return s.rows[0].T, s.rows[len(s.rows)-1].T }
 
+// Used says how much of the recording has been replayed: from the offset
+// to the recording time reached, in seconds, and the recording's length.
+func (s *Source) Used() (fromS, toS, totalS float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first, last := s.Span()
+	fromS = s.rows[s.first].T - first
+	switch {
+	case s.next >= len(s.rows):
+		toS = last - first
+	case s.opts.Realtime && s.started:
+		toS = min(max(s.clock()-s.start+fromS, fromS), last-first)
+	case s.next > s.first:
+		toS = s.rows[s.next-1].T - first
+	default:
+		toS = fromS
+	}
+	return fromS, toS, last - first
+}
+
+// UsageNote is Used in words: how much of the recording the run used, and
+// what was left out.
+func (s *Source) UsageNote() string {
+	from, to, total := s.Used()
+	pct := 100.0
+	if total > 0 {
+		pct = (to - from) / total * 100
+	}
+	msg := fmt.Sprintf("replay of %s: this run used %s s of the %s s recording (%s s to %s s, %.0f %%)",
+		s.file, fmtS(to-from), fmtS(total), fmtS(from), fmtS(to), pct)
+	if from > 0 || to < total {
+		msg += "; the rest was not replayed (--replay-offset S starts later into it)"
+	}
+	return msg
+}
+
+// usedAny reports whether any row was replayed (a source only opened to
+// list its devices says nothing at Close).
+func (s *Source) usedAny() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started || s.next > s.first
+}
+
+func fmtS(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
 // Devices lists the replayed devices.
 func (s *Source) Devices(context.Context) ([]archive.Device, error) {
 	return slices.Clone(s.devs), nil
@@ -214,7 +281,7 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 			first, last := s.Span()
 			s.endT = last
 			if s.started {
-				s.endT += s.start - first
+				s.endT += s.start - s.rows[s.first].T
 			}
 			s.endMsg = fmt.Sprintf("the power recording ended: replay of %s has no rows after t=%s (%d rows, %.1f s of recording); "+
 				"a stage still running has no power samples to its end (check power_devices_present)", s.file,
@@ -225,7 +292,7 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 		}
 		return nil, nil
 	}
-	t0 := s.rows[0].T
+	t0 := s.rows[s.first].T
 	shift := 0.0
 	limit := s.rows[s.next].T // step: one instant
 	if s.opts.Realtime {
@@ -281,10 +348,15 @@ func (s *Source) between(t, shift float64) []telemetry.Reading {
 	return out
 }
 
-// Close ends the source; later reads return telemetry.ErrStopped.
+// Close ends the source (later reads return telemetry.ErrStopped) and
+// tells Logf how much of the recording the run used.
 func (s *Source) Close() error {
 	s.mu.Lock()
+	was := s.closed
 	s.closed = true
 	s.mu.Unlock()
+	if !was && s.opts.Logf != nil && s.usedAny() {
+		s.opts.Logf(s.UsageNote())
+	}
 	return nil
 }

@@ -267,3 +267,50 @@ func TestReplayedCounterStepBack(t *testing.T) {
 		t.Errorf("counter energy = %v, %v; want 2000 J (100 W × 20 s)", got, err)
 	}
 }
+
+// --replay-offset: the replay starts 1 s into the recording (the fixture
+// has rows at t = 100, 100.5, 101, 102): the t=101 row comes first,
+// stamped with the run clock (1000), then t=102 at 1001; the rows before
+// the offset are not replayed. At Close the source says how much of the
+// recording was used: 1.0 s to 2.0 s of 2.0 s, 50 %.
+func TestReplayOffsetAndUsage(t *testing.T) {
+	var clock float64
+	var logs []string
+	src, err := Open(filepath.Join(fixture, archive.PowerFile), Options{Realtime: true, OffsetS: 1,
+		Clock: func() float64 { return clock }, Logf: func(s string) { logs = append(logs, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := collect(t, src, &clock, 1000, 1001)
+	if len(rows) != 4 || rows[0].T != 1000 || rows[0].PowerW != 300 || rows[0].EnergyJ != 5200 || rows[2].T != 1001 || rows[2].EnergyJ != 5500 {
+		t.Fatalf("rows = %+v", rows)
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || !strings.Contains(logs[0], "this run used 1.0 s of the 2.0 s recording (1.0 s to 2.0 s, 50 %)") {
+		t.Errorf("logs = %q", logs)
+	}
+	for _, o := range []float64{-1, 2, 5, math.NaN()} {
+		if _, err := Open(filepath.Join(fixture, archive.PowerFile), Options{OffsetS: o}); err == nil || !strings.Contains(err.Error(), "outside the recording (0 to 2 s)") {
+			t.Errorf("offset %v: %v", o, err)
+		}
+	}
+}
+
+// A run shorter than the recording: the replay stops 0.7 s in and Close
+// says so (35 % used, the rest not replayed), where it used to say nothing.
+func TestReplayWarnsPartOfRecordingUsed(t *testing.T) {
+	var clock float64
+	var logs []string
+	src, err := Open(filepath.Join(fixture, archive.PowerFile), Options{Realtime: true,
+		Clock: func() float64 { return clock }, Logf: func(s string) { logs = append(logs, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, src, &clock, 1000, 1000.7)
+	_ = src.Close()
+	if len(logs) != 1 || !strings.Contains(logs[0], "used 0.7 s of the 2.0 s recording (0.0 s to 0.7 s, 35 %); the rest was not replayed") {
+		t.Errorf("logs = %q", logs)
+	}
+}
