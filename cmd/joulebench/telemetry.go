@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -15,6 +16,7 @@ import (
 	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
 	"github.com/joulebench/joulebench/telemetry/powermetrics"
 	"github.com/joulebench/joulebench/telemetry/prometheus"
+	"github.com/joulebench/joulebench/telemetry/rapl"
 	"github.com/joulebench/joulebench/telemetry/replay"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
@@ -30,13 +32,35 @@ const (
 	telSim          = "sim"
 	telReplay       = "replay"
 	telNone         = "none"
+	telRAPL         = "rapl"
 )
 
-var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone, telPrometheus}
+var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone, telPrometheus, telRAPL}
+
+// domainSource is a power source of a boundary other than the GPU (CPU,
+// DRAM, node), opened by name: one row each, so that moving the sources
+// to descriptors is a move of this table.
+type domainSource struct {
+	name string
+	open func(o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error)
+}
+
+var domainSources = []domainSource{
+	{telRAPL, func(o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+		src, err := rapl.Open(rapl.Options{Root: o.raplRoot, Clock: now, Logf: logf})
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(context.Background())
+		return src, archive.TelemetryInfo{Source: telRAPL, Note: fmt.Sprintf("RAPL energy counters (powercap sysfs %s): CPU package (domain cpu) and DRAM (domain dram); %s",
+			orDefault(o.raplRoot, rapl.DefaultRoot), deviceSummary(devs))}, nil
+	}},
+}
 
 // telemetryFlags registers the flags that choose the power source.
 func telemetryFlags(f *pflag.FlagSet) {
-	f.String("telemetry", telAuto, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none")
+	f.StringArray("telemetry", []string{telAuto}, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none; rapl (CPU package and DRAM); repeatable: several sources side by side, e.g. --telemetry nvml --telemetry rapl")
+	f.String("rapl-root", "", "powercap sysfs directory of --telemetry rapl (default "+rapl.DefaultRoot+"; a copy or fake tree for tests)")
 	f.String("gpus", "", "NVML GPUs to measure: indexes or UUIDs, comma-separated (default: all)")
 	f.StringArray("dcgm-url", nil, "dcgm-exporter endpoint to scrape, e.g. http://node1:9400/metrics (repeatable; GPUs of several hosts)")
 	f.String("replay", "", "power.csv or run directory whose power data to replay (--telemetry replay)")
@@ -49,7 +73,11 @@ func telemetryFlags(f *pflag.FlagSet) {
 
 // telemetryOpts are the telemetry flags, read once.
 type telemetryOpts struct {
+	// choice is the source when one is named; with several (choices),
+	// it is empty.
 	choice   string
+	choices  []string
+	raplRoot string
 	gpus     []string
 	gpusFlag string
 	dcgmURLs []string
@@ -59,8 +87,8 @@ type telemetryOpts struct {
 
 func (a *app) telemetryOptions() (telemetryOpts, error) {
 	o := telemetryOpts{
-		choice:   strings.TrimSpace(a.v.GetString("telemetry")),
 		gpusFlag: strings.TrimSpace(a.v.GetString("gpus")),
+		raplRoot: strings.TrimSpace(a.v.GetString("rapl-root")),
 		replay:   strings.TrimSpace(a.v.GetString("replay")),
 		prom: prometheus.Options{
 			URL:          strings.TrimSpace(a.v.GetString("prometheus-url")),
@@ -75,12 +103,8 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 			o.dcgmURLs = append(o.dcgmURLs, u)
 		}
 	}
-	valid := false
-	for _, c := range telemetryChoices {
-		valid = valid || c == o.choice
-	}
-	if !valid {
-		return o, invalidf("--telemetry %q: valid are %s", o.choice, strings.Join(telemetryChoices, ", "))
+	if err := o.parseChoices(a.telemetryFlag()); err != nil {
+		return o, err
 	}
 	gpus, err := nvmltel.ParseGPUs(o.gpusFlag)
 	if err != nil {
@@ -88,25 +112,28 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 	}
 	o.gpus = gpus
 	// A flag of one source given with another source is a mistake.
-	if len(o.dcgmURLs) > 0 && o.choice != telDCGM && o.choice != telAuto {
+	if len(o.dcgmURLs) > 0 && !o.has(telDCGM) && !o.has(telAuto) {
 		return o, invalidf("--dcgm-url is for --telemetry dcgm (or auto), not %s", o.choice)
 	}
-	if o.replay != "" && o.choice != telReplay && o.choice != telAuto {
+	if o.replay != "" && !o.has(telReplay) && !o.has(telAuto) {
 		return o, invalidf("--replay is for --telemetry replay (or auto), not %s", o.choice)
 	}
-	if o.gpusFlag != "" && o.choice != telNVML && o.choice != telAuto {
+	if o.gpusFlag != "" && !o.has(telNVML) && !o.has(telAuto) {
 		return o, invalidf("--gpus selects NVML GPUs: it is for --telemetry nvml (or auto), not %s", o.choice)
 	}
-	if o.choice == telDCGM && len(o.dcgmURLs) == 0 {
+	if o.has(telDCGM) && len(o.dcgmURLs) == 0 {
 		return o, invalidf("--telemetry dcgm needs at least one --dcgm-url http://HOST:9400/metrics")
 	}
-	if o.prom.URL != "" && o.choice != telPrometheus {
+	if o.prom.URL != "" && !o.has(telPrometheus) {
 		return o, invalidf("--prometheus-url is for --telemetry prometheus, not %s", o.choice)
 	}
-	if o.choice == telPrometheus && o.prom.URL == "" {
+	if o.has(telPrometheus) && o.prom.URL == "" {
 		return o, invalidf("--telemetry prometheus needs --prometheus-url http://HOST:9090 (and usually --prometheus-selector)")
 	}
-	if o.choice == telReplay && o.replay == "" {
+	if o.raplRoot != "" && !o.has(telRAPL) {
+		return o, invalidf("--rapl-root is for --telemetry rapl, not %s", strings.Join(o.choices, " + "))
+	}
+	if o.has(telReplay) && o.replay == "" {
 		return o, invalidf("--telemetry replay needs --replay FILE (a power.csv or a run directory)")
 	}
 	if o.choice == telAuto && len(o.dcgmURLs) > 0 && o.replay != "" {
@@ -114,6 +141,49 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 	}
 	return o, nil
 }
+
+// telemetryFlag is --telemetry as given: repeated, or one value that may
+// list several separated by commas or spaces (JOULEBENCH_TELEMETRY,
+// the config file).
+func (a *app) telemetryFlag() []string {
+	var out []string
+	for _, v := range a.v.GetStringSlice("telemetry") {
+		out = append(out, strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })...)
+	}
+	return out
+}
+
+// parseChoices checks the sources named by --telemetry: each known, none
+// twice, and auto or none only alone.
+func (o *telemetryOpts) parseChoices(given []string) error {
+	if len(given) == 0 {
+		given = []string{telAuto}
+	}
+	seen := map[string]bool{}
+	for _, c := range given {
+		if !slices.Contains(telemetryChoices, c) {
+			return invalidf("--telemetry %q: valid are %s", c, strings.Join(telemetryChoices, ", "))
+		}
+		if seen[c] {
+			return invalidf("--telemetry %s is given twice", c)
+		}
+		seen[c] = true
+		o.choices = append(o.choices, c)
+	}
+	if len(o.choices) == 1 {
+		o.choice = o.choices[0]
+		return nil
+	}
+	for _, c := range o.choices {
+		if c == telAuto || c == telNone {
+			return invalidf("--telemetry %s cannot be combined with other sources (%s): name each source to run side by side", c, strings.Join(o.choices, ", "))
+		}
+	}
+	return nil
+}
+
+// has reports whether --telemetry names source c.
+func (o telemetryOpts) has(c string) bool { return slices.Contains(o.choices, c) }
 
 // setupTelemetry picks the power source of a run. A nil source means none.
 // The returned info (run.json "telemetry") names the source, how auto chose
@@ -130,6 +200,9 @@ func (a *app) setupTelemetry(es *engineSetup, clock *workflow.Clock) (telemetry.
 	}
 	logf := func(msg string) { a.log.Warn().Str("component", "telemetry").Msg(msg) }
 
+	if len(o.choices) > 1 {
+		return a.multiTelemetry(es, o, now, logf)
+	}
 	switch o.choice {
 	case telSim:
 		if es == nil || es.SimLoad == nil {
@@ -158,8 +231,54 @@ func (a *app) simTelemetry(es *engineSetup, now telemetry.Clock, how string) (te
 	return src, archive.TelemetryInfo{Source: telSim, Simulated: true, Note: note + "; " + deviceSummary(devs)}, nil
 }
 
+// multiTelemetry opens every source named by --telemetry and reads them
+// side by side; run.json's telemetry source is their names joined by "+",
+// the note each source's note.
+func (a *app) multiTelemetry(es *engineSetup, o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+	var srcs []telemetry.Source
+	closeAll := func() {
+		for _, s := range srcs {
+			_ = s.Close()
+		}
+	}
+	var notes []string
+	sim := false
+	for _, c := range o.choices {
+		var src telemetry.Source
+		var info archive.TelemetryInfo
+		var err error
+		if c == telSim {
+			if es == nil || es.SimLoad == nil {
+				closeAll()
+				return nil, archive.TelemetryInfo{}, invalidf("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
+			}
+			src, info, err = a.simTelemetry(es, now, "")
+		} else {
+			src, info, err = openTelemetry(c, o, now, logf)
+		}
+		if err != nil {
+			closeAll()
+			return nil, archive.TelemetryInfo{}, withCode(exitInvalid, err)
+		}
+		srcs = append(srcs, src)
+		notes = append(notes, c+": "+info.Note)
+		sim = sim || info.Simulated
+	}
+	m := telemetry.NewMulti(srcs...)
+	if _, err := m.Devices(context.Background()); err != nil {
+		closeAll()
+		return nil, archive.TelemetryInfo{}, withCode(exitInvalid, err)
+	}
+	return m, archive.TelemetryInfo{Source: m.Name(), Simulated: sim, Note: "side by side: " + strings.Join(notes, " | ")}, nil
+}
+
 // openTelemetry opens a real (or replayed) source by name.
 func openTelemetry(choice string, o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+	for _, ds := range domainSources {
+		if ds.name == choice {
+			return ds.open(o, now, logf)
+		}
+	}
 	switch choice {
 	case telNVML:
 		src, err := nvmltel.Open(nvmltel.Options{GPUs: o.gpus, Clock: now, Logf: logf})
