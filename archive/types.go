@@ -277,6 +277,10 @@ type Result struct {
 	Unit        string `json:"unit,omitempty"`
 	Description string `json:"description,omitempty"`
 	Format      string `json:"format,omitempty"`
+	// Boundary, for an energy or power metric, is what its power covers:
+	// a domain ("gpu", "cpu", "dram", "node") or several joined by "+"
+	// ("cpu+dram"); empty for other values.
+	Boundary string `json:"boundary,omitempty"`
 	// Note says why a value is absent (not applicable) or qualifies it.
 	Note string `json:"note,omitempty"`
 	// For checks.
