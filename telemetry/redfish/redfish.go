@@ -6,7 +6,7 @@
 //	Power               PowerControl[].PowerConsumedWatts  (deprecated, common)
 //	PowerSubsystem      PowerSupplies/*/Metrics InputPowerWatts.Reading, summed
 //
-// One device per chassis read (node0, node1, ...), domain node, method
+// One device per chassis read (redfish0, redfish1, ...), domain node, method
 // power (energy by the trapezoid). The chassis is the one named by
 // Options.Chassis, else the first member of /redfish/v1/Chassis that has
 // one of those resources (a multi-chassis system such as a GPU tray under
@@ -157,7 +157,7 @@ func (s *Source) discover(ctx context.Context) error {
 			}
 			continue
 		}
-		r.dev.ID = fmt.Sprintf("node%d", len(s.readers))
+		r.dev.ID = fmt.Sprintf("redfish%d", len(s.readers))
 		s.readers = append(s.readers, r)
 		if len(want) == 0 {
 			break // the first chassis with power

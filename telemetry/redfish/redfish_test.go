@@ -104,7 +104,7 @@ func TestReadShapes(t *testing.T) {
 			}
 			defer src.Close()
 			devs, _ := src.Devices(context.Background())
-			if len(devs) != 1 || devs[0].ID != "node0" || devs[0].Domain != archive.DomainNode || devs[0].Method != "power" ||
+			if len(devs) != 1 || devs[0].ID != "redfish0" || devs[0].Domain != archive.DomainNode || devs[0].Method != "power" ||
 				devs[0].PowerField != tc.field || devs[0].Name != "Redfish chassis 1U (Contoso 3500RX)" {
 				t.Fatalf("devices %+v", devs)
 			}
@@ -112,7 +112,7 @@ func TestReadShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rs) != 1 || rs[0].PowerW != tc.want || rs[0].Device != "node0" {
+			if len(rs) != 1 || rs[0].PowerW != tc.want || rs[0].Device != "redfish0" {
 				t.Fatalf("readings %+v, want %g W", rs, tc.want)
 			}
 		})
