@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -128,5 +130,82 @@ func TestRunSimAndRAPL(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("results table lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// A run measured by a BMC alone (--telemetry redfish, the simulated
+// engine): the archive holds node power only, so the GPU figures are not
+// applicable and the node's are given under node headings; the password
+// (JOULEBENCH_REDFISH_PASSWORD) is written nowhere.
+func TestRunNodePowerOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator for several seconds")
+	}
+	const pw = "Redf1sh-s3cret"
+	docs := map[string]string{
+		"/redfish/v1/Chassis":                       `{"Members": [{"@odata.id": "/redfish/v1/Chassis/1U"}]}`,
+		"/redfish/v1/Chassis/1U":                    `{"Id": "1U", "Manufacturer": "Contoso", "Model": "3500RX", "EnvironmentMetrics": {"@odata.id": "/redfish/v1/Chassis/1U/EnvironmentMetrics"}}`,
+		"/redfish/v1/Chassis/1U/EnvironmentMetrics": `{"PowerWatts": {"Reading": 374, "DataSourceUri": "/redfish/v1/Chassis/1U/Sensors/TotalPower"}}`,
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "admin" || p != pw {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		doc, ok := docs[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(doc))
+	}))
+	defer srv.Close()
+	t.Setenv("JOULEBENCH_REDFISH_PASSWORD", pw)
+	dir := filepath.Join(t.TempDir(), "run")
+	out, errOut, code := runCLI(t, "run", "benchmark-1.5", "--out", dir, "--no-progress", "--telemetry", "redfish",
+		"--redfish-url", srv.URL, "--redfish-user", "admin", "--redfish-insecure",
+		"--set", "baseline=1s", "--set", "release_hold=1s", "--set", "release_max_wait=3s",
+		"--set", "sample_interval=100ms", "--set", "request_count=12", "--set", "accept_unsteady=true", "--set", "warmup_requests=2", "--set", "max_tokens=32")
+	t.Logf("exit %d\n%s", code, errOut)
+	run, err := archive.Load(dir)
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, errOut)
+	}
+	if devs := run.Meta.Hardware.Devices; len(devs) != 1 || devs[0].Domain != "node" || devs[0].ID != "redfish0" {
+		t.Fatalf("devices %+v", devs)
+	}
+	res, err := archive.ReadResults(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 374 W flat over the formal stage, over its tokens.
+	formal, _ := run.Meta.StageByName("formal")
+	tokens := res.Values["formal_output_tokens"].Value.(float64)
+	want := 374 * (formal.End - formal.Start) / tokens
+	if n := res.Values["node_j_per_token"]; n.Boundary != "node" || n.Value == nil || math.Abs(n.Value.(float64)-want) > 1e-6*want {
+		t.Errorf("node_j_per_token = %+v, want %g (374 W × %g s / %g tokens)", n, want, formal.End-formal.Start, tokens)
+	}
+	for _, name := range []string{"avg_gpu_power_w", "formal_energy_j", "full_lifecycle_j_per_token"} {
+		if v := res.Values[name]; v.Value != nil {
+			t.Errorf("%s = %v from node power: want not applicable", name, v.Value)
+		}
+	}
+	if v := res.Values["avg_node_power_w"]; v.Value == nil || math.Abs(v.Value.(float64)-374) > 1e-6 {
+		t.Errorf("avg_node_power_w = %+v, want 374", v)
+	}
+	texts := map[string]string{"stdout": out, "stderr": errOut}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+			texts[e.Name()] = string(b)
+		}
+	}
+	for name, text := range texts {
+		if strings.Contains(text, pw) {
+			t.Errorf("%s holds the Redfish password", name)
+		}
+	}
+	if !strings.Contains(texts["run.json"], "basic authentication, TLS NOT verified (--redfish-insecure)") {
+		t.Errorf("run.json's telemetry note does not say how the BMC was read")
 	}
 }

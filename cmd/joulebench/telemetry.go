@@ -13,10 +13,12 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/dcgm"
+	"github.com/joulebench/joulebench/telemetry/ipmi"
 	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
 	"github.com/joulebench/joulebench/telemetry/powermetrics"
 	"github.com/joulebench/joulebench/telemetry/prometheus"
 	"github.com/joulebench/joulebench/telemetry/rapl"
+	"github.com/joulebench/joulebench/telemetry/redfish"
 	"github.com/joulebench/joulebench/telemetry/replay"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
@@ -33,9 +35,11 @@ const (
 	telReplay       = "replay"
 	telNone         = "none"
 	telRAPL         = "rapl"
+	telRedfish      = "redfish"
+	telIPMI         = "ipmi"
 )
 
-var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone, telPrometheus, telRAPL}
+var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone, telPrometheus, telRAPL, telRedfish, telIPMI}
 
 // domainSource is a power source of a boundary other than the GPU (CPU,
 // DRAM, node), opened by name: one row each, so that moving the sources
@@ -55,12 +59,54 @@ var domainSources = []domainSource{
 		return src, archive.TelemetryInfo{Source: telRAPL, Note: fmt.Sprintf("RAPL energy counters (powercap sysfs %s): CPU package (domain cpu) and DRAM (domain dram); %s",
 			orDefault(o.raplRoot, rapl.DefaultRoot), deviceSummary(devs))}, nil
 	}},
+	{telRedfish, func(o telemetryOpts, _ telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*redfish.DefaultTimeout)
+		defer cancel()
+		ro := o.redfish
+		ro.Logf = logf
+		src, err := redfish.Open(ctx, ro)
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(ctx)
+		auth := "no authentication"
+		switch {
+		case ro.Username != "" && ro.Session:
+			auth = "a Redfish session"
+		case ro.Username != "":
+			auth = "basic authentication"
+		}
+		tlsNote := "TLS verified"
+		if ro.Insecure {
+			tlsNote = "TLS NOT verified (--redfish-insecure)"
+		}
+		return src, archive.TelemetryInfo{Source: telRedfish, Note: fmt.Sprintf("Redfish %s (%s, %s): whole-node power (domain node) from %s; %s",
+			ro.URL, auth, tlsNote, devs[0].PowerField, deviceSummary(devs))}, nil
+	}},
+	{telIPMI, func(o telemetryOpts, _ telemetry.Clock, _ func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*ipmi.DefaultTimeout)
+		defer cancel()
+		src, err := ipmi.Open(ctx, o.ipmi)
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(ctx)
+		return src, archive.TelemetryInfo{Source: telIPMI, Note: fmt.Sprintf("IPMI DCMI (%s dcmi power reading, run per sample): whole-node power (domain node); %s",
+			orDefault(o.ipmi.Binary, ipmi.DefaultBinary), deviceSummary(devs))}, nil
+	}},
 }
 
 // telemetryFlags registers the flags that choose the power source.
 func telemetryFlags(f *pflag.FlagSet) {
-	f.StringArray("telemetry", []string{telAuto}, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none; rapl (CPU package and DRAM); repeatable: several sources side by side, e.g. --telemetry nvml --telemetry rapl")
+	f.StringArray("telemetry", []string{telAuto}, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none; rapl (CPU package and DRAM), redfish or ipmi (whole node); repeatable: several sources side by side, e.g. --telemetry nvml --telemetry rapl")
 	f.String("rapl-root", "", "powercap sysfs directory of --telemetry rapl (default "+rapl.DefaultRoot+"; a copy or fake tree for tests)")
+	f.String("redfish-url", "", "BMC Redfish service of --telemetry redfish, e.g. https://bmc1 (node power; the password in JOULEBENCH_REDFISH_PASSWORD, never on the command line)")
+	f.String("redfish-user", "", "Redfish user name (--telemetry redfish)")
+	f.StringArray("redfish-chassis", nil, "Redfish chassis ID to read (repeatable; default: the first chassis with a power reading)")
+	f.Bool("redfish-session", false, "authenticate with a Redfish session (X-Auth-Token) instead of basic auth")
+	f.Bool("redfish-insecure", false, "do not verify the BMC's TLS certificate (--telemetry redfish)")
+	f.String("ipmitool", "", "ipmitool binary of --telemetry ipmi (default: ipmitool on PATH)")
+	f.StringArray("ipmi-arg", nil, "ipmitool argument before 'dcmi power reading' (repeatable), e.g. --ipmi-arg=-I --ipmi-arg=lanplus --ipmi-arg=-H --ipmi-arg=bmc1 --ipmi-arg=-U --ipmi-arg=admin --ipmi-arg=-E (password in IPMI_PASSWORD)")
 	f.String("gpus", "", "NVML GPUs to measure: indexes or UUIDs, comma-separated (default: all)")
 	f.StringArray("dcgm-url", nil, "dcgm-exporter endpoint to scrape, e.g. http://node1:9400/metrics (repeatable; GPUs of several hosts)")
 	f.String("replay", "", "power.csv or run directory whose power data to replay (--telemetry replay)")
@@ -78,6 +124,8 @@ type telemetryOpts struct {
 	choice   string
 	choices  []string
 	raplRoot string
+	redfish  redfish.Options
+	ipmi     ipmi.Options
 	gpus     []string
 	gpusFlag string
 	dcgmURLs []string
@@ -89,7 +137,16 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 	o := telemetryOpts{
 		gpusFlag: strings.TrimSpace(a.v.GetString("gpus")),
 		raplRoot: strings.TrimSpace(a.v.GetString("rapl-root")),
-		replay:   strings.TrimSpace(a.v.GetString("replay")),
+		redfish: redfish.Options{
+			URL:      strings.TrimSpace(a.v.GetString("redfish-url")),
+			Username: a.v.GetString("redfish-user"),
+			Password: a.v.GetString("redfish-password"), // JOULEBENCH_REDFISH_PASSWORD only: no flag
+			Chassis:  a.v.GetStringSlice("redfish-chassis"),
+			Session:  a.v.GetBool("redfish-session"),
+			Insecure: a.v.GetBool("redfish-insecure"),
+		},
+		ipmi:   ipmi.Options{Binary: strings.TrimSpace(a.v.GetString("ipmitool")), Args: a.v.GetStringSlice("ipmi-arg")},
+		replay: strings.TrimSpace(a.v.GetString("replay")),
 		prom: prometheus.Options{
 			URL:          strings.TrimSpace(a.v.GetString("prometheus-url")),
 			Selector:     strings.TrimSpace(a.v.GetString("prometheus-selector")),
@@ -132,6 +189,9 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 	}
 	if o.raplRoot != "" && !o.has(telRAPL) {
 		return o, invalidf("--rapl-root is for --telemetry rapl, not %s", strings.Join(o.choices, " + "))
+	}
+	if err := o.checkNodeFlags(); err != nil {
+		return o, err
 	}
 	if o.has(telReplay) && o.replay == "" {
 		return o, invalidf("--telemetry replay needs --replay FILE (a power.csv or a run directory)")
@@ -178,6 +238,25 @@ func (o *telemetryOpts) parseChoices(given []string) error {
 		if c == telAuto || c == telNone {
 			return invalidf("--telemetry %s cannot be combined with other sources (%s): name each source to run side by side", c, strings.Join(o.choices, ", "))
 		}
+	}
+	return nil
+}
+
+// checkNodeFlags refuses a Redfish or IPMI flag without its source, and
+// Redfish without its URL.
+func (o telemetryOpts) checkNodeFlags() error {
+	r := o.redfish
+	if (r.URL != "" || r.Username != "" || len(r.Chassis) > 0 || r.Session || r.Insecure) && !o.has(telRedfish) {
+		return invalidf("--redfish-* flags are for --telemetry redfish, not %s", strings.Join(o.choices, " + "))
+	}
+	if o.has(telRedfish) && r.URL == "" {
+		return invalidf("--telemetry redfish needs --redfish-url https://BMC (and usually --redfish-user, the password in JOULEBENCH_REDFISH_PASSWORD)")
+	}
+	if r.Session && r.Username == "" {
+		return invalidf("--redfish-session needs --redfish-user")
+	}
+	if (o.ipmi.Binary != "" || len(o.ipmi.Args) > 0) && !o.has(telIPMI) {
+		return invalidf("--ipmitool and --ipmi-arg are for --telemetry ipmi, not %s", strings.Join(o.choices, " + "))
 	}
 	return nil
 }

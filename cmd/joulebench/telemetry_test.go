@@ -98,6 +98,9 @@ func fakePowercap(t *testing.T, uj string) string {
 func TestSetupTelemetryChoices(t *testing.T) {
 	url := dcgmServer(t)
 	raplFixture := fakePowercap(t, "1000")
+	fakeIPMI, _ := filepath.Abs("../../telemetry/ipmi/testdata/fake-ipmitool")
+	ipmiOut, _ := filepath.Abs("../../telemetry/ipmi/testdata/activated.txt")
+	t.Setenv("FAKE_IPMITOOL_OUT", ipmiOut)
 	for _, tc := range []struct {
 		name    string
 		es      *engineSetup
@@ -128,6 +131,12 @@ func TestSetupTelemetryChoices(t *testing.T) {
 		{name: "rapl without zones", es: realSetup(), args: []string{"--telemetry", "rapl", "--rapl-root", "testdata"}, errCode: exitInvalid, errMsg: "no intel-rapl:* zone under testdata"},
 		{name: "rapl twice", es: realSetup(), args: []string{"--telemetry", "rapl", "--telemetry", "rapl"}, errCode: exitInvalid, errMsg: "--telemetry rapl is given twice"},
 		{name: "none with another", es: realSetup(), args: []string{"--telemetry", "none", "--telemetry", "rapl"}, errCode: exitInvalid, errMsg: "--telemetry none cannot be combined"},
+		{name: "redfish without url", es: realSetup(), args: []string{"--telemetry", "redfish"}, errCode: exitInvalid, errMsg: "--telemetry redfish needs --redfish-url"},
+		{name: "redfish flag without redfish", es: realSetup(), args: []string{"--telemetry", "none", "--redfish-insecure"}, errCode: exitInvalid, errMsg: "--redfish-* flags are for --telemetry redfish"},
+		{name: "redfish session without user", es: realSetup(), args: []string{"--telemetry", "redfish", "--redfish-url", "https://127.0.0.1:1", "--redfish-session"}, errCode: exitInvalid, errMsg: "--redfish-session needs --redfish-user"},
+		{name: "ipmi-arg without ipmi", es: realSetup(), args: []string{"--telemetry", "none", "--ipmi-arg=-E"}, errCode: exitInvalid, errMsg: "--ipmitool and --ipmi-arg are for --telemetry ipmi"},
+		{name: "sim and ipmi", es: simSetup(), args: []string{"--telemetry", "sim", "--telemetry", "ipmi", "--ipmitool", fakeIPMI}, source: "sim+ipmi", sim: true,
+			note: []string{"ipmi: IPMI DCMI", "whole-node power (domain node)", "ipmi0 power"}},
 		{name: "rapl-root without rapl", es: realSetup(), args: []string{"--telemetry", "none", "--rapl-root", "x"}, errCode: exitInvalid, errMsg: "--rapl-root is for --telemetry rapl"},
 		{name: "gpus with dcgm", es: realSetup(), args: []string{"--telemetry", "dcgm", "--dcgm-url", url, "--gpus", "0"}, errCode: exitInvalid, errMsg: "--gpus selects NVML GPUs"},
 		{name: "bad gpus", es: realSetup(), args: []string{"--gpus", "0,zero"}, errCode: exitInvalid, errMsg: "neither an index nor a UUID"},
