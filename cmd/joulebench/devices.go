@@ -98,6 +98,9 @@ func (a *app) devices(ctx context.Context) error {
 
 func (a *app) devicesReport(ctx context.Context, o telemetryOpts) (devicesReport, error) {
 	logf := func(msg string) { a.log.Warn().Str("component", "telemetry").Msg(msg) }
+	if len(o.choices) > 1 {
+		return devicesReport{}, invalidf("devices lists one power source at a time: give one --telemetry (not %s)", strings.Join(o.choices, " + "))
+	}
 	switch o.choice {
 	case telNone:
 		return devicesReport{Source: telNone, Detail: "--telemetry none: nothing is measured"}, nil

@@ -101,3 +101,16 @@ func TestDevicesAuto(t *testing.T) {
 		t.Errorf("--telemetry nvml: exit %d %s", code, errOut)
 	}
 }
+
+// devices lists the RAPL zones with their domains; it takes one source.
+func TestDevicesRAPL(t *testing.T) {
+	root := fakePowercap(t, "5")
+	out, errOut, code := devicesCLI(t, "--telemetry", "rapl", "--rapl-root", root)
+	if code != exitOK || !strings.Contains(out, "cpu0") || !strings.Contains(out, "dram0") || !strings.Contains(out, "counter") {
+		t.Errorf("rapl: exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = devicesCLI(t, "--telemetry", "sim", "--telemetry", "rapl", "--rapl-root", root)
+	if code != exitInvalid || !strings.Contains(errOut, "devices lists one power source at a time") {
+		t.Errorf("two sources: exit %d %s", code, errOut)
+	}
+}
