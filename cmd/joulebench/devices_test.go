@@ -35,8 +35,8 @@ func TestDevicesDCGM(t *testing.T) {
 	for _, want := range []string{
 		"source: dcgm",
 		"ID", "ENERGY", "POWER FIELD", "MEMORY",
-		"node7/gpu0  NVIDIA H100 80GB HBM3  GPU-aaaa  counter",
-		"node7/gpu1  NVIDIA H100 80GB HBM3  GPU-bbbb  power only (integrated)",
+		"node7/gpu0  gpu     NVIDIA H100 80GB HBM3  GPU-aaaa  counter",
+		"node7/gpu1  gpu     NVIDIA H100 80GB HBM3  GPU-bbbb  power only (integrated)",
 		"DCGM_FI_DEV_POWER_USAGE  yes",
 	} {
 		if !strings.Contains(out, want) {
@@ -106,7 +106,7 @@ func TestDevicesAuto(t *testing.T) {
 func TestDevicesRAPL(t *testing.T) {
 	root := fakePowercap(t, "5")
 	out, errOut, code := devicesCLI(t, "--telemetry", "rapl", "--rapl-root", root)
-	if code != exitOK || !strings.Contains(out, "cpu0") || !strings.Contains(out, "dram0") || !strings.Contains(out, "counter") {
+	if code != exitOK || !strings.Contains(out, "cpu0   cpu") || !strings.Contains(out, "dram0  dram") || !strings.Contains(out, "counter") {
 		t.Errorf("rapl: exit %d\n%s\n%s", code, out, errOut)
 	}
 	_, errOut, code = devicesCLI(t, "--telemetry", "sim", "--telemetry", "rapl", "--rapl-root", root)
