@@ -214,7 +214,7 @@ func TestMonitorSeveralSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &Deps{Source: telemetry.NewMulti(cpu, &testSource{mem: 1 << 30})}
+	d := &Deps{Source: telemetry.NewMulti(nil, cpu, &testSource{mem: 1 << 30})}
 	if err := runMonitor(context.Background(), rc, d, &MonitorConfig{Interval: dur(10 * time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}

@@ -343,7 +343,7 @@ func (a *app) multiTelemetry(es *engineSetup, o telemetryOpts, now telemetry.Clo
 		notes = append(notes, c+": "+info.Note)
 		sim = sim || info.Simulated
 	}
-	m := telemetry.NewMulti(srcs...)
+	m := telemetry.NewMulti(now, srcs...)
 	if _, err := m.Devices(context.Background()); err != nil {
 		closeAll()
 		return nil, archive.TelemetryInfo{}, withCode(exitInvalid, err)
