@@ -49,6 +49,15 @@ type domainSource struct {
 	open func(o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error)
 }
 
+// nodeReadFailures is how many reads in a row of a BMC may fail before
+// sampling ends: each is a missing sample the power audit judges.
+const nodeReadFailures = 5
+
+// tolerantNote says so in run.json's telemetry note.
+func tolerantNote() string {
+	return fmt.Sprintf("a failed read leaves its sample out (event %s; at most %d in a row)", telemetry.AnomalyReadFailed, nodeReadFailures)
+}
+
 var domainSources = []domainSource{
 	{telRAPL, func(o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
 		src, err := rapl.Open(rapl.Options{Root: o.raplRoot, Clock: now, Logf: logf})
@@ -59,7 +68,7 @@ var domainSources = []domainSource{
 		return src, archive.TelemetryInfo{Source: telRAPL, Note: fmt.Sprintf("RAPL energy counters (powercap sysfs %s): CPU package (domain cpu) and DRAM (domain dram); %s",
 			orDefault(o.raplRoot, rapl.DefaultRoot), deviceSummary(devs))}, nil
 	}},
-	{telRedfish, func(o telemetryOpts, _ telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+	{telRedfish, func(o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*redfish.DefaultTimeout)
 		defer cancel()
 		ro := o.redfish
@@ -80,10 +89,10 @@ var domainSources = []domainSource{
 		if ro.Insecure {
 			tlsNote = "TLS NOT verified (--redfish-insecure)"
 		}
-		return src, archive.TelemetryInfo{Source: telRedfish, Note: fmt.Sprintf("Redfish %s (%s, %s): whole-node power (domain node) from %s; %s",
-			ro.URL, auth, tlsNote, devs[0].PowerField, deviceSummary(devs))}, nil
+		return telemetry.NewTolerant(src, nodeReadFailures, now), archive.TelemetryInfo{Source: telRedfish, Note: fmt.Sprintf("Redfish %s (%s, %s): whole-node power (domain node) from %s; %s; %s",
+			ro.URL, auth, tlsNote, devs[0].PowerField, deviceSummary(devs), tolerantNote())}, nil
 	}},
-	{telIPMI, func(o telemetryOpts, _ telemetry.Clock, _ func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+	{telIPMI, func(o telemetryOpts, now telemetry.Clock, _ func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*ipmi.DefaultTimeout)
 		defer cancel()
 		src, err := ipmi.Open(ctx, o.ipmi)
@@ -91,8 +100,8 @@ var domainSources = []domainSource{
 			return nil, archive.TelemetryInfo{}, err
 		}
 		devs, _ := src.Devices(ctx)
-		return src, archive.TelemetryInfo{Source: telIPMI, Note: fmt.Sprintf("IPMI DCMI (%s dcmi power reading, run per sample): whole-node power (domain node); %s",
-			orDefault(o.ipmi.Binary, ipmi.DefaultBinary), deviceSummary(devs))}, nil
+		return telemetry.NewTolerant(src, nodeReadFailures, now), archive.TelemetryInfo{Source: telIPMI, Note: fmt.Sprintf("IPMI DCMI (%s dcmi power reading, run per sample): whole-node power (domain node); %s; %s",
+			orDefault(o.ipmi.Binary, ipmi.DefaultBinary), deviceSummary(devs), tolerantNote())}, nil
 	}},
 }
 
