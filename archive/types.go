@@ -169,6 +169,35 @@ type Device struct {
 	// source knows it (NVML, DCGM); 0 when unknown. The power validity
 	// audit bounds readings by a multiple of it.
 	PowerLimitW float64 `json:"power_limit_w,omitempty"`
+	// Domain is the boundary the device's power covers: DomainGPU,
+	// DomainCPU, DomainDRAM or DomainNode. Empty (archives written before
+	// the field existed) means DomainGPU; read it with DomainOrGPU.
+	Domain string `json:"domain,omitempty"`
+}
+
+// Power domains: the boundary a device's energy covers (run.json
+// hardware.devices[].domain).
+const (
+	// DomainGPU is one GPU's board power (NVML, DCGM, powermetrics' GPU,
+	// the simulator).
+	DomainGPU = "gpu"
+	// DomainCPU is a CPU package (RAPL package zone).
+	DomainCPU = "cpu"
+	// DomainDRAM is the memory attached to a CPU package (RAPL dram zone).
+	DomainDRAM = "dram"
+	// DomainNode is a whole node's power (Redfish, IPMI DCMI).
+	DomainNode = "node"
+)
+
+// Domains lists the valid domains in the order reports show them.
+var Domains = []string{DomainGPU, DomainCPU, DomainDRAM, DomainNode}
+
+// DomainOrGPU returns the device's domain, DomainGPU when absent.
+func (d Device) DomainOrGPU() string {
+	if d.Domain == "" {
+		return DomainGPU
+	}
+	return d.Domain
 }
 
 // HostInfo describes the machine that ran joulebench.
@@ -290,6 +319,10 @@ type Result struct {
 	Unit        string `json:"unit,omitempty"`
 	Description string `json:"description,omitempty"`
 	Format      string `json:"format,omitempty"`
+	// Boundary, for an energy or power metric, is what its power covers:
+	// a domain ("gpu", "cpu", "dram", "node") or several joined by "+"
+	// ("cpu+dram"); empty for other values.
+	Boundary string `json:"boundary,omitempty"`
 	// Note says why a value is absent (not applicable) or qualifies it.
 	Note string `json:"note,omitempty"`
 	// For checks.

@@ -93,6 +93,11 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		{"power_audit", `power_audit(["formal", "nosuch"], 3, 1.2, 50).max_gap_s`, 1},
 		{"power_audit_bounds", `float(len(power_audit(["formal"], 3, 1.2, 50).bounds))`, 1},
 		{"power_audit_reasons", `float(len(power_audit(["formal"], 3, 1.2, 500).reasons))`, 0},
+		// The device has no domain in run.json: a GPU. domain_energy of
+		// the GPUs is energy(); the CPU absent counts 0 (100 W × 6 s).
+		{"domain_energy", `domain_energy(["gpu", "cpu"], 2, 8, "trapz")`, 600},
+		{"domain_mean_power", `domain_mean_power(["gpu"], 0, 10)`, 100},
+		{"domain_power_audit", `float(len(domain_power_audit(["gpu"], ["formal"], 3, 1.2, 50).bounds))`, 1},
 		// Neither request recorded token_times: no gap to measure (the
 		// maths are tested in measure.TestITL).
 		{"itl", `len(itl(requests)) * 1.0`, 0},

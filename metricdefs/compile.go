@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,6 +54,26 @@ type Def struct {
 	Format      string
 	Severity    string
 	Message     string
+	// Boundary, for metrics, is the power domains the value covers
+	// ("gpu", "cpu+dram", "node"; see CheckBoundary), shown in the
+	// headings of tables and reports.
+	Boundary string
+}
+
+// CheckBoundary checks a metric's boundary: domains of
+// archive.Domains joined by "+", each once; empty is fine (no energy).
+func CheckBoundary(b string) error {
+	if b == "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, d := range strings.Split(b, "+") {
+		if !slices.Contains(archive.Domains, d) || seen[d] {
+			return fmt.Errorf("boundary %q: want domains of %s joined by +, each once (e.g. cpu+dram)", b, strings.Join(archive.Domains, ", "))
+		}
+		seen[d] = true
+	}
+	return nil
 }
 
 // Param is a profile parameter with its resolved value (int, float64, bool

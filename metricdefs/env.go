@@ -10,7 +10,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/measure"
@@ -35,10 +37,14 @@ type RunInfo struct {
 	Quantization  string `expr:"model_quantization"`
 	HWChip        string `expr:"hw_chip"`
 	OSVersion     string `expr:"os_version"`
-	// HasPower is true when the archive holds power samples.
+	// HasPower is true when the archive holds GPU power samples (devices
+	// of domain gpu, the default).
 	HasPower bool `expr:"has_power"`
-	// HasCounter is true when every device has an energy counter.
+	// HasCounter is true when every GPU device has an energy counter.
 	HasCounter bool `expr:"has_counter"`
+	// Domains lists the power domains with samples ("gpu", "cpu",
+	// "dram", "node"), in that order: `"cpu" in run.domains`.
+	Domains []string `expr:"domains"`
 	// SampleIntervalS is the power sampling interval the run used
 	// (run.json telemetry.interval_s), 0 when not recorded.
 	SampleIntervalS float64 `expr:"sample_interval_s"`
@@ -64,14 +70,21 @@ type Device struct {
 	Simulated bool   `expr:"simulated"`
 	// PowerLimitW is the device's power limit in W, 0 when unknown.
 	PowerLimitW float64 `expr:"power_limit_w"`
+	// Domain is the boundary its power covers: gpu, cpu, dram or node.
+	Domain string `expr:"domain"`
 }
 
 // Data is one run's raw data prepared for evaluation.
 type Data struct {
-	Meta     archive.Meta
-	Power    *measure.PowerData // nil when the run has no power samples
-	Requests []*archive.Request
-	Stages   map[string]*Stage
+	Meta archive.Meta
+	// Power holds the GPU devices' samples (domain gpu): the method's
+	// figures use these only. nil when the run has none.
+	Power *measure.PowerData
+	// DomainPower holds the samples of the other domains (cpu, dram,
+	// node), one PowerData per domain present.
+	DomainPower map[string]*measure.PowerData
+	Requests    []*archive.Request
+	Stages      map[string]*Stage
 	// Open names the stages that had not ended when the run stopped
 	// (their end was clamped to the data): values over them are partial.
 	Open    map[string]bool
@@ -94,12 +107,8 @@ func NewData(run *archive.Run) (*Data, error) {
 		Stages: make(map[string]*Stage, len(run.Meta.Stages)),
 		Events: make(map[string]float64, len(run.Meta.Events)),
 	}
-	if len(run.Power) > 0 {
-		pd, err := measure.NewPowerData(run.Power)
-		if err != nil {
-			return nil, fmt.Errorf("power.csv: %w", err)
-		}
-		d.Power = pd
+	if err := d.splitPower(run); err != nil {
+		return nil, err
 	}
 	d.Requests = make([]*archive.Request, len(run.Requests))
 	for i := range run.Requests {
@@ -126,12 +135,12 @@ func NewData(run *archive.Run) (*Data, error) {
 	for _, dev := range run.Meta.Hardware.Devices {
 		known[dev.ID] = true
 		d.Devices = append(d.Devices, Device{ID: dev.ID, Name: dev.Name, UUID: dev.UUID, Host: dev.Host, Method: dev.Method, Simulated: dev.Simulated,
-			PowerLimitW: dev.PowerLimitW})
+			PowerLimitW: dev.PowerLimitW, Domain: dev.DomainOrGPU()})
 	}
 	if d.Power != nil {
 		for _, id := range d.Power.Devices() {
 			if !known[id] {
-				d.Devices = append(d.Devices, Device{ID: id})
+				d.Devices = append(d.Devices, Device{ID: id, Domain: archive.DomainGPU})
 			}
 		}
 	}
@@ -143,11 +152,99 @@ func NewData(run *archive.Run) (*Data, error) {
 		HasPower: d.Power != nil, HasCounter: d.Power != nil && d.Power.HasCounter(),
 		EngineVersion: m.Engine.Version, ModelFormat: m.Engine.ModelFormat, Quantization: m.Engine.Quantization,
 		HWChip: m.Hardware.Chip, OSVersion: m.Host.OSVersion, SampleIntervalS: m.Telemetry.IntervalS,
+		Domains: d.domains(),
 	}
 	if d.Run.Labels == nil {
 		d.Run.Labels = map[string]string{}
 	}
 	return d, nil
+}
+
+// splitPower indexes power.csv: the GPU devices' samples into Power, each
+// other domain's into DomainPower. A device of power.csv missing from
+// hardware.devices counts as a GPU (as before domains existed). An archive
+// of GPUs only is indexed whole, as it always was.
+func (d *Data) splitPower(run *archive.Run) error {
+	domain := map[string]string{}
+	split := false
+	for i, dev := range run.Meta.Hardware.Devices {
+		dom := dev.DomainOrGPU()
+		if !slices.Contains(archive.Domains, dom) {
+			return fmt.Errorf("run.json: hardware.devices[%d] (%s): domain %q is not one of %s", i, dev.ID, dev.Domain, strings.Join(archive.Domains, ", "))
+		}
+		domain[dev.ID] = dom
+		split = split || dom != archive.DomainGPU
+	}
+	if len(run.Power) == 0 {
+		return nil
+	}
+	// The whole file first: its errors name the sample's place in it.
+	all, err := measure.NewPowerData(run.Power)
+	if err != nil {
+		return fmt.Errorf("power.csv: %w", err)
+	}
+	if !split {
+		d.Power = all
+		return nil
+	}
+	rows := map[string][]archive.PowerSample{}
+	for _, s := range run.Power {
+		dom := domain[s.Device]
+		if dom == "" {
+			dom = archive.DomainGPU
+		}
+		rows[dom] = append(rows[dom], s)
+	}
+	d.DomainPower = map[string]*measure.PowerData{}
+	for dom, rs := range rows {
+		pd, err := measure.NewPowerData(rs)
+		if err != nil {
+			return fmt.Errorf("power.csv, domain %s: %w", dom, err)
+		}
+		if dom == archive.DomainGPU {
+			d.Power = pd
+		} else {
+			d.DomainPower[dom] = pd
+		}
+	}
+	return nil
+}
+
+// domains lists the domains with power samples, in archive.Domains order.
+func (d *Data) domains() []string {
+	out := []string{}
+	for _, dom := range archive.Domains {
+		if (dom == archive.DomainGPU && d.Power != nil) || d.DomainPower[dom] != nil {
+			out = append(out, dom)
+		}
+	}
+	return out
+}
+
+// domainPower returns the samples of the named domains ("gpu" included),
+// in the order named, and an error naming those absent when none is
+// present.
+func (d *Data) domainPower(names []any) ([]*measure.PowerData, error) {
+	var out []*measure.PowerData
+	var want []string
+	for i, n := range names {
+		dom, ok := n.(string)
+		if !ok || !slices.Contains(archive.Domains, dom) {
+			return nil, fmt.Errorf("domain %d is %v: want one of %s", i+1, n, strings.Join(archive.Domains, ", "))
+		}
+		want = append(want, dom)
+		pd := d.DomainPower[dom]
+		if dom == archive.DomainGPU {
+			pd = d.Power
+		}
+		if pd != nil {
+			out = append(out, pd)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no power samples of domain %s in this run", strings.Join(want, " or "))
+	}
+	return out, nil
 }
 
 // baselines returns each device's mean power and max memory over the

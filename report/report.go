@@ -104,6 +104,33 @@ func FormatValue(r archive.Result) string {
 	return string(b)
 }
 
+// BoundaryLabel names what a figure's power covers for a heading: "GPU",
+// "CPU/DRAM", "node"; "" for a value without a boundary.
+func BoundaryLabel(b string) string {
+	if b == "" {
+		return ""
+	}
+	parts := strings.Split(b, "+")
+	for i, p := range parts {
+		switch p {
+		case archive.DomainGPU, archive.DomainCPU, archive.DomainDRAM:
+			parts[i] = strings.ToUpper(p)
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// withBoundary reports whether any of the named results has a boundary
+// (the tables then get a boundary column).
+func withBoundary(names []string, values map[string]archive.Result) bool {
+	for _, n := range names {
+		if values[n].Boundary != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func noteOf(r archive.Result) string {
 	if r.Kind == "check" {
 		if r.Passed != nil && !*r.Passed {
@@ -142,21 +169,30 @@ func Results(w io.Writer, run Run, format string, all bool) error {
 		return enc.Encode(out)
 	case FormatCSV:
 		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"name", "kind", "value", "unit", "note", "simulated"})
+		_ = cw.Write([]string{"name", "kind", "value", "unit", "note", "simulated", "boundary"})
 		for _, n := range names {
 			r := res.Values[n]
-			_ = cw.Write([]string{n, r.Kind, FormatValue(r), r.Unit, noteOf(r), strconv.FormatBool(run.Meta.Simulated)})
+			_ = cw.Write([]string{n, r.Kind, FormatValue(r), r.Unit, noteOf(r), strconv.FormatBool(run.Meta.Simulated), r.Boundary})
 		}
 		cw.Flush()
 		return cw.Error()
 	case FormatTable, FormatMarkdown:
 		header(w, run, format)
 		rows := make([][]string, 0, len(names))
+		head := []string{"metric", "value", "unit", "note"}
+		bound := withBoundary(names, res.Values)
+		if bound {
+			head = []string{"metric", "boundary", "value", "unit", "note"}
+		}
 		for _, n := range names {
 			r := res.Values[n]
-			rows = append(rows, []string{n, FormatValue(r), r.Unit, noteOf(r)})
+			if bound {
+				rows = append(rows, []string{n, BoundaryLabel(r.Boundary), FormatValue(r), r.Unit, noteOf(r)})
+			} else {
+				rows = append(rows, []string{n, FormatValue(r), r.Unit, noteOf(r)})
+			}
 		}
-		if err := table(w, format, []string{"metric", "value", "unit", "note"}, rows); err != nil {
+		if err := table(w, format, head, rows); err != nil {
 			return err
 		}
 		footer(w, run, format)
@@ -273,7 +309,7 @@ func Runs(w io.Writer, runs []Run, format string) error {
 		return enc.Encode(out)
 	case FormatCSV:
 		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"run_id", "profile", "engine", "model", "status", "simulated", "excluded", "name", "value", "unit", "note"})
+		_ = cw.Write([]string{"run_id", "profile", "engine", "model", "status", "simulated", "excluded", "name", "value", "unit", "note", "boundary"})
 		for _, r := range runs {
 			if r.Results == nil {
 				continue
@@ -281,7 +317,7 @@ func Runs(w io.Writer, runs []Run, format string) error {
 			for _, n := range selected(r.Results, false) {
 				v := r.Results.Values[n]
 				_ = cw.Write([]string{r.Meta.RunID, r.Meta.Profile.Name, r.Meta.Engine.Kind, r.Meta.Engine.Model, r.Meta.Status,
-					strconv.FormatBool(r.Meta.Simulated), strconv.FormatBool(r.Results.Excluded), n, FormatValue(v), v.Unit, noteOf(v)})
+					strconv.FormatBool(r.Meta.Simulated), strconv.FormatBool(r.Results.Excluded), n, FormatValue(v), v.Unit, noteOf(v), v.Boundary})
 			}
 		}
 		cw.Flush()
@@ -314,10 +350,16 @@ func Runs(w io.Writer, runs []Run, format string) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	// Metrics side by side: one row per metric name (first-seen order), one
-	// column per run.
+	return metricsSideBySide(w, runs, format)
+}
+
+// metricsSideBySide is the metrics of several runs: one row per metric
+// name (first-seen order) with its boundary when any has one, one column
+// per run, each value after the first with its change against the first.
+func metricsSideBySide(w io.Writer, runs []Run, format string) error {
 	var names []string
 	units := map[string]string{}
+	bounds := map[string]string{}
 	seen := map[string]bool{}
 	for _, r := range runs {
 		if r.Results == nil {
@@ -328,16 +370,27 @@ func Runs(w io.Writer, runs []Run, format string) error {
 				seen[n] = true
 				names = append(names, n)
 				units[n] = r.Results.Values[n].Unit
+				bounds[n] = BoundaryLabel(r.Results.Values[n].Boundary)
 			}
 		}
 	}
 	head := []string{"metric", "unit"}
+	bound := false
+	for _, b := range bounds {
+		bound = bound || b != ""
+	}
+	if bound {
+		head = []string{"metric", "boundary", "unit"}
+	}
 	for _, r := range runs {
 		head = append(head, r.Meta.RunID)
 	}
 	mrows := make([][]string, 0, len(names))
 	for _, n := range names {
 		row := []string{n, units[n]}
+		if bound {
+			row = []string{n, bounds[n], units[n]}
+		}
 		for i, r := range runs {
 			cell := ""
 			if r.Results != nil {

@@ -156,7 +156,7 @@ func RenderStages(w io.Writer, bds []StageBreakdown, format string) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		title := fmt.Sprintf("Energy by stage · run %s", b.RunID)
+		title := fmt.Sprintf("GPU energy by stage · run %s", b.RunID)
 		if format == FormatMarkdown {
 			fmt.Fprintf(w, "**%s**\n\n", title)
 		} else {

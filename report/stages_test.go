@@ -261,7 +261,7 @@ func TestRunsWithStages(t *testing.T) {
 	if err := RunsWithStages(&buf, runs, bds, FormatTable); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "Energy by stage · run stages") || !strings.Contains(buf.String(), "warmup (in startup)") {
+	if !strings.Contains(buf.String(), "GPU energy by stage · run stages") || !strings.Contains(buf.String(), "warmup (in startup)") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 	if err := RunsWithStages(&buf, runs, nil, FormatTable); err == nil {

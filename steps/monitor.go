@@ -40,8 +40,15 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 	}
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
 		m.Hardware.Devices = devs
-		if m.Hardware.Chip == "" && len(devs) > 0 {
-			m.Hardware.Chip = devs[0].Name // asiai's hw_chip
+		if m.Hardware.Chip == "" {
+			// asiai's hw_chip: the first GPU (a RAPL package or a node
+			// read beside it is not the chip measured).
+			for _, dev := range devs {
+				if dev.DomainOrGPU() == archive.DomainGPU {
+					m.Hardware.Chip = dev.Name
+					break
+				}
+			}
 		}
 		m.Telemetry.IntervalS = c.Interval.Seconds()
 	}); err != nil {

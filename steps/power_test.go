@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/telemetry"
+	"github.com/joulebench/joulebench/telemetry/rapl"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -238,4 +241,42 @@ func TestReleaseWithoutWaiting(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+}
+
+// With RAPL read beside the GPU and listed first, hw_chip is still the
+// GPU's name, and both sources' rows reach power.csv.
+func TestMonitorSeveralSources(t *testing.T) {
+	rc := newRC(t)
+	root := t.TempDir()
+	dir := filepath.Join(root, "intel-rapl:0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, v := range map[string]string{"name": "package-0", "energy_uj": "10", "max_energy_range_uj": "1000000"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpu, err := rapl.Open(rapl.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Deps{Source: telemetry.NewMulti(nil, cpu, &testSource{mem: 1 << 30})}
+	if err := runMonitor(context.Background(), rc, d, &MonitorConfig{Interval: dur(10 * time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.StopSampling(); err != nil {
+		t.Fatal(err)
+	}
+	m := rc.Out.Meta()
+	if m.Hardware.Chip != "Test GPU" || len(m.Hardware.Devices) != 2 || m.Hardware.Devices[0].Domain != "cpu" {
+		t.Errorf("hardware %+v", m.Hardware)
+	}
+	seen := map[string]bool{}
+	for _, p := range reload(t, rc).Power {
+		seen[p.Device] = true
+	}
+	if !seen["cpu0"] || !seen["gpu0"] {
+		t.Errorf("power.csv devices %v, want cpu0 and gpu0", seen)
+	}
 }

@@ -74,6 +74,9 @@ type MetricDecl struct {
 	// Summary marks a headline figure of the method: the default output
 	// of run and analyze shows these (--all shows every value).
 	Summary bool `yaml:"summary"`
+	// Boundary is the power domains an energy metric covers (gpu,
+	// cpu+dram, node): the headings name it.
+	Boundary string `yaml:"boundary"`
 }
 
 // CheckDecl is one flag/check.
@@ -443,8 +446,11 @@ func metricDef(m *MetricDecl) (metricdefs.Def, string) {
 	if m.Name == "" || m.Expr == "" {
 		return metricdefs.Def{}, "a metric needs a name and an expr"
 	}
+	if err := metricdefs.CheckBoundary(m.Boundary); err != nil {
+		return metricdefs.Def{}, err.Error()
+	}
 	return metricdefs.Def{Name: m.Name, Kind: metricdefs.KindMetric, Expr: m.Expr, When: m.When, NA: m.NA,
-		Unit: m.Unit, Description: m.Description, Format: m.Format}, ""
+		Unit: m.Unit, Description: m.Description, Format: m.Format, Boundary: m.Boundary}, ""
 }
 
 func checkDef(c *CheckDecl) (metricdefs.Def, string) {

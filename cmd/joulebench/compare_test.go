@@ -227,7 +227,7 @@ func TestReportStages(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
-	for _, want := range []string{"Energy by stage · run small", "1000.0", "40.0 %", "2500.0", "total (startup + formal + release)", "baseline (not in total)"} {
+	for _, want := range []string{"GPU energy by stage · run small", "1000.0", "40.0 %", "2500.0", "total (startup + formal + release)", "baseline (not in total)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/joulebench/joulebench/engines"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -206,7 +207,7 @@ func (a *app) startCooldown(ctx context.Context, profile string, sets []string) 
 	s := &cooldownSession{params: p, clock: workflow.NewClock()}
 	var src telemetry.Source
 	var err error
-	if tel := a.v.GetString("telemetry"); probe.simulated && (tel == "" || tel == telAuto || tel == telSim) {
+	if tel := a.telemetryFlag(); probe.simulated && (len(tel) == 0 || slices.Equal(tel, []string{telAuto}) || slices.Contains(tel, telSim)) {
 		src = simtel.New(simtel.DefaultConfig(), idleLoad{}, s.clock.Now)
 	} else {
 		src, _, err = a.setupTelemetry(nil, s.clock)

@@ -50,7 +50,9 @@ type devicesReport struct {
 }
 
 type deviceEntry struct {
-	ID           string `json:"id"`
+	ID string `json:"id"`
+	// Domain is what the device's power covers: gpu, cpu, dram, node.
+	Domain       string `json:"domain"`
 	Name         string `json:"name,omitempty"`
 	UUID         string `json:"uuid,omitempty"`
 	Host         string `json:"host,omitempty"`
@@ -98,6 +100,9 @@ func (a *app) devices(ctx context.Context) error {
 
 func (a *app) devicesReport(ctx context.Context, o telemetryOpts) (devicesReport, error) {
 	logf := func(msg string) { a.log.Warn().Str("component", "telemetry").Msg(msg) }
+	if len(o.choices) > 1 {
+		return devicesReport{}, invalidf("devices lists one power source at a time: give one --telemetry (not %s)", strings.Join(o.choices, " + "))
+	}
 	switch o.choice {
 	case telNone:
 		return devicesReport{Source: telNone, Detail: "--telemetry none: nothing is measured"}, nil
@@ -176,7 +181,7 @@ func nvmlReport(src *nvmltel.Source) devicesReport {
 		}
 		ce := d.ClockEvents
 		rep.Devices = append(rep.Devices, deviceEntry{
-			ID: d.ID, Name: d.Name, UUID: d.UUID, Architecture: d.Architecture,
+			ID: d.ID, Domain: archive.DomainGPU, Name: d.Name, UUID: d.UUID, Architecture: d.Architecture,
 			Energy: d.Method, EnergyNote: d.EnergyNote, PowerField: d.PowerField,
 			Memory: mem, ClockEvents: &ce,
 		})
@@ -205,7 +210,7 @@ func genericReport(ctx context.Context, src telemetry.Source, detail string) (de
 }
 
 func entryOf(d archive.Device, mem bool) deviceEntry {
-	e := deviceEntry{ID: d.ID, Name: d.Name, UUID: d.UUID, Host: d.Host, Energy: d.Method, PowerField: d.PowerField, Memory: "no", Simulated: d.Simulated}
+	e := deviceEntry{ID: d.ID, Domain: d.DomainOrGPU(), Name: d.Name, UUID: d.UUID, Host: d.Host, Energy: d.Method, PowerField: d.PowerField, Memory: "no", Simulated: d.Simulated}
 	if mem {
 		e.Memory = "yes"
 	}
@@ -233,7 +238,7 @@ func writeDevices(w io.Writer, rep devicesReport) {
 	}
 	fmt.Fprintln(w, head)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tUUID\tENERGY\tPOWER FIELD\tMEMORY\tTHROTTLE REASONS")
+	fmt.Fprintln(tw, "ID\tDOMAIN\tNAME\tUUID\tENERGY\tPOWER FIELD\tMEMORY\tTHROTTLE REASONS")
 	for _, d := range rep.Devices {
 		energy := "counter"
 		if d.Energy != "counter" {
@@ -250,7 +255,7 @@ func writeDevices(w io.Writer, rep devicesReport) {
 		if d.ClockEvents != nil {
 			ce = map[bool]string{true: "yes", false: "no"}[*d.ClockEvents]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, orDash(name), orDash(d.UUID), energy, orDash(d.PowerField), d.Memory, ce)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, orDash(d.Domain), orDash(name), orDash(d.UUID), energy, orDash(d.PowerField), d.Memory, ce)
 	}
 	_ = tw.Flush()
 	for _, d := range rep.Devices {

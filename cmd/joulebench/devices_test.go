@@ -35,8 +35,8 @@ func TestDevicesDCGM(t *testing.T) {
 	for _, want := range []string{
 		"source: dcgm",
 		"ID", "ENERGY", "POWER FIELD", "MEMORY",
-		"node7/gpu0  NVIDIA H100 80GB HBM3  GPU-aaaa  counter",
-		"node7/gpu1  NVIDIA H100 80GB HBM3  GPU-bbbb  power only (integrated)",
+		"node7/gpu0  gpu     NVIDIA H100 80GB HBM3  GPU-aaaa  counter",
+		"node7/gpu1  gpu     NVIDIA H100 80GB HBM3  GPU-bbbb  power only (integrated)",
 		"DCGM_FI_DEV_POWER_USAGE  yes",
 	} {
 		if !strings.Contains(out, want) {
@@ -99,5 +99,18 @@ func TestDevicesAuto(t *testing.T) {
 	_, errOut, code = devicesCLI(t, "--telemetry", "nvml")
 	if code != exitFailure || !strings.Contains(errOut, "NVML unavailable") {
 		t.Errorf("--telemetry nvml: exit %d %s", code, errOut)
+	}
+}
+
+// devices lists the RAPL zones with their domains; it takes one source.
+func TestDevicesRAPL(t *testing.T) {
+	root := fakePowercap(t, "5")
+	out, errOut, code := devicesCLI(t, "--telemetry", "rapl", "--rapl-root", root)
+	if code != exitOK || !strings.Contains(out, "cpu0   cpu") || !strings.Contains(out, "dram0  dram") || !strings.Contains(out, "counter") {
+		t.Errorf("rapl: exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = devicesCLI(t, "--telemetry", "sim", "--telemetry", "rapl", "--rapl-root", root)
+	if code != exitInvalid || !strings.Contains(errOut, "devices lists one power source at a time") {
+		t.Errorf("two sources: exit %d %s", code, errOut)
 	}
 }

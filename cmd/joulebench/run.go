@@ -655,7 +655,7 @@ func (a *app) checkRunFlags(changed func(string) bool) error {
 	if err != nil {
 		return err
 	}
-	if o.choice == telSim && !a.simulatedKind(a.engineKind()) {
+	if o.has(telSim) && !a.simulatedKind(a.engineKind()) {
 		return invalidf("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -13,9 +14,12 @@ import (
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/dcgm"
+	"github.com/joulebench/joulebench/telemetry/ipmi"
 	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
 	"github.com/joulebench/joulebench/telemetry/powermetrics"
 	"github.com/joulebench/joulebench/telemetry/prometheus"
+	"github.com/joulebench/joulebench/telemetry/rapl"
+	"github.com/joulebench/joulebench/telemetry/redfish"
 	"github.com/joulebench/joulebench/telemetry/replay"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
@@ -31,13 +35,88 @@ const (
 	telSim          = "sim"
 	telReplay       = "replay"
 	telNone         = "none"
+	telRAPL         = "rapl"
+	telRedfish      = "redfish"
+	telIPMI         = "ipmi"
 )
 
-var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone, telPrometheus}
+var telemetryChoices = []string{telAuto, telNVML, telPowermetrics, telDCGM, telSim, telReplay, telNone, telPrometheus, telRAPL, telRedfish, telIPMI}
+
+// domainSource is a power source of a boundary other than the GPU (CPU,
+// DRAM, node), opened by name: one row each, so that moving the sources
+// to descriptors is a move of this table.
+type domainSource struct {
+	name string
+	open func(o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error)
+}
+
+// nodeReadFailures is how many reads in a row of a BMC may fail before
+// sampling ends: each is a missing sample the power audit judges.
+const nodeReadFailures = 5
+
+// tolerantNote says so in run.json's telemetry note.
+func tolerantNote() string {
+	return fmt.Sprintf("a failed read leaves its sample out (event %s; at most %d in a row)", telemetry.AnomalyReadFailed, nodeReadFailures)
+}
+
+var domainSources = []domainSource{
+	{telRAPL, func(o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+		src, err := rapl.Open(rapl.Options{Root: o.raplRoot, Clock: now, Logf: logf})
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(context.Background())
+		return src, archive.TelemetryInfo{Source: telRAPL, Note: fmt.Sprintf("RAPL energy counters (powercap sysfs %s): CPU package (domain cpu) and DRAM (domain dram); %s",
+			orDefault(o.raplRoot, rapl.DefaultRoot), deviceSummary(devs))}, nil
+	}},
+	{telRedfish, func(o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*redfish.DefaultTimeout)
+		defer cancel()
+		ro := o.redfish
+		ro.Logf = logf
+		src, err := redfish.Open(ctx, ro)
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(ctx)
+		auth := "no authentication"
+		switch {
+		case ro.Username != "" && ro.Session:
+			auth = "a Redfish session"
+		case ro.Username != "":
+			auth = "basic authentication"
+		}
+		tlsNote := "TLS verified"
+		if ro.Insecure {
+			tlsNote = "TLS NOT verified (--redfish-insecure)"
+		}
+		return telemetry.NewTolerant(src, nodeReadFailures, now), archive.TelemetryInfo{Source: telRedfish, Note: fmt.Sprintf("Redfish %s (%s, %s): whole-node power (domain node) from %s; %s; %s",
+			ro.URL, auth, tlsNote, devs[0].PowerField, deviceSummary(devs), tolerantNote())}, nil
+	}},
+	{telIPMI, func(o telemetryOpts, now telemetry.Clock, _ func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*ipmi.DefaultTimeout)
+		defer cancel()
+		src, err := ipmi.Open(ctx, o.ipmi)
+		if err != nil {
+			return nil, archive.TelemetryInfo{}, err
+		}
+		devs, _ := src.Devices(ctx)
+		return telemetry.NewTolerant(src, nodeReadFailures, now), archive.TelemetryInfo{Source: telIPMI, Note: fmt.Sprintf("IPMI DCMI (%s dcmi power reading, run per sample): whole-node power (domain node); %s; %s",
+			orDefault(o.ipmi.Binary, ipmi.DefaultBinary), deviceSummary(devs), tolerantNote())}, nil
+	}},
+}
 
 // telemetryFlags registers the flags that choose the power source.
 func telemetryFlags(f *pflag.FlagSet) {
-	f.String("telemetry", telAuto, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none")
+	f.StringArray("telemetry", []string{telAuto}, "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none; rapl (CPU package and DRAM), redfish or ipmi (whole node); repeatable: several sources side by side, e.g. --telemetry nvml --telemetry rapl")
+	f.String("rapl-root", "", "powercap sysfs directory of --telemetry rapl (default "+rapl.DefaultRoot+"; a copy or fake tree for tests)")
+	f.String("redfish-url", "", "BMC Redfish service of --telemetry redfish, e.g. https://bmc1 (node power; the password in JOULEBENCH_REDFISH_PASSWORD, never on the command line)")
+	f.String("redfish-user", "", "Redfish user name (--telemetry redfish)")
+	f.StringArray("redfish-chassis", nil, "Redfish chassis ID to read (repeatable; default: the first chassis with a power reading)")
+	f.Bool("redfish-session", false, "authenticate with a Redfish session (X-Auth-Token) instead of basic auth")
+	f.Bool("redfish-insecure", false, "do not verify the BMC's TLS certificate (--telemetry redfish)")
+	f.String("ipmitool", "", "ipmitool binary of --telemetry ipmi (default: ipmitool on PATH)")
+	f.StringArray("ipmi-arg", nil, "ipmitool argument before 'dcmi power reading' (repeatable), e.g. --ipmi-arg=-I --ipmi-arg=lanplus --ipmi-arg=-H --ipmi-arg=bmc1 --ipmi-arg=-U --ipmi-arg=admin --ipmi-arg=-E (password in IPMI_PASSWORD)")
 	f.String("gpus", "", "NVML GPUs to measure: indexes or UUIDs, comma-separated (default: all)")
 	f.StringArray("dcgm-url", nil, "dcgm-exporter endpoint to scrape, e.g. http://node1:9400/metrics (repeatable; GPUs of several hosts)")
 	f.String("replay", "", "power.csv or run directory whose power data to replay (--telemetry replay)")
@@ -51,7 +130,13 @@ func telemetryFlags(f *pflag.FlagSet) {
 
 // telemetryOpts are the telemetry flags, read once.
 type telemetryOpts struct {
+	// choice is the source when one is named; with several (choices),
+	// it is empty.
 	choice   string
+	choices  []string
+	raplRoot string
+	redfish  redfish.Options
+	ipmi     ipmi.Options
 	gpus     []string
 	gpusFlag string
 	dcgmURLs []string
@@ -64,9 +149,18 @@ type telemetryOpts struct {
 
 func (a *app) telemetryOptions() (telemetryOpts, error) {
 	o := telemetryOpts{
-		choice:   strings.TrimSpace(a.v.GetString("telemetry")),
 		gpusFlag: strings.TrimSpace(a.v.GetString("gpus")),
-		replay:   strings.TrimSpace(a.v.GetString("replay")),
+		raplRoot: strings.TrimSpace(a.v.GetString("rapl-root")),
+		redfish: redfish.Options{
+			URL:      strings.TrimSpace(a.v.GetString("redfish-url")),
+			Username: a.v.GetString("redfish-user"),
+			Password: a.v.GetString("redfish-password"), // JOULEBENCH_REDFISH_PASSWORD only: no flag
+			Chassis:  a.v.GetStringSlice("redfish-chassis"),
+			Session:  a.v.GetBool("redfish-session"),
+			Insecure: a.v.GetBool("redfish-insecure"),
+		},
+		ipmi:   ipmi.Options{Binary: strings.TrimSpace(a.v.GetString("ipmitool")), Args: a.v.GetStringSlice("ipmi-arg")},
+		replay: strings.TrimSpace(a.v.GetString("replay")),
 		prom: prometheus.Options{
 			URL:          strings.TrimSpace(a.v.GetString("prometheus-url")),
 			Selector:     strings.TrimSpace(a.v.GetString("prometheus-selector")),
@@ -80,12 +174,8 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 			o.dcgmURLs = append(o.dcgmURLs, u)
 		}
 	}
-	valid := false
-	for _, c := range telemetryChoices {
-		valid = valid || c == o.choice
-	}
-	if !valid {
-		return o, invalidf("--telemetry %q: valid are %s", o.choice, strings.Join(telemetryChoices, ", "))
+	if err := o.parseChoices(a.telemetryFlag()); err != nil {
+		return o, err
 	}
 	gpus, err := nvmltel.ParseGPUs(o.gpusFlag)
 	if err != nil {
@@ -93,28 +183,34 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 	}
 	o.gpus = gpus
 	// A flag of one source given with another source is a mistake.
-	if len(o.dcgmURLs) > 0 && o.choice != telDCGM && o.choice != telAuto {
+	if len(o.dcgmURLs) > 0 && !o.has(telDCGM) && !o.has(telAuto) {
 		return o, invalidf("--dcgm-url is for --telemetry dcgm (or auto), not %s", o.choice)
 	}
-	if o.replay != "" && o.choice != telReplay && o.choice != telAuto {
+	if o.replay != "" && !o.has(telReplay) && !o.has(telAuto) {
 		return o, invalidf("--replay is for --telemetry replay (or auto), not %s", o.choice)
 	}
-	if o.gpusFlag != "" && o.choice != telNVML && o.choice != telAuto {
+	if o.gpusFlag != "" && !o.has(telNVML) && !o.has(telAuto) {
 		return o, invalidf("--gpus selects NVML GPUs: it is for --telemetry nvml (or auto), not %s", o.choice)
 	}
-	if o.choice == telDCGM && len(o.dcgmURLs) == 0 {
+	if o.has(telDCGM) && len(o.dcgmURLs) == 0 {
 		return o, invalidf("--telemetry dcgm needs at least one --dcgm-url http://HOST:9400/metrics")
 	}
-	if o.prom.URL != "" && o.choice != telPrometheus {
+	if o.prom.URL != "" && !o.has(telPrometheus) {
 		return o, invalidf("--prometheus-url is for --telemetry prometheus, not %s", o.choice)
 	}
-	if o.choice == telPrometheus && o.prom.URL == "" {
+	if o.has(telPrometheus) && o.prom.URL == "" {
 		return o, invalidf("--telemetry prometheus needs --prometheus-url http://HOST:9090 (and usually --prometheus-selector)")
 	}
 	if o.replayOffset = a.v.GetFloat64("replay-offset"); o.replayOffset != 0 && o.replay == "" {
 		return o, invalidf("--replay-offset is for --replay FILE")
 	}
-	if o.choice == telReplay && o.replay == "" {
+	if o.raplRoot != "" && !o.has(telRAPL) {
+		return o, invalidf("--rapl-root is for --telemetry rapl, not %s", strings.Join(o.choices, " + "))
+	}
+	if err := o.checkNodeFlags(); err != nil {
+		return o, err
+	}
+	if o.has(telReplay) && o.replay == "" {
 		return o, invalidf("--telemetry replay needs --replay FILE (a power.csv or a run directory)")
 	}
 	if o.choice == telAuto && len(o.dcgmURLs) > 0 && o.replay != "" {
@@ -122,6 +218,68 @@ func (a *app) telemetryOptions() (telemetryOpts, error) {
 	}
 	return o, nil
 }
+
+// telemetryFlag is --telemetry as given: repeated, or one value that may
+// list several separated by commas or spaces (JOULEBENCH_TELEMETRY,
+// the config file).
+func (a *app) telemetryFlag() []string {
+	var out []string
+	for _, v := range a.v.GetStringSlice("telemetry") {
+		out = append(out, strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })...)
+	}
+	return out
+}
+
+// parseChoices checks the sources named by --telemetry: each known, none
+// twice, and auto or none only alone.
+func (o *telemetryOpts) parseChoices(given []string) error {
+	if len(given) == 0 {
+		given = []string{telAuto}
+	}
+	seen := map[string]bool{}
+	for _, c := range given {
+		if !slices.Contains(telemetryChoices, c) {
+			return invalidf("--telemetry %q: valid are %s", c, strings.Join(telemetryChoices, ", "))
+		}
+		if seen[c] {
+			return invalidf("--telemetry %s is given twice", c)
+		}
+		seen[c] = true
+		o.choices = append(o.choices, c)
+	}
+	if len(o.choices) == 1 {
+		o.choice = o.choices[0]
+		return nil
+	}
+	for _, c := range o.choices {
+		if c == telAuto || c == telNone {
+			return invalidf("--telemetry %s cannot be combined with other sources (%s): name each source to run side by side", c, strings.Join(o.choices, ", "))
+		}
+	}
+	return nil
+}
+
+// checkNodeFlags refuses a Redfish or IPMI flag without its source, and
+// Redfish without its URL.
+func (o telemetryOpts) checkNodeFlags() error {
+	r := o.redfish
+	if (r.URL != "" || r.Username != "" || len(r.Chassis) > 0 || r.Session || r.Insecure) && !o.has(telRedfish) {
+		return invalidf("--redfish-* flags are for --telemetry redfish, not %s", strings.Join(o.choices, " + "))
+	}
+	if o.has(telRedfish) && r.URL == "" {
+		return invalidf("--telemetry redfish needs --redfish-url https://BMC (and usually --redfish-user, the password in JOULEBENCH_REDFISH_PASSWORD)")
+	}
+	if r.Session && r.Username == "" {
+		return invalidf("--redfish-session needs --redfish-user")
+	}
+	if (o.ipmi.Binary != "" || len(o.ipmi.Args) > 0) && !o.has(telIPMI) {
+		return invalidf("--ipmitool and --ipmi-arg are for --telemetry ipmi, not %s", strings.Join(o.choices, " + "))
+	}
+	return nil
+}
+
+// has reports whether --telemetry names source c.
+func (o telemetryOpts) has(c string) bool { return slices.Contains(o.choices, c) }
 
 // setupTelemetry picks the power source of a run. A nil source means none.
 // The returned info (run.json "telemetry") names the source, how auto chose
@@ -138,6 +296,9 @@ func (a *app) setupTelemetry(es *engineSetup, clock *workflow.Clock) (telemetry.
 	}
 	logf := func(msg string) { a.log.Warn().Str("component", "telemetry").Msg(msg) }
 
+	if len(o.choices) > 1 {
+		return a.multiTelemetry(es, o, now, logf)
+	}
 	switch o.choice {
 	case telSim:
 		if es == nil || es.SimLoad == nil {
@@ -166,8 +327,54 @@ func (a *app) simTelemetry(es *engineSetup, now telemetry.Clock, how string) (te
 	return src, archive.TelemetryInfo{Source: telSim, Simulated: true, Note: note + "; " + deviceSummary(devs)}, nil
 }
 
+// multiTelemetry opens every source named by --telemetry and reads them
+// side by side; run.json's telemetry source is their names joined by "+",
+// the note each source's note.
+func (a *app) multiTelemetry(es *engineSetup, o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+	var srcs []telemetry.Source
+	closeAll := func() {
+		for _, s := range srcs {
+			_ = s.Close()
+		}
+	}
+	var notes []string
+	sim := false
+	for _, c := range o.choices {
+		var src telemetry.Source
+		var info archive.TelemetryInfo
+		var err error
+		if c == telSim {
+			if es == nil || es.SimLoad == nil {
+				closeAll()
+				return nil, archive.TelemetryInfo{}, invalidf("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
+			}
+			src, info, err = a.simTelemetry(es, now, "")
+		} else {
+			src, info, err = openTelemetry(c, o, now, logf)
+		}
+		if err != nil {
+			closeAll()
+			return nil, archive.TelemetryInfo{}, withCode(exitInvalid, err)
+		}
+		srcs = append(srcs, src)
+		notes = append(notes, c+": "+info.Note)
+		sim = sim || info.Simulated
+	}
+	m := telemetry.NewMulti(now, srcs...)
+	if _, err := m.Devices(context.Background()); err != nil {
+		closeAll()
+		return nil, archive.TelemetryInfo{}, withCode(exitInvalid, err)
+	}
+	return m, archive.TelemetryInfo{Source: m.Name(), Simulated: sim, Note: "side by side: " + strings.Join(notes, " | ")}, nil
+}
+
 // openTelemetry opens a real (or replayed) source by name.
 func openTelemetry(choice string, o telemetryOpts, now telemetry.Clock, logf func(string)) (telemetry.Source, archive.TelemetryInfo, error) {
+	for _, ds := range domainSources {
+		if ds.name == choice {
+			return ds.open(o, now, logf)
+		}
+	}
 	switch choice {
 	case telNVML:
 		src, err := nvmltel.Open(nvmltel.Options{GPUs: o.gpus, Clock: now, Logf: logf})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,8 +75,32 @@ func simSetup() *engineSetup {
 
 func realSetup() *engineSetup { return &engineSetup{Kind: "vllm"} }
 
+// fakePowercap writes a powercap sysfs tree with one package (cpu0) and
+// its dram zone (dram0), both counters at uj, and returns its root. (Made
+// at test time: a ':' in a file name is not allowed in a Go module.)
+func fakePowercap(t *testing.T, uj string) string {
+	t.Helper()
+	root := t.TempDir()
+	for dir, name := range map[string]string{"intel-rapl:0": "package-0", "intel-rapl:0:0": "dram"} {
+		d := filepath.Join(root, dir)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, v := range map[string]string{"name": name, "max_energy_range_uj": "262143328850", "energy_uj": uj} {
+			if err := os.WriteFile(filepath.Join(d, f), []byte(v+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
 func TestSetupTelemetryChoices(t *testing.T) {
 	url := dcgmServer(t)
+	raplFixture := fakePowercap(t, "1000")
+	fakeIPMI, _ := filepath.Abs("../../telemetry/ipmi/testdata/fake-ipmitool")
+	ipmiOut, _ := filepath.Abs("../../telemetry/ipmi/testdata/activated.txt")
+	t.Setenv("FAKE_IPMITOOL_OUT", ipmiOut)
 	for _, tc := range []struct {
 		name    string
 		es      *engineSetup
@@ -99,7 +124,20 @@ func TestSetupTelemetryChoices(t *testing.T) {
 			note: []string{"REPLAYED", "run-small", "gpu0 counter"}},
 		{name: "dcgm without url", es: realSetup(), args: []string{"--telemetry", "dcgm"}, errCode: exitInvalid, errMsg: "needs at least one --dcgm-url"},
 		{name: "replay without file", es: realSetup(), args: []string{"--telemetry", "replay"}, errCode: exitInvalid, errMsg: "--replay FILE"},
-		{name: "unknown", es: realSetup(), args: []string{"--telemetry", "rapl"}, errCode: exitInvalid, errMsg: "valid are auto, nvml, powermetrics, dcgm, sim, replay, none"},
+		{name: "unknown", es: realSetup(), args: []string{"--telemetry", "bogus"}, errCode: exitInvalid, errMsg: "valid are auto, nvml, powermetrics, dcgm, sim, replay, none, prometheus, rapl"},
+		{name: "sim and rapl side by side", es: simSetup(), args: []string{"--telemetry", "sim", "--telemetry", "rapl", "--rapl-root", raplFixture}, source: "sim+rapl", sim: true,
+			note: []string{"side by side", "sim: simulated GPU power", "rapl: RAPL energy counters", "cpu0 counter, dram0 counter"}},
+		{name: "rapl from JOULEBENCH_TELEMETRY's list", es: simSetup(), args: []string{"--telemetry", "sim,rapl", "--rapl-root", raplFixture}, source: "sim+rapl", sim: true},
+		{name: "rapl without zones", es: realSetup(), args: []string{"--telemetry", "rapl", "--rapl-root", "testdata"}, errCode: exitInvalid, errMsg: "no intel-rapl:* zone under testdata"},
+		{name: "rapl twice", es: realSetup(), args: []string{"--telemetry", "rapl", "--telemetry", "rapl"}, errCode: exitInvalid, errMsg: "--telemetry rapl is given twice"},
+		{name: "none with another", es: realSetup(), args: []string{"--telemetry", "none", "--telemetry", "rapl"}, errCode: exitInvalid, errMsg: "--telemetry none cannot be combined"},
+		{name: "redfish without url", es: realSetup(), args: []string{"--telemetry", "redfish"}, errCode: exitInvalid, errMsg: "--telemetry redfish needs --redfish-url"},
+		{name: "redfish flag without redfish", es: realSetup(), args: []string{"--telemetry", "none", "--redfish-insecure"}, errCode: exitInvalid, errMsg: "--redfish-* flags are for --telemetry redfish"},
+		{name: "redfish session without user", es: realSetup(), args: []string{"--telemetry", "redfish", "--redfish-url", "https://127.0.0.1:1", "--redfish-session"}, errCode: exitInvalid, errMsg: "--redfish-session needs --redfish-user"},
+		{name: "ipmi-arg without ipmi", es: realSetup(), args: []string{"--telemetry", "none", "--ipmi-arg=-E"}, errCode: exitInvalid, errMsg: "--ipmitool and --ipmi-arg are for --telemetry ipmi"},
+		{name: "sim and ipmi", es: simSetup(), args: []string{"--telemetry", "sim", "--telemetry", "ipmi", "--ipmitool", fakeIPMI}, source: "sim+ipmi", sim: true,
+			note: []string{"ipmi: IPMI DCMI", "whole-node power (domain node)", "ipmi0 power"}},
+		{name: "rapl-root without rapl", es: realSetup(), args: []string{"--telemetry", "none", "--rapl-root", "x"}, errCode: exitInvalid, errMsg: "--rapl-root is for --telemetry rapl"},
 		{name: "gpus with dcgm", es: realSetup(), args: []string{"--telemetry", "dcgm", "--dcgm-url", url, "--gpus", "0"}, errCode: exitInvalid, errMsg: "--gpus selects NVML GPUs"},
 		{name: "bad gpus", es: realSetup(), args: []string{"--gpus", "0,zero"}, errCode: exitInvalid, errMsg: "neither an index nor a UUID"},
 		{name: "dcgm-url with nvml", es: realSetup(), args: []string{"--telemetry", "nvml", "--dcgm-url", url}, errCode: exitInvalid, errMsg: "--dcgm-url is for --telemetry dcgm"},
