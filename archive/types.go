@@ -215,6 +215,9 @@ type TelemetryInfo struct {
 	IntervalS float64 `json:"interval_s,omitempty"`
 	Simulated bool    `json:"simulated,omitempty"`
 	Note      string  `json:"note,omitempty"`
+	// Declined: the user chose to measure no power (--telemetry none), as
+	// against a power source that was expected and not found.
+	Declined bool `json:"declined,omitempty"`
 }
 
 // Stage is a named interval of the run (baseline, startup, warmup, formal,

@@ -40,6 +40,9 @@ type RunInfo struct {
 	// HasPower is true when the archive holds GPU power samples (devices
 	// of domain gpu, the default).
 	HasPower bool `expr:"has_power"`
+	// PowerDeclined is true when the user chose to measure no power
+	// (--telemetry none): energy is not measured, by choice.
+	PowerDeclined bool `expr:"power_declined"`
 	// HasCounter is true when every GPU device has an energy counter.
 	HasCounter bool `expr:"has_counter"`
 	// Domains lists the power domains with samples ("gpu", "cpu",
@@ -152,7 +155,7 @@ func NewData(run *archive.Run) (*Data, error) {
 		HasPower: d.Power != nil, HasCounter: d.Power != nil && d.Power.HasCounter(),
 		EngineVersion: m.Engine.Version, ModelFormat: m.Engine.ModelFormat, Quantization: m.Engine.Quantization,
 		HWChip: m.Hardware.Chip, OSVersion: m.Host.OSVersion, SampleIntervalS: m.Telemetry.IntervalS,
-		Domains: d.domains(),
+		Domains: d.domains(), PowerDeclined: m.Telemetry.Declined,
 	}
 	if d.Run.Labels == nil {
 		d.Run.Labels = map[string]string{}

@@ -281,3 +281,58 @@ func TestCounterGlitchRepairedOrExcluded(t *testing.T) {
 		})
 	}
 }
+
+// TestPowerMeasured: a benchmark run is expected to measure power
+// (require_power, default true). The sample run with its power samples
+// and devices removed (a source that recorded nothing, or none found)
+// is excluded by power_measured; the same run whose telemetry says the
+// user declined power (--telemetry none) is not, and the check says why;
+// --set require_power=false lets it through as well.
+func TestPowerMeasured(t *testing.T) {
+	for _, prof := range []string{"benchmark-1.0", "benchmark-1.5"} {
+		src, err := profiles.Read(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name     string
+			declined bool
+			sets     map[string]string
+			passed   *bool // nil: not applicable
+			excluded bool
+		}{
+			{name: "power expected, none recorded", passed: ptr(false), excluded: true},
+			{name: "declined", declined: true},
+			{name: "not required", sets: map[string]string{"require_power": "false"}, passed: ptr(true)},
+		} {
+			t.Run(prof+"/"+c.name, func(t *testing.T) {
+				l, err := workflow.Load(src, prof+".yaml", workflow.Options{Registry: steps.Registry(), Overrides: c.sets})
+				if err != nil {
+					t.Fatal(err)
+				}
+				run, err := archive.Load("../archive/testdata/sample-run")
+				if err != nil {
+					t.Fatal(err)
+				}
+				run.Power, run.Meta.Hardware.Devices = nil, nil
+				run.Meta.Telemetry = archive.TelemetryInfo{Source: "none", Declined: c.declined}
+				res, _ := workflow.Evaluate(context.Background(), l, run)
+				if res == nil {
+					t.Fatal("no results")
+				}
+				r := res.Values["power_measured"]
+				switch {
+				case c.passed == nil && (r.Passed != nil || !strings.Contains(r.Note, "energy not measured")):
+					t.Errorf("power_measured = %+v, want not applicable: energy not measured", r)
+				case c.passed != nil && (r.Passed == nil || *r.Passed != *c.passed):
+					t.Errorf("power_measured = %+v, want passed %v", r, *c.passed)
+				}
+				if res.Excluded != c.excluded || c.excluded && !strings.Contains(res.ExcludeReason, "power_measured") {
+					t.Errorf("excluded %v (%q), want %v", res.Excluded, res.ExcludeReason, c.excluded)
+				}
+			})
+		}
+	}
+}
+
+func ptr(b bool) *bool { return &b }

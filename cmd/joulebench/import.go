@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +48,7 @@ J/token divides by N, and latency metrics are not applicable. run.json's
 	f.String("device-label", "", "prometheus: label naming each series' device (default: gpu, device or instance)")
 	f.String("begin", "", "csv, prometheus: start of the measured window (Unix s or RFC 3339)")
 	f.String("end", "", "csv, prometheus: end of the measured window (Unix s or RFC 3339)")
+	f.String("domain", archive.DomainGPU, "csv, prometheus: what the recorded power covers: gpu, cpu, dram or node (ptdaemon is node: the whole system at the wall)")
 	f.Int("output-tokens", 0, "output tokens generated in the window (for J/token; no per-request data is imported)")
 	f.String("profile", "benchmark-1.0", "built-in profile the archive is evaluated with by default")
 	return cmd
@@ -69,6 +72,9 @@ func (a *app) importRun(cmd *cobra.Command, format, file string) error {
 	}
 	rec, err := a.readRecording(format, file)
 	if err != nil {
+		return err
+	}
+	if err := a.importDomain(cmd.Flags().Changed("domain"), format, rec); err != nil {
 		return err
 	}
 	if end > begin {
@@ -96,6 +102,25 @@ func (a *app) importRun(cmd *cobra.Command, format, file string) error {
 	if lo, hi := rec.Covered(); rec.End > rec.Begin && (rec.Begin < lo || rec.End > hi) {
 		a.log.Warn().Str("component", "import").Msgf("the window [%g, %g] reaches beyond the samples every device has [%g, %g]: the power audit (power_devices_present) will exclude the run",
 			rec.Begin, rec.End, lo, hi)
+	}
+	return nil
+}
+
+// importDomain gives every imported device the domain its power covers:
+// --domain for csv and prometheus; a PTDaemon log is the whole node.
+func (a *app) importDomain(given bool, format string, rec *importer.Recording) error {
+	dom := a.v.GetString("domain")
+	if format == "ptdaemon" {
+		if given && dom != archive.DomainNode {
+			return invalidf("import ptdaemon: --domain %s: a PTDaemon power analyzer measures the whole system at the wall (node)", dom)
+		}
+		dom = archive.DomainNode
+	}
+	if !slices.Contains(archive.Domains, dom) {
+		return invalidf("import: --domain %q: want one of %s", dom, strings.Join(archive.Domains, ", "))
+	}
+	for i := range rec.Devices {
+		rec.Devices[i].Domain = dom
 	}
 	return nil
 }

@@ -43,18 +43,25 @@ func TestImportPTDaemonThenAnalyze(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	// 9999.5 J / 10 s = 999.95 W; 9999.5 J / 5000 tokens = 1.9999 J/token.
-	if v, _ := res["avg_gpu_power_w"].Value.(float64); math.Abs(v-999.95) > 1e-9 {
-		t.Errorf("average power %v, want 999.95", res["avg_gpu_power_w"])
+	// PTDaemon measures the whole system at the wall: node figures, and
+	// no GPU figure (never "GPU" for node power).
+	if v, _ := res["avg_node_power_w"].Value.(float64); math.Abs(v-999.95) > 1e-9 {
+		t.Errorf("average power %v, want 999.95", res["avg_node_power_w"])
 	}
-	if v, _ := res["formal_j_per_token"].Value.(float64); math.Abs(v-1.9999) > 1e-12 {
-		t.Errorf("formal_j_per_token %+v, want 1.9999", res["formal_j_per_token"])
+	if v, _ := res["node_j_per_token"].Value.(float64); math.Abs(v-1.9999) > 1e-12 {
+		t.Errorf("node_j_per_token %+v, want 1.9999", res["node_j_per_token"])
+	}
+	for _, n := range []string{"avg_gpu_power_w", "formal_j_per_token"} {
+		if r := res[n]; r.Value != nil {
+			t.Errorf("%s = %+v, want not applicable (no GPU power in a PTDaemon log)", n, r)
+		}
 	}
 	for _, n := range []string{"ttft_p50_ms", "e2e_latency_p99_ms", "tpot_ms", "itl_p50_ms"} {
 		if r := res[n]; r.Value != nil || !strings.HasPrefix(r.Note, "not applicable") {
 			t.Errorf("%s = %+v, want not applicable", n, r)
 		}
 	}
-	for _, n := range []string{"tokens_counted", "power_valid"} {
+	for _, n := range []string{"tokens_counted", "power_valid_node", "power_measured"} {
 		if r := res[n]; r.Passed == nil || !*r.Passed {
 			t.Errorf("%s = %+v, want passed", n, r)
 		}
@@ -121,14 +128,18 @@ func TestImportPTDaemonFailedReadingsAreGaps(t *testing.T) {
 	}
 	out, errOut, code := runCLI(t, "analyze", dir, "--format", "json")
 	var res map[string]struct {
+		Value   any    `json:"value"`
 		Passed  *bool  `json:"passed"`
 		Message string `json:"message"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("exit %d: %v\n%s", code, err, errOut)
 	}
-	if c := res["power_samples_dense"]; code != exitChecks || c.Passed == nil || *c.Passed || !strings.Contains(c.Message, "device node0: 11 s without samples in stage formal") {
-		t.Errorf("exit %d, power_samples_dense %+v; want the 11 s gap to exclude the run", code, c)
+	if c := res["power_valid_node"]; c.Passed == nil || *c.Passed || !strings.Contains(c.Message, "device node0: 11 s without samples in stage formal") {
+		t.Errorf("exit %d, power_valid_node %+v; want the 11 s gap named", code, c)
+	}
+	if r := res["node_j_per_token"]; r.Value != nil {
+		t.Errorf("node_j_per_token %+v: want not applicable after the gap", r)
 	}
 }
 
@@ -163,7 +174,7 @@ func TestImportCSVAndPrometheus(t *testing.T) {
 			t.Fatalf("%v\n%s", err, errOut)
 		}
 		// 150 W × 6 s = 900 J over 300 tokens = 3 J/token.
-		if res["avg_gpu_power_w"].Value != 150.0 || res["formal_j_per_token"].Value != 3.0 {
+		if res["avg_gpu_power_w"].Value != 150.0 || res["formal_j_per_token"].Value != 3.0 || res["avg_node_power_w"].Value != nil {
 			t.Errorf("%s: power %+v, J/token %+v; want 150 W, 3 J/token", args[1], res["avg_gpu_power_w"], res["formal_j_per_token"])
 		}
 	}

@@ -306,7 +306,7 @@ func (a *app) setupTelemetry(es *engineSetup, clock *workflow.Clock) (telemetry.
 		}
 		return a.simTelemetry(es, now, "")
 	case telNone:
-		return nil, archive.TelemetryInfo{Source: telNone, Note: "no power source (--telemetry none): energy metrics are not applicable"}, nil
+		return nil, archive.TelemetryInfo{Source: telNone, Declined: true, Note: "energy not measured (--telemetry none): energy metrics are not applicable"}, nil
 	case telAuto:
 		return a.autoTelemetry(es, o, now, logf)
 	}
