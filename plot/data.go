@@ -53,6 +53,10 @@ type Data struct {
 	RunID     string
 	Title     string
 	Simulated bool
+	// Boundary names what the power drawn covers: the domains of its
+	// devices ("GPU", "node", "GPU + CPU + DRAM"); never GPU for power
+	// that is not a GPU's.
+	Boundary string
 	// T0 is the Unix time of x = 0 (the run's start).
 	T0 float64
 	// Devices is each device's power; Total the sum over devices.
@@ -134,6 +138,7 @@ func Prepare(run *archive.Run, res *archive.Results) (*Data, error) {
 		d.Notes = append(d.Notes, "no power samples")
 	} else {
 		d.power(run.Power, pd)
+		d.Boundary = boundary(m.Hardware.Devices, pd.Devices())
 		d.baselines(m, pd)
 	}
 	d.steady(res)
@@ -496,4 +501,32 @@ func (d *Data) requests(run *archive.Run, pd *measure.PowerData, window int, met
 		}
 		d.CV = append(d.CV, XY{d.JPerToken[s+d.Window-1].X, cv})
 	}
+}
+
+// boundary names the domains of the devices drawn, in archive.Domains
+// order; a device run.json does not describe is a GPU (format v1's
+// default).
+func boundary(described []archive.Device, drawn []string) string {
+	dom := map[string]string{}
+	for _, dv := range described {
+		dom[dv.ID] = dv.DomainOrGPU()
+	}
+	seen := map[string]bool{}
+	for _, id := range drawn {
+		if d, ok := dom[id]; ok {
+			seen[d] = true
+		} else {
+			seen[archive.DomainGPU] = true
+		}
+	}
+	var names []string
+	for _, d := range archive.Domains {
+		if seen[d] {
+			if d != archive.DomainNode {
+				d = strings.ToUpper(d)
+			}
+			names = append(names, d)
+		}
+	}
+	return strings.Join(names, " + ")
 }

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -340,7 +341,7 @@ func (e *powerExtra) headroom(p *gplot.Plot, da draw.Canvas) {
 
 // powerPlot is the top panel: power over time.
 func (d *Data) powerPlot(rec *Layout) (*gplot.Plot, *powerExtra) {
-	p := newPlot("GPU power over time (stages shaded; steady-state window marked; baseline ± "+
+	p := newPlot(cmp.Or(d.Boundary, "GPU")+" power over time (stages shaded; steady-state window marked; baseline ± "+
 		strconv.FormatFloat(d.Tolerance*100, 'g', 4, 64)+" % band in release)", "time since run start (s)", "power (W)")
 	xMax, yMax := 1.0, 1.0
 	for _, s := range d.Stages {

@@ -365,3 +365,40 @@ func TestTitleLabelsReplayedPower(t *testing.T) {
 		t.Errorf("title %q", d.Title)
 	}
 }
+
+// The power panel names what its power covers: the sample run's devices
+// are GPUs (no domain: format v1's default); the same samples described
+// as node power are titled node, never GPU; both kinds together name
+// both.
+func TestPowerTitleNamesTheBoundary(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		domain func(i int) string
+		want   string
+	}{
+		{"no domain", func(int) string { return "" }, "GPU"},
+		{"node", func(int) string { return archive.DomainNode }, "node"},
+		{"gpu and cpu", func(i int) string { return []string{archive.DomainGPU, archive.DomainCPU}[i%2] }, "GPU + CPU"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run, err := archive.Load(filepath.Join("..", "archive", "testdata", "sample-run"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			devs := run.Meta.Hardware.Devices
+			if len(devs) < 2 && c.name == "gpu and cpu" {
+				t.Skip("the sample run has one device")
+			}
+			for i := range devs {
+				devs[i].Domain = c.domain(i)
+			}
+			d, err := Prepare(run, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Boundary != c.want {
+				t.Errorf("boundary %q, want %q", d.Boundary, c.want)
+			}
+		})
+	}
+}

@@ -223,21 +223,36 @@ func steadyNote(res *archive.Results, params map[string]any) string {
 		st.StartIndex, st.EndIndex, st.Windows, paramString(params["window"]), strings.Join(cvs, ", "), paramString(params["cv_max"]))
 }
 
-// boundary says whose power the figures cover.
+// boundary says whose power the figures cover: the devices of each
+// domain (GPU, CPU, DRAM, node), and the domains the run did not measure.
 func boundary(m archive.Meta) string {
 	n := len(m.Hardware.Devices)
 	if n == 0 {
 		return "no measured device recorded in run.json"
 	}
 	hosts := map[string]bool{}
+	count := map[string]int{}
 	for _, d := range m.Hardware.Devices {
 		hosts[cmp.Or(d.Host, m.Host.Hostname)] = true
+		count[d.DomainOrGPU()]++
 	}
-	s := fmt.Sprintf("GPU: %d device(s) on %d host(s), power from %s", n, len(hosts), orDash(m.Telemetry.Source))
+	var have, missing []string
+	for _, dom := range archive.Domains {
+		name := report.BoundaryLabel(dom)
+		if count[dom] > 0 {
+			have = append(have, fmt.Sprintf("%s: %d device(s)", name, count[dom]))
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	s := fmt.Sprintf("%s on %d host(s), power from %s", strings.Join(have, ", "), len(hosts), orDash(m.Telemetry.Source))
 	if m.Telemetry.IntervalS > 0 {
 		s += " every " + strconv.FormatFloat(m.Telemetry.IntervalS, 'g', -1, 64) + " s"
 	}
-	return s + "; CPU, DRAM and node power are not in this run"
+	if len(missing) > 0 {
+		s += "; " + strings.Join(missing, ", ") + " power not in this run"
+	}
+	return s
 }
 
 // provenance lists where the run's numbers come from.
