@@ -81,6 +81,10 @@ type Data struct {
 	// steady-state window; 0 when none.
 	SteadyFirst, SteadyLast int
 
+	// Engine is the engine's state from /metrics (engine.go); empty when
+	// the run has no scrapes.
+	Engine EnginePanel
+
 	// Notes say what could not be drawn and why.
 	Notes []string
 }
@@ -128,6 +132,7 @@ func Prepare(run *archive.Run, res *archive.Results) (*Data, error) {
 		d.baselines(m, pd)
 	}
 	d.steady(res)
+	d.engine(run.EngineMetrics)
 	if pd != nil {
 		d.requests(run, pd, window, method)
 	}
