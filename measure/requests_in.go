@@ -42,3 +42,26 @@ func (s *Shapes) RequestsIn(reqs []*archive.Request, a, b float64) (float64, err
 	}
 	return n, nil
 }
+
+// TokensIn is how many output tokens the requests generated in [a, b],
+// pro rata as in Attribute and SteadyState (token_times when recorded,
+// else spread uniformly over the generation interval); failed requests
+// count 0. Over the requests that meet an SLO and the steady-state span
+// it is the denominator of the steady-state J per good token.
+func (s *Shapes) TokensIn(reqs []*archive.Request, a, b float64) (float64, error) {
+	if math.IsNaN(a) || math.IsNaN(b) || b < a {
+		return 0, fmt.Errorf("tokens_in: interval [%v, %v] is not an interval", a, b)
+	}
+	if i := slices.Index(reqs, nil); i >= 0 {
+		return 0, fmt.Errorf("tokens_in: request %d is nil", i)
+	}
+	sl := s.of(reqs)
+	n := 0.0
+	for i, r := range reqs {
+		if err := sl.errs[i]; err != nil {
+			return 0, fmt.Errorf("tokens_in: request %s: %w", r.ID, err)
+		}
+		n += sl.shapes[i].tokensIn(a, b)
+	}
+	return n, nil
+}

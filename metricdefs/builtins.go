@@ -360,7 +360,7 @@ func coreBuiltinDefs() []builtinDef {
 
 // builtinDefs is every built-in: the core ones and those of other files.
 func builtinDefs() []builtinDef {
-	return append(coreBuiltinDefs(), latencyBuiltins()...)
+	return append(append(coreBuiltinDefs(), latencyBuiltins()...), sloBuiltinDefs()...)
 }
 
 // Builtins lists the functions expressions can call, for `profiles show`

@@ -12,7 +12,8 @@ import (
 // builtinRun: one device "g" sampled every second on [0, 10] at a flat
 // 100 W with 1e9 B of memory; baseline stage [0, 2], formal [2, 8], release
 // [8, 10], engine exited at 9. Its energy counter reads 100·t J (no glitch). Two requests of 40 tokens each: r1 generating
-// on [2, 6], r2 on [4, 8] (10 tokens/s each).
+// on [2, 6], r2 on [4, 8] (10 tokens/s each). vLLM ran with --max-num-seqs 8;
+// its running batch was scraped at 3 (2), 5 (4) and 9 s (10).
 func builtinRun(t *testing.T) *Data {
 	t.Helper()
 	var power []archive.PowerSample
@@ -24,7 +25,10 @@ func builtinRun(t *testing.T) *Data {
 			RunID:  "builtins",
 			Stages: []archive.Stage{{Name: "baseline", Start: 0, End: 2}, {Name: "formal", Start: 2, End: 8}, {Name: "release", Start: 8, End: 10}},
 			Events: []archive.Event{{Name: "engine_exited", T: 9}},
+			Engine: archive.EngineInfo{Kind: "vllm", Command: []string{"vllm", "serve", "m", "--max-num-seqs", "8"}},
 		},
+		EngineMetrics: []archive.EngineMetric{{T: 3, Name: "vllm:num_requests_running", Value: 2},
+			{T: 5, Name: "vllm:num_requests_running", Value: 4}, {T: 9, Name: "vllm:num_requests_running", Value: 10}},
 		Power: power,
 		Requests: []archive.Request{
 			{ID: "r1", Phase: "formal", OK: true, SentAt: 1.5, FirstTokenAt: 2, DoneAt: 6, OutputTokens: 40},
@@ -77,6 +81,11 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		// [3, 7]: r1 (uniform on [2, 6]) has 3 of its 4 s inside: ¾; r2 (on
 		// [4, 8]) 3 of 4 s: ¾; together 1.5.
 		{"requests_in", `requests_in(requests, 3, 7)`, 1.5},
+		// The same ¾ of each one's 40 tokens: 30 + 30.
+		{"tokens_in", `tokens_in(requests, 3, 7)`, 60},
+		// Scrapes inside [2, 8] at 3 and 5 s: (2 + 4) / 2.
+		{"engine_state", `engine_state(2, 8).running_mean`, 3},
+		{"engine_batch_limit", `engine_batch_limit().limit`, 8},
 		// [1, 3] (n = 3): s = 1, t(0.975, 2) = 4.303; 4.303 · 1 / √3.
 		{"mean_ci95", `mean_ci95([1, 2, 3])`, 4.303 / math.Sqrt(3)},
 		// samples at t = 2, 3, 4, all 100 W: three readings.

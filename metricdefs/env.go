@@ -98,17 +98,26 @@ type Data struct {
 	// (`baseline` in expressions; baseline.go).
 	Baseline *Baseline
 	// shapes keeps the requests' token shapes between the functions that
-	// need them (steady_state, requests_in).
-	shapes *measure.Shapes
+	// need them (steady_state, requests_in); subShapes those of tokens_in,
+	// which is asked about a subset (the requests meeting an SLO) and
+	// would otherwise push the whole list out of shapes.
+	shapes, subShapes *measure.Shapes
+	// engine is the engine's state from engine_metrics.jsonl; batchLimit
+	// and batchLimitSource its configured batch limit (0, "" unknown).
+	engine           measure.EngineSeries
+	batchLimit       float64
+	batchLimitSource string
 }
 
 // NewData indexes an archived run for evaluation.
 func NewData(run *archive.Run) (*Data, error) {
 	d := &Data{
-		shapes: &measure.Shapes{},
-		Meta:   run.Meta,
-		Stages: make(map[string]*Stage, len(run.Meta.Stages)),
-		Events: make(map[string]float64, len(run.Meta.Events)),
+		shapes:    &measure.Shapes{},
+		subShapes: &measure.Shapes{},
+		Meta:      run.Meta,
+		engine:    measure.NewEngineSeries(run.EngineMetrics),
+		Stages:    make(map[string]*Stage, len(run.Meta.Stages)),
+		Events:    make(map[string]float64, len(run.Meta.Events)),
 	}
 	if err := d.splitPower(run); err != nil {
 		return nil, err
@@ -147,6 +156,7 @@ func NewData(run *archive.Run) (*Data, error) {
 			}
 		}
 	}
+	d.batchLimit, d.batchLimitSource = measure.BatchLimit(run.Meta, run.EngineMetrics)
 	m := run.Meta
 	d.Run = RunInfo{
 		ID: m.RunID, Status: m.Status, Simulated: m.Simulated, Engine: m.Engine.Kind,

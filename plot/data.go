@@ -1,8 +1,10 @@
 // Package plot draws one archived run with gonum/plot so that a person sees
 // at a glance where the energy went: power over time per device and summed,
 // the stages shaded and named, the steady-state window, the baseline ±
-// tolerance band of the release stage; and per-request J/token in
-// completion order with its rolling CV against the steady-state threshold.
+// tolerance band of the release stage; the engine's running batch, waiting
+// queue and KV-cache usage from its /metrics under the power (engine.go),
+// when the run scraped them; and per-request J/token in completion order
+// with its rolling CV against the steady-state threshold.
 package plot
 
 import (
@@ -85,6 +87,10 @@ type Data struct {
 	// steady-state window; 0 when none.
 	SteadyFirst, SteadyLast int
 
+	// Engine is the engine's state from /metrics (engine.go); empty when
+	// the run has no scrapes.
+	Engine EnginePanel
+
 	// Notes say what could not be drawn and why.
 	Notes []string
 }
@@ -142,6 +148,7 @@ func Prepare(run *archive.Run, res *archive.Results) (*Data, error) {
 		d.baselines(m, pd)
 	}
 	d.steady(res)
+	d.engine(run.EngineMetrics)
 	if pd != nil {
 		d.requests(run, pd, window, method)
 	}

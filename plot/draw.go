@@ -239,6 +239,7 @@ func (d *Data) draw(dc draw.Canvas, rec *Layout) {
 	h := body.Max.Y - body.Min.Y
 	cuts := []float64{0.55, 0.25, 0.20}
 	plots := []*gplot.Plot{power, jpt, cvp}
+	plots, cuts = d.withEnginePanels(plots, cuts, power.X.Max)
 	canvases := make([]draw.Canvas, len(plots))
 	y := body.Max.Y
 	for i, f := range cuts {
