@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -21,6 +22,9 @@ const SummaryWidth = 100
 // where, so that it reads as a note rather than as a FAIL.
 type SummarySpec struct {
 	Metrics []string
+	// WhenApplicable names the metrics of Metrics shown only when they
+	// have a value (the profile's `summary: applicable`).
+	WhenApplicable []string
 	// Checks holds, by check name, the profile's message (a failed check's
 	// result message is it, then ": " and the detail) and where a failure
 	// is expected.
@@ -44,17 +48,25 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 		}
 		return nil
 	}
-	lines := summaryHeader(run.Meta)
-	nameW := 0
-	for _, n := range spec.Metrics {
-		nameW = max(nameW, len(n))
-	}
+	var shown []string
 	for _, n := range spec.Metrics {
 		r, ok := res.Values[n]
-		if !ok {
-			continue
+		if ok && (r.Value != nil || !slices.Contains(spec.WhenApplicable, n)) {
+			shown = append(shown, n)
 		}
-		line := strings.TrimRight(fmt.Sprintf("  %-*s %12s %s", nameW, n, FormatValue(r), r.Unit), " ")
+	}
+	lines := summaryHeader(run.Meta, boundaries(res, shown))
+	nameW := 0
+	for _, n := range shown {
+		nameW = max(nameW, len(n))
+	}
+	for _, n := range shown {
+		r := res.Values[n]
+		unit := r.Unit
+		if b := BoundaryLabel(r.Boundary); b != "" {
+			unit += " [" + b + "]"
+		}
+		line := strings.TrimRight(fmt.Sprintf("  %-*s %12s %s", nameW, n, FormatValue(r), unit), " ")
 		note := strings.TrimPrefix(r.Note, "not applicable: ")
 		switch {
 		case note == "":
@@ -81,16 +93,34 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 	return err
 }
 
+// boundaries lists the boundaries (GPU, CPU/DRAM, node) of the shown
+// metrics that have a value, in order of first appearance.
+func boundaries(res *archive.Results, shown []string) []string {
+	var out []string
+	for _, n := range shown {
+		r := res.Values[n]
+		if b := BoundaryLabel(r.Boundary); b != "" && r.Value != nil && !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // CheckNote is what the profile says of a check.
 type CheckNote struct {
 	Message  string
 	Expected string
 }
 
-// summaryHeader names the run and, for a simulated one, says so.
-func summaryHeader(m archive.Meta) []string {
+// summaryHeader names the run and the boundaries of its energy figures
+// and, for a simulated one, says so.
+func summaryHeader(m archive.Meta, bounds []string) []string {
 	lines := wrap(fmt.Sprintf("run %s · status %s", m.RunID, m.Status), SummaryWidth, "  ")
-	lines = append(lines, wrap(fmt.Sprintf("profile %s · engine %s · model %s", m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model)), SummaryWidth, "  ")...)
+	second := fmt.Sprintf("profile %s · engine %s · model %s", m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model))
+	if len(bounds) > 0 {
+		second += " · energy boundary " + strings.Join(bounds, ", ")
+	}
+	lines = append(lines, wrap(second, SummaryWidth, "  ")...)
 	if m.Simulated {
 		lines = append(lines, simulatedShort)
 	}

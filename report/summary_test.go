@@ -96,3 +96,35 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// A metric marked `summary: applicable` is shown only with a value; a
+// metric with a boundary carries it after its unit, and the header names
+// the boundaries of the figures shown with a value.
+func TestSummaryApplicableAndBoundary(t *testing.T) {
+	res := &archive.Results{
+		Order: []string{"gpu_j", "cpu_j", "node_j"},
+		Values: map[string]archive.Result{
+			"gpu_j":  {Kind: "metric", Value: 0.25, Unit: "J/token", Format: "%.2f", Boundary: "gpu"},
+			"cpu_j":  {Kind: "metric", Value: 0.05, Unit: "J/token", Format: "%.2f", Boundary: "cpu+dram"},
+			"node_j": {Kind: "metric", Unit: "J/token", Boundary: "node", Note: "not applicable: no node power in this run"},
+		},
+	}
+	spec := SummarySpec{Metrics: []string{"gpu_j", "cpu_j", "node_j"}, WhenApplicable: []string{"cpu_j", "node_j"}}
+	var buf bytes.Buffer
+	if err := Summary(&buf, Run{Meta: archive.Meta{RunID: "r2", Status: "complete"}, Results: res}, spec); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []string{
+		"energy boundary GPU, CPU/DRAM\n",
+		"  gpu_j         0.25 J/token [GPU]\n", // name padded to 6, value to 12
+		"  cpu_j         0.05 J/token [CPU/DRAM]\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "node_j") {
+		t.Errorf("node_j has no value and is summary: applicable, yet shown:\n%s", got)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -49,5 +51,22 @@ func TestParameterBounds(t *testing.T) {
 	_, err := workflow.Load([]byte(bad), "t.yaml", workflow.Options{Registry: reg})
 	if err == nil || !strings.Contains(err.Error(), "t.yaml:4:") || !strings.Contains(err.Error(), "default 0 is below the minimum 1") {
 		t.Errorf("default out of bounds: %v", err)
+	}
+}
+
+// summary: takes true, false or applicable, and nothing else.
+func TestSummaryMode(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want workflow.SummaryMode
+		err  bool
+	}{{"true", workflow.SummaryAlways, false}, {"false", workflow.SummaryNever, false}, {"applicable", workflow.SummaryApplicable, false}, {"sometimes", "", true}} {
+		var m struct {
+			S workflow.SummaryMode `yaml:"summary"`
+		}
+		err := yaml.Unmarshal([]byte("summary: "+c.in), &m)
+		if (err != nil) != c.err || m.S != c.want {
+			t.Errorf("summary: %s -> %q, %v", c.in, m.S, err)
+		}
 	}
 }

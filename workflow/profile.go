@@ -73,7 +73,7 @@ type MetricDecl struct {
 	NA          string `yaml:"na"`
 	// Summary marks a headline figure of the method: the default output
 	// of run and analyze shows these (--all shows every value).
-	Summary bool `yaml:"summary"`
+	Summary SummaryMode `yaml:"summary"`
 	// Boundary is the power domains an energy metric covers (gpu,
 	// cpu+dram, node): the headings name it.
 	Boundary string `yaml:"boundary"`
@@ -809,4 +809,35 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// SummaryMode says when the summary (the default output of run and
+// analyze) shows a metric: never (""), always (`summary: true`), or only
+// when it has a value (`summary: applicable`: an extra figure, such as
+// the CPU/DRAM J/token of a run with RAPL or the J/token of the requests
+// that met an SLO, that would otherwise add a line of "not applicable").
+type SummaryMode string
+
+// The summary modes.
+const (
+	SummaryNever      SummaryMode = ""
+	SummaryAlways     SummaryMode = "always"
+	SummaryApplicable SummaryMode = "applicable"
+)
+
+// UnmarshalYAML reads true, false or applicable.
+func (m *SummaryMode) UnmarshalYAML(n *yaml.Node) error {
+	var b bool
+	if n.Decode(&b) == nil {
+		*m = SummaryNever
+		if b {
+			*m = SummaryAlways
+		}
+		return nil
+	}
+	if n.Value == string(SummaryApplicable) {
+		*m = SummaryApplicable
+		return nil
+	}
+	return fmt.Errorf("summary: want true, false or applicable, got %q", n.Value)
 }

@@ -38,9 +38,13 @@ func (a *app) checkRunArgs(args []string) error {
 		return fmt.Errorf("%q is not a flag: a campaign's args are run flags (the profile is the campaign's profile:)", f.Arg(0))
 	}
 	if f.Changed("telemetry") {
-		v, _ := f.GetString("telemetry")
-		if !slices.Contains(telemetryChoices, strings.TrimSpace(v)) {
-			return fmt.Errorf("--telemetry %q: valid are %s", v, strings.Join(telemetryChoices, ", "))
+		given, _ := f.GetStringArray("telemetry")
+		for _, g := range given {
+			for _, v := range strings.FieldsFunc(g, func(r rune) bool { return r == ',' || r == ' ' }) {
+				if !slices.Contains(telemetryChoices, v) {
+					return fmt.Errorf("--telemetry %q: valid are %s", v, strings.Join(telemetryChoices, ", "))
+				}
+			}
 		}
 	}
 	if f.Changed("engine") {

@@ -47,7 +47,7 @@ func editedSmallRun(t *testing.T, edit func(name string, b []byte) []byte) strin
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"power.csv", "requests.jsonl", "run.json"} {
+	for _, f := range []string{"power.csv", "requests.jsonl", "run.json", "profile.yaml"} {
 		b, err := os.ReadFile(filepath.Join(smallRun, f))
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +111,7 @@ func TestBadPowerRowNamesTheLine(t *testing.T) {
 			args = append(args, "--out", filepath.Join(t.TempDir(), "x.png"))
 		}
 		_, errOut, code := runCLI(t, args...)
-		if code != exitInvalid || !strings.Contains(errOut, "power.csv:7: column power_w: negative power \"-1\" W") || strings.Contains(errOut, "power sample") {
+		if code != exitInvalid || !strings.Contains(errOut, "power.csv:7: column power_w: -1 W is negative") || strings.Contains(errOut, "power sample") {
 			t.Errorf("%s: exit %d, %q; want %d naming power.csv:7", cmd, code, errOut, exitInvalid)
 		}
 	}

@@ -64,8 +64,12 @@ func summarySpec(l *workflow.Loaded, hint string) report.SummarySpec {
 		return spec
 	}
 	for _, m := range l.Profile.Metrics {
-		if m.Summary {
+		switch m.Summary {
+		case workflow.SummaryAlways:
 			spec.Metrics = append(spec.Metrics, m.Name)
+		case workflow.SummaryApplicable:
+			spec.Metrics = append(spec.Metrics, m.Name)
+			spec.WhenApplicable = append(spec.WhenApplicable, m.Name)
 		}
 	}
 	for _, c := range l.Profile.Checks {
