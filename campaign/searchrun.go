@@ -57,11 +57,12 @@ func (c *Campaign) PointRun(base Run, l LoadPoint) Run {
 	return c.newRun(axes, sortedKeys(c.Matrix.Set), args, base.Rep, base.TP)
 }
 
-// groupName names a search group by its axis values.
-func groupName(r Run) string {
+// groupName names a search group by its axis values (the repetition
+// only when there are several).
+func (c *Campaign) groupName(r Run) string {
 	var parts []string
 	for _, k := range sortedKeys(r.Axes) {
-		if k != "rep" {
+		if k != "rep" || c.Repetitions > 1 {
 			parts = append(parts, k+"="+r.Axes[k])
 		}
 	}
@@ -89,7 +90,7 @@ func (c *Campaign) RunSearch(ctx context.Context, p Plan, o Options, exec Execut
 	st := &SearchState{Kind: c.Search.Kind, Found: map[string]string{}}
 	var points []Run
 	for _, base := range p.Runs {
-		group := groupName(base)
+		group := c.groupName(base)
 		emit := func(d Decision) error {
 			r := c.PointRun(base, d.Load)
 			d.Group, d.Run = group, r.ID
