@@ -164,7 +164,7 @@ func (c *Campaign) validateSLOSearch(d *errSink, at func(path ...string) *yaml.N
 	default:
 		d.Errorf(at("over"), "search.over", "expected concurrency or rate, got %q", s.Over)
 	}
-	if s.High <= s.Low {
+	if s.High <= s.Low && s.High > 0 {
 		d.Errorf(at("high"), "search.high", "must be above low (%v), got %v", s.Low, s.High)
 	}
 }

@@ -52,8 +52,8 @@ func TestRunSweepStopsAtSaturation(t *testing.T) {
 	}{
 		// capacity 11: rates 3, 5, 7, 9 all below capacity: all probed.
 		{"keeps up", 11, []string{"c1", "unlimited", "r3", "r5", "r7", "r9"}, "done"},
-		// capacity 11 but the fake saturates above 6 (capacity 6 for
-		// rates): rates 3, 5 keep up, 7 is over-saturated: stop.
+		// capacity 6: rates 1 + 5·i/5 = 2, 3, 4, 5, all below capacity.
+		{"small server", 6, []string{"c1", "unlimited", "r2", "r3", "r4", "r5"}, "done"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeServer{syncRPS: 1, capacity: tc.capacity, knee: 100}
