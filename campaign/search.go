@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -87,7 +88,7 @@ func (c *Campaign) validateSearch(d *errSink, root *yaml.Node) {
 	}
 	neg := func(key string, v float64) {
 		if v < 0 {
-			d.Errorf(at(key), "search."+key, "must not be negative, got %v", v)
+			d.Errorf(at(strings.Split(key, ".")...), "search."+key, "must not be negative, got %v", v)
 		}
 	}
 	for k, v := range map[string]float64{"low": s.Low, "high": s.High, "tolerance": s.Tolerance,

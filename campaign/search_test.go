@@ -186,6 +186,7 @@ func TestSearchValidation(t *testing.T) {
 		{"rate without bounds", base + "search: {kind: slo, over: rate, slo: {tpot_ms: 50}}\n", "search.high: a rate search needs low and high"},
 		{"load axis", "name: t\nprofile: p\nout: o\nmatrix:\n  load: [{name: a}]\nsearch: {kind: sweep}\n", "c.yaml:5:9: matrix.load: a campaign with a search section has no load axis"},
 		{"bad key", base + "search: {kind: sweep, step: 2}\n", "unknown key \"step\""},
+		{"negative bound", base + "search: {kind: slo, slo: {tpot_ms: -5}}\n", "c.yaml:5:36: search.slo.tpot_ms: must not be negative"},
 		{"attainment", base + "search: {kind: slo, attainment: 2, slo: {tpot_ms: 5}}\n", "search.attainment: must be in (0, 1]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
