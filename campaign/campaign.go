@@ -52,6 +52,9 @@ type File struct {
 	Args []string `yaml:"args"`
 	// Slurm configures --executor slurm.
 	Slurm SlurmConfig `yaml:"slurm"`
+	// Search, when set, replaces the load axis by a search over the load
+	// for each combination of the other axes (search.go).
+	Search Search `yaml:"search"`
 }
 
 // Matrix is the axes of a campaign. An empty axis is one default value.
@@ -213,6 +216,7 @@ func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 	e := &errSink{d: d}
 	if d.OK() {
 		c.validate(e, root)
+		c.validateSearch(e, root)
 		c.validateSize(e, root)
 		c.validateArgs(e, root, ld.CheckArgs)
 	}

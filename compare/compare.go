@@ -242,12 +242,20 @@ type Report struct {
 	CrossGroup []GroupStats `json:"cross_group"`
 	Asiai      []AsiaiRow   `json:"asiai"`
 	Flagged    []FlaggedRun `json:"flagged"`
+	// Frontier is the energy–latency frontier of every configuration
+	// measured at two loads or more: its load points, by latency.
+	Frontier []FrontierPoint `json:"frontier"`
 }
 
 // Compare builds the comparison of evaluated runs. na are combinations
 // known not to apply (a campaign's exclusions); a run that did not
 // complete for a reason the profile's not_applicable rules name joins them.
 func (p *Profile) Compare(runs []Run, na ...NotApplicable) *Report {
+	return p.CompareWith(runs, FrontierOptions{}, na...)
+}
+
+// CompareWith is Compare with the frontier's options.
+func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicable) *Report {
 	rep := &Report{CompareProfile: p.Name, Metrics: p.Metrics, PairTolerance: p.Pairs.Tolerance, PairSame: p.Pairs.Same,
 		ConfigurationColumns: []string{}, LoadColumns: []string{}, Runs: []RunRow{}, NotApplicable: slices.Clone(na),
 		Pairs: []Pair{}, Groups: []GroupStats{}, CrossGroup: []GroupStats{}, Asiai: []AsiaiRow{}, Flagged: []FlaggedRun{}}
@@ -290,6 +298,10 @@ func (p *Profile) Compare(runs []Run, na ...NotApplicable) *Report {
 	rep.Pairs = p.pairs(rep.Runs)
 	rep.Groups, rep.CrossGroup = p.groups(rep.Runs)
 	rep.Asiai = p.asiaiRows(asiai)
+	rep.Frontier = p.frontier(rep.Runs, runs, fo)
+	if rep.Frontier == nil {
+		rep.Frontier = []FrontierPoint{}
+	}
 	return rep
 }
 

@@ -191,6 +191,9 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 		if err := groupTable(w, format, rep.CrossGroup); err != nil {
 			return err
 		}
+		if err := frontierTables(w, format, rep); err != nil {
+			return err
+		}
 	}
 
 	if err := notApplicableTable(w, format, rep.NotApplicable); err != nil {
@@ -466,6 +469,7 @@ func renderCSV(w io.Writer, rep *Report) error {
 		put("asiai", "", "", a.Model, a.Engine, run, "power_watts", raw(a.PowerW), "W", "")
 		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec_per_watt", raw(a.TokSPerW), "tok/s/W", "")
 	}
+	frontierCSV(put, rep)
 	cw.Flush()
 	return cw.Error()
 }

@@ -85,6 +85,11 @@ func Save(path string, d *Data, opt Options) (err error) {
 	if err := Render(&buf, d, format, opt); err != nil {
 		return err
 	}
+	return writeFile(path, buf.Bytes())
+}
+
+// writeFile writes b to path through a temporary file renamed into place.
+func writeFile(path string, b []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -95,7 +100,7 @@ func Save(path string, d *Data, opt Options) (err error) {
 			_ = os.Remove(f.Name())
 		}
 	}()
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	if _, err := f.Write(b); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -137,6 +142,20 @@ func Render(w io.Writer, d *Data, format string, opt Options) error {
 	if err != nil {
 		return err
 	}
+	c, err := newCanvas(format, width, height)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(c)
+	d.draw(dc, nil)
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("write %s figure: %w", format, err)
+	}
+	return nil
+}
+
+// newCanvas is a blank figure in format.
+func newCanvas(format string, width, height vg.Length) (vg.CanvasWriterTo, error) {
 	var c vg.CanvasWriterTo
 	switch format {
 	case "png":
@@ -149,14 +168,9 @@ func Render(w io.Writer, d *Data, format string, opt Options) error {
 	case "pdf":
 		c = vgpdf.New(width, height)
 	default:
-		return fmt.Errorf("unknown figure format %q (valid: %s)", format, strings.Join(Formats, ", "))
+		return nil, fmt.Errorf("unknown figure format %q (valid: %s)", format, strings.Join(Formats, ", "))
 	}
-	dc := draw.New(c)
-	d.draw(dc, nil)
-	if _, err := c.WriteTo(w); err != nil {
-		return fmt.Errorf("write %s figure: %w", format, err)
-	}
-	return nil
+	return c, nil
 }
 
 // Colours.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +45,15 @@ stops the command with an error naming it.
 
 --format html --out FILE.html writes these tables as one self-contained
 page, with J/token against latency per configuration and a section per
-run that the tables link to.`,
+run that the tables link to.
+
+Runs of one configuration that differ only in their load (mode,
+concurrency, rate) are the load points of its energy–latency frontier:
+per model × engine × scenario, each point's J/token (steady-state where
+reached, else the formal window; j_per_good_token when the runs have an
+SLO) against --latency, Pareto-optimal points marked, and the lowest
+J/token meeting the SLO (--latency-max, --slo-attainment) with the load
+that achieves it. 'joulebench plot --frontier DIR...' draws it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
@@ -56,7 +65,29 @@ run that the tables link to.`,
 	cmd.Flags().String("format", "table", outFormatHelp)
 	cmd.Flags().String("out", "", outFileHelp)
 	setFlag(cmd.Flags())
+	frontierFlags(cmd)
 	return cmd
+}
+
+// frontierFlags are the energy–latency frontier's flags (compare, sweep).
+func frontierFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.String("latency", compare.DefaultLatency, "latency of the energy–latency frontier: "+strings.Join(compare.LatencyMetrics, ", "))
+	f.Float64("latency-max", 0, "frontier SLO: a load point meets it when its --latency is at most this many ms (0: no bound)")
+	f.Float64("slo-attainment", 0.99, "frontier SLO: a load point whose run has slo_attainment meets it only when at least this")
+}
+
+// frontierOptions reads the frontier's flags (absent on a command: the
+// defaults).
+func (a *app) frontierOptions() (compare.FrontierOptions, error) {
+	fo := compare.FrontierOptions{Latency: a.v.GetString("latency"), LatencyMax: a.v.GetFloat64("latency-max"), Attainment: a.v.GetFloat64("slo-attainment")}
+	if err := compare.CheckLatency(fo.Latency); err != nil {
+		return fo, invalidf("--latency: %v", err)
+	}
+	if fo.LatencyMax < 0 || fo.Attainment < 0 || fo.Attainment > 1 {
+		return fo, invalidf("--latency-max must not be negative and --slo-attainment must be in [0, 1]")
+	}
+	return fo, nil
 }
 
 func (a *app) compare(ctx context.Context, paths []string, profile, rules string, sets []string, format string, na ...compare.NotApplicable) error {
@@ -72,15 +103,19 @@ func (a *app) compareOut(ctx context.Context, paths []string, profile, rules str
 	if err != nil {
 		return withCode(exitInvalid, fmt.Errorf("invalid comparison profile:\n%w", err))
 	}
+	fo, err := a.frontierOptions()
+	if err != nil {
+		return err
+	}
 	runs, evalErr, err := a.evaluateRuns(ctx, paths, profile, sets)
 	if err != nil {
 		return err
 	}
 	err = a.toOut(out, func(w io.Writer) error {
 		if format == htmlreport.Format {
-			return htmlreport.WriteCompare(w, prof.Compare(runs, na...), runs, htmlreport.Options{Version: version})
+			return htmlreport.WriteCompare(w, prof.CompareWith(runs, fo, na...), runs, htmlreport.Options{Version: version})
 		}
-		return compare.Render(w, prof.Compare(runs, na...), format)
+		return compare.Render(w, prof.CompareWith(runs, fo, na...), format)
 	})
 	if err != nil {
 		return err

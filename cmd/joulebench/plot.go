@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/plot"
 )
 
@@ -24,19 +26,89 @@ the steady-state threshold cv_max.
 
 The run is evaluated with its own archived profile (or --profile) to find
 the steady-state window. The format follows the --out extension (default:
-<run directory name>.png in the current directory).`,
-		Args: cobra.ExactArgs(1),
+<run directory name>.png in the current directory).
+
+plot --frontier DIR... draws the energy–latency frontier of the runs (run
+directories or directories of runs) as compare finds it: J/token against
+--latency, one line per configuration through its load points,
+Pareto-optimal points filled, the lowest J/token meeting the SLO
+(--latency-max, --slo-attainment) ringed (default --out frontier.png).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if fr, _ := cmd.Flags().GetBool("frontier"); fr {
+				return cobra.MinimumNArgs(1)(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
+			if a.v.GetBool("frontier") {
+				out := a.v.GetString("out")
+				if out == "" {
+					out = "frontier.png"
+				}
+				return a.writeFrontierPlot(cmd.Context(), args, out)
+			}
 			return a.plot(cmd, args[0], sets)
 		},
 	}
+	cmd.Flags().Bool("frontier", false, "draw the energy–latency frontier of the runs DIR... instead of one run's timeline")
+	frontierFlags(cmd)
 	cmd.Flags().String("out", "", "figure file: .png, .svg or .pdf (default: <run directory name>.png)")
 	cmd.Flags().Int("width", plot.DefaultOptions.Width, "figure width in pixels (at 96 dpi)")
 	cmd.Flags().Int("height", plot.DefaultOptions.Height, "figure height in pixels (at 96 dpi)")
 	cmd.Flags().String("profile", "", "profile name or file (default: the run's own)")
 	setFlag(cmd.Flags())
 	return cmd
+}
+
+// writeFrontierPlot draws the energy–latency frontier of the runs under
+// dirs into out.
+func (a *app) writeFrontierPlot(ctx context.Context, dirs []string, out string) error {
+	if _, err := plot.FormatOf(out); err != nil {
+		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
+	}
+	opt := plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
+	if opt.Width == 0 && opt.Height == 0 {
+		opt = plot.Options{Width: 1000, Height: 700}
+	}
+	if err := opt.Validate(); err != nil {
+		return withCode(exitInvalid, err)
+	}
+	fo, err := a.frontierOptions()
+	if err != nil {
+		return err
+	}
+	prof, err := compare.ReadProfile(compare.BuiltinName)
+	if err != nil {
+		return err
+	}
+	runs, evalErr, err := a.evaluateRuns(ctx, dirs, a.v.GetString("profile"), nil)
+	if err != nil {
+		return err
+	}
+	rep := prof.CompareWith(runs, fo)
+	fig := &plot.Frontier{Latency: orDefault(fo.Latency, compare.DefaultLatency), Simulated: rep.Simulated}
+	for _, g := range compare.FrontierGroups(rep.Frontier) {
+		s := plot.FrontierSeries{Name: g[0].Model + " · " + g[0].Engine + " · " + g[0].Scenario}
+		for _, c := range g[0].Configuration {
+			s.Name += " · " + c.Value
+		}
+		for _, pt := range g {
+			if pt.JPerToken == nil || pt.Latency == nil {
+				continue
+			}
+			s.Points = append(s.Points, plot.FrontierPoint{Latency: *pt.Latency, JPerToken: *pt.JPerToken,
+				Label: compare.LoadText(pt.Load), Pareto: pt.Pareto, Best: pt.LowestMeetingSLO})
+		}
+		if len(s.Points) > 0 {
+			fig.Series = append(fig.Series, s)
+		}
+	}
+	if err := plot.SaveFrontier(out, fig, opt); err != nil {
+		return withCode(exitFailure, err)
+	}
+	fmt.Fprintf(a.out, "frontier figure: %s\n", out)
+	return withCode(exitEval, evalErr)
 }
 
 func (a *app) plot(cmd *cobra.Command, dir string, sets []string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,7 +34,18 @@ that is run again goes to a new directory (<id>.try2, ...).
 GPUs from the run's tensor parallelism; partition, time limit and options
 from the campaign's slurm section), follows them with squeue/sacct,
 re-attaches to its jobs after a restart (OUT/slurm-state.json) and cancels
-them with scancel on Ctrl-C. --dry-run prints the plan and runs nothing.`,
+them with scancel on Ctrl-C. --dry-run prints the plan and runs nothing.
+
+A campaign with a search section has no load axis: for each combination
+of the other axes it searches the load. kind: sweep runs concurrency 1,
+then unlimited, then rates spaced between the two measured request rates,
+and stops climbing at the first over-saturated point; kind: slo bisects
+concurrency or rate for the highest load whose SLO attainment reaches the
+target. Each point is a full run with its own archive; each decision is
+logged and kept in OUT/search-state.json, so a search resumes after
+Ctrl-C, locally or with --executor slurm. The sweep ends with the
+comparison, its energy–latency frontier, and the frontier drawn in
+OUT/frontier.svg.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.sweep(cmd.Context(), args[0])
@@ -45,6 +57,7 @@ them with scancel on Ctrl-C. --dry-run prints the plan and runs nothing.`,
 	f.Bool("retry-failed", false, "run again the configurations whose latest run failed (into a new directory)")
 	f.String("joulebench-bin", "", "joulebench executable each run is (default: this one)")
 	f.String("format", "table", "format of the final comparison: table, json, csv, markdown")
+	frontierFlags(cmd)
 	return cmd
 }
 
@@ -67,7 +80,10 @@ func (a *app) sweep(ctx context.Context, path string) error {
 	}
 	// Every run's profile and --set values are checked before anything
 	// starts.
-	if err := a.checkPlanProfiles(plan); err != nil {
+	if err := a.checkPlanProfiles(checkedPlan(c, plan)); err != nil {
+		return err
+	}
+	if _, err := a.frontierOptions(); err != nil {
 		return err
 	}
 	bin := a.v.GetString("joulebench-bin")
@@ -77,6 +93,10 @@ func (a *app) sweep(ctx context.Context, path string) error {
 		}
 	}
 	if a.v.GetBool("dry-run") {
+		if c.Searching() {
+			fmt.Fprintf(a.out, "campaign %s: %s search over %d combinations; the first points of each follow (the next ones depend on what they measure)\n", c.Name, c.Search.Kind, len(plan.Runs))
+			plan = searchFirstPoints(c, plan)
+		}
 		return a.printPlan(c, plan, bin, executor)
 	}
 	rules, err := compare.Builtin()
@@ -84,12 +104,19 @@ func (a *app) sweep(ctx context.Context, path string) error {
 		return err
 	}
 	opts := campaign.Options{Binary: bin, RetryFailed: a.v.GetBool("retry-failed"), Log: a.errOut, NotApplicable: rules.NotApplicableReason}
-	fmt.Fprintf(a.errOut, "campaign %s: %d runs (%d excluded), executor %s, archives in %s\n", c.Name, len(plan.Runs), plan.Excluded, executor, c.RunsDir())
+	exec := func(ctx context.Context, p campaign.Plan) (campaign.Result, error) {
+		if executor == "slurm" {
+			return c.RunSlurm(ctx, p, opts, campaign.ExecCommander)
+		}
+		return c.RunLocal(ctx, p, opts)
+	}
 	var res campaign.Result
-	if executor == "slurm" {
-		res, err = c.RunSlurm(ctx, plan, opts, campaign.ExecCommander)
+	if c.Searching() {
+		fmt.Fprintf(a.errOut, "campaign %s: %s search over %d combinations (%d excluded), executor %s, archives in %s\n", c.Name, c.Search.Kind, len(plan.Runs), plan.Excluded, executor, c.RunsDir())
+		res, _, err = c.RunSearch(ctx, plan, opts, exec)
 	} else {
-		res, err = c.RunLocal(ctx, plan, opts)
+		fmt.Fprintf(a.errOut, "campaign %s: %d runs (%d excluded), executor %s, archives in %s\n", c.Name, len(plan.Runs), plan.Excluded, executor, c.RunsDir())
+		res, err = exec(ctx, plan)
 	}
 	if err != nil {
 		return fmt.Errorf("sweep %s: %w", path, err)
@@ -108,10 +135,19 @@ func (a *app) sweep(ctx context.Context, path string) error {
 			return err
 		}
 	}
-	if len(res.Failed) > 0 {
+	if c.Searching() && len(res.Complete) > 1 {
+		if err := a.writeFrontierPlot(ctx, res.Complete, filepath.Join(c.Dir, "frontier.svg")); err != nil {
+			// The comparison is out; a figure that cannot be drawn is
+			// said, not a failed sweep.
+			fmt.Fprintf(a.errOut, "frontier figure: %v\n", err)
+		}
+	}
+	// A search's failed point is one of its outcomes (an overloaded
+	// server), said above, not a failed sweep.
+	if len(res.Failed) > 0 && !c.Searching() {
 		return withCode(exitFailure, fmt.Errorf("sweep %s: %d of %d runs failed (--retry-failed runs them again)", path, len(res.Failed), len(plan.Runs)))
 	}
-	if res.Summary.Left > 0 {
+	if res.Summary.Left > 0 && !c.Searching() {
 		return withCode(exitFailure, fmt.Errorf("sweep %s: %d runs have no complete archive", path, res.Summary.Left))
 	}
 	return nil
@@ -138,6 +174,47 @@ func (a *app) checkPlanProfiles(plan campaign.Plan) error {
 		}
 	}
 	return nil
+}
+
+// checkedPlan is the plan whose profiles are checked: a search's points
+// (the synchronous, throughput and one rate point of each combination,
+// or its slo bounds) for a campaign with a search section.
+func checkedPlan(c *campaign.Campaign, plan campaign.Plan) campaign.Plan {
+	if !c.Searching() {
+		return plan
+	}
+	loads := []campaign.LoadPoint{{Mode: "concurrency", Concurrency: 1}, {Mode: "unlimited"}, {Mode: c.Search.RateMode, Rate: 1}}
+	if c.Search.Kind == campaign.SearchSLO && c.Search.Over == "concurrency" {
+		loads = []campaign.LoadPoint{{Mode: "concurrency", Concurrency: int(c.Search.Low)}, {Mode: "concurrency", Concurrency: int(c.Search.High)}}
+	}
+	var out campaign.Plan
+	for _, r := range plan.Runs {
+		for _, l := range loads {
+			out.Runs = append(out.Runs, c.PointRun(r, l))
+		}
+	}
+	return out
+}
+
+// searchFirstPoints are the points every search of the campaign starts
+// with: concurrency 1 and unlimited (sweep), or the low and high bounds
+// (slo).
+func searchFirstPoints(c *campaign.Campaign, plan campaign.Plan) campaign.Plan {
+	loads := []campaign.LoadPoint{{Mode: "concurrency", Concurrency: 1}, {Mode: "unlimited"}}
+	if c.Search.Kind == campaign.SearchSLO {
+		if c.Search.Over == "rate" {
+			loads = []campaign.LoadPoint{{Mode: c.Search.RateMode, Rate: c.Search.Low}, {Mode: c.Search.RateMode, Rate: c.Search.High}}
+		} else {
+			loads = []campaign.LoadPoint{{Mode: "concurrency", Concurrency: int(c.Search.Low)}, {Mode: "concurrency", Concurrency: int(c.Search.High)}}
+		}
+	}
+	var out campaign.Plan
+	for _, r := range plan.Runs {
+		for _, l := range loads {
+			out.Runs = append(out.Runs, c.PointRun(r, l))
+		}
+	}
+	return out
 }
 
 // setsOf returns the --set values of a run's arguments.
@@ -233,7 +310,7 @@ func (a *app) validateCampaign(path string) (bool, error) {
 	if len(plan.Runs) == 0 {
 		return true, invalidf("campaign %s: every combination is excluded: nothing to run", path)
 	}
-	if err := a.checkPlanProfiles(plan); err != nil {
+	if err := a.checkPlanProfiles(checkedPlan(c, plan)); err != nil {
 		return true, err
 	}
 	fmt.Fprintf(a.out, "%s: campaign %s is valid: %d runs (%d excluded), profile %s\n", path, c.Name, len(plan.Runs), plan.Excluded, c.Profile)

@@ -163,6 +163,29 @@ func (c Config) normalize() Config {
 	return c
 }
 
+// The small-batch preset (--sim-preset small-batch): the knee of the
+// energy–latency frontier within a small request set. The KV cache holds
+// the prompt and max_tokens of each running request: with the chat set
+// (about 12 prompt tokens) and max_tokens 64, 13 requests fit, so the KV
+// cache runs out before the 16 slots do.
+const (
+	SmallBatchSlots    = 16
+	SmallBatchKVTokens = 1024
+	// SmallBatchStepPerSeqS keeps J/token falling up to a full batch:
+	// with power linear in the batch b (P0 + k·b, k = (max - P0)/slots)
+	// and a step of a + c·b, J/token = (P0 + k·b)(a + c·b)/b is lowest at
+	// b = sqrt(P0·a / (k·c)): 17.9 for P0 75 W, k 23.4 W, a 20 ms and
+	// c 0.2 ms, past the 16 slots. (The default's 64 slots and 0.5 ms put
+	// that minimum at a batch of about 23.)
+	SmallBatchStepPerSeqS = 0.0002
+)
+
+// SmallBatch returns c with the small-batch preset.
+func SmallBatch(c Config) Config {
+	c.Slots, c.KVCacheTokens, c.StepPerSeqS = SmallBatchSlots, SmallBatchKVTokens, SmallBatchStepPerSeqS
+	return c
+}
+
 // QuickSpeed is how much faster than real time the quick configuration runs.
 const QuickSpeed = 3
 

@@ -187,7 +187,17 @@ func (s *scheduler) run() {
 		waiting, n = dropGone(waiting)
 		running, dropped = dropGone(running)
 		n += dropped
+		// Admission: a free slot and room in the KV cache for the
+		// request's prompt and every token it may generate (reserved at
+		// admission); a request larger than the whole cache still runs
+		// alone. The knee of the frontier is where either runs out.
+		reserved := kvReserved(running)
 		for len(running) < s.cfg.Slots && len(waiting) > 0 {
+			need := waiting[0].prompt + waiting[0].target
+			if len(running) > 0 && reserved+need > s.cfg.KVCacheTokens {
+				break
+			}
+			reserved += need
 			running = append(running, waiting[0])
 			waiting[0] = nil
 			waiting = waiting[1:]
@@ -310,6 +320,16 @@ func (s *scheduler) publish(running []*seq, waiting, decoding, prefilling int, a
 	s.st.kvTokens = kv
 	s.st.aborted += aborted
 	s.mu.Unlock()
+}
+
+// kvReserved is the KV cache the running requests hold at most: prompt
+// and target tokens of each.
+func kvReserved(running []*seq) int {
+	n := 0
+	for _, q := range running {
+		n += q.prompt + q.target
+	}
+	return n
 }
 
 // dropGone removes requests whose client went away, ending their streams.

@@ -1,0 +1,402 @@
+package compare
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Latency metrics a frontier can be drawn against (profile metric names).
+var LatencyMetrics = []string{"tpot_p50_ms", "tpot_p99_ms", "ttft_p99_ms", "e2e_latency_p99_ms"}
+
+// DefaultLatency is the frontier's latency unless the user picks another.
+const DefaultLatency = "tpot_p50_ms"
+
+// J/token bases of a frontier point.
+const (
+	BasisSteady   = "steady_state" // steady-state window, where reached
+	BasisFormal   = "formal"       // the formal window otherwise
+	BasisGoodTok  = "good_token"   // j_per_good_token under an SLO
+	BasisGoodTokS = "good_token_steady"
+)
+
+// FrontierOptions choose the frontier's latency and the SLO a point must
+// meet to be "lowest J/token meeting the SLO".
+type FrontierOptions struct {
+	// Latency is one of LatencyMetrics ("": DefaultLatency).
+	Latency string
+	// LatencyMax, when above 0, is a bound on Latency a point must meet.
+	LatencyMax float64
+	// Attainment is the slo_attainment a point must reach where its run
+	// has one (0: 0.99).
+	Attainment float64
+}
+
+// CheckLatency validates a --latency choice.
+func CheckLatency(name string) error {
+	if name == "" || slices.Contains(LatencyMetrics, name) {
+		return nil
+	}
+	return fmt.Errorf("latency %q: valid are %s", name, strings.Join(LatencyMetrics, ", "))
+}
+
+// FrontierPoint is one load point of a configuration's energy–latency
+// frontier (per model × engine × scenario × configuration).
+type FrontierPoint struct {
+	Model    string `json:"model"`
+	Engine   string `json:"engine"`
+	Scenario string `json:"scenario"`
+	// Configuration is the configuration's values of the fields that
+	// differ between runs of the same scenario, model and engine.
+	Configuration []FieldValue `json:"configuration,omitempty"`
+	// Load is the point's load parameters (mode, concurrency, rate, ...).
+	Load map[string]any `json:"load"`
+	// RunID is the point's run (the first of its repetitions); Runs counts
+	// them (values are their medians).
+	RunID string `json:"run_id"`
+	Dir   string `json:"dir"`
+	Runs  int    `json:"runs"`
+	// JPerToken is the point's J/token on Basis.
+	JPerToken     *float64 `json:"j_per_token"`
+	Basis         string   `json:"basis"`
+	FullJPerToken *float64 `json:"full_j_per_token"`
+	LatencyMetric string   `json:"latency_metric"`
+	Latency       *float64 `json:"latency"`
+	// Pareto: no other point of the frontier has both lower-or-equal
+	// J/token and latency, one of them strictly lower.
+	Pareto bool `json:"pareto"`
+	// SLOAttainment is the run's slo_attainment, where it has one.
+	SLOAttainment *float64 `json:"slo_attainment,omitempty"`
+	// MeetsSLO is nil when no SLO applies (no --latency-max, no
+	// slo_attainment).
+	MeetsSLO *bool `json:"meets_slo,omitempty"`
+	// LowestMeetingSLO marks the point with the lowest J/token of its
+	// frontier among those meeting the SLO.
+	LowestMeetingSLO bool `json:"lowest_meeting_slo"`
+	// group keys the frontier the point belongs to.
+	group string
+}
+
+// frontier builds the frontier points of the included runs: one point per
+// load of each configuration that was measured at two loads or more.
+func (p *Profile) frontier(rows []RunRow, runs []Run, o FrontierOptions) []FrontierPoint {
+	if o.Latency == "" {
+		o.Latency = DefaultLatency
+	}
+	if o.Attainment <= 0 {
+		o.Attainment = 0.99
+	}
+	byDir := map[string]*Run{}
+	for i := range runs {
+		byDir[runs[i].Dir] = &runs[i]
+	}
+	type key struct{ group, load string }
+	points := map[key]*FrontierPoint{}
+	type sample struct {
+		j         map[string]*float64 // J/token by basis
+		full, lat *float64
+	}
+	samples := map[key][]sample{}
+	var order []key
+	for i := range rows {
+		r := &rows[i]
+		run := byDir[r.Dir]
+		if !r.Included || run == nil || len(r.load) == 0 {
+			continue
+		}
+		k := key{r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(r.setting), mapKey(r.load)}
+		pt, ok := points[k]
+		if !ok {
+			pt = &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
+				Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: o.Latency, group: k.group}
+			points[k] = pt
+			order = append(order, k)
+		}
+		pt.Runs++
+		full := r.FullJPerToken
+		if !r.Uses(ValueFull) {
+			full = nil
+		}
+		samples[k] = append(samples[k], sample{j: frontierJs(r, run), full: full, lat: ptr(numberOK(run, o.Latency))})
+		if att, ok := numberOK(run, "slo_attainment"); ok {
+			pt.SLOAttainment = &att
+		}
+	}
+	// A frontier needs two loads or more of one configuration; its points
+	// share one basis: the first of frontierBases every run has.
+	loads := map[string]int{}
+	basis := map[string]string{}
+	for _, b := range frontierBases {
+		for _, k := range order {
+			if _, done := basis[k.group]; done {
+				continue
+			}
+			all := true
+			for _, k2 := range order {
+				if k2.group != k.group {
+					continue
+				}
+				for _, s := range samples[k2] {
+					all = all && s.j[b] != nil
+				}
+			}
+			if all {
+				basis[k.group] = b
+			}
+		}
+	}
+	for _, k := range order {
+		loads[k.group]++
+	}
+	var out []FrontierPoint
+	for _, k := range order {
+		if loads[k.group] < 2 {
+			continue
+		}
+		pt := points[k]
+		pt.Basis = orStr(basis[k.group], BasisFormal)
+		var js, fulls, lats []*float64
+		for _, s := range samples[k] {
+			js, fulls, lats = append(js, s.j[pt.Basis]), append(fulls, s.full), append(lats, s.lat)
+		}
+		pt.JPerToken, pt.FullJPerToken, pt.Latency = medianOf(js), medianOf(fulls), medianOf(lats)
+		pt.MeetsSLO = meetsSLO(pt, o)
+		out = append(out, *pt)
+	}
+	markFrontier(out)
+	return out
+}
+
+// frontierBases are the J/token bases of a frontier in order of
+// preference: under an SLO the good tokens' (steady window first), else
+// steady-state, else the formal window.
+var frontierBases = []string{BasisGoodTokS, BasisGoodTok, BasisSteady, BasisFormal}
+
+func orStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// frontierJs are a run's J/token values by basis (absent: nil): steady
+// state only where reached and in the statistics.
+func frontierJs(r *RunRow, run *Run) map[string]*float64 {
+	out := map[string]*float64{
+		BasisGoodTokS: ptr(numberOK(run, "j_per_good_token_steady")),
+		BasisGoodTok:  ptr(numberOK(run, "j_per_good_token")),
+		BasisFormal:   ptr(numberOK(run, "formal_j_per_token")),
+	}
+	if r.SteadyJPerToken != nil && r.Uses(ValueSteady) {
+		out[BasisSteady] = r.SteadyJPerToken
+	}
+	return out
+}
+
+func numberOK(run *Run, name string) (float64, bool) {
+	v, ok, _ := number(run.Results, name)
+	return v, ok
+}
+
+func meetsSLO(pt *FrontierPoint, o FrontierOptions) *bool {
+	if o.LatencyMax <= 0 && pt.SLOAttainment == nil {
+		return nil
+	}
+	ok := true
+	if o.LatencyMax > 0 {
+		ok = pt.Latency != nil && *pt.Latency <= o.LatencyMax
+	}
+	if pt.SLOAttainment != nil {
+		ok = ok && *pt.SLOAttainment >= o.Attainment
+	}
+	return &ok
+}
+
+// markFrontier sorts each frontier's points by latency and marks the
+// Pareto-optimal ones and the lowest J/token meeting the SLO.
+func markFrontier(pts []FrontierPoint) {
+	slices.SortStableFunc(pts, func(a, b FrontierPoint) int {
+		return cmp.Or(cmp.Compare(a.group, b.group), cmpPtr(a.Latency, b.Latency), cmpPtr(a.JPerToken, b.JPerToken))
+	})
+	best := map[string]int{}
+	for i := range pts {
+		a := &pts[i]
+		if a.JPerToken == nil || a.Latency == nil {
+			continue
+		}
+		a.Pareto = true
+		for j := range pts {
+			b := &pts[j]
+			if i == j || b.group != a.group || b.JPerToken == nil || b.Latency == nil {
+				continue
+			}
+			if *b.JPerToken <= *a.JPerToken && *b.Latency <= *a.Latency && (*b.JPerToken < *a.JPerToken || *b.Latency < *a.Latency) {
+				a.Pareto = false
+				break
+			}
+		}
+		if a.MeetsSLO != nil && *a.MeetsSLO {
+			if k, ok := best[a.group]; !ok || *a.JPerToken < *pts[k].JPerToken {
+				best[a.group] = i
+			}
+		}
+	}
+	for _, i := range best {
+		pts[i].LowestMeetingSLO = true
+	}
+}
+
+// cmpPtr orders nil last.
+func cmpPtr(a, b *float64) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return cmp.Compare(*a, *b)
+}
+
+func medianOf(xs []*float64) *float64 {
+	var v []float64
+	for _, x := range xs {
+		if x != nil {
+			v = append(v, *x)
+		}
+	}
+	if len(v) == 0 {
+		return nil
+	}
+	sort.Float64s(v)
+	m := v[len(v)/2]
+	if len(v)%2 == 0 {
+		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return &m
+}
+
+func mapKey(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString(k + "=" + m[k] + "\x00")
+	}
+	return b.String()
+}
+
+// loadParams turns the load fields (canonical JSON by dotted path) into
+// the load's parameters by name: parameters.mode and load.mode are mode.
+func loadParams(load map[string]string) map[string]any {
+	out := map[string]any{}
+	for _, f := range slices.Sorted(maps.Keys(load)) {
+		name := f
+		if i := strings.LastIndex(f, "."); i >= 0 {
+			name = f[i+1:]
+		}
+		var v any
+		if json.Unmarshal([]byte(load[f]), &v) != nil {
+			v = load[f]
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// LoadText shows a load's parameters: mode=concurrency concurrency=4; the
+// parameters a mode does not use (0 or empty) are left out.
+func LoadText(load map[string]any) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(load)) {
+		switch v := load[k].(type) {
+		case float64:
+			if v == 0 {
+				continue
+			}
+			parts = append(parts, k+"="+strconv.FormatFloat(v, 'g', -1, 64))
+		case string:
+			if v == "" {
+				continue
+			}
+			parts = append(parts, k+"="+v)
+		default:
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	return orDash(strings.Join(parts, " "))
+}
+
+// FrontierGroups splits the frontier into its configurations, in order.
+func FrontierGroups(pts []FrontierPoint) [][]FrontierPoint {
+	var out [][]FrontierPoint
+	for i, p := range pts {
+		if i == 0 || p.group != pts[i-1].group {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], p)
+	}
+	return out
+}
+
+// frontierTables writes one energy–latency table per configuration.
+func frontierTables(w io.Writer, format string, rep *Report) error {
+	if len(rep.Frontier) == 0 {
+		return nil
+	}
+	for _, g := range FrontierGroups(rep.Frontier) {
+		p0 := g[0]
+		title := fmt.Sprintf("Energy–latency frontier: scenario %s, model %s, engine %s", p0.Scenario, p0.Model, p0.Engine)
+		for _, c := range p0.Configuration {
+			title += ", " + columnName(c.Field) + " " + c.Value
+		}
+		section(w, format, title+" (* = Pareto-optimal: no other point has both lower J/token and lower latency)")
+		rows := make([][]string, 0, len(g))
+		var best *FrontierPoint
+		for i := range g {
+			p := &g[i]
+			mark := ""
+			if p.Pareto {
+				mark = "*"
+			}
+			meets := "-"
+			if p.MeetsSLO != nil {
+				meets = map[bool]string{true: "yes", false: "no"}[*p.MeetsSLO]
+			}
+			if p.LowestMeetingSLO {
+				best = p
+			}
+			rows = append(rows, []string{LoadText(p.Load), fmtJ(p.JPerToken), p.Basis, fmtJ(p.FullJPerToken), fmtF(p.Latency, 2), mark, meets, strconv.Itoa(p.Runs), p.RunID})
+		}
+		if err := table(w, format, []string{"load", "J/token", "basis", "full-lifecycle J/token", p0.LatencyMetric, "pareto", "meets SLO", "runs", "run"}, rows); err != nil {
+			return err
+		}
+		switch {
+		case best != nil:
+			line(w, format, fmt.Sprintf("Lowest J/token meeting the SLO: %s J/token (%s) at %s, %s %s.", fmtJ(best.JPerToken), best.Basis, LoadText(best.Load), best.LatencyMetric, fmtF(best.Latency, 2)))
+		case g[0].MeetsSLO != nil:
+			line(w, format, "No load point meets the SLO.")
+		default:
+			line(w, format, "No SLO given (compare --latency-max, or runs with slo_* parameters): no point is singled out.")
+		}
+	}
+	return nil
+}
+
+// frontierCSV writes the frontier rows of the CSV.
+func frontierCSV(put func(sec, scen, group, model, engine, run, name, value, unit, note string), rep *Report) {
+	for _, p := range rep.Frontier {
+		note := LoadText(p.Load)
+		put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, "j_per_token", raw(p.JPerToken), "J/token", note+"; basis "+p.Basis)
+		put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, p.LatencyMetric, raw(p.Latency), "ms", note)
+		put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, "pareto", strconv.FormatBool(p.Pareto), "", note)
+		if p.LowestMeetingSLO {
+			put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, "lowest_meeting_slo", "true", "", note)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package plot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Frontier is the energy–latency frontier figure: J/token against a
+// latency, one line per configuration through its load points in order of
+// latency, Pareto-optimal points filled, the lowest J/token meeting the
+// SLO ringed.
+type Frontier struct {
+	// Title heads the figure; Latency names the x axis (a metric name
+	// such as tpot_p50_ms).
+	Title, Latency string
+	Series         []FrontierSeries
+	// Simulated adds the simulator's note to the title.
+	Simulated bool
+}
+
+// FrontierSeries is one configuration's load points.
+type FrontierSeries struct {
+	Name   string
+	Points []FrontierPoint
+}
+
+// FrontierPoint is one load point: its latency (x), J/token (y) and load.
+type FrontierPoint struct {
+	Latency, JPerToken float64
+	Label              string
+	Pareto, Best       bool
+}
+
+// SaveFrontier writes the frontier figure to path (format from its
+// extension).
+func SaveFrontier(path string, f *Frontier, opt Options) error {
+	format, err := FormatOf(path)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := RenderFrontier(&buf, f, format, opt); err != nil {
+		return err
+	}
+	return writeFile(path, buf.Bytes())
+}
+
+// RenderFrontier draws the frontier figure in format.
+func RenderFrontier(w io.Writer, f *Frontier, format string, opt Options) error {
+	if f == nil || len(f.Series) == 0 {
+		return errors.New("plot: no frontier: no configuration was measured at two loads or more")
+	}
+	width, height, err := opt.lengths()
+	if err != nil {
+		return err
+	}
+	c, err := newCanvas(format, width, height)
+	if err != nil {
+		return err
+	}
+	p, err := f.plot()
+	if err != nil {
+		return err
+	}
+	p.Draw(draw.New(c))
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("write %s figure: %w", format, err)
+	}
+	return nil
+}
+
+func (f *Frontier) plot() (*gplot.Plot, error) {
+	title := f.Title
+	if title == "" {
+		title = "Energy–latency frontier"
+	}
+	if f.Simulated {
+		title += " (SIMULATED)"
+	}
+	p := newPlot(title, f.Latency+" (ms)", "J/token")
+	p.Legend.Top = true
+	for i, s := range f.Series {
+		col := devColour(i)
+		xy := make(plotter.XYs, len(s.Points))
+		var pareto, best plotter.XYs
+		labels := make([]string, len(s.Points))
+		for j, pt := range s.Points {
+			xy[j].X, xy[j].Y = pt.Latency, pt.JPerToken
+			labels[j] = pt.Label
+			if pt.Pareto {
+				pareto = append(pareto, xy[j])
+			}
+			if pt.Best {
+				best = append(best, xy[j])
+			}
+		}
+		line, points, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, fmt.Errorf("plot: frontier %s: %w", s.Name, err)
+		}
+		line.Color, line.Width = col, vg.Points(1.5)
+		points.Shape, points.Color, points.Radius = draw.CircleGlyph{}, col, vg.Points(3)
+		p.Add(line, points)
+		p.Legend.Add(s.Name, line, points)
+		if len(pareto) > 0 {
+			sc, err := plotter.NewScatter(pareto)
+			if err != nil {
+				return nil, err
+			}
+			sc.Shape, sc.Color, sc.Radius = draw.CircleGlyph{}, col, vg.Points(5)
+			p.Add(sc)
+		}
+		if len(best) > 0 {
+			sc, err := plotter.NewScatter(best)
+			if err != nil {
+				return nil, err
+			}
+			sc.Shape, sc.Color, sc.Radius = draw.RingGlyph{}, color.NRGBA{R: 200, G: 30, B: 30, A: 255}, vg.Points(9)
+			p.Add(sc)
+			if i == 0 {
+				p.Legend.Add("lowest J/token meeting the SLO", sc)
+			}
+		}
+		lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xy, Labels: labels})
+		if err != nil {
+			return nil, err
+		}
+		for k := range lab.TextStyle {
+			lab.TextStyle[k].Font.Size = vg.Points(8)
+		}
+		lab.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
+		p.Add(lab)
+	}
+	// Room on the right for the last point's label.
+	p.X.Max += (p.X.Max - p.X.Min) * 0.12
+	return p, nil
+}

@@ -1,0 +1,75 @@
+package plot
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func sampleFrontier() *Frontier {
+	return &Frontier{Latency: "tpot_p50_ms", Simulated: true, Series: []FrontierSeries{
+		{Name: "sim-llm-8b · sim · chat", Points: []FrontierPoint{
+			{Latency: 6.7, JPerToken: 1.35, Label: "concurrency=1", Pareto: true},
+			{Latency: 7.0, JPerToken: 0.65, Label: "rate=13.2", Pareto: true, Best: true},
+			{Latency: 7.7, JPerToken: 0.43, Label: "unlimited", Pareto: true},
+		}},
+		{Name: "sim-llm-70b · sim · chat", Points: []FrontierPoint{
+			{Latency: 9, JPerToken: 2}, {Latency: 12, JPerToken: 1.2, Pareto: true},
+		}},
+	}}
+}
+
+// The frontier is drawn in each format: a PNG of the asked size, an SVG
+// that names the axes and the points' loads, a PDF.
+func TestRenderFrontier(t *testing.T) {
+	opt := Options{Width: 800, Height: 600}
+	for _, format := range Formats {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := RenderFrontier(&buf, sampleFrontier(), format, opt); err != nil {
+				t.Fatal(err)
+			}
+			switch format {
+			case "png":
+				img, err := png.Decode(&buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b := img.Bounds(); b.Dx() != 800 || b.Dy() != 600 {
+					t.Errorf("png %v, want 800 × 600", b)
+				}
+			case "svg":
+				s := buf.String()
+				for _, want := range []string{"tpot_p50_ms (ms)", "J/token", "rate=13.2", "lowest J/token meeting the SLO", "SIMULATED"} {
+					if !strings.Contains(s, want) {
+						t.Errorf("svg lacks %q", want)
+					}
+				}
+			case "pdf":
+				if !bytes.HasPrefix(buf.Bytes(), []byte("%PDF")) {
+					t.Errorf("not a PDF: %q", buf.Bytes()[:min(8, buf.Len())])
+				}
+			}
+		})
+	}
+}
+
+func TestSaveFrontierErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := SaveFrontier(filepath.Join(dir, "f.gif"), sampleFrontier(), DefaultOptions); err == nil || !strings.Contains(err.Error(), "unknown figure format") {
+		t.Errorf("gif: %v", err)
+	}
+	if err := SaveFrontier(filepath.Join(dir, "f.svg"), &Frontier{}, DefaultOptions); err == nil || !strings.Contains(err.Error(), "no frontier") {
+		t.Errorf("empty: %v", err)
+	}
+	path := filepath.Join(dir, "f.svg")
+	if err := SaveFrontier(path, sampleFrontier(), DefaultOptions); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("saved %v, %v", fi, err)
+	}
+}
