@@ -157,12 +157,13 @@ func (c Config) Normalized() Config {
 	if c.Mode.open() && c.Concurrency > 0 {
 		c.MaxConcurrency, c.Concurrency = c.Concurrency, 0
 	}
-	if c.Mode == Gamma && c.burstiness() == 1 {
+	b := c.burstiness()
+	if c.Mode == Gamma && b == 1 {
 		c.Mode = Poisson
 	}
 	c.Burstiness = 1
 	if c.Mode == Gamma {
-		c.Burstiness = c.burstiness()
+		c.Burstiness = b
 	}
 	return c
 }
