@@ -82,9 +82,9 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case c.MaxRequests < 0:
-		return fmt.Errorf("max requests %d: must be >= 0", c.MaxRequests)
+		return fmt.Errorf("max_requests %d: must be >= 0", c.MaxRequests)
 	case c.MaxDuration < 0:
-		return fmt.Errorf("max duration %v: must be >= 0", c.MaxDuration)
+		return fmt.Errorf("max_duration %v: must be >= 0", c.MaxDuration)
 	case c.Limits.Timeout < 0 || c.Limits.Stall < 0:
 		return fmt.Errorf("request timeout %v, stall timeout %v: must be >= 0", c.Limits.Timeout, c.Limits.Stall)
 	case c.Watch != nil && c.WatchEvery <= 0:
@@ -104,7 +104,7 @@ func (c Config) validateShape(mode Mode) error {
 	case !(b > 0) || math.IsInf(b, 1):
 		return fmt.Errorf("burstiness %v: must be a finite number > 0", c.Burstiness)
 	case mode == Concurrency && c.Concurrency < 1:
-		return fmt.Errorf("mode concurrency needs concurrency >= 1, got %d", c.Concurrency)
+		return fmt.Errorf("mode concurrency needs concurrency ≥ 1, got %d", c.Concurrency)
 	case mode == Concurrency && c.MaxConcurrency > 0:
 		return fmt.Errorf("mode concurrency sets its requests in flight with concurrency (%d); max_concurrency (%d) caps the other modes", c.Concurrency, c.MaxConcurrency)
 	case mode == Unlimited && c.Concurrency > 0:
