@@ -29,19 +29,19 @@ func loadFlags(f *pflag.FlagSet) {
 
 // loadFlagValues are the vLLM load flags given on the command line.
 type loadFlagValues struct {
-	rate, burstiness             float64
-	maxConcurrency, numPrompts   int
-	rateSet, burstSet, maxSet, n bool
+	rate, burstiness                  float64
+	maxConcurrency, numPrompts        int
+	rateSet, burstSet, maxSet, numSet bool
 }
 
-func (v loadFlagValues) any() bool { return v.rateSet || v.burstSet || v.maxSet || v.n }
+func (v loadFlagValues) any() bool { return v.rateSet || v.burstSet || v.maxSet || v.numSet }
 
 // loadFlagsGiven reads the vLLM load flags that were given.
 func (a *app) loadFlagsGiven(changed func(string) bool) loadFlagValues {
 	return loadFlagValues{
 		rate: a.v.GetFloat64("request-rate"), burstiness: a.v.GetFloat64("burstiness"),
 		maxConcurrency: a.v.GetInt("max-concurrency"), numPrompts: a.v.GetInt("num-prompts"),
-		rateSet: changed("request-rate"), burstSet: changed("burstiness"), maxSet: changed("max-concurrency"), n: changed("num-prompts"),
+		rateSet: changed("request-rate"), burstSet: changed("burstiness"), maxSet: changed("max-concurrency"), numSet: changed("num-prompts"),
 	}
 }
 
@@ -118,7 +118,7 @@ func mapLoadFlags(sets []string, v loadFlagValues, profile string, declared func
 			}
 			err = add(f.flag, f.param, strconv.Itoa(v.maxConcurrency))
 		case "num-prompts":
-			if !v.n {
+			if !v.numSet {
 				continue
 			}
 			if v.numPrompts < 1 {

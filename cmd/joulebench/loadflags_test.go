@@ -27,7 +27,7 @@ func TestMapLoadFlags(t *testing.T) {
 		{"a mode given wins", []string{"mode=constant"}, loadFlagValues{rate: 2.5, rateSet: true}, []string{"mode=constant", "rate=2.5"}},
 		{"inf is unlimited", nil, loadFlagValues{rate: math.Inf(1), rateSet: true}, []string{"mode=unlimited"}},
 		{"max concurrency alone", nil, loadFlagValues{maxConcurrency: 16, maxSet: true}, []string{"max_concurrency=16"}},
-		{"num prompts", []string{"x=1"}, loadFlagValues{numPrompts: 200, n: true}, []string{"x=1", "request_count=200"}},
+		{"num prompts", []string{"x=1"}, loadFlagValues{numPrompts: 200, numSet: true}, []string{"x=1", "request_count=200"}},
 		{"the same --set", []string{"rate=4"}, loadFlagValues{rate: 4, rateSet: true}, []string{"rate=4", "mode=poisson"}},
 	} {
 		got, err := mapLoadFlags(tc.sets, tc.v, "p", all)
@@ -46,14 +46,14 @@ func TestMapLoadFlags(t *testing.T) {
 			"--request-rate: profile p has no parameter rate, so it cannot take this flag"},
 		{"no max_concurrency", nil, loadFlagValues{maxConcurrency: 4, maxSet: true}, []string{"rate"},
 			"--max-concurrency: profile p has no parameter max_concurrency"},
-		{"no request_count", nil, loadFlagValues{numPrompts: 4, n: true}, nil, "--num-prompts: profile p has no parameter request_count"},
+		{"no request_count", nil, loadFlagValues{numPrompts: 4, numSet: true}, nil, "--num-prompts: profile p has no parameter request_count"},
 		{"disagrees with --set", []string{"rate=5"}, loadFlagValues{rate: 4, rateSet: true}, []string{"rate", "mode"},
 			"--request-rate 4 and --set rate=5 disagree: give one"},
 		{"zero rate", nil, loadFlagValues{rate: 0, rateSet: true}, []string{"rate"}, "--request-rate 0: must be > 0"},
 		{"burstiness alone", nil, loadFlagValues{burstiness: 0.5, burstSet: true}, []string{"burstiness"}, "--burstiness applies to a finite --request-rate"},
 		{"burstiness 0", nil, loadFlagValues{rate: 1, rateSet: true, burstiness: 0, burstSet: true}, []string{"rate", "burstiness"}, "--burstiness 0: must be a finite number > 0"},
 		{"max concurrency 0", nil, loadFlagValues{maxSet: true}, []string{"max_concurrency"}, "--max-concurrency 0: at least 1"},
-		{"num prompts 0", nil, loadFlagValues{n: true}, []string{"request_count"}, "--num-prompts 0: at least 1"},
+		{"num prompts 0", nil, loadFlagValues{numSet: true}, []string{"request_count"}, "--num-prompts 0: at least 1"},
 	} {
 		declared := func(p string) bool {
 			for _, d := range tc.declared {
