@@ -132,6 +132,11 @@ func powerAndMetaBoundCases() []boundCase {
 		m("tensor_parallel negative", `"tensor_parallel": 2`, `"tensor_parallel": -2`, "engine.tensor_parallel -2 is negative"),
 		m("cpus negative", `"cpus": 16`, `"cpus": -16`, "host.cpus -16 is negative"),
 		m("interval_s negative", `"interval_s": 1,`, `"interval_s": -1,`, "telemetry.interval_s -1 is negative"),
+		m("load in bounds", `"status": "complete",`, `"load": {"mode": "gamma", "rate": 4, "burstiness": 0.5, "max_concurrency": 8}, "status": "complete",`, ""),
+		m("load.concurrency negative", `"status": "complete",`, `"load": {"mode": "concurrency", "concurrency": -16}, "status": "complete",`, "load.concurrency -16 is negative"),
+		m("load.max_concurrency negative", `"status": "complete",`, `"load": {"mode": "poisson", "rate": 1, "max_concurrency": -2}, "status": "complete",`, "load.max_concurrency -2 is negative"),
+		m("load.rate negative", `"status": "complete",`, `"load": {"mode": "poisson", "rate": -1}, "status": "complete",`, "load.rate -1 is negative"),
+		m("load.ramp_start_rate negative", `"status": "complete",`, `"load": {"mode": "ramp", "ramp_end_rate": 2, "ramp_start_rate": -0.5}, "status": "complete",`, "load.ramp_start_rate -0.5 is negative"),
 		{name: "engine metric before the run", file: EngineMetricsFile, old: `"t":1717405210.5`, new: `"t":5`, msg: "t 5 is before the run"},
 	}
 }

@@ -73,6 +73,9 @@ func checkMetaBounds(path string, data []byte, m *Meta) error {
 	if iv := m.Telemetry.IntervalS; iv < 0 || math.IsNaN(iv) {
 		return at(fmt.Sprintf("telemetry.interval_s %v is negative", iv), "telemetry", "interval_s")
 	}
+	if err := checkLoadBounds(m.Load, at); err != nil {
+		return err
+	}
 	if m.StartedAt < 0 {
 		return at(fmt.Sprintf("started_at %s is negative; times are Unix seconds", ft(m.StartedAt)), "started_at")
 	}
@@ -80,6 +83,31 @@ func checkMetaBounds(path string, data []byte, m *Meta) error {
 		return at(fmt.Sprintf("ended_at %s is before started_at %s", ft(m.EndedAt), ft(m.StartedAt)), "ended_at")
 	}
 	return checkMetaTimes(m, runWindow(m), at)
+}
+
+// checkLoadBounds checks the load object's numbers: counts and rates not
+// negative (rates not NaN).
+func checkLoadBounds(l *LoadShape, at func(string, ...any) error) error {
+	if l == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"concurrency", l.Concurrency}, {"max_concurrency", l.MaxConcurrency}} {
+		if f.v < 0 {
+			return at(fmt.Sprintf("load.%s %d is negative", f.key, f.v), "load", f.key)
+		}
+	}
+	for _, f := range []struct {
+		key string
+		v   *float64
+	}{{"rate", &l.Rate}, {"burstiness", &l.Burstiness}, {"ramp_start_rate", l.RampStartRate}, {"ramp_end_rate", l.RampEndRate}} {
+		if f.v != nil && (*f.v < 0 || math.IsNaN(*f.v)) {
+			return at(fmt.Sprintf("load.%s %v is negative", f.key, *f.v), "load", f.key)
+		}
+	}
+	return nil
 }
 
 // checkMetaTimes checks the stages and events of m against w.

@@ -54,6 +54,9 @@ type Meta struct {
 	// Import says where each part of an imported run came from (joulebench
 	// import); nil for a run joulebench measured.
 	Import *ImportInfo `json:"import,omitempty"`
+	// Load is the formal stage's load shape (absent in runs made before
+	// it was recorded).
+	Load *LoadShape `json:"load,omitempty"`
 }
 
 // ImportInfo records the origin of an imported run.
@@ -133,6 +136,29 @@ type RequestSet struct {
 	// (probe requests against its prompt_tokens) or estimate (a word for
 	// a token, unchecked).
 	LengthMethod string `json:"length_method,omitempty"`
+}
+
+// LoadShape is the load shape of the formal requests and the parameters it
+// uses, only those: {"mode": "concurrency", "concurrency": 16},
+// {"mode": "gamma", "rate": 4, "burstiness": 0.5, "max_concurrency": 64}.
+// Modes: unlimited, concurrency (Concurrency in flight), constant,
+// poisson and gamma (Rate in requests/s; Burstiness, gamma's shape, for
+// gamma only), ramp (RampStartRate to RampEndRate, requests/s, linear in
+// time over the stage); MaxConcurrency caps the requests in flight of the
+// last four (0: no cap). It is recorded in one canonical form: unlimited
+// capped at N in flight is concurrency N, gamma with burstiness 1 is
+// poisson. Runs that differ only in it are load points of one
+// configuration.
+type LoadShape struct {
+	Mode           string  `json:"mode"`
+	Concurrency    int     `json:"concurrency,omitempty"`
+	Rate           float64 `json:"rate,omitempty"`
+	Burstiness     float64 `json:"burstiness,omitempty"`
+	MaxConcurrency int     `json:"max_concurrency,omitempty"`
+	// The ramp's rates; a ramp may start (or end) at 0, so both are
+	// written whenever the mode is ramp.
+	RampStartRate *float64 `json:"ramp_start_rate,omitempty"`
+	RampEndRate   *float64 `json:"ramp_end_rate,omitempty"`
 }
 
 // DatasetOrigin records a dataset file downloaded from the Hugging Face Hub

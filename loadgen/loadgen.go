@@ -1,15 +1,24 @@
-// Package loadgen sends a request set to an engine under one of three
-// arrival patterns and hands every finished request to a sink.
+// Package loadgen sends a request set to an engine under one of six
+// arrival patterns (load shapes) and hands every finished request to a
+// sink.
 //
 //   - unlimited: every request is sent at once, with no rate or concurrency
-//     limit (the formal stage of benchmark-1.5); to a client that can
-//     prepare the burst, in quick waves that let it read the first
-//     responses between them (see BurstWave);
+//     limit (the formal stage of benchmark-1.5);
 //   - concurrency: a fixed number of requests in flight, the next one sent
 //     as soon as one finishes;
-//   - poisson: requests arrive at a mean rate, with exponential gaps drawn
-//     from a seeded generator (the same seed gives the same schedule),
-//     optionally capped in concurrency.
+//   - constant, poisson, gamma, ramp (the open modes): each request has a
+//     send time from the start (Config.Schedule): a constant rate;
+//     exponential gaps; gamma gaps whose shape is vLLM's burstiness; a rate
+//     that changes linearly over the stage. Poisson and gamma draw from a
+//     seeded generator (the same seed gives the same schedule). Each is
+//     optionally capped in requests in flight (MaxConcurrency).
+//
+// Whatever the shape, requests that are due together (the unlimited
+// burst, the first fill of a concurrency stage, a cluster of gamma
+// arrivals, several slots freed at once) go to a client that can prepare
+// and track them in quick waves that let it read the first responses
+// between them (see BurstWave), so that first-token times stay exact; the
+// unlimited burst and the first fill are prepared first (Preparer).
 //
 // Requests are sent in slice order. MaxRequests sends only the first N;
 // MaxDuration stops sending after that long and cancels the requests still
@@ -29,7 +38,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,51 +46,26 @@ import (
 	"github.com/joulebench/joulebench/workload"
 )
 
-// Mode is an arrival pattern.
-type Mode string
-
-// Modes.
-const (
-	Unlimited   Mode = "unlimited"
-	Concurrency Mode = "concurrency"
-	Poisson     Mode = "poisson"
-)
-
-// Modes lists the valid modes.
-var Modes = []Mode{Unlimited, Concurrency, Poisson}
-
-// ParseMode reads a mode name ("" is unlimited).
-func ParseMode(s string) (Mode, error) {
-	if s == "" {
-		return Unlimited, nil
-	}
-	for _, m := range Modes {
-		if string(m) == s {
-			return m, nil
-		}
-	}
-	return "", fmt.Errorf("unknown load mode %q (want %s)", s, modeList())
-}
-
-func modeList() string {
-	names := make([]string, len(Modes))
-	for i, m := range Modes {
-		names[i] = string(m)
-	}
-	return strings.Join(names, ", ")
-}
-
 // Config says how requests are sent.
 type Config struct {
 	// Mode is the arrival pattern; "" means Unlimited.
 	Mode Mode
 	// Concurrency is the number of requests in flight in Concurrency mode
-	// (required, >= 1), and an optional cap in Poisson mode (0: none).
+	// (required, >= 1); in an open mode (constant, poisson, gamma, ramp)
+	// it is the older spelling of MaxConcurrency.
 	Concurrency int
-	// Rate is the mean arrival rate in requests per second (Poisson mode;
-	// +Inf sends everything at once).
+	// MaxConcurrency caps the requests in flight of an open mode (0: no
+	// cap); unlimited with a cap is Concurrency mode (see Normalized).
+	MaxConcurrency int
+	// Rate is the mean arrival rate in requests per second (constant,
+	// poisson and gamma; +Inf sends everything at once).
 	Rate float64
-	// Seed drives the Poisson gaps.
+	// Burstiness is the shape of gamma's gaps (0 reads as 1).
+	Burstiness float64
+	// RampStartRate and RampEndRate are the ramp's rates in requests per
+	// second (see RampArrivals).
+	RampStartRate, RampEndRate float64
+	// Seed drives the poisson and gamma gaps.
 	Seed int64
 	// MaxRequests, when > 0, sends only the first MaxRequests requests.
 	MaxRequests int
@@ -127,31 +110,6 @@ type Waiting struct {
 	OldestAge    time.Duration
 	OldestTokens int
 	Tokens       int
-}
-
-// Validate checks the configuration.
-func (c Config) Validate() error {
-	mode, err := ParseMode(string(c.Mode))
-	if err != nil {
-		return err
-	}
-	switch {
-	case c.Concurrency < 0:
-		return fmt.Errorf("concurrency %d: must be >= 0", c.Concurrency)
-	case mode == Concurrency && c.Concurrency < 1:
-		return fmt.Errorf("concurrency mode needs concurrency >= 1, got %d", c.Concurrency)
-	case mode == Poisson && !(c.Rate > 0):
-		return fmt.Errorf("poisson mode needs a rate > 0 requests/s, got %v", c.Rate)
-	case c.MaxRequests < 0:
-		return fmt.Errorf("max requests %d: must be >= 0", c.MaxRequests)
-	case c.MaxDuration < 0:
-		return fmt.Errorf("max duration %v: must be >= 0", c.MaxDuration)
-	case c.Limits.Timeout < 0 || c.Limits.Stall < 0:
-		return fmt.Errorf("request timeout %v, stall timeout %v: must be >= 0", c.Limits.Timeout, c.Limits.Stall)
-	case c.Watch != nil && c.WatchEvery <= 0:
-		return fmt.Errorf("watch interval %v: must be > 0", c.WatchEvery)
-	}
-	return nil
 }
 
 // Doer sends one request and records it. It must return promptly once ctx
@@ -254,9 +212,7 @@ func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if cfg.Mode == "" {
-		cfg.Mode = Unlimited
-	}
+	cfg = cfg.Normalized()
 	if cfg.MaxRequests > 0 && cfg.MaxRequests < len(reqs) {
 		reqs = reqs[:cfg.MaxRequests]
 	}
@@ -279,31 +235,33 @@ func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 	collected := make(chan struct{})
 	go r.collect(sink, progress, cfg.Watch, cfg.WatchEvery, collected)
 
-	switch cfg.Mode {
-	case Unlimited:
-		// Everything is made ready first (a Preparer's bodies and
-		// connections), so that the burst is as short as it can be; then
-		// a Preparer that tells when a request is written gets the sends
-		// in waves (see BurstWave), any other Doer all together.
-		p, ok := d.(Preparer)
-		if ok {
-			if release := p.Prepare(runCtx, reqs); release != nil {
-				defer release()
-			}
+	// The burst at the start (all of an unlimited stage, the first fill
+	// of a concurrency stage) is made ready first (a Preparer's bodies and
+	// connections), so that it is as short as it can be; then a Preparer
+	// that tells when a request is written gets every send in waves (see
+	// BurstWave), any other Doer each send as it comes (an unlimited
+	// burst all together).
+	p, ok := d.(Preparer)
+	if burst := cfg.Burst(reqs); ok && len(burst) > 0 {
+		if release := p.Prepare(runCtx, burst); release != nil {
+			defer release()
 		}
-		if ok && r.tracker != nil {
-			r.sendWaves(reqs, w)
-		} else {
-			r.sendAll(reqs, nil, nil, make(chan struct{}))
-		}
-	case Concurrency:
-		r.sendAll(reqs, make(chan struct{}, cfg.Concurrency), nil, nil)
-	case Poisson:
-		var slots chan struct{}
-		if cfg.Concurrency > 0 {
-			slots = make(chan struct{}, cfg.Concurrency)
-		}
-		r.sendAll(reqs, slots, Arrivals(len(reqs), cfg.Rate, cfg.Seed), nil)
+	}
+	var slots chan struct{}
+	switch {
+	case cfg.Mode == Concurrency:
+		slots = make(chan struct{}, cfg.Concurrency)
+	case cfg.MaxConcurrency > 0:
+		slots = make(chan struct{}, cfg.MaxConcurrency)
+	}
+	offsets := cfg.Schedule(len(reqs))
+	switch {
+	case ok && r.tracker != nil:
+		r.sendPaced(reqs, slots, offsets, w)
+	case cfg.Mode == Unlimited:
+		r.sendAll(reqs, nil, nil, make(chan struct{}))
+	default:
+		r.sendAll(reqs, slots, offsets, nil)
 	}
 	r.wg.Wait()
 	close(r.done)
@@ -400,44 +358,124 @@ type waves struct {
 	pause, maxWait time.Duration
 }
 
-// sendWaves sends reqs in order, w.size at a time: each wave once every
-// request of the one before has been written or has finished (or
-// w.maxWait has passed), and then w.pause has passed and the scheduler,
-// with no sender to run, has polled the network (see newIdleWait), so
-// that the responses that have arrived are read first.
-func (r *runner) sendWaves(reqs []workload.Request, w waves) {
+// sendPaced sends reqs in order to a Doer that tells when a request is
+// written: each when it is due (offsets, from the start; nil: at once) and
+// has a slot (slots, when not nil, bounds the requests in flight).
+// Requests that are ready together go in waves of up to w.size, all of a
+// wave at once. A wave that follows a burst (the wave before was full, or
+// is still being written) waits until every request of the one before has
+// been written or has finished (or w.maxWait has passed), then until
+// w.pause has passed and the scheduler, with no sender to run, has polled
+// the network (see newIdleWait), so that the responses that have arrived
+// are read first. A lone send (the next of a concurrency stage, a
+// scheduled arrival) goes without waiting.
+func (r *runner) sendPaced(reqs []workload.Request, slots chan struct{}, offsets []time.Duration, w waves) {
+	start := time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	idle, closeIdle := newIdleWait()
 	defer closeIdle()
-	var written chan struct{}
-	for start := 0; start < len(reqs); start += w.size {
-		if written != nil {
-			timer.Reset(w.maxWait)
-			select {
-			case <-written:
-			case <-timer.C:
-			case <-r.ctx.Done():
+	var written chan struct{} // the last wave's: closed once all of it was written
+	full := false             // the last wave was cut at w.size
+	for i := 0; i < len(reqs); {
+		if offsets != nil && !r.sleepUntil(timer, start.Add(offsets[i])) {
+			return
+		}
+		if written != nil && (full || !closed(written)) {
+			if !r.waitWritten(timer, written, w.maxWait) {
 				return
 			}
 			idle(w.pause)
 		}
-		if r.ctx.Err() != nil {
-			return
-		}
-		wave := reqs[start:min(start+w.size, len(reqs))]
-		written = make(chan struct{})
-		left := new(atomic.Int64)
-		left.Store(int64(len(wave)))
-		done := written
-		onWritten := func() {
-			if left.Add(-1) == 0 {
-				close(done)
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-r.ctx.Done():
+				return
 			}
 		}
-		for _, req := range wave {
-			r.launch(req, nil, nil, onWritten)
+		if r.ctx.Err() != nil {
+			if slots != nil {
+				<-slots
+			}
+			return
 		}
+		n := 1 // request i, and those after it that are due and get a slot now
+		for n < w.size && i+n < len(reqs) && (offsets == nil || offsets[i+n] <= time.Since(start)) && trySlot(slots) {
+			n++
+		}
+		written = r.launchWave(reqs[i:i+n], slots)
+		full = n == w.size
+		i += n
+	}
+}
+
+// launchWave starts the requests of wave (each holding a slot, when slots
+// is not nil) and returns a channel closed once every one of them has
+// been written or has finished.
+func (r *runner) launchWave(wave []workload.Request, slots chan struct{}) chan struct{} {
+	written := make(chan struct{})
+	left := new(atomic.Int64)
+	left.Store(int64(len(wave)))
+	onWritten := func() {
+		if left.Add(-1) == 0 {
+			close(written)
+		}
+	}
+	for _, req := range wave {
+		r.launch(req, slots, nil, onWritten)
+	}
+	return written
+}
+
+// sleepUntil waits on timer until t; false when the run was cancelled.
+func (r *runner) sleepUntil(timer *time.Timer, t time.Time) bool {
+	wait := time.Until(t)
+	if wait <= 0 {
+		return r.ctx.Err() == nil
+	}
+	timer.Reset(wait)
+	select {
+	case <-timer.C:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+// waitWritten waits on timer until written is closed or maxWait has
+// passed; false when the run was cancelled.
+func (r *runner) waitWritten(timer *time.Timer, written chan struct{}, maxWait time.Duration) bool {
+	timer.Reset(maxWait)
+	select {
+	case <-written:
+	case <-timer.C:
+	case <-r.ctx.Done():
+		return false
+	}
+	return true
+}
+
+// closed reports whether c is closed.
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// trySlot takes a slot if one is free now (always, when slots is nil).
+func trySlot(slots chan struct{}) bool {
+	if slots == nil {
+		return true
+	}
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+		return false
 	}
 }
 

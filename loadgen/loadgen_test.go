@@ -371,7 +371,7 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%+v: Run accepted it", cfg)
 		}
 	}
-	if _, err := ParseMode("burst"); err == nil || !strings.Contains(err.Error(), "unlimited, concurrency, poisson") {
+	if _, err := ParseMode("burst"); err == nil || !strings.Contains(err.Error(), "unlimited, concurrency, constant, poisson, gamma, ramp") {
 		t.Errorf("ParseMode: %v", err)
 	}
 	for _, cfg := range []Config{{}, {Mode: Unlimited}, {Mode: Concurrency, Concurrency: 1}, {Mode: Poisson, Rate: 0.5}, {Mode: Poisson, Rate: math.Inf(1)}} {

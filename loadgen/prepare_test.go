@@ -48,30 +48,39 @@ func (p *preparer) DoFlight(ctx context.Context, r workload.Request, f *Flight) 
 	return archive.Request{ID: r.ID, OK: true, OutputTokens: 1}
 }
 
-func TestUnlimitedPreparesFirstAndReleasesLast(t *testing.T) {
+// TestBurstPreparedFirstAndReleasedLast: the burst at the start is
+// prepared before the first send and released after the last finished:
+// all of an unlimited stage, the first fill of a concurrency stage (and of
+// unlimited capped in flight, which is concurrency), nothing of an open
+// mode.
+func TestBurstPreparedFirstAndReleasedLast(t *testing.T) {
 	for _, tc := range []struct {
-		mode     Mode
-		prepared bool
+		name     string
+		cfg      Config
+		prepared []string
 	}{
-		{Unlimited, true},
-		{Concurrency, false},
-		{Poisson, false},
+		// MaxRequests applies first.
+		{"unlimited", Config{Mode: Unlimited}, []string{"r000", "r001", "r002", "r003", "r004"}},
+		{"concurrency", Config{Mode: Concurrency, Concurrency: 2}, []string{"r000", "r001"}},
+		{"unlimited-capped", Config{Mode: Unlimited, MaxConcurrency: 3}, []string{"r000", "r001", "r002"}},
+		{"concurrency-above-count", Config{Mode: Concurrency, Concurrency: 50}, []string{"r000", "r001", "r002", "r003", "r004"}},
+		{"poisson", Config{Mode: Poisson, Rate: 1e6, MaxConcurrency: 2}, nil},
+		{"constant", Config{Mode: Constant, Rate: 1e6}, nil},
 	} {
-		t.Run(string(tc.mode), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			p := &preparer{}
 			c := &collector{t: t}
-			cfg := Config{Mode: tc.mode, Concurrency: 2, Rate: 1e6, MaxRequests: 5}
+			cfg := tc.cfg
+			cfg.MaxRequests = 5
 			if err := Run(context.Background(), cfg, requests(8), p, c.sink, c.progress); err != nil {
 				t.Fatal(err)
 			}
 			want := []string{"do", "do", "do", "do", "do"}
-			var wantIDs []string
-			if tc.prepared {
+			if tc.prepared != nil {
 				want = append(append([]string{"prepare"}, want...), "release")
-				wantIDs = []string{"r000", "r001", "r002", "r003", "r004"} // MaxRequests applies first
 			}
-			if !reflect.DeepEqual(p.events, want) || !reflect.DeepEqual(p.prepared, wantIDs) {
-				t.Errorf("calls %v with %v, want %v with %v", p.events, p.prepared, want, wantIDs)
+			if !reflect.DeepEqual(p.events, want) || !reflect.DeepEqual(p.prepared, tc.prepared) {
+				t.Errorf("calls %v with %v, want %v with %v", p.events, p.prepared, want, tc.prepared)
 			}
 			// r001 and r003 had their first token (within 1 and 3 ms) and
 			// one more chunk bounded.

@@ -171,7 +171,7 @@ func TestWavesWithoutWroteSignal(t *testing.T) {
 		sent := make(chan struct{})
 		go func() {
 			defer close(sent)
-			r.sendWaves(requests(n), waves{size: size, maxWait: maxWait})
+			r.sendPaced(requests(n), nil, nil, waves{size: size, maxWait: maxWait})
 			r.wg.Wait()
 		}()
 		select {
@@ -203,7 +203,7 @@ func TestWavesStopWhenCancelled(t *testing.T) {
 	s := newWaveServer(n, 0)
 	s.cancel = cancel
 	r := newRunner(ctx, s, n)
-	r.sendWaves(requests(n), waves{size: size, maxWait: time.Hour})
+	r.sendPaced(requests(n), nil, nil, waves{size: size, maxWait: time.Hour})
 	r.wg.Wait()
 	if got := r.sentN.Load(); got != size {
 		t.Errorf("%d sent, want the first wave's %d", got, size)

@@ -3,6 +3,8 @@ package steps
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -13,11 +15,21 @@ import (
 
 // RequestsConfig is the `with:` of the formal requests step.
 type RequestsConfig struct {
-	// Mode: unlimited (all at once, the spec's formal stage), concurrency
-	// (a fixed number in flight) or poisson (a rate in requests/s).
-	Mode        string  `yaml:"mode"`
-	Concurrency int     `yaml:"concurrency"`
-	Rate        float64 `yaml:"rate"`
+	// Mode is the load shape: unlimited (all at once, the spec's formal
+	// stage), concurrency (Concurrency in flight), constant, poisson or
+	// gamma (Rate in requests/s; gamma's gaps of shape Burstiness, as
+	// vLLM's bench serve), ramp (a rate linear in time from RampStartRate
+	// to RampEndRate over the stage). MaxConcurrency caps the requests in
+	// flight (0: none; unlimited with a cap is concurrency). A parameter
+	// the mode does not use must be left unset (see loadgen.Config);
+	// Burstiness 0 is unset (1).
+	Mode           string  `yaml:"mode"`
+	Concurrency    int     `yaml:"concurrency"`
+	Rate           float64 `yaml:"rate"`
+	Burstiness     float64 `yaml:"burstiness"`
+	MaxConcurrency int     `yaml:"max_concurrency"`
+	RampStartRate  float64 `yaml:"ramp_start_rate"`
+	RampEndRate    float64 `yaml:"ramp_end_rate"`
 	// Repeat sends each prompt this many times (asiai: runs per prompt).
 	Repeat      int               `yaml:"repeat"`
 	MaxRequests int               `yaml:"max_requests"`
@@ -54,18 +66,22 @@ type RequestsConfig struct {
 
 // Validate checks the mode and its numbers.
 func (c *RequestsConfig) Validate() error {
-	switch c.Mode {
-	case "unlimited":
-	case "concurrency":
-		if c.Concurrency < 1 {
-			return fmt.Errorf("mode concurrency needs concurrency ≥ 1")
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"rate", c.Rate}, {"burstiness", c.Burstiness}, {"ramp_start_rate", c.RampStartRate}, {"ramp_end_rate", c.RampEndRate}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s %v: must be a finite number", f.name, f.v)
 		}
-	case "poisson":
-		if c.Rate <= 0 {
-			return fmt.Errorf("mode poisson needs rate > 0 (requests/s)")
-		}
-	default:
-		return fmt.Errorf("unknown mode %q (valid: unlimited, concurrency, poisson)", c.Mode)
+	}
+	if _, err := loadgen.ParseMode(c.Mode); err != nil || c.Mode == "" {
+		return fmt.Errorf("unknown mode %q (valid: %s)", c.Mode, modeNames())
+	}
+	if c.Burstiness < 0 {
+		return fmt.Errorf("burstiness %v: must be > 0 (1 is poisson)", c.Burstiness)
+	}
+	if err := c.load().Validate(); err != nil {
+		return err
 	}
 	if c.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1")
@@ -80,6 +96,23 @@ func (c *RequestsConfig) Validate() error {
 		return fmt.Errorf("max_requests must not be negative")
 	}
 	return validateLimits(c.Timeout, c.StallTimeout, c.WaitLog)
+}
+
+// modeNames lists the load modes.
+func modeNames() string {
+	names := make([]string, len(loadgen.Modes))
+	for i, m := range loadgen.Modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
+
+// load is the load generator's configuration of the step's shape
+// (Burstiness 0, unset, reads as 1).
+func (c *RequestsConfig) load() loadgen.Config {
+	return loadgen.Config{Mode: loadgen.Mode(c.Mode), Concurrency: c.Concurrency, MaxConcurrency: c.MaxConcurrency,
+		Rate: c.Rate, Burstiness: c.Burstiness, RampStartRate: c.RampStartRate, RampEndRate: c.RampEndRate,
+		Seed: c.Seed, MaxRequests: c.MaxRequests, MaxDuration: c.MaxDuration.D()}
 }
 
 // maxWaitLog is the longest silence while requests are in flight.
@@ -113,7 +146,7 @@ func limits(rc *workflow.RunContext, lc *loadgen.Config, stage string, timeout, 
 var requestsKind = workflow.NewStepKind("requests",
 	"send the formal request set (stage formal)",
 	func() *RequestsConfig {
-		return &RequestsConfig{Mode: "unlimited", Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(30 * time.Minute),
+		return &RequestsConfig{Mode: "unlimited", Burstiness: 1, Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(30 * time.Minute),
 			StallTimeout: workflow.Duration(time.Minute), WaitLog: workflow.Duration(maxWaitLog), Seed: 1}
 	},
 	runRequests)
@@ -149,16 +182,17 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	if c.MaxRequests > 0 {
 		count = min(count, c.MaxRequests)
 	}
+	lc := c.load()
+	if err := lc.Validate(); err != nil {
+		return err
+	}
+	lc = lc.Normalized()
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
 		m.RequestSet = requestSetMeta(set, count)
+		m.Load = lc.Load()
 	}); err != nil {
 		return archiveErr(rc, err)
 	}
-	mode, err := loadgen.ParseMode(c.Mode)
-	if err != nil {
-		return err
-	}
-	lc := loadgen.Config{Mode: mode, Concurrency: c.Concurrency, Rate: c.Rate, Seed: c.Seed, MaxRequests: c.MaxRequests, MaxDuration: c.MaxDuration.D()}
 	limits(rc, &lc, "formal", c.Timeout, c.StallTimeout, c.WaitLog)
 	if d.Client == nil {
 		return fmt.Errorf("no client: the engine was not started")
@@ -218,21 +252,20 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	return d.sampleNow(ctx)
 }
 
-// prepareBurst prepares an unlimited burst ahead of the formal stage when
-// the client can (loadgen.Preparer), and returns the client to send it
-// with: one whose Prepare does nothing (the work is done), still a
-// Preparer and a Tracker when d is, so that the load generator sends the
-// burst in waves as it would have. release frees what was prepared; call
-// it once the requests have finished.
+// prepareBurst prepares the burst at the start of the stage (all of an
+// unlimited stage, the first fill of a concurrency stage: lc.Burst) ahead
+// of the formal stage when the client can (loadgen.Preparer), and returns
+// the client to send it with: one whose Prepare does nothing (the work is
+// done), still a Preparer and a Tracker when d is, so that the load
+// generator sends the burst in waves as it would have. release frees what
+// was prepared; call it once the requests have finished.
 func prepareBurst(ctx context.Context, d loadgen.Doer, lc loadgen.Config, reqs []workload.Request) (loadgen.Doer, func()) {
 	p, ok := d.(loadgen.Preparer)
-	if !ok || (lc.Mode != loadgen.Unlimited && lc.Mode != "") {
+	burst := lc.Burst(reqs) // what loadgen.Run sends first
+	if !ok || len(burst) == 0 {
 		return d, func() {}
 	}
-	if lc.MaxRequests > 0 && lc.MaxRequests < len(reqs) {
-		reqs = reqs[:lc.MaxRequests] // what loadgen.Run sends
-	}
-	release := p.Prepare(ctx, reqs)
+	release := p.Prepare(ctx, burst)
 	if release == nil {
 		release = func() {}
 	}

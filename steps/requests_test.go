@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,32 @@ func TestPrepareReportsABadDatasetByStep(t *testing.T) {
 	d = &Deps{}
 	if err := d.Prepare(l); err != nil || len(d.sets) != 1 {
 		t.Errorf("Prepare: %v, %d sets", err, len(d.sets))
+	}
+}
+
+// TestRequestsShapeValidate: the step refuses a load it could not run as
+// written, naming the parameter.
+func TestRequestsShapeValidate(t *testing.T) {
+	for _, tc := range []struct {
+		set  func(*RequestsConfig)
+		want string
+	}{
+		{func(c *RequestsConfig) { c.Mode = "burst" }, `unknown mode "burst" (valid: unlimited, concurrency, constant, poisson, gamma, ramp)`},
+		{func(c *RequestsConfig) { c.Mode, c.Rate = "poisson", math.Inf(1) }, "rate +Inf: must be a finite number"},
+		{func(c *RequestsConfig) { c.Mode, c.Rate, c.Burstiness = "gamma", 2, -1 }, "burstiness -1: must be > 0"},
+		{func(c *RequestsConfig) { c.Concurrency = 16 }, "concurrency 16 with mode unlimited: set mode concurrency"},
+		{func(c *RequestsConfig) { c.Mode, c.RampStartRate = "ramp", math.NaN() }, "ramp_start_rate NaN: must be a finite number"},
+		{func(c *RequestsConfig) { c.Mode, c.Rate = "ramp", 2 }, "rate 2 applies to modes constant, poisson and gamma, not ramp"},
+	} {
+		c := formalConfig()
+		tc.set(c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want %q", c, err, tc.want)
+		}
+	}
+	c := formalConfig()
+	c.Mode, c.Rate, c.Burstiness, c.MaxConcurrency = "gamma", 4, 0.5, 8
+	if err := c.Validate(); err != nil {
+		t.Errorf("gamma at 4/s, burstiness 0.5, capped at 8: %v", err)
 	}
 }

@@ -17,6 +17,10 @@ package main
 //	                 200 ms after the request arrives
 //	B-burst          the same without the first-token delay: first chunks
 //	                 arrive while the client is still sending the burst
+//	D-concurrency    B with mode concurrency at as many in flight as
+//	                 streams: first chunks arrive during the first fill
+//	E-gamma          B with mode gamma at 2,000 requests/s, burstiness
+//	                 0.1: clusters of sends while first chunks arrive
 //	C-ceiling-N      N streams (100 and 1,000), the server writing as fast
 //	                 as it can, 64 chunks per write; the minimal Go client
 //	                 (ssebench.RunMinimal: counts `data:` lines, no times)
@@ -34,13 +38,13 @@ package main
 //	server_write_p99_ms        server write durations (stamp to return),
 //	                           which include the server kept off its CPU
 //	                           by other work on a shared machine
-//	late_first_frac            (A, B) share of requests whose first_token_at
+//	late_first_frac            (A, B, D, E) share of requests whose first_token_at
 //	                           is half an inter-token step or more after the
 //	                           first write: stamped with a later chunk's
 //	                           time, or the client or the server (between
 //	                           its stamp and its write) kept off the CPU
-//	late_token_frac            (A, B) the same over every chunk
-//	itl_p50_ratio/_p99_ratio   (A, B) inter-token gap percentile, client
+//	late_token_frac            (A, B, D, E) the same over every chunk
+//	itl_p50_ratio/_p99_ratio   (A, B, D, E) inter-token gap percentile, client
 //	                           (archived token_times) ÷ server (its write
 //	                           times); itl_server_p99_ms is the server's
 //	tokens/cpu-s               formal output tokens per CPU-second of the
@@ -63,8 +67,8 @@ package main
 // time. Left out of that: a wall-clock slew during the ~0.1 s between the
 // client's start and its run clock's (at most 50 µs at NTP's 500 ppm).
 //
-// Sizes (environment): JOULEBENCH_BENCH_RUN_STREAMS (A and B, 1000),
-// JOULEBENCH_BENCH_RUN_TOKENS (A and B, 256), JOULEBENCH_BENCH_RUN_CEIL_STREAMS
+// Sizes (environment): JOULEBENCH_BENCH_RUN_STREAMS (A, B, D and E, 1000),
+// JOULEBENCH_BENCH_RUN_TOKENS (A, B, D and E, 256), JOULEBENCH_BENCH_RUN_CEIL_STREAMS
 // (C, "100,1000"), JOULEBENCH_BENCH_RUN_CEIL_TOKENS (C, total tokens per
 // run, 409600, split evenly over the streams). JOULEBENCH_BENCH_RUN_NICE
 // (e.g. -10, with the privilege) runs both children at that priority, so
@@ -111,6 +115,7 @@ type runPathConfig struct {
 	batch           int
 	streams, tokens int
 	minimal         bool
+	sets            []string // more --set values for the run
 }
 
 func runPathConfigs(b *testing.B) []runPathConfig {
@@ -120,6 +125,10 @@ func runPathConfigs(b *testing.B) []runPathConfig {
 	cs := []runPathConfig{
 		{name: "A-first200ms", first: 200 * time.Millisecond, gap: 20 * time.Millisecond, batch: 1, streams: streams, tokens: tokens},
 		{name: "B-burst", gap: 20 * time.Millisecond, batch: 1, streams: streams, tokens: tokens},
+		{name: "D-concurrency", gap: 20 * time.Millisecond, batch: 1, streams: streams, tokens: tokens,
+			sets: []string{"--set", "mode=concurrency", "--set", fmt.Sprintf("concurrency=%d", streams)}},
+		{name: "E-gamma", gap: 20 * time.Millisecond, batch: 1, streams: streams, tokens: tokens,
+			sets: []string{"--set", "mode=gamma", "--set", "rate=2000", "--set", "burstiness=0.1"}},
 	}
 	ceil := os.Getenv("JOULEBENCH_BENCH_RUN_CEIL_STREAMS")
 	if ceil == "" {
@@ -293,6 +302,7 @@ func runOnce(b *testing.B, cfg runPathConfig, srv *sseServer, at placement, m *r
 		"--set", "baseline=1s", "--set", "sample_interval=250ms", "--set", "warmup_requests=1", "--set", "metrics_interval=60s",
 		"--set", fmt.Sprintf("request_count=%d", cfg.streams), "--set", fmt.Sprintf("max_tokens=%d", cfg.tokens),
 		"--set", "ignore_eos=true", "--set", "accept_unsteady=true"}
+	args = append(args, cfg.sets...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
 	var stderr bytes.Buffer

@@ -56,6 +56,7 @@ GPU), which every output labels SIMULATED.`,
 	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its quick section: e.g. shorter baseline and release hold)")
 	f.Bool("no-progress", false, "do not draw the progress bar")
 	f.Int("runs", 0, "asiai: measured runs per prompt (the same as --set runs=N)")
+	loadFlags(f)
 	f.StringArray("label", nil, "run metadata for compare: --label scenario=chat (repeatable)")
 	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
 	resultsFlags(f, "format of the results (table: a summary of the headline figures; --all for every value), and of the side-by-side and winner tables of several engines: table, markdown (to paste into an issue or pull request), csv, json")
@@ -76,6 +77,9 @@ GPU), which every output labels SIMULATED.`,
 func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
 	sets, err := runsFlag(sets, a.v.GetInt("runs"), changed("runs"))
 	if err != nil {
+		return err
+	}
+	if sets, err = a.applyLoadFlags(profile, sets, a.loadFlagsGiven(changed)); err != nil {
 		return err
 	}
 	if a.v.GetString("sweep") != "" {

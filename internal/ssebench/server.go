@@ -236,7 +236,7 @@ func writeBody(w io.Writer, status, ctype string, body []byte) error {
 const streamHeader = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 // tokenFrame is one HTTP chunk holding one SSE event the size of vLLM's.
-var tokenFrame = frame(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+var tokenFrame = frame(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"ssebench","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]}` + "\n\n")
 
 func frame(payload string) []byte {
 	return fmt.Appendf(nil, "%x\r\n%s\r\n", len(payload), payload)
