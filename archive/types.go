@@ -264,6 +264,17 @@ type Request struct {
 	PromptTokens    int     `json:"prompt_tokens,omitempty" expr:"prompt_tokens"`
 	OutputTokens    int     `json:"output_tokens" expr:"output_tokens"`
 	ReasoningTokens int     `json:"reasoning_tokens,omitempty" expr:"reasoning_tokens"`
+	// CachedPromptTokens are the prompt tokens the engine reported taken
+	// from its prefix cache (vLLM/SGLang usage.prompt_tokens_details.
+	// cached_tokens, llama.cpp timings.cache_n); absent when it reports none.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty" expr:"cached_prompt_tokens"`
+	// ConversationID and Turn (1-based) place a request of a multi-turn
+	// workload in its conversation; absent for single-turn requests.
+	ConversationID string `json:"conversation_id,omitempty" expr:"conversation_id"`
+	Turn           int    `json:"turn,omitempty" expr:"turn"`
+	// FirstAnswerAt is when the first answer (not reasoning) text arrived,
+	// recorded when the engine streamed reasoning text before it.
+	FirstAnswerAt float64 `json:"first_answer_at,omitempty" expr:"first_answer_at"`
 	// TokensSource is "usage" (API usage.completion_tokens), "engine"
 	// (an engine's own counter, e.g. Ollama eval_count) or "estimate"
 	// (max(1, output_chars/4)).
