@@ -207,3 +207,33 @@ func shareGPTTurns(r record, turns []shareGPTTurn, c *Conversation, opt Conversa
 	}
 	return nil
 }
+
+// ConversationOptionsOf maps a request set's options onto a conversation
+// set's: Count counts conversations, MaxTokens fixes every turn's.
+func ConversationOptionsOf(opt Options) ConversationOptions {
+	return ConversationOptions{Count: opt.Count, MaxTokens: opt.MaxTokens, IgnoreEOS: opt.IgnoreEOS, Temperature: opt.Temperature}
+}
+
+// RequestSet is the set's turns as a frozen request set, in order (ids
+// "<conversation id>#<turn>"): what the run counts and records as its
+// request set. The turns are sent by loadgen.RunConversations, each with
+// the conversation before it.
+func (cs *ConversationSet) RequestSet(opt Options) (*RequestSet, error) {
+	var prompts []Prompt
+	for _, c := range cs.Conversations {
+		for k, t := range c.Turns {
+			prompts = append(prompts, Prompt{ID: fmt.Sprintf("%s#%d", c.ID, k+1), Prompt: t.User, MaxTokens: t.MaxTokens})
+		}
+	}
+	opt.Count, opt.Shuffle, opt.Repeat = 0, false, false
+	opt.Format = FormatConversation
+	opt.MaxTokensCap = max(opt.MaxTokensCap, DefaultMaxTokensCap)
+	set, err := freeze(prompts, 0, cs.Source, opt)
+	if err != nil {
+		return nil, err
+	}
+	set.SHA256 = cs.SHA256
+	set.Unique = len(cs.Conversations)
+	set.Sampling = fmt.Sprintf("multi-turn: %d conversations, %d turns, each turn sent after the previous answer with the conversation so far", len(cs.Conversations), cs.Turns)
+	return set, nil
+}
