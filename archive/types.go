@@ -133,6 +133,23 @@ type RequestSet struct {
 	// (probe requests against its prompt_tokens) or estimate (a word for
 	// a token, unchecked).
 	LengthMethod string `json:"length_method,omitempty"`
+	// Trace identifies a replayed trace (--dataset trace:FILE) and the
+	// window of it the run sent.
+	Trace *TraceWindow `json:"trace,omitempty"`
+}
+
+// TraceWindow is the trace a run replayed: the file's name, format and
+// sha256, the window (seconds from its first timestamp; duration 0: to
+// the end), the time scale, and how many of its rows were in the window.
+type TraceWindow struct {
+	File      string  `json:"file"`
+	Format    string  `json:"format"`
+	SHA256    string  `json:"sha256"`
+	StartS    float64 `json:"start_s"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	Scale     float64 `json:"scale"`
+	Requests  int     `json:"requests"`
+	TotalRows int     `json:"total_rows"`
 }
 
 // DatasetOrigin records a dataset file downloaded from the Hugging Face Hub

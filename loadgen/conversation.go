@@ -31,7 +31,8 @@ type ConversationConfig struct {
 // workload.Request.Answer, so a client that cannot capture answers sends
 // empty ones) — and is sent once the previous turn's answer is complete
 // and the turn's think time has passed. A conversation whose turn fails
-// ends there (its later turns would lack the answer). Requests are
+// ends there: its later turns are recorded as failed, not sent (they
+// would lack the answer). Requests are
 // recorded with conversation_id and turn (1-based); ids are
 // "<phase>-c<conversation index, 5 digits>-t<turn>".
 //
@@ -117,9 +118,24 @@ func converse(ctx context.Context, cfg ConversationConfig, set *workload.Convers
 		rec.ConversationID, rec.Turn = c.ID, k+1
 		done <- rec
 		if !rec.OK {
+			if ctx.Err() == nil {
+				notSent(cfg, set, i, k+1, rec, done)
+			}
 			return
 		}
 		msgs = append(msgs, workload.Message{Role: "assistant", Content: answer.String()})
+	}
+}
+
+// notSent records the turns after a failed one as failed without sending
+// them (they would lack the answer they follow), at the failure's time, so
+// that every turn of the set is recorded.
+func notSent(cfg ConversationConfig, set *workload.ConversationSet, i, from int, failed archive.Request, done chan<- archive.Request) {
+	c := set.Conversations[i]
+	for k := from; k < len(c.Turns); k++ {
+		done <- archive.Request{ID: fmt.Sprintf("%s-c%05d-t%d", cfg.Phase, i, k+1), Phase: cfg.Phase, PromptID: fmt.Sprintf("%s#%d", c.ID, k+1),
+			SentAt: failed.DoneAt, DoneAt: failed.DoneAt, MaxTokens: c.Turns[k].MaxTokens, ConversationID: c.ID, Turn: k + 1,
+			Error: fmt.Sprintf("not sent: turn %d of the conversation failed", from)}
 	}
 }
 

@@ -21,6 +21,10 @@ func requestSetMeta(set *workload.RequestSet, count int) archive.RequestSet {
 		rs.Origin = &archive.DatasetOrigin{URL: o.URL, Repo: o.Repo, Revision: o.Revision, RequestedRevision: o.Requested,
 			Path: o.Path, SHA256: o.SHA256, Size: o.Size}
 	}
+	if t := set.Trace; t != nil {
+		rs.Trace = &archive.TraceWindow{File: t.File, Format: t.Format, SHA256: t.SHA256, StartS: t.StartS, DurationS: t.DurationS,
+			Scale: t.Scale, Requests: t.Requests, TotalRows: t.TotalRows}
+	}
 	return rs
 }
 

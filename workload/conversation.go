@@ -234,6 +234,7 @@ func (cs *ConversationSet) RequestSet(opt Options) (*RequestSet, error) {
 	}
 	set.SHA256 = cs.SHA256
 	set.Unique = len(cs.Conversations)
+	set.Conversations = cs
 	set.Sampling = fmt.Sprintf("multi-turn: %d conversations, %d turns, each turn sent after the previous answer with the conversation so far", len(cs.Conversations), cs.Turns)
 	return set, nil
 }

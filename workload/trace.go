@@ -379,7 +379,22 @@ func (t *Trace) RequestSet(opt Options) (*RequestSet, error) {
 	set.Options.Seed = opt.Seed
 	set.LengthMethod = LengthEstimate
 	set.Sampling = t.Describe()
+	set.Arrivals = t.Offsets()
+	set.Trace = &TraceInfo{File: t.Source, Format: t.Format, SHA256: t.SHA256, StartS: t.Spec.Start.Seconds(),
+		DurationS: t.Spec.Duration.Seconds(), Scale: t.Spec.Scale, Requests: len(t.Rows), TotalRows: t.Total}
 	return set, nil
+}
+
+// TraceInfo identifies a replayed trace and the part of it replayed.
+type TraceInfo struct {
+	File      string
+	Format    string
+	SHA256    string
+	StartS    float64 // window start, seconds from the trace's first timestamp
+	DurationS float64 // window length; 0: to the end
+	Scale     float64 // time scale (0.5: twice as fast)
+	Requests  int     // rows in the window
+	TotalRows int
 }
 
 // Describe says in words which part of which trace is replayed, and how.

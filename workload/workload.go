@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/joulebench/joulebench/internal/boundedfile"
 )
@@ -167,6 +168,14 @@ type RequestSet struct {
 	// model's tokens (LengthTokenize, LengthCalibrated, LengthEstimate);
 	// "" for a dataset whose prompts are what they are.
 	LengthMethod string
+	// Arrivals, when not nil, are the prompts' send times from the start
+	// of the stage (a replayed trace): they replace the stage's load shape.
+	Arrivals []time.Duration
+	// Trace says which trace and window a replayed set comes from.
+	Trace *TraceInfo
+	// Conversations, when not nil, is the multi-turn set the prompts are
+	// the turns of: it is sent conversation by conversation.
+	Conversations *ConversationSet
 }
 
 // canonicalVersion changes whenever the canonical form does.
