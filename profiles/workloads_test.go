@@ -21,6 +21,13 @@ import (
 // tokens: share 0.625, J per answer token 2000 / 60 = 33.333, per output
 // token 2000 / 160 = 12.5. TTFT to the answer 1000, 500, 1250, 750 ms:
 // median (750 + 1000) / 2 = 875.
+//
+// Energy attributed by generation interval ([first_token_at, done_at],
+// tokens spread evenly, 200 J/s): [100.5, 100.75] c1t1 alone, 50 J;
+// [100.75, 102] the two first turns, 250 J; [102, 102.125] nobody;
+// [102.125, 102.25] c1t2 alone, 25 J; [102.25, 103] the two second turns,
+// 150 J; [103, 104] c2t2 alone, 200 J. First turns 300 J / 80 tokens =
+// 3.75 J/token; later turns 375 J / 80 = 4.6875.
 func workloadRun() *archive.Run {
 	run := sloRun()
 	turn := func(conv string, n int, sent, first, answer, done float64, reasoning, prompt, cached int) archive.Request {
@@ -45,6 +52,8 @@ var workloadMetrics = map[string]float64{
 	"formal_j_per_token":        2000.0 / 160,
 	"reasoning_token_share":     0.625,
 	"ttft_answer_p50_ms":        875,
+	"j_per_token_first_turns":   3.75,
+	"j_per_token_later_turns":   4.6875,
 }
 
 func TestWorkloadMetricsHandValues(t *testing.T) {

@@ -29,24 +29,10 @@ func median(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
-// A multi-turn run on the simulator with its prefix cache gives per-turn
-// results, and later turns' TTFT is lower than first turns' by what the
-// cache model predicts.
-//
-// Six two-turn conversations, one at a time (mode concurrency 1), the
-// quick simulator (QuickSpeed 3: every time divided by 3), DefaultConfig's
-// StepBaseS 0.02 s and PrefillTokPerS 20000, a token per 4 characters,
-// 16-token blocks of 64 characters:
-//   - turn 1: 8000 characters = 2000 prompt tokens, none cached; alone in
-//     the batch: TTFT = (0.02 + 2000/20000)/3 = 40 ms.
-//   - turn 2: the same 8000 characters (125 blocks, cached by turn 1), the
-//     answer, 400 more characters: 2000 cached tokens, and TTFT =
-//     (0.02 + (prompt_tokens - 2000)/20000)/3; about (0.02 + 110/20000)/3
-//     = 8.5 ms, where without the cache it would be 40 ms + the rest.
-//
-// The energy per token of a later turn falls with it: the simulated GPU
-// no longer prefills 2000 tokens (0.1 s at speed 1) for it.
-func TestRunMultiTurnOnSim(t *testing.T) {
+// multiTurnRun runs six two-turn conversations, one at a time, on the
+// quick simulator (with --sim-preset preset when not empty).
+func multiTurnRun(t *testing.T, preset string) (*archive.Run, *archive.Results) {
+	t.Helper()
 	data := filepath.Join(t.TempDir(), "conversations.jsonl")
 	var b strings.Builder
 	for i := range 6 {
@@ -61,12 +47,60 @@ func TestRunMultiTurnOnSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	_, errOut, code := runCLI(t, quickRunArgs(dir, "--dataset", data, "--dataset-format", "conversation", "--sim-preset", "prefix-cache",
-		"--set", "mode=concurrency", "--set", "concurrency=1", "--set", "max_tokens=0")...)
+	args := quickRunArgs(dir, "--dataset", data, "--dataset-format", "conversation", "--set", "mode=concurrency", "--set", "concurrency=1", "--set", "max_tokens=0")
+	if preset != "" {
+		args = append(args, "--sim-preset", preset)
+	}
+	_, errOut, code := runCLI(t, args...)
 	run, err := archive.Load(dir)
 	if err != nil {
 		t.Fatalf("exit %d: %v\n%s", code, err, errOut)
 	}
+	res, err := archive.ReadResults(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, errOut)
+	}
+	return run, res
+}
+
+func value(t *testing.T, res *archive.Results, name string) float64 {
+	t.Helper()
+	v, ok := res.Values[name].Value.(float64)
+	if !ok {
+		t.Fatalf("%s = %v (%s), not a number", name, res.Values[name].Value, res.Values[name].Note)
+	}
+	return v
+}
+
+// A multi-turn run on the simulator with its prefix cache gives per-turn
+// results, and later turns' TTFT is lower than first turns' by what the
+// cache model predicts; the run's J/token falls with the prefill time
+// saved.
+//
+// Six two-turn conversations, one at a time (mode concurrency 1), the
+// quick simulator (QuickSpeed 3: every time divided by 3), DefaultConfig's
+// StepBaseS 0.02 s and PrefillTokPerS 20000, a token per 4 characters,
+// 16-token blocks of 64 characters:
+//   - turn 1: 8000 characters = 2000 prompt tokens, none cached; alone in
+//     the batch: TTFT = (0.02 + 2000/20000)/3 = 40 ms.
+//   - turn 2: the same 8000 characters (125 blocks, cached by turn 1), the
+//     answer, 400 more characters: 2000 cached tokens, and TTFT =
+//     (0.02 + (prompt_tokens - 2000)/20000)/3; about (0.02 + 110/20000)/3
+//     = 8.5 ms, where without the cache it would be 40 ms more.
+//   - the formal stage: the same requests and tokens with and without the
+//     cache (the answers are seeded by prompt), 6 · 2000/20000/3 = 0.2 s
+//     shorter with it, and the formal energy lower by 0.2 s at the stage's
+//     mean power (avg_gpu_power_w: the simulated GPUs' power lags their
+//     activity, with time constants of 0.5 s rising and 2 s decaying at
+//     speed 1, so it is the stage's mean rather than the prefill's target
+//     that the saved time is drawn at): about 0.2 · 220 = 44 J here, the
+//     same output tokens.
+//
+// The per-turn J/token metrics attribute energy by generation interval
+// (from the first token on), so they hold no prefill energy: the saving
+// shows in the stage's J/token, and in TTFT.
+func TestRunMultiTurnOnSim(t *testing.T) {
+	run, res := multiTurnRun(t, "prefix-cache")
 	var first, later []float64
 	for _, r := range run.Requests {
 		if r.Phase != "formal" {
@@ -94,24 +128,38 @@ func TestRunMultiTurnOnSim(t *testing.T) {
 		}
 	}
 	if len(first) != 6 || len(later) != 6 {
-		t.Fatalf("%d first and %d later turns, want 6 each (exit %d)\n%s", len(first), len(later), code, errOut)
+		t.Fatalf("%d first and %d later turns, want 6 each", len(first), len(later))
 	}
 	if m := median(first); m < 40-1 || m > 40+15 {
 		t.Errorf("first turns' median TTFT %.2f ms, want 40", m)
 	}
-	res, err := archive.ReadResults(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, want := range map[string]float64{"ttft_first_turn_p50_ms": median(first), "ttft_later_turns_p50_ms": median(later)} {
-		v, ok := res.Values[name].Value.(float64)
-		if !ok || math.Abs(v-want) > 1e-6 {
-			t.Errorf("%s = %v (%s), want %.4f (from requests.jsonl)", name, res.Values[name].Value, res.Values[name].Note, want)
+		if v := value(t, res, name); math.Abs(v-want) > 1e-6 {
+			t.Errorf("%s = %v, want %.4f (from requests.jsonl)", name, v, want)
 		}
 	}
-	if v, ok := res.Values["cached_prompt_token_share"].Value.(float64); !ok || v < 0.4 || v > 0.5 {
-		// 6·2000 cached of 6·2000 + 6·(about 2110) prompt tokens: about 0.486
-		t.Errorf("cached_prompt_token_share = %v", res.Values["cached_prompt_token_share"].Value)
+	// 6·2000 cached of 6·2000 + 6·(about 2110) prompt tokens: about 0.486
+	if v := value(t, res, "cached_prompt_token_share"); v < 0.4 || v > 0.5 {
+		t.Errorf("cached_prompt_token_share = %v", v)
+	}
+	for _, m := range []string{"j_per_token_first_turns", "j_per_token_later_turns"} {
+		value(t, res, m) // shown on a multi-turn run with power
+	}
+
+	noRun, noRes := multiTurnRun(t, "")
+	dur := func(r *archive.Run) float64 { s, _ := r.Meta.StageByName("formal"); return s.End - s.Start }
+	dt := dur(noRun) - dur(run)
+	eWith := value(t, res, "formal_j_per_token") * value(t, res, "output_throughput_tok_s") * dur(run)
+	eWithout := value(t, noRes, "formal_j_per_token") * value(t, noRes, "output_throughput_tok_s") * dur(noRun)
+	t.Logf("formal stage %.3f s with the cache, %.3f s without; energy %.1f J, %.1f J", dur(run), dur(noRun), eWith, eWithout)
+	if dt < 0.2-0.05 || dt > 0.2+0.05 {
+		t.Errorf("formal stage %.3f s shorter with the cache, want 0.2 s", dt)
+	}
+	if de, want := eWithout-eWith, 0.2*value(t, res, "avg_gpu_power_w"); de < want*0.7 || de > want*1.3 {
+		t.Errorf("formal energy %.1f J lower with the cache, want 0.2 s at %.1f W = %.1f J", de, value(t, res, "avg_gpu_power_w"), want)
+	}
+	if value(t, res, "formal_j_per_token") >= value(t, noRes, "formal_j_per_token") {
+		t.Errorf("formal J/token %v with the cache, %v without: want lower", value(t, res, "formal_j_per_token"), value(t, noRes, "formal_j_per_token"))
 	}
 }
 
