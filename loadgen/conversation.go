@@ -202,6 +202,14 @@ func RunAt(ctx context.Context, reqs []workload.Request, offsets []time.Duration
 			sink(rec)
 		}
 	}()
+	// A Preparer encodes the bodies and opens connections first: a send
+	// is then the write alone (a client stamps sent_at when it has its
+	// connection, and a dial under load takes milliseconds).
+	if p, ok := d.(Preparer); ok {
+		if release := p.Prepare(runCtx, reqs); release != nil {
+			defer release()
+		}
+	}
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, req := range reqs {

@@ -142,13 +142,18 @@ func TestReplayAzureOnTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Real time: the answers stream at the simulator's pace (a faster one
+	// would load the machine with token events, not what is measured
+	// here); the replay stops 200 ms after the last send time, the
+	// requests still generating then are cancelled, their sent_at kept.
 	cfg := sim.DefaultConfig()
-	cfg.Speed, cfg.MaxModelLen = 50, 16384
+	cfg.MaxModelLen = 16384
 	eng := startSim(t, cfg)
 	reqs := loadgen.FromSet(set, "formal", eng.RequestModel(), false)
 	offsets := tr.Offsets()
 	sent := map[string]float64{}
-	err = loadgen.RunAt(context.Background(), reqs, offsets, loadgen.Limits{}, 0, openai.NewClient(eng.BaseURL()),
+	stop := offsets[len(offsets)-1] + 200*time.Millisecond
+	err = loadgen.RunAt(context.Background(), reqs, offsets, loadgen.Limits{}, stop, openai.NewClient(eng.BaseURL()),
 		func(r archive.Request) { sent[r.ID] = r.SentAt })
 	if err != nil {
 		t.Fatal(err)
