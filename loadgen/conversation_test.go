@@ -2,8 +2,12 @@ package loadgen_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -172,4 +176,47 @@ func TestReplayAzureOnTime(t *testing.T) {
 	}
 	sort.Float64s(late)
 	t.Logf("%d requests; send time minus scaled timestamp from %.4f to %.4f s", len(reqs), late[0], late[len(late)-1])
+}
+
+// A failed turn ends its conversation: the turns after it are recorded as
+// failed without being sent, so every turn of the set has its record.
+func TestConversationFailedTurnEndsIt(t *testing.T) {
+	var mu sync.Mutex
+	var got []int // user messages of each request the server saw
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []workload.Message `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		got = append(got, len(body.Messages))
+		mu.Unlock()
+		if len(body.Messages) > 1 {
+			if m := body.Messages[1]; m.Role != "assistant" || m.Content != "ok" {
+				t.Errorf("turn 2 carries %+v, want the engine's own answer to turn 1", m)
+			}
+			http.Error(w, "turn 2 refused", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`+"\n\n"+
+			`data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	set := &workload.ConversationSet{Conversations: []workload.Conversation{{ID: "c", Turns: []workload.Turn{
+		{User: "one", MaxTokens: 4}, {User: "two", MaxTokens: 4}, {User: "three", MaxTokens: 4},
+	}}}}
+	var recs []archive.Request
+	err := loadgen.RunConversations(context.Background(), loadgen.ConversationConfig{Phase: "formal", Model: "m"}, set,
+		openai.NewClient(srv.URL), func(r archive.Request) { recs = append(recs, r) })
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("%v, %d records", err, len(recs))
+	}
+	if !recs[0].OK || recs[1].OK || recs[2].OK || !strings.Contains(recs[2].Error, "not sent: turn 2 of the conversation failed") || recs[2].Turn != 3 {
+		t.Errorf("records %+v", recs)
+	}
+	// turn 1 alone, then turn 2 with turn 1 and its answer: 3 messages
+	if len(got) != 2 || got[0] != 1 || got[1] != 3 {
+		t.Errorf("server saw requests of %v messages, want [1 3]", got)
+	}
 }
