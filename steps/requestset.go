@@ -84,7 +84,7 @@ func servedLengths(ctx context.Context, rc *workflow.RunContext, d *Deps, set *w
 		return set, nil
 	}
 	if tk, ok := d.Engine.(engines.Tokenizer); ok {
-		fitted, err := workload.FitRandom(ctx, set, tk.CountTokens, workload.LengthTokenize)
+		fitted, err := fitLengths(ctx, set, tk.CountTokens, workload.LengthTokenize)
 		if err == nil {
 			return fitted, nil
 		}
@@ -96,7 +96,7 @@ func servedLengths(ctx context.Context, rc *workflow.RunContext, d *Deps, set *w
 	count, err := calibrate(ctx, d, set)
 	if err == nil {
 		var fitted *workload.RequestSet
-		if fitted, err = workload.FitRandom(ctx, set, count, workload.LengthCalibrated); err == nil {
+		if fitted, err = fitLengths(ctx, set, count, workload.LengthCalibrated); err == nil {
 			return fitted, nil
 		}
 	}
@@ -145,4 +145,15 @@ func calibrate(ctx context.Context, d *Deps, set *workload.RequestSet) (workload
 		return nil, err
 	}
 	return workload.LinearCounter(w1, c1, 2*w1, c2)
+}
+
+// fitLengths puts a generated set's lengths in the served model's tokens:
+// prompt by prompt for the random set (workload.FitRandom), by one ratio
+// for the shared-prefix set and a trace, whose prompts share text
+// (workload.FitRatio).
+func fitLengths(ctx context.Context, set *workload.RequestSet, count workload.TokenCounter, method string) (*workload.RequestSet, error) {
+	if set.CanFitRatio() {
+		return workload.FitRatio(ctx, set, count, method)
+	}
+	return workload.FitRandom(ctx, set, count, method)
 }

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"strconv"
@@ -117,5 +119,59 @@ func SharedPrefix(spec PrefixSpec, opt Options) (*RequestSet, error) {
 	set.LengthMethod = LengthEstimate
 	set.Sampling = fmt.Sprintf("synthetic shared prefixes: %d prompts, %d prefixes of %d tokens, suffixes of %d, outputs of %d, seed %d",
 		n, spec.Prefixes, spec.PrefixLen, spec.SuffixLen, spec.OutputLen, opt.Seed)
+	set.refit = func(ratio float64) (*RequestSet, error) {
+		words := spec
+		words.PrefixLen, words.SuffixLen = wordsFor(spec.PrefixLen, ratio), wordsFor(spec.SuffixLen, ratio)
+		out, err := SharedPrefix(words, opt)
+		if err != nil {
+			return nil, err
+		}
+		out.Source, out.Sampling, out.refit = set.Source, set.Sampling, nil
+		return out, nil
+	}
 	return set, nil
+}
+
+// wordsFor is the word count of tokens tokens at ratio tokens per word
+// (0 stays 0, anything else at least 1 word).
+func wordsFor(tokens int, ratio float64) int {
+	if tokens == 0 {
+		return 0
+	}
+	return max(1, int(math.Round(float64(tokens)/ratio)))
+}
+
+// CanFitRatio reports whether FitRatio applies to the set (shared
+// prefixes, a trace).
+func (s *RequestSet) CanFitRatio() bool { return s.refit != nil }
+
+// FitRatio puts a generated set's lengths in the served model's tokens,
+// keeping what the prompts share: it counts the tokens of the first
+// prompt and regenerates the set with every length (prefix, suffix, a
+// trace row's input, a Mooncake block) divided by that prompt's tokens per
+// word, so that shared prefixes stay shared. It is one ratio for the set,
+// not a count per prompt as FitRandom does. method is recorded as
+// LengthMethod.
+func FitRatio(ctx context.Context, set *RequestSet, count TokenCounter, method string) (*RequestSet, error) {
+	if set.refit == nil || len(set.Prompts) == 0 {
+		return nil, fmt.Errorf("fit prompt lengths: %s is not a generated set", set.Source)
+	}
+	p := set.Prompts[0]
+	words := len(strings.Fields(p.Prompt))
+	if words == 0 {
+		return nil, fmt.Errorf("fit prompt lengths: %s: empty first prompt", set.Source)
+	}
+	c, err := count(ctx, p.Prompt)
+	if err != nil {
+		return nil, fmt.Errorf("fit prompt lengths: %w", err)
+	}
+	if c <= 0 {
+		return nil, fmt.Errorf("fit prompt lengths: the server counted %d tokens for %d words", c, words)
+	}
+	out, err := set.refit(float64(c) / float64(words))
+	if err != nil {
+		return nil, err
+	}
+	out.LengthMethod = method
+	return out, nil
 }

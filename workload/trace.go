@@ -349,6 +349,12 @@ const traceStream = 0x7472616365 << 24 // "trace"
 // block cut to the input length): rows sharing leading ids share that
 // prefix. opt.Count, Shuffle and Repeat do not apply (the trace decides).
 func (t *Trace) RequestSet(opt Options) (*RequestSet, error) {
+	return t.requestSet(opt, 1)
+}
+
+// requestSet is RequestSet with ratio tokens per word: a row's input
+// length and a Mooncake block are that many tokens in words.
+func (t *Trace) requestSet(opt Options, ratio float64) (*RequestSet, error) {
 	opt.Count, opt.Shuffle, opt.Repeat = 0, false, false
 	if err := opt.validate(); err != nil {
 		return nil, fmt.Errorf("trace %s: %w", t.Source, err)
@@ -365,7 +371,7 @@ func (t *Trace) RequestSet(opt Options) (*RequestSet, error) {
 	prompts := make([]Prompt, len(t.Rows))
 	maxOut := 0
 	for i, r := range t.Rows {
-		prompts[i] = Prompt{ID: fmt.Sprintf("line-%d", r.Line), Prompt: t.promptText(r, opt.Seed, blocks), MaxTokens: r.Output}
+		prompts[i] = Prompt{ID: fmt.Sprintf("line-%d", r.Line), Prompt: t.promptText(r, opt.Seed, blocks, ratio), MaxTokens: r.Output}
 		maxOut = max(maxOut, r.Output)
 	}
 	opt.Format = FormatJSONL
@@ -380,6 +386,9 @@ func (t *Trace) RequestSet(opt Options) (*RequestSet, error) {
 	set.LengthMethod = LengthEstimate
 	set.Sampling = t.Describe()
 	set.Arrivals = t.Offsets()
+	if ratio == 1 {
+		set.refit = func(r float64) (*RequestSet, error) { return t.requestSet(opt, r) }
+	}
 	set.Trace = &TraceInfo{File: t.Source, Format: t.Format, SHA256: t.SHA256, StartS: t.Spec.Start.Seconds(),
 		DurationS: t.Spec.Duration.Seconds(), Scale: t.Spec.Scale, Requests: len(t.Rows), TotalRows: t.Total}
 	return set, nil
@@ -407,12 +416,13 @@ func (t *Trace) Describe() string {
 		t.Format, t.SHA256, len(t.Rows), t.Total, t.Spec.Start, end, t.Spec.Scale)
 }
 
-func (t *Trace) promptText(r TraceRow, seed int64, blocks map[int]string) string {
+func (t *Trace) promptText(r TraceRow, seed int64, blocks map[int]string, ratio float64) string {
 	if len(r.HashIDs) == 0 {
-		return wordText(r.Input, seed, traceStream|uint64(r.Line))
+		return wordText(wordsFor(r.Input, ratio), seed, traceStream|uint64(r.Line))
 	}
 	parts := make([]string, 0, len(r.HashIDs))
 	left := r.Input
+	block := wordsFor(MooncakeBlockTokens, ratio)
 	for _, id := range r.HashIDs {
 		if left <= 0 {
 			break
@@ -421,16 +431,16 @@ func (t *Trace) promptText(r TraceRow, seed int64, blocks map[int]string) string
 		left -= n
 		b, ok := blocks[id]
 		if !ok {
-			b = wordText(MooncakeBlockTokens, seed, traceStream|1<<23|uint64(uint32(id)))
+			b = wordText(block, seed, traceStream|1<<23|uint64(uint32(id)))
 			blocks[id] = b
 		}
 		if n < MooncakeBlockTokens {
-			b = firstWords(b, n)
+			b = firstWords(b, wordsFor(n, ratio))
 		}
 		parts = append(parts, b)
 	}
 	if left > 0 {
-		parts = append(parts, wordText(left, seed, traceStream|uint64(r.Line)))
+		parts = append(parts, wordText(wordsFor(left, ratio), seed, traceStream|uint64(r.Line)))
 	}
 	return strings.Join(parts, " ")
 }

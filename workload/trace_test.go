@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,5 +168,45 @@ func TestSharedPrefix(t *testing.T) {
 		if _, err := ParsePrefixSpec(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// FitRatio regenerates a generated set at the served model's tokens per
+// word, keeping shared prefixes shared: a counter of 2 tokens a word halves
+// every length (prefix 100 -> 50 words, suffix 10 -> 5; a Mooncake row of
+// 2238 tokens -> 1119 words, its shared 2-block prefix 1024 -> 512).
+func TestFitRatio(t *testing.T) {
+	twoPerWord := func(_ context.Context, s string) (int, error) { return 2 * len(strings.Fields(s)), nil }
+	spec, _ := ParsePrefixSpec("prefix:prefixes=2,prefix_len=100,suffix_len=10,output_len=7")
+	set, err := SharedPrefix(spec, Options{Count: 4, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit, err := FitRatio(context.Background(), set, twoPerWord, LengthTokenize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := strings.Fields(fit.Prompts[0].Prompt), strings.Fields(fit.Prompts[2].Prompt)
+	if len(a) != 55 || strings.Join(a[:50], " ") != strings.Join(c[:50], " ") || fit.LengthMethod != LengthTokenize || fit.Source != set.Source {
+		t.Errorf("fitted: %d words, method %s, source %s", len(a), fit.LengthMethod, fit.Source)
+	}
+	tr, err := LoadTrace(TraceSpec{Path: traceFixture("mooncake.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := tr.RequestSet(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit, err = FitRatio(context.Background(), ts, twoPerWord, LengthCalibrated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c = strings.Fields(fit.Prompts[0].Prompt), strings.Fields(fit.Prompts[1].Prompt)
+	if len(a) != 1119 || strings.Join(a[:512], " ") != strings.Join(c[:512], " ") || len(fit.Arrivals) != 300 || fit.Trace == nil {
+		t.Errorf("fitted trace: %d words, %d arrivals", len(a), len(fit.Arrivals))
+	}
+	if _, err := FitRatio(context.Background(), &RequestSet{Source: "x", Prompts: []Prompt{{Prompt: "a"}}}, twoPerWord, LengthTokenize); err == nil {
+		t.Error("a dataset file was fitted")
 	}
 }

@@ -176,6 +176,10 @@ type RequestSet struct {
 	// Conversations, when not nil, is the multi-turn set the prompts are
 	// the turns of: it is sent conversation by conversation.
 	Conversations *ConversationSet
+	// refit regenerates a generated set (shared prefixes, a trace) with
+	// its lengths divided by tokens per word (see FitRatio); nil for the
+	// others.
+	refit func(tokensPerWord float64) (*RequestSet, error)
 }
 
 // canonicalVersion changes whenever the canonical form does.

@@ -186,6 +186,9 @@ func TestRunTraceReplayOnSim(t *testing.T) {
 		tw.Scale != 0.5 || tw.Requests != 4 || tw.TotalRows != 300 || tw.Format != "azure" {
 		t.Fatalf("request_set.trace %+v", tw)
 	}
+	if lm := run.Meta.RequestSet.LengthMethod; lm != "tokenize" {
+		t.Errorf("request_set.length_method %q, want tokenize (the simulator counts tokens)", lm)
+	}
 	want := []float64{0.119197, 0.138025, 0.5704575, 0.756339}
 	var sent []float64
 	for _, r := range run.Requests {
@@ -202,5 +205,41 @@ func TestRunTraceReplayOnSim(t *testing.T) {
 		if d := got - (want[i] - want[0]); math.Abs(d) > 0.005 {
 			t.Errorf("request %d sent %.4f s after the first, want %.4f", i, got, want[i]-want[0])
 		}
+	}
+}
+
+// The shared-prefix set on the simulator with its prefix cache: every
+// request but the first of each group (prefix-1-1, prefix-2-2; the
+// warm-up's prompts are drawn with another seed) finds its group's prefix
+// cached, the first ones none. A 512-token prefix is 2048 characters
+// at the simulator's 4 a token (lengths fitted by its tokenizer, a word
+// about 5.5 characters with its space, to within a few words): 32 blocks
+// of 16 tokens, give or take one.
+func TestRunSharedPrefixOnSim(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	_, errOut, code := runCLI(t, quickRunArgs(dir, "--dataset", "prefix:prefixes=2,prefix_len=512,suffix_len=16,output_len=8",
+		"--sim-preset", "prefix-cache", "--set", "request_count=8", "--set", "mode=concurrency", "--set", "concurrency=1", "--set", "max_tokens=0")...)
+	run, err := archive.Load(dir)
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, errOut)
+	}
+	n := 0
+	for _, r := range run.Requests {
+		if r.Phase != "formal" {
+			continue
+		}
+		n++
+		if r.PromptID == "prefix-1-1" || r.PromptID == "prefix-2-2" {
+			if !r.OK || r.CachedPromptTokens != 0 {
+				t.Errorf("%s: ok %v, %d cached, want none", r.PromptID, r.OK, r.CachedPromptTokens)
+			}
+			continue
+		}
+		if !r.OK || r.CachedPromptTokens < 31*16 || r.CachedPromptTokens > 33*16 || r.OutputTokens != 8 {
+			t.Errorf("%s: ok %v, %d cached of %d prompt tokens, %d output", r.PromptID, r.OK, r.CachedPromptTokens, r.PromptTokens, r.OutputTokens)
+		}
+	}
+	if n != 8 || run.Meta.RequestSet.LengthMethod != "tokenize" {
+		t.Errorf("%d formal requests, length method %q", n, run.Meta.RequestSet.LengthMethod)
 	}
 }
