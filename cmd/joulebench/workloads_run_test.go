@@ -243,3 +243,42 @@ func TestRunSharedPrefixOnSim(t *testing.T) {
 		t.Errorf("%d formal requests, length method %q", n, run.Meta.RequestSet.LengthMethod)
 	}
 }
+
+// The ShareGPT multi-turn fixture as a conversation dataset: ten
+// conversations at once, each later turn carrying its history, which the
+// simulator's cache holds (whole 64-character blocks of the turns before:
+// every first human turn of the fixture has at least 10 words, over 64
+// characters), and the per-turn results are shown.
+func TestRunShareGPTMultiTurnFixture(t *testing.T) {
+	data, err := filepath.Abs(filepath.Join("..", "..", "workload", "testdata", "conversations", "sharegpt-multiturn.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	_, errOut, code := runCLI(t, quickRunArgs(dir, "--dataset", data, "--dataset-format", "conversation", "--sim-preset", "prefix-cache",
+		"--set", "request_count=10", "--set", "max_tokens=16")...)
+	run, err := archive.Load(dir)
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, errOut)
+	}
+	convs := map[string]int{}
+	for _, r := range run.Requests {
+		if r.Phase != "formal" {
+			continue
+		}
+		convs[r.ConversationID]++
+		if !r.OK || r.Turn < 1 || (r.Turn > 1 && r.CachedPromptTokens < 16) || (r.Turn == 1 && r.CachedPromptTokens != 0) {
+			t.Errorf("%s turn %d: ok %v, %d cached of %d prompt tokens", r.ConversationID, r.Turn, r.OK, r.CachedPromptTokens, r.PromptTokens)
+		}
+	}
+	if len(convs) != 10 || convs["conv-001"] != 4 {
+		t.Errorf("turns per conversation %v, want 10 conversations, conv-001 with 4", convs)
+	}
+	res, err := archive.ReadResults(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"ttft_first_turn_p50_ms", "ttft_later_turns_p50_ms", "cached_prompt_token_share", "j_per_token_first_turns", "j_per_token_later_turns"} {
+		value(t, res, m)
+	}
+}
