@@ -126,6 +126,8 @@ func requestCounts(q *Request) string {
 		{"prompt_tokens", q.PromptTokens, MaxPromptTokens},
 		{"output_tokens", q.OutputTokens, MaxOutputTokens},
 		{"reasoning_tokens", q.ReasoningTokens, MaxOutputTokens},
+		{"cached_prompt_tokens", q.CachedPromptTokens, MaxPromptTokens},
+		{"turn", q.Turn, MaxRequestLimit},
 		{"output_chars", q.OutputChars, MaxRequestLimit},
 		{"max_tokens", q.MaxTokens, MaxRequestLimit},
 		{"distinct_chunks", q.DistinctChunks, MaxDistinctChunks},

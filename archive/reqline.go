@@ -51,6 +51,16 @@ func appendRequestLine(dst []byte, r *Request) ([]byte, error) {
 	b = appendIntMember(b, `,"prompt_tokens":`, r.PromptTokens, true)
 	b = appendIntMember(b, `,"output_tokens":`, r.OutputTokens, false)
 	b = appendIntMember(b, `,"reasoning_tokens":`, r.ReasoningTokens, true)
+	b = appendIntMember(b, `,"cached_prompt_tokens":`, r.CachedPromptTokens, true)
+	if r.ConversationID != "" {
+		b = append(b, `,"conversation_id":`...)
+		b = jsonenc.String(b, r.ConversationID, false)
+	}
+	b = appendIntMember(b, `,"turn":`, r.Turn, true)
+	if r.FirstAnswerAt != 0 {
+		b = append(b, `,"first_answer_at":`...)
+		float("first_answer_at", r.FirstAnswerAt)
+	}
 	if r.TokensSource != "" {
 		b = append(b, `,"tokens_source":`...)
 		b = jsonenc.String(b, r.TokensSource, false)

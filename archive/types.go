@@ -136,6 +136,23 @@ type RequestSet struct {
 	// (probe requests against its prompt_tokens) or estimate (a word for
 	// a token, unchecked).
 	LengthMethod string `json:"length_method,omitempty"`
+	// Trace identifies a replayed trace (--dataset trace:FILE) and the
+	// window of it the run sent.
+	Trace *TraceWindow `json:"trace,omitempty"`
+}
+
+// TraceWindow is the trace a run replayed: the file's name, format and
+// sha256, the window (seconds from its first timestamp; duration 0: to
+// the end), the time scale, and how many of its rows were in the window.
+type TraceWindow struct {
+	File      string  `json:"file"`
+	Format    string  `json:"format"`
+	SHA256    string  `json:"sha256"`
+	StartS    float64 `json:"start_s"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	Scale     float64 `json:"scale"`
+	Requests  int     `json:"requests"`
+	TotalRows int     `json:"total_rows"`
 }
 
 // LoadShape is the load shape of the formal requests and the parameters it
@@ -290,6 +307,17 @@ type Request struct {
 	PromptTokens    int     `json:"prompt_tokens,omitempty" expr:"prompt_tokens"`
 	OutputTokens    int     `json:"output_tokens" expr:"output_tokens"`
 	ReasoningTokens int     `json:"reasoning_tokens,omitempty" expr:"reasoning_tokens"`
+	// CachedPromptTokens are the prompt tokens the engine reported taken
+	// from its prefix cache (vLLM/SGLang usage.prompt_tokens_details.
+	// cached_tokens, llama.cpp timings.cache_n); absent when it reports none.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty" expr:"cached_prompt_tokens"`
+	// ConversationID and Turn (1-based) place a request of a multi-turn
+	// workload in its conversation; absent for single-turn requests.
+	ConversationID string `json:"conversation_id,omitempty" expr:"conversation_id"`
+	Turn           int    `json:"turn,omitempty" expr:"turn"`
+	// FirstAnswerAt is when the first answer (not reasoning) text arrived,
+	// recorded when the engine streamed reasoning text before it.
+	FirstAnswerAt float64 `json:"first_answer_at,omitempty" expr:"first_answer_at"`
 	// TokensSource is "usage" (API usage.completion_tokens), "engine"
 	// (an engine's own counter, e.g. Ollama eval_count) or "estimate"
 	// (max(1, output_chars/4)).

@@ -214,7 +214,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	}
 	rc.StageStart("formal", t0)
 	d.throttled() // start a new throttle window
-	o, err := sendWith(ctx, rc, d, cl, "formal", lc, reqs)
+	o, err := sendFormal(ctx, rc, d, c, cl, lc, set, reqs)
 	if sum := o.summary("formal"); sum != "" {
 		rc.Log.Warn().Str("stage", "formal").Msg(sum)
 	}

@@ -21,6 +21,10 @@ func requestSetMeta(set *workload.RequestSet, count int) archive.RequestSet {
 		rs.Origin = &archive.DatasetOrigin{URL: o.URL, Repo: o.Repo, Revision: o.Revision, RequestedRevision: o.Requested,
 			Path: o.Path, SHA256: o.SHA256, Size: o.Size}
 	}
+	if t := set.Trace; t != nil {
+		rs.Trace = &archive.TraceWindow{File: t.File, Format: t.Format, SHA256: t.SHA256, StartS: t.StartS, DurationS: t.DurationS,
+			Scale: t.Scale, Requests: t.Requests, TotalRows: t.TotalRows}
+	}
 	return rs
 }
 
@@ -80,7 +84,7 @@ func servedLengths(ctx context.Context, rc *workflow.RunContext, d *Deps, set *w
 		return set, nil
 	}
 	if tk, ok := d.Engine.(engines.Tokenizer); ok {
-		fitted, err := workload.FitRandom(ctx, set, tk.CountTokens, workload.LengthTokenize)
+		fitted, err := fitLengths(ctx, set, tk.CountTokens, workload.LengthTokenize)
 		if err == nil {
 			return fitted, nil
 		}
@@ -92,7 +96,7 @@ func servedLengths(ctx context.Context, rc *workflow.RunContext, d *Deps, set *w
 	count, err := calibrate(ctx, d, set)
 	if err == nil {
 		var fitted *workload.RequestSet
-		if fitted, err = workload.FitRandom(ctx, set, count, workload.LengthCalibrated); err == nil {
+		if fitted, err = fitLengths(ctx, set, count, workload.LengthCalibrated); err == nil {
 			return fitted, nil
 		}
 	}
@@ -141,4 +145,15 @@ func calibrate(ctx context.Context, d *Deps, set *workload.RequestSet) (workload
 		return nil, err
 	}
 	return workload.LinearCounter(w1, c1, 2*w1, c2)
+}
+
+// fitLengths puts a generated set's lengths in the served model's tokens:
+// prompt by prompt for the random set (workload.FitRandom), by one ratio
+// for the shared-prefix set and a trace, whose prompts share text
+// (workload.FitRatio).
+func fitLengths(ctx context.Context, set *workload.RequestSet, count workload.TokenCounter, method string) (*workload.RequestSet, error) {
+	if set.CanFitRatio() {
+		return workload.FitRatio(ctx, set, count, method)
+	}
+	return workload.FitRandom(ctx, set, count, method)
 }

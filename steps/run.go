@@ -237,6 +237,16 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 // sendWith is send through the client cl (d.Client, or d.Client with its
 // burst already prepared).
 func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.Doer, stage string, lc loadgen.Config, reqs []workload.Request) (*outcome, error) {
+	return sendRun(ctx, rc, d, stage, len(reqs), func(ctx context.Context, sink func(archive.Request), progress func(loadgen.Progress)) error {
+		return loadgen.Run(ctx, lc, reqs, cl, sink, progress)
+	})
+}
+
+// sendRun is sendWith with the sending given: send sends the stage's
+// requests, handing each finished one to sink (and the counts to
+// progress, when it reports them); total is the number it will send.
+func sendRun(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, total int,
+	send func(ctx context.Context, sink func(archive.Request), progress func(loadgen.Progress)) error) (*outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exited := make(chan struct{})
@@ -260,9 +270,8 @@ func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.
 			cancel()
 		}
 	}
-	total := len(reqs)
 	var last loadgen.Progress
-	err := loadgen.Run(ctx, lc, reqs, cl, sink, func(p loadgen.Progress) { last = p; d.report(stage, p, total) })
+	err := send(ctx, sink, func(p loadgen.Progress) { last = p; d.report(stage, p, total) })
 	if last.BoundedFirst > 0 {
 		rc.Log.Info().Str("stage", stage).Int("requests", last.Done).Int("first_tokens_bounded", last.BoundedFirst).Int("chunks_bounded", last.BoundedChunks).
 			Dur("widest_bound", last.BoundedFirstWithin).

@@ -69,10 +69,21 @@ func runWarmup(ctx context.Context, rc *workflow.RunContext, d *Deps, c *WarmupC
 		if err != nil {
 			return fmt.Errorf("warm-up prompts: %w", err)
 		}
+		if set.Conversations != nil || set.Trace != nil {
+			// Not the formal turns or trace rows: an engine's prefix cache
+			// would hold them before the formal stage.
+			if set, err = workload.LoadBuiltin("chat", workload.Options{Count: c.Requests, Repeat: true, MaxTokens: c.MaxTokens}); err != nil {
+				return fmt.Errorf("warm-up prompts: %w", err)
+			}
+		}
 		if set, err = servedLengths(ctx, rc, d, set); err != nil {
 			return fmt.Errorf("warm-up prompts: %w", err)
 		}
-		for i, r := range loadgen.FromSet(set, "warmup", model, d.Chat) {
+		// A set that does not repeat its prompts to the count asked (a
+		// trace window, conversations) may have fewer: they are reused.
+		from := loadgen.FromSet(set, "warmup", model, d.Chat)
+		for i := range reqs {
+			r := from[i%len(from)]
 			reqs[i].Prompt, reqs[i].Messages, reqs[i].MaxTokens, reqs[i].PromptID = r.Prompt, r.Messages, r.MaxTokens, r.PromptID
 		}
 	}

@@ -1,5 +1,7 @@
 package workload
 
+import "strings"
+
 // Request is one request to send to an inference engine, whatever its API:
 // a prompt of a frozen set (or a warm-up prompt) with the run's model and
 // sampling settings. It is the neutral type between the load generator,
@@ -25,4 +27,8 @@ type Request struct {
 	// Extra members are added to the JSON body and override the ones
 	// above (except "stream", which is always true).
 	Extra map[string]any
+	// Answer, when not nil, receives the answer text (not the reasoning)
+	// as it streams: a multi-turn conversation sends it back in the next
+	// turn. Engine clients that cannot capture it leave it empty.
+	Answer *strings.Builder
 }

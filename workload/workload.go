@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/joulebench/joulebench/internal/boundedfile"
 )
@@ -33,11 +34,16 @@ const (
 	FormatJSONL    = "jsonl"
 	FormatChat     = "chat"
 	FormatCode     = "code"
-	FormatAuto     = "auto"
+	// FormatConversation reads a multi-turn dataset (ShareGPT's multi-turn
+	// records or the turns schema, see LoadConversations) whose turns are
+	// sent one after the other with the conversation so far; as a request
+	// set it is the turns, in order (see ConversationRequestSet).
+	FormatConversation = "conversation"
+	FormatAuto         = "auto"
 )
 
 // Formats lists the dataset formats Parse accepts, "auto" last.
-var Formats = []string{FormatShareGPT, FormatJSONL, FormatChat, FormatCode, FormatAuto}
+var Formats = []string{FormatShareGPT, FormatJSONL, FormatChat, FormatCode, FormatConversation, FormatAuto}
 
 // Defaults used when Options leaves a value at zero.
 const (
@@ -162,6 +168,18 @@ type RequestSet struct {
 	// model's tokens (LengthTokenize, LengthCalibrated, LengthEstimate);
 	// "" for a dataset whose prompts are what they are.
 	LengthMethod string
+	// Arrivals, when not nil, are the prompts' send times from the start
+	// of the stage (a replayed trace): they replace the stage's load shape.
+	Arrivals []time.Duration
+	// Trace says which trace and window a replayed set comes from.
+	Trace *TraceInfo
+	// Conversations, when not nil, is the multi-turn set the prompts are
+	// the turns of: it is sent conversation by conversation.
+	Conversations *ConversationSet
+	// refit regenerates a generated set (shared prefixes, a trace) with
+	// its lengths divided by tokens per word (see FitRatio); nil for the
+	// others.
+	refit func(tokensPerWord float64) (*RequestSet, error)
 }
 
 // canonicalVersion changes whenever the canonical form does.
@@ -262,7 +280,9 @@ func Load(path string, opt Options) (*RequestSet, error) {
 
 // Open loads a dataset by name: a built-in set (see Builtins), the
 // synthetic set (random, or random:input_len=…,output_len=…,range_ratio=…;
-// see RandomSpec), or a file path. A Hub dataset (hf:…, sharegpt) must be
+// see RandomSpec), the shared-prefix set (prefix:…, see PrefixSpec), a
+// trace (trace:FILE,…, see TraceSpec; its requests in arrival order), or a
+// file path. A Hub dataset (hf:…, sharegpt) must be
 // fetched first (Hub.Fetch) and opened by its cached path.
 func Open(name string, opt Options) (*RequestSet, error) {
 	if _, ok := builtinFiles[name]; ok {
@@ -274,6 +294,24 @@ func Open(name string, opt Options) (*RequestSet, error) {
 			return nil, err
 		}
 		return Random(spec, opt)
+	}
+	if IsPrefix(name) {
+		spec, err := ParsePrefixSpec(name)
+		if err != nil {
+			return nil, err
+		}
+		return SharedPrefix(spec, opt)
+	}
+	if IsTrace(name) {
+		spec, err := ParseTraceSpec(name)
+		if err != nil {
+			return nil, err
+		}
+		t, err := LoadTrace(spec)
+		if err != nil {
+			return nil, err
+		}
+		return t.RequestSet(opt)
 	}
 	if h := HubName(name); h != "" {
 		if _, err := os.Stat(name); err != nil {
@@ -309,6 +347,13 @@ func parse(data []byte, name string, opt Options) (*RequestSet, error) {
 	if err := opt.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if opt.Format == FormatConversation {
+		cs, err := ParseConversations(data, name, ConversationOptionsOf(opt))
+		if err != nil {
+			return nil, err
+		}
+		return cs.RequestSet(opt)
+	}
 	recs, err := splitRecords(data, name)
 	if err != nil {
 		return nil, err
@@ -335,7 +380,7 @@ func parse(data []byte, name string, opt Options) (*RequestSet, error) {
 
 func (o Options) validate() error {
 	switch o.Format {
-	case "", FormatShareGPT, FormatJSONL, FormatChat, FormatCode, FormatAuto:
+	case "", FormatShareGPT, FormatJSONL, FormatChat, FormatCode, FormatConversation, FormatAuto:
 	default:
 		return fmt.Errorf("unknown format %q (want one of %s)", o.Format, strings.Join(Formats, ", "))
 	}

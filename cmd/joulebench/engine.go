@@ -29,7 +29,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.StringSlice("engine", []string{all.Default}, "engine: "+a.engineHelp()+". Repeat it (--engine ollama --engine llamacpp) to run the profile against each engine in turn and compare them")
 	f.StringArray("model", nil, "model id: vLLM/SGLang model path or Hugging Face id (also the served name); llama.cpp alias (default: the GGUF file name); Ollama model name; with --engine-url the model to request (default: the first listed). With several engines, KIND=ID gives one engine its own (--model ollama=tiny --model llamacpp=tiny); a plain ID serves every engine without its own")
 	f.Int64("seed", 1, "seed of the engine (sampling) and of the simulator")
-	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline), small-batch (16 slots and a small KV cache: the frontier's knee at low load)")
+	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline), small-batch (16 slots and a small KV cache: the frontier's knee at low load), prefix-cache (a prefix cache: cached prompt tokens skip prefill)")
 	f.String("api-key", "", "API key sent as a Bearer token to the engine (or JOULEBENCH_API_KEY); never logged nor archived")
 	f.String("engine-url", "", "benchmark an already running server at this URL instead of starting one (no startup or release stage)")
 	f.String("engine-api", "", "API of --engine-url: openai or ollama (default: from --engine)")
@@ -293,6 +293,10 @@ func (a *app) setupSim(env engineEnv) (*engineSetup, error) {
 	case "small-batch":
 		// The frontier's knee within a small request set.
 		simCfg = simengine.SmallBatch(simCfg)
+	case "prefix-cache":
+		// Multi-turn and shared-prefix workloads: cached prompt tokens
+		// skip prefill.
+		simCfg = simengine.WithPrefixCache(simCfg)
 	default:
 		return nil, checkSimPreset(p)
 	}
@@ -440,10 +444,10 @@ func (a *app) inapplicableFlags(changed func(string) bool) ([]string, error) {
 // checkSimPreset validates --sim-preset.
 func checkSimPreset(p string) error {
 	switch p {
-	case "", "drift", "no-release", "small-batch":
+	case "", "drift", "no-release", "small-batch", "prefix-cache":
 		return nil
 	}
-	return invalidf("--sim-preset %q: valid presets are drift, no-release and small-batch", p)
+	return invalidf("--sim-preset %q: valid presets are drift, no-release, small-batch and prefix-cache", p)
 }
 
 // perEngineFlags checks the flags of a run against several engines: a flag

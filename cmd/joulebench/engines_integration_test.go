@@ -523,3 +523,41 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// A two-turn conversation against llama-server (its prompt cache is on by
+// default): the second turn, which resends the first turn's prompt and
+// answer, reports cached prompt tokens (timings.cache_n, or usage
+// prompt_tokens_details.cached_tokens), and the first turn reports none.
+func TestEnginesLlamaCppMultiTurnCache(t *testing.T) {
+	bin := llamaServer(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "conversations.jsonl")
+	first := strings.Repeat("the river runs past the old mill ", 10)
+	line, _ := json.Marshal(map[string]any{"id": "c1", "turns": []any{
+		map[string]any{"user": first, "max_tokens": 8}, map[string]any{"user": "and then?", "max_tokens": 8}}})
+	if err := os.WriteFile(data, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	stdout, stderr, code := runCLI(t, llamaArgs(t, out, bin, tinyModel(t, dir), "--dataset", data, "--dataset-format", "conversation",
+		"--set", "concurrency=1", "--set", "max_tokens=0")...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run := loadRun(t, out)
+	turns := map[int]archive.Request{}
+	for _, r := range run.Requests {
+		if r.Phase == "formal" {
+			turns[r.Turn] = r
+		}
+	}
+	t1, t2 := turns[1], turns[2]
+	if len(turns) != 2 || !t1.OK || !t2.OK || t1.ConversationID != "c1" || t2.ConversationID != "c1" {
+		t.Fatalf("formal turns %+v", turns)
+	}
+	t.Logf("turn 1: %d prompt tokens, %d cached; turn 2: %d prompt tokens, %d cached (timings %v)",
+		t1.PromptTokens, t1.CachedPromptTokens, t2.PromptTokens, t2.CachedPromptTokens, t2.EngineTimings)
+	if t2.CachedPromptTokens <= 0 || t2.CachedPromptTokens >= t2.PromptTokens || t2.PromptTokens <= t1.PromptTokens {
+		t.Errorf("turn 2: %d prompt tokens, %d cached; want some cached, and more prompt tokens than turn 1's %d", t2.PromptTokens, t2.CachedPromptTokens, t1.PromptTokens)
+	}
+}

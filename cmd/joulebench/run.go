@@ -51,7 +51,7 @@ GPU), which every output labels SIMULATED.`,
 	telemetryFlags(f)
 	f.String("dataset", "", "request set: a built-in (chat, code, long-context), random (synthetic), sharegpt or hf:OWNER/NAME[@REV]/PATH (downloaded to $XDG_CACHE_HOME/joulebench), or a file")
 	datasetFlags(f)
-	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code (default: detect)")
+	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code, conversation (multi-turn, sent turn by turn) (default: detect)")
 	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
 	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its quick section: e.g. shorter baseline and release hold)")
 	f.Bool("no-progress", false, "do not draw the progress bar")

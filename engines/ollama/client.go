@@ -175,6 +175,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
 	chars, done, readErr, streamErr := 0, false, error(nil), ""
+	thinking := false          // a line held thinking text: first_answer_at is recorded
 	var texts chunkset.Counter // distinct chunk texts
 	var t timings
 	br := bufio.NewReaderSize(resp.Body, 16<<10)
@@ -201,6 +202,8 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 				if rec.FirstTokenAt == 0 {
 					rec.FirstTokenAt = now
 				}
+				thinking = thinking || l.Thinking != "" || (l.Message != nil && l.Message.Thinking != "")
+				answerLine(&rec, r.Answer, l, thinking, now)
 				if c.tokenTimes {
 					rec.TokenTimes = append(rec.TokenTimes, now)
 				}

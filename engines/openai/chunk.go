@@ -38,6 +38,9 @@ type usage struct {
 	// frac holds a count that is not a whole number (3.7: no count, it
 	// reads as 0 and the record fails), by countNames; 0 when whole.
 	frac [3]float64
+	// cachedTokens is usage.prompt_tokens_details.cached_tokens (vLLM,
+	// SGLang, llama.cpp): prompt tokens served from the prefix cache.
+	cachedTokens int
 }
 
 // countNames name the counts of usage.frac.
@@ -397,6 +400,8 @@ func (s *scanner) usage(out *chunkInfo) {
 			out.usage.promptTokens = s.count(&out.usage.frac[0])
 		case "completion_tokens":
 			out.usage.completionTokens = s.count(&out.usage.frac[1])
+		case "prompt_tokens_details":
+			out.usage.cachedTokens = s.cachedTokens()
 		case "completion_tokens_details":
 			out.usage.reasoningTokens, out.usage.frac[2] = 0, 0
 			if s.null() {
@@ -749,4 +754,26 @@ func hex4(b []byte) rune {
 		}
 	}
 	return r
+}
+
+// cachedTokens reads prompt_tokens_details and returns its cached_tokens
+// (0 when absent, null or not a whole number).
+func (s *scanner) cachedTokens() int {
+	if s.null() {
+		return 0
+	}
+	if !s.enter('{') {
+		s.fail("prompt_tokens_details: want an object")
+		return 0
+	}
+	n := 0
+	for s.more('}') {
+		if string(s.key()) == "cached_tokens" {
+			var frac float64
+			n = s.count(&frac)
+		} else {
+			s.skip()
+		}
+	}
+	return n
 }

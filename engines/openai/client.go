@@ -289,7 +289,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	defer x.Close()
 	resp := x.Resp
 
-	st := stream{c: c, x: x, rec: &rec, flight: f, model: r.Model}
+	st := stream{c: c, x: x, rec: &rec, flight: f, model: r.Model, answer: r.Answer}
 	if c.tokenTimes {
 		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
 	}
@@ -360,6 +360,12 @@ type stream struct {
 	readErr   error  // the read that ended the stream early
 	eof       bool
 	whole     bool // a non-streamed response: all tokens in one piece
+
+	// sawReasoning: a chunk held reasoning text; the first answer text
+	// after it sets first_answer_at. answer collects the answer text
+	// when the request asks for it (workload.Request.Answer).
+	sawReasoning bool
+	answer       *strings.Builder
 }
 
 func (st *stream) readSSE(body io.Reader) {
@@ -497,6 +503,9 @@ func (st *stream) line(l []byte) bool {
 		return false
 	}
 	st.event = st.event[:0]
+	if st.answer != nil && st.info.contentChars > 0 {
+		appendAnswer(st.answer, p)
+	}
 	return st.chunk(now)
 }
 
@@ -585,6 +594,12 @@ func (st *stream) apply(now float64) bool {
 		}
 		st.chars += n
 		st.unreported++
+		if info.reasoningChars > 0 {
+			st.sawReasoning = true
+		}
+		if info.contentChars > 0 && st.sawReasoning && st.rec.FirstAnswerAt == 0 {
+			st.rec.FirstAnswerAt = now
+		}
 		st.texts.Add(info.textHash)
 	}
 	if info.finished {
@@ -616,6 +631,9 @@ func (st *stream) readJSON(body io.Reader) {
 	if err := parseChunk(bytes.TrimSpace(data), &st.info); err != nil {
 		st.errMsg = "non-streamed response: " + err.Error()
 		return
+	}
+	if st.answer != nil && st.info.contentChars > 0 {
+		appendAnswer(st.answer, bytes.TrimSpace(data))
 	}
 	st.apply(now)
 	st.rec.DoneAt = now
@@ -671,6 +689,10 @@ func (st *stream) finish(x *Exchange) {
 		rec.TokenTimes = nil
 	}
 	rec.EngineTimings = st.timings
+	rec.CachedPromptTokens = st.usage.cachedTokens
+	if n, ok := st.timings["cache_n"]; ok && rec.CachedPromptTokens == 0 {
+		rec.CachedPromptTokens = clampInt(n) // llama.cpp
+	}
 	if why := st.usage.notWhole(); rec.OK && st.hasUsage && why != "" {
 		rec.OK = false
 		rec.Error = "implausible token count from the server: usage " + why + " is not a whole number"

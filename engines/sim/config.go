@@ -58,6 +58,11 @@ type Config struct {
 	// finished request, so that J/token never settles (tests of
 	// steady_state_reached = false). 0 disables.
 	DriftPerRequest float64
+	// PrefixCache turns on the prefix cache model (see prefixCache): the
+	// leading 16-token blocks of a prompt seen before are not prefilled
+	// again, and usage reports them as prompt_tokens_details.cached_tokens.
+	// Its capacity is KVCacheTokens.
+	PrefixCache bool
 	// CrashAfterRequests makes the engine exit on its own after that many
 	// finished requests (fault tests). 0 disables.
 	CrashAfterRequests int
@@ -199,5 +204,12 @@ func Quick(c Config) Config {
 	c.Speed = QuickSpeed
 	c.StopProb = 1
 	c.MinStopFrac = 0.6
+	return c
+}
+
+// WithPrefixCache returns c with the prefix cache model on (--sim-preset
+// prefix-cache).
+func WithPrefixCache(c Config) Config {
+	c.PrefixCache = true
 	return c
 }

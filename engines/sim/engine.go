@@ -49,6 +49,7 @@ type Engine struct {
 	exitErr   error
 
 	sched    *scheduler
+	cache    *prefixCache // nil unless cfg.PrefixCache
 	ready    chan struct{}
 	exited   chan struct{}
 	exitOnce sync.Once
@@ -73,6 +74,9 @@ func New(cfg Config) *Engine {
 		client: &http.Client{Timeout: 10 * time.Second},
 	}
 	e.sched = newScheduler(cfg, func() { e.exit(ErrCrashed) })
+	if cfg.PrefixCache {
+		e.cache = newPrefixCache(cfg.KVCacheTokens)
+	}
 	return e
 }
 

@@ -59,6 +59,7 @@ func (s *stream) take() (toks []string, done bool, finish string, err error) {
 type seq struct {
 	ctx         context.Context // the HTTP request's; done: client gone
 	prompt      int
+	cached      int // prompt tokens served by the prefix cache (not prefilled)
 	prefillLeft int
 	take        int // prompt tokens prefilled in the current step
 	target      int

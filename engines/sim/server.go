@@ -270,10 +270,15 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 			target, finish = l, "stop"
 		}
 	}
+	cached := 0
+	if e.cache != nil {
+		cached = e.cache.admit(cacheText(&req, chat, key), ptoks)
+	}
 	q := &seq{
 		ctx:         r.Context(),
 		prompt:      ptoks,
-		prefillLeft: ptoks,
+		cached:      cached,
+		prefillLeft: ptoks - cached,
 		target:      target,
 		finish:      finish,
 		rng:         rng,
@@ -303,11 +308,29 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 }
 
 func usageOf(q *seq, generated int) map[string]any {
-	return map[string]any{
+	u := map[string]any{
 		"prompt_tokens":     q.prompt,
 		"completion_tokens": generated,
 		"total_tokens":      q.prompt + generated,
 	}
+	if q.cached > 0 {
+		u["prompt_tokens_details"] = map[string]any{"cached_tokens": q.cached}
+	}
+	return u
+}
+
+// cacheText is the text the prefix cache sees: a completions prompt (its
+// key), or a chat request's message contents joined.
+func cacheText(req *genRequest, chat bool, key string) string {
+	if !chat {
+		return key
+	}
+	var b strings.Builder
+	for _, m := range req.Messages {
+		t, _ := messageText(m.Content) // checked by promptOf
+		b.WriteString(t)
+	}
+	return b.String()
 }
 
 func (e *Engine) wholeResponse(w http.ResponseWriter, r *http.Request, q *seq, chat bool, id, object string, created int64) {
