@@ -96,12 +96,18 @@ func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
 	if err != nil {
 		return err
 	}
+	// The log is appended to: an attempt interrupted before its run
+	// created its directory left a log of that name, and the next attempt
+	// goes into the same directory (its earlier lines are kept).
 	logPath := filepath.Join(c.Dir, "logs", filepath.Base(dir)+".log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("run %s: log: %w", r.ID, err)
 	}
 	defer logf.Close()
+	if fi, err := logf.Stat(); err == nil && fi.Size() > 0 {
+		fmt.Fprintf(logf, "--- joulebench sweep: a new attempt into %s (the one above ended before its run directory existed) ---\n", dir)
+	}
 	cmd := exec.Command(o.Binary, r.Args(dir)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = o.Env
