@@ -132,6 +132,7 @@ func TestConversationWithoutPrefixCache(t *testing.T) {
 }
 
 // A replay of an Azure-format trace sends each request within 5 ms of its
+// (sendBound: 50 ms under the race detector)
 // scaled timestamp, measured from the sent_at times recorded.
 func TestReplayAzureOnTime(t *testing.T) {
 	spec, err := workload.ParseTraceSpec("trace:" + filepath.Join("..", "workload", "testdata", "traces", "azure-2024.csv") + ",scale=0.5,duration=6s")
@@ -170,7 +171,7 @@ func TestReplayAzureOnTime(t *testing.T) {
 	for i, r := range reqs {
 		d := (sent[r.ID] - t0) - offsets[i].Seconds()
 		late = append(late, d)
-		if math.Abs(d) > 0.005 {
+		if math.Abs(d) > sendBound {
 			t.Errorf("%s sent %.4f s off its scaled timestamp %v", r.ID, d, offsets[i])
 		}
 	}

