@@ -100,11 +100,53 @@ func brief(r compare.Run) *runView {
 	return v
 }
 
+// fromFrontier draws compare's energy–latency frontier (load points of
+// one configuration, medians of repetitions, the basis compare chose):
+// one series per model · engine · scenario · configuration, its points in
+// order of latency. nil when compare found no configuration measured at
+// two loads or more.
+func fromFrontier(points []compare.FrontierPoint) (*frontier, string) {
+	if len(points) == 0 {
+		return nil, ""
+	}
+	fr := &frontier{XName: points[0].LatencyMetric, YName: "J/token (" + points[0].Basis + ")"}
+	byGroup := map[string]*frontierSeries{}
+	var order []string
+	for _, pt := range points {
+		if pt.Latency == nil || pt.JPerToken == nil {
+			continue
+		}
+		name := pt.Model + " · " + pt.Engine + " · " + pt.Scenario
+		for _, fv := range pt.Configuration {
+			name += " · " + fv.Field + " " + fv.Value
+		}
+		s := byGroup[name]
+		if s == nil {
+			s = &frontierSeries{Name: name}
+			byGroup[name] = s
+			order = append(order, name)
+		}
+		s.X, s.Y, s.Runs = append(s.X, *pt.Latency), append(s.Y, *pt.JPerToken), append(s.Runs, pt.RunID)
+	}
+	if len(order) == 0 {
+		return nil, ""
+	}
+	for _, k := range order {
+		s := byGroup[k]
+		sortPoints(s)
+		fr.Series = append(fr.Series, *s)
+	}
+	return fr, fmt.Sprintf("The energy–latency frontier compare computed: each configuration's load points at (%s, J/token on basis %s; repetitions as medians), joined in order of latency; the JSON and text output of compare mark the Pareto points.", fr.XName, points[0].Basis)
+}
+
 // buildFrontier plots each run of the comparison's runs table at (its
 // latency, its full-lifecycle J/token as compare computed it), one series
 // per configuration (scenario, model, engine, size group): runs of one
 // configuration that differ in load are the points of its frontier.
 func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) {
+	if fr, note := fromFrontier(rep.Frontier); fr != nil {
+		return fr, note
+	}
 	results := map[string]*archive.Results{}
 	metas := map[string]archive.Meta{}
 	for _, r := range runs {

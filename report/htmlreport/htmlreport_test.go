@@ -250,3 +250,29 @@ func TestFrontierConfigs(t *testing.T) {
 		t.Errorf("note %q", note)
 	}
 }
+
+// With compare's frontier (load points of one configuration), the chart
+// draws it: one series per model · engine · scenario · configuration,
+// points in order of latency, on compare's J/token basis.
+func TestFrontierFromCompare(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	rep := &compare.Report{Frontier: []compare.FrontierPoint{
+		{Model: "m", Engine: "sim", Scenario: "chat", RunID: "c4", Latency: v(9), JPerToken: v(0.5), Basis: "formal", LatencyMetric: "tpot_p50_ms"},
+		{Model: "m", Engine: "sim", Scenario: "chat", RunID: "c1", Latency: v(7), JPerToken: v(1.2), Basis: "formal", LatencyMetric: "tpot_p50_ms"},
+		{Model: "m", Engine: "sim", Scenario: "chat", RunID: "x1", Latency: v(8), JPerToken: v(0.9), Basis: "formal", LatencyMetric: "tpot_p50_ms",
+			Configuration: []compare.FieldValue{{Field: "max_tokens", Value: "64"}}},
+	}}
+	fr, note := buildFrontier(rep, nil)
+	if fr == nil || len(fr.Series) != 2 || fr.XName != "tpot_p50_ms" || fr.YName != "J/token (formal)" {
+		t.Fatalf("frontier %+v", fr)
+	}
+	if s := fr.Series[0]; len(s.X) != 2 || s.X[0] != 7 || s.Y[0] != 1.2 || s.Runs[1] != "c4" {
+		t.Errorf("first series %+v: want c1 (7 ms) then c4 (9 ms)", s)
+	}
+	if s := fr.Series[1]; s.Name != "m · sim · chat · max_tokens 64" {
+		t.Errorf("second series %q", s.Name)
+	}
+	if !strings.Contains(note, "frontier compare computed") {
+		t.Errorf("note %q", note)
+	}
+}
