@@ -223,17 +223,9 @@ func coreBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"requests_in", `requests_in(requests, a, b) float`, `requests generating in [a, b], each counted by the share of its output tokens generated there (pro rata as in attribute)`},
 			fn: func(p ...any) (any, error) {
-				d, err := dataFrom(p[0].(context.Context))
+				d, reqs, a, b, err := requestsInterval("requests_in", p)
 				if err != nil {
 					return nil, err
-				}
-				reqs, err := toRequests(p[1])
-				if err != nil {
-					return nil, fmt.Errorf("requests_in: %w", err)
-				}
-				a, b, err := twoFloats(p[2], p[3])
-				if err != nil {
-					return nil, fmt.Errorf("requests_in: %w", err)
 				}
 				return d.shapes.RequestsIn(reqs, a, b)
 			},
@@ -390,6 +382,23 @@ func glitchNote(gs []measure.CounterGlitch) string {
 		out[i] = g.String()
 	}
 	return strings.Join(out, "; ")
+}
+
+// requestsInterval decodes the arguments of name(ctx, requests, a, b).
+func requestsInterval(name string, p []any) (*Data, []*archive.Request, float64, float64, error) {
+	d, err := dataFrom(p[0].(context.Context))
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	reqs, err := toRequests(p[1])
+	if err != nil {
+		return nil, nil, 0, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	a, b, err := twoFloats(p[2], p[3])
+	if err != nil {
+		return nil, nil, 0, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return d, reqs, a, b, nil
 }
 
 func twoFloats(x, y any) (float64, float64, error) {

@@ -84,56 +84,27 @@ func powerBuiltinDefs() []builtinDef {
 		Builtin: Builtin{"domain_energy", `domain_energy(domains, a, b, method) float`,
 			`energy in J on [a, b] summed over the devices of the named domains ("gpu", "cpu", "dram", "node"; those absent count 0, none present is an error: guard with "cpu" in run.domains); method as energy()`},
 		fn: func(p ...any) (any, error) {
-			d, err := dataFrom(p[0].(context.Context))
-			if err != nil {
-				return nil, err
-			}
-			a, b, err := twoFloats(p[2], p[3])
-			if err != nil {
-				return nil, err
-			}
-			pds, err := d.domainPowerOf("domain_energy", p[1])
-			if err != nil {
-				return nil, err
-			}
-			total := 0.0
-			for _, pd := range pds {
-				e, err := pd.Energy(a, b, p[4].(string))
-				if err != nil {
-					return nil, fmt.Errorf("domain_energy: %w", err)
-				}
-				total += e
-			}
-			return total, nil
+			method := p[4].(string)
+			return domainSum("domain_energy", p, func(pd *measure.PowerData, a, b float64) (float64, error) {
+				return pd.Energy(a, b, method)
+			})
 		},
 		types: []any{new(func(context.Context, []any, float64, float64, string) float64)},
 	}, {
 		Builtin: Builtin{"domain_mean_power", `domain_mean_power(domains, a, b) float`,
 			`time-weighted mean power in W over [a, b] summed over the devices of the named domains (trapezoid), as mean_power() for the GPUs`},
 		fn: func(p ...any) (any, error) {
-			d, err := dataFrom(p[0].(context.Context))
-			if err != nil {
-				return nil, err
-			}
-			a, b, err := twoFloats(p[2], p[3])
-			if err != nil {
-				return nil, err
-			}
-			pds, err := d.domainPowerOf("domain_mean_power", p[1])
-			if err != nil {
-				return nil, err
-			}
-			total := 0.0
-			for _, pd := range pds {
+			return domainSum("domain_mean_power", p, func(pd *measure.PowerData, a, b float64) (float64, error) {
+				total := 0.0
 				for _, dev := range pd.Devices() {
 					w, err := pd.MeanPower(dev, a, b)
 					if err != nil {
-						return nil, fmt.Errorf("domain_mean_power: %w", err)
+						return 0, err
 					}
 					total += w
 				}
-			}
-			return total, nil
+				return total, nil
+			})
 		},
 		types: []any{new(func(context.Context, []any, float64, float64) float64)},
 	}}
@@ -243,4 +214,30 @@ func orEmpty(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// domainSum is a domain built-in called as name(ctx, domains, a, b, ...):
+// of sums over the power data of the named domains on [a, b].
+func domainSum(name string, p []any, of func(pd *measure.PowerData, a, b float64) (float64, error)) (any, error) {
+	d, err := dataFrom(p[0].(context.Context))
+	if err != nil {
+		return nil, err
+	}
+	a, b, err := twoFloats(p[2], p[3])
+	if err != nil {
+		return nil, err
+	}
+	pds, err := d.domainPowerOf(name, p[1])
+	if err != nil {
+		return nil, err
+	}
+	total := 0.0
+	for _, pd := range pds {
+		v, err := of(pd, a, b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		total += v
+	}
+	return total, nil
 }

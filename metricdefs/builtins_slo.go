@@ -34,17 +34,9 @@ func sloBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"tokens_in", `tokens_in(requests, a, b) float`, `output tokens the requests generated in [a, b], pro rata as in attribute and steady_state (tokens_in(formal, steady.start, steady.end) is steady.tokens)`},
 			fn: func(p ...any) (any, error) {
-				d, err := dataFrom(p[0].(context.Context))
+				d, reqs, a, b, err := requestsInterval("tokens_in", p)
 				if err != nil {
 					return nil, err
-				}
-				reqs, err := toRequests(p[1])
-				if err != nil {
-					return nil, fmt.Errorf("tokens_in: %w", err)
-				}
-				a, b, err := twoFloats(p[2], p[3])
-				if err != nil {
-					return nil, fmt.Errorf("tokens_in: %w", err)
 				}
 				return d.subShapes.TokensIn(reqs, a, b)
 			},
