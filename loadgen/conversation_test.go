@@ -216,7 +216,12 @@ func TestConversationFailedTurnEndsIt(t *testing.T) {
 	if !recs[0].OK || recs[1].OK || recs[2].OK || !strings.Contains(recs[2].Error, "not sent: turn 2 of the conversation failed") || recs[2].Turn != 3 {
 		t.Errorf("records %+v", recs)
 	}
-	// turn 1 alone, then turn 2 with turn 1 and its answer: 3 messages
+	// turn 1 alone, then turn 2 with turn 1 and its answer: 3 messages.
+	// srv.Close waits for the handlers, and the lock orders their writes
+	// before this read for the race detector too.
+	srv.Close()
+	mu.Lock()
+	defer mu.Unlock()
 	if len(got) != 2 || got[0] != 1 || got[1] != 3 {
 		t.Errorf("server saw requests of %v messages, want [1 3]", got)
 	}
