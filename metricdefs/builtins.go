@@ -352,7 +352,7 @@ func coreBuiltinDefs() []builtinDef {
 
 // builtinDefs is every built-in: the core ones and those of other files.
 func builtinDefs() []builtinDef {
-	return append(append(coreBuiltinDefs(), latencyBuiltins()...), sloBuiltinDefs()...)
+	return append(append(append(coreBuiltinDefs(), latencyBuiltins()...), sloBuiltinDefs()...), residentBuiltinDefs()...)
 }
 
 // Builtins lists the functions expressions can call, for `profiles show`

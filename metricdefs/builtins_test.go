@@ -59,6 +59,11 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		// 100 J each; [6,8] r2 alone: 200 J. r1: 300 J / 40 = 7.5 J/token.
 		{"attribute", `attribute(requests, "trapz")[0].energy_j`, 300},
 		{"attribute_jpt", `attribute(requests, "trapz")[1].j_per_token`, 7.5},
+		// Residency, from sent_at: [1.5,3.5] r1 alone: 200 J; [3.5,6] r1 and
+		// r2: 250 J, 125 J each; [6,8] r2 alone: 200 J. r1: 325 J, r2 325 J
+		// / 40 tokens = 8.125 J/token.
+		{"attribute_resident", `attribute_resident(requests, "trapz")[0].energy_j`, 325},
+		{"attribute_resident_jpt", `attribute_resident(requests, "trapz")[1].j_per_token`, 8.125},
 		// One window of 2 with J/token [7.5, 7.5]: CV 0, reached at request
 		// 1; span [2, 8]: 600 J over 80 tokens.
 		{"steady", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").j_per_token`, 7.5},

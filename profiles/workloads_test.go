@@ -22,12 +22,13 @@ import (
 // token 2000 / 160 = 12.5. TTFT to the answer 1000, 500, 1250, 750 ms:
 // median (750 + 1000) / 2 = 875.
 //
-// Energy attributed by generation interval ([first_token_at, done_at],
-// tokens spread evenly, 200 J/s): [100.5, 100.75] c1t1 alone, 50 J;
-// [100.75, 102] the two first turns, 250 J; [102, 102.125] nobody;
-// [102.125, 102.25] c1t2 alone, 25 J; [102.25, 103] the two second turns,
-// 150 J; [103, 104] c2t2 alone, 200 J. First turns 300 J / 80 tokens =
-// 3.75 J/token; later turns 375 J / 80 = 4.6875.
+// Per-turn energy by residency ([sent_at, done_at], prefill included,
+// each piece split equally among the resident requests, 200 J/s):
+// [100, 102] the two first turns, 400 J, 200 J each; [102, 103] the two
+// second turns, 200 J, 100 J each; [103, 104] c2t2 alone, 200 J. First
+// turns 400 J / 80 tokens = 5 J/token; later turns (100 + 300) J / 80 =
+// 5 J/token. (By generation interval, which holds no prefill, they would
+// be 3.75 and 4.6875.)
 func workloadRun() *archive.Run {
 	run := sloRun()
 	turn := func(conv string, n int, sent, first, answer, done float64, reasoning, prompt, cached int) archive.Request {
@@ -52,8 +53,8 @@ var workloadMetrics = map[string]float64{
 	"formal_j_per_token":        2000.0 / 160,
 	"reasoning_token_share":     0.625,
 	"ttft_answer_p50_ms":        875,
-	"j_per_token_first_turns":   3.75,
-	"j_per_token_later_turns":   4.6875,
+	"j_per_token_first_turns":   5,
+	"j_per_token_later_turns":   5,
 }
 
 func TestWorkloadMetricsHandValues(t *testing.T) {

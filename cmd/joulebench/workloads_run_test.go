@@ -47,7 +47,7 @@ func multiTurnRun(t *testing.T, preset string) (*archive.Run, *archive.Results) 
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	args := quickRunArgs(dir, "--dataset", data, "--dataset-format", "conversation", "--set", "mode=concurrency", "--set", "concurrency=1", "--set", "max_tokens=0")
+	args := quickRunArgs(dir, "--dataset", data, "--dataset-format", "conversation", "--set", "mode=concurrency", "--set", "concurrency=1", "--set", "max_tokens=0", "--set", "ignore_eos=true", "--set", "warmup_requests=25")
 	if preset != "" {
 		args = append(args, "--sim-preset", preset)
 	}
@@ -81,12 +81,15 @@ func value(t *testing.T, res *archive.Results, name string) float64 {
 // quick simulator (QuickSpeed 3: every time divided by 3), DefaultConfig's
 // StepBaseS 0.02 s and PrefillTokPerS 20000, a token per 4 characters,
 // 16-token blocks of 64 characters:
+//
 //   - turn 1: 8000 characters = 2000 prompt tokens, none cached; alone in
 //     the batch: TTFT = (0.02 + 2000/20000)/3 = 40 ms.
+//
 //   - turn 2: the same 8000 characters (125 blocks, cached by turn 1), the
 //     answer, 400 more characters: 2000 cached tokens, and TTFT =
 //     (0.02 + (prompt_tokens - 2000)/20000)/3; about (0.02 + 110/20000)/3
 //     = 8.5 ms, where without the cache it would be 40 ms more.
+//
 //   - the formal stage: the same requests and tokens with and without the
 //     cache (the answers are seeded by prompt), 6 · 2000/20000/3 = 0.2 s
 //     shorter with it, and the formal energy lower by 0.2 s at the stage's
@@ -96,9 +99,22 @@ func value(t *testing.T, res *archive.Results, name string) float64 {
 //     that the saved time is drawn at): about 0.2 · 220 = 44 J here, the
 //     same output tokens.
 //
-// The per-turn J/token metrics attribute energy by generation interval
-// (from the first token on), so they hold no prefill energy: the saving
-// shows in the stage's J/token, and in TTFT.
+//   - per turn, by residency (each turn's energy from its send to its end,
+//     prefill included; one conversation at a time, so a turn is alone
+//     while resident): turn 2 of conversation i lasts its prefill saving
+//     Δ_i = (2000 - (prompt_tokens_i - 2000))/20000/3 s less than turn 1
+//     (about (2000 - 110)/60000 = 31.5 ms), both decode 8 tokens the
+//     same way, so j_per_token_first_turns - j_per_token_later_turns =
+//     mean(Δ_i) · P / 8 at the GPUs' power P: about 0.0315 · 170 / 8 =
+//     0.67 J/token at the stage's mean power. Every turn generates exactly
+//     8 tokens (ignore_eos), and 25 warm-up requests let the simulated
+//     GPUs' power settle after loading (it decays with a 2/3 s time
+//     constant), so P is close to flat over the stage: checked within
+//     ±25 %.
+//
+//   - without the cache, turn 2 prefills its whole prompt: its J/token is
+//     2000/20000/3 = 33.3 ms of prefill per turn higher than with the
+//     cache, i.e. 0.0333 · P / 8, within the same margin.
 func TestRunMultiTurnOnSim(t *testing.T) {
 	run, res := multiTurnRun(t, "prefix-cache")
 	var first, later []float64
@@ -142,8 +158,17 @@ func TestRunMultiTurnOnSim(t *testing.T) {
 	if v := value(t, res, "cached_prompt_token_share"); v < 0.4 || v > 0.5 {
 		t.Errorf("cached_prompt_token_share = %v", v)
 	}
-	for _, m := range []string{"j_per_token_first_turns", "j_per_token_later_turns"} {
-		value(t, res, m) // shown on a multi-turn run with power
+	saved := 0.0 // Σ Δ_i
+	for _, r := range run.Requests {
+		if r.Phase == "formal" && r.Turn == 2 {
+			saved += float64(2000-(r.PromptTokens-2000)) / 20000 / 3
+		}
+	}
+	jFirst, jLater := value(t, res, "j_per_token_first_turns"), value(t, res, "j_per_token_later_turns")
+	wantDiff := saved / 6 * value(t, res, "avg_gpu_power_w") / 8
+	t.Logf("per-turn J/token: first %.4f, later %.4f; predicted difference %.4f", jFirst, jLater, wantDiff)
+	if d := jFirst - jLater; d < wantDiff*0.75 || d > wantDiff*1.25 {
+		t.Errorf("later turns' J/token %.4f lower than first turns' %.4f by %.4f, want %.4f (the prefill the cache saves)", jLater, jFirst, d, wantDiff)
 	}
 
 	noRun, noRes := multiTurnRun(t, "")
@@ -157,6 +182,12 @@ func TestRunMultiTurnOnSim(t *testing.T) {
 	}
 	if de, want := eWithout-eWith, 0.2*value(t, res, "avg_gpu_power_w"); de < want*0.7 || de > want*1.3 {
 		t.Errorf("formal energy %.1f J lower with the cache, want 0.2 s at %.1f W = %.1f J", de, value(t, res, "avg_gpu_power_w"), want)
+	}
+	noLater := value(t, noRes, "j_per_token_later_turns")
+	wantLater := 2000.0 / 20000 / 3 * value(t, noRes, "avg_gpu_power_w") / 8
+	t.Logf("later turns' J/token without the cache %.4f, with it %.4f; predicted difference %.4f", noLater, jLater, wantLater)
+	if d := noLater - jLater; d < wantLater*0.75 || d > wantLater*1.25 {
+		t.Errorf("later turns' J/token %.4f with the cache, %.4f without: difference %.4f, want %.4f", jLater, noLater, d, wantLater)
 	}
 	if value(t, res, "formal_j_per_token") >= value(t, noRes, "formal_j_per_token") {
 		t.Errorf("formal J/token %v with the cache, %v without: want lower", value(t, res, "formal_j_per_token"), value(t, noRes, "formal_j_per_token"))

@@ -1,0 +1,117 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// AttributeResident splits GPU energy among requests by residency: a
+// request holds a share from the moment it was sent (SentAt) to its end
+// (DoneAt), prefill included, where Attribute starts at the first token.
+// It is the attribution for questions about the prompt's cost, e.g. what a
+// prefix cache saves on the later turns of a conversation
+// (docs/methodology.md, "Attribution by residency").
+//
+// Time is cut at every request's SentAt and DoneAt; each piece's energy
+// (Energy(piece, method)) is split equally among the requests resident in
+// it. A piece with no resident request (a think time, the gap between a
+// response and the next request) stays unattributed. Only successful
+// requests with output tokens and DoneAt > SentAt are resident; the others
+// get no energy (EnergyJ 0, JPerToken 0) and Tokens as in Attribute.
+//
+// A resident request is an error when its times are NaN or infinite, when
+// DoneAt < SentAt, or when its interval is outside the power samples. The
+// result is in the order of reqs; O(n log n + samples).
+func (p *PowerData) AttributeResident(reqs []*archive.Request, method string) ([]Attribution, error) {
+	useCounter, err := p.resolveMethod(method)
+	if err != nil {
+		return nil, fmt.Errorf("attribute_resident: %w", err)
+	}
+	out := make([]Attribution, len(reqs))
+	var resident []int
+	for i, r := range reqs {
+		if r == nil {
+			return nil, fmt.Errorf("attribute_resident: request %d is nil", i)
+		}
+		out[i].ID = r.ID
+		if !r.OK || r.OutputTokens <= 0 {
+			continue
+		}
+		out[i].Tokens = float64(r.OutputTokens)
+		if err := p.checkResident(r); err != nil {
+			return nil, fmt.Errorf("attribute_resident: request %d (%q): %w", i, r.ID, err)
+		}
+		if r.DoneAt > r.SentAt {
+			resident = append(resident, i)
+		}
+	}
+	if len(resident) == 0 {
+		return out, nil
+	}
+	bounds := make([]float64, 0, 2*len(resident))
+	for _, i := range resident {
+		bounds = append(bounds, reqs[i].SentAt, reqs[i].DoneAt)
+	}
+	sortFloats(bounds)
+	bounds = slices.Compact(bounds)
+	nPieces := len(bounds) - 1
+	energy, err := p.piecesEnergy(bounds, useCounter)
+	if err != nil {
+		return nil, fmt.Errorf("attribute_resident: %w", err)
+	}
+	// Requests resident per piece, by a sweep over arrivals and ends; then
+	// cum[m] = Σ_{j<m} E_j / n_j, so a request over pieces [fi, di) gets
+	// cum[di] - cum[fi].
+	diff := make([]int, nPieces+1)
+	span := make([][2]int, len(resident))
+	for k, i := range resident {
+		fi := sort.SearchFloat64s(bounds, reqs[i].SentAt)
+		di := sort.SearchFloat64s(bounds, reqs[i].DoneAt)
+		span[k] = [2]int{fi, di}
+		diff[fi]++
+		diff[di]--
+	}
+	cum := make([]float64, nPieces+1)
+	n := 0
+	for m := range nPieces {
+		n += diff[m]
+		cum[m+1] = cum[m]
+		if n > 0 {
+			cum[m+1] += energy[m] / float64(n)
+		}
+	}
+	for k, i := range resident {
+		e := max(0, cum[span[k][1]]-cum[span[k][0]])
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			return nil, fmt.Errorf("attribute_resident: request %q: attributed energy is %v", reqs[i].ID, e)
+		}
+		out[i].EnergyJ = e
+		out[i].JPerToken = e / out[i].Tokens
+	}
+	return out, nil
+}
+
+// checkResident checks a successful request's residency [SentAt, DoneAt]:
+// finite, in order, and inside every device's samples.
+func (p *PowerData) checkResident(r *archive.Request) error {
+	a, b := r.SentAt, r.DoneAt
+	if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b) || math.IsInf(b, 0) {
+		return fmt.Errorf("sent_at %v or done_at %v is not a finite time", a, b)
+	}
+	if b < a {
+		return fmt.Errorf("done_at %v is before sent_at %v", b, a)
+	}
+	if b == a {
+		return nil
+	}
+	for _, d := range p.devs {
+		if err := d.checkRange(a, b); err != nil {
+			return fmt.Errorf("residency %w", err)
+		}
+	}
+	return nil
+}
