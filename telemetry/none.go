@@ -16,7 +16,7 @@ var _ Source = None{}
 func NewNone() None { return None{} }
 
 // Name returns "none".
-func (None) Name() string { return "none" }
+func (None) Name() string { return NoneName }
 
 // Devices returns no devices.
 func (None) Devices(context.Context) ([]archive.Device, error) { return nil, nil }
@@ -26,3 +26,23 @@ func (None) Read(context.Context) ([]Reading, error) { return nil, nil }
 
 // Close does nothing.
 func (None) Close() error { return nil }
+
+// NoneName is the name of the source that measures nothing
+// (--telemetry none); auto's choice when it finds no source.
+const NoneName = "none"
+
+// NoneDescriptor is --telemetry none: nothing is measured, by choice, and
+// energy metrics are not applicable. It stands alone.
+func NoneDescriptor() Descriptor {
+	return Descriptor{
+		Name:  NoneName,
+		Alone: true,
+		Open: func(context.Context, Values, Env) (Source, archive.TelemetryInfo, error) {
+			return nil, archive.TelemetryInfo{Source: NoneName, Declined: true,
+				Note: "energy not measured (--telemetry none): energy metrics are not applicable"}, nil
+		},
+		Probe: func(context.Context, Values, Env) (Listing, error) {
+			return Listing{Source: NoneName, Declined: true, Detail: "--telemetry none: nothing is measured"}, nil
+		},
+	}
+}

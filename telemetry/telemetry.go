@@ -6,6 +6,12 @@
 // sampling interval plus extra samples on demand at stage boundaries, each
 // stamped with the run clock and handed to a sink (normally the archive
 // writer).
+//
+// Each source package exports a Descriptor (its name, flags, checks, how it
+// opens and lists its devices, its place in what --telemetry auto
+// prefers); a Registry collects them, and telemetry/all lists the
+// built-in ones. The command line only registers the registry's flags and
+// asks it to check, open or list what --telemetry names.
 package telemetry
 
 import (

@@ -70,3 +70,14 @@ func (t *Tolerant) Anomalies() []Anomaly {
 	}
 	return out
 }
+
+// NodeReadFailures is how many reads in a row of a BMC (Redfish, IPMI) may
+// fail before sampling ends: each is a missing sample the power audit
+// judges.
+const NodeReadFailures = 5
+
+// TolerantNote says in run.json's telemetry note what a failed read of a
+// source wrapped with NewTolerant(src, NodeReadFailures, clock) does.
+func TolerantNote() string {
+	return fmt.Sprintf("a failed read leaves its sample out (event %s; at most %d in a row)", AnomalyReadFailed, NodeReadFailures)
+}

@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/telemetry"
-	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
-	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
 // devicesCmd is `joulebench devices`: the GPUs a run would measure and what
@@ -47,6 +43,9 @@ type devicesReport struct {
 	Devices []deviceEntry `json:"devices"`
 	// Why says why there is no device (auto found no source).
 	Why []string `json:"why,omitempty"`
+	// declined: nothing is measured by choice (--telemetry none), so no
+	// device is no failure.
+	declined bool
 }
 
 type deviceEntry struct {
@@ -92,134 +91,30 @@ func (a *app) devices(ctx context.Context) error {
 	} else {
 		writeDevices(a.out, rep)
 	}
-	if len(rep.Devices) == 0 && (rep.Source != telNone || len(rep.Why) > 0) {
+	if len(rep.Devices) == 0 && !rep.declined {
 		return &exitError{code: exitFailure, err: errors.New("no GPU to measure"), silent: true}
 	}
 	return nil
 }
 
 func (a *app) devicesReport(ctx context.Context, o telemetryOpts) (devicesReport, error) {
-	logf := func(msg string) { a.log.Warn().Str("component", "telemetry").Msg(msg) }
-	if len(o.choices) > 1 {
-		return devicesReport{}, invalidf("devices lists one power source at a time: give one --telemetry (not %s)", strings.Join(o.choices, " + "))
+	if names := o.sel.Names(); len(names) > 1 {
+		return devicesReport{}, invalidf("devices lists one power source at a time: give one --telemetry (not %s)", strings.Join(names, " + "))
 	}
-	switch o.choice {
-	case telNone:
-		return devicesReport{Source: telNone, Detail: "--telemetry none: nothing is measured"}, nil
-	case telSim:
-		src := simtel.New(simtel.DefaultConfig(), nil, nil)
-		return genericReport(ctx, src, "the built-in simulator's GPUs (with --engine sim)")
-	case telAuto:
-		if len(o.dcgmURLs) == 0 && o.replay == "" {
-			return a.autoDevices(ctx, o, logf)
-		}
-	}
-	choice := o.choice
-	if choice == telAuto {
-		choice = telDCGM
-		if o.replay != "" {
-			choice = telReplay
-		}
-	}
-	src, info, err := openTelemetry(choice, o, nil, logf)
+	l, err := telemetrySources().Probe(ctx, o.sel, a.v, telemetry.Env{Logf: a.telemetryLogf})
 	if err != nil {
 		return devicesReport{}, withCode(exitFailure, err)
 	}
-	defer src.Close()
-	if s, ok := src.(*nvmltel.Source); ok {
-		return nvmlReport(s), nil
-	}
-	return genericReport(ctx, src, info.Note)
-}
-
-// autoDevices tries NVML, then powermetrics on macOS, and says why
-// neither works.
-func (a *app) autoDevices(ctx context.Context, o telemetryOpts, logf func(string)) (devicesReport, error) {
-	var why []string
-	src, _, err := openTelemetry(telNVML, o, nil, logf)
-	switch {
-	case err == nil:
-		defer src.Close()
-		return nvmlReport(src.(*nvmltel.Source)), nil
-	case errors.Is(err, nvmltel.ErrUnavailable):
-		why = append(why, err.Error())
-	default:
-		return devicesReport{}, withCode(exitFailure, err)
-	}
-	if runtime.GOOS == "darwin" {
-		src, info, err := openTelemetry(telPowermetrics, o, nil, logf)
-		if err == nil {
-			defer src.Close()
-			return genericReport(ctx, src, info.Note)
-		}
-		why = append(why, err.Error())
-	} else {
-		why = append(why, "powermetrics: macOS only (this is "+runtime.GOOS+")")
-	}
-	why = append(why, "dcgm: no --dcgm-url given (GPUs on other hosts: --dcgm-url http://HOST:9400/metrics)")
-	return devicesReport{Source: telNone, Why: why,
-		Detail: "no GPU telemetry on this machine: a run here has no energy metrics (--telemetry none), or use --engine sim for the simulator"}, nil
-}
-
-func nvmlReport(src *nvmltel.Source) devicesReport {
-	inv := src.Inventory()
-	detail := "driver " + orDash(inv.Driver)
-	if inv.CUDA != "" {
-		detail += ", CUDA " + inv.CUDA
-	}
-	if inv.NVML != "" {
-		detail += ", NVML " + inv.NVML
-	}
-	rep := devicesReport{Source: telNVML, Detail: detail}
-	for _, d := range inv.Devices {
-		mem := "no"
-		if d.Memory {
-			mem = "yes"
-			if d.MemTotalBytes > 0 {
-				mem = fmt.Sprintf("%.0f GiB", float64(d.MemTotalBytes)/(1<<30))
-			}
-		}
-		ce := d.ClockEvents
-		rep.Devices = append(rep.Devices, deviceEntry{
-			ID: d.ID, Domain: archive.DomainGPU, Name: d.Name, UUID: d.UUID, Architecture: d.Architecture,
-			Energy: d.Method, EnergyNote: d.EnergyNote, PowerField: d.PowerField,
-			Memory: mem, ClockEvents: &ce,
-		})
-	}
-	return rep
-}
-
-// genericReport lists a source's devices; one reading says whether memory
-// use is known.
-func genericReport(ctx context.Context, src telemetry.Source, detail string) (devicesReport, error) {
-	devs, err := src.Devices(ctx)
-	if err != nil {
-		return devicesReport{}, withCode(exitFailure, err)
-	}
-	mem := map[string]bool{}
-	if rs, err := src.Read(ctx); err == nil {
-		for _, r := range rs {
-			mem[r.Device] = mem[r.Device] || r.MemUsedBytes >= 0
-		}
-	}
-	rep := devicesReport{Source: src.Name(), Detail: detail}
-	for _, d := range devs {
-		rep.Devices = append(rep.Devices, entryOf(d, mem[d.ID]))
+	rep := devicesReport{Source: l.Source, Detail: l.Detail, Why: l.Why, declined: l.Declined}
+	for _, d := range l.Devices {
+		rep.Devices = append(rep.Devices, deviceEntry(d))
 	}
 	return rep, nil
 }
 
-func entryOf(d archive.Device, mem bool) deviceEntry {
-	e := deviceEntry{ID: d.ID, Domain: d.DomainOrGPU(), Name: d.Name, UUID: d.UUID, Host: d.Host, Energy: d.Method, PowerField: d.PowerField, Memory: "no", Simulated: d.Simulated}
-	if mem {
-		e.Memory = "yes"
-	}
-	return e
-}
-
 func writeDevices(w io.Writer, rep devicesReport) {
 	if len(rep.Devices) == 0 {
-		if rep.Source == telNone && len(rep.Why) == 0 {
+		if rep.declined {
 			fmt.Fprintln(w, rep.Detail)
 			return
 		}

@@ -63,6 +63,7 @@ func TestImportsPointDown(t *testing.T) {
 		{"engines/external", "engines/ollama", ""},
 		{"engines/process", "engines/external", "the shared process layer is below every engine"},
 		{"telemetry", "engines", "power sources know no engine"},
+		{"telemetry", "telemetry/all", "telemetry/all lists the sources; no source, nor the registry, imports the list"},
 		{"archive", "engines", "the archive format is the bottom layer"},
 		{"engines", "steps", "engines know no step"},
 		{"engines", "workflow", "engines know no workflow"},

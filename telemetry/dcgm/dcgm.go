@@ -228,7 +228,7 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 }
 
 // Name returns "dcgm".
-func (s *Source) Name() string { return "dcgm" }
+func (s *Source) Name() string { return Name }
 
 // Devices lists the GPUs of every endpoint, in --dcgm-url order.
 func (s *Source) Devices(context.Context) ([]archive.Device, error) {

@@ -132,7 +132,7 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 }
 
 // Name returns "ipmi".
-func (s *Source) Name() string { return "ipmi" }
+func (s *Source) Name() string { return Name }
 
 // Devices returns the node.
 func (s *Source) Devices(context.Context) ([]archive.Device, error) {

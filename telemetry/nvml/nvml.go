@@ -230,7 +230,7 @@ func probeDevice(h gonvml.Device, pos int) (*device, error) {
 }
 
 // Name returns "nvml".
-func (s *Source) Name() string { return "nvml" }
+func (s *Source) Name() string { return Name }
 
 // Inventory returns the versions and the selected devices.
 func (s *Source) Inventory() Inventory {

@@ -25,7 +25,7 @@ var (
 func Open(Options) (*Source, error) { return nil, errNoCgo }
 
 // Name returns "nvml".
-func (*Source) Name() string { return "nvml" }
+func (*Source) Name() string { return Name }
 
 // Inventory returns nothing: no NVML in this build.
 func (*Source) Inventory() Inventory { return Inventory{} }

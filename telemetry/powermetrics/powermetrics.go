@@ -275,7 +275,7 @@ func (s *Source) add(sm Sample) {
 }
 
 // Name returns "powermetrics".
-func (s *Source) Name() string { return "powermetrics" }
+func (s *Source) Name() string { return Name }
 
 // Devices lists the one Apple GPU, with its cumulative energy counter.
 func (s *Source) Devices(context.Context) ([]archive.Device, error) {

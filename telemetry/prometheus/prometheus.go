@@ -218,7 +218,7 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 }
 
 // Name returns "prometheus".
-func (s *Source) Name() string { return "prometheus" }
+func (s *Source) Name() string { return Name }
 
 // Devices lists the GPUs the selector matched.
 func (s *Source) Devices(context.Context) ([]archive.Device, error) {

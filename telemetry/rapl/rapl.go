@@ -167,7 +167,7 @@ func (s *Source) openZone(dir string) (*zone, error) {
 }
 
 // Name returns "rapl".
-func (s *Source) Name() string { return "rapl" }
+func (s *Source) Name() string { return Name }
 
 // Devices returns the package (cpuN) and dram (dramN) devices.
 func (s *Source) Devices(context.Context) ([]archive.Device, error) {

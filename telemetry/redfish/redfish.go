@@ -199,7 +199,7 @@ func (s *Source) readerOf(ctx context.Context, c chassisDoc) (reader, bool) {
 }
 
 // Name returns "redfish".
-func (s *Source) Name() string { return "redfish" }
+func (s *Source) Name() string { return Name }
 
 // Devices returns one node device per chassis read.
 func (s *Source) Devices(context.Context) ([]archive.Device, error) {

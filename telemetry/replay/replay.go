@@ -199,7 +199,7 @@ func deriveDevices(rows []archive.PowerSample) []archive.Device {
 }
 
 // Name returns "replay".
-func (s *Source) Name() string { return "replay" }
+func (s *Source) Name() string { return Name }
 
 // File is the replayed power.csv.
 func (s *Source) File() string { return s.file }

@@ -180,7 +180,7 @@ func New(cfg Config, load Load, clock telemetry.Clock) *Source {
 func (s *Source) Config() Config { return s.cfg }
 
 // Name returns "sim".
-func (s *Source) Name() string { return "sim" }
+func (s *Source) Name() string { return Name }
 
 // Devices lists the simulated GPUs sim0, sim1, ...
 func (s *Source) Devices(context.Context) ([]archive.Device, error) {

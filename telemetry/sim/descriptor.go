@@ -1,0 +1,41 @@
+package sim
+
+import (
+	"context"
+	"errors"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/telemetry"
+)
+
+// Name is the source's name (--telemetry sim).
+const Name = "sim"
+
+// Descriptor is the simulated GPUs of the simulated engine: auto's first
+// choice when that engine runs.
+func Descriptor() telemetry.Descriptor {
+	return telemetry.Descriptor{
+		Name: Name,
+		Open: func(ctx context.Context, _ telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+			if env.SimulatedGPUs == nil {
+				return nil, archive.TelemetryInfo{}, errors.New("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
+			}
+			src := env.SimulatedGPUs(env.Clock)
+			devs, _ := src.Devices(ctx)
+			return src, archive.TelemetryInfo{Source: Name, Simulated: true,
+				Note: "simulated GPU power tied to the simulated engine's load; " + telemetry.DeviceSummary(devs)}, nil
+		},
+		Probe: func(ctx context.Context, _ telemetry.Values, _ telemetry.Env) (telemetry.Listing, error) {
+			return telemetry.ListDevices(ctx, New(DefaultConfig(), nil, nil), "the built-in simulator's GPUs (with --engine sim)")
+		},
+		Auto: &telemetry.AutoRole{Rank: 1, How: "the simulated engine runs", Skip: func(env telemetry.Env) (string, bool) {
+			return "", env.SimulatedGPUs == nil
+		}},
+	}
+}
+
+// GPUs is Env.SimulatedGPUs of a simulated engine: GPUs of cfg that
+// follow load.
+func GPUs(cfg Config, load Load) func(telemetry.Clock) telemetry.Source {
+	return func(clock telemetry.Clock) telemetry.Source { return New(cfg, load, clock) }
+}
