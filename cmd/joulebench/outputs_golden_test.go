@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/internal/golden"
+)
+
+// The outputs of analyze, report, compare and plot on the test archives,
+// byte for byte against the files under testdata/golden (go test -run
+// TestOutputsGolden -update rewrites them). A change to any of them (a
+// number, a column, a line of the log, an exit code) fails here: the
+// structure work must leave every output as it was.
+//
+// Each case keeps its standard output as NAME.stdout, its exit code and
+// standard error as NAME.stderr (the log's clock and the output directory
+// replaced by placeholders), and each file it writes as NAME.FILE (an HTML
+// page's "written" time replaced too). Files
+// over 64 KiB are kept gzipped (NAME.gz; compared uncompressed, the first
+// differing line is shown). Plot files are kept as their SHA-256 (the
+// PNG, SVG and PDF of three runs weigh 2.4 MB): PNG and SVG are
+// byte-stable; the PDF carries its creation time, which is replaced by a
+// fixed one (same length, so the cross-reference offsets hold) before the
+// digest. One run's SVG is kept in full, so that a plot change can be read.
+
+const (
+	goldenDir     = "testdata/golden"
+	goldenGzipMin = 64 << 10
+)
+
+// goldenArchives are the test archives, by the names the cases use.
+var goldenArchives = []struct{ name, dir string }{
+	{"sample-run", "../../archive/testdata/sample-run"},
+	{"sample-run-ok", "../../archive/testdata/sample-run-ok"},
+	{"run-small", smallRun},
+}
+
+// goldenCase is one command line; OUT in its arguments is a fresh
+// directory, and files lists what the command writes there.
+type goldenCase struct {
+	name  string
+	args  []string
+	files []string
+	// digest: keep the files as SHA-256 (plots), full: except this one.
+	digest bool
+	full   string
+}
+
+func goldenCases() []goldenCase {
+	var cs []goldenCase
+	dirs := make([]string, 0, len(goldenArchives))
+	for _, a := range goldenArchives {
+		dirs = append(dirs, a.dir)
+		for _, f := range []string{"table", "json", "csv", "markdown"} {
+			cs = append(cs,
+				goldenCase{name: "analyze-" + a.name + "-" + f, args: []string{"analyze", a.dir, "--format", f}},
+				goldenCase{name: "analyze-" + a.name + "-" + f + "-all", args: []string{"analyze", a.dir, "--format", f, "--all"}})
+		}
+		cs = append(cs,
+			goldenCase{name: "analyze-" + a.name + "-output-file-all", args: []string{"analyze", a.dir, "--all", "--output-file", "OUT/results.json"}, files: []string{"results.json"}},
+			goldenCase{name: "plot-" + a.name, args: []string{"plot", a.dir, "--out", "OUT/plot.svg"}, files: []string{"plot.svg"}, digest: true, full: fullIf(a.dir == smallRun, "plot.svg")},
+			goldenCase{name: "plot-" + a.name + "-png", args: []string{"plot", a.dir, "--out", "OUT/plot.png"}, files: []string{"plot.png"}, digest: true},
+			goldenCase{name: "plot-" + a.name + "-pdf", args: []string{"plot", a.dir, "--out", "OUT/plot.pdf", "--width", "800", "--height", "600"}, files: []string{"plot.pdf"}, digest: true})
+	}
+	sample, ok := goldenArchives[0].dir, goldenArchives[1].dir
+	cs = append(cs,
+		goldenCase{name: "analyze-baseline-table", args: []string{"analyze", sample, "--baseline", ok}},
+		goldenCase{name: "analyze-baseline-json", args: []string{"analyze", sample, "--baseline", ok, "--format", "json"}},
+		goldenCase{name: "analyze-set-profile", args: []string{"analyze", smallRun, "--profile", "benchmark-1.5", "--set", "release_hold=5s", "--all"}})
+	for _, f := range []string{"table", "json", "csv", "markdown"} {
+		cs = append(cs,
+			goldenCase{name: "report-" + f, args: append([]string{"report", "--format", f}, dirs...)},
+			goldenCase{name: "report-baseline-" + f, args: append([]string{"report", "--format", f, "--baseline", smallRun}, dirs[:2]...)},
+			goldenCase{name: "compare-" + f, args: append([]string{"compare", "--format", f}, dirs...)})
+	}
+	cs = append(cs,
+		goldenCase{name: "report-profile-1.0", args: append([]string{"report", "--profile", "benchmark-1.0"}, dirs...)},
+		goldenCase{name: "report-html", args: append([]string{"report", "--format", "html", "--out", "OUT/report.html"}, dirs...), files: []string{"report.html"}},
+		goldenCase{name: "report-out", args: append([]string{"report", "--format", "markdown", "--out", "OUT/report.md"}, dirs...), files: []string{"report.md"}},
+		goldenCase{name: "compare-html", args: append([]string{"compare", "--format", "html", "--out", "OUT/compare.html"}, dirs...), files: []string{"compare.html"}},
+		goldenCase{name: "compare-dir-of-runs", args: []string{"compare", "../../archive/testdata"}},
+		goldenCase{name: "plot-frontier", args: append([]string{"plot", "--frontier", "--out", "OUT/frontier.svg"}, dirs...)})
+	return cs
+}
+
+func fullIf(cond bool, file string) string {
+	if cond {
+		return file
+	}
+	return ""
+}
+
+func TestOutputsGolden(t *testing.T) {
+	// No user config or profile directory may change what is printed.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	if golden.Updating() {
+		if err := os.MkdirAll(goldenDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cases share no state (each app is its own): they run in parallel.
+	for _, c := range goldenCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out := t.TempDir()
+			args := make([]string, len(c.args))
+			for i, a := range c.args {
+				args[i] = strings.ReplaceAll(a, "OUT", out)
+			}
+			stdout, stderr, code := runCLI(t, args...)
+			checkGolden(t, c.name+".stdout", normalizeOutput([]byte(stdout), out))
+			checkGolden(t, c.name+".stderr", normalizeOutput([]byte(fmt.Sprintf("exit %d\n%s", code, stderr)), out))
+			var digests bytes.Buffer
+			for _, f := range c.files {
+				b, err := os.ReadFile(filepath.Join(out, f))
+				if err != nil {
+					t.Fatalf("%v: %v", args, err)
+				}
+				if !c.digest || f == c.full {
+					checkGolden(t, c.name+"."+f, normalizeOutput(b, out))
+				}
+				if c.digest {
+					fmt.Fprintf(&digests, "%x  %s\n", sha256.Sum256(fixedPDFDates(b)), f)
+				}
+			}
+			if c.digest {
+				checkGolden(t, c.name+".sha256", digests.Bytes())
+			}
+		})
+	}
+}
+
+var (
+	logClock    = regexp.MustCompile(`(?m)^[0-9]{2}:[0-9]{2}:[0-9]{2} `)
+	htmlWritten = regexp.MustCompile(`written [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC`)
+)
+
+// normalizeOutput replaces what changes from one test run to the next:
+// the console log's clock, the time an HTML page says it was written and
+// the temporary output directory.
+func normalizeOutput(b []byte, outDir string) []byte {
+	b = logClock.ReplaceAll(b, []byte("HH:MM:SS "))
+	b = htmlWritten.ReplaceAll(b, []byte("written YYYY-MM-DD HH:MM UTC"))
+	return bytes.ReplaceAll(b, []byte(outDir), []byte("OUT"))
+}
+
+var pdfDate = regexp.MustCompile(`/(CreationDate|ModDate) \(D:[0-9]{14}\)`)
+
+// fixedPDFDates sets a PDF's creation and modification times to one fixed
+// value of the same length; other files pass unchanged.
+func fixedPDFDates(b []byte) []byte {
+	if !bytes.HasPrefix(b, []byte("%PDF")) {
+		return b
+	}
+	return pdfDate.ReplaceAll(b, []byte("/$1 (D:20000101000000)"))
+}
+
+// checkGolden compares got with testdata/golden/name (name.gz when got is
+// over 64 KiB), or rewrites the file under -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join(goldenDir, name)
+	gz := len(got) > goldenGzipMin
+	if gz {
+		path += ".gz"
+	}
+	if golden.Updating() {
+		writeGolden(t, path, got, gz)
+		return
+	}
+	want, err := readGolden(path, gz)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestOutputsGolden -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file: %s", path, firstDifference(got, want))
+	}
+}
+
+func writeGolden(t *testing.T, path string, b []byte, gz bool) {
+	t.Helper()
+	if gz {
+		var buf bytes.Buffer
+		w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b = buf.Bytes()
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readGolden(path string, gz bool) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil || !gz {
+		return b, err
+	}
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return io.ReadAll(r)
+}
+
+// firstDifference names the first line where got and want differ.
+func firstDifference(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl || i >= len(g) || i >= len(w) {
+			return fmt.Sprintf("line %d (of %d, want %d lines):\n got: %.300q\nwant: %.300q", i+1, len(g), len(w), gl, wl)
+		}
+	}
+	return "no line differs (bytes do)"
+}
+
+// The README's two commands: `run` prints and writes what `analyze` of
+// the archive it has written prints and writes (its summary, its
+// --output-file), byte for byte, and its results.json holds in values
+// what `analyze --all --format json` prints (results.json nests it one
+// level deeper: re-indented, the bytes are the same). The run itself is
+// timing-dependent, so it has no golden file.
+func TestRunResultsEqualAnalyze(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "run")
+	runFile, anFile := filepath.Join(tmp, "run-results.json"), filepath.Join(tmp, "analyze-results.json")
+	runOut, runErr, code := runCLI(t, "run", "benchmark-1.5", "--out", dir, "--no-progress", "--output-file", runFile,
+		"--set", "baseline=500ms", "--set", "release_hold=500ms", "--set", "release_max_wait=5s",
+		"--set", "sample_interval=100ms", "--set", "request_count=8", "--set", "warmup_requests=1",
+		"--set", "accept_unsteady=true")
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, runErr)
+	}
+	anOut, anErr, code := runCLI(t, "analyze", dir, "--output-file", anFile)
+	if code != exitOK {
+		t.Fatalf("analyze: exit %d\n%s", code, anErr)
+	}
+	// run prints the summary as analyze does, then where the archive is.
+	if want := strings.ReplaceAll(anOut, anFile, runFile) + "archive: " + dir + "\n"; runOut != want {
+		t.Errorf("run's output differs from analyze's: %s", firstDifference([]byte(runOut), []byte(want)))
+	}
+	a, errA := os.ReadFile(runFile)
+	b, errB := os.ReadFile(anFile)
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("run --output-file differs from analyze --output-file: %s", firstDifference(a, b))
+	}
+
+	allOut, anErr, code := runCLI(t, "analyze", dir, "--format", "json", "--all")
+	if code != exitOK {
+		t.Fatalf("analyze --all: exit %d\n%s", code, anErr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Values json.RawMessage `json:"values"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	var values bytes.Buffer
+	if err := json.Indent(&values, doc.Values, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	values.WriteByte('\n')
+	if !bytes.Equal(values.Bytes(), []byte(allOut)) {
+		t.Errorf("results.json values differ from analyze --all: %s", firstDifference(values.Bytes(), []byte(allOut)))
+	}
+}
