@@ -192,6 +192,11 @@ func (ExecStarter) Start(binary string, args, env []string, output io.Writer) (P
 	return &execProcess{cmd: cmd, done: done}, nil
 }
 
+var (
+	_ Starter = ExecStarter{}
+	_ Process = (*execProcess)(nil)
+)
+
 type execProcess struct {
 	cmd  *exec.Cmd
 	done <-chan Exit

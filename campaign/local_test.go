@@ -58,6 +58,11 @@ type fakeStarter struct {
 	pids   []string // the PID file's content while each run ran
 }
 
+var (
+	_ Starter = (*fakeStarter)(nil)
+	_ Process = (*fakeProc)(nil)
+)
+
 type fakeRun struct {
 	status    string // written at exit ("": none)
 	code      int

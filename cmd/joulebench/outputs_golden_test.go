@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -137,6 +138,44 @@ func TestOutputsGolden(t *testing.T) {
 				checkGolden(t, c.name+".sha256", digests.Bytes())
 			}
 		})
+	}
+}
+
+// The golden numbers of run-small, by hand (testdata/run-small: one
+// device at 100 W throughout; formal [10, 20]; startup [5, 10]; release
+// [20, 30], not closed with the default 30 s hold, so it runs to the end
+// of the data; four formal requests sent at 10, 10, 12, 14, first token at
+// 11, 12, 13, 15, done at 15, 16, 18, 20, with 50, 50, 100, 100 tokens).
+// The golden file holds what the code computed; this says it is right.
+func TestOutputsGoldenHandValues(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(goldenDir, "analyze-run-small-json.stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]struct {
+		Value any `json:"value"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"formal_energy_j":            1000,                        // 100 W × 10 s
+		"formal_output_tokens":       300,                         // 50 + 50 + 100 + 100
+		"formal_j_per_token":         1000.0 / 300,                // 3.333…
+		"startup_energy_j":           500,                         // 100 W × 5 s
+		"release_energy_j":           1000,                        // 100 W × 10 s
+		"full_lifecycle_j_per_token": (500 + 1000 + 1000) / 300.0, // 8.333…
+		"output_throughput_tok_s":    30,                          // 300 tokens / 10 s
+		"mean_output_tokens":         75,                          // 300 / 4
+		"e2e_latency_p50_ms":         6000,                        // latencies 5, 6, 6, 6 s
+		"ttft_p50_ms":                1000,                        // TTFTs 1, 2, 1, 1 s
+		"ttft_p90_ms":                1700,                        // sorted 1, 1, 1, 2: rank 0.9 × 3 = 2.7 → 1 + 0.7 × (2 − 1) s
+	}
+	for name, w := range want {
+		v, ok := got[name].Value.(float64)
+		if !ok || math.Abs(v-w) > 1e-9*math.Abs(w) {
+			t.Errorf("%s = %v in the golden file, want %v", name, got[name].Value, w)
+		}
 	}
 }
 
