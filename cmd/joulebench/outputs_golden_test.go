@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,7 +33,10 @@ import (
 // PNG, SVG and PDF of three runs weigh 2.4 MB): PNG and SVG are
 // byte-stable; the PDF carries its creation time, which is replaced by a
 // fixed one (same length, so the cross-reference offsets hold) before the
-// digest. One run's SVG is kept in full, so that a plot change can be read.
+// digest. One run's SVG and the frontier's are kept in full, so that a
+// plot change can be read. Besides the test archives, frontierFixture
+// makes three load points of one configuration, so that compare's and
+// plot's energy–latency frontier is drawn too.
 
 const (
 	goldenDir     = "testdata/golden"
@@ -47,7 +51,8 @@ var goldenArchives = []struct{ name, dir string }{
 }
 
 // goldenCase is one command line; OUT in its arguments is a fresh
-// directory, and files lists what the command writes there.
+// directory, and files lists what the command writes there; FRONTIER is
+// the directory of frontierFixture.
 type goldenCase struct {
 	name  string
 	args  []string
@@ -91,7 +96,94 @@ func goldenCases() []goldenCase {
 		goldenCase{name: "compare-html", args: append([]string{"compare", "--format", "html", "--out", "OUT/compare.html"}, dirs...), files: []string{"compare.html"}},
 		goldenCase{name: "compare-dir-of-runs", args: []string{"compare", "../../archive/testdata"}},
 		goldenCase{name: "plot-frontier", args: append([]string{"plot", "--frontier", "--out", "OUT/frontier.svg"}, dirs...)})
+	// Three load points of one configuration (frontierFixture).
+	front := []string{"FRONTIER/c1", "FRONTIER/c4", "FRONTIER/c16"}
+	for _, f := range []string{"table", "json", "csv", "markdown"} {
+		cs = append(cs, goldenCase{name: "compare-frontier-" + f, args: append([]string{"compare", "--format", f}, front...)})
+	}
+	cs = append(cs,
+		goldenCase{name: "compare-frontier-slo", args: append([]string{"compare", "--latency-max", "400", "--latency", "ttft_p99_ms"}, front...)},
+		goldenCase{name: "compare-frontier-html", args: append([]string{"compare", "--format", "html", "--out", "OUT/compare.html"}, front...), files: []string{"compare.html"}},
+		goldenCase{name: "plot-frontier-svg", args: append([]string{"plot", "--frontier", "--out", "OUT/frontier.svg"}, front...), files: []string{"frontier.svg"}, digest: true, full: "frontier.svg"},
+		goldenCase{name: "plot-frontier-png", args: append([]string{"plot", "--frontier", "--latency-max", "400", "--out", "OUT/frontier.png"}, front...), files: []string{"frontier.png"}, digest: true})
 	return cs
+}
+
+// frontierFixture writes three copies of sample-run-ok under a new
+// directory, c1, c4 and c16: runs of one configuration at concurrency 1, 4
+// and 16 (run.json's parameters mode and concurrency, and its run ID with
+// the suffix -c1, -c4, -c16) whose power and energy counter readings are
+// scaled by 1, 0.8 and 0.7, so that their J/token fall with the load: the
+// load points of an energy–latency frontier.
+func frontierFixture(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	src := goldenArchives[1].dir
+	for _, p := range []struct {
+		conc  int
+		scale float64
+	}{{1, 1}, {4, 0.8}, {16, 0.7}} {
+		dir := filepath.Join(root, fmt.Sprintf("c%d", p.conc))
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		var meta map[string]any
+		b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &meta)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		params := meta["parameters"].(map[string]any)
+		params["mode"], params["concurrency"] = "concurrency", p.conc
+		meta["run_id"] = fmt.Sprintf("%s-c%d", meta["run_id"], p.conc)
+		if b, err = json.MarshalIndent(meta, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "run.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		scalePower(t, filepath.Join(dir, "power.csv"), p.scale)
+	}
+	return root
+}
+
+// scalePower multiplies the power_w and energy_j columns of a power.csv.
+func scalePower(t *testing.T, path string, f float64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	head := strings.Split(lines[0], ",")
+	cols := map[int]bool{}
+	for i, h := range head {
+		if h == "power_w" || h == "energy_j" {
+			cols[i] = true
+		}
+	}
+	if len(cols) != 2 {
+		t.Fatalf("%s: header %q lacks power_w or energy_j", path, lines[0])
+	}
+	for li := 1; li < len(lines); li++ {
+		cells := strings.Split(lines[li], ",")
+		for i := range cells {
+			if !cols[i] || cells[i] == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(cells[i], 64)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", path, li+1, err)
+			}
+			cells[i] = strconv.FormatFloat(v*f, 'g', -1, 64)
+		}
+		lines[li] = strings.Join(cells, ",")
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func fullIf(cond bool, file string) string {
@@ -109,6 +201,7 @@ func TestOutputsGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	front := frontierFixture(t)
 	// The cases share no state (each app is its own): they run in parallel.
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,11 +209,11 @@ func TestOutputsGolden(t *testing.T) {
 			out := t.TempDir()
 			args := make([]string, len(c.args))
 			for i, a := range c.args {
-				args[i] = strings.ReplaceAll(a, "OUT", out)
+				args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "OUT", out), "FRONTIER", front)
 			}
 			stdout, stderr, code := runCLI(t, args...)
-			checkGolden(t, c.name+".stdout", normalizeOutput([]byte(stdout), out))
-			checkGolden(t, c.name+".stderr", normalizeOutput([]byte(fmt.Sprintf("exit %d\n%s", code, stderr)), out))
+			checkGolden(t, c.name+".stdout", normalizeOutput([]byte(stdout), out, front))
+			checkGolden(t, c.name+".stderr", normalizeOutput([]byte(fmt.Sprintf("exit %d\n%s", code, stderr)), out, front))
 			var digests bytes.Buffer
 			for _, f := range c.files {
 				b, err := os.ReadFile(filepath.Join(out, f))
@@ -128,7 +221,7 @@ func TestOutputsGolden(t *testing.T) {
 					t.Fatalf("%v: %v", args, err)
 				}
 				if !c.digest || f == c.full {
-					checkGolden(t, c.name+"."+f, normalizeOutput(b, out))
+					checkGolden(t, c.name+"."+f, normalizeOutput(b, out, front))
 				}
 				if c.digest {
 					fmt.Fprintf(&digests, "%x  %s\n", sha256.Sum256(fixedPDFDates(b)), f)
@@ -179,18 +272,58 @@ func TestOutputsGoldenHandValues(t *testing.T) {
 	}
 }
 
+// The frontier fixture's load points, by hand: each is sample-run-ok with
+// its power scaled by 1, 0.8 and 0.7 and the same requests, so its
+// formal-window J/token is sample-run-ok's times that factor.
+func TestOutputsGoldenFrontierHandValues(t *testing.T) {
+	var ok map[string]struct {
+		Value any `json:"value"`
+	}
+	var cmp struct {
+		Frontier []struct {
+			RunID     string  `json:"run_id"`
+			JPerToken float64 `json:"j_per_token"`
+			Basis     string  `json:"basis"`
+		} `json:"frontier"`
+	}
+	for name, v := range map[string]any{"analyze-sample-run-ok-json.stdout": &ok, "compare-frontier-json.stdout": &cmp} {
+		b, err := os.ReadFile(filepath.Join(goldenDir, name))
+		if err == nil {
+			err = json.Unmarshal(b, v)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	base, isNum := ok["formal_j_per_token"].Value.(float64)
+	if !isNum {
+		t.Fatalf("formal_j_per_token = %v", ok["formal_j_per_token"].Value)
+	}
+	want := map[string]float64{"-c1": base, "-c4": 0.8 * base, "-c16": 0.7 * base}
+	if len(cmp.Frontier) != len(want) {
+		t.Fatalf("%d frontier points, want %d", len(cmp.Frontier), len(want))
+	}
+	for _, p := range cmp.Frontier {
+		w := want[p.RunID[strings.LastIndex(p.RunID, "-"):]]
+		if p.Basis != "formal" || math.Abs(p.JPerToken-w) > 1e-9*w {
+			t.Errorf("%s: %v J/token (%s), want %v (formal)", p.RunID, p.JPerToken, p.Basis, w)
+		}
+	}
+}
+
 var (
 	logClock    = regexp.MustCompile(`(?m)^[0-9]{2}:[0-9]{2}:[0-9]{2} `)
 	htmlWritten = regexp.MustCompile(`written [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC`)
 )
 
 // normalizeOutput replaces what changes from one test run to the next:
-// the console log's clock, the time an HTML page says it was written and
-// the temporary output directory.
-func normalizeOutput(b []byte, outDir string) []byte {
+// the console log's clock, the time an HTML page says it was written, the
+// temporary output directory and that of the frontier fixture.
+func normalizeOutput(b []byte, outDir, frontierDir string) []byte {
 	b = logClock.ReplaceAll(b, []byte("HH:MM:SS "))
 	b = htmlWritten.ReplaceAll(b, []byte("written YYYY-MM-DD HH:MM UTC"))
-	return bytes.ReplaceAll(b, []byte(outDir), []byte("OUT"))
+	b = bytes.ReplaceAll(b, []byte(outDir), []byte("OUT"))
+	return bytes.ReplaceAll(b, []byte(frontierDir), []byte("FRONTIER"))
 }
 
 var pdfDate = regexp.MustCompile(`/(CreationDate|ModDate) \(D:[0-9]{14}\)`)
