@@ -27,9 +27,8 @@ import (
 // Each case keeps its standard output as NAME.stdout, its exit code and
 // standard error as NAME.stderr (the log's clock and the output directory
 // replaced by placeholders), and each file it writes as NAME.FILE (an HTML
-// page's "written" time replaced too). Files
-// over 64 KiB are kept gzipped (NAME.gz; compared uncompressed, the first
-// differing line is shown). Plot files are kept as their SHA-256 (the
+// page's "written" time replaced too). Files over 64 KiB are kept gzipped
+// (NAME.gz; compared uncompressed, the first differing line is shown). Plot files are kept as their SHA-256 (the
 // PNG, SVG and PDF of three runs weigh 2.4 MB): PNG and SVG are
 // byte-stable; the PDF carries its creation time, which is replaced by a
 // fixed one (same length, so the cross-reference offsets hold) before the
