@@ -420,16 +420,18 @@ func TestRunResultsEqualAnalyze(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "run")
 	runFile, anFile := filepath.Join(tmp, "run-results.json"), filepath.Join(tmp, "analyze-results.json")
-	runOut, runErr, code := runCLI(t, "run", "benchmark-1.5", "--out", dir, "--no-progress", "--output-file", runFile,
+	runOut, runErr, runCode := runCLI(t, "run", "benchmark-1.5", "--out", dir, "--no-progress", "--output-file", runFile,
 		"--set", "baseline=500ms", "--set", "release_hold=500ms", "--set", "release_max_wait=5s",
 		"--set", "sample_interval=100ms", "--set", "request_count=8", "--set", "warmup_requests=1",
 		"--set", "accept_unsteady=true")
-	if code != exitOK {
-		t.Fatalf("run: exit %d\n%s", code, runErr)
+	// On a loaded machine release may not close within its 5 s (exit 3,
+	// the run excluded): analyze must then say the same.
+	if runCode != exitOK && runCode != exitChecks {
+		t.Fatalf("run: exit %d\n%s", runCode, runErr)
 	}
 	anOut, anErr, code := runCLI(t, "analyze", dir, "--output-file", anFile)
-	if code != exitOK {
-		t.Fatalf("analyze: exit %d\n%s", code, anErr)
+	if code != runCode {
+		t.Fatalf("analyze: exit %d, run's %d\n%s", code, runCode, anErr)
 	}
 	// run prints the summary as analyze does, then where the archive is.
 	if want := strings.ReplaceAll(anOut, anFile, runFile) + "archive: " + dir + "\n"; runOut != want {
@@ -445,8 +447,8 @@ func TestRunResultsEqualAnalyze(t *testing.T) {
 	}
 
 	allOut, anErr, code := runCLI(t, "analyze", dir, "--format", "json", "--all")
-	if code != exitOK {
-		t.Fatalf("analyze --all: exit %d\n%s", code, anErr)
+	if code != runCode {
+		t.Fatalf("analyze --all: exit %d, run's %d\n%s", code, runCode, anErr)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
