@@ -255,24 +255,8 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 		}
 		data, err := br.next(cur.data[:0])
 		cur.data, cur.lines = data, cur.lines[:0]
-		for off := 0; off < len(data); {
-			end, complete := len(data), false
-			if nl := bytes.IndexByte(data[off:], '\n'); nl >= 0 {
-				end, complete = off+nl, true
-			}
-			line := data[off:end]
-			if n := len(line); complete && n > 0 && line[n-1] == '\r' {
-				line = line[:n-1]
-			}
-			no++
-			if len(line) > br.max {
-				readErr = br.tooLong(no - 1)
-				break
-			}
-			if !isBlank(line) {
-				cur.lines = append(cur.lines, batchLine{no: no, start: off, end: off + len(line), complete: complete})
-			}
-			off = end + 1
+		if lerr := cur.splitLines(&no, br); lerr != nil {
+			readErr = lerr
 		}
 		if len(cur.lines) > 0 {
 			mu.Lock()
@@ -318,19 +302,50 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 			return nil, err
 		}
 	}
+	return joinBatches(results), nil
+}
+
+// splitLines lists the non-blank lines of b.data in b.lines (no: the lines
+// before them, counted on), or returns the error for one longer than the
+// most br allows.
+func (b *jsonlBatch) splitLines(no *int, br *blockReader) *LineError {
+	data := b.data
+	for off := 0; off < len(data); {
+		end, complete := len(data), false
+		if nl := bytes.IndexByte(data[off:], '\n'); nl >= 0 {
+			end, complete = off+nl, true
+		}
+		line := data[off:end]
+		if n := len(line); complete && n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		*no++
+		if len(line) > br.max {
+			return br.tooLong(*no - 1)
+		}
+		if !isBlank(line) {
+			b.lines = append(b.lines, batchLine{no: *no, start: off, end: off + len(line), complete: complete})
+		}
+		off = end + 1
+	}
+	return nil
+}
+
+// joinBatches joins the elements of the batches, in file order.
+func joinBatches[T any](results [][]T) []T {
 	n := 0
 	for _, items := range results {
 		n += len(items)
 	}
 	if len(results) == 1 {
-		return results[0], nil
+		return results[0]
 	}
 	out := make([]T, 0, n)
 	for i, items := range results {
 		out = append(out, items...)
 		results[i] = nil
 	}
-	return out, nil
+	return out
 }
 
 // decodeBatch decodes and checks the lines of b, stopping at the first

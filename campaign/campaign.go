@@ -238,7 +238,7 @@ func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 }
 
 // validate checks what the types cannot, with the position of each value,
-// and fills defaults (names, repetitions).
+// and fills defaults (names, repetitions): a validator per section.
 func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 	at := func(path ...string) *yaml.Node { return yamlstrict.FirstNode(yamlstrict.NodeAt(root, path...), root) }
 	if !nameRE.MatchString(c.Name) {
@@ -255,20 +255,34 @@ func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 	} else if c.Repetitions < 1 {
 		d.Errorf(at("repetitions"), "repetitions", "must be at least 1, got %d", c.Repetitions)
 	}
-	names := func(axis string, n int, name func(i int) string) {
-		seen := map[string]bool{}
-		for i := 0; i < n; i++ {
-			nm := name(i)
-			where := fmt.Sprintf("matrix.%s[%d]", axis, i)
-			if !nameRE.MatchString(nm) {
-				d.Errorf(at("matrix", axis, strconv.Itoa(i)), where, "name %q: letters, digits, '.', '_' or '-'", nm)
-			}
-			if seen[nm] {
-				d.Errorf(at("matrix", axis, strconv.Itoa(i)), where, "duplicate name %q", nm)
-			}
-			seen[nm] = true
+	c.validateEngines(d, at)
+	c.validateModels(d, at)
+	c.validateScenariosAndLoads(d, at)
+	c.validateSet(d, at)
+	c.validateExclude(d, at)
+	c.validateSlurm(d, at)
+}
+
+// validateAxisNames checks the names of an axis's n values: each a label,
+// none twice.
+func validateAxisNames(d *errSink, at func(path ...string) *yaml.Node, axis string, n int, name func(i int) string) {
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		nm := name(i)
+		where := fmt.Sprintf("matrix.%s[%d]", axis, i)
+		if !nameRE.MatchString(nm) {
+			d.Errorf(at("matrix", axis, strconv.Itoa(i)), where, "name %q: letters, digits, '.', '_' or '-'", nm)
 		}
+		if seen[nm] {
+			d.Errorf(at("matrix", axis, strconv.Itoa(i)), where, "duplicate name %q", nm)
+		}
+		seen[nm] = true
 	}
+}
+
+// validateEngines checks matrix.engine: known kinds, names (default: the
+// kind).
+func (c *Campaign) validateEngines(d *errSink, at func(path ...string) *yaml.Node) {
 	kinds := all.Registry().Kinds()
 	for i := range c.Matrix.Engine {
 		e := &c.Matrix.Engine[i]
@@ -281,7 +295,12 @@ func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 			e.Name = e.Kind
 		}
 	}
-	names("engine", len(c.Matrix.Engine), func(i int) string { return c.Matrix.Engine[i].Name })
+	validateAxisNames(d, at, "engine", len(c.Matrix.Engine), func(i int) string { return c.Matrix.Engine[i].Name })
+}
+
+// validateModels checks matrix.model: an id, parameters and tensor
+// parallelism that are numbers, names (default: the id's last element).
+func (c *Campaign) validateModels(d *errSink, at func(path ...string) *yaml.Node) {
 	for i := range c.Matrix.Model {
 		m := &c.Matrix.Model[i]
 		where := fmt.Sprintf("matrix.model[%d]", i)
@@ -300,21 +319,31 @@ func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 			d.Errorf(at("matrix", "model", strconv.Itoa(i), "tp"), where+".tp", "must be at least 1, got %d", m.TP)
 		}
 	}
-	names("model", len(c.Matrix.Model), func(i int) string { return c.Matrix.Model[i].Name })
+	validateAxisNames(d, at, "model", len(c.Matrix.Model), func(i int) string { return c.Matrix.Model[i].Name })
+}
+
+// validateScenariosAndLoads checks the names of matrix.scenario (default:
+// the dataset) and matrix.load (required).
+func (c *Campaign) validateScenariosAndLoads(d *errSink, at func(path ...string) *yaml.Node) {
 	for i := range c.Matrix.Scenario {
 		s := &c.Matrix.Scenario[i]
 		if s.Name == "" {
 			s.Name = s.Dataset
 		}
 	}
-	names("scenario", len(c.Matrix.Scenario), func(i int) string { return c.Matrix.Scenario[i].Name })
+	validateAxisNames(d, at, "scenario", len(c.Matrix.Scenario), func(i int) string { return c.Matrix.Scenario[i].Name })
 	for i := range c.Matrix.Load {
 		l := &c.Matrix.Load[i]
 		if l.Name == "" {
 			d.Errorf(at("matrix", "load", strconv.Itoa(i)), fmt.Sprintf("matrix.load[%d]", i), "name is required")
 		}
 	}
-	names("load", len(c.Matrix.Load), func(i int) string { return c.Matrix.Load[i].Name })
+	validateAxisNames(d, at, "load", len(c.Matrix.Load), func(i int) string { return c.Matrix.Load[i].Name })
+}
+
+// validateSet checks matrix.set: parameters not named like an axis, each
+// with values.
+func (c *Campaign) validateSet(d *errSink, at func(path ...string) *yaml.Node) {
 	for _, k := range sortedKeys(c.Matrix.Set) {
 		if _, builtin := axisNames[k]; builtin || k == "rep" {
 			d.Errorf(at("matrix", "set", k), "matrix.set."+k, "%q is an axis name: name the profile parameter differently", k)
@@ -323,7 +352,10 @@ func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 			d.Errorf(at("matrix", "set", k), "matrix.set."+k, "needs at least one value")
 		}
 	}
-	c.validateExclude(d, at)
+}
+
+// validateSlurm checks the slurm section's time limit, gres and options.
+func (c *Campaign) validateSlurm(d *errSink, at func(path ...string) *yaml.Node) {
 	if c.Slurm.Time != "" && !slurmTimeRE.MatchString(c.Slurm.Time) {
 		d.Errorf(at("slurm", "time"), "slurm.time", "expected a Slurm time limit (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS), got %q", c.Slurm.Time)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +93,7 @@ func (c *Campaign) RunLocal(ctx context.Context, p Plan, o Options) (res Result,
 // runLocal runs one configuration into its next directory. The process's
 // exit status is not the outcome: its archive is (read by collect).
 func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
+	o.defaults()
 	dir, err := c.NextDir(r)
 	if err != nil {
 		return err
@@ -108,52 +110,123 @@ func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
 	if fi, err := logf.Stat(); err == nil && fi.Size() > 0 {
 		fmt.Fprintf(logf, "--- joulebench sweep: a new attempt into %s (the one above ended before its run directory existed) ---\n", dir)
 	}
-	cmd := exec.Command(o.Binary, r.Args(dir)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = o.Env
-	runAttr(cmd)
-	done, err := startLocked(cmd)
+	proc, err := o.Starter.Start(o.Binary, r.Args(dir), o.Env, logf)
 	if err != nil {
 		return fmt.Errorf("run %s: start %s: %w", r.ID, o.Binary, err)
 	}
 	pidPath := pidFile(logPath)
-	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(proc.Pid())+"\n"), 0o644); err != nil {
 		fmt.Fprintf(o.Log, "    %s: pid file: %v\n", r.ID, err)
 	}
 	defer os.Remove(pidPath)
-	var waitErr error
-	select {
-	case waitErr = <-done:
-	case <-ctx.Done():
-		// The run handles SIGINT: it stops its engine and writes
-		// status interrupted. A second signal would end it at once.
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case waitErr = <-done:
-		case <-time.After(2 * time.Minute):
-			_ = cmd.Process.Kill()
-			waitErr = <-done
-		}
+	exit := waitRun(ctx, proc, o.InterruptGrace)
+	if exit.Err != nil {
+		return fmt.Errorf("run %s: %w", r.ID, exit.Err)
 	}
-	var ee *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &ee) {
-		return fmt.Errorf("run %s: %w", r.ID, waitErr)
-	}
-	code := 0
-	if ee != nil {
-		code = ee.ExitCode()
-	}
-	fmt.Fprintf(o.Log, "    %s: exit %d, archive %s, log %s\n", r.ID, code, dir, logPath)
+	fmt.Fprintf(o.Log, "    %s: exit %d, archive %s, log %s\n", r.ID, exit.Code, dir, logPath)
 	return nil
+}
+
+// waitRun waits for a run's process to end. When ctx is done first the
+// run gets an interrupt (it handles SIGINT: it stops its engine and
+// writes status interrupted; a second signal would end it at once), and
+// is killed when it has not ended grace later.
+func waitRun(ctx context.Context, proc Process, grace time.Duration) Exit {
+	select {
+	case exit := <-proc.Done():
+		return exit
+	case <-ctx.Done():
+	}
+	_ = proc.Interrupt()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case exit := <-proc.Done():
+		return exit
+	case <-t.C:
+		_ = proc.Kill()
+		return <-proc.Done()
+	}
+}
+
+// Starter starts the process of one run (Options.Starter): the
+// joulebench executable with a run's arguments and environment, its
+// standard output and error to output.
+type Starter interface {
+	Start(binary string, args, env []string, output io.Writer) (Process, error)
+}
+
+// Process is a started run.
+type Process interface {
+	// Pid is its process ID, kept in the run's PID file while it runs.
+	Pid() int
+	// Interrupt asks it to stop cleanly (SIGINT).
+	Interrupt() error
+	// Kill ends it at once.
+	Kill() error
+	// Done delivers how it ended, once.
+	Done() <-chan Exit
+}
+
+// Exit is how a run's process ended: its exit code (-1 when a signal
+// ended it), or Err when it could not be waited for.
+type Exit struct {
+	Code int
+	Err  error
+}
+
+// ExecStarter starts runs as child processes: each in its own process
+// group and, on Linux, sent SIGTERM when the sweep dies (runAttr).
+type ExecStarter struct{}
+
+// Start starts binary with args.
+func (ExecStarter) Start(binary string, args, env []string, output io.Writer) (Process, error) {
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = output, output
+	cmd.Env = env
+	runAttr(cmd)
+	done, err := startLocked(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &execProcess{cmd: cmd, done: done}, nil
+}
+
+var (
+	_ Starter = ExecStarter{}
+	_ Process = (*execProcess)(nil)
+)
+
+type execProcess struct {
+	cmd  *exec.Cmd
+	done <-chan Exit
+}
+
+func (p *execProcess) Pid() int          { return p.cmd.Process.Pid }
+func (p *execProcess) Interrupt() error  { return p.cmd.Process.Signal(os.Interrupt) }
+func (p *execProcess) Kill() error       { return p.cmd.Process.Kill() }
+func (p *execProcess) Done() <-chan Exit { return p.done }
+
+// exitOf is how Wait's result ends a run: an exit status is the run's
+// exit code, any other error an Exit.Err.
+func exitOf(err error) Exit {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return Exit{}
+	case errors.As(err, &ee):
+		return Exit{Code: ee.ExitCode()}
+	}
+	return Exit{Err: err}
 }
 
 // startLocked starts cmd and waits for it on a goroutine locked to its OS
 // thread, so that the thread which started the run (the "parent" of a
 // Linux parent-death signal) lives as long as the run. The channel gets
-// Wait's result.
-func startLocked(cmd *exec.Cmd) (<-chan error, error) {
+// how it ended.
+func startLocked(cmd *exec.Cmd) (<-chan Exit, error) {
 	started := make(chan error, 1)
-	done := make(chan error, 1)
+	done := make(chan Exit, 1)
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
@@ -162,7 +235,7 @@ func startLocked(cmd *exec.Cmd) (<-chan error, error) {
 			return
 		}
 		started <- nil
-		done <- cmd.Wait()
+		done <- exitOf(cmd.Wait())
 	}()
 	if err := <-started; err != nil {
 		return nil, err

@@ -29,9 +29,21 @@ type Options struct {
 	// is not a failure: it is counted and listed apart, and compare shows
 	// it as an n/a row. (compare.Profile.NotApplicableReason.)
 	NotApplicable func(reason string) (why string, ok bool)
+	// Starter starts each local run's process (nil: ExecStarter, Binary
+	// as a child process).
+	Starter Starter
+	// InterruptGrace is how long a local run interrupted by ctx has to
+	// stop cleanly before it is killed (0: 2 minutes).
+	InterruptGrace time.Duration
 }
 
 func (o *Options) defaults() {
+	if o.Starter == nil {
+		o.Starter = ExecStarter{}
+	}
+	if o.InterruptGrace == 0 {
+		o.InterruptGrace = 2 * time.Minute
+	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}

@@ -228,12 +228,24 @@ func Load(src []byte, file string) (*Profile, error) {
 	return p, nil
 }
 
-// validate checks values the types cannot, with the position of each.
+// validate checks values the types cannot, with the position of each: a
+// validator per section.
 func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
-	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
 	if strings.TrimSpace(p.Name) == "" {
 		d.Errorf(root, "name", "required")
 	}
+	p.validateMetrics(d, root)
+	p.validateFlags(d, root)
+	p.validateConfig(d, root)
+	p.validatePairs(d, root)
+	p.validateSizeGroups(d, root)
+	p.validateAsiai(d, root)
+	p.validateEstimate(d, root)
+}
+
+// validateMetrics checks that every metric the tables read is named.
+func (p *Profile) validateMetrics(d *yamlstrict.Decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
 	for _, m := range []struct{ key, v string }{
 		{"steady_j_per_token", p.Metrics.SteadyJPerToken},
 		{"full_j_per_token", p.Metrics.FullJPerToken},
@@ -245,6 +257,11 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 			d.Errorf(yamlstrict.FirstNode(at("metrics", m.key), at("metrics"), root), "metrics."+m.key, "required: the name of a metric of the evaluated profile")
 		}
 	}
+}
+
+// validateFlags checks each flag: one condition, a name, what it removes.
+func (p *Profile) validateFlags(d *yamlstrict.Decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
 	for i, f := range p.Flags {
 		n := at("flags", fmt.Sprint(i))
 		where := fmt.Sprintf("flags[%d]", i)
@@ -278,7 +295,12 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 			d.Errorf(yamlstrict.FirstNode(at("flags", fmt.Sprint(i), "removes"), n), where, "removes: none goes alone (the finding is shown and removes nothing)")
 		}
 	}
-	p.validateConfig(d, root)
+}
+
+// validatePairs checks the engine pairs: the fields they must share, the
+// tolerance, the engine kinds.
+func (p *Profile) validatePairs(d *yamlstrict.Decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
 	for i, f := range p.Pairs.Same {
 		if !dottedField(f) {
 			d.Errorf(yamlstrict.FirstNode(at("pairs", "same", fmt.Sprint(i)), at("pairs"), root), fmt.Sprintf("pairs.same[%d]", i), "expected a dotted run.json field such as engine.precision, got %q", f)
@@ -294,6 +316,12 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 			d.Errorf(n, fmt.Sprintf("pairs.engines[%d]", i), "expected two different engine kinds, e.g. [vllm, sglang]")
 		}
 	}
+}
+
+// validateSizeGroups checks the size groups: named, bounds increasing,
+// the last one unbounded.
+func (p *Profile) validateSizeGroups(d *yamlstrict.Decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
 	prev := math.Inf(-1)
 	for i, g := range p.SizeGroups {
 		n := yamlstrict.FirstNode(at("size_groups", fmt.Sprint(i)), root)
@@ -321,10 +349,20 @@ func (p *Profile) validate(d *yamlstrict.Decoder, root *yaml.Node) {
 			}
 		}
 	}
+}
+
+// validateAsiai checks the asiai stability thresholds.
+func (p *Profile) validateAsiai(d *yamlstrict.Decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
 	a := p.Asiai
 	if len(a.Profiles) > 0 && (a.StableCVPct <= 0 || a.VariableCVPct <= a.StableCVPct || math.IsNaN(a.StableCVPct) || math.IsNaN(a.VariableCVPct)) {
 		d.Errorf(yamlstrict.FirstNode(at("asiai"), root), "asiai", "need 0 < stable_cv_pct < variable_cv_pct, got %v and %v", a.StableCVPct, a.VariableCVPct)
 	}
+}
+
+// validateEstimate checks the estimate's overhead shares.
+func (p *Profile) validateEstimate(d *yamlstrict.Decoder, root *yaml.Node) {
+	at := func(path ...string) *yaml.Node { return yamlstrict.NodeAt(root, path...) }
 	for i, s := range p.Estimate.OverheadShares {
 		if math.IsNaN(s) || s <= 0 || s >= 1 {
 			d.Errorf(yamlstrict.FirstNode(at("estimate", "overhead_shares", fmt.Sprint(i)), at("estimate"), root),

@@ -275,55 +275,82 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 	if len(r.TokenTimes) == 0 {
 		return sh, nil
 	}
-	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
-		return tokenShape{}, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
-	}
-	sum, sorted := 0.0, true
-	if r.TokenCounts == nil && inOrder(r.TokenTimes, sh.first, sh.done) {
-		sum = float64(len(r.TokenTimes)) // the usual case, checked in one comparison per chunk
-	} else {
-		prevT := math.Inf(-1)
-		for k, t := range r.TokenTimes {
-			if math.IsNaN(t) || math.IsInf(t, 0) {
-				return tokenShape{}, fmt.Errorf("token_times[%d] is %v", k, t)
-			}
-			w := 1.0
-			if r.TokenCounts != nil {
-				if r.TokenCounts[k] < 0 {
-					return tokenShape{}, fmt.Errorf("token_counts[%d] is negative (%d)", k, r.TokenCounts[k])
-				}
-				w = float64(r.TokenCounts[k])
-			}
-			c := min(max(t, sh.first), sh.done)
-			sorted = sorted && c >= prevT
-			prevT = c
-			sum += w
-		}
+	sum, sorted, err := chunkWeights(r, sh.first, sh.done)
+	if err != nil {
+		return tokenShape{}, err
 	}
 	if sh.kind != shapeGen || sum == 0 {
 		return sh, nil
 	}
-	// The chunks in time order: as recorded (the usual case, which needs
-	// no copy), else a stably sorted copy of their clamped times and
-	// weights.
-	n := len(r.TokenTimes)
-	ts, counts := r.TokenTimes, r.TokenCounts
-	var ws []float64 // weights of the sorted copy
-	if !sorted {
-		type chunk struct{ t, w float64 }
-		chunks := make([]chunk, n)
-		for k, t := range ts {
-			chunks[k] = chunk{min(max(t, sh.first), sh.done), 1}
-			if counts != nil {
-				chunks[k].w = float64(counts[k])
-			}
+	if segs := chunkSegments(r, sh, sum, sorted); len(segs) > 0 {
+		sh.segments = segs
+	} // else no chunk has time since the previous one: uniform
+	return sh, nil
+}
+
+// chunkWeights checks a request's chunks (token_times, token_counts) and
+// returns the tokens they count and whether their times, clamped to
+// [first, done], are in order.
+func chunkWeights(r *archive.Request, first, done float64) (sum float64, sorted bool, err error) {
+	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
+		return 0, false, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
+	}
+	if r.TokenCounts == nil && inOrder(r.TokenTimes, first, done) {
+		return float64(len(r.TokenTimes)), true, nil // the usual case, checked in one comparison per chunk
+	}
+	sorted = true
+	prevT := math.Inf(-1)
+	for k, t := range r.TokenTimes {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return 0, false, fmt.Errorf("token_times[%d] is %v", k, t)
 		}
-		slices.SortStableFunc(chunks, func(x, y chunk) int { return cmp.Compare(x.t, y.t) })
-		ts, ws, counts = make([]float64, n), make([]float64, n), nil
-		for k, c := range chunks {
-			ts[k], ws[k] = c.t, c.w
+		w := 1.0
+		if r.TokenCounts != nil {
+			if r.TokenCounts[k] < 0 {
+				return 0, false, fmt.Errorf("token_counts[%d] is negative (%d)", k, r.TokenCounts[k])
+			}
+			w = float64(r.TokenCounts[k])
+		}
+		c := min(max(t, first), done)
+		sorted = sorted && c >= prevT
+		prevT = c
+		sum += w
+	}
+	return sum, sorted, nil
+}
+
+// chunksInOrder returns a request's chunk times in time order with their
+// weights: as recorded (the usual case, which needs no copy: ws nil,
+// counts the request's), else a stably sorted copy of their clamped times
+// and weights (counts nil).
+func chunksInOrder(r *archive.Request, first, done float64, sorted bool) (ts, ws []float64, counts []int) {
+	ts, counts = r.TokenTimes, r.TokenCounts
+	if sorted {
+		return ts, nil, counts
+	}
+	n := len(ts)
+	type chunk struct{ t, w float64 }
+	chunks := make([]chunk, n)
+	for k, t := range ts {
+		chunks[k] = chunk{min(max(t, first), done), 1}
+		if counts != nil {
+			chunks[k].w = float64(counts[k])
 		}
 	}
+	slices.SortStableFunc(chunks, func(x, y chunk) int { return cmp.Compare(x.t, y.t) })
+	ts, ws = make([]float64, n), make([]float64, n)
+	for k, c := range chunks {
+		ts[k], ws[k] = c.t, c.w
+	}
+	return ts, ws, nil
+}
+
+// chunkSegments cuts a request's generation into at most maxSegments
+// uniform segments, grouping consecutive chunks (sum: the tokens they
+// count); none when no chunk has time since the previous one.
+func chunkSegments(r *archive.Request, sh tokenShape, sum float64, sorted bool) []segment {
+	ts, ws, counts := chunksInOrder(r, sh.first, sh.done, sorted)
+	n := len(ts)
 	// Group consecutive chunks so that at most maxSegments remain.
 	per := (n + maxSegments - 1) / maxSegments
 	segs := make([]segment, 0, maxSegments)
@@ -360,12 +387,10 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 			prev, carry = t, 0
 		}
 	}
-	if len(segs) == 0 {
-		return sh, nil // no chunk has time since the previous one: uniform
+	if len(segs) > 0 {
+		segs[len(segs)-1].tokens += carry
 	}
-	segs[len(segs)-1].tokens += carry
-	sh.segments = segs
-	return sh, nil
+	return segs
 }
 
 // inOrder reports whether ts is in time order within [first, done]: no

@@ -65,23 +65,62 @@ type Steady struct {
 // whose largest window CV is smallest, the earliest among equals).
 // O(n log n + chunks).
 func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Steady, error) {
-	if sp.Window < 2 {
-		return Steady{}, fmt.Errorf("steady state: window must be ≥ 2, got %d", sp.Window)
-	}
-	if sp.MinWindows < 1 {
-		return Steady{}, fmt.Errorf("steady state: min windows must be ≥ 1, got %d", sp.MinWindows)
-	}
-	if math.IsNaN(sp.CVMax) || math.IsInf(sp.CVMax, 0) || sp.CVMax <= 0 {
-		return Steady{}, fmt.Errorf("steady state: cv max must be a positive number, got %v", sp.CVMax)
-	}
-	if math.IsNaN(sp.FormalEnd) || math.IsInf(sp.FormalEnd, 0) {
-		return Steady{}, fmt.Errorf("steady state: formal end is %v", sp.FormalEnd)
+	if err := sp.check(); err != nil {
+		return Steady{}, err
 	}
 	if _, err := p.resolveMethod(sp.Method); err != nil {
 		return Steady{}, fmt.Errorf("steady state: %w", err)
 	}
+	order, idx, err := completionOrder(reqs)
+	if err != nil {
+		return Steady{}, err
+	}
+	var res Steady
+	if len(order) == 0 {
+		res.Reason = "no successful requests"
+		return res, nil
+	}
+	res.EndIndex = len(order)
+	res.EndRequestID = order[len(order)-1].ID
 
-	// Successful requests in completion order.
+	r, err := p.rate(reqs, order, idx, sp)
+	if err != nil {
+		return Steady{}, err
+	}
+	n, w := len(r.xs), sp.Window
+	if n < sp.MinWindows*w {
+		res.Reason = fmt.Sprintf("only %d requests with a J/token, fewer than the %d needed for %d windows of %d%s",
+			n, sp.MinWindows*w, sp.MinWindows, w, r.excluded)
+		return res, nil
+	}
+	k, best, worst := steadyStart(r.xs, sp)
+	if k < 0 {
+		res.Reason, res.Windows, res.WindowCVs = notSteady(r, best, worst[best], sp)
+		return res, nil
+	}
+	return p.steadySpan(res, order, r, k, sp)
+}
+
+// check rejects parameters the search cannot use.
+func (sp SteadyParams) check() error {
+	if sp.Window < 2 {
+		return fmt.Errorf("steady state: window must be ≥ 2, got %d", sp.Window)
+	}
+	if sp.MinWindows < 1 {
+		return fmt.Errorf("steady state: min windows must be ≥ 1, got %d", sp.MinWindows)
+	}
+	if math.IsNaN(sp.CVMax) || math.IsInf(sp.CVMax, 0) || sp.CVMax <= 0 {
+		return fmt.Errorf("steady state: cv max must be a positive number, got %v", sp.CVMax)
+	}
+	if math.IsNaN(sp.FormalEnd) || math.IsInf(sp.FormalEnd, 0) {
+		return fmt.Errorf("steady state: formal end is %v", sp.FormalEnd)
+	}
+	return nil
+}
+
+// completionOrder returns the successful requests in completion order
+// (DoneAt, ties by ID, then input order) and each one's index in reqs.
+func completionOrder(reqs []*archive.Request) ([]*archive.Request, []int, error) {
 	// Sort (done_at, input index) keys rather than the pointers: no pointer
 	// chasing in the comparisons except on ties.
 	type key struct {
@@ -91,13 +130,13 @@ func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Stead
 	keys := make([]key, 0, len(reqs))
 	for i, r := range reqs {
 		if r == nil {
-			return Steady{}, fmt.Errorf("steady state: request %d is nil", i)
+			return nil, nil, fmt.Errorf("steady state: request %d is nil", i)
 		}
 		if !r.OK {
 			continue
 		}
 		if math.IsNaN(r.DoneAt) || math.IsInf(r.DoneAt, 0) {
-			return Steady{}, fmt.Errorf("steady state: request %d (%q): done_at is %v", i, r.ID, r.DoneAt)
+			return nil, nil, fmt.Errorf("steady state: request %d (%q): done_at is %v", i, r.ID, r.DoneAt)
 		}
 		keys = append(keys, key{r.DoneAt, i})
 	}
@@ -111,51 +150,59 @@ func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Stead
 		return cmp.Compare(a.i, b.i) // input order
 	})
 	order := make([]*archive.Request, len(keys))
+	idx := make([]int, len(keys))
 	for j, k := range keys {
-		order[j] = reqs[k.i]
+		order[j], idx[j] = reqs[k.i], k.i
 	}
-	var res Steady
-	if len(order) == 0 {
-		res.Reason = "no successful requests"
-		return res, nil
-	}
-	res.EndIndex = len(order)
-	res.EndRequestID = order[len(order)-1].ID
+	return order, idx, nil
+}
 
+// rated are the requests in completion order with their token shapes,
+// and the J/token of those with a generation interval.
+type rated struct {
+	shapes []tokenShape
+	pos    []int     // completion positions of the rated requests
+	xs     []float64 // their J/token
+	// excluded says how many have no J/token ("" when none), for reasons.
+	excluded string
+}
+
+// rate attributes energy to the requests of order (idx: their indices in
+// reqs, whose shapes sp.Shapes may hold).
+func (p *PowerData) rate(reqs, order []*archive.Request, idx []int, sp SteadyParams) (rated, error) {
 	all := sp.Shapes.of(reqs)
 	sl := &shapeList{shapes: make([]tokenShape, len(order)), errs: make([]error, len(order))}
-	for j, k := range keys {
-		sl.shapes[j], sl.errs[j] = all.shapes[k.i], all.errs[k.i]
+	for j, i := range idx {
+		sl.shapes[j], sl.errs[j] = all.shapes[i], all.errs[i]
 	}
-	shapes := sl.shapes
 	att, err := p.attribute(order, sp.Method, sl)
 	if err != nil {
-		return Steady{}, fmt.Errorf("steady state: %w", err)
+		return rated{}, fmt.Errorf("steady state: %w", err)
 	}
-	pos := make([]int, 0, len(order)) // completion positions of rated requests
-	xs := make([]float64, 0, len(order))
+	r := rated{shapes: sl.shapes, pos: make([]int, 0, len(order)), xs: make([]float64, 0, len(order))}
 	for i := range order {
-		if shapes[i].kind == shapeGen {
-			pos = append(pos, i)
-			xs = append(xs, att[i].JPerToken)
+		if r.shapes[i].kind == shapeGen {
+			r.pos = append(r.pos, i)
+			r.xs = append(r.xs, att[i].JPerToken)
 		}
 	}
-	n, w := len(xs), sp.Window
-	excluded := ""
-	if d := len(order) - n; d > 0 {
-		excluded = fmt.Sprintf("; %d of %d successful requests have no generation interval and no J/token", d, len(order))
+	if d := len(order) - len(r.xs); d > 0 {
+		r.excluded = fmt.Sprintf("; %d of %d successful requests have no generation interval and no J/token", d, len(order))
 	}
-	if n < sp.MinWindows*w {
-		res.Reason = fmt.Sprintf("only %d requests with a J/token, fewer than the %d needed for %d windows of %d%s",
-			n, sp.MinWindows*w, sp.MinWindows, w, excluded)
-		return res, nil
-	}
+	return r, nil
+}
 
+// steadyStart returns the first window start k whose chain of
+// non-overlapping windows all qualify (-1: none), and else the best start
+// (the smallest largest CV, the earliest among equals); worst[s] is the
+// largest CV of start s's chain.
+func steadyStart(xs []float64, sp SteadyParams) (k, best int, worst []float64) {
+	n, w := len(xs), sp.Window
 	cvs := windowCVs(xs, w, sp.CVMax)
 	// chain[s]: window s and every later non-overlapping window that fits
 	// qualify; worst[s]: the largest CV among them.
 	chain := make([]bool, n-w+1)
-	worst := make([]float64, n-w+1)
+	worst = make([]float64, n-w+1)
 	for s := n - w; s >= 0; s-- {
 		chain[s] = cvs[s] < sp.CVMax
 		worst[s] = cvs[s]
@@ -164,7 +211,7 @@ func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Stead
 			worst[s] = max(worst[s], worst[s+w])
 		}
 	}
-	k, best := -1, -1
+	k, best = -1, -1
 	for s := 0; s+sp.MinWindows*w <= n; s++ { // (n-s)/w ≥ MinWindows
 		if chain[s] {
 			k = s
@@ -175,44 +222,54 @@ func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Stead
 			best = s
 		}
 	}
-	if k < 0 {
-		res.Reason = fmt.Sprintf("no start index k gives ≥%d consecutive non-overlapping %d-request windows with CV < %s (n=%d",
-			sp.MinWindows, w, fmtNum(sp.CVMax), n)
-		cvs := exactCVs(xs, best, w, (n-best)/w)
-		if math.IsInf(worst[best], 1) || math.IsInf(slices.Max(cvs), 1) {
-			res.Reason += "; every start has a window whose mean J/token is 0" + excluded + ")"
-			return res, nil
-		}
-		res.Windows, res.WindowCVs = len(cvs), cvs
-		res.Reason += fmt.Sprintf(", best CV %.4g: the largest of the %d window CVs from request %d%s)",
-			slices.Max(res.WindowCVs), res.Windows, pos[best]+1, excluded)
-		return res, nil
-	}
+	return k, best, worst
+}
 
+// notSteady says why steady state was not reached, with the windows of the
+// best start (worst: its largest CV) when they have a CV.
+func notSteady(r rated, best int, worst float64, sp SteadyParams) (reason string, windows int, windowCVs []float64) {
+	n, w := len(r.xs), sp.Window
+	reason = fmt.Sprintf("no start index k gives ≥%d consecutive non-overlapping %d-request windows with CV < %s (n=%d",
+		sp.MinWindows, w, fmtNum(sp.CVMax), n)
+	cvs := exactCVs(r.xs, best, w, (n-best)/w)
+	if math.IsInf(worst, 1) || math.IsInf(slices.Max(cvs), 1) {
+		return reason + "; every start has a window whose mean J/token is 0" + r.excluded + ")", 0, nil
+	}
+	reason += fmt.Sprintf(", best CV %.4g: the largest of the %d window CVs from request %d%s)",
+		slices.Max(cvs), len(cvs), r.pos[best]+1, r.excluded)
+	return reason, len(cvs), cvs
+}
+
+// steadySpan completes res for steady state from window start k: the span
+// from the earliest first token of window k to the formal end, its energy,
+// tokens and J/token.
+func (p *PowerData) steadySpan(res Steady, order []*archive.Request, r rated, k int, sp SteadyParams) (Steady, error) {
+	n, w := len(r.xs), sp.Window
 	res.Reached = true
-	first := order[pos[k]]
-	res.StartIndex = pos[k] + 1
+	first := order[r.pos[k]]
+	res.StartIndex = r.pos[k] + 1
 	res.StartRequestID = first.ID
 	res.Windows = (n - k) / w
-	res.WindowCVs = exactCVs(xs, k, w, res.Windows)
+	res.WindowCVs = exactCVs(r.xs, k, w, res.Windows)
 	res.Start = math.Inf(1)
-	for _, i := range pos[k : k+w] {
+	for _, i := range r.pos[k : k+w] {
 		res.Start = min(res.Start, order[i].FirstTokenAt)
 	}
 	res.End = sp.FormalEnd
 	if res.End <= 0 {
-		for _, r := range order {
-			res.End = max(res.End, r.DoneAt)
+		for _, q := range order {
+			res.End = max(res.End, q.DoneAt)
 		}
 	}
 	if res.End < res.Start {
 		return Steady{}, fmt.Errorf("steady state: formal end %s is before the steady span start %s", fmtT(res.End), fmtT(res.Start))
 	}
+	var err error
 	if res.EnergyJ, err = p.Energy(res.Start, res.End, sp.Method); err != nil {
 		return Steady{}, fmt.Errorf("steady state: span energy: %w", err)
 	}
 	for i := range order {
-		res.Tokens += shapes[i].tokensIn(res.Start, res.End)
+		res.Tokens += r.shapes[i].tokensIn(res.Start, res.End)
 	}
 	if res.Tokens <= 0 {
 		return Steady{}, fmt.Errorf("steady state: no output tokens in the span [%s, %s]", fmtT(res.Start), fmtT(res.End))

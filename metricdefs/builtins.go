@@ -86,117 +86,23 @@ func numList1(name, doc string, f func([]float64) (float64, error)) builtinDef {
 	}
 }
 
+// coreBuiltinDefs are the built-ins by domain, in the order `profiles
+// builtins` lists them.
 func coreBuiltinDefs() []builtinDef {
-	ctxT := func(f any) []any { return []any{f} }
-	return append([]builtinDef{
-		{
-			Builtin: Builtin{"energy", `energy(a, b, method) float`, `GPU energy in J summed over devices on [a, b]; method "trapz" (power samples, interpolated boundaries), "counter" (cumulative energy counter, interpolated) or "auto" (counter when every device has one)`},
-			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
-				if err != nil {
-					return nil, err
-				}
-				return pd.Energy(a, b, p[3].(string))
-			},
-			types: ctxT(new(func(context.Context, float64, float64, string) float64)),
-		},
-		{
-			Builtin: Builtin{"device_energy", `device_energy(device, a, b, method) float`, `energy(a, b, method) of one device`},
-			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				a, b, err := twoFloats(p[2], p[3])
-				if err != nil {
-					return nil, err
-				}
-				return pd.DeviceEnergy(p[1].(string), a, b, p[4].(string))
-			},
-			types: ctxT(new(func(context.Context, string, float64, float64, string) float64)),
-		},
-		{
-			Builtin: Builtin{"counter_vs_trapz", `counter_vs_trapz(a, b) {counter_j, trapz_j, rel_diff, glitches, note}`, `energy on [a, b] by the energy counter (glitches corrected) and by the trapezoid, summed over devices; rel_diff = |counter_j - trapz_j| / max of the two; glitches counts the counter glitches (resets, backward steps, frozen counters) inside, which note lists`},
-			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
-				if err != nil {
-					return nil, err
-				}
-				cc, err := pd.CounterVsTrapz(a, b)
-				if err != nil {
-					return nil, fmt.Errorf("counter_vs_trapz: %w", err)
-				}
-				return CounterCheckView{CounterJ: cc.CounterJ, TrapzJ: cc.TrapzJ, RelDiff: cc.RelDiff,
-					Glitches: len(cc.Glitches), Note: glitchNote(cc.Glitches)}, nil
-			},
-			types: ctxT(new(func(context.Context, float64, float64) CounterCheckView)),
-		},
-		{
-			Builtin: Builtin{"counter_glitches", `counter_glitches() list`, `every energy-counter glitch of the run (reset, backward step, counter frozen while power > 0), each as "device X: … on [from, to] …: trapezoid used"; energy(…, "counter") uses the trapezoid on those intervals`},
-			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				gs := pd.CounterGlitches(math.Inf(-1), math.Inf(1))
-				out := make([]string, len(gs))
-				for i, g := range gs {
-					out[i] = g.String()
-				}
-				return out, nil
-			},
-			types: ctxT(new(func(context.Context) []string)),
-		},
-		{
-			Builtin: Builtin{"mean_power", `mean_power(a, b) float`, `time-weighted mean power in W over [a, b], summed over devices (trapezoid)`},
-			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
-				if err != nil {
-					return nil, err
-				}
-				total := 0.0
-				for _, dev := range pd.Devices() {
-					w, err := pd.MeanPower(dev, a, b)
-					if err != nil {
-						return nil, err
-					}
-					total += w
-				}
-				return total, nil
-			},
-			types: ctxT(new(func(context.Context, float64, float64) float64)),
-		},
-		{
-			Builtin: Builtin{"baseline_power", `baseline_power() float`, `idle power in W summed over devices: each device's time-weighted mean over the baseline stage`},
-			fn: func(p ...any) (any, error) {
-				d, err := dataFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				pw, _, err := d.baselines()
-				if err != nil {
-					return nil, err
-				}
-				total := 0.0
-				for _, k := range sortedKeys(pw) {
-					total += pw[k]
-				}
-				return total, nil
-			},
-			types: ctxT(new(func(context.Context) float64)),
-		},
+	var defs []builtinDef
+	for _, domain := range [][]builtinDef{energyBuiltinDefs(), methodBuiltinDefs(), statsBuiltinDefs(), asiaiBuiltinDefs(), powerBuiltinDefs()} {
+		defs = append(defs, domain...)
+	}
+	return defs
+}
+
+// ctxT is the types of a built-in that takes the evaluation context.
+func ctxT(f any) []any { return []any{f} }
+
+// methodBuiltinDefs are the methodology's built-ins over requests and
+// stages: attribution, steady state and release.
+func methodBuiltinDefs() []builtinDef {
+	return []builtinDef{
 		{
 			Builtin: Builtin{"attribute", `attribute(requests, method) list`, `per-request GPU energy by generation interval: [{id, energy_j, tokens, j_per_token}] in the order given`},
 			fn: func(p ...any) (any, error) {
@@ -300,54 +206,7 @@ func coreBuiltinDefs() []builtinDef {
 			},
 			types: ctxT(new(func(context.Context, float64, float64, float64, float64, float64) ReleaseView)),
 		},
-		{
-			Builtin: Builtin{"percentile", `percentile(xs, p) float`, `p-th percentile (0–100), linear interpolation between closest ranks`},
-			fn: func(p ...any) (any, error) {
-				xs, err := toFloats(p[0])
-				if err != nil {
-					return nil, fmt.Errorf("percentile: %w", err)
-				}
-				q, _ := toFloat(p[1])
-				return measure.Percentile(xs, q)
-			},
-			types: []any{new(func([]float64, float64) float64), new(func([]int, float64) float64), new(func([]any, float64) float64)},
-		},
-		numList1("median", "median (50th percentile)", measure.Median),
-		numList1("mean", "arithmetic mean", measure.Mean),
-		numList1("std", "population standard deviation", measure.Std),
-		numList1("sample_std", "sample standard deviation (n-1)", measure.SampleStd),
-		numList1("cv", "coefficient of variation: population std / mean", measure.CV),
-		{
-			Builtin: Builtin{"pooled_std", `pooled_std(values, groups) float`, `pooled intra-group std dev (asiai M8): per group with ≥ 2 values its population variance, mean of those, square root`},
-			fn: func(p ...any) (any, error) {
-				xs, err := toFloats(p[0])
-				if err != nil {
-					return nil, fmt.Errorf("pooled_std: values: %w", err)
-				}
-				gs, err := toStrings(p[1])
-				if err != nil {
-					return nil, fmt.Errorf("pooled_std: groups: %w", err)
-				}
-				return measure.PooledStd(xs, gs)
-			},
-			types: []any{new(func([]float64, []any) float64), new(func([]any, []any) float64), new(func([]any, []string) float64), new(func([]float64, []string) float64)},
-		},
-		{
-			Builtin: Builtin{"spearman", `spearman(x, y) float`, `Spearman rank correlation (ties get average ranks)`},
-			fn: func(p ...any) (any, error) {
-				x, err := toFloats(p[0])
-				if err != nil {
-					return nil, fmt.Errorf("spearman: x: %w", err)
-				}
-				y, err := toFloats(p[1])
-				if err != nil {
-					return nil, fmt.Errorf("spearman: y: %w", err)
-				}
-				return measure.Spearman(x, y)
-			},
-			types: []any{new(func([]float64, []float64) float64), new(func([]any, []any) float64)},
-		},
-	}, append(asiaiBuiltinDefs(), powerBuiltinDefs()...)...)
+	}
 }
 
 // builtinDefs is every built-in: the core ones and those of other files.

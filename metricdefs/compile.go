@@ -202,16 +202,65 @@ func Compile(spec Spec) (*Program, []*CompileError) {
 // compile is Compile; allowLazy lets derived values hold a lazy ITL
 // (itl_lazy.go), and lazy reports whether one does.
 func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy bool) {
-	var errs []*CompileError
-	addErr := func(def, field string, err error) {
-		ce := &CompileError{Def: def, Field: field, Msg: err.Error()}
-		var fe *file.Error
-		if errors.As(err, &fe) {
-			ce.Line, ce.Column, ce.Msg = fe.Line, fe.Column, fe.Message
-		}
-		errs = append(errs, ce)
+	k := &compiler{spec: spec, defs: map[string]*compiled{}, bad: map[string]bool{},
+		withBaseline: !hasDef(spec, BaselineName), types: map[string]reflect.Type{}, lazyITL: map[string]bool{}}
+	k.declare()
+	k.dependencies()
+	k.sortByDependency()
+	k.environment(allowLazy)
+	k.learnTypes()
+	prog := k.compileAll()
+	lazy = len(k.lazyITL) > 0
+	if len(k.errs) > 0 {
+		return nil, k.errs, lazy
 	}
+	prog.order = k.order
+	prog.concurrent = !readsEnv(k.list)
+	return prog, nil, lazy
+}
 
+// compiler holds one compilation's state between its phases: declare the
+// names, find each formula's dependencies, sort by them, build the
+// environment, learn each definition's type (pass 1), then compile
+// everything against the final environment (pass 2). Every problem is
+// collected in errs, in that order.
+type compiler struct {
+	spec Spec
+	errs []*CompileError
+	// defs by name, and list in profile order, of the definitions whose
+	// names are fine.
+	defs map[string]*compiled
+	list []*compiled
+	// bad are the definitions not compiled in the passes (a parse error,
+	// a bad baseline reference, a cycle).
+	bad map[string]bool
+	// withBaseline: `baseline` is the baseline results (no definition of
+	// that name).
+	withBaseline bool
+	order        []*compiled
+	// base are the environment's fields before the definitions'.
+	base []reflect.StructField
+	// lazyCands: derived values that may hold a lazy ITL (itl_lazy.go);
+	// lazyITL: those that do, decided in pass 1 for each candidate whose
+	// formula compiles as it is.
+	lazyCands map[string][]float64
+	lazyITL   map[string]bool
+	// types learnt in pass 1.
+	types map[string]reflect.Type
+}
+
+func (k *compiler) addErr(def, field string, err error) {
+	ce := &CompileError{Def: def, Field: field, Msg: err.Error()}
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		ce.Line, ce.Column, ce.Msg = fe.Line, fe.Column, fe.Message
+	}
+	k.errs = append(k.errs, ce)
+}
+
+// declare checks the names of the parameters and definitions: identifiers,
+// none taken by a reserved name, a built-in function or another name.
+func (k *compiler) declare() {
 	taken := map[string]string{}
 	for _, r := range reservedNames {
 		taken[r] = "a reserved name"
@@ -219,55 +268,54 @@ func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy boo
 	for _, b := range builtinDefs() {
 		taken[b.Name] = "a built-in function"
 	}
-	for _, p := range spec.Params {
+	for _, p := range k.spec.Params {
 		if !identRE.MatchString(p.Name) {
-			addErr(p.Name, FieldName, fmt.Errorf("parameter name %q is not an identifier", p.Name))
+			k.addErr(p.Name, FieldName, fmt.Errorf("parameter name %q is not an identifier", p.Name))
 			continue
 		}
 		if what, ok := taken[p.Name]; ok {
-			addErr(p.Name, FieldName, fmt.Errorf("parameter %q clashes with %s", p.Name, what))
+			k.addErr(p.Name, FieldName, fmt.Errorf("parameter %q clashes with %s", p.Name, what))
 			continue
 		}
 		taken[p.Name] = "a parameter"
 	}
-	defs := map[string]*compiled{}
-	var list []*compiled
-	for _, d := range spec.Defs {
+	for _, d := range k.spec.Defs {
 		if !identRE.MatchString(d.Name) {
-			addErr(d.Name, FieldName, fmt.Errorf("name %q is not an identifier (letters, digits, _)", d.Name))
+			k.addErr(d.Name, FieldName, fmt.Errorf("name %q is not an identifier (letters, digits, _)", d.Name))
 			continue
 		}
 		if what, ok := taken[d.Name]; ok {
-			addErr(d.Name, FieldName, fmt.Errorf("%s name %q clashes with %s", d.Kind, d.Name, what))
+			k.addErr(d.Name, FieldName, fmt.Errorf("%s name %q clashes with %s", d.Kind, d.Name, what))
 			continue
 		}
 		taken[d.Name] = "a " + string(d.Kind)
 		c := &compiled{Def: d}
-		defs[d.Name] = c
-		list = append(list, c)
+		k.defs[d.Name] = c
+		k.list = append(k.list, c)
 	}
+}
 
-	// Dependencies from the AST.
-	withBaseline := !hasDef(spec, BaselineName)
-	bad := map[string]bool{}
-	for _, c := range list {
+// dependencies parses each formula and records the definitions it names
+// (and the baseline values it reads).
+func (k *compiler) dependencies() {
+	for _, c := range k.list {
 		seen := map[string]bool{}
 		for _, f := range exprFields(c.Def) {
 			tree, err := parser.Parse(f.src)
 			if err != nil {
-				addErr(c.Name, f.field, err)
-				bad[c.Name] = true
+				k.addErr(c.Name, f.field, err)
+				k.bad[c.Name] = true
 				continue
 			}
 			v := &identVisitor{}
 			ast.Walk(&tree.Node, v)
-			if withBaseline {
+			if k.withBaseline {
 				names, uses := baselineRefs(&tree.Node)
 				c.baselineNames = append(c.baselineNames, names...)
 				c.usesBaseline = c.usesBaseline || uses
 			}
 			for _, id := range v.names {
-				if _, ok := defs[id]; ok && !seen[id] {
+				if _, ok := k.defs[id]; ok && !seen[id] {
 					seen[id] = true
 					c.deps = append(c.deps, id)
 				}
@@ -275,87 +323,103 @@ func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy boo
 		}
 		sort.Strings(c.deps)
 	}
-
-	if withBaseline {
-		for _, e := range checkBaselineRefs(list, defs) {
-			errs = append(errs, e)
-			bad[e.Def] = true
+	if k.withBaseline {
+		for _, e := range checkBaselineRefs(k.list, k.defs) {
+			k.errs = append(k.errs, e)
+			k.bad[e.Def] = true
 		}
 	}
+}
 
-	order, cycles := topoSort(list, defs)
+// sortByDependency orders the definitions so that each comes after those
+// it names; the definitions of a cycle are reported.
+func (k *compiler) sortByDependency() {
+	order, cycles := topoSort(k.list, k.defs)
 	for _, cyc := range cycles {
-		addErr(cyc[0], FieldExpr, fmt.Errorf("dependency cycle: %s", strings.Join(cyc, " -> ")))
+		k.addErr(cyc[0], FieldExpr, fmt.Errorf("dependency cycle: %s", strings.Join(cyc, " -> ")))
 		for _, n := range cyc[:len(cyc)-1] {
-			bad[n] = true
+			k.bad[n] = true
 		}
 	}
+	k.order = order
+}
 
-	base := append(append([]reflect.StructField{}, baseFields...), paramFields(exprParams(spec.Params, withBaseline))...)
-	if withBaseline {
-		base = append(base, baselineField)
+// environment builds the fields every formula sees before the
+// definitions (the data, the parameters, baseline) and finds the lazy ITL
+// candidates.
+func (k *compiler) environment(allowLazy bool) {
+	k.base = append(append([]reflect.StructField{}, baseFields...), paramFields(exprParams(k.spec.Params, k.withBaseline))...)
+	if k.withBaseline {
+		k.base = append(k.base, baselineField)
 	}
-	opts := func(t reflect.Type) []expr.Option {
-		o := []expr.Option{expr.Env(reflect.New(t).Elem().Interface()), expr.WithContext("ctx")}
-		o = append(o, builtinOptions()...)
-		o = append(o, checkedIntOptions()...)
-		o = append(o, itlLazyOptions()...)
-		return append(o, checkedAnyOptions()...)
-	}
-	// lazyITL: derived values that hold a lazy ITL (itl_lazy.go), decided
-	// in pass 1 for each candidate whose formula compiles as it is.
-	var lazyCands map[string][]float64
 	if allowLazy {
-		lazyCands = lazyITLCandidates(list)
+		k.lazyCands = lazyITLCandidates(k.list)
 	}
-	lazyITL := map[string]bool{}
-	rootPatched := func(o []expr.Option, name string) []expr.Option {
-		return append(o[:len(o):len(o)], expr.Patch(itlRootPatch{want: lazyCands[name]}))
-	}
+}
 
-	// Pass 1: learn each definition's type, in dependency order.
-	types := map[string]reflect.Type{}
-	fieldsFor := func(upto []*compiled) []reflect.StructField {
-		fs := append([]reflect.StructField{}, base...)
-		for i, c := range upto {
-			t := types[c.Name]
-			if t == nil {
-				t = anyType
-			}
-			fs = append(fs, reflect.StructField{Name: fmt.Sprintf("D%d", i), Type: t, Tag: reflect.StructTag(fmt.Sprintf(`expr:%q`, c.Name))})
+// options are expr's options for an environment of type t.
+func (k *compiler) options(t reflect.Type) []expr.Option {
+	o := []expr.Option{expr.Env(reflect.New(t).Elem().Interface()), expr.WithContext("ctx")}
+	o = append(o, builtinOptions()...)
+	o = append(o, checkedIntOptions()...)
+	o = append(o, itlLazyOptions()...)
+	return append(o, checkedAnyOptions()...)
+}
+
+// rootPatched are options o that make definition name's root a lazy ITL.
+func (k *compiler) rootPatched(o []expr.Option, name string) []expr.Option {
+	return append(o[:len(o):len(o)], expr.Patch(itlRootPatch{want: k.lazyCands[name]}))
+}
+
+// fieldsFor is the environment of the definitions after upto: the base
+// fields and upto's, of their learnt types (any when not known).
+func (k *compiler) fieldsFor(upto []*compiled) []reflect.StructField {
+	fs := append([]reflect.StructField{}, k.base...)
+	for i, c := range upto {
+		t := k.types[c.Name]
+		if t == nil {
+			t = anyType
 		}
-		return fs
+		fs = append(fs, reflect.StructField{Name: fmt.Sprintf("D%d", i), Type: t, Tag: reflect.StructTag(fmt.Sprintf(`expr:%q`, c.Name))})
 	}
-	for i, c := range order {
-		if bad[c.Name] {
+	return fs
+}
+
+// learnTypes is pass 1: each definition's type, in dependency order,
+// against the types of those before it. Errors are left to pass 2.
+func (k *compiler) learnTypes() {
+	for i, c := range k.order {
+		if k.bad[c.Name] {
 			continue
 		}
-		t := reflect.StructOf(fieldsFor(order[:i]))
-		prog, err := expr.Compile(c.Expr, opts(t)...)
+		t := reflect.StructOf(k.fieldsFor(k.order[:i]))
+		prog, err := expr.Compile(c.Expr, k.options(t)...)
 		if err != nil {
 			continue // reported in pass 2
 		}
-		if _, ok := lazyCands[c.Name]; ok {
-			if lp, err := expr.Compile(c.Expr, rootPatched(opts(t), c.Name)...); err == nil && lp.Node().Type() == itlValuesType {
+		if _, ok := k.lazyCands[c.Name]; ok {
+			if lp, err := expr.Compile(c.Expr, k.rootPatched(k.options(t), c.Name)...); err == nil && lp.Node().Type() == itlValuesType {
 				prog = lp
-				lazyITL[c.Name] = true
+				k.lazyITL[c.Name] = true
 			}
 		}
 		rt := prog.Node().Type()
 		if rt == nil || rt.Kind() == reflect.Interface {
 			rt = anyType
 		}
-		types[c.Name] = rt
+		k.types[c.Name] = rt
 	}
+}
 
-	// Pass 2: compile everything against the final environment.
-	final := fieldsFor(order)
+// compileAll is pass 2: every definition against the final environment.
+func (k *compiler) compileAll() *Program {
+	final := k.fieldsFor(k.order)
 	envType := reflect.StructOf(final)
-	prog := &Program{params: spec.Params, envType: envType, fields: map[string]int{}, baseline: withBaseline}
+	prog := &Program{params: k.spec.Params, envType: envType, fields: map[string]int{}, baseline: k.withBaseline}
 	for i, f := range final {
 		prog.fields[exprTag(f)] = i
 	}
-	o := opts(envType)
+	o := k.options(envType)
 	known := map[string]bool{}
 	for n := range prog.fields {
 		known[n] = true
@@ -363,65 +427,74 @@ func compile(spec Spec, allowLazy bool) (_ *Program, _ []*CompileError, lazy boo
 	for _, b := range builtinDefs() {
 		known[b.Name] = true
 	}
-	for _, c := range order {
+	for _, c := range k.order {
 		c.field = prog.fields[c.Name]
 		c.typ = envType.Field(c.field).Type
-		if bad[c.Name] {
+		if k.bad[c.Name] {
 			continue
 		}
 		co := o
-		if lazyITL[c.Name] {
-			co = rootPatched(o, c.Name)
+		if k.lazyITL[c.Name] {
+			co = k.rootPatched(o, c.Name)
 		}
-		p, err := expr.Compile(c.Expr, co...)
-		if err == nil {
-			if fe := unknownName(c.Expr, known); fe != nil {
-				err = fe
-			}
+		if k.compileExpr(c, co, known) {
+			k.compileExtras(c, o)
 		}
+	}
+	return prog
+}
+
+// compileExpr compiles a definition's formula and checks its type and
+// format; false when it does not compile.
+func (k *compiler) compileExpr(c *compiled, o []expr.Option, known map[string]bool) bool {
+	p, err := expr.Compile(c.Expr, o...)
+	if err == nil {
+		if fe := unknownName(c.Expr, known); fe != nil {
+			err = fe
+		}
+	}
+	if err != nil {
+		k.addErr(c.Name, FieldExpr, err)
+		return false
+	}
+	c.prog = p
+	if err := checkResultType(c.Kind, p.Node().Type()); err != nil {
+		k.addErr(c.Name, FieldExpr, err)
+	}
+	if c.Kind == KindMetric {
+		if err := checkFormat(c.Format, p.Node().Type()); err != nil {
+			k.addErr(c.Name, FieldFormat, err)
+		}
+	}
+	return true
+}
+
+// compileExtras compiles a definition's when and detail and checks a
+// check's severity.
+func (k *compiler) compileExtras(c *compiled, o []expr.Option) {
+	if c.When != "" {
+		w, err := expr.Compile(c.When, o...)
 		if err != nil {
-			addErr(c.Name, FieldExpr, err)
-			continue
+			k.addErr(c.Name, FieldWhen, err)
+		} else if !isBoolish(w.Node().Type()) {
+			k.addErr(c.Name, FieldWhen, fmt.Errorf("when must be a boolean expression, not %s", w.Node().Type()))
 		}
-		c.prog = p
-		if err := checkResultType(c.Kind, p.Node().Type()); err != nil {
-			addErr(c.Name, FieldExpr, err)
+		c.when = w
+	}
+	if c.Detail != "" {
+		dp, err := expr.Compile(c.Detail, o...)
+		if err != nil {
+			k.addErr(c.Name, FieldDetail, err)
 		}
-		if c.Kind == KindMetric {
-			if err := checkFormat(c.Format, p.Node().Type()); err != nil {
-				addErr(c.Name, FieldFormat, err)
-			}
-		}
-		if c.When != "" {
-			w, err := expr.Compile(c.When, o...)
-			if err != nil {
-				addErr(c.Name, FieldWhen, err)
-			} else if !isBoolish(w.Node().Type()) {
-				addErr(c.Name, FieldWhen, fmt.Errorf("when must be a boolean expression, not %s", w.Node().Type()))
-			}
-			c.when = w
-		}
-		if c.Detail != "" {
-			dp, err := expr.Compile(c.Detail, o...)
-			if err != nil {
-				addErr(c.Name, FieldDetail, err)
-			}
-			c.detail = dp
-		}
-		if c.Kind == KindCheck {
-			switch c.Severity {
-			case SeverityWarn, SeverityExclude, SeverityFail:
-			default:
-				addErr(c.Name, "severity", fmt.Errorf("severity must be warn, exclude or fail, not %q", c.Severity))
-			}
+		c.detail = dp
+	}
+	if c.Kind == KindCheck {
+		switch c.Severity {
+		case SeverityWarn, SeverityExclude, SeverityFail:
+		default:
+			k.addErr(c.Name, "severity", fmt.Errorf("severity must be warn, exclude or fail, not %q", c.Severity))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs, len(lazyITL) > 0
-	}
-	prog.order = order
-	prog.concurrent = !readsEnv(list)
-	return prog, nil, len(lazyITL) > 0
 }
 
 type exprField struct{ field, src string }

@@ -157,27 +157,10 @@ func (s *scheduler) snapshot() stats {
 func (s *scheduler) run() {
 	defer close(s.done)
 	var waiting, running []*seq
-	abortAll := func() {
-		for _, q := range append(running, waiting...) {
-			q.out.end("", errAborted)
-		}
-		s.mu.Lock()
-		s.st.running, s.st.decoding, s.st.prefilling, s.st.waiting, s.st.kvTokens = 0, 0, 0, 0, 0
-		s.mu.Unlock()
-	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var finished int64
-	// Steps are scheduled on absolute deadlines so that late timer wake-ups
-	// (a busy machine) are made up by the following steps and the long-run
-	// token rate stays the modelled one; after an idle period, or when
-	// behind by more than maxLag (the process was stopped), the schedule
-	// restarts from now. maxLag is long: a host busy with other work delays
-	// wake-ups by tens to hundreds of milliseconds, again and again, and
-	// each restart would lose that time for good — fewer tokens under the
-	// same simulated power, so J/token would follow the host's load.
-	var next time.Time
-	const maxLag = 5 * time.Second
+	var next time.Time // the deadline of the next step (sleepStep)
 	for {
 		s.mu.Lock()
 		waiting = append(waiting, s.incoming...)
@@ -188,21 +171,7 @@ func (s *scheduler) run() {
 		waiting, n = dropGone(waiting)
 		running, dropped = dropGone(running)
 		n += dropped
-		// Admission: a free slot and room in the KV cache for the
-		// request's prompt and every token it may generate (reserved at
-		// admission); a request larger than the whole cache still runs
-		// alone. The knee of the frontier is where either runs out.
-		reserved := kvReserved(running)
-		for len(running) < s.cfg.Slots && len(waiting) > 0 {
-			need := waiting[0].prompt + waiting[0].target
-			if len(running) > 0 && reserved+need > s.cfg.KVCacheTokens {
-				break
-			}
-			reserved += need
-			running = append(running, waiting[0])
-			waiting[0] = nil
-			waiting = waiting[1:]
-		}
+		waiting, running = s.admit(waiting, running)
 
 		if len(running) == 0 {
 			s.publish(running, len(waiting), 0, 0, n)
@@ -211,100 +180,159 @@ func (s *scheduler) run() {
 			case <-s.wake:
 				continue
 			case <-s.quit:
-				abortAll()
+				s.abortAll(running, waiting)
 				return
 			}
 		}
 
-		// Plan the step: who decodes, who prefills how much.
-		budget := s.cfg.PrefillChunkTokens
-		decoding, prefilling, prefillTok := 0, 0, 0
-		for _, q := range running {
-			q.take = 0
-			switch {
-			case q.prefillLeft == 0:
-				decoding++
-			case budget > 0:
-				q.take = min(q.prefillLeft, budget)
-				budget -= q.take
-				prefillTok += q.take
-				prefilling++
-			}
-		}
+		decoding, prefilling, prefillTok := planStep(running, s.cfg.PrefillChunkTokens)
 		stepS := s.cfg.stepSeconds(decoding, prefillTok, finished)
 		s.publish(running, len(waiting), decoding, prefilling, n)
-		n = 0
-
-		now := time.Now()
-		if next.IsZero() || now.Sub(next) > maxLag {
-			next = now
-		}
-		next = next.Add(time.Duration(stepS / s.cfg.Speed * float64(time.Second)))
-		timer.Reset(next.Sub(now))
-		select {
-		case <-timer.C:
-		case <-s.quit:
-			timer.Stop()
-			abortAll()
+		if !s.sleepStep(timer, &next, stepS) {
+			s.abortAll(running, waiting)
 			return
 		}
+		running = s.applyStep(running, &finished)
+	}
+}
 
-		// Apply the step.
-		var gen, fin int64
-		var crashAfter *seq
-		kept := running[:0]
-		for _, q := range running {
-			if q.ctx.Err() != nil {
-				q.out.end("", q.ctx.Err())
-				n++
-				continue
-			}
-			if q.prefillLeft > 0 {
-				q.prefillLeft -= q.take
-				if q.prefillLeft > 0 || q.take == 0 {
-					kept = append(kept, q)
-					continue
-				}
-				// Prefill complete: this step also samples the first token.
-			}
-			q.out.push(nextToken(q.rng, q.generated))
-			q.generated++
-			gen++
-			if q.generated >= q.target {
-				q.out.end(q.finish, nil)
-				fin++
-				finished++
-				if s.cfg.CrashAfterRequests > 0 && finished == int64(s.cfg.CrashAfterRequests) {
-					crashAfter = q
-				}
-				continue
-			}
-			kept = append(kept, q)
+// abortAll ends every request the loop holds and clears the state.
+func (s *scheduler) abortAll(running, waiting []*seq) {
+	for _, q := range append(running, waiting...) {
+		q.out.end("", errAborted)
+	}
+	s.mu.Lock()
+	s.st.running, s.st.decoding, s.st.prefilling, s.st.waiting, s.st.kvTokens = 0, 0, 0, 0, 0
+	s.mu.Unlock()
+}
+
+// admit moves waiting requests to running while there is a free slot and
+// room in the KV cache for the request's prompt and every token it may
+// generate (reserved at admission); a request larger than the whole cache
+// still runs alone. The knee of the frontier is where either runs out.
+func (s *scheduler) admit(waiting, running []*seq) ([]*seq, []*seq) {
+	reserved := kvReserved(running)
+	for len(running) < s.cfg.Slots && len(waiting) > 0 {
+		need := waiting[0].prompt + waiting[0].target
+		if len(running) > 0 && reserved+need > s.cfg.KVCacheTokens {
+			break
 		}
-		for i := len(kept); i < len(running); i++ {
-			running[i] = nil
-		}
-		running = kept
-		s.mu.Lock()
-		s.st.genTotal += gen
-		s.st.finished += fin
-		s.st.aborted += n
-		s.mu.Unlock()
-		if crashAfter != nil && s.onCrash != nil {
-			// Die once the last request's response is out (or after 2 s
-			// if its handler is stuck), like a process crashing between
-			// requests.
-			go func(h chan struct{}) {
-				t := time.NewTimer(2 * time.Second)
-				defer t.Stop()
-				select {
-				case <-h:
-				case <-t.C:
-				}
-				s.onCrash()
-			}(crashAfter.handled)
+		reserved += need
+		running = append(running, waiting[0])
+		waiting[0] = nil
+		waiting = waiting[1:]
+	}
+	return waiting, running
+}
+
+// planStep plans a step: who decodes, who prefills how much (q.take) of
+// the chunk budget.
+func planStep(running []*seq, budget int) (decoding, prefilling, prefillTok int) {
+	for _, q := range running {
+		q.take = 0
+		switch {
+		case q.prefillLeft == 0:
+			decoding++
+		case budget > 0:
+			q.take = min(q.prefillLeft, budget)
+			budget -= q.take
+			prefillTok += q.take
+			prefilling++
 		}
 	}
+	return decoding, prefilling, prefillTok
+}
+
+// maxLag is how far behind its schedule the loop may be before the
+// schedule restarts from now (sleepStep).
+const maxLag = 5 * time.Second
+
+// sleepStep waits for the end of a step of stepS simulated seconds; false
+// when the scheduler was shut down meanwhile.
+//
+// Steps are scheduled on absolute deadlines (next) so that late timer
+// wake-ups (a busy machine) are made up by the following steps and the
+// long-run token rate stays the modelled one; after an idle period (next
+// zero), or when behind by more than maxLag (the process was stopped), the
+// schedule restarts from now. maxLag is long: a host busy with other work
+// delays wake-ups by tens to hundreds of milliseconds, again and again,
+// and each restart would lose that time for good — fewer tokens under the
+// same simulated power, so J/token would follow the host's load.
+func (s *scheduler) sleepStep(timer *time.Timer, next *time.Time, stepS float64) bool {
+	now := time.Now()
+	if next.IsZero() || now.Sub(*next) > maxLag {
+		*next = now
+	}
+	*next = next.Add(time.Duration(stepS / s.cfg.Speed * float64(time.Second)))
+	timer.Reset(next.Sub(now))
+	select {
+	case <-timer.C:
+		return true
+	case <-s.quit:
+		timer.Stop()
+		return false
+	}
+}
+
+// applyStep applies a planned step: prefill progresses, every decoding
+// request (and one whose prefill completes) gets a token, finished and
+// cancelled ones leave. It returns the requests still running; finished
+// counts the requests finished since the start.
+func (s *scheduler) applyStep(running []*seq, finished *int64) []*seq {
+	var gen, fin, aborted int64
+	var crashAfter *seq
+	kept := running[:0]
+	for _, q := range running {
+		if q.ctx.Err() != nil {
+			q.out.end("", q.ctx.Err())
+			aborted++
+			continue
+		}
+		if q.prefillLeft > 0 {
+			q.prefillLeft -= q.take
+			if q.prefillLeft > 0 || q.take == 0 {
+				kept = append(kept, q)
+				continue
+			}
+			// Prefill complete: this step also samples the first token.
+		}
+		q.out.push(nextToken(q.rng, q.generated))
+		q.generated++
+		gen++
+		if q.generated >= q.target {
+			q.out.end(q.finish, nil)
+			fin++
+			*finished++
+			if s.cfg.CrashAfterRequests > 0 && *finished == int64(s.cfg.CrashAfterRequests) {
+				crashAfter = q
+			}
+			continue
+		}
+		kept = append(kept, q)
+	}
+	for i := len(kept); i < len(running); i++ {
+		running[i] = nil
+	}
+	s.mu.Lock()
+	s.st.genTotal += gen
+	s.st.finished += fin
+	s.st.aborted += aborted
+	s.mu.Unlock()
+	if crashAfter != nil && s.onCrash != nil {
+		// Die once the last request's response is out (or after 2 s
+		// if its handler is stuck), like a process crashing between
+		// requests.
+		go func(h chan struct{}) {
+			t := time.NewTimer(2 * time.Second)
+			defer t.Stop()
+			select {
+			case <-h:
+			case <-t.C:
+			}
+			s.onCrash()
+		}(crashAfter.handled)
+	}
+	return kept
 }
 
 // publish records the state of the step about to run.

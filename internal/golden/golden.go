@@ -33,3 +33,10 @@ func Check(t testing.TB, name string, got []byte) {
 		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
 	}
 }
+
+// Updating reports whether the tests run with -update: for tests that keep
+// their golden files in their own layout (a subdirectory, compressed) and
+// rewrite them instead of comparing.
+func Updating() bool {
+	return *update
+}
