@@ -31,8 +31,14 @@ const Mark = "[redacted]"
 const MinLiteral = 4
 
 // secretName matches normalized names (lower case, '-' for '_' and '.')
-// that hold secrets anywhere in the name.
-var secretName = regexp.MustCompile(`api-?key|secret|passw(or)?d|passphrase|pwd|credential|auth|private-?key|access-?key|token`)
+// that hold secrets anywhere in the name. A token is judged by
+// tokenSecret: most names with "token" in them are measurements.
+var secretName = regexp.MustCompile(`api-?key|secret|passw(or)?d|passphrase|pwd|credential|auth|private-?key|access-?key`)
+
+// measuredToken are the words before a last segment "token" that make the
+// name a measurement rather than a credential (j_per_token,
+// steady_j_per_token, j_per_answer_token, first_token).
+var measuredToken = []string{"per", "first", "last", "next", "answer", "output", "input", "prompt", "reasoning", "cached", "good", "bos", "eos", "pad"}
 
 // secretSegments are '-'-separated parts of a name that mark it as secret
 // on their own (OPENAI_KEY, DB_PASS).
@@ -50,6 +56,25 @@ func normName(name string) string {
 	return strings.NewReplacer("_", "-", ".", "-").Replace(n)
 }
 
+// tokenSecret reports whether a name's "token" marks a credential: a last
+// segment "token" not after a measurement word (HF_TOKEN, --hf-token,
+// access_token, token), or "token" inside a segment (GITHUBTOKEN,
+// hftoken). "token" before other segments names a property of generated
+// tokens (token_times, token_counts, first_token_at), and after "per",
+// "first", "answer", ... a measurement (j_per_token).
+func tokenSecret(segs []string) bool {
+	last := len(segs) - 1
+	for i, seg := range segs {
+		switch {
+		case seg == "token" && i == last:
+			return i == 0 || !slices.Contains(measuredToken, segs[i-1])
+		case seg != "token" && strings.Contains(seg, "token"):
+			return true
+		}
+	}
+	return false
+}
+
 func builtinSecretName(n string) bool {
 	if n == "" || strings.Contains(n, "tokeniz") || strings.Contains(n, "tokens") || strings.Contains(n, "token-count") ||
 		strings.HasSuffix(n, "token-id") || strings.HasSuffix(n, "-name") || strings.HasSuffix(n, "-names") {
@@ -58,7 +83,11 @@ func builtinSecretName(n string) bool {
 	if secretName.MatchString(n) {
 		return true
 	}
-	for _, seg := range strings.Split(n, "-") {
+	segs := strings.Split(n, "-")
+	if tokenSecret(segs) {
+		return true
+	}
+	for _, seg := range segs {
 		if slices.Contains(secretSegments, seg) {
 			return true
 		}

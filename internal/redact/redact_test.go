@@ -55,6 +55,7 @@ func TestRedactPatterns(t *testing.T) {
 		{"env pair", "DB_PASS=hunter2 MYSQL_PWD=x N=3", "DB_PASS=[redacted] MYSQL_PWD=[redacted] N=3"},
 		{"json member", `{"api_key": "k", "max_tokens": 8, "model": "m"}`, `{"api_key": "[redacted]", "max_tokens": 8, "model": "m"}`},
 		{"tokens are counts", "max_tokens=8 tokenizer=x", "max_tokens=8 tokenizer=x"},
+		{"per-token metrics are not secrets", `{"steady_j_per_token": 0.25, "token_times": [1, 2]}`, `{"steady_j_per_token": 0.25, "token_times": [1, 2]}`},
 		{"messages that explain a syntax", `--engine-env "X": want KEY=VALUE; --set "w": expected key=value`, `--engine-env "X": want KEY=VALUE; --set "w": expected key=value`},
 		{"plain text", "http 500: internal error", "http 500: internal error"},
 		{"url without secrets", "http://127.0.0.1:9/v1/models", "http://127.0.0.1:9/v1/models"},
@@ -81,6 +82,10 @@ func TestIsSecretName(t *testing.T) {
 		{"max_tokens", false}, {"tokenizer", false}, {"bos_token_id", false}, {"CUDA_VISIBLE_DEVICES", false},
 		{"model", false}, {"think", false}, {"MY_SESSION", false}, {"", false}, {"monkey", false},
 		{"--secret-name", false}, {"token_counts", false},
+		{"access_token", true}, {"GITHUBTOKEN", true}, {"token", true}, {"X-Auth-Token", true}, {"refresh_token", true},
+		// measurements whose names hold "token" (compare's and analyze's JSON)
+		{"steady_j_per_token", false}, {"full_j_per_token", false}, {"j_per_token_first_turns", false},
+		{"j_per_answer_token", false}, {"token_times", false}, {"first_token_at", false}, {"j_per_good_token", false},
 	}
 	for _, c := range cases {
 		if got := IsSecretName(c.name); got != c.want {
