@@ -32,13 +32,8 @@ type app struct {
 	v      *viper.Viper
 	log    zerolog.Logger
 	root   *cobra.Command
-	// engine is the engine kind of the run in progress when `run` is given
-	// several (--engine a --engine b); empty otherwise.
-	engine string
 	// engines are the engine kinds a run may name.
 	engines *engines.Registry
-	// cooldown is the cooldown that preceded the next run, for its run.json.
-	cooldown *cooldownResult
 	// noPowerWarned: "no power source found" was logged (once per
 	// command, however many engines and cooldowns look for one).
 	noPowerWarned bool
