@@ -48,6 +48,9 @@ func New(spec Spec) (*Runner, error) {
 	if spec.Changed == nil {
 		spec.Changed = func(string) bool { return false }
 	}
+	if spec.Format == "" {
+		spec.Format = report.FormatTable
+	}
 	if spec.Now == nil {
 		spec.Now = time.Now
 	}

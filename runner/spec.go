@@ -53,7 +53,8 @@ type Spec struct {
 	Quick bool
 	// Sweep is NAME=v1,v2,... or NAME: one run per value of a parameter.
 	Sweep string
-	// Format is the format of the results tables (checked here), and
+	// Format is the format of the results tables (checked here; empty:
+	// report.FormatTable), and
 	// OutputFile the file one run's results go to (refused with several).
 	Format, OutputFile string
 	// ExtraBody is a JSON object merged into every request body.
