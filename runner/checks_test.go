@@ -55,10 +55,14 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"models twice", func(s *Spec) { s.Engine.Models = []string{"a", "b"} }, "--model given 2 times"},
 		{"model kind twice", func(s *Spec) { s.Engine.Models = []string{"sim=a", "sim=b"} }, "--model sim= given twice"},
 		{"model of another engine", func(s *Spec) { s.Engine.Models = []string{"vllm=m"} }, "the run has no engine vllm"},
-		{"engine env", func(s *Spec) { s.Engines, s.Engine.Models, s.Engine.Env = []string{"vllm"}, []string{"m"}, []string{"NOVALUE"} }, `--engine-env "NOVALUE"`},
+		{"engine env", func(s *Spec) {
+			s.Engines, s.Engine.Models, s.Engine.Env = []string{"vllm"}, []string{"m"}, []string{"NOVALUE"}
+		}, `--engine-env "NOVALUE"`},
 		{"vllm without model", func(s *Spec) { s.Engines = []string{"vllm"} }, "needs --model"},
 		{"url with several engines", func(s *Spec) { s.Engines, s.Engine.URL = []string{"sim", "sim"}, "http://h:1" }, "--engine-url benchmarks one server"},
-		{"url with a sweep of several", func(s *Spec) { s.Engines, s.Engine.URL, s.Sweep = []string{"sim", "sim"}, "http://h:1", "request_count" }, "--engine-url benchmarks one server"},
+		{"url with a sweep of several", func(s *Spec) {
+			s.Engines, s.Engine.URL, s.Sweep = []string{"sim", "sim"}, "http://h:1", "request_count"
+		}, "--engine-url benchmarks one server"},
 		{"output file with several", func(s *Spec) { s.Engines, s.OutputFile = []string{"sim", "sim"}, "x.json" }, "--output-file writes one run's results"},
 		{"output file with a sweep", func(s *Spec) { s.Sweep, s.OutputFile = "request_count", "x.json" }, "--output-file writes one run's results"},
 		{"format with several", func(s *Spec) { s.Engines, s.Format = []string{"sim", "sim"}, "yaml" }, `"yaml"`},
@@ -75,10 +79,14 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"sweep values", func(s *Spec) { s.Sweep = "concurrency=," }, "--sweep concurrency=,: no values"},
 		{"sweep value type", func(s *Spec) { s.Sweep = "concurrency=two" }, "invalid profile"},
 		{"sweep value name", func(s *Spec) { s.Sweep = "metrics_families=../x" }, "--sweep metrics_families value"},
-		{"sweep flag for no engine", func(s *Spec) { s.Sweep, s.Engines, s.Engine.TP, s.Changed = "request_count", []string{"sim", "sim"}, 2, given("tp") }, "--tp does not apply"},
+		{"sweep flag for no engine", func(s *Spec) {
+			s.Sweep, s.Engines, s.Engine.TP, s.Changed = "request_count", []string{"sim", "sim"}, 2, given("tp")
+		}, "--tp does not apply"},
 		{"sweep flag", func(s *Spec) { s.Sweep, s.Engine.TP, s.Changed = "request_count", 2, given("tp") }, "--tp does not apply"},
 		{"load option", func(s *Spec) { s.Load = LoadOptions{Rate: 4, RateSet: true} }, "--request-rate: profile tiny has no parameter rate"},
-		{"load option profile", func(s *Spec) { s.Load, s.Profile = LoadOptions{Rate: 4, RateSet: true}, filepath.Join(dir, "none.yaml") }, "none.yaml"},
+		{"load option profile", func(s *Spec) {
+			s.Load, s.Profile = LoadOptions{Rate: 4, RateSet: true}, filepath.Join(dir, "none.yaml")
+		}, "none.yaml"},
 		{"output check", func(s *Spec) { s.CheckOutput = func() error { return Invalidf("--format: bad") } }, "--format: bad"},
 		{"telemetry check", func(s *Spec) {
 			s.CheckTelemetry = func(sim bool) error {
@@ -90,7 +98,9 @@ func TestRunRefusesBadInput(t *testing.T) {
 		}, "--telemetry: bad for the simulator"},
 		{"file limit", func(s *Spec) { s.FileLimit = &fakeLimit{soft: 10, hard: 10} }, "needs about"},
 		{"steady state infeasible", func(s *Spec) { s.Profile, s.Sets = "benchmark-1.5", []string{"request_count=10"} }, "steady state can never be reached"},
-		{"random dataset", func(s *Spec) { s.Dataset = DatasetOptions{Name: "random", RandomRangeRatio: 2, RandomRangeRatioSet: true} }, "range"},
+		{"random dataset", func(s *Spec) {
+			s.Dataset = DatasetOptions{Name: "random", RandomRangeRatio: 2, RandomRangeRatioSet: true}
+		}, "range"},
 		{"hub dataset", func(s *Spec) { s.Dataset = DatasetOptions{Name: "hf:nopath"} }, "hf:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
