@@ -72,11 +72,18 @@ func (r *Runner) readProfile(ref string) ([]byte, string, error) {
 // loadProfile loads a profile with --set values; its errors are invalid
 // input.
 func (r *Runner) loadProfile(src []byte, name string, sets []string) (*workflow.Loaded, error) {
+	return LoadProfile(src, name, sets, r.s.FindProfile)
+}
+
+// LoadProfile loads the profile src (named name in errors) with the
+// key=value parameter overrides sets, the profiles it extends found by
+// find; its errors are invalid input (CodeInvalid).
+func LoadProfile(src []byte, name string, sets []string, find func(ref, from string) ([]byte, string, error)) (*workflow.Loaded, error) {
 	overrides, err := ParseSets(sets)
 	if err != nil {
 		return nil, err
 	}
-	l, err := workflow.Load(src, name, workflow.Options{Registry: steps.Registry(), Overrides: overrides, Lookup: r.s.FindProfile})
+	l, err := workflow.Load(src, name, workflow.Options{Registry: steps.Registry(), Overrides: overrides, Lookup: find})
 	if err != nil {
 		return nil, WithCode(CodeInvalid, fmt.Errorf("invalid profile:\n%w", err))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/redact"
+	"github.com/joulebench/joulebench/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -152,16 +153,5 @@ func setFlag(fs *pflag.FlagSet) {
 	fs.StringArray("set", nil, "override a profile parameter: --set key=value (repeatable)")
 }
 
-// parseSets turns --set values into a map.
-func parseSets(values []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, kv := range values {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, invalidf("--set %q: expected key=value", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
+// parseSets turns --set values into a map (runner.ParseSets).
+func parseSets(values []string) (map[string]string, error) { return runner.ParseSets(values) }
