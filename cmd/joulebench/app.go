@@ -16,6 +16,7 @@ import (
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/redact"
+	"github.com/joulebench/joulebench/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,13 +33,8 @@ type app struct {
 	v      *viper.Viper
 	log    zerolog.Logger
 	root   *cobra.Command
-	// engine is the engine kind of the run in progress when `run` is given
-	// several (--engine a --engine b); empty otherwise.
-	engine string
 	// engines are the engine kinds a run may name.
 	engines *engines.Registry
-	// cooldown is the cooldown that preceded the next run, for its run.json.
-	cooldown *cooldownResult
 	// noPowerWarned: "no power source found" was logged (once per
 	// command, however many engines and cooldowns look for one).
 	noPowerWarned bool
@@ -157,16 +153,5 @@ func setFlag(fs *pflag.FlagSet) {
 	fs.StringArray("set", nil, "override a profile parameter: --set key=value (repeatable)")
 }
 
-// parseSets turns --set values into a map.
-func parseSets(values []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, kv := range values {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, invalidf("--set %q: expected key=value", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
+// parseSets turns --set values into a map (runner.ParseSets).
+func parseSets(values []string) (map[string]string, error) { return runner.ParseSets(values) }

@@ -30,6 +30,9 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// ExitCode is the code the process exits with (runner.CodeOf reads it).
+func (e *exitError) ExitCode() int { return e.code }
+
 func withCode(code int, err error) error {
 	if err == nil {
 		return nil
@@ -41,10 +44,13 @@ func invalidf(format string, args ...any) error {
 	return &exitError{code: exitInvalid, err: fmt.Errorf(format, args...)}
 }
 
+// exitCode is the exit code of err: that of the first error in its chain
+// with an ExitCode method (an exitError, or the run library's
+// runner.Error), exitFailure otherwise.
 func exitCode(err error) int {
-	var ee *exitError
+	var ee interface{ ExitCode() int }
 	if errors.As(err, &ee) {
-		return ee.code
+		return ee.ExitCode()
 	}
 	return exitFailure
 }

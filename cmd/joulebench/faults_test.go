@@ -11,38 +11,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/steps"
 )
-
-// Not a TTY: a plain line when a stage begins, then at most one per
-// interval; never a carriage return. Each says done, in flight and failed,
-// tokens/s and the time since the stage began.
-func TestProgressLinesNotTTY(t *testing.T) {
-	var buf bytes.Buffer
-	t0 := time.Unix(1000, 0)
-	now := t0
-	show := progressLines(&buf, 10*time.Second, "simulated", func() time.Time { return now })
-	for i := 0; i < 100; i++ { // 100 updates over 25 s of formal requests
-		now = t0.Add(time.Duration(i) * 250 * time.Millisecond)
-		stage := "formal"
-		if i < 4 {
-			stage = "baseline"
-		}
-		show(steps.Progress{Stage: stage, Done: i, Sent: i + 10, Tokens: 100 * i, Total: 100, PowerW: 300, HasPower: true})
-	}
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	// baseline at 0 s; formal begins at 1 s (i=4), then 11 s (i=44: 4,400
-	// tokens over 10 s = 440 tok/s) and 21 s (i=84: 8,400 over 20 s = 420).
-	want := []string{
-		"progress: baseline | 0/100 done, 10 in flight, 0 failed | 0.0 s | 300 W (simulated)",
-		"progress: formal | 4/100 done, 10 in flight, 0 failed | 0.0 s | 300 W (simulated)",
-		"progress: formal | 44/100 done, 10 in flight, 0 failed | 440 tok/s | 10.0 s | 300 W (simulated)",
-		"progress: formal | 84/100 done, 10 in flight, 0 failed | 420 tok/s | 20.0 s | 300 W (simulated)",
-	}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") || strings.Contains(buf.String(), "\r") {
-		t.Errorf("lines:\n%q\nwant:\n%q", lines, want)
-	}
-}
 
 // Ctrl-C during the formal stage: the run ends interrupted, its stages
 // end at the last power sample, and the energy metrics are computable

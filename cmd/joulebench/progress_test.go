@@ -1,65 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/joulebench/joulebench/steps"
 )
-
-// lockedBuffer is a bytes.Buffer written by the redraw goroutine while the
-// test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// On a terminal the line is redrawn in place, cut to the terminal's width;
-// a log line goes above it and the line is drawn again; finish erases it.
-func TestTTYProgressDraws(t *testing.T) {
-	var buf lockedBuffer
-	t0 := time.Unix(1000, 0)
-	var mu sync.Mutex
-	now := t0
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	p := newTTYProgress(&buf, "", clock, func() int { return 60 }, time.Hour) // no redraw by the ticker here
-	p.update(steps.Progress{Stage: "formal", Total: 10, Sent: 10})
-	mu.Lock()
-	now = t0.Add(2 * time.Second)
-	mu.Unlock()
-	p.update(steps.Progress{Stage: "formal", Total: 10, Sent: 10, Done: 4, Tokens: 1000})
-	_, _ = p.Write([]byte("a log line\n"))
-	p.finish()
-	// 1,000 tokens over 2 s = 500 tok/s; the line is cut at 59 columns.
-	want := "\r\x1b[Kformal | 0/10 done, 10 in flight, 0 failed | 0.0 s" +
-		"\r\x1b[Kformal | 4/10 done, 6 in flight, 0 failed | 500 tok/s | 2.0" +
-		"\r\x1b[Ka log line\n" +
-		"\r\x1b[Kformal | 4/10 done, 6 in flight, 0 failed | 500 tok/s | 2.0" +
-		"\r\x1b[K"
-	if got := buf.String(); got != want {
-		t.Errorf("drawn:\n%q\nwant:\n%q", got, want)
-	}
-}
 
 // Under a real terminal (a pty from script(1)), the formal stage and the
 // release show their progress at least once a second: done, in flight,

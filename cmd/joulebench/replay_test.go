@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/progress"
 	"github.com/joulebench/joulebench/steps"
 )
 
@@ -61,7 +62,7 @@ func TestProgressLabelsReplayedPower(t *testing.T) {
 		{archive.TelemetryInfo{Source: "sim", Simulated: true}, true, "300 W (simulated)", "replayed"},
 		{archive.TelemetryInfo{Source: "nvml"}, false, "300 W", "("},
 	} {
-		got := progressText(p, 0, powerLabel(c.tel, c.simEng))
+		got := progress.Text(p, 0, powerLabel(c.tel, c.simEng))
 		if !strings.Contains(got, c.want) || strings.Contains(got, c.notWant) {
 			t.Errorf("%s: %q, want %q", c.tel.Source, got, c.want)
 		}

@@ -60,28 +60,6 @@ func TestRunInputsCheckedBeforeDirectory(t *testing.T) {
 	}
 }
 
-// --model KIND=ID gives each engine of a run its own model; a plain ID
-// serves every engine without its own.
-func TestModelFor(t *testing.T) {
-	for _, tc := range []struct {
-		values []string
-		want   map[string]string
-	}{
-		{nil, map[string]string{"ollama": "", "llamacpp": ""}},
-		{[]string{"tiny"}, map[string]string{"ollama": "tiny", "llamacpp": "tiny"}},
-		{[]string{"ollama=tiny", "llamacpp=tiny.gguf"}, map[string]string{"ollama": "tiny", "llamacpp": "tiny.gguf"}},
-		{[]string{"base", "ollama=tiny"}, map[string]string{"ollama": "tiny", "llamacpp": "base"}},
-	} {
-		a := newApp(io.Discard, io.Discard)
-		a.v.Set("model", tc.values)
-		for kind, want := range tc.want {
-			if got := a.modelFor(kind); got != want {
-				t.Errorf("%v: modelFor(%s) = %q, want %q", tc.values, kind, got, want)
-			}
-		}
-	}
-}
-
 // --model chooses the model of a server given with --engine-url, whatever
 // its kind (it was refused: "--model does not apply to --engine openai
 // with --engine-url"). The simulator serves as the server.

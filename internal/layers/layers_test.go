@@ -67,6 +67,15 @@ func TestImportsPointDown(t *testing.T) {
 		{"archive", "engines", "the archive format is the bottom layer"},
 		{"engines", "steps", "engines know no step"},
 		{"engines", "workflow", "engines know no workflow"},
+		{"engines", "runner", "the run library is above the engines"},
+		{"telemetry", "runner", "the run library is above the power sources"},
+		{"workflow", "runner", "the run library is above the executor"},
+		{"steps", "runner", "the run library is above the steps"},
+		{"archive", "runner", "the run library is above the archive"},
+		{"report", "runner", "reports render archives, whoever ran them"},
+		{"compare", "runner", "comparisons read archives, whoever ran them"},
+		{"runner", "cmd", "the run library knows no command line"},
+		{"internal/progress", "runner", "the progress display draws steps.Progress, not a run"},
 	}
 	for _, k := range kinds {
 		for _, o := range kinds {

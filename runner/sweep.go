@@ -1,15 +1,15 @@
-package main
+package runner
 
 import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/safename"
@@ -26,9 +26,17 @@ import (
 // profile declares context_tokens (prompts filled to N tokens) and burst
 // (N requests in flight).
 
-// sweepRow is one run of a sweep.
-type sweepRow struct {
+// SweepRow is one run of a sweep.
+type SweepRow struct {
 	Value, Engine, Dir string
+}
+
+// Sweep is a finished sweep: the parameter, the columns of its table (the
+// profile's sweep_columns) and one row per value and engine.
+type Sweep struct {
+	Name    string
+	Columns []string
+	Rows    []SweepRow
 }
 
 // sweepValues resolves --sweep: the parameter's name and its values.
@@ -36,12 +44,12 @@ func sweepValues(spec string, params map[string]any) (string, []string, error) {
 	name, list, given := strings.Cut(spec, "=")
 	name = strings.TrimSpace(name)
 	if _, ok := params[name]; !ok {
-		return "", nil, invalidf("--sweep %s: the profile has no parameter %q", spec, name)
+		return "", nil, Invalidf("--sweep %s: the profile has no parameter %q", spec, name)
 	}
 	if !given {
 		l, ok := params["sweep_"+name].(string)
 		if !ok || strings.TrimSpace(l) == "" {
-			return "", nil, invalidf("--sweep %s: give the values (--sweep %s=v1,v2) or declare the string parameter sweep_%s in the profile", spec, name, name)
+			return "", nil, Invalidf("--sweep %s: give the values (--sweep %s=v1,v2) or declare the string parameter sweep_%s in the profile", spec, name, name)
 		}
 		list = l
 	}
@@ -52,86 +60,65 @@ func sweepValues(spec string, params map[string]any) (string, []string, error) {
 		}
 	}
 	if len(vals) == 0 {
-		return "", nil, invalidf("--sweep %s: no values", spec)
+		return "", nil, Invalidf("--sweep %s: no values", spec)
 	}
 	return name, vals, nil
 }
 
-// runSweep runs the sweep --sweep asks for.
-func (a *app) runSweep(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
-	kinds := a.v.GetStringSlice("engine")
+// runSweep runs the sweep the spec asks for.
+func (r *Runner) runSweep(ctx context.Context, sets []string) (*Result, error) {
+	s := r.s
+	kinds := s.Engines
 	if len(kinds) == 0 {
 		kinds = []string{""}
 	}
-	if len(kinds) > 1 && a.v.GetString("engine-url") != "" {
-		return invalidf("--engine-url benchmarks one server: give one --engine with it")
+	if len(kinds) > 1 && s.Engine.URL != "" {
+		return nil, Invalidf("--engine-url benchmarks one server: give one --engine with it")
 	}
-	format := a.v.GetString("format")
-	if err := report.CheckFormat(format); err != nil {
-		return withCode(exitInvalid, err)
+	if err := report.CheckFormat(s.Format); err != nil {
+		return nil, WithCode(CodeInvalid, err)
 	}
-	defer func() { a.engine = "" }()
+	defer func() { r.engine = "" }()
 	if len(kinds) > 1 {
-		a.engine = kinds[0]
+		r.engine = kinds[0]
 	}
-	probe := &engineRun{a: a}
-	if err := probe.prepareProfile(profile, sets); err != nil {
-		return err
+	probe := &engineRun{r: r, s: s}
+	if err := probe.prepareProfile(sets); err != nil {
+		return nil, err
 	}
-	name, values, err := sweepValues(a.v.GetString("sweep"), probe.l.Params)
+	name, values, err := sweepValues(s.Sweep, probe.l.Params)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, v := range values {
-		if _, err := a.loadProfile(probe.l.Source, probe.l.Profile.Name, append(append([]string{}, sets...), name+"="+v)); err != nil {
-			return err // a value the parameter's type rejects, before anything runs
-		}
+	engineChanged, err := r.checkSweep(probe, sets, kinds, name, values)
+	if err != nil {
+		return nil, err
 	}
-	// Every flag against every engine it would configure, before any
-	// directory is created.
-	engineChanged := []func(string) bool{changed}
-	if len(kinds) > 1 {
-		var err error
-		if engineChanged, err = a.perEngineFlags(kinds, changed); err != nil {
-			return err
-		}
-		a.engine = kinds[0]
-	} else if err := a.checkRunFlags(changed); err != nil {
-		return err
-	}
-	// Each value names a directory: checked before any is created.
-	for _, v := range values {
-		if err := safename.Check("--sweep "+name+" value", name+"-"+v); err != nil {
-			return withCode(exitInvalid, err)
-		}
-	}
-	parent := a.v.GetString("out")
+	parent := s.Out
 	if parent == "" {
-		var err error
-		if parent, err = safename.Join("--sweep "+name, "runs", time.Now().UTC().Format("20060102T150405Z")+"-sweep-"+name); err != nil {
-			return withCode(exitInvalid, err)
+		if parent, err = safename.Join("--sweep "+name, "runs", s.Now().UTC().Format("20060102T150405Z")+"-sweep-"+name); err != nil {
+			return nil, WithCode(CodeInvalid, err)
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(parent), 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.Mkdir(parent, 0o755); err != nil {
-		return withCode(exitInvalid, fmt.Errorf("run directory %s: %w (a re-test is a new directory)", parent, err))
+		return nil, WithCode(CodeInvalid, fmt.Errorf("run directory %s: %w (a re-test is a new directory)", parent, err))
 	}
-	var rows []sweepRow
-	var errs []error
+	res := &Result{Parent: parent, Sweep: &Sweep{Name: name, Columns: sweepColumns(probe.l.Params)}}
 	var cd *cooldownSession
 	defer func() { cd.close() }()
 	for i, v := range values {
 		for j, k := range kinds {
 			if len(kinds) > 1 {
-				a.engine = k
+				r.engine = k
 			}
 			runSets := append(append([]string{}, sets...), name+"="+v)
 			if i == 0 && j == 0 {
-				cd = a.startCooldown(ctx, profile, runSets)
+				cd = r.startCooldown(ctx, runSets)
 			} else {
-				a.cooldownBefore(ctx, cd, rows[len(rows)-1].Dir)
+				r.cooldownBefore(ctx, cd, res.Dirs[len(res.Dirs)-1])
 			}
 			dir := filepath.Join(parent, name+"-"+v) // checked above
 			if len(kinds) > 1 {
@@ -141,27 +128,48 @@ func (a *app) runSweep(ctx context.Context, profile string, sets, labelArgs []st
 			if kind == "" {
 				kind = probe.engineKind
 			}
-			fmt.Fprintf(a.errOut, "== sweep %s = %s (%d of %d), engine %s\n", name, v, i+1, len(values), kind)
-			rows = append(rows, sweepRow{Value: v, Engine: kind, Dir: dir})
-			labels := append(append([]string{}, labelArgs...), "sweep_param="+name, "sweep_value="+v)
-			if err := a.runEngine(ctx, profile, runSets, labels, dir, engineChanged[min(j, len(engineChanged)-1)]); err != nil {
-				if exitCode(err) == exitInvalid || exitCode(err) == exitInterrupted {
-					return err
+			fmt.Fprintf(s.Messages, "== sweep %s = %s (%d of %d), engine %s\n", name, v, i+1, len(values), kind)
+			res.Dirs = append(res.Dirs, dir)
+			res.Sweep.Rows = append(res.Sweep.Rows, SweepRow{Value: v, Engine: kind, Dir: dir})
+			labels := append(append([]string{}, s.Labels...), "sweep_param="+name, "sweep_value="+v)
+			if _, err := r.runEngine(ctx, runSets, labels, dir, engineChanged[min(j, len(engineChanged)-1)]); err != nil {
+				if c := CodeOf(err); c == CodeInvalid || c == CodeInterrupted {
+					return res, err
 				}
-				fmt.Fprintf(a.errOut, "sweep %s = %s, engine %s: %v\n", name, v, kind, err)
-				errs = append(errs, err)
+				fmt.Fprintf(s.Messages, "sweep %s = %s, engine %s: %v\n", name, v, kind, err)
+				res.Errs = append(res.Errs, err)
 			}
 		}
 	}
-	cols := sweepColumns(probe.l.Params)
-	fmt.Fprintf(a.out, "\n== sweep of %s (%s): one row per value and engine\n", name, parent)
-	if err := renderSweep(a.out, name, cols, rows, format); err != nil {
-		return err
+	return res, nil
+}
+
+// checkSweep checks a sweep before any directory is created: every value
+// against the parameter's type, every option against every engine it
+// would configure, every value as a directory name. It returns the
+// changed function of each engine.
+func (r *Runner) checkSweep(probe *engineRun, sets, kinds []string, name string, values []string) ([]func(string) bool, error) {
+	for _, v := range values {
+		if _, err := r.loadProfile(probe.l.Source, probe.l.Profile.Name, append(append([]string{}, sets...), name+"="+v)); err != nil {
+			return nil, err // a value the parameter's type rejects, before anything runs
+		}
 	}
-	if len(errs) > 0 {
-		return errs[0]
+	engineChanged := []func(string) bool{r.s.Changed}
+	if len(kinds) > 1 {
+		var err error
+		if engineChanged, err = r.perEngineFlags(kinds, r.s.Changed); err != nil {
+			return nil, err
+		}
+		r.engine = kinds[0]
+	} else if err := r.checkRunFlags(r.s.Changed); err != nil {
+		return nil, err
 	}
-	return nil
+	for _, v := range values {
+		if err := safename.Check("--sweep "+name+" value", name+"-"+v); err != nil {
+			return nil, WithCode(CodeInvalid, err)
+		}
+	}
+	return engineChanged, nil
 }
 
 // sweepColumns are the metrics of the profile's sweep_columns parameter
@@ -203,9 +211,11 @@ func sweepCell(res *archive.Results, name string) string {
 	}
 }
 
-// renderSweep prints the sweep's rows: value, engine, the columns, and the
-// run's status (failed checks of severity exclude make it "excluded").
-func renderSweep(w interface{ Write([]byte) (int, error) }, name string, cols []string, rows []sweepRow, format string) error {
+// Render prints the sweep's rows in format (report.Format*): value,
+// engine, the columns, and the run's status (failed checks of severity
+// exclude make it "excluded").
+func (sw *Sweep) Render(w io.Writer, format string) error {
+	name, cols, rows := sw.Name, sw.Columns, sw.Rows
 	header := append([]string{name, "engine"}, cols...)
 	header = append(header, "status")
 	table := [][]string{}

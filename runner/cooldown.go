@@ -1,12 +1,12 @@
-package main
+package runner
 
 import (
 	"context"
 	"fmt"
-	"github.com/joulebench/joulebench/engines"
 	"net/http"
-	"slices"
 	"time"
+
+	"github.com/joulebench/joulebench/engines"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/telemetry"
@@ -192,12 +192,12 @@ type cooldownSession struct {
 
 // startCooldown opens the power source of the cooldowns (none: no
 // cooldown, said once) and measures the idle level. The profile's
-// parameters are resolved as the first run resolves them (--set, and the
+// parameters are resolved as the first run resolves them (sets, and the
 // quick set for the simulator). With the simulated engine, the GPU is the
 // simulator's with no engine loaded.
-func (a *app) startCooldown(ctx context.Context, profile string, sets []string) *cooldownSession {
-	probe := &engineRun{a: a}
-	if err := probe.prepareProfile(profile, sets); err != nil {
+func (r *Runner) startCooldown(ctx context.Context, sets []string) *cooldownSession {
+	probe := &engineRun{r: r, s: r.s}
+	if err := probe.prepareProfile(sets); err != nil {
 		return nil // the run itself reports the profile's error
 	}
 	p := cooldownParamsOf(probe.l.Params)
@@ -207,23 +207,26 @@ func (a *app) startCooldown(ctx context.Context, profile string, sets []string) 
 	s := &cooldownSession{params: p, clock: workflow.NewClock()}
 	var src telemetry.Source
 	var err error
-	if tel := a.telemetryFlag(); probe.simulated && (len(tel) == 0 || slices.Equal(tel, []string{telAuto}) || slices.Contains(tel, telSim)) {
-		src = simtel.New(simtel.DefaultConfig(), idleLoad{}, s.clock.Now)
-	} else {
-		src, _, err = a.setupTelemetry(nil, s.clock)
+	if r.s.OpenTelemetry != nil {
+		env := TelemetryEnv{Clock: s.clock, Cooldown: true}
+		if probe.simulated {
+			env.Sim = &SimGPU{Load: idleLoad{}, Config: simtel.DefaultConfig()}
+		}
+		src, _, err = r.s.OpenTelemetry(ctx, env)
 	}
+	msgs := r.s.Messages
 	if err != nil || src == nil {
-		fmt.Fprintf(a.errOut, "cooldown between engines: no power source (%v); only the previous model is unloaded\n", errOrNone(err))
+		fmt.Fprintf(msgs, "cooldown between engines: no power source (%v); only the previous model is unloaded\n", errOrNone(err))
 		return s
 	}
 	s.src = src
 	idle, err := idlePower(ctx, src, p, sleepCtx)
 	if err != nil {
-		fmt.Fprintf(a.errOut, "cooldown between engines: %v\n", err)
+		fmt.Fprintf(msgs, "cooldown between engines: %v\n", err)
 		return s
 	}
 	s.idleW, s.ok = idle, true
-	fmt.Fprintf(a.errOut, "cooldown between engines: idle level %.1f W (mean over %.0f s)\n", idle, p.IdleS)
+	fmt.Fprintf(msgs, "cooldown between engines: idle level %.1f W (mean over %.0f s)\n", idle, p.IdleS)
 	return s
 }
 
@@ -239,31 +242,33 @@ func errOrNone(err error) any {
 	return err
 }
 
-// before runs between two runs: unload the previous run's model where the
-// server outlives it, then wait for the power to return near idle.
-func (a *app) cooldownBefore(ctx context.Context, s *cooldownSession, prevDir string) {
+// cooldownBefore runs between two runs: unload the previous run's model
+// where the server outlives it, then wait for the power to return near
+// idle.
+func (r *Runner) cooldownBefore(ctx context.Context, s *cooldownSession, prevDir string) {
 	if s == nil {
 		return
 	}
+	msgs := r.s.Messages
 	uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	msg, err := unloadModel(uctx, a.engines, &http.Client{}, prevDir)
+	msg, err := unloadModel(uctx, r.s.Registry, &http.Client{}, prevDir)
 	cancel()
 	switch {
 	case err != nil:
-		fmt.Fprintf(a.errOut, "cooldown: %v\n", err)
+		fmt.Fprintf(msgs, "cooldown: %v\n", err)
 	case msg != "":
-		fmt.Fprintf(a.errOut, "cooldown: %s\n", msg)
+		fmt.Fprintf(msgs, "cooldown: %s\n", msg)
 	}
 	if !s.ok {
 		return
 	}
 	res, err := waitCooldown(ctx, s.src, s.clock.Now, s.idleW, s.params, sleepCtx)
 	if err != nil {
-		fmt.Fprintf(a.errOut, "cooldown: %v\n", err)
+		fmt.Fprintf(msgs, "cooldown: %v\n", err)
 		return
 	}
-	fmt.Fprintf(a.errOut, "cooldown: %s\n", res.Note)
-	a.cooldown = &res
+	fmt.Fprintf(msgs, "cooldown: %s\n", res.Note)
+	r.cooldown = &res
 }
 
 func (s *cooldownSession) close() {
@@ -274,12 +279,12 @@ func (s *cooldownSession) close() {
 
 // recordCooldown writes the cooldown that preceded this run into its
 // run.json, once.
-func (r *engineRun) recordCooldown() error {
-	c := r.a.cooldown
+func (e *engineRun) recordCooldown() error {
+	c := e.r.cooldown
 	if c == nil {
 		return nil
 	}
-	r.a.cooldown = nil
-	r.log.Info().Str("cooldown", c.Note).Msg("cooldown before this engine")
-	return c.record(r.out)
+	e.r.cooldown = nil
+	e.log.Info().Str("cooldown", c.Note).Msg("cooldown before this engine")
+	return c.record(e.out)
 }

@@ -1,0 +1,207 @@
+// Package progress draws a run's progress (steps.Progress) on a terminal,
+// as a line redrawn in place with log lines going above it, or as plain
+// lines for a writer that is not a terminal (CI logs, a pipe).
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/joulebench/joulebench/steps"
+)
+
+// LineEvery is how often a writer that is not a terminal (CI
+// logs, a pipe) gets a progress line within a stage.
+const LineEvery = 10 * time.Second
+
+// Redraw is how often a terminal's progress line is drawn again
+// when nothing reported (the elapsed time and tokens/s move on).
+const Redraw = 500 * time.Millisecond
+
+// minGap is the shortest time between two draws on a terminal.
+const minGap = 100 * time.Millisecond
+
+// IsTTY reports whether w is a terminal.
+func IsTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Text is one stage's progress in words: requests done of the
+// total, in flight and failed, output tokens per second and the time
+// since the stage began, and the current summed power.
+func Text(p steps.Progress, elapsed time.Duration, label string) string {
+	parts := []string{p.Stage}
+	if p.Total > 0 {
+		req := fmt.Sprintf("%d/%d done", p.Done, p.Total)
+		if inFlight := p.Sent - p.Done; inFlight > 0 {
+			req += fmt.Sprintf(", %d in flight", inFlight)
+		}
+		req += fmt.Sprintf(", %d failed", p.Failed)
+		parts = append(parts, req)
+		if s := elapsed.Seconds(); s > 0 {
+			parts = append(parts, fmt.Sprintf("%.0f tok/s", float64(p.Tokens)/s))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%.1f s", elapsed.Seconds()))
+	if p.HasPower {
+		w := fmt.Sprintf("%.0f W", p.PowerW)
+		if label != "" {
+			w += " (" + label + ")"
+		}
+		parts = append(parts, w)
+	}
+	return strings.Join(parts, " | ")
+}
+
+// Lines tells progress in plain lines, for a writer that is not a
+// terminal: one when a stage begins, then at most one per every.
+func Lines(w io.Writer, every time.Duration, label string, now func() time.Time) func(steps.Progress) {
+	var mu sync.Mutex
+	stage := ""
+	var last, begun time.Time
+	return func(p steps.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := now()
+		if p.Stage != stage {
+			begun = t
+		} else if t.Sub(last) < every {
+			return
+		}
+		stage, last = p.Stage, t
+		fmt.Fprintf(w, "progress: %s\n", Text(p, t.Sub(begun), label))
+	}
+}
+
+// TTY is the progress line of a terminal: redrawn in place (a
+// carriage return and erase) when the run reports and every
+// progressRedraw in between, so that a long stage shows its elapsed time
+// and throughput moving even when no request finishes. A log line written
+// through it (Write) goes above the progress line.
+type TTY struct {
+	w     io.Writer
+	label string
+	now   func() time.Time
+	width func() int
+
+	mu       sync.Mutex
+	p        steps.Progress
+	have     bool
+	begun    time.Time
+	lastDraw time.Time
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// NewTTY starts the progress line on w; finish ends it.
+func NewTTY(w io.Writer, label string, now func() time.Time, width func() int, redraw time.Duration) *TTY {
+	t := &TTY{w: w, label: label, now: now, width: width, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		tick := time.NewTicker(redraw)
+		defer tick.Stop()
+		for {
+			select {
+			case <-t.stop:
+				return
+			case <-tick.C:
+				t.mu.Lock()
+				t.draw()
+				t.mu.Unlock()
+			}
+		}
+	}()
+	return t
+}
+
+// Update takes the run's latest progress.
+func (t *TTY) Update(p steps.Progress) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	if !t.have || p.Stage != t.p.Stage {
+		t.begun = now
+	}
+	t.p, t.have = p, true
+	if now.Sub(t.lastDraw) >= minGap {
+		t.draw()
+	}
+}
+
+// draw writes the line over the previous one; t.mu is held.
+func (t *TTY) draw() {
+	if !t.have {
+		return
+	}
+	now := t.now()
+	t.lastDraw = now
+	line := Text(t.p, now.Sub(t.begun), t.label)
+	if w := t.width(); w > 1 && len([]rune(line)) > w-1 {
+		line = string([]rune(line)[:w-1])
+	}
+	fmt.Fprint(t.w, "\r\x1b[K"+line)
+}
+
+// Write puts a log line above the progress line.
+func (t *TTY) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.have {
+		fmt.Fprint(t.w, "\r\x1b[K")
+	}
+	n, err := t.w.Write(b)
+	if t.have {
+		t.draw()
+	}
+	return n, err
+}
+
+// Finish stops the redraws and erases the line.
+func (t *TTY) Finish() {
+	close(t.stop)
+	<-t.done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.have {
+		fmt.Fprint(t.w, "\r\x1b[K")
+	}
+	t.have = false
+}
+
+// Console is the run's stderr for log lines: through the progress line
+// on a terminal once there is one, else straight to stderr.
+type Console struct {
+	W   io.Writer
+	tty atomic.Pointer[TTY]
+}
+
+func (o *Console) Write(b []byte) (int, error) {
+	if t := o.tty.Load(); t != nil {
+		return t.Write(b)
+	}
+	return o.W.Write(b)
+}
+
+// TerminalWidth is the width of the terminal on w (80 when unknown).
+func TerminalWidth(w io.Writer) func() int {
+	return func() int {
+		if f, ok := w.(*os.File); ok {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				return cols
+			}
+		}
+		return 80
+	}
+}
+
+// Attach puts log lines through t's progress line (nil: straight to W).
+func (o *Console) Attach(t *TTY) { o.tty.Store(t) }

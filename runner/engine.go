@@ -1,0 +1,286 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/launch"
+	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/engines/process"
+	simengine "github.com/joulebench/joulebench/engines/sim"
+	"github.com/joulebench/joulebench/loadgen"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// engineEnv is what building an engine needs from the run.
+type engineEnv struct {
+	RunID     string
+	RunDir    string
+	EngineLog io.Writer
+	Clock     *workflow.Clock
+	Quick     bool
+	// Note logs how a slow readiness wait of --engine-url goes (nil: not).
+	Note func(string)
+	// ReadyTimeout bounds the wait for an --engine-url server to list its
+	// model when --model is not given (0: defaultReadyTimeout).
+	ReadyTimeout time.Duration
+}
+
+// defaultReadyTimeout is start_engine's default ready_timeout.
+const defaultReadyTimeout = 20 * time.Minute
+
+// EngineSetup is the engine of a run and how to talk to it.
+type EngineSetup struct {
+	Kind      string
+	Engine    engines.Engine
+	Simulated bool
+	// SimLoad and SimTelemetry are set for the simulator, whose GPUs
+	// follow its load.
+	SimLoad      simtel.Load
+	SimTelemetry simtel.Config
+	NewClient    func(baseURL string) loadgen.Doer
+	Model        string
+	Expect       engines.Identity
+	Chat         bool
+	// External is true for an already running server (--engine-url):
+	// joulebench neither starts nor stops it, so the run has no startup
+	// or release stage (those metrics are not applicable).
+	External bool
+	// Spec is the frozen engine configuration (zero for the simulator).
+	Spec launch.Spec
+	// StartMetrics starts the engine /metrics side path; the samples go to
+	// sink (engine_metrics.jsonl) and warnings to warn. It returns the
+	// function that stops it (and returns a write error). interval and
+	// families override the options when set (profile parameters). For an
+	// engine without /metrics it does nothing.
+	StartMetrics func(ctx context.Context, interval time.Duration, families []string,
+		sink func([]archive.EngineMetric) error, warn func(string)) (stop func() error)
+	// ExitError says why the engine exited on its own (exit status and the
+	// tail of engine.log); nil when it did not or cannot say.
+	ExitError func() error
+}
+
+// simulatedKind reports whether kind is a simulated engine.
+func (r *Runner) simulatedKind(kind string) bool {
+	d, ok := r.s.Registry.Lookup(kind)
+	return ok && d.Simulated
+}
+
+// engineKind is the kind of engine the spec asks for: the default
+// (simulated) one, a managed kind, or for --engine-url the server's kind
+// (the generic kind of its API when unknown).
+func (r *Runner) engineKind() string {
+	s := r.s
+	kind := r.engine
+	if kind == "" {
+		kind = all.Default
+		if len(s.Engines) > 0 {
+			kind = s.Engines[0]
+		}
+	}
+	if s.Engine.URL != "" && (kind == "" || kind == all.Default && !s.EngineGiven) {
+		d, err := s.Registry.ForRemote("", s.Engine.API)
+		if err != nil {
+			d, err = s.Registry.ForRemote("", "")
+		}
+		if err == nil {
+			return d.Kind
+		}
+	}
+	return kind
+}
+
+// setupEngine builds the engine the spec asks for.
+func (r *Runner) setupEngine(env engineEnv) (*EngineSetup, error) {
+	kind := r.engineKind()
+	if r.simulatedKind(kind) {
+		if r.s.Engine.URL != "" {
+			return nil, Invalidf("--engine %s cannot be combined with --engine-url", kind)
+		}
+		return r.setupSim(env)
+	}
+	spec, err := r.engineSpec(kind, env)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := launch.New(spec)
+	if err != nil {
+		return nil, Invalidf("%v", err)
+	}
+	if x, ok := eng.(*external.Engine); ok && spec.Model == "" {
+		wait := env.ReadyTimeout
+		if wait <= 0 {
+			wait = defaultReadyTimeout
+		}
+		// A loading server is waited for, as by start_engine; one that is
+		// not there fails at once (external.ResolveModel).
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		m, err := x.ResolveModel(ctx)
+		cancel()
+		if err != nil {
+			return nil, WithCode(CodeFailure, fmt.Errorf("--engine-url %s: %w", process.RedactURL(spec.URL), err))
+		}
+		x.SetModel(m)
+		spec.Model = m
+	}
+	clock := env.Clock
+	es := &EngineSetup{
+		Kind:      eng.Kind(),
+		Engine:    eng,
+		NewClient: launch.NewClient(spec, eng, clock.Now),
+		Model:     launch.Model(spec, eng),
+		Expect:    launch.Expect(spec, eng),
+		Chat:      true,
+		External:  launch.IsExternal(eng),
+		Spec:      spec,
+		ExitError: func() error { return launch.ExitError(eng) },
+	}
+	es.StartMetrics = startMetrics(spec, eng, clock)
+	return es, nil
+}
+
+// startMetrics is an EngineSetup's StartMetrics for eng.
+func startMetrics(spec launch.Spec, eng engines.Engine, clock *workflow.Clock) func(ctx context.Context, interval time.Duration, families []string,
+	sink func([]archive.EngineMetric) error, warn func(string)) func() error {
+	return func(ctx context.Context, interval time.Duration, families []string,
+		sink func([]archive.EngineMetric) error, warn func(string)) func() error {
+		sc := launch.StartMetrics(ctx, spec, eng, launch.MetricsConfig{Interval: interval, Families: families, Clock: clock.Now, Sink: sink, Warn: warn})
+		if sc == nil {
+			return func() error { return nil }
+		}
+		return sc.Stop
+	}
+}
+
+// engineSpec reads the engine options into a launch.Spec.
+func (r *Runner) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
+	o := r.s.Engine
+	envs, err := parseEngineEnv(o.Env)
+	if err != nil {
+		return launch.Spec{}, err
+	}
+	spec := launch.Spec{
+		Kind:           kind,
+		Engines:        r.s.Registry,
+		URL:            o.URL,
+		API:            o.API,
+		Bin:            o.Bin,
+		Args:           o.Args,
+		Env:            envs,
+		Model:          r.modelFor(kind),
+		ModelFile:      o.ModelFile,
+		Revision:       o.Revision,
+		Port:           o.Port,
+		TP:             o.TP,
+		MaxModelLen:    o.MaxModelLen,
+		Slots:          o.Slots,
+		Seed:           o.Seed,
+		OllamaAPI:      o.OllamaAPI,
+		EngineVersion:  o.EngineVersion,
+		Thinking:       o.Thinking,
+		HealthGenerate: o.HealthGenerate,
+		PullMissing:    o.PullMissing,
+		ScrapeInterval: o.ScrapeInterval,
+		MetricFamilies: o.MetricFamilies,
+		RunDir:         env.RunDir,
+		RunID:          env.RunID,
+		Log:            env.EngineLog,
+		APIKey:         o.APIKey,
+		Note:           env.Note,
+		PidDir:         process.DefaultPidDir(),
+	}
+	if d, ok := r.s.Registry.Lookup(kind); ok && spec.URL != "" && d.Generic && spec.API == "" {
+		spec.API = d.API
+	}
+	if err := spec.Validate(); err != nil {
+		return launch.Spec{}, Invalidf("%v", err)
+	}
+	return spec, nil
+}
+
+// parseEngineEnv reads KEY=VALUE overrides.
+func parseEngineEnv(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, Invalidf("--engine-env %q: want KEY=VALUE", kv)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// setupSim builds the built-in simulated engine and GPU.
+func (r *Runner) setupSim(env engineEnv) (*EngineSetup, error) {
+	seed := r.s.Engine.Seed
+	simCfg := simengine.DefaultConfig()
+	simCfg.Seed = seed
+	if env.Quick {
+		simCfg = simengine.Quick(simCfg)
+	}
+	telCfg := simtel.DefaultConfig()
+	if env.Quick {
+		telCfg.RiseTauS /= simengine.QuickSpeed
+		telCfg.DecayTauS /= simengine.QuickSpeed
+	}
+	telCfg.Seed = seed
+	switch p := r.s.Engine.SimPreset; p {
+	case "":
+	case "drift":
+		simCfg.DriftPerRequest = 0.01
+	case "no-release":
+		telCfg.ReleaseOffsetW = telCfg.IdleW * 0.5
+	case "small-batch":
+		// The frontier's knee within a small request set.
+		simCfg = simengine.SmallBatch(simCfg)
+	case "prefix-cache":
+		// Multi-turn and shared-prefix workloads: cached prompt tokens
+		// skip prefill.
+		simCfg = simengine.WithPrefixCache(simCfg)
+	default:
+		return nil, checkSimPreset(p)
+	}
+	if m := r.modelFor(r.engineKind()); m != "" {
+		simCfg.Model = m
+	}
+	simCfg.Log = env.EngineLog
+	eng := simengine.New(simCfg)
+	clock := env.Clock
+	model := eng.Config().Model // the simulator serves an id that contains "sim"
+	return &EngineSetup{
+		Kind:         simengine.Kind,
+		Engine:       eng,
+		Simulated:    true,
+		SimLoad:      eng,
+		SimTelemetry: telCfg,
+		NewClient: func(url string) loadgen.Doer {
+			return openai.NewClient(url, openai.WithClock(clock.Now), openai.WithRecordTokenTimes(true), openai.WithRunID(env.RunID))
+		},
+		Model:        model,
+		Expect:       engines.Identity{Model: model},
+		Chat:         true,
+		StartMetrics: startMetrics(launch.Spec{Kind: simengine.Kind, Engines: r.s.Registry}, eng, clock),
+		ExitError:    func() error { return nil },
+	}, nil
+}
+
+// checkSimPreset validates --sim-preset.
+func checkSimPreset(p string) error {
+	switch p {
+	case "", "drift", "no-release", "small-batch", "prefix-cache":
+		return nil
+	}
+	return Invalidf("--sim-preset %q: valid presets are drift, no-release, small-batch and prefix-cache", p)
+}

@@ -1,0 +1,181 @@
+package runner
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/joulebench/joulebench/profiles"
+	"github.com/joulebench/joulebench/steps"
+)
+
+// runForTest is an engineRun of benchmark-1.5 with its request sets
+// frozen, ready for openArchive and checkFileLimit.
+func runForTest(t *testing.T, simulated bool, sets ...string) *engineRun {
+	t.Helper()
+	src, err := profiles.Read("benchmark-1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := r.loadProfile(src, "benchmark-1.5", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &steps.Deps{}
+	if err := d.Prepare(l); err != nil {
+		t.Fatal(err)
+	}
+	return &engineRun{r: r, s: r.s, l: l, deps: d, engineKind: "sim", simulated: simulated, now: time.Now}
+}
+
+// Two runs started in the same second get two run ids and two directories.
+func TestRunIDsUniqueWithinASecond(t *testing.T) {
+	t.Chdir(t.TempDir())
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var dirs []string
+	for range 3 {
+		r := runForTest(t, true, "request_count=4")
+		r.now = func() time.Time { return at }
+		if err := r.openArchive(map[string]string{}); err != nil {
+			t.Fatal(err)
+		}
+		r.close()
+		dirs = append(dirs, r.dir)
+	}
+	want := []string{"20260102T030405Z-benchmark-1.5-sim", "20260102T030405Z-benchmark-1.5-sim-2", "20260102T030405Z-benchmark-1.5-sim-3"}
+	for i, d := range dirs {
+		if d != filepath.Join("runs", want[i]) {
+			t.Errorf("run %d: directory %s, want runs/%s", i+1, d, want[i])
+		}
+	}
+	// An explicit --out that exists is never replaced nor renamed.
+	r := runForTest(t, true, "request_count=4")
+	r.dir = dirs[0]
+	r.now = func() time.Time { return at }
+	if err := r.openArchive(map[string]string{}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("existing --out: %v", err)
+	}
+	r.close()
+	// The parent of a multi-engine run likewise.
+	a, err := newDir("runs/x-engines")
+	b, err2 := newDir("runs/x-engines")
+	if err != nil || err2 != nil || a == b {
+		t.Errorf("newDir twice: %q %v, %q %v", a, err, b, err2)
+	}
+}
+
+type fakeLimit struct {
+	soft, hard uint64
+	raiseErr   error
+	raised     bool
+}
+
+func (f *fakeLimit) Get() (uint64, uint64, bool) { return f.soft, f.hard, true }
+func (f *fakeLimit) RaiseToHard() error {
+	if f.raiseErr != nil {
+		return f.raiseErr
+	}
+	f.raised, f.soft = true, f.hard
+	return nil
+}
+
+// benchmark-1.5 with request_count=24 sends its 24 formal requests at once
+// (unlimited; warm-up: 8 at a time), so it needs 24 + 64 (the reserve) = 88
+// open files, and with the in-process simulator 24 more: 112.
+func TestFileLimitVsConnections(t *testing.T) {
+	r := runForTest(t, false, "request_count=24")
+	if got := r.connections(); got != 24 {
+		t.Fatalf("connections %d, want 24", got)
+	}
+	for _, tc := range []struct {
+		name      string
+		simulated bool
+		lim       fakeLimit
+		raised    bool
+		want      string
+	}{
+		{"enough", false, fakeLimit{soft: 88, hard: 88}, false, ""},
+		{"raised to the hard limit", false, fakeLimit{soft: 87, hard: 4096}, true, ""},
+		{"hard limit too low", false, fakeLimit{soft: 50, hard: 87}, false, "up to 24 requests in flight, which needs about 88 open files, but this process may open 50 (hard limit 87)"},
+		{"raise refused", false, fakeLimit{soft: 50, hard: 4096, raiseErr: errors.New("EPERM")}, false, "may open 50"},
+		{"simulator: both ends", true, fakeLimit{soft: 111, hard: 111}, false, "about 112 open files"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r.simulated = tc.simulated
+			lim := tc.lim
+			err := r.checkFileLimit(&lim)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+			if tc.want != "" && CodeOf(err) != CodeInvalid {
+				t.Errorf("exit code %d, want %d", CodeOf(err), CodeInvalid)
+			}
+			if lim.raised != tc.raised {
+				t.Errorf("raised %v, want %v", lim.raised, tc.raised)
+			}
+		})
+	}
+	// A concurrency-mode profile needs its concurrency, not its set.
+	r = runForTest(t, false, "request_count=24")
+	for _, st := range r.l.Steps {
+		if c, ok := st.Config.(*steps.RequestsConfig); ok {
+			c.Mode, c.Concurrency = "concurrency", 5
+		}
+	}
+	if got := r.connections(); got != 8 { // the warm-up's 8 is now the most
+		t.Errorf("concurrency 5: connections %d, want 8", got)
+	}
+}
+
+// With several engines each run gets the flags that apply to it: --slots
+// and --model-file go to llama.cpp's run, not to the simulator's.
+func TestPerEngineFlags(t *testing.T) {
+	set := map[string]bool{"model-file": true, "slots": true}
+	changed := func(f string) bool { return set[f] }
+	r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Engines: []string{"sim", "llamacpp"},
+		Engine: EngineOptions{ModelFile: "m.gguf", Slots: 2}, Changed: changed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per, err := r.perEngineFlags([]string{"sim", "llamacpp"}, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{false, true} {
+		for f := range set {
+			if got := per[i](f); got != want {
+				t.Errorf("engine %d, --%s: changed = %v, want %v", i, f, got, want)
+			}
+		}
+	}
+}
+
+// --model KIND=ID gives each engine of a run its own model; a plain ID
+// serves every engine without its own.
+func TestModelFor(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		want   map[string]string
+	}{
+		{nil, map[string]string{"ollama": "", "llamacpp": ""}},
+		{[]string{"tiny"}, map[string]string{"ollama": "tiny", "llamacpp": "tiny"}},
+		{[]string{"ollama=tiny", "llamacpp=tiny.gguf"}, map[string]string{"ollama": "tiny", "llamacpp": "tiny.gguf"}},
+		{[]string{"base", "ollama=tiny"}, map[string]string{"ollama": "tiny", "llamacpp": "base"}},
+	} {
+		r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Engine: EngineOptions{Models: tc.values}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for kind, want := range tc.want {
+			if got := r.modelFor(kind); got != want {
+				t.Errorf("%v: modelFor(%s) = %q, want %q", tc.values, kind, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/profiles"
+	"github.com/joulebench/joulebench/telemetry"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
+)
+
+// tinyProfile is the tests' profile: a few short requests (seconds).
+const tinyProfile = "testdata/tiny.yaml"
+
+// syncBuffer is a bytes.Buffer safe for the run's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeHost is a host with the state the test gives it.
+type fakeHost struct{ swap, procs string }
+
+func (h fakeHost) SwapUsed() string                { return h.swap }
+func (h fakeHost) EngineProcesses([]string) string { return h.procs }
+
+// simTelemetry opens the simulated GPU of the simulated engine (none for
+// another engine), as the command line's --telemetry auto does.
+func simTelemetry(_ context.Context, env TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
+	if env.Sim == nil {
+		return nil, archive.TelemetryInfo{Source: "none", Note: "no power source in this test"}, nil
+	}
+	return simtel.New(env.Sim.Config, env.Sim.Load, env.Clock.Now), archive.TelemetryInfo{Source: "sim", Simulated: true}, nil
+}
+
+// testSpec is a spec of the tiny profile on the simulator, in the quick
+// mode, writing under a temporary directory, with a fake host.
+func testSpec(t *testing.T, msgs *syncBuffer) Spec {
+	t.Helper()
+	return Spec{
+		Profile:       tinyProfile,
+		Quick:         true,
+		Engine:        EngineOptions{Seed: 1},
+		FindProfile:   (&profiles.Finder{}).Find,
+		OpenTelemetry: simTelemetry,
+		Messages:      msgs,
+		Host:          fakeHost{},
+	}
+}

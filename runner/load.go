@@ -1,0 +1,151 @@
+package runner
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// The load options of vLLM's `bench serve`, each mapped onto a profile
+// parameter (benchmark-1.0 and benchmark-1.5 have them all).
+var vllmLoadFlags = []struct{ flag, param string }{
+	{"request-rate", "rate"},
+	{"burstiness", "burstiness"},
+	{"max-concurrency", "max_concurrency"},
+	{"num-prompts", "request_count"},
+}
+
+// LoadOptions are vLLM bench serve's load options (--request-rate,
+// --burstiness, --max-concurrency, --num-prompts); the ...Set fields say
+// which were given.
+type LoadOptions struct {
+	Rate, Burstiness                                         float64
+	MaxConcurrency, NumPrompts                               int
+	RateSet, BurstinessSet, MaxConcurrencySet, NumPromptsSet bool
+}
+
+func (v LoadOptions) any() bool {
+	return v.RateSet || v.BurstinessSet || v.MaxConcurrencySet || v.NumPromptsSet
+}
+
+// applyLoad maps the load options given onto --set values of the profile
+// (its parameters read from the profile itself), refusing an option whose
+// parameter the profile lacks.
+func (r *Runner) applyLoad(profile string, sets []string) ([]string, error) {
+	v := r.s.Load
+	if !v.any() {
+		return sets, nil
+	}
+	src, name, err := r.readProfile(profile)
+	if err != nil {
+		return nil, WithCode(CodeInvalid, err)
+	}
+	l, err := workflow.Load(src, name, workflow.Options{Lookup: r.s.FindProfile})
+	if err != nil {
+		return nil, WithCode(CodeInvalid, err)
+	}
+	return mapLoadFlags(sets, v, l.Profile.Name, func(p string) bool { _, ok := l.Params[p]; return ok })
+}
+
+// mapLoadFlags turns the vLLM load flags of v into --set values appended
+// to sets: --request-rate R sets rate (and mode poisson, or gamma when
+// --burstiness is not 1, unless --set mode is given; inf sets mode
+// unlimited), --burstiness burstiness, --max-concurrency max_concurrency,
+// --num-prompts request_count. declared says whether the profile has a
+// parameter; a flag whose parameter it lacks, a value out of range, or a
+// --set that says otherwise is an error naming the flag.
+func mapLoadFlags(sets []string, v LoadOptions, profile string, declared func(string) bool) ([]string, error) {
+	given := map[string]string{}
+	for _, kv := range sets {
+		if k, val, ok := strings.Cut(kv, "="); ok {
+			given[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		}
+	}
+	out := slices.Clone(sets)
+	add := func(flag, param, val string) error {
+		if !declared(param) {
+			return Invalidf("--%s: profile %s has no parameter %s, so it cannot take this flag (its load is set by the profile: joulebench profiles show %s)", flag, profile, param, profile)
+		}
+		if old, ok := given[param]; ok {
+			if old != val {
+				return Invalidf("--%s %s and --set %s=%s disagree: give one", flag, val, param, old)
+			}
+			return nil
+		}
+		given[param] = val
+		out = append(out, param+"="+val)
+		return nil
+	}
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, f := range vllmLoadFlags {
+		var err error
+		switch f.flag {
+		case "request-rate":
+			err = mapRate(v, f.param, add, given, declared)
+		case "burstiness":
+			if !v.BurstinessSet {
+				continue
+			}
+			if !(v.Burstiness > 0) || math.IsInf(v.Burstiness, 0) {
+				return nil, Invalidf("--burstiness %v: must be a finite number > 0 (1 is poisson)", v.Burstiness)
+			}
+			if !(v.RateSet && !math.IsInf(v.Rate, 1)) && given["mode"] != "gamma" {
+				return nil, Invalidf("--burstiness applies to a finite --request-rate (as in vLLM), or to --set mode=gamma with a rate")
+			}
+			err = add(f.flag, f.param, num(v.Burstiness))
+		case "max-concurrency":
+			if !v.MaxConcurrencySet {
+				continue
+			}
+			if v.MaxConcurrency < 1 {
+				return nil, Invalidf("--max-concurrency %d: at least 1", v.MaxConcurrency)
+			}
+			err = add(f.flag, f.param, strconv.Itoa(v.MaxConcurrency))
+		case "num-prompts":
+			if !v.NumPromptsSet {
+				continue
+			}
+			if v.NumPrompts < 1 {
+				return nil, Invalidf("--num-prompts %d: at least 1", v.NumPrompts)
+			}
+			err = add(f.flag, f.param, strconv.Itoa(v.NumPrompts))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// mapRate maps --request-rate onto rate and, unless --set mode is given,
+// mode (poisson; gamma with a --burstiness other than 1; unlimited for
+// inf).
+func mapRate(v LoadOptions, param string, add func(flag, param, val string) error, given map[string]string, declared func(string) bool) error {
+	if !v.RateSet {
+		return nil
+	}
+	if !(v.Rate > 0) {
+		return Invalidf("--request-rate %v: must be > 0 requests/s (inf: all at once)", v.Rate)
+	}
+	_, modeGiven := given["mode"]
+	if math.IsInf(v.Rate, 1) {
+		if !declared("mode") || modeGiven {
+			return nil
+		}
+		return add("request-rate", "mode", "unlimited")
+	}
+	if err := add("request-rate", param, strconv.FormatFloat(v.Rate, 'g', -1, 64)); err != nil {
+		return err
+	}
+	if !declared("mode") || modeGiven {
+		return nil
+	}
+	mode := "poisson"
+	if v.BurstinessSet && v.Burstiness != 1 {
+		mode = "gamma"
+	}
+	return add("request-rate", "mode", mode)
+}

@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestMapLoadFlags: each of vLLM bench serve's load flags becomes its
+// profile parameter; the mode follows the rate unless --set gives it.
+func TestMapLoadFlags(t *testing.T) {
+	all := func(string) bool { return true }
+	for _, tc := range []struct {
+		name string
+		sets []string
+		v    LoadOptions
+		want []string
+	}{
+		{"rate is poisson", nil, LoadOptions{Rate: 4, RateSet: true}, []string{"rate=4", "mode=poisson"}},
+		{"rate and burstiness is gamma", nil, LoadOptions{Rate: 4, RateSet: true, Burstiness: 0.5, BurstinessSet: true},
+			[]string{"rate=4", "mode=gamma", "burstiness=0.5"}},
+		{"burstiness 1 is poisson", nil, LoadOptions{Rate: 4, RateSet: true, Burstiness: 1, BurstinessSet: true},
+			[]string{"rate=4", "mode=poisson", "burstiness=1"}},
+		{"a mode given wins", []string{"mode=constant"}, LoadOptions{Rate: 2.5, RateSet: true}, []string{"mode=constant", "rate=2.5"}},
+		{"inf is unlimited", nil, LoadOptions{Rate: math.Inf(1), RateSet: true}, []string{"mode=unlimited"}},
+		{"max concurrency alone", nil, LoadOptions{MaxConcurrency: 16, MaxConcurrencySet: true}, []string{"max_concurrency=16"}},
+		{"num prompts", []string{"x=1"}, LoadOptions{NumPrompts: 200, NumPromptsSet: true}, []string{"x=1", "request_count=200"}},
+		{"the same --set", []string{"rate=4"}, LoadOptions{Rate: 4, RateSet: true}, []string{"rate=4", "mode=poisson"}},
+	} {
+		got, err := mapLoadFlags(tc.sets, tc.v, "p", all)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		sets     []string
+		v        LoadOptions
+		declared []string
+		want     string
+	}{
+		{"no such parameter", nil, LoadOptions{Rate: 4, RateSet: true}, []string{"mode"},
+			"--request-rate: profile p has no parameter rate, so it cannot take this flag"},
+		{"no max_concurrency", nil, LoadOptions{MaxConcurrency: 4, MaxConcurrencySet: true}, []string{"rate"},
+			"--max-concurrency: profile p has no parameter max_concurrency"},
+		{"no request_count", nil, LoadOptions{NumPrompts: 4, NumPromptsSet: true}, nil, "--num-prompts: profile p has no parameter request_count"},
+		{"disagrees with --set", []string{"rate=5"}, LoadOptions{Rate: 4, RateSet: true}, []string{"rate", "mode"},
+			"--request-rate 4 and --set rate=5 disagree: give one"},
+		{"zero rate", nil, LoadOptions{Rate: 0, RateSet: true}, []string{"rate"}, "--request-rate 0: must be > 0"},
+		{"burstiness alone", nil, LoadOptions{Burstiness: 0.5, BurstinessSet: true}, []string{"burstiness"}, "--burstiness applies to a finite --request-rate"},
+		{"burstiness 0", nil, LoadOptions{Rate: 1, RateSet: true, Burstiness: 0, BurstinessSet: true}, []string{"rate", "burstiness"}, "--burstiness 0: must be a finite number > 0"},
+		{"max concurrency 0", nil, LoadOptions{MaxConcurrencySet: true}, []string{"max_concurrency"}, "--max-concurrency 0: at least 1"},
+		{"num prompts 0", nil, LoadOptions{NumPromptsSet: true}, []string{"request_count"}, "--num-prompts 0: at least 1"},
+	} {
+		declared := func(p string) bool {
+			for _, d := range tc.declared {
+				if d == p {
+					return true
+				}
+			}
+			return false
+		}
+		_, err := mapLoadFlags(tc.sets, tc.v, "p", declared)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || CodeOf(err) != CodeInvalid {
+			t.Errorf("%s: error %v (exit %d), want %q (exit %d)", tc.name, err, CodeOf(err), tc.want, CodeInvalid)
+		}
+	}
+}
