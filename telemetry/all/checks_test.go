@@ -19,6 +19,7 @@ func TestBuiltinChecks(t *testing.T) {
 		{[]string{"--gpus", "0,zero"}, `--gpus "0,zero": "zero" is neither an index nor a UUID (GPU-…)`},
 		{[]string{"--telemetry", "dcgm", "--dcgm-url", "http://h:9400/metrics", "--gpus", "0"}, "--gpus selects NVML GPUs: it is for --telemetry nvml (or auto), not dcgm"},
 		{[]string{"--telemetry", "nvml", "--dcgm-url", "http://h"}, "--dcgm-url is for --telemetry dcgm (or auto), not nvml"},
+		{[]string{"--telemetry", "nvml", "--telemetry", "rapl", "--dcgm-url", "http://h"}, "--dcgm-url is for --telemetry dcgm (or auto), not nvml + rapl"},
 		{[]string{"--telemetry", "dcgm", "--dcgm-url", " "}, "--telemetry dcgm needs at least one --dcgm-url http://HOST:9400/metrics"},
 		{[]string{"--telemetry", "none", "--replay", "x"}, "--replay is for --telemetry replay (or auto), not none"},
 		{[]string{"--telemetry", "none", "--replay-offset", "2"}, "--replay-offset is for --replay FILE"},

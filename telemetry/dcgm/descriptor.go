@@ -29,7 +29,7 @@ func Descriptor() telemetry.Descriptor {
 		Check: func(v telemetry.Values, sel telemetry.Selection) error {
 			urls := urlsOf(v)
 			if len(urls) > 0 && !sel.Has(Name) && !sel.Has(telemetry.Auto) {
-				return fmt.Errorf("--dcgm-url is for --telemetry dcgm (or auto), not %s", sel.One())
+				return fmt.Errorf("--dcgm-url is for --telemetry dcgm (or auto), not %s", sel)
 			}
 			if sel.Has(Name) && len(urls) == 0 {
 				return fmt.Errorf("--telemetry dcgm needs at least one --dcgm-url http://HOST:9400/metrics")

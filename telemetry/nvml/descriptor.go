@@ -54,7 +54,7 @@ func check(v telemetry.Values, sel telemetry.Selection) error {
 		return err
 	}
 	if gpus != "" && !sel.Has(Name) && !sel.Has(telemetry.Auto) {
-		return fmt.Errorf("--gpus selects NVML GPUs: it is for --telemetry nvml (or auto), not %s", sel.One())
+		return fmt.Errorf("--gpus selects NVML GPUs: it is for --telemetry nvml (or auto), not %s", sel)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func Descriptor() telemetry.Descriptor {
 		Check: func(v telemetry.Values, sel telemetry.Selection) error {
 			url := strings.TrimSpace(v.GetString(flagURL))
 			if url != "" && !sel.Has(Name) {
-				return fmt.Errorf("--prometheus-url is for --telemetry prometheus, not %s", sel.One())
+				return fmt.Errorf("--prometheus-url is for --telemetry prometheus, not %s", sel)
 			}
 			if sel.Has(Name) && url == "" {
 				return fmt.Errorf("--telemetry prometheus needs --prometheus-url http://HOST:9090 (and usually --prometheus-selector)")

@@ -41,7 +41,7 @@ func fileOf(v telemetry.Values) string { return strings.TrimSpace(v.GetString(fl
 func check(v telemetry.Values, sel telemetry.Selection) error {
 	file := fileOf(v)
 	if file != "" && !sel.Has(Name) && !sel.Has(telemetry.Auto) {
-		return fmt.Errorf("--replay is for --telemetry replay (or auto), not %s", sel.One())
+		return fmt.Errorf("--replay is for --telemetry replay (or auto), not %s", sel)
 	}
 	if v.GetFloat64(flagOffset) != 0 && file == "" {
 		return fmt.Errorf("--replay-offset is for --replay FILE")
