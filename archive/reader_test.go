@@ -36,7 +36,7 @@ func TestLoadSampleRun(t *testing.T) {
 			t.Errorf("stage %s = %+v, %v", s.Name, got, ok)
 		}
 	}
-	for _, e := range []Event{{"engine_started", 4}, {"engine_ready", 7.6}, {"engine_exited", 21.3}, {"memory_released", 22}, {"release_complete", 25}} {
+	for _, e := range []Event{{Name: "engine_started", T: 4}, {Name: "engine_ready", T: 7.6}, {Name: "engine_exited", T: 21.3}, {Name: "memory_released", T: 22}, {Name: "release_complete", T: 25}} {
 		if got, ok := m.EventByName(e.Name); !ok || math.Abs(got-(t0+e.T)) > 1e-6 {
 			t.Errorf("event %s = %v, %v", e.Name, got, ok)
 		}

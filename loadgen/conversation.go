@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -39,7 +39,7 @@ type ConversationConfig struct {
 //
 // sink receives each finished turn once, from one goroutine. It returns
 // ctx.Err() when ctx was cancelled.
-func RunConversations(ctx context.Context, cfg ConversationConfig, set *workload.ConversationSet, d Doer, sink func(archive.Request)) error {
+func RunConversations(ctx context.Context, cfg ConversationConfig, set *workload.ConversationSet, d Doer, sink func(record.Request)) error {
 	if cfg.Concurrency < 0 || cfg.MaxDuration < 0 || cfg.Limits.Timeout < 0 || cfg.Limits.Stall < 0 {
 		return fmt.Errorf("conversations: concurrency %d, max duration %v and limits must be >= 0", cfg.Concurrency, cfg.MaxDuration)
 	}
@@ -53,7 +53,7 @@ func RunConversations(ctx context.Context, cfg ConversationConfig, set *workload
 	if n == 0 || n > len(set.Conversations) {
 		n = len(set.Conversations)
 	}
-	done := make(chan archive.Request, 64)
+	done := make(chan record.Request, 64)
 	collected := make(chan struct{})
 	go func() {
 		defer close(collected)
@@ -88,7 +88,7 @@ feed:
 }
 
 // converse sends conversation i's turns in order.
-func converse(ctx context.Context, cfg ConversationConfig, set *workload.ConversationSet, i int, d Doer, done chan<- archive.Request) {
+func converse(ctx context.Context, cfg ConversationConfig, set *workload.ConversationSet, i int, d Doer, done chan<- record.Request) {
 	c := set.Conversations[i]
 	var msgs []workload.Message
 	if c.System != "" {
@@ -131,10 +131,10 @@ func converse(ctx context.Context, cfg ConversationConfig, set *workload.Convers
 // notSent records the turns after a failed one as failed without sending
 // them (they would lack the answer they follow), at the failure's time, so
 // that every turn of the set is recorded.
-func notSent(cfg ConversationConfig, set *workload.ConversationSet, i, from int, failed archive.Request, done chan<- archive.Request) {
+func notSent(cfg ConversationConfig, set *workload.ConversationSet, i, from int, failed record.Request, done chan<- record.Request) {
 	c := set.Conversations[i]
 	for k := from; k < len(c.Turns); k++ {
-		done <- archive.Request{ID: fmt.Sprintf("%s-c%05d-t%d", cfg.Phase, i, k+1), Phase: cfg.Phase, PromptID: fmt.Sprintf("%s#%d", c.ID, k+1),
+		done <- record.Request{ID: fmt.Sprintf("%s-c%05d-t%d", cfg.Phase, i, k+1), Phase: cfg.Phase, PromptID: fmt.Sprintf("%s#%d", c.ID, k+1),
 			SentAt: failed.DoneAt, DoneAt: failed.DoneAt, MaxTokens: c.Turns[k].MaxTokens, ConversationID: c.ID, Turn: k + 1,
 			Error: fmt.Sprintf("not sent: turn %d of the conversation failed", from)}
 	}
@@ -142,7 +142,7 @@ func notSent(cfg ConversationConfig, set *workload.ConversationSet, i, from int,
 
 // doLimited sends one request under limits: through DoFlight for a
 // Tracker, else with a timeout on its context.
-func doLimited(ctx context.Context, d Doer, req workload.Request, limits Limits) archive.Request {
+func doLimited(ctx context.Context, d Doer, req workload.Request, limits Limits) record.Request {
 	if t, ok := d.(Tracker); ok {
 		f := &Flight{ID: req.ID, Start: time.Now(), Limits: limits}
 		rec := t.DoFlight(ctx, req, f)
@@ -179,7 +179,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // is in flight, and waits for all to finish. MaxDuration (when > 0) stops
 // sending after that long and cancels the requests in flight. sink
 // receives each finished request once, from one goroutine.
-func RunAt(ctx context.Context, reqs []workload.Request, offsets []time.Duration, limits Limits, maxDuration time.Duration, d Doer, sink func(archive.Request)) error {
+func RunAt(ctx context.Context, reqs []workload.Request, offsets []time.Duration, limits Limits, maxDuration time.Duration, d Doer, sink func(record.Request)) error {
 	if len(offsets) != len(reqs) {
 		return fmt.Errorf("replay: %d requests but %d send times", len(reqs), len(offsets))
 	}
@@ -194,7 +194,7 @@ func RunAt(ctx context.Context, reqs []workload.Request, offsets []time.Duration
 		t := time.AfterFunc(maxDuration, func() { cancel(ErrMaxDuration) })
 		defer t.Stop()
 	}
-	done := make(chan archive.Request, 64)
+	done := make(chan record.Request, 64)
 	collected := make(chan struct{})
 	go func() {
 		defer close(collected)

@@ -42,7 +42,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -95,7 +95,7 @@ type (
 // stall.
 type Tracker interface {
 	Doer
-	DoFlight(ctx context.Context, r workload.Request, f *Flight) archive.Request
+	DoFlight(ctx context.Context, r workload.Request, f *Flight) record.Request
 }
 
 // ErrRequestTimeout is the cause of a request's context when Run enforces
@@ -116,7 +116,7 @@ type Waiting struct {
 // is done (recording the request as cancelled). The engine clients
 // (engines/openai, engines/ollama) are Doers; loadgen does not know them.
 type Doer interface {
-	Do(ctx context.Context, r workload.Request) archive.Request
+	Do(ctx context.Context, r workload.Request) record.Request
 }
 
 // Progress counts requests so far: Sent, Done (finished, successfully or
@@ -203,12 +203,12 @@ var ErrMaxDuration = errors.New("max duration")
 //
 // It returns ctx.Err() when ctx was cancelled, nil when everything (or as
 // much as MaxDuration allowed) was sent and finished.
-func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(archive.Request), progress func(Progress)) error {
+func Run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(record.Request), progress func(Progress)) error {
 	return run(ctx, cfg, reqs, d, sink, progress, waves{size: BurstWave, pause: BurstWavePause, maxWait: BurstWaveMaxWait})
 }
 
 // run is Run with the burst's waves given.
-func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(archive.Request), progress func(Progress), w waves) error {
+func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink func(record.Request), progress func(Progress), w waves) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 		d:       d,
 		limits:  cfg.Limits,
 		flights: map[*Flight]struct{}{},
-		done:    make(chan archive.Request, min(len(reqs), 1<<16)),
+		done:    make(chan record.Request, min(len(reqs), 1<<16)),
 		sent:    make(chan struct{}, 1),
 	}
 	r.tracker, _ = d.(Tracker)
@@ -280,8 +280,8 @@ type runner struct {
 	flights map[*Flight]struct{} // in flight
 
 	sentN atomic.Int64
-	done  chan archive.Request // finished requests
-	sent  chan struct{}        // a nudge to report progress after a send
+	done  chan record.Request // finished requests
+	sent  chan struct{}       // a nudge to report progress after a send
 }
 
 // sendAll sends reqs in order; slots (if not nil) bounds the number in
@@ -483,7 +483,7 @@ func trySlot(slots chan struct{}) bool {
 // record says what the Flight counted of bounded chunk times. written (if
 // not nil) is called once, when the Doer says the request was written or
 // when it returns.
-func (r *runner) do(req workload.Request, written func()) archive.Request {
+func (r *runner) do(req workload.Request, written func()) record.Request {
 	f := &Flight{ID: req.ID, Start: time.Now(), Limits: r.limits, OnWritten: written}
 	defer f.Wrote()
 	r.mu.Lock()
@@ -494,7 +494,7 @@ func (r *runner) do(req workload.Request, written func()) archive.Request {
 		delete(r.flights, f)
 		r.mu.Unlock()
 	}()
-	var rec archive.Request
+	var rec record.Request
 	if r.tracker != nil {
 		rec = r.tracker.DoFlight(r.ctx, req, f)
 	} else {
@@ -536,7 +536,7 @@ func (r *runner) waiting(now time.Time) Waiting {
 
 // collect calls sink, progress and watch from one goroutine until done is
 // closed.
-func (r *runner) collect(sink func(archive.Request), progress func(Progress), watch func(Waiting), every time.Duration, finished chan<- struct{}) {
+func (r *runner) collect(sink func(record.Request), progress func(Progress), watch func(Waiting), every time.Duration, finished chan<- struct{}) {
 	defer close(finished)
 	var tick <-chan time.Time
 	if watch != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -170,9 +170,9 @@ func (c Config) Normalized() Config {
 
 // Load is the load shape of a valid c as run.json records it: the mode
 // and only the parameters it uses (see Normalized).
-func (c Config) Load() *archive.LoadShape {
+func (c Config) Load() *record.LoadShape {
 	n := c.Normalized()
-	l := &archive.LoadShape{Mode: string(n.Mode)}
+	l := &record.LoadShape{Mode: string(n.Mode)}
 	switch {
 	case n.Mode == Concurrency:
 		l.Concurrency = n.Concurrency

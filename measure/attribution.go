@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Attribution is one request's share of the GPU energy.
@@ -56,13 +56,13 @@ type Attribution struct {
 // power samples, or when its TokenCounts do not match its TokenTimes. The
 // result is in the order of reqs. O(s log s + samples) for s segments
 // (at most maxSegments per request).
-func (p *PowerData) Attribute(reqs []*archive.Request, method string) ([]Attribution, error) {
+func (p *PowerData) Attribute(reqs []*record.Request, method string) ([]Attribution, error) {
 	return p.attribute(reqs, method, nil)
 }
 
 // attribute is Attribute given the requests' shapes (in the order of
 // reqs), or computing them when sl is nil.
-func (p *PowerData) attribute(reqs []*archive.Request, method string, sl *shapeList) ([]Attribution, error) {
+func (p *PowerData) attribute(reqs []*record.Request, method string, sl *shapeList) ([]Attribution, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)
@@ -194,7 +194,7 @@ func gallop(bounds []float64, from int, x float64) int {
 
 // checkGenRange reports the first generation interval not covered by every
 // device's samples, naming the request and the device.
-func (p *PowerData) checkGenRange(reqs []*archive.Request, gens []genReq) error {
+func (p *PowerData) checkGenRange(reqs []*record.Request, gens []genReq) error {
 	lo, hi, _, _ := p.commonRange()
 	for _, g := range gens {
 		if g.first >= lo && g.done <= hi {
@@ -245,7 +245,7 @@ type genReq struct {
 }
 
 // shapeOf validates a request and classifies it for attribution.
-func shapeOf(r *archive.Request) (tokenShape, error) {
+func shapeOf(r *record.Request) (tokenShape, error) {
 	if !r.OK {
 		return tokenShape{kind: shapeNone}, nil
 	}
@@ -291,7 +291,7 @@ func shapeOf(r *archive.Request) (tokenShape, error) {
 // chunkWeights checks a request's chunks (token_times, token_counts) and
 // returns the tokens they count and whether their times, clamped to
 // [first, done], are in order.
-func chunkWeights(r *archive.Request, first, done float64) (sum float64, sorted bool, err error) {
+func chunkWeights(r *record.Request, first, done float64) (sum float64, sorted bool, err error) {
 	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
 		return 0, false, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
 	}
@@ -323,7 +323,7 @@ func chunkWeights(r *archive.Request, first, done float64) (sum float64, sorted 
 // weights: as recorded (the usual case, which needs no copy: ws nil,
 // counts the request's), else a stably sorted copy of their clamped times
 // and weights (counts nil).
-func chunksInOrder(r *archive.Request, first, done float64, sorted bool) (ts, ws []float64, counts []int) {
+func chunksInOrder(r *record.Request, first, done float64, sorted bool) (ts, ws []float64, counts []int) {
 	ts, counts = r.TokenTimes, r.TokenCounts
 	if sorted {
 		return ts, nil, counts
@@ -348,7 +348,7 @@ func chunksInOrder(r *archive.Request, first, done float64, sorted bool) (ts, ws
 // chunkSegments cuts a request's generation into at most maxSegments
 // uniform segments, grouping consecutive chunks (sum: the tokens they
 // count); none when no chunk has time since the previous one.
-func chunkSegments(r *archive.Request, sh tokenShape, sum float64, sorted bool) []segment {
+func chunkSegments(r *record.Request, sh tokenShape, sum float64, sorted bool) []segment {
 	ts, ws, counts := chunksInOrder(r, sh.first, sh.done, sorted)
 	n := len(ts)
 	// Group consecutive chunks so that at most maxSegments remain.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Engine state kinds: what a /metrics gauge of the side path reports.
@@ -49,7 +49,7 @@ type EngineSeries struct {
 
 // NewEngineSeries builds the series from the scrapes; names it does not
 // know (EngineStateKind) and non-finite values are left out.
-func NewEngineSeries(ms []archive.EngineMetric) EngineSeries {
+func NewEngineSeries(ms []record.EngineMetric) EngineSeries {
 	type key struct {
 		kind string
 		t    float64
@@ -139,7 +139,7 @@ func (s EngineSeries) Window(a, b float64) EngineWindow {
 // wins, as the engines parse them), else the simulator's sim:num_slots
 // gauge. 0 and "" when none says: an engine's default limit depends on
 // its version and GPU and is not guessed.
-func BatchLimit(m archive.Meta, ms []archive.EngineMetric) (float64, string) {
+func BatchLimit(m record.Meta, ms []record.EngineMetric) (float64, string) {
 	if v, ok := positive(m.Engine.Extra["slots"]); ok {
 		return v, "run.json engine.extra.slots"
 	}

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // ITL returns the inter-token latencies in seconds of the given requests,
@@ -21,7 +21,7 @@ import (
 // bench_serving divides by the accepted length, as here). A chunk with a
 // count of 0 (a chunk with no token) adds its gap to the next one that has
 // tokens. Requests without token_times contribute nothing.
-func ITL(reqs []*archive.Request) ([]float64, error) {
+func ITL(reqs []*record.Request) ([]float64, error) {
 	v, err := NewITLValues(reqs)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func ITL(reqs []*archive.Request) ([]float64, error) {
 // (and errors) of the functions of the same name on ITL's list. It is
 // safe for concurrent use.
 type ITLValues struct {
-	reqs []*archive.Request
+	reqs []*record.Request
 	n    int
 
 	partsOnce sync.Once
@@ -62,7 +62,7 @@ const itlChunk = 1024
 // in fewer passes over the values than one by one; and the first of
 // those passes (a count of the values by the top bits of their keys) is
 // made here, as the requests are checked, on parts in parallel.
-func NewITLValues(reqs []*archive.Request, want ...float64) (*ITLValues, error) {
+func NewITLValues(reqs []*record.Request, want ...float64) (*ITLValues, error) {
 	if len(want) == 0 {
 		n := 0
 		for _, r := range reqs {
@@ -139,7 +139,7 @@ const itlPartMin = 1 << 10
 
 // itlCheck checks a request's chunks as ITL does and returns how many
 // values it gives.
-func itlCheck(r *archive.Request) (int, error) {
+func itlCheck(r *record.Request) (int, error) {
 	if !r.OK || len(r.TokenTimes) < 2 {
 		return 0, nil
 	}
@@ -186,17 +186,17 @@ func (v *ITLValues) Slice() []float64 {
 
 // itlChunks yields the ITL values of reqs in order, up to itlChunk at a
 // time, from a buffer it reuses.
-func itlChunks(reqs []*archive.Request) chunks {
+func itlChunks(reqs []*record.Request) chunks {
 	return func(yield func([]float64) bool) { itlEach(reqs, yield) }
 }
 
-func itlEach(reqs []*archive.Request, yield func([]float64) bool) {
+func itlEach(reqs []*record.Request, yield func([]float64) bool) {
 	itlEachBuf(reqs, make([]float64, 0, itlChunk), yield)
 }
 
 // itlEachBuf is itlEach with the buffer buf (empty, with room for
 // itlChunk values).
-func itlEachBuf(reqs []*archive.Request, buf []float64, yield func([]float64) bool) {
+func itlEachBuf(reqs []*record.Request, buf []float64, yield func([]float64) bool) {
 	for _, r := range reqs {
 		if !r.OK || len(r.TokenTimes) < 2 {
 			continue

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Energy integration methods accepted by PowerData.Energy and friends.
@@ -102,7 +102,7 @@ type powerSeries struct {
 // reset, a backward step, or a frozen counter. On each glitched segment the
 // device's counter energy falls back to the trapezoid energy of that
 // segment; CounterGlitches lists them.
-func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
+func NewPowerData(samples []record.PowerSample) (*PowerData, error) {
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("no power samples")
 	}
@@ -196,7 +196,7 @@ func NewPowerData(samples []archive.PowerSample) (*PowerData, error) {
 // describeBackInTime says where a device's samples (idx, in input order)
 // first go back in time, and how many samples come earlier than one
 // before them.
-func describeBackInTime(name string, samples []archive.PowerSample, idx []int32) string {
+func describeBackInTime(name string, samples []record.PowerSample, idx []int32) string {
 	latest, count := samples[idx[0]].T, 0
 	first := ""
 	for _, si := range idx[1:] {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // RequestsIn is how many requests generated in [a, b], each counted by the
@@ -15,13 +15,13 @@ import (
 // requests and requests without output tokens count 0. With the tokens of
 // the same interval, T/RequestsIn is the mean output tokens per request
 // there, so that energy/RequestsIn = (energy/T) × (T/RequestsIn).
-func RequestsIn(reqs []*archive.Request, a, b float64) (float64, error) {
+func RequestsIn(reqs []*record.Request, a, b float64) (float64, error) {
 	var s *Shapes
 	return s.RequestsIn(reqs, a, b)
 }
 
 // RequestsIn is RequestsIn with the requests' token shapes kept by s.
-func (s *Shapes) RequestsIn(reqs []*archive.Request, a, b float64) (float64, error) {
+func (s *Shapes) RequestsIn(reqs []*record.Request, a, b float64) (float64, error) {
 	if math.IsNaN(a) || math.IsNaN(b) || b < a {
 		return 0, fmt.Errorf("requests_in: interval [%v, %v] is not an interval", a, b)
 	}
@@ -48,7 +48,7 @@ func (s *Shapes) RequestsIn(reqs []*archive.Request, a, b float64) (float64, err
 // else spread uniformly over the generation interval); failed requests
 // count 0. Over the requests that meet an SLO and the steady-state span
 // it is the denominator of the steady-state J per good token.
-func (s *Shapes) TokensIn(reqs []*archive.Request, a, b float64) (float64, error) {
+func (s *Shapes) TokensIn(reqs []*record.Request, a, b float64) (float64, error) {
 	if math.IsNaN(a) || math.IsNaN(b) || b < a {
 		return 0, fmt.Errorf("tokens_in: interval [%v, %v] is not an interval", a, b)
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // AttributeResident splits GPU energy among requests by residency: a
@@ -26,7 +26,7 @@ import (
 // A resident request is an error when its times are NaN or infinite, when
 // DoneAt < SentAt, or when its interval is outside the power samples. The
 // result is in the order of reqs; O(n log n + samples).
-func (p *PowerData) AttributeResident(reqs []*archive.Request, method string) ([]Attribution, error) {
+func (p *PowerData) AttributeResident(reqs []*record.Request, method string) ([]Attribution, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
 		return nil, fmt.Errorf("attribute_resident: %w", err)
@@ -97,7 +97,7 @@ func (p *PowerData) AttributeResident(reqs []*archive.Request, method string) ([
 
 // checkResident checks a successful request's residency [SentAt, DoneAt]:
 // finite, in order, and inside every device's samples.
-func (p *PowerData) checkResident(r *archive.Request) error {
+func (p *PowerData) checkResident(r *record.Request) error {
 	a, b := r.SentAt, r.DoneAt
 	if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b) || math.IsInf(b, 0) {
 		return fmt.Errorf("sent_at %v or done_at %v is not a finite time", a, b)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // shapeList is the token shapes (shapeOf) of a list of requests, in its
@@ -20,7 +20,7 @@ const shapesMin = 1 << 12
 
 // shapesOf computes the shapes of reqs, on up to GOMAXPROCS parts in
 // parallel; a nil request gets none (its caller reports it).
-func shapesOf(reqs []*archive.Request) *shapeList {
+func shapesOf(reqs []*record.Request) *shapeList {
 	sl := &shapeList{shapes: make([]tokenShape, len(reqs)), errs: make([]error, len(reqs))}
 	p := max(1, min(runtime.GOMAXPROCS(0), len(reqs)/shapesMin))
 	var wg sync.WaitGroup
@@ -44,12 +44,12 @@ func shapesOf(reqs []*archive.Request) *shapeList {
 // *Shapes keeps nothing. It is safe for concurrent use.
 type Shapes struct {
 	mu   sync.Mutex
-	reqs []*archive.Request
+	reqs []*record.Request
 	list *shapeList
 }
 
 // of returns the shapes of reqs (shapesOf), computed or kept.
-func (s *Shapes) of(reqs []*archive.Request) *shapeList {
+func (s *Shapes) of(reqs []*record.Request) *shapeList {
 	if s == nil {
 		return shapesOf(reqs)
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // SteadyParams configures the steady-state search.
@@ -64,7 +64,7 @@ type Steady struct {
 // enough windows, Windows and WindowCVs describe the best one (the start
 // whose largest window CV is smallest, the earliest among equals).
 // O(n log n + chunks).
-func (p *PowerData) SteadyState(reqs []*archive.Request, sp SteadyParams) (Steady, error) {
+func (p *PowerData) SteadyState(reqs []*record.Request, sp SteadyParams) (Steady, error) {
 	if err := sp.check(); err != nil {
 		return Steady{}, err
 	}
@@ -120,7 +120,7 @@ func (sp SteadyParams) check() error {
 
 // completionOrder returns the successful requests in completion order
 // (DoneAt, ties by ID, then input order) and each one's index in reqs.
-func completionOrder(reqs []*archive.Request) ([]*archive.Request, []int, error) {
+func completionOrder(reqs []*record.Request) ([]*record.Request, []int, error) {
 	// Sort (done_at, input index) keys rather than the pointers: no pointer
 	// chasing in the comparisons except on ties.
 	type key struct {
@@ -149,7 +149,7 @@ func completionOrder(reqs []*archive.Request) ([]*archive.Request, []int, error)
 		}
 		return cmp.Compare(a.i, b.i) // input order
 	})
-	order := make([]*archive.Request, len(keys))
+	order := make([]*record.Request, len(keys))
 	idx := make([]int, len(keys))
 	for j, k := range keys {
 		order[j], idx[j] = reqs[k.i], k.i
@@ -169,7 +169,7 @@ type rated struct {
 
 // rate attributes energy to the requests of order (idx: their indices in
 // reqs, whose shapes sp.Shapes may hold).
-func (p *PowerData) rate(reqs, order []*archive.Request, idx []int, sp SteadyParams) (rated, error) {
+func (p *PowerData) rate(reqs, order []*record.Request, idx []int, sp SteadyParams) (rated, error) {
 	all := sp.Shapes.of(reqs)
 	sl := &shapeList{shapes: make([]tokenShape, len(order)), errs: make([]error, len(order))}
 	for j, i := range idx {
@@ -243,7 +243,7 @@ func notSteady(r rated, best int, worst float64, sp SteadyParams) (reason string
 // steadySpan completes res for steady state from window start k: the span
 // from the earliest first token of window k to the formal end, its energy,
 // tokens and J/token.
-func (p *PowerData) steadySpan(res Steady, order []*archive.Request, r rated, k int, sp SteadyParams) (Steady, error) {
+func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k int, sp SteadyParams) (Steady, error) {
 	n, w := len(r.xs), sp.Window
 	res.Reached = true
 	first := order[r.pos[k]]

@@ -8,7 +8,7 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // BaselineName is the name of the baseline results in expressions:
@@ -27,7 +27,7 @@ type Baseline struct {
 }
 
 // NewBaseline takes the numeric results of a baseline run's evaluation.
-func NewBaseline(res *archive.Results) *Baseline {
+func NewBaseline(res *record.Results) *Baseline {
 	b := &Baseline{RunID: res.RunID, Values: map[string]float64{}, Missing: map[string]string{}}
 	for name, r := range res.Values {
 		if f, ok := toFloat(r.Value); ok {

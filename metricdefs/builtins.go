@@ -8,7 +8,7 @@ import (
 
 	"github.com/expr-lang/expr"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -124,7 +124,7 @@ func methodBuiltinDefs() []builtinDef {
 				}
 				return out, nil
 			},
-			types: []any{new(func(context.Context, []any, string) []AttributionView), new(func(context.Context, []*archive.Request, string) []AttributionView)},
+			types: []any{new(func(context.Context, []any, string) []AttributionView), new(func(context.Context, []*record.Request, string) []AttributionView)},
 		},
 		{
 			Builtin: Builtin{"requests_in", `requests_in(requests, a, b) float`, `requests generating in [a, b], each counted by the share of its output tokens generated there (pro rata as in attribute)`},
@@ -135,7 +135,7 @@ func methodBuiltinDefs() []builtinDef {
 				}
 				return d.shapes.RequestsIn(reqs, a, b)
 			},
-			types: []any{new(func(context.Context, []*archive.Request, float64, float64) float64), new(func(context.Context, []any, float64, float64) float64)},
+			types: []any{new(func(context.Context, []*record.Request, float64, float64) float64), new(func(context.Context, []any, float64, float64) float64)},
 		},
 		{
 			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (docs/methodology.md: windows of W requests sliding by one, CV of per-request J/token)`},
@@ -172,7 +172,7 @@ func methodBuiltinDefs() []builtinDef {
 					EnergyJ: s.EnergyJ, Tokens: s.Tokens, JPerToken: s.JPerToken, Windows: s.Windows, WindowCVs: s.WindowCVs,
 				}, nil
 			},
-			types: []any{new(func(context.Context, []any, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []*archive.Request, float64, float64, float64, float64, string) SteadyView)},
+			types: []any{new(func(context.Context, []any, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []*record.Request, float64, float64, float64, float64, string) SteadyView)},
 		},
 		{
 			Builtin: Builtin{"release", `release(from, to, tolerance, hold_s, mem_tolerance_bytes) {closed, complete_at, power_settled_at, memory_released_at, exited_at, reason, recording_ended}`, `release-complete detection after the formal stage: latest of engine exit (event engine_exited), GPU memory back to its baseline-stage level, and the first time from which every device stays within ±tolerance of its baseline-stage power for hold_s; recording_ended: power was back in the band but the samples end before the hold could be seen (the stage had room for it)`},
@@ -244,7 +244,7 @@ func glitchNote(gs []measure.CounterGlitch) string {
 }
 
 // requestsInterval decodes the arguments of name(ctx, requests, a, b).
-func requestsInterval(name string, p []any) (*Data, []*archive.Request, float64, float64, error) {
+func requestsInterval(name string, p []any) (*Data, []*record.Request, float64, float64, error) {
 	d, err := dataFrom(p[0].(context.Context))
 	if err != nil {
 		return nil, nil, 0, 0, err

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 
 	"github.com/joulebench/joulebench/measure"
 )
@@ -50,7 +50,7 @@ func powerBuiltinDefs() []builtinDef {
 				}
 				nums[i] = f
 			}
-			return d.powerAudit(names, nums[0], nums[1], nums[2], []string{archive.DomainGPU})
+			return d.powerAudit(names, nums[0], nums[1], nums[2], []string{record.DomainGPU})
 		},
 		types: []any{new(func(context.Context, []any, float64, float64, float64) PowerAuditView)},
 	}, {
@@ -119,8 +119,8 @@ func domainNames(fn string, v any) ([]string, error) {
 	out := make([]string, len(l))
 	for i, x := range l {
 		s, ok := x.(string)
-		if !ok || !slices.Contains(archive.Domains, s) {
-			return nil, fmt.Errorf("%s: domain %d is %v: want one of %s", fn, i+1, x, strings.Join(archive.Domains, ", "))
+		if !ok || !slices.Contains(record.Domains, s) {
+			return nil, fmt.Errorf("%s: domain %d is %v: want one of %s", fn, i+1, x, strings.Join(record.Domains, ", "))
 		}
 		out[i] = s
 	}
@@ -192,7 +192,7 @@ func (d *Data) auditDomain(dom string, stages []measure.AuditStage, maxGap, fact
 		}
 	}
 	pd := d.DomainPower[dom]
-	if dom == archive.DomainGPU {
+	if dom == record.DomainGPU {
 		pd = d.Power
 	}
 	if pd == nil {

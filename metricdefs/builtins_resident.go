@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // residentBuiltinDefs are the built-ins of attribution by residency (from a
@@ -32,6 +32,6 @@ func residentBuiltinDefs() []builtinDef {
 			}
 			return out, nil
 		},
-		types: []any{new(func(context.Context, []any, string) []AttributionView), new(func(context.Context, []*archive.Request, string) []AttributionView)},
+		types: []any{new(func(context.Context, []any, string) []AttributionView), new(func(context.Context, []*record.Request, string) []AttributionView)},
 	}}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // EngineStateView is what engine_state() returns to expressions.
@@ -40,7 +40,7 @@ func sloBuiltinDefs() []builtinDef {
 				}
 				return d.subShapes.TokensIn(reqs, a, b)
 			},
-			types: []any{new(func(context.Context, []*archive.Request, float64, float64) float64), new(func(context.Context, []any, float64, float64) float64)},
+			types: []any{new(func(context.Context, []*record.Request, float64, float64) float64), new(func(context.Context, []any, float64, float64) float64)},
 		},
 		{
 			Builtin: Builtin{"engine_state", `engine_state(a, b) {scrapes, running_mean, waiting_mean, kv_mean_pct, kv_max_pct, has_running, has_waiting, has_kv}`, `the engine's state from engine_metrics.jsonl over [a, b] (vLLM, SGLang, llama.cpp and simulator gauges): mean running batch and waiting queue (summed over label sets), mean and largest KV-cache usage in % (fullest label set), each the plain mean of the scrapes inside; scrapes counts the running-batch scrapes there. Never an energy input`},

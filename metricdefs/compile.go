@@ -17,7 +17,7 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Kind is what a definition produces.
@@ -61,15 +61,15 @@ type Def struct {
 }
 
 // CheckBoundary checks a metric's boundary: domains of
-// archive.Domains joined by "+", each once; empty is fine (no energy).
+// record.Domains joined by "+", each once; empty is fine (no energy).
 func CheckBoundary(b string) error {
 	if b == "" {
 		return nil
 	}
 	seen := map[string]bool{}
 	for _, d := range strings.Split(b, "+") {
-		if !slices.Contains(archive.Domains, d) || seen[d] {
-			return fmt.Errorf("boundary %q: want domains of %s joined by +, each once (e.g. cpu+dram)", b, strings.Join(archive.Domains, ", "))
+		if !slices.Contains(record.Domains, d) || seen[d] {
+			return fmt.Errorf("boundary %q: want domains of %s joined by +, each once (e.g. cpu+dram)", b, strings.Join(record.Domains, ", "))
 		}
 		seen[d] = true
 	}
@@ -168,7 +168,7 @@ var (
 		{Name: "Run", Type: reflect.TypeOf(RunInfo{}), Tag: `expr:"run"`},
 		{Name: "Stages", Type: reflect.TypeOf(map[string]*Stage{}), Tag: `expr:"stages"`},
 		{Name: "Events", Type: reflect.TypeOf(map[string]float64{}), Tag: `expr:"events"`},
-		{Name: "Requests", Type: reflect.TypeOf([]*archive.Request{}), Tag: `expr:"requests"`},
+		{Name: "Requests", Type: reflect.TypeOf([]*record.Request{}), Tag: `expr:"requests"`},
 		{Name: "Devices", Type: reflect.TypeOf([]Device{}), Tag: `expr:"devices"`},
 	}
 )

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -79,14 +79,14 @@ type Device struct {
 
 // Data is one run's raw data prepared for evaluation.
 type Data struct {
-	Meta archive.Meta
+	Meta record.Meta
 	// Power holds the GPU devices' samples (domain gpu): the method's
 	// figures use these only. nil when the run has none.
 	Power *measure.PowerData
 	// DomainPower holds the samples of the other domains (cpu, dram,
 	// node), one PowerData per domain present.
 	DomainPower map[string]*measure.PowerData
-	Requests    []*archive.Request
+	Requests    []*record.Request
 	Stages      map[string]*Stage
 	// Open names the stages that had not ended when the run stopped
 	// (their end was clamped to the data): values over them are partial.
@@ -110,7 +110,7 @@ type Data struct {
 }
 
 // NewData indexes an archived run for evaluation.
-func NewData(run *archive.Run) (*Data, error) {
+func NewData(run *record.Run) (*Data, error) {
 	d := &Data{
 		shapes:    &measure.Shapes{},
 		subShapes: &measure.Shapes{},
@@ -122,7 +122,7 @@ func NewData(run *archive.Run) (*Data, error) {
 	if err := d.splitPower(run); err != nil {
 		return nil, err
 	}
-	d.Requests = make([]*archive.Request, len(run.Requests))
+	d.Requests = make([]*record.Request, len(run.Requests))
 	for i := range run.Requests {
 		d.Requests[i] = &run.Requests[i]
 	}
@@ -152,7 +152,7 @@ func NewData(run *archive.Run) (*Data, error) {
 	if d.Power != nil {
 		for _, id := range d.Power.Devices() {
 			if !known[id] {
-				d.Devices = append(d.Devices, Device{ID: id, Domain: archive.DomainGPU})
+				d.Devices = append(d.Devices, Device{ID: id, Domain: record.DomainGPU})
 			}
 		}
 	}
@@ -177,16 +177,16 @@ func NewData(run *archive.Run) (*Data, error) {
 // other domain's into DomainPower. A device of power.csv missing from
 // hardware.devices counts as a GPU (as before domains existed). An archive
 // of GPUs only is indexed whole, as it always was.
-func (d *Data) splitPower(run *archive.Run) error {
+func (d *Data) splitPower(run *record.Run) error {
 	domain := map[string]string{}
 	split := false
 	for i, dev := range run.Meta.Hardware.Devices {
 		dom := dev.DomainOrGPU()
-		if !slices.Contains(archive.Domains, dom) {
-			return fmt.Errorf("run.json: hardware.devices[%d] (%s): domain %q is not one of %s", i, dev.ID, dev.Domain, strings.Join(archive.Domains, ", "))
+		if !slices.Contains(record.Domains, dom) {
+			return fmt.Errorf("run.json: hardware.devices[%d] (%s): domain %q is not one of %s", i, dev.ID, dev.Domain, strings.Join(record.Domains, ", "))
 		}
 		domain[dev.ID] = dom
-		split = split || dom != archive.DomainGPU
+		split = split || dom != record.DomainGPU
 	}
 	if len(run.Power) == 0 {
 		return nil
@@ -200,11 +200,11 @@ func (d *Data) splitPower(run *archive.Run) error {
 		d.Power = all
 		return nil
 	}
-	rows := map[string][]archive.PowerSample{}
+	rows := map[string][]record.PowerSample{}
 	for _, s := range run.Power {
 		dom := domain[s.Device]
 		if dom == "" {
-			dom = archive.DomainGPU
+			dom = record.DomainGPU
 		}
 		rows[dom] = append(rows[dom], s)
 	}
@@ -214,7 +214,7 @@ func (d *Data) splitPower(run *archive.Run) error {
 		if err != nil {
 			return fmt.Errorf("power.csv, domain %s: %w", dom, err)
 		}
-		if dom == archive.DomainGPU {
+		if dom == record.DomainGPU {
 			d.Power = pd
 		} else {
 			d.DomainPower[dom] = pd
@@ -223,11 +223,11 @@ func (d *Data) splitPower(run *archive.Run) error {
 	return nil
 }
 
-// domains lists the domains with power samples, in archive.Domains order.
+// domains lists the domains with power samples, in record.Domains order.
 func (d *Data) domains() []string {
 	out := []string{}
-	for _, dom := range archive.Domains {
-		if (dom == archive.DomainGPU && d.Power != nil) || d.DomainPower[dom] != nil {
+	for _, dom := range record.Domains {
+		if (dom == record.DomainGPU && d.Power != nil) || d.DomainPower[dom] != nil {
 			out = append(out, dom)
 		}
 	}
@@ -242,12 +242,12 @@ func (d *Data) domainPower(names []any) ([]*measure.PowerData, error) {
 	var want []string
 	for i, n := range names {
 		dom, ok := n.(string)
-		if !ok || !slices.Contains(archive.Domains, dom) {
-			return nil, fmt.Errorf("domain %d is %v: want one of %s", i+1, n, strings.Join(archive.Domains, ", "))
+		if !ok || !slices.Contains(record.Domains, dom) {
+			return nil, fmt.Errorf("domain %d is %v: want one of %s", i+1, n, strings.Join(record.Domains, ", "))
 		}
 		want = append(want, dom)
 		pd := d.DomainPower[dom]
-		if dom == archive.DomainGPU {
+		if dom == record.DomainGPU {
 			pd = d.Power
 		}
 		if pd != nil {
@@ -386,16 +386,16 @@ func toStrings(v any) ([]string, error) {
 	return nil, fmt.Errorf("%T is not a list", v)
 }
 
-// toRequests converts a list of requests ([]*archive.Request or the []any a
+// toRequests converts a list of requests ([]*record.Request or the []any a
 // filter() produces).
-func toRequests(v any) ([]*archive.Request, error) {
+func toRequests(v any) ([]*record.Request, error) {
 	switch xs := v.(type) {
-	case []*archive.Request:
+	case []*record.Request:
 		return xs, nil
 	case []any:
-		out := make([]*archive.Request, len(xs))
+		out := make([]*record.Request, len(xs))
 		for i, x := range xs {
-			r, ok := x.(*archive.Request)
+			r, ok := x.(*record.Request)
 			if !ok {
 				return nil, fmt.Errorf("element %d is %T, not a request", i, x)
 			}
@@ -432,4 +432,4 @@ func baselineStats(ctx context.Context) (map[string]measure.BaselineStat, error)
 	return d.Power.BaselineStats(st.Start, st.End)
 }
 
-func measureITL(reqs []*archive.Request) ([]float64, error) { return measure.ITL(reqs) }
+func measureITL(reqs []*record.Request) ([]float64, error) { return measure.ITL(reqs) }

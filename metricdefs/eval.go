@@ -15,7 +15,7 @@ import (
 
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -28,7 +28,7 @@ const maxListInResults = 64
 // keep the values the program was compiled with). Every definition is
 // attempted; the returned error joins the failures, each naming its
 // definition, and the results still hold everything that could be computed.
-func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]any) (*archive.Results, error) {
+func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]any) (*record.Results, error) {
 	env := reflect.New(p.envType).Elem()
 	env.Field(p.fields["ctx"]).Set(reflect.ValueOf(withData(ctx, data)))
 	env.Field(p.fields["run"]).Set(reflect.ValueOf(data.Run))
@@ -53,11 +53,11 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 		return nil, errors.Join(errs...)
 	}
 
-	res := &archive.Results{
-		FormatVersion: archive.FormatVersion,
+	res := &record.Results{
+		FormatVersion: record.FormatVersion,
 		RunID:         data.Meta.RunID,
 		Simulated:     data.Meta.Simulated,
-		Values:        map[string]archive.Result{},
+		Values:        map[string]record.Result{},
 	}
 	envI := env.Addr().Interface()
 	outs := make([]defOutcome, len(p.order))
@@ -126,7 +126,7 @@ func evalConcurrently(order []*compiled, pos map[string]int, evalAt func(int)) {
 // to report (nil if none), and for its dependents why it has no value
 // (failed, "" when it has one; na when not applicable rather than an error).
 type defOutcome struct {
-	r      archive.Result
+	r      record.Result
 	err    error
 	failed string
 	na     bool
@@ -155,7 +155,7 @@ func (m *vms) run(prog *vm.Program, env any) (any, error) {
 // returns their outcomes) and stores its value in env; run runs its
 // formulas.
 func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, run func(*vm.Program, any) (any, error), dep func(string) *defOutcome) defOutcome {
-	r := archive.Result{Kind: string(c.Kind), Unit: c.Unit, Description: c.Description, Format: c.Format, Boundary: c.Boundary}
+	r := record.Result{Kind: string(c.Kind), Unit: c.Unit, Description: c.Description, Format: c.Format, Boundary: c.Boundary}
 	if c.Kind == KindCheck {
 		r.Severity = c.Severity
 	}
@@ -270,7 +270,7 @@ func missingStage(src string, data *Data, err error) error {
 // markPartial notes every value that reads an open stage (the run stopped
 // during it; its end was clamped to the data), directly or through the
 // values it depends on.
-func markPartial(order []*compiled, data *Data, res *archive.Results) {
+func markPartial(order []*compiled, data *Data, res *record.Results) {
 	if len(data.Open) == 0 {
 		return
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -60,8 +60,8 @@ func itlLazyOptions() []expr.Option {
 				want = p[1].([]float64)
 			}
 			return measure.NewITLValues(reqs, want...)
-		}, new(func([]*archive.Request) *measure.ITLValues), new(func([]any) *measure.ITLValues),
-			new(func([]*archive.Request, []float64) *measure.ITLValues), new(func([]any, []float64) *measure.ITLValues)),
+		}, new(func([]*record.Request) *measure.ITLValues), new(func([]any) *measure.ITLValues),
+			new(func([]*record.Request, []float64) *measure.ITLValues), new(func([]any, []float64) *measure.ITLValues)),
 		expr.Function(itlLenFn, func(p ...any) (any, error) {
 			return lazy(p[0]).Len(), nil
 		}, new(func(*measure.ITLValues) int)),

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // latencyBuiltins are the built-ins of the latency percentiles (ITL) and of
@@ -20,7 +20,7 @@ func latencyBuiltins() []builtinDef {
 				}
 				return measureITL(reqs)
 			},
-			types: []any{new(func([]*archive.Request) []float64), new(func([]any) []float64)},
+			types: []any{new(func([]*record.Request) []float64), new(func([]any) []float64)},
 		},
 		{
 			Builtin: Builtin{"baseline_cv", `baseline_cv() map`, `per device: coefficient of variation (population std / mean) of its power samples in the baseline stage`},

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -101,7 +101,7 @@ const maxPoints = 3000
 
 // Prepare computes the figure's data from an archived run and its evaluated
 // results (res may be nil: no steady-state window is marked then).
-func Prepare(run *archive.Run, res *archive.Results) (*Data, error) {
+func Prepare(run *record.Run, res *record.Results) (*Data, error) {
 	if run == nil {
 		return nil, fmt.Errorf("plot: no run")
 	}
@@ -182,7 +182,7 @@ func paramFloat(params map[string]any, name string, def float64) float64 {
 
 // t0 is the run's start: started_at when it lies within a day of the data,
 // else the earliest stage or sample.
-func t0(m archive.Meta, pd *measure.PowerData) float64 {
+func t0(m record.Meta, pd *measure.PowerData) float64 {
 	first := math.Inf(1)
 	for _, s := range m.Stages {
 		first = min(first, s.Start)
@@ -201,7 +201,7 @@ func t0(m archive.Meta, pd *measure.PowerData) float64 {
 }
 
 // stages converts the run's stages to bands, with their nesting level.
-func (d *Data) stages(m archive.Meta) {
+func (d *Data) stages(m record.Meta) {
 	for _, s := range m.Stages {
 		if math.IsNaN(s.Start) || math.IsNaN(s.End) || s.End < s.Start {
 			d.Notes = append(d.Notes, fmt.Sprintf("stage %s has an invalid interval", s.Name))
@@ -224,7 +224,7 @@ func (d *Data) stages(m archive.Meta) {
 }
 
 // power builds the per-device lines and their sum.
-func (d *Data) power(samples []archive.PowerSample, pd *measure.PowerData) {
+func (d *Data) power(samples []record.PowerSample, pd *measure.PowerData) {
 	by := map[string][]XY{}
 	for _, s := range samples {
 		by[s.Device] = append(by[s.Device], XY{s.T, s.PowerW})
@@ -327,7 +327,7 @@ func decimate(pts []XY, n int) []XY {
 
 // baselines computes each device's baseline (mean power over the baseline
 // stage) and its ± tolerance band over the release stage.
-func (d *Data) baselines(m archive.Meta, pd *measure.PowerData) {
+func (d *Data) baselines(m record.Meta, pd *measure.PowerData) {
 	bs, okB := m.StageByName("baseline")
 	rs, okR := m.StageByName("release")
 	switch {
@@ -364,7 +364,7 @@ func (d *Data) baselines(m archive.Meta, pd *measure.PowerData) {
 // as the steady_state() built-in returns it (reached, start, end,
 // start_index, end_index), such as benchmark-1.0's derived value steady,
 // so that the window is drawn for every profile that searches for it.
-func (d *Data) steady(res *archive.Results) {
+func (d *Data) steady(res *record.Results) {
 	if res == nil {
 		d.Notes = append(d.Notes, "run not evaluated: no steady-state window")
 		return
@@ -408,7 +408,7 @@ type steadyWindow struct {
 
 // steadyValue finds a value shaped as a steady_state() result, preferring
 // one named "steady"; why is the note when it was not reached.
-func steadyValue(res *archive.Results) (w steadyWindow, why string, found bool) {
+func steadyValue(res *record.Results) (w steadyWindow, why string, found bool) {
 	names := append([]string{"steady"}, res.Order...)
 	for _, n := range names {
 		r, ok := res.Values[n]
@@ -443,7 +443,7 @@ func steadyValue(res *archive.Results) (w steadyWindow, why string, found bool) 
 	return w, "", false
 }
 
-func resultNumber(res *archive.Results, name string) (float64, bool) {
+func resultNumber(res *record.Results, name string) (float64, bool) {
 	r, ok := res.Values[name]
 	if !ok {
 		return 0, false
@@ -468,8 +468,8 @@ func anyNumber(v any) (float64, bool) {
 
 // requests computes per-request J/token of the successful formal requests
 // in completion order, and the rolling CV.
-func (d *Data) requests(run *archive.Run, pd *measure.PowerData, window int, method string) {
-	var reqs []*archive.Request
+func (d *Data) requests(run *record.Run, pd *measure.PowerData, window int, method string) {
+	var reqs []*record.Request
 	for i := range run.Requests {
 		r := &run.Requests[i]
 		if r.Phase == "formal" && r.OK {
@@ -480,7 +480,7 @@ func (d *Data) requests(run *archive.Run, pd *measure.PowerData, window int, met
 		d.Notes = append(d.Notes, "no successful formal requests")
 		return
 	}
-	slices.SortStableFunc(reqs, func(a, b *archive.Request) int {
+	slices.SortStableFunc(reqs, func(a, b *record.Request) int {
 		return cmp.Or(cmp.Compare(a.DoneAt, b.DoneAt), strings.Compare(a.ID, b.ID))
 	})
 	att, err := pd.Attribute(reqs, method)
@@ -510,10 +510,10 @@ func (d *Data) requests(run *archive.Run, pd *measure.PowerData, window int, met
 	}
 }
 
-// boundary names the domains of the devices drawn, in archive.Domains
+// boundary names the domains of the devices drawn, in record.Domains
 // order; a device run.json does not describe is a GPU (format v1's
 // default).
-func boundary(described []archive.Device, drawn []string) string {
+func boundary(described []record.Device, drawn []string) string {
 	dom := map[string]string{}
 	for _, dv := range described {
 		dom[dv.ID] = dv.DomainOrGPU()
@@ -523,13 +523,13 @@ func boundary(described []archive.Device, drawn []string) string {
 		if d, ok := dom[id]; ok {
 			seen[d] = true
 		} else {
-			seen[archive.DomainGPU] = true
+			seen[record.DomainGPU] = true
 		}
 	}
 	var names []string
-	for _, d := range archive.Domains {
+	for _, d := range record.Domains {
 		if seen[d] {
-			if d != archive.DomainNode {
+			if d != record.DomainNode {
 				d = strings.ToUpper(d)
 			}
 			names = append(names, d)

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -28,7 +28,7 @@ const KVFullPct = 85
 
 // engine fills d.Engine from the run's scrapes (vLLM, SGLang, llama.cpp
 // and simulator gauges, measure.EngineStateKind).
-func (d *Data) engine(ms []archive.EngineMetric) {
+func (d *Data) engine(ms []record.EngineMetric) {
 	if len(ms) == 0 {
 		return
 	}

@@ -7,12 +7,12 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Change is the relative change of v against base in percent, as a table
 // cell: "+10.0 %", "-3.2 %"; "" when either is not a number or base is 0.
-func Change(v, base archive.Result) string {
+func Change(v, base record.Result) string {
 	pct, ok := changePct(v, base)
 	if !ok {
 		return ""
@@ -20,7 +20,7 @@ func Change(v, base archive.Result) string {
 	return strconv.FormatFloat(pct, 'f', 1, 64) + " %"
 }
 
-func changePct(v, base archive.Result) (float64, bool) {
+func changePct(v, base record.Result) (float64, bool) {
 	x, ok1 := number(v.Value)
 	b, ok2 := number(base.Value)
 	if !ok1 || !ok2 || b == 0 || v.Kind == "check" {
@@ -56,16 +56,16 @@ func number(v any) (float64, bool) {
 func ResultsWithBaseline(w io.Writer, run, base Run, format string, all bool) error {
 	res := run.Results
 	names := selected(res, all)
-	baseOf := func(n string) archive.Result {
+	baseOf := func(n string) record.Result {
 		if base.Results == nil {
-			return archive.Result{}
+			return record.Result{}
 		}
 		return base.Results.Values[n]
 	}
 	switch format {
 	case FormatJSON:
 		type item struct {
-			archive.Result
+			record.Result
 			Baseline  any      `json:"baseline,omitempty"`
 			ChangePct *float64 `json:"change_pct,omitempty"`
 		}

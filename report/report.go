@@ -15,7 +15,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Formats a renderer accepts.
@@ -48,7 +48,7 @@ const ReplayedNote = "REPLAYED POWER: the power samples were recorded in another
 
 // NoteOf is the note printed with a run's output: ReplayedNote for
 // replayed power, SimulatedNote for a simulated run, else "".
-func NoteOf(m archive.Meta) string {
+func NoteOf(m record.Meta) string {
 	switch {
 	case m.Telemetry.Source == "replay":
 		if m.Engine.Kind == "sim" {
@@ -63,12 +63,12 @@ func NoteOf(m archive.Meta) string {
 
 // Run is one evaluated run to render.
 type Run struct {
-	Meta    archive.Meta
-	Results *archive.Results
+	Meta    record.Meta
+	Results *record.Results
 }
 
 // FormatValue renders a result's value for a table cell.
-func FormatValue(r archive.Result) string {
+func FormatValue(r record.Result) string {
 	if r.Value == nil {
 		if r.Note != "" {
 			return "n/a"
@@ -113,7 +113,7 @@ func BoundaryLabel(b string) string {
 	parts := strings.Split(b, "+")
 	for i, p := range parts {
 		switch p {
-		case archive.DomainGPU, archive.DomainCPU, archive.DomainDRAM:
+		case record.DomainGPU, record.DomainCPU, record.DomainDRAM:
 			parts[i] = strings.ToUpper(p)
 		}
 	}
@@ -122,7 +122,7 @@ func BoundaryLabel(b string) string {
 
 // withBoundary reports whether any of the named results has a boundary
 // (the tables then get a boundary column).
-func withBoundary(names []string, values map[string]archive.Result) bool {
+func withBoundary(names []string, values map[string]record.Result) bool {
 	for _, n := range names {
 		if values[n].Boundary != "" {
 			return true
@@ -131,7 +131,7 @@ func withBoundary(names []string, values map[string]archive.Result) bool {
 	return false
 }
 
-func noteOf(r archive.Result) string {
+func noteOf(r record.Result) string {
 	if r.Kind == "check" {
 		if r.Passed != nil && !*r.Passed {
 			return fmt.Sprintf("[%s] %s", r.Severity, r.Message)
@@ -143,7 +143,7 @@ func noteOf(r archive.Result) string {
 
 // selected returns the names to show: metrics and checks in profile order
 // (derived values only with all=true).
-func selected(res *archive.Results, all bool) []string {
+func selected(res *record.Results, all bool) []string {
 	var out []string
 	for _, n := range res.Order {
 		k := res.Values[n].Kind
@@ -160,7 +160,7 @@ func Results(w io.Writer, run Run, format string, all bool) error {
 	names := selected(res, all)
 	switch format {
 	case FormatJSON:
-		out := make(map[string]archive.Result, len(names))
+		out := make(map[string]record.Result, len(names))
 		for _, n := range names {
 			out[n] = res.Values[n]
 		}
@@ -283,21 +283,21 @@ func Runs(w io.Writer, runs []Run, format string) error {
 	switch format {
 	case FormatJSON:
 		type item struct {
-			Dir      string                    `json:"run_id"`
-			Profile  string                    `json:"profile"`
-			Engine   string                    `json:"engine"`
-			Model    string                    `json:"model"`
-			Status   string                    `json:"status"`
-			Sim      bool                      `json:"simulated"`
-			Excluded bool                      `json:"excluded"`
-			Values   map[string]archive.Result `json:"results"`
+			Dir      string                   `json:"run_id"`
+			Profile  string                   `json:"profile"`
+			Engine   string                   `json:"engine"`
+			Model    string                   `json:"model"`
+			Status   string                   `json:"status"`
+			Sim      bool                     `json:"simulated"`
+			Excluded bool                     `json:"excluded"`
+			Values   map[string]record.Result `json:"results"`
 		}
 		out := make([]item, 0, len(runs))
 		for _, r := range runs {
 			it := item{Dir: r.Meta.RunID, Profile: r.Meta.Profile.Name, Engine: r.Meta.Engine.Kind, Model: r.Meta.Engine.Model, Status: r.Meta.Status, Sim: r.Meta.Simulated}
 			if r.Results != nil {
 				it.Excluded = r.Results.Excluded
-				it.Values = map[string]archive.Result{}
+				it.Values = map[string]record.Result{}
 				for _, n := range selected(r.Results, false) {
 					it.Values[n] = r.Results.Values[n]
 				}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -51,7 +51,7 @@ type StageBreakdown struct {
 // methods as its metrics), never recomputed here. A row inside another
 // (warm-up inside startup) or marked in_total: false gets its share of the
 // same total and is not added to it.
-func Stages(run *archive.Run, res *archive.Results, rows []workflow.StageEnergy) StageBreakdown {
+func Stages(run *record.Run, res *record.Results, rows []workflow.StageEnergy) StageBreakdown {
 	b := StageBreakdown{RunID: run.Meta.RunID, Simulated: run.Meta.Simulated, Stages: []StageEnergy{}}
 	if len(rows) == 0 {
 		b.Note = "the profile has no stage_energy section (re-evaluate with --profile benchmark-1.5 for one)"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // simulatedShort is SimulatedNote in one summary line.
@@ -95,7 +95,7 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 
 // boundaries lists the boundaries (GPU, CPU/DRAM, node) of the shown
 // metrics that have a value, in order of first appearance.
-func boundaries(res *archive.Results, shown []string) []string {
+func boundaries(res *record.Results, shown []string) []string {
 	var out []string
 	for _, n := range shown {
 		r := res.Values[n]
@@ -114,7 +114,7 @@ type CheckNote struct {
 
 // summaryHeader names the run and the boundaries of its energy figures
 // and, for a simulated one, says so.
-func summaryHeader(m archive.Meta, bounds []string) []string {
+func summaryHeader(m record.Meta, bounds []string) []string {
 	lines := wrap(fmt.Sprintf("run %s · status %s", m.RunID, m.Status), SummaryWidth, "  ")
 	second := fmt.Sprintf("profile %s · engine %s · model %s", m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model))
 	if len(bounds) > 0 {
@@ -130,7 +130,7 @@ func summaryHeader(m archive.Meta, bounds []string) []string {
 // summaryChecks counts the checks that passed or do not apply and lists
 // each failed one: FAIL with its severity, message and detail; a warn check
 // whose failure is expected somewhere, in one line with where.
-func summaryChecks(res *archive.Results, notes map[string]CheckNote) []string {
+func summaryChecks(res *record.Results, notes map[string]CheckNote) []string {
 	passed, na, total := 0, 0, 0
 	var failed []string
 	for _, n := range res.Order {
@@ -159,7 +159,7 @@ func summaryChecks(res *archive.Results, notes map[string]CheckNote) []string {
 }
 
 // checkLines are a failed check's lines in the summary.
-func checkLines(name string, r archive.Result, note CheckNote) []string {
+func checkLines(name string, r record.Result, note CheckNote) []string {
 	msg, detail := r.Message, ""
 	if note.Message != "" && strings.HasPrefix(r.Message, note.Message+": ") {
 		// The evaluator appends the detail after ": "; keep them apart.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Auto is the choice (--telemetry auto) that opens the source this
@@ -37,7 +37,7 @@ type Descriptor struct {
 	// Open opens the source. It returns the Source (nil: nothing is
 	// measured) and run.json's telemetry info: the source's name, a note
 	// that says how it reads and each device's energy method.
-	Open func(ctx context.Context, v Values, env Env) (Source, archive.TelemetryInfo, error)
+	Open func(ctx context.Context, v Values, env Env) (Source, record.TelemetryInfo, error)
 	// Probe lists the source's devices for `joulebench devices`; nil:
 	// Open, then ListDevices with the info's note as the detail.
 	Probe func(ctx context.Context, v Values, env Env) (Listing, error)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Listing is what `joulebench devices` shows of a source: its devices and
@@ -70,7 +70,7 @@ func ListDevices(ctx context.Context, src Source, detail string) (Listing, error
 
 // DeviceSummary is "energy method per device: gpu0 counter, gpu1 power"
 // for run.json's telemetry note.
-func DeviceSummary(devs []archive.Device) string {
+func DeviceSummary(devs []record.Device) string {
 	if len(devs) == 0 {
 		return "no devices"
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Multi reads several sources side by side (--telemetry sim --telemetry
@@ -80,8 +80,8 @@ func (m *Multi) Name() string {
 
 // Devices lists every source's devices; two devices with one ID are an
 // error naming both sources.
-func (m *Multi) Devices(ctx context.Context) ([]archive.Device, error) {
-	var out []archive.Device
+func (m *Multi) Devices(ctx context.Context) ([]record.Device, error) {
+	var out []record.Device
 	owner := map[string]string{}
 	for _, s := range m.srcs {
 		devs, err := s.Devices(ctx)

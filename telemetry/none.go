@@ -3,7 +3,7 @@ package telemetry
 import (
 	"context"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // None is the Source for --telemetry none: no devices, no readings. Energy
@@ -19,7 +19,7 @@ func NewNone() None { return None{} }
 func (None) Name() string { return NoneName }
 
 // Devices returns no devices.
-func (None) Devices(context.Context) ([]archive.Device, error) { return nil, nil }
+func (None) Devices(context.Context) ([]record.Device, error) { return nil, nil }
 
 // Read returns no readings.
 func (None) Read(context.Context) ([]Reading, error) { return nil, nil }
@@ -37,8 +37,8 @@ func NoneDescriptor() Descriptor {
 	return Descriptor{
 		Name:  NoneName,
 		Alone: true,
-		Open: func(context.Context, Values, Env) (Source, archive.TelemetryInfo, error) {
-			return nil, archive.TelemetryInfo{Source: NoneName, Declined: true,
+		Open: func(context.Context, Values, Env) (Source, record.TelemetryInfo, error) {
+			return nil, record.TelemetryInfo{Source: NoneName, Declined: true,
 				Note: "energy not measured (--telemetry none): energy metrics are not applicable"}, nil
 		},
 		Probe: func(context.Context, Values, Env) (Listing, error) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Registry is the set of power sources a run may name, in registration
@@ -183,11 +183,11 @@ func (r *Registry) ranked() []Descriptor {
 // side by side (a Multi whose name is theirs joined by "+", whose note is
 // each source's). A nil Source means nothing is measured; the info says
 // why.
-func (r *Registry) Open(ctx context.Context, sel Selection, v Values, env Env) (Source, archive.TelemetryInfo, error) {
+func (r *Registry) Open(ctx context.Context, sel Selection, v Values, env Env) (Source, record.TelemetryInfo, error) {
 	env.Logf = env.logf()
 	switch names := sel.names; {
 	case len(names) == 0:
-		return nil, archive.TelemetryInfo{}, errors.New("telemetry: no source selected")
+		return nil, record.TelemetryInfo{}, errors.New("telemetry: no source selected")
 	case len(names) > 1:
 		return r.openSideBySide(ctx, names, v, env)
 	case names[0] == Auto:
@@ -195,12 +195,12 @@ func (r *Registry) Open(ctx context.Context, sel Selection, v Values, env Env) (
 	}
 	d, ok := r.byName[sel.names[0]]
 	if !ok {
-		return nil, archive.TelemetryInfo{}, fmt.Errorf("telemetry %q is not registered", sel.names[0])
+		return nil, record.TelemetryInfo{}, fmt.Errorf("telemetry %q is not registered", sel.names[0])
 	}
 	return d.Open(ctx, v, env)
 }
 
-func (r *Registry) openSideBySide(ctx context.Context, names []string, v Values, env Env) (Source, archive.TelemetryInfo, error) {
+func (r *Registry) openSideBySide(ctx context.Context, names []string, v Values, env Env) (Source, record.TelemetryInfo, error) {
 	var srcs []Source
 	closeAll := func() {
 		for _, s := range srcs {
@@ -213,12 +213,12 @@ func (r *Registry) openSideBySide(ctx context.Context, names []string, v Values,
 		d, ok := r.byName[n]
 		if !ok {
 			closeAll()
-			return nil, archive.TelemetryInfo{}, fmt.Errorf("telemetry %q is not registered", n)
+			return nil, record.TelemetryInfo{}, fmt.Errorf("telemetry %q is not registered", n)
 		}
 		src, info, err := d.Open(ctx, v, env)
 		if err != nil {
 			closeAll()
-			return nil, archive.TelemetryInfo{}, err
+			return nil, record.TelemetryInfo{}, err
 		}
 		if src != nil {
 			srcs = append(srcs, src)
@@ -229,16 +229,16 @@ func (r *Registry) openSideBySide(ctx context.Context, names []string, v Values,
 	m := NewMulti(env.Clock, srcs...)
 	if _, err := m.Devices(ctx); err != nil {
 		closeAll()
-		return nil, archive.TelemetryInfo{}, err
+		return nil, record.TelemetryInfo{}, err
 	}
-	return m, archive.TelemetryInfo{Source: m.Name(), Simulated: sim, Note: "side by side: " + strings.Join(notes, " | ")}, nil
+	return m, record.TelemetryInfo{Source: m.Name(), Simulated: sim, Note: "side by side: " + strings.Join(notes, " | ")}, nil
 }
 
 // openAuto is --telemetry auto: the source a flag names; else the ranked
 // sources in turn; else none, with a warning (told to env.NoSource) that
 // says why.
-func (r *Registry) openAuto(ctx context.Context, v Values, env Env) (Source, archive.TelemetryInfo, error) {
-	withHow := func(src Source, info archive.TelemetryInfo, how string) (Source, archive.TelemetryInfo, error) {
+func (r *Registry) openAuto(ctx context.Context, v Values, env Env) (Source, record.TelemetryInfo, error) {
+	withHow := func(src Source, info record.TelemetryInfo, how string) (Source, record.TelemetryInfo, error) {
 		info.Note = "auto (" + how + "): " + info.Note
 		return src, info, nil
 	}
@@ -246,7 +246,7 @@ func (r *Registry) openAuto(ctx context.Context, v Values, env Env) (Source, arc
 		d := named[0]
 		src, info, err := d.Open(ctx, v, env)
 		if err != nil {
-			return nil, archive.TelemetryInfo{}, err
+			return nil, record.TelemetryInfo{}, err
 		}
 		return withHow(src, info, "--"+d.Auto.Flag+" given")
 	}
@@ -265,7 +265,7 @@ func (r *Registry) openAuto(ctx context.Context, v Values, env Env) (Source, arc
 		case err == nil:
 			return withHow(src, info, d.Auto.How)
 		case d.Auto.Fatal != nil && d.Auto.Fatal(err):
-			return nil, archive.TelemetryInfo{}, err
+			return nil, record.TelemetryInfo{}, err
 		}
 		why = append(why, err.Error())
 	}
@@ -280,5 +280,5 @@ func (r *Registry) openAuto(ctx context.Context, v Values, env Env) (Source, arc
 	if env.NoSource != nil {
 		env.NoSource(msg)
 	}
-	return nil, archive.TelemetryInfo{Source: NoneName, Note: "auto: " + msg}, nil
+	return nil, record.TelemetryInfo{Source: NoneName, Note: "auto: " + msg}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // DefaultInterval is used when NewSampler is given a non-positive interval.
@@ -32,7 +32,7 @@ type Sampler struct {
 	src      Source
 	interval time.Duration
 	clock    Clock
-	sink     func([]archive.PowerSample) error
+	sink     func([]record.PowerSample) error
 	logf     func(string)
 	// valid refuses readings power.csv must not hold and flags
 	// implausible ones.
@@ -42,7 +42,7 @@ type Sampler struct {
 	sampleMu sync.Mutex
 
 	mu      sync.Mutex
-	latest  map[string]archive.PowerSample
+	latest  map[string]record.PowerSample
 	order   []string
 	err     error
 	started bool
@@ -59,7 +59,7 @@ type Sampler struct {
 // non-positive means DefaultInterval). clock stamps the samples (nil means
 // WallClock); sink receives the rows of each sample, one per device; logf,
 // when not nil, gets one line per notable event (fatal error).
-func NewSampler(src Source, interval time.Duration, clock Clock, sink func([]archive.PowerSample) error, logf func(string)) *Sampler {
+func NewSampler(src Source, interval time.Duration, clock Clock, sink func([]record.PowerSample) error, logf func(string)) *Sampler {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
@@ -67,7 +67,7 @@ func NewSampler(src Source, interval time.Duration, clock Clock, sink func([]arc
 		clock = WallClock
 	}
 	if sink == nil {
-		sink = func([]archive.PowerSample) error { return nil }
+		sink = func([]record.PowerSample) error { return nil }
 	}
 	return &Sampler{
 		src:      src,
@@ -76,7 +76,7 @@ func NewSampler(src Source, interval time.Duration, clock Clock, sink func([]arc
 		sink:     sink,
 		logf:     logf,
 		valid:    newValidator(src.Name(), logf),
-		latest:   map[string]archive.PowerSample{},
+		latest:   map[string]record.PowerSample{},
 		errCh:    make(chan error, 1),
 		stopWait: StopWait,
 	}
@@ -84,7 +84,7 @@ func NewSampler(src Source, interval time.Duration, clock Clock, sink func([]arc
 
 // SetDevices gives the sampler the devices of its source, for the power
 // limits that bound a plausible reading (call it before Start).
-func (s *Sampler) SetDevices(devs []archive.Device) { s.valid.setDevices(devs) }
+func (s *Sampler) SetDevices(devs []record.Device) { s.valid.setDevices(devs) }
 
 // Anomalies lists the readings the sampler refused or flagged, one entry
 // per device and kind (AnomalyPowerInvalid, AnomalyPowerAboveLimit,
@@ -203,10 +203,10 @@ func (s *Sampler) fail(err error) error {
 
 // Latest returns a copy of the last sample of each device, in the order the
 // devices first appeared.
-func (s *Sampler) Latest() []archive.PowerSample {
+func (s *Sampler) Latest() []record.PowerSample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]archive.PowerSample, 0, len(s.order))
+	out := make([]record.PowerSample, 0, len(s.order))
 	for _, d := range s.order {
 		out = append(out, s.latest[d])
 	}

@@ -1,5 +1,5 @@
 // Package telemetry reads GPU power, energy and memory from a Source and
-// turns the readings into archive.PowerSample rows with a Sampler.
+// turns the readings into record.PowerSample rows with a Sampler.
 //
 // A Source knows nothing about engines or metrics: it answers "what does
 // each device draw now". The Sampler owns the timing: a ticker at the
@@ -18,12 +18,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Reading is one device's state at one instant.
 type Reading struct {
-	// Device is the archive.Device ID this reading belongs to.
+	// Device is the record.Device ID this reading belongs to.
 	Device string
 	// PowerW is the instantaneous board power in watts.
 	PowerW float64
@@ -47,7 +47,7 @@ type Source interface {
 	Name() string
 	// Devices lists the measured devices; their IDs are the Device field of
 	// every Reading.
-	Devices(ctx context.Context) ([]archive.Device, error)
+	Devices(ctx context.Context) ([]record.Device, error)
 	// Read returns one reading per device, now.
 	Read(ctx context.Context) ([]Reading, error)
 	// Close releases the backend.
@@ -71,14 +71,14 @@ func WallClock() float64 {
 
 // ToSamples converts readings to power.csv rows. Readings without their own
 // timestamp get t.
-func ToSamples(t float64, readings []Reading) []archive.PowerSample {
-	out := make([]archive.PowerSample, len(readings))
+func ToSamples(t float64, readings []Reading) []record.PowerSample {
+	out := make([]record.PowerSample, len(readings))
 	for i, r := range readings {
 		ts := t
 		if r.T != 0 {
 			ts = r.T
 		}
-		out[i] = archive.PowerSample{
+		out[i] = record.PowerSample{
 			T:            ts,
 			Device:       r.Device,
 			PowerW:       r.PowerW,

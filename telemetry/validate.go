@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Plausibility of a live reading (the live half of the power validity
@@ -74,7 +74,7 @@ func newValidator(name string, logf func(string)) *validator {
 }
 
 // setDevices records each device's power limit.
-func (v *validator) setDevices(devs []archive.Device) {
+func (v *validator) setDevices(devs []record.Device) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for _, d := range devs {
@@ -86,7 +86,7 @@ func (v *validator) setDevices(devs []archive.Device) {
 
 // filter returns the rows that may be written (in place), recording the
 // others.
-func (v *validator) filter(rows []archive.PowerSample) []archive.PowerSample {
+func (v *validator) filter(rows []record.PowerSample) []record.PowerSample {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	out := rows[:0]
@@ -115,7 +115,7 @@ func (v *validator) filter(rows []archive.PowerSample) []archive.PowerSample {
 // invalid says why a row must not be written, "" when it may. These are
 // the bounds the archive reader enforces on power.csv (docs/archive-v1.md)
 // plus the refusal bound.
-func (v *validator) invalid(r *archive.PowerSample) string {
+func (v *validator) invalid(r *record.PowerSample) string {
 	prev, seen := v.prevT[r.Device]
 	switch {
 	case r.Device == "":

@@ -100,3 +100,33 @@ func TestImportsPointDown(t *testing.T) {
 		t.Fatalf("go list found %d packages", len(g))
 	}
 }
+
+// The record types users' profiles see are a package of their own without
+// I/O, and the packages that compute over them (the measurement, the
+// expression environment) use them without the codecs.
+func TestRecordTypesApartFromCodecs(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(gobin, "list", "-f", `{{join .Imports " "}}`, module+"archive/record").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		switch {
+		case imp == "os" || imp == "io" || imp == "bufio" || strings.HasPrefix(imp, "net") || strings.HasPrefix(imp, "io/"):
+			t.Errorf("archive/record imports %s: the record types do no I/O", imp)
+		case strings.HasPrefix(imp, module):
+			t.Errorf("archive/record imports %s: the record types are the bottom layer", imp)
+		}
+	}
+	g := deps(t)
+	for _, pkg := range []string{"measure", "metricdefs", "plot"} {
+		for _, d := range g[pkg] {
+			if d == "archive" {
+				t.Errorf("%s imports archive (the codecs): it computes over archive/record's types", pkg)
+			}
+		}
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/report"
 )
@@ -147,8 +147,8 @@ func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) 
 	if fr, note := fromFrontier(rep.Frontier); fr != nil {
 		return fr, note
 	}
-	results := map[string]*archive.Results{}
-	metas := map[string]archive.Meta{}
+	results := map[string]*record.Results{}
+	metas := map[string]record.Meta{}
 	for _, r := range runs {
 		results[r.Meta.RunID], metas[r.Meta.RunID] = r.Results, r.Meta
 	}
@@ -203,7 +203,7 @@ func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) 
 // configName names a run's configuration for the chart: what compare
 // groups by, and the profile, dataset and max_tokens, so that runs that
 // differ in these are not drawn as load points of one frontier.
-func configName(row compare.RunRow, m archive.Meta) string {
+func configName(row compare.RunRow, m record.Meta) string {
 	parts := []string{row.Scenario, row.Model, row.Engine, row.SizeGroup, orDash(m.Profile.Name), orDash(m.RequestSet.Source)}
 	if mt, ok := m.Parameters["max_tokens"]; ok {
 		parts = append(parts, "max_tokens "+paramString(mt))
@@ -225,7 +225,7 @@ func sortPoints(s *frontierSeries) {
 }
 
 // number is a finite numeric result, or false.
-func number(res *archive.Results, name string) (float64, bool) {
+func number(res *record.Results, name string) (float64, bool) {
 	if res == nil {
 		return 0, false
 	}

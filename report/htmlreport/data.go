@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/plot"
 )
@@ -20,7 +20,7 @@ const maxEnginePoints = 3000
 const cdfPoints = 201
 
 // chartData gathers what the charts draw. Times are seconds since pd.T0.
-func chartData(run *archive.Run, pd *plot.Data) (*runData, []string) {
+func chartData(run *record.Run, pd *plot.Data) (*runData, []string) {
 	var notes []string
 	d := &runData{ID: run.Meta.RunID, Simulated: run.Meta.Simulated, CVMax: pd.CVMax, Window: pd.Window,
 		Steady1: pd.SteadyFirst, SteadyN: pd.SteadyLast}
@@ -42,7 +42,7 @@ func chartData(run *archive.Run, pd *plot.Data) (*runData, []string) {
 	d.Engine = engineState(run.EngineMetrics, pd.T0)
 	d.JPerToken = xySeries("J/token", "J/token", thin(pd.JPerToken, maxEnginePoints))
 	d.CV = xySeries(fmt.Sprintf("rolling CV (%d requests)", pd.Window), "", thin(pd.CV, maxEnginePoints))
-	var formal []*archive.Request
+	var formal []*record.Request
 	for i := range run.Requests {
 		if r := &run.Requests[i]; r.Phase == "formal" {
 			formal = append(formal, r)
@@ -85,7 +85,7 @@ var engineKinds = []struct{ suffix, kind string }{
 // engineState returns the running batch, the queue and the KV-cache usage
 // (in %) over time from the archived /metrics scrapes, each summed over
 // its label sets at a scrape time; empty when none was scraped.
-func engineState(ms []archive.EngineMetric, t0 float64) []series {
+func engineState(ms []record.EngineMetric, t0 float64) []series {
 	type key struct {
 		kind string
 		t    float64
@@ -165,9 +165,9 @@ type latency struct {
 // latencies computes TTFT, TPOT, ITL and E2E of the successful formal
 // requests, in milliseconds, as the profiles define them (TPOT over
 // requests with at least 2 tokens; ITL per token, measure.ITL).
-func latencies(formal []*archive.Request) ([]latency, []string) {
+func latencies(formal []*record.Request) ([]latency, []string) {
 	var ttft, tpot, e2e []float64
-	var ok []*archive.Request
+	var ok []*record.Request
 	for _, r := range formal {
 		if !r.OK {
 			continue
@@ -242,10 +242,10 @@ type reqTable struct {
 
 // requestTable lists every formal request (failed ones too) in the order
 // sent: times in seconds since the run's start, latencies in ms.
-func requestTable(formal []*archive.Request, t0 float64) reqTable {
+func requestTable(formal []*record.Request, t0 float64) reqTable {
 	t := reqTable{Columns: []string{"id", "sent (s)", "TTFT (ms)", "E2E (ms)", "prompt tokens", "output tokens", "TPOT (ms)", "ok", "error"}}
 	rs := slices.Clone(formal)
-	slices.SortStableFunc(rs, func(a, b *archive.Request) int { return cmp.Compare(a.SentAt, b.SentAt) })
+	slices.SortStableFunc(rs, func(a, b *record.Request) int { return cmp.Compare(a.SentAt, b.SentAt) })
 	for _, r := range rs {
 		var ttft, e2e, tpot any
 		if r.OK {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/plot"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/workflow"
@@ -18,8 +18,8 @@ import (
 
 // RunInput is one evaluated run to render.
 type RunInput struct {
-	Run     *archive.Run
-	Results *archive.Results
+	Run     *record.Run
+	Results *record.Results
 	// Stages is the run's energy by stage (report.Stages); nil leaves the
 	// table out.
 	Stages *report.StageBreakdown
@@ -53,7 +53,7 @@ type paramRow struct{ Name, Value, Default string }
 // runView is what the run template shows.
 type runView struct {
 	Anchor    string
-	Meta      archive.Meta
+	Meta      record.Meta
 	Title     string
 	Simulated bool
 	SimNote   string
@@ -63,7 +63,7 @@ type runView struct {
 	Metrics   []metricRow
 	Checks    []metricRow
 	Boundary  string
-	Devices   []archive.Device
+	Devices   []record.Device
 	Prov      []kv
 	Params    []paramRow
 	ParamNote string
@@ -167,7 +167,7 @@ func noteSuffix(s string) string {
 }
 
 // results fills the metric and check rows.
-func (v *runView) results(res *archive.Results) {
+func (v *runView) results(res *record.Results) {
 	for _, n := range res.Order {
 		r := res.Values[n]
 		row := metricRow{Name: n, Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description}
@@ -195,7 +195,7 @@ func (v *runView) results(res *archive.Results) {
 // steadyNote says where steady state starts and the CV of each of its
 // windows, from the results' derived value "steady" (benchmark-1.5's
 // steady_state()); empty when the profile has none.
-func steadyNote(res *archive.Results, params map[string]any) string {
+func steadyNote(res *record.Results, params map[string]any) string {
 	r, ok := res.Values["steady"]
 	if !ok || r.Value == nil {
 		return ""
@@ -225,7 +225,7 @@ func steadyNote(res *archive.Results, params map[string]any) string {
 
 // boundary says whose power the figures cover: the devices of each
 // domain (GPU, CPU, DRAM, node), and the domains the run did not measure.
-func boundary(m archive.Meta) string {
+func boundary(m record.Meta) string {
 	n := len(m.Hardware.Devices)
 	if n == 0 {
 		return "no measured device recorded in run.json"
@@ -237,7 +237,7 @@ func boundary(m archive.Meta) string {
 		count[d.DomainOrGPU()]++
 	}
 	var have, missing []string
-	for _, dom := range archive.Domains {
+	for _, dom := range record.Domains {
 		name := report.BoundaryLabel(dom)
 		if count[dom] > 0 {
 			have = append(have, fmt.Sprintf("%s: %d device(s)", name, count[dom]))
@@ -256,7 +256,7 @@ func boundary(m archive.Meta) string {
 }
 
 // provenance lists where the run's numbers come from.
-func provenance(m archive.Meta) []kv {
+func provenance(m record.Meta) []kv {
 	e, rs := m.Engine, m.RequestSet
 	out := []kv{
 		{"run", m.RunID},

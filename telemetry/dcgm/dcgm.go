@@ -42,7 +42,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
 )
@@ -115,7 +115,7 @@ type endpoint struct {
 
 type device struct {
 	key     gpuKey // labels that identify the GPU at its endpoint
-	info    archive.Device
+	info    record.Device
 	counter bool
 
 	lastJ  float64
@@ -201,7 +201,7 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 				host = ep.urlHost
 			}
 			d := &device{key: k, counter: sm.hasEnergy}
-			d.info = archive.Device{
+			d.info = record.Device{
 				ID:         host + "/gpu" + k.gpu,
 				Name:       sm.model,
 				UUID:       k.uuid,
@@ -231,8 +231,8 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 func (s *Source) Name() string { return Name }
 
 // Devices lists the GPUs of every endpoint, in --dcgm-url order.
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
-	var out []archive.Device
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
+	var out []record.Device
 	for _, ep := range s.eps {
 		for _, d := range ep.devs {
 			out = append(out, d.info)

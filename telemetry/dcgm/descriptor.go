@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
 )
@@ -57,19 +57,19 @@ func urlsOf(v telemetry.Values) []string {
 	return out
 }
 
-func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*DefaultTimeout)
 	defer cancel()
 	urls := urlsOf(v)
 	src, err := Open(ctx, Options{URLs: urls, Clock: env.Clock, Logf: env.Logf})
 	if err != nil {
-		return nil, archive.TelemetryInfo{}, err
+		return nil, record.TelemetryInfo{}, err
 	}
 	devs, _ := src.Devices(ctx)
 	shown := make([]string, len(urls))
 	for i, u := range urls {
 		shown[i] = redact.URL(u)
 	}
-	return src, archive.TelemetryInfo{Source: Name, Note: fmt.Sprintf("dcgm-exporter endpoints %s; %s",
+	return src, record.TelemetryInfo{Source: Name, Note: fmt.Sprintf("dcgm-exporter endpoints %s; %s",
 		strings.Join(shown, ", "), telemetry.DeviceSummary(devs))}, nil
 }

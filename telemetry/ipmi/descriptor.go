@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -43,19 +43,19 @@ func optionsOf(v telemetry.Values) Options {
 	return Options{Binary: strings.TrimSpace(v.GetString(flagBinary)), Args: v.GetStringSlice(flagArg)}
 }
 
-func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*DefaultTimeout)
 	defer cancel()
 	o := optionsOf(v)
 	src, err := Open(ctx, o)
 	if err != nil {
-		return nil, archive.TelemetryInfo{}, err
+		return nil, record.TelemetryInfo{}, err
 	}
 	devs, _ := src.Devices(ctx)
 	bin := o.Binary
 	if bin == "" {
 		bin = DefaultBinary
 	}
-	return telemetry.NewTolerant(src, telemetry.NodeReadFailures, env.Clock), archive.TelemetryInfo{Source: Name, Note: fmt.Sprintf("IPMI DCMI (%s dcmi power reading, run per sample): whole-node power (domain node); %s; %s",
+	return telemetry.NewTolerant(src, telemetry.NodeReadFailures, env.Clock), record.TelemetryInfo{Source: Name, Note: fmt.Sprintf("IPMI DCMI (%s dcmi power reading, run per sample): whole-node power (domain node); %s; %s",
 		bin, telemetry.DeviceSummary(devs), telemetry.TolerantNote())}, nil
 }

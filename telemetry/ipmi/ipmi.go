@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -135,9 +135,9 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 func (s *Source) Name() string { return Name }
 
 // Devices returns the node.
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "ipmi0", Name: "IPMI DCMI power reading (" + s.host + ")", Host: s.host,
-		Method: "power", PowerField: "dcmi instantaneous power reading", Domain: archive.DomainNode}}, nil
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
+	return []record.Device{{ID: "ipmi0", Name: "IPMI DCMI power reading (" + s.host + ")", Host: s.host,
+		Method: "power", PowerField: "dcmi instantaneous power reading", Domain: record.DomainNode}}, nil
 }
 
 // Read runs ipmitool once.

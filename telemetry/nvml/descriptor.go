@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -27,12 +27,12 @@ func Descriptor() telemetry.Descriptor {
 			f.String(flagGPUs, "", "NVML GPUs to measure: indexes or UUIDs, comma-separated (default: all)")
 		},
 		Check: check,
-		Open: func(_ context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+		Open: func(_ context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 			src, err := open(v, env)
 			if err != nil {
-				return nil, archive.TelemetryInfo{}, err
+				return nil, record.TelemetryInfo{}, err
 			}
-			return src, archive.TelemetryInfo{Source: Name, Note: "NVML: " + src.Inventory().Summary()}, nil
+			return src, record.TelemetryInfo{Source: Name, Note: "NVML: " + src.Inventory().Summary()}, nil
 		},
 		Probe: func(_ context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Listing, error) {
 			src, err := open(v, env)
@@ -87,7 +87,7 @@ func listing(inv Inventory) telemetry.Listing {
 		}
 		ce := d.ClockEvents
 		l.Devices = append(l.Devices, telemetry.DeviceInfo{
-			ID: d.ID, Domain: archive.DomainGPU, Name: d.Name, UUID: d.UUID, Architecture: d.Architecture,
+			ID: d.ID, Domain: record.DomainGPU, Name: d.Name, UUID: d.UUID, Architecture: d.Architecture,
 			Energy: d.Method, EnergyNote: d.EnergyNote, PowerField: d.PowerField,
 			Memory: mem, ClockEvents: &ce,
 		})

@@ -13,7 +13,7 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -244,10 +244,10 @@ func (s *Source) Driver() string { return s.inv.Driver }
 
 // Devices lists the selected GPUs with the energy method and power field of
 // each.
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
-	out := make([]archive.Device, len(s.devs))
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
+	out := make([]record.Device, len(s.devs))
 	for i, d := range s.devs {
-		out[i] = archive.Device{
+		out[i] = record.Device{
 			ID:          d.info.ID,
 			Name:        d.info.Name,
 			UUID:        d.info.UUID,

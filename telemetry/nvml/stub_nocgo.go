@@ -6,7 +6,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -34,7 +34,7 @@ func (*Source) Inventory() Inventory { return Inventory{} }
 func (*Source) Driver() string { return "" }
 
 // Devices reports that this build has no NVML.
-func (*Source) Devices(context.Context) ([]archive.Device, error) { return nil, errNoCgo }
+func (*Source) Devices(context.Context) ([]record.Device, error) { return nil, errNoCgo }
 
 // Read reports that this build has no NVML.
 func (*Source) Read(context.Context) ([]telemetry.Reading, error) { return nil, errNoCgo }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -17,13 +17,13 @@ const Name = "powermetrics"
 func Descriptor() telemetry.Descriptor {
 	return telemetry.Descriptor{
 		Name: Name,
-		Open: func(ctx context.Context, _ telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+		Open: func(ctx context.Context, _ telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 			src, err := Open(Options{Clock: env.Clock, Logf: env.Logf})
 			if err != nil {
-				return nil, archive.TelemetryInfo{}, err
+				return nil, record.TelemetryInfo{}, err
 			}
 			devs, _ := src.Devices(ctx)
-			return src, archive.TelemetryInfo{Source: Name, Note: fmt.Sprintf(
+			return src, record.TelemetryInfo{Source: Name, Note: fmt.Sprintf(
 				"macOS powermetrics (gpu_power and thermal samplers every %d ms): estimated Apple GPU power; each sample's energy summed into a counter; %s",
 				DefaultIntervalMS, telemetry.DeviceSummary(devs))}, nil
 		},

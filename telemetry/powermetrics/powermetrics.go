@@ -36,7 +36,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -278,14 +278,14 @@ func (s *Source) add(sm Sample) {
 func (s *Source) Name() string { return Name }
 
 // Devices lists the one Apple GPU, with its cumulative energy counter.
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	name := s.name
 	if s.model != "" {
 		name += " (" + s.model + ")"
 	}
-	return []archive.Device{{
+	return []record.Device{{
 		ID:         DeviceID,
 		Name:       name,
 		Method:     "counter",

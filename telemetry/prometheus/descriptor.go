@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
 )
@@ -50,7 +50,7 @@ func Descriptor() telemetry.Descriptor {
 	}
 }
 
-func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*DefaultTimeout)
 	defer cancel()
 	po := Options{
@@ -64,13 +64,13 @@ func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry
 	}
 	src, err := Open(ctx, po)
 	if err != nil {
-		return nil, archive.TelemetryInfo{}, err
+		return nil, record.TelemetryInfo{}, err
 	}
 	devs, _ := src.Devices(ctx)
 	power := po.PowerMetric
 	if power == "" {
 		power = DefaultPowerMetric
 	}
-	return src, archive.TelemetryInfo{Source: Name, Note: fmt.Sprintf("Prometheus %s, %s{%s} (samples at their scrape times; scrape interval seen recorded as events scrape_interval_*); %s",
+	return src, record.TelemetryInfo{Source: Name, Note: fmt.Sprintf("Prometheus %s, %s{%s} (samples at their scrape times; scrape interval seen recorded as events scrape_interval_*); %s",
 		redact.URL(po.URL), power, po.Selector, telemetry.DeviceSummary(devs))}, nil
 }

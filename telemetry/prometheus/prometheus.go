@@ -48,7 +48,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/dcgm"
@@ -118,7 +118,7 @@ var (
 
 type device struct {
 	key  string // host/gpu/uuid
-	info archive.Device
+	info record.Device
 }
 
 // sample is one stored value with its scrape time.
@@ -195,7 +195,7 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 		}
 		seen[k] = true
 		host, gpu := hostOf(p.labels), p.labels["gpu"]
-		d := &device{key: k, info: archive.Device{
+		d := &device{key: k, info: record.Device{
 			ID: host + "/gpu" + gpu, Name: p.labels["modelName"], UUID: firstOf(p.labels, "UUID", "uuid"),
 			Host: host, Method: "power", PowerField: o.PowerMetric,
 		}}
@@ -221,8 +221,8 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 func (s *Source) Name() string { return Name }
 
 // Devices lists the GPUs the selector matched.
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
-	out := make([]archive.Device, len(s.devs))
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
+	out := make([]record.Device, len(s.devs))
 	for i, d := range s.devs {
 		out[i] = d.info
 	}

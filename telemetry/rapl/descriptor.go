@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -31,17 +31,17 @@ func Descriptor() telemetry.Descriptor {
 			}
 			return nil
 		},
-		Open: func(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+		Open: func(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 			root := rootOf(v)
 			src, err := Open(Options{Root: root, Clock: env.Clock, Logf: env.Logf})
 			if err != nil {
-				return nil, archive.TelemetryInfo{}, err
+				return nil, record.TelemetryInfo{}, err
 			}
 			if root == "" {
 				root = DefaultRoot
 			}
 			devs, _ := src.Devices(ctx)
-			return src, archive.TelemetryInfo{Source: Name, Note: fmt.Sprintf("RAPL energy counters (powercap sysfs %s): CPU package (domain cpu) and DRAM (domain dram); %s",
+			return src, record.TelemetryInfo{Source: Name, Note: fmt.Sprintf("RAPL energy counters (powercap sysfs %s): CPU package (domain cpu) and DRAM (domain dram); %s",
 				root, telemetry.DeviceSummary(devs))}, nil
 		},
 	}

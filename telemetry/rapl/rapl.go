@@ -37,7 +37,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -63,7 +63,7 @@ type Options struct {
 
 // zone is one RAPL zone read as a device.
 type zone struct {
-	dev      archive.Device
+	dev      record.Device
 	dir      string  // zone directory
 	rangeUJ  float64 // max_energy_range_uj: energy_uj wraps to 0 past it
 	lastUJ   float64 // energy_uj at the previous read
@@ -143,12 +143,12 @@ func (s *Source) openZone(dir string) (*zone, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rapl: %w", err)
 	}
-	var dev archive.Device
+	var dev record.Device
 	switch {
 	case len(parts) == 1 && strings.HasPrefix(name, "package-"):
-		dev = archive.Device{ID: "cpu" + strings.TrimPrefix(name, "package-"), Domain: archive.DomainCPU}
+		dev = record.Device{ID: "cpu" + strings.TrimPrefix(name, "package-"), Domain: record.DomainCPU}
 	case len(parts) == 2 && name == "dram":
-		dev = archive.Device{ID: "dram" + parts[0], Domain: archive.DomainDRAM}
+		dev = record.Device{ID: "dram" + parts[0], Domain: record.DomainDRAM}
 	default:
 		return nil, nil
 	}
@@ -170,10 +170,10 @@ func (s *Source) openZone(dir string) (*zone, error) {
 func (s *Source) Name() string { return Name }
 
 // Devices returns the package (cpuN) and dram (dramN) devices.
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]archive.Device, len(s.zones))
+	out := make([]record.Device, len(s.zones))
 	for i, z := range s.zones {
 		out[i] = z.dev
 	}

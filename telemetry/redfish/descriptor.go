@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -68,14 +68,14 @@ func check(v telemetry.Values, sel telemetry.Selection) error {
 	return nil
 }
 
-func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*DefaultTimeout)
 	defer cancel()
 	ro := optionsOf(v)
 	ro.Logf = env.Logf
 	src, err := Open(ctx, ro)
 	if err != nil {
-		return nil, archive.TelemetryInfo{}, err
+		return nil, record.TelemetryInfo{}, err
 	}
 	devs, _ := src.Devices(ctx)
 	field := ""
@@ -93,6 +93,6 @@ func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry
 	if ro.Insecure {
 		tlsNote = "TLS NOT verified (--redfish-insecure)"
 	}
-	return telemetry.NewTolerant(src, telemetry.NodeReadFailures, env.Clock), archive.TelemetryInfo{Source: Name, Note: fmt.Sprintf("Redfish %s (%s, %s): whole-node power (domain node) from %s; %s; %s",
+	return telemetry.NewTolerant(src, telemetry.NodeReadFailures, env.Clock), record.TelemetryInfo{Source: Name, Note: fmt.Sprintf("Redfish %s (%s, %s): whole-node power (domain node) from %s; %s; %s",
 		ro.URL, auth, tlsNote, field, telemetry.DeviceSummary(devs), telemetry.TolerantNote())}, nil
 }

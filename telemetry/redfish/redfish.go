@@ -33,7 +33,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -62,7 +62,7 @@ type Options struct {
 
 // reader is one chassis' power reading: the resource and how to read it.
 type reader struct {
-	dev  archive.Device
+	dev  record.Device
 	path string
 	kind string // "env", "power", "subsystem"
 }
@@ -175,7 +175,7 @@ func (s *Source) discover(ctx context.Context) error {
 // readerOf finds the first resource of the chassis that gives a reading.
 func (s *Source) readerOf(ctx context.Context, c chassisDoc) (reader, bool) {
 	name := strings.TrimSpace("Redfish chassis " + c.ID + " (" + strings.TrimSpace(c.Manufacturer+" "+c.Model) + ")")
-	dev := archive.Device{Name: strings.TrimSuffix(name, " ()"), Host: s.base.Host, Method: "power", Domain: archive.DomainNode}
+	dev := record.Device{Name: strings.TrimSuffix(name, " ()"), Host: s.base.Host, Method: "power", Domain: record.DomainNode}
 	for _, cand := range []struct {
 		ref   *odataRef
 		kind  string
@@ -202,8 +202,8 @@ func (s *Source) readerOf(ctx context.Context, c chassisDoc) (reader, bool) {
 func (s *Source) Name() string { return Name }
 
 // Devices returns one node device per chassis read.
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
-	out := make([]archive.Device, len(s.readers))
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
+	out := make([]record.Device, len(s.readers))
 	for i, r := range s.readers {
 		out[i] = r.dev
 	}

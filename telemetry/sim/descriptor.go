@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -16,13 +16,13 @@ const Name = "sim"
 func Descriptor() telemetry.Descriptor {
 	return telemetry.Descriptor{
 		Name: Name,
-		Open: func(ctx context.Context, _ telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+		Open: func(ctx context.Context, _ telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 			if env.SimulatedGPUs == nil {
-				return nil, archive.TelemetryInfo{}, errors.New("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
+				return nil, record.TelemetryInfo{}, errors.New("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
 			}
 			src := env.SimulatedGPUs(env.Clock)
 			devs, _ := src.Devices(ctx)
-			return src, archive.TelemetryInfo{Source: Name, Simulated: true,
+			return src, record.TelemetryInfo{Source: Name, Simulated: true,
 				Note: "simulated GPU power tied to the simulated engine's load; " + telemetry.DeviceSummary(devs)}, nil
 		},
 		Probe: func(ctx context.Context, _ telemetry.Values, _ telemetry.Env) (telemetry.Listing, error) {

@@ -42,7 +42,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -183,14 +183,14 @@ func (s *Source) Config() Config { return s.cfg }
 func (s *Source) Name() string { return Name }
 
 // Devices lists the simulated GPUs sim0, sim1, ...
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	method := "power"
 	if s.cfg.Counter {
 		method = "counter"
 	}
-	out := make([]archive.Device, s.cfg.Devices)
+	out := make([]record.Device, s.cfg.Devices)
 	for i := range out {
-		out[i] = archive.Device{
+		out[i] = record.Device{
 			ID:         deviceID(i),
 			Name:       "Simulated GPU",
 			UUID:       fmt.Sprintf("GPU-SIM-%08x-%04d", uint32(s.cfg.Seed), i),

@@ -1,24 +1,15 @@
-// Package archive defines the run archive, format v1: the raw data of one
-// benchmark run on disk (run.json, power.csv, requests.jsonl,
-// engine_metrics.jsonl, results.json) and its reader and writer.
+// Package record holds the record types of a run archive, format v1: what
+// run.json, power.csv, requests.jsonl, engine_metrics.jsonl and
+// results.json hold, as profiles' expressions and the measurement see it.
+// It does no I/O; the codecs (reading, validating and writing those files)
+// are package archive, which names these types too.
 //
 // The format is a public contract, documented in docs/archive-v1.md. Times
 // are Unix seconds as float64, all in one clock.
-package archive
+package record
 
 // FormatVersion is the archive format this package reads and writes.
 const FormatVersion = 1
-
-// File names inside a run directory.
-const (
-	RunFile           = "run.json"
-	PowerFile         = "power.csv"
-	RequestsFile      = "requests.jsonl"
-	EngineMetricsFile = "engine_metrics.jsonl"
-	ResultsFile       = "results.json"
-	EngineLogFile     = "engine.log"
-	LogFile           = "joulebench.log"
-)
 
 // Run status values.
 const (

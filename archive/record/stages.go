@@ -1,0 +1,69 @@
+package record
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// stageJSON is a Stage in run.json: `end` is absent (or null) while the
+// stage is open.
+type stageJSON struct {
+	Name  string   `json:"name"`
+	Start float64  `json:"start"`
+	End   *float64 `json:"end,omitempty"`
+}
+
+// MarshalJSON writes an open stage without `end`.
+func (s Stage) MarshalJSON() ([]byte, error) {
+	j := stageJSON{Name: s.Name, Start: s.Start}
+	if !s.Open {
+		end := s.End
+		j.End = &end
+	}
+	return json.Marshal(j)
+}
+
+// ClampOpenStages gives every open stage (a run killed or interrupted
+// during it) an end at the end of its data, so that formulas over it can be
+// evaluated on what was recorded: the newest power sample common to every
+// device when the run has power samples, else the latest request time, else
+// ended_at, and never before the stage's start. The stages stay Open (their
+// end is a clamp, not a mark); it returns their names in run order.
+func (r *Run) ClampOpenStages() []string {
+	var names []string
+	end := r.dataEnd()
+	for i := range r.Meta.Stages {
+		st := &r.Meta.Stages[i]
+		if !st.Open {
+			continue
+		}
+		st.End = math.Max(st.Start, end)
+		names = append(names, st.Name)
+	}
+	return names
+}
+
+// dataEnd is where the recorded data ends (see ClampOpenStages).
+func (r *Run) dataEnd() float64 {
+	if len(r.Power) > 0 {
+		latest := map[string]float64{}
+		for _, p := range r.Power {
+			if t, ok := latest[p.Device]; !ok || p.T > t {
+				latest[p.Device] = p.T
+			}
+		}
+		end := math.Inf(1)
+		for _, t := range latest {
+			end = math.Min(end, t)
+		}
+		return end
+	}
+	var end float64
+	for _, q := range r.Requests {
+		end = math.Max(end, math.Max(q.SentAt, math.Max(q.FirstTokenAt, q.DoneAt)))
+	}
+	if end == 0 {
+		end = r.Meta.EndedAt
+	}
+	return end
+}
