@@ -13,8 +13,10 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/redact"
 )
 
@@ -99,8 +101,8 @@ func (a *app) execute(ctx context.Context, args []string) error {
 }
 
 func isExitError(err error) bool {
-	var ee *exitError
-	return errors.As(err, &ee)
+	var c exitcode.Coder
+	return errors.As(err, &c)
 }
 
 func isUsageError(err error) bool {
@@ -157,16 +159,5 @@ func setFlag(fs *pflag.FlagSet) {
 	fs.StringArray("set", nil, "override a profile parameter: --set key=value (repeatable)")
 }
 
-// parseSets turns --set values into a map.
-func parseSets(values []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, kv := range values {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, invalidf("--set %q: expected key=value", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
+// parseSets turns --set values into a map (analysis.ParseSets).
+func parseSets(values []string) (map[string]string, error) { return analysis.ParseSets(values) }

@@ -1,24 +1,17 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
-// Exit codes. Scripts that run campaigns tell these apart.
+// Exit codes (internal/exitcode says what each means).
 const (
-	exitOK = 0
-	// exitFailure: a run or command failed (I/O, engine, telemetry).
-	exitFailure = 1
-	// exitInvalid: invalid input: a flag, profile, expression, dataset or
-	// archive that cannot be used. Nothing was run.
-	exitInvalid = 2
-	// exitChecks: a check of severity fail or exclude did not pass.
-	exitChecks = 3
-	// exitEval: a formula could not be evaluated on this run's data.
-	exitEval = 4
-	// exitInterrupted: the run was interrupted (Ctrl-C, SIGTERM, SIGHUP).
-	exitInterrupted = 130
+	exitOK          = int(exitcode.OK)
+	exitFailure     = int(exitcode.Failure)
+	exitInvalid     = int(exitcode.Invalid)
+	exitChecks      = int(exitcode.Checks)
+	exitEval        = int(exitcode.Eval)
+	exitInterrupted = int(exitcode.Interrupted)
 )
 
 type exitError struct {
@@ -29,6 +22,7 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
+func (e *exitError) ExitCode() int { return e.code }
 
 func withCode(code int, err error) error {
 	if err == nil {
@@ -37,14 +31,7 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
-func invalidf(format string, args ...any) error {
-	return &exitError{code: exitInvalid, err: fmt.Errorf(format, args...)}
-}
+func invalidf(format string, args ...any) error { return exitcode.Invalidf(format, args...) }
 
-func exitCode(err error) int {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return exitFailure
-}
+// exitCode is the outermost exit code in err's chain (exitFailure if none).
+func exitCode(err error) int { return exitcode.Of(err) }
