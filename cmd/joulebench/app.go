@@ -161,3 +161,11 @@ func setFlag(fs *pflag.FlagSet) {
 
 // parseSets turns --set values into a map (analysis.ParseSets).
 func parseSets(values []string) (map[string]string, error) { return analysis.ParseSets(values) }
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/report/htmlreport"
 )
 
@@ -81,13 +81,7 @@ func frontierFlags(cmd *cobra.Command) {
 // defaults).
 func (a *app) frontierOptions() (compare.FrontierOptions, error) {
 	fo := compare.FrontierOptions{Latency: a.v.GetString("latency"), LatencyMax: a.v.GetFloat64("latency-max"), Attainment: a.v.GetFloat64("slo-attainment")}
-	if err := compare.CheckLatency(fo.Latency); err != nil {
-		return fo, invalidf("--latency: %v", err)
-	}
-	if fo.LatencyMax < 0 || fo.Attainment < 0 || fo.Attainment > 1 {
-		return fo, invalidf("--latency-max must not be negative and --slo-attainment must be in [0, 1]")
-	}
-	return fo, nil
+	return fo, analysis.CheckFrontier(fo)
 }
 
 func (a *app) compare(ctx context.Context, paths []string, profile, rules string, sets []string, format string, na ...compare.NotApplicable) error {
@@ -96,61 +90,32 @@ func (a *app) compare(ctx context.Context, paths []string, profile, rules string
 
 // compareOut is compare writing to the file out ("": standard output).
 func (a *app) compareOut(ctx context.Context, paths []string, profile, rules string, sets []string, format, out string, na ...compare.NotApplicable) error {
-	if err := checkOutFormat(format); err != nil {
-		return withCode(exitInvalid, err)
-	}
-	prof, err := compare.ReadProfile(rules)
-	if err != nil {
-		return withCode(exitInvalid, fmt.Errorf("invalid comparison profile:\n%w", err))
-	}
-	fo, err := a.frontierOptions()
-	if err != nil {
+	if err := analysis.CheckOutFormat(format); err != nil {
 		return err
 	}
-	runs, evalErr, err := a.evaluateRuns(ctx, paths, profile, sets)
+	fo, _ := a.frontierOptions() // checked by Compare
+	c, err := a.profiles().Compare(ctx, paths, profile, rules, sets, fo, a.warnEval, na...)
 	if err != nil {
 		return err
 	}
 	err = a.toOut(out, func(w io.Writer) error {
 		if format == htmlreport.Format {
-			return htmlreport.WriteCompare(w, prof.CompareWith(runs, fo, na...), runs, htmlreport.Options{Version: version})
+			return htmlreport.WriteCompare(w, c.Report, c.Runs, htmlreport.Options{Version: version})
 		}
-		return compare.Render(w, prof.CompareWith(runs, fo, na...), format)
+		return compare.Render(w, c.Report, format)
 	})
 	if err != nil {
 		return err
 	}
 	// As analyze: the comparison is shown, and the exit code says that
 	// some values are missing.
-	return withCode(exitEval, evalErr)
+	return withCode(exitEval, c.EvalErr)
 }
 
-// evaluateRuns finds the run directories among paths and evaluates each.
-// A run some formulas failed on is kept (the values it lacks flag it) and
-// named in evalErr; an archive that cannot be read is an error naming it.
-func (a *app) evaluateRuns(ctx context.Context, paths []string, profile string, sets []string) (runs []compare.Run, evalErr, err error) {
-	dirs, err := compare.Discover(paths)
-	if err != nil {
-		return nil, nil, withCode(exitInvalid, err)
-	}
-	runs = make([]compare.Run, 0, len(dirs))
-	var evalErrs []error
-	for _, dir := range dirs {
-		run, res, evalErr, err := a.evaluateArchive(ctx, dir, profile, sets)
-		if err != nil {
-			return nil, nil, wrapRunErr(dir, err)
-		}
-		if evalErr != nil {
-			a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
-			evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
-		}
-		runs = append(runs, compare.Run{Dir: dir, Meta: run.Meta, Results: res})
-	}
-	return runs, errors.Join(evalErrs...), nil
+// warnEval logs that some formulas could not be evaluated on a run.
+func (a *app) warnEval(dir string, evalErr error) {
+	a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
 }
 
 // wrapRunErr names the run directory in an error, keeping its exit code.
-func wrapRunErr(dir string, err error) error {
-	code := exitCode(err)
-	return withCode(code, fmt.Errorf("run %s: %w", dir, err))
-}
+func wrapRunErr(dir string, err error) error { return exitcode.Keep(err, "run %s", dir) }
