@@ -269,3 +269,13 @@ func TestProfilesListShowNew(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteBuiltins(t *testing.T) {
+	var b bytes.Buffer
+	WriteBuiltins(&b)
+	for _, want := range []string{"Step kinds:\n", "\n  requests ", "Functions (besides expr's own", "\n  energy(", "\nData: run, "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("builtins lack %q:\n%s", want, b.String())
+		}
+	}
+}

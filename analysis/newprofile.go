@@ -11,7 +11,9 @@ import (
 
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/safename"
+	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/profiles"
+	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -146,3 +148,19 @@ func starterProfile(name, parent string, pl *workflow.Loaded) []byte {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// WriteBuiltins lists what a profile can use: the step kinds and the
+// functions and data formulas can call.
+func WriteBuiltins(w io.Writer) {
+	reg := steps.Registry()
+	fmt.Fprintln(w, "Step kinds:")
+	for _, n := range reg.Names() {
+		k, _ := reg.Lookup(n)
+		fmt.Fprintf(w, "  %-14s %s\n", n, k.Doc)
+	}
+	fmt.Fprintln(w, "\nFunctions (besides expr's own: filter, map, sum, len, ...):")
+	for _, b := range metricdefs.Builtins() {
+		fmt.Fprintf(w, "  %s\n      %s\n", b.Signature, b.Doc)
+	}
+	fmt.Fprintln(w, "\nData: run, stages.NAME.{start,end,duration}, events.NAME, requests[], devices[], parameters and derived values by name, baseline.METRIC (with --baseline).")
+}

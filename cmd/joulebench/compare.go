@@ -19,41 +19,24 @@ func (a *app) compareCmd() *cobra.Command {
 		Short: "Compare archived runs as the benchmark-1.5 methodology does",
 		Long: `compare loads archived runs (run directories, or directories of runs),
 re-evaluates each with its own archived profile (or --profile), and renders
-the cross-run analysis of the benchmark-1.5 methodology:
+the cross-run analysis of the benchmark-1.5 methodology: runs grouped by
+scenario, size group, model and engine; what each flag removes (a run
+without steady state loses only its steady-state J/token; release not
+closed, a failed fail check or too many failed requests put a run out,
+shown with why); vLLM vs SGLang pairs of the same configuration; medians,
+ratios, ranks and Spearman within each scenario and size group; asiai runs
+per engine. The rules and thresholds are a comparison profile (built-in:
+compare-1.5; --compare-profile FILE uses an edited copy); README's
+"Comparing runs and plots" and docs/methodology.md say what each does.
 
-  - runs grouped by scenario/task, size group (total parameters), model and
-    engine, with steady-state and full-lifecycle J/token, startup and
-    release energy;
-  - what each flag removes, as the comparison profile says: a run without
-    steady state loses only its steady-state J/token; release not closed,
-    a failed check of severity fail or failed formal requests above the
-    threshold put the whole run out of the statistics, shown with why;
-  - vLLM vs SGLang pairs, compared only when they ran the same
-    configuration (request set sha256, max_tokens policy, tensor
-    parallelism, context length, precision) and their formal output tokens
-    are within the tolerance; a pair that differs names the field;
-  - within each scenario and size group: medians, their ratio, model ranks
-    and the Spearman correlation between the two bases; a configuration run
-    several times shows n, median, min–max and spread; a labelled
-    cross-group table apart;
-  - asiai runs per engine (median, min–max, mean ± pooled std, stability).
-
-The rules and thresholds are a comparison profile (built-in: compare-1.5);
---compare-profile FILE uses an edited copy. A run some formulas fail on is
-shown with the values it lacks flagged; an archive that cannot be read
-stops the command with an error naming it.
-
---format html --out FILE.html writes these tables as one self-contained
-page, with J/token against latency per configuration and a section per
-run that the tables link to.
-
-Runs of one configuration that differ only in their load (mode,
-concurrency, rate) are the load points of its energy–latency frontier:
-per model × engine × scenario, each point's J/token (steady-state where
-reached, else the formal window; j_per_good_token when the runs have an
-SLO) against --latency, Pareto-optimal points marked, and the lowest
-J/token meeting the SLO (--latency-max, --slo-attainment) with the load
-that achieves it. 'joulebench plot --frontier DIR...' draws it.`,
+A run some formulas fail on is shown with the values it lacks flagged (exit
+4); an archive that cannot be read stops the command with an error naming
+it. --format html --out FILE.html writes the tables as one self-contained
+page. Runs of one configuration that differ only in their load are the
+points of its energy–latency frontier: J/token against --latency,
+Pareto-optimal points marked, and the lowest J/token meeting the SLO
+(--latency-max, --slo-attainment); 'joulebench plot --frontier DIR...'
+draws it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")

@@ -24,12 +24,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 func (e *exitError) ExitCode() int { return e.code }
 
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code: code, err: err}
-}
+func withCode(code int, err error) error { return exitcode.With(exitcode.Code(code), err) }
 
 func invalidf(format string, args ...any) error { return exitcode.Invalidf(format, args...) }
 

@@ -62,15 +62,12 @@ Pareto-optimal points filled, the lowest J/token meeting the SLO
 // writeFrontierPlot draws the energy–latency frontier of the runs under
 // dirs into out.
 func (a *app) writeFrontierPlot(ctx context.Context, dirs []string, out string) error {
-	if _, err := plot.FormatOf(out); err != nil {
-		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
-	}
 	opt := plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
 	if opt.Width == 0 && opt.Height == 0 {
 		opt = plot.Options{Width: 1000, Height: 700}
 	}
-	if err := opt.Validate(); err != nil {
-		return withCode(exitInvalid, err)
+	if err := plot.CheckOut(out, false, opt); err != nil {
+		return err
 	}
 	fo, err := a.frontierOptions()
 	if err != nil {
@@ -92,15 +89,9 @@ func (a *app) plot(cmd *cobra.Command, dir string, sets []string) error {
 	if out == "" {
 		out = plot.DefaultOut(dir)
 	}
-	if _, err := plot.FormatOf(out); err != nil {
-		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
-	}
-	if err := plot.CheckOutDir(out); err != nil { // before the evaluation
-		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
-	}
 	opt := plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
-	if err := opt.Validate(); err != nil {
-		return withCode(exitInvalid, err)
+	if err := plot.CheckOut(out, true, opt); err != nil { // before the evaluation
+		return err
 	}
 	data, e, err := a.profiles().PlotData(cmd.Context(), dir, a.v.GetString("profile"), sets)
 	if e != nil && e.EvalErr != nil {

@@ -6,9 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/joulebench/joulebench/metricdefs"
+	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/profiles"
-	"github.com/joulebench/joulebench/steps"
 )
 
 // finder finds profiles by name: the built-ins, the user's profile
@@ -87,20 +86,7 @@ cannot be used by name.`,
 		Use:   "builtins",
 		Short: "List the step kinds and the functions formulas can call",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			reg := steps.Registry()
-			fmt.Fprintln(a.out, "Step kinds:")
-			for _, n := range reg.Names() {
-				k, _ := reg.Lookup(n)
-				fmt.Fprintf(a.out, "  %-14s %s\n", n, k.Doc)
-			}
-			fmt.Fprintln(a.out, "\nFunctions (besides expr's own: filter, map, sum, len, ...):")
-			for _, b := range metricdefs.Builtins() {
-				fmt.Fprintf(a.out, "  %s\n      %s\n", b.Signature, b.Doc)
-			}
-			fmt.Fprintln(a.out, "\nData: run, stages.NAME.{start,end,duration}, events.NAME, requests[], devices[], parameters and derived values by name, baseline.METRIC (with --baseline).")
-			return nil
-		},
+		RunE:  func(*cobra.Command, []string) error { analysis.WriteBuiltins(a.out); return nil },
 	})
 	return cmd
 }

@@ -19,31 +19,16 @@ func (a *app) sweepCmd() *cobra.Command {
 		Short: "Run a campaign: every configuration of a matrix as its own run, then compare them",
 		Long: `sweep expands a campaign file (a profile, a matrix of engines, models,
 scenarios, loads, profile parameters and repetitions, with exclusions) into
-runs with stable ids, and runs each as an ordinary 'joulebench run': its own
-archive under OUT/runs/<id>, cold start, its own power monitor. It prints
-progress over the whole campaign and ends with the compare of the
-campaign's archives.
-
-It is resumable: a configuration with a complete archive is skipped, an
-interrupted one is run again, a failed one only with --retry-failed; a run
-that is run again goes to a new directory (<id>.try2, ...).
-
---executor slurm submits one sbatch job per run instead (exclusive node,
-GPUs from the run's tensor parallelism; partition, time limit and options
-from the campaign's slurm section), follows them with squeue/sacct,
-re-attaches to its jobs after a restart (OUT/slurm-state.json) and cancels
-them with scancel on Ctrl-C. --dry-run prints the plan and runs nothing.
-
-A campaign with a search section has no load axis: for each combination
-of the other axes it searches the load. kind: sweep runs concurrency 1,
-then unlimited, then rates spaced between the two measured request rates,
-and stops climbing at the first over-saturated point; kind: slo bisects
-concurrency or rate for the highest load whose SLO attainment reaches the
-target. Each point is a full run with its own archive; each decision is
-logged and kept in OUT/search-state.json, so a search resumes after
-Ctrl-C, locally or with --executor slurm. The sweep ends with the
-comparison, its energy–latency frontier, and the frontier drawn in
-OUT/frontier.svg.`,
+runs with stable ids, runs each as an ordinary 'joulebench run' (its own
+archive under OUT/runs/<id>, cold start), prints progress and ends with the
+compare of the campaign's archives. It resumes: a complete configuration is
+skipped, an interrupted one run again into a new directory (<id>.try2), a
+failed one only with --retry-failed. --executor slurm submits one sbatch
+job per run (re-attaching after a restart, scancel on Ctrl-C); --dry-run
+prints the plan and runs nothing. A campaign with a search section searches
+the load of each combination (kind: sweep or slo), resumable from
+OUT/search-state.json, and ends with the frontier drawn in
+OUT/frontier.svg. README's "Campaigns" section has the details.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.sweep(cmd.Context(), args[0])
