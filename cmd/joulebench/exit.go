@@ -20,9 +20,9 @@ type exitError struct {
 	silent bool // already reported
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-func (e *exitError) ExitCode() int { return e.code }
+func (e *exitError) Error() string       { return e.err.Error() }
+func (e *exitError) Unwrap() error       { return e.err }
+func (e *exitError) Exit() exitcode.Code { return exitcode.Code(e.code) }
 
 func withCode(code int, err error) error { return exitcode.With(exitcode.Code(code), err) }
 

@@ -30,10 +30,12 @@ const (
 )
 
 // Coder is an error that carries an exit code; Of finds the outermost one
-// in an error's chain, whichever package made it.
+// in an error's chain, whichever package made it. The method returns a
+// Code so that no other error is taken for one: a child process's
+// *exec.ExitError has an ExitCode() int, and its code is not joulebench's.
 type Coder interface {
 	error
-	ExitCode() int
+	Exit() Code
 }
 
 // Error is an error marked with an exit code.
@@ -45,8 +47,8 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// ExitCode is the code the error is marked with.
-func (e *Error) ExitCode() int { return int(e.Code) }
+// Exit is the code the error is marked with.
+func (e *Error) Exit() Code { return e.Code }
 
 // With marks err with code; a nil err stays nil.
 func With(code Code, err error) error {
@@ -69,7 +71,7 @@ func Of(err error) int {
 	}
 	var c Coder
 	if errors.As(err, &c) {
-		return c.ExitCode()
+		return int(c.Exit())
 	}
 	return int(Failure)
 }

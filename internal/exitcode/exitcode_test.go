@@ -3,14 +3,37 @@ package exitcode
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"testing"
 )
 
+// childExit is the *exec.ExitError of a child that exited 3 (the test
+// binary, run to exit 3).
+func childExit(t *testing.T) error {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperExit3$")
+	cmd.Env = append(os.Environ(), "EXITCODE_HELPER=1")
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("helper: %v", err)
+	}
+	return err
+}
+
+// TestHelperExit3 is the child of childExit.
+func TestHelperExit3(t *testing.T) {
+	if os.Getenv("EXITCODE_HELPER") == "1" {
+		os.Exit(3)
+	}
+}
+
 // foreign is an error of another package that carries a code of its own.
-type foreign struct{ code int }
+type foreign struct{ code Code }
 
 func (f foreign) Error() string { return "foreign" }
-func (f foreign) ExitCode() int { return f.code }
+func (f foreign) Exit() Code    { return f.code }
 
 func TestOf(t *testing.T) {
 	base := errors.New("base")
@@ -28,6 +51,8 @@ func TestOf(t *testing.T) {
 		{"invalidf", Invalidf("--set %q: expected key=value", "x"), 2},
 		{"keep", Keep(With(Interrupted, base), "run %s", "d"), 130},
 		{"joined", errors.Join(base, With(Eval, base)), 4},
+		// A child's exit status is no exit code of this process.
+		{"child exit", fmt.Errorf("engine: %w", childExit(t)), 1},
 	} {
 		if got := Of(tc.err); got != tc.want {
 			t.Errorf("%s: Of = %d, want %d", tc.name, got, tc.want)
