@@ -132,17 +132,12 @@ func SetsOf(args []string) []string {
 	return out
 }
 
-// Executors are where a sweep's runs can run.
-var executors = []string{"local", "slurm"}
-
-// CheckExecutor accepts local and slurm.
+// CheckExecutor accepts where a sweep's runs can run: local and slurm.
 func CheckExecutor(executor string) error {
-	for _, e := range executors {
-		if executor == e {
-			return nil
-		}
+	if executor == "local" || executor == "slurm" {
+		return nil
 	}
-	return exitcode.Invalidf("--executor %q: valid are %s", executor, strings.Join(executors, ", "))
+	return exitcode.Invalidf("--executor %q: valid are local, slurm", executor)
 }
 
 // DryRun writes what a sweep would run: each run's id, status and

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// SecretEnv are the environment variables joulebench reads secrets or
+// secretEnv are the environment variables joulebench reads secrets or
 // secret-bearing URLs from.
-var SecretEnv = []string{"HF_TOKEN", "HF_ENDPOINT", "JOULEBENCH_API_KEY"}
+func secretEnv() []string { return []string{"HF_TOKEN", "HF_ENDPOINT", "JOULEBENCH_API_KEY"} }
 
 // Inputs are everything a process was given that may hold secrets.
 type Inputs struct {
@@ -19,7 +19,8 @@ type Inputs struct {
 	// Values are secrets as given (--api-key); URLs hold credentials or
 	// secret query values (--engine-url, --dcgm-url, ...).
 	Values, URLs []string
-	// Getenv reads the environment (SecretEnv); nil reads none.
+	// Getenv reads the environment (HF_TOKEN, HF_ENDPOINT and
+	// JOULEBENCH_API_KEY); nil reads none.
 	Getenv func(string) string
 	// EngineEnv are KEY=VALUE overrides; EngineArgs more arguments;
 	// ExtraBody a JSON object whose secret members are secrets.
@@ -33,7 +34,7 @@ func FromInputs(in Inputs) *Redactor {
 	for _, u := range in.URLs {
 		r = r.WithURL(u)
 	}
-	for _, k := range SecretEnv {
+	for _, k := range secretEnv() {
 		if in.Getenv == nil {
 			break
 		}
