@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/workflow"
@@ -158,7 +159,7 @@ func TestAnalyzeMissingArchivedProfile(t *testing.T) {
 }
 
 // A run.json with many parameters the profile does not have gives one
-// error each, but at most maxListedErrors of them are listed; past
+// error each, but at most analysis.MaxListedErrors of them are listed; past
 // archive.MaxParameters the archive is refused before anything is decoded.
 func TestAnalyzeBoundsArchivedParameterErrors(t *testing.T) {
 	for _, tc := range []struct {
@@ -167,7 +168,7 @@ func TestAnalyzeBoundsArchivedParameterErrors(t *testing.T) {
 		msg    string
 	}{
 		{3, 3, ""},
-		{500, maxListedErrors, fmt.Sprintf("… and %d more errors (not listed)", 500-maxListedErrors)},
+		{500, analysis.MaxListedErrors, fmt.Sprintf("… and %d more errors (not listed)", 500-analysis.MaxListedErrors)},
 		{100000, 0, "parameters has 100016 entries, more than the 1024 a run archive may have"},
 	} {
 		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {

@@ -144,21 +144,3 @@ func TestAnalyzeArchivedParameters(t *testing.T) {
 		t.Fatalf("bad --set window: exit %d\n%s", code, errOut)
 	}
 }
-
-func TestFormatParam(t *testing.T) {
-	for _, tc := range []struct {
-		v    float64
-		want string
-	}{
-		{1e6, "1000000"},
-		{123456789012, "123456789012"},
-		{-3e7, "-30000000"},
-		{0.03, "0.03"},
-		{2.5e-7, "2.5e-07"},
-		{1e300, "1e+300"},
-	} {
-		if got := formatParam(tc.v); got != tc.want {
-			t.Errorf("formatParam(%v) = %q, want %q", tc.v, got, tc.want)
-		}
-	}
-}

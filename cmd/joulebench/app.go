@@ -13,10 +13,11 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/redact"
-	"github.com/joulebench/joulebench/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -95,8 +96,8 @@ func (a *app) execute(ctx context.Context, args []string) error {
 }
 
 func isExitError(err error) bool {
-	var ee *exitError
-	return errors.As(err, &ee)
+	var c exitcode.Coder
+	return errors.As(err, &c)
 }
 
 func isUsageError(err error) bool {
@@ -153,5 +154,13 @@ func setFlag(fs *pflag.FlagSet) {
 	fs.StringArray("set", nil, "override a profile parameter: --set key=value (repeatable)")
 }
 
-// parseSets turns --set values into a map (runner.ParseSets).
-func parseSets(values []string) (map[string]string, error) { return runner.ParseSets(values) }
+// parseSets turns --set values into a map (analysis.ParseSets).
+func parseSets(values []string) (map[string]string, error) { return analysis.ParseSets(values) }
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

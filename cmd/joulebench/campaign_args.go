@@ -19,6 +19,15 @@ func (a *app) campaignLoader() campaign.Loader {
 	return campaign.Loader{CheckArgs: a.checkRunArgs}
 }
 
+// campaignChecker checks campaign files with their run flags
+// (campaignLoader) and each run's profile and --set values.
+func (a *app) campaignChecker() campaign.Checker {
+	return campaign.Checker{Loader: a.campaignLoader(), CheckProfile: func(profile string, sets []string) error {
+		_, _, err := a.profiles().ReadLoad(profile, sets)
+		return err
+	}}
+}
+
 // checkRunArgs parses one list of `run` flags of a campaign with a fresh
 // run command's flag set and checks the values of the flags that take one
 // of a fixed set.

@@ -2,17 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/importer"
-	"github.com/joulebench/joulebench/profiles"
 )
 
 func (a *app) importCmd() *cobra.Command {
@@ -55,150 +50,22 @@ J/token divides by N, and latency metrics are not applicable. run.json's
 }
 
 func (a *app) importRun(cmd *cobra.Command, format, file string) error {
-	out := a.v.GetString("out")
-	if out == "" {
-		return invalidf("import: --out DIR is required (the run directory to create)")
-	}
-	if _, err := os.Stat(out); err == nil {
-		return invalidf("import: run directory %s already exists; an import is a new directory", out)
-	}
 	tokens := a.v.GetInt("output-tokens")
-	if tokens < 0 {
-		return invalidf("import: --output-tokens must be ≥ 0, got %d", tokens)
-	}
-	begin, end, err := a.importWindow()
+	rec, err := importer.Import(cmd.Context(), importer.Request{Format: format, File: file, Out: a.v.GetString("out"),
+		Loadgen: a.v.GetString("loadgen"), Map: a.v.GetString("map"), Unit: a.v.GetString("unit"), DeviceLabel: a.v.GetString("device-label"),
+		Begin: a.v.GetString("begin"), End: a.v.GetString("end"), Domain: a.v.GetString("domain"), DomainGiven: cmd.Flags().Changed("domain"),
+		OutputTokens: tokens, Profile: a.v.GetString("profile"), Software: map[string]string{"joulebench": version, "go": runtime.Version()}})
 	if err != nil {
 		return err
-	}
-	rec, err := a.readRecording(format, file)
-	if err != nil {
-		return err
-	}
-	if err := a.importDomain(cmd.Flags().Changed("domain"), format, rec); err != nil {
-		return err
-	}
-	if end > begin {
-		if format == "ptdaemon" {
-			return invalidf("import ptdaemon: the window is the loadgen's power_begin..power_end; --begin/--end are for csv and prometheus")
-		}
-		rec.Begin, rec.End, rec.Window = begin, end, "--begin/--end"
-	}
-	prof := a.v.GetString("profile")
-	src, err := profiles.Read(prof)
-	if err != nil {
-		return invalidf("import: --profile %s: %v", prof, err)
-	}
-	opt := importer.WriteOptions{OutputTokens: tokens, ProfileYAML: src,
-		Profile:  archive.ProfileRef{Name: prof, Source: "builtin"},
-		Software: map[string]string{"joulebench": version, "go": runtime.Version()}}
-	if err := importer.Write(cmd.Context(), out, rec, opt); err != nil {
-		return withCode(exitFailure, err)
 	}
 	fmt.Fprintf(a.out, "imported %s (%d samples, %d failed readings left out as gaps) into %s\n",
-		file, len(rec.Samples), rec.FailedSamples, out)
+		file, len(rec.Samples), rec.FailedSamples, a.v.GetString("out"))
 	if tokens == 0 {
 		fmt.Fprintln(a.out, "no --output-tokens: energy and power only; J/token is not applicable, and analyze's formal_requests_succeeded fails (no request)")
 	}
-	if lo, hi := rec.Covered(); rec.End > rec.Begin && (rec.Begin < lo || rec.End > hi) {
+	if lo, hi, beyond := rec.BeyondSamples(); beyond {
 		a.log.Warn().Str("component", "import").Msgf("the window [%g, %g] reaches beyond the samples every device has [%g, %g]: the power audit (power_devices_present) will exclude the run",
 			rec.Begin, rec.End, lo, hi)
 	}
 	return nil
-}
-
-// importDomain gives every imported device the domain its power covers:
-// --domain for csv and prometheus; a PTDaemon log is the whole node.
-func (a *app) importDomain(given bool, format string, rec *importer.Recording) error {
-	dom := a.v.GetString("domain")
-	if format == "ptdaemon" {
-		if given && dom != archive.DomainNode {
-			return invalidf("import ptdaemon: --domain %s: a PTDaemon power analyzer measures the whole system at the wall (node)", dom)
-		}
-		dom = archive.DomainNode
-	}
-	if !slices.Contains(archive.Domains, dom) {
-		return invalidf("import: --domain %q: want one of %s", dom, strings.Join(archive.Domains, ", "))
-	}
-	for i := range rec.Devices {
-		rec.Devices[i].Domain = dom
-	}
-	return nil
-}
-
-// readRecording reads the user's files by format and records them.
-func (a *app) readRecording(format, file string) (*importer.Recording, error) {
-	open := func(role, path string) (*os.File, archive.ImportFile, error) {
-		fi, err := importer.FileInfo(role, path)
-		if err != nil {
-			return nil, fi, invalidf("import: %v", err)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fi, invalidf("import: %v", err)
-		}
-		fi.Path = filepath.Clean(path)
-		return f, fi, nil
-	}
-	f, fi, err := open("power", file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	files := []archive.ImportFile{fi}
-	var rec *importer.Recording
-	switch format {
-	case "ptdaemon":
-		lg := a.v.GetString("loadgen")
-		if lg == "" {
-			return nil, invalidf("import ptdaemon: --loadgen mlperf_log_detail.txt is required (the measured window is its power_begin..power_end)")
-		}
-		g, gi, err := open("loadgen", lg)
-		if err != nil {
-			return nil, err
-		}
-		defer g.Close()
-		files = append(files, gi)
-		rec, err = importer.PTD(f, file, g, lg)
-		if err != nil {
-			return nil, withCode(exitInvalid, err)
-		}
-	case "csv":
-		m, err := importer.ParseMapping(a.v.GetString("map"))
-		if err != nil {
-			return nil, invalidf("import csv: --map: %v", err)
-		}
-		if rec, err = importer.CSV(f, file, m); err != nil {
-			return nil, withCode(exitInvalid, err)
-		}
-	case "prometheus":
-		rec, err = importer.Prometheus(f, file, importer.PromOptions{Unit: a.v.GetString("unit"), DeviceLabel: a.v.GetString("device-label")})
-		if err != nil {
-			return nil, withCode(exitInvalid, err)
-		}
-	default:
-		return nil, invalidf("import: unknown format %q (ptdaemon, csv or prometheus)", format)
-	}
-	rec.Files = files
-	return rec, nil
-}
-
-// importWindow reads --begin/--end (both 0 when not given).
-func (a *app) importWindow() (begin, end float64, err error) {
-	b, e := a.v.GetString("begin"), a.v.GetString("end")
-	if (b == "") != (e == "") {
-		return 0, 0, invalidf("import: give both --begin and --end, or neither (the span every device covers)")
-	}
-	if b == "" {
-		return 0, 0, nil
-	}
-	if begin, err = importer.ParseTime(b); err != nil {
-		return 0, 0, invalidf("import: --begin: %v", err)
-	}
-	if end, err = importer.ParseTime(e); err != nil {
-		return 0, 0, invalidf("import: --end: %v", err)
-	}
-	if !(end > begin) {
-		return 0, 0, invalidf("import: --end %s is not after --begin %s", e, b)
-	}
-	return begin, end, nil
 }

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
-	"path/filepath"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/plot"
 )
@@ -64,111 +62,52 @@ Pareto-optimal points filled, the lowest J/token meeting the SLO
 // writeFrontierPlot draws the energy–latency frontier of the runs under
 // dirs into out.
 func (a *app) writeFrontierPlot(ctx context.Context, dirs []string, out string) error {
-	if _, err := plot.FormatOf(out); err != nil {
-		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
-	}
 	opt := plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
 	if opt.Width == 0 && opt.Height == 0 {
 		opt = plot.Options{Width: 1000, Height: 700}
 	}
-	if err := opt.Validate(); err != nil {
-		return withCode(exitInvalid, err)
+	if err := plot.CheckOut(out, false, opt); err != nil {
+		return err
 	}
 	fo, err := a.frontierOptions()
 	if err != nil {
 		return err
 	}
-	prof, err := compare.ReadProfile(compare.BuiltinName)
+	c, err := a.profiles().Compare(ctx, dirs, a.v.GetString("profile"), compare.BuiltinName, nil, fo, a.warnEval)
 	if err != nil {
 		return err
 	}
-	runs, evalErr, err := a.evaluateRuns(ctx, dirs, a.v.GetString("profile"), nil)
-	if err != nil {
-		return err
-	}
-	rep := prof.CompareWith(runs, fo)
-	fig := &plot.Frontier{Latency: orDefault(fo.Latency, compare.DefaultLatency), Simulated: rep.Simulated}
-	for _, g := range compare.FrontierGroups(rep.Frontier) {
-		s := plot.FrontierSeries{Name: g[0].Model + " · " + g[0].Engine + " · " + g[0].Scenario}
-		for _, c := range g[0].Configuration {
-			s.Name += " · " + c.Value
-		}
-		for _, pt := range g {
-			if pt.JPerToken == nil || pt.Latency == nil {
-				continue
-			}
-			s.Points = append(s.Points, plot.FrontierPoint{Latency: *pt.Latency, JPerToken: *pt.JPerToken,
-				Label: compare.LoadText(pt.Load), Pareto: pt.Pareto, Best: pt.LowestMeetingSLO})
-		}
-		if len(s.Points) > 0 {
-			fig.Series = append(fig.Series, s)
-		}
-	}
-	if err := plot.SaveFrontier(out, fig, opt); err != nil {
+	if err := plot.SaveFrontier(out, analysis.FrontierFigure(c.Report, fo.Latency), opt); err != nil {
 		return withCode(exitFailure, err)
 	}
 	fmt.Fprintf(a.out, "frontier figure: %s\n", out)
-	return withCode(exitEval, evalErr)
+	return withCode(exitEval, c.EvalErr)
 }
 
 func (a *app) plot(cmd *cobra.Command, dir string, sets []string) error {
 	out := a.v.GetString("out")
 	if out == "" {
-		name := filepath.Base(filepath.Clean(dir))
-		if abs, err := filepath.Abs(dir); err == nil {
-			name = filepath.Base(abs)
-		}
-		if name == "" || name == "." || name == ".." || name == string(filepath.Separator) {
-			name = "run"
-		}
-		out = name + ".png"
-	}
-	if _, err := plot.FormatOf(out); err != nil {
-		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
-	}
-	if err := plot.CheckOutDir(out); err != nil { // before the evaluation
-		return withCode(exitInvalid, fmt.Errorf("--out: %w", err))
+		out = plot.DefaultOut(dir)
 	}
 	opt := plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
-	if err := opt.Validate(); err != nil {
-		return withCode(exitInvalid, err)
-	}
-	run, res, evalErr, err := a.evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), sets)
-	if err != nil {
-		return wrapRunErr(dir, err)
-	}
-	if evalErr != nil {
-		a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
-	}
-	// --set window=…, cv_max=… also set what the figure draws.
-	overrides, err := parseSets(sets)
-	if err != nil {
+	if err := plot.CheckOut(out, true, opt); err != nil { // before the evaluation
 		return err
 	}
-	params := maps.Clone(run.Meta.Parameters)
-	if params == nil {
-		params = map[string]any{}
+	data, e, err := a.profiles().PlotData(cmd.Context(), dir, a.v.GetString("profile"), sets)
+	if e != nil && e.EvalErr != nil {
+		a.warnEval(dir, e.EvalErr)
 	}
-	for k, v := range overrides {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			params[k] = f
-		} else {
-			params[k] = v
-		}
-	}
-	run.Meta.Parameters = params
-	data, err := plot.Prepare(run, res)
 	if err != nil {
-		return withCode(exitInvalid, err)
+		return err
 	}
 	if err := plot.Save(out, data, opt); err != nil {
 		return withCode(exitFailure, err)
 	}
 	fmt.Fprintf(a.out, "figure: %s\n", out)
-	if evalErr != nil {
+	if e.EvalErr != nil {
 		// As analyze: the figure is drawn, and the exit code says that
 		// some values are missing.
-		return withCode(exitEval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
+		return withCode(exitEval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
 	}
 	return nil
 }

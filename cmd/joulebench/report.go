@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/report/htmlreport"
@@ -32,43 +32,28 @@ distributions, the formal requests and the provenance; it opens offline.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := a.v.GetString("format")
-			if err := checkOutFormat(format); err != nil {
-				return withCode(exitInvalid, err)
+			if err := analysis.CheckOutFormat(format); err != nil {
+				return err
 			}
-			var runs []report.Run
-			var stages []report.StageBreakdown
-			var pages []htmlreport.RunInput
-			var evalErrs []error
 			if base := a.v.GetString("baseline"); base != "" {
 				args = append([]string{base}, args...) // the reference column: changes are against it
 			}
-			for _, dir := range args {
-				run, l, res, evalErr, err := a.evaluateArchiveLoaded(cmd.Context(), dir, a.v.GetString("profile"), nil)
-				if err != nil {
-					return err
-				}
-				if evalErr != nil {
-					evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr))
-				}
-				runs = append(runs, report.Run{Meta: run.Meta, Results: res})
-				st := report.Stages(run, res, l.Profile.StageEnergy)
-				stages = append(stages, st)
-				if format == htmlreport.Format {
-					pages = append(pages, htmlreport.RunInput{Run: run, Results: res, Stages: &st, Params: l.Profile.Parameters, EvalErr: evalErr})
-				}
+			r, err := a.profiles().Report(cmd.Context(), args, a.v.GetString("profile"), format == htmlreport.Format)
+			if err != nil {
+				return err
 			}
-			err := a.toOut(a.v.GetString("out"), func(w io.Writer) error {
+			err = a.toOut(a.v.GetString("out"), func(w io.Writer) error {
 				if format == htmlreport.Format {
-					return htmlreport.WriteRun(w, pages, htmlreport.Options{Version: version})
+					return htmlreport.WriteRun(w, r.Pages, htmlreport.Options{Version: version})
 				}
-				return report.RunsWithStages(w, runs, stages, format)
+				return report.RunsWithStages(w, r.Runs, r.Stages, format)
 			})
 			if err != nil {
 				return err
 			}
 			// As analyze: the table is shown, and the exit code says that
 			// some values are missing.
-			return withCode(exitEval, errors.Join(evalErrs...))
+			return withCode(exitEval, r.EvalErr)
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,14 +38,8 @@ func frontierOf(t *testing.T, dir string, extra ...string) []compare.FrontierPoi
 // after limit.
 func waitFor(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("%q never came:\n%s", want, out.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitUntil(t, cmd, limit, func() bool { return strings.Contains(out.String(), want) },
+		func() string { return strconv.Quote(want) + " never came:\n" + out.String() })
 }
 
 // The shipped example: a sweep search on the simulator, interrupted in its

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/workflow"
 )
 
 // TestMain lets the test binary be joulebench itself when
@@ -84,16 +85,9 @@ func TestSweepInterruptedResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, out := sweepProc(t, dir)
-	// Wait for the second run to start, then interrupt the sweep.
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(out.String(), "[2/2]") {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("second run never started:\n%s", out.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	time.Sleep(2 * time.Second)
+	// Wait for the second run to have its archive open, then interrupt
+	// the sweep.
+	waitSecondRun(t, cmd, out, dir)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
@@ -135,28 +129,17 @@ func TestSweepKilledResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, out := sweepProc(t, dir)
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(out.String(), "[2/2]") {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("second run never started:\n%s", out.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitSecondRun(t, cmd, out, dir)
 	// The run's PID file (OUT/logs/<attempt>.pid) names the child run.
 	var childPID int
-	for childPID == 0 {
+	waitUntil(t, cmd, time.Minute, func() bool {
 		pids, _ := filepath.Glob(filepath.Join(dir, "out", "logs", "*.pid"))
 		if len(pids) == 1 {
 			b, _ := os.ReadFile(pids[0])
 			childPID, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no pid file of the second run (%v)", pids)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return childPID != 0
+	}, func() string { return "no pid file of the second run" })
 	// A second sweep of the campaign refuses while the first one runs.
 	second, secondOut := sweepProc(t, dir)
 	err := second.Wait()
@@ -165,20 +148,16 @@ func TestSweepKilledResumes(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("second sweep: %v, want exit %d naming pid %d:\n%s", err, exitFailure, cmd.Process.Pid, secondOut.String())
 	}
-	time.Sleep(2 * time.Second)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
 	// The child run ends (it got SIGTERM). A process that is gone, or a
 	// zombie nobody reaped yet, has no command line.
-	for procRuns(childPID) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(childPID, syscall.SIGKILL)
-			t.Fatalf("run %d still going after its sweep was killed", childPID)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitUntil(t, nil, 2*time.Minute, func() bool { return !procRuns(childPID) }, func() string {
+		_ = syscall.Kill(childPID, syscall.SIGKILL)
+		return "run " + strconv.Itoa(childPID) + " still going after its sweep was killed"
+	})
 	killed, _ := filepath.Glob(filepath.Join(dir, "out", "runs", "sim-sim-llm-70b-*"))
 	if len(killed) != 1 {
 		t.Fatalf("archives of the killed run: %v", killed)
@@ -196,6 +175,42 @@ func TestSweepKilledResumes(t *testing.T) {
 	}
 	if !strings.Contains(s, ".try2") || !strings.Contains(s, "2 complete runs compared") {
 		t.Errorf("killed run not re-run into .try2, or compare missing:\n%s", s)
+	}
+}
+
+// waitSecondRun waits until the sweep's second run has its archive open
+// (run.json written, status running, and profile.yaml beside it): the run
+// process is past its start, its signal handling in place, so that an
+// interruption or its sweep's death ends it as interrupted.
+func waitSecondRun(t *testing.T, cmd *exec.Cmd, out *syncBuffer, dir string) {
+	t.Helper()
+	waitUntil(t, cmd, 2*time.Minute, func() bool {
+		if !strings.Contains(out.String(), "[2/2]") {
+			return false
+		}
+		got, _ := filepath.Glob(filepath.Join(dir, "out", "runs", "sim-sim-llm-70b-*", workflow.ProfileFile))
+		return len(got) == 1
+	}, func() string { return "second run never opened its archive:\n" + out.String() })
+}
+
+// waitUntil polls cond until it holds; past limit it kills cmd (when set)
+// and fails with what. The test waits on what the child did (a line of its
+// output, a file it wrote, its exit), never for a fixed time.
+func waitUntil(t *testing.T, cmd *exec.Cmd, limit time.Duration, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			if cmd != nil {
+				_ = cmd.Process.Kill()
+			}
+			t.Fatal(what())
+		case <-tick.C:
+		}
 	}
 }
 
@@ -250,14 +265,8 @@ func TestSweepSlurmKilledReattaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, out := sweepProc(t, dir, "--executor", "slurm")
-	deadline := time.Now().Add(2 * time.Minute)
-	for strings.Count(out.String(), "submitted ") < 2 {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("jobs never submitted:\n%s", out.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitUntil(t, cmd, 2*time.Minute, func() bool { return strings.Count(out.String(), "submitted ") >= 2 },
+		func() string { return "jobs never submitted:\n" + out.String() })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -23,12 +23,8 @@ schema, exclusions, and the profile with each run's --set values.`,
 			if ok, err := a.validateCampaign(args[0]); ok {
 				return err
 			}
-			src, name, err := a.readProfile(args[0])
-			if err != nil {
-				return withCode(exitInvalid, err)
-			}
 			sets, _ := cmd.Flags().GetStringArray("set")
-			l, err := a.loadProfile(src, name, sets)
+			l, name, err := a.profiles().ReadLoad(args[0], sets)
 			if err != nil {
 				return err
 			}

@@ -76,6 +76,14 @@ func TestImportsPointDown(t *testing.T) {
 		{"compare", "runner", "comparisons read archives, whoever ran them"},
 		{"runner", "cmd", "the run library knows no command line"},
 		{"internal/progress", "runner", "the progress display draws steps.Progress, not a run"},
+		{"report", "analysis", "renderers take evaluated runs; the evaluation sits above them"},
+		{"compare", "analysis", "renderers take evaluated runs; the evaluation sits above them"},
+		{"plot", "analysis", "renderers take evaluated runs; the evaluation sits above them"},
+		{"campaign", "analysis", "a campaign checks profiles through its Checker's function"},
+		{"analysis", "campaign", "evaluation knows no campaign"},
+		{"analysis", "cmd", "the library knows no command line"},
+		{"campaign", "cmd", "the library knows no command line"},
+		{"importer", "workflow", "an import writes an archive, no profile is evaluated"},
 	}
 	for _, k := range kinds {
 		for _, o := range kinds {
@@ -98,6 +106,10 @@ func TestImportsPointDown(t *testing.T) {
 	}
 	if len(g) < 10 {
 		t.Fatalf("go list found %d packages", len(g))
+	}
+	// Every library package may mark its errors with an exit code.
+	if ds := g["internal/exitcode"]; len(ds) > 0 {
+		t.Errorf("internal/exitcode imports %v: exit codes are the bottom layer", ds)
 	}
 }
 

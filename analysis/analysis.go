@@ -1,0 +1,158 @@
+// Package analysis loads profiles by name and evaluates archived runs with
+// them: what analyze, report, compare, plot and validate share. A run is
+// always evaluated again from its raw data, with its own archived profile
+// (checked against run.json's sha256) unless another is named. Errors carry
+// their exit code (internal/exitcode): invalid input, a formula that could
+// not be evaluated, a failed check.
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/exitcode"
+	"github.com/joulebench/joulebench/profiles"
+	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// Profiles finds profiles by name (Finder) and loads them with the step
+// kinds a run has. LimitMemory, when set, is called once an archive's data
+// is loaded and before it is evaluated; the function it returns is called
+// after.
+type Profiles struct {
+	Finder      *profiles.Finder
+	LimitMemory func() (restore func())
+}
+
+// ParseSets turns --set values (key=value) into a map.
+func ParseSets(values []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range values {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, exitcode.Invalidf("--set %q: expected key=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Read resolves a profile argument (a file, or a name the finder knows) to
+// its YAML and the name errors report it by.
+func (p Profiles) Read(ref string) ([]byte, string, error) {
+	return p.finder().Find(ref, "")
+}
+
+func (p Profiles) finder() *profiles.Finder {
+	if p.Finder == nil {
+		return &profiles.Finder{}
+	}
+	return p.Finder
+}
+
+// Load loads a profile with --set values; its errors are invalid input.
+func (p Profiles) Load(src []byte, name string, sets []string) (*workflow.Loaded, error) {
+	overrides, err := ParseSets(sets)
+	if err != nil {
+		return nil, err
+	}
+	l, err := workflow.Load(src, name, workflow.Options{Registry: steps.Registry(), Overrides: overrides, Lookup: p.finder().Find})
+	if err != nil {
+		return nil, exitcode.With(exitcode.Invalid, fmt.Errorf("invalid profile:\n%w", err))
+	}
+	return l, nil
+}
+
+// ReadLoad reads the profile ref names and loads it with sets; a profile
+// that cannot be found is invalid input.
+func (p Profiles) ReadLoad(ref string, sets []string) (*workflow.Loaded, string, error) {
+	src, name, err := p.Read(ref)
+	if err != nil {
+		return nil, "", exitcode.With(exitcode.Invalid, err)
+	}
+	l, err := p.Load(src, name, sets)
+	return l, name, err
+}
+
+// Evaluated is an archived run evaluated with a profile. EvalErr joins the
+// formulas that failed on this run's data (the others have values).
+type Evaluated struct {
+	Run     *archive.Run
+	Loaded  *workflow.Loaded
+	Results *archive.Results
+	EvalErr error
+}
+
+// Evaluate loads the run archive dir and evaluates a profile over it: the
+// named profile, or ("") the run's own archived profile with the
+// parameters it ran with; sets apply on top. An error is a failure to load
+// or start (invalid input); formulas that fail on the data are EvalErr.
+func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []string) (*Evaluated, error) {
+	// results.json is not read: everything is evaluated again from the
+	// raw data, so a broken or edited results.json changes nothing.
+	run, err := archive.LoadData(dir)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Invalid, err)
+	}
+	var l *workflow.Loaded
+	var src []byte
+	var name string
+	if profile != "" {
+		src, name, err = p.Read(profile)
+		if err == nil {
+			l, err = p.Load(src, name, sets)
+		}
+	} else {
+		src, name, err = ArchivedProfile(dir, run.Meta)
+		if err == nil {
+			l, err = p.loadArchived(src, name, run.Meta, sets)
+		}
+	}
+	if err != nil {
+		var c exitcode.Coder
+		if errors.As(err, &c) {
+			return nil, err
+		}
+		return nil, exitcode.With(exitcode.Invalid, err)
+	}
+	// A run killed or interrupted during a stage has it open: it is
+	// evaluated up to the end of its data, and the values over it say they
+	// are partial.
+	run.ClampOpenStages()
+	restore := func() {}
+	if p.LimitMemory != nil {
+		restore = p.LimitMemory()
+	}
+	res, evalErr := workflow.Evaluate(ctx, l, run)
+	restore()
+	if res == nil {
+		return nil, exitcode.With(exitcode.Invalid, evalErr)
+	}
+	if profile != "" {
+		// Label headers and CSV with the profile evaluated, not the one
+		// the run was archived with.
+		run.Meta.Profile = l.Ref
+	}
+	return &Evaluated{Run: run, Loaded: l, Results: res, EvalErr: evalErr}, nil
+}
+
+// ChecksOutcome is an error (exit code Checks) when a check of severity
+// fail or exclude did not pass.
+func ChecksOutcome(res *archive.Results) error {
+	var failed []error
+	for _, n := range res.Order {
+		r := res.Values[n]
+		if r.Kind == "check" && r.Passed != nil && !*r.Passed && (r.Severity == "fail" || r.Severity == "exclude") {
+			failed = append(failed, fmt.Errorf("check %s (%s) failed: %s", n, r.Severity, r.Message))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return exitcode.With(exitcode.Checks, errors.Join(failed...))
+}

@@ -1,0 +1,180 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+
+	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/internal/exitcode"
+	"github.com/joulebench/joulebench/plot"
+	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/htmlreport"
+)
+
+// CheckFrontier checks the energy–latency frontier's options (--latency,
+// --latency-max, --slo-attainment): invalid input when they cannot be used.
+func CheckFrontier(fo compare.FrontierOptions) error {
+	if err := compare.CheckLatency(fo.Latency); err != nil {
+		return exitcode.Invalidf("--latency: %v", err)
+	}
+	if fo.LatencyMax < 0 || fo.Attainment < 0 || fo.Attainment > 1 {
+		return exitcode.Invalidf("--latency-max must not be negative and --slo-attainment must be in [0, 1]")
+	}
+	return nil
+}
+
+// CheckOutFormat accepts report's text formats and html.
+func CheckOutFormat(format string) error {
+	if format == htmlreport.Format {
+		return nil
+	}
+	if err := report.CheckFormat(format); err != nil {
+		return exitcode.With(exitcode.Invalid, fmt.Errorf("%w (or %s)", err, htmlreport.Format))
+	}
+	return nil
+}
+
+// EvaluateRuns finds the run directories among paths and evaluates each.
+// A run some formulas failed on is kept (the values it lacks flag it),
+// passed to warn (when set) and named in evalErr; an archive that cannot be
+// read is an error naming it.
+func (p Profiles) EvaluateRuns(ctx context.Context, paths []string, profile string, sets []string, warn func(dir string, evalErr error)) (runs []compare.Run, evalErr, err error) {
+	dirs, err := compare.Discover(paths)
+	if err != nil {
+		return nil, nil, exitcode.With(exitcode.Invalid, err)
+	}
+	runs = make([]compare.Run, 0, len(dirs))
+	var evalErrs []error
+	for _, dir := range dirs {
+		e, err := p.Evaluate(ctx, dir, profile, sets)
+		if err != nil {
+			return nil, nil, exitcode.Keep(err, "run %s", dir)
+		}
+		if e.EvalErr != nil {
+			if warn != nil {
+				warn(dir, e.EvalErr)
+			}
+			evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
+		}
+		runs = append(runs, compare.Run{Dir: dir, Meta: e.Run.Meta, Results: e.Results})
+	}
+	return runs, errors.Join(evalErrs...), nil
+}
+
+// Comparison is what compare renders: the report over the runs, and the
+// formulas that failed on some of them.
+type Comparison struct {
+	Report  *compare.Report
+	Runs    []compare.Run
+	EvalErr error
+}
+
+// Compare evaluates the runs under paths and compares them with the
+// comparison profile rules (a built-in's name or a file).
+func (p Profiles) Compare(ctx context.Context, paths []string, profile, rules string, sets []string, fo compare.FrontierOptions, warn func(string, error), na ...compare.NotApplicable) (*Comparison, error) {
+	prof, err := compare.ReadProfile(rules)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Invalid, fmt.Errorf("invalid comparison profile:\n%w", err))
+	}
+	if err := CheckFrontier(fo); err != nil {
+		return nil, err
+	}
+	runs, evalErr, err := p.EvaluateRuns(ctx, paths, profile, sets, warn)
+	if err != nil {
+		return nil, err
+	}
+	return &Comparison{Report: prof.CompareWith(runs, fo, na...), Runs: runs, EvalErr: evalErr}, nil
+}
+
+// FrontierFigure is the figure of a comparison's energy–latency frontier:
+// one series per configuration through its load points.
+func FrontierFigure(rep *compare.Report, latency string) *plot.Frontier {
+	if latency == "" {
+		latency = compare.DefaultLatency
+	}
+	fig := &plot.Frontier{Latency: latency, Simulated: rep.Simulated}
+	for _, g := range compare.FrontierGroups(rep.Frontier) {
+		s := plot.FrontierSeries{Name: g[0].Model + " · " + g[0].Engine + " · " + g[0].Scenario}
+		for _, c := range g[0].Configuration {
+			s.Name += " · " + c.Value
+		}
+		for _, pt := range g {
+			if pt.JPerToken == nil || pt.Latency == nil {
+				continue
+			}
+			s.Points = append(s.Points, plot.FrontierPoint{Latency: *pt.Latency, JPerToken: *pt.JPerToken,
+				Label: compare.LoadText(pt.Load), Pareto: pt.Pareto, Best: pt.LowestMeetingSLO})
+		}
+		if len(s.Points) > 0 {
+			fig.Series = append(fig.Series, s)
+		}
+	}
+	return fig
+}
+
+// PlotData evaluates the run dir and prepares its figure; the --set values
+// also set what the figure draws (window, cv_max, ...). EvalErr in the
+// result says which formulas failed; err is invalid input.
+func (p Profiles) PlotData(ctx context.Context, dir, profile string, sets []string) (*plot.Data, *Evaluated, error) {
+	e, err := p.Evaluate(ctx, dir, profile, sets)
+	if err != nil {
+		return nil, nil, exitcode.Keep(err, "run %s", dir)
+	}
+	overrides, err := ParseSets(sets)
+	if err != nil {
+		return nil, e, err
+	}
+	params := maps.Clone(e.Run.Meta.Parameters)
+	if params == nil {
+		params = map[string]any{}
+	}
+	for k, v := range overrides {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			params[k] = f
+		} else {
+			params[k] = v
+		}
+	}
+	e.Run.Meta.Parameters = params
+	data, err := plot.Prepare(e.Run, e.Results)
+	if err != nil {
+		return nil, e, exitcode.With(exitcode.Invalid, err)
+	}
+	return data, e, nil
+}
+
+// Reports are what report renders: each run, its energy by stage, and
+// (html) its page's input; EvalErr joins the formulas that failed.
+type Reports struct {
+	Runs    []report.Run
+	Stages  []report.StageBreakdown
+	Pages   []htmlreport.RunInput
+	EvalErr error
+}
+
+// Report evaluates each run directory for report (with its pages when
+// html).
+func (p Profiles) Report(ctx context.Context, dirs []string, profile string, html bool) (*Reports, error) {
+	var out Reports
+	var evalErrs []error
+	for _, dir := range dirs {
+		e, err := p.Evaluate(ctx, dir, profile, nil)
+		if err != nil {
+			return nil, err
+		}
+		if e.EvalErr != nil {
+			evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
+		}
+		out.Runs = append(out.Runs, report.Run{Meta: e.Run.Meta, Results: e.Results})
+		st := report.Stages(e.Run, e.Results, e.Loaded.Profile.StageEnergy)
+		out.Stages = append(out.Stages, st)
+		if html {
+			out.Pages = append(out.Pages, htmlreport.RunInput{Run: e.Run, Results: e.Results, Stages: &st, Params: e.Loaded.Profile.Parameters, EvalErr: e.EvalErr})
+		}
+	}
+	out.EvalErr = errors.Join(evalErrs...)
+	return &out, nil
+}

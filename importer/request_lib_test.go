@@ -1,0 +1,103 @@
+package importer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/exitcode"
+)
+
+// csvFile writes a CSV recording of two devices at t0 .. t0+4 s, 100 W and
+// 200 W, and returns its path.
+func csvFile(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("ts,gpu,power\n")
+	for i := range 5 {
+		for _, d := range []string{"a,100", "b,200"} {
+			dev, w, _ := strings.Cut(d, ",")
+			b.WriteString(strings.Join([]string{fmtT(t0 + float64(i)), dev, w}, ",") + "\n")
+		}
+	}
+	p := filepath.Join(t.TempDir(), "p.csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestImportRequest(t *testing.T) {
+	file := csvFile(t)
+	ok := func() Request {
+		return Request{Format: "csv", File: file, Out: filepath.Join(t.TempDir(), "run"), Map: "time=ts,device=gpu,watts=power",
+			Domain: archive.DomainGPU, Profile: "benchmark-1.0", OutputTokens: 100}
+	}
+	exists := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		edit func(*Request)
+		want string
+		code exitcode.Code
+	}{
+		{"no out", func(q *Request) { q.Out = "" }, "--out DIR is required", exitcode.Invalid},
+		{"out exists", func(q *Request) { q.Out = exists }, "already exists", exitcode.Invalid},
+		{"negative tokens", func(q *Request) { q.OutputTokens = -1 }, "--output-tokens must be ≥ 0, got -1", exitcode.Invalid},
+		{"begin alone", func(q *Request) { q.Begin = "1" }, "give both --begin and --end", exitcode.Invalid},
+		{"bad begin", func(q *Request) { q.Begin, q.End = "x", "2" }, "--begin:", exitcode.Invalid},
+		{"bad end", func(q *Request) { q.Begin, q.End = "1", "y" }, "--end:", exitcode.Invalid},
+		{"end before begin", func(q *Request) { q.Begin, q.End = "2", "1" }, "--end 1 is not after --begin 2", exitcode.Invalid},
+		{"no file", func(q *Request) { q.File = filepath.Join(exists, "none.csv") }, "import: ", exitcode.Invalid},
+		{"unknown format", func(q *Request) { q.Format = "xml" }, `unknown format "xml"`, exitcode.Invalid},
+		{"bad map", func(q *Request) { q.Map = "nonsense" }, "import csv: --map:", exitcode.Invalid},
+		{"bad domain", func(q *Request) { q.Domain = "gpux" }, `--domain "gpux": want one of`, exitcode.Invalid},
+		{"ptdaemon without loadgen", func(q *Request) { q.Format = "ptdaemon" }, "--loadgen mlperf_log_detail.txt is required", exitcode.Invalid},
+		{"bad profile", func(q *Request) { q.Profile = "nope" }, "import: --profile nope:", exitcode.Invalid},
+	} {
+		q := ok()
+		tc.edit(&q)
+		_, err := Import(context.Background(), q)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || exitcode.Of(err) != int(tc.code) {
+			t.Errorf("%s: %v (exit %d), want %q (exit %d)", tc.name, err, exitcode.Of(err), tc.want, tc.code)
+		}
+	}
+	// A window of 1 .. 6 s after t0 reaches past the last sample (4 s).
+	q := ok()
+	q.Begin, q.End, q.Domain = fmtT(t0+1), fmtT(t0+6), archive.DomainNode
+	rec, err := Import(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi, beyond := rec.BeyondSamples(); !beyond || lo != t0 || hi != t0+4 {
+		t.Errorf("BeyondSamples = %v, %v, %v; want %v, %v, true", lo, hi, beyond, t0, t0+4)
+	}
+	run, err := archive.LoadData(q.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Meta.Hardware.Devices) != 2 || run.Meta.Hardware.Devices[0].Domain != archive.DomainNode || run.Meta.Profile.Name != "benchmark-1.0" {
+		t.Errorf("written run: devices %+v, profile %+v", run.Meta.Hardware.Devices, run.Meta.Profile)
+	}
+}
+
+// A PTDaemon log is the whole node: another --domain is refused, as are
+// --begin/--end (the loadgen's window is the window).
+func TestImportPTDaemonDomainAndWindow(t *testing.T) {
+	q := Request{Format: "ptdaemon", File: filepath.Join("testdata", "ptd", "spl.txt"), Loadgen: filepath.Join("testdata", "ptd", "mlperf_log_detail.txt"),
+		Out: filepath.Join(t.TempDir(), "run"), Domain: archive.DomainGPU, DomainGiven: true, Profile: "benchmark-1.0"}
+	if _, err := Import(context.Background(), q); err == nil || !strings.Contains(err.Error(), "measures the whole system at the wall") {
+		t.Errorf("ptdaemon --domain gpu: %v", err)
+	}
+	q.DomainGiven = false
+	q.Begin, q.End = "1", "2"
+	if _, err := Import(context.Background(), q); err == nil || !strings.Contains(err.Error(), "--begin/--end are for csv and prometheus") {
+		t.Errorf("ptdaemon --begin/--end: %v", err)
+	}
+	q.Begin, q.End = "", ""
+	if _, err := Import(context.Background(), q); err != nil {
+		t.Errorf("ptdaemon: %v", err)
+	}
+}
