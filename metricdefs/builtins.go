@@ -103,29 +103,8 @@ func ctxT(f any) []any { return []any{f} }
 // stages: attribution, steady state and release.
 func methodBuiltinDefs() []builtinDef {
 	return []builtinDef{
-		{
-			Builtin: Builtin{"attribute", `attribute(requests, method) list`, `per-request GPU energy by generation interval: [{id, energy_j, tokens, j_per_token}] in the order given`},
-			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				reqs, err := toRequests(p[1])
-				if err != nil {
-					return nil, fmt.Errorf("attribute: %w", err)
-				}
-				at, err := pd.Attribute(reqs, p[2].(string))
-				if err != nil {
-					return nil, err
-				}
-				out := make([]AttributionView, len(at))
-				for i, a := range at {
-					out[i] = AttributionView{ID: a.ID, EnergyJ: a.EnergyJ, Tokens: a.Tokens, JPerToken: a.JPerToken}
-				}
-				return out, nil
-			},
-			types: []any{new(func(context.Context, []any, string) []AttributionView), new(func(context.Context, []*record.Request, string) []AttributionView)},
-		},
+		attributionBuiltin(Builtin{"attribute", `attribute(requests, method) list`, `per-request GPU energy by generation interval: [{id, energy_j, tokens, j_per_token}] in the order given`},
+			(*measure.PowerData).Attribute),
 		{
 			Builtin: Builtin{"requests_in", `requests_in(requests, a, b) float`, `requests generating in [a, b], each counted by the share of its output tokens generated there (pro rata as in attribute)`},
 			fn: func(p ...any) (any, error) {
