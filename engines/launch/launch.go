@@ -23,8 +23,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
-	"github.com/joulebench/joulebench/engines/ollama"
-	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/engines/internal/streamcore"
 	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/loadgen"
@@ -32,11 +31,8 @@ import (
 )
 
 // The engine clients are the load generator's Doers; loadgen itself knows
-// neither.
-var (
-	_ loadgen.Doer = (*openai.Client)(nil)
-	_ loadgen.Doer = (*ollama.Client)(nil)
-)
+// none of them.
+var _ loadgen.Doer = engines.Client(nil)
 
 // Ollama request APIs (Spec.OllamaAPI).
 const (
@@ -298,32 +294,25 @@ func UsesOllamaNative(s Spec, e engines.Engine) bool {
 	return e.API() == engines.APIOllama && s.OllamaAPI != OllamaOpenAI
 }
 
-// NewClient returns the request client maker for e: Ollama's native
-// client, or the OpenAI streaming client, on the run's clock; the
-// thinking setting is added to every request.
+// NewClient returns the request client maker for e: the client of the API
+// requests go through (all.Clients: Ollama's native client, or the OpenAI
+// streaming client), on the run's clock, with the thinking setting added
+// to every request.
 func NewClient(s Spec, e engines.Engine, clock func() float64) func(baseURL string) loadgen.Doer {
+	api := engines.APIOpenAI
 	if UsesOllamaNative(s, e) {
-		return func(base string) loadgen.Doer {
-			opts := []ollama.Option{ollama.WithClock(clock), ollama.WithRecordTokenTimes(true),
-				ollama.WithHTTPClient(withAPIKey(&http.Client{Transport: NewTransport()}, s.APIKey))}
-			o := map[string]any{"seed": s.Seed}
-			if s.MaxModelLen > 0 {
-				o["num_ctx"] = s.MaxModelLen
-			}
-			opts = append(opts, ollama.WithOptions(o))
-			if s.Thinking != ThinkingDefault {
-				opts = append(opts, ollama.WithThink(s.Thinking == ThinkingOn))
-			}
-			return ollama.NewClient(base, opts...)
-		}
+		api = engines.APIOllama
+	}
+	newClient := all.Clients()[api]
+	cfg := engines.ClientConfig{Clock: clock, APIKey: s.APIKey, RunID: s.RunID, Seed: s.Seed, MaxModelLen: s.MaxModelLen}
+	if s.Thinking != ThinkingDefault {
+		on := s.Thinking == ThinkingOn
+		cfg.Think = &on
 	}
 	return func(base string) loadgen.Doer {
-		var d loadgen.Doer = openai.NewClient(base, openai.WithClock(clock), openai.WithRecordTokenTimes(true),
-			openai.WithHTTPClient(&http.Client{Transport: NewTransport()}), openai.WithAPIKey(s.APIKey), openai.WithRunID(s.RunID))
-		if s.Thinking != ThinkingDefault {
-			d = WithExtra(d, map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": s.Thinking == ThinkingOn}})
-		}
-		return d
+		c := cfg
+		c.BaseURL, c.HTTP = base, &http.Client{Transport: NewTransport()}
+		return newClient(c)
 	}
 }
 
@@ -446,14 +435,15 @@ func StartMetrics(ctx context.Context, s Spec, e engines.Engine, mc MetricsConfi
 	return sc
 }
 
-// NewTransport is openai.NewTransport made to resend a request that
+// NewTransport is the streaming transport (streamcore.NewTransport) made
+// to resend a request that
 // failed on a reused keep-alive connection before any answer came back:
 // llama-server closes its connection after a streamed response although
 // it announces keep-alive, and Go only retries idempotent requests. The
 // header that marks the request replayable is nil-valued, so it is never
 // sent; a request the server has started answering is never resent.
 func NewTransport() http.RoundTripper {
-	return replayable{rt: openai.NewTransport()}
+	return replayable{rt: streamcore.NewTransport()}
 }
 
 type replayable struct{ rt http.RoundTripper }

@@ -48,6 +48,7 @@ type Client struct {
 	options              map[string]any
 	keepAlive            string
 	think                *bool
+	auth                 []string // the Authorization header (nil: none)
 }
 
 // Option configures a Client.
@@ -76,6 +77,15 @@ func WithOptions(o map[string]any) Option { return func(c *Client) { c.options =
 
 // WithKeepAlive sends keep_alive with every request.
 func WithKeepAlive(s string) Option { return func(c *Client) { c.keepAlive = s } }
+
+// WithAPIKey sends key as a bearer token with every request.
+func WithAPIKey(key string) Option {
+	return func(c *Client) {
+		if key != "" {
+			c.auth = []string{"Bearer " + key}
+		}
+	}
+}
 
 // WithThink sends "think": on (thinking models, Ollama >= 0.9).
 func WithThink(on bool) Option { return func(c *Client) { c.think = &on } }
@@ -149,11 +159,14 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 // into f (nil: none).
 func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
 	body, target, err := c.encode(r)
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/x-ndjson"}}
+	if c.auth != nil {
+		hdr["Authorization"] = c.auth
+	}
 	var rec archive.Request
 	x := streamcore.Begin(ctx, streamcore.Call{
 		Config: streamcore.Config{HTTP: c.http, Clock: c.clock, Timeout: c.timeout, Stall: c.stall,
-			Header:    http.Header{"Content-Type": {"application/json"}, "Accept": {"application/x-ndjson"}},
-			ErrorBody: errorText, MaxErrorBody: 300},
+			Header: hdr, ErrorBody: errorText, MaxErrorBody: 300},
 		Target: target, Body: body, EncodeErr: err, TokenTimes: c.tokenTimes}, r, f, &rec)
 	if x == nil {
 		return rec

@@ -105,7 +105,8 @@ type Client struct {
 	clock                   func() float64
 	tokenTimes              bool
 	receiveStamps           bool
-	runID                   string // X-Request-Id prefix
+	runID                   string         // X-Request-Id prefix
+	extra                   map[string]any // members added to every body
 	// Header values every request sends, made once (never modified).
 	hdrContentType, hdrAccept, hdrAuth []string
 	prep                               atomic.Pointer[prepared]
@@ -149,6 +150,10 @@ func WithReceiveStamps(on bool) Option { return func(c *Client) { c.receiveStamp
 // their logs, so that server logs and archived records can be joined.
 // Without it the header is the request id alone.
 func WithRunID(id string) Option { return func(c *Client) { c.runID = id } }
+
+// WithExtra adds members to every request's body (a request's own Extra
+// wins), e.g. the thinking setting's chat_template_kwargs.
+func WithExtra(extra map[string]any) Option { return func(c *Client) { c.extra = extra } }
 
 // NewClient returns a client for the server at baseURL, with or without
 // the /v1 suffix ("http://127.0.0.1:8000" and "http://127.0.0.1:8000/v1"
@@ -686,6 +691,9 @@ func sameModel(raw []byte, want string) bool {
 
 // encode builds the JSON body (see appendBody) and picks the endpoint.
 func (c *Client) encode(r workload.Request) ([]byte, string, error) {
+	if c.extra != nil {
+		r.Extra = withExtra(c.extra, r.Extra)
+	}
 	target := c.completionsURL
 	if r.Chat {
 		target = c.chatURL
@@ -696,6 +704,18 @@ func (c *Client) encode(r workload.Request) ([]byte, string, error) {
 	}
 	b, err := appendBody(make([]byte, 0, size), r)
 	return b, target, err
+}
+
+// withExtra is extra with own's members added (own wins), a new map.
+func withExtra(extra, own map[string]any) map[string]any {
+	m := make(map[string]any, len(extra)+len(own))
+	for k, v := range extra {
+		m[k] = v
+	}
+	for k, v := range own {
+		m[k] = v
+	}
+	return m
 }
 
 // requestID is the X-Request-Id of request id in run runID: "<run>-<id>",
