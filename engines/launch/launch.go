@@ -15,7 +15,6 @@ package launch
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -33,12 +32,6 @@ import (
 // The engine clients are the load generator's Doers; loadgen itself knows
 // none of them.
 var _ loadgen.Doer = engines.Client(nil)
-
-// Ollama request APIs (Spec.OllamaAPI).
-const (
-	OllamaNative = "native"
-	OllamaOpenAI = "openai"
-)
 
 // Thinking settings (Spec.Thinking).
 const (
@@ -66,43 +59,21 @@ type Spec struct {
 	URL string
 	// API is openai or ollama for URL ("" follows Kind).
 	API string
-	// Bin replaces the engine's executable (vllm, python for SGLang,
-	// llama-server, ollama).
-	Bin string
-	// Args are extra command-line arguments; Env environment overrides.
-	Args []string
-	Env  map[string]string
-	// Model is the model id (vLLM/SGLang: path or Hugging Face id, also
-	// the served name; llama.cpp: the alias, default the file name;
-	// Ollama: the model name).
-	Model string
-	// ModelFile is the GGUF file (llama.cpp; Ollama creates the model from
-	// it when missing).
-	ModelFile string
-	Revision  string
-	// Port on 127.0.0.1 (0: a free one).
-	Port int
-	// TP is the tensor-parallel size (vLLM, SGLang).
-	TP int
-	// MaxModelLen is the longest request in tokens (vLLM --max-model-len,
-	// SGLang --context-length, llama.cpp context per slot, Ollama
-	// OLLAMA_CONTEXT_LENGTH and num_ctx); 0 = the engine's default.
-	MaxModelLen int
-	// Slots is llama.cpp's -np and Ollama's OLLAMA_NUM_PARALLEL.
-	Slots int
-	Seed  int64
-	// OllamaAPI is native (/api/chat, /api/generate) or openai (/v1).
-	OllamaAPI string
+	// Common are the engine options every kind reads its part of (Bin,
+	// Args, Env, Model, ModelFile, Revision, Port, TP, MaxModelLen, Slots,
+	// Seed, Log, HTTP).
+	engines.Common
+	// Settings are the engine-specific options, by the flag their kind's
+	// descriptor declares (e.g. SGLang's health-generate, Ollama's
+	// ollama-api and ollama-pull).
+	Settings engines.Settings
 	// EngineVersion, when set, is the engine version the identity check
 	// expects.
 	EngineVersion string
-	// Thinking is "", "on" or "off": sent as Ollama's think, else as
-	// chat_template_kwargs.enable_thinking; recorded in run.json.
+	// Thinking is "", "on" or "off": sent with every request the way the
+	// request API takes it (engines.ClientConfig.Think); recorded in
+	// run.json.
 	Thinking string
-	// HealthGenerate makes SGLang's readiness wait for /health_generate.
-	HealthGenerate bool
-	// PullMissing lets Ollama pull a missing model.
-	PullMissing bool
 	// ScrapeInterval and MetricFamilies configure the /metrics side path
 	// (defaults: DefaultScrapeInterval, DefaultFamilies(kind)).
 	ScrapeInterval time.Duration
@@ -110,12 +81,9 @@ type Spec struct {
 	// RunDir is the run's directory: the engine works in RunDir/engine
 	// (its compile caches in RunDir/engine/compile-cache).
 	RunDir string
-	// Log receives the engine's output (engine.log).
-	Log io.Writer
 	// Note, when set, is told how a slow readiness wait of an already
 	// running server (URL) goes.
 	Note func(string)
-	HTTP *http.Client
 	// APIKey, when set, is sent as "Authorization: Bearer ..." with every
 	// request to the engine (queries and benchmark requests alike). It is
 	// never logged nor written to the archive.
@@ -190,10 +158,8 @@ func (s Spec) Validate() error {
 			}
 		}
 	}
-	switch s.OllamaAPI {
-	case "", OllamaNative, OllamaOpenAI:
-	default:
-		return fmt.Errorf("--ollama-api %q: want native or openai", s.OllamaAPI)
+	if err := s.registry().CheckSettings(s.Settings); err != nil {
+		return err
 	}
 	switch s.Thinking {
 	case ThinkingDefault, ThinkingOn, ThinkingOff:
@@ -212,9 +178,7 @@ func (s Spec) options() engines.Options {
 	if s.RunDir != "" {
 		runDir = filepath.Join(s.RunDir, "engine")
 	}
-	return engines.Options{Bin: s.Bin, Args: s.Args, Env: s.Env, Model: s.Model, ModelFile: s.ModelFile, Revision: s.Revision,
-		Port: s.Port, TP: s.TP, MaxModelLen: s.MaxModelLen, Slots: s.Slots, Seed: s.Seed, HealthGenerate: s.HealthGenerate,
-		PullMissing: s.PullMissing, RunDir: runDir, Log: s.Log, HTTP: s.HTTP}
+	return engines.Options{Common: s.Common, RunDir: runDir, Settings: s.Settings}
 }
 
 func build(s Spec) (engines.Engine, error) {
@@ -288,10 +252,14 @@ func (s Spec) ReportsRevision(kind string) bool {
 	return ok && d.ReportsRevision
 }
 
-// UsesOllamaNative reports whether requests go through Ollama's native
-// API.
-func UsesOllamaNative(s Spec, e engines.Engine) bool {
-	return e.API() == engines.APIOllama && s.OllamaAPI != OllamaOpenAI
+// ClientAPI is the API requests to e go through: what e's descriptor
+// says given the spec's settings (engines.Descriptor.ClientAPI), else e's
+// own API.
+func ClientAPI(s Spec, e engines.Engine) string {
+	if d, ok := s.registry().Lookup(e.Kind()); ok && d.ClientAPI != nil {
+		return d.ClientAPI(e.API(), s.Settings)
+	}
+	return e.API()
 }
 
 // NewClient returns the request client maker for e: the client of the API
@@ -299,11 +267,10 @@ func UsesOllamaNative(s Spec, e engines.Engine) bool {
 // streaming client), on the run's clock, with the thinking setting added
 // to every request.
 func NewClient(s Spec, e engines.Engine, clock func() float64) func(baseURL string) loadgen.Doer {
-	api := engines.APIOpenAI
-	if UsesOllamaNative(s, e) {
-		api = engines.APIOllama
+	newClient, ok := all.Clients()[ClientAPI(s, e)]
+	if !ok {
+		newClient = all.Clients()[engines.APIOpenAI]
 	}
-	newClient := all.Clients()[api]
 	cfg := engines.ClientConfig{Clock: clock, APIKey: s.APIKey, RunID: s.RunID, Seed: s.Seed, MaxModelLen: s.MaxModelLen}
 	if s.Thinking != ThinkingDefault {
 		on := s.Thinking == ThinkingOn
@@ -378,12 +345,13 @@ func thinkingLabel(t string) string {
 	return t
 }
 
-// requestAPI names the API requests go through.
+// requestAPI names the API requests go through: "openai", or another
+// API's name with "-native" ("ollama-native").
 func requestAPI(s Spec, e engines.Engine) string {
-	if UsesOllamaNative(s, e) {
-		return "ollama-native"
+	if api := ClientAPI(s, e); api != engines.APIOpenAI {
+		return api + "-native"
 	}
-	return "openai"
+	return engines.APIOpenAI
 }
 
 // MetricsConfig says where scraped samples go.

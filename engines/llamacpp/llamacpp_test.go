@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/engines/process/processtest"
@@ -39,12 +40,12 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 		"/metrics":   {Body: processtest.File("testdata/metrics.txt")},
 	}}.Env()
 	model := filepath.Join(dir, "tiny.gguf")
-	e, err := llamacpp.New(llamacpp.Config{Bin: os.Args[0], ModelFile: model, Slots: 2, ContextLength: 1024, Seed: 1, Env: map[string]string{k: v}})
+	e, err := llamacpp.New(llamacpp.Config{Common: engines.Common{Bin: os.Args[0], ModelFile: model, Slots: 2, MaxModelLen: 1024, Seed: 1, Env: map[string]string{k: v}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Config().Alias != "tiny" {
-		t.Errorf("alias %q", e.Config().Alias)
+	if e.Config().Model != "tiny" {
+		t.Errorf("alias %q", e.Config().Model)
 	}
 	want := []string{os.Args[0], "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(e.Config().Port), "--metrics", "-np", "2", "-c", "2048", "--seed", "1", "--alias", "tiny"}
 	ctx := context.Background()
@@ -98,7 +99,7 @@ func TestIdentityReportsServedAlias(t *testing.T) {
 		"/props":     {Body: processtest.File("testdata/props.json")},
 		"/v1/models": {Body: processtest.File("testdata/models.json")},
 	}}.Env()
-	e, err := llamacpp.New(llamacpp.Config{Bin: os.Args[0], ModelFile: "other.gguf", Env: map[string]string{k: v}})
+	e, err := llamacpp.New(llamacpp.Config{Common: engines.Common{Bin: os.Args[0], ModelFile: "other.gguf", Env: map[string]string{k: v}}})
 	if err != nil {
 		t.Fatal(err)
 	}

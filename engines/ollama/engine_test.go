@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/process/processtest"
 )
@@ -40,7 +41,7 @@ func TestServeIdentity(t *testing.T) {
 			"POST /api/generate": {Body: `{"model":"tiny","created_at":"2026-11-29T14:09:21Z","response":"","done":true,"done_reason":"load"}`},
 			"/api/ps":            {Body: processtest.File("testdata/ps.json")},
 		}}.Env()
-	e, err := ollama.New(ollama.Config{Bin: os.Args[0], Model: "tiny", ContextLength: 2048, Parallel: 2, Env: map[string]string{k: v, "OLLAMA_MODELS": dir}})
+	e, err := ollama.New(ollama.Config{Common: engines.Common{Bin: os.Args[0], Model: "tiny", MaxModelLen: 2048, Slots: 2, Env: map[string]string{k: v, "OLLAMA_MODELS": dir}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestStopRemovesCreatedModel(t *testing.T) {
 				"POST /api/generate":        {Body: `{"done":true,"done_reason":"load"}`},
 				"DELETE /api/delete":        tc.delete,
 			}}.Env()
-			e, err := ollama.New(ollama.Config{Bin: os.Args[0], Model: "tiny", ModelFile: file, Env: map[string]string{k: v}})
+			e, err := ollama.New(ollama.Config{Common: engines.Common{Bin: os.Args[0], Model: "tiny", ModelFile: file, Env: map[string]string{k: v}}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/process/processtest"
 	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/engines/sglang"
@@ -41,13 +42,12 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	dir := t.TempDir()
 	argvFile := filepath.Join(dir, "argv.json")
 	k, v := processtest.Fake{ReadyAfter: 150 * time.Millisecond, ArgvFile: argvFile, Routes: routes()}.Env()
-	e, err := sglang.New(sglang.Config{
-		Python: os.Args[0], Model: "Qwen/Qwen2.5-0.5B-Instruct", TP: 1, ContextLength: 4096, Seed: 1,
-		Revision: "7ae557604adf67be50417f59c2c2f167def9a775", HealthGenerate: true,
-		ExtraArgs: []string{"--api-key", "sk-local-secret"},
-		Env:       map[string]string{k: v},
-		RunDir:    filepath.Join(dir, "engine"),
-	})
+	e, err := sglang.New(sglang.Config{Common: engines.Common{
+		Bin: os.Args[0], Model: "Qwen/Qwen2.5-0.5B-Instruct", TP: 1, MaxModelLen: 4096, Seed: 1,
+		Revision: "7ae557604adf67be50417f59c2c2f167def9a775",
+		Args:     []string{"--api-key", "sk-local-secret"},
+		Env:      map[string]string{k: v},
+	}, HealthGenerate: true, RunDir: filepath.Join(dir, "engine")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestHealthGenerateGates(t *testing.T) {
 	r := routes()
 	r["/health_generate"] = processtest.Route{Status: 503}
 	k, v := processtest.Fake{Routes: r}.Env()
-	e, err := sglang.New(sglang.Config{Python: os.Args[0], Model: "m", HealthGenerate: true, Env: map[string]string{k: v}})
+	e, err := sglang.New(sglang.Config{Common: engines.Common{Bin: os.Args[0], Model: "m", Env: map[string]string{k: v}}, HealthGenerate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +120,23 @@ func TestHealthGenerateGates(t *testing.T) {
 	err = e.WaitReady(ctx, time.Second)
 	if err == nil || !strings.Contains(err.Error(), "/health") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestHealthGenerateSetting: the descriptor reads its own setting,
+// health-generate, from the options' settings.
+func TestHealthGenerateSetting(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  bool
+	}{{"true", true}, {"false", false}, {"", false}} {
+		e, err := sglang.Descriptor().Start(engines.Options{Common: engines.Common{Bin: os.Args[0], Model: "m"},
+			Settings: engines.Settings{sglang.FlagHealthGenerate: tc.value}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Info().Extra["health_generate"]; got != tc.want {
+			t.Errorf("health-generate %q: recorded %v, want %v", tc.value, got, tc.want)
+		}
 	}
 }

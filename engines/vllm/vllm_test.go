@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/process/processtest"
 	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/engines/vllm"
@@ -41,14 +42,13 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 		},
 	}.Env()
 	var log syncWriter
-	e, err := vllm.New(vllm.Config{
+	e, err := vllm.New(vllm.Config{Common: engines.Common{
 		Bin: os.Args[0], Model: "Qwen/Qwen2.5-0.5B-Instruct", TP: 2, MaxModelLen: 4096, Seed: 7,
-		Revision:  "main",
-		ExtraArgs: []string{"--gpu-memory-utilization", "0.9"},
-		Env:       map[string]string{k: v, "HF_TOKEN": "hf_secret"},
-		RunDir:    filepath.Join(dir, "engine"),
-		Log:       &log,
-	})
+		Revision: "main",
+		Args:     []string{"--gpu-memory-utilization", "0.9"},
+		Env:      map[string]string{k: v, "HF_TOKEN": "hf_secret"},
+		Log:      &log,
+	}, RunDir: filepath.Join(dir, "engine")})
 	if err != nil {
 		t.Fatal(err)
 	}
