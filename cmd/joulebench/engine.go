@@ -216,10 +216,10 @@ func (a *app) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		return launch.Spec{}, err
 	}
 	spec := launch.Spec{
-		Kind:           kind,
-		Engines:        a.engines,
-		URL:            v.GetString("engine-url"),
-		API:            v.GetString("engine-api"),
+		Kind:    kind,
+		Engines: a.engines,
+		URL:     v.GetString("engine-url"),
+		API:     v.GetString("engine-api"),
 		Common: engines.Common{
 			Bin:         v.GetString("engine-bin"),
 			Args:        v.GetStringSlice("engine-arg"),
