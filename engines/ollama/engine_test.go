@@ -19,14 +19,12 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/process/processtest"
 )
 
-func TestMain(m *testing.M) {
-	processtest.MaybeRunFake()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { enginetest.Main(m) }
 
 // `ollama serve` launched with OLLAMA_HOST on loopback (a fake serving the
 // responses recorded from Ollama 0.6.5): ready after the model is shown and
@@ -45,18 +43,9 @@ func TestServeIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	enginetest.StartReady(t, e, 20*time.Second)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
-	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := processtest.ReadRecord(argvFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := enginetest.Launched(t, argvFile)
 	port := strconv.Itoa(e.Config().Port)
 	if len(rec.Argv) != 2 || rec.Argv[1] != "serve" || rec.Env["OLLAMA_HOST"] != "127.0.0.1:"+port ||
 		rec.Env["OLLAMA_CONTEXT_LENGTH"] != "2048" || rec.Env["OLLAMA_NUM_PARALLEL"] != "2" || rec.Env["OLLAMA_MODELS"] != dir || rec.Env["OLLAMA_KEEP_ALIVE"] == "" {
@@ -191,14 +180,8 @@ func TestStopRemovesCreatedModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			enginetest.StartReady(t, e, 20*time.Second)
 			ctx := context.Background()
-			if err := e.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
-			if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-				t.Fatal(err)
-			}
 			if info := e.Info(); info.Extra["model_created"] != true || info.Extra["created_model"] != nil {
 				t.Errorf("before stop: %v", info.Extra)
 			}

@@ -1,73 +1,21 @@
 package openai
 
 import (
-	"context"
 	"math"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/engines/internal/streamcore"
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 )
-
-// holdStampsOn keeps one stamped connection open until the test ends,
-// having seen it receive stamped data: Linux turns receive stamps on for
-// the whole system shortly after the first socket asks for them.
-func holdStampsOn(t *testing.T) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		b := make([]byte, 1)
-		for {
-			if _, err := c.Read(b); err != nil {
-				return
-			}
-			if _, err := c.Write(b); err != nil {
-				return
-			}
-		}
-	}()
-	c, err := NewTransport().DialContext(context.Background(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	s := streamcore.StamperOf(c)
-	if s == nil {
-		t.Fatalf("%T keeps no receive stamps", c)
-	}
-	b := make([]byte, 1)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if _, err := c.Write(b); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Read(b); err != nil {
-			t.Fatal(err)
-		}
-		if s.LastReceived() != 0 {
-			return
-		}
-	}
-	t.Fatal("the kernel stamped nothing in 5s")
-}
 
 // TestTokenTimesAreArrivalTimes: the client is held up for 150 ms just
 // after a token arrives (its clock stalls on the first reading after the
 // server wrote it). With receive stamps first_token_at is still the
 // arrival; without them it is the late reading.
 func TestTokenTimesAreArrivalTimes(t *testing.T) {
-	holdStampsOn(t)
+	enginetest.HoldStampsOn(t)
 	var wroteAt, wroteB atomic.Int64
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		streamHeaders(w)

@@ -12,17 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 	"github.com/joulebench/joulebench/engines/process/processtest"
-	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/engines/sglang"
 )
 
-func TestMain(m *testing.M) {
-	processtest.MaybeRunFake()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { enginetest.Main(m) }
 
 func routes() map[string]processtest.Route {
 	return map[string]processtest.Route{
@@ -55,18 +51,9 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	want := []string{os.Args[0], "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-0.5B-Instruct", "--host", "127.0.0.1", "--port", port,
 		"--tp", "1", "--random-seed", "1", "--enable-metrics", "--served-model-name", "Qwen/Qwen2.5-0.5B-Instruct",
 		"--context-length", "4096", "--revision", "7ae557604adf67be50417f59c2c2f167def9a775", "--api-key", "sk-local-secret"}
+	enginetest.StartReady(t, e, 20*time.Second)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
-	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := processtest.ReadRecord(argvFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := enginetest.Launched(t, argvFile)
 	if !slices.Equal(rec.Argv, want) {
 		t.Errorf("argv\n got %q\nwant %q", rec.Argv, want)
 	}
@@ -85,16 +72,7 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	if si["api_key"] != "[redacted]" {
 		t.Errorf("server info api_key = %v", si["api_key"])
 	}
-	var names []string
-	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: sglang.DefaultFamilies(), Sink: func(ms []archive.EngineMetric) error {
-		for _, m := range ms {
-			names = append(names, m.Name)
-		}
-		return nil
-	}})
-	if err := sc.ScrapeNow(ctx); err != nil {
-		t.Fatal(err)
-	}
+	names, _ := enginetest.Scrape(t, e.MetricsURL, sglang.DefaultFamilies())
 	if !slices.Equal(names, []string{"sglang:num_queue_reqs", "sglang:num_running_reqs", "sglang:token_usage"}) {
 		t.Errorf("scraped %v", names)
 	}
