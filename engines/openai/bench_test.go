@@ -484,7 +484,7 @@ func minStream(c *http.Client, url string, body []byte) (int, error) {
 // first 200 ms after the request arrives and then one every 20 ms (5,000
 // and 50,000 tokens/s offered), and compares the client's times with the
 // server's write times, all from one clock. times=kernel is the client as
-// it runs (token times from the kernel's receive stamps, see arrival.go);
+// it runs (token times from the kernel's receive stamps, see engines/internal/streamcore/arrival.go);
 // times=read takes each time when the client reads the token, which shows
 // what the client's own scheduling would add without the stamps:
 //

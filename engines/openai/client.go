@@ -12,7 +12,7 @@
 //     kernel's receive stamp mapped onto the run clock where the transport
 //     has one (Linux), so that the client's own scheduling delays are not
 //     in TTFT or the inter-token gaps; else the clock when they are read
-//     (see arrival.go);
+//     (see engines/internal/streamcore/arrival.go);
 //   - first_token_at: the arrival of the first chunk that carries text
 //     (content, or reasoning_content / reasoning), never a role-only or
 //     empty chunk;
@@ -22,7 +22,7 @@
 //     each; these are never used as the token total). A chunk read
 //     together with later data has that read's time, an upper bound (the
 //     kernel may have merged it with what followed); such chunks are
-//     counted into the request's workload.Flight (see readStamp);
+//     counted into the request's workload.Flight (see streamcore.ReadStamp);
 //   - output_tokens: usage.completion_tokens (tokens_source "usage"), else
 //     llama.cpp's timings.predicted_n ("engine"), else max(1, chars/4)
 //     ("estimate", the asiai M4 fallback); reasoning_tokens from
@@ -39,6 +39,11 @@
 // Limits: WithRequestTimeout bounds a request from send to the end of its
 // stream, WithStallTimeout the wait for the next bytes once the stream
 // started; a workload.Flight's Limits (DoFlight) override both.
+//
+// This package is the OpenAI protocol (request bodies, SSE chunks, usage).
+// The transport, the arrival times, the limits and the request lifecycle
+// are the streaming core's (engines/internal/streamcore), which the
+// Ollama client shares.
 //
 // The API key is sent as "Authorization: Bearer ..." and is never written
 // to a record or an error.
@@ -140,7 +145,7 @@ func WithRecordTokenTimes(on bool) Option { return func(c *Client) { c.tokenTime
 
 // WithReceiveStamps says whether token times are the kernel's receive
 // stamps mapped onto the clock (default true, where the transport has
-// them; see arrival.go) or the clock's reading when a token is read. Off,
+// them; see engines/internal/streamcore/arrival.go) or the clock's reading when a token is read. Off,
 // every time is a reading of the clock, which an injected clock that does
 // not run at the wall clock's rate needs.
 func WithReceiveStamps(on bool) Option { return func(c *Client) { c.receiveStamps = on } }
@@ -303,7 +308,7 @@ type stream struct {
 
 	// The last text chunk, until the next event says whether its time is
 	// exact: it is not when that event came in the same read (see
-	// readStamp).
+	// streamcore.ReadStamp).
 	pending      bool
 	pendingFirst bool
 	pendingRead  streamcore.ReadStamp
@@ -408,7 +413,7 @@ func (st *stream) readSSE(body io.Reader) {
 	}
 }
 
-// now is the arrival time of the data just read (see arrival.go), never
+// now is the arrival time of the data just read (see engines/internal/streamcore/arrival.go), never
 // before sent_at or an earlier time of the stream. Events that came in
 // the same read share its time, worked out once.
 func (st *stream) now() float64 {

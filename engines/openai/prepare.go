@@ -14,7 +14,7 @@ import (
 // times are most at risk: while the client is still sending, the first
 // chunks of the earliest requests wait unread, later chunks arrive and the
 // kernel merges them, and the first chunk's receive stamp becomes a later
-// one's (see readStamp). Prepare shortens the burst to little more than
+// one's (see streamcore.ReadStamp). Prepare shortens the burst to little more than
 // the writes: the bodies are encoded and the connections opened before
 // the first send.
 
