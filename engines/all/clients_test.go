@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/workload"
@@ -74,5 +76,49 @@ func TestClientsByAPI(t *testing.T) {
 	}
 	if n := len(all.Clients()); n != 2 {
 		t.Errorf("%d client APIs, want openai and ollama", n)
+	}
+}
+
+// TestClientsShareLimits: the limits are the streaming core's, so every
+// API's client cuts a stream that stops, and a server that never answers,
+// the same way, under the flight's limits.
+func TestClientsShareLimits(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read the body: the server notices the client going away (and
+		// ends r's context) only once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.URL.Query().Get("silent") == "" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			if r.URL.Path == "/api/chat" {
+				w.Header().Set("Content-Type", "application/x-ndjson")
+			}
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, "\n")
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	for _, api := range []string{engines.APIOpenAI, engines.APIOllama} {
+		for _, tc := range []struct {
+			query  string
+			limits workload.Limits
+			want   string
+		}{
+			{"", workload.Limits{Stall: 50 * time.Millisecond}, "stall timeout: no data for 50ms"},
+			{"?silent=1", workload.Limits{Timeout: 50 * time.Millisecond}, "request timeout after 50ms"},
+		} {
+			c := all.Clients()[api](engines.ClientConfig{BaseURL: srv.URL + tc.query, Clock: func() float64 { return 1 }, HTTP: srv.Client()})
+			tr, ok := c.(interface {
+				DoFlight(context.Context, workload.Request, *workload.Flight) archive.Request
+			})
+			if !ok {
+				t.Fatalf("%s: %T cannot take a flight's limits", api, c)
+			}
+			rec := tr.DoFlight(context.Background(), workload.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"}, &workload.Flight{Limits: tc.limits})
+			if rec.OK || rec.Error != tc.want {
+				t.Errorf("%s %s: ok %v, error %q; want %q", api, tc.query, rec.OK, rec.Error, tc.want)
+			}
+		}
 	}
 }
