@@ -3,7 +3,6 @@ package engines
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,40 +10,15 @@ import (
 
 // Options is the engine-neutral configuration a managed engine starts
 // from: what the run command's flags say. Each engine reads the fields it
-// accepts (Descriptor.Flags names the engine-specific ones).
+// accepts (Descriptor.Flags) and the engine-specific settings it declares
+// (Descriptor.Settings).
 type Options struct {
-	// Bin replaces the engine's executable.
-	Bin string
-	// Args are extra command-line arguments; Env environment overrides
-	// (they win over the engine's own variables).
-	Args []string
-	Env  map[string]string
-	// Model is the model id (its meaning is the engine's: a path or Hugging
-	// Face id, an alias, an Ollama model name).
-	Model string
-	// ModelFile is a GGUF file.
-	ModelFile string
-	Revision  string
-	// Port on 127.0.0.1 (0: a free one).
-	Port int
-	// TP is the tensor-parallel size.
-	TP int
-	// MaxModelLen is the longest request in tokens (0: the engine's
-	// default).
-	MaxModelLen int
-	// Slots is the number of requests served at once.
-	Slots int
-	Seed  int64
-	// HealthGenerate makes readiness wait for one generated token.
-	HealthGenerate bool
-	// PullMissing lets the engine pull a missing model.
-	PullMissing bool
+	Common
 	// RunDir is the engine's own working directory ("" = the current
 	// directory); compile caches go under RunDir/compile-cache.
 	RunDir string
-	// Log receives the engine's output (engine.log).
-	Log  io.Writer
-	HTTP *http.Client
+	// Settings are the engine-specific options (see Setting).
+	Settings Settings
 }
 
 // Remote is an already running server (--engine-url).
@@ -89,8 +63,15 @@ type Descriptor struct {
 	// that name the flags.
 	Validate func(Options) error
 	// Flags are the engine-specific flags (beyond the ones every engine
-	// reads) that this kind accepts.
+	// reads) that this kind accepts, Settings among them.
 	Flags []string
+	// Settings are the options only this kind reads (Options.Settings),
+	// each set by its flag.
+	Settings []Setting
+	// ClientAPI, when set, is the API requests to an engine of this kind
+	// go through, given the engine's API and the settings (nil: the
+	// engine's API).
+	ClientAPI func(api string, s Settings) string
 	// DefaultFamilies are the /metrics families kept by default.
 	DefaultFamilies []string
 	// ReportsRevision says whether the engine reports the model revision,
@@ -157,6 +138,11 @@ func (r *Registry) Register(d Descriptor) error {
 		return fmt.Errorf("engine registry: kind %q can be neither started nor attached", d.Kind)
 	case d.API != APIOpenAI && d.API != APIOllama:
 		return fmt.Errorf("engine registry: kind %q: API %q, want %s or %s", d.Kind, d.API, APIOpenAI, APIOllama)
+	}
+	for _, st := range d.Settings {
+		if !d.Accepts(st.Flag) {
+			return fmt.Errorf("engine registry: kind %q: setting --%s is not among its flags", d.Kind, st.Flag)
+		}
 	}
 	if _, dup := r.byKind[d.Kind]; dup {
 		return fmt.Errorf("engine registry: kind %q registered twice", d.Kind)

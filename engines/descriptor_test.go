@@ -1,6 +1,7 @@
 package engines_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,7 @@ func TestRegisterErrors(t *testing.T) {
 		{engines.Descriptor{Kind: "n", API: engines.APIOpenAI}, "neither started nor attached"},
 		{engines.Descriptor{Kind: "g", API: "grpc", Start: start}, "API \"grpc\""},
 		{engines.Descriptor{Kind: "any2", API: engines.APIOpenAI, Generic: true, Attach: attach}, "already the generic"},
+		{engines.Descriptor{Kind: "x", API: engines.APIOpenAI, Start: start, Settings: []engines.Setting{{Flag: "x-fast"}}}, "setting --x-fast is not among its flags"},
 	}
 	for _, c := range cases {
 		err := r.Register(c.d)
@@ -115,5 +117,44 @@ func TestFamilies(t *testing.T) {
 	f[0] = "changed"
 	if r.Families("a")[0] != "a:x" {
 		t.Error("Families shares the descriptor's slice")
+	}
+}
+
+// TestSettings: each kind declares its own settings with their flags; the
+// registry reads them all from the command line and checks their values
+// against the declarations.
+func TestSettings(t *testing.T) {
+	r := engines.NewRegistry()
+	for _, d := range []engines.Descriptor{
+		{Kind: "a", API: engines.APIOpenAI, Start: start, Flags: []string{"model", "a-warm"}, Settings: []engines.Setting{{Flag: "a-warm"}}},
+		{Kind: "o", API: engines.APIOllama, Start: start, Flags: []string{"o-api"}, Settings: []engines.Setting{{Flag: "o-api", Values: []string{"native", "openai"}}}},
+	} {
+		if err := r.Register(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flags := map[string]string{"a-warm": "true", "o-api": "openai", "model": "m"}
+	s := r.Settings(func(f string) string { return flags[f] })
+	if len(s) != 2 || !s.Bool("a-warm") || s["o-api"] != "openai" {
+		t.Errorf("settings %v, want a-warm and o-api only", s)
+	}
+	for _, tc := range []struct {
+		name string
+		s    engines.Settings
+		want string
+	}{
+		{"defaults", engines.Settings{"a-warm": "", "o-api": ""}, ""},
+		{"values", engines.Settings{"a-warm": "false", "o-api": "native"}, ""},
+		{"not a boolean", engines.Settings{"a-warm": "yes please"}, `--a-warm "yes please": want true or false`},
+		{"not a value", engines.Settings{"o-api": "rest"}, `--o-api "rest": want native or openai`},
+		{"nobody's", engines.Settings{"z-extra": "1"}, "--z-extra: no engine takes it"},
+	} {
+		err := r.CheckSettings(tc.s)
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if (engines.Settings{}).Bool("a-warm") {
+		t.Error("an unset boolean is on")
 	}
 }

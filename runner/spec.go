@@ -118,14 +118,16 @@ type EngineOptions struct {
 	// Env are KEY=VALUE overrides of the engine's environment.
 	Env []string
 	// Models are the --model values: an id, or KIND=ID for one kind.
-	Models                             []string
-	ModelFile, Revision                string
-	Port, TP, MaxModelLen, Slots       int
-	Seed                               int64
-	OllamaAPI, EngineVersion, Thinking string
-	HealthGenerate, PullMissing        bool
-	APIKey                             string
-	SimPreset                          string
+	Models                       []string
+	ModelFile, Revision          string
+	Port, TP, MaxModelLen, Slots int
+	Seed                         int64
+	EngineVersion, Thinking      string
+	// Settings are the engine-specific options each engine descriptor
+	// declares with its flags (health-generate, ollama-api, ollama-pull).
+	Settings  engines.Settings
+	APIKey    string
+	SimPreset string
 	// ScrapeInterval and MetricFamilies configure the /metrics side path;
 	// the ...Set fields say whether they were set (else the profile's
 	// metrics_interval and metrics_families parameters win).

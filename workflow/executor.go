@@ -4,33 +4,20 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/runclock"
 )
 
-// Clock is the run clock: a monotonic clock mapped to Unix time once, at
-// the start of the run, so every timestamp of a run is in one clock and
-// immune to wall-clock steps.
-type Clock struct {
-	base time.Time // carries Go's monotonic reading
-}
+// Clock is the run clock (internal/runclock): a monotonic clock mapped to
+// Unix time once, at the start of the run, so every timestamp of a run is
+// in one clock and immune to wall-clock steps.
+type Clock = runclock.Clock
 
 // NewClock starts a run clock now.
-func NewClock() *Clock { return &Clock{base: time.Now()} }
-
-// Now returns the current time as Unix seconds.
-func (c *Clock) Now() float64 {
-	el := time.Since(c.base)
-	return float64(c.base.UnixNano())/1e9 + el.Seconds()
-}
-
-// At converts a time.Time taken during the run to run-clock seconds.
-func (c *Clock) At(t time.Time) float64 {
-	return float64(c.base.UnixNano())/1e9 + t.Sub(c.base).Seconds()
-}
+func NewClock() *Clock { return runclock.New() }
 
 // RunContext is what every step shares: the clock, the archive being
 // written and stage marks. What the step implementations need besides

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/internal/gguf"
 )
@@ -452,7 +453,7 @@ func TestEnginesExternalLlamaCpp(t *testing.T) {
 	bin := llamaServer(t)
 	dir := t.TempDir()
 	var log strings.Builder
-	srv, err := llamacpp.New(llamacpp.Config{Bin: bin, ModelFile: tinyModel(t, dir), Slots: 2, ContextLength: 1024, Log: &lockedWriter{w: &log}})
+	srv, err := llamacpp.New(llamacpp.Config{Common: engines.Common{Bin: bin, ModelFile: tinyModel(t, dir), Slots: 2, MaxModelLen: 1024, Log: &lockedWriter{w: &log}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/joulebench/joulebench/engines/external"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/engines/ollama"
+	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/engines/sglang"
 	"github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/engines/vllm"
@@ -40,4 +41,39 @@ func Registry() *engines.Registry {
 		}
 	}
 	return r
+}
+
+// Clients are the request clients by the API they speak (engines.APIOpenAI,
+// engines.APIOllama): the client of a run is Clients()[api].
+func Clients() map[string]engines.NewClientFunc {
+	return map[string]engines.NewClientFunc{
+		engines.APIOpenAI: newOpenAIClient,
+		engines.APIOllama: newOllamaClient,
+	}
+}
+
+// newOpenAIClient is the OpenAI streaming client; a thinking setting goes
+// in chat_template_kwargs.enable_thinking.
+func newOpenAIClient(c engines.ClientConfig) engines.Client {
+	opts := []openai.Option{openai.WithClock(c.Clock), openai.WithRecordTokenTimes(true),
+		openai.WithHTTPClient(c.HTTP), openai.WithAPIKey(c.APIKey), openai.WithRunID(c.RunID)}
+	if c.Think != nil {
+		opts = append(opts, openai.WithExtra(map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": *c.Think}}))
+	}
+	return openai.NewClient(c.BaseURL, opts...)
+}
+
+// newOllamaClient is Ollama's native client; the seed and the context
+// length go in every request's options, a thinking setting as think.
+func newOllamaClient(c engines.ClientConfig) engines.Client {
+	o := map[string]any{"seed": c.Seed}
+	if c.MaxModelLen > 0 {
+		o["num_ctx"] = c.MaxModelLen
+	}
+	opts := []ollama.Option{ollama.WithClock(c.Clock), ollama.WithRecordTokenTimes(true),
+		ollama.WithHTTPClient(c.HTTP), ollama.WithAPIKey(c.APIKey), ollama.WithOptions(o)}
+	if c.Think != nil {
+		opts = append(opts, ollama.WithThink(*c.Think))
+	}
+	return ollama.NewClient(c.BaseURL, opts...)
 }

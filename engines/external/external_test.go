@@ -13,6 +13,7 @@ import (
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 )
 
 func serve(t *testing.T, routes map[string]string) *httptest.Server {
@@ -64,13 +65,8 @@ func TestExternalVLLM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	enginetest.StartReady(t, e, 5*time.Second)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.WaitReady(ctx, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
 	id, err := e.Identity(ctx)
 	if err != nil || id.Model != "Qwen/Qwen2.5-0.5B-Instruct" || id.EngineVersion != "0.8.5.post1" {
 		t.Fatalf("identity %+v %v", id, err)

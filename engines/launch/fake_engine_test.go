@@ -86,7 +86,7 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 	if err := (launch.Spec{Kind: "fake", Engines: reg}).Validate(); err == nil || err.Error() != "--engine fake needs --slots" {
 		t.Errorf("validate: %v", err)
 	}
-	if err := (launch.Spec{Kind: "fake", Slots: 2}).Validate(); err == nil || !strings.Contains(err.Error(), "want one of vllm") {
+	if err := (launch.Spec{Kind: "fake", Common: engines.Common{Slots: 2}}).Validate(); err == nil || !strings.Contains(err.Error(), "want one of vllm") {
 		t.Errorf("the built-ins know no fake engine: %v", err)
 	}
 	if err := (launch.Spec{Kind: "tgi", Engines: reg}).Validate(); err == nil || !strings.Contains(err.Error(), "ollama, fake (or --engine-url URL)") {
@@ -95,7 +95,7 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 
 	// Built, named and verified through the registry; run dir and options
 	// reach the engine.
-	spec := launch.Spec{Kind: "fake", Engines: reg, Model: "m", Slots: 2, Revision: "r1", RunDir: "/runs/x"}
+	spec := launch.Spec{Kind: "fake", Engines: reg, RunDir: "/runs/x", Common: engines.Common{Model: "m", Slots: 2, Revision: "r1"}}
 	e, err := launch.New(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 		_, _ = io.WriteString(w, "fake:busy 1\nfake:other 2\n")
 	}))
 	defer ts.Close()
-	rspec := launch.Spec{Kind: "fake", Engines: reg, URL: ts.URL, Model: "x", ScrapeInterval: 5 * time.Millisecond}
+	rspec := launch.Spec{Kind: "fake", Engines: reg, URL: ts.URL, ScrapeInterval: 5 * time.Millisecond, Common: engines.Common{Model: "x"}}
 	re, err := launch.New(rspec)
 	if err != nil {
 		t.Fatal(err)

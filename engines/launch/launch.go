@@ -15,7 +15,6 @@ package launch
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -23,8 +22,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
-	"github.com/joulebench/joulebench/engines/ollama"
-	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/engines/internal/streamcore"
 	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/loadgen"
@@ -32,17 +30,8 @@ import (
 )
 
 // The engine clients are the load generator's Doers; loadgen itself knows
-// neither.
-var (
-	_ loadgen.Doer = (*openai.Client)(nil)
-	_ loadgen.Doer = (*ollama.Client)(nil)
-)
-
-// Ollama request APIs (Spec.OllamaAPI).
-const (
-	OllamaNative = "native"
-	OllamaOpenAI = "openai"
-)
+// none of them.
+var _ loadgen.Doer = engines.Client(nil)
 
 // Thinking settings (Spec.Thinking).
 const (
@@ -70,43 +59,21 @@ type Spec struct {
 	URL string
 	// API is openai or ollama for URL ("" follows Kind).
 	API string
-	// Bin replaces the engine's executable (vllm, python for SGLang,
-	// llama-server, ollama).
-	Bin string
-	// Args are extra command-line arguments; Env environment overrides.
-	Args []string
-	Env  map[string]string
-	// Model is the model id (vLLM/SGLang: path or Hugging Face id, also
-	// the served name; llama.cpp: the alias, default the file name;
-	// Ollama: the model name).
-	Model string
-	// ModelFile is the GGUF file (llama.cpp; Ollama creates the model from
-	// it when missing).
-	ModelFile string
-	Revision  string
-	// Port on 127.0.0.1 (0: a free one).
-	Port int
-	// TP is the tensor-parallel size (vLLM, SGLang).
-	TP int
-	// MaxModelLen is the longest request in tokens (vLLM --max-model-len,
-	// SGLang --context-length, llama.cpp context per slot, Ollama
-	// OLLAMA_CONTEXT_LENGTH and num_ctx); 0 = the engine's default.
-	MaxModelLen int
-	// Slots is llama.cpp's -np and Ollama's OLLAMA_NUM_PARALLEL.
-	Slots int
-	Seed  int64
-	// OllamaAPI is native (/api/chat, /api/generate) or openai (/v1).
-	OllamaAPI string
+	// Common are the engine options every kind reads its part of (Bin,
+	// Args, Env, Model, ModelFile, Revision, Port, TP, MaxModelLen, Slots,
+	// Seed, Log, HTTP).
+	engines.Common
+	// Settings are the engine-specific options, by the flag their kind's
+	// descriptor declares (e.g. SGLang's health-generate, Ollama's
+	// ollama-api and ollama-pull).
+	Settings engines.Settings
 	// EngineVersion, when set, is the engine version the identity check
 	// expects.
 	EngineVersion string
-	// Thinking is "", "on" or "off": sent as Ollama's think, else as
-	// chat_template_kwargs.enable_thinking; recorded in run.json.
+	// Thinking is "", "on" or "off": sent with every request the way the
+	// request API takes it (engines.ClientConfig.Think); recorded in
+	// run.json.
 	Thinking string
-	// HealthGenerate makes SGLang's readiness wait for /health_generate.
-	HealthGenerate bool
-	// PullMissing lets Ollama pull a missing model.
-	PullMissing bool
 	// ScrapeInterval and MetricFamilies configure the /metrics side path
 	// (defaults: DefaultScrapeInterval, DefaultFamilies(kind)).
 	ScrapeInterval time.Duration
@@ -114,12 +81,9 @@ type Spec struct {
 	// RunDir is the run's directory: the engine works in RunDir/engine
 	// (its compile caches in RunDir/engine/compile-cache).
 	RunDir string
-	// Log receives the engine's output (engine.log).
-	Log io.Writer
 	// Note, when set, is told how a slow readiness wait of an already
 	// running server (URL) goes.
 	Note func(string)
-	HTTP *http.Client
 	// APIKey, when set, is sent as "Authorization: Bearer ..." with every
 	// request to the engine (queries and benchmark requests alike). It is
 	// never logged nor written to the archive.
@@ -194,10 +158,8 @@ func (s Spec) Validate() error {
 			}
 		}
 	}
-	switch s.OllamaAPI {
-	case "", OllamaNative, OllamaOpenAI:
-	default:
-		return fmt.Errorf("--ollama-api %q: want native or openai", s.OllamaAPI)
+	if err := s.registry().CheckSettings(s.Settings); err != nil {
+		return err
 	}
 	switch s.Thinking {
 	case ThinkingDefault, ThinkingOn, ThinkingOff:
@@ -216,9 +178,7 @@ func (s Spec) options() engines.Options {
 	if s.RunDir != "" {
 		runDir = filepath.Join(s.RunDir, "engine")
 	}
-	return engines.Options{Bin: s.Bin, Args: s.Args, Env: s.Env, Model: s.Model, ModelFile: s.ModelFile, Revision: s.Revision,
-		Port: s.Port, TP: s.TP, MaxModelLen: s.MaxModelLen, Slots: s.Slots, Seed: s.Seed, HealthGenerate: s.HealthGenerate,
-		PullMissing: s.PullMissing, RunDir: runDir, Log: s.Log, HTTP: s.HTTP}
+	return engines.Options{Common: s.Common, RunDir: runDir, Settings: s.Settings}
 }
 
 func build(s Spec) (engines.Engine, error) {
@@ -292,38 +252,34 @@ func (s Spec) ReportsRevision(kind string) bool {
 	return ok && d.ReportsRevision
 }
 
-// UsesOllamaNative reports whether requests go through Ollama's native
-// API.
-func UsesOllamaNative(s Spec, e engines.Engine) bool {
-	return e.API() == engines.APIOllama && s.OllamaAPI != OllamaOpenAI
+// ClientAPI is the API requests to e go through: what e's descriptor
+// says given the spec's settings (engines.Descriptor.ClientAPI), else e's
+// own API.
+func ClientAPI(s Spec, e engines.Engine) string {
+	if d, ok := s.registry().Lookup(e.Kind()); ok && d.ClientAPI != nil {
+		return d.ClientAPI(e.API(), s.Settings)
+	}
+	return e.API()
 }
 
-// NewClient returns the request client maker for e: Ollama's native
-// client, or the OpenAI streaming client, on the run's clock; the
-// thinking setting is added to every request.
+// NewClient returns the request client maker for e: the client of the API
+// requests go through (all.Clients: Ollama's native client, or the OpenAI
+// streaming client), on the run's clock, with the thinking setting added
+// to every request.
 func NewClient(s Spec, e engines.Engine, clock func() float64) func(baseURL string) loadgen.Doer {
-	if UsesOllamaNative(s, e) {
-		return func(base string) loadgen.Doer {
-			opts := []ollama.Option{ollama.WithClock(clock), ollama.WithRecordTokenTimes(true),
-				ollama.WithHTTPClient(withAPIKey(&http.Client{Transport: NewTransport()}, s.APIKey))}
-			o := map[string]any{"seed": s.Seed}
-			if s.MaxModelLen > 0 {
-				o["num_ctx"] = s.MaxModelLen
-			}
-			opts = append(opts, ollama.WithOptions(o))
-			if s.Thinking != ThinkingDefault {
-				opts = append(opts, ollama.WithThink(s.Thinking == ThinkingOn))
-			}
-			return ollama.NewClient(base, opts...)
-		}
+	newClient, ok := all.Clients()[ClientAPI(s, e)]
+	if !ok {
+		newClient = all.Clients()[engines.APIOpenAI]
+	}
+	cfg := engines.ClientConfig{Clock: clock, APIKey: s.APIKey, RunID: s.RunID, Seed: s.Seed, MaxModelLen: s.MaxModelLen}
+	if s.Thinking != ThinkingDefault {
+		on := s.Thinking == ThinkingOn
+		cfg.Think = &on
 	}
 	return func(base string) loadgen.Doer {
-		var d loadgen.Doer = openai.NewClient(base, openai.WithClock(clock), openai.WithRecordTokenTimes(true),
-			openai.WithHTTPClient(&http.Client{Transport: NewTransport()}), openai.WithAPIKey(s.APIKey), openai.WithRunID(s.RunID))
-		if s.Thinking != ThinkingDefault {
-			d = WithExtra(d, map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": s.Thinking == ThinkingOn}})
-		}
-		return d
+		c := cfg
+		c.BaseURL, c.HTTP = base, &http.Client{Transport: NewTransport()}
+		return newClient(c)
 	}
 }
 
@@ -389,12 +345,13 @@ func thinkingLabel(t string) string {
 	return t
 }
 
-// requestAPI names the API requests go through.
+// requestAPI names the API requests go through: "openai", or another
+// API's name with "-native" ("ollama-native").
 func requestAPI(s Spec, e engines.Engine) string {
-	if UsesOllamaNative(s, e) {
-		return "ollama-native"
+	if api := ClientAPI(s, e); api != engines.APIOpenAI {
+		return api + "-native"
 	}
-	return "openai"
+	return engines.APIOpenAI
 }
 
 // MetricsConfig says where scraped samples go.
@@ -446,14 +403,15 @@ func StartMetrics(ctx context.Context, s Spec, e engines.Engine, mc MetricsConfi
 	return sc
 }
 
-// NewTransport is openai.NewTransport made to resend a request that
+// NewTransport is the streaming transport (streamcore.NewTransport) made
+// to resend a request that
 // failed on a reused keep-alive connection before any answer came back:
 // llama-server closes its connection after a streamed response although
 // it announces keep-alive, and Go only retries idempotent requests. The
 // header that marks the request replayable is nil-valued, so it is never
 // sent; a request the server has started answering is never resent.
 func NewTransport() http.RoundTripper {
-	return replayable{rt: openai.NewTransport()}
+	return replayable{rt: streamcore.NewTransport()}
 }
 
 type replayable struct{ rt http.RoundTripper }

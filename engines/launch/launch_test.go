@@ -27,11 +27,11 @@ func TestValidate(t *testing.T) {
 		spec launch.Spec
 		want string // "" = valid
 	}{
-		{launch.Spec{Kind: "vllm", Model: "m"}, ""},
+		{launch.Spec{Kind: "vllm", Common: engines.Common{Model: "m"}}, ""},
 		{launch.Spec{Kind: "vllm"}, "needs --model"},
 		{launch.Spec{Kind: "sglang"}, "needs --model"},
 		{launch.Spec{Kind: "llamacpp"}, "needs --model-file"},
-		{launch.Spec{Kind: "llamacpp", ModelFile: "f.gguf"}, ""},
+		{launch.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "f.gguf"}}, ""},
 		{launch.Spec{Kind: "ollama"}, "needs --model"},
 		{launch.Spec{Kind: "openai"}, "needs --engine-url"},
 		{launch.Spec{Kind: "tgi"}, "want one of vllm"},
@@ -39,9 +39,12 @@ func TestValidate(t *testing.T) {
 		{launch.Spec{URL: "http://x", API: "ollama"}, ""},
 		{launch.Spec{URL: "http://x", API: "grpc"}, "--engine-api"},
 		{launch.Spec{URL: "http://x", Kind: "sim"}, "with --engine-url"},
-		{launch.Spec{Kind: "ollama", Model: "m", OllamaAPI: "rest"}, "--ollama-api"},
-		{launch.Spec{Kind: "ollama", Model: "m", Thinking: "maybe"}, "--thinking"},
-		{launch.Spec{Kind: "vllm", Model: "m", TP: -1}, "negative"},
+		{launch.Spec{Kind: "ollama", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"ollama-api": "rest"}}, `--ollama-api "rest": want native or openai`},
+		// Ollama's settings, declared by its descriptor, reach the engine.
+		{launch.Spec{Kind: "ollama", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"ollama-pull": "true"}}, "--ollama-pull would download m"},
+		{launch.Spec{Kind: "sglang", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"health-generate": "maybe"}}, `--health-generate "maybe": want true or false`},
+		{launch.Spec{Kind: "ollama", Thinking: "maybe", Common: engines.Common{Model: "m"}}, "--thinking"},
+		{launch.Spec{Kind: "vllm", Common: engines.Common{Model: "m", TP: -1}}, "negative"},
 	}
 	for _, c := range cases {
 		err := c.spec.Validate()
@@ -63,15 +66,15 @@ func TestNewKinds(t *testing.T) {
 		external  bool
 		hasMetric bool
 	}{
-		{launch.Spec{Kind: "vllm", Model: "org/m", MaxModelLen: 4096, TP: 2, Revision: "abc", EngineVersion: "0.8.5"}, "vllm", "org/m",
+		{launch.Spec{Kind: "vllm", EngineVersion: "0.8.5", Common: engines.Common{Model: "org/m", MaxModelLen: 4096, TP: 2, Revision: "abc"}}, "vllm", "org/m",
 			engines.Identity{Model: "org/m", ContextLength: 4096, EngineVersion: "0.8.5"}, false, true},
-		{launch.Spec{Kind: "sglang", Model: "org/m", TP: 2, Revision: "abc"}, "sglang", "org/m",
+		{launch.Spec{Kind: "sglang", Common: engines.Common{Model: "org/m", TP: 2, Revision: "abc"}}, "sglang", "org/m",
 			engines.Identity{Model: "org/m", TensorParallel: 2, Revision: "abc"}, false, true},
-		{launch.Spec{Kind: "llamacpp", ModelFile: "/m/tiny.gguf", MaxModelLen: 512}, "llamacpp", "tiny",
+		{launch.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "/m/tiny.gguf", MaxModelLen: 512}}, "llamacpp", "tiny",
 			engines.Identity{Model: "tiny", ContextLength: 512}, false, true},
-		{launch.Spec{Kind: "ollama", Model: "tiny"}, "ollama", "tiny", engines.Identity{Model: "tiny:latest"}, false, false},
-		{launch.Spec{URL: "http://127.0.0.1:1", Kind: "openai", Model: "x"}, "openai", "x", engines.Identity{Model: "x"}, true, true},
-		{launch.Spec{URL: "http://127.0.0.1:1", API: "ollama", Model: "x"}, "ollama", "x", engines.Identity{Model: "x:latest"}, true, false},
+		{launch.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}}, "ollama", "tiny", engines.Identity{Model: "tiny:latest"}, false, false},
+		{launch.Spec{URL: "http://127.0.0.1:1", Kind: "openai", Common: engines.Common{Model: "x"}}, "openai", "x", engines.Identity{Model: "x"}, true, true},
+		{launch.Spec{URL: "http://127.0.0.1:1", API: "ollama", Common: engines.Common{Model: "x"}}, "ollama", "x", engines.Identity{Model: "x:latest"}, true, false},
 	}
 	for _, c := range cases {
 		c.spec.RunDir = dir
@@ -101,18 +104,18 @@ func TestNewKinds(t *testing.T) {
 }
 
 func TestNewClientFitsAPI(t *testing.T) {
-	oll, _ := launch.New(launch.Spec{Kind: "ollama", Model: "tiny"})
+	oll, _ := launch.New(launch.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}})
 	clock := func() float64 { return 1 }
 	if _, ok := launch.NewClient(launch.Spec{}, oll, clock)("http://x").(*ollama.Client); !ok {
 		t.Error("Ollama's native client expected")
 	}
-	if _, ok := launch.NewClient(launch.Spec{OllamaAPI: launch.OllamaOpenAI}, oll, clock)("http://x").(*openai.Client); !ok {
+	if _, ok := launch.NewClient(launch.Spec{Settings: engines.Settings{"ollama-api": ollama.RequestsOpenAI}}, oll, clock)("http://x").(*openai.Client); !ok {
 		t.Error("OpenAI client expected with --ollama-api openai")
 	}
-	if e2, _ := launch.New(launch.Spec{Kind: "ollama", Model: "tiny", OllamaAPI: launch.OllamaOpenAI}); e2.Info().Extra["request_api"] != "openai" || oll.Info().Extra["request_api"] != "ollama-native" {
+	if e2, _ := launch.New(launch.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}, Settings: engines.Settings{"ollama-api": ollama.RequestsOpenAI}}); e2.Info().Extra["request_api"] != "openai" || oll.Info().Extra["request_api"] != "ollama-native" {
 		t.Errorf("request api not recorded: %v %v", e2.Info().Extra, oll.Info().Extra)
 	}
-	ll, _ := launch.New(launch.Spec{Kind: "llamacpp", ModelFile: "t.gguf"})
+	ll, _ := launch.New(launch.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "t.gguf"}})
 	if _, ok := launch.NewClient(launch.Spec{}, ll, clock)("http://x").(*openai.Client); !ok {
 		t.Error("OpenAI client expected for llama.cpp")
 	}
@@ -132,7 +135,7 @@ func TestThinkingSetting(t *testing.T) {
 			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5,\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\ndata: [DONE]\n\n")
 	}))
 	defer ts.Close()
-	spec := launch.Spec{URL: ts.URL, Kind: "openai", Model: "m", Thinking: launch.ThinkingOff}
+	spec := launch.Spec{URL: ts.URL, Kind: "openai", Thinking: launch.ThinkingOff, Common: engines.Common{Model: "m"}}
 	e, err := launch.New(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +185,7 @@ func TestStaleKeepAliveIsRetried(t *testing.T) {
 		}
 	}()
 	url := "http://" + ln.Addr().String()
-	e, _ := launch.New(launch.Spec{URL: url, Kind: "openai", Model: "m"})
+	e, _ := launch.New(launch.Spec{URL: url, Kind: "openai", Common: engines.Common{Model: "m"}})
 	d := launch.NewClient(launch.Spec{}, e, openai.NewClock())(url)
 	for i := 0; i < 10; i++ {
 		rec := d.Do(context.Background(), workload.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
@@ -199,7 +202,7 @@ func TestStartMetrics(t *testing.T) {
 		_, _ = io.WriteString(w, "vllm:num_requests_running 2\nvllm:num_requests_waiting 0\nother 1\n")
 	}))
 	defer ts.Close()
-	spec := launch.Spec{URL: ts.URL, Kind: "vllm", Model: "m", ScrapeInterval: 10 * time.Millisecond}
+	spec := launch.Spec{URL: ts.URL, Kind: "vllm", ScrapeInterval: 10 * time.Millisecond, Common: engines.Common{Model: "m"}}
 	e, _ := launch.New(spec)
 	rec := newRecorder()
 	sc := launch.StartMetrics(context.Background(), spec, e, launch.MetricsConfig{Clock: func() float64 { return 7 }, Sink: rec.sink})
@@ -214,7 +217,7 @@ func TestStartMetrics(t *testing.T) {
 	if len(got) < 2 || got[0].T != 7 || got[0].Name != "vllm:num_requests_running" {
 		t.Errorf("samples %+v", got)
 	}
-	oll, _ := launch.New(launch.Spec{Kind: "ollama", Model: "tiny"})
+	oll, _ := launch.New(launch.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}})
 	if launch.StartMetrics(context.Background(), launch.Spec{}, oll, launch.MetricsConfig{}) != nil {
 		t.Error("Ollama has no /metrics")
 	}
@@ -246,7 +249,7 @@ func TestAPIKeySentAndNeverArchived(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	spec := launch.Spec{Kind: "openai", URL: srv.URL, API: engines.APIOpenAI, Model: "m", APIKey: key}
+	spec := launch.Spec{Kind: "openai", URL: srv.URL, API: engines.APIOpenAI, APIKey: key, Common: engines.Common{Model: "m"}}
 	e, err := launch.New(spec)
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,6 @@ package llamacpp
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -52,8 +50,7 @@ func Descriptor() engines.Descriptor {
 			return nil
 		},
 		Start: func(o engines.Options) (engines.Engine, error) {
-			return New(Config{Bin: o.Bin, ModelFile: o.ModelFile, Alias: o.Model, Port: o.Port, Slots: o.Slots,
-				ContextLength: o.MaxModelLen, Seed: o.Seed, ExtraArgs: o.Args, Env: o.Env, RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
+			return New(Config{Common: o.Common, RunDir: o.RunDir})
 		},
 		Attach: func(r engines.Remote) (engines.Engine, error) {
 			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP, Note: r.Note,
@@ -66,29 +63,17 @@ func Descriptor() engines.Descriptor {
 // DefaultSlots is -np when Config.Slots is 0.
 const DefaultSlots = 4
 
-// Config is the frozen configuration of a llama-server.
+// Config is the frozen configuration of a llama-server: of the common
+// options, Bin is the llama-server executable (default "llama-server"),
+// ModelFile the GGUF file (-m), Model --alias, the model id clients
+// request (default: the file name without .gguf), Slots -np, the requests
+// served at once (default DefaultSlots), MaxModelLen the context of one
+// slot (0: the server's default, from the model; -c is MaxModelLen*Slots),
+// Args appended to the command line; Revision and TP are not read.
 type Config struct {
-	// Bin is the llama-server executable (default "llama-server").
-	Bin string
-	// ModelFile is the GGUF file (-m).
-	ModelFile string
-	// Alias is --alias, the model id clients request (default: the file
-	// name without .gguf).
-	Alias string
-	// Port on 127.0.0.1 (0: a free one).
-	Port int
-	// Slots is -np, the requests served at once (default DefaultSlots).
-	Slots int
-	// ContextLength is the context of one slot (0: the server's default,
-	// from the model); -c is ContextLength*Slots.
-	ContextLength int
-	Seed          int64
-	ExtraArgs     []string
-	Env           map[string]string
+	engines.Common
 	// RunDir is the working directory.
 	RunDir string
-	Log    io.Writer
-	HTTP   *http.Client
 }
 
 // Engine is a managed llama-server.
@@ -119,8 +104,8 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Bin == "" {
 		cfg.Bin = "llama-server"
 	}
-	if cfg.Alias == "" {
-		cfg.Alias = DefaultAlias(cfg.ModelFile)
+	if cfg.Model == "" {
+		cfg.Model = DefaultAlias(cfg.ModelFile)
 	}
 	if cfg.Slots <= 0 {
 		cfg.Slots = DefaultSlots
@@ -135,11 +120,11 @@ func New(cfg Config) (*Engine, error) {
 		"--metrics",
 		"-np", strconv.Itoa(cfg.Slots),
 	}
-	if cfg.ContextLength > 0 {
-		argv = append(argv, "-c", strconv.Itoa(cfg.ContextLength*cfg.Slots))
+	if cfg.MaxModelLen > 0 {
+		argv = append(argv, "-c", strconv.Itoa(cfg.MaxModelLen*cfg.Slots))
 	}
-	argv = append(argv, "--seed", strconv.FormatInt(cfg.Seed, 10), "--alias", cfg.Alias)
-	argv = append(argv, cfg.ExtraArgs...)
+	argv = append(argv, "--seed", strconv.FormatInt(cfg.Seed, 10), "--alias", cfg.Model)
+	argv = append(argv, cfg.Args...)
 	m := process.NewManaged(process.ManagedSpec{Kind: Kind, Name: "llama-server", API: engines.APIOpenAI, Argv: argv, Overrides: cfg.Env,
 		Port: cfg.Port, Health: "/health", RunDir: cfg.RunDir, Log: cfg.Log, HTTP: cfg.HTTP})
 	return &Engine{cfg: cfg, Managed: m}, nil
@@ -154,7 +139,7 @@ func DefaultAlias(file string) string {
 func (e *Engine) Config() Config { return e.cfg }
 
 // RequestModel is the alias requests carry.
-func (e *Engine) RequestModel() string { return e.cfg.Alias }
+func (e *Engine) RequestModel() string { return e.cfg.Model }
 
 // MetricsURL is the Prometheus endpoint (--metrics).
 func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
@@ -162,12 +147,12 @@ func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
 // Expect is what the identity check compares: the alias and, when set,
 // the context of one slot.
 func (e *Engine) Expect() engines.Identity {
-	return engines.Identity{Model: e.cfg.Alias, ContextLength: e.cfg.ContextLength}
+	return engines.Identity{Model: e.cfg.Model, ContextLength: e.cfg.MaxModelLen}
 }
 
 // Identity asks GET /props and GET /v1/models.
 func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
-	id, err := Identity(ctx, e.Server, e.cfg.Alias)
+	id, err := Identity(ctx, e.Server, e.cfg.Model)
 	if err == nil {
 		e.SetIdentity(id)
 	}
@@ -251,12 +236,12 @@ func (e *Engine) Info() archive.EngineInfo {
 	if e.weights != nil {
 		info.Extra["weights"] = *e.weights
 	}
-	info.Model = e.cfg.Alias
+	info.Model = e.cfg.Model
 	if info.ServedModel == "" {
-		info.ServedModel = e.cfg.Alias
+		info.ServedModel = e.cfg.Model
 	}
 	if info.ContextLength == 0 {
-		info.ContextLength = e.cfg.ContextLength
+		info.ContextLength = e.cfg.MaxModelLen
 	}
 	info.ModelFormat = "gguf"
 	info.Extra["model_file"] = e.cfg.ModelFile

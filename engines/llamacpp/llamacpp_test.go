@@ -14,18 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/engines/process/processtest"
-	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/workload"
 )
 
-func TestMain(m *testing.M) {
-	processtest.MaybeRunFake()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { enginetest.Main(m) }
 
 // llama-server launched from its frozen command line (a fake serving the
 // responses recorded from a real one): argv, identity, metrics.
@@ -39,26 +36,17 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 		"/metrics":   {Body: processtest.File("testdata/metrics.txt")},
 	}}.Env()
 	model := filepath.Join(dir, "tiny.gguf")
-	e, err := llamacpp.New(llamacpp.Config{Bin: os.Args[0], ModelFile: model, Slots: 2, ContextLength: 1024, Seed: 1, Env: map[string]string{k: v}})
+	e, err := llamacpp.New(llamacpp.Config{Common: engines.Common{Bin: os.Args[0], ModelFile: model, Slots: 2, MaxModelLen: 1024, Seed: 1, Env: map[string]string{k: v}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Config().Alias != "tiny" {
-		t.Errorf("alias %q", e.Config().Alias)
+	if e.Config().Model != "tiny" {
+		t.Errorf("alias %q", e.Config().Model)
 	}
 	want := []string{os.Args[0], "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(e.Config().Port), "--metrics", "-np", "2", "-c", "2048", "--seed", "1", "--alias", "tiny"}
+	enginetest.StartReady(t, e, 20*time.Second)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
-	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := processtest.ReadRecord(argvFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := enginetest.Launched(t, argvFile)
 	if !slices.Equal(rec.Argv, want) {
 		t.Errorf("argv\n got %q\nwant %q", rec.Argv, want)
 	}
@@ -69,18 +57,7 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	if exp := e.Expect(); id.Model != exp.Model || id.ContextLength != exp.ContextLength || id.EngineVersion != "b11669-Debian" {
 		t.Errorf("identity %+v, expect %+v", id, exp)
 	}
-	var names []string
-	var warns []string
-	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: llamacpp.DefaultFamilies(), Warn: func(s string) { warns = append(warns, s) },
-		Sink: func(ms []archive.EngineMetric) error {
-			for _, m := range ms {
-				names = append(names, m.Name)
-			}
-			return nil
-		}})
-	if err := sc.ScrapeNow(ctx); err != nil {
-		t.Fatal(err)
-	}
+	names, warns := enginetest.Scrape(t, e.MetricsURL, llamacpp.DefaultFamilies())
 	if !slices.Equal(names, []string{"llamacpp:requests_deferred", "llamacpp:requests_processing"}) || len(warns) != 0 {
 		t.Errorf("scraped %v, warnings %v", names, warns)
 	}
@@ -98,18 +75,12 @@ func TestIdentityReportsServedAlias(t *testing.T) {
 		"/props":     {Body: processtest.File("testdata/props.json")},
 		"/v1/models": {Body: processtest.File("testdata/models.json")},
 	}}.Env()
-	e, err := llamacpp.New(llamacpp.Config{Bin: os.Args[0], ModelFile: "other.gguf", Env: map[string]string{k: v}})
+	e, err := llamacpp.New(llamacpp.Config{Common: engines.Common{Bin: os.Args[0], ModelFile: "other.gguf", Env: map[string]string{k: v}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	enginetest.StartReady(t, e, 20*time.Second)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer e.Stop(ctx, 2*time.Second)
-	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
 	id, err := e.Identity(ctx)
 	if err != nil {
 		t.Fatal(err)

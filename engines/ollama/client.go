@@ -17,7 +17,8 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/internal/chunkset"
 	"github.com/joulebench/joulebench/engines/internal/redirect"
-	"github.com/joulebench/joulebench/engines/openai"
+	"github.com/joulebench/joulebench/engines/internal/streamcore"
+	"github.com/joulebench/joulebench/internal/runclock"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -28,7 +29,8 @@ var TimingKeys = []string{"eval_count", "eval_duration", "prompt_eval_count", "p
 // Client sends requests through Ollama's native streaming API:
 // POST /api/chat (chat requests) or /api/generate, NDJSON lines.
 //
-// Times are read as by openai.Client: sent_at when the connection is
+// Times are read as by the OpenAI client (engines/openai), through the
+// same streaming core (engines/internal/streamcore): sent_at when the connection is
 // obtained, first_token_at at the first line that carries text (response,
 // message.content, or the thinking text), done_at at the line with
 // "done": true; token_times at every line with text (Ollama streams one
@@ -36,7 +38,7 @@ var TimingKeys = []string{"eval_count", "eval_duration", "prompt_eval_count", "p
 // prompt_tokens prompt_eval_count, and the six timing fields are kept.
 // A failed request keeps what arrived before the failure but carries 0
 // output tokens; implausible counts (negative, above max_tokens, absurd)
-// fail the request (openai.SettleCounts).
+// fail the request (streamcore.SettleCounts).
 type Client struct {
 	chatURL, generateURL string
 	http                 *http.Client
@@ -46,6 +48,7 @@ type Client struct {
 	options              map[string]any
 	keepAlive            string
 	think                *bool
+	auth                 []string // the Authorization header (nil: none)
 }
 
 // Option configures a Client.
@@ -62,7 +65,7 @@ func WithStallTimeout(d time.Duration) Option { return func(c *Client) { c.stall
 func WithClock(clock func() float64) Option { return func(c *Client) { c.clock = clock } }
 
 // WithRequestTimeout bounds each request (0: none; default
-// openai.DefaultRequestTimeout).
+// streamcore.DefaultRequestTimeout, an hour).
 func WithRequestTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
 
 // WithRecordTokenTimes says whether token_times are recorded (default true).
@@ -75,27 +78,36 @@ func WithOptions(o map[string]any) Option { return func(c *Client) { c.options =
 // WithKeepAlive sends keep_alive with every request.
 func WithKeepAlive(s string) Option { return func(c *Client) { c.keepAlive = s } }
 
+// WithAPIKey sends key as a bearer token with every request.
+func WithAPIKey(key string) Option {
+	return func(c *Client) {
+		if key != "" {
+			c.auth = []string{"Bearer " + key}
+		}
+	}
+}
+
 // WithThink sends "think": on (thinking models, Ollama >= 0.9).
 func WithThink(on bool) Option { return func(c *Client) { c.think = &on } }
 
 // NewClient returns a native-API client of the server at baseURL.
 func NewClient(baseURL string, opts ...Option) *Client {
 	c := &Client{
-		chatURL:     openai.Endpoint(baseURL, "/api/chat"),
-		generateURL: openai.Endpoint(baseURL, "/api/generate"),
-		timeout:     openai.DefaultRequestTimeout,
+		chatURL:     streamcore.Endpoint(baseURL, "/api/chat"),
+		generateURL: streamcore.Endpoint(baseURL, "/api/generate"),
+		timeout:     streamcore.DefaultRequestTimeout,
 		tokenTimes:  true,
 	}
 	for _, o := range opts {
 		o(c)
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: openai.NewTransport()}
+		c.http = &http.Client{Transport: streamcore.NewTransport()}
 	}
 	// The key and the URL's credentials go to this server only.
 	c.http = redirect.Guard(c.http)
 	if c.clock == nil {
-		c.clock = openai.NewClock()
+		c.clock = runclock.Func()
 	}
 	return c
 }
@@ -146,34 +158,21 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 // limits (a zero limit keeps the client's), reporting each line with text
 // into f (nil: none).
 func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
-	timeout, stall := c.timeout, c.stall
-	if f != nil {
-		if f.Limits.Timeout > 0 {
-			timeout = f.Limits.Timeout
-		}
-		if f.Limits.Stall > 0 {
-			stall = f.Limits.Stall
-		}
-	}
-	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
 	body, target, err := c.encode(r)
-	if err != nil {
-		rec.SentAt = c.clock()
-		rec.DoneAt = rec.SentAt
-		rec.Error = "encode request: " + err.Error()
-		return rec
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/x-ndjson"}}
+	if c.auth != nil {
+		hdr["Authorization"] = c.auth
 	}
-	x := openai.Send(ctx, openai.ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: timeout, Stall: stall,
-		Header:    http.Header{"Content-Type": {"application/json"}, "Accept": {"application/x-ndjson"}},
-		ErrorBody: errorText, MaxErrorBody: 300}, target, body, &rec)
+	var rec archive.Request
+	x := streamcore.Begin(ctx, streamcore.Call{
+		Config: streamcore.Config{HTTP: c.http, Clock: c.clock, Timeout: c.timeout, Stall: c.stall,
+			Header: hdr, ErrorBody: errorText, MaxErrorBody: 300},
+		Target: target, Body: body, EncodeErr: err, TokenTimes: c.tokenTimes}, r, f, &rec)
 	if x == nil {
 		return rec
 	}
 	defer x.Close()
 	resp := x.Resp
-	if c.tokenTimes {
-		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
-	}
 	chars, done, readErr, streamErr := 0, false, error(nil), ""
 	thinking := false          // a line held thinking text: first_answer_at is recorded
 	var texts chunkset.Counter // distinct chunk texts
@@ -246,7 +245,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 
 // settle sets the record's engine timings and token counts from the done
 // line's timings t (eval_count, else an estimate from chars) and checks
-// them (openai.SettleCounts; a count that is not whole fails too).
+// them (streamcore.SettleCounts; a count that is not whole fails too).
 func settle(rec *archive.Request, t *timings, chars int) {
 	tm := map[string]float64{}
 	t.put(tm)
@@ -255,14 +254,14 @@ func settle(rec *archive.Request, t *timings, chars int) {
 	}
 	switch {
 	case t.EvalCount != nil:
-		rec.OutputTokens = clampInt(*t.EvalCount)
-		rec.TokensSource = openai.SourceEngine
+		rec.OutputTokens = streamcore.ClampInt(*t.EvalCount)
+		rec.TokensSource = streamcore.SourceEngine
 		if t.PromptEvalCount != nil {
-			rec.PromptTokens = clampInt(*t.PromptEvalCount)
+			rec.PromptTokens = streamcore.ClampInt(*t.PromptEvalCount)
 		}
 	case chars > 0 || rec.OK:
-		rec.OutputTokens = max(1, chars/4)
-		rec.TokensSource = openai.SourceEstimate
+		rec.OutputTokens = streamcore.Estimate(chars)
+		rec.TokensSource = streamcore.SourceEstimate
 	}
 	if len(rec.TokenTimes) == 0 {
 		rec.TokenTimes = nil
@@ -271,19 +270,7 @@ func settle(rec *archive.Request, t *timings, chars int) {
 		rec.OK = false
 		rec.Error = "implausible token count from the server: eval_count " + strconv.FormatFloat(*c, 'g', -1, 64) + " is not a whole number"
 	}
-	openai.SettleCounts(rec)
-}
-
-// clampInt converts a count to int, saturating instead of overflowing (an
-// absurd count stays absurd and fails the request).
-func clampInt(f float64) int {
-	switch {
-	case f >= math.MaxInt64:
-		return math.MaxInt
-	case f <= math.MinInt64:
-		return math.MinInt
-	}
-	return int(f)
+	streamcore.SettleCounts(rec)
 }
 
 func (c *Client) encode(r workload.Request) ([]byte, string, error) {

@@ -44,22 +44,23 @@ func Descriptor() engines.Descriptor {
 		Kind:      Kind,
 		Doc:       "Ollama (ollama serve)",
 		API:       engines.APIOllama,
-		Flags:     []string{"model", "model-file", "max-model-len", "slots", "ollama-api", "ollama-pull"},
+		Flags:     []string{"model", "model-file", "max-model-len", "slots", FlagAPI, FlagPull},
+		Settings:  []engines.Setting{{Flag: FlagAPI, Values: []string{RequestsNative, RequestsOpenAI}}, {Flag: FlagPull}},
+		ClientAPI: ClientAPI,
 		Processes: []string{"ollama"},
 		Unload:    Unload,
 		Validate: func(o engines.Options) error {
 			if o.Model == "" {
 				return fmt.Errorf("--engine %s needs --model (an Ollama model name)", Kind)
 			}
-			if o.PullMissing {
+			if o.Settings.Bool(FlagPull) {
 				// Startup energy counts loading weights, never downloading them.
 				return fmt.Errorf("--ollama-pull would download %s inside the startup stage, whose energy must count loading only: run `ollama pull %s` before the benchmark", o.Model, o.Model)
 			}
 			return nil
 		},
 		Start: func(o engines.Options) (engines.Engine, error) {
-			return New(Config{Bin: o.Bin, Model: o.Model, ModelFile: o.ModelFile, Pull: o.PullMissing, Port: o.Port,
-				ContextLength: o.MaxModelLen, Parallel: o.Slots, Env: o.Env, ExtraArgs: o.Args, RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
+			return New(Config{Common: o.Common, Pull: o.Settings.Bool(FlagPull), RunDir: o.RunDir})
 		},
 		Attach: func(r engines.Remote) (engines.Engine, error) {
 			if r.API == "" {
@@ -79,32 +80,40 @@ func Descriptor() engines.Descriptor {
 	}
 }
 
-// Config is the frozen configuration of an Ollama server.
+// Ollama's own settings (engines.Setting): the API requests go through
+// (FlagAPI: RequestsNative, /api/chat and /api/generate, the default; or
+// RequestsOpenAI, /v1), and whether a missing model may be pulled.
+const (
+	FlagAPI        = "ollama-api"
+	FlagPull       = "ollama-pull"
+	RequestsNative = "native"
+	RequestsOpenAI = "openai"
+)
+
+// ClientAPI is the API requests to a server of Ollama's API go through:
+// the OpenAI-compatible one when the settings ask for it (FlagAPI), else
+// api (the server's).
+func ClientAPI(api string, s engines.Settings) string {
+	if api == engines.APIOllama && s[FlagAPI] == RequestsOpenAI {
+		return engines.APIOpenAI
+	}
+	return api
+}
+
+// Config is the frozen configuration of an Ollama server: of the common
+// options, Bin is the ollama executable (default "ollama"), Model the
+// model name ("tiny" is served as "tiny:latest"), ModelFile, when set, a
+// GGUF file the model is created from if the server does not have it,
+// MaxModelLen sets OLLAMA_CONTEXT_LENGTH and Slots OLLAMA_NUM_PARALLEL
+// when > 0, Env overrides (OLLAMA_MODELS, ...), Args are appended to
+// `ollama serve`; Revision, TP and Seed are not read.
 type Config struct {
-	// Bin is the ollama executable (default "ollama").
-	Bin string
-	// Model is the model name ("tiny" is served as "tiny:latest").
-	Model string
-	// ModelFile, when set, is a GGUF file the model is created from if
-	// the server does not have it.
-	ModelFile string
+	engines.Common
 	// Pull allows pulling a missing model from the registry (when no
 	// ModelFile is given).
 	Pull bool
-	// Port on 127.0.0.1 (0: a free one).
-	Port int
-	// ContextLength sets OLLAMA_CONTEXT_LENGTH when > 0.
-	ContextLength int
-	// Parallel sets OLLAMA_NUM_PARALLEL when > 0.
-	Parallel int
-	// Env are environment overrides (OLLAMA_MODELS, ...).
-	Env map[string]string
-	// ExtraArgs are appended to `ollama serve`.
-	ExtraArgs []string
 	// RunDir is the working directory.
 	RunDir string
-	Log    io.Writer
-	HTTP   *http.Client
 }
 
 // Engine is a managed `ollama serve`.
@@ -155,13 +164,13 @@ func New(cfg Config) (*Engine, error) {
 		// releases it.
 		"OLLAMA_KEEP_ALIVE": "24h",
 	}
-	if cfg.ContextLength > 0 {
-		env["OLLAMA_CONTEXT_LENGTH"] = strconv.Itoa(cfg.ContextLength)
+	if cfg.MaxModelLen > 0 {
+		env["OLLAMA_CONTEXT_LENGTH"] = strconv.Itoa(cfg.MaxModelLen)
 	}
-	if cfg.Parallel > 0 {
-		env["OLLAMA_NUM_PARALLEL"] = strconv.Itoa(cfg.Parallel)
+	if cfg.Slots > 0 {
+		env["OLLAMA_NUM_PARALLEL"] = strconv.Itoa(cfg.Slots)
 	}
-	argv := append([]string{cfg.Bin, "serve"}, cfg.ExtraArgs...)
+	argv := append([]string{cfg.Bin, "serve"}, cfg.Args...)
 	m := process.NewManaged(process.ManagedSpec{Kind: Kind, API: engines.APIOllama, Argv: argv, Env: env, Overrides: cfg.Env,
 		Port: cfg.Port, Health: "/api/version", RunDir: cfg.RunDir, Log: cfg.Log, HTTP: cfg.HTTP})
 	srv := m.Server

@@ -18,14 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/process/processtest"
 )
 
-func TestMain(m *testing.M) {
-	processtest.MaybeRunFake()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { enginetest.Main(m) }
 
 // `ollama serve` launched with OLLAMA_HOST on loopback (a fake serving the
 // responses recorded from Ollama 0.6.5): ready after the model is shown and
@@ -40,22 +39,13 @@ func TestServeIdentity(t *testing.T) {
 			"POST /api/generate": {Body: `{"model":"tiny","created_at":"2026-11-29T14:09:21Z","response":"","done":true,"done_reason":"load"}`},
 			"/api/ps":            {Body: processtest.File("testdata/ps.json")},
 		}}.Env()
-	e, err := ollama.New(ollama.Config{Bin: os.Args[0], Model: "tiny", ContextLength: 2048, Parallel: 2, Env: map[string]string{k: v, "OLLAMA_MODELS": dir}})
+	e, err := ollama.New(ollama.Config{Common: engines.Common{Bin: os.Args[0], Model: "tiny", MaxModelLen: 2048, Slots: 2, Env: map[string]string{k: v, "OLLAMA_MODELS": dir}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	enginetest.StartReady(t, e, 20*time.Second)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
-	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := processtest.ReadRecord(argvFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := enginetest.Launched(t, argvFile)
 	port := strconv.Itoa(e.Config().Port)
 	if len(rec.Argv) != 2 || rec.Argv[1] != "serve" || rec.Env["OLLAMA_HOST"] != "127.0.0.1:"+port ||
 		rec.Env["OLLAMA_CONTEXT_LENGTH"] != "2048" || rec.Env["OLLAMA_NUM_PARALLEL"] != "2" || rec.Env["OLLAMA_MODELS"] != dir || rec.Env["OLLAMA_KEEP_ALIVE"] == "" {
@@ -186,18 +176,12 @@ func TestStopRemovesCreatedModel(t *testing.T) {
 				"POST /api/generate":        {Body: `{"done":true,"done_reason":"load"}`},
 				"DELETE /api/delete":        tc.delete,
 			}}.Env()
-			e, err := ollama.New(ollama.Config{Bin: os.Args[0], Model: "tiny", ModelFile: file, Env: map[string]string{k: v}})
+			e, err := ollama.New(ollama.Config{Common: engines.Common{Bin: os.Args[0], Model: "tiny", ModelFile: file, Env: map[string]string{k: v}}})
 			if err != nil {
 				t.Fatal(err)
 			}
+			enginetest.StartReady(t, e, 20*time.Second)
 			ctx := context.Background()
-			if err := e.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
-			if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-				t.Fatal(err)
-			}
 			if info := e.Info(); info.Extra["model_created"] != true || info.Extra["created_model"] != nil {
 				t.Errorf("before stop: %v", info.Extra)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/internal/gguf"
 	"github.com/joulebench/joulebench/workload"
@@ -56,8 +57,8 @@ func TestRealOllamaTokenTimesAndCleanup(t *testing.T) {
 	if err := gguf.WriteTinyFile(file, gguf.DefaultTiny()); err != nil {
 		t.Fatal(err)
 	}
-	e, err := ollama.New(ollama.Config{Bin: bin, Model: "tiny", ModelFile: file, Parallel: 4,
-		Env: map[string]string{"OLLAMA_MODELS": models, "HOME": dir}})
+	e, err := ollama.New(ollama.Config{Common: engines.Common{Bin: bin, Model: "tiny", ModelFile: file, Slots: 4,
+		Env: map[string]string{"OLLAMA_MODELS": models, "HOME": dir}}})
 	if err != nil {
 		t.Fatal(err)
 	}

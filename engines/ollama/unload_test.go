@@ -45,11 +45,11 @@ func TestUnload(t *testing.T) {
 // startup.
 func TestPullRefused(t *testing.T) {
 	d := Descriptor()
-	err := d.Validate(engines.Options{Model: "tiny", PullMissing: true})
+	err := d.Validate(engines.Options{Common: engines.Common{Model: "tiny"}, Settings: engines.Settings{FlagPull: "true"}})
 	if err == nil || !strings.Contains(err.Error(), "ollama pull tiny") {
 		t.Errorf("Validate with --ollama-pull: %v, want a refusal naming `ollama pull tiny`", err)
 	}
-	if err := d.Validate(engines.Options{Model: "tiny"}); err != nil {
+	if err := d.Validate(engines.Options{Common: engines.Common{Model: "tiny"}}); err != nil {
 		t.Errorf("Validate without it: %v", err)
 	}
 }

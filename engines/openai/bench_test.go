@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/internal/streamcore"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -483,7 +484,7 @@ func minStream(c *http.Client, url string, body []byte) (int, error) {
 // first 200 ms after the request arrives and then one every 20 ms (5,000
 // and 50,000 tokens/s offered), and compares the client's times with the
 // server's write times, all from one clock. times=kernel is the client as
-// it runs (token times from the kernel's receive stamps, see arrival.go);
+// it runs (token times from the kernel's receive stamps, see engines/internal/streamcore/arrival.go);
 // times=read takes each time when the client reads the token, which shows
 // what the client's own scheduling would add without the stamps:
 //
@@ -508,7 +509,7 @@ func minStream(c *http.Client, url string, body []byte) (int, error) {
 // They also report:
 //
 //	bounded_first_%: first tokens whose time is an upper bound (read
-//	together with a later chunk; see readStamp)
+//	together with a later chunk; see streamcore.ReadStamp)
 //	burst_ms: first to last sent_at of a round
 func BenchmarkLatency(b *testing.B) {
 	raiseFDLimit(b)
@@ -872,7 +873,7 @@ func BenchmarkReadSSE(b *testing.B) {
 	body := &countedReader{}
 	for i := 0; i < b.N; i += tokens {
 		rec := archive.Request{MaxTokens: tokens, TokenTimes: make([]float64, 0, tokens+1)}
-		st := stream{c: c, x: &Exchange{stamper: body}, rec: &rec}
+		st := stream{c: c, x: &streamcore.Exchange{}, stamper: body, rec: &rec}
 		body.Reset(data)
 		st.readSSE(body)
 		if !st.sawDone || len(rec.TokenTimes) != tokens {
@@ -893,5 +894,5 @@ func (r *countedReader) Read(p []byte) (int, error) {
 	return r.Reader.Read(p)
 }
 
-func (r *countedReader) lastReceived() int64 { return 0 }
-func (r *countedReader) lastRead() readStamp { return readStamp{seq: r.seq} }
+func (r *countedReader) LastReceived() int64            { return 0 }
+func (r *countedReader) LastRead() streamcore.ReadStamp { return streamcore.ReadStamp{Seq: r.seq} }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -71,7 +72,7 @@ func wait(ch chan struct{}) bool {
 // counted as bounded, not passed off as exact. Tokens written together in
 // one write are counted too: the client cannot tell them from merged ones.
 func TestChunkReadWithLaterDataIsBounded(t *testing.T) {
-	holdStampsOn(t)
+	enginetest.HoldStampsOn(t)
 	for _, tc := range []struct {
 		name        string
 		held        bool

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/joulebench/joulebench/engines/internal/chunkset"
+	"github.com/joulebench/joulebench/engines/internal/streamcore"
 )
 
 // chunkInfo is what one streamed chunk (or a whole non-streamed response)
@@ -634,7 +635,7 @@ func (s *scanner) count(frac *float64) int {
 				*frac = f
 				return 0
 			}
-			return clampInt(f)
+			return streamcore.ClampInt(f)
 		}
 		if i >= 18 {
 			return math.MaxInt // absurd, never wrapped round
@@ -642,18 +643,6 @@ func (s *scanner) count(frac *float64) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
-}
-
-// clampInt converts f to int, saturating instead of overflowing (an absurd
-// count stays absurd and is caught by SettleCounts).
-func clampInt(f float64) int {
-	switch {
-	case f >= math.MaxInt64:
-		return math.MaxInt
-	case f <= math.MinInt64:
-		return math.MinInt
-	}
-	return int(f)
 }
 
 func (s *scanner) number() {

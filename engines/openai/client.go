@@ -12,7 +12,7 @@
 //     kernel's receive stamp mapped onto the run clock where the transport
 //     has one (Linux), so that the client's own scheduling delays are not
 //     in TTFT or the inter-token gaps; else the clock when they are read
-//     (see arrival.go);
+//     (see engines/internal/streamcore/arrival.go);
 //   - first_token_at: the arrival of the first chunk that carries text
 //     (content, or reasoning_content / reasoning), never a role-only or
 //     empty chunk;
@@ -22,7 +22,7 @@
 //     each; these are never used as the token total). A chunk read
 //     together with later data has that read's time, an upper bound (the
 //     kernel may have merged it with what followed); such chunks are
-//     counted into the request's workload.Flight (see readStamp);
+//     counted into the request's workload.Flight (see streamcore.ReadStamp);
 //   - output_tokens: usage.completion_tokens (tokens_source "usage"), else
 //     llama.cpp's timings.predicted_n ("engine"), else max(1, chars/4)
 //     ("estimate", the asiai M4 fallback); reasoning_tokens from
@@ -40,6 +40,11 @@
 // stream, WithStallTimeout the wait for the next bytes once the stream
 // started; a workload.Flight's Limits (DoFlight) override both.
 //
+// This package is the OpenAI protocol (request bodies, SSE chunks, usage).
+// The transport, the arrival times, the limits and the request lifecycle
+// are the streaming core's (engines/internal/streamcore), which the
+// Ollama client shares.
+//
 // The API key is sent as "Authorization: Bearer ..." and is never written
 // to a record or an error.
 package openai
@@ -52,9 +57,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,33 +66,33 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/internal/chunkset"
 	"github.com/joulebench/joulebench/engines/internal/redirect"
+	"github.com/joulebench/joulebench/engines/internal/streamcore"
+	"github.com/joulebench/joulebench/internal/runclock"
 	"github.com/joulebench/joulebench/workload"
 )
 
 // Tokens sources, as archive.Request.TokensSource.
 const (
-	SourceUsage    = "usage"
-	SourceEngine   = "engine"
-	SourceEstimate = "estimate"
+	SourceUsage    = streamcore.SourceUsage
+	SourceEngine   = streamcore.SourceEngine
+	SourceEstimate = streamcore.SourceEstimate
 )
 
 // DefaultRequestTimeout bounds one request from send to the end of its
 // stream unless WithRequestTimeout says otherwise. It is long because in an
 // unlimited-concurrency stage the last requests wait behind all the others.
-const DefaultRequestTimeout = time.Hour
+const DefaultRequestTimeout = streamcore.DefaultRequestTimeout
+
+// MaxPlausibleTokens bounds the output tokens of one response (see
+// SettleCounts).
+const MaxPlausibleTokens = streamcore.MaxPlausibleTokens
 
 const (
 	maxErrorBody = 200      // bytes of a non-200 body kept in the error
 	maxLine      = 16 << 20 // longest SSE line accepted
 	maxJSONBody  = 64 << 20 // largest non-streamed response accepted
 	readBufSize  = 16 << 10 // a stream's line reader
-	// connReadBufSize is the transport's read buffer per connection: at
-	// most this much is read from the socket per recvmsg. When the client
-	// falls behind (the ingest ceiling) several of the server's writes wait
-	// in the socket, and one read takes more of them: fewer system calls
-	// and acknowledgements per token, for 32 KiB per open connection.
-	connReadBufSize = 32 << 10
-	drainTimeout    = 2 * time.Second
+	drainTimeout = 2 * time.Second
 )
 
 // Request is workload.Request, the neutral request type.
@@ -107,7 +110,8 @@ type Client struct {
 	clock                   func() float64
 	tokenTimes              bool
 	receiveStamps           bool
-	runID                   string // X-Request-Id prefix
+	runID                   string         // X-Request-Id prefix
+	extra                   map[string]any // members added to every body
 	// Header values every request sends, made once (never modified).
 	hdrContentType, hdrAccept, hdrAuth []string
 	prep                               atomic.Pointer[prepared]
@@ -141,7 +145,7 @@ func WithRecordTokenTimes(on bool) Option { return func(c *Client) { c.tokenTime
 
 // WithReceiveStamps says whether token times are the kernel's receive
 // stamps mapped onto the clock (default true, where the transport has
-// them; see arrival.go) or the clock's reading when a token is read. Off,
+// them; see engines/internal/streamcore/arrival.go) or the clock's reading when a token is read. Off,
 // every time is a reading of the clock, which an injected clock that does
 // not run at the wall clock's rate needs.
 func WithReceiveStamps(on bool) Option { return func(c *Client) { c.receiveStamps = on } }
@@ -151,6 +155,10 @@ func WithReceiveStamps(on bool) Option { return func(c *Client) { c.receiveStamp
 // their logs, so that server logs and archived records can be joined.
 // Without it the header is the request id alone.
 func WithRunID(id string) Option { return func(c *Client) { c.runID = id } }
+
+// WithExtra adds members to every request's body (a request's own Extra
+// wins), e.g. the thinking setting's chat_template_kwargs.
+func WithExtra(extra map[string]any) Option { return func(c *Client) { c.extra = extra } }
 
 // NewClient returns a client for the server at baseURL, with or without
 // the /v1 suffix ("http://127.0.0.1:8000" and "http://127.0.0.1:8000/v1"
@@ -182,37 +190,21 @@ func NewClient(baseURL string, opts ...Option) *Client {
 }
 
 // NewTransport returns the transport tuned for many long-lived streams to
-// one host: no limit on connections, thousands kept idle for reuse, no
-// compression (it would delay chunks), HTTP/1.1 only (one stream per
-// connection, as benchmark clients do).
-func NewTransport() *http.Transport {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           stampingDialer(dialer),
-		MaxIdleConns:          0, // no limit
-		MaxIdleConnsPerHost:   4096,
-		MaxConnsPerHost:       0,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: 0,
-		DisableCompression:    true,
-		ForceAttemptHTTP2:     false,
-		ReadBufferSize:        connReadBufSize,
-	}
-}
+// one host, with the kernel's receive stamps (streamcore.NewTransport).
+func NewTransport() *http.Transport { return streamcore.NewTransport() }
 
-// NewClock returns a clock of Unix seconds that never goes backwards: the
-// wall time when it was made plus the monotonic time elapsed since.
-func NewClock() func() float64 {
-	start := time.Now()
-	base := float64(start.UnixNano()) / 1e9
-	return func() float64 { return base + time.Since(start).Seconds() }
-}
+// NewClock starts a run clock (internal/runclock) and returns its reading
+// of Unix seconds, which never goes backwards: the wall time when it was
+// made plus the monotonic time elapsed since.
+func NewClock() func() float64 { return runclock.Func() }
 
-// errTimeout is the cause of a request's context when its own timeout
-// expires, which tells it apart from the caller's cancellation.
-var errTimeout = errors.New("request timeout")
+// SettleCounts checks the token counts of a finished record and makes a
+// failed record carry no output tokens (streamcore.SettleCounts).
+func SettleCounts(rec *archive.Request) { streamcore.SettleCounts(rec) }
+
+// Endpoint is the URL of path on the server at base, without a trailing
+// "/v1" of base (streamcore.Endpoint).
+func Endpoint(base, path string) string { return streamcore.Endpoint(base, path) }
 
 // errDrained cancels a request whose stream is complete but not closed.
 var errDrained = errors.New("stream complete but not closed")
@@ -243,27 +235,11 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 // into f (nil: none) and telling it when the request has been written
 // (Flight.Wrote), before the response.
 func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
-	timeout, stall := c.timeout, c.stall
-	if f != nil {
-		if f.Limits.Timeout > 0 {
-			timeout = f.Limits.Timeout
-		}
-		if f.Limits.Stall > 0 {
-			stall = f.Limits.Stall
-		}
-	}
-	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
 	prep := c.prep.Load()
 	body, target, ok := prep.body(r)
 	var err error
 	if !ok {
 		body, target, err = c.encode(r)
-	}
-	if err != nil {
-		rec.SentAt = c.clock()
-		rec.DoneAt = rec.SentAt
-		rec.Error = "encode request: " + err.Error()
-		return rec
 	}
 	hdr := make(http.Header, 4)
 	hdr["Content-Type"], hdr["Accept"] = c.hdrContentType, c.hdrAccept
@@ -274,25 +250,20 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 		hdr["X-Request-Id"] = []string{id}
 	}
 	if prep != nil {
-		ctx = withConnPool(ctx, prep.conns)
+		ctx = streamcore.WithConnPool(ctx, prep.conns)
 	}
-	var wrote func()
-	if f != nil {
-		wrote = f.Wrote // the load generator may release the next sends
-	}
-	x := Send(ctx, ExchangeConfig{HTTP: c.http, Clock: c.clock, Timeout: timeout, Stall: stall, Header: hdr, Redact: c.redact,
-		ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody, Wrote: wrote}, target, body, &rec)
-	f.Wrote() // no-op when the request was written; else it never will be
+	var rec archive.Request
+	x := streamcore.Begin(ctx, streamcore.Call{
+		Config: streamcore.Config{HTTP: c.http, Clock: c.clock, Timeout: c.timeout, Stall: c.stall, Header: hdr,
+			Redact: c.redact, ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody},
+		Target: target, Body: body, EncodeErr: err, ReportWrote: true, TokenTimes: c.tokenTimes}, r, f, &rec)
 	if x == nil {
 		return rec
 	}
 	defer x.Close()
 	resp := x.Resp
 
-	st := stream{c: c, x: x, rec: &rec, flight: f, model: r.Model, answer: r.Answer}
-	if c.tokenTimes {
-		rec.TokenTimes = make([]float64, 0, min(max(r.MaxTokens, 16), 4096)+1)
-	}
+	st := stream{c: c, x: x, stamper: x.Stamper(), rec: &rec, flight: f, model: r.Model, answer: r.Answer}
 	if isJSON(resp.Header.Get("Content-Type")) {
 		st.readJSON(resp.Body)
 	} else {
@@ -322,24 +293,25 @@ func isJSON(contentType string) bool {
 
 // stream is the state of one response being read.
 type stream struct {
-	c      *Client
-	x      *Exchange
-	rec    *archive.Request
-	flight *workload.Flight
-	arr    arrivals // the times handed out
-	info   chunkInfo
-	memo   chunkMemo
-	model  string // the model requested ("": not checked)
+	c       *Client
+	x       *streamcore.Exchange
+	stamper streamcore.Stamper // the connection's receive stamps (nil: none)
+	rec     *archive.Request
+	flight  *workload.Flight
+	arr     streamcore.Arrivals // the times handed out
+	info    chunkInfo
+	memo    chunkMemo
+	model   string // the model requested ("": not checked)
 	// event is the data of an event that did not parse yet, while its
 	// data lines come (see line).
 	event []byte
 
 	// The last text chunk, until the next event says whether its time is
 	// exact: it is not when that event came in the same read (see
-	// readStamp).
+	// streamcore.ReadStamp).
 	pending      bool
 	pendingFirst bool
-	pendingRead  readStamp
+	pendingRead  streamcore.ReadStamp
 	bounded      int // text chunks whose time is an upper bound
 
 	// Text chunks (and bounded ones among them, the first excepted) not
@@ -426,8 +398,8 @@ func (st *stream) readSSE(body io.Reader) {
 			st.report() // before a read that may wait
 		}
 		if err != nil {
-			st.rec.DoneAt = st.arr.hold(st.c.clock(), st.rec.SentAt) // never before a token time
-			if st.pending && !st.pendingRead.full {
+			st.rec.DoneAt = st.arr.Hold(st.c.clock(), st.rec.SentAt) // never before a token time
+			if st.pending && !st.pendingRead.Full {
 				st.pending = false // nothing came after it
 			}
 			st.settle()
@@ -441,19 +413,19 @@ func (st *stream) readSSE(body io.Reader) {
 	}
 }
 
-// now is the arrival time of the data just read (see arrival.go), never
+// now is the arrival time of the data just read (see engines/internal/streamcore/arrival.go), never
 // before sent_at or an earlier time of the stream. Events that came in
 // the same read share its time, worked out once.
 func (st *stream) now() float64 {
 	// arrivals.now, its test for the same read inlined (the hot path).
-	if s := st.x.stamper; s != nil && st.c.receiveStamps {
-		r := s.lastRead()
-		if st.arr.same(r) {
-			return st.arr.last
+	if s := st.stamper; s != nil && st.c.receiveStamps {
+		r := s.LastRead()
+		if st.arr.Same(r) {
+			return st.arr.Last
 		}
-		return st.arr.convert(r, st.c.clock(), st.rec.SentAt)
+		return st.arr.Convert(r, st.c.clock(), st.rec.SentAt)
 	}
-	return st.arr.hold(st.c.clock(), st.rec.SentAt)
+	return st.arr.Hold(st.c.clock(), st.rec.SentAt)
 }
 
 // line handles one SSE line and reports whether the stream is over.
@@ -530,8 +502,8 @@ func (st *stream) endEvent(prefix string) bool {
 func (st *stream) chunk(now float64) bool {
 	text := st.gotFirst
 	over := st.apply(now)
-	if st.info.contentChars+st.info.reasoningChars > 0 && st.arr.read.seq != 0 {
-		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.arr.read
+	if st.info.contentChars+st.info.reasoningChars > 0 && st.arr.Read.Seq != 0 {
+		st.pending, st.pendingFirst, st.pendingRead = true, !text, st.arr.Read
 	}
 	return over
 }
@@ -544,7 +516,7 @@ func (st *stream) settle() {
 		return
 	}
 	st.pending = false
-	if r := st.pendingRead; r.full || st.arr.read.seq == r.seq {
+	if r := st.pendingRead; r.Full || st.arr.Read.Seq == r.Seq {
 		st.bounded++
 		if !st.pendingFirst {
 			st.unreportedBounded++
@@ -553,9 +525,9 @@ func (st *stream) settle() {
 			// It arrived after sent_at, and after the last read that
 			// found the connection empty.
 			lo := st.rec.SentAt
-			if r.after != 0 {
+			if r.After != 0 {
 				now := st.c.clock()
-				if a := arrivalAt(r.after, now); a != now {
+				if a := streamcore.ArrivalAt(r.After, now); a != now {
 					lo = max(lo, a)
 				}
 			}
@@ -647,10 +619,10 @@ func (st *stream) complete() bool {
 }
 
 // finish sets ok, error and the token counts.
-func (st *stream) finish(x *Exchange) {
+func (st *stream) finish(x *streamcore.Exchange) {
 	rec := st.rec
 	if rec.DoneAt == 0 {
-		rec.DoneAt = st.arr.hold(st.c.clock(), rec.SentAt)
+		rec.DoneAt = st.arr.Hold(st.c.clock(), rec.SentAt)
 	}
 	switch {
 	case st.complete() && rec.FirstTokenAt == 0:
@@ -675,11 +647,11 @@ func (st *stream) finish(x *Exchange) {
 		rec.ReasoningTokens = st.usage.reasoningTokens
 		rec.TokensSource = SourceUsage
 	case st.timings["predicted_n"] > 0:
-		rec.OutputTokens = clampInt(st.timings["predicted_n"])
-		rec.PromptTokens = clampInt(st.timings["prompt_n"])
+		rec.OutputTokens = streamcore.ClampInt(st.timings["predicted_n"])
+		rec.PromptTokens = streamcore.ClampInt(st.timings["prompt_n"])
 		rec.TokensSource = SourceEngine
 	case st.chars > 0 || rec.OK:
-		rec.OutputTokens = max(1, st.chars/4)
+		rec.OutputTokens = streamcore.Estimate(st.chars)
 		rec.TokensSource = SourceEstimate
 	}
 	if st.whole && len(rec.TokenTimes) == 1 {
@@ -691,13 +663,13 @@ func (st *stream) finish(x *Exchange) {
 	rec.EngineTimings = st.timings
 	rec.CachedPromptTokens = st.usage.cachedTokens
 	if n, ok := st.timings["cache_n"]; ok && rec.CachedPromptTokens == 0 {
-		rec.CachedPromptTokens = clampInt(n) // llama.cpp
+		rec.CachedPromptTokens = streamcore.ClampInt(n) // llama.cpp
 	}
 	if why := st.usage.notWhole(); rec.OK && st.hasUsage && why != "" {
 		rec.OK = false
 		rec.Error = "implausible token count from the server: usage " + why + " is not a whole number"
 	}
-	SettleCounts(rec)
+	streamcore.SettleCounts(rec)
 }
 
 // wrongModel fails the stream when the chunk just parsed names another
@@ -724,6 +696,9 @@ func sameModel(raw []byte, want string) bool {
 
 // encode builds the JSON body (see appendBody) and picks the endpoint.
 func (c *Client) encode(r workload.Request) ([]byte, string, error) {
+	if c.extra != nil {
+		r.Extra = withExtra(c.extra, r.Extra)
+	}
 	target := c.completionsURL
 	if r.Chat {
 		target = c.chatURL
@@ -734,6 +709,18 @@ func (c *Client) encode(r workload.Request) ([]byte, string, error) {
 	}
 	b, err := appendBody(make([]byte, 0, size), r)
 	return b, target, err
+}
+
+// withExtra is extra with own's members added (own wins), a new map.
+func withExtra(extra, own map[string]any) map[string]any {
+	m := make(map[string]any, len(extra)+len(own))
+	for k, v := range extra {
+		m[k] = v
+	}
+	for k, v := range own {
+		m[k] = v
+	}
+	return m
 }
 
 // requestID is the X-Request-Id of request id in run runID: "<run>-<id>",
@@ -754,14 +741,6 @@ func (c *Client) redact(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
-}
-
-func unwrapURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // cleanSnippet makes the start of a body fit on one line.

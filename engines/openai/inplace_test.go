@@ -9,6 +9,7 @@ import (
 	"testing/iotest"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/internal/streamcore"
 )
 
 // sseSummary is what reading a stream leaves that the record is made of.
@@ -23,7 +24,7 @@ type sseSummary struct {
 func readSSESummary(r io.Reader) sseSummary {
 	c := NewClient("http://127.0.0.1:1", WithClock(func() float64 { return 1 }))
 	rec := archive.Request{}
-	st := stream{c: c, x: &Exchange{}, rec: &rec}
+	st := stream{c: c, x: &streamcore.Exchange{}, rec: &rec}
 	st.readSSE(r)
 	return sseSummary{Chars: st.chars, Distinct: st.texts.Distinct(), Tokens: len(rec.TokenTimes),
 		Done: st.sawDone, Finish: st.sawFinish, HasUsage: st.hasUsage, EOF: st.eof,

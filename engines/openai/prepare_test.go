@@ -218,8 +218,8 @@ func TestPrepareServerDown(t *testing.T) {
 	reqs := burst(50)
 	defer c.Prepare(context.Background(), reqs)()
 	p := c.prep.Load()
-	if len(p.bodies) != 50 || len(p.conns.conns) != 0 {
-		t.Fatalf("%d bodies, %d connections prepared; want 50 and 0", len(p.bodies), len(p.conns.conns))
+	if len(p.bodies) != 50 || p.conns.Len() != 0 {
+		t.Fatalf("%d bodies, %d connections prepared; want 50 and 0", len(p.bodies), p.conns.Len())
 	}
 	if rec := c.Do(context.Background(), reqs[0]); rec.OK || !strings.Contains(rec.Error, "refused") {
 		t.Fatalf("request to a closed port: %+v", rec)

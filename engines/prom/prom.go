@@ -31,6 +31,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/engines/process"
+	"github.com/joulebench/joulebench/internal/runclock"
 )
 
 // ErrNoEndpoint says the engine has no /metrics (HTTP 404).
@@ -51,7 +52,7 @@ type Config struct {
 	// otherwise only a scrape with none of them is reported (defaults
 	// list families some versions of an engine do not have).
 	ReportMissing bool
-	// Clock gives the run's time in Unix seconds (default: wall clock).
+	// Clock gives the run's time in Unix seconds (default: a new run clock, internal/runclock).
 	Clock func() float64
 	// Sink receives the samples of one scrape; an error stops scraping
 	// and is returned by Stop.
@@ -86,7 +87,7 @@ func New(cfg Config) *Scraper {
 		cfg.Interval = 5 * time.Second
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = func() float64 { return float64(time.Now().UnixNano()) / 1e9 }
+		cfg.Clock = runclock.Func()
 	}
 	if cfg.Warn == nil {
 		cfg.Warn = func(string) {}

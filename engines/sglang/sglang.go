@@ -15,7 +15,6 @@ package sglang
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -44,7 +43,8 @@ func Descriptor() engines.Descriptor {
 		Kind:      Kind,
 		Doc:       "SGLang (python -m sglang.launch_server)",
 		API:       engines.APIOpenAI,
-		Flags:     []string{"model", "revision", "tp", "max-model-len", "health-generate"},
+		Flags:     []string{"model", "revision", "tp", "max-model-len", FlagHealthGenerate},
+		Settings:  []engines.Setting{{Flag: FlagHealthGenerate}},
 		Processes: []string{"sglang"},
 		Validate: func(o engines.Options) error {
 			if o.Model == "" {
@@ -53,9 +53,7 @@ func Descriptor() engines.Descriptor {
 			return nil
 		},
 		Start: func(o engines.Options) (engines.Engine, error) {
-			return New(Config{Python: o.Bin, Model: o.Model, Revision: o.Revision, Port: o.Port, TP: o.TP,
-				ContextLength: o.MaxModelLen, Seed: o.Seed, HealthGenerate: o.HealthGenerate, ExtraArgs: o.Args, Env: o.Env,
-				RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
+			return New(Config{Common: o.Common, HealthGenerate: o.Settings.Bool(FlagHealthGenerate), RunDir: o.RunDir})
 		},
 		Attach: func(r engines.Remote) (engines.Engine, error) {
 			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP, Note: r.Note,
@@ -66,34 +64,26 @@ func Descriptor() engines.Descriptor {
 	}
 }
 
-// Config is the frozen configuration of an SGLang server.
+// FlagHealthGenerate is SGLang's own setting: readiness waits for
+// /health_generate (Config.HealthGenerate).
+const FlagHealthGenerate = "health-generate"
+
+// Config is the frozen configuration of an SGLang server: of the common
+// options, Bin is the Python interpreter (default "python", else
+// "python3" when only that is installed), Model --model-path (a path or
+// Hugging Face id), Revision --revision when set, TP --tp (default 1),
+// MaxModelLen --context-length when > 0, Args appended to the command
+// line; ModelFile and Slots are not read.
 type Config struct {
-	// Python is the interpreter (default "python", else "python3" when
-	// only that is installed).
-	Python string
-	// Model is --model-path (a path or Hugging Face id).
-	Model string
+	engines.Common
 	// ServedName is --served-model-name (default Model).
 	ServedName string
-	// Revision is --revision when set.
-	Revision string
-	// Port on 127.0.0.1 (0: a free one).
-	Port int
-	// TP is --tp (default 1).
-	TP int
-	// ContextLength is --context-length when > 0.
-	ContextLength int
-	Seed          int64
 	// HealthGenerate also waits for GET /health_generate (one generated
 	// token) before the engine counts as ready.
 	HealthGenerate bool
-	ExtraArgs      []string
-	Env            map[string]string
 	// RunDir is the working directory; compile caches go under
 	// RunDir/compile-cache.
 	RunDir string
-	Log    io.Writer
-	HTTP   *http.Client
 }
 
 // Engine is a managed SGLang server.
@@ -118,11 +108,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Model == "" {
 		return nil, fmt.Errorf("sglang: no model")
 	}
-	if cfg.Python == "" {
-		cfg.Python = "python"
+	if cfg.Bin == "" {
+		cfg.Bin = "python"
 		if _, err := exec.LookPath("python"); err != nil {
 			if _, err3 := exec.LookPath("python3"); err3 == nil {
-				cfg.Python = "python3"
+				cfg.Bin = "python3"
 			}
 		}
 	}
@@ -137,7 +127,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg.Port = port
-	argv := []string{cfg.Python, "-m", "sglang.launch_server",
+	argv := []string{cfg.Bin, "-m", "sglang.launch_server",
 		"--model-path", cfg.Model,
 		"--host", "127.0.0.1", "--port", strconv.Itoa(cfg.Port),
 		"--tp", strconv.Itoa(cfg.TP),
@@ -145,13 +135,13 @@ func New(cfg Config) (*Engine, error) {
 		"--enable-metrics",
 		"--served-model-name", cfg.ServedName,
 	}
-	if cfg.ContextLength > 0 {
-		argv = append(argv, "--context-length", strconv.Itoa(cfg.ContextLength))
+	if cfg.MaxModelLen > 0 {
+		argv = append(argv, "--context-length", strconv.Itoa(cfg.MaxModelLen))
 	}
 	if cfg.Revision != "" {
 		argv = append(argv, "--revision", cfg.Revision)
 	}
-	argv = append(argv, cfg.ExtraArgs...)
+	argv = append(argv, cfg.Args...)
 	m := process.NewManaged(process.ManagedSpec{Kind: Kind, API: engines.APIOpenAI, Argv: argv, Overrides: cfg.Env,
 		// A snapshot missing from the Hugging Face cache fails fast
 		// instead of being downloaded inside the startup stage.
@@ -188,7 +178,7 @@ func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
 // Expect is what the identity check compares: served model id, revision
 // (when set), context length (when set) and tensor-parallel size.
 func (e *Engine) Expect() engines.Identity {
-	return engines.Identity{Model: e.cfg.ServedName, Revision: e.cfg.Revision, ContextLength: e.cfg.ContextLength, TensorParallel: e.cfg.TP}
+	return engines.Identity{Model: e.cfg.ServedName, Revision: e.cfg.Revision, ContextLength: e.cfg.MaxModelLen, TensorParallel: e.cfg.TP}
 }
 
 // Identity asks GET /get_model_info, /get_server_info and /v1/models.
@@ -267,7 +257,7 @@ func (e *Engine) Info() archive.EngineInfo {
 		info.Revision = e.cfg.Revision
 	}
 	if info.ContextLength == 0 {
-		info.ContextLength = e.cfg.ContextLength
+		info.ContextLength = e.cfg.MaxModelLen
 	}
 	if info.TensorParallel == 0 {
 		info.TensorParallel = e.cfg.TP

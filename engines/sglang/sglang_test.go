@@ -12,16 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 	"github.com/joulebench/joulebench/engines/process/processtest"
-	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/engines/sglang"
 )
 
-func TestMain(m *testing.M) {
-	processtest.MaybeRunFake()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { enginetest.Main(m) }
 
 func routes() map[string]processtest.Route {
 	return map[string]processtest.Route{
@@ -41,13 +38,12 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	dir := t.TempDir()
 	argvFile := filepath.Join(dir, "argv.json")
 	k, v := processtest.Fake{ReadyAfter: 150 * time.Millisecond, ArgvFile: argvFile, Routes: routes()}.Env()
-	e, err := sglang.New(sglang.Config{
-		Python: os.Args[0], Model: "Qwen/Qwen2.5-0.5B-Instruct", TP: 1, ContextLength: 4096, Seed: 1,
-		Revision: "7ae557604adf67be50417f59c2c2f167def9a775", HealthGenerate: true,
-		ExtraArgs: []string{"--api-key", "sk-local-secret"},
-		Env:       map[string]string{k: v},
-		RunDir:    filepath.Join(dir, "engine"),
-	})
+	e, err := sglang.New(sglang.Config{Common: engines.Common{
+		Bin: os.Args[0], Model: "Qwen/Qwen2.5-0.5B-Instruct", TP: 1, MaxModelLen: 4096, Seed: 1,
+		Revision: "7ae557604adf67be50417f59c2c2f167def9a775",
+		Args:     []string{"--api-key", "sk-local-secret"},
+		Env:      map[string]string{k: v},
+	}, HealthGenerate: true, RunDir: filepath.Join(dir, "engine")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,18 +51,9 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	want := []string{os.Args[0], "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-0.5B-Instruct", "--host", "127.0.0.1", "--port", port,
 		"--tp", "1", "--random-seed", "1", "--enable-metrics", "--served-model-name", "Qwen/Qwen2.5-0.5B-Instruct",
 		"--context-length", "4096", "--revision", "7ae557604adf67be50417f59c2c2f167def9a775", "--api-key", "sk-local-secret"}
+	enginetest.StartReady(t, e, 20*time.Second)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
-	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := processtest.ReadRecord(argvFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := enginetest.Launched(t, argvFile)
 	if !slices.Equal(rec.Argv, want) {
 		t.Errorf("argv\n got %q\nwant %q", rec.Argv, want)
 	}
@@ -85,16 +72,7 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	if si["api_key"] != "[redacted]" {
 		t.Errorf("server info api_key = %v", si["api_key"])
 	}
-	var names []string
-	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: sglang.DefaultFamilies(), Sink: func(ms []archive.EngineMetric) error {
-		for _, m := range ms {
-			names = append(names, m.Name)
-		}
-		return nil
-	}})
-	if err := sc.ScrapeNow(ctx); err != nil {
-		t.Fatal(err)
-	}
+	names, _ := enginetest.Scrape(t, e.MetricsURL, sglang.DefaultFamilies())
 	if !slices.Equal(names, []string{"sglang:num_queue_reqs", "sglang:num_running_reqs", "sglang:token_usage"}) {
 		t.Errorf("scraped %v", names)
 	}
@@ -108,7 +86,7 @@ func TestHealthGenerateGates(t *testing.T) {
 	r := routes()
 	r["/health_generate"] = processtest.Route{Status: 503}
 	k, v := processtest.Fake{Routes: r}.Env()
-	e, err := sglang.New(sglang.Config{Python: os.Args[0], Model: "m", HealthGenerate: true, Env: map[string]string{k: v}})
+	e, err := sglang.New(sglang.Config{Common: engines.Common{Bin: os.Args[0], Model: "m", Env: map[string]string{k: v}}, HealthGenerate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +98,23 @@ func TestHealthGenerateGates(t *testing.T) {
 	err = e.WaitReady(ctx, time.Second)
 	if err == nil || !strings.Contains(err.Error(), "/health") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestHealthGenerateSetting: the descriptor reads its own setting,
+// health-generate, from the options' settings.
+func TestHealthGenerateSetting(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  bool
+	}{{"true", true}, {"false", false}, {"", false}} {
+		e, err := sglang.Descriptor().Start(engines.Options{Common: engines.Common{Bin: os.Args[0], Model: "m"},
+			Settings: engines.Settings{sglang.FlagHealthGenerate: tc.value}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Info().Extra["health_generate"]; got != tc.want {
+			t.Errorf("health-generate %q: recorded %v, want %v", tc.value, got, tc.want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
@@ -31,13 +32,7 @@ func fastConfig() Config {
 func start(t *testing.T, cfg Config) *Engine {
 	t.Helper()
 	e := New(cfg)
-	if err := e.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = e.Stop(context.Background(), time.Second) })
-	if err := e.WaitReady(context.Background(), 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	enginetest.StartReady(t, e, 30*time.Second)
 	return e
 }
 

@@ -13,8 +13,6 @@ package vllm
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 
 	"github.com/joulebench/joulebench/archive"
@@ -48,8 +46,7 @@ func Descriptor() engines.Descriptor {
 			return nil
 		},
 		Start: func(o engines.Options) (engines.Engine, error) {
-			return New(Config{Bin: o.Bin, Model: o.Model, Revision: o.Revision, Port: o.Port, TP: o.TP,
-				MaxModelLen: o.MaxModelLen, Seed: o.Seed, ExtraArgs: o.Args, Env: o.Env, RunDir: o.RunDir, Log: o.Log, HTTP: o.HTTP})
+			return New(Config{Common: o.Common, RunDir: o.RunDir})
 		},
 		Attach: func(r engines.Remote) (engines.Engine, error) {
 			return external.New(external.Config{URL: r.URL, API: r.API, Kind: Kind, Model: r.Model, HTTP: r.HTTP, Note: r.Note,
@@ -59,35 +56,21 @@ func Descriptor() engines.Descriptor {
 	}
 }
 
-// Config is the frozen configuration of a vLLM server.
+// Config is the frozen configuration of a vLLM server: of the common
+// options, Bin is the vllm executable (default "vllm"), Model the model
+// path or Hugging Face id given to vllm serve, Revision --revision when
+// set, TP --tensor-parallel-size (default 1), MaxModelLen --max-model-len
+// when > 0, Args appended to the command line; ModelFile and Slots are not
+// read.
 type Config struct {
-	// Bin is the vllm executable (default "vllm").
-	Bin string
-	// Model is the model path or Hugging Face id given to vllm serve.
-	Model string
+	engines.Common
 	// ServedName is --served-model-name, the id clients request (default
 	// Model).
 	ServedName string
-	// Revision is --revision when set.
-	Revision string
-	// Port is the port on 127.0.0.1 (0: a free one).
-	Port int
-	// TP is --tensor-parallel-size (default 1).
-	TP int
-	// MaxModelLen is --max-model-len when > 0.
-	MaxModelLen int
-	Seed        int64
-	// ExtraArgs are appended to the command line.
-	ExtraArgs []string
-	// Env are environment overrides.
-	Env map[string]string
 	// RunDir is the engine's working directory; its compile caches go
 	// under RunDir/compile-cache ("" = the current directory, no cache
 	// override).
 	RunDir string
-	// Log receives stdout and stderr (engine.log).
-	Log  io.Writer
-	HTTP *http.Client
 }
 
 // Engine is a managed vLLM server.
@@ -138,7 +121,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Revision != "" {
 		argv = append(argv, "--revision", cfg.Revision)
 	}
-	argv = append(argv, cfg.ExtraArgs...)
+	argv = append(argv, cfg.Args...)
 	// torch.compile, Inductor and Triton caches of this run only.
 	m := process.NewManaged(process.ManagedSpec{Kind: Kind, API: engines.APIOpenAI, Argv: argv, Overrides: cfg.Env,
 		// A snapshot missing from the Hugging Face cache fails fast

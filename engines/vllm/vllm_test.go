@@ -8,21 +8,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/internal/enginetest"
 	"github.com/joulebench/joulebench/engines/process/processtest"
-	"github.com/joulebench/joulebench/engines/prom"
 	"github.com/joulebench/joulebench/engines/vllm"
 )
 
-func TestMain(m *testing.M) {
-	processtest.MaybeRunFake()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { enginetest.Main(m) }
 
 // vLLM launched from its frozen command line (a fake serving recorded
 // responses): argv, cache environment, readiness, identity, metrics, stop.
@@ -40,15 +35,14 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 			"/metrics":   {Body: processtest.File("testdata/metrics.txt")},
 		},
 	}.Env()
-	var log syncWriter
-	e, err := vllm.New(vllm.Config{
+	var log enginetest.Log
+	e, err := vllm.New(vllm.Config{Common: engines.Common{
 		Bin: os.Args[0], Model: "Qwen/Qwen2.5-0.5B-Instruct", TP: 2, MaxModelLen: 4096, Seed: 7,
-		Revision:  "main",
-		ExtraArgs: []string{"--gpu-memory-utilization", "0.9"},
-		Env:       map[string]string{k: v, "HF_TOKEN": "hf_secret"},
-		RunDir:    filepath.Join(dir, "engine"),
-		Log:       &log,
-	})
+		Revision: "main",
+		Args:     []string{"--gpu-memory-utilization", "0.9"},
+		Env:      map[string]string{k: v, "HF_TOKEN": "hf_secret"},
+		Log:      &log,
+	}, RunDir: filepath.Join(dir, "engine")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,18 +57,9 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	if info.Env["HF_TOKEN"] != "[redacted]" || info.Env["VLLM_CACHE_ROOT"] != filepath.Join(dir, "engine", "compile-cache", "vllm") {
 		t.Errorf("env %v", info.Env)
 	}
+	enginetest.StartReady(t, e, 20*time.Second)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = e.Stop(ctx, 2*time.Second) })
-	if err := e.WaitReady(ctx, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := processtest.ReadRecord(argvFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := enginetest.Launched(t, argvFile)
 	if !slices.Equal(rec.Argv, wantArgv) || rec.Env["HF_TOKEN"] != "hf_secret" || rec.Env["TORCHINDUCTOR_CACHE_DIR"] == "" {
 		t.Errorf("the process got argv %q env %v", rec.Argv, rec.Env)
 	}
@@ -88,16 +73,7 @@ func TestLaunchIdentityMetrics(t *testing.T) {
 	if exp := e.Expect(); exp.Model != id.Model || exp.ContextLength != 4096 || exp.TensorParallel != 0 || exp.Revision != "" {
 		t.Errorf("expect %+v (vLLM reports neither revision nor TP)", exp)
 	}
-	var got []string
-	sc := prom.New(prom.Config{URL: e.MetricsURL, Families: vllm.DefaultFamilies(), Sink: func(ms []archive.EngineMetric) error {
-		for _, m := range ms {
-			got = append(got, m.Name)
-		}
-		return nil
-	}})
-	if err := sc.ScrapeNow(ctx); err != nil {
-		t.Fatal(err)
-	}
+	got, _ := enginetest.Scrape(t, e.MetricsURL, vllm.DefaultFamilies())
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting"}) {
 		t.Errorf("scraped %v", got)
@@ -119,15 +95,4 @@ func TestNewNeedsModel(t *testing.T) {
 	if _, err := vllm.New(vllm.Config{}); err == nil {
 		t.Error("no model accepted")
 	}
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }

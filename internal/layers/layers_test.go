@@ -13,13 +13,21 @@ const module = "github.com/joulebench/joulebench/"
 // deps maps each package of the module (without the module prefix) to
 // every package it imports, directly or not (tests excluded), as go list
 // reports it.
-func deps(t *testing.T) map[string][]string {
+func deps(t *testing.T) map[string][]string { return list(t, "Deps") }
+
+// imports maps each package of the module to the packages it imports
+// directly (tests excluded).
+func imports(t *testing.T) map[string][]string { return list(t, "Imports") }
+
+// list maps each package of the module to the module's packages in its
+// go list field (Deps or Imports).
+func list(t *testing.T, field string) map[string][]string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	out, err := exec.Command(gobin, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"...").Output()
+	out, err := exec.Command(gobin, "list", "-f", `{{.ImportPath}}{{range .`+field+`}} {{.}}{{end}}`, module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -45,9 +53,34 @@ func deps(t *testing.T) map[string][]string {
 // under reports whether pkg is dir or inside it.
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
 
+// enginePackages are the engine kinds' packages, the external server's and
+// the OpenAI protocol client's.
+var enginePackages = []string{"engines/vllm", "engines/sglang", "engines/llamacpp", "engines/ollama", "engines/sim", "engines/external", "engines/openai"}
+
+// TestLaunchNamesNoEngine: launch builds the engine and its client from the
+// descriptors and engines/all's client table; it imports no engine package
+// itself (through engines/all it reaches all of them).
+func TestLaunchNamesNoEngine(t *testing.T) {
+	g := imports(t)
+	if len(g["engines/launch"]) == 0 {
+		t.Fatal("go list found no imports of engines/launch")
+	}
+	for _, d := range g["engines/launch"] {
+		for _, e := range enginePackages {
+			if under(d, e) {
+				t.Errorf("engines/launch imports %s: the engine is chosen by its descriptor and its client by the API (engines/all)", d)
+			}
+		}
+	}
+}
+
 func TestImportsPointDown(t *testing.T) {
 	g := deps(t)
-	kinds := []string{"engines/vllm", "engines/sglang", "engines/llamacpp", "engines/ollama", "engines/sim"}
+	// The engine kinds and the OpenAI protocol client are independent of
+	// each other: what they share lives below them, in engines/internal
+	// (the streaming core, engines/internal/streamcore). The kinds build
+	// on engines/external (the attach layer), never the reverse (below).
+	kinds := []string{"engines/vllm", "engines/sglang", "engines/llamacpp", "engines/ollama", "engines/sim", "engines/openai"}
 	rules := []struct {
 		pkg, mustNot, why string
 	}{
@@ -55,12 +88,16 @@ func TestImportsPointDown(t *testing.T) {
 		{"workload", "engines", "request types sit below the clients"},
 		{"workload", "loadgen", "request types sit below the load generator"},
 		{"engines/ollama", "loadgen", "a client is a Doer without importing the load generator"},
+		{"internal/runclock", "archive", "the run clock is the bottom layer"},
+		{"internal/runclock", "engines", "the run clock is the bottom layer"},
+		{"internal/runclock", "workflow", "the run clock is the bottom layer"},
 		{"engines/openai", "loadgen", "a client is a Doer without importing the load generator"},
 		{"engines/sglang", "engines/vllm", "shared helpers live below both (engines/internal)"},
 		{"engines/external", "engines/vllm", "kinds configure the external engine, not the reverse"},
 		{"engines/external", "engines/sglang", ""},
 		{"engines/external", "engines/llamacpp", ""},
 		{"engines/external", "engines/ollama", ""},
+		{"engines/external", "engines/openai", "the external server and the OpenAI client share engines/internal"},
 		{"engines/process", "engines/external", "the shared process layer is below every engine"},
 		{"telemetry", "engines", "power sources know no engine"},
 		{"telemetry", "telemetry/all", "telemetry/all lists the sources; no source, nor the registry, imports the list"},
@@ -85,10 +122,15 @@ func TestImportsPointDown(t *testing.T) {
 		{"campaign", "cmd", "the library knows no command line"},
 		{"importer", "workflow", "an import writes an archive, no profile is evaluated"},
 	}
+	// engines/internal (the streaming core, the test helpers of
+	// engines/internal/enginetest, ...) is below every engine package.
+	for _, k := range append(kinds, "engines/external", "engines/launch", "engines/all") {
+		rules = append(rules, struct{ pkg, mustNot, why string }{"engines/internal", k, "the shared engine code is below every engine"})
+	}
 	for _, k := range kinds {
 		for _, o := range kinds {
 			if k != o {
-				rules = append(rules, struct{ pkg, mustNot, why string }{k, o, "an engine kind is one package, independent of the others"})
+				rules = append(rules, struct{ pkg, mustNot, why string }{k, o, "an engine package is independent of the others (shared code: engines/internal)"})
 			}
 		}
 	}

@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/joulebench/joulebench/internal/runclock"
 )
 
 // Config says how the server streams.
@@ -51,23 +53,17 @@ const DefaultTokens = 16
 // stream besides [DONE]: the finish event and the usage event.
 const TailEvents = 2
 
-// NewClock returns a clock of Unix seconds built as joulebench's run clock
-// is: the wall time when it was made plus the monotonic time elapsed
-// since. Two such clocks made at different times differ by how much the
-// wall clock was adjusted between their starts (see Offset).
-func NewClock() func() float64 {
-	start := time.Now()
-	base := float64(start.UnixNano()) / 1e9
-	return func() float64 { return base + time.Since(start).Seconds() }
-}
+// NewClock returns the reading of a new run clock (internal/runclock),
+// the clock joulebench's runs use: the wall time when it was made plus
+// the monotonic time elapsed since. Two such clocks made at different
+// times differ by how much the wall clock was adjusted between their
+// starts (see Offset).
+func NewClock() func() float64 { return runclock.Func() }
 
 // Offset is how far the wall clock moved against the monotonic clock from
-// a to b (wall elapsed minus monotonic elapsed, in seconds): a clock made
-// by NewClock at a reads Offset(a, b) seconds less than one made at b, at
-// every instant. Both times must carry monotonic readings (time.Now).
-func Offset(a, b time.Time) float64 {
-	return b.Round(0).Sub(a.Round(0)).Seconds() - b.Sub(a).Seconds()
-}
+// a to b (runclock.Offset): a clock made by NewClock at a reads Offset(a,
+// b) seconds less than one made at b, at every instant.
+func Offset(a, b time.Time) float64 { return runclock.Offset(a, b) }
 
 // Server is a running stream server.
 type Server struct {

@@ -325,16 +325,3 @@ func TestMinimalClient(t *testing.T) {
 		t.Error("a 404 counted as a stream")
 	}
 }
-
-func TestOffsetOfOneClock(t *testing.T) {
-	a := time.Now()
-	// Adding to a time moves its wall and monotonic readings alike.
-	if got := Offset(a, a.Add(3*time.Second)); got != 0 {
-		t.Errorf("Offset = %v, want 0", got)
-	}
-	// Without a monotonic reading the wall difference is all there is:
-	// b.Sub(a) is then the wall difference too, so still 0.
-	if got := Offset(a.Round(0), a.Round(0).Add(time.Second)); got != 0 {
-		t.Errorf("Offset = %v, want 0", got)
-	}
-}

@@ -1,4 +1,4 @@
-package openai
+package streamcore
 
 import (
 	"context"

@@ -1,10 +1,7 @@
-package openai
+package streamcore
 
 import (
-	"io"
 	"math"
-	"net/http"
-	"sync/atomic"
 	"testing"
 )
 
@@ -12,8 +9,8 @@ import (
 // clock's reading is the time).
 type seqStamper struct{ seq uint64 }
 
-func (s *seqStamper) lastReceived() int64 { return 0 }
-func (s *seqStamper) lastRead() readStamp { return readStamp{seq: s.seq} }
+func (s *seqStamper) LastReceived() int64 { return 0 }
+func (s *seqStamper) LastRead() ReadStamp { return ReadStamp{Seq: s.seq} }
 
 // TestArrivalsMonotonic: one time per read, never going back, never before
 // the floor, whatever the clock reads. Each row: the read the event came
@@ -51,49 +48,18 @@ func TestArrivalsMonotonic(t *testing.T) {
 		}{
 			{1, base + 4, base + 5}, {2, base + 6, base + 6}}},
 	} {
-		var a arrivals
+		var a Arrivals
 		s := &seqStamper{}
 		var clock float64
 		for i, st := range tc.steps {
 			s.seq, clock = st.seq, st.clock
-			var rs receiveStamper
+			var rs Stamper
 			if tc.stamped {
 				rs = s
 			}
-			if got := a.now(func() float64 { return clock }, rs, tc.floor); got != st.want {
+			if got := a.Now(func() float64 { return clock }, rs, tc.floor); got != st.want {
 				t.Errorf("%s: event %d: %.9f, want %.9f", tc.name, i, got, st.want)
 			}
-		}
-	}
-}
-
-// TestStreamTimesInOrder: whatever the clock reads (here each reading
-// is 1 ms behind the one before it, and no receive stamps), a
-// record's times are in order: sent_at <= token_times[i] <=
-// token_times[i+1] <= done_at, done_at included when the stream ends
-// without [DONE].
-func TestStreamTimesInOrder(t *testing.T) {
-	for _, tail := range []string{"data: [DONE]\n\n", ""} {
-		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-			streamHeaders(w)
-			for range 20 {
-				send(w, content("ab"))
-			}
-			send(w, finishChunk)
-			io.WriteString(w, tail)
-		})
-		var n atomic.Int64
-		clock := func() float64 { return 1.7e9 - float64(n.Add(1))*1e-3 } // each reading 1 ms behind the last
-		rec := do(t, srv.URL, Request{Chat: true}, WithClock(clock), WithReceiveStamps(false))
-		if !rec.OK || len(rec.TokenTimes) != 20 {
-			t.Fatalf("ok %v %q, %d token times", rec.OK, rec.Error, len(rec.TokenTimes))
-		}
-		prev := rec.SentAt
-		for i, tt := range append(rec.TokenTimes, rec.DoneAt) {
-			if tt < prev {
-				t.Errorf("tail %q: time %d (%.6f) before the one before it (%.6f)", tail, i, tt, prev)
-			}
-			prev = tt
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package openai
+package streamcore
 
 import (
 	"encoding/binary"
@@ -31,7 +31,7 @@ type stampedConn struct {
 	msg unix.Msghdr
 	iov unix.Iovec
 
-	// What the last read that returned data knows (see readStamp).
+	// What the last read that returned data knows (see ReadStamp).
 	seq   atomic.Uint64
 	stamp atomic.Int64 // Unix ns of the newest data read; 0 unknown
 	after atomic.Int64
@@ -63,10 +63,10 @@ func stampReceives(c net.Conn) net.Conn {
 	return s
 }
 
-func (c *stampedConn) lastReceived() int64 { return c.stamp.Load() }
+func (c *stampedConn) LastReceived() int64 { return c.stamp.Load() }
 
-func (c *stampedConn) lastRead() readStamp {
-	return readStamp{seq: c.seq.Load(), stamp: c.stamp.Load(), after: c.after.Load(), full: c.full.Load()}
+func (c *stampedConn) LastRead() ReadStamp {
+	return ReadStamp{Seq: c.seq.Load(), Stamp: c.stamp.Load(), After: c.after.Load(), Full: c.full.Load()}
 }
 
 func (c *stampedConn) Read(p []byte) (int, error) {

@@ -1,4 +1,4 @@
-package openai
+package streamcore
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // newest data read from each connection, and a token's time is the run
 // clock's reading less how long ago the kernel received it. One read may
 // hold several events: they share its stamp, exact for the newest and an
-// upper bound for the others (readStamp says which read an event came
+// upper bound for the others (ReadStamp says which read an event came
 // in, so that the client can count those). Elsewhere (other
 // systems, a caller's own transport, a stamp that is missing or implausible)
 // the time is the clock's reading when the token is read. Linux turns
@@ -29,94 +29,94 @@ import (
 // older one (or one in the future) means the wall clock was stepped.
 const maxStampLag = time.Minute
 
-// receiveStamper is a connection that knows when the kernel received the
+// Stamper is a connection that knows when the kernel received the
 // data last read from it: Unix nanoseconds, 0 when unknown.
-type receiveStamper interface {
-	lastReceived() int64
-	lastRead() readStamp
+type Stamper interface {
+	LastReceived() int64
+	LastRead() ReadStamp
 }
 
-// readStamp is what a connection knows about its last read that returned
+// ReadStamp is what a connection knows about its last read that returned
 // data. The kernel gives one stamp per read, that of the newest segment the
 // read consumed, and it merges segments that wait unread in the receive
 // queue (tcp_try_coalesce), the merged one keeping the newest stamp. So
 // the stamp is exact for the data at the end of the read and an upper
 // bound for the rest: an event read together with later data arrived in
 // [after, stamp], where after is when the queue was last seen empty.
-type readStamp struct {
-	seq   uint64 // counts the reads that returned data; 0: none
-	stamp int64  // Unix ns when the newest data read was received; 0 unknown
-	after int64  // Unix ns, taken before the last read that emptied the queue; 0 unknown
-	full  bool   // the read filled the buffer: data newer than its end may share its stamp
+type ReadStamp struct {
+	Seq   uint64 // counts the reads that returned data; 0: none
+	Stamp int64  // Unix ns when the newest data read was received; 0 unknown
+	After int64  // Unix ns, taken before the last read that emptied the queue; 0 unknown
+	Full  bool   // the read filled the buffer: data newer than its end may share its stamp
 }
 
-// stamperOf returns the stamper under c, looking through TLS; nil when c
+// StamperOf returns the stamper under c, looking through TLS; nil when c
 // keeps no stamps.
-func stamperOf(c net.Conn) receiveStamper {
+func StamperOf(c net.Conn) Stamper {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
-	s, _ := c.(receiveStamper)
+	s, _ := c.(Stamper)
 	return s
 }
 
 // arrival returns when the data last read from s reached the machine, on
 // the time base of now (the clock's reading, Unix seconds): now less the
 // age of the kernel's stamp. It returns now when there is no usable stamp.
-func arrival(s receiveStamper, now float64) float64 {
+func arrival(s Stamper, now float64) float64 {
 	if s == nil {
 		return now
 	}
-	return arrivalAt(s.lastReceived(), now)
+	return ArrivalAt(s.LastReceived(), now)
 }
 
-// arrivals hands out the arrival times of one response's data: one clock
+// Arrivals hands out the arrival times of one response's data: one clock
 // reading and one conversion per read (the events of one read share its
 // time), never before the floor (sent_at) or an earlier time handed out.
 // Each reading of the clock and of the stamp's age is separate, so two
 // conversions of one stamp may differ by a rounding step (2^-22 s at
 // today's Unix times) either way; taking one per read, and the maximum
 // with the last, makes the times monotonic by construction.
-type arrivals struct {
-	read readStamp // the read the latest time is for (seq 0: none)
-	last float64   // the latest time handed out; 0: none
+type Arrivals struct {
+	Read ReadStamp // the read the latest time is for (Seq 0: none)
+	Last float64   // the latest time handed out; 0: none
 }
 
-// now is the arrival time of the data last read from s (nil: no stamps,
+// Now is the arrival time of the data last read from s (nil: no stamps,
 // the clock's reading) on clock's time base.
-// The read the current event came in is a.read (seq 0: no stamps).
-func (a *arrivals) now(clock func() float64, s receiveStamper, floor float64) float64 {
+// The read the current event came in is a.Read (Seq 0: no stamps).
+func (a *Arrivals) Now(clock func() float64, s Stamper, floor float64) float64 {
 	if s == nil {
-		return a.hold(clock(), floor)
+		return a.Hold(clock(), floor)
 	}
-	r := s.lastRead()
-	if a.same(r) {
-		return a.last // the same read: its time, worked out once
+	r := s.LastRead()
+	if a.Same(r) {
+		return a.Last // the same read: its time, worked out once
 	}
-	return a.convert(r, clock(), floor)
+	return a.Convert(r, clock(), floor)
 }
 
-// same reports whether r is the read the last time was for.
-func (a *arrivals) same(r readStamp) bool {
-	return r.seq == a.read.seq && r.seq != 0 && a.last != 0
+// Same reports whether r is the read the last time was for.
+func (a *Arrivals) Same(r ReadStamp) bool {
+	return r.Seq == a.Read.Seq && r.Seq != 0 && a.Last != 0
 }
 
-// convert hands out the arrival time of a new read r, on the time base
+// Convert hands out the arrival time of a new read r, on the time base
 // of now (the clock's reading).
-func (a *arrivals) convert(r readStamp, now, floor float64) float64 {
-	a.read = r
-	return a.hold(arrivalAt(r.stamp, now), floor)
+func (a *Arrivals) Convert(r ReadStamp, now, floor float64) float64 {
+	a.Read = r
+	return a.Hold(ArrivalAt(r.Stamp, now), floor)
 }
 
-// hold hands out t, or the floor or the last time handed out when later.
-func (a *arrivals) hold(t, floor float64) float64 {
-	t = max(t, a.last, floor)
-	a.last = t
+// Hold hands out t, or the floor or the last time handed out when later.
+func (a *Arrivals) Hold(t, floor float64) float64 {
+	t = max(t, a.Last, floor)
+	a.Last = t
 	return t
 }
 
-// arrivalAt is arrival for a stamp of ns (Unix nanoseconds, 0 unknown).
-func arrivalAt(ns int64, now float64) float64 {
+// ArrivalAt is arrival for a stamp of ns (Unix nanoseconds, 0 unknown).
+func ArrivalAt(ns int64, now float64) float64 {
 	if ns == 0 {
 		return now
 	}

@@ -1,4 +1,13 @@
-package openai
+// Package streamcore is what every streaming engine client shares: the
+// tuned transport with the kernel's receive stamps, the arrival times of
+// the data read (one time per read, never going back), one request's
+// lifecycle (Begin: the record, the limits, the send; Exchange: the
+// request timeout and the stall timeout on one timer, and why a request
+// failed) and the checks of a finished record's token counts
+// (SettleCounts). The protocol packages (engines/openai: SSE chunks;
+// engines/ollama: NDJSON lines) read the response body and fill the
+// record; a timeout or stall fix made here lands in both.
+package streamcore
 
 import (
 	"bytes"
@@ -11,7 +20,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,10 +43,10 @@ type Exchange struct {
 	timeout time.Duration
 	stall   time.Duration
 	redact  func(string) string
-	stamper receiveStamper // the connection's kernel receive stamps; nil: none
+	stamper Stamper // the connection's kernel receive stamps; nil: none
 	clock   func() float64
 	sentAt  float64
-	arr     arrivals // the times Now handed out
+	arr     Arrivals // the times Now handed out
 
 	// The limits' watcher (see watch): one timer for the request timeout
 	// and the stall timeout.
@@ -51,8 +59,8 @@ type Exchange struct {
 	closed   bool
 }
 
-// ExchangeConfig says how to send.
-type ExchangeConfig struct {
+// Config says how to send.
+type Config struct {
 	HTTP    *http.Client
 	Clock   func() float64
 	Timeout time.Duration
@@ -74,11 +82,11 @@ type ExchangeConfig struct {
 	Wrote func()
 }
 
-// Send posts body to target. A failure before a 200 response (building
+// send posts body to target. A failure before a 200 response (building
 // the request, the connection, the status) is written into rec (SentAt,
-// DoneAt, Error) and Send returns nil; otherwise rec.SentAt is set and the
+// DoneAt, Error) and send returns nil; otherwise rec.SentAt is set and the
 // caller reads x.Resp.Body, then calls x.Close.
-func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, rec *archive.Request) *Exchange {
+func send(ctx context.Context, cfg Config, target string, body []byte, rec *archive.Request) *Exchange {
 	redact := cfg.Redact
 	if redact == nil {
 		redact = func(s string) string { return s }
@@ -122,7 +130,7 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	}
 	x.sentAt = rec.SentAt
 	if c := conn.Load(); c != nil && *c != nil {
-		x.stamper = stamperOf(*c)
+		x.stamper = StamperOf(*c)
 	}
 	if err != nil {
 		rec.DoneAt = cfg.Clock()
@@ -144,6 +152,10 @@ func Send(ctx context.Context, cfg ExchangeConfig, target string, body []byte, r
 	x.Resp = resp
 	return x
 }
+
+// errTimeout is the cause of a request's context when its own timeout
+// expires, which tells it apart from the caller's cancellation.
+var errTimeout = errors.New("request timeout")
 
 // errStall is the cause of a request's context when no bytes arrived for
 // the stall timeout.
@@ -227,7 +239,11 @@ func (x *Exchange) watch() {
 // what came in one read shares one time, and the times it returns never go
 // back, nor before sent_at. Not safe for concurrent use (one reader per
 // response).
-func (x *Exchange) Now() float64 { return x.arr.now(x.clock, x.stamper, x.sentAt) }
+func (x *Exchange) Now() float64 { return x.arr.Now(x.clock, x.stamper, x.sentAt) }
+
+// Stamper is the connection's receive stamper (nil: none), for a reader
+// that works out arrival times itself (Arrivals).
+func (x *Exchange) Stamper() Stamper { return x.stamper }
 
 // Close releases the request's context and body.
 func (x *Exchange) Close() {
@@ -267,70 +283,10 @@ func (x *Exchange) Describe(err error, prefix string) string {
 	return prefix + x.redact(unwrapURL(err).Error())
 }
 
-// MaxPlausibleTokens bounds the output tokens of one response: a count
-// above it (no model generates 4 Mi tokens in one answer) is a broken
-// counter, never tokens.
-const MaxPlausibleTokens = 1 << 22
-
-// SettleCounts checks the token counts of a finished record and makes a
-// failed record carry no output tokens. A successful record whose counts
-// cannot be right fails with the reason: a negative count, a count the
-// engine reported (source usage or engine) above the request's max_tokens,
-// or above MaxPlausibleTokens. An estimate (chars/4) is only an estimate:
-// it is capped at max_tokens instead. A failed record keeps what arrived
-// (output_chars, token_times) but its output and reasoning tokens are 0,
-// so that no consumer can count them.
-func SettleCounts(rec *archive.Request) {
-	if rec.OK {
-		if rec.TokensSource == SourceEstimate && rec.MaxTokens > 0 {
-			rec.OutputTokens = min(rec.OutputTokens, rec.MaxTokens)
-		}
-		if why := implausible(rec); why != "" {
-			rec.OK = false
-			rec.Error = "implausible token count from the server: " + why
-		}
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
 	}
-	if rec.PromptTokens < 0 {
-		rec.PromptTokens = 0
-	}
-	if !rec.OK {
-		rec.OutputTokens, rec.ReasoningTokens, rec.TokensSource = 0, 0, ""
-		rec.TokenCounts = nil
-	}
-}
-
-func implausible(rec *archive.Request) string {
-	src := rec.TokensSource
-	switch {
-	case rec.OutputTokens < 0:
-		return fmt.Sprintf("output tokens %d (%s) is negative", rec.OutputTokens, src)
-	case rec.OutputTokens == 0 && rec.OutputChars > 0:
-		// Every chunk of text is at least one token: a count of 0 says
-		// the stream did not happen.
-		return fmt.Sprintf("output tokens 0 (%s) but the stream carried %d characters of text", src, rec.OutputChars)
-	case rec.PromptTokens < 0:
-		return fmt.Sprintf("prompt tokens %d (%s) is negative", rec.PromptTokens, src)
-	case rec.ReasoningTokens < 0:
-		return fmt.Sprintf("reasoning tokens %d (%s) is negative", rec.ReasoningTokens, src)
-	case rec.OutputTokens > MaxPlausibleTokens:
-		return fmt.Sprintf("output tokens %d (%s) is above %d", rec.OutputTokens, src, MaxPlausibleTokens)
-	case rec.MaxTokens > 0 && rec.OutputTokens > rec.MaxTokens:
-		return fmt.Sprintf("output tokens %d (%s) is above max_tokens %d", rec.OutputTokens, src, rec.MaxTokens)
-	}
-	return ""
-}
-
-// Endpoint is the URL of path on the server at base: base's path, less a
-// trailing "/" and "/v1", joined with path, and base's query string kept
-// (a gateway may want ?key=...), so that a query never ends up in front
-// of the path.
-func Endpoint(base, path string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1") + path
-	}
-	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1") + path
-	u.RawPath = ""
-	u.Fragment = ""
-	return u.String()
+	return err
 }

@@ -1,0 +1,84 @@
+package streamcore
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/joulebench/joulebench/archive"
+)
+
+// Tokens sources, as archive.Request.TokensSource.
+const (
+	SourceUsage    = "usage"
+	SourceEngine   = "engine"
+	SourceEstimate = "estimate"
+)
+
+// Estimate is the output tokens of a response that reported none: one per
+// four characters of text, at least one (the asiai M4 fallback).
+func Estimate(chars int) int { return max(1, chars/4) }
+
+// ClampInt converts a count to int, saturating instead of overflowing (an
+// absurd count stays absurd and is caught by SettleCounts).
+func ClampInt(f float64) int {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt
+	case f <= math.MinInt64:
+		return math.MinInt
+	}
+	return int(f)
+}
+
+// MaxPlausibleTokens bounds the output tokens of one response: a count
+// above it (no model generates 4 Mi tokens in one answer) is a broken
+// counter, never tokens.
+const MaxPlausibleTokens = 1 << 22
+
+// SettleCounts checks the token counts of a finished record and makes a
+// failed record carry no output tokens. A successful record whose counts
+// cannot be right fails with the reason: a negative count, a count the
+// engine reported (source usage or engine) above the request's max_tokens,
+// or above MaxPlausibleTokens. An estimate (chars/4) is only an estimate:
+// it is capped at max_tokens instead. A failed record keeps what arrived
+// (output_chars, token_times) but its output and reasoning tokens are 0,
+// so that no consumer can count them.
+func SettleCounts(rec *archive.Request) {
+	if rec.OK {
+		if rec.TokensSource == SourceEstimate && rec.MaxTokens > 0 {
+			rec.OutputTokens = min(rec.OutputTokens, rec.MaxTokens)
+		}
+		if why := implausible(rec); why != "" {
+			rec.OK = false
+			rec.Error = "implausible token count from the server: " + why
+		}
+	}
+	if rec.PromptTokens < 0 {
+		rec.PromptTokens = 0
+	}
+	if !rec.OK {
+		rec.OutputTokens, rec.ReasoningTokens, rec.TokensSource = 0, 0, ""
+		rec.TokenCounts = nil
+	}
+}
+
+func implausible(rec *archive.Request) string {
+	src := rec.TokensSource
+	switch {
+	case rec.OutputTokens < 0:
+		return fmt.Sprintf("output tokens %d (%s) is negative", rec.OutputTokens, src)
+	case rec.OutputTokens == 0 && rec.OutputChars > 0:
+		// Every chunk of text is at least one token: a count of 0 says
+		// the stream did not happen.
+		return fmt.Sprintf("output tokens 0 (%s) but the stream carried %d characters of text", src, rec.OutputChars)
+	case rec.PromptTokens < 0:
+		return fmt.Sprintf("prompt tokens %d (%s) is negative", rec.PromptTokens, src)
+	case rec.ReasoningTokens < 0:
+		return fmt.Sprintf("reasoning tokens %d (%s) is negative", rec.ReasoningTokens, src)
+	case rec.OutputTokens > MaxPlausibleTokens:
+		return fmt.Sprintf("output tokens %d (%s) is above %d", rec.OutputTokens, src, MaxPlausibleTokens)
+	case rec.MaxTokens > 0 && rec.OutputTokens > rec.MaxTokens:
+		return fmt.Sprintf("output tokens %d (%s) is above max_tokens %d", rec.OutputTokens, src, rec.MaxTokens)
+	}
+	return ""
+}

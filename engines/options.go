@@ -1,0 +1,118 @@
+package engines
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+)
+
+// Common are the options every managed engine starts from, declared once:
+// engines.Options, launch.Spec and each engine's own Config embed them.
+// Each engine reads the fields it has a use for (Descriptor.Flags names
+// the flags it accepts).
+type Common struct {
+	// Bin replaces the engine's executable (vllm, python for SGLang,
+	// llama-server, ollama).
+	Bin string
+	// Args are extra command-line arguments; Env environment overrides
+	// (they win over the engine's own variables).
+	Args []string
+	Env  map[string]string
+	// Model is the model id (its meaning is the engine's: a path or
+	// Hugging Face id, also the served name, for vLLM and SGLang; the
+	// alias, default the file name, for llama.cpp; the model name for
+	// Ollama).
+	Model string
+	// ModelFile is a GGUF file (llama.cpp; Ollama creates the model from
+	// it when missing).
+	ModelFile string
+	// Revision is the model revision (commit) when the engine takes one.
+	Revision string
+	// Port on 127.0.0.1 (0: a free one).
+	Port int
+	// TP is the tensor-parallel size (vLLM, SGLang).
+	TP int
+	// MaxModelLen is the longest request in tokens (vLLM --max-model-len,
+	// SGLang --context-length, llama.cpp context per slot, Ollama
+	// OLLAMA_CONTEXT_LENGTH and num_ctx); 0: the engine's default.
+	MaxModelLen int
+	// Slots is the number of requests served at once (llama.cpp's -np,
+	// Ollama's OLLAMA_NUM_PARALLEL).
+	Slots int
+	Seed  int64
+	// Log receives the engine's output (engine.log).
+	Log  io.Writer
+	HTTP *http.Client
+}
+
+// Setting is an engine-specific option, declared by the descriptor of
+// the kind that reads it, with the flag that sets it.
+type Setting struct {
+	// Flag is the flag's name (without "--"), also the key in Settings.
+	Flag string
+	// Values are the values accepted besides "" (the default); nil: the
+	// setting is a boolean ("true" or "false").
+	Values []string
+}
+
+// Settings are the values of engine-specific options by flag name, as
+// the command line gave them ("true" or "false" for a boolean).
+type Settings map[string]string
+
+// Bool reports whether the boolean setting flag is on.
+func (s Settings) Bool(flag string) bool { return s[flag] == "true" }
+
+// check reports a value st does not accept.
+func (st Setting) check(v string) error {
+	if v == "" {
+		return nil
+	}
+	if st.Values == nil {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("--%s %q: want true or false", st.Flag, v)
+		}
+		return nil
+	}
+	if !slices.Contains(st.Values, v) {
+		return fmt.Errorf("--%s %q: want %s", st.Flag, v, orList(st.Values))
+	}
+	return nil
+}
+
+// Settings collects the value of every engine-specific option that a kind
+// of r declares, read by get (a flag's value by its name).
+func (r *Registry) Settings(get func(flag string) string) Settings {
+	s := Settings{}
+	for _, k := range r.order {
+		for _, st := range r.byKind[k].Settings {
+			s[st.Flag] = get(st.Flag)
+		}
+	}
+	return s
+}
+
+// CheckSettings reports the first value of s that the kind declaring its
+// setting does not accept (in registration order); a setting no kind
+// declares is an error too.
+func (r *Registry) CheckSettings(s Settings) error {
+	seen := map[string]bool{}
+	for _, k := range r.order {
+		for _, st := range r.byKind[k].Settings {
+			if v, ok := s[st.Flag]; ok && !seen[st.Flag] {
+				seen[st.Flag] = true
+				if err := st.check(v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(s)) {
+		if !seen[f] {
+			return fmt.Errorf("--%s: no engine takes it", f)
+		}
+	}
+	return nil
+}
