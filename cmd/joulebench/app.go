@@ -18,6 +18,7 @@ import (
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/redact"
+	"github.com/joulebench/joulebench/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -36,9 +37,9 @@ type app struct {
 	root   *cobra.Command
 	// engines are the engine kinds a run may name.
 	engines *engines.Registry
-	// noPowerWarned: "no power source found" was logged (once per
-	// command, however many engines and cooldowns look for one).
-	noPowerWarned bool
+	// warnNoPower logs "no power source found" once per command, however
+	// many engines and cooldowns look for one.
+	warnNoPower func(string)
 	// args are the command line execute was given.
 	args []string
 	// redact hides the secrets this process was given from everything it
@@ -54,6 +55,7 @@ func newApp(out, errOut io.Writer) *app {
 	// their writes. Whether it is a terminal is read before the wrapping.
 	a := &app{out: out, errOut: zerolog.SyncWriter(errOut), errTTY: isTTY(errOut), rawErr: errOut, v: viper.New(), engines: all.Registry()}
 	a.rawOut, a.rawErrOut = a.out, a.errOut
+	a.warnNoPower = runner.OnceLogf(a.telemetryLogf)
 	a.out, a.errOut = a.redact.Writer(a.rawOut), a.redact.Writer(a.rawErrOut)
 	root := &cobra.Command{
 		Use:   "joulebench",
