@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +59,7 @@ GPU), which every output labels SIMULATED.`,
 // flag is checked against the engine it would configure before any
 // directory is created.
 func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
-	sets, err := runsFlag(sets, a.v.GetInt("runs"), changed("runs"))
+	sets, err := runner.RunsSet(sets, a.v.GetInt("runs"), changed("runs"))
 	if err != nil {
 		return err
 	}
@@ -165,21 +162,4 @@ func (a *app) showRun(ctx context.Context, r runner.Report) error {
 		view.format, view.all, view.file = report.FormatTable, false, ""
 	}
 	return a.evaluateAndShow(ctx, r.Dir, "", nil, view)
-}
-
-// runsFlag turns --runs N into --set runs=N (asiai's flag). Both given
-// with different values is invalid.
-func runsFlag(sets []string, n int, given bool) ([]string, error) {
-	if !given {
-		return sets, nil
-	}
-	if n < 1 {
-		return nil, invalidf("--runs %d: at least 1", n)
-	}
-	for _, kv := range sets {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == "runs" && strings.TrimSpace(v) != strconv.Itoa(n) {
-			return nil, invalidf("--runs %d and --set %s disagree: give one", n, kv)
-		}
-	}
-	return append(slices.Clone(sets), "runs="+strconv.Itoa(n)), nil
 }
