@@ -68,10 +68,14 @@ func (t Telemetry) Check(simulatedEngine bool) error {
 // name a real source. Opening does not take the run's cancellation: the
 // run closes the source, not its context.
 func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
+	clock := telemetry.WallClock
+	if env.Clock != nil {
+		clock = env.Clock.Now
+	}
 	if env.Cooldown {
 		given := SplitTelemetry(t.Given)
 		if env.Sim != nil && (len(given) == 0 || slices.Equal(given, []string{telemetry.Auto}) || slices.Contains(given, simtel.Name)) {
-			return simtel.New(env.Sim.Config, env.Sim.Load, env.Clock.Now), archive.TelemetryInfo{}, nil
+			return simtel.New(env.Sim.Config, env.Sim.Load, clock), archive.TelemetryInfo{}, nil
 		}
 		env.Sim = nil
 	}
@@ -79,10 +83,7 @@ func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source
 	if err != nil {
 		return nil, archive.TelemetryInfo{}, err
 	}
-	tenv := telemetry.Env{Clock: telemetry.WallClock, Logf: t.Logf, NoSource: t.NoSource}
-	if env.Clock != nil {
-		tenv.Clock = env.Clock.Now
-	}
+	tenv := telemetry.Env{Clock: clock, Logf: t.Logf, NoSource: t.NoSource}
 	if env.Sim != nil {
 		tenv.SimulatedGPUs = simtel.GPUs(env.Sim.Config, env.Sim.Load)
 	}

@@ -89,6 +89,8 @@ func TestTelemetryOpen(t *testing.T) {
 		source string // the info's source; "-": the cooldown's bare simulated GPU (no info)
 		open   bool   // a source is returned
 		errMsg string
+		// wall: no run clock (the wall clock is read).
+		wall bool
 	}{
 		{name: "auto with the simulator", env: TelemetryEnv{Sim: simGPU}, source: "sim", open: true},
 		{name: "sim with the simulator", given: []string{"sim"}, env: TelemetryEnv{Sim: simGPU}, source: "sim", open: true},
@@ -101,11 +103,14 @@ func TestTelemetryOpen(t *testing.T) {
 		// simulated GPU (none here: nothing is measured).
 		{name: "cooldown of the simulator, none", given: []string{"none"}, env: TelemetryEnv{Sim: simGPU, Cooldown: true}, source: "none"},
 		{name: "cooldown of a real engine", env: TelemetryEnv{Cooldown: true}, source: "none"},
+		{name: "cooldown of the simulator without a run clock", env: TelemetryEnv{Sim: simGPU, Cooldown: true}, source: "-", open: true, wall: true},
 		{name: "unknown", given: []string{"bogus"}, errMsg: "bogus"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logged []string
-			c.env.Clock = workflow.NewClock()
+			if !c.wall {
+				c.env.Clock = workflow.NewClock()
+			}
 			src, info, err := testTelemetry(t, &logged, c.given...).Open(context.Background(), c.env)
 			if src != nil {
 				defer src.Close()
@@ -120,7 +125,13 @@ func TestTelemetryOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 			if (src != nil) != c.open {
-				t.Errorf("source %v, want one: %v", src, c.open)
+				t.Fatalf("source %v, want one: %v", src, c.open)
+			}
+			if src != nil {
+				// A reading is stamped on the run's clock, or the wall clock.
+				if rs, err := src.Read(context.Background()); err != nil || len(rs) == 0 {
+					t.Errorf("read %+v, %v", rs, err)
+				}
 			}
 			if want := strings.TrimPrefix(c.source, "-"); info.Source != want {
 				t.Errorf("info %+v, want source %q", info, want)
