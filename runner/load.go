@@ -149,3 +149,21 @@ func mapRate(v LoadOptions, param string, add func(flag, param, val string) erro
 	}
 	return add("request-rate", "mode", mode)
 }
+
+// RunsSet turns asiai's --runs N (given says whether it was) into the
+// parameter override runs=N appended to sets. A --set runs= with another
+// value is invalid, as is N below 1.
+func RunsSet(sets []string, n int, given bool) ([]string, error) {
+	if !given {
+		return sets, nil
+	}
+	if n < 1 {
+		return nil, Invalidf("--runs %d: at least 1", n)
+	}
+	for _, kv := range sets {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == "runs" && strings.TrimSpace(v) != strconv.Itoa(n) {
+			return nil, Invalidf("--runs %d and --set %s disagree: give one", n, kv)
+		}
+	}
+	return append(slices.Clone(sets), "runs="+strconv.Itoa(n)), nil
+}

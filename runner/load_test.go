@@ -67,3 +67,30 @@ func TestMapLoadFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsSet(t *testing.T) {
+	for _, tc := range []struct {
+		sets  []string
+		n     int
+		given bool
+		want  string // the sets joined, or the error
+	}{
+		{[]string{"a=1"}, 0, false, "a=1"},
+		{[]string{"a=1"}, 4, true, "a=1 runs=4"},
+		{[]string{"runs=4"}, 4, true, "runs=4 runs=4"},
+		{[]string{"runs=3"}, 4, true, "--runs 4 and --set runs=3 disagree: give one"},
+		{nil, 0, true, "--runs 0: at least 1"},
+	} {
+		got, err := RunsSet(tc.sets, tc.n, tc.given)
+		s := strings.Join(got, " ")
+		if err != nil {
+			s = err.Error()
+			if CodeOf(err) != CodeInvalid {
+				t.Errorf("RunsSet(%v, %d, %v): code %d, want %d", tc.sets, tc.n, tc.given, CodeOf(err), CodeInvalid)
+			}
+		}
+		if s != tc.want {
+			t.Errorf("RunsSet(%v, %d, %v) = %q, want %q", tc.sets, tc.n, tc.given, s, tc.want)
+		}
+	}
+}

@@ -9,38 +9,39 @@ import (
 )
 
 // Listing is what `joulebench devices` shows of a source: its devices and
-// what each can measure, or why there are none.
+// what each can measure, or why there are none (WriteTable, and JSON with
+// these field names).
 type Listing struct {
 	// Source is the source's name; Detail says how it reads (versions,
 	// endpoints).
-	Source string
-	Detail string
+	Source string `json:"source"`
+	Detail string `json:"detail,omitempty"`
 	// Devices are the measured devices.
-	Devices []DeviceInfo
+	Devices []DeviceInfo `json:"devices"`
 	// Why says why there is no device (auto found no source).
-	Why []string
+	Why []string `json:"why,omitempty"`
 	// Declined is true when nothing is measured by choice (--telemetry
 	// none): no device is then not a failure.
-	Declined bool
+	Declined bool `json:"-"`
 }
 
 // DeviceInfo is one device of a Listing.
 type DeviceInfo struct {
-	ID string
+	ID string `json:"id"`
 	// Domain is what the device's power covers: gpu, cpu, dram, node.
-	Domain       string
-	Name         string
-	UUID         string
-	Host         string
-	Architecture string
+	Domain       string `json:"domain"`
+	Name         string `json:"name,omitempty"`
+	UUID         string `json:"uuid,omitempty"`
+	Host         string `json:"host,omitempty"`
+	Architecture string `json:"architecture,omitempty"`
 	// Energy is "counter" or "power".
-	Energy     string
-	EnergyNote string
-	PowerField string
+	Energy     string `json:"energy"`
+	EnergyNote string `json:"energy_note,omitempty"`
+	PowerField string `json:"power_field,omitempty"`
 	// Memory is "yes", "no" or the total ("80 GiB").
-	Memory      string
-	ClockEvents *bool
-	Simulated   bool
+	Memory      string `json:"memory"`
+	ClockEvents *bool  `json:"clock_events,omitempty"`
+	Simulated   bool   `json:"simulated,omitempty"`
 }
 
 // ListDevices lists an open source's devices with detail; one reading says

@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/internal/cli"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/redact"
+	"github.com/joulebench/joulebench/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -36,9 +36,9 @@ type app struct {
 	root   *cobra.Command
 	// engines are the engine kinds a run may name.
 	engines *engines.Registry
-	// noPowerWarned: "no power source found" was logged (once per
-	// command, however many engines and cooldowns look for one).
-	noPowerWarned bool
+	// warnNoPower logs "no power source found" once per command, however
+	// many engines and cooldowns look for one.
+	warnNoPower func(string)
 	// args are the command line execute was given.
 	args []string
 	// redact hides the secrets this process was given from everything it
@@ -54,6 +54,7 @@ func newApp(out, errOut io.Writer) *app {
 	// their writes. Whether it is a terminal is read before the wrapping.
 	a := &app{out: out, errOut: zerolog.SyncWriter(errOut), errTTY: isTTY(errOut), rawErr: errOut, v: viper.New(), engines: all.Registry()}
 	a.rawOut, a.rawErrOut = a.out, a.errOut
+	a.warnNoPower = runner.OnceLogf(a.telemetryLogf)
 	a.out, a.errOut = a.redact.Writer(a.rawOut), a.redact.Writer(a.rawErrOut)
 	root := &cobra.Command{
 		Use:   "joulebench",
@@ -85,7 +86,7 @@ func (a *app) execute(ctx context.Context, args []string) error {
 	a.args = args
 	a.root.SetArgs(args)
 	err := a.root.ExecuteContext(ctx)
-	if err != nil && !isExitError(err) && isUsageError(err) {
+	if err != nil && !isExitError(err) && cli.IsUsageError(err) {
 		err = withCode(exitInvalid, err)
 	}
 	if a.redact == nil {
@@ -100,67 +101,28 @@ func isExitError(err error) bool {
 	return errors.As(err, &c)
 }
 
-func isUsageError(err error) bool {
-	msg := err.Error()
-	return strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "unknown flag") || strings.HasPrefix(msg, "invalid argument")
-}
-
 // setup reads the config file and environment (JOULEBENCH_*) into viper,
 // binds the command's flags, and builds the logger.
 func (a *app) setup(cmd *cobra.Command) error {
-	a.v.SetEnvPrefix("JOULEBENCH")
-	a.v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-	a.v.AutomaticEnv()
 	if err := a.v.BindPFlags(cmd.Flags()); err != nil {
 		return fmt.Errorf("bind flags: %w", err)
 	}
-	if cfg := a.v.GetString("config"); cfg != "" {
-		a.v.SetConfigFile(cfg)
-		if err := a.v.ReadInConfig(); err != nil {
-			return invalidf("config file %s: %v", cfg, err)
-		}
-	} else if dir, err := os.UserConfigDir(); err == nil {
-		a.v.AddConfigPath(dir + "/joulebench")
-		a.v.SetConfigName("config")
-		if err := a.v.ReadInConfig(); err != nil {
-			var nf viper.ConfigFileNotFoundError
-			if !errors.As(err, &nf) {
-				return invalidf("config file: %v", err)
-			}
-		}
+	dir, err := os.UserConfigDir()
+	if err == nil {
+		dir += "/joulebench"
+	}
+	if err := cli.ReadConfig(a.v, "JOULEBENCH", "config", dir); err != nil {
+		return err
 	}
 	a.redact = a.buildRedactor(a.args)
 	a.out, a.errOut = a.redact.Writer(a.rawOut), a.redact.Writer(a.rawErrOut)
 	cmd.SetOut(a.out)
 	cmd.SetErr(a.errOut)
-	lvl, err := zerolog.ParseLevel(a.v.GetString("log-level"))
-	if err != nil {
-		return invalidf("--log-level: %v", err)
-	}
-	var w io.Writer = a.errOut
-	switch a.v.GetString("log-format") {
-	case "json":
-	case "console":
-		w = zerolog.ConsoleWriter{Out: a.errOut, TimeFormat: "15:04:05", NoColor: true}
-	default:
-		return invalidf("--log-format must be console or json")
-	}
-	a.log = zerolog.New(w).Level(lvl).With().Timestamp().Logger()
-	return nil
+	a.log, err = cli.Logger(a.errOut, a.v.GetString("log-level"), a.v.GetString("log-format"))
+	return err
 }
 
 // setFlag registers the repeated --set key=value flag.
 func setFlag(fs *pflag.FlagSet) {
 	fs.StringArray("set", nil, "override a profile parameter: --set key=value (repeatable)")
-}
-
-// parseSets turns --set values into a map (analysis.ParseSets).
-func parseSets(values []string) (map[string]string, error) { return analysis.ParseSets(values) }
-
-// orDefault is s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"time"
-
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
 
+	"github.com/joulebench/joulebench/internal/progress"
 	"github.com/joulebench/joulebench/runner"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
@@ -37,31 +35,9 @@ func (a *app) datasetOptions() runner.DatasetOptions {
 		HFEndpoint:          v.GetString("hf-endpoint"),
 	}
 	if !v.GetBool("no-progress") {
-		o.Progress = a.downloadBar
+		o.Progress = progress.DownloadBars(a.errOut)
 	}
 	return o
-}
-
-// downloadBar draws a download's progress bar on stderr.
-func (a *app) downloadBar(desc string) (update func(done, total int64), finish func()) {
-	bar := progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(a.errOut),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
-	max := int64(-2)
-	return func(done, total int64) {
-			if total != max {
-				max = total
-				bar.ChangeMax64(total)
-			}
-			_ = bar.Set64(done)
-		}, func() {
-			_ = bar.Finish()
-		}
 }
 
 // steadyFeasible says before anything starts when a profile can never

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/joulebench/joulebench/telemetry"
 )
 
 // devicesCLI runs `joulebench devices args...`, registering the command
@@ -46,7 +48,7 @@ func TestDevicesDCGM(t *testing.T) {
 
 	// --dcgm-url alone (auto) and JSON.
 	out, _, code = devicesCLI(t, "--dcgm-url", url, "--format", "json")
-	var rep devicesReport
+	var rep telemetry.Listing
 	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("exit %d, output %s", code, out)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
 )
 
@@ -19,16 +18,9 @@ func multiEngineFlags(f *pflag.FlagSet) {
 // the winner by median tok/s, each engine's change against it, TTFT and
 // power deltas, memory in use and the gates each failed.
 func (a *app) winnerTable(dirs []string, format string) error {
-	runs := make([]compare.Run, 0, len(dirs))
-	for _, dir := range dirs {
-		run, err := archive.Load(dir)
-		if err != nil {
-			continue // a failed engine has no results: reported above
-		}
-		runs = append(runs, compare.Run{Dir: dir, Meta: run.Meta, Results: run.Results})
-	}
-	if len(runs) == 0 {
+	engines := compare.AsiaiWinnerOfDirs(dirs) // a failed engine has no row: reported above
+	if len(engines) == 0 {
 		return nil
 	}
-	return compare.RenderAsiaiWinner(a.out, compare.AsiaiWinner(runs), format)
+	return compare.RenderAsiaiWinner(a.out, engines, format)
 }

@@ -50,22 +50,17 @@ J/token divides by N, and latency metrics are not applicable. run.json's
 }
 
 func (a *app) importRun(cmd *cobra.Command, format, file string) error {
-	tokens := a.v.GetInt("output-tokens")
-	rec, err := importer.Import(cmd.Context(), importer.Request{Format: format, File: file, Out: a.v.GetString("out"),
+	q := importer.Request{Format: format, File: file, Out: a.v.GetString("out"),
 		Loadgen: a.v.GetString("loadgen"), Map: a.v.GetString("map"), Unit: a.v.GetString("unit"), DeviceLabel: a.v.GetString("device-label"),
 		Begin: a.v.GetString("begin"), End: a.v.GetString("end"), Domain: a.v.GetString("domain"), DomainGiven: cmd.Flags().Changed("domain"),
-		OutputTokens: tokens, Profile: a.v.GetString("profile"), Software: map[string]string{"joulebench": version, "go": runtime.Version()}})
+		OutputTokens: a.v.GetInt("output-tokens"), Profile: a.v.GetString("profile"), Software: map[string]string{"joulebench": version, "go": runtime.Version()}}
+	rec, err := importer.Import(cmd.Context(), q)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.out, "imported %s (%d samples, %d failed readings left out as gaps) into %s\n",
-		file, len(rec.Samples), rec.FailedSamples, a.v.GetString("out"))
-	if tokens == 0 {
-		fmt.Fprintln(a.out, "no --output-tokens: energy and power only; J/token is not applicable, and analyze's formal_requests_succeeded fails (no request)")
-	}
-	if lo, hi, beyond := rec.BeyondSamples(); beyond {
-		a.log.Warn().Str("component", "import").Msgf("the window [%g, %g] reaches beyond the samples every device has [%g, %g]: the power audit (power_devices_present) will exclude the run",
-			rec.Begin, rec.End, lo, hi)
+	fmt.Fprint(a.out, q.Summary(rec))
+	if w := rec.BeyondWarning(); w != "" {
+		a.log.Warn().Str("component", "import").Msg(w)
 	}
 	return nil
 }

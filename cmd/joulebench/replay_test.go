@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/internal/progress"
-	"github.com/joulebench/joulebench/steps"
 )
 
 // --replay-offset starts the replay 10 s into run-small's recording (gpu0,
@@ -44,27 +42,5 @@ func TestReplayOffsetAndUsageWarning(t *testing.T) {
 	a = telemetryApp(t, &logBuf, "--telemetry", "sim", "--replay-offset", "5")
 	if _, err := a.telemetryOptions(); err == nil || !strings.Contains(err.Error(), "--replay-offset is for --replay") {
 		t.Errorf("offset without --replay: %v", err)
-	}
-}
-
-// Replayed power is real power from another time, not simulated: the
-// progress says "(replayed)".
-func TestProgressLabelsReplayedPower(t *testing.T) {
-	p := steps.Progress{Stage: "formal", PowerW: 300, HasPower: true}
-	for _, c := range []struct {
-		tel     archive.TelemetryInfo
-		simEng  bool
-		want    string
-		notWant string
-	}{
-		{archive.TelemetryInfo{Source: "replay", Simulated: true}, false, "300 W (replayed)", "simulated"},
-		{archive.TelemetryInfo{Source: "replay", Simulated: true}, true, "300 W (replayed)", "simulated"},
-		{archive.TelemetryInfo{Source: "sim", Simulated: true}, true, "300 W (simulated)", "replayed"},
-		{archive.TelemetryInfo{Source: "nvml"}, false, "300 W", "("},
-	} {
-		got := progress.Text(p, 0, powerLabel(c.tel, c.simEng))
-		if !strings.Contains(got, c.want) || strings.Contains(got, c.notWant) {
-			t.Errorf("%s: %q, want %q", c.tel.Source, got, c.want)
-		}
 	}
 }

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,8 +12,6 @@ import (
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/runner"
 	"github.com/joulebench/joulebench/steps"
-	"github.com/joulebench/joulebench/telemetry"
-	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
 func (a *app) runCmd() *cobra.Command {
@@ -64,7 +59,7 @@ GPU), which every output labels SIMULATED.`,
 // flag is checked against the engine it would configure before any
 // directory is created.
 func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
-	sets, err := runsFlag(sets, a.v.GetInt("runs"), changed("runs"))
+	sets, err := runner.RunsSet(sets, a.v.GetInt("runs"), changed("runs"))
 	if err != nil {
 		return err
 	}
@@ -127,11 +122,11 @@ func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(str
 
 		Registry:       a.engines,
 		FindProfile:    a.finder().Find,
-		OpenTelemetry:  a.openTelemetry,
-		CheckTelemetry: a.checkTelemetry,
+		OpenTelemetry:  a.telemetry().Open,
+		CheckTelemetry: a.telemetry().Check,
 		CheckOutput:    func() error { _, err := a.resultsView(); return err },
 		StartProgress: func(tel archive.TelemetryInfo, sim bool) (func(steps.Progress), func()) {
-			return a.progress(powerLabel(tel, sim), console)
+			return a.progress(runner.PowerLabel(tel, sim), console)
 		},
 		Report: a.showRun,
 
@@ -141,39 +136,6 @@ func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(str
 		Redact:   a.redact,
 		Version:  version,
 	}
-}
-
-// engineSetup is the engine of a run as the power source sees it (its
-// simulated GPU).
-type engineSetup = runner.EngineSetup
-
-// openTelemetry opens a run's power source as --telemetry asks. The
-// cooldown between runs of the simulated engine uses its GPU with no
-// engine loaded, unless --telemetry names a real source.
-func (a *app) openTelemetry(_ context.Context, env runner.TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
-	if env.Cooldown {
-		if tel := a.telemetryFlag(); env.Sim != nil && (len(tel) == 0 || slices.Equal(tel, []string{telAuto}) || slices.Contains(tel, telSim)) {
-			return simtel.New(env.Sim.Config, env.Sim.Load, env.Clock.Now), archive.TelemetryInfo{}, nil
-		}
-		return a.setupTelemetry(nil, env.Clock)
-	}
-	es := &engineSetup{}
-	if env.Sim != nil {
-		es.SimLoad, es.SimTelemetry = env.Sim.Load, env.Sim.Config
-	}
-	return a.setupTelemetry(es, env.Clock)
-}
-
-// checkTelemetry checks the power source flags for an engine.
-func (a *app) checkTelemetry(simulatedEngine bool) error {
-	o, err := a.telemetryOptions()
-	if err != nil {
-		return err
-	}
-	if o.has(telSim) && !simulatedEngine {
-		return invalidf("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
-	}
-	return nil
 }
 
 // showRun prints a finished run's results table (beside the baseline's
@@ -200,34 +162,4 @@ func (a *app) showRun(ctx context.Context, r runner.Report) error {
 		view.format, view.all, view.file = report.FormatTable, false, ""
 	}
 	return a.evaluateAndShow(ctx, r.Dir, "", nil, view)
-}
-
-// powerLabel is what the progress says of the power it shows: "replayed"
-// (a recording played back, real power but not this run's), "simulated",
-// or "" for measured power.
-func powerLabel(tel archive.TelemetryInfo, engineSimulated bool) string {
-	switch {
-	case tel.Source == telReplay:
-		return "replayed"
-	case tel.Simulated || engineSimulated:
-		return "simulated"
-	}
-	return ""
-}
-
-// runsFlag turns --runs N into --set runs=N (asiai's flag). Both given
-// with different values is invalid.
-func runsFlag(sets []string, n int, given bool) ([]string, error) {
-	if !given {
-		return sets, nil
-	}
-	if n < 1 {
-		return nil, invalidf("--runs %d: at least 1", n)
-	}
-	for _, kv := range sets {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == "runs" && strings.TrimSpace(v) != strconv.Itoa(n) {
-			return nil, invalidf("--runs %d and --set %s disagree: give one", n, kv)
-		}
-	}
-	return append(slices.Clone(sets), "runs="+strconv.Itoa(n)), nil
 }

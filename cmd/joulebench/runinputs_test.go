@@ -90,30 +90,6 @@ func TestModelWithEngineURL(t *testing.T) {
 	}
 }
 
-func TestRunsFlag(t *testing.T) {
-	for _, tc := range []struct {
-		sets  []string
-		n     int
-		given bool
-		want  string // the sets joined, or the error
-	}{
-		{[]string{"a=1"}, 0, false, "a=1"},
-		{[]string{"a=1"}, 4, true, "a=1 runs=4"},
-		{[]string{"runs=4"}, 4, true, "runs=4 runs=4"},
-		{[]string{"runs=3"}, 4, true, "--runs 4 and --set runs=3 disagree: give one"},
-		{nil, 0, true, "--runs 0: at least 1"},
-	} {
-		got, err := runsFlag(tc.sets, tc.n, tc.given)
-		s := strings.Join(got, " ")
-		if err != nil {
-			s = err.Error()
-		}
-		if s != tc.want {
-			t.Errorf("runsFlag(%v, %d, %v) = %q, want %q", tc.sets, tc.n, tc.given, s, tc.want)
-		}
-	}
-}
-
 // A run whose power data ends mid-run (a replayed power.csv of 1.5 s)
 // cannot evaluate its formal energy: run exits 4, as analyze of the same
 // directory does (run used to exit 0). --format json and --output-file

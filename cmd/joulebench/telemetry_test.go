@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/runner"
 	"github.com/joulebench/joulebench/telemetry"
 	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
@@ -69,11 +70,25 @@ type offLoad struct{}
 
 func (offLoad) Activity() simtel.Activity { return simtel.Activity{Phase: simtel.PhaseOff} }
 
+// engineSetup is the engine of a run as the power source sees it (its
+// simulated GPU).
+type engineSetup = runner.EngineSetup
+
 func simSetup() *engineSetup {
 	return &engineSetup{Kind: "sim", Simulated: true, SimLoad: offLoad{}, SimTelemetry: simtel.DefaultConfig()}
 }
 
 func realSetup() *engineSetup { return &engineSetup{Kind: "vllm"} }
+
+// setupTelemetry opens the power source of a run of es's engine as the
+// run command's hook does (runner.Telemetry.Open).
+func (a *app) setupTelemetry(es *engineSetup, clock *workflow.Clock) (telemetry.Source, archive.TelemetryInfo, error) {
+	env := runner.TelemetryEnv{Clock: clock}
+	if es.SimLoad != nil {
+		env.Sim = &runner.SimGPU{Load: es.SimLoad, Config: es.SimTelemetry}
+	}
+	return a.telemetry().Open(context.Background(), env)
+}
 
 // fakePowercap writes a powercap sysfs tree with one package (cpu0) and
 // its dram zone (dram0), both counters at uj, and returns its root. (Made

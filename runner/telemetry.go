@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/telemetry"
+	"github.com/joulebench/joulebench/telemetry/replay"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
+)
+
+// Telemetry opens the power sources that the telemetry options name, from
+// a registry of sources (telemetry/all's): its Open and Check are a
+// Spec's OpenTelemetry and CheckTelemetry.
+type Telemetry struct {
+	// Registry holds the sources a run may name.
+	Registry *telemetry.Registry
+	// Given are the --telemetry values as given: repeated, or one value
+	// that lists several separated by commas or spaces (an environment
+	// variable, a configuration file).
+	Given []string
+	// Values are the values of the sources' flags.
+	Values telemetry.Values
+	// Logf logs a source's warning; NoSource logs auto's "no power source
+	// found" (nil: Logf; OnceLogf logs it once however often it is said).
+	Logf, NoSource func(string)
+}
+
+// SplitTelemetry splits --telemetry values that list several sources
+// (separated by commas or spaces) into one name each.
+func SplitTelemetry(given []string) []string {
+	var out []string
+	for _, v := range given {
+		out = append(out, strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })...)
+	}
+	return out
+}
+
+// Selection is the sources the options name, checked with every source's
+// flags; an error is invalid input (CodeInvalid).
+func (t Telemetry) Selection() (telemetry.Selection, error) {
+	sel, err := t.Registry.Check(SplitTelemetry(t.Given), t.Values)
+	if err != nil {
+		return telemetry.Selection{}, WithCode(CodeInvalid, err)
+	}
+	return sel, nil
+}
+
+// Check checks the power source options for an engine: the simulated GPU
+// (--telemetry sim) follows the simulated engine only.
+func (t Telemetry) Check(simulatedEngine bool) error {
+	sel, err := t.Selection()
+	if err != nil {
+		return err
+	}
+	if sel.Has(simtel.Name) && !simulatedEngine {
+		return Invalidf("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
+	}
+	return nil
+}
+
+// Open opens a run's power source as the options ask. A nil source means
+// none; the info (run.json "telemetry") names the source, how auto chose
+// it, and each device's energy method. The cooldown between runs of the
+// simulated engine uses its GPU with no engine loaded, unless the options
+// name a real source. Opening does not take the run's cancellation: the
+// run closes the source, not its context.
+func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
+	clock := telemetry.WallClock
+	if env.Clock != nil {
+		clock = env.Clock.Now
+	}
+	if env.Cooldown {
+		given := SplitTelemetry(t.Given)
+		if env.Sim != nil && (len(given) == 0 || slices.Equal(given, []string{telemetry.Auto}) || slices.Contains(given, simtel.Name)) {
+			return simtel.New(env.Sim.Config, env.Sim.Load, clock), archive.TelemetryInfo{}, nil
+		}
+		env.Sim = nil
+	}
+	sel, err := t.Selection()
+	if err != nil {
+		return nil, archive.TelemetryInfo{}, err
+	}
+	tenv := telemetry.Env{Clock: clock, Logf: t.Logf, NoSource: t.NoSource}
+	if env.Sim != nil {
+		tenv.SimulatedGPUs = simtel.GPUs(env.Sim.Config, env.Sim.Load)
+	}
+	src, info, err := t.Registry.Open(context.WithoutCancel(ctx), sel, t.Values, tenv)
+	if err != nil {
+		return nil, archive.TelemetryInfo{}, WithCode(CodeInvalid, err)
+	}
+	return src, info, nil
+}
+
+// OnceLogf is logf that logs only its first message: auto's "no power
+// source found" is looked for per engine and for the cooldown between
+// them, and was printed three times.
+func OnceLogf(logf func(string)) func(string) {
+	said := false
+	return func(msg string) {
+		if !said {
+			said = true
+			logf(msg)
+		}
+	}
+}
+
+// PowerLabel is what the progress display says of the power it shows:
+// "replayed" (a recording played back, real power but not this run's),
+// "simulated", or "" for measured power.
+func PowerLabel(tel archive.TelemetryInfo, simulatedEngine bool) string {
+	switch {
+	case tel.Source == replay.Name:
+		return "replayed"
+	case tel.Simulated || simulatedEngine:
+		return "simulated"
+	}
+	return ""
+}
