@@ -7,7 +7,6 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/telemetry"
-	"github.com/joulebench/joulebench/telemetry/replay"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
@@ -55,8 +54,10 @@ func (t Telemetry) Check(simulatedEngine bool) error {
 	if err != nil {
 		return err
 	}
-	if sel.Has(simtel.Name) && !simulatedEngine {
-		return Invalidf("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
+	for _, n := range sel.Names() {
+		if t.Registry.Any([]string{n}, followsSim) && !simulatedEngine {
+			return Invalidf("--telemetry %s: the simulated GPU follows the simulated engine only (--engine sim)", n)
+		}
 	}
 	return nil
 }
@@ -74,7 +75,7 @@ func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source
 	}
 	if env.Cooldown {
 		given := SplitTelemetry(t.Given)
-		if env.Sim != nil && (len(given) == 0 || slices.Equal(given, []string{telemetry.Auto}) || slices.Contains(given, simtel.Name)) {
+		if env.Sim != nil && (len(given) == 0 || slices.Equal(given, []string{telemetry.Auto}) || t.Registry.Any(given, followsSim)) {
 			return simtel.New(env.Sim.Config, env.Sim.Load, clock), archive.TelemetryInfo{}, nil
 		}
 		env.Sim = nil
@@ -107,12 +108,15 @@ func OnceLogf(logf func(string)) func(string) {
 	}
 }
 
+// followsSim reports whether a source is the simulated engine's GPUs.
+func followsSim(d telemetry.Descriptor) bool { return d.FollowsSimulatedEngine }
+
 // PowerLabel is what the progress display says of the power it shows:
-// "replayed" (a recording played back, real power but not this run's),
-// "simulated", or "" for measured power.
-func PowerLabel(tel archive.TelemetryInfo, simulatedEngine bool) string {
+// "replayed" (a recording played back, real power but not this run's:
+// a source that Replays), "simulated", or "" for measured power.
+func (t Telemetry) PowerLabel(tel archive.TelemetryInfo, simulatedEngine bool) string {
 	switch {
-	case tel.Source == replay.Name:
+	case t.Registry.Any([]string{tel.Source}, func(d telemetry.Descriptor) bool { return d.Replays }):
 		return "replayed"
 	case tel.Simulated || simulatedEngine:
 		return "simulated"

@@ -177,7 +177,8 @@ func TestPowerLabel(t *testing.T) {
 		{archive.TelemetryInfo{Source: "nvml"}, true, "300 W (simulated)", "replayed"},
 		{archive.TelemetryInfo{Source: "nvml"}, false, "300 W", "("},
 	} {
-		got := progress.Text(p, 0, PowerLabel(c.tel, c.simEng))
+		var logged []string
+		got := progress.Text(p, 0, testTelemetry(t, &logged).PowerLabel(c.tel, c.simEng))
 		if !strings.Contains(got, c.want) || strings.Contains(got, c.notWant) {
 			t.Errorf("%s (simulated engine %v): %q, want %q", c.tel.Source, c.simEng, got, c.want)
 		}

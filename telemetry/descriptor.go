@@ -43,6 +43,13 @@ type Descriptor struct {
 	Probe func(ctx context.Context, v Values, env Env) (Listing, error)
 	// Alone says the source cannot be combined with others (none).
 	Alone bool
+	// FollowsSimulatedEngine says the source is the simulated engine's
+	// own GPUs (sim): it measures nothing without that engine, and the
+	// cooldown between runs of the simulated engine reads it.
+	FollowsSimulatedEngine bool
+	// Replays says the source plays back a recording (replay): real power,
+	// but not the run's own, which the progress display says.
+	Replays bool
 	// Auto is the source's place in --telemetry auto; nil: auto never
 	// opens it.
 	Auto *AutoRole

@@ -72,6 +72,17 @@ func orRegistry(owner string) string {
 	return owner
 }
 
+// Any reports whether a source among names (Auto and unknown names
+// count as none) has what has asks for.
+func (r *Registry) Any(names []string, has func(Descriptor) bool) bool {
+	for _, n := range names {
+		if d, ok := r.byName[n]; ok && has(d) {
+			return true
+		}
+	}
+	return false
+}
+
 // Names are the choices of --telemetry: auto, then the sources in
 // registration order.
 func (r *Registry) Names() []string { return append([]string{Auto}, r.order...) }

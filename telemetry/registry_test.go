@@ -277,3 +277,37 @@ func TestOpenSideBySide(t *testing.T) {
 		t.Errorf("a was closed %d times after broken failed, want 1", closed)
 	}
 }
+
+// What the run asks of the sources it names is a property of their
+// descriptors, not of their names.
+func TestAny(t *testing.T) {
+	r := telemetry.NewRegistry("")
+	var n int
+	for _, d := range []telemetry.Descriptor{
+		{Name: "gpus", Open: opens("gpus", &n)},
+		{Name: "tape", Open: opens("tape", &n), Replays: true},
+		{Name: "twin", Open: opens("twin", &n), FollowsSimulatedEngine: true},
+	} {
+		if err := r.Register(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replays := func(d telemetry.Descriptor) bool { return d.Replays }
+	follows := func(d telemetry.Descriptor) bool { return d.FollowsSimulatedEngine }
+	for _, c := range []struct {
+		names   []string
+		has     func(telemetry.Descriptor) bool
+		want    bool
+		explain string
+	}{
+		{[]string{"tape"}, replays, true, "tape replays"},
+		{[]string{"gpus", "twin"}, follows, true, "twin follows the simulated engine"},
+		{[]string{"gpus", "tape"}, follows, false, "neither follows it"},
+		{[]string{telemetry.Auto, "unknown"}, replays, false, "auto and unknown names are no source"},
+		{nil, replays, false, "no names"},
+	} {
+		if got := r.Any(c.names, c.has); got != c.want {
+			t.Errorf("Any(%v) = %v, want %v (%s)", c.names, got, c.want, c.explain)
+		}
+	}
+}

@@ -126,7 +126,7 @@ func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(str
 		CheckTelemetry: a.telemetry().Check,
 		CheckOutput:    func() error { _, err := a.resultsView(); return err },
 		StartProgress: func(tel archive.TelemetryInfo, sim bool) (func(steps.Progress), func()) {
-			return a.progress(runner.PowerLabel(tel, sim), console)
+			return a.progress(a.telemetry().PowerLabel(tel, sim), console)
 		},
 		Report: a.showRun,
 

@@ -30,9 +30,10 @@ func Descriptor() telemetry.Descriptor {
 			f.String(flagFile, "", "power.csv or run directory whose power data to replay (--telemetry replay)")
 			f.Float64(flagOffset, 0, "start the replay this many seconds into the recording (--replay)")
 		},
-		Check: check,
-		Open:  open,
-		Auto:  &telemetry.AutoRole{Flag: flagFile, Named: func(v telemetry.Values) bool { return fileOf(v) != "" }},
+		Check:   check,
+		Open:    open,
+		Replays: true,
+		Auto:    &telemetry.AutoRole{Flag: flagFile, Named: func(v telemetry.Values) bool { return fileOf(v) != "" }},
 	}
 }
 

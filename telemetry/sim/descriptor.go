@@ -15,7 +15,8 @@ const Name = "sim"
 // choice when that engine runs.
 func Descriptor() telemetry.Descriptor {
 	return telemetry.Descriptor{
-		Name: Name,
+		Name:                   Name,
+		FollowsSimulatedEngine: true,
 		Open: func(ctx context.Context, _ telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 			if env.SimulatedGPUs == nil {
 				return nil, record.TelemetryInfo{}, errors.New("--telemetry sim: the simulated GPU follows the simulated engine only (--engine sim)")
