@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"os"
@@ -32,10 +32,10 @@ const (
 	evalMemMinBytes = 64 << 20
 )
 
-// limitEvalMemory sets the soft memory limit for an evaluation of the
+// LimitEvalMemory sets the soft memory limit for an evaluation of the
 // data now loaded and returns the function that restores the previous
 // limit.
-func limitEvalMemory() (restore func()) {
+func LimitEvalMemory() (restore func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
