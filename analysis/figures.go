@@ -68,7 +68,7 @@ func (p Profiles) Plot(ctx context.Context, w io.Writer, dir, profile string, se
 	if e.EvalErr != nil {
 		// As analyze: the figure is drawn, and the exit code says that
 		// some values are missing.
-		return exitcode.With(exitcode.Eval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
+		return exitcode.With(exitcode.Eval, NotEvaluated(dir, e.EvalErr))
 	}
 	return nil
 }

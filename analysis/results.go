@@ -138,7 +138,7 @@ func (p Profiles) ShowRun(ctx context.Context, w io.Writer, dir, profile string,
 		return err
 	}
 	if e.EvalErr != nil {
-		return exitcode.With(exitcode.Eval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
+		return exitcode.With(exitcode.Eval, NotEvaluated(dir, e.EvalErr))
 	}
 	return ChecksOutcome(e.Results)
 }
@@ -156,7 +156,7 @@ func Gate(ctx context.Context, w io.Writer, l *workflow.Loaded, run *archive.Run
 		return err
 	}
 	if evalErr != nil {
-		return exitcode.With(exitcode.Eval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", run.Dir, evalErr))
+		return exitcode.With(exitcode.Eval, NotEvaluated(run.Dir, evalErr))
 	}
 	return ChecksOutcome(res)
 }

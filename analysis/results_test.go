@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -195,5 +196,13 @@ func TestGate(t *testing.T) {
 	err = Gate(ctx, &bytes.Buffer{}, base.Loaded, base.Run, report.Run{Meta: run.Run.Meta, Results: run.Results}, metricdefs.NewBaseline(run.Results), "table", false)
 	if exitcode.Of(err) != int(exitcode.Checks) || !strings.Contains(err.Error(), "formal_requests_succeeded") {
 		t.Errorf("gate of sample-run: %v, want its failed check", err)
+	}
+}
+
+func TestNotEvaluated(t *testing.T) {
+	cause := errors.New("x: division by zero")
+	err := NotEvaluated("runs/a", cause)
+	if got, want := err.Error(), "some formulas could not be evaluated on runs/a:\nx: division by zero"; got != want || !errors.Is(err, cause) {
+		t.Errorf("%q, want %q wrapping the cause", got, want)
 	}
 }

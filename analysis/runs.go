@@ -58,7 +58,7 @@ func (p Profiles) EvaluateRuns(ctx context.Context, paths []string, profile stri
 			if warn != nil {
 				warn(dir, e.EvalErr)
 			}
-			evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
+			evalErrs = append(evalErrs, NotEvaluated(dir, e.EvalErr))
 		}
 		runs = append(runs, compare.Run{Dir: dir, Meta: e.Run.Meta, Results: e.Results})
 	}
@@ -167,7 +167,7 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 			return nil, err
 		}
 		if e.EvalErr != nil {
-			evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
+			evalErrs = append(evalErrs, NotEvaluated(dir, e.EvalErr))
 		}
 		out.Runs = append(out.Runs, report.Run{Meta: e.Run.Meta, Results: e.Results})
 		st := report.Stages(e.Run, e.Results, e.Loaded.Profile.StageEnergy)
