@@ -28,10 +28,7 @@ func (p Profiles) FrontierPlot(ctx context.Context, w io.Writer, dirs []string, 
 	if err := plot.CheckOut(out, false, opt); err != nil {
 		return err
 	}
-	if err := CheckFrontier(fo); err != nil {
-		return err
-	}
-	c, err := p.Compare(ctx, dirs, profile, compare.BuiltinName, nil, fo, warn)
+	c, err := p.Compare(ctx, dirs, profile, compare.BuiltinName, nil, fo, warn) // checks fo first
 	if err != nil {
 		return err
 	}
