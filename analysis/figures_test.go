@@ -3,6 +3,8 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +85,57 @@ func TestFrontierPlot(t *testing.T) {
 				t.Errorf("shown %q, want nothing", w.String())
 			}
 		})
+	}
+}
+
+// loadPoint copies sample-run-ok into a new run directory that ran at
+// concurrency c: a load point of its configuration.
+func loadPoint(t *testing.T, c int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), fmt.Sprintf("c%d", c))
+	if err := os.CopyFS(dir, os.DirFS(sampleRunOK)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "run.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	params := doc["parameters"].(map[string]any)
+	params["mode"], params["concurrency"] = "concurrency", c
+	doc["run_id"] = fmt.Sprintf("%s-c%d", doc["run_id"], c)
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Two load points of one configuration are a frontier: the figure is
+// written (1000×700 when no size is given) and named.
+func TestFrontierPlotDrawn(t *testing.T) {
+	runs := []string{loadPoint(t, 1), loadPoint(t, 4)}
+	out := filepath.Join(t.TempDir(), "f.svg")
+	var w bytes.Buffer
+	fo := compare.FrontierOptions{Latency: compare.DefaultLatency, Attainment: 0.99}
+	if err := noUserDirs().FrontierPlot(context.Background(), &w, runs, "", out, plot.Options{}, fo, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.String() != "frontier figure: "+out+"\n" {
+		t.Errorf("shown %q", w.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000×700 px at 96 dpi: 1000 × 72/96 = 750 pt by 700 × 72/96 = 525 pt.
+	if !bytes.Contains(b, []byte(`<svg width="750pt" height="525pt"`)) {
+		t.Errorf("figure is not 1000×700 px:\n%.200s", b)
 	}
 }
