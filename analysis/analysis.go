@@ -1,9 +1,10 @@
 // Package analysis loads profiles by name and evaluates archived runs with
-// them: what analyze, report, compare, plot and validate share. A run is
-// always evaluated again from its raw data, with its own archived profile
-// (checked against run.json's sha256) unless another is named. Errors carry
-// their exit code (internal/exitcode): invalid input, a formula that could
-// not be evaluated, a failed check.
+// them: what analyze, report, compare, estimate, plot and validate share,
+// and how run and analyze show a run's results (View, ShowResults, Gate).
+// A run is always evaluated again from its raw data, with its own archived
+// profile (checked against run.json's sha256) unless another is named.
+// Errors carry their exit code (internal/exitcode): invalid input, a
+// formula that could not be evaluated, a failed check.
 package analysis
 
 import (
@@ -139,6 +140,13 @@ func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []stri
 		run.Meta.Profile = l.Ref
 	}
 	return &Evaluated{Run: run, Loaded: l, Results: res, EvalErr: evalErr}, nil
+}
+
+// NotEvaluated is the error that names the run dir whose formulas in
+// evalErr could not be evaluated (without an exit code: the caller says
+// whether the command fails on it).
+func NotEvaluated(dir string, evalErr error) error {
+	return fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, evalErr)
 }
 
 // ChecksOutcome is an error (exit code Checks) when a check of severity

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strconv"
 
@@ -57,7 +58,7 @@ func (p Profiles) EvaluateRuns(ctx context.Context, paths []string, profile stri
 			if warn != nil {
 				warn(dir, e.EvalErr)
 			}
-			evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
+			evalErrs = append(evalErrs, NotEvaluated(dir, e.EvalErr))
 		}
 		runs = append(runs, compare.Run{Dir: dir, Meta: e.Run.Meta, Results: e.Results})
 	}
@@ -166,7 +167,7 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 			return nil, err
 		}
 		if e.EvalErr != nil {
-			evalErrs = append(evalErrs, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
+			evalErrs = append(evalErrs, NotEvaluated(dir, e.EvalErr))
 		}
 		out.Runs = append(out.Runs, report.Run{Meta: e.Run.Meta, Results: e.Results})
 		st := report.Stages(e.Run, e.Results, e.Loaded.Profile.StageEnergy)
@@ -177,4 +178,23 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 	}
 	out.EvalErr = errors.Join(evalErrs...)
 	return &out, nil
+}
+
+// Render writes the comparison in format: html as one self-contained page
+// (version in its footer), else compare's text formats.
+func (c *Comparison) Render(w io.Writer, format, version string) error {
+	if format == htmlreport.Format {
+		return htmlreport.WriteCompare(w, c.Report, c.Runs, htmlreport.Options{Version: version})
+	}
+	return compare.Render(w, c.Report, format)
+}
+
+// Render writes the runs in format: html as one self-contained page with a
+// section per run (version in its footer), else the runs side by side and
+// their energy by stage.
+func (r *Reports) Render(w io.Writer, format, version string) error {
+	if format == htmlreport.Format {
+		return htmlreport.WriteRun(w, r.Pages, htmlreport.Options{Version: version})
+	}
+	return report.RunsWithStages(w, r.Runs, r.Stages, format)
 }

@@ -35,3 +35,38 @@ func TestFindBuiltinsBeforeFiles(t *testing.T) {
 		t.Errorf("missing file: %v, want it to say the file does not exist", err)
 	}
 }
+
+// NewFinder searches the user's directory, then each --profile-path entry
+// in order, skipping empty entries of a list.
+func TestNewFinder(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("HOME", cfg) // os.UserConfigDir on macOS
+	user, err := UserDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep := string(filepath.ListSeparator)
+	for _, tc := range []struct {
+		name  string
+		lists []string
+		want  []Dir
+	}{
+		{"none", nil, []Dir{{user, OriginUser}}},
+		{"one", []string{"/a"}, []Dir{{user, OriginUser}, {"/a", OriginPath}}},
+		{"lists in order", []string{"/a" + sep + sep + "/b", "", "/c"},
+			[]Dir{{user, OriginUser}, {"/a", OriginPath}, {"/b", OriginPath}, {"/c", OriginPath}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := NewFinder(tc.lists).Dirs
+			if len(got) != len(tc.want) {
+				t.Fatalf("dirs %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("dir %d: %v, want %v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}

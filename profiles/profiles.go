@@ -78,6 +78,25 @@ type Finder struct {
 	Dirs []Dir
 }
 
+// NewFinder finds profiles in the user's profile directory (UserDir, when
+// there is one) and then in each directory of pathLists, each a list
+// joined by the OS's list separator (--profile-path, also `profile-path:`
+// in the config file); empty entries are skipped.
+func NewFinder(pathLists []string) *Finder {
+	f := &Finder{}
+	if dir, err := UserDir(); err == nil {
+		f.Dirs = append(f.Dirs, Dir{Path: dir, Origin: OriginUser})
+	}
+	for _, p := range pathLists {
+		for _, d := range filepath.SplitList(p) {
+			if d != "" {
+				f.Dirs = append(f.Dirs, Dir{Path: d, Origin: OriginPath})
+			}
+		}
+	}
+	return f
+}
+
 // Entry is one profile a Finder knows.
 type Entry struct {
 	Name   string

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/analysis"
-	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/workflow"
 )
 
 func (a *app) analyzeCmd() *cobra.Command {
@@ -35,12 +31,7 @@ runs without re-running anything.`,
 // profiles loads profiles as run, analyze and validate do: by name from
 // finder's directories.
 func (a *app) profiles() analysis.Profiles {
-	return analysis.Profiles{Finder: a.finder(), LimitMemory: limitEvalMemory}
-}
-
-// loadProfile loads a profile with --set values (invalid input on error).
-func (a *app) loadProfile(src []byte, name string, sets []string) (*workflow.Loaded, error) {
-	return a.profiles().Load(src, name, sets)
+	return analysis.Profiles{Finder: a.finder(), LimitMemory: analysis.LimitEvalMemory}
 }
 
 func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string) error {
@@ -50,30 +41,11 @@ func (a *app) analyze(cmd *cobra.Command, dir, profile string, sets []string) er
 	}
 	view.hint = "every value: joulebench analyze " + dir + " --all"
 	if base := a.v.GetString("baseline"); base != "" {
-		run, l, _, _, err := a.evaluateArchiveLoaded(cmd.Context(), dir, profile, sets)
+		e, err := a.profiles().Evaluate(cmd.Context(), dir, profile, sets)
 		if err != nil {
 			return err
 		}
-		return a.gateRun(cmd.Context(), l, run, base, view.format, view.all)
+		return a.gateRun(cmd.Context(), e.Loaded, e.Run, base, view.format, view.all)
 	}
 	return a.evaluateAndShow(cmd.Context(), dir, profile, sets, view)
 }
-
-// evaluateArchive evaluates a run archive (analysis.Profiles.Evaluate).
-func (a *app) evaluateArchive(ctx context.Context, dir, profile string, sets []string) (run *archive.Run, res *archive.Results, evalErr, err error) {
-	run, _, res, evalErr, err = a.evaluateArchiveLoaded(ctx, dir, profile, sets)
-	return run, res, evalErr, err
-}
-
-// evaluateArchiveLoaded is evaluateArchive that also returns the loaded
-// profile (report needs its stage_energy rows).
-func (a *app) evaluateArchiveLoaded(ctx context.Context, dir, profile string, sets []string) (*archive.Run, *workflow.Loaded, *archive.Results, error, error) {
-	e, err := a.profiles().Evaluate(ctx, dir, profile, sets)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	return e.Run, e.Loaded, e.Results, e.EvalErr, nil
-}
-
-// checksOutcome: analysis.ChecksOutcome.
-func checksOutcome(res *archive.Results) error { return analysis.ChecksOutcome(res) }

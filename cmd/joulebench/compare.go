@@ -9,8 +9,6 @@ import (
 
 	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/compare"
-	"github.com/joulebench/joulebench/internal/exitcode"
-	"github.com/joulebench/joulebench/report/htmlreport"
 )
 
 func (a *app) compareCmd() *cobra.Command {
@@ -81,13 +79,7 @@ func (a *app) compareOut(ctx context.Context, paths []string, profile, rules str
 	if err != nil {
 		return err
 	}
-	err = a.toOut(out, func(w io.Writer) error {
-		if format == htmlreport.Format {
-			return htmlreport.WriteCompare(w, c.Report, c.Runs, htmlreport.Options{Version: version})
-		}
-		return compare.Render(w, c.Report, format)
-	})
-	if err != nil {
+	if err := a.toOut(out, func(w io.Writer) error { return c.Render(w, format, version) }); err != nil {
 		return err
 	}
 	// As analyze: the comparison is shown, and the exit code says that
@@ -99,6 +91,3 @@ func (a *app) compareOut(ctx context.Context, paths []string, profile, rules str
 func (a *app) warnEval(dir string, evalErr error) {
 	a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
 }
-
-// wrapRunErr names the run directory in an error, keeping its exit code.
-func wrapRunErr(dir string, err error) error { return exitcode.Keep(err, "run %s", dir) }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/compare"
-	"github.com/joulebench/joulebench/report"
 )
 
 func (a *app) estimateCmd() *cobra.Command {
@@ -44,32 +42,9 @@ values take precedence.`,
 	return cmd
 }
 
+// estimate maps estimate's flags to analysis.Profiles.Estimate.
 func (a *app) estimate(cmd *cobra.Command, dir string, sets []string) error {
-	format := a.v.GetString("format")
-	if err := report.CheckFormat(format); err != nil {
-		return withCode(exitInvalid, err)
-	}
-	ns, err := compare.ParseCounts(a.v.GetString("requests"))
-	if err != nil {
-		return withCode(exitInvalid, fmt.Errorf("--requests: %w", err))
-	}
-	prof, err := compare.ReadProfile(a.v.GetString("compare-profile"))
-	if err != nil {
-		return withCode(exitInvalid, fmt.Errorf("invalid comparison profile:\n%w", err))
-	}
-	run, res, evalErr, err := a.evaluateArchive(cmd.Context(), dir, a.v.GetString("profile"), sets)
-	if err != nil {
-		return wrapRunErr(dir, err)
-	}
-	if evalErr != nil {
-		a.log.Warn().Str("run", dir).Err(evalErr).Msg("some formulas could not be evaluated")
-	}
-	est, err := prof.EstimateRun(compare.Run{Dir: dir, Meta: run.Meta, Results: res}, ns)
-	if err != nil {
-		return withCode(exitEval, err)
-	}
-	if err := compare.RenderEstimate(a.out, est, format); err != nil {
-		return err
-	}
-	return checksOutcome(res)
+	in := analysis.EstimateInput{Dir: dir, Profile: a.v.GetString("profile"), Sets: sets,
+		Requests: a.v.GetString("requests"), Rules: a.v.GetString("compare-profile"), Format: a.v.GetString("format")}
+	return a.profiles().Estimate(cmd.Context(), a.out, in, a.warnEval)
 }

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/joulebench/joulebench/analysis"
-	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/plot"
 )
 
@@ -40,13 +37,9 @@ Pareto-optimal points filled, the lowest J/token meeting the SLO
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
 			if a.v.GetBool("frontier") {
-				out := a.v.GetString("out")
-				if out == "" {
-					out = "frontier.png"
-				}
-				return a.writeFrontierPlot(cmd.Context(), args, out)
+				return a.writeFrontierPlot(cmd.Context(), args, a.v.GetString("out"))
 			}
-			return a.plot(cmd, args[0], sets)
+			return a.profiles().Plot(cmd.Context(), a.out, args[0], a.v.GetString("profile"), sets, a.v.GetString("out"), a.figureOptions(), a.warnEval)
 		},
 	}
 	cmd.Flags().Bool("frontier", false, "draw the energy–latency frontier of the runs DIR... instead of one run's timeline")
@@ -60,54 +53,13 @@ Pareto-optimal points filled, the lowest J/token meeting the SLO
 }
 
 // writeFrontierPlot draws the energy–latency frontier of the runs under
-// dirs into out.
+// dirs into out (analysis.Profiles.FrontierPlot).
 func (a *app) writeFrontierPlot(ctx context.Context, dirs []string, out string) error {
-	opt := plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
-	if opt.Width == 0 && opt.Height == 0 {
-		opt = plot.Options{Width: 1000, Height: 700}
-	}
-	if err := plot.CheckOut(out, false, opt); err != nil {
-		return err
-	}
-	fo, err := a.frontierOptions()
-	if err != nil {
-		return err
-	}
-	c, err := a.profiles().Compare(ctx, dirs, a.v.GetString("profile"), compare.BuiltinName, nil, fo, a.warnEval)
-	if err != nil {
-		return err
-	}
-	if err := plot.SaveFrontier(out, analysis.FrontierFigure(c.Report, fo.Latency), opt); err != nil {
-		return withCode(exitFailure, err)
-	}
-	fmt.Fprintf(a.out, "frontier figure: %s\n", out)
-	return withCode(exitEval, c.EvalErr)
+	fo, _ := a.frontierOptions() // checked by FrontierPlot
+	return a.profiles().FrontierPlot(ctx, a.out, dirs, a.v.GetString("profile"), out, a.figureOptions(), fo, a.warnEval)
 }
 
-func (a *app) plot(cmd *cobra.Command, dir string, sets []string) error {
-	out := a.v.GetString("out")
-	if out == "" {
-		out = plot.DefaultOut(dir)
-	}
-	opt := plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
-	if err := plot.CheckOut(out, true, opt); err != nil { // before the evaluation
-		return err
-	}
-	data, e, err := a.profiles().PlotData(cmd.Context(), dir, a.v.GetString("profile"), sets)
-	if e != nil && e.EvalErr != nil {
-		a.warnEval(dir, e.EvalErr)
-	}
-	if err != nil {
-		return err
-	}
-	if err := plot.Save(out, data, opt); err != nil {
-		return withCode(exitFailure, err)
-	}
-	fmt.Fprintf(a.out, "figure: %s\n", out)
-	if e.EvalErr != nil {
-		// As analyze: the figure is drawn, and the exit code says that
-		// some values are missing.
-		return withCode(exitEval, fmt.Errorf("some formulas could not be evaluated on %s:\n%w", dir, e.EvalErr))
-	}
-	return nil
+// figureOptions reads --width and --height.
+func (a *app) figureOptions() plot.Options {
+	return plot.Options{Width: a.v.GetInt("width"), Height: a.v.GetInt("height")}
 }

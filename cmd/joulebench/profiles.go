@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -14,23 +13,8 @@ import (
 // directory ($XDG_CONFIG_HOME/joulebench/profiles) and --profile-path
 // (also `profile-path:` in the config file).
 func (a *app) finder() *profiles.Finder {
-	f := &profiles.Finder{}
-	if dir, err := profiles.UserDir(); err == nil {
-		f.Dirs = append(f.Dirs, profiles.Dir{Path: dir, Origin: profiles.OriginUser})
-	}
-	for _, p := range a.v.GetStringSlice("profile-path") {
-		for _, d := range filepath.SplitList(p) {
-			if d != "" {
-				f.Dirs = append(f.Dirs, profiles.Dir{Path: d, Origin: profiles.OriginPath})
-			}
-		}
-	}
-	return f
+	return profiles.NewFinder(a.v.GetStringSlice("profile-path"))
 }
-
-// readProfile resolves a profile argument (a file, or a name found by
-// finder) to its YAML and the name errors report it by.
-func (a *app) readProfile(ref string) ([]byte, string, error) { return a.profiles().Read(ref) }
 
 func (a *app) profilesCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -122,11 +122,7 @@ func checkRunSummary(t *testing.T, where, out string) {
 func readmeQuickSets(t *testing.T, profile string) []string {
 	t.Helper()
 	a := newApp(&strings.Builder{}, &strings.Builder{})
-	src, name, err := a.readProfile(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := a.loadProfile(src, name, nil)
+	l, _, err := a.profiles().ReadLoad(profile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

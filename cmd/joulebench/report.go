@@ -8,7 +8,6 @@ import (
 
 	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/report/htmlreport"
 )
 
@@ -42,13 +41,7 @@ distributions, the formal requests and the provenance; it opens offline.`,
 			if err != nil {
 				return err
 			}
-			err = a.toOut(a.v.GetString("out"), func(w io.Writer) error {
-				if format == htmlreport.Format {
-					return htmlreport.WriteRun(w, r.Pages, htmlreport.Options{Version: version})
-				}
-				return report.RunsWithStages(w, r.Runs, r.Stages, format)
-			})
-			if err != nil {
+			if err := a.toOut(a.v.GetString("out"), func(w io.Writer) error { return r.Render(w, format, version) }); err != nil {
 				return err
 			}
 			// As analyze: the table is shown, and the exit code says that

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/analysis"
 )
 
 func (a *app) validateCmd() *cobra.Command {
@@ -28,15 +28,10 @@ schema, exclusions, and the profile with each run's --set values.`,
 			if err != nil {
 				return err
 			}
-			if d := (&steps.Deps{}); d.Prepare(l) == nil {
-				if err := a.steadyFeasible(l, d); err != nil {
-					return err
-				}
-			} else if err := a.steadyFeasible(l, nil); err != nil {
+			if err := a.steadyFeasible(l, analysis.PreparedDeps(l)); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.out, "%s: profile %s is valid: %d parameters, %d steps, %d derived values, %d metrics, %d checks\n",
-				name, l.Profile.Name, len(l.Profile.Parameters), len(l.Steps), len(l.Profile.Derive), len(l.Profile.Metrics), len(l.Profile.Checks))
+			fmt.Fprintln(a.out, analysis.ValidLine(name, l))
 			return nil
 		},
 	}

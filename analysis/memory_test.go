@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"runtime"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// limitEvalMemory sets a limit of evalMemHeadroom times the live heap
+// LimitEvalMemory sets a limit of evalMemHeadroom times the live heap
 // when it holds a large run, and restores the previous limit.
 func TestLimitEvalMemory(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
@@ -15,7 +15,7 @@ func TestLimitEvalMemory(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i)
 	}
-	restore := limitEvalMemory()
+	restore := LimitEvalMemory()
 	got := debug.SetMemoryLimit(-1)
 	restore()
 	// At least the 128 MiB held, times 1.85 (237 MiB); the test binary's own
@@ -29,7 +29,7 @@ func TestLimitEvalMemory(t *testing.T) {
 
 	// A user's GOMEMLIMIT is left alone.
 	t.Setenv("GOMEMLIMIT", "1GiB")
-	restore = limitEvalMemory()
+	restore = LimitEvalMemory()
 	got = debug.SetMemoryLimit(-1)
 	restore()
 	if got != before {

@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"os"
@@ -19,12 +19,12 @@ import (
 // share of CPU). A limit set by the user (GOMEMLIMIT) is left alone, and
 // so are runs whose data is small.
 //
-// 1.85 keeps analyze of the large benchmark run (BenchmarkAnalyzeLarge)
-// at a peak RSS of 376–384 MiB, under the 400 MiB it is held to, at
-// 0.83–0.95 s wall; 1.65 held it at 343–357 MiB for 1.01–1.16 s (the
-// collector then runs about twice as often during evaluation). Before
-// loading kept the token times without a scratch copy, 1.85 peaked at
-// 403–410 MiB.
+// 1.85 keeps analyze of the large benchmark run (cmd/joulebench's
+// BenchmarkAnalyzeLarge) at a peak RSS of 376–384 MiB, under the 400 MiB
+// it is held to, at 0.83–0.95 s wall; 1.65 held it at 343–357 MiB for
+// 1.01–1.16 s (the collector then runs about twice as often during
+// evaluation). Before loading kept the token times without a scratch copy,
+// 1.85 peaked at 403–410 MiB.
 const (
 	evalMemHeadroom = 1.85
 	// evalMemMinBytes: below this heap size no limit is set (nor the
@@ -32,10 +32,10 @@ const (
 	evalMemMinBytes = 64 << 20
 )
 
-// limitEvalMemory sets the soft memory limit for an evaluation of the
+// LimitEvalMemory sets the soft memory limit for an evaluation of the
 // data now loaded and returns the function that restores the previous
 // limit.
-func limitEvalMemory() (restore func()) {
+func LimitEvalMemory() (restore func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
