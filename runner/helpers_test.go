@@ -1,12 +1,11 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/syncbuf"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/telemetry"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
@@ -16,22 +15,7 @@ import (
 const tinyProfile = "testdata/tiny.yaml"
 
 // syncBuffer is a bytes.Buffer safe for the run's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // fakeHost is a host with the state the test gives it.
 type fakeHost struct{ swap, procs string }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -9,12 +8,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/syncbuf"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -56,22 +55,7 @@ func sweepProc(t *testing.T, dir string, args ...string) (*exec.Cmd, *syncBuffer
 
 // syncBuffer is the output of a child process, written by exec's copying
 // goroutine while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // A sweep interrupted in its second run is resumed: the complete first run
 // is skipped, the interrupted one runs again in a new directory, and

@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/engines/process/processtest"
+	"github.com/joulebench/joulebench/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -26,22 +26,7 @@ func TestMain(m *testing.M) {
 }
 
 // syncBuffer is a log safe for the copier goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // alive reports whether pid runs (a zombie does not).
 func alive(pid int) bool {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines/internal/enginetest"
+	"github.com/joulebench/joulebench/internal/syncbuf"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
@@ -555,22 +556,7 @@ func TestClientGoneIsDropped(t *testing.T) {
 }
 
 // lockedBuffer is a log sink safe to read after the engine exited.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 func TestStopExits(t *testing.T) {
 	cfg := fastConfig()

@@ -7,27 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/internal/syncbuf"
 	"github.com/joulebench/joulebench/steps"
 )
 
 // lockedBuffer is a bytes.Buffer written by the redraw goroutine while the
 // test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // On a terminal the line is redrawn in place, cut to the terminal's width;
 // a log line goes above it and the line is drawn again; finish erases it.
