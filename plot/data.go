@@ -114,11 +114,11 @@ func Prepare(run *record.Run, res *record.Results) (*Data, error) {
 	}
 	d.Title = fmt.Sprintf("run %s · %s · %s", m.RunID, orDash(m.Engine.Kind), orDash(m.Engine.Model))
 	switch {
-	case m.Telemetry.Source == "replay":
+	case m.PowerReplayed():
 		// Real power from another recording, not simulated, and not
 		// measured in this run.
 		prefix := "REPLAYED POWER · "
-		if m.Engine.Kind == "sim" {
+		if m.SimulatedEngine() {
 			prefix = "SIMULATED ENGINE · " + prefix
 		}
 		d.Title = prefix + d.Title

@@ -50,8 +50,8 @@ const ReplayedNote = "REPLAYED POWER: the power samples were recorded in another
 // replayed power, SimulatedNote for a simulated run, else "".
 func NoteOf(m record.Meta) string {
 	switch {
-	case m.Telemetry.Source == "replay":
-		if m.Engine.Kind == "sim" {
+	case m.PowerReplayed():
+		if m.SimulatedEngine() {
 			return ReplayedNote + " The engine is joulebench's simulator."
 		}
 		return ReplayedNote

@@ -421,3 +421,20 @@ func (m *Meta) EventByName(name string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// Values of run.json that readers act on: the telemetry source of power
+// played back from a recording, and the engine kind of joulebench's
+// simulator (engines/sim and telemetry/replay write them; their tests hold
+// them equal).
+const (
+	ReplayedSource  = "replay"
+	SimulatorEngine = "sim"
+)
+
+// PowerReplayed reports whether the run's power was played back from a
+// recording: real power, but not the run's own.
+func (m *Meta) PowerReplayed() bool { return m.Telemetry.Source == ReplayedSource }
+
+// SimulatedEngine reports whether the run's engine was joulebench's
+// simulator.
+func (m *Meta) SimulatedEngine() bool { return m.Engine.Kind == SimulatorEngine }

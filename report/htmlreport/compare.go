@@ -86,7 +86,7 @@ func brief(r compare.Run) *runView {
 	if m.Simulated {
 		v.SimNote = report.SimulatedNote
 	}
-	if m.Telemetry.Source == "replay" {
+	if m.PowerReplayed() {
 		v.Replayed = "REPLAYED: power comes from an archived power.csv replayed" + noteSuffix(m.Telemetry.Note)
 	}
 	if r.Results != nil {

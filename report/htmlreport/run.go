@@ -129,7 +129,7 @@ func buildRun(in RunInput) (*runView, error) {
 	if m.Simulated {
 		v.SimNote = report.SimulatedNote
 	}
-	if m.Telemetry.Source == "replay" {
+	if m.PowerReplayed() {
 		v.Replayed = "REPLAYED: power comes from an archived power.csv replayed, not from a live measurement" + noteSuffix(m.Telemetry.Note)
 	}
 	if in.EvalErr != nil {
