@@ -403,25 +403,11 @@ func StartMetrics(ctx context.Context, s Spec, e engines.Engine, mc MetricsConfi
 	return sc
 }
 
-// NewTransport is the streaming transport (streamcore.NewTransport) made
-// to resend a request that
-// failed on a reused keep-alive connection before any answer came back:
-// llama-server closes its connection after a streamed response although
-// it announces keep-alive, and Go only retries idempotent requests. The
-// header that marks the request replayable is nil-valued, so it is never
-// sent; a request the server has started answering is never resent.
+// NewTransport is the streaming transport (streamcore.NewTransport) that
+// resends a request failed on a reused keep-alive connection before any
+// answer came back (streamcore.Replaying).
 func NewTransport() http.RoundTripper {
-	return replayable{rt: streamcore.NewTransport()}
-}
-
-type replayable struct{ rt http.RoundTripper }
-
-func (r replayable) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.GetBody != nil && req.Header.Get("Idempotency-Key") == "" {
-		req = req.Clone(req.Context())
-		req.Header["X-Idempotency-Key"] = nil
-	}
-	return r.rt.RoundTrip(req)
+	return streamcore.Replaying(streamcore.NewTransport())
 }
 
 // withAPIKey returns a client that adds the bearer token to every request
