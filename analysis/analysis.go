@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/exitcode"
@@ -29,20 +28,6 @@ type Profiles struct {
 	LimitMemory func() (restore func())
 }
 
-// ParseSets turns --set values (key=value) into a map.
-func ParseSets(values []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, kv := range values {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, exitcode.Invalidf("--set %q: expected key=value", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
 // Read resolves a profile argument (a file, or a name the finder knows) to
 // its YAML and the name errors report it by.
 func (p Profiles) Read(ref string) ([]byte, string, error) {
@@ -58,7 +43,7 @@ func (p Profiles) finder() *profiles.Finder {
 
 // Load loads a profile with --set values; its errors are invalid input.
 func (p Profiles) Load(src []byte, name string, sets []string) (*workflow.Loaded, error) {
-	overrides, err := ParseSets(sets)
+	overrides, err := workflow.ParseSets(sets)
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func readArchiveFile(dir, name string) ([]byte, error) {
 // resolved (run.json) and then the user's --set values. An archived
 // parameter the profile refuses is reported as run.json's, not as --set.
 func (p Profiles) loadArchived(src []byte, name string, meta archive.Meta, sets []string) (*workflow.Loaded, error) {
-	user, err := ParseSets(sets)
+	user, err := workflow.ParseSets(sets)
 	if err != nil {
 		return nil, err
 	}

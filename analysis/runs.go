@@ -13,6 +13,7 @@ import (
 	"github.com/joulebench/joulebench/plot"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/report/htmlreport"
+	"github.com/joulebench/joulebench/workflow"
 )
 
 // CheckFrontier checks the energy–latency frontier's options (--latency,
@@ -124,7 +125,7 @@ func (p Profiles) PlotData(ctx context.Context, dir, profile string, sets []stri
 	if err != nil {
 		return nil, nil, exitcode.Keep(err, "run %s", dir)
 	}
-	overrides, err := ParseSets(sets)
+	overrides, err := workflow.ParseSets(sets)
 	if err != nil {
 		return nil, e, err
 	}

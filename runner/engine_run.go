@@ -79,7 +79,7 @@ func (r *Runner) loadProfile(src []byte, name string, sets []string) (*workflow.
 // key=value parameter overrides sets, the profiles it extends found by
 // find; its errors are invalid input (CodeInvalid).
 func LoadProfile(src []byte, name string, sets []string, find func(ref, from string) ([]byte, string, error)) (*workflow.Loaded, error) {
-	overrides, err := ParseSets(sets)
+	overrides, err := workflow.ParseSets(sets)
 	if err != nil {
 		return nil, err
 	}
@@ -88,20 +88,6 @@ func LoadProfile(src []byte, name string, sets []string, find func(ref, from str
 		return nil, WithCode(CodeInvalid, fmt.Errorf("invalid profile:\n%w", err))
 	}
 	return l, nil
-}
-
-// ParseSets turns --set key=value values into a map.
-func ParseSets(values []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, kv := range values {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, Invalidf("--set %q: expected key=value", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
 }
 
 // prepareProfile loads the profile with --set values and, for the
@@ -115,7 +101,7 @@ func (e *engineRun) prepareProfile(sets []string) error {
 	engineKind := e.r.engineKind()
 	simulated := e.r.simulatedKind(engineKind)
 	e.engineKind, e.simulated = engineKind, simulated
-	user, err := ParseSets(sets)
+	user, err := workflow.ParseSets(sets)
 	if err != nil {
 		return err
 	}

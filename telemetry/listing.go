@@ -129,13 +129,8 @@ func (r *Registry) probeAuto(ctx context.Context, v Values, env Env) (Listing, e
 	}
 	var why []string
 	for _, d := range r.ranked() {
-		if d.Auto.Skip != nil {
-			if w, skip := d.Auto.Skip(env); skip {
-				if w != "" {
-					why = append(why, w)
-				}
-				continue
-			}
+		if skipped(d, env, &why) {
+			continue
 		}
 		l, opened, err := probe(ctx, d, v, env)
 		switch {

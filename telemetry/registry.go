@@ -263,13 +263,8 @@ func (r *Registry) openAuto(ctx context.Context, v Values, env Env) (Source, rec
 	}
 	var why []string
 	for _, d := range r.ranked() {
-		if d.Auto.Skip != nil {
-			if w, skip := d.Auto.Skip(env); skip {
-				if w != "" {
-					why = append(why, w)
-				}
-				continue
-			}
+		if skipped(d, env, &why) {
+			continue
 		}
 		src, info, err := d.Open(ctx, v, env)
 		switch {
@@ -292,4 +287,17 @@ func (r *Registry) openAuto(ctx context.Context, v Values, env Env) (Source, rec
 		env.NoSource(msg)
 	}
 	return nil, record.TelemetryInfo{Source: NoneName, Note: "auto: " + msg}, nil
+}
+
+// skipped reports whether auto passes d by without trying it, adding why
+// (when it says) to why.
+func skipped(d Descriptor, env Env, why *[]string) bool {
+	if d.Auto.Skip == nil {
+		return false
+	}
+	w, skip := d.Auto.Skip(env)
+	if skip && w != "" {
+		*why = append(*why, w)
+	}
+	return skip
 }
