@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/joulebench/joulebench/measure"
 )
 
 // energyBuiltinDefs are the built-ins over the power samples: energy,
@@ -13,11 +15,7 @@ func energyBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"energy", `energy(a, b, method) float`, `GPU energy in J summed over devices on [a, b]; method "trapz" (power samples, interpolated boundaries), "counter" (cumulative energy counter, interpolated) or "auto" (counter when every device has one)`},
 			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
+				pd, a, b, err := powerOver(p, 1)
 				if err != nil {
 					return nil, err
 				}
@@ -28,11 +26,7 @@ func energyBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"device_energy", `device_energy(device, a, b, method) float`, `energy(a, b, method) of one device`},
 			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				a, b, err := twoFloats(p[2], p[3])
+				pd, a, b, err := powerOver(p, 2)
 				if err != nil {
 					return nil, err
 				}
@@ -43,11 +37,7 @@ func energyBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"counter_vs_trapz", `counter_vs_trapz(a, b) {counter_j, trapz_j, rel_diff, glitches, note}`, `energy on [a, b] by the energy counter (glitches corrected) and by the trapezoid, summed over devices; rel_diff = |counter_j - trapz_j| / max of the two; glitches counts the counter glitches (resets, backward steps, frozen counters) inside, which note lists`},
 			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
+				pd, a, b, err := powerOver(p, 1)
 				if err != nil {
 					return nil, err
 				}
@@ -79,11 +69,7 @@ func energyBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"mean_power", `mean_power(a, b) float`, `time-weighted mean power in W over [a, b], summed over devices (trapezoid)`},
 			fn: func(p ...any) (any, error) {
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
+				pd, a, b, err := powerOver(p, 1)
 				if err != nil {
 					return nil, err
 				}
@@ -119,4 +105,18 @@ func energyBuiltinDefs() []builtinDef {
 			types: ctxT(new(func(context.Context) float64)),
 		},
 	}
+}
+
+// powerOver is the power data of a built-in's call (p[0], its context) and
+// the interval [a, b] of its arguments p[i] and p[i+1].
+func powerOver(p []any, i int) (pd *measure.PowerData, a, b float64, err error) {
+	pd, err = powerFrom(p[0].(context.Context))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	a, b, err = twoFloats(p[i], p[i+1])
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return pd, a, b, nil
 }
