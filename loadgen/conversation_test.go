@@ -82,7 +82,7 @@ func TestConversationPrefixCacheOnSim(t *testing.T) {
 	if len(recs) != 6 {
 		t.Fatalf("%d turns recorded, want 6", len(recs))
 	}
-	const tol = 0.020 // scheduling and HTTP on a shared machine, above the model
+	const tol = 0.040 // scheduling and HTTP on a shared machine (the race detector, other packages' tests), above the model
 	for _, r := range recs {
 		if !r.OK || r.ConversationID == "" {
 			t.Fatalf("%+v", r)
