@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/engines/sim/simtest"
+
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/engines/sim"
@@ -25,15 +27,7 @@ import (
 func startSim(t *testing.T, cfg sim.Config) *sim.Engine {
 	t.Helper()
 	cfg.StartupS, cfg.StoppingS = 0, 0
-	e := sim.New(cfg)
-	if err := e.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = e.Stop(context.Background(), time.Second) })
-	if err := e.WaitReady(context.Background(), 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return simtest.Serve(t, cfg)
 }
 
 // noteText is n characters of text that starts with tag, so that texts of

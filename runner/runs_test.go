@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/engines/sim/simtest"
+
 	"github.com/joulebench/joulebench/archive"
 	simengine "github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/steps"
@@ -178,15 +180,8 @@ func TestRunTelemetryFails(t *testing.T) {
 func TestRunEngineURL(t *testing.T) {
 	cfg := simengine.Quick(simengine.DefaultConfig())
 	cfg.Log = io.Discard
-	srv := simengine.New(cfg)
+	srv := simtest.Serve(t, cfg)
 	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop(ctx, time.Second)
-	if err := srv.WaitReady(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
 	var msgs syncBuffer
 	s := testSpec(t, &msgs)
 	s.Out = filepath.Join(t.TempDir(), "run")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/joulebench/joulebench/engines/sim/simtest"
 
 	simengine "github.com/joulebench/joulebench/engines/sim"
 )
@@ -66,15 +66,7 @@ func TestRunInputsCheckedBeforeDirectory(t *testing.T) {
 func TestModelWithEngineURL(t *testing.T) {
 	cfg := simengine.Quick(simengine.DefaultConfig())
 	cfg.Log = io.Discard
-	srv := simengine.New(cfg)
-	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop(ctx, time.Second)
-	if err := srv.WaitReady(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	srv := simtest.Serve(t, cfg)
 	out := filepath.Join(t.TempDir(), "run")
 	stdout, stderr, code := runCLI(t, "run", enginesProfile, "--out", out, "--no-progress", "--telemetry", "none",
 		"--engine-url", srv.BaseURL(), "--model", cfg.Model, "--set", "request_count=2", "--set", "max_tokens=8")

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/joulebench/joulebench/engines/sim/simtest"
 
 	simengine "github.com/joulebench/joulebench/engines/sim"
 )
@@ -17,15 +17,7 @@ import (
 func TestEngineURLSecretsNeverWritten(t *testing.T) {
 	cfg := simengine.Quick(simengine.DefaultConfig())
 	cfg.Log = io.Discard
-	srv := simengine.New(cfg)
-	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop(ctx, time.Second)
-	if err := srv.WaitReady(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	srv := simtest.Serve(t, cfg)
 	url := strings.Replace(srv.BaseURL(), "http://", "http://bob:pAsSw0rd@", 1) + "/v1?key=qUeRyS3cret"
 	out := filepath.Join(t.TempDir(), "run")
 	stdout, stderr, code := runCLI(t, "run", enginesProfile, "--out", out, "--no-progress", "--telemetry", "none",
