@@ -239,6 +239,21 @@ func requestsInterval(name string, p []any) (*Data, []*record.Request, float64, 
 	return d, reqs, a, b, nil
 }
 
+// dataInterval is the run data of a built-in's call (p[0], its context)
+// and the interval [a, b] of its arguments p[1] and p[2]; a bad interval's
+// error names the built-in.
+func dataInterval(name string, p []any) (*Data, float64, float64, error) {
+	d, err := dataFrom(p[0].(context.Context))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	a, b, err := twoFloats(p[1], p[2])
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return d, a, b, nil
+}
+
 func twoFloats(x, y any) (float64, float64, error) {
 	a, ok1 := toFloat(x)
 	b, ok2 := toFloat(y)

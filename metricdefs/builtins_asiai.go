@@ -2,7 +2,6 @@ package metricdefs
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/joulebench/joulebench/measure"
 )
@@ -16,13 +15,9 @@ func asiaiBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"power_readings", `power_readings(a, b) int`, `samples with a ≤ t ≤ b whose power is above 0 W, over every device (0 with no power samples): a window where every sample reads 0 W has no reading`},
 			fn: func(p ...any) (any, error) {
-				d, err := dataFrom(p[0].(context.Context))
+				d, a, b, err := dataInterval("power_readings", p)
 				if err != nil {
 					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
-				if err != nil {
-					return nil, fmt.Errorf("power_readings: %w", err)
 				}
 				return d.Power.PowerReadings(a, b), nil
 			},
@@ -31,13 +26,9 @@ func asiaiBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"max_mem", `max_mem(a, b) float`, `GPU memory in use in bytes: each device's largest known mem_used_bytes among its samples in [a, b], summed over devices (0 when no sample has one)`},
 			fn: func(p ...any) (any, error) {
-				d, err := dataFrom(p[0].(context.Context))
+				d, a, b, err := dataInterval("max_mem", p)
 				if err != nil {
 					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
-				if err != nil {
-					return nil, fmt.Errorf("max_mem: %w", err)
 				}
 				total := 0.0
 				for _, dev := range d.Power.Devices() {

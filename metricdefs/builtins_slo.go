@@ -45,13 +45,9 @@ func sloBuiltinDefs() []builtinDef {
 		{
 			Builtin: Builtin{"engine_state", `engine_state(a, b) {scrapes, running_mean, waiting_mean, kv_mean_pct, kv_max_pct, has_running, has_waiting, has_kv}`, `the engine's state from engine_metrics.jsonl over [a, b] (vLLM, SGLang, llama.cpp and simulator gauges): mean running batch and waiting queue (summed over label sets), mean and largest KV-cache usage in % (fullest label set), each the plain mean of the scrapes inside; scrapes counts the running-batch scrapes there. Never an energy input`},
 			fn: func(p ...any) (any, error) {
-				d, err := dataFrom(p[0].(context.Context))
+				d, a, b, err := dataInterval("engine_state", p)
 				if err != nil {
 					return nil, err
-				}
-				a, b, err := twoFloats(p[1], p[2])
-				if err != nil {
-					return nil, fmt.Errorf("engine_state: %w", err)
 				}
 				if b < a {
 					return nil, fmt.Errorf("engine_state: interval [%v, %v] is not an interval", a, b)
