@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -34,19 +35,19 @@ func runArchive(ctx context.Context, rc *workflow.RunContext, d *Deps, _ *Archiv
 // Ctrl-C): a last sample is taken when sampling still runs, and the stages
 // end at the newest sample common to every device, so that the energy of
 // each stage has power data up to its end. Without sampling they end now.
-func (d *Deps) EndStages(ctx context.Context, rc *workflow.RunContext) {
+// Its error joins those of recording the stage ends.
+func (d *Deps) EndStages(ctx context.Context, rc *workflow.RunContext) error {
 	now := rc.Clock.Now()
 	d.mu.Lock()
 	sampling := d.sampler != nil && !d.stopped
 	d.mu.Unlock()
 	if !sampling {
-		rc.CloseOpenStages(now)
-		return
+		return rc.CloseOpenStages(now)
 	}
 	if err := d.sampleNow(ctx); err != nil {
 		rc.Log.Warn().Err(err).Msg("last sample")
 	}
-	rc.CloseOpenStages(d.lastSampleT(now))
+	return rc.CloseOpenStages(d.lastSampleT(now))
 }
 
 // failedChecks joins the checks of severity fail that did not pass ("" if
@@ -66,21 +67,37 @@ func failedChecks(res *archive.Results) string {
 	return strings.Join(why, "; ")
 }
 
-// Finish closes a run: open stages end now, status and reason are written,
-// the data is flushed, and — for a complete run — the profile is evaluated
+// Finish closes a run: open stages end now, the data is flushed and
+// synced, then status and reason are written (in that order: a crash in
+// between leaves a run still "running", never a "complete" one missing
+// its last rows), and — for a complete run — the profile is evaluated
 // over the archive as written (exactly what `joulebench analyze` does) and
 // results.json is written; a run failing an exclude check is marked
-// excluded, never deleted.
+// excluded, never deleted. A flush that fails makes a complete run failed,
+// with the reason; the errors of ending the stages are logged and
+// returned with the others.
 func Finish(ctx context.Context, rc *workflow.RunContext, status, reason string) error {
 	now := rc.Clock.Now()
-	rc.CloseOpenStages(now)
+	stagesErr := rc.CloseOpenStages(now)
+	if stagesErr != nil {
+		rc.Log.Error().Err(stagesErr).Msg("record the ends of the open stages")
+	}
+	flushErr := archiveErr(rc, rc.Out.Flush())
+	if flushErr != nil {
+		flushErr = fmt.Errorf("flush the run data: %w", flushErr)
+		if status == archive.StatusComplete {
+			status, reason = archive.StatusFailed, flushErr.Error()
+		} else {
+			reason += "; " + flushErr.Error()
+		}
+	}
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
 		m.Status, m.Reason, m.EndedAt = status, reason, now
 	}); err != nil {
-		return err
+		return errors.Join(flushErr, err, stagesErr)
 	}
-	if err := rc.Out.Flush(); err != nil {
-		return err
+	if flushErr != nil || stagesErr != nil {
+		return errors.Join(flushErr, stagesErr)
 	}
 	if status != archive.StatusComplete {
 		return nil

@@ -3,6 +3,8 @@ package steps
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
@@ -97,4 +99,65 @@ func TestFinishFailedKeepsRawDataWithoutResults(t *testing.T) {
 func validRequest(rc *workflow.RunContext, id string) archive.Request {
 	t := rc.Clock.Now()
 	return archive.Request{ID: id, Phase: "formal", SentAt: t, FirstTokenAt: t + 0.01, DoneAt: t + 0.02, OK: true, OutputTokens: 3}
+}
+
+// The run's final status reaches run.json only after the data files are
+// flushed and synced: a crash between the two writes leaves a run still
+// "running", never a "complete" one missing its last rows. The redaction
+// hook sees each run.json as it is written; when it carries the final
+// status, requests.jsonl on disk must already hold the request. Before,
+// the status was written first and the row was still in the buffer.
+func TestFinishWritesStatusAfterTheData(t *testing.T) {
+	for _, status := range []string{archive.StatusComplete, archive.StatusFailed} {
+		t.Run(status, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			var onDisk []string // requests.jsonl when a final status was written
+			w, err := archive.Create(dir, archive.Meta{RunID: "t"}, archive.WithRedact(func(s string) string {
+				if !strings.Contains(s, `"status": "running"`) {
+					b, _ := os.ReadFile(filepath.Join(dir, archive.RequestsFile))
+					onDisk = append(onDisk, string(b))
+				}
+				return s
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { w.Close() })
+			rc := finishRC(t)
+			rc.Out = w
+			if err := w.AppendRequest(validRequest(rc, "last")); err != nil {
+				t.Fatal(err)
+			}
+			if err := Finish(context.Background(), rc, status, ""); err != nil {
+				t.Fatal(err)
+			}
+			if len(onDisk) == 0 {
+				t.Fatal("no run.json with the final status was written")
+			}
+			if !strings.Contains(onDisk[0], `"id":"last"`) {
+				t.Errorf("run.json got status %s while requests.jsonl on disk held %q: the last request was not flushed first", status, onDisk[0])
+			}
+		})
+	}
+}
+
+// A run cut short whose stage ends cannot be recorded says so: the error
+// of ending the open stages is Finish's and EndStages' (before, it was
+// dropped and the run's error said nothing of it).
+func TestFinishSurfacesStageEndErrors(t *testing.T) {
+	rc := finishRC(t)
+	rc.StageStart("formal", rc.Clock.Now())
+	// run.json can no longer be written: the run directory is gone.
+	if err := os.RemoveAll(rc.Out.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	err := (&Deps{}).EndStages(context.Background(), rc)
+	if err == nil || !strings.Contains(err.Error(), "end stage formal") {
+		t.Errorf("EndStages = %v, want the failure to end stage formal", err)
+	}
+	rc.StageStart("warmup", rc.Clock.Now())
+	err = Finish(context.Background(), rc, archive.StatusFailed, "cut short")
+	if err == nil || !strings.Contains(err.Error(), "end stage warmup") {
+		t.Errorf("Finish = %v, want the failure to end stage warmup", err)
+	}
 }

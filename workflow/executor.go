@@ -2,7 +2,9 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -89,17 +91,28 @@ func (rc *RunContext) StageEnd(name string, t float64) error {
 }
 
 // CloseOpenStages ends every open stage at t, or at its start when t is
-// earlier (a run that stops early keeps the stages it had).
-func (rc *RunContext) CloseOpenStages(t float64) {
+// earlier (a run that stops early keeps the stages it had). The errors of
+// recording the ends are joined, each naming its stage (the ends stay in
+// memory and reach run.json with its next successful write).
+func (rc *RunContext) CloseOpenStages(t float64) error {
 	rc.mu.Lock()
 	open := make(map[string]float64, len(rc.open))
 	for n, start := range rc.open {
 		open[n] = start
 	}
 	rc.mu.Unlock()
-	for n, start := range open {
-		_ = rc.StageEnd(n, max(t, start))
+	names := make([]string, 0, len(open))
+	for n := range open {
+		names = append(names, n)
 	}
+	sort.Strings(names)
+	var errs []error
+	for _, n := range names {
+		if err := rc.StageEnd(n, max(t, open[n])); err != nil {
+			errs = append(errs, fmt.Errorf("end stage %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Event records a named instant in run.json.
