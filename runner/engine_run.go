@@ -52,16 +52,32 @@ type engineRun struct {
 	rc        *workflow.RunContext
 
 	// closers run in reverse order when the run ends.
-	closers []func() error
+	closers []closer
+	// finished: failEarly wrote the run's final status.
+	finished bool
 }
 
-func (e *engineRun) onClose(f func() error) { e.closers = append(e.closers, f) }
+// closer releases one thing a phase opened; what names it in errors.
+type closer struct {
+	what string
+	f    func() error
+}
 
-// close releases what the phases opened, last opened first.
-func (e *engineRun) close() {
+func (e *engineRun) onClose(what string, f func() error) {
+	e.closers = append(e.closers, closer{what, f})
+}
+
+// close releases what the phases opened, last opened first. Its error
+// joins every closer's, each naming what failed to close (the archive's
+// data files, the power source...).
+func (e *engineRun) close() error {
+	var errs []error
 	for i := len(e.closers) - 1; i >= 0; i-- {
-		_ = e.closers[i]()
+		if err := e.closers[i].f(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", e.closers[i].what, err))
+		}
 	}
+	return errors.Join(errs...)
 }
 
 // readProfile resolves a profile reference to its YAML and name.
@@ -195,8 +211,46 @@ func (e *engineRun) createArchive(labels map[string]string) error {
 	}
 	e.dir = dir
 	e.out = out
-	e.onClose(out.Close)
-	return os.WriteFile(filepath.Join(e.dir, workflow.ProfileFile), e.l.Source, 0o644)
+	e.onClose("the archive "+dir, out.Close)
+	if err := writeNew(e.dir, workflow.ProfileFile, e.l.Source); err != nil {
+		return steps.ArchiveWriteError(e.dir, err)
+	}
+	return nil
+}
+
+// writeNew writes dir/name, which must not exist, through a temp file
+// (write, fsync, rename): a full disk leaves no truncated copy.
+func writeNew(dir, name string, data []byte) (err error) {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	final := filepath.Join(dir, name)
+	if _, err := os.Lstat(final); err == nil {
+		return fmt.Errorf("write %s: it exists already; it is never overwritten", name)
+	}
+	if err := os.Rename(f.Name(), final); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
 }
 
 // openLogs creates joulebench.log (also shown on the console) and
@@ -206,12 +260,12 @@ func (e *engineRun) openLogs() error {
 	if err != nil {
 		return err
 	}
-	e.onClose(logFile.Close)
+	e.onClose(archive.LogFile, logFile.Close)
 	engineLog, err := os.Create(e.out.Path(archive.EngineLogFile))
 	if err != nil {
 		return err
 	}
-	e.onClose(engineLog.Close)
+	e.onClose(archive.EngineLogFile, engineLog.Close)
 	e.engineLog = e.s.Redact.Writer(engineLog)
 	e.log = zerolog.New(io.MultiWriter(e.s.Redact.Writer(logFile), zerolog.ConsoleWriter{Out: e.s.Console, TimeFormat: "15:04:05", NoColor: true})).
 		Level(e.s.LogLevel).With().Timestamp().Str("run", e.runID).Logger()
@@ -236,8 +290,7 @@ func (e *engineRun) buildEngine(ctx context.Context) error {
 		Note:         func(msg string) { e.log.Info().Str("component", "engine").Msg(msg) },
 		ReadyTimeout: readyTimeout(e.l)})
 	if err != nil {
-		e.failEarly(ctx, err)
-		return err
+		return e.failEarly(ctx, err)
 	}
 	e.es = es
 	e.deps.Engine, e.deps.NewClient = es.Engine, es.NewClient
@@ -262,11 +315,10 @@ func (e *engineRun) startTelemetry(ctx context.Context) error {
 		source, telInfo, err = e.s.OpenTelemetry(ctx, env)
 	}
 	if err != nil {
-		e.failEarly(ctx, err)
-		return err
+		return e.failEarly(ctx, err)
 	}
 	if source != nil {
-		e.onClose(source.Close)
+		e.onClose("the power source "+source.Name(), source.Close)
 	}
 	e.telInfo = telInfo
 	e.deps.Source = source
@@ -303,9 +355,23 @@ func (e *engineRun) stopEngine() error {
 	return nil
 }
 
-// failEarly archives a run that failed before its steps began.
-func (e *engineRun) failEarly(ctx context.Context, err error) {
-	_ = steps.Finish(ctx, &workflow.RunContext{Clock: e.clock, Out: e.out, Loaded: e.l}, archive.StatusFailed, err.Error())
+// failEarly archives a run that failed before its steps began (status
+// failed, with err as the reason; on a full disk through the archive's
+// status reserve) and returns err, joined with the error of archiving it.
+// It does so once; without an archive it only returns err.
+func (e *engineRun) failEarly(ctx context.Context, err error) error {
+	if e.out == nil || e.finished {
+		return err
+	}
+	e.finished = true
+	clock := e.clock
+	if clock == nil {
+		clock = workflow.NewClock()
+	}
+	if ferr := steps.Finish(ctx, &workflow.RunContext{Clock: clock, Out: e.out, Log: e.log, Loaded: e.l}, archive.StatusFailed, err.Error()); ferr != nil {
+		return errors.Join(err, fmt.Errorf("archive the failure: %w", ferr))
+	}
+	return err
 }
 
 // startScraper starts the engine /metrics side path into
@@ -337,7 +403,10 @@ func (e *engineRun) cleanup(ctx context.Context, runErr error) error {
 	// Open stages end at the last power sample, so that their energy is
 	// computable (a stage ending after the last sample has no data to its
 	// end).
-	d.EndStages(stopCtx, rc)
+	if err := d.EndStages(stopCtx, rc); err != nil {
+		log.Error().Err(err).Msg("end the open stages")
+		runErr = errors.Join(runErr, err)
+	}
 	if _, err := d.StopEngine(stopCtx, rc, 5*time.Second); err != nil {
 		log.Warn().Err(err).Msg("stop engine")
 	}
@@ -350,6 +419,7 @@ func (e *engineRun) cleanup(ctx context.Context, runErr error) error {
 	}
 	if err := steps.Finish(stopCtx, rc, status, runErr.Error()); err != nil {
 		log.Error().Err(err).Msg("finish archive")
+		runErr = errors.Join(runErr, fmt.Errorf("finish the archive: %w", err))
 	}
 	fmt.Fprintf(e.s.Messages, "run %s: raw data kept in %s\n", status, e.dir)
 	if status == archive.StatusInterrupted {

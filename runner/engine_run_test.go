@@ -179,3 +179,26 @@ func TestModelFor(t *testing.T) {
 		}
 	}
 }
+
+// Closing what a run opened reports every failure, naming what failed
+// (before, the errors of closing the archive and the power source were
+// dropped), and still closes the rest.
+func TestCloseJoinsErrors(t *testing.T) {
+	e := &engineRun{}
+	var order []string
+	add := func(what string, err error) {
+		e.onClose(what, func() error { order = append(order, what); return err })
+	}
+	add("the archive runs/x", errors.New("archive: sync power.csv: input/output error"))
+	add("joulebench.log", nil)
+	add("the power source dcgm", errors.New("connection reset"))
+	err := e.close()
+	if got := strings.Join(order, ", "); got != "the power source dcgm, joulebench.log, the archive runs/x" {
+		t.Errorf("closed in the order %s, want the last opened first", got)
+	}
+	for _, want := range []string{"close the archive runs/x: archive: sync power.csv: input/output error", "close the power source dcgm: connection reset"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("close() = %v, want it to say %q", err, want)
+		}
+	}
+}

@@ -176,9 +176,15 @@ func (r *Runner) parentDir(what string) (string, error) {
 // the progress display, execute the steps, then clean up after a failure
 // or report the results. Nothing is created before the checks pass. It
 // returns the run's directory ("" when none was created).
-func (r *Runner) runEngine(ctx context.Context, sets, labelArgs []string, dir string, changed func(string) bool) (string, error) {
+func (r *Runner) runEngine(ctx context.Context, sets, labelArgs []string, dir string, changed func(string) bool) (_ string, err error) {
 	e := &engineRun{r: r, s: r.s, dir: dir, now: r.s.Now}
-	defer e.close()
+	defer func() {
+		// A failure to close the archive's data files or the power
+		// source is the run's too.
+		if cerr := e.close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
 	if err := e.prepare(ctx, sets, labelArgs, changed); err != nil {
 		return "", err
 	}
@@ -194,7 +200,7 @@ func (r *Runner) runEngine(ctx context.Context, sets, labelArgs []string, dir st
 	e.rc = &workflow.RunContext{Clock: e.clock, Out: e.out, Log: e.log, Loaded: e.l, Engine: e.engineKind}
 	// Whatever path the run takes (success, failure, panic), the engine
 	// it started does not outlive it.
-	e.onClose(e.stopEngine)
+	e.onClose("the engine", e.stopEngine)
 	runErr := workflow.Execute(ctx, e.rc, steps.Registry(), e.deps)
 	if finish != nil {
 		finish()
@@ -227,8 +233,14 @@ func (e *engineRun) prepare(ctx context.Context, sets, labelArgs []string, chang
 }
 
 // open creates the archive and logs, builds the engine and starts the
-// power source and the /metrics scraper.
-func (e *engineRun) open(ctx context.Context) error {
+// power source and the /metrics scraper. Once the archive exists, a
+// failure is archived as the run's status (failEarly).
+func (e *engineRun) open(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			err = e.failEarly(ctx, err)
+		}
+	}()
 	if err := e.openArchive(e.labels); err != nil {
 		return err
 	}

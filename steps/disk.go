@@ -31,11 +31,18 @@ func (e *archiveError) Unwrap() error { return e.err }
 
 // archiveErr wraps a failed archive write (nil stays nil).
 func archiveErr(rc *workflow.RunContext, err error) error {
+	return ArchiveWriteError(rc.Out.Dir(), err)
+}
+
+// ArchiveWriteError is err, a failed write into the run directory dir,
+// said as the disk's fault: on a full disk it names the filesystem and its
+// free space (nil stays nil).
+func ArchiveWriteError(dir string, err error) error {
 	var ae *archiveError
 	if err == nil || errors.As(err, &ae) {
 		return err
 	}
-	return &archiveError{dir: rc.Out.Dir(), err: err}
+	return &archiveError{dir: dir, err: err}
 }
 
 // describeDisk names the filesystem dir is on, and its free space:
