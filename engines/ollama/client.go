@@ -211,9 +211,16 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 				texts.Add(lineHash(l))
 			}
 			if l.Done {
-				_ = gojson.Unmarshal(b, &t)
-				done = true
 				rec.DoneAt = now
+				if jerr := gojson.Unmarshal(b, &t); jerr != nil {
+					// A count that does not decode is no count: the
+					// request fails, as for an implausible one, rather
+					// than fall back to the chars/4 estimate.
+					streamErr = "implausible token count from the server: the done line's counts do not decode: " + jerr.Error()
+					t = timings{}
+					break
+				}
+				done = true
 				break
 			}
 		}

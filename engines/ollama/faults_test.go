@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -80,6 +81,20 @@ func TestFaults(t *testing.T) {
 			"implausible token count from the server: output tokens 0 (engine) but the stream carried 4 characters of text", 0},
 		{"eval_count 3.7", func(w http.ResponseWriter, r *http.Request) { lines(w, tokenLine, doneLine("3.7")) }, nil,
 			"implausible token count from the server: eval_count 3.7 is not a whole number", 0},
+		// A done line whose counts do not decode fails the request; before,
+		// the error was dropped and the request was OK with chars/4 as
+		// its tokens (1 here).
+		{"eval_count a string", func(w http.ResponseWriter, r *http.Request) { lines(w, tokenLine, doneLine(`"12"`)) }, nil,
+			"implausible token count from the server: the done line's counts do not decode: ", 0},
+		{"eval_count an object", func(w http.ResponseWriter, r *http.Request) { lines(w, tokenLine, doneLine(`{"n":12}`)) }, nil,
+			"implausible token count from the server: the done line's counts do not decode: ", 0},
+		{"prompt_eval_count a string", func(w http.ResponseWriter, r *http.Request) {
+			lines(w, tokenLine, `{"done":true,"prompt_eval_count":"5","eval_count":1}`)
+		}, nil, "implausible token count from the server: the done line's counts do not decode: ", 0},
+		// prompt_eval_count is held to the archive reader's bound (2^27).
+		{"prompt_eval_count 10^15", func(w http.ResponseWriter, r *http.Request) {
+			lines(w, tokenLine, `{"done":true,"prompt_eval_count":1e15,"eval_count":1}`)
+		}, nil, "implausible token count from the server: prompt tokens 1000000000000000 (engine) is above 134217728", 0},
 		{"eval_count 3.0 is 3", func(w http.ResponseWriter, r *http.Request) { lines(w, tokenLine, doneLine("3.0")) }, nil, "", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,6 +108,14 @@ func TestFaults(t *testing.T) {
 			}
 			if rec.OK || !strings.HasPrefix(rec.Error, tc.want) || rec.OutputTokens != 0 || rec.TokensSource != "" {
 				t.Fatalf("got error %q, want %q: %+v", rec.Error, tc.want, rec)
+			}
+			if rec.PromptTokens < 0 || rec.PromptTokens > archive.MaxPromptTokens {
+				t.Errorf("failed record keeps prompt tokens %d: the archive reader refuses it", rec.PromptTokens)
+			}
+			for k, v := range rec.EngineTimings {
+				if v < 0 {
+					t.Errorf("failed record keeps engine_timings.%s %v: the archive reader refuses it", k, v)
+				}
 			}
 		})
 	}

@@ -139,6 +139,14 @@ func TestImplausibleCounts(t *testing.T) {
 		{"absurd float", `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1e300}}`, 0,
 			"implausible token count from the server: output tokens", 0},
 		{"just above plausible", usageChunk(1, MaxPlausibleTokens+1), 0, "implausible token count from the server: output tokens 4194305 (usage) is above 4194304", 0},
+		// Prompt tokens are held to the archive reader's bound (2^27 =
+		// 134217728), live: 10^15 fails the request. Before, it was
+		// archived, and the reader then refused the whole run.
+		{"prompt at the bound", usageChunk(1<<27, 3), 16, "", 3},
+		{"prompt 10^15", usageChunk(1e15, 3), 16, "implausible token count from the server: prompt tokens 1000000000000000 (usage) is above 134217728", 0},
+		{"prompt just above the bound", usageChunk(1<<27+1, 3), 16, "implausible token count from the server: prompt tokens 134217729 (usage) is above 134217728", 0},
+		{"cached prompt 10^15", `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":1000000000000000}}}`, 16,
+			"implausible token count from the server: cached prompt tokens 1000000000000000 (usage) is above 134217728", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -154,6 +162,10 @@ func TestImplausibleCounts(t *testing.T) {
 			}
 			if rec.OK || !strings.HasPrefix(rec.Error, tc.want) || rec.OutputTokens != 0 || rec.PromptTokens < 0 {
 				t.Fatalf("got %q %+v, want %q", rec.Error, rec, tc.want)
+			}
+			// What is archived stays inside the reader's bounds.
+			if rec.PromptTokens > archive.MaxPromptTokens || rec.CachedPromptTokens > archive.MaxPromptTokens || rec.CachedPromptTokens < 0 {
+				t.Errorf("failed record keeps prompt tokens %d, cached %d: the archive reader refuses them", rec.PromptTokens, rec.CachedPromptTokens)
 			}
 		})
 	}

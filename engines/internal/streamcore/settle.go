@@ -35,14 +35,22 @@ func ClampInt(f float64) int {
 // counter, never tokens.
 const MaxPlausibleTokens = 1 << 22
 
+// MaxPlausiblePromptTokens bounds the prompt (and cached prompt) tokens of
+// one request: the archive reader's bound (archive.MaxPromptTokens, far
+// above any context length), so that a run never writes a request its own
+// reader refuses.
+const MaxPlausiblePromptTokens = archive.MaxPromptTokens
+
 // SettleCounts checks the token counts of a finished record and makes a
 // failed record carry no output tokens. A successful record whose counts
 // cannot be right fails with the reason: a negative count, a count the
 // engine reported (source usage or engine) above the request's max_tokens,
-// or above MaxPlausibleTokens. An estimate (chars/4) is only an estimate:
+// or above MaxPlausibleTokens, or prompt tokens above
+// MaxPlausiblePromptTokens. An estimate (chars/4) is only an estimate:
 // it is capped at max_tokens instead. A failed record keeps what arrived
 // (output_chars, token_times) but its output and reasoning tokens are 0,
-// so that no consumer can count them.
+// so that no consumer can count them, and a prompt count outside the
+// bounds is 0 (the error says what the server reported).
 func SettleCounts(rec *archive.Request) {
 	if rec.OK {
 		if rec.TokensSource == SourceEstimate && rec.MaxTokens > 0 {
@@ -53,13 +61,33 @@ func SettleCounts(rec *archive.Request) {
 			rec.Error = "implausible token count from the server: " + why
 		}
 	}
-	if rec.PromptTokens < 0 {
+	if rec.PromptTokens < 0 || rec.PromptTokens > MaxPlausiblePromptTokens {
 		rec.PromptTokens = 0
+	}
+	if rec.CachedPromptTokens < 0 || rec.CachedPromptTokens > MaxPlausiblePromptTokens {
+		rec.CachedPromptTokens = 0
+	}
+	// A negative count, duration or rate is no reading (the request
+	// failed above when it was its token count); the archive holds none.
+	for k, v := range rec.EngineTimings {
+		if v < 0 && nonNegativeTimings[k] {
+			delete(rec.EngineTimings, k)
+		}
 	}
 	if !rec.OK {
 		rec.OutputTokens, rec.ReasoningTokens, rec.TokensSource = 0, 0, ""
 		rec.TokenCounts = nil
 	}
+}
+
+// nonNegativeTimings are the engine_timings that Ollama and llama.cpp
+// report as counts, durations or rates, which the archive holds to ≥ 0
+// (docs/archive-v1.md, "Bounds").
+var nonNegativeTimings = map[string]bool{
+	"eval_count": true, "eval_duration": true, "prompt_eval_count": true,
+	"prompt_eval_duration": true, "load_duration": true, "total_duration": true,
+	"predicted_n": true, "predicted_ms": true, "predicted_per_second": true,
+	"prompt_n": true, "prompt_ms": true, "prompt_per_second": true,
 }
 
 func implausible(rec *archive.Request) string {
@@ -75,6 +103,12 @@ func implausible(rec *archive.Request) string {
 		return fmt.Sprintf("prompt tokens %d (%s) is negative", rec.PromptTokens, src)
 	case rec.ReasoningTokens < 0:
 		return fmt.Sprintf("reasoning tokens %d (%s) is negative", rec.ReasoningTokens, src)
+	case rec.PromptTokens > MaxPlausiblePromptTokens:
+		return fmt.Sprintf("prompt tokens %d (%s) is above %d", rec.PromptTokens, src, MaxPlausiblePromptTokens)
+	case rec.CachedPromptTokens < 0:
+		return fmt.Sprintf("cached prompt tokens %d (%s) is negative", rec.CachedPromptTokens, src)
+	case rec.CachedPromptTokens > MaxPlausiblePromptTokens:
+		return fmt.Sprintf("cached prompt tokens %d (%s) is above %d", rec.CachedPromptTokens, src, MaxPlausiblePromptTokens)
 	case rec.OutputTokens > MaxPlausibleTokens:
 		return fmt.Sprintf("output tokens %d (%s) is above %d", rec.OutputTokens, src, MaxPlausibleTokens)
 	case rec.MaxTokens > 0 && rec.OutputTokens > rec.MaxTokens:
