@@ -236,6 +236,9 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 		if why := notThere(last); why != "" {
 			return fmt.Errorf("%s at %s: %s: GET %s: %w", e.cfg.Kind, e.shown(), why, health, last)
 		}
+		if process.CredentialsRefused(last) {
+			return fmt.Errorf("%s at %s: GET %s: %w: %s", e.cfg.Kind, e.shown(), health, last, process.CredentialsHint)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s: not answering after %s: GET %s: last answer: %w", e.cfg.Kind, timeout, health, last)
@@ -366,6 +369,9 @@ func (e *Engine) ResolveModel(ctx context.Context) (string, error) {
 		}
 		if why := notThere(err); why != "" {
 			return "", fmt.Errorf("%s: %w", why, err) // the caller names the URL
+		}
+		if process.CredentialsRefused(err) {
+			return "", fmt.Errorf("%s: %w", process.CredentialsHint, err)
 		}
 		if !mayCome(ctx, err) {
 			return "", fmt.Errorf("no --model given and the server does not list one: %w", err)

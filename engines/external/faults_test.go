@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,5 +126,45 @@ func TestBadURL(t *testing.T) {
 		if strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("error shows the secret: %v", err)
 		}
+	}
+}
+
+// A server that answers 401 or 403 refused the credentials: waiting for it
+// is useless, so WaitReady and ResolveModel fail at once, saying so and
+// showing none of the credentials. Before, 401 was taken for "still
+// loading" and the run waited out ready_timeout (20 minutes).
+func TestCredentialsRefusedFailsFast(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, `{"error":"invalid key"}`, status)
+			}))
+			defer srv.Close()
+			raw := strings.Replace(srv.URL, "http://", "http://bob:pw@", 1) + "/v1?key=s3cret"
+			e, err := external.New(external.Config{URL: raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			werr := e.WaitReady(ctx, 20*time.Minute)
+			_, merr := e.ResolveModel(ctx)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %s to say so", d)
+			}
+			for name, err := range map[string]error{"WaitReady": werr, "ResolveModel": merr} {
+				if err == nil || !strings.Contains(err.Error(), "the server refused the credentials") ||
+					!strings.Contains(err.Error(), "status "+strconv.Itoa(status)) {
+					t.Errorf("%s: %v, want the credentials refused", name, err)
+					continue
+				}
+				for _, secret := range []string{"pw", "s3cret"} {
+					if strings.Contains(err.Error(), secret) {
+						t.Errorf("%s: the error shows %q: %v", name, secret, err)
+					}
+				}
+			}
+		})
 	}
 }

@@ -275,6 +275,26 @@ func TestServerNeverReady(t *testing.T) {
 	}
 }
 
+// An engine whose health endpoint answers 401 refused the credentials: the
+// wait ends at once, saying so (before, it waited out the timeout as for
+// a loading engine).
+func TestServerCredentialsRefused(t *testing.T) {
+	srv, _ := fakeServer(t, processtest.Fake{Routes: map[string]processtest.Route{
+		"/health": {Status: 401, Body: `{"error":"unauthorized"}`},
+	}})
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := srv.WaitReady(context.Background(), 20*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "the server refused the credentials") || !strings.Contains(err.Error(), "status 401") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s to say so", d)
+	}
+}
+
 // An engine that dies while loading: the error has its status and log.
 func TestServerExitsBeforeReady(t *testing.T) {
 	srv, _ := fakeServer(t, processtest.Fake{NeverListen: true, ExitAfter: 200 * time.Millisecond})

@@ -161,6 +161,8 @@ func (s *Server) WaitReady(ctx context.Context, timeout time.Duration) error {
 			if err := s.probe(ctx); err == nil {
 				healthy = true
 				p.Note("health: GET %s answered 200 after %.3f s", s.HealthURL(), time.Since(start).Seconds())
+			} else if CredentialsRefused(err) {
+				return fmt.Errorf("%s: GET %s: %w: %s", s.Spec.Name, RedactURL(s.HealthURL()), err, CredentialsHint)
 			} else {
 				s.setLast(err.Error())
 			}
@@ -175,6 +177,9 @@ func (s *Server) WaitReady(ctx context.Context, timeout time.Duration) error {
 				s.setReady()
 				p.Note("ready after %.3f s", time.Since(start).Seconds())
 				return nil
+			}
+			if CredentialsRefused(err) {
+				return fmt.Errorf("%s: %w: %s", s.Spec.Name, err, CredentialsHint)
 			}
 			if ctx.Err() == nil && !errors.Is(err, ErrRetry) {
 				return err
@@ -254,10 +259,37 @@ func ProbeWithin(ctx context.Context, hc *http.Client, url string, d time.Durati
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
+		return &ProbeStatusError{Status: resp.StatusCode}
 	}
 	return nil
 }
+
+// ProbeStatusError is a probe answered with a status other than 200.
+type ProbeStatusError struct{ Status int }
+
+func (e *ProbeStatusError) Error() string { return fmt.Sprintf("status %d", e.Status) }
+
+// CredentialsRefused reports whether err is an answer 401 (Unauthorized)
+// or 403 (Forbidden), from a probe or a JSON query: the server refused the
+// credentials sent, or their absence. A loading server does not answer
+// so, and waiting does not change it.
+func CredentialsRefused(err error) bool {
+	var pe *ProbeStatusError
+	var se *StatusError
+	status := 0
+	switch {
+	case errors.As(err, &pe):
+		status = pe.Status
+	case errors.As(err, &se):
+		status = se.Status
+	}
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
+}
+
+// CredentialsHint says what to check when a server refused the
+// credentials (CredentialsRefused); it names where they come from, never
+// what they are.
+const CredentialsHint = "the server refused the credentials (status 401 or 403): check the API key (--api-key or JOULEBENCH_API_KEY) and any user or token in the URL; waiting does not help"
 
 func unwrapURLError(err error) error {
 	var ue *url.Error
