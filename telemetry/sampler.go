@@ -13,13 +13,21 @@ import (
 // DefaultInterval is used when NewSampler is given a non-positive interval.
 const DefaultInterval = time.Second
 
+// RefusedRun is how many readings of a device, refused in a row with none
+// ever accepted, end sampling: a source whose every reading is refused
+// (NaN, 10^9 W) gives the run no energy, and the run fails at once rather
+// than at its end.
+const RefusedRun = 5
+
 // Sampler reads a Source on a ticker and on demand, stamps each reading with
 // the run clock and hands the rows to a sink.
 //
 // A reading power.csv must not hold (power or energy not a finite number
 // ≥ 0, a time not after the device's previous sample, power above
 // RefuseLimitFactor × the device's limit) is refused: never written, so it
-// counts as a gap in the audit, and reported by Anomalies; a reading above
+// counts as a gap in the audit, and reported by Anomalies. A device whose
+// first RefusedRun readings are all refused ends sampling with an error
+// naming them (fatal, as below). A reading above
 // FlagLimitFactor × the limit, or a device reading 0 W ZeroRun times in a
 // row, is kept and reported. The first of each kind per device is logged.
 //
@@ -159,20 +167,22 @@ func (s *Sampler) sample(ctx context.Context) error {
 		return nil
 	}
 	rows := s.valid.filter(ToSamples(s.clock(), readings))
-	if len(rows) == 0 {
-		return nil
-	}
-	if err := s.sink(rows); err != nil {
-		return s.fail(fmt.Errorf("telemetry %s: write samples: %w", s.src.Name(), err))
-	}
-	s.mu.Lock()
-	for _, r := range rows {
-		if _, ok := s.latest[r.Device]; !ok {
-			s.order = append(s.order, r.Device)
+	if len(rows) > 0 {
+		if err := s.sink(rows); err != nil {
+			return s.fail(fmt.Errorf("telemetry %s: write samples: %w", s.src.Name(), err))
 		}
-		s.latest[r.Device] = r
+		s.mu.Lock()
+		for _, r := range rows {
+			if _, ok := s.latest[r.Device]; !ok {
+				s.order = append(s.order, r.Device)
+			}
+			s.latest[r.Device] = r
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
+	if why := s.valid.unusable(); why != "" {
+		return s.fail(fmt.Errorf("telemetry %s: %s", s.src.Name(), why))
+	}
 	return nil
 }
 

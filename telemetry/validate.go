@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -53,6 +54,11 @@ type validator struct {
 	limitW map[string]float64
 	prevT  map[string]float64
 	zeros  map[string]int
+	// accepted marks the devices with a reading written; refused counts,
+	// for the others, their readings refused in a row, with the first
+	// and last reasons.
+	accepted map[string]bool
+	refused  map[string]*refusedRun
 	// found holds one entry per device and kind: the first instance, the
 	// count and the first reason.
 	found map[[2]string]*finding
@@ -60,6 +66,13 @@ type validator struct {
 	// logf gets the first instance of each device and kind.
 	logf func(string)
 	name string
+}
+
+// refusedRun is the readings refused in a row of a device that has had
+// none accepted.
+type refusedRun struct {
+	n           int
+	first, last string
 }
 
 type finding struct {
@@ -70,7 +83,7 @@ type finding struct {
 
 func newValidator(name string, logf func(string)) *validator {
 	return &validator{name: name, logf: logf, limitW: map[string]float64{}, prevT: map[string]float64{},
-		zeros: map[string]int{}, found: map[[2]string]*finding{}}
+		zeros: map[string]int{}, found: map[[2]string]*finding{}, accepted: map[string]bool{}, refused: map[string]*refusedRun{}}
 }
 
 // setDevices records each device's power limit.
@@ -93,8 +106,19 @@ func (v *validator) filter(rows []record.PowerSample) []record.PowerSample {
 	for _, r := range rows {
 		if why := v.invalid(&r); why != "" {
 			v.note(AnomalyPowerInvalid, r.Device, r.T, why+": refused, not written (a gap in the samples)")
+			if !v.accepted[r.Device] {
+				run := v.refused[r.Device]
+				if run == nil {
+					run = &refusedRun{first: why}
+					v.refused[r.Device] = run
+				}
+				run.n++
+				run.last = why
+			}
 			continue
 		}
+		v.accepted[r.Device] = true
+		delete(v.refused, r.Device)
 		v.prevT[r.Device] = r.T
 		if flag, why := v.flagBound(r.Device); r.PowerW > flag {
 			v.note(AnomalyPowerAboveLimit, r.Device, r.T, fmt.Sprintf("power %s W above %s: kept, flagged", fmtF(r.PowerW), why))
@@ -110,6 +134,31 @@ func (v *validator) filter(rows []record.PowerSample) []record.PowerSample {
 		out = append(out, r)
 	}
 	return out
+}
+
+// unusable says why a device can give the run no power data ("" while
+// every device may): its first RefusedRun readings or more were all
+// refused, so every stage would lack it and the archive be refused at the
+// end. The devices are named in sorted order.
+func (v *validator) unusable() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var devs []string
+	for d, run := range v.refused {
+		if run.n >= RefusedRun {
+			devs = append(devs, d)
+		}
+	}
+	if len(devs) == 0 {
+		return ""
+	}
+	slices.Sort(devs)
+	msgs := make([]string, len(devs))
+	for i, d := range devs {
+		run := v.refused[d]
+		msgs[i] = fmt.Sprintf("device %s: none of its %d readings so far could be written (the first: %s; the last: %s)", d, run.n, run.first, run.last)
+	}
+	return strings.Join(msgs, "; ") + ": the source gives this run no usable power reading, so no energy can be measured"
 }
 
 // invalid says why a row must not be written, "" when it may. These are

@@ -222,3 +222,80 @@ func FuzzSamplerReadings(f *testing.F) {
 		}
 	})
 }
+
+// A device whose every reading is refused (a dcgm, Redfish or Prometheus
+// source at 10^9 W, or NaN) ends sampling after RefusedRun readings, with
+// an error naming the device and the readings; before, the run went on to
+// its end and failed when its own archive was read back. A device with a
+// reading accepted once is only ever a gap, as before.
+func TestSamplerEndsOnUnusableDevice(t *testing.T) {
+	ok := func(dev string, t float64) Reading {
+		return Reading{Device: dev, PowerW: 300, MemUsedBytes: -1, T: t}
+	}
+	cases := []struct {
+		name string
+		g    func(t float64) Reading // device g (limit 700 W) at time t
+		want string                  // "" = sampling goes on
+	}{
+		// 10^9 W > 2 × 700 W.
+		{"10^9 W", func(t float64) Reading { return Reading{Device: "g", PowerW: 1e9, MemUsedBytes: -1, T: t} },
+			"telemetry script: device g: none of its 5 readings so far could be written (the first: power 1000000000 W is above 2 × the power limit 700 W; the last: power 1000000000 W is above 2 × the power limit 700 W)"},
+		{"NaN", func(t float64) Reading { return Reading{Device: "g", PowerW: math.NaN(), MemUsedBytes: -1, T: t} },
+			"device g: none of its 5 readings so far could be written (the first: power NaN W is not a number"},
+		{"accepted once, then refused", func(t float64) Reading {
+			if t == 1 {
+				return ok("g", t)
+			}
+			return Reading{Device: "g", PowerW: 1e9, MemUsedBytes: -1, T: t}
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := &scriptSource{}
+			for i := 1; i <= 2*RefusedRun; i++ {
+				src.reads = append(src.reads, []Reading{c.g(float64(i)), ok("u", float64(i))})
+			}
+			col := newCollector()
+			var logs []string
+			s := NewSampler(src, 0, stepClock(), col.sink, func(m string) { logs = append(logs, m) })
+			devs, _ := src.Devices(context.Background())
+			s.SetDevices(devs)
+			var err error
+			n := 0
+			for range src.reads {
+				if err = s.SampleNow(context.Background()); err != nil {
+					break
+				}
+				n++
+			}
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("SampleNow: %v, want sampling to go on (the device had a reading)", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("SampleNow: %v, want %q", err, c.want)
+			}
+			// Ended at the RefusedRun-th sample, whose good rows were
+			// written first.
+			if n != RefusedRun-1 {
+				t.Errorf("ended after %d good samples, want %d", n, RefusedRun-1)
+			}
+			var us int
+			for _, b := range col.snapshot() {
+				for _, r := range b {
+					if r.Device == "u" {
+						us++
+					}
+				}
+			}
+			if us != RefusedRun {
+				t.Errorf("%d rows of device u written, want %d", us, RefusedRun)
+			}
+			if serr := s.Stop(); serr == nil || serr.Error() != err.Error() {
+				t.Errorf("Stop = %v, want the same error", serr)
+			}
+		})
+	}
+}
