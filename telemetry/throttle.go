@@ -46,6 +46,10 @@ const (
 	// AnomalyStaleCounter: a counter stayed constant while the device drew
 	// power (e.g. dcgm-exporter collecting less often than we scrape).
 	AnomalyStaleCounter = "energy_counter_stale"
+	// AnomalyCounterInvalid: a counter read a value power.csv cannot hold
+	// (negative, NaN); the reading is written with its power, without
+	// energy.
+	AnomalyCounterInvalid = "energy_counter_invalid"
 )
 
 // AnomalyReporter is an optional ability of a Source: the anomalies seen so

@@ -23,7 +23,9 @@
 // default): run it with -c no longer than joulebench's sampling interval.
 // A counter that stays constant while the GPU draws power is flagged
 // (AnomalyStaleCounter), and one that goes backwards too
-// (AnomalyCounterReset; the archive keeps the raw value).
+// (AnomalyCounterReset; the archive keeps the raw value). A counter that
+// reads a negative or non-finite value is flagged once
+// (AnomalyCounterInvalid): that reading keeps its power, without energy.
 package dcgm
 
 import (
@@ -31,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -122,6 +125,8 @@ type device struct {
 	haveJ  bool
 	same   int
 	staled bool
+	// badJ counts the counter's readings power.csv cannot hold.
+	badJ int
 }
 
 // gpuKey identifies a GPU within one endpoint's output.
@@ -285,8 +290,15 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 				if !sm.hasEnergy {
 					return nil, fmt.Errorf("dcgm: %s no longer reports %s of GPU %s (%s)", ep.shown, MetricEnergy, d.info.ID, d.info.UUID)
 				}
-				s.checkCounter(d, sm)
-				r.EnergyJ, r.HasEnergy = sm.energyJ, true
+				if e := sm.energyJ; math.IsNaN(e) || math.IsInf(e, 0) || e < 0 {
+					// power.csv cannot hold it: the reading keeps its
+					// power, without energy, and the counter's history
+					// is left as it was.
+					s.badCounter(d, e)
+				} else {
+					s.checkCounter(d, sm)
+					r.EnergyJ, r.HasEnergy = e, true
+				}
 			}
 			if sm.hasEvents {
 				mhz := 0.0
@@ -321,6 +333,16 @@ func (s *Source) checkCounter(d *device, sm sample) {
 	default:
 		d.same = 0
 	}
+}
+
+// badCounter reports, once per GPU, an energy counter that read a value
+// power.csv cannot hold (negative, NaN or infinite).
+func (s *Source) badCounter(d *device, j float64) {
+	d.badJ++
+	if d.badJ > 1 {
+		return
+	}
+	s.flag(d, telemetry.AnomalyCounterInvalid, fmt.Sprintf("energy counter of %s (%s) read %v J, not a number ≥ 0: such readings are written with their power and without energy (further ones are not logged); with readings missing their energy, the analysis integrates this GPU's power instead of its counter", d.info.ID, d.info.UUID, j))
 }
 
 func (s *Source) flag(d *device, kind, detail string) {

@@ -289,3 +289,83 @@ func TestScrapeTimeout(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// An energy counter that reads negative: every reading of the GPU keeps
+// its power (power.csv gets the row, without energy), and the log says one
+// thing, once. Before, the sampler refused each such row whole (the valid
+// power with it: a gap) while the source logged "kept raw ... counts it as
+// a reset" as well.
+func TestNegativeCounterKeepsPower(t *testing.T) {
+	b, err := os.ReadFile("testdata/node1-1.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// gpu0's counter (31036106671 mJ in node1-1) reads −5000 mJ.
+	neg := strings.Replace(string(b), "} 31036106671", "} -5000", 1)
+	if neg == string(b) {
+		t.Fatal("the test data has no gpu0 counter to replace")
+	}
+	// Open scrapes node1-0; the samples get node1-0, −, −, node1-1.
+	e := newExporter(t, "node1-0.prom", "node1-0.prom")
+	e.bodies = append(e.bodies, neg, neg, string(b))
+	clk := &manualClock{}
+	var logs []string
+	logf := func(s string) { logs = append(logs, s) }
+	src, err := Open(context.Background(), Options{URLs: []string{e.url()}, Clock: clk.Now, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []archive.PowerSample
+	smp := telemetry.NewSampler(src, time.Hour, clk.Now, func(s []archive.PowerSample) error {
+		rows = append(rows, s...)
+		return nil
+	}, logf)
+	devs, _ := src.Devices(context.Background())
+	smp.SetDevices(devs)
+	for _, ts := range []float64{10, 11, 12, 13} {
+		clk.Set(ts)
+		if err := smp.SampleNow(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var gpu0 []archive.PowerSample
+	for _, r := range rows {
+		if r.Device == "node1/gpu0" {
+			gpu0 = append(gpu0, r)
+		}
+	}
+	// 412.5 W with its counter; 415.25 W twice without; 415.25 W with
+	// 31036106671 mJ again.
+	if len(gpu0) != 4 || gpu0[1].PowerW != 415.25 || gpu0[1].HasEnergy || gpu0[2].HasEnergy ||
+		!gpu0[0].HasEnergy || !gpu0[3].HasEnergy || gpu0[3].EnergyJ != 31036106.671 {
+		t.Fatalf("gpu0 rows = %+v, want 4 with power, the two negative ones without energy", gpu0)
+	}
+	var about []string
+	for _, l := range logs {
+		if strings.Contains(l, "node1/gpu0") {
+			about = append(about, l)
+		}
+	}
+	if len(about) != 1 || !strings.Contains(about[0], "read -5 J, not a number ≥ 0") || !strings.Contains(about[0], "written with their power and without energy") {
+		t.Errorf("log lines about gpu0 = %q, want one saying its power is kept", about)
+	}
+	var kinds []string
+	for _, a := range src.Anomalies() {
+		kinds = append(kinds, a.Device+" "+a.Kind)
+	}
+	if strings.Join(kinds, ",") != "node1/gpu0 energy_counter_invalid" {
+		t.Errorf("anomalies = %v, want one energy_counter_invalid of node1/gpu0", kinds)
+	}
+	if an := smp.Anomalies(); len(an) != 0 {
+		t.Errorf("the sampler refused readings: %+v", an)
+	}
+	// What was written, the analysis accepts: gpu0 by its power (its
+	// counter has gaps), (412.5 + 415.25)/2 + 415.25 + 415.25 over 10..13.
+	pd, err := measure.NewPowerData(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := pd.DeviceEnergy("node1/gpu0", 10, 13, measure.MethodTrapz); err != nil || math.Abs(got-1244.375) > 1e-6 {
+		t.Errorf("gpu0 trapz = %v, %v; want 1244.375", got, err)
+	}
+}
