@@ -252,7 +252,7 @@ func TestMonitorSeveralSources(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for f, v := range map[string]string{"name": "package-0", "energy_uj": "10", "max_energy_range_uj": "1000000"} {
+	for f, v := range map[string]string{"name": "package-0", "energy_uj": "10", "max_energy_range_uj": "262143328850"} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
 			t.Fatal(err)
 		}

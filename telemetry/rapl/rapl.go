@@ -16,7 +16,9 @@
 // Each device is a counter: energy_uj differences, a wrap at
 // max_energy_range_uj added back, summed into a counter that starts at 0
 // when the source opens; power is the energy since the previous read over
-// its time. Devices are fixed when the source opens: a zone that appears
+// its time. A read longer after the previous one than the counter takes to
+// wrap at MaxZoneW is refused (a gap): how many wraps it hides cannot be
+// known. Devices are fixed when the source opens: a zone that appears
 // later is logged once and not read (the power audit expects every device
 // from the start of each stage).
 //
@@ -69,7 +71,24 @@ type zone struct {
 	lastUJ   float64 // energy_uj at the previous read
 	lastT    float64 // time of the previous read
 	counterJ float64 // cumulative energy since Open
+	// read: a reading was returned; refused counts the intervals in a
+	// row too long to count (tooLong), and warned says one was logged.
+	read    bool
+	refused int
+	warned  bool
+	// openT is the time of the read at Open.
+	openT float64
 }
+
+// MaxZoneW bounds the power of one RAPL zone, package or DRAM: no CPU
+// socket draws 1 kW. Over an interval longer than max_energy_range_uj
+// takes at this power, the counter may have wrapped more than once, and
+// how often cannot be known.
+const MaxZoneW = 1000.0
+
+// countableS is the longest interval between two reads of z whose wraps
+// can be counted (at most one at MaxZoneW), in seconds.
+func (z *zone) countableS() float64 { return z.rangeUJ / 1e6 / MaxZoneW }
 
 // Source reads the RAPL zones of one machine.
 type Source struct {
@@ -163,6 +182,7 @@ func (s *Source) openZone(dir string) (*zone, error) {
 		return nil, err
 	}
 	z.lastT = s.clock()
+	z.openT = z.lastT
 	return z, nil
 }
 
@@ -200,9 +220,22 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 			return nil, err
 		}
 		t := s.clock()
+		dt := t - z.lastT
+		if dt > z.countableS() {
+			// The counter may have wrapped several times: the energy
+			// of this interval is unknown, and the reading is refused
+			// (a gap). The next interval starts here.
+			prevT := z.lastT
+			z.lastUJ, z.lastT = uj, t
+			if err := s.tooLong(z, dt, prevT); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		z.read, z.refused = true, 0
 		d := Delta(z.lastUJ, uj, z.rangeUJ)
 		w := 0.0
-		if dt := t - z.lastT; dt > 0 {
+		if dt > 0 {
 			w = d / 1e6 / dt
 		}
 		z.counterJ += d / 1e6
@@ -211,6 +244,32 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 	}
 	return out, nil
 }
+
+// tooLong handles a read of z dt seconds after the previous one (at
+// prevT), too long for its wraps to be counted. The first read after Open
+// only starts the counting (whatever time the run took to start sampling).
+// Later ones are refused and logged once; a zone with no reading yet whose
+// intervals are all too long (telemetry.RefusedRun in a row) is an error:
+// the sampling interval is too long for it.
+func (s *Source) tooLong(z *zone, dt, prevT float64) error {
+	if prevT == z.openT {
+		return nil
+	}
+	z.refused++
+	limit := z.countableS()
+	if !z.read && z.refused >= telemetry.RefusedRun {
+		return fmt.Errorf("rapl: %s: its counter wraps at max_energy_range_uj %.0f µJ, which takes %s s at up to %.0f W, less than the %s s between reads: how many times it wrapped cannot be known; sample more often than every %s s (a monitor interval below it), or leave out --telemetry rapl",
+			z.dev.ID, z.rangeUJ, fmtS(limit), MaxZoneW, fmtS(dt), fmtS(limit))
+	}
+	if !z.warned && s.logf != nil {
+		z.warned = true
+		s.logf(fmt.Sprintf("rapl: %s: %s s since the previous read, longer than the %s s its counter (max_energy_range_uj %.0f µJ) takes to wrap at up to %.0f W: it may have wrapped more than once, so the reading is refused (a gap in the samples); further ones are not logged",
+			z.dev.ID, fmtS(dt), fmtS(limit), z.rangeUJ, MaxZoneW))
+	}
+	return nil
+}
+
+func fmtS(s float64) string { return strconv.FormatFloat(s, 'g', 4, 64) }
 
 // noteNewZones logs, once each, a package or dram zone that appeared after
 // Open: it is not measured.

@@ -3,6 +3,7 @@ package rapl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/telemetry"
 )
 
 // fakeZone writes one powercap zone directory under root.
@@ -147,13 +149,13 @@ func TestNoZones(t *testing.T) {
 // A zone that appears after Open is logged once and not read.
 func TestZoneAppearing(t *testing.T) {
 	root := t.TempDir()
-	fakeZone(t, root, "intel-rapl:0", "package-0", 0, 1000)
+	fakeZone(t, root, "intel-rapl:0", "package-0", 0, 262143328850)
 	var logs []string
 	src, err := Open(Options{Root: root, Clock: stepClock(), Logf: func(s string) { logs = append(logs, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fakeZone(t, root, "intel-rapl:1", "package-1", 0, 1000)
+	fakeZone(t, root, "intel-rapl:1", "package-1", 0, 262143328850)
 	for range 3 {
 		rs, err := src.Read(context.Background())
 		if err != nil {
@@ -165,5 +167,81 @@ func TestZoneAppearing(t *testing.T) {
 	}
 	if len(logs) != 1 || !strings.Contains(logs[0], "intel-rapl:1 (package-1) appeared") {
 		t.Fatalf("logs %q, want one line about intel-rapl:1", logs)
+	}
+}
+
+// A counter whose range wraps faster than the reads come: 100 J at up to
+// 1 kW (MaxZoneW) is 0.1 s, and the reads are 1 s apart, so a counter that
+// reads 40 J more may have gained 40, 140, 240 ... J. Each such reading is
+// refused, logged once; after RefusedRun with none accepted, Read fails
+// saying how often to sample. Before, each interval was read as one wrap
+// at most: at 1 kW, 1000 J read as 0 to 100 J, ten times too low, with
+// exit 0. The first read after Open only starts the counting.
+func TestWrapsTooFastToCount(t *testing.T) {
+	const rng = 100_000_000 // 100 J
+	root := t.TempDir()
+	fakeZone(t, root, "intel-rapl:0", "package-0", 0, rng)
+	var logs []string
+	src, err := Open(Options{Root: root, Clock: stepClock(), Logf: func(s string) { logs = append(logs, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uj uint64
+	var readErr error
+	reads := 0
+	for range 10 {
+		uj = (uj + 40_000_000) % rng
+		setEnergy(t, root, "intel-rapl:0", uj)
+		rs, err := src.Read(context.Background())
+		if err != nil {
+			readErr = err
+			break
+		}
+		reads++
+		if len(rs) != 0 {
+			t.Fatalf("read %d: readings %+v, want none (refused)", reads, rs)
+		}
+	}
+	// The first read starts the counting; the next RefusedRun are
+	// refused, the last of them with the error.
+	if reads != telemetry.RefusedRun || readErr == nil {
+		t.Fatalf("%d reads, then %v; want %d, then an error", reads, readErr, telemetry.RefusedRun)
+	}
+	for _, want := range []string{"rapl: cpu0: its counter wraps at max_energy_range_uj 100000000 µJ, which takes 0.1 s at up to 1000 W, less than the 1 s between reads",
+		"sample more often than every 0.1 s"} {
+		if !strings.Contains(readErr.Error(), want) {
+			t.Errorf("error %q does not say %q", readErr, want)
+		}
+	}
+	if len(logs) != 1 || !strings.Contains(logs[0], "rapl: cpu0: 1 s since the previous read, longer than the 0.1 s its counter") || !strings.Contains(logs[0], "refused (a gap in the samples)") {
+		t.Errorf("logs %q, want one line saying the reading is refused", logs)
+	}
+}
+
+// A zone read once in time keeps its readings when a later interval is
+// too long (a stall): that one reading is refused, not the run.
+func TestOneLongIntervalIsAGap(t *testing.T) {
+	const rng = 5_000_000_000 // 5000 J: 5 s at 1 kW
+	root := t.TempDir()
+	fakeZone(t, root, "intel-rapl:0", "package-0", 0, rng)
+	at := []float64{100, 101, 102, 110, 111} // Open, then reads; 102 → 110 is 8 s > 5 s
+	i := 0
+	clock := func() float64 { v := at[i]; i++; return v }
+	src, err := Open(Options{Root: root, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100 J per read (100 W over 1 s; the 8 s gap's count is unknown).
+	var got []int
+	for k := 1; k <= 4; k++ {
+		setEnergy(t, root, "intel-rapl:0", uint64(k)*100_000_000)
+		rs, err := src.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, len(rs))
+	}
+	if fmt.Sprint(got) != "[1 1 0 1]" {
+		t.Errorf("readings per read %v, want [1 1 0 1] (the 8 s interval refused)", got)
 	}
 }
