@@ -150,10 +150,11 @@ func TestImportCSVAndPrometheus(t *testing.T) {
 	var csv, prom strings.Builder
 	csv.WriteString("ts,gpu,w\n")
 	var v0, v1 []string
+	const t0 = 1760875200 // 2025-10-19T12:00:00Z: imports take absolute times
 	for i := range 11 {
-		fmt.Fprintf(&csv, "%d,g0,100\n%d,g1,50\n", 1000+i, 1000+i)
-		v0 = append(v0, fmt.Sprintf(`[%d,"100"]`, 1000+i))
-		v1 = append(v1, fmt.Sprintf(`[%d,"50"]`, 1000+i))
+		fmt.Fprintf(&csv, "%d,g0,100\n%d,g1,50\n", t0+i, t0+i)
+		v0 = append(v0, fmt.Sprintf(`[%d,"100"]`, t0+i))
+		v1 = append(v1, fmt.Sprintf(`[%d,"50"]`, t0+i))
 	}
 	fmt.Fprintf(&prom, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"gpu":"0"},"values":[%s]},{"metric":{"gpu":"1"},"values":[%s]}]}}`,
 		strings.Join(v0, ","), strings.Join(v1, ","))
@@ -164,7 +165,7 @@ func TestImportCSVAndPrometheus(t *testing.T) {
 		{"import", "prometheus", filepath.Join(tmp, "q.json")},
 	} {
 		dir := filepath.Join(tmp, args[1])
-		args = append(args, "--out", dir, "--begin", "1002", "--end", "1008", "--output-tokens", "300")
+		args = append(args, "--out", dir, "--begin", "1760875202", "--end", "1760875208", "--output-tokens", "300")
 		if _, errOut, code := runCLI(t, args...); code != exitOK {
 			t.Fatalf("%v: exit %d %s", args, code, errOut)
 		}
