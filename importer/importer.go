@@ -79,6 +79,18 @@ type WriteOptions struct {
 	ProfileYAML []byte
 	// Software is recorded in run.json (joulebench's version).
 	Software map[string]string
+	// Parameters are archived in run.json: analyze evaluates the run
+	// with them (NodeParameters for a recording of whole nodes).
+	Parameters map[string]any
+}
+
+// NodeParameters are the profile parameters archived with an import of
+// whole-node power (domain node): the power audit's plausible bound for a
+// device without a known power limit is the import's own, MaxPowerW,
+// since the profiles' default (2000 W) is a GPU's and an 8-GPU node at the
+// wall draws several times that.
+func NodeParameters() map[string]any {
+	return map[string]any{"power_sanity_max_w": float64(MaxPowerW)}
 }
 
 // SyntheticRequestID is the id of the synthetic request of an imported
@@ -221,12 +233,13 @@ func buildMeta(runID string, rec *Recording, opt WriteOptions, samples []archive
 		Telemetry: archive.TelemetryInfo{Source: "import:" + rec.Format, IntervalS: interval,
 			Note: fmt.Sprintf("imported %s recording (%d samples, median interval %s s): power measured outside joulebench",
 				rec.Format, len(samples), strconv.FormatFloat(interval, 'g', 6, 64))},
-		Status:    archive.StatusRunning,
-		StartedAt: min(first, begin),
-		EndedAt:   max(last, end),
-		Stages:    []archive.Stage{{Name: "formal", Start: begin, End: end}},
-		Events:    []archive.Event{},
-		Labels:    rec.Labels,
+		Status:     archive.StatusRunning,
+		StartedAt:  min(first, begin),
+		EndedAt:    max(last, end),
+		Stages:     []archive.Stage{{Name: "formal", Start: begin, End: end}},
+		Events:     []archive.Event{},
+		Labels:     rec.Labels,
+		Parameters: opt.Parameters,
 		Import: &archive.ImportInfo{Format: rec.Format, Files: rec.Files, Window: window, Requests: requests,
 			OutputTokens: opt.OutputTokens, FailedSamples: rec.FailedSamples, Notes: rec.Notes},
 	}
