@@ -230,3 +230,36 @@ func TestReadPTDBounds(t *testing.T) {
 		}
 	}
 }
+
+// MLPerf's power client marks its passes SESSION_ranging and
+// SESSION_testing (the real v4.1 logs: "2024-07-17_01-39-59_ranging");
+// a bare "ranging" is also a ranging pass.
+func TestRangingMark(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"Time,07-17-2024 08:40:40.224,Watts,2352.8,Volts,239.19,Amps,3.40,PF,0.96,Mark,2024-07-17_01-39-59_ranging,Ch1,Watts,1", true},
+		{"Time,07-17-2024 09:44:23.305,Watts,2406.5,Volts,239.17,Amps,3.48,PF,0.96,Mark,2024-07-17_01-39-59_testing,Ch1,Watts,1", false},
+		{"Time,10-19-2025 12:00:00.000,Watts,10,Mark,RANGING", true},
+		{"Time,10-19-2025 12:00:00.000,Watts,10,Mark,notranging", false},
+		{"Time,10-19-2025 12:00:00.000,Watts,10", false},
+	} {
+		if _, got := rangingMark(strings.Split(c.line, ",")); got != c.want {
+			t.Errorf("%q: ranging %v, want %v", c.line, got, c.want)
+		}
+	}
+}
+
+// Files named relative to the working directory, as when import is run
+// from within run_1/ or ranging/ (import ptdaemon spl.txt --loadgen
+// mlperf_log_detail.txt), still have the submission's layout above them.
+func TestMLPerfLayoutRelative(t *testing.T) {
+	t.Chdir(mlperfRun("Offline", "ranging"))
+	if m := modelFromPath("mlperf_log_detail.txt", "Offline"); m != "llama3.1-8b" {
+		t.Errorf("model %q, want llama3.1-8b", m)
+	}
+	if !inDir("spl.txt", "ranging") || inDir("spl.txt", "run_1") {
+		t.Errorf("spl.txt in ranging/: %v, in run_1/: %v", inDir("spl.txt", "ranging"), inDir("spl.txt", "run_1"))
+	}
+}

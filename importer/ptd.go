@@ -45,11 +45,12 @@ func ReadPTD(r io.Reader, name string) (samples []archive.PowerSample, failed in
 }
 
 // ptdLog is what readPTD found: the samples, the failed readings, and the
-// first line whose Mark is "ranging" (0: none).
+// first line whose Mark says ranging (0: none) with that Mark.
 type ptdLog struct {
 	samples     []archive.PowerSample
 	failed      int
 	rangingLine int
+	rangingMark string
 }
 
 func readPTD(r io.Reader, name string) (ptdLog, error) {
@@ -79,8 +80,8 @@ func readPTD(r io.Reader, name string) (ptdLog, error) {
 		if !strings.EqualFold(strings.TrimSpace(f[2]), "Watts") {
 			return l, fmt.Errorf("%s:%d: field 3 is %q, want \"Watts\" (a single-channel PTDaemon log)", name, line, f[2])
 		}
-		if l.rangingLine == 0 && isRangingMark(f) {
-			l.rangingLine = line
+		if mark, ok := rangingMark(f); ok && l.rangingLine == 0 {
+			l.rangingLine, l.rangingMark = line, mark
 		}
 		w, perr := strconv.ParseFloat(strings.TrimSpace(f[3]), 64)
 		switch {
@@ -106,16 +107,20 @@ func readPTD(r io.Reader, name string) (ptdLog, error) {
 	return l, nil
 }
 
-// isRangingMark reports whether a sample line's Mark field (the value
-// after "Mark") is "ranging": MLPerf's power workflow marks the power
-// analyzer's range-finding pass so, and the measured pass run_1.
-func isRangingMark(f []string) bool {
+// rangingMark returns a sample line's Mark (the value after "Mark") and
+// whether it marks the power analyzer's range-finding pass: "ranging",
+// or SESSION_ranging as MLPerf's power client writes it
+// ("2024-07-17_01-39-59_ranging"; the measured pass is
+// SESSION_testing).
+func rangingMark(f []string) (string, bool) {
 	for i := 4; i+1 < len(f); i++ {
 		if strings.EqualFold(strings.TrimSpace(f[i]), "Mark") {
-			return strings.EqualFold(strings.TrimSpace(f[i+1]), "ranging")
+			mark := strings.TrimSpace(f[i+1])
+			m := strings.ToLower(mark)
+			return mark, m == "ranging" || strings.HasSuffix(m, "_ranging")
 		}
 	}
-	return false
+	return "", false
 }
 
 func parsePTDTime(s string) (float64, error) {
@@ -345,16 +350,29 @@ func ptd(ctx context.Context, spl io.Reader, splName string, detail io.Reader, d
 	}
 	switch {
 	case pl.rangingLine > 0:
-		rec.Ranging, rec.RangingWhy = true, fmt.Sprintf("%s:%d: Mark \"ranging\"", splName, pl.rangingLine)
+		rec.Ranging, rec.RangingWhy = true, fmt.Sprintf("%s:%d: Mark %q", splName, pl.rangingLine, pl.rangingMark)
 	case inDir(splName, "ranging") || inDir(detailName, "ranging"):
 		rec.Ranging, rec.RangingWhy = true, "the logs are in a directory named ranging"
 	}
 	return rec, nil
 }
 
-// inDir reports whether path's file lies in a directory named dir.
+// inDir reports whether path's file lies in a directory named dir (a
+// relative path, such as spl.txt given from within ranging/, is resolved
+// against the working directory).
 func inDir(path, dir string) bool {
-	return filepath.Base(filepath.Dir(filepath.Clean(path))) == dir
+	return filepath.Base(filepath.Dir(absPath(path))) == dir
+}
+
+// absPath is path made absolute, or path cleaned when the working
+// directory cannot be found: the directories above a file named relative
+// to the working directory (spl.txt run from run_1/) are part of an
+// MLPerf submission's layout.
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return filepath.Clean(path)
 }
 
 // modelFromPath is the benchmark (model) an MLPerf submission's layout
@@ -362,7 +380,7 @@ func inDir(path, dir string) bool {
 // mlperf_log_detail.txt, the scenario directory matching the log's;
 // "" otherwise.
 func modelFromPath(detail, scenario string) string {
-	d := filepath.Dir(filepath.Clean(detail))
+	d := filepath.Dir(absPath(detail))
 	perf := filepath.Dir(d)
 	scen := filepath.Dir(perf)
 	model := filepath.Base(filepath.Dir(scen))
