@@ -186,6 +186,9 @@ func parseCSVRow(f []string, c csvCols, name string, line int, cr *csv.Reader) (
 			return row, false, cmpErr(err, bad(c.tms, "empty time"))
 		}
 		row.t = ms / 1000
+		if err := checkTime(row.t); err != nil {
+			return row, false, bad(c.tms, err.Error())
+		}
 	}
 	if c.dev >= 0 {
 		if row.dev = at(c.dev); row.dev == "" {
@@ -196,8 +199,10 @@ func parseCSVRow(f []string, c csvCols, name string, line int, cr *csv.Reader) (
 		if row.w, row.hasW, err = num(c.w); err != nil {
 			return row, false, err
 		}
-		if row.hasW && row.w < 0 {
-			return row, false, bad(c.w, "negative power")
+		if row.hasW {
+			if err := checkPower(row.w); err != nil {
+				return row, false, bad(c.w, err.Error())
+			}
 		}
 	}
 	if c.j >= 0 {
@@ -235,7 +240,7 @@ func (rec *Recording) fromRows(rows []csvRow, m Mapping, name string) error {
 		}
 		for i, r := range rs {
 			if i > 0 && r.t == rs[i-1].t {
-				return fmt.Errorf("%s:%d: device %s has a second row at t=%s (line %d)", name, r.line, d, fmtT(r.t), rs[i-1].line)
+				return fmt.Errorf("%s:%d: device %s has a second row at %s (line %d)", name, r.line, d, fmtTime(r.t), rs[i-1].line)
 			}
 			s := archive.PowerSample{T: r.t, Device: d, PowerW: r.w, EnergyJ: r.j, HasEnergy: r.hasJ, MemUsedBytes: -1}
 			if !r.hasJ {
@@ -251,6 +256,9 @@ func (rec *Recording) fromRows(rows []csvRow, m Mapping, name string) error {
 				if s.PowerW < 0 {
 					return fmt.Errorf("%s:%d: device %s: the energy counter goes back from %s J (line %d) to %s J: a counter reset cannot give power",
 						name, b.line, d, fmtT(a.j), a.line, fmtT(b.j))
+				}
+				if err := checkPower(s.PowerW); err != nil {
+					return fmt.Errorf("%s:%d: device %s: the counter's increase from line %d: %w", name, b.line, d, a.line, err)
 				}
 			}
 			rec.Samples = append(rec.Samples, s)

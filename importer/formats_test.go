@@ -79,11 +79,15 @@ func TestCSVErrors(t *testing.T) {
 	m, _ := ParseMapping("time=ts,watts=p")
 	for _, c := range []struct{ name, in, want string }{
 		{"missing column", "t,p\n1,2\n", `p.csv:1: no column "ts"`},
-		{"bad number", "ts,p\n1,2\n2,abc\n", `p.csv:3:3: column "abc": not a finite number`},
-		{"negative", "ts,p\n1,-2\n", `p.csv:2:3: column "-2": negative power`},
+		{"bad number", "ts,p\n1760875200,2\n1760875201,abc\n", `p.csv:3:12: column "abc": not a finite number`},
+		{"negative", "ts,p\n1760875200,-2\n", `p.csv:2:12: column "-2": negative power`},
 		{"bad time", "ts,p\nyesterday,2\n", `p.csv:2:1: column "yesterday"`},
-		{"twice", "ts,p\n1,2\n1,3\n", "p.csv:3: device dev0 has a second row at t=1 (line 2)"},
-		{"ragged", "ts,p\n1,2,3\n", "p.csv"},
+		{"twice", "ts,p\n1760875200,2\n1760875200,3\n", "p.csv:3: device dev0 has a second row at 2025-10-19T12:00:00Z (line 2)"},
+		{"ragged", "ts,p\n1760875200,2,3\n", "p.csv"},
+		// Seconds since the start, not absolute times (1970-01-01).
+		{"relative time", "ts,p\n0,2\n1,2\n", `p.csv:2:1: column "0": time 0 (1970-01-01T00:00:00Z) is outside 2000-01-01T00:00:00Z .. 2100-01-01T00:00:00Z`},
+		{"above 100 kW", "ts,p\n1760875200,100000.5\n", `p.csv:2:12: column "100000.5": power 100000.5 W is above 100000 W`},
+		{"infinite", "ts,p\n1760875200,+Inf\n", `p.csv:2:12: column "+Inf": not a finite number`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := CSV(strings.NewReader(c.in), "p.csv", m)
@@ -136,9 +140,12 @@ func TestPrometheusErrors(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
 		{"failed query", `{"status":"error","error":"bad query"}`, `status "error"): bad query`},
 		{"vector", `{"status":"success","data":{"resultType":"vector","result":[]}}`, `resultType is "vector"`},
-		{"bad value", `[{"metric":{"gpu":"0"},"values":[[1,"x"]]}]`, `series 1 {gpu="0"}, point 1: value "x" is not a number`},
-		{"negative", `[{"metric":{"gpu":"0"},"values":[[1,"-3"]]}]`, "negative power"},
-		{"time back", `[{"metric":{"gpu":"0"},"values":[[2,"1"],[1,"1"]]}]`, "point 2: time 1 does not increase"},
+		{"bad value", `[{"metric":{"gpu":"0"},"values":[[1760875200,"x"]]}]`, `series 1 {gpu="0"}, point 1: value "x" is not a number`},
+		{"negative", `[{"metric":{"gpu":"0"},"values":[[1760875200,"-3"]]}]`, "negative power"},
+		{"time back", `[{"metric":{"gpu":"0"},"values":[[1760875202,"1"],[1760875201,"1"]]}]`, "point 2: time 2025-10-19T12:00:01Z does not increase"},
+		{"relative time", `[{"metric":{"gpu":"0"},"values":[[0,"1"],[1,"1"]]}]`, "point 1: time 0 (1970-01-01T00:00:00Z) is outside"},
+		{"infinite", `[{"metric":{"gpu":"0"},"values":[[1760875200,"+Inf"]]}]`, `point 1: value "+Inf" is not finite`},
+		{"above 100 kW", `[{"metric":{"gpu":"0"},"values":[[1760875200,"250000"]]}]`, "point 1: power 250000 W is above 100000 W"},
 		{"not json", `{`, "q.json: invalid JSON"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

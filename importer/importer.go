@@ -19,7 +19,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -49,14 +48,30 @@ type Recording struct {
 	FailedSamples int
 	Notes         []string
 	Labels        map[string]string
+	// Model is the model the recording ran ("" when unknown).
+	Model string
+	// OutputTokens is the output token count the recording's own logs
+	// give (MLPerf's loadgen: its token rate over the window); 0: none.
+	// TokensFrom says how it was worked out.
+	OutputTokens int
+	TokensFrom   string
+	// Ranging marks a power analyzer's range-finding pass (MLPerf's
+	// ranging/ run), imported only when asked for; RangingWhy says how
+	// the logs show it.
+	Ranging    bool
+	RangingWhy string
 }
 
 // WriteOptions complete the archive.
 type WriteOptions struct {
 	// OutputTokens is the number of output tokens generated in the window
-	// (the user's figure); 0 writes no request, and J/token is then not
-	// applicable.
+	// (the user's figure, else the recording's own); 0 writes no request,
+	// and J/token is then not applicable. Above MaxOutputTokensPerRequest
+	// it is split over several synthetic requests (MaxImportTokens at
+	// most).
 	OutputTokens int
+	// TokensFrom says where OutputTokens came from (for run.json).
+	TokensFrom string
 	// Profile names the profile the run is evaluated with by default, and
 	// ProfileYAML is its source, kept as profile.yaml (its sha256 goes to
 	// run.json).
@@ -64,10 +79,65 @@ type WriteOptions struct {
 	ProfileYAML []byte
 	// Software is recorded in run.json (joulebench's version).
 	Software map[string]string
+	// Parameters are archived in run.json: analyze evaluates the run
+	// with them (NodeParameters for a recording of whole nodes).
+	Parameters map[string]any
 }
 
-// SyntheticRequestID is the id of the synthetic request of an imported run.
+// NodeParameters are the profile parameters archived with an import of
+// whole-node power (domain node): the power audit's plausible bound for a
+// device without a known power limit is the import's own, MaxPowerW,
+// since the profiles' default (2000 W) is a GPU's and an 8-GPU node at the
+// wall draws several times that.
+func NodeParameters() map[string]any {
+	return map[string]any{"power_sanity_max_w": float64(MaxPowerW)}
+}
+
+// SyntheticRequestID is the id of the synthetic request of an imported
+// run; when the tokens are split over several, they are
+// SyntheticRequestID-1, -2, ….
 const SyntheticRequestID = "imported-window"
+
+// MaxSyntheticRequests bounds the synthetic requests of an import, and
+// with the format's cap on one request's output tokens
+// (archive.MaxOutputTokens, 4,194,304) the output tokens of an import:
+// MaxImportTokens, about 1.7·10^10 (a day at 200,000 tokens/s).
+const (
+	MaxSyntheticRequests = 4096
+	MaxImportTokens      = MaxSyntheticRequests * archive.MaxOutputTokens
+)
+
+// EngineKind is the engine kind of an imported run; EngineKindRanging
+// that of an imported ranging pass, so that every title and table says so.
+const (
+	EngineKind        = "imported"
+	EngineKindRanging = "imported-ranging"
+)
+
+// syntheticRequests spreads n output tokens over the fewest synthetic
+// requests over [begin, end] that keep each within
+// archive.MaxOutputTokens, as evenly as whole tokens allow (the first
+// ones take one more).
+func syntheticRequests(n int, begin, end float64) []archive.Request {
+	if n <= 0 {
+		return nil
+	}
+	k := (n + archive.MaxOutputTokens - 1) / archive.MaxOutputTokens
+	out := make([]archive.Request, k)
+	for i := range out {
+		id := SyntheticRequestID
+		if k > 1 {
+			id = fmt.Sprintf("%s-%d", SyntheticRequestID, i+1)
+		}
+		tokens := n / k
+		if i < n%k {
+			tokens++
+		}
+		out[i] = archive.Request{ID: id, Phase: "formal", SentAt: begin, FirstTokenAt: begin, DoneAt: end,
+			OutputTokens: tokens, TokensSource: "user", OK: true, Synthetic: true}
+	}
+	return out
+}
 
 // Write creates the run directory dir (it must not exist) from rec.
 func Write(ctx context.Context, dir string, rec *Recording, opt WriteOptions) (err error) {
@@ -77,8 +147,8 @@ func Write(ctx context.Context, dir string, rec *Recording, opt WriteOptions) (e
 	if len(rec.Samples) == 0 {
 		return errors.New("import: the recording has no valid power samples")
 	}
-	if opt.OutputTokens < 0 {
-		return fmt.Errorf("import: output tokens must be ≥ 0, got %d", opt.OutputTokens)
+	if opt.OutputTokens < 0 || opt.OutputTokens > MaxImportTokens {
+		return fmt.Errorf("import: output tokens must be 0 .. %d, got %d", MaxImportTokens, opt.OutputTokens)
 	}
 	samples := slices.Clone(rec.Samples)
 	slices.SortStableFunc(samples, func(a, b archive.PowerSample) int { return cmp.Compare(a.T, b.T) })
@@ -90,7 +160,12 @@ func Write(ctx context.Context, dir string, rec *Recording, opt WriteOptions) (e
 	}
 	if !(end > begin) {
 		return fmt.Errorf("import: the measured window [%s, %s] is empty; give a window inside the recording (%s to %s)",
-			fmtT(begin), fmtT(end), fmtT(lo), fmtT(hi))
+			fmtTime(begin), fmtTime(end), fmtTime(lo), fmtTime(hi))
+	}
+	for _, t := range []float64{begin, end} {
+		if err := checkTime(t); err != nil {
+			return fmt.Errorf("import: the measured window: %w", err)
+		}
 	}
 	meta := buildMeta(filepath.Base(filepath.Clean(dir)), rec, opt, samples, begin, end, window)
 	w, err := archive.Create(dir, meta)
@@ -113,9 +188,10 @@ func Write(ctx context.Context, dir string, rec *Recording, opt WriteOptions) (e
 	if err := w.AppendPower(samples...); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	if opt.OutputTokens > 0 {
-		r := archive.Request{ID: SyntheticRequestID, Phase: "formal", SentAt: begin, FirstTokenAt: begin, DoneAt: end,
-			OutputTokens: opt.OutputTokens, TokensSource: "user", OK: true, Synthetic: true}
+	for _, r := range syntheticRequests(opt.OutputTokens, begin, end) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := w.AppendRequest(r); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
@@ -133,28 +209,37 @@ func buildMeta(runID string, rec *Recording, opt WriteOptions, samples []archive
 		sum := sha256.Sum256(opt.ProfileYAML)
 		prof.SHA256 = hex.EncodeToString(sum[:])
 	}
-	requests := "none: no per-request data and no --output-tokens; J/token is not applicable"
-	if opt.OutputTokens > 0 {
-		requests = fmt.Sprintf("synthetic: one request %q over the formal window carrying the %d output tokens given with --output-tokens; no latency is measured",
-			SyntheticRequestID, opt.OutputTokens)
+	requests := "none: no per-request data and no output token count; J/token is not applicable"
+	from := cmp.Or(opt.TokensFrom, "given with --output-tokens")
+	if n := len(syntheticRequests(opt.OutputTokens, 0, 0)); n == 1 {
+		requests = fmt.Sprintf("synthetic: one request %q over the formal window carrying the %d output tokens %s; no latency is measured",
+			SyntheticRequestID, opt.OutputTokens, from)
+	} else if n > 1 {
+		requests = fmt.Sprintf("synthetic: %d requests %q-1 .. -%d over the formal window carrying the %d output tokens %s, split so that none carries more than %d (the format's cap per request); no latency is measured",
+			n, SyntheticRequestID, n, opt.OutputTokens, from, archive.MaxOutputTokens)
+	}
+	kind := EngineKind
+	if rec.Ranging {
+		kind = EngineKindRanging
 	}
 	interval := medianInterval(samples)
 	first, last := samples[0].T, samples[len(samples)-1].T
 	return archive.Meta{
 		RunID:    runID,
 		Profile:  prof,
-		Engine:   archive.EngineInfo{Kind: "imported"},
+		Engine:   archive.EngineInfo{Kind: kind, Model: rec.Model},
 		Hardware: archive.Hardware{Devices: slices.Clone(rec.Devices)},
 		Software: opt.Software,
 		Telemetry: archive.TelemetryInfo{Source: "import:" + rec.Format, IntervalS: interval,
 			Note: fmt.Sprintf("imported %s recording (%d samples, median interval %s s): power measured outside joulebench",
 				rec.Format, len(samples), strconv.FormatFloat(interval, 'g', 6, 64))},
-		Status:    archive.StatusRunning,
-		StartedAt: min(first, begin),
-		EndedAt:   max(last, end),
-		Stages:    []archive.Stage{{Name: "formal", Start: begin, End: end}},
-		Events:    []archive.Event{},
-		Labels:    rec.Labels,
+		Status:     archive.StatusRunning,
+		StartedAt:  min(first, begin),
+		EndedAt:    max(last, end),
+		Stages:     []archive.Stage{{Name: "formal", Start: begin, End: end}},
+		Events:     []archive.Event{},
+		Labels:     rec.Labels,
+		Parameters: opt.Parameters,
 		Import: &archive.ImportInfo{Format: rec.Format, Files: rec.Files, Window: window, Requests: requests,
 			OutputTokens: opt.OutputTokens, FailedSamples: rec.FailedSamples, Notes: rec.Notes},
 	}
@@ -203,48 +288,73 @@ func medianInterval(samples []archive.PowerSample) float64 {
 	return d[len(d)/2]
 }
 
-// hashReader returns the sha256 of the bytes read from r.
-func hashReader(r io.Reader) (string, error) {
-	h := sha256.New()
-	if _, err := io.Copy(h, r); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// FileInfo reads path's sha256 for the import record.
-func FileInfo(role, path string) (archive.ImportFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return archive.ImportFile{}, err
-	}
-	defer f.Close()
-	sum, err := hashReader(f)
-	if err != nil {
-		return archive.ImportFile{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return archive.ImportFile{Role: role, Path: path, SHA256: sum}, nil
-}
-
 // unixSeconds is t in Unix seconds, the fraction added to the whole
 // seconds (exact for milliseconds, unlike UnixNano()/1e9).
 func unixSeconds(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosecond())/1e9 }
 
+// fmtT writes a number (a time in Unix seconds where a file holds one,
+// an energy) in plain decimals.
 func fmtT(t float64) string { return strconv.FormatFloat(t, 'f', -1, 64) }
+
+// fmtTime writes a time for a message: ISO 8601 (RFC 3339) in UTC, with
+// its zone, to the millisecond where it has a fraction.
+func fmtTime(t float64) string {
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return fmtT(t)
+	}
+	sec := math.Floor(t)
+	return time.Unix(int64(sec), int64(math.Round((t-sec)*1e9))).UTC().Format("2006-01-02T15:04:05.999Z07:00")
+}
+
+// Times an import accepts, in Unix seconds: 2000-01-01T00:00:00Z to
+// 2100-01-01T00:00:00Z. A recording's times are absolute; a time before
+// 2000 is almost always a relative column (seconds since the start) or
+// the wrong unit, and would be read as a run in 1970.
+const (
+	MinTime = 946684800
+	MaxTime = 4102444800
+)
+
+// MaxPowerW bounds a reading an import accepts: 100 kW, far above any
+// device or node a recording here measures (an 8-GPU node draws about
+// 10 kW); a reading above it is a unit error (mW, µW) or a corrupt value.
+const MaxPowerW = 100e3
+
+// checkTime says why t is not a time an import accepts.
+func checkTime(t float64) error {
+	switch {
+	case math.IsNaN(t) || math.IsInf(t, 0):
+		return fmt.Errorf("time %v is not finite", t)
+	case t < MinTime || t >= MaxTime:
+		return fmt.Errorf("time %s (%s) is outside %s .. %s: times must be absolute (Unix seconds or RFC 3339), not seconds since the start",
+			fmtT(t), fmtTime(t), fmtTime(MinTime), fmtTime(MaxTime))
+	}
+	return nil
+}
+
+// checkPower says why w (watts) is not a reading an import accepts.
+func checkPower(w float64) error {
+	switch {
+	case math.IsNaN(w) || math.IsInf(w, 0):
+		return fmt.Errorf("power %v W is not finite", w)
+	case w < 0:
+		return fmt.Errorf("negative power %s W", fmtT(w))
+	case w > MaxPowerW:
+		return fmt.Errorf("power %s W is above %g W, the most an import accepts (a unit error: mW or µW?)", fmtT(w), float64(MaxPowerW))
+	}
+	return nil
+}
 
 // ParseTime reads a time given on the command line or in a file: Unix
 // seconds (a decimal number) or RFC 3339.
 func ParseTime(s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("time %q is not finite", s)
-		}
-		return v, nil
+		return v, checkTime(v)
 	}
 	t, err := parseRFC3339(s)
 	if err != nil {
 		return 0, fmt.Errorf("time %q is neither Unix seconds nor RFC 3339 (2006-01-02T15:04:05Z)", s)
 	}
-	return t, nil
+	return t, checkTime(t)
 }

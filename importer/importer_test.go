@@ -179,7 +179,7 @@ func TestPTDWindowOutsideSamples(t *testing.T) {
 
 // Write refuses an existing directory: nothing is overwritten.
 func TestWriteRefusesExistingDir(t *testing.T) {
-	rec := &Recording{Format: "csv", Samples: []archive.PowerSample{{T: 1, Device: "d", PowerW: 1, MemUsedBytes: -1}, {T: 2, Device: "d", PowerW: 1, MemUsedBytes: -1}},
+	rec := &Recording{Format: "csv", Samples: []archive.PowerSample{{T: t0, Device: "d", PowerW: 1, MemUsedBytes: -1}, {T: t0 + 1, Device: "d", PowerW: 1, MemUsedBytes: -1}},
 		Devices: []archive.Device{{ID: "d", Method: "power"}}}
 	dir := t.TempDir()
 	if err := Write(context.Background(), dir, rec, WriteOptions{}); err == nil || !strings.Contains(err.Error(), "already exists") {
@@ -200,7 +200,7 @@ func TestCovered(t *testing.T) {
 // quoted CSV cell may carry) fails the import; the directory stays, marked
 // failed with the reason, never left "running".
 func TestWriteFailureMarksRunFailed(t *testing.T) {
-	rec := &Recording{Format: "csv", Samples: []archive.PowerSample{{T: 1, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}, {T: 2, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}},
+	rec := &Recording{Format: "csv", Samples: []archive.PowerSample{{T: t0, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}, {T: t0 + 1, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}},
 		Devices: []archive.Device{{ID: "a\nb", Method: "power"}}}
 	dir := filepath.Join(t.TempDir(), "run")
 	err := Write(context.Background(), dir, rec, WriteOptions{})

@@ -154,6 +154,9 @@ func (rec *Recording) addSeries(s promSeries, idx int, dev string, scale float64
 		if !ok || math.IsNaN(t) || math.IsInf(t, 0) {
 			return fmt.Errorf("%s: time %v is not a number", where(j), p[0])
 		}
+		if err := checkTime(t); err != nil {
+			return fmt.Errorf("%s: %w", where(j), err)
+		}
 		str, ok := p[1].(string)
 		if !ok {
 			return fmt.Errorf("%s: value %v is not a string (Prometheus writes values as strings)", where(j), p[1])
@@ -162,12 +165,15 @@ func (rec *Recording) addSeries(s promSeries, idx int, dev string, scale float64
 		if err != nil {
 			return fmt.Errorf("%s: value %q is not a number", where(j), str)
 		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if math.IsNaN(v) { // no value at that time: a gap
 			rec.FailedSamples++
 			continue
 		}
+		if math.IsInf(v, 0) {
+			return fmt.Errorf("%s: value %q is not finite", where(j), str)
+		}
 		if j > 0 && len(pts) > 0 && t <= pts[len(pts)-1].t {
-			return fmt.Errorf("%s: time %s does not increase", where(j), fmtT(t))
+			return fmt.Errorf("%s: time %s does not increase", where(j), fmtTime(t))
 		}
 		pts = append(pts, pt{t, v * scale})
 	}
@@ -184,9 +190,12 @@ func (rec *Recording) addSeries(s promSeries, idx int, dev string, scale float64
 			if smp.PowerW < 0 {
 				return fmt.Errorf("%s: the counter goes back (%s to %s J): a reset cannot give power", where(k), fmtT(a.v), fmtT(b.v))
 			}
+			if err := checkPower(smp.PowerW); err != nil {
+				return fmt.Errorf("%s: the counter's increase: %w", where(k), err)
+			}
 			method = "counter"
-		} else if p.v < 0 {
-			return fmt.Errorf("%s: negative power %s W", where(j), fmtT(p.v))
+		} else if err := checkPower(p.v); err != nil {
+			return fmt.Errorf("%s: %w", where(j), err)
 		}
 		rec.Samples = append(rec.Samples, smp)
 	}

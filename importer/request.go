@@ -1,13 +1,19 @@
 package importer
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/profiles"
 )
@@ -30,11 +36,24 @@ type Request struct {
 	Domain      string
 	DomainGiven bool
 	// OutputTokens, Profile (a built-in's name) and Software go to
-	// WriteOptions.
+	// WriteOptions. OutputTokens 0: the recording's own count (MLPerf's
+	// loadgen token rate over the window), if any.
 	OutputTokens int
 	Profile      string
 	Software     map[string]string
+	// Model names the model (default: what the recording says).
+	Model string
+	// Ranging allows a power analyzer's range-finding pass (MLPerf's
+	// ranging/ run), which is refused otherwise; the run is then marked
+	// ranging (engine kind imported-ranging, label mlperf_run).
+	Ranging bool
 }
+
+// MaxImportBytes caps each file an import reads (256 MiB: a PTDaemon log
+// at 1 Hz holds about a month in it). A file over it, or a file that is
+// not a regular file (a device, a FIFO, a directory), is refused before
+// it is read.
+const MaxImportBytes = 256 << 20
 
 // Import reads the request's files and writes the run directory Out. It
 // returns the recording written (its samples, failed readings and
@@ -46,15 +65,22 @@ func Import(ctx context.Context, q Request) (*Recording, error) {
 	if _, err := os.Stat(q.Out); err == nil {
 		return nil, exitcode.Invalidf("import: run directory %s already exists; an import is a new directory", q.Out)
 	}
-	if q.OutputTokens < 0 {
-		return nil, exitcode.Invalidf("import: --output-tokens must be ≥ 0, got %d", q.OutputTokens)
+	if q.OutputTokens < 0 || q.OutputTokens > MaxImportTokens {
+		return nil, exitcode.Invalidf("import: --output-tokens must be 0 .. %d (%d requests of at most %d tokens, the format's cap per request), got %d",
+			MaxImportTokens, MaxSyntheticRequests, archive.MaxOutputTokens, q.OutputTokens)
+	}
+	if q.Ranging && q.Format != "ptdaemon" {
+		return nil, exitcode.Invalidf("import: --ranging is for ptdaemon (an MLPerf power run's ranging pass)")
 	}
 	begin, end, err := q.window()
 	if err != nil {
 		return nil, err
 	}
-	rec, err := q.read()
+	rec, err := q.read(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := q.setRun(rec); err != nil {
 		return nil, err
 	}
 	if err := q.setDomain(rec); err != nil {
@@ -70,12 +96,98 @@ func Import(ctx context.Context, q Request) (*Recording, error) {
 	if err != nil {
 		return nil, exitcode.Invalidf("import: --profile %s: %v", q.Profile, err)
 	}
-	opt := WriteOptions{OutputTokens: q.OutputTokens, ProfileYAML: src,
+	opt := WriteOptions{OutputTokens: rec.OutputTokens, TokensFrom: rec.TokensFrom, ProfileYAML: src,
 		Profile: archive.ProfileRef{Name: q.Profile, Source: "builtin"}, Software: q.Software}
-	if err := Write(ctx, q.Out, rec, opt); err != nil {
-		return nil, exitcode.With(exitcode.Failure, err)
+	if rec.Devices[0].Domain == archive.DomainNode {
+		opt.Parameters = NodeParameters()
+		rec.Notes = append(rec.Notes, fmt.Sprintf("parameters: power_sanity_max_w %g W archived (whole-node power at the wall; the profiles' default 2000 W is a GPU's)", float64(MaxPowerW)))
+	}
+	if err := writeChecked(ctx, q.Out, rec, opt); err != nil {
+		return nil, err
 	}
 	return rec, nil
+}
+
+// setRun settles the run's token count, model and ranging mark: the
+// user's --output-tokens and --model over the recording's own; a ranging
+// pass refused unless asked for, and marked when it is.
+func (q Request) setRun(rec *Recording) error {
+	if q.OutputTokens > 0 {
+		if rec.OutputTokens > 0 {
+			rec.Notes = append(rec.Notes, fmt.Sprintf("--output-tokens %d overrides the %d output tokens %s", q.OutputTokens, rec.OutputTokens, rec.TokensFrom))
+		}
+		rec.OutputTokens, rec.TokensFrom = q.OutputTokens, "given with --output-tokens"
+	}
+	if q.Model != "" {
+		rec.Model = q.Model
+	}
+	switch {
+	case rec.Ranging && !q.Ranging:
+		return exitcode.Invalidf("import ptdaemon: %s is a ranging run (%s): the power analyzer's range-finding pass, not the measured one (MLPerf's result is run_1/); give --ranging to import it anyway, marked ranging",
+			q.File, rec.RangingWhy)
+	case q.Ranging:
+		rec.Ranging = true
+		if rec.Labels == nil {
+			rec.Labels = map[string]string{}
+		}
+		rec.Labels["mlperf_run"] = "ranging"
+		why := cmp.Or(rec.RangingWhy, "--ranging given")
+		rec.Notes = append(rec.Notes, "ranging run ("+why+"): the power analyzer's range-finding pass, imported with --ranging; MLPerf's result is the run_1 pass")
+	}
+	return nil
+}
+
+// writeChecked writes the run into a staging directory beside out, reads
+// it back with the archive reader, and only then moves it to out: what an
+// import writes, the reader accepts, and a run the reader would refuse
+// is never left behind.
+func writeChecked(ctx context.Context, out string, rec *Recording, opt WriteOptions) error {
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return exitcode.With(exitcode.Failure, fmt.Errorf("import: %w", err))
+	}
+	stage, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(out))+".import-*")
+	if err != nil {
+		return exitcode.With(exitcode.Failure, fmt.Errorf("import: %w", err))
+	}
+	defer os.RemoveAll(stage)
+	dir := filepath.Join(stage, filepath.Base(filepath.Clean(out)))
+	if err := Write(ctx, dir, rec, opt); err != nil {
+		return ctxCode(ctx, exitcode.Failure, err)
+	}
+	if _, err := archive.LoadData(dir); err != nil {
+		return exitcode.With(exitcode.Invalid, fmt.Errorf("import: the archive does not read back (nothing was written to %s): %w", out, err))
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return exitcode.Invalidf("import: run directory %s already exists; an import is a new directory", out)
+	}
+	if err := os.Rename(dir, out); err != nil {
+		return exitcode.With(exitcode.Failure, fmt.Errorf("import: %w", err))
+	}
+	return nil
+}
+
+// ctxCode gives err the exit code of an interrupted import when ctx is
+// done, else code.
+func ctxCode(ctx context.Context, code exitcode.Code, err error) error {
+	if ctx.Err() != nil {
+		return exitcode.With(exitcode.Interrupted, fmt.Errorf("import interrupted: %w", err))
+	}
+	return exitcode.With(code, err)
+}
+
+// ctxReader stops a read at the context's end: every loop over an
+// import's file reads through it, so Ctrl-C or SIGTERM ends the import.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // BeyondSamples reports whether the window reaches beyond the samples
@@ -104,23 +216,37 @@ func (q Request) setDomain(rec *Recording) error {
 	return nil
 }
 
-// open opens one of the user's files and records it.
-func open(role, path string) (*os.File, archive.ImportFile, error) {
-	fi, err := FileInfo(role, path)
+// open opens one of the user's files (a regular file of at most
+// MaxImportBytes) and records it with its sha256; the file is rewound
+// for reading.
+func open(ctx context.Context, role, path string) (*boundedfile.File, archive.ImportFile, error) {
+	fi := archive.ImportFile{Role: role, Path: filepath.Clean(path)}
+	f, err := boundedfile.Open(path, role+" file", MaxImportBytes)
 	if err != nil {
 		return nil, fi, exitcode.Invalidf("import: %v", err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	h := sha256.New()
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+		f.Close()
+		return nil, fi, ctxCode(ctx, exitcode.Invalid, fmt.Errorf("import: %w", err))
+	}
+	if err := f.Rewind(); err != nil {
+		f.Close()
 		return nil, fi, exitcode.Invalidf("import: %v", err)
 	}
-	fi.Path = filepath.Clean(path)
+	fi.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return f, fi, nil
 }
 
 // read reads the user's files by format and records them.
-func (q Request) read() (*Recording, error) {
-	f, fi, err := open("power", q.File)
+func (q Request) read(ctx context.Context) (*Recording, error) {
+	if q.Format != "ptdaemon" && q.Format != "csv" && q.Format != "prometheus" {
+		return nil, exitcode.Invalidf("import: unknown format %q (ptdaemon, csv or prometheus)", q.Format)
+	}
+	if q.Format == "ptdaemon" && q.Loadgen == "" {
+		return nil, exitcode.Invalidf("import ptdaemon: --loadgen mlperf_log_detail.txt is required (the measured window is its power_begin..power_end)")
+	}
+	f, fi, err := open(ctx, "power", q.File)
 	if err != nil {
 		return nil, err
 	}
@@ -129,34 +255,29 @@ func (q Request) read() (*Recording, error) {
 	var rec *Recording
 	switch q.Format {
 	case "ptdaemon":
-		if q.Loadgen == "" {
-			return nil, exitcode.Invalidf("import ptdaemon: --loadgen mlperf_log_detail.txt is required (the measured window is its power_begin..power_end)")
-		}
-		g, gi, err := open("loadgen", q.Loadgen)
+		g, gi, err := open(ctx, "loadgen", q.Loadgen)
 		if err != nil {
 			return nil, err
 		}
 		defer g.Close()
 		files = append(files, gi)
-		rec, err = PTD(f, q.File, g, q.Loadgen)
+		rec, err = ptd(ctx, ctxReader{ctx, f}, q.File, ctxReader{ctx, g}, q.Loadgen)
 		if err != nil {
-			return nil, exitcode.With(exitcode.Invalid, err)
+			return nil, ctxCode(ctx, exitcode.Invalid, err)
 		}
 	case "csv":
 		m, err := ParseMapping(q.Map)
 		if err != nil {
 			return nil, exitcode.Invalidf("import csv: --map: %v", err)
 		}
-		if rec, err = CSV(f, q.File, m); err != nil {
-			return nil, exitcode.With(exitcode.Invalid, err)
+		if rec, err = CSV(ctxReader{ctx, f}, q.File, m); err != nil {
+			return nil, ctxCode(ctx, exitcode.Invalid, err)
 		}
 	case "prometheus":
-		rec, err = Prometheus(f, q.File, PromOptions{Unit: q.Unit, DeviceLabel: q.DeviceLabel})
+		rec, err = Prometheus(ctxReader{ctx, f}, q.File, PromOptions{Unit: q.Unit, DeviceLabel: q.DeviceLabel})
 		if err != nil {
-			return nil, exitcode.With(exitcode.Invalid, err)
+			return nil, ctxCode(ctx, exitcode.Invalid, err)
 		}
-	default:
-		return nil, exitcode.Invalidf("import: unknown format %q (ptdaemon, csv or prometheus)", q.Format)
 	}
 	rec.Files = files
 	return rec, nil

@@ -45,11 +45,12 @@ func TestImportRequest(t *testing.T) {
 	}{
 		{"no out", func(q *Request) { q.Out = "" }, "--out DIR is required", exitcode.Invalid},
 		{"out exists", func(q *Request) { q.Out = exists }, "already exists", exitcode.Invalid},
-		{"negative tokens", func(q *Request) { q.OutputTokens = -1 }, "--output-tokens must be ≥ 0, got -1", exitcode.Invalid},
-		{"begin alone", func(q *Request) { q.Begin = "1" }, "give both --begin and --end", exitcode.Invalid},
-		{"bad begin", func(q *Request) { q.Begin, q.End = "x", "2" }, "--begin:", exitcode.Invalid},
-		{"bad end", func(q *Request) { q.Begin, q.End = "1", "y" }, "--end:", exitcode.Invalid},
-		{"end before begin", func(q *Request) { q.Begin, q.End = "2", "1" }, "--end 1 is not after --begin 2", exitcode.Invalid},
+		{"negative tokens", func(q *Request) { q.OutputTokens = -1 }, "--output-tokens must be 0 .. 17179869184 (4096 requests of at most 4194304 tokens, the format's cap per request), got -1", exitcode.Invalid},
+		{"begin alone", func(q *Request) { q.Begin = "1760875201" }, "give both --begin and --end", exitcode.Invalid},
+		{"bad begin", func(q *Request) { q.Begin, q.End = "x", "1760875202" }, "--begin:", exitcode.Invalid},
+		{"bad end", func(q *Request) { q.Begin, q.End = "1760875201", "y" }, "--end:", exitcode.Invalid},
+		{"end before begin", func(q *Request) { q.Begin, q.End = "1760875202", "1760875201" }, "--end 1760875201 is not after --begin 1760875202", exitcode.Invalid},
+		{"relative begin", func(q *Request) { q.Begin, q.End = "0", "19" }, "--begin: time 0 (1970-01-01T00:00:00Z) is outside", exitcode.Invalid},
 		{"no file", func(q *Request) { q.File = filepath.Join(exists, "none.csv") }, "import: ", exitcode.Invalid},
 		{"unknown format", func(q *Request) { q.Format = "xml" }, `unknown format "xml"`, exitcode.Invalid},
 		{"bad map", func(q *Request) { q.Map = "nonsense" }, "import csv: --map:", exitcode.Invalid},
@@ -92,7 +93,7 @@ func TestImportPTDaemonDomainAndWindow(t *testing.T) {
 		t.Errorf("ptdaemon --domain gpu: %v", err)
 	}
 	q.DomainGiven = false
-	q.Begin, q.End = "1", "2"
+	q.Begin, q.End = "1760875201", "1760875202"
 	if _, err := Import(context.Background(), q); err == nil || !strings.Contains(err.Error(), "--begin/--end are for csv and prometheus") {
 		t.Errorf("ptdaemon --begin/--end: %v", err)
 	}

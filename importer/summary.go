@@ -1,17 +1,31 @@
 package importer
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Summary is what an import says when done: the samples imported from q's
-// file into q's directory and the failed readings left out; without output
-// tokens, what the run then lacks.
+// file into q's directory and the failed readings left out; the output
+// tokens and where they came from, or what the run lacks without them;
+// the model, or that none is known; a ranging run said so.
 func (q Request) Summary(rec *Recording) string {
-	s := fmt.Sprintf("imported %s (%d samples, %d failed readings left out as gaps) into %s\n",
+	var b strings.Builder
+	fmt.Fprintf(&b, "imported %s (%d samples, %d failed readings left out as gaps) into %s\n",
 		q.File, len(rec.Samples), rec.FailedSamples, q.Out)
-	if q.OutputTokens == 0 {
-		s += "no --output-tokens: energy and power only; J/token is not applicable, and analyze's formal_requests_succeeded fails (no request)\n"
+	switch {
+	case rec.OutputTokens == 0:
+		b.WriteString("no --output-tokens: energy and power only; J/token is not applicable, and analyze's formal_requests_succeeded fails (no request)\n")
+	case rec.TokensFrom != "" && rec.TokensFrom != "given with --output-tokens":
+		fmt.Fprintf(&b, "output tokens: %d, %s; --output-tokens overrides\n", rec.OutputTokens, rec.TokensFrom)
 	}
-	return s
+	if rec.Format == "ptdaemon" && rec.Model == "" {
+		b.WriteString("model: not named by the logs or their directory (results/SYSTEM/MODEL/SCENARIO/performance/run_1/); give --model\n")
+	}
+	if rec.Ranging {
+		b.WriteString("RANGING run (the power analyzer's range-finding pass, not MLPerf's measured run_1): marked engine kind " + EngineKindRanging + ", label mlperf_run=ranging\n")
+	}
+	return b.String()
 }
 
 // BeyondWarning is the warning for a window that reaches beyond the
@@ -22,6 +36,6 @@ func (rec *Recording) BeyondWarning() string {
 	if !beyond {
 		return ""
 	}
-	return fmt.Sprintf("the window [%g, %g] reaches beyond the samples every device has [%g, %g]: the power audit (power_devices_present) will exclude the run",
-		rec.Begin, rec.End, lo, hi)
+	return fmt.Sprintf("the window [%s, %s] reaches beyond the samples every device has [%s, %s]: the power audit (power_devices_present) will exclude the run",
+		fmtTime(rec.Begin), fmtTime(rec.End), fmtTime(lo), fmtTime(hi))
 }

@@ -150,10 +150,11 @@ func TestImportCSVAndPrometheus(t *testing.T) {
 	var csv, prom strings.Builder
 	csv.WriteString("ts,gpu,w\n")
 	var v0, v1 []string
+	const t0 = 1760875200 // 2025-10-19T12:00:00Z: imports take absolute times
 	for i := range 11 {
-		fmt.Fprintf(&csv, "%d,g0,100\n%d,g1,50\n", 1000+i, 1000+i)
-		v0 = append(v0, fmt.Sprintf(`[%d,"100"]`, 1000+i))
-		v1 = append(v1, fmt.Sprintf(`[%d,"50"]`, 1000+i))
+		fmt.Fprintf(&csv, "%d,g0,100\n%d,g1,50\n", t0+i, t0+i)
+		v0 = append(v0, fmt.Sprintf(`[%d,"100"]`, t0+i))
+		v1 = append(v1, fmt.Sprintf(`[%d,"50"]`, t0+i))
 	}
 	fmt.Fprintf(&prom, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"gpu":"0"},"values":[%s]},{"metric":{"gpu":"1"},"values":[%s]}]}}`,
 		strings.Join(v0, ","), strings.Join(v1, ","))
@@ -164,7 +165,7 @@ func TestImportCSVAndPrometheus(t *testing.T) {
 		{"import", "prometheus", filepath.Join(tmp, "q.json")},
 	} {
 		dir := filepath.Join(tmp, args[1])
-		args = append(args, "--out", dir, "--begin", "1002", "--end", "1008", "--output-tokens", "300")
+		args = append(args, "--out", dir, "--begin", "1760875202", "--end", "1760875208", "--output-tokens", "300")
 		if _, errOut, code := runCLI(t, args...); code != exitOK {
 			t.Fatalf("%v: exit %d %s", args, code, errOut)
 		}
@@ -184,5 +185,71 @@ func writeFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The runs of an MLPerf power submission imported as import's help says
+// (run_1/spl.txt with --loadgen run_1/mlperf_log_detail.txt, nothing
+// else), then analyzed: exit 0, node average power within 0.05 % of
+// MLPerf's plain mean and node J/token within 0.1 % of watts over
+// tokens per second, the model in the title. The hand calculation is in
+// importer/mlperf_test.go: Offline 100010 J over 20 s = 5000.5 W (MLPerf
+// 95010 / 19 = 5000.526 W), 5,000,000 tokens (250000 tokens/s × 20 s) in
+// two requests, 0.020002 J/token; Server 80008 J / 20 s = 4000.4 W,
+// 39990 tokens (1999.5 × 20), 2.000700175 J/token.
+func TestImportMLPerfThenAnalyze(t *testing.T) {
+	const fixture = "../../importer/testdata/mlperf/results/h200x8/llama3.1-8b/"
+	for _, c := range []struct {
+		scenario         string
+		mlperfW, tokRate float64
+		avgW, jpt        float64
+	}{
+		{"Offline", 95010.0 / 19, 250000, 5000.5, 0.020002},
+		{"Server", 4000.4, 1999.5, 4000.4, 80008.0 / 39990},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			run := fixture + c.scenario + "/performance/run_1/"
+			dir := filepath.Join(t.TempDir(), "run")
+			out, errOut, code := runCLI(t, "import", "ptdaemon", run+"spl.txt", "--loadgen", run+"mlperf_log_detail.txt", "--out", dir)
+			if code != exitOK || !strings.Contains(out, "worked out from the loadgen") {
+				t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
+			}
+			out, errOut, code = runCLI(t, "analyze", dir, "--format", "json")
+			if code != exitOK {
+				t.Fatalf("analyze: exit %d\n%s\n%s", code, out, errOut)
+			}
+			var res map[string]jsonResult
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			avg, _ := res["avg_node_power_w"].Value.(float64)
+			jpt, _ := res["node_j_per_token"].Value.(float64)
+			if math.Abs(avg-c.avgW) > 1e-9 || math.Abs(avg-c.mlperfW)/c.mlperfW > 0.0005 {
+				t.Errorf("avg_node_power_w %+v, want %v (within 0.05 %% of MLPerf's %v)", res["avg_node_power_w"], c.avgW, c.mlperfW)
+			}
+			if want := c.mlperfW / c.tokRate; math.Abs(jpt-c.jpt) > 1e-12 || math.Abs(jpt-want)/want > 0.001 {
+				t.Errorf("node_j_per_token %+v, want %v (within 0.1 %% of %v W / %v tokens/s)", res["node_j_per_token"], c.jpt, c.mlperfW, c.tokRate)
+			}
+			out, _, code = runCLI(t, "report", dir)
+			if code != exitOK || !strings.Contains(out, "llama3.1-8b") {
+				t.Errorf("report: exit %d, want the model in the title\n%.600s", code, out)
+			}
+		})
+	}
+}
+
+// A non-regular file is refused at once, exit 2 (it used to spin on
+// /dev/zero for minutes).
+func TestImportDevZero(t *testing.T) {
+	for _, args := range [][]string{
+		{"import", "ptdaemon", "/dev/zero", "--loadgen", ptdFixture + "mlperf_log_detail.txt"},
+		{"import", "csv", "/dev/zero", "--map", "time=a,watts=b"},
+		{"import", "prometheus", "/dev/zero"},
+	} {
+		args = append(args, "--out", filepath.Join(t.TempDir(), "run"))
+		_, errOut, code := runCLI(t, args...)
+		if code != exitInvalid || !strings.Contains(errOut, "not a regular file (a character device)") {
+			t.Errorf("%v: exit %d, %s", args, code, errOut)
+		}
 	}
 }

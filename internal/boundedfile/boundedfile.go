@@ -1,5 +1,5 @@
-// Package boundedfile reads small input files (profiles, campaign files)
-// whole, with a size cap, and only when they are regular files: a device
+// Package boundedfile reads input files (profiles, campaign files whole;
+// imported recordings as a stream) with a size cap, and only when they are regular files: a device
 // (/dev/zero), a FIFO, a socket or a directory is refused before a byte is
 // read, and a file larger than the cap is refused instead of read into
 // memory.
@@ -33,6 +33,32 @@ var ErrNotRegular = errors.New("not a regular file")
 // and read through a limit, so that a file replaced or grown between the
 // checks is still refused rather than read without bound.
 func Read(path, what string, limit int64) ([]byte, error) {
+	f, err := Open(path, what, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// File is a regular file opened by Open: a reader that gives at most the
+// cap's bytes and then an error wrapping ErrTooLarge (a file grown after
+// the checks is refused, never read without bound).
+type File struct {
+	f           *os.File
+	path, what  string
+	limit, read int64
+}
+
+// Open opens the regular file at path (symbolic links followed) for
+// reading when it holds at most limit bytes, with the checks of Read:
+// a device, a FIFO, a socket or a directory is refused before a byte is
+// read. Close the file when done.
+func Open(path, what string, limit int64) (*File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
@@ -44,22 +70,46 @@ func Read(path, what string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
-	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
+	if st, err = f.Stat(); err == nil {
+		err = check(path, what, st, limit)
+	} else {
+		err = fmt.Errorf("read %s: %w", what, err)
 	}
-	if err := check(path, what, st, limit); err != nil {
+	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s %s: grew past %d bytes while read: %w", what, path, limit, ErrTooLarge)
-	}
-	return b, nil
+	return &File{f: f, path: path, what: what, limit: limit}, nil
 }
+
+// Read reads from the file; past the cap it returns an error wrapping
+// ErrTooLarge.
+func (b *File) Read(p []byte) (int, error) {
+	if room := b.limit + 1 - b.read; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.f.Read(p)
+	b.read += int64(n)
+	if b.read > b.limit {
+		return n, fmt.Errorf("%s %s: grew past %d bytes while read: %w", b.what, b.path, b.limit, ErrTooLarge)
+	}
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("read %s %s: %w", b.what, b.path, err)
+	}
+	return n, err
+}
+
+// Rewind goes back to the file's first byte (to read it again).
+func (b *File) Rewind() error {
+	if _, err := b.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("read %s %s: %w", b.what, b.path, err)
+	}
+	b.read = 0
+	return nil
+}
+
+// Close closes the file.
+func (b *File) Close() error { return b.f.Close() }
 
 func check(path, what string, st fs.FileInfo, limit int64) error {
 	if !st.Mode().IsRegular() {

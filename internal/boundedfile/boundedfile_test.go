@@ -2,6 +2,7 @@ package boundedfile
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -100,5 +101,37 @@ func TestReadFileKinds(t *testing.T) {
 				t.Errorf("error %q does not say %q and the file's role", err, c.wantText)
 			}
 		})
+	}
+}
+
+// Open streams the file: it reads again after Rewind, and a file that
+// grows past the cap after the checks gives ErrTooLarge, not more bytes.
+func TestOpenRewindAndGrowth(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "spl.txt")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(p, "power file", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for range 2 {
+		b, err := io.ReadAll(f)
+		if err != nil || string(b) != "0123456789" {
+			t.Fatalf("read %q, %v", b, err)
+		}
+		if err := f.Rewind(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(p, []byte("0123456789abcdefXYZ"), 0o644); err != nil { // 19 bytes > 16
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(f); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "power file") {
+		t.Errorf("grown file: %v, want ErrTooLarge naming the file's role", err)
+	}
+	if _, err := Open("/dev/zero", "power file", 16); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("/dev/zero: %v", err)
 	}
 }
