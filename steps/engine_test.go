@@ -102,6 +102,32 @@ func TestVerifyEngine(t *testing.T) {
 		{"a field not checked is not compared", "other", engines.Identity{TensorParallel: 4}, []string{"parallel"}, []string{"tensor parallel: requested 4"}},
 		{"expected model wins over the requested one", "x", engines.Identity{Model: "m"}, []string{"model"}, nil},
 	}
+	// Ollama's OpenAI API lists --model tiny as tiny:latest (its implicit
+	// tag): the same model, not a mismatch; another tag is one.
+	for _, c := range []struct {
+		model, served string
+		want          []string
+	}{
+		{"tiny", "tiny:latest", nil},
+		{"tiny:latest", "tiny", nil},
+		{"library/tiny", "library/tiny:latest", nil},
+		{"tiny:q8", "tiny:latest", []string{`model: requested "tiny:q8", served "tiny:latest"`}},
+		{"tiny", "tiny:q8", []string{`model: requested "tiny", served "tiny:q8"`}},
+	} {
+		t.Run("ollama tag "+c.model+" "+c.served, func(t *testing.T) {
+			eng := newTestEngine("http://x")
+			eng.id = engines.Identity{Model: c.served}
+			err := runVerifyEngine(context.Background(), newRC(t), &Deps{Engine: eng, Model: c.model}, &VerifyEngineConfig{Check: []string{"model"}})
+			if len(c.want) == 0 && err != nil {
+				t.Fatalf("unexpected: %v", err)
+			}
+			for _, w := range c.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want …%s…", err, w)
+				}
+			}
+		})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rc := newRC(t)

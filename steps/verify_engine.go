@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -47,7 +48,7 @@ func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *V
 	for _, k := range c.Check {
 		switch k {
 		case "model":
-			if want.Model != "" && id.Model != want.Model {
+			if want.Model != "" && !engines.SameModel(want.Model, id.Model) {
 				mism = append(mism, fmt.Sprintf("model: requested %q, served %q", want.Model, id.Model))
 			}
 		case "revision":

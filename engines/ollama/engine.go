@@ -283,7 +283,7 @@ func details(raw map[string]any) map[string]any {
 func NormalizeName(name string) string {
 	last := name[strings.LastIndex(name, "/")+1:]
 	if name != "" && !strings.Contains(last, ":") {
-		return name + ":latest"
+		return name + engines.DefaultTag
 	}
 	return name
 }
