@@ -113,8 +113,11 @@ type Spec struct {
 
 // EngineOptions configure the engine (the --engine-* and model flags).
 type EngineOptions struct {
-	URL, API, Bin string
-	Args          []string
+	URL, API string
+	// Bins are the --engine-bin values: an executable, or KIND=PATH for
+	// one kind.
+	Bins []string
+	Args []string
 	// Env are KEY=VALUE overrides of the engine's environment.
 	Env []string
 	// Models are the --model values: an id, or KIND=ID for one kind.

@@ -19,7 +19,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.String("api-key", "", "API key sent as a Bearer token to the engine (or JOULEBENCH_API_KEY); never logged nor archived")
 	f.String("engine-url", "", "benchmark an already running server at this URL instead of starting one (no startup or release stage)")
 	f.String("engine-api", "", "API of --engine-url: openai or ollama (default: from --engine)")
-	f.String("engine-bin", "", "engine executable (default: vllm, python, llama-server, ollama)")
+	f.StringArray("engine-bin", nil, "engine executable (default: vllm, python for SGLang, llama-server, ollama), checked to exist and be executable before any engine starts. With several engines, KIND=PATH gives one engine its own (--engine-bin ollama=/opt/ollama --engine-bin llamacpp=./llama-server); a plain PATH serves every engine without its own")
 	f.String("image-digest", "", "the engine's container image digest (sha256:…), recorded in run.json as the weights' and engine's provenance")
 	f.StringArray("engine-arg", nil, "extra engine command-line argument (repeatable, one argument each)")
 	f.StringArray("engine-env", nil, "engine environment override KEY=VALUE (repeatable)")
@@ -67,7 +67,7 @@ func (a *app) engineOptions() runner.EngineOptions {
 	return runner.EngineOptions{
 		URL:               v.GetString("engine-url"),
 		API:               v.GetString("engine-api"),
-		Bin:               v.GetString("engine-bin"),
+		Bins:              v.GetStringSlice("engine-bin"),
 		Args:              v.GetStringSlice("engine-arg"),
 		Env:               v.GetStringSlice("engine-env"),
 		Models:            v.GetStringSlice("model"),
