@@ -30,6 +30,10 @@ type Identity struct {
 	ContextLength int
 	// TensorParallel is the tensor-parallel size (0: unknown).
 	TensorParallel int
+	// Precision is the weights' dtype or quantization (zero: unknown):
+	// what the engine serves in an identity, what was asked (the
+	// engine's options, the model file, --precision) in an Expect.
+	Precision Precision
 	// Raw holds the decoded responses the identity came from, by endpoint.
 	Raw map[string]any
 }

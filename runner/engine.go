@@ -202,6 +202,7 @@ func (r *Runner) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		},
 		Settings:       o.Settings,
 		EngineVersion:  o.EngineVersion,
+		Precision:      o.Precision,
 		Thinking:       o.Thinking,
 		ScrapeInterval: o.ScrapeInterval,
 		MetricFamilies: o.MetricFamilies,

@@ -18,7 +18,7 @@ func remoteEngineFlags() []string { return []string{"model", "revision", "ollama
 
 // simIgnoredFlags are the options of real engines the simulator ignores.
 func simIgnoredFlags() []string {
-	return []string{"engine-api", "engine-version", "thinking", "api-key", "image-digest"}
+	return []string{"engine-api", "engine-version", "precision", "thinking", "api-key", "image-digest"}
 }
 
 // checkEngineFlags validates the engine options before anything is

@@ -126,6 +126,8 @@ type EngineOptions struct {
 	Port, TP, MaxModelLen, Slots int
 	Seed                         int64
 	EngineVersion, Thinking      string
+	// Precision is --precision, the precision the identity check expects.
+	Precision string
 	// Settings are the engine-specific options each engine descriptor
 	// declares with its flags (health-generate, ollama-api, ollama-pull).
 	Settings  engines.Settings

@@ -31,6 +31,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.String("ollama-api", "native", "Ollama request API: native (/api/chat, NDJSON, eval_* timings) or openai (/v1)")
 	f.String("revision", "", "model revision to serve and expect (checked where the engine reports it: SGLang; Ollama digest)")
 	f.String("engine-version", "", "engine version the identity check expects (empty: not checked)")
+	f.String("precision", "", "weights' precision the identity check expects: a dtype (bf16, fp16, fp32) or a quantization (fp8, awq, gptq, q4_k_m, ...); empty: what the engine's --dtype/--quantization (--engine-arg) or GGUF file asks for. The served precision (vLLM/SGLang options over the model's config.json, the GGUF file type, Ollama's quantization_level) is recorded as run.json engine.precision")
 	f.String("thinking", "", "reasoning models: on or off (Ollama think, else chat_template_kwargs.enable_thinking); empty: the model's default")
 	f.Bool("health-generate", false, "SGLang: also wait for /health_generate (one generated token) before ready")
 	f.Bool("ollama-pull", false, "Ollama: refused (a download inside startup would count in its energy): run ollama pull MODEL before the benchmark")
@@ -79,6 +80,7 @@ func (a *app) engineOptions() runner.EngineOptions {
 		Slots:             v.GetInt("slots"),
 		Seed:              v.GetInt64("seed"),
 		EngineVersion:     v.GetString("engine-version"),
+		Precision:         v.GetString("precision"),
 		Thinking:          v.GetString("thinking"),
 		Settings:          a.engines.Settings(v.GetString),
 		APIKey:            v.GetString("api-key"),
