@@ -512,6 +512,13 @@ func (a *API) Identity(ctx context.Context, model string) (engines.Identity, err
 	d, _ := show["details"].(map[string]any)
 	level, _ := d["quantization_level"].(string)
 	format, _ := d["format"].(string)
+	if level == "" {
+		// An /api/show without details: the model's entry in /api/tags.
+		if td, raw, err := a.tagDetails(ctx, id.Model); err == nil {
+			level, format = td.QuantizationLevel, td.Format
+			id.Raw["/api/tags"] = raw
+		}
+	}
 	id.Precision = engines.OllamaPrecision(level, format)
 	if mi, ok := show["model_info"].(map[string]any); ok {
 		arch, _ := mi["general.architecture"].(string)
@@ -536,6 +543,35 @@ func (a *API) Identity(ctx context.Context, model string) (engines.Identity, err
 		}
 	}
 	return id, nil
+}
+
+// TagDetails is the part of a model's details joulebench reads (GET
+// /api/tags, POST /api/show).
+type TagDetails struct {
+	Format            string `json:"format"`
+	QuantizationLevel string `json:"quantization_level"`
+}
+
+// tagDetails is the details of model (its name with the tag) as GET
+// /api/tags lists them; not listed is an error.
+func (a *API) tagDetails(ctx context.Context, model string) (TagDetails, any, error) {
+	var tags struct {
+		Models []struct {
+			Name    string     `json:"name"`
+			Model   string     `json:"model"`
+			Details TagDetails `json:"details"`
+		} `json:"models"`
+	}
+	raw, err := process.GetJSON(ctx, a.client(), a.Base+"/api/tags", &tags)
+	if err != nil {
+		return TagDetails{}, nil, err
+	}
+	for _, m := range tags.Models {
+		if m.Name == model || m.Model == model {
+			return m.Details, raw, nil
+		}
+	}
+	return TagDetails{}, raw, fmt.Errorf("GET %s/api/tags does not list %s", a.Base, model)
 }
 
 func fileDigest(path string) (string, error) {

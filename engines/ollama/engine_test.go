@@ -94,6 +94,32 @@ func TestIdentityQuantizationLevel(t *testing.T) {
 	}
 }
 
+// An /api/show without details: the quantization_level of the model's
+// entry in /api/tags.
+func TestIdentityQuantizationFromTags(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/version":
+			_, _ = io.WriteString(w, `{"version":"0.9.0"}`)
+		case "/api/show":
+			_, _ = io.WriteString(w, `{"model_info":{"general.architecture":"llama"}}`)
+		case "/api/tags":
+			_, _ = io.WriteString(w, `{"models":[{"name":"other:latest","details":{"format":"gguf","quantization_level":"Q8_0"}},`+
+				`{"name":"tiny:latest","model":"tiny:latest","details":{"format":"gguf","quantization_level":"Q4_0"}}]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	id, err := (&ollama.API{Base: ts.URL}).Identity(context.Background(), "tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := id.Precision; p.Label() != "q4_0" || p.Quantization() != "Q4_0" || id.Raw["/api/tags"] == nil {
+		t.Errorf("precision %+v (label %q), raw %v", p, p.Label(), id.Raw)
+	}
+}
+
 // A model the server lacks is created from the GGUF file: blob pushed
 // under its sha256, then /api/create with the file's digest.
 func TestEnsureCreatesFromGGUF(t *testing.T) {
