@@ -158,3 +158,27 @@ func TestSettings(t *testing.T) {
 		t.Error("an unset boolean is on")
 	}
 }
+
+// SameModel: Ollama's implicit ":latest" on one side only; a tag after a
+// registry port is still read from the last path segment.
+func TestSameModel(t *testing.T) {
+	for _, c := range []struct {
+		want, served string
+		same         bool
+	}{
+		{"tiny", "tiny", true},
+		{"tiny", "tiny:latest", true},
+		{"tiny:latest", "tiny", true},
+		{"tiny:q8", "tiny:latest", false},
+		{"tiny", "tiny:q8", false},
+		{"host:5000/tiny", "host:5000/tiny:latest", true},
+		{"Qwen/Qwen3-8B", "Qwen/Qwen3-8B", true},
+		{"Qwen/Qwen3-8B", "Qwen/Qwen3-4B", false},
+		{"", ":latest", false},
+		{"tiny", "", false},
+	} {
+		if got := engines.SameModel(c.want, c.served); got != c.same {
+			t.Errorf("SameModel(%q, %q) = %v, want %v", c.want, c.served, got, c.same)
+		}
+	}
+}

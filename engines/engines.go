@@ -5,6 +5,7 @@ package engines
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
@@ -29,6 +30,10 @@ type Identity struct {
 	ContextLength int
 	// TensorParallel is the tensor-parallel size (0: unknown).
 	TensorParallel int
+	// Precision is the weights' dtype or quantization (zero: unknown):
+	// what the engine serves in an identity, what was asked (the
+	// engine's options, the model file, --precision) in an Expect.
+	Precision Precision
 	// Raw holds the decoded responses the identity came from, by endpoint.
 	Raw map[string]any
 }
@@ -62,4 +67,31 @@ type Engine interface {
 	Exited() <-chan struct{}
 	// Info describes the engine for run.json.
 	Info() archive.EngineInfo
+}
+
+// DefaultTag is the tag Ollama gives a model name without one: "tiny" is
+// served, and listed by its OpenAI-compatible /v1/models, as "tiny:latest".
+const DefaultTag = ":latest"
+
+// SameModel reports whether served is the model requested as want: the
+// same id, or the same name with DefaultTag on one side only (Ollama's
+// implicit tag). A name's tag follows the last ":" after its last "/"
+// (a registry host's port is not a tag).
+func SameModel(want, served string) bool {
+	switch {
+	case want == served:
+		return true
+	case want == "" || served == "":
+		return false
+	case !hasTag(want) && served == want+DefaultTag:
+		return true
+	}
+	return !hasTag(served) && want == served+DefaultTag
+}
+
+// hasTag reports whether the model name carries a tag (":TAG" in its
+// last path segment).
+func hasTag(name string) bool {
+	last := name[strings.LastIndex(name, "/")+1:]
+	return strings.Contains(last, ":")
 }

@@ -30,3 +30,48 @@ func TestNoteOf(t *testing.T) {
 		t.Errorf("header:\n%s", b.String())
 	}
 }
+
+// A real-engine run on a built-in sample set says in every rendering that
+// it is a smoke set, not the method's datasets (--dataset sharegpt); a
+// simulated run, or one on another request set, does not.
+func TestWorkloadNote(t *testing.T) {
+	real := archive.Meta{RunID: "r", Status: "complete", Engine: archive.EngineInfo{Kind: "vllm", Model: "m"},
+		RequestSet: archive.RequestSet{Source: "builtin:chat", Count: 5}}
+	res := &archive.Results{Order: []string{"j_per_token"}, Values: map[string]archive.Result{"j_per_token": {Kind: "metric", Value: 0.5, Unit: "J/token"}}}
+	for _, c := range []struct {
+		name string
+		edit func(*archive.Meta)
+		want bool
+	}{
+		{"real engine, built-in set", func(*archive.Meta) {}, true},
+		{"real engine, sharegpt", func(m *archive.Meta) { m.RequestSet.Source = "hf:anon8231489123/ShareGPT_Vicuna_unfiltered/x.json" }, false},
+		{"real engine, a file", func(m *archive.Meta) { m.RequestSet.Source = "prompts.jsonl" }, false},
+		{"simulated", func(m *archive.Meta) { m.Simulated = true }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := real
+			c.edit(&m)
+			run := Run{Meta: m, Results: res}
+			outs := map[string]string{}
+			for _, f := range []string{FormatTable, FormatMarkdown} {
+				var b strings.Builder
+				if err := Results(&b, run, f, false); err != nil {
+					t.Fatal(err)
+				}
+				outs[f] = b.String()
+			}
+			var b strings.Builder
+			if err := Summary(&b, run, SummarySpec{Metrics: []string{"j_per_token"}}); err != nil {
+				t.Fatal(err)
+			}
+			outs["summary"] = b.String()
+			for f, out := range outs {
+				has := strings.Contains(out, "SMOKE WORKLOAD") && strings.Contains(out, `sample set "chat"`) &&
+					strings.Contains(strings.Join(strings.Fields(out), " "), "--dataset sharegpt is the method's")
+				if has != c.want {
+					t.Errorf("%s: says smoke set = %v, want %v:\n%s", f, has, c.want, out)
+				}
+			}
+		})
+	}
+}

@@ -61,6 +61,19 @@ func NoteOf(m record.Meta) string {
 	return ""
 }
 
+// WorkloadNote is printed with every output of a real-engine run whose
+// request set is one of the built-in sample sets (run.json
+// request_set.source "builtin:NAME", the profiles' default dataset): a
+// smoke set, not the method's public datasets. "" for any other run (a
+// simulated run says SimulatedNote instead).
+func WorkloadNote(m record.Meta) string {
+	name, ok := strings.CutPrefix(m.RequestSet.Source, "builtin:")
+	if !ok || m.Simulated {
+		return ""
+	}
+	return fmt.Sprintf("SMOKE WORKLOAD: the request set is joulebench's built-in sample set %q, a smoke test of the setup, not one of the method's public datasets (--dataset sharegpt is the method's).", name)
+}
+
 // Run is one evaluated run to render.
 type Run struct {
 	Meta    record.Meta
@@ -210,11 +223,17 @@ func header(w io.Writer, run Run, format string) {
 		if note != "" {
 			fmt.Fprintf(w, "> %s\n\n", note)
 		}
+		if wn := WorkloadNote(m); wn != "" {
+			fmt.Fprintf(w, "> %s\n\n", wn)
+		}
 		return
 	}
 	fmt.Fprintln(w, title)
 	if note != "" {
 		fmt.Fprintln(w, note)
+	}
+	if wn := WorkloadNote(m); wn != "" {
+		fmt.Fprintln(w, wn)
 	}
 }
 

@@ -124,6 +124,9 @@ func summaryHeader(m record.Meta, bounds []string) []string {
 	if m.Simulated {
 		lines = append(lines, simulatedShort)
 	}
+	if wn := WorkloadNote(m); wn != "" {
+		lines = append(lines, wrap(wn, SummaryWidth, "  ")...)
+	}
 	return lines
 }
 

@@ -2,8 +2,13 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -167,13 +172,22 @@ func (r *Runner) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 	if err != nil {
 		return launch.Spec{}, err
 	}
+	bin, err := r.binFor(kind)
+	if err != nil {
+		return launch.Spec{}, err
+	}
+	if bin != "" && o.URL == "" {
+		if err := checkExecutable(bin); err != nil {
+			return launch.Spec{}, Invalidf("--engine-bin for %s: %v", kind, err)
+		}
+	}
 	spec := launch.Spec{
 		Kind:    kind,
 		Engines: r.s.Registry,
 		URL:     o.URL,
 		API:     o.API,
 		Common: engines.Common{
-			Bin:         o.Bin,
+			Bin:         bin,
 			Args:        o.Args,
 			Env:         envs,
 			Model:       r.modelFor(kind),
@@ -188,6 +202,7 @@ func (r *Runner) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		},
 		Settings:       o.Settings,
 		EngineVersion:  o.EngineVersion,
+		Precision:      o.Precision,
 		Thinking:       o.Thinking,
 		ScrapeInterval: o.ScrapeInterval,
 		MetricFamilies: o.MetricFamilies,
@@ -204,6 +219,30 @@ func (r *Runner) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		return launch.Spec{}, Invalidf("%v", err)
 	}
 	return spec, nil
+}
+
+// checkExecutable checks, before any engine starts, that bin is an
+// executable file: a path (it holds a separator) that exists, is not a
+// directory and has an execute bit, or a name found in PATH.
+func checkExecutable(bin string) error {
+	if !strings.ContainsRune(bin, filepath.Separator) && !strings.ContainsRune(bin, '/') {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("%q is not an executable found in PATH", bin)
+		}
+		return nil
+	}
+	st, err := os.Stat(bin)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist", bin)
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory, not an executable", bin)
+	case st.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not executable (mode %s; chmod +x it)", bin, st.Mode().Perm())
+	}
+	return nil
 }
 
 // parseEngineEnv reads KEY=VALUE overrides.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -200,5 +201,50 @@ func TestCloseJoinsErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("close() = %v, want it to say %q", err, want)
 		}
+	}
+}
+
+// --engine-bin KIND=PATH gives each engine of a run its own executable; a
+// plain PATH serves every engine without its own (as --model KIND=ID).
+func TestBinFor(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		want   map[string]string
+	}{
+		{nil, map[string]string{"ollama": "", "llamacpp": ""}},
+		{[]string{"/opt/bin/x"}, map[string]string{"ollama": "/opt/bin/x", "llamacpp": "/opt/bin/x"}},
+		{[]string{"ollama=/opt/ollama", "llamacpp=./llama-server"}, map[string]string{"ollama": "/opt/ollama", "llamacpp": "./llama-server"}},
+		{[]string{"/opt/base", "ollama=/opt/ollama"}, map[string]string{"ollama": "/opt/ollama", "llamacpp": "/opt/base"}},
+		// "=" after something that is not a kind is part of a path.
+		{[]string{"/opt/a=b/llama-server"}, map[string]string{"llamacpp": "/opt/a=b/llama-server"}},
+	} {
+		r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Engine: EngineOptions{Bins: tc.values}, Engines: []string{"ollama", "llamacpp"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for kind, want := range tc.want {
+			if got, err := r.binFor(kind); got != want || err != nil {
+				t.Errorf("%v: binFor(%s) = %q, %v; want %q", tc.values, kind, got, err, want)
+			}
+		}
+	}
+}
+
+// An --engine-bin that is a file without an execute bit is refused by
+// name; an executable one passes.
+func TestCheckExecutable(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "llama-server")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkExecutable(plain); err == nil || !strings.Contains(err.Error(), plain+" is not executable (mode -rw-r--r--") {
+		t.Errorf("not executable: %v", err)
+	}
+	if err := os.Chmod(plain, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkExecutable(plain); err != nil {
+		t.Errorf("executable: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ func remoteEngineFlags() []string { return []string{"model", "revision", "ollama
 
 // simIgnoredFlags are the options of real engines the simulator ignores.
 func simIgnoredFlags() []string {
-	return []string{"engine-api", "engine-version", "thinking", "api-key", "image-digest"}
+	return []string{"engine-api", "engine-version", "precision", "thinking", "api-key", "image-digest"}
 }
 
 // checkEngineFlags validates the engine options before anything is
@@ -90,10 +90,17 @@ func (r *Runner) inapplicableFlags(changed func(string) bool) ([]string, error) 
 	if err := r.checkModels(); err != nil {
 		return nil, err
 	}
+	if _, err := r.binFor(kind); err != nil {
+		return nil, err
+	}
 	given := func(f string) bool {
-		if f == "model" {
+		switch f {
+		case "model":
 			// Only a value for this engine (KIND=ID, or a plain ID) counts.
 			return changed(f) && r.modelFor(kind) != ""
+		case "engine-bin":
+			bin, _ := r.binFor(kind)
+			return changed(f) && bin != ""
 		}
 		return changed(f)
 	}
@@ -224,4 +231,42 @@ func (r *Runner) modelFor(kind string) string {
 		return plain[0]
 	}
 	return ""
+}
+
+// binFor is the executable of engine kind: its own --engine-bin KIND=PATH
+// value, else the plain --engine-bin value, else "" (the engine's
+// default). A KIND= that is no engine kind, or not one of the run's, two
+// values for one kind and two plain values are errors.
+func (r *Runner) binFor(kind string) (string, error) {
+	var plain []string
+	byKind := map[string]string{}
+	for _, v := range r.s.Engine.Bins {
+		k, path, ok := strings.Cut(v, "=")
+		if _, known := r.s.Registry.Lookup(k); !ok || !known {
+			// A path may hold "=": only a known kind before it is KIND=.
+			plain = append(plain, v)
+			continue
+		}
+		if _, dup := byKind[k]; dup {
+			return "", Invalidf("--engine-bin %s= given twice", k)
+		}
+		if path == "" {
+			return "", Invalidf("--engine-bin %q: want KIND=PATH with a path", v)
+		}
+		kinds := r.s.Engines
+		if !slices.Contains(kinds, k) && !(len(kinds) <= 1 && k == r.engineKind()) {
+			return "", Invalidf("--engine-bin %s=%s: the run has no engine %s (engines: %s)", k, path, k, strings.Join(kinds, ", "))
+		}
+		byKind[k] = path
+	}
+	if len(plain) > 1 {
+		return "", Invalidf("--engine-bin given %d times without KIND=: give one executable, or one KIND=PATH per engine", len(plain))
+	}
+	if b, ok := byKind[kind]; ok {
+		return b, nil
+	}
+	if len(plain) == 1 {
+		return plain[0], nil
+	}
+	return "", nil
 }

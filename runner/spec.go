@@ -113,8 +113,11 @@ type Spec struct {
 
 // EngineOptions configure the engine (the --engine-* and model flags).
 type EngineOptions struct {
-	URL, API, Bin string
-	Args          []string
+	URL, API string
+	// Bins are the --engine-bin values: an executable, or KIND=PATH for
+	// one kind.
+	Bins []string
+	Args []string
 	// Env are KEY=VALUE overrides of the engine's environment.
 	Env []string
 	// Models are the --model values: an id, or KIND=ID for one kind.
@@ -123,6 +126,8 @@ type EngineOptions struct {
 	Port, TP, MaxModelLen, Slots int
 	Seed                         int64
 	EngineVersion, Thinking      string
+	// Precision is --precision, the precision the identity check expects.
+	Precision string
 	// Settings are the engine-specific options each engine descriptor
 	// declares with its flags (health-generate, ollama-api, ollama-pull).
 	Settings  engines.Settings

@@ -102,6 +102,32 @@ func TestVerifyEngine(t *testing.T) {
 		{"a field not checked is not compared", "other", engines.Identity{TensorParallel: 4}, []string{"parallel"}, []string{"tensor parallel: requested 4"}},
 		{"expected model wins over the requested one", "x", engines.Identity{Model: "m"}, []string{"model"}, nil},
 	}
+	// Ollama's OpenAI API lists --model tiny as tiny:latest (its implicit
+	// tag): the same model, not a mismatch; another tag is one.
+	for _, c := range []struct {
+		model, served string
+		want          []string
+	}{
+		{"tiny", "tiny:latest", nil},
+		{"tiny:latest", "tiny", nil},
+		{"library/tiny", "library/tiny:latest", nil},
+		{"tiny:q8", "tiny:latest", []string{`model: requested "tiny:q8", served "tiny:latest"`}},
+		{"tiny", "tiny:q8", []string{`model: requested "tiny", served "tiny:q8"`}},
+	} {
+		t.Run("ollama tag "+c.model+" "+c.served, func(t *testing.T) {
+			eng := newTestEngine("http://x")
+			eng.id = engines.Identity{Model: c.served}
+			err := runVerifyEngine(context.Background(), newRC(t), &Deps{Engine: eng, Model: c.model}, &VerifyEngineConfig{Check: []string{"model"}})
+			if len(c.want) == 0 && err != nil {
+				t.Fatalf("unexpected: %v", err)
+			}
+			for _, w := range c.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want …%s…", err, w)
+				}
+			}
+		})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rc := newRC(t)
@@ -127,5 +153,51 @@ func TestVerifyEngine(t *testing.T) {
 	eng.idErr = errBoom
 	if err := runVerifyEngine(context.Background(), newRC(t), &Deps{Engine: eng}, &VerifyEngineConfig{}); !errors.Is(err, errBoom) {
 		t.Errorf("identity error: %v", err)
+	}
+}
+
+// The precision asked for (the engine's options, the GGUF file,
+// --precision) against the one served: spellings of one dtype agree, a
+// different one fails with both and where each was read; an unknown side
+// is not compared. What is served (else what was asked) goes to run.json.
+func TestVerifyEnginePrecision(t *testing.T) {
+	bf16Config := engines.Precision{DType: "bf16", Format: "safetensors", From: "config.json"}
+	for _, c := range []struct {
+		name       string
+		want, got  engines.Precision
+		err        string
+		recorded   string
+		quant, fmt string
+	}{
+		{"same dtype, two spellings", engines.Precision{DType: engines.NormalizePrecision("bfloat16"), From: "engine arguments"}, bf16Config, "", "bf16", "bf16", "safetensors"},
+		{"fp8 asked, bf16 served", engines.Precision{Quant: "fp8", From: "--precision"}, bf16Config,
+			`precision: requested "fp8" (--precision), served "bf16" (config.json)`, "bf16", "bf16", "safetensors"},
+		{"GGUF file type differs", engines.Precision{Quant: "Q8_0", Name: "Q8_0", Format: "gguf", From: "GGUF header"}, engines.OllamaPrecision("Q4_K_M", "gguf"),
+			`precision: requested "q8_0" (GGUF header), served "q4_k_m" (Ollama quantization_level)`, "q4_k_m", "Q4_K_M", "gguf"},
+		{"nothing asked", engines.Precision{}, bf16Config, "", "bf16", "bf16", "safetensors"},
+		{"served unknown: the asked one is recorded", engines.Precision{DType: "fp16", From: "engine arguments"}, engines.Precision{}, "", "fp16", "fp16", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rc := newRC(t)
+			eng := newTestEngine("http://x")
+			eng.id = engines.Identity{Model: "m", Precision: c.got}
+			err := runVerifyEngine(context.Background(), rc, &Deps{Engine: eng, Model: "m", Expect: engines.Identity{Precision: c.want}}, &VerifyEngineConfig{Check: []string{"model", "precision"}})
+			switch {
+			case c.err == "" && err != nil:
+				t.Fatalf("unexpected: %v", err)
+			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Errorf("err = %v, want …%s…", err, c.err)
+			}
+			if m := rc.Out.Meta().Engine; m.Precision != c.recorded || m.Quantization != c.quant || m.ModelFormat != c.fmt {
+				t.Errorf("run.json engine precision %q quantization %q format %q, want %q %q %q", m.Precision, m.Quantization, m.ModelFormat, c.recorded, c.quant, c.fmt)
+			}
+		})
+	}
+	// A precision check is not made unless asked.
+	eng := newTestEngine("http://x")
+	eng.id = engines.Identity{Model: "m", Precision: bf16Config}
+	if err := runVerifyEngine(context.Background(), newRC(t), &Deps{Engine: eng, Model: "m", Expect: engines.Identity{Precision: engines.Precision{Quant: "fp8"}}},
+		&VerifyEngineConfig{Check: []string{"model"}}); err != nil {
+		t.Errorf("precision compared without the check: %v", err)
 	}
 }

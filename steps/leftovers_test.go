@@ -75,6 +75,7 @@ func TestPreflightLeftovers(t *testing.T) {
 	server := startNamed(t, "jbtest-server")
 	docker := script(t, "docker", `echo "1a2b3c4d5e6f vllm/vllm-openai:v0.9 (old-vllm)"`)
 	noDaemon := script(t, "podman", `echo "cannot connect" >&2; exit 125`)
+	emptyTool := script(t, "docker", `exit 0`)
 
 	// A pid file of an engine whose joulebench is gone, still running.
 	tag := "t-orphan"
@@ -93,17 +94,22 @@ func TestPreflightLeftovers(t *testing.T) {
 		c       *PreflightConfig
 		wantErr []string // empty: passes
 		wantLog []string
+		notLog  []string
 	}{
 		{"warn", &Deps{ServerNames: []string{"jbtest-server"}, ContainerTools: []string{docker, noDaemon}}, cfg("warn"),
-			nil, []string{"preflight: found " + serverFound, "preflight: found " + containerFound, "cannot list running containers"}},
+			nil, []string{"preflight: found " + serverFound, "preflight: found " + containerFound, "cannot list running containers"}, nil},
 		{"fail", &Deps{ServerNames: []string{"jbtest-server"}, ContainerTools: []string{docker}}, cfg("fail"),
-			[]string{serverFound, containerFound, "(leftovers: fail)"}, nil},
-		{"fail, nothing found", &Deps{ServerNames: []string{"jbtest-none"}, ContainerTools: []string{noDaemon}}, cfg("fail"),
-			nil, []string{"no other inference server or running container found"}},
+			[]string{serverFound, containerFound, "(leftovers: fail)"}, nil, nil},
+		// A tool that cannot list its containers is said so; the
+		// preflight then never claims that none runs.
+		{"fail, nothing found, containers not listed", &Deps{ServerNames: []string{"jbtest-none"}, ContainerTools: []string{noDaemon}}, cfg("fail"),
+			nil, []string{"cannot list running containers", "preflight: no other inference server found"}, []string{"running container ("}},
+		{"nothing found, one tool lists none", &Deps{ServerNames: []string{"jbtest-none"}, ContainerTools: []string{noDaemon, emptyTool}}, cfg("warn"),
+			nil, []string{"cannot list running containers", "preflight: no other inference server or running container (docker) found"}, []string{"(podman"}},
 		{"fail, external engine: its server is expected", &Deps{External: true, ServerNames: []string{"jbtest-server"}}, cfg("fail"),
-			nil, []string{serverFound}},
+			nil, []string{serverFound}, nil},
 		{"leftover engine", &Deps{PidDir: pidDir}, cfg("warn"),
-			[]string{fmt.Sprintf("a leftover engine jbtest-orphan (pid %d, process group %d)", orphan.Process.Pid, orphan.Process.Pid), "kill -TERM"}, nil},
+			[]string{fmt.Sprintf("a leftover engine jbtest-orphan (pid %d, process group %d)", orphan.Process.Pid, orphan.Process.Pid), "kill -TERM"}, nil, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +128,11 @@ func TestPreflightLeftovers(t *testing.T) {
 			for _, w := range tc.wantLog {
 				if !strings.Contains(log.String(), w) {
 					t.Errorf("log lacks %q:\n%s", w, log.String())
+				}
+			}
+			for _, w := range tc.notLog {
+				if strings.Contains(log.String(), w) {
+					t.Errorf("log has %q:\n%s", w, log.String())
 				}
 			}
 		})

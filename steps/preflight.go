@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -139,6 +140,9 @@ func busyGPUs(ctx context.Context, d *Deps, maxMB int) []string {
 // problems. Other inference servers (by their process names) and running
 // containers are named in the log, and are problems when c.Leftovers is
 // fail (for a managed engine: the server of --engine-url is expected).
+// The server of --engine-url on this machine (the processes listening on
+// its port, and their process groups) is the server under test, never
+// "another" one.
 func leftovers(ctx context.Context, rc *workflow.RunContext, d *Deps, c *PreflightConfig) []string {
 	var problems, found []string
 	if d.Engine != nil && !d.External {
@@ -158,21 +162,34 @@ func leftovers(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Preflig
 			problems = append(problems, "a leftover "+o.String())
 		}
 	}
+	var looked []string
 	if len(d.ServerNames) > 0 {
 		servers, ok := process.FindServers(d.ServerNames)
 		if !ok {
 			rc.Log.Info().Msg("preflight: this system cannot list processes: other inference servers not looked for")
+		} else {
+			looked = append(looked, "other inference server")
 		}
-		for _, p := range servers {
+		target, others := splitUnderTest(servers, externalListeners(d))
+		for _, p := range target {
+			rc.Log.Info().Msg("preflight: the server under test (--engine-url): " + p.String())
+		}
+		for _, p := range others {
 			found = append(found, "inference server "+p.String())
 		}
 	}
-	found = append(found, runningContainers(ctx, rc, d.ContainerTools)...)
+	containers, listed := runningContainers(ctx, rc, d.ContainerTools)
+	found = append(found, containers...)
+	if len(listed) > 0 {
+		looked = append(looked, "running container ("+strings.Join(listed, ", ")+")")
+	}
 	for _, f := range found {
 		rc.Log.Warn().Msg("preflight: found " + f)
 	}
-	if len(found) == 0 && (len(d.ServerNames) > 0 || len(d.ContainerTools) > 0) {
-		rc.Log.Info().Msg("preflight: no other inference server or running container found")
+	if len(found) == 0 && len(looked) > 0 {
+		// Only what could be looked for: a tool that cannot list its
+		// containers said so above.
+		rc.Log.Info().Msg("preflight: no " + strings.Join(looked, " or ") + " found")
 	}
 	if c.Leftovers == leftoversFail && !d.External && len(found) > 0 {
 		problems = append(problems, fmt.Sprintf("found %s (leftovers: fail)", strings.Join(found, "; ")))
@@ -180,11 +197,80 @@ func leftovers(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Preflig
 	return problems
 }
 
+// externalListeners are the processes listening on the port of an
+// external engine's URL when its host is this machine (nil for a managed
+// engine, a remote host, or a system that cannot say).
+func externalListeners(d *Deps) []int {
+	if d.Engine == nil || !d.External {
+		return nil
+	}
+	u, err := url.Parse(d.Engine.BaseURL())
+	if err != nil || !localHost(u.Hostname()) {
+		return nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return nil
+	}
+	pids, _ := process.Listeners(n)
+	return pids
+}
+
+// localHost reports whether host names this machine: localhost, a
+// loopback or unspecified address, or an address of one of its interfaces.
+func localHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() || ip.IsUnspecified() {
+		return true
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitUnderTest separates the server under test from the inference
+// servers found: a process listening on its port (listeners), or in the
+// process group of one (Ollama's model runners, vLLM's workers), is it;
+// the others are other servers.
+func splitUnderTest(servers []process.ProcInfo, listeners []int) (target, others []process.ProcInfo) {
+	pids, groups := map[int]bool{}, map[int]bool{}
+	for _, pid := range listeners {
+		pids[pid] = true
+	}
+	for _, p := range servers {
+		if pids[p.PID] && p.PGID > 0 {
+			groups[p.PGID] = true
+		}
+	}
+	for _, p := range servers {
+		if pids[p.PID] || groups[p.PGID] {
+			target = append(target, p)
+		} else {
+			others = append(others, p)
+		}
+	}
+	return target, others
+}
+
 // runningContainers lists the running containers of each container tool
-// installed ("docker: 1a2b3c image (name)"); a tool that cannot list them
-// (no daemon) is noted in the log.
-func runningContainers(ctx context.Context, rc *workflow.RunContext, tools []string) []string {
-	var out []string
+// installed ("docker: 1a2b3c image (name)") and the tools that listed
+// them; a tool that cannot list them (no daemon, no permission) is noted
+// in the log and is not among listed.
+func runningContainers(ctx context.Context, rc *workflow.RunContext, tools []string) (out, listed []string) {
 	for _, tool := range tools {
 		path, err := exec.LookPath(tool)
 		if err != nil {
@@ -194,14 +280,15 @@ func runningContainers(ctx context.Context, rc *workflow.RunContext, tools []str
 		b, err := exec.CommandContext(cctx, path, "ps", "--format", "{{.ID}} {{.Image}} ({{.Names}})").Output()
 		cancel()
 		if err != nil {
-			rc.Log.Info().Str("tool", tool).Err(err).Msg("preflight: cannot list running containers")
+			rc.Log.Info().Str("tool", tool).Err(err).Msg("preflight: cannot list running containers: containers not looked for")
 			continue
 		}
+		listed = append(listed, filepath.Base(tool))
 		for _, l := range strings.Split(string(b), "\n") {
 			if l = strings.TrimSpace(l); l != "" {
 				out = append(out, "container "+filepath.Base(tool)+": "+l)
 			}
 		}
 	}
-	return out
+	return out, listed
 }

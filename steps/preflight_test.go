@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -150,6 +152,39 @@ func TestPreflightWeights(t *testing.T) {
 			}
 			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// The server of --engine-url is the server under test: the process that
+// listens on its port and the processes of its group are not "another
+// inference server"; every other process found is.
+func TestSplitUnderTest(t *testing.T) {
+	serve := process.ProcInfo{PID: 100, PGID: 100, Name: "ollama", Args: []string{"ollama", "serve"}}
+	runner := process.ProcInfo{PID: 101, PGID: 100, Name: "ollama", Args: []string{"ollama", "runner"}}
+	other := process.ProcInfo{PID: 200, PGID: 200, Name: "llama-server"}
+	servers := []process.ProcInfo{serve, runner, other}
+	for _, c := range []struct {
+		name          string
+		listeners     []int
+		target, other []int
+	}{
+		{"managed or remote: no listener known", nil, nil, []int{100, 101, 200}},
+		{"ollama serve listens: it and its runner", []int{100}, []int{100, 101}, []int{200}},
+		{"the listener is not among the servers (a container's proxy)", []int{999}, nil, []int{100, 101, 200}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			target, others := splitUnderTest(servers, c.listeners)
+			pids := func(ps []process.ProcInfo) []int {
+				var out []int
+				for _, p := range ps {
+					out = append(out, p.PID)
+				}
+				return out
+			}
+			if !slices.Equal(pids(target), c.target) || !slices.Equal(pids(others), c.other) {
+				t.Errorf("target %v others %v, want %v and %v", pids(target), pids(others), c.target, c.other)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -15,22 +16,22 @@ type VerifyEngineConfig struct {
 	Check []string `yaml:"check"`
 }
 
-var identityChecks = map[string]bool{"model": true, "revision": true, "engine_version": true, "context_length": true, "parallel": true}
+var identityChecks = map[string]bool{"model": true, "revision": true, "engine_version": true, "context_length": true, "parallel": true, "precision": true}
 
 // Validate rejects unknown identity fields.
 func (c *VerifyEngineConfig) Validate() error {
 	for _, k := range c.Check {
 		if !identityChecks[k] {
-			return fmt.Errorf("unknown identity check %q (valid: context_length, engine_version, model, parallel, revision)", k)
+			return fmt.Errorf("unknown identity check %q (valid: context_length, engine_version, model, parallel, precision, revision)", k)
 		}
 	}
 	return nil
 }
 
 var verifyEngineKind = workflow.NewStepKind("verify_engine",
-	"re-check the served identity (model, revision, engine version, context length, parallel configuration); a mismatch fails the run",
+	"re-check the served identity (model, revision, engine version, context length, parallel configuration, precision); a mismatch fails the run",
 	func() *VerifyEngineConfig {
-		return &VerifyEngineConfig{Check: []string{"model", "revision", "engine_version", "context_length", "parallel"}}
+		return &VerifyEngineConfig{Check: []string{"model", "revision", "engine_version", "context_length", "parallel", "precision"}}
 	},
 	runVerifyEngine)
 
@@ -47,7 +48,7 @@ func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *V
 	for _, k := range c.Check {
 		switch k {
 		case "model":
-			if want.Model != "" && id.Model != want.Model {
+			if want.Model != "" && !engines.SameModel(want.Model, id.Model) {
 				mism = append(mism, fmt.Sprintf("model: requested %q, served %q", want.Model, id.Model))
 			}
 		case "revision":
@@ -66,6 +67,10 @@ func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *V
 			if want.TensorParallel > 0 && id.TensorParallel != want.TensorParallel {
 				mism = append(mism, fmt.Sprintf("tensor parallel: requested %d, running %d", want.TensorParallel, id.TensorParallel))
 			}
+		case "precision":
+			if m := precisionMismatch(want.Precision, id.Precision); m != "" {
+				mism = append(mism, m)
+			}
 		}
 	}
 	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
@@ -82,6 +87,9 @@ func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *V
 		if id.TensorParallel > 0 {
 			m.Engine.TensorParallel = id.TensorParallel
 		}
+		// What is served, else (the engine does not say) what was asked.
+		want.Precision.Record(&m.Engine)
+		id.Precision.Record(&m.Engine)
 	}); err != nil {
 		return err
 	}
@@ -89,4 +97,23 @@ func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *V
 		return fmt.Errorf("identity check failed before any formal request: %s", strings.Join(mism, "; "))
 	}
 	return nil
+}
+
+// precisionMismatch says how the served precision differs from the one
+// asked for ("" when they agree, or either is not known): each with where
+// it was read, e.g. `precision: requested "fp8" (--precision), served
+// "bf16" (config.json)`.
+func precisionMismatch(want, got engines.Precision) string {
+	w, g := want.Label(), got.Label()
+	if w == "" || g == "" || engines.SamePrecision(w, g) {
+		return ""
+	}
+	return fmt.Sprintf("precision: requested %q%s, served %q%s", w, from(want.From), g, from(got.From))
+}
+
+func from(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }

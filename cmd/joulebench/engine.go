@@ -19,7 +19,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.String("api-key", "", "API key sent as a Bearer token to the engine (or JOULEBENCH_API_KEY); never logged nor archived")
 	f.String("engine-url", "", "benchmark an already running server at this URL instead of starting one (no startup or release stage)")
 	f.String("engine-api", "", "API of --engine-url: openai or ollama (default: from --engine)")
-	f.String("engine-bin", "", "engine executable (default: vllm, python, llama-server, ollama)")
+	f.StringArray("engine-bin", nil, "engine executable (default: vllm, python for SGLang, llama-server, ollama), checked to exist and be executable before any engine starts. With several engines, KIND=PATH gives one engine its own (--engine-bin ollama=/opt/ollama --engine-bin llamacpp=./llama-server); a plain PATH serves every engine without its own")
 	f.String("image-digest", "", "the engine's container image digest (sha256:…), recorded in run.json as the weights' and engine's provenance")
 	f.StringArray("engine-arg", nil, "extra engine command-line argument (repeatable, one argument each)")
 	f.StringArray("engine-env", nil, "engine environment override KEY=VALUE (repeatable)")
@@ -31,6 +31,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.String("ollama-api", "native", "Ollama request API: native (/api/chat, NDJSON, eval_* timings) or openai (/v1)")
 	f.String("revision", "", "model revision to serve and expect (checked where the engine reports it: SGLang; Ollama digest)")
 	f.String("engine-version", "", "engine version the identity check expects (empty: not checked)")
+	f.String("precision", "", "weights' precision the identity check expects: a dtype (bf16, fp16, fp32) or a quantization (fp8, awq, gptq, q4_k_m, ...); empty: what the engine's --dtype/--quantization (--engine-arg) or GGUF file asks for. The served precision (vLLM/SGLang options over the model's config.json, the GGUF file type, Ollama's quantization_level) is recorded as run.json engine.precision")
 	f.String("thinking", "", "reasoning models: on or off (Ollama think, else chat_template_kwargs.enable_thinking); empty: the model's default")
 	f.Bool("health-generate", false, "SGLang: also wait for /health_generate (one generated token) before ready")
 	f.Bool("ollama-pull", false, "Ollama: refused (a download inside startup would count in its energy): run ollama pull MODEL before the benchmark")
@@ -67,7 +68,7 @@ func (a *app) engineOptions() runner.EngineOptions {
 	return runner.EngineOptions{
 		URL:               v.GetString("engine-url"),
 		API:               v.GetString("engine-api"),
-		Bin:               v.GetString("engine-bin"),
+		Bins:              v.GetStringSlice("engine-bin"),
 		Args:              v.GetStringSlice("engine-arg"),
 		Env:               v.GetStringSlice("engine-env"),
 		Models:            v.GetStringSlice("model"),
@@ -79,6 +80,7 @@ func (a *app) engineOptions() runner.EngineOptions {
 		Slots:             v.GetInt("slots"),
 		Seed:              v.GetInt64("seed"),
 		EngineVersion:     v.GetString("engine-version"),
+		Precision:         v.GetString("precision"),
 		Thinking:          v.GetString("thinking"),
 		Settings:          a.engines.Settings(v.GetString),
 		APIKey:            v.GetString("api-key"),

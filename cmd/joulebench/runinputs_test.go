@@ -44,6 +44,14 @@ func TestRunInputsCheckedBeforeDirectory(t *testing.T) {
 		{"model kind", []string{"--model", "bogus=x"}, `--model "bogus=x": "bogus" is not an engine kind`},
 		{"model twice", []string{"--model", "a", "--model", "b"}, "--model given 2 times without KIND="},
 		{"model other engine", []string{"--model", "ollama=tiny"}, "--model ollama=tiny: the run has no engine ollama"},
+		// --engine-bin is checked before any engine starts, per engine.
+		{"engine bin missing", []string{"--engine", "llamacpp", "--model-file", "m.gguf", "--engine-bin", "/nonexistent/llama-server"}, "--engine-bin for llamacpp: /nonexistent/llama-server does not exist"},
+		{"engine bin a directory", []string{"--engine", "llamacpp", "--model-file", "m.gguf", "--engine-bin", "/"}, "--engine-bin for llamacpp: / is a directory"},
+		{"engine bin not in PATH", []string{"--engine", "llamacpp", "--model-file", "m.gguf", "--engine-bin", "no-such-llama-server-jb"}, `--engine-bin for llamacpp: "no-such-llama-server-jb" is not an executable found in PATH`},
+		{"engine bin other engine", []string{"--engine", "llamacpp", "--model-file", "m.gguf", "--engine-bin", "ollama=/bin/sh"}, "--engine-bin ollama=/bin/sh: the run has no engine ollama"},
+		{"engine bin second engine's missing", []string{"--engine", "llamacpp", "--engine", "ollama", "--model", "ollama=tiny", "--model-file", "m.gguf",
+			"--engine-bin", "llamacpp=/bin/sh", "--engine-bin", "ollama=/nonexistent/ollama"}, "--engine-bin for ollama: /nonexistent/ollama does not exist"},
+		{"engine bin twice", []string{"--engine", "llamacpp", "--model-file", "m.gguf", "--engine-bin", "/bin/sh", "--engine-bin", "/bin/true"}, "--engine-bin given 2 times without KIND="},
 		// Several engines: the profile is checked before their directory.
 		{"engines param", []string{"--engine", "sim", "--engine", "sim", "--set", "window=0"}, "window: parameter of type int: 0 is below the minimum 1"},
 	} {

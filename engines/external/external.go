@@ -321,7 +321,8 @@ func (e *Engine) openaiIdentity(ctx context.Context) (engines.Identity, error) {
 	if err != nil {
 		return engines.Identity{}, fmt.Errorf("identity: %w", err)
 	}
-	id := engines.Identity{Model: m.ID, ContextLength: m.MaxModelLen, Raw: map[string]any{"/v1/models": raw}}
+	id := engines.Identity{Model: m.ID, ContextLength: m.MaxModelLen, Raw: map[string]any{"/v1/models": raw},
+		Precision: engines.LocalModelPrecision(m.Root)}
 	var v struct {
 		Version string `json:"version"`
 	}
@@ -451,6 +452,7 @@ func (e *Engine) Info() archive.EngineInfo {
 		info.Revision = e.id.Revision
 		info.ContextLength = e.id.ContextLength
 		info.TensorParallel = e.id.TensorParallel
+		e.id.Precision.Record(&info)
 	}
 	e.mu.Unlock()
 	return info

@@ -70,6 +70,10 @@ type Spec struct {
 	// EngineVersion, when set, is the engine version the identity check
 	// expects.
 	EngineVersion string
+	// Precision, when set, is the precision the identity check expects
+	// (--precision: bf16, fp16, fp8, awq, q4_k_m, ...), instead of what
+	// the engine's options or model file ask for.
+	Precision string
 	// Thinking is "", "on" or "off": sent with every request the way the
 	// request API takes it (engines.ClientConfig.Think); recorded in
 	// run.json.
@@ -238,6 +242,9 @@ func Expect(s Spec, e engines.Engine) engines.Identity {
 	}
 	if s.EngineVersion != "" {
 		id.EngineVersion = s.EngineVersion
+	}
+	if s.Precision != "" {
+		id.Precision = engines.Precision{Quant: s.Precision, From: "--precision"}
 	}
 	if s.Revision != "" && s.ReportsRevision(e.Kind()) {
 		id.Revision = s.Revision

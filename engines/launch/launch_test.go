@@ -68,6 +68,11 @@ func TestNewKinds(t *testing.T) {
 	}{
 		{launch.Spec{Kind: "vllm", EngineVersion: "0.8.5", Common: engines.Common{Model: "org/m", MaxModelLen: 4096, TP: 2, Revision: "abc"}}, "vllm", "org/m",
 			engines.Identity{Model: "org/m", ContextLength: 4096, EngineVersion: "0.8.5"}, false, true},
+		// --dtype asks for fp16; --precision wins over it.
+		{launch.Spec{Kind: "vllm", Common: engines.Common{Model: "org/m", Args: []string{"--dtype", "half"}}}, "vllm", "org/m",
+			engines.Identity{Model: "org/m", Precision: engines.Precision{DType: "fp16"}}, false, true},
+		{launch.Spec{Kind: "vllm", Precision: "FP8", Common: engines.Common{Model: "org/m", Args: []string{"--dtype", "half"}}}, "vllm", "org/m",
+			engines.Identity{Model: "org/m", Precision: engines.Precision{Quant: "fp8"}}, false, true},
 		{launch.Spec{Kind: "sglang", Common: engines.Common{Model: "org/m", TP: 2, Revision: "abc"}}, "sglang", "org/m",
 			engines.Identity{Model: "org/m", TensorParallel: 2, Revision: "abc"}, false, true},
 		{launch.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "/m/tiny.gguf", MaxModelLen: 512}}, "llamacpp", "tiny",
@@ -86,7 +91,8 @@ func TestNewKinds(t *testing.T) {
 			t.Errorf("%s: kind %s model %s external %v", c.kind, e.Kind(), launch.Model(c.spec, e), launch.IsExternal(e))
 		}
 		if got := launch.Expect(c.spec, e); got.Model != c.expect.Model || got.ContextLength != c.expect.ContextLength ||
-			got.TensorParallel != c.expect.TensorParallel || got.Revision != c.expect.Revision || got.EngineVersion != c.expect.EngineVersion {
+			got.TensorParallel != c.expect.TensorParallel || got.Revision != c.expect.Revision || got.EngineVersion != c.expect.EngineVersion ||
+			got.Precision.Label() != c.expect.Precision.Label() {
 			t.Errorf("%s: expect %+v, want %+v", c.kind, got, c.expect)
 		}
 		_, hasMetrics := e.(engines.MetricsSource)

@@ -144,10 +144,12 @@ func (e *Engine) RequestModel() string { return e.cfg.Model }
 // MetricsURL is the Prometheus endpoint (--metrics).
 func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
 
-// Expect is what the identity check compares: the alias and, when set,
-// the context of one slot.
+// Expect is what the identity check compares: the alias, when set the
+// context of one slot, and the precision of the GGUF file asked for (its
+// header's general.file_type).
 func (e *Engine) Expect() engines.Identity {
-	return engines.Identity{Model: e.cfg.Model, ContextLength: e.cfg.MaxModelLen}
+	p, _ := engines.GGUFPrecision(e.cfg.ModelFile)
+	return engines.Identity{Model: e.cfg.Model, ContextLength: e.cfg.MaxModelLen, Precision: p}
 }
 
 // Identity asks GET /props and GET /v1/models.
@@ -205,10 +207,19 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 	if nctx == 0 {
 		nctx = m.Meta.NCtx
 	}
+	// The file the server loaded (/props model_path), when it is on this
+	// machine: its GGUF header's file type.
+	var prec engines.Precision
+	if props.ModelPath != "" {
+		if p, err := engines.GGUFPrecision(props.ModelPath); err == nil {
+			prec = p
+		}
+	}
 	return engines.Identity{
 		Model:         m.ID,
 		EngineVersion: props.BuildInfo,
 		ContextLength: nctx,
+		Precision:     prec,
 		Raw:           map[string]any{"/props": trimProps(rawProps), "/v1/models": rawModels},
 	}, nil
 }
@@ -244,6 +255,11 @@ func (e *Engine) Info() archive.EngineInfo {
 		info.ContextLength = e.cfg.MaxModelLen
 	}
 	info.ModelFormat = "gguf"
+	if _, ok := e.LastIdentity(); !ok {
+		if p, err := engines.GGUFPrecision(e.cfg.ModelFile); err == nil {
+			p.Record(&info)
+		}
+	}
 	info.Extra["model_file"] = e.cfg.ModelFile
 	info.Extra["slots"] = e.cfg.Slots
 	info.Extra["seed"] = e.cfg.Seed

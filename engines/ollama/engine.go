@@ -228,9 +228,15 @@ func (e *Engine) Stop(ctx context.Context, grace time.Duration) (time.Time, erro
 func (e *Engine) RequestModel() string { return e.cfg.Model }
 
 // Expect is what the identity check compares: the model name (with its
-// tag). Ollama's context length is per request (num_ctx), not checked.
+// tag) and, with --model-file, the precision of that GGUF file (its
+// header's file type: Ollama reports it as quantization_level). Ollama's
+// context length is per request (num_ctx), not checked.
 func (e *Engine) Expect() engines.Identity {
-	return engines.Identity{Model: NormalizeName(e.cfg.Model)}
+	id := engines.Identity{Model: NormalizeName(e.cfg.Model)}
+	if e.cfg.ModelFile != "" {
+		id.Precision, _ = engines.GGUFPrecision(e.cfg.ModelFile)
+	}
+	return id
 }
 
 // Identity asks GET /api/version, POST /api/show and GET /api/ps.
@@ -249,11 +255,8 @@ func (e *Engine) Info() archive.EngineInfo {
 	if info.ServedModel == "" {
 		info.ServedModel = NormalizeName(e.cfg.Model)
 	}
-	info.ModelFormat = "gguf"
-	if id, ok := e.LastIdentity(); ok {
-		if q, ok := details(id.Raw)["quantization_level"].(string); ok {
-			info.Quantization = q
-		}
+	if info.ModelFormat == "" {
+		info.ModelFormat = "gguf"
 	}
 	if e.cfg.ModelFile != "" {
 		info.Extra["model_file"] = e.cfg.ModelFile
@@ -273,17 +276,11 @@ func (e *Engine) Info() archive.EngineInfo {
 	return info
 }
 
-func details(raw map[string]any) map[string]any {
-	show, _ := raw["/api/show"].(map[string]any)
-	d, _ := show["details"].(map[string]any)
-	return d
-}
-
 // NormalizeName adds the default tag: "tiny" is "tiny:latest".
 func NormalizeName(name string) string {
 	last := name[strings.LastIndex(name, "/")+1:]
 	if name != "" && !strings.Contains(last, ":") {
-		return name + ":latest"
+		return name + engines.DefaultTag
 	}
 	return name
 }
@@ -512,6 +509,17 @@ func (a *API) Identity(ctx context.Context, model string) (engines.Identity, err
 		EngineVersion: version,
 		Raw:           map[string]any{"/api/version": rawVersion, "/api/show": show},
 	}
+	d, _ := show["details"].(map[string]any)
+	level, _ := d["quantization_level"].(string)
+	format, _ := d["format"].(string)
+	if level == "" {
+		// An /api/show without details: the model's entry in /api/tags.
+		if td, raw, err := a.tagDetails(ctx, id.Model); err == nil {
+			level, format = td.QuantizationLevel, td.Format
+			id.Raw["/api/tags"] = raw
+		}
+	}
+	id.Precision = engines.OllamaPrecision(level, format)
 	if mi, ok := show["model_info"].(map[string]any); ok {
 		arch, _ := mi["general.architecture"].(string)
 		if n, ok := mi[arch+".context_length"].(float64); ok {
@@ -535,6 +543,35 @@ func (a *API) Identity(ctx context.Context, model string) (engines.Identity, err
 		}
 	}
 	return id, nil
+}
+
+// TagDetails is the part of a model's details joulebench reads (GET
+// /api/tags, POST /api/show).
+type TagDetails struct {
+	Format            string `json:"format"`
+	QuantizationLevel string `json:"quantization_level"`
+}
+
+// tagDetails is the details of model (its name with the tag) as GET
+// /api/tags lists them; not listed is an error.
+func (a *API) tagDetails(ctx context.Context, model string) (TagDetails, any, error) {
+	var tags struct {
+		Models []struct {
+			Name    string     `json:"name"`
+			Model   string     `json:"model"`
+			Details TagDetails `json:"details"`
+		} `json:"models"`
+	}
+	raw, err := process.GetJSON(ctx, a.client(), a.Base+"/api/tags", &tags)
+	if err != nil {
+		return TagDetails{}, nil, err
+	}
+	for _, m := range tags.Models {
+		if m.Name == model || m.Model == model {
+			return m.Details, raw, nil
+		}
+	}
+	return TagDetails{}, raw, fmt.Errorf("GET %s/api/tags does not list %s", a.Base, model)
 }
 
 func fileDigest(path string) (string, error) {

@@ -63,6 +63,61 @@ func TestServeIdentity(t *testing.T) {
 	if info.Quantization != "F16" || info.API != "ollama" || info.Version != "0.6.5" {
 		t.Errorf("info %+v", info)
 	}
+	// details.quantization_level "F16", format "gguf" (testdata/show.json).
+	if id.Precision.Label() != "fp16" || info.Precision != "fp16" || info.ModelFormat != "gguf" {
+		t.Errorf("precision %+v, info precision %q format %q; want fp16, gguf", id.Precision, info.Precision, info.ModelFormat)
+	}
+}
+
+// An already running Ollama's precision is its /api/show
+// details.quantization_level, as it names it (Q4_K_M), compared as q4_k_m.
+func TestIdentityQuantizationLevel(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/version":
+			_, _ = io.WriteString(w, `{"version":"0.9.0"}`)
+		case "/api/show":
+			_, _ = io.WriteString(w, `{"details":{"format":"gguf","family":"qwen3","parameter_size":"8.2B","quantization_level":"Q4_K_M"},"model_info":{"general.architecture":"qwen3","qwen3.context_length":40960}}`)
+		case "/api/ps":
+			_, _ = io.WriteString(w, `{"models":[]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	id, err := (&ollama.API{Base: ts.URL}).Identity(context.Background(), "qwen3:8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := id.Precision; p.Label() != "q4_k_m" || p.Quantization() != "Q4_K_M" || p.Format != "gguf" || id.ContextLength != 40960 {
+		t.Errorf("identity %+v, precision label %q", id, p.Label())
+	}
+}
+
+// An /api/show without details: the quantization_level of the model's
+// entry in /api/tags.
+func TestIdentityQuantizationFromTags(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/version":
+			_, _ = io.WriteString(w, `{"version":"0.9.0"}`)
+		case "/api/show":
+			_, _ = io.WriteString(w, `{"model_info":{"general.architecture":"llama"}}`)
+		case "/api/tags":
+			_, _ = io.WriteString(w, `{"models":[{"name":"other:latest","details":{"format":"gguf","quantization_level":"Q8_0"}},`+
+				`{"name":"tiny:latest","model":"tiny:latest","details":{"format":"gguf","quantization_level":"Q4_0"}}]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	id, err := (&ollama.API{Base: ts.URL}).Identity(context.Background(), "tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := id.Precision; p.Label() != "q4_0" || p.Quantization() != "Q4_0" || id.Raw["/api/tags"] == nil {
+		t.Errorf("precision %+v (label %q), raw %v", p, p.Label(), id.Raw)
+	}
 }
 
 // A model the server lacks is created from the GGUF file: blob pushed

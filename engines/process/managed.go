@@ -166,6 +166,7 @@ func (m *Managed) BaseInfo() archive.EngineInfo {
 		info.Revision = id.Revision
 		info.ContextLength = id.ContextLength
 		info.TensorParallel = id.TensorParallel
+		id.Precision.Record(&info)
 	}
 	m.mu.Lock()
 	info.Thinking = m.Thinking

@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 	"time"
@@ -178,13 +179,19 @@ func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
 // Expect is what the identity check compares: served model id, revision
 // (when set), context length (when set) and tensor-parallel size.
 func (e *Engine) Expect() engines.Identity {
-	return engines.Identity{Model: e.cfg.ServedName, Revision: e.cfg.Revision, ContextLength: e.cfg.MaxModelLen, TensorParallel: e.cfg.TP}
+	return engines.Identity{Model: e.cfg.ServedName, Revision: e.cfg.Revision, ContextLength: e.cfg.MaxModelLen, TensorParallel: e.cfg.TP,
+		Precision: engines.ArgsPrecision(e.cfg.Args)}
 }
 
 // Identity asks GET /get_model_info, /get_server_info and /v1/models.
 func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 	id, err := Identity(ctx, e.Server, e.cfg.ServedName)
 	if err == nil {
+		if e.weights != nil {
+			// The snapshot checked before the baseline says what the
+			// server's arguments leave to the model's config.json.
+			id.Precision = id.Precision.Fill(engines.LocalModelPrecision(e.weights.Path))
+		}
 		e.SetIdentity(id)
 	}
 	return id, err
@@ -202,6 +209,10 @@ type ServerInfo struct {
 	ContextLength   int    `json:"context_length"`
 	RandomSeed      int64  `json:"random_seed"`
 	Version         string `json:"version"`
+	// DType and Quantization are the server's --dtype and --quantization
+	// ("auto" and null when not given).
+	DType        string `json:"dtype"`
+	Quantization string `json:"quantization"`
 }
 
 // Identity reads an SGLang server's identity (also used for an already
@@ -229,12 +240,20 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 	if ctxLen == 0 {
 		ctxLen = info.ContextLength
 	}
+	// The server's dtype and quantization where set, the model
+	// directory's config.json (when on this machine) for the rest.
+	dir := ""
+	if st, err := os.Stat(modelInfo.ModelPath); err == nil && st.IsDir() {
+		dir = modelInfo.ModelPath
+	}
+	prec := engines.ResolvePrecision([]string{"--dtype", info.DType, "--quantization", info.Quantization}, dir)
 	return engines.Identity{
 		Model:          m.ID,
 		Revision:       info.Revision,
 		EngineVersion:  info.Version,
 		ContextLength:  ctxLen,
 		TensorParallel: info.TPSize,
+		Precision:      prec,
 		Raw: map[string]any{
 			"/get_server_info": process.RedactValue(rawInfo),
 			"/get_model_info":  rawModelInfo,
@@ -261,6 +280,13 @@ func (e *Engine) Info() archive.EngineInfo {
 	}
 	if info.TensorParallel == 0 {
 		info.TensorParallel = e.cfg.TP
+	}
+	if _, ok := e.LastIdentity(); !ok {
+		dir := ""
+		if e.weights != nil {
+			dir = e.weights.Path
+		}
+		engines.ResolvePrecision(e.cfg.Args, dir).Record(&info)
 	}
 	info.Extra["seed"] = e.cfg.Seed
 	info.Extra["port"] = e.cfg.Port

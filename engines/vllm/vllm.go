@@ -141,17 +141,33 @@ func (e *Engine) RequestModel() string { return e.cfg.ServedName }
 // MetricsURL is the Prometheus endpoint.
 func (e *Engine) MetricsURL() string { return e.Base + "/metrics" }
 
-// Expect is what the identity check compares: the served model id and,
-// when set, the maximum model length. Revision and tensor-parallel size
-// are not reported by vLLM.
+// Expect is what the identity check compares: the served model id, when
+// set the maximum model length, and the precision --dtype and
+// --quantization ask for (--engine-arg). Revision and tensor-parallel
+// size are not reported by vLLM.
 func (e *Engine) Expect() engines.Identity {
-	return engines.Identity{Model: e.cfg.ServedName, ContextLength: e.cfg.MaxModelLen}
+	return engines.Identity{Model: e.cfg.ServedName, ContextLength: e.cfg.MaxModelLen, Precision: engines.ArgsPrecision(e.cfg.Args)}
+}
+
+// precision is the precision the server runs the model in: vLLM does not
+// report it, so it is its --dtype and --quantization options over the
+// model directory's config.json (the weights checked before the
+// baseline, else the local directory or Hugging Face snapshot of Model).
+func (e *Engine) precision() engines.Precision {
+	dir := ""
+	if e.weights != nil {
+		dir = e.weights.Path
+	} else if w, err := engines.LocalHFWeights(e.cfg.Model, e.cfg.Revision, engines.HFCacheDir(engines.EnvLookup(e.cfg.Env))); err == nil {
+		dir = w.Path
+	}
+	return engines.ResolvePrecision(e.cfg.Args, dir)
 }
 
 // Identity asks GET /version and GET /v1/models.
 func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 	id, err := Identity(ctx, e.Server, e.cfg.ServedName)
 	if err == nil {
+		id.Precision = e.precision()
 		e.SetIdentity(id)
 	}
 	return id, err
@@ -176,7 +192,10 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 		Model:         m.ID,
 		EngineVersion: version.Version,
 		ContextLength: m.MaxModelLen,
-		Raw:           map[string]any{"/version": rawVersion, "/v1/models": rawModels},
+		// The model directory /v1/models names as root, when it is on
+		// this machine (an already running vLLM).
+		Precision: engines.LocalModelPrecision(m.Root),
+		Raw:       map[string]any{"/version": rawVersion, "/v1/models": rawModels},
 	}, nil
 }
 
@@ -197,6 +216,9 @@ func (e *Engine) Info() archive.EngineInfo {
 		info.ContextLength = e.cfg.MaxModelLen
 	}
 	info.TensorParallel = e.cfg.TP
+	if _, ok := e.LastIdentity(); !ok {
+		e.precision().Record(&info)
+	}
 	info.Extra["seed"] = e.cfg.Seed
 	info.Extra["port"] = e.cfg.Port
 	return info

@@ -132,6 +132,9 @@ func buildRun(in RunInput) (*runView, error) {
 	if m.PowerReplayed() {
 		v.Replayed = "REPLAYED: power comes from an archived power.csv replayed, not from a live measurement" + noteSuffix(m.Telemetry.Note)
 	}
+	if wn := report.WorkloadNote(m); wn != "" {
+		v.Notes = append(v.Notes, wn)
+	}
 	if in.EvalErr != nil {
 		v.EvalErr = in.EvalErr.Error()
 	}

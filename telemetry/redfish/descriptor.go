@@ -89,10 +89,19 @@ func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry
 	case ro.Username != "":
 		auth = "basic authentication"
 	}
-	tlsNote := "TLS verified"
-	if ro.Insecure {
-		tlsNote = "TLS NOT verified (--redfish-insecure)"
-	}
 	return telemetry.NewTolerant(src, telemetry.NodeReadFailures, env.Clock), record.TelemetryInfo{Source: Name, Note: fmt.Sprintf("Redfish %s (%s, %s): whole-node power (domain node) from %s; %s; %s",
-		ro.URL, auth, tlsNote, field, telemetry.DeviceSummary(devs), telemetry.TolerantNote())}, nil
+		ro.URL, auth, transportNote(ro.URL, ro.Insecure), field, telemetry.DeviceSummary(devs), telemetry.TolerantNote())}, nil
+}
+
+// transportNote says how the connection to the BMC at rawURL is secured:
+// TLS verified or not (--redfish-insecure), or, over plain http, not at
+// all (there is no TLS to verify).
+func transportNote(rawURL string, insecure bool) string {
+	switch {
+	case plainHTTP(rawURL):
+		return "plain http, NOT encrypted: no TLS"
+	case insecure:
+		return "TLS NOT verified (--redfish-insecure)"
+	}
+	return "TLS verified"
 }

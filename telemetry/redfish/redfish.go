@@ -92,6 +92,11 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("redfish: --redfish-url %s holds credentials: give them with --redfish-user and JOULEBENCH_REDFISH_PASSWORD instead", redactURL(opts.URL))
 	}
+	if u.Scheme == "http" && opts.Password != "" && opts.Logf != nil {
+		// Said before the first request: basic auth and a session login
+		// both carry the password as it is.
+		opts.Logf(fmt.Sprintf("redfish: %s is plain http: the password of --redfish-user %s is sent in clear (readable on the network); use https://", u.Redacted(), opts.Username))
+	}
 	s := &Source{base: u, opts: opts, client: opts.Client}
 	if s.opts.Timeout <= 0 {
 		s.opts.Timeout = DefaultTimeout
@@ -464,4 +469,10 @@ func (s *Source) Close() error {
 	}
 	resp.Body.Close()
 	return statusError("session logout", resp.StatusCode)
+}
+
+// plainHTTP reports whether rawURL is a plain http URL (no TLS).
+func plainHTTP(rawURL string) bool {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	return err == nil && strings.EqualFold(u.Scheme, "http")
 }

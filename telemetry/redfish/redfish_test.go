@@ -27,9 +27,17 @@ type bmc struct {
 	mu        sync.Mutex
 	logins    int
 	loggedOut bool
+	requests  int
 }
 
 func newBMC(t *testing.T, drop ...string) *bmc {
+	t.Helper()
+	return newBMCOn(t, true, drop...)
+}
+
+// newBMCOn is newBMC over TLS or, with tls false, over plain http; every
+// request it gets is counted in requests.
+func newBMCOn(t *testing.T, tls bool, drop ...string) *bmc {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/rackmount1.json")
 	if err != nil {
@@ -43,7 +51,10 @@ func newBMC(t *testing.T, drop ...string) *bmc {
 		delete(res, d)
 	}
 	b := &bmc{}
-	b.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.requests++
+		b.mu.Unlock()
 		switch {
 		case r.Method == http.MethodPost && r.URL.Path == "/redfish/v1/SessionService/Sessions":
 			var body struct{ UserName, Password string }
@@ -77,6 +88,11 @@ func newBMC(t *testing.T, drop ...string) *bmc {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	}))
+	if tls {
+		b.srv.StartTLS()
+	} else {
+		b.srv.Start()
+	}
 	t.Cleanup(b.srv.Close)
 	return b
 }
@@ -193,5 +209,66 @@ func TestChassisChoice(t *testing.T) {
 	if _, err := Open(context.Background(), Options{URL: b.srv.URL, Username: user, Password: secret, Client: b.srv.Client()}); err == nil ||
 		!strings.Contains(err.Error(), "no chassis with a power reading among 1U") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// Over plain http nothing says "TLS verified", and a password is warned
+// about (sent in clear) before the first request reaches the BMC.
+func TestPlainHTTP(t *testing.T) {
+	b := newBMCOn(t, false)
+	var logs []string
+	requestsAtWarning := -1
+	logf := func(s string) {
+		logs = append(logs, s)
+		if strings.Contains(s, "sent in clear") && requestsAtWarning < 0 {
+			b.mu.Lock()
+			requestsAtWarning = b.requests
+			b.mu.Unlock()
+		}
+	}
+	for _, session := range []bool{false, true} {
+		logs, requestsAtWarning = nil, -1
+		b.mu.Lock()
+		b.requests = 0
+		b.mu.Unlock()
+		src, err := Open(context.Background(), Options{URL: b.srv.URL, Username: user, Password: secret, Session: session, Logf: logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		if requestsAtWarning != 0 {
+			t.Errorf("session %v: the clear-text warning came after %d requests (logs %q), want before the first", session, requestsAtWarning, logs)
+		}
+		for _, l := range logs {
+			if strings.Contains(l, secret) {
+				t.Errorf("a log line shows the password: %q", l)
+			}
+		}
+	}
+	// No password: nothing to warn about.
+	logs = nil
+	if src, err := Open(context.Background(), Options{URL: b.srv.URL, Logf: logf}); err == nil {
+		src.Close()
+	}
+	for _, l := range logs {
+		if strings.Contains(l, "in clear") {
+			t.Errorf("warned without a password: %q", l)
+		}
+	}
+
+	for _, tc := range []struct {
+		url      string
+		insecure bool
+		want     string
+	}{
+		{"http://bmc1", false, "plain http, NOT encrypted: no TLS"},
+		{"http://bmc1", true, "plain http, NOT encrypted: no TLS"},
+		{"HTTP://bmc1", false, "plain http, NOT encrypted: no TLS"},
+		{"https://bmc1", false, "TLS verified"},
+		{"https://bmc1", true, "TLS NOT verified (--redfish-insecure)"},
+	} {
+		if got := transportNote(tc.url, tc.insecure); got != tc.want {
+			t.Errorf("transportNote(%q, %v) = %q, want %q", tc.url, tc.insecure, got, tc.want)
+		}
 	}
 }

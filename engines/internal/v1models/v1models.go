@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/process"
 )
 
@@ -18,9 +19,10 @@ type Model struct {
 	MaxModelLen int    `json:"max_model_len"`
 }
 
-// List GETs /v1/models and returns the entry whose id is want, or the
-// first when want is "" or absent (the identity check then reports the
-// mismatch), with the decoded body.
+// List GETs /v1/models and returns the entry whose id is want (else the
+// one engines.SameModel takes for it: Ollama's "tiny:latest" for "tiny"),
+// or the first when want is "" or absent (the identity check then
+// reports the mismatch), with the decoded body.
 func List(ctx context.Context, srv *process.Server, want string) (Model, any, error) {
 	var list struct {
 		Data []Model `json:"data"`
@@ -34,6 +36,12 @@ func List(ctx context.Context, srv *process.Server, want string) (Model, any, er
 	}
 	for _, m := range list.Data {
 		if m.ID == want {
+			return m, raw, nil
+		}
+	}
+	// Ollama lists "tiny" as "tiny:latest" (its implicit tag).
+	for _, m := range list.Data {
+		if want != "" && engines.SameModel(want, m.ID) {
 			return m, raw, nil
 		}
 	}

@@ -21,6 +21,8 @@ func TestList(t *testing.T) {
 		{"wanted", `{"data":[{"id":"a"},{"id":"b","max_model_len":4096}]}`, "b", "b", 4096, ""},
 		{"absent: the first", `{"data":[{"id":"a","max_model_len":512},{"id":"b"}]}`, "c", "a", 512, ""},
 		{"none wanted: the first", `{"data":[{"id":"a"}]}`, "", "a", 0, ""},
+		{"Ollama's implicit tag", `{"data":[{"id":"other:latest"},{"id":"tiny:latest"}]}`, "tiny", "tiny:latest", 0, ""},
+		{"a tag asked for is not another tag", `{"data":[{"id":"other:latest"},{"id":"tiny:q4"}]}`, "tiny:q8", "other:latest", 0, ""},
 		{"empty list", `{"data":[]}`, "a", "", 0, "lists no model"},
 	}
 	for _, c := range cases {
