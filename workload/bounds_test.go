@@ -114,8 +114,8 @@ func TestFileDatasetRequestsBoundedByMemory(t *testing.T) {
 		requests int // CheckRequests
 		want     string
 	}{
-		{"20,000 prompts", 20_000, 0, "20000 requests need about 19.5 GiB"},
-		{"1 prompt sent 20,000 times", 1, 20_000, "20000 requests need about 19.5 GiB"},
+		{"20,000 prompts", 20_000, 0, "20000 requests need an estimated 19.5 GiB"},
+		{"1 prompt sent 20,000 times", 1, 20_000, "20000 requests need an estimated 19.5 GiB"},
 		{"20 prompts", 20, 0, ""},
 		{"1 prompt sent 2,000 times", 1, 2_000, ""},
 	} {
@@ -130,7 +130,7 @@ func TestFileDatasetRequestsBoundedByMemory(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "more than the 4.0 GiB available") {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "more than the limit of 4.0 GiB available") {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
