@@ -2,13 +2,16 @@ package runner
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/workload"
 )
 
 // runForTest is an engineRun of benchmark-1.5 with its request sets
@@ -177,5 +180,50 @@ func TestModelFor(t *testing.T) {
 				t.Errorf("%v: modelFor(%s) = %q, want %q", tc.values, kind, got, want)
 			}
 		}
+	}
+}
+
+// A conversation's turns go one after another: 2 conversations of 50,000
+// turns each keep at most 2 requests in flight (unlimited mode), not
+// 100,000; the warm-up's 8 is then the most, and 8 + 64 (the reserve) = 72
+// open files are enough.
+func TestFileLimitCountsConversationsNotTurns(t *testing.T) {
+	var b strings.Builder
+	for c := range 2 {
+		b.WriteString(`{"id":"c` + strconv.Itoa(c) + `","turns":[`)
+		for k := range 50_000 {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"user":"hi","max_tokens":4}`)
+		}
+		b.WriteString("]}\n")
+	}
+	p := filepath.Join(t.TempDir(), "conv.jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := profiles.Read("benchmark-1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := r.loadProfile(src, "benchmark-1.5", []string{"request_count=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &steps.Deps{Dataset: p, DatasetFormat: workload.FormatConversation}
+	if err := d.Prepare(l); err != nil {
+		t.Fatal(err)
+	}
+	e := &engineRun{r: r, s: r.s, l: l, deps: d, engineKind: "sim", now: time.Now}
+	if got := e.connections(); got != 8 {
+		t.Errorf("connections %d, want 8", got)
+	}
+	if err := e.checkFileLimit(&fakeLimit{soft: 72, hard: 72}); err != nil {
+		t.Error(err)
 	}
 }
