@@ -373,6 +373,15 @@ func Open(name string, opt Options) (*RequestSet, error) {
 	return Load(name, opt)
 }
 
+// OwnOutputLengths reports whether a dataset name gives each request its
+// output length itself: the synthetic set (output_len), the shared-prefix
+// set (output_len) and a trace (each row's). The simulator's quick
+// max_tokens, meant to shorten a dataset's reference answers, leaves those
+// alone; an explicit max_tokens still overrides the first two.
+func OwnOutputLengths(name string) bool {
+	return IsRandom(name) || IsPrefix(name) || IsTrace(name)
+}
+
 // Parse reads a dataset from r; name is used in errors and as Source.
 func Parse(r io.Reader, name string, opt Options) (*RequestSet, error) {
 	data, err := readBounded(r, name)
