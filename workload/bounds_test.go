@@ -102,7 +102,7 @@ func TestDatasetFileKinds(t *testing.T) {
 // repeats: one prompt of 1 MiB sent 20,000 times needs about
 // 20,000 × (1 MiB + 512 B + the struct) ≈ 19.5 GiB, refused against 4 GiB;
 // 2,000 times (about 2 GiB) fits (and so do 20 prompts: freezing 2,000
-// would write 2 GiB of canonical JSON, too slow for a unit test).
+// would hash 2 GiB of canonical JSON, too slow for a unit test).
 func TestFileDatasetRequestsBoundedByMemory(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "one.jsonl")
 	if err := os.WriteFile(p, []byte(jsonlPrompt(1<<20)+"\n"), 0o644); err != nil {

@@ -32,12 +32,13 @@ func promptBytes(all []Prompt) int64 {
 
 // jsonLen is the length of s as a JSON string's contents, as
 // encoding/json writes it (HTML characters escaped; a non-ASCII byte
-// counted as itself, which an invalid one is not: on the low side).
+// counted as itself, which an invalid one or U+2028 is not: on the low
+// side).
 func jsonLen(s string) int {
 	n := len(s)
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
 			n++
 		case c < 0x20 || c == '<' || c == '>' || c == '&':
 			n += 5

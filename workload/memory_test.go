@@ -152,6 +152,7 @@ func TestMemoryEstimateCountsJSONEscapes(t *testing.T) {
 		{strings.Repeat(`"`, 10), 20},
 		{"\n", 2},
 		{"\x01", 6},
+		{"\b\f", 4},
 		{"abc", 3},
 		{"é", 2},
 	} {
