@@ -110,7 +110,10 @@ func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
 	if fi, err := logf.Stat(); err == nil && fi.Size() > 0 {
 		fmt.Fprintf(logf, "--- joulebench sweep: a new attempt into %s (the one above ended before its run directory existed) ---\n", dir)
 	}
-	proc, err := o.Starter.Start(o.Binary, r.Args(dir), o.Env, logf)
+	// Secrets go through the environment: the command line is anyone's
+	// to read (ps).
+	argv, secrets := splitSecrets(r.Args(dir))
+	proc, err := o.Starter.Start(o.Binary, argv, childEnv(o.Env, secrets), logf)
 	if err != nil {
 		return fmt.Errorf("run %s: start %s: %w", r.ID, o.Binary, err)
 	}

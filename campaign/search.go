@@ -86,14 +86,22 @@ func (c *Campaign) validateSearch(d *errSink, root *yaml.Node) {
 	if len(c.Matrix.Load) > 0 {
 		d.Errorf(nodeAt(root, "matrix", "load"), "matrix.load", "a campaign with a search section has no load axis: the search chooses the loads")
 	}
-	neg := func(key string, v float64) {
-		if v < 0 {
-			d.Errorf(at(strings.Split(key, ".")...), "search."+key, "must not be negative, got %v", v)
+	// YAML reads .nan and .inf as floats: refused here, they would pass
+	// the range checks below (every comparison with NaN is false) and
+	// fail the sweep when its plan is written as JSON.
+	for _, f := range []struct {
+		key string
+		v   *float64
+	}{{"low", &s.Low}, {"high", &s.High}, {"tolerance", &s.Tolerance}, {"min_achieved", &s.MinAchieved},
+		{"ttft_growth", &s.TTFTGrowth}, {"attainment", &s.Attainment},
+		{"slo.ttft_ms", &s.SLO.TTFTMs}, {"slo.tpot_ms", &s.SLO.TPOTMs}, {"slo.e2e_ms", &s.SLO.E2EMs}} {
+		switch v := *f.v; {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			d.Errorf(at(strings.Split(f.key, ".")...), "search."+f.key, "must be a finite number, got %v", v)
+			*f.v = 0 // checked no further
+		case v < 0 && f.key != "min_achieved" && f.key != "ttft_growth" && f.key != "attainment":
+			d.Errorf(at(strings.Split(f.key, ".")...), "search."+f.key, "must not be negative, got %v", v)
 		}
-	}
-	for k, v := range map[string]float64{"low": s.Low, "high": s.High, "tolerance": s.Tolerance,
-		"slo.ttft_ms": s.SLO.TTFTMs, "slo.tpot_ms": s.SLO.TPOTMs, "slo.e2e_ms": s.SLO.E2EMs} {
-		neg(k, v)
 	}
 	if s.MinAchieved == 0 {
 		s.MinAchieved = 0.95
@@ -127,6 +135,11 @@ func (c *Campaign) validateSearch(d *errSink, root *yaml.Node) {
 	}
 }
 
+// maxSearchConcurrency bounds an slo search over concurrency: a million
+// requests in flight is beyond any server, and the bound keeps the load an
+// int.
+const maxSearchConcurrency = 1_000_000
+
 func (c *Campaign) validateSLOSearch(d *errSink, at func(path ...string) *yaml.Node) {
 	s := &c.Search
 	if !s.SLO.set() {
@@ -154,6 +167,9 @@ func (c *Campaign) validateSLOSearch(d *errSink, at func(path ...string) *yaml.N
 		}
 		if s.Low < 1 {
 			d.Errorf(at("low"), "search.low", "concurrency must be at least 1, got %v", s.Low)
+		}
+		if s.High > maxSearchConcurrency {
+			d.Errorf(at("high"), "search.high", "concurrency must be at most %d, got %v", maxSearchConcurrency, s.High)
 		}
 	case "rate":
 		if s.Low <= 0 || s.High <= 0 {

@@ -188,6 +188,13 @@ func TestSearchValidation(t *testing.T) {
 		{"bad key", base + "search: {kind: sweep, step: 2}\n", "unknown key \"step\""},
 		{"negative bound", base + "search: {kind: slo, slo: {tpot_ms: -5}}\n", "c.yaml:5:36: search.slo.tpot_ms: must not be negative"},
 		{"attainment", base + "search: {kind: slo, attainment: 2, slo: {tpot_ms: 5}}\n", "search.attainment: must be in (0, 1]"},
+		// Column of the value: "search: {kind: slo, low: " is 25 characters.
+		{"low nan", base + "search: {kind: slo, low: .nan, slo: {tpot_ms: 5}}\n", "c.yaml:5:26: search.low: must be a finite number, got NaN"},
+		{"high inf", base + "search: {kind: slo, over: rate, low: 1, high: .inf, slo: {tpot_ms: 5}}\n", "c.yaml:5:47: search.high: must be a finite number, got +Inf"},
+		{"sweep high inf", base + "search: {kind: sweep, high: .inf}\n", "c.yaml:5:29: search.high: must be a finite number"},
+		{"slo bound nan", base + "search: {kind: slo, slo: {tpot_ms: .nan}}\n", "c.yaml:5:36: search.slo.tpot_ms: must be a finite number"},
+		{"attainment nan", base + "search: {kind: slo, attainment: .NaN, slo: {tpot_ms: 5}}\n", "search.attainment: must be a finite number"},
+		{"concurrency too high", base + "search: {kind: slo, high: 1e300, slo: {tpot_ms: 5}}\n", "c.yaml:5:27: search.high: concurrency must be at most 1000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load([]byte(tc.src), "c.yaml")

@@ -316,7 +316,12 @@ func (c *Campaign) submit(ctx context.Context, r Run, bin string, run Commander)
 	if script, err = filepath.Abs(script); err != nil {
 		return SlurmJob{}, err
 	}
-	if err := os.WriteFile(script, []byte(c.JobScript(r, bin, dir)), 0o755); err != nil {
+	// It may hold secrets (exported): readable by the user alone, made
+	// anew (WriteFile keeps an existing file's mode).
+	if err := os.Remove(script); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return SlurmJob{}, fmt.Errorf("run %s: job script: %w", r.ID, err)
+	}
+	if err := os.WriteFile(script, []byte(c.JobScript(r, bin, dir)), 0o700); err != nil {
 		return SlurmJob{}, fmt.Errorf("run %s: job script: %w", r.ID, err)
 	}
 	out, err := run(ctx, "sbatch", "--parsable", script)
@@ -356,11 +361,17 @@ func (c *Campaign) JobScript(r Run, bin, dir string) string {
 	for _, opt := range c.File.Slurm.Options {
 		fmt.Fprintf(&b, "#SBATCH %s\n", opt)
 	}
-	args := r.Args(dir)
+	// Secrets are exported, not arguments: a job's command line is
+	// anyone's to read on its node (ps); the script is the user's alone.
+	args, secrets := splitSecrets(r.Args(dir))
 	if prof := args[1]; isFile(prof) {
 		if abs, err := filepath.Abs(prof); err == nil {
 			args[1] = abs
 		}
+	}
+	for _, kv := range secrets {
+		name, val, _ := strings.Cut(kv, "=")
+		b.WriteString("export " + name + "=" + shellQuote(val) + "\n")
 	}
 	b.WriteString("exec " + shellQuote(bin))
 	for _, a := range args {

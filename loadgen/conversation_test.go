@@ -149,7 +149,10 @@ func TestReplayAzureOnTime(t *testing.T) {
 	cfg.MaxModelLen = 16384
 	eng := startSim(t, cfg)
 	reqs := loadgen.FromSet(set, "formal", eng.RequestModel(), false)
-	offsets := tr.Offsets()
+	offsets, err := tr.Offsets()
+	if err != nil {
+		t.Fatal(err)
+	}
 	sent := map[string]float64{}
 	stop := offsets[len(offsets)-1] + 200*time.Millisecond
 	err = loadgen.RunAt(context.Background(), reqs, offsets, loadgen.Limits{}, stop, openai.NewClient(eng.BaseURL()),

@@ -153,7 +153,7 @@ func (e *engineRun) connections() int {
 		n := 0
 		switch c := st.Config.(type) {
 		case *steps.RequestsConfig:
-			n = e.deps.RequestCount(c) * max(c.Repeat, 1)
+			n = e.deps.MostInFlight(c) * max(c.Repeat, 1)
 			if c.MaxRequests > 0 {
 				n = min(n, c.MaxRequests)
 			}

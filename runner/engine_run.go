@@ -22,6 +22,7 @@ import (
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
+	"github.com/joulebench/joulebench/workload"
 )
 
 // engineRun is one run of a profile against one engine; runEngine fills it
@@ -128,7 +129,7 @@ func (e *engineRun) prepareProfile(sets []string) error {
 	e.quick = simulated && e.s.Quick
 	if e.quick {
 		for _, k := range sortedKeys(probe.Profile.Quick) {
-			if _, set := user[k]; set {
+			if _, set := user[k]; set || k == "max_tokens" && e.ownOutputLengths(probe) {
 				continue
 			}
 			sets = append(sets, k+"="+probe.Profile.Quick[k])
@@ -137,6 +138,24 @@ func (e *engineRun) prepareProfile(sets []string) error {
 	}
 	e.l, err = e.r.loadProfile(src, name, sets)
 	return err
+}
+
+// ownOutputLengths says whether a requests step of l sends a dataset that
+// gives its requests their output lengths (workload.OwnOutputLengths;
+// --dataset replaces the step's).
+func (e *engineRun) ownOutputLengths(l *workflow.Loaded) bool {
+	for _, st := range l.Steps {
+		if c, ok := st.Config.(*steps.RequestsConfig); ok {
+			name := c.Dataset
+			if e.s.Dataset.Name != "" {
+				name = e.s.Dataset.Name
+			}
+			if workload.OwnOutputLengths(name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // prepareRequests freezes the request sets first: a bad dataset is invalid

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/workload"
 )
 
 // runForTest is an engineRun of benchmark-1.5 with its request sets
@@ -246,5 +248,105 @@ func TestCheckExecutable(t *testing.T) {
 	}
 	if err := checkExecutable(plain); err != nil {
 		t.Errorf("executable: %v", err)
+	}
+}
+
+// A conversation's turns go one after another: 2 conversations of 50,000
+// turns each keep at most 2 requests in flight (unlimited mode), not
+// 100,000; the warm-up's 8 is then the most, and 8 + 64 (the reserve) = 72
+// open files are enough.
+func TestFileLimitCountsConversationsNotTurns(t *testing.T) {
+	var b strings.Builder
+	for c := range 2 {
+		b.WriteString(`{"id":"c` + strconv.Itoa(c) + `","turns":[`)
+		for k := range 50_000 {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"user":"hi","max_tokens":4}`)
+		}
+		b.WriteString("]}\n")
+	}
+	p := filepath.Join(t.TempDir(), "conv.jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := profiles.Read("benchmark-1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := r.loadProfile(src, "benchmark-1.5", []string{"request_count=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &steps.Deps{Dataset: p, DatasetFormat: workload.FormatConversation}
+	if err := d.Prepare(l); err != nil {
+		t.Fatal(err)
+	}
+	e := &engineRun{r: r, s: r.s, l: l, deps: d, engineKind: "sim", now: time.Now}
+	if got := e.connections(); got != 8 {
+		t.Errorf("connections %d, want 8", got)
+	}
+	if err := e.checkFileLimit(&fakeLimit{soft: 72, hard: 72}); err != nil {
+		t.Error(err)
+	}
+}
+
+// The simulator's quick set shortens a dataset's reference answers
+// (benchmark-1.5's quick max_tokens: 320) but leaves a dataset that gives
+// its own output lengths alone: prefix:...,output_len=64 gave requests of
+// 320 tokens. An explicit --set max_tokens still overrides it.
+func TestQuickMaxTokensLeavesDatasetOutputLen(t *testing.T) {
+	const prefix = "prefix:prefixes=2,prefix_len=16,suffix_len=4,output_len=64"
+	for _, tc := range []struct {
+		name, dataset string
+		sets          []string
+		quickMax      bool // the quick max_tokens applied
+		want          int  // every request's max_tokens
+	}{
+		{"reference lengths: quick 320", "", nil, true, 320},
+		{"prefix output_len stands", prefix, nil, false, 64},
+		{"random output_len stands", "random:input_len=8,output_len=48,range_ratio=0", nil, false, 48},
+		{"explicit max_tokens wins", prefix, []string{"max_tokens=10"}, false, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := New(Spec{Profile: "benchmark-1.5", Quick: true, FindProfile: (&profiles.Finder{}).Find, Version: "test",
+				Dataset: DatasetOptions{Name: tc.dataset}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := &engineRun{r: r, s: r.s, now: time.Now}
+			if err := e.prepareProfile(append([]string{"request_count=8"}, tc.sets...)); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(strings.Join(e.quickApplied, " "), "max_tokens=320"); got != tc.quickMax {
+				t.Errorf("quick set applied %q", e.quickApplied)
+			}
+			d := &steps.Deps{Dataset: tc.dataset}
+			if err := d.Prepare(e.l); err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range e.l.Steps {
+				if c, ok := st.Config.(*steps.RequestsConfig); ok {
+					name := tc.dataset
+					if name == "" {
+						name = c.Dataset
+					}
+					set, err := workload.Open(name, workload.Options{Count: c.Count, MaxTokens: c.MaxTokens, Repeat: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range set.Prompts {
+						if p.MaxTokens != tc.want {
+							t.Fatalf("prompt %s: max_tokens %d, want %d", p.ID, p.MaxTokens, tc.want)
+						}
+					}
+				}
+			}
+		})
 	}
 }

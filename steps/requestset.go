@@ -72,8 +72,9 @@ func requestsSent(c *RequestsConfig, n int) int {
 	return k
 }
 
-// servedLengths makes a random set's prompt lengths in the served
-// model's tokens, once the engine is up: with the server's own tokenizer
+// servedLengths makes a generated set's prompt lengths (random, shared
+// prefixes, a trace) in the served model's tokens, once the engine is up:
+// with the server's own tokenizer
 // when the engine has one (engines.Tokenizer: llama.cpp, vLLM, SGLang,
 // the simulator), else calibrated with two probe requests against the
 // server's prompt_tokens (Ollama, an external server). When neither works
@@ -115,12 +116,16 @@ func calibrate(ctx context.Context, d *Deps, set *workload.RequestSet) (workload
 	if d.Client == nil {
 		return nil, fmt.Errorf("no client to send probe requests")
 	}
-	spec, err := workload.ParseRandomSpec(set.Source)
-	if err != nil {
-		return nil, err
+	// A quarter of the mean input length: the random set's own, else
+	// (a trace, the shared-prefix set) its prompts' mean in words.
+	w1 := max(8, set.MeanPromptWords()/4)
+	if spec, err := workload.ParseRandomSpec(set.Source); err == nil {
+		w1 = max(8, spec.InputLen/4)
 	}
 	words := strings.Fields(set.Prompts[0].Prompt)
-	w1 := max(8, spec.InputLen/4)
+	if len(words) == 0 {
+		return nil, fmt.Errorf("no words in the first prompt to probe with")
+	}
 	probe := func(n int) (int, error) {
 		ws := make([]string, n)
 		for i := range ws {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -121,5 +123,62 @@ func TestServedLengths(t *testing.T) {
 	c := &usageClient{}
 	if got, err := servedLengths(context.Background(), newRC(t), &Deps{Engine: newTestEngine(""), Client: c}, chat); err != nil || got != chat || c.sent != 0 {
 		t.Errorf("a dataset was refitted: %v, %d probes", err, c.sent)
+	}
+}
+
+// A trace's prompts are made in the served model's tokens too, not a word
+// a token: with the engine's tokenizer, and against a server without one
+// (an external llama-server) by two probe requests (the calibration read
+// the random set's spec from the source and failed on "trace:..."; the
+// set stayed a word a token: 682 tokens served for a mean 259 asked).
+// Rows of 259, 100 and 400 tokens; the server counts 5 + 3 a word
+// (usageClient). FitRatio's one ratio comes from the first prompt: 259
+// words are 5 + 777 = 782 tokens, 3.019 a word, so a row of L tokens gets
+// round(L / 3.019) words and 5 + 3·that tokens: 263 (259), 104 (100),
+// 404 (400), each within 5 of its row. With the tokenizer (1 + 3 a word):
+// 778 / 259 = 3.004 a word, and 1 + 3·round(L/3.004) = 259, 100, 400 ± 3.
+func TestServedLengthsTrace(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "burst.csv")
+	csv := "Timestamp,Model,Request tokens,Response tokens\n0,m,259,4\n1,m,100,4\n2,m,400,4\n"
+	if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows := []int{259, 100, 400}
+	for _, tc := range []struct {
+		name   string
+		engine engines.Engine
+		method string
+		count  func(string) int
+		probes int
+	}{
+		{"tokenizer", &tokenizingEngine{testEngine: newTestEngine("")}, workload.LengthTokenize, func(s string) int { return 1 + 3*len(strings.Fields(s)) }, 0},
+		{"no tokenizer: calibrated", newTestEngine(""), workload.LengthCalibrated, func(s string) int { return 5 + 3*len(strings.Fields(s)) }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set, err := workload.Open("trace:"+p, workload.Options{MemoryAvailable: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := &usageClient{}
+			d := &Deps{Engine: tc.engine, Client: client, Model: "m", Chat: true}
+			got, err := servedLengths(context.Background(), newRC(t), d, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.LengthMethod != tc.method || client.sent != tc.probes {
+				t.Fatalf("method %q after %d probes, want %q after %d", got.LengthMethod, client.sent, tc.method, tc.probes)
+			}
+			if len(got.Prompts) != len(rows) || len(got.Arrivals) != len(rows) {
+				t.Fatalf("%d prompts, %d arrivals", len(got.Prompts), len(got.Arrivals))
+			}
+			for i, pr := range got.Prompts {
+				if n := tc.count(pr.Prompt); n < rows[i]-5 || n > rows[i]+5 {
+					t.Errorf("row %d: %d tokens served, %d asked", i+1, n, rows[i])
+				}
+			}
+			if m := requestSetMeta(got, 3); m.LengthMethod != tc.method || m.Trace == nil {
+				t.Errorf("run.json request_set: %+v", m)
+			}
+		})
 	}
 }

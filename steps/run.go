@@ -341,6 +341,15 @@ func (d *Deps) RequestCount(cfg any) int {
 	return 0
 }
 
+// MostInFlight is how many requests of the set Prepare froze for cfg can
+// be in flight at once (workload.RequestSet.MostInFlight; 0 without one).
+func (d *Deps) MostInFlight(cfg any) int {
+	if set, ok := d.sets[cfg]; ok {
+		return set.MostInFlight()
+	}
+	return 0
+}
+
 // requestSet returns the set Prepare froze for a step, or loads it.
 func (d *Deps) requestSet(cfg any, dataset string, opt workload.Options) (*workload.RequestSet, error) {
 	if set, ok := d.sets[cfg]; ok {

@@ -102,7 +102,7 @@ func TestDatasetFileKinds(t *testing.T) {
 // repeats: one prompt of 1 MiB sent 20,000 times needs about
 // 20,000 × (1 MiB + 512 B + the struct) ≈ 19.5 GiB, refused against 4 GiB;
 // 2,000 times (about 2 GiB) fits (and so do 20 prompts: freezing 2,000
-// would write 2 GiB of canonical JSON, too slow for a unit test).
+// would hash 2 GiB of canonical JSON, too slow for a unit test).
 func TestFileDatasetRequestsBoundedByMemory(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "one.jsonl")
 	if err := os.WriteFile(p, []byte(jsonlPrompt(1<<20)+"\n"), 0o644); err != nil {
@@ -114,8 +114,8 @@ func TestFileDatasetRequestsBoundedByMemory(t *testing.T) {
 		requests int // CheckRequests
 		want     string
 	}{
-		{"20,000 prompts", 20_000, 0, "20000 requests need about 19.5 GiB"},
-		{"1 prompt sent 20,000 times", 1, 20_000, "20000 requests need about 19.5 GiB"},
+		{"20,000 prompts", 20_000, 0, "20000 requests need an estimated 19.5 GiB"},
+		{"1 prompt sent 20,000 times", 1, 20_000, "20000 requests need an estimated 19.5 GiB"},
 		{"20 prompts", 20, 0, ""},
 		{"1 prompt sent 2,000 times", 1, 2_000, ""},
 	} {
@@ -130,7 +130,7 @@ func TestFileDatasetRequestsBoundedByMemory(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "more than the 4.0 GiB available") {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "more than the limit of 4.0 GiB available") {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})

@@ -238,3 +238,14 @@ func (cs *ConversationSet) RequestSet(opt Options) (*RequestSet, error) {
 	set.Sampling = fmt.Sprintf("multi-turn: %d conversations, %d turns, each turn sent after the previous answer with the conversation so far", len(cs.Conversations), cs.Turns)
 	return set, nil
 }
+
+// MostInFlight is the most requests of the set that can be in flight at
+// once: each of its prompts, but one turn per conversation of a
+// conversation set (a conversation's turns go one after another: 100,000
+// turns of one conversation are one request at a time).
+func (s *RequestSet) MostInFlight() int {
+	if s.Conversations != nil {
+		return len(s.Conversations.Conversations)
+	}
+	return len(s.Prompts)
+}

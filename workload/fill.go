@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -79,8 +77,7 @@ func FillContext(set *RequestSet, tokens int) (*RequestSet, error) {
 	// The filled lengths are estimated from characters, whatever the set
 	// was.
 	out.LengthMethod = LengthEstimate
-	sum := sha256.Sum256(append(out.Canonical(), fmt.Sprintf("fill:%d", tokens)...))
-	out.SHA256 = hex.EncodeToString(sum[:])
+	out.SHA256 = out.canonicalSum(fmt.Sprintf("fill:%d", tokens))
 	return &out, nil
 }
 

@@ -375,13 +375,28 @@ type cutError struct{ err error }
 func (e *cutError) Error() string { return e.err.Error() }
 func (e *cutError) Unwrap() error { return e.err }
 
-// resolveURL is the Hub's address of the file at the requested revision.
+// resolveURL is the Hub's address of the file at the requested revision:
+// the endpoint's path followed by the file's, the endpoint's query (a
+// signed mirror's) after the whole path, not before it.
 func (h *Hub) resolveURL(f HubFile) string {
 	segs := strings.Split(f.Path, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
 	}
-	return h.endpoint() + "/datasets/" + f.Repo + "/resolve/" + url.PathEscape(f.Revision) + "/" + strings.Join(segs, "/")
+	rest := "/datasets/" + f.Repo + "/resolve/" + url.PathEscape(f.Revision) + "/" + strings.Join(segs, "/")
+	u, err := url.Parse(h.endpoint())
+	if err != nil {
+		// The request is refused with the parse error.
+		return h.endpoint() + rest
+	}
+	p := strings.TrimRight(u.EscapedPath(), "/") + rest
+	u.Path, err = url.PathUnescape(p)
+	if err != nil {
+		return h.endpoint() + rest
+	}
+	u.RawPath = p
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
 }
 
 func (h *Hub) repoDir(f HubFile) string {
@@ -475,6 +490,11 @@ func (h *Hub) head(ctx context.Context, f HubFile) (*hubMeta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub %s: %w", f, unwrapURL(err))
 	}
+	// The connection is not kept for another request: a server that
+	// answers HEAD with a body leaves it on the idle connection, and
+	// net/http logs it ("Unsolicited response received on idle HTTP
+	// channel"), request and token echoed included.
+	req.Close = true
 	resp, _, cancel, err := h.send(ctx, &c, req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,21 +11,40 @@ import (
 // An estimate, on the low side, so that a refusal is certain to be right.
 const perRequestRunBytes = 512
 
-// promptBytes estimates the memory one frozen prompt of all takes: the
-// Prompt itself, its id, and its share of the canonical JSON the sha256 is
-// computed over (prompt texts are shared between repeats, their JSON is
-// not).
+// promptBytes estimates the memory one request of all takes: the Prompt
+// itself, its id, and its text as JSON (the request body in flight and its
+// share of the canonical JSON the sha256 is computed over, which is
+// hashed prompt by prompt and never held whole). JSON escapes a quote, a
+// backslash and a control character in two to six bytes, and <, >, & in
+// six: a prompt's JSON can be six times its text.
 func promptBytes(all []Prompt) int64 {
 	var text int64
 	for i := range all {
 		p := &all[i]
-		text += int64(len(p.ID) + len(p.Prompt) + 64)
+		text += int64(len(p.ID)+jsonLen(p.Prompt)) + 64
 		for _, m := range p.Messages {
-			text += int64(len(m.Role) + len(m.Content) + 32)
+			text += int64(len(m.Role)+jsonLen(m.Content)) + 32
 		}
 	}
 	avg := text / int64(max(len(all), 1))
 	return int64(unsafe.Sizeof(Prompt{})) + 16 + avg
+}
+
+// jsonLen is the length of s as a JSON string's contents, as
+// encoding/json writes it (HTML characters escaped; a non-ASCII byte
+// counted as itself, which an invalid one or U+2028 is not: on the low
+// side).
+func jsonLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			n++
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 5
+		}
+	}
+	return n
 }
 
 // checkMemory refuses a request set of n prompts drawn from all that would
@@ -49,7 +68,7 @@ func checkMemory(all []Prompt, n int, source string, avail int64) error {
 		return nil
 	}
 	need := float64(n) * float64(per)
-	return fmt.Errorf("%s: %d requests need about %s of memory (about %d bytes each: the prompt, its share of the canonical JSON and the run's record), more than the %s available; ask for fewer requests",
+	return fmt.Errorf("%s: %d requests need an estimated %s of memory (about %d bytes each: the prompt, its JSON and the run's record), more than the limit of %s available to this process (MemAvailable, lowered to the cgroup's memory.max); ask for fewer requests or shorter prompts",
 		source, n, byteText(need), per, byteText(float64(avail)))
 }
 

@@ -141,6 +141,19 @@ func wordsFor(tokens int, ratio float64) int {
 	return max(1, int(math.Round(float64(tokens)/ratio)))
 }
 
+// MeanPromptWords is the mean length of the set's prompts in words (what
+// a generated set's lengths are before they are fitted); 0 for no prompts.
+func (s *RequestSet) MeanPromptWords() int {
+	if len(s.Prompts) == 0 {
+		return 0
+	}
+	words := 0
+	for i := range s.Prompts {
+		words += len(strings.Fields(s.Prompts[i].CompletionText()))
+	}
+	return words / len(s.Prompts)
+}
+
 // CanFitRatio reports whether FitRatio applies to the set (shared
 // prefixes, a trace).
 func (s *RequestSet) CanFitRatio() bool { return s.refit != nil }

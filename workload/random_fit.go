@@ -2,8 +2,6 @@ package workload
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -85,8 +83,7 @@ func FitRandom(ctx context.Context, set *RequestSet, count TokenCounter, method 
 		how = "from a line fitted to the server's prompt_tokens of two probe requests, template included"
 	}
 	out.Sampling = fmt.Sprintf("%s; lengths in the served model's tokens (%s: %s)", set.Sampling, method, how)
-	sum := sha256.Sum256(out.Canonical())
-	out.SHA256 = hex.EncodeToString(sum[:])
+	out.SHA256 = out.canonicalSum("")
 	return &out, nil
 }
 

@@ -78,8 +78,8 @@ func ParseTraceSpec(name string) (TraceSpec, error) {
 		switch k {
 		case "scale":
 			spec.Scale, err = strconv.ParseFloat(v, 64)
-			if err == nil && !(spec.Scale > 0 && !math.IsInf(spec.Scale, 0)) {
-				err = errors.New("must be a finite number > 0")
+			if err == nil && !(spec.Scale > 0 && spec.Scale <= MaxTraceScale) {
+				err = fmt.Errorf("must be a number > 0 and at most %d", MaxTraceScale)
 			}
 		case "start":
 			spec.Start, err = parseSeconds(v)
@@ -98,6 +98,15 @@ func isTraceOption(p string) bool {
 	return ok && (k == "scale" || k == "start" || k == "duration")
 }
 
+// MaxTraceSeconds bounds a trace's times (timestamps, start, duration)
+// and a replay's send times: 10⁹ s, about 31.7 years, beyond any trace and
+// inside time.Duration's 292 years.
+const MaxTraceSeconds = 1e9
+
+// MaxTraceScale bounds a trace's time scale: a replay a thousand times
+// slower than the trace.
+const MaxTraceScale = 1000
+
 func parseSeconds(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil {
@@ -105,10 +114,18 @@ func parseSeconds(v string) (time.Duration, error) {
 		if ferr != nil || math.IsNaN(s) || math.IsInf(s, 0) {
 			return 0, fmt.Errorf("want a duration (90s, 5m) or seconds")
 		}
+		// Compared before converting: a float beyond int64 converts to
+		// the minimum int64, which would read as negative.
+		if s > MaxTraceSeconds {
+			return 0, fmt.Errorf("too large: at most %g seconds (about 31.7 years)", float64(MaxTraceSeconds))
+		}
 		d = time.Duration(s * float64(time.Second))
 	}
 	if d < 0 {
 		return 0, errors.New("must be >= 0")
+	}
+	if d > MaxTraceSeconds*time.Second {
+		return 0, fmt.Errorf("too large: at most %g seconds (about 31.7 years)", float64(MaxTraceSeconds))
 	}
 	return d, nil
 }
@@ -139,13 +156,25 @@ type Trace struct {
 }
 
 // Offsets returns each row's send time from the start of the replay:
-// (At - Start)·Scale.
-func (t *Trace) Offsets() []time.Duration {
+// (At - Start)·Scale. A send time past MaxTraceSeconds is an error, never
+// an overflow (a scale of 10¹² wrapped every send time to the minimum
+// int64: every request went at once).
+func (t *Trace) Offsets() ([]time.Duration, error) {
+	if !(t.Spec.Scale > 0 && t.Spec.Scale <= MaxTraceScale) {
+		return nil, fmt.Errorf("trace %s: scale %v: must be a number > 0 and at most %d", t.Source, t.Spec.Scale, MaxTraceScale)
+	}
 	out := make([]time.Duration, len(t.Rows))
 	for i, r := range t.Rows {
-		out[i] = time.Duration(float64(r.At-t.Spec.Start) * t.Spec.Scale)
+		at := r.At - t.Spec.Start
+		// In floats: the product is compared before it is converted.
+		send := at.Seconds() * t.Spec.Scale
+		if at < 0 || send > MaxTraceSeconds {
+			return nil, fmt.Errorf("trace %s:%d: %v into the window, scaled by %g, is sent at %gs: want [0, %g] seconds (about 31.7 years); use a smaller scale or a window (start, duration)",
+				t.Source, r.Line, at, t.Spec.Scale, send, float64(MaxTraceSeconds))
+		}
+		out[i] = time.Duration(float64(at) * t.Spec.Scale)
 	}
-	return out
+	return out, nil
 }
 
 // LoadTrace reads spec.Path (format detected from its first line) and keeps
@@ -223,8 +252,10 @@ func parseMooncake(data []byte, name string) ([]TraceRow, error) {
 		switch {
 		case rec.Timestamp == nil || rec.InputLength == nil || rec.OutputLength == nil:
 			return nil, fmt.Errorf("%s:%d: want timestamp, input_length and output_length", name, i+1)
-		case *rec.Timestamp < 0 || math.IsNaN(*rec.Timestamp) || *rec.Timestamp > 1e15:
+		case *rec.Timestamp < 0 || math.IsNaN(*rec.Timestamp):
 			return nil, fmt.Errorf("%s:%d: timestamp %v: want milliseconds >= 0", name, i+1, *rec.Timestamp)
+		case *rec.Timestamp > MaxTraceSeconds*1e3:
+			return nil, fmt.Errorf("%s:%d: timestamp %v: too large: at most %g milliseconds (about 31.7 years)", name, i+1, *rec.Timestamp, MaxTraceSeconds*1e3)
 		}
 		row := TraceRow{Line: i + 1, At: time.Duration(*rec.Timestamp * float64(time.Millisecond)),
 			Input: *rec.InputLength, Output: *rec.OutputLength, HashIDs: rec.HashIDs}
@@ -385,7 +416,9 @@ func (t *Trace) requestSet(opt Options, ratio float64) (*RequestSet, error) {
 	set.Options.Seed = opt.Seed
 	set.LengthMethod = LengthEstimate
 	set.Sampling = t.Describe()
-	set.Arrivals = t.Offsets()
+	if set.Arrivals, err = t.Offsets(); err != nil {
+		return nil, err
+	}
 	if ratio == 1 {
 		set.refit = func(r float64) (*RequestSet, error) { return t.requestSet(opt, r) }
 	}

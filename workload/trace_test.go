@@ -71,8 +71,8 @@ func TestTraceWindowAndScale(t *testing.T) {
 	if len(tr.Rows) != 4 || tr.Rows[0].Line != 6 {
 		t.Fatalf("%d rows from line %d, want 4 from line 6", len(tr.Rows), tr.Rows[0].Line)
 	}
-	if off := tr.Offsets()[0]; off != 119197*time.Microsecond {
-		t.Errorf("first offset %v, want 119.197ms", off)
+	if off, err := tr.Offsets(); err != nil || off[0] != 119197*time.Microsecond {
+		t.Errorf("first offset %v (%v), want 119.197ms", off, err)
 	}
 	if d := tr.Describe(); !strings.Contains(d, tr.SHA256) || !strings.Contains(d, "window 1s to 3s") || !strings.Contains(d, "4 of 300") {
 		t.Errorf("describe %q", d)
@@ -116,6 +116,10 @@ func TestTraceErrors(t *testing.T) {
 		{"header.csv", "time,in,out\n1,2,3\n", "header.csv:1: header"},
 		{"moon.jsonl", "{\"timestamp\":0,\"input_length\":5,\"output_length\":1}\n{\"timestamp\":1}\n", "moon.jsonl:2: want timestamp"},
 		{"empty-window.jsonl", "{\"timestamp\":0,\"input_length\":5,\"output_length\":1}\n", "no request in the window"},
+		// A timestamp past 10⁹ s (10¹² ms) is too large, not negative
+		// (1e15 s converted to nanoseconds overflowed to the minimum int64).
+		{"burst-huge.csv", "Timestamp,Model,Request tokens,Response tokens\n1e15,m,10,4\n", "burst-huge.csv:2: timestamp \"1e15\": too large: at most 1e+09 seconds"},
+		{"moon-huge.jsonl", "{\"timestamp\":1e13,\"input_length\":5,\"output_length\":1}\n", "moon-huge.jsonl:1: timestamp 1e+13: too large: at most 1e+12 milliseconds"},
 	} {
 		p := filepath.Join(dir, c.name)
 		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
@@ -129,10 +133,45 @@ func TestTraceErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
-	for _, bad := range []string{"trace:", "trace:f.csv,scale=0", "trace:f.csv,start=-1s", "trace:f.csv,duration=soon"} {
-		if _, err := ParseTraceSpec(bad); err == nil {
-			t.Errorf("%q: no error", bad)
+	for _, c := range []struct{ spec, want string }{
+		{"trace:", "no file"},
+		{"trace:f.csv,scale=0", "scale=0: must be a number > 0 and at most 1000"},
+		{"trace:f.csv,scale=1e12", "scale=1e12: must be a number > 0 and at most 1000"},
+		{"trace:f.csv,scale=NaN", "must be a number > 0"},
+		{"trace:f.csv,start=-1s", "start=-1s: must be >= 0"},
+		{"trace:f.csv,start=1e300", "start=1e300: too large: at most 1e+09 seconds"},
+		{"trace:f.csv,duration=2e9", "duration=2e9: too large"},
+		{"trace:f.csv,start=300000h", "too large"},
+		{"trace:f.csv,duration=soon", "want a duration"},
+	} {
+		if _, err := ParseTraceSpec(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.spec, err, c.want)
 		}
+	}
+	// Send times never overflow: a scale past the bound is refused even on
+	// a Trace made by hand; a row 10⁷ s into the trace at scale 1000 would
+	// be sent at 10¹⁰ s, past 10⁹ s (time.Duration's longest is about
+	// 9.2·10⁹ s): refused; at scale 2, a row at 1000 s goes at 2000 s.
+	tr := &Trace{Source: "t", Spec: TraceSpec{Scale: 1e12}, Rows: []TraceRow{{Line: 2}, {Line: 3, At: 1000 * time.Second}}}
+	if off, err := tr.Offsets(); err == nil || !strings.Contains(err.Error(), "scale 1e+12") {
+		t.Errorf("scale 1e12: %v, %v", off, err)
+	}
+	tr.Spec.Scale = 2
+	if off, err := tr.Offsets(); err != nil || off[1] != 2000*time.Second {
+		t.Errorf("scale 2: %v, %v; want 2000s", off, err)
+	}
+	tr.Spec.Scale, tr.Rows[1].At = 1000, 1e7*time.Second
+	if off, err := tr.Offsets(); err == nil || !strings.Contains(err.Error(), "t:3: 2777h46m40s into the window, scaled by 1000, is sent at 1e+10s") {
+		t.Errorf("10⁷ s at scale 1000: %v, %v", off, err)
+	}
+	// Through ParseTrace: the same, from a file's rows.
+	csv := "Timestamp,Model,Request tokens,Response tokens\n0,m,10,4\n1e7,m,10,4\n"
+	tr2, err := ParseTrace([]byte(csv), TraceSpec{Path: "b.csv", Scale: 1000})
+	if err == nil {
+		_, err = tr2.RequestSet(Options{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "b.csv:3:") {
+		t.Errorf("replay past the bound: %v", err)
 	}
 	if s, err := ParseTraceSpec("trace:a,b.csv,scale=2"); err != nil || s.Path != "a,b.csv" || s.Scale != 2 {
 		t.Errorf("trace:a,b.csv,scale=2: %+v, %v", s, err)

@@ -10,6 +10,7 @@
 package workload
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -195,12 +196,63 @@ type canonicalForm struct {
 // {"v":1,"options":{...},"prompts":[...]} with fields in a fixed order and
 // no insignificant whitespace.
 func (s *RequestSet) Canonical() []byte {
-	b, err := json.Marshal(canonicalForm{Version: canonicalVersion, Options: s.Options, Prompts: s.Prompts})
-	if err != nil {
-		// Only strings, ints, bools and a finite float: cannot fail.
-		panic("workload: canonical json: " + err.Error())
+	var b bytes.Buffer
+	s.writeCanonical(&b)
+	return b.Bytes()
+}
+
+// canonicalSum is the hex sha256 of Canonical followed by extra, computed
+// prompt by prompt: a set of many repeated prompts never holds its whole
+// canonical JSON (20,000 requests of a 1 MiB prompt would be 20 GB).
+func (s *RequestSet) canonicalSum(extra string) string {
+	h := sha256.New()
+	s.writeCanonical(h)
+	io.WriteString(h, extra)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeCanonical writes exactly what json.Marshal writes for
+// canonicalForm, one prompt at a time. Writes go to a hash or a buffer,
+// which do not fail.
+func (s *RequestSet) writeCanonical(w io.Writer) {
+	must := func(b []byte, err error) []byte {
+		if err != nil {
+			// Only strings, ints, bools and a finite float: cannot fail.
+			panic("workload: canonical json: " + err.Error())
+		}
+		return b
 	}
-	return b
+	fmt.Fprintf(w, `{"v":%d,"options":`, canonicalVersion)
+	w.Write(must(json.Marshal(s.Options)))
+	io.WriteString(w, `,"prompts":`)
+	if s.Prompts == nil {
+		io.WriteString(w, "null}")
+		return
+	}
+	io.WriteString(w, "[")
+	// An Encoder reuses its buffer: no copy of each prompt's JSON.
+	enc := json.NewEncoder(dropNewline{w})
+	for i := range s.Prompts {
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		if err := enc.Encode(&s.Prompts[i]); err != nil {
+			must(nil, err)
+		}
+	}
+	io.WriteString(w, "]}")
+}
+
+// dropNewline drops the newline json.Encoder ends each value with (the
+// only raw newline in its output: one in a string is escaped), so that
+// the value is what json.Marshal writes.
+type dropNewline struct{ w io.Writer }
+
+func (d dropNewline) Write(p []byte) (int, error) {
+	if _, err := d.w.Write(bytes.TrimSuffix(p, []byte("\n"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 //go:embed data
@@ -321,6 +373,15 @@ func Open(name string, opt Options) (*RequestSet, error) {
 	return Load(name, opt)
 }
 
+// OwnOutputLengths reports whether a dataset name gives each request its
+// output length itself: the synthetic set (output_len), the shared-prefix
+// set (output_len) and a trace (each row's). The simulator's quick
+// max_tokens, meant to shorten a dataset's reference answers, leaves those
+// alone; an explicit max_tokens still overrides the first two.
+func OwnOutputLengths(name string) bool {
+	return IsRandom(name) || IsPrefix(name) || IsTrace(name)
+}
+
 // Parse reads a dataset from r; name is used in errors and as Source.
 func Parse(r io.Reader, name string, opt Options) (*RequestSet, error) {
 	data, err := readBounded(r, name)
@@ -434,8 +495,7 @@ func freeze(all []Prompt, skipped int, source string, opt Options) (*RequestSet,
 	opt.Count = n
 	set := &RequestSet{Source: source, Format: opt.Format, Prompts: prompts, Skipped: skipped, Options: opt,
 		Unique: len(all), Sampling: sampling(n, len(all), opt)}
-	sum := sha256.Sum256(set.Canonical())
-	set.SHA256 = hex.EncodeToString(sum[:])
+	set.SHA256 = set.canonicalSum("")
 	return set, nil
 }
 

@@ -46,6 +46,12 @@ type app struct {
 	redact *redact.Redactor
 	// rawOut and rawErrOut are out and errOut before redaction.
 	rawOut, rawErrOut io.Writer
+	// stdLog, when set, is given the redacted stderr for the standard log
+	// package's output: net/http writes its own messages there ("Unsolicited
+	// response received on idle HTTP channel ...", quoting what a server
+	// sent, a token echoed included). main sets it to log.SetOutput; tests
+	// leave it nil (that output is global).
+	stdLog func(io.Writer)
 }
 
 func newApp(out, errOut io.Writer) *app {
@@ -116,6 +122,9 @@ func (a *app) setup(cmd *cobra.Command) error {
 	}
 	a.redact = a.buildRedactor(a.args)
 	a.out, a.errOut = a.redact.Writer(a.rawOut), a.redact.Writer(a.rawErrOut)
+	if a.stdLog != nil {
+		a.stdLog(a.errOut)
+	}
 	cmd.SetOut(a.out)
 	cmd.SetErr(a.errOut)
 	a.log, err = cli.Logger(a.errOut, a.v.GetString("log-level"), a.v.GetString("log-format"))

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 
 	"github.com/joulebench/joulebench/internal/cli"
@@ -20,7 +21,9 @@ func main() {
 		os.Exit(exitInterrupted)
 	})
 	defer stop()
-	err := newApp(os.Stdout, os.Stderr).execute(ctx, os.Args[1:])
+	a := newApp(os.Stdout, os.Stderr)
+	a.stdLog = log.SetOutput
+	err := a.execute(ctx, os.Args[1:])
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) && ee.silent {

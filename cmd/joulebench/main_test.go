@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,5 +167,29 @@ func TestReportFormats(t *testing.T) {
 		if (f == "table" || f == "markdown") && !strings.Contains(out, "SIMULATED") {
 			t.Errorf("report --format %s does not say simulated:\n%s", f, out)
 		}
+	}
+}
+
+// The standard log package's output (net/http's own messages, which can
+// quote a server's bytes: a request echoed with its token) goes through
+// the redactor: setup hands stdLog the redacted stderr (main hands it to
+// log.SetOutput; here a function keeps it, no global is changed).
+func TestStdLogRedacted(t *testing.T) {
+	const token = "hf_s3cretTOKENvalue"
+	t.Setenv("HF_TOKEN", token)
+	var out, errOut bytes.Buffer
+	a := newApp(&out, &errOut)
+	var logW io.Writer
+	a.stdLog = func(w io.Writer) { logW = w }
+	if err := a.execute(context.Background(), []string{"profiles", "list"}); err != nil {
+		t.Fatal(err)
+	}
+	if logW == nil {
+		t.Fatal("setup did not route the log package's output")
+	}
+	l := log.New(logW, "", 0)
+	l.Printf("Unsolicited response received on idle HTTP channel starting with %q; err=<nil>", "HEAD /x Bearer "+token)
+	if s := errOut.String(); strings.Contains(s, token) || !strings.Contains(s, "Unsolicited response") || !strings.Contains(s, "[redacted]") {
+		t.Errorf("stderr:\n%s", s)
 	}
 }

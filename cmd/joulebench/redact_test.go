@@ -195,7 +195,10 @@ slurm: {gpus: false, time: "00:10:00", poll: 1s}
 			if code != exitOK {
 				t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
 			}
-			if !strings.Contains(stdout, "--api-key") || !strings.Contains(stdout, "127.0.0.1:9") {
+			// A Slurm job gets its secrets exported (JOULEBENCH_*), not as
+			// arguments that ps shows on the node.
+			shows := map[string]string{"local": "--api-key", "slurm": "export JOULEBENCH_API_KEY="}[executor]
+			if !strings.Contains(stdout, shows) || !strings.Contains(stdout, "127.0.0.1:9") {
 				t.Fatalf("the plan does not show the command line:\n%s", stdout)
 			}
 			for _, s := range []string{"sk-CaMpAiGn-1", "cAmPw-2", "cAmQ-3", "hf_cAmP-4"} {
