@@ -1,9 +1,28 @@
 package campaign
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 )
+
+// SecretArgsEnv is the environment variable through which a sweep hands a
+// child run its repeatable flags that may hold secrets (--engine-env
+// values such as HF_TOKEN, --engine-arg values such as an engine's own
+// --api-key, --dcgm-url credentials): a JSON array of "--flag=value"
+// arguments that the child puts back after its subcommand (see
+// cmd/joulebench's main). A list does not survive viper's whitespace
+// splitting of a plain variable, hence JSON.
+const SecretArgsEnv = "JOULEBENCH_SECRET_ARGS"
+
+// secretListFlags are the repeatable `run` flags passed through
+// SecretArgsEnv.
+var secretListFlags = map[string]bool{
+	"--engine-env": true,
+	"--engine-arg": true,
+	"--dcgm-url":   true,
+}
 
 // secretFlags are the `run` flags whose values may hold a secret (an API
 // key, credentials in a URL, a token in a request body), each with the
@@ -24,7 +43,7 @@ var secretFlags = map[string]string{
 // The values are passed as given, so the run sees the same options.
 func splitSecrets(args []string) (argv, env []string) {
 	vals := map[string]string{}
-	var order []string
+	var order, lists []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -32,6 +51,14 @@ func splitSecrets(args []string) (argv, env []string) {
 			break
 		}
 		name, val, hasVal := strings.Cut(a, "=")
+		if secretListFlags[name] && (hasVal || i+1 < len(args)) {
+			if !hasVal {
+				i++
+				val = args[i]
+			}
+			lists = append(lists, name+"="+val)
+			continue
+		}
 		envName, ok := secretFlags[name]
 		if !ok {
 			argv = append(argv, a)
@@ -60,7 +87,31 @@ func splitSecrets(args []string) (argv, env []string) {
 	for _, n := range order {
 		env = append(env, n+"="+vals[n])
 	}
+	if len(lists) > 0 {
+		// Marshalling a []string cannot fail.
+		j, _ := json.Marshal(lists)
+		env = append(env, SecretArgsEnv+"="+string(j))
+	}
 	return argv, env
+}
+
+// RestoreSecretArgs puts the arguments a sweep passed through
+// SecretArgsEnv (value, "" when unset) back into a child's arguments,
+// right after the subcommand (args[0]), where the flag parser takes them
+// as if given there. A value that is not a JSON array of strings is an error.
+func RestoreSecretArgs(args []string, value string) ([]string, error) {
+	if value == "" || len(args) == 0 {
+		return args, nil
+	}
+	var extra []string
+	if err := json.Unmarshal([]byte(value), &extra); err != nil {
+		// The parser's message may quote the value: it is not repeated.
+		return nil, fmt.Errorf("%s: not a JSON array of arguments", SecretArgsEnv)
+	}
+	out := make([]string, 0, len(args)+len(extra))
+	out = append(out, args[0])
+	out = append(out, extra...)
+	return append(out, args[1:]...), nil
 }
 
 // childEnv is the environment of a run's process: base (nil: this

@@ -17,11 +17,13 @@ const (
 	secretKey  = "sk-KEY-s3cret"
 	secretPass = "pw-s3cret"
 	secretBody = "body-s3cret"
+	secretEnv  = "hf-s3cret"
+	secretArg  = "arg-s3cret"
 )
 
 const secretCampaign = "name: t\nprofile: benchmark-1.5\nout: out\n" +
 	"matrix: {engine: [{kind: vllm, args: [--engine-url, 'http://u:" + secretPass + "@127.0.0.1:9/v1']}]}\n" +
-	"args: [--api-key=" + secretKey + ", --extra-body, '{\"token\":\"" + secretBody + "\"}']\n"
+	"args: [--api-key=" + secretKey + ", --extra-body, '{\"token\":\"" + secretBody + "\"}', --engine-env, HF_TOKEN=" + secretEnv + ", '--engine-arg=--api-key=" + secretArg + "']\n"
 
 // pidStarter starts the real process and hands its PID over, so that the
 // test can read its command line while it runs.
@@ -57,7 +59,7 @@ func TestSweepChildArgvHoldsNoSecret(t *testing.T) {
 	dir := t.TempDir()
 	envOut, gate := filepath.Join(dir, "env"), filepath.Join(dir, "gate")
 	script := filepath.Join(dir, "joulebench")
-	body := "#!/bin/sh\nprintf '%s\\n%s\\n%s\\n' \"$JOULEBENCH_API_KEY\" \"$JOULEBENCH_ENGINE_URL\" \"$JOULEBENCH_EXTRA_BODY\" > " + envOut + ".tmp\n" +
+	body := "#!/bin/sh\nprintf '%s\\n%s\\n%s\\n%s\\n' \"$JOULEBENCH_API_KEY\" \"$JOULEBENCH_ENGINE_URL\" \"$JOULEBENCH_EXTRA_BODY\" \"$JOULEBENCH_SECRET_ARGS\" > " + envOut + ".tmp\n" +
 		"mv " + envOut + ".tmp " + envOut + "\nwhile [ ! -e " + gate + " ]; do sleep 0.01; done\n"
 	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
 		t.Fatal(err)
@@ -89,12 +91,13 @@ func TestSweepChildArgvHoldsNoSecret(t *testing.T) {
 	if !strings.Contains(argv, "run benchmark-1.5") {
 		t.Fatalf("read the wrong process's command line: %q", argv)
 	}
-	for _, s := range []string{secretKey, secretPass, secretBody} {
+	for _, s := range []string{secretKey, secretPass, secretBody, secretEnv, secretArg} {
 		if strings.Contains(argv, s) {
 			t.Errorf("the child's command line holds %q: %q", s, argv)
 		}
 	}
-	want := secretKey + "\nhttp://u:" + secretPass + "@127.0.0.1:9/v1\n{\"token\":\"" + secretBody + "\"}\n"
+	want := secretKey + "\nhttp://u:" + secretPass + "@127.0.0.1:9/v1\n{\"token\":\"" + secretBody + "\"}\n" +
+		`["--engine-env=HF_TOKEN=` + secretEnv + `","--engine-arg=--api-key=` + secretArg + `"]` + "\n"
 	if string(got) != want {
 		t.Errorf("the child's environment gave\n%q\nwant\n%q", got, want)
 	}
@@ -107,7 +110,7 @@ func TestSlurmScriptKeepsSecretsOutOfArgv(t *testing.T) {
 	r := c.Expand().Runs[0]
 	s := c.JobScript(r, "/opt/joulebench", "/runs/x")
 	exec := s[strings.Index(s, "\nexec "):]
-	for _, sec := range []string{secretKey, secretPass, secretBody} {
+	for _, sec := range []string{secretKey, secretPass, secretBody, secretEnv, secretArg} {
 		if strings.Contains(exec, sec) {
 			t.Errorf("the exec line holds %q:\n%s", sec, s)
 		}
@@ -145,5 +148,33 @@ func TestSplitSecrets(t *testing.T) {
 	}
 	if want := []string{"JOULEBENCH_API_KEY=b", "JOULEBENCH_HF_ENDPOINT=https://h?t=1"}; !slices.Equal(env, want) {
 		t.Errorf("env %q, want %q", env, want)
+	}
+}
+
+// The repeatable flags that may hold secrets travel as one JSON variable
+// and come back after the subcommand: the flag parser then sees what the
+// plan gave, values with spaces and "=" intact.
+func TestSecretArgsRoundTrip(t *testing.T) {
+	args := []string{"run", "p", "--engine-env", "HF_TOKEN=a b", "--set", "x=1", "--engine-arg=--api-key=k", "--dcgm-url", "http://u:p@h:9400/metrics", "--", "--engine-env", "kept"}
+	argv, env := splitSecrets(args)
+	if want := []string{"run", "p", "--set", "x=1", "--", "--engine-env", "kept"}; !slices.Equal(argv, want) {
+		t.Fatalf("argv %q, want %q", argv, want)
+	}
+	if len(env) != 1 || !strings.HasPrefix(env[0], SecretArgsEnv+"=") {
+		t.Fatalf("env %q, want one %s", env, SecretArgsEnv)
+	}
+	got, err := RestoreSecretArgs(argv, strings.TrimPrefix(env[0], SecretArgsEnv+"="))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"run", "--engine-env=HF_TOKEN=a b", "--engine-arg=--api-key=k", "--dcgm-url=http://u:p@h:9400/metrics", "p", "--set", "x=1", "--", "--engine-env", "kept"}
+	if !slices.Equal(got, want) {
+		t.Errorf("restored %q, want %q", got, want)
+	}
+	if _, err := RestoreSecretArgs(argv, `{"not":"a list"} s3cret`); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("a bad value: %v, want an error that does not quote it", err)
+	}
+	if got, err := RestoreSecretArgs(argv, ""); err != nil || !slices.Equal(got, argv) {
+		t.Errorf("unset: %q, %v", got, err)
 	}
 }

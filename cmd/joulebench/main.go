@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 
+	"github.com/joulebench/joulebench/campaign"
 	"github.com/joulebench/joulebench/internal/cli"
 )
 
@@ -23,7 +24,13 @@ func main() {
 	defer stop()
 	a := newApp(os.Stdout, os.Stderr)
 	a.stdLog = log.SetOutput
-	err := a.execute(ctx, os.Args[1:])
+	// A sweep hands its child runs the repeatable flags that may hold
+	// secrets through the environment, not the command line (ps).
+	args, err := campaign.RestoreSecretArgs(os.Args[1:], os.Getenv(campaign.SecretArgsEnv))
+	os.Unsetenv(campaign.SecretArgsEnv)
+	if err == nil {
+		err = a.execute(ctx, args)
+	}
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) && ee.silent {
