@@ -20,8 +20,8 @@ type syncBuffer = syncbuf.Buffer
 // fakeHost is a host with the state the test gives it.
 type fakeHost struct{ swap, procs string }
 
-func (h fakeHost) SwapUsed() string                { return h.swap }
-func (h fakeHost) EngineProcesses([]string) string { return h.procs }
+func (h fakeHost) SwapUsed() string                       { return h.swap }
+func (h fakeHost) EngineProcesses([]string, []int) string { return h.procs }
 
 // simTelemetry opens the simulated GPU of the simulated engine (none for
 // another engine), as the command line's --telemetry auto does.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines/process"
 )
 
 // hostInfo describes this machine for run.json (asiai's os_version among
@@ -56,15 +57,38 @@ type Host interface {
 	// SwapUsed is the swap in use ("" when none or unknown).
 	SwapUsed() string
 	// EngineProcesses lists the running processes of the inference
-	// servers named, as "name (pid N)", sorted ("" when none or unknown).
-	EngineProcesses(names []string) string
+	// servers named, as "name (pid N)", sorted ("" when none or unknown),
+	// leaving out the server under test: the processes listening on
+	// underTest (PIDs) and those in their process groups.
+	EngineProcesses(names []string, underTest []int) string
 }
 
 // systemHost is this machine: /proc on Linux, sysctl and ps on macOS.
 type systemHost struct{}
 
-func (systemHost) SwapUsed() string                      { return swapUsed() }
-func (systemHost) EngineProcesses(names []string) string { return otherEngineProcesses(names) }
+func (systemHost) SwapUsed() string { return swapUsed() }
+func (systemHost) EngineProcesses(names []string, underTest []int) string {
+	return otherEngineProcesses(names, serverUnderTest(names, underTest))
+}
+
+// serverUnderTest is the set of PIDs of the server under test: the
+// listeners given and the named servers in their process groups.
+func serverUnderTest(names []string, listeners []int) map[int]bool {
+	if len(listeners) == 0 {
+		return nil
+	}
+	set := map[int]bool{}
+	for _, pid := range listeners {
+		set[pid] = true
+	}
+	if servers, ok := process.FindServers(names); ok {
+		target, _ := process.SplitUnderTest(servers, listeners)
+		for _, p := range target {
+			set[p.PID] = true
+		}
+	}
+	return set
+}
 
 // hostLabels records the host state the asiai quality gates read: swap in
 // use when the run starts (host_swap_used) and other inference engine
@@ -72,7 +96,13 @@ func (systemHost) EngineProcesses(names []string) string { return otherEnginePro
 // nothing is found or the platform cannot say.
 func (e *engineRun) hostLabels() error {
 	swap := e.s.Host.SwapUsed()
-	others := e.s.Host.EngineProcesses(e.s.Registry.ServerProcesses())
+	var underTest []int
+	if e.es.External && e.es.Engine != nil {
+		// An already running server (--engine-url) on this machine is
+		// the one measured, not another engine.
+		underTest = process.URLListeners(e.es.Engine.BaseURL())
+	}
+	others := e.s.Host.EngineProcesses(e.s.Registry.ServerProcesses(), underTest)
 	if swap == "" && others == "" {
 		return nil
 	}
@@ -130,10 +160,14 @@ func swapUsed() string {
 
 // otherEngineProcesses lists the running processes of the inference
 // servers named (the engines' descriptors say their process names), as
-// "name (pid N)", sorted; "" when none or unknown.
-func otherEngineProcesses(names []string) string {
+// "name (pid N)", sorted, leaving out the PIDs in skip; "" when none or
+// unknown.
+func otherEngineProcesses(names []string, skip map[int]bool) string {
 	var found []string
 	match := func(comm string, pid string) {
+		if n, err := strconv.Atoi(strings.TrimSpace(pid)); err == nil && skip[n] {
+			return
+		}
 		for _, n := range names {
 			if strings.EqualFold(filepath.Base(strings.TrimSpace(comm)), n) {
 				found = append(found, fmt.Sprintf("%s (pid %s)", n, pid))

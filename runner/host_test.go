@@ -35,11 +35,16 @@ func TestOtherEngineProcesses(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	want := "sleep (pid " + strconv.Itoa(cmd.Process.Pid) + ")"
-	if got := (systemHost{}).EngineProcesses([]string{"sleep"}); !strings.Contains(got, want) {
+	if got := (systemHost{}).EngineProcesses([]string{"sleep"}, nil); !strings.Contains(got, want) {
 		t.Errorf("got %q, want it to list %q", got, want)
 	}
+	// The server under test (listening on --engine-url's port) is not
+	// another engine: asiai's no_other_engine gate must not name it.
+	if got := (systemHost{}).EngineProcesses([]string{"sleep"}, []int{cmd.Process.Pid}); strings.Contains(got, want) {
+		t.Errorf("got %q, want the server under test left out", got)
+	}
 	self := filepath.Base(os.Args[0])
-	if got := otherEngineProcesses([]string{self}); strings.Contains(got, "pid "+strconv.Itoa(os.Getpid())+")") {
+	if got := otherEngineProcesses([]string{self}, nil); strings.Contains(got, "pid "+strconv.Itoa(os.Getpid())+")") {
 		t.Errorf("lists this process: %q", got)
 	}
 	// Swap in use is "" or N MiB.

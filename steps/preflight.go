@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -170,7 +169,7 @@ func leftovers(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Preflig
 		} else {
 			looked = append(looked, "other inference server")
 		}
-		target, others := splitUnderTest(servers, externalListeners(d))
+		target, others := process.SplitUnderTest(servers, externalListeners(d))
 		for _, p := range target {
 			rc.Log.Info().Msg("preflight: the server under test (--engine-url): " + p.String())
 		}
@@ -204,66 +203,7 @@ func externalListeners(d *Deps) []int {
 	if d.Engine == nil || !d.External {
 		return nil
 	}
-	u, err := url.Parse(d.Engine.BaseURL())
-	if err != nil || !localHost(u.Hostname()) {
-		return nil
-	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil {
-		return nil
-	}
-	pids, _ := process.Listeners(n)
-	return pids
-}
-
-// localHost reports whether host names this machine: localhost, a
-// loopback or unspecified address, or an address of one of its interfaces.
-func localHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return false
-	}
-	if ip.IsLoopback() || ip.IsUnspecified() {
-		return true
-	}
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
-			return true
-		}
-	}
-	return false
-}
-
-// splitUnderTest separates the server under test from the inference
-// servers found: a process listening on its port (listeners), or in the
-// process group of one (Ollama's model runners, vLLM's workers), is it;
-// the others are other servers.
-func splitUnderTest(servers []process.ProcInfo, listeners []int) (target, others []process.ProcInfo) {
-	pids, groups := map[int]bool{}, map[int]bool{}
-	for _, pid := range listeners {
-		pids[pid] = true
-	}
-	for _, p := range servers {
-		if pids[p.PID] && p.PGID > 0 {
-			groups[p.PGID] = true
-		}
-	}
-	for _, p := range servers {
-		if pids[p.PID] || groups[p.PGID] {
-			target = append(target, p)
-		} else {
-			others = append(others, p)
-		}
-	}
-	return target, others
+	return process.URLListeners(d.Engine.BaseURL())
 }
 
 // runningContainers lists the running containers of each container tool

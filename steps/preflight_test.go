@@ -175,7 +175,7 @@ func TestSplitUnderTest(t *testing.T) {
 		{"the listener is not among the servers (a container's proxy)", []int{999}, nil, []int{100, 101, 200}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			target, others := splitUnderTest(servers, c.listeners)
+			target, others := process.SplitUnderTest(servers, c.listeners)
 			pids := func(ps []process.ProcInfo) []int {
 				var out []int
 				for _, p := range ps {
