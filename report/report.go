@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -131,6 +132,12 @@ func withBoundary(names []string, values map[string]record.Result) bool {
 	return false
 }
 
+// measuredOnly drops from names the figures of boundaries the run did not
+// measure (Unmeasured).
+func measuredOnly(names []string, values map[string]record.Result, measured map[string]bool) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return Unmeasured(values[n], measured) })
+}
+
 func noteOf(r record.Result) string {
 	if r.Kind == "check" {
 		if r.Passed != nil && !*r.Passed {
@@ -177,6 +184,9 @@ func Results(w io.Writer, run Run, format string, all bool) error {
 		cw.Flush()
 		return cw.Error()
 	case FormatTable, FormatMarkdown:
+		if !all {
+			names = measuredOnly(names, res.Values, MeasuredDomains(run.Meta))
+		}
 		header(w, run, format)
 		rows := make([][]string, 0, len(names))
 		head := []string{"metric", "value", "unit", "note"}
@@ -374,10 +384,18 @@ func metricsSideBySide(w io.Writer, runs []Run, format string) error {
 			}
 		}
 	}
+	names = slices.DeleteFunc(names, func(n string) bool {
+		for _, r := range runs {
+			if r.Results == nil || !Unmeasured(r.Results.Values[n], MeasuredDomains(r.Meta)) {
+				return false
+			}
+		}
+		return true // no run measured its boundary
+	})
 	head := []string{"metric", "unit"}
 	bound := false
-	for _, b := range bounds {
-		bound = bound || b != ""
+	for _, n := range names {
+		bound = bound || bounds[n] != ""
 	}
 	if bound {
 		head = []string{"metric", "boundary", "unit"}

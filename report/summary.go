@@ -49,9 +49,10 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 		return nil
 	}
 	var shown []string
+	measured := MeasuredDomains(run.Meta)
 	for _, n := range spec.Metrics {
 		r, ok := res.Values[n]
-		if ok && (r.Value != nil || !slices.Contains(spec.WhenApplicable, n)) {
+		if ok && !Unmeasured(r, measured) && (r.Value != nil || !slices.Contains(spec.WhenApplicable, n)) {
 			shown = append(shown, n)
 		}
 	}
