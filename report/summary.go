@@ -29,6 +29,8 @@ type SummarySpec struct {
 	// result message is it, then ": " and the detail) and where a failure
 	// is expected.
 	Checks map[string]CheckNote
+	// Notes are lines before Hint (e.g. where the parameters came from).
+	Notes []string
 	// Hint is the last line (e.g. how to see every value); empty: none.
 	Hint string
 }
@@ -42,6 +44,9 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 	if res == nil || len(spec.Metrics) == 0 {
 		if err := Results(w, run, FormatTable, false); err != nil {
 			return err
+		}
+		for _, n := range spec.Notes {
+			fmt.Fprintln(w, n)
 		}
 		if spec.Hint != "" {
 			fmt.Fprintln(w, spec.Hint)
@@ -86,6 +91,9 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 			reason = r // the check and its reason are listed above
 		}
 		lines = append(lines, wrap("EXCLUDED from formal results: "+reason, SummaryWidth, "  ")...)
+	}
+	for _, n := range spec.Notes {
+		lines = append(lines, wrap(n, SummaryWidth, "  ")...)
 	}
 	if spec.Hint != "" {
 		lines = append(lines, wrap(spec.Hint, SummaryWidth, "  ")...)
