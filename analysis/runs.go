@@ -174,7 +174,8 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 		st := report.Stages(e.Run, e.Results, e.Loaded.Profile.StageEnergy)
 		out.Stages = append(out.Stages, st)
 		if html {
-			out.Pages = append(out.Pages, htmlreport.RunInput{Run: e.Run, Results: e.Results, Stages: &st, Params: e.Loaded.Profile.Parameters, EvalErr: e.EvalErr})
+			out.Pages = append(out.Pages, htmlreport.RunInput{Run: e.Run, Results: e.Results, Stages: &st, Params: e.Loaded.Profile.Parameters,
+				ParamsFrom: e.Params.String(), EvalErr: e.EvalErr})
 		}
 	}
 	out.EvalErr = errors.Join(evalErrs...)
