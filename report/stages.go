@@ -178,7 +178,7 @@ func RenderStages(w io.Writer, bds []StageBreakdown, format string) error {
 		}
 		title := fmt.Sprintf("GPU energy by stage · run %s", b.RunID)
 		if format == FormatMarkdown {
-			fmt.Fprintf(w, "**%s**\n\n", title)
+			fmt.Fprintf(w, "**%s**\n\n", MarkdownEscape(title))
 		} else {
 			fmt.Fprintln(w, title)
 		}
