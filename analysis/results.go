@@ -147,9 +147,8 @@ func (p Profiles) ShowRun(ctx context.Context, w io.Writer, dir, profile string,
 	if err != nil {
 		return err
 	}
-	if profile != "" || len(sets) > 0 {
-		// Another profile or other values than the run's: say whose
-		// values were used.
+	if profile != "" {
+		// Another profile than the run's: say whose values were used.
 		v.Params = e.Params.String()
 	}
 	if err := ShowResults(w, e.Run, e.Loaded, e.Results, v); err != nil {
