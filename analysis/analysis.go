@@ -72,12 +72,18 @@ type Evaluated struct {
 	Loaded  *workflow.Loaded
 	Results *archive.Results
 	EvalErr error
+	// Params says where each of the profile's parameters came from
+	// (ParamOrigins).
+	Params ParamOrigins
 }
 
 // Evaluate loads the run archive dir and evaluates a profile over it: the
-// named profile, or ("") the run's own archived profile with the
-// parameters it ran with; sets apply on top. An error is a failure to load
-// or start (invalid input); formulas that fail on the data are EvalErr.
+// named profile, or ("") the run's own archived profile. Either way the
+// parameters the run was archived with (run.json) stand: a parameter the
+// profile has and run.json lacks takes the profile's default, one of
+// run.json the named profile does not declare is left out (Params.Ignored
+// names it), and sets apply on top. An error is a failure to load or start
+// (invalid input); formulas that fail on the data are EvalErr.
 func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []string) (*Evaluated, error) {
 	// results.json is not read: everything is evaluated again from the
 	// raw data, so a broken or edited results.json changes nothing.
@@ -88,10 +94,11 @@ func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []stri
 	var l *workflow.Loaded
 	var src []byte
 	var name string
+	var ignored []string
 	if profile != "" {
 		src, name, err = p.Read(profile)
 		if err == nil {
-			l, err = p.Load(src, name, sets)
+			l, ignored, err = p.loadOther(src, name, run.Meta, sets)
 		}
 	} else {
 		src, name, err = ArchivedProfile(dir, run.Meta)
@@ -124,7 +131,7 @@ func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []stri
 		// the run was archived with.
 		run.Meta.Profile = l.Ref
 	}
-	return &Evaluated{Run: run, Loaded: l, Results: res, EvalErr: evalErr}, nil
+	return &Evaluated{Run: run, Loaded: l, Results: res, EvalErr: evalErr, Params: paramOrigins(l, run.Meta, sets, ignored)}, nil
 }
 
 // NotEvaluated is the error that names the run dir whose formulas in

@@ -24,6 +24,9 @@ type View struct {
 	File string
 	// Hint is the summary's last line (how to see every value).
 	Hint string
+	// Params, when set, is where the parameters came from, a line the
+	// table and Markdown renderings end with (before Hint).
+	Params string
 }
 
 // CheckView checks a view before anything runs: a bad format, or an output
@@ -90,7 +93,11 @@ func ShowResults(w io.Writer, run *archive.Run, l *workflow.Loaded, res *archive
 		}
 	}
 	if v.Format == report.FormatTable && !v.All {
-		err := report.Summary(w, rr, SummarySpec(l, v.Hint))
+		spec := SummarySpec(l, v.Hint)
+		if v.Params != "" {
+			spec.Notes = append(spec.Notes, v.Params)
+		}
+		err := report.Summary(w, rr, spec)
 		if err == nil && v.File != "" {
 			fmt.Fprintf(w, "results (%s): %s\n", v.Format, v.File)
 		}
@@ -100,7 +107,13 @@ func ShowResults(w io.Writer, run *archive.Run, l *workflow.Loaded, res *archive
 		fmt.Fprintf(w, "results (%s): %s\n", v.Format, v.File)
 		return nil
 	}
-	return report.Results(w, rr, v.Format, v.All)
+	if err := report.Results(w, rr, v.Format, v.All); err != nil {
+		return err
+	}
+	if v.Params != "" && (v.Format == report.FormatTable || v.Format == report.FormatMarkdown) {
+		fmt.Fprintln(w, v.Params)
+	}
+	return nil
 }
 
 // writeFileAtomic writes b to path through a temporary file in the same
@@ -133,6 +146,10 @@ func (p Profiles) ShowRun(ctx context.Context, w io.Writer, dir, profile string,
 	e, err := p.Evaluate(ctx, dir, profile, sets)
 	if err != nil {
 		return err
+	}
+	if profile != "" {
+		// Another profile than the run's: say whose values were used.
+		v.Params = e.Params.String()
 	}
 	if err := ShowResults(w, e.Run, e.Loaded, e.Results, v); err != nil {
 		return err

@@ -174,11 +174,34 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 		st := report.Stages(e.Run, e.Results, e.Loaded.Profile.StageEnergy)
 		out.Stages = append(out.Stages, st)
 		if html {
-			out.Pages = append(out.Pages, htmlreport.RunInput{Run: e.Run, Results: e.Results, Stages: &st, Params: e.Loaded.Profile.Parameters, EvalErr: e.EvalErr})
+			out.Pages = append(out.Pages, htmlreport.RunInput{Run: e.Run, Results: e.Results, Stages: &st, Params: e.Loaded.Profile.Parameters,
+				ParamsFrom: e.Params.String(), EvalErr: e.EvalErr})
 		}
 	}
 	out.EvalErr = errors.Join(evalErrs...)
 	return &out, nil
+}
+
+// Outcome is report's exit status, as analyze's for each run: Eval when a
+// formula could not be evaluated on some run, else Checks when a check of
+// severity fail or exclude did not pass on some run, else nil.
+func (r *Reports) Outcome() error {
+	if r.EvalErr != nil {
+		return exitcode.With(exitcode.Eval, r.EvalErr)
+	}
+	var failed []error
+	for _, run := range r.Runs {
+		if run.Results == nil {
+			continue
+		}
+		if err := ChecksOutcome(run.Results); err != nil {
+			failed = append(failed, fmt.Errorf("run %s: %w", run.Meta.RunID, err))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return exitcode.With(exitcode.Checks, errors.Join(failed...))
 }
 
 // Render writes the comparison in format: html as one self-contained page

@@ -84,7 +84,7 @@ func flagNames(flags []Flag) string {
 // section writes a section title.
 func section(w io.Writer, format, title string) {
 	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "\n#### %s\n", title)
+		fmt.Fprintf(w, "\n#### %s\n", report.MarkdownEscape(title))
 		return
 	}
 	fmt.Fprintf(w, "\n%s\n", title)
@@ -93,7 +93,7 @@ func section(w io.Writer, format, title string) {
 // line writes a sentence under a table or in place of one.
 func line(w io.Writer, format, text string) {
 	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "\n%s\n", text)
+		fmt.Fprintf(w, "\n%s\n", report.MarkdownEscape(text))
 		return
 	}
 	fmt.Fprintln(w, text)
@@ -130,7 +130,7 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 	summary := fmt.Sprintf("Comparison (%s): %d benchmark run(s), %d in the statistics, %d flagged (%d out entirely); %d asiai engine row(s).",
 		rep.CompareProfile, len(rep.Runs), included, flagged, len(rep.Runs)-included, len(rep.Asiai))
 	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "**%s**\n", summary)
+		fmt.Fprintf(w, "**%s**\n", report.MarkdownEscape(summary))
 	} else {
 		fmt.Fprintln(w, summary)
 	}
@@ -510,7 +510,7 @@ func RenderEstimate(w io.Writer, est *Estimate, format string) error {
 	}
 	head := fmt.Sprintf("Lifecycle estimate for run %s: E(N) = E_startup + N·e_ss + E_release", est.RunID)
 	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "**%s**\n", head)
+		fmt.Fprintf(w, "**%s**\n", report.MarkdownEscape(head))
 	} else {
 		fmt.Fprintln(w, head)
 	}

@@ -188,7 +188,7 @@ func (d *Data) auditDomain(dom string, stages []measure.AuditStage, maxGap, fact
 			o.BoundWhy[dev.ID] = fmt.Sprintf("%g × its power limit %g W", factor, dev.PowerLimitW)
 		case sanity > 0:
 			o.BoundW[dev.ID] = sanity
-			o.BoundWhy[dev.ID] = "power_sanity_max_w: its power limit is not known"
+			o.BoundWhy[dev.ID] = fmt.Sprintf("the profile's bound for a %s device whose power limit is not known", dom)
 		}
 	}
 	pd := d.DomainPower[dom]

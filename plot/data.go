@@ -470,14 +470,25 @@ func anyNumber(v any) (float64, bool) {
 // in completion order, and the rolling CV.
 func (d *Data) requests(run *record.Run, pd *measure.PowerData, window int, method string) {
 	var reqs []*record.Request
+	synthetic := 0
 	for i := range run.Requests {
 		r := &run.Requests[i]
-		if r.Phase == "formal" && r.OK {
+		switch {
+		case r.Phase != "formal" || !r.OK:
+		case r.Synthetic:
+			// An imported recording's request stands for the window: it
+			// has no times or J/token of its own.
+			synthetic++
+		default:
 			reqs = append(reqs, r)
 		}
 	}
 	if len(reqs) == 0 {
-		d.Notes = append(d.Notes, "no successful formal requests")
+		if synthetic > 0 || len(run.Requests) == 0 && onlyFormalStage(run.Meta) {
+			d.Notes = append(d.Notes, "no per-request data (an imported recording): no request panels")
+		} else {
+			d.Notes = append(d.Notes, "no successful formal requests")
+		}
 		return
 	}
 	slices.SortStableFunc(reqs, func(a, b *record.Request) int {
@@ -508,6 +519,17 @@ func (d *Data) requests(run *record.Run, pd *measure.PowerData, window int, meth
 		}
 		d.CV = append(d.CV, XY{d.JPerToken[s+d.Window-1].X, cv})
 	}
+}
+
+// onlyFormalStage reports whether the run's only stage is formal (an
+// imported recording).
+func onlyFormalStage(m record.Meta) bool {
+	for _, s := range m.Stages {
+		if s.Name != "formal" {
+			return false
+		}
+	}
+	return len(m.Stages) > 0
 }
 
 // boundary names the domains of the devices drawn, in record.Domains

@@ -248,11 +248,13 @@ func (d *Data) draw(dc draw.Canvas, rec *Layout) {
 	body.Max.Y = top - vg.Points(2)
 
 	power, extra := d.powerPlot(rec)
-	jpt := d.jPerTokenPlot()
-	cvp := d.cvPlot(rec)
 	h := body.Max.Y - body.Min.Y
-	cuts := []float64{0.55, 0.25, 0.20}
-	plots := []*gplot.Plot{power, jpt, cvp}
+	plots, cuts := []*gplot.Plot{power}, []float64{1}
+	if len(d.JPerToken) > 0 {
+		// The request panels, only for a run with per-request J/token (an
+		// imported recording has none).
+		plots, cuts = append(plots, d.jPerTokenPlot(), d.cvPlot(rec)), []float64{0.55, 0.25, 0.20}
+	}
 	plots, cuts = d.withEnginePanels(plots, cuts, power.X.Max)
 	canvases := make([]draw.Canvas, len(plots))
 	y := body.Max.Y
@@ -356,8 +358,7 @@ func (e *powerExtra) headroom(p *gplot.Plot, da draw.Canvas) {
 
 // powerPlot is the top panel: power over time.
 func (d *Data) powerPlot(rec *Layout) (*gplot.Plot, *powerExtra) {
-	p := newPlot(cmp.Or(d.Boundary, "GPU")+" power over time (stages shaded; steady-state window marked; baseline ± "+
-		strconv.FormatFloat(d.Tolerance*100, 'g', 4, 64)+" % band in release)", "time since run start (s)", "power (W)")
+	p := newPlot(cmp.Or(d.Boundary, "GPU")+" power over time ("+d.powerSubtitle()+")", "time since run start (s)", "power (W)")
 	xMax, yMax := 1.0, 1.0
 	for _, s := range d.Stages {
 		xMax = max(xMax, s.End)
@@ -409,6 +410,20 @@ func (d *Data) powerPlot(rec *Layout) (*gplot.Plot, *powerExtra) {
 	}
 	p.Add(lg)
 	return p, &powerExtra{bands: bs, legend: lg, yMax: yMax}
+}
+
+// powerSubtitle says what the power panel marks besides the power: only
+// what the run has (an imported recording has no steady-state window and
+// no baseline band).
+func (d *Data) powerSubtitle() string {
+	parts := []string{"stages shaded"}
+	if d.Steady != nil {
+		parts = append(parts, "steady-state window marked")
+	}
+	if len(d.Baselines) > 0 {
+		parts = append(parts, "baseline ± "+strconv.FormatFloat(d.Tolerance*100, 'g', 4, 64)+" % band in release")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // jPerTokenPlot is the middle panel: per-request J/token.

@@ -58,10 +58,14 @@ func (d *Data) withEnginePanels(plots []*gplot.Plot, cuts []float64, xMax float6
 	if len(d.Engine.KV) > 0 {
 		extra = append(extra, d.kvPlot(xMax))
 	}
-	switch len(extra) {
-	case 0:
+	switch {
+	case len(extra) == 0:
 		return plots, cuts
-	case 1:
+	case len(plots) == 1 && len(extra) == 1: // no request panels
+		cuts = []float64{0.7, 0.3}
+	case len(plots) == 1:
+		cuts = []float64{0.56, 0.22, 0.22}
+	case len(extra) == 1:
 		cuts = []float64{0.45, 0.15, 0.2, 0.2}
 	default:
 		cuts = []float64{0.37, 0.15, 0.14, 0.15, 0.19}

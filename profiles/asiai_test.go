@@ -244,3 +244,15 @@ func TestAsiaiGates(t *testing.T) {
 		t.Error("no_early_stop fired at 7 of 64 tokens (limit 6.4)")
 	}
 }
+
+// The drift gate's detail prints the percentage rounded to 0.1 %: prompt
+// a at 100 then 114 tok/s (57 tokens in 0.5 s) drifts (114 - 100) / 100 ×
+// 100 = 14 %, which float arithmetic makes 14.000000000000002.
+func TestAsiaiDriftDetailRounded(t *testing.T) {
+	run := asiaiRun()
+	run.Requests[3].OutputTokens = 57
+	r := evalAsiai(t, run, map[string]string{"tps_drift_max_pct": "5"}).Values["tok_per_sec_steady"]
+	if r.Passed == nil || *r.Passed || !strings.HasSuffix(r.Message, ": 14 %") {
+		t.Errorf("tok_per_sec_steady = %+v, want failed with detail \"14 %%\"", r)
+	}
+}

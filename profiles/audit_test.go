@@ -83,7 +83,7 @@ var auditCases = []struct {
 			}
 		},
 		check: "power_within_bounds",
-		want:  []string{"device gpu1: 2500 W at t=1717405214", "above the plausible 2000 W (power_sanity_max_w: its power limit is not known)"},
+		want:  []string{"device gpu1: 2500 W at t=1717405214", "above the plausible 2000 W (the profile's bound for a gpu device whose power limit is not known)"},
 	},
 	{
 		name: "all zero",

@@ -38,7 +38,7 @@ func withDomains(r *archive.Run) {
 func TestExtraDomainsLeaveTheMethodUnchanged(t *testing.T) {
 	newNames := []string{"cpu_dram_j_per_token", "avg_cpu_dram_power_w", "node_j_per_token", "avg_node_power_w",
 		"e_formal_cpu_dram", "e_formal_node", "audit_cpu_dram", "audit_node", "has_cpu_dram", "has_node",
-		"power_valid_cpu_dram", "power_valid_node"}
+		"power_valid_cpu_dram", "power_valid_node", "formal_energy_node_j"}
 	for _, prof := range []string{"benchmark-1.0", "benchmark-1.5"} {
 		t.Run(prof, func(t *testing.T) {
 			src, err := profiles.Read(prof)

@@ -98,7 +98,7 @@ func ResultsWithBaseline(w io.Writer, run, base Run, format string, all bool) er
 	case FormatTable, FormatMarkdown:
 		header(w, run, format)
 		if format == FormatMarkdown {
-			fmt.Fprintf(w, "baseline: run %s\n\n", base.Meta.RunID)
+			fmt.Fprintf(w, "baseline: run %s\n\n", MarkdownEscape(base.Meta.RunID))
 		} else {
 			fmt.Fprintf(w, "baseline: run %s\n", base.Meta.RunID)
 		}

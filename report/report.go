@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -144,6 +145,12 @@ func withBoundary(names []string, values map[string]record.Result) bool {
 	return false
 }
 
+// measuredOnly drops from names the figures of boundaries the run did not
+// measure (Unmeasured).
+func measuredOnly(names []string, values map[string]record.Result, measured map[string]bool) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return Unmeasured(values[n], measured) })
+}
+
 func noteOf(r record.Result) string {
 	if r.Kind == "check" {
 		if r.Passed != nil && !*r.Passed {
@@ -190,6 +197,9 @@ func Results(w io.Writer, run Run, format string, all bool) error {
 		cw.Flush()
 		return cw.Error()
 	case FormatTable, FormatMarkdown:
+		if !all {
+			names = measuredOnly(names, res.Values, MeasuredDomains(run.Meta))
+		}
 		header(w, run, format)
 		rows := make([][]string, 0, len(names))
 		head := []string{"metric", "value", "unit", "note"}
@@ -219,7 +229,7 @@ func header(w io.Writer, run Run, format string) {
 	title := fmt.Sprintf("run %s · profile %s · engine %s · model %s · status %s", m.RunID, m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model), m.Status)
 	note := NoteOf(m)
 	if format == FormatMarkdown {
-		fmt.Fprintf(w, "**%s**\n\n", title)
+		fmt.Fprintf(w, "**%s**\n\n", MarkdownEscape(title))
 		if note != "" {
 			fmt.Fprintf(w, "> %s\n\n", note)
 		}
@@ -240,7 +250,7 @@ func header(w io.Writer, run Run, format string) {
 func footer(w io.Writer, run Run, format string) {
 	if run.Results != nil && run.Results.Excluded {
 		if format == FormatMarkdown {
-			fmt.Fprintf(w, "\n**EXCLUDED** from formal results: %s\n", run.Results.ExcludeReason)
+			fmt.Fprintf(w, "\n**EXCLUDED** from formal results: %s\n", MarkdownEscape(run.Results.ExcludeReason))
 		} else {
 			fmt.Fprintf(w, "EXCLUDED from formal results: %s\n", run.Results.ExcludeReason)
 		}
@@ -254,8 +264,19 @@ func orDash(s string) string {
 	return s
 }
 
+// markdownEscaper backslash-escapes what would let text in Markdown become
+// markup: HTML and autolinks (< > &), an inline link's "](", a table
+// cell's end (|), and the backslash itself (else a user's "\" would undo
+// the escape that follows).
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "<", `\<`, ">", `\>`, "&", `\&`, "](", `\](`, "|", `\|`)
+
+// MarkdownEscape makes a string (a label, a model name, a run id, a note)
+// literal text in Markdown: a label "<script>" renders as those characters,
+// never as HTML.
+func MarkdownEscape(s string) string { return markdownEscaper.Replace(s) }
+
 // Table renders rows under a header as a box table or, with
-// FormatMarkdown, a Markdown table (a "|" inside a cell is escaped). Cells
+// FormatMarkdown, a Markdown table (every cell escaped, MarkdownEscape). Cells
 // wider than maxWidth wrap.
 func Table(w io.Writer, format string, head []string, rows [][]string, maxWidth int) error {
 	return renderTable(w, format, head, rows, maxWidth, true)
@@ -273,10 +294,13 @@ func renderTable(w io.Writer, format string, head []string, rows [][]string, max
 	}
 	if format == FormatMarkdown {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-		esc := strings.NewReplacer("|", `\|`)
+		head = slices.Clone(head)
+		for j := range head {
+			head[j] = MarkdownEscape(head[j])
+		}
 		for i := range rows {
 			for j := range rows[i] {
-				rows[i][j] = esc.Replace(rows[i][j])
+				rows[i][j] = MarkdownEscape(rows[i][j])
 			}
 		}
 	}
@@ -393,10 +417,18 @@ func metricsSideBySide(w io.Writer, runs []Run, format string) error {
 			}
 		}
 	}
+	names = slices.DeleteFunc(names, func(n string) bool {
+		for _, r := range runs {
+			if r.Results == nil || !Unmeasured(r.Results.Values[n], MeasuredDomains(r.Meta)) {
+				return false
+			}
+		}
+		return true // no run measured its boundary
+	})
 	head := []string{"metric", "unit"}
 	bound := false
-	for _, b := range bounds {
-		bound = bound || b != ""
+	for _, n := range names {
+		bound = bound || bounds[n] != ""
 	}
 	if bound {
 		head = []string{"metric", "boundary", "unit"}

@@ -53,7 +53,16 @@ type StageBreakdown struct {
 // same total and is not added to it.
 func Stages(run *record.Run, res *record.Results, rows []workflow.StageEnergy) StageBreakdown {
 	b := StageBreakdown{RunID: run.Meta.RunID, Simulated: run.Meta.Simulated, Stages: []StageEnergy{}}
+	if !MeasuredDomains(run.Meta)[record.DomainGPU] && len(run.Meta.Hardware.Devices) > 0 {
+		// A node, CPU or imported recording: these rows are GPU energy.
+		b.Note = "the run measured no GPU power (its energy figures are of the boundary it measured, above): no GPU energy by stage"
+		return b
+	}
 	if len(rows) == 0 {
+		if onlyFormal(run.Meta) {
+			b.Note = "the run has one stage, formal (an imported or external recording): its energy is the formal figures above"
+			return b
+		}
 		b.Note = "the profile has no stage_energy section (re-evaluate with --profile benchmark-1.5 for one)"
 		return b
 	}
@@ -116,6 +125,17 @@ func Stages(run *record.Run, res *record.Results, rows []workflow.StageEnergy) S
 	return b
 }
 
+// onlyFormal reports whether the run's only stage is formal (an imported
+// recording, an external engine measured without lifecycle stages).
+func onlyFormal(m record.Meta) bool {
+	for _, s := range m.Stages {
+		if s.Name != "formal" {
+			return false
+		}
+	}
+	return true
+}
+
 func fmtOpt(v *float64, prec int) string {
 	if v == nil {
 		return "-"
@@ -158,12 +178,15 @@ func RenderStages(w io.Writer, bds []StageBreakdown, format string) error {
 		}
 		title := fmt.Sprintf("GPU energy by stage · run %s", b.RunID)
 		if format == FormatMarkdown {
-			fmt.Fprintf(w, "**%s**\n\n", title)
+			fmt.Fprintf(w, "**%s**\n\n", MarkdownEscape(title))
 		} else {
 			fmt.Fprintln(w, title)
 		}
 		if b.Note != "" {
 			fmt.Fprintf(w, "note: %s\n", b.Note)
+		}
+		if len(b.Stages) == 0 {
+			continue // no table without rows: the note says why
 		}
 		rows := make([][]string, 0, len(b.Stages)+1)
 		for _, s := range b.Stages {

@@ -29,6 +29,8 @@ type SummarySpec struct {
 	// result message is it, then ": " and the detail) and where a failure
 	// is expected.
 	Checks map[string]CheckNote
+	// Notes are lines before Hint (e.g. where the parameters came from).
+	Notes []string
 	// Hint is the last line (e.g. how to see every value); empty: none.
 	Hint string
 }
@@ -43,15 +45,19 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 		if err := Results(w, run, FormatTable, false); err != nil {
 			return err
 		}
+		for _, n := range spec.Notes {
+			fmt.Fprintln(w, n)
+		}
 		if spec.Hint != "" {
 			fmt.Fprintln(w, spec.Hint)
 		}
 		return nil
 	}
 	var shown []string
+	measured := MeasuredDomains(run.Meta)
 	for _, n := range spec.Metrics {
 		r, ok := res.Values[n]
-		if ok && (r.Value != nil || !slices.Contains(spec.WhenApplicable, n)) {
+		if ok && !Unmeasured(r, measured) && (r.Value != nil || !slices.Contains(spec.WhenApplicable, n)) {
 			shown = append(shown, n)
 		}
 	}
@@ -85,6 +91,9 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 			reason = r // the check and its reason are listed above
 		}
 		lines = append(lines, wrap("EXCLUDED from formal results: "+reason, SummaryWidth, "  ")...)
+	}
+	for _, n := range spec.Notes {
+		lines = append(lines, wrap(n, SummaryWidth, "  ")...)
 	}
 	if spec.Hint != "" {
 		lines = append(lines, wrap(spec.Hint, SummaryWidth, "  ")...)

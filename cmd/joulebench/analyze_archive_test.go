@@ -133,8 +133,8 @@ func TestAnalyzeMissingArchivedProfile(t *testing.T) {
 			msg: fmt.Sprintf(`has no profile.yaml, and built-in profile "benchmark-1.5" has changed since the run (sha256 %s now, %s in run.json): give --profile benchmark-1.5`, builtin, other)},
 		{name: "deleted, no sha", sha: "", code: exitInvalid, msg: "records no profile.sha256, so whether the run used today's built-in \"benchmark-1.5\" cannot be told: give --profile"},
 		{name: "deleted, sha of today's built-in", sha: builtin, code: exitOK},
-		// The run's own parameters are not applied to another profile:
-		// the sample's release_hold of 5 s is given again.
+		// The run's own parameters are applied to another profile too
+		// (the sample's release_hold of 5 s); --set gives it again.
 		{name: "deleted, sha changed, --profile given", sha: other, profile: "benchmark-1.5", code: exitOK},
 		{name: "kept but edited", sha: other, keep: true, code: exitInvalid, msg: "the profile was edited after the run"},
 	} {

@@ -222,9 +222,10 @@ func TestPlotCLI(t *testing.T) {
 // [20,30] 1000 J (not closed: the samples end before the 30 s hold, so
 // release ends at the stage's end); total startup + formal + release
 // 2500 J, formal 1000/2500 = 40.0 %; baseline 500 J shown, not in it.
+// report exits as analyze: 3, check release_closed (exclude) failed.
 func TestReportStages(t *testing.T) {
 	out, errOut, code := runCLI(t, "report", smallRun)
-	if code != 0 {
+	if code != exitChecks {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{"GPU energy by stage · run small", "1000.0", "40.0 %", "2500.0", "total (startup + formal + release)", "baseline (not in total)"} {
@@ -234,11 +235,11 @@ func TestReportStages(t *testing.T) {
 	}
 	out, _, code = runCLI(t, "report", smallRun, "--format", "json")
 	var items []map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(out), &items); code != 0 || err != nil || len(items) != 1 || items[0]["stage_energy"] == nil {
+	if err := json.Unmarshal([]byte(out), &items); code != exitChecks || err != nil || len(items) != 1 || items[0]["stage_energy"] == nil {
 		t.Errorf("json: exit %d, %v\n%s", code, err, out)
 	}
 	out, _, code = runCLI(t, "report", smallRun, "--format", "csv")
-	if code != 0 || !strings.Contains(out, "stage.formal.energy_j,1000,J") {
+	if code != exitChecks || !strings.Contains(out, "stage.formal.energy_j,1000,J") {
 		t.Errorf("csv: exit %d\n%s", code, out)
 	}
 }

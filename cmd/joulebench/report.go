@@ -45,8 +45,8 @@ distributions, the formal requests and the provenance; it opens offline.`,
 				return err
 			}
 			// As analyze: the table is shown, and the exit code says that
-			// some values are missing.
-			return withCode(exitEval, r.EvalErr)
+			// some values are missing or a check failed.
+			return r.Outcome()
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")

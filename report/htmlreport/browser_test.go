@@ -18,6 +18,7 @@ type chartInfo struct {
 	Canvas  bool    // a canvas was drawn
 	XMin    float64 // the x scale
 	XMax    float64
+	YMin    float64 // the default y scale (power)
 	OverX   float64 // the plot area in the viewport
 	OverW   float64
 	Present bool
@@ -30,7 +31,7 @@ func chart(t *testing.T, p *browsertest.Page, id string) chartInfo {
 		if (!u) return {Present:false};
 		var r = u.over.getBoundingClientRect();
 		return {Present:true, Series:u.series.length-1, Canvas:!!u.root.querySelector('canvas'),
-			XMin:u.scales.x.min, XMax:u.scales.x.max, OverX:r.left, OverW:r.width};
+			XMin:u.scales.x.min, XMax:u.scales.x.max, YMin:u.scales.y ? u.scales.y.min : 0, OverX:r.left, OverW:r.width};
 	})()`, id))
 }
 
@@ -78,6 +79,10 @@ func TestRunReportInBrowser(t *testing.T) {
 	pw := chart(t, p, prefix+"-power")
 	if math.Abs(pw.XMin) > 1e-9 || math.Abs(pw.XMax-60) > 1e-9 {
 		t.Fatalf("power chart x range [%g, %g], want [0, 60]", pw.XMin, pw.XMax)
+	}
+	// Power is drawn from zero, not from the lowest sample.
+	if pw.YMin != 0 {
+		t.Errorf("power chart y starts at %g W, want 0", pw.YMin)
 	}
 	px := func(s float64) float64 { return (s - pw.XMin) / (pw.XMax - pw.XMin) * pw.OverW }
 	for _, st := range run.Meta.Stages {

@@ -164,12 +164,18 @@ type latency struct {
 
 // latencies computes TTFT, TPOT, ITL and E2E of the successful formal
 // requests, in milliseconds, as the profiles define them (TPOT over
-// requests with at least 2 tokens; ITL per token, measure.ITL).
+// requests with at least 2 tokens; ITL per token, measure.ITL). An
+// imported recording's synthetic request stands for the window and has no
+// times of its own: it is left out, as the profiles leave it out.
 func latencies(formal []*record.Request) ([]latency, []string) {
 	var ttft, tpot, e2e []float64
 	var ok []*record.Request
+	synthetic := 0
 	for _, r := range formal {
-		if !r.OK {
+		if r.OK && r.Synthetic {
+			synthetic++
+		}
+		if !r.OK || r.Synthetic {
 			continue
 		}
 		ok = append(ok, r)
@@ -194,7 +200,11 @@ func latencies(formal []*record.Request) ([]latency, []string) {
 		xs   []float64
 	}{{"TTFT", ttft}, {"TPOT", tpot}, {"ITL", itl}, {"E2E", e2e}} {
 		if len(l.xs) == 0 {
-			notes = append(notes, l.name+": no values (no successful formal request has one)")
+			why := "no successful formal request has one"
+			if synthetic > 0 {
+				why = "an imported recording's request is synthetic: it has no times of its own"
+			}
+			notes = append(notes, l.name+": no values ("+why+")")
 			continue
 		}
 		c, err := cdf(l.name, l.xs)

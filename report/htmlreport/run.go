@@ -27,6 +27,9 @@ type RunInput struct {
 	// provenance lists the run's parameters whose value differs from
 	// their default. Nil lists them all.
 	Params []workflow.ParamDecl
+	// ParamsFrom says where the evaluation's parameter values came from
+	// (run.json, the profile's defaults, --set); "" shows nothing.
+	ParamsFrom string
 	// EvalErr says which formulas could not be evaluated (shown).
 	EvalErr error
 }
@@ -52,26 +55,27 @@ type paramRow struct{ Name, Value, Default string }
 
 // runView is what the run template shows.
 type runView struct {
-	Anchor    string
-	Meta      record.Meta
-	Title     string
-	Simulated bool
-	SimNote   string
-	Replayed  string
-	Excluded  string
-	Headline  []metricRow
-	Metrics   []metricRow
-	Checks    []metricRow
-	Boundary  string
-	Devices   []record.Device
-	Prov      []kv
-	Params    []paramRow
-	ParamNote string
-	Stages    *report.StageBreakdown
-	Steady    string
-	EvalErr   string
-	Notes     []string
-	Data      *runData
+	Anchor     string
+	Meta       record.Meta
+	Title      string
+	Simulated  bool
+	SimNote    string
+	Replayed   string
+	Excluded   string
+	Headline   []metricRow
+	Metrics    []metricRow
+	Checks     []metricRow
+	Boundary   string
+	Devices    []record.Device
+	Prov       []kv
+	Params     []paramRow
+	ParamNote  string
+	ParamsFrom string
+	Stages     *report.StageBreakdown
+	Steady     string
+	EvalErr    string
+	Notes      []string
+	Data       *runData
 }
 
 // runData is what the charts draw, embedded as JSON.
@@ -151,6 +155,7 @@ func buildRun(in RunInput) (*runView, error) {
 	v.Boundary = boundary(m)
 	v.Prov = provenance(m)
 	v.Params, v.ParamNote = changedParams(m.Parameters, in.Params)
+	v.ParamsFrom = in.ParamsFrom
 	pd, err := plot.Prepare(in.Run, in.Results)
 	if err != nil {
 		return nil, fmt.Errorf("html report: %w", err)

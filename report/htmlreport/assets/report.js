@@ -221,7 +221,8 @@
     });
     var opts = {
       title: 'Power (W)' + (run.simulated ? ', SIMULATED' : ''),
-      scales: { x: { time: false } },
+      // Power from zero: a node at 6 kW is not drawn as swings from 2 kW.
+      scales: { x: { time: false }, y: { range: function (u, lo, hi) { return [0, hi > 0 ? hi * 1.05 : 1]; } } },
       axes: [{ label: 'seconds since the run started' }, { label: 'W' }],
       series: series,
       cursor: { sync: { key: prefix } },
