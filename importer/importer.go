@@ -80,17 +80,8 @@ type WriteOptions struct {
 	// Software is recorded in run.json (joulebench's version).
 	Software map[string]string
 	// Parameters are archived in run.json: analyze evaluates the run
-	// with them (NodeParameters for a recording of whole nodes).
+	// with them.
 	Parameters map[string]any
-}
-
-// NodeParameters are the profile parameters archived with an import of
-// whole-node power (domain node): the power audit's plausible bound for a
-// device without a known power limit is the import's own, MaxPowerW,
-// since the profiles' default (2000 W) is a GPU's and an 8-GPU node at the
-// wall draws several times that.
-func NodeParameters() map[string]any {
-	return map[string]any{"power_sanity_max_w": float64(MaxPowerW)}
 }
 
 // SyntheticRequestID is the id of the synthetic request of an imported

@@ -98,10 +98,6 @@ func Import(ctx context.Context, q Request) (*Recording, error) {
 	}
 	opt := WriteOptions{OutputTokens: rec.OutputTokens, TokensFrom: rec.TokensFrom, ProfileYAML: src,
 		Profile: archive.ProfileRef{Name: q.Profile, Source: "builtin"}, Software: q.Software}
-	if rec.Devices[0].Domain == archive.DomainNode {
-		opt.Parameters = NodeParameters()
-		rec.Notes = append(rec.Notes, fmt.Sprintf("parameters: power_sanity_max_w %g W archived (whole-node power at the wall; the profiles' default 2000 W is a GPU's)", float64(MaxPowerW)))
-	}
 	if err := writeChecked(ctx, q.Out, rec, opt); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ func (q Request) Summary(rec *Recording) string {
 		q.File, len(rec.Samples), rec.FailedSamples, q.Out)
 	switch {
 	case rec.OutputTokens == 0:
-		b.WriteString("no --output-tokens: energy and power only; J/token is not applicable, and analyze's formal_requests_succeeded fails (no request)\n")
+		b.WriteString("no --output-tokens: energy and power only; J/token, throughput and the request checks are not applicable (n/a, exit 0)\n")
 	case rec.TokensFrom != "" && rec.TokensFrom != "given with --output-tokens":
 		fmt.Fprintf(&b, "output tokens: %d, %s; --output-tokens overrides\n", rec.OutputTokens, rec.TokensFrom)
 	}

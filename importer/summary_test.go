@@ -24,7 +24,7 @@ func TestSummaryAndBeyondWarning(t *testing.T) {
 	}{
 		{name: "inside, with tokens", tokens: 300, from: "given with --output-tokens", begin: t0 + 20, end: t0 + 40, summary: head},
 		{name: "beyond, without tokens", begin: t0 + 15, end: t0 + 40,
-			summary: head + "no --output-tokens: energy and power only; J/token is not applicable, and analyze's formal_requests_succeeded fails (no request)\n",
+			summary: head + "no --output-tokens: energy and power only; J/token, throughput and the request checks are not applicable (n/a, exit 0)\n",
 			why:     "the window [2025-10-19T12:00:15Z, 2025-10-19T12:00:40Z] reaches beyond the samples every device has [2025-10-19T12:00:20Z, 2025-10-19T12:00:40Z]: the power audit (power_devices_present) will exclude the run"},
 		{name: "beyond the end", tokens: 1, begin: t0 + 20, end: t0 + 45.5, summary: head,
 			why: "the window [2025-10-19T12:00:20Z, 2025-10-19T12:00:45.5Z] reaches beyond the samples every device has [2025-10-19T12:00:20Z, 2025-10-19T12:00:40Z]: the power audit (power_devices_present) will exclude the run"},
