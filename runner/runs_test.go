@@ -116,6 +116,13 @@ func TestRunSweep(t *testing.T) {
 			t.Errorf("%s: %v\n%s\nwant\n%s", tc.format, err, b.String(), tc.want)
 		}
 	}
+	// A value is the user's text: Markdown escapes it (a raw <script>
+	// would run in a page that renders the table).
+	sw.Rows = append(sw.Rows, SweepRow{Value: "<script>x|y</script>", Engine: "sim", Dir: filepath.Join(s.Out, "none")})
+	var md bytes.Buffer
+	if err := sw.Render(&md, "markdown"); err != nil || strings.Contains(md.String(), "<script>") || !strings.Contains(md.String(), "| sim |") {
+		t.Errorf("markdown escapes no user text: %v\n%s", err, md.String())
+	}
 	var b bytes.Buffer
 	if err := sw.Render(&b, "json"); err != nil || !strings.Contains(b.String(), `"status": "no archive"`) || !strings.Contains(b.String(), `"formal_requests": "3"`) {
 		t.Errorf("json: %v\n%s", err, b.String())

@@ -253,9 +253,17 @@ func (sw *Sweep) Render(w io.Writer, format string) error {
 		_ = cw.WriteAll(table)
 		return cw.Error()
 	case report.FormatMarkdown:
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat(" --- |", len(header)))
+		// Labels, run ids and reasons are the user's text: escaped.
+		row := func(l []string) string {
+			esc := make([]string, len(l))
+			for i, c := range l {
+				esc[i] = report.MarkdownEscape(c)
+			}
+			return "| " + strings.Join(esc, " | ") + " |\n"
+		}
+		fmt.Fprintf(w, "%s|%s\n", row(header), strings.Repeat(" --- |", len(header)))
 		for _, l := range table {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(l, " | "))
+			fmt.Fprint(w, row(l))
 		}
 		return nil
 	default:
