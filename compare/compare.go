@@ -450,13 +450,6 @@ func (p *Profile) flagsOf(r Run) []Flag {
 		}
 		return true
 	}
-	checkDetail := func(c archive.Result) string {
-		detail := c.Message
-		if c.Note != "" && !strings.Contains(detail, c.Note) {
-			detail = strings.TrimSpace(detail + " (" + c.Note + ")")
-		}
-		return detail
-	}
 	for _, rule := range p.Flags {
 		switch {
 		case rule.Check != "":
@@ -491,15 +484,31 @@ func (p *Profile) flagsOf(r Run) []Flag {
 			}
 		case rule.Incomplete:
 			if r.Meta.Status != archive.StatusComplete {
-				d := "status " + orDash(r.Meta.Status)
-				if r.Meta.Reason != "" {
-					d += ": " + r.Meta.Reason
-				}
-				add(rule, d)
+				add(rule, incompleteDetail(&r.Meta))
 			}
 		}
 	}
 	return flags
+}
+
+// checkDetail is a failed check's message, with its note when the
+// message does not already carry it.
+func checkDetail(c archive.Result) string {
+	detail := c.Message
+	if c.Note != "" && !strings.Contains(detail, c.Note) {
+		detail = strings.TrimSpace(detail + " (" + c.Note + ")")
+	}
+	return detail
+}
+
+// incompleteDetail says why a run is not complete: its status and the
+// reason it gives.
+func incompleteDetail(m *archive.Meta) string {
+	d := "status " + orDash(m.Status)
+	if m.Reason != "" {
+		d += ": " + m.Reason
+	}
+	return d
 }
 
 // removesOf is what the rule for a check removes (nil when no rule names
