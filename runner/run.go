@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
@@ -191,7 +192,7 @@ func (r *Runner) runEngine(ctx context.Context, sets, labelArgs []string, dir st
 	if err := e.open(ctx); err != nil {
 		return e.dir, err
 	}
-	var update func(steps.Progress)
+	var update func(runprogress.Snapshot)
 	var finish func()
 	if r.s.StartProgress != nil {
 		update, finish = r.s.StartProgress(e.telInfo, e.es.Simulated)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/internal/runprogress"
 )
 
 // A run of the tiny profile on the simulator writes a complete archive
@@ -26,11 +26,11 @@ func TestRunSimulatedArchive(t *testing.T) {
 	s.Console = &console
 	s.Host = fakeHost{swap: "12 MiB", procs: "vllm (pid 7)"}
 	progressed, finished := 0, false
-	s.StartProgress = func(tel archive.TelemetryInfo, sim bool) (func(steps.Progress), func()) {
+	s.StartProgress = func(tel archive.TelemetryInfo, sim bool) (func(runprogress.Snapshot), func()) {
 		if !sim || tel.Source != "sim" {
 			t.Errorf("progress: simulated %v, telemetry %+v", sim, tel)
 		}
-		return func(steps.Progress) { progressed++ }, func() { finished = true }
+		return func(runprogress.Snapshot) { progressed++ }, func() { finished = true }
 	}
 	var reported Report
 	s.Report = func(_ context.Context, r Report) error { reported = r; return nil }

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines/sim/simtest"
+	"github.com/joulebench/joulebench/internal/runprogress"
 
 	"github.com/joulebench/joulebench/archive"
 	simengine "github.com/joulebench/joulebench/engines/sim"
-	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -139,8 +139,8 @@ func TestRunInterrupted(t *testing.T) {
 	s.Sets = []string{"request_count=40", "concurrency=1"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s.StartProgress = func(archive.TelemetryInfo, bool) (func(steps.Progress), func()) {
-		return func(p steps.Progress) {
+	s.StartProgress = func(archive.TelemetryInfo, bool) (func(runprogress.Snapshot), func()) {
+		return func(p runprogress.Snapshot) {
 			if p.Stage == "formal" && p.Done > 0 {
 				cancel()
 			}

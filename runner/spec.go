@@ -20,7 +20,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/internal/redact"
-	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/telemetry"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
@@ -87,7 +87,7 @@ type Spec struct {
 	// power source and whether its engine is simulated; it returns the
 	// function that takes the run's progress (nil: none) and the one that
 	// ends the display (nil: nothing to end). Nil: no progress.
-	StartProgress func(tel archive.TelemetryInfo, simulatedEngine bool) (update func(steps.Progress), finish func())
+	StartProgress func(tel archive.TelemetryInfo, simulatedEngine bool) (update func(runprogress.Snapshot), finish func())
 	// Report shows a finished run's results; its error (a failed check, a
 	// formula that could not be evaluated) is the run's.
 	Report func(ctx context.Context, r Report) error

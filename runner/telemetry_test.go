@@ -8,7 +8,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/progress"
-	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/replay"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
@@ -163,7 +163,7 @@ func TestTelemetryNoSourceLoggedOnce(t *testing.T) {
 // Replayed power is real power from another time, not simulated: the
 // progress says "(replayed)".
 func TestPowerLabel(t *testing.T) {
-	p := steps.Progress{Stage: "formal", PowerW: 300, HasPower: true}
+	p := runprogress.Snapshot{Stage: "formal", PowerW: 300, HasPower: true}
 	for _, c := range []struct {
 		tel     archive.TelemetryInfo
 		simEng  bool

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -19,7 +20,7 @@ func TestStartEngine(t *testing.T) {
 		var clientFor string
 		d := &Deps{Engine: eng, NewClient: func(u string) loadgen.Doer { clientFor = u; return &testClient{} }}
 		var stages []string
-		d.Progress = func(p Progress) { stages = append(stages, p.Stage) }
+		d.Progress = func(p runprogress.Snapshot) { stages = append(stages, p.Stage) }
 		cfg := &StartEngineConfig{ReadyTimeout: workflow.Duration(3 * time.Second)}
 		if err := runStartEngine(context.Background(), rc, d, cfg); err != nil {
 			t.Fatal(err)

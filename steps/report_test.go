@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -57,8 +58,8 @@ func TestProgressReportsStageAndPower(t *testing.T) {
 	src := &testSource{power: func(int) float64 { return 150 }}
 	d := &Deps{Source: src}
 	monitored(t, d)
-	var got []Progress
-	d.Progress = func(p Progress) { got = append(got, p) }
+	var got []runprogress.Snapshot
+	d.Progress = func(p runprogress.Snapshot) { got = append(got, p) }
 	rc := newRC(t)
 	if err := runBaseline(context.Background(), rc, d, &BaselineConfig{Duration: dur(1)}); err != nil {
 		t.Fatal(err)

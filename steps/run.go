@@ -9,6 +9,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
@@ -33,7 +34,7 @@ type Deps struct {
 	// Chat selects /v1/chat/completions (else /v1/completions).
 	Chat bool
 	// Progress, when set, is told what the run is doing.
-	Progress func(Progress)
+	Progress func(runprogress.Snapshot)
 	// External is true for an already running server (--engine-url):
 	// joulebench neither starts nor stops it, so the run has no startup or
 	// release stage and no engine_started or engine_exited event.
@@ -70,22 +71,11 @@ type Deps struct {
 	deadErr error
 }
 
-// Progress is a snapshot for the progress display.
-type Progress struct {
-	Stage      string
-	Done, Sent int
-	Total      int
-	Failed     int
-	Tokens     int
-	PowerW     float64
-	HasPower   bool
-}
-
 func (d *Deps) report(stage string, p loadgen.Progress, total int) {
 	if d.Progress == nil {
 		return
 	}
-	pr := Progress{Stage: stage, Done: p.Done, Sent: p.Sent, Total: total, Failed: p.Failed, Tokens: p.Tokens}
+	pr := runprogress.Snapshot{Stage: stage, Done: p.Done, Sent: p.Sent, Total: total, Failed: p.Failed, Tokens: p.Tokens}
 	if d.sampler != nil {
 		for _, s := range d.sampler.Latest() {
 			pr.PowerW += s.PowerW

@@ -9,9 +9,9 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/internal/progress"
+	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/runner"
-	"github.com/joulebench/joulebench/steps"
 )
 
 func (a *app) runCmd() *cobra.Command {
@@ -125,7 +125,7 @@ func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(str
 		OpenTelemetry:  a.telemetry().Open,
 		CheckTelemetry: a.telemetry().Check,
 		CheckOutput:    func() error { _, err := a.resultsView(); return err },
-		StartProgress: func(tel archive.TelemetryInfo, sim bool) (func(steps.Progress), func()) {
+		StartProgress: func(tel archive.TelemetryInfo, sim bool) (func(runprogress.Snapshot), func()) {
 			return a.progress(a.telemetry().PowerLabel(tel, sim), console)
 		},
 		Report: a.showRun,

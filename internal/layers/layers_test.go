@@ -115,7 +115,9 @@ func TestImportsPointDown(t *testing.T) {
 		{"runner", "internal/cli", "the run library knows no command line"},
 		{"analysis", "internal/cli", "the library knows no command line"},
 		{"campaign", "internal/cli", "the library knows no command line"},
-		{"internal/progress", "runner", "the progress display draws steps.Progress, not a run"},
+		{"internal/progress", "runner", "the progress display draws runprogress.Snapshot, not a run"},
+		{"internal/progress", "steps", "the progress display draws runprogress.Snapshot; the steps are above it"},
+		{"steps", "internal/progress", "the steps report a runprogress.Snapshot; the display (a terminal) is not theirs"},
 		{"report", "analysis", "renderers take evaluated runs; the evaluation sits above them"},
 		{"compare", "analysis", "renderers take evaluated runs; the evaluation sits above them"},
 		{"plot", "analysis", "renderers take evaluated runs; the evaluation sits above them"},
@@ -155,6 +157,11 @@ func TestImportsPointDown(t *testing.T) {
 	// Every library package may mark its errors with an exit code.
 	if ds := g["internal/exitcode"]; len(ds) > 0 {
 		t.Errorf("internal/exitcode imports %v: exit codes are the bottom layer", ds)
+	}
+	// The steps and the progress display share one snapshot type, below
+	// both.
+	if ds := g["internal/runprogress"]; len(ds) > 0 {
+		t.Errorf("internal/runprogress imports %v: the progress snapshot is the bottom layer", ds)
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package progress draws a run's progress (steps.Progress) on a terminal,
+// Package progress draws a run's progress (runprogress.Snapshot) on a terminal,
 // as a line redrawn in place with log lines going above it, or as plain
 // lines for a writer that is not a terminal (CI logs, a pipe).
 package progress
@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/internal/runprogress"
 )
 
 // LineEvery is how often a writer that is not a terminal (CI
@@ -37,7 +37,7 @@ func IsTTY(w io.Writer) bool {
 // Text is one stage's progress in words: requests done of the
 // total, in flight and failed, output tokens per second and the time
 // since the stage began, and the current summed power.
-func Text(p steps.Progress, elapsed time.Duration, label string) string {
+func Text(p runprogress.Snapshot, elapsed time.Duration, label string) string {
 	parts := []string{p.Stage}
 	if p.Total > 0 {
 		req := fmt.Sprintf("%d/%d done", p.Done, p.Total)
@@ -63,11 +63,11 @@ func Text(p steps.Progress, elapsed time.Duration, label string) string {
 
 // Lines tells progress in plain lines, for a writer that is not a
 // terminal: one when a stage begins, then at most one per every.
-func Lines(w io.Writer, every time.Duration, label string, now func() time.Time) func(steps.Progress) {
+func Lines(w io.Writer, every time.Duration, label string, now func() time.Time) func(runprogress.Snapshot) {
 	var mu sync.Mutex
 	stage := ""
 	var last, begun time.Time
-	return func(p steps.Progress) {
+	return func(p runprogress.Snapshot) {
 		mu.Lock()
 		defer mu.Unlock()
 		t := now()
@@ -93,7 +93,7 @@ type TTY struct {
 	width func() int
 
 	mu       sync.Mutex
-	p        steps.Progress
+	p        runprogress.Snapshot
 	have     bool
 	begun    time.Time
 	lastDraw time.Time
@@ -124,7 +124,7 @@ func NewTTY(w io.Writer, label string, now func() time.Time, width func() int, r
 }
 
 // Update takes the run's latest progress.
-func (t *TTY) Update(p steps.Progress) {
+func (t *TTY) Update(p runprogress.Snapshot) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/internal/syncbuf"
-	"github.com/joulebench/joulebench/steps"
 )
 
 // lockedBuffer is a bytes.Buffer written by the redraw goroutine while the
@@ -24,11 +24,11 @@ func TestTTYProgressDraws(t *testing.T) {
 	now := t0
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	p := NewTTY(&buf, "", clock, func() int { return 60 }, time.Hour) // no redraw by the ticker here
-	p.Update(steps.Progress{Stage: "formal", Total: 10, Sent: 10})
+	p.Update(runprogress.Snapshot{Stage: "formal", Total: 10, Sent: 10})
 	mu.Lock()
 	now = t0.Add(2 * time.Second)
 	mu.Unlock()
-	p.Update(steps.Progress{Stage: "formal", Total: 10, Sent: 10, Done: 4, Tokens: 1000})
+	p.Update(runprogress.Snapshot{Stage: "formal", Total: 10, Sent: 10, Done: 4, Tokens: 1000})
 	_, _ = p.Write([]byte("a log line\n"))
 	p.Finish()
 	// 1,000 tokens over 2 s = 500 tok/s; the line is cut at 59 columns.
@@ -56,7 +56,7 @@ func TestProgressLinesNotTTY(t *testing.T) {
 		if i < 4 {
 			stage = "baseline"
 		}
-		show(steps.Progress{Stage: stage, Done: i, Sent: i + 10, Tokens: 100 * i, Total: 100, PowerW: 300, HasPower: true})
+		show(runprogress.Snapshot{Stage: stage, Done: i, Sent: i + 10, Tokens: 100 * i, Total: 100, PowerW: 300, HasPower: true})
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	// baseline at 0 s; formal begins at 1 s (i=4), then 11 s (i=44: 4,400

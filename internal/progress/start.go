@@ -6,7 +6,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/internal/runprogress"
 )
 
 // Start starts a run's progress display on w: on a terminal (tty) a line
@@ -14,7 +14,7 @@ import (
 // through console going above it (console may be nil); finish ends it.
 // Not on a terminal: a plain line when a stage begins and every
 // LineEvery, and finish is nil.
-func Start(w io.Writer, tty bool, raw io.Writer, label string, console *Console) (update func(steps.Progress), finish func()) {
+func Start(w io.Writer, tty bool, raw io.Writer, label string, console *Console) (update func(runprogress.Snapshot), finish func()) {
 	if !tty {
 		return Lines(w, LineEvery, label, time.Now), nil
 	}

@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/internal/runprogress"
 )
 
 func TestStart(t *testing.T) {
-	p := steps.Progress{Stage: "baseline", Total: 10}
+	p := runprogress.Snapshot{Stage: "baseline", Total: 10}
 	for _, c := range []struct {
 		name string
 		tty  bool
