@@ -38,10 +38,7 @@ func runArchive(ctx context.Context, rc *workflow.RunContext, d *Deps, _ *Archiv
 // Its error joins those of recording the stage ends.
 func (d *Deps) EndStages(ctx context.Context, rc *workflow.RunContext) error {
 	now := rc.Clock.Now()
-	d.mu.Lock()
-	sampling := d.sampler != nil && !d.stopped
-	d.mu.Unlock()
-	if !sampling {
+	if !d.sampling() {
 		return rc.CloseOpenStages(now)
 	}
 	if err := d.sampleNow(ctx); err != nil {

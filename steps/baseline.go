@@ -54,10 +54,10 @@ func runBaseline(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Basel
 // nothing ("" when it measures): no power is sampled (no power source, or
 // no monitor step before it), or the power source has no device.
 func (d *Deps) measuresNothing() string {
-	d.mu.Lock()
-	sampling := d.sampler != nil && !d.stopped
-	samples := len(d.samples)
-	d.mu.Unlock()
+	d.run.mu.Lock()
+	sampling := d.run.sampler != nil && !d.run.stopped
+	samples := len(d.run.samples)
+	d.run.mu.Unlock()
 	switch {
 	case d.Source == nil:
 		return "no power source"

@@ -113,12 +113,12 @@ func TestDiskFullDuringFormal(t *testing.T) {
 // source.
 func TestTelemetryErrNamesTheDisk(t *testing.T) {
 	rc := newRC(t)
-	d := &Deps{deadErr: errors.Join(errors.New("telemetry test: write samples"), archiveErr(rc, syscall.ENOSPC))}
+	d := &Deps{run: runState{deadErr: errors.Join(errors.New("telemetry test: write samples"), archiveErr(rc, syscall.ENOSPC))}}
 	err := d.TelemetryErr()
 	if err == nil || !strings.HasPrefix(err.Error(), "disk full: the run directory "+rc.Out.Dir()) {
 		t.Errorf("TelemetryErr = %v, want the disk named", err)
 	}
-	d = &Deps{deadErr: errors.New("nvml: gpu lost")}
+	d = &Deps{run: runState{deadErr: errors.New("nvml: gpu lost")}}
 	if err := d.TelemetryErr(); err == nil || !strings.HasPrefix(err.Error(), "power source failed: nvml: gpu lost") {
 		t.Errorf("TelemetryErr = %v, want the power source", err)
 	}

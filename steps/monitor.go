@@ -56,9 +56,9 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 	}
 	var lastFlush time.Time
 	sink := func(s []archive.PowerSample) error {
-		d.mu.Lock()
-		d.samples = append(d.samples, s...)
-		d.mu.Unlock()
+		d.run.mu.Lock()
+		d.run.samples = append(d.run.samples, s...)
+		d.run.mu.Unlock()
 		if err := rc.Out.AppendPower(s...); err != nil {
 			return archiveErr(rc, err)
 		}
@@ -70,12 +70,17 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 		}
 		return nil
 	}
-	d.sampler = telemetry.NewSampler(d.Source, c.Interval.D(), telemetry.Clock(rc.Clock.Now), sink,
+	smp := telemetry.NewSampler(d.Source, c.Interval.D(), telemetry.Clock(rc.Clock.Now), sink,
 		func(msg string) { rc.Log.Warn().Str("component", "telemetry").Msg(msg) })
-	d.sampler.SetDevices(devs) // power limits bound plausible readings
+	smp.SetDevices(devs) // power limits bound plausible readings
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	d.stopSmp = cancel
-	d.watchTelemetry(sctx, d.sampler)
-	d.sampler.Start(sctx)
-	return d.sampler.SampleNow(ctx)
+	// The sampler is published under the lock: StopSampling (the archive
+	// step, or the run's cleanup from another goroutine) reads it there.
+	if err := d.setSampler(smp, cancel); err != nil {
+		cancel()
+		return err
+	}
+	d.watchTelemetry(sctx, smp)
+	smp.Start(sctx) // a no-op when StopSampling came in between
+	return smp.SampleNow(ctx)
 }

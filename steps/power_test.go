@@ -33,8 +33,8 @@ func TestMonitor(t *testing.T) {
 		t.Errorf("hardware %+v, interval %v", m.Hardware, m.Telemetry.IntervalS)
 	}
 	// The first sample is taken before the step returns.
-	if src.readCount() < 1 || d.sampler == nil || d.sampler.Interval() != 10*time.Millisecond {
-		t.Errorf("reads %d, sampler %v", src.readCount(), d.sampler)
+	if src.readCount() < 1 || d.sampler() == nil || d.sampler().Interval() != 10*time.Millisecond {
+		t.Errorf("reads %d, sampler %v", src.readCount(), d.sampler())
 	}
 	if err := d.StopSampling(); err != nil {
 		t.Fatal(err)
@@ -278,5 +278,37 @@ func TestMonitorSeveralSources(t *testing.T) {
 	}
 	if !seen["cpu0"] || !seen["gpu0"] {
 		t.Errorf("power.csv devices %v, want cpu0 and gpu0", seen)
+	}
+}
+
+// TestStopSamplingDuringMonitor: the run's cleanup (a signal, a failed
+// step) may stop sampling from another goroutine while the monitor step
+// starts it. The sampler is published and read under one lock (go test
+// -race reported the unguarded write in runMonitor against the read in
+// StopSampling), and whichever comes first, nothing samples once both
+// returned: a stop before the monitor step makes it start nothing.
+func TestStopSamplingDuringMonitor(t *testing.T) {
+	for i := range 20 {
+		rc := newRC(t)
+		src := &testSource{mem: 1 << 30}
+		d := &Deps{Source: src}
+		stopped := make(chan error, 1)
+		go func() { stopped <- d.StopSampling() }()
+		err := runMonitor(context.Background(), rc, d, &MonitorConfig{Interval: dur(10 * time.Millisecond)})
+		if err != nil && !errors.Is(err, errSamplingStopped) {
+			t.Fatalf("try %d: monitor: %v", i, err)
+		}
+		if err := <-stopped; err != nil {
+			t.Fatalf("try %d: StopSampling: %v", i, err)
+		}
+		if d.sampling() {
+			t.Fatalf("try %d: sampling after StopSampling", i)
+		}
+		// Four intervals with no read: no sampler runs on.
+		reads := src.readCount()
+		time.Sleep(40 * time.Millisecond)
+		if n := src.readCount(); n != reads {
+			t.Fatalf("try %d: %d reads after StopSampling", i, n-reads)
+		}
 	}
 }

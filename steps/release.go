@@ -86,7 +86,7 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Releas
 		return fmt.Errorf("release wait needs a baseline stage (add a baseline step or set wait_baseline: false)")
 	}
 	deadline := from + c.MaxWait.Seconds()
-	tick := d.sampler.Interval()
+	tick := d.sampler().Interval()
 	for {
 		if err := d.wait(ctx, tick); err != nil {
 			return err
@@ -113,9 +113,9 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Releas
 // releaseClosed runs the release-complete detection of measure over the
 // samples so far — the same code analyze uses on the archive.
 func (d *Deps) releaseClosed(bs archive.Stage, from, now, exitAt float64, c *ReleaseConfig) (bool, error) {
-	d.mu.Lock()
-	samples := append([]archive.PowerSample(nil), d.samples...)
-	d.mu.Unlock()
+	d.run.mu.Lock()
+	samples := append([]archive.PowerSample(nil), d.run.samples...)
+	d.run.mu.Unlock()
 	pd, err := measure.NewPowerData(samples)
 	if err != nil {
 		return false, err
@@ -145,10 +145,10 @@ func (d *Deps) releaseClosed(bs archive.Stage, from, now, exitAt float64, c *Rel
 // lastSampleT is the time of the newest sample common to every device
 // (the earliest of each device's latest sample), or def without samples.
 func (d *Deps) lastSampleT(def float64) float64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.run.mu.Lock()
+	defer d.run.mu.Unlock()
 	latest := map[string]float64{}
-	for _, s := range d.samples {
+	for _, s := range d.run.samples {
 		if s.T > latest[s.Device] {
 			latest[s.Device] = s.T
 		}

@@ -122,7 +122,7 @@ func TestInvalidReadingRecorded(t *testing.T) {
 	if !eventNames(rc.Out.Meta())["power_invalid:gpu0"] || !strings.Contains(buf.String(), "power -50 W is negative") {
 		t.Errorf("events %v, log %s; want power_invalid:gpu0 and the reason", rc.Out.Meta().Events, buf.String())
 	}
-	for _, s := range d.samples {
+	for _, s := range d.run.samples {
 		if s.PowerW < 0 {
 			t.Fatalf("a negative reading reached the archive: %+v", s)
 		}

@@ -148,7 +148,7 @@ func TestWarmup(t *testing.T) {
 		if err := d.Prepare(rc.Loaded); err != nil {
 			t.Fatal(err)
 		}
-		if d.sets[cfg] == nil {
+		if d.run.sets[cfg] == nil {
 			t.Fatal("Prepare froze no set for the warm-up step")
 		}
 		if err := runWarmup(context.Background(), rc, d, cfg); err != nil {
@@ -188,8 +188,8 @@ func TestPrepareReportsABadDatasetByStep(t *testing.T) {
 	}
 	// Without the override the profile's own dataset loads.
 	d = &Deps{}
-	if err := d.Prepare(l); err != nil || len(d.sets) != 1 {
-		t.Errorf("Prepare: %v, %d sets", err, len(d.sets))
+	if err := d.Prepare(l); err != nil || len(d.run.sets) != 1 {
+		t.Errorf("Prepare: %v, %d sets", err, len(d.run.sets))
 	}
 }
 

@@ -41,7 +41,7 @@ func FormalRequests(l *workflow.Loaded, d *Deps) (n int, known bool) {
 		}
 		k := c.Count
 		if d != nil {
-			if set, ok := d.sets[st.Config]; ok {
+			if set, ok := d.run.sets[st.Config]; ok {
 				k = len(set.Prompts)
 			}
 		}

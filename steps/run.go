@@ -16,7 +16,11 @@ import (
 	"github.com/joulebench/joulebench/workload"
 )
 
-// Deps is what the step implementations use; the run command builds it.
+// Deps is what the step implementations use. Its exported fields are the
+// configuration: the run command sets them before the steps run, and they
+// are only read from then on. What the steps build up during the run (the
+// request sets, the power samples, the sampler, the engine's exit) is the
+// run's own state, kept apart in run.
 type Deps struct {
 	Engine engines.Engine
 	Source telemetry.Source
@@ -56,6 +60,15 @@ type Deps struct {
 	ServerNames    []string
 	ContainerTools []string
 
+	run runState
+}
+
+// runState is what one run's steps build up. sets is written by Prepare
+// before any step runs and only read after it; the rest is guarded by mu:
+// the sampler's sink, the telemetry watcher, the load generator's progress
+// and the run command's cleanup reach it from goroutines other than the
+// steps'.
+type runState struct {
 	// request sets frozen by Prepare, by step configuration
 	sets map[any]*workload.RequestSet
 
@@ -71,13 +84,46 @@ type Deps struct {
 	deadErr error
 }
 
+// errSamplingStopped is why a monitor step that comes after sampling was
+// stopped (the archive step, or the run's cleanup) starts nothing.
+var errSamplingStopped = errors.New("power sampling was already stopped")
+
+// setSampler makes smp the run's sampler, stopped by cancel (its loop's
+// context) and Sampler.Stop; errSamplingStopped when StopSampling came
+// first.
+func (d *Deps) setSampler(smp *telemetry.Sampler, cancel context.CancelFunc) error {
+	d.run.mu.Lock()
+	defer d.run.mu.Unlock()
+	if d.run.stopped {
+		return errSamplingStopped
+	}
+	d.run.sampler, d.run.stopSmp = smp, cancel
+	return nil
+}
+
+// sampler is the run's sampler (nil before the monitor step, or without
+// a power source).
+func (d *Deps) sampler() *telemetry.Sampler {
+	d.run.mu.Lock()
+	defer d.run.mu.Unlock()
+	return d.run.sampler
+}
+
+// sampling reports whether power is sampled now: the monitor step started
+// the sampler and nothing stopped it.
+func (d *Deps) sampling() bool {
+	d.run.mu.Lock()
+	defer d.run.mu.Unlock()
+	return d.run.sampler != nil && !d.run.stopped
+}
+
 func (d *Deps) report(stage string, p loadgen.Progress, total int) {
 	if d.Progress == nil {
 		return
 	}
 	pr := runprogress.Snapshot{Stage: stage, Done: p.Done, Sent: p.Sent, Total: total, Failed: p.Failed, Tokens: p.Tokens}
-	if d.sampler != nil {
-		for _, s := range d.sampler.Latest() {
+	if smp := d.sampler(); smp != nil {
+		for _, s := range smp.Latest() {
 			pr.PowerW += s.PowerW
 			pr.HasPower = true
 		}
@@ -87,17 +133,17 @@ func (d *Deps) report(stage string, p loadgen.Progress, total int) {
 
 // StopSampling stops the sampler (idempotent) and returns its error.
 //
-// The sampler's sink takes d.mu, and Sampler.Stop waits for a tick in
-// progress (its Read and sink): d.mu must not be held across Stop.
+// The sampler's sink takes d.run.mu, and Sampler.Stop waits for a tick in
+// progress (its Read and sink): d.run.mu must not be held across Stop.
 func (d *Deps) StopSampling() error {
-	d.mu.Lock()
-	if d.sampler == nil || d.stopped {
-		d.mu.Unlock()
+	d.run.mu.Lock()
+	stopped := d.run.stopped
+	d.run.stopped = true // a monitor step after this starts nothing
+	smp, cancel := d.run.sampler, d.run.stopSmp
+	d.run.mu.Unlock()
+	if smp == nil || stopped {
 		return nil
 	}
-	d.stopped = true
-	smp, cancel := d.sampler, d.stopSmp
-	d.mu.Unlock()
 	// Cancel first: a Read blocked on the source gets its context done
 	// (the sampler's loop runs under it), then Stop waits for the loop.
 	cancel()
@@ -112,16 +158,16 @@ func (d *Deps) StopSampling() error {
 // closed and every wait of a step (baseline, requests, release) ends with
 // the error at once instead of running on frozen samples.
 func (d *Deps) watchTelemetry(ctx context.Context, smp *telemetry.Sampler) {
-	d.mu.Lock()
-	d.dead = make(chan struct{})
-	dead := d.dead
-	d.mu.Unlock()
+	d.run.mu.Lock()
+	d.run.dead = make(chan struct{})
+	dead := d.run.dead
+	d.run.mu.Unlock()
 	go func() {
 		select {
 		case err := <-smp.Err():
-			d.mu.Lock()
-			d.deadErr = err
-			d.mu.Unlock()
+			d.run.mu.Lock()
+			d.run.deadErr = err
+			d.run.mu.Unlock()
 			close(dead)
 		case <-ctx.Done():
 		}
@@ -131,26 +177,26 @@ func (d *Deps) watchTelemetry(ctx context.Context, smp *telemetry.Sampler) {
 // telemetryDead returns a channel closed when the power source died (nil,
 // which blocks for ever, while it lives or when there is none).
 func (d *Deps) telemetryDead() <-chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.dead
+	d.run.mu.Lock()
+	defer d.run.mu.Unlock()
+	return d.run.dead
 }
 
 // TelemetryErr returns the fatal error of the power source, nil while it
 // lives.
 func (d *Deps) TelemetryErr() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.deadErr == nil {
+	d.run.mu.Lock()
+	defer d.run.mu.Unlock()
+	if d.run.deadErr == nil {
 		return nil
 	}
 	var ae *archiveError
-	if errors.As(d.deadErr, &ae) {
+	if errors.As(d.run.deadErr, &ae) {
 		// The sampler died writing its samples: the disk failed, not
 		// the power source.
 		return ae
 	}
-	return fmt.Errorf("power source failed: %w", d.deadErr)
+	return fmt.Errorf("power source failed: %w", d.run.deadErr)
 }
 
 // RecordAnomalies writes what the power source noticed in its data (an
@@ -163,8 +209,8 @@ func (d *Deps) RecordAnomalies(rc *workflow.RunContext) {
 	if ar, ok := d.Source.(telemetry.AnomalyReporter); ok {
 		all = ar.Anomalies()
 	}
-	if d.sampler != nil {
-		all = append(all, d.sampler.Anomalies()...)
+	if smp := d.sampler(); smp != nil {
+		all = append(all, smp.Anomalies()...)
 	}
 	logged := map[string]bool{}
 	for _, a := range all {
@@ -192,10 +238,11 @@ func (d *Deps) throttled() (bool, string) {
 
 // sampleNow takes a sample at a stage boundary when sampling runs.
 func (d *Deps) sampleNow(ctx context.Context) error {
-	if d.sampler == nil {
+	smp := d.sampler()
+	if smp == nil {
 		return nil
 	}
-	return d.sampler.SampleNow(ctx)
+	return smp.SampleNow(ctx)
 }
 
 // wait sleeps for dur; it ends early with an error when ctx is done or the
@@ -297,7 +344,7 @@ func sendRun(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string
 // Prepare loads and freezes every request set the profile's steps use, so
 // that a bad dataset is reported (with file:line) before anything runs.
 func (d *Deps) Prepare(l *workflow.Loaded) error {
-	d.sets = map[any]*workload.RequestSet{}
+	d.run.sets = map[any]*workload.RequestSet{}
 	for _, st := range l.Steps {
 		var set *workload.RequestSet
 		var err error
@@ -317,7 +364,7 @@ func (d *Deps) Prepare(l *workflow.Loaded) error {
 		if err != nil {
 			return fmt.Errorf("%s: request set: %w", st.Label(), err)
 		}
-		d.sets[st.Config] = set
+		d.run.sets[st.Config] = set
 	}
 	return nil
 }
@@ -325,7 +372,7 @@ func (d *Deps) Prepare(l *workflow.Loaded) error {
 // RequestCount is the number of requests in the set Prepare froze for the
 // step configuration cfg (0 when it has none).
 func (d *Deps) RequestCount(cfg any) int {
-	if set, ok := d.sets[cfg]; ok {
+	if set, ok := d.run.sets[cfg]; ok {
 		return len(set.Prompts)
 	}
 	return 0
@@ -334,7 +381,7 @@ func (d *Deps) RequestCount(cfg any) int {
 // MostInFlight is how many requests of the set Prepare froze for cfg can
 // be in flight at once (workload.RequestSet.MostInFlight; 0 without one).
 func (d *Deps) MostInFlight(cfg any) int {
-	if set, ok := d.sets[cfg]; ok {
+	if set, ok := d.run.sets[cfg]; ok {
 		return set.MostInFlight()
 	}
 	return 0
@@ -342,7 +389,7 @@ func (d *Deps) MostInFlight(cfg any) int {
 
 // requestSet returns the set Prepare froze for a step, or loads it.
 func (d *Deps) requestSet(cfg any, dataset string, opt workload.Options) (*workload.RequestSet, error) {
-	if set, ok := d.sets[cfg]; ok {
+	if set, ok := d.run.sets[cfg]; ok {
 		return set, nil
 	}
 	return loadSet(d, dataset, opt)
@@ -366,13 +413,13 @@ func loadSet(d *Deps, dataset string, opt workload.Options) (*workload.RequestSe
 
 // StopEngine stops the engine once and records engine_exited.
 func (d *Deps) StopEngine(ctx context.Context, rc *workflow.RunContext, grace time.Duration) (float64, error) {
-	d.mu.Lock()
-	if d.exitAt > 0 {
-		t := d.exitAt
-		d.mu.Unlock()
+	d.run.mu.Lock()
+	if d.run.exitAt > 0 {
+		t := d.run.exitAt
+		d.run.mu.Unlock()
 		return t, nil
 	}
-	d.mu.Unlock()
+	d.run.mu.Unlock()
 	if d.Engine == nil || d.External {
 		return 0, nil
 	}
@@ -381,9 +428,9 @@ func (d *Deps) StopEngine(ctx context.Context, rc *workflow.RunContext, grace ti
 	if at.IsZero() {
 		t = rc.Clock.Now()
 	}
-	d.mu.Lock()
-	d.exitAt = t
-	d.mu.Unlock()
+	d.run.mu.Lock()
+	d.run.exitAt = t
+	d.run.mu.Unlock()
 	if e := rc.Event("engine_exited", t); e != nil && err == nil {
 		err = e
 	}
