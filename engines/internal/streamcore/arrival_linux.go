@@ -58,6 +58,12 @@ func stampReceives(c net.Conn) net.Conn {
 	}); err != nil || serr != nil {
 		return c
 	}
+	return newStampedConn(c, raw)
+}
+
+// newStampedConn reads c through raw, its socket, whose receive stamps
+// are on.
+func newStampedConn(c net.Conn, raw syscall.RawConn) *stampedConn {
 	s := &stampedConn{Conn: c, raw: raw}
 	s.recv = s.recvmsg
 	return s
