@@ -75,11 +75,15 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	ran := map[string]int{}
 	total := 0
-	for _, page := range docFiles(t, repo) {
+	pages := docFiles(t, repo)
+	for _, page := range pages {
 		t.Run(filepath.Base(page), func(t *testing.T) {
 			ran[page] = runDocCommands(t, repo, page)
 			total += ran[page]
 		})
+	}
+	if len(ran) < len(pages) {
+		return // -run chose some pages
 	}
 	// The README's main run and its sample analyze; in all, the guides'
 	// examples too (workloads, campaigns, compare, profiles, import, ...).
