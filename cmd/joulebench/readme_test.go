@@ -12,9 +12,9 @@ import (
 	"unicode/utf8"
 )
 
-// readmeCommand is one command of a ```sh block of README.md.
+// readmeCommand is one command of a ```sh block of README.md or a guide.
 type readmeCommand struct {
-	line int      // README line where it starts
+	line int      // the page's line where it starts
 	argv []string // the words, without a trailing > FILE
 	out  string   // the file of a trailing > FILE
 	exit int      // the exit code a trailing "# exit N" comment states (else 0)
@@ -22,7 +22,7 @@ type readmeCommand struct {
 	heredoc *string
 }
 
-// readmeSkips are the README commands the test does not run, with why.
+// readmeSkips are the docs' commands the test does not run, with why.
 var readmeSkips = []struct{ prefix, why string }{
 	{"go test ", "the test suite itself"},
 	{"joulebench sweep campaign.yaml --executor slurm", "needs a Slurm cluster (the sweep with Slurm has its own test on fake sbatch/squeue)"},
@@ -35,26 +35,71 @@ var readmeSkips = []struct{ prefix, why string }{
 var readmeQuick = []string{"baseline=1s", "release_hold=1s", "release_max_wait=8s", "sample_interval=100ms",
 	"request_count=24", "warmup_requests=2", "max_tokens=64", "window=5", "cv_max=0.5"}
 
-// Every runnable command of README.md's ```sh blocks runs as written, in
-// order, in an empty directory (the repository's archive/ linked in), on
-// the simulator, with shortened parameters appended to each run: it exits
-// as the README says (0 unless a "# exit N" comment says otherwise), and a
+// docFiles are the pages whose runnable blocks TestReadmeCommands runs:
+// README.md and every guide in docs/, as paths relative to the repository.
+func docFiles(t *testing.T, repo string) []string {
+	t.Helper()
+	guides, err := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"README.md"}
+	for _, g := range guides {
+		rel, err := filepath.Rel(repo, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, filepath.ToSlash(rel))
+	}
+	if len(files) < 6 {
+		t.Fatalf("found %d pages (README.md and docs/*.md): the docs moved", len(files))
+	}
+	return files
+}
+
+// Every runnable command of the ```sh blocks of README.md and of each
+// guide in docs/ runs as written, in order, each page in an empty
+// directory of its own (the repository's archive/ linked in), on the
+// simulator, with shortened parameters appended to each run: it exits
+// as the page says (0 unless a "# exit N" comment says otherwise), and a
 // run prints a summary without FAIL that fits 100 columns and 25 lines.
 // The commands that need GPUs, engines, a cluster or the network are
 // skipped with their reason.
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the README's simulator runs (about a minute)")
-	}
-	src, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmds, err := readmeCommands(string(src))
-	if err != nil {
-		t.Fatal(err)
+		t.Skip("runs the docs' simulator runs (a few minutes)")
 	}
 	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	total := 0
+	pages := docFiles(t, repo)
+	for _, page := range pages {
+		t.Run(filepath.Base(page), func(t *testing.T) {
+			ran[page] = runDocCommands(t, repo, page)
+			total += ran[page]
+		})
+	}
+	if len(ran) < len(pages) {
+		return // -run chose some pages
+	}
+	// The README's main run and its sample analyze; in all, the guides'
+	// examples too (workloads, campaigns, compare, profiles, import, ...).
+	if ran["README.md"] < 2 || total < 15 {
+		t.Errorf("only %d README commands and %d in all ran: the parser or the docs changed (%v)", ran["README.md"], total, ran)
+	}
+}
+
+// runDocCommands runs the ```sh blocks of one page (a path relative to
+// the repository) and returns how many joulebench commands ran.
+func runDocCommands(t *testing.T, repo, page string) int {
+	src, err := os.ReadFile(filepath.Join(repo, filepath.FromSlash(page)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := readmeCommands(page, string(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +115,7 @@ func TestReadmeCommands(t *testing.T) {
 	for _, c := range cmds {
 		text := strings.Join(c.argv, " ")
 		if why := readmeSkip(c); why != "" {
-			t.Logf("README.md:%d: skipped (%s): %s", c.line, why, text)
+			t.Logf("%s:%d: skipped (%s): %s", page, c.line, why, text)
 			continue
 		}
 		if c.heredoc != nil {
@@ -86,7 +131,7 @@ func TestReadmeCommands(t *testing.T) {
 		stdout, stderr, code := runCLI(t, args...)
 		ran++
 		if code != c.exit {
-			t.Errorf("README.md:%d: %s: exit %d, README says %d\n%s\n%s", c.line, text, code, c.exit, stdout, stderr)
+			t.Errorf("%s:%d: %s: exit %d, the page says %d\n%s\n%s", page, c.line, text, code, c.exit, stdout, stderr)
 			continue
 		}
 		if c.out != "" {
@@ -95,12 +140,10 @@ func TestReadmeCommands(t *testing.T) {
 			}
 		}
 		if args[0] == "run" {
-			checkRunSummary(t, fmt.Sprintf("README.md:%d", c.line), stdout)
+			checkRunSummary(t, fmt.Sprintf("%s:%d", page, c.line), stdout)
 		}
 	}
-	if ran < 8 {
-		t.Errorf("only %d README commands ran: the parser or the README changed", ran)
-	}
+	return ran
 }
 
 // checkRunSummary checks what a run prints: no FAIL, at most 25 lines of
@@ -169,11 +212,11 @@ func readmeSkip(c readmeCommand) string {
 
 var exitComment = regexp.MustCompile(`^exit (\d+)\b`)
 
-// readmeCommands parses the ```sh blocks of a README: lines joined at a
-// trailing backslash, comments dropped (a trailing "# exit N" kept as the
-// expected exit code), `> FILE` and `cat > FILE <<'EOF'` here-documents
-// understood.
-func readmeCommands(readme string) ([]readmeCommand, error) {
+// readmeCommands parses the ```sh blocks of a page (named in errors):
+// lines joined at a trailing backslash, comments dropped (a trailing
+// "# exit N" kept as the expected exit code), `> FILE` and
+// `cat > FILE <<'EOF'` here-documents understood.
+func readmeCommands(page, readme string) ([]readmeCommand, error) {
 	var out []readmeCommand
 	lines := strings.Split(readme, "\n")
 	in := false
@@ -196,7 +239,7 @@ func readmeCommands(readme string) ([]readmeCommand, error) {
 		}
 		words, comment, err := shellWords(l)
 		if err != nil {
-			return nil, fmt.Errorf("README.md:%d: %w", start, err)
+			return nil, fmt.Errorf("%s:%d: %w", page, start, err)
 		}
 		c := readmeCommand{line: start, argv: words}
 		if m := exitComment.FindStringSubmatch(comment); m != nil {
@@ -261,7 +304,7 @@ func shellWords(s string) (words []string, comment string, err error) {
 // here-documents.
 func TestReadmeCommandsParse(t *testing.T) {
 	md := "text\n```sh\n# a comment\ngo run ./cmd/joulebench run a \\\n  --label 'x=y z'  # exit 3\ngo run ./cmd/joulebench profiles show b > my.yaml\ncat > f.yaml <<'EOF'\nk: \"v # not a comment\"\nEOF\n```\n```yaml\nnot: run\n```\n"
-	cmds, err := readmeCommands(md)
+	cmds, err := readmeCommands("test.md", md)
 	if err != nil {
 		t.Fatal(err)
 	}
