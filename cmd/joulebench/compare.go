@@ -24,8 +24,8 @@ closed, a failed fail check or too many failed requests put a run out,
 shown with why); vLLM vs SGLang pairs of the same configuration; medians,
 ratios, ranks and Spearman within each scenario and size group; asiai runs
 per engine. The rules and thresholds are a comparison profile (built-in:
-compare-1.5; --compare-profile FILE uses an edited copy); README's
-"Comparing runs and plots" and docs/methodology.md say what each does.
+compare-1.5; --compare-profile FILE uses an edited copy); docs/compare.md
+and docs/methodology.md say what each does.
 
 A run some formulas fail on is shown with the values it lacks flagged (exit
 4); an archive that cannot be read stops the command with an error naming

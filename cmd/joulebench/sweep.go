@@ -28,7 +28,7 @@ job per run (re-attaching after a restart, scancel on Ctrl-C); --dry-run
 prints the plan and runs nothing. A campaign with a search section searches
 the load of each combination (kind: sweep or slo), resumable from
 OUT/search-state.json, and ends with the frontier drawn in
-OUT/frontier.svg. README's "Campaigns" section has the details.`,
+OUT/frontier.svg. docs/campaigns.md has the details.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.sweep(cmd.Context(), args[0])
