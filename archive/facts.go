@@ -19,11 +19,14 @@ type facts struct {
 	// stage's phase lies wholly inside that stage.
 	complete bool
 	// devices are the listed devices' physical bounds by id; nil when
-	// the devices are not known (a file read on its own), and then any
-	// device is accepted up to the largest bound.
+	// the devices are not known (a file read on its own: any device up
+	// to the largest bound) or run.json lists none (an archive of a
+	// writer that did not record them: every device is a GPU).
 	devices map[string]deviceBound
 	// listed names the listed devices, for messages.
 	listed string
+	// unlisted is the bound of a device when devices is nil.
+	unlisted deviceBound
 }
 
 // deviceBound is a listed device's physical bound on power_w.
@@ -39,21 +42,25 @@ const stageSlackS = 1e-6
 
 // loneFacts are the facts of a data file read without its run.json: any
 // Unix time, any device, the widest physical bounds.
-func loneFacts() *facts { return &facts{w: anyTime} }
+func loneFacts() *facts {
+	return &facts{w: anyTime, unlisted: deviceBound{maxW: record.MaxNodePowerW, domain: "any"}}
+}
 
 // runFacts are the facts run.json m states (m has passed ReadMeta).
 func runFacts(m *Meta) *facts {
 	f := &facts{w: runWindow(m), stages: make(map[string]Stage, len(m.Stages)), complete: m.Status == StatusComplete,
-		devices: make(map[string]deviceBound, len(m.Hardware.Devices)), listed: devicesList(m.Hardware.Devices)}
+		listed: devicesList(m.Hardware.Devices)}
 	for _, s := range m.Stages {
 		f.stages[s.Name] = s
 	}
+	if len(m.Hardware.Devices) == 0 {
+		f.unlisted = deviceBound{maxW: record.MaxGPUPowerW, domain: record.DomainGPU}
+		return f
+	}
+	f.devices = make(map[string]deviceBound, len(m.Hardware.Devices))
 	for _, d := range m.Hardware.Devices {
 		maxW, _ := record.MaxPowerW(d.Domain) // a domain outside Domains was refused
 		f.devices[d.ID] = deviceBound{maxW: maxW, domain: d.DomainOrGPU()}
-	}
-	if f.listed == "" {
-		f.listed = "none"
 	}
 	return f
 }
@@ -73,7 +80,7 @@ func (f *facts) checkPower(s *PowerSample) string {
 	if s.HasEnergy && s.EnergyJ < 0 {
 		return fmt.Sprintf("column energy_j: %v J is negative (a cumulative energy counter is never negative)", s.EnergyJ)
 	}
-	b := deviceBound{maxW: record.MaxNodePowerW, domain: "any"}
+	b := f.unlisted
 	if f.devices != nil {
 		var ok bool
 		if b, ok = f.devices[s.Device]; !ok {
