@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/exitcode"
@@ -119,6 +121,9 @@ func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []stri
 	if res == nil {
 		return nil, exitcode.With(exitcode.Invalid, evalErr)
 	}
+	if why := Incomplete(run); why != "" {
+		MarkIncomplete(res, why)
+	}
 	if profile != "" {
 		// Label headers and CSV with the profile evaluated, not the one
 		// the run was archived with.
@@ -148,4 +153,71 @@ func ChecksOutcome(res *archive.Results) error {
 		return nil
 	}
 	return exitcode.With(exitcode.Checks, errors.Join(failed...))
+}
+
+// CheckRunFinished is the check every evaluation of an unfinished run
+// fails (severity exclude): its figures never pass as a finished run's.
+const CheckRunFinished = "run_finished"
+
+// Incomplete says why run did not finish ("" when it did): its status
+// is running (killed: kill -9, power loss) or interrupted, a stage has
+// no end, or it holds fewer formal requests than request_set.count.
+func Incomplete(run *archive.Run) string {
+	m := &run.Meta
+	var why []string
+	switch m.Status {
+	case archive.StatusRunning:
+		why = append(why, "status running: joulebench stopped without writing a final status (killed, or still in progress)")
+	case archive.StatusInterrupted:
+		why = append(why, "status interrupted")
+	}
+	var open []string
+	for _, s := range m.Stages {
+		if s.Open {
+			open = append(open, s.Name)
+		}
+	}
+	if len(open) > 0 {
+		why = append(why, "stage "+strings.Join(open, ", ")+" never ended")
+	}
+	formal := 0
+	for i := range run.Requests {
+		if run.Requests[i].Phase == "formal" {
+			formal++
+		}
+	}
+	if formal < m.RequestSet.Count {
+		why = append(why, fmt.Sprintf("%d of %d formal requests recorded", formal, m.RequestSet.Count))
+	}
+	return strings.Join(why, "; ")
+}
+
+// MarkIncomplete marks the results of an unfinished run as such: the check
+// CheckRunFinished fails (severity exclude, so the command exits 3), the
+// run is excluded with the reason, and every metric's note says
+// "incomplete run", so that no output shows a figure of it as a finished
+// run's.
+func MarkIncomplete(res *archive.Results, why string) {
+	msg := "incomplete run: " + why
+	for _, n := range res.Order {
+		r := res.Values[n]
+		if r.Kind != "metric" {
+			continue
+		}
+		if r.Note == "" {
+			r.Note = "incomplete run"
+		} else {
+			r.Note += "; incomplete run"
+		}
+		res.Values[n] = r
+	}
+	failed := false
+	res.Values[CheckRunFinished] = archive.Result{Kind: "check", Value: false, Severity: "exclude", Passed: &failed,
+		Description: "the run finished: status complete, every stage ended, every formal request recorded", Message: msg}
+	res.Order = append([]string{CheckRunFinished}, slices.DeleteFunc(res.Order, func(n string) bool { return n == CheckRunFinished })...)
+	if res.Excluded {
+		res.ExcludeReason = msg + "; " + res.ExcludeReason
+	} else {
+		res.Excluded, res.ExcludeReason = true, msg
+	}
 }

@@ -45,8 +45,11 @@ distributions, the formal requests and the provenance; it opens offline.`,
 				return err
 			}
 			// As analyze: the table is shown, and the exit code says that
-			// some values are missing.
-			return withCode(exitEval, r.EvalErr)
+			// some values are missing (4), or that a run did not finish (3).
+			if r.EvalErr != nil {
+				return withCode(exitEval, r.EvalErr)
+			}
+			return r.Incomplete
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
