@@ -124,6 +124,9 @@ func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []stri
 	if why := Incomplete(run); why != "" {
 		MarkIncomplete(res, why)
 	}
+	if err := MarkNoReading(res, ZeroPowerDomains(run)); err != nil {
+		evalErr = errors.Join(evalErr, err)
+	}
 	if profile != "" {
 		// Label headers and CSV with the profile evaluated, not the one
 		// the run was archived with.
@@ -220,4 +223,73 @@ func MarkIncomplete(res *archive.Results, why string) {
 	} else {
 		res.Excluded, res.ExcludeReason = true, msg
 	}
+}
+
+// ZeroPowerDomains lists the domains whose every power sample in run reads
+// 0 W with an energy counter, when there is one, that never moves: their
+// source gave no reading (a failed sensor, a zeroed file), which is not a
+// reading of zero.
+func ZeroPowerDomains(run *archive.Run) []string {
+	domain := map[string]string{}
+	for _, d := range run.Meta.Hardware.Devices {
+		domain[d.ID] = d.DomainOrGPU()
+	}
+	seen, moved := map[string]bool{}, map[string]bool{}
+	firstJ := map[string]float64{}
+	for _, p := range run.Power {
+		dom, ok := domain[p.Device]
+		if !ok {
+			dom = archive.DomainGPU
+		}
+		seen[dom] = true
+		if p.PowerW != 0 {
+			moved[dom] = true
+		}
+		if p.HasEnergy {
+			if j, ok := firstJ[p.Device]; !ok {
+				firstJ[p.Device] = p.EnergyJ
+			} else if j != p.EnergyJ {
+				moved[dom] = true
+			}
+		}
+	}
+	var out []string
+	for _, d := range archive.Domains {
+		if seen[d] && !moved[d] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// MarkNoReading makes every metric over the power of domains (its
+// boundary names one of them) not applicable, with the reason, and
+// returns an error naming them (nil when there are none): a figure
+// computed from no reading is never printed as 0 W or 0 J/token.
+func MarkNoReading(res *archive.Results, domains []string) error {
+	if len(domains) == 0 {
+		return nil
+	}
+	why := "every power reading of the " + strings.Join(domains, ", ") + " devices is 0 W with no energy counted: the source gave no reading, which is not a reading of zero"
+	var names []string
+	for _, n := range res.Order {
+		r := res.Values[n]
+		if r.Kind != "metric" || r.Boundary == "" || r.Value == nil {
+			continue
+		}
+		hit := false
+		for _, b := range strings.Split(r.Boundary, "+") {
+			hit = hit || slices.Contains(domains, b)
+		}
+		if !hit {
+			continue
+		}
+		r.Value, r.Note = nil, "not applicable: "+why
+		res.Values[n] = r
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s (%s)", why, strings.Join(names, ", "))
 }

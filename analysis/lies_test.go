@@ -27,7 +27,7 @@ func copyArchive(t *testing.T, from string, file, old, new string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f == file {
+		if f == file && file != "" {
 			if !strings.Contains(string(b), old) {
 				t.Fatalf("%s has no %q", f, old)
 			}
@@ -235,5 +235,54 @@ func TestKilledRunIsIncompleteInEveryStage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// (g) sample-run-ok with every power_w 0 and no counter: no reading is not
+// a reading of zero. Every GPU energy and power figure is not applicable
+// with the reason (the formulas are reported as not evaluated: exit 4),
+// never 0.0 W or 0.0000 J/token; the figures without power keep their
+// values (1836 tokens, as the unedited run).
+func TestAllZeroPowerIsNoReading(t *testing.T) {
+	dir := copyArchive(t, sampleRunOK, "", "", "")
+	b, err := os.ReadFile(filepath.Join(dir, archive.PowerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for i := 1; i < len(lines); i++ {
+		c := strings.Split(lines[i], ",")
+		c[2], c[3] = "0", ""
+		lines[i] = strings.Join(c, ",")
+	}
+	if err := os.WriteFile(filepath.Join(dir, archive.PowerFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := noUserDirs().Evaluate(context.Background(), dir, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.EvalErr == nil || !strings.Contains(e.EvalErr.Error(), "every power reading of the gpu devices is 0 W") {
+		t.Errorf("EvalErr = %v, want the figures without a reading named", e.EvalErr)
+	}
+	for _, n := range []string{"formal_j_per_token", "avg_gpu_power_w", "formal_energy_j", "startup_energy_j"} {
+		if r := e.Results.Values[n]; r.Value != nil || !strings.Contains(r.Note, "not a reading of zero") {
+			t.Errorf("%s = %v (%q), want n/a with the reason", n, r.Value, r.Note)
+		}
+	}
+	if v := e.Results.Values["formal_output_tokens"].Value; fmt.Sprint(v) != "1836" {
+		t.Errorf("formal_output_tokens = %v, want 1836", v)
+	}
+	if got := ZeroPowerDomains(e.Run); len(got) != 1 || got[0] != "gpu" {
+		t.Errorf("ZeroPowerDomains = %v, want [gpu]", got)
+	}
+	// Readings that are not all zero are readings: sample-run-ok itself
+	// has none without.
+	run, err := archive.LoadData(sampleRunOK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ZeroPowerDomains(run); len(got) != 0 {
+		t.Errorf("ZeroPowerDomains(sample-run-ok) = %v, want none", got)
 	}
 }
