@@ -217,7 +217,18 @@ func requestTimes(q *Request, w window) string {
 	if msg := order("first_token_at", q.FirstTokenAt); msg != "" {
 		return msg
 	}
+	// A request holds about as many token times as tokens (20 million
+	// in a 100k-request run): a time that keeps to the bounds is passed
+	// without formatting its name; only the last one's is kept.
+	last := -1
 	for i, t := range q.TokenTimes {
+		if t != 0 && t >= w.lo && t <= w.hi && t <= math.MaxFloat64 && ((prevName == "" && last < 0) || t >= prev) {
+			prev, last = t, i
+			continue
+		}
+		if last >= 0 {
+			prevName, last = fmt.Sprintf("token_times[%d]", last), -1
+		}
 		name := fmt.Sprintf("token_times[%d]", i)
 		if msg := w.check(name, t); msg != "" {
 			return msg
@@ -225,6 +236,9 @@ func requestTimes(q *Request, w window) string {
 		if msg := order(name, t); msg != "" {
 			return msg
 		}
+	}
+	if last >= 0 {
+		prevName = fmt.Sprintf("token_times[%d]", last)
 	}
 	if msg := order("done_at", q.DoneAt); msg != "" {
 		return msg

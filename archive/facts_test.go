@@ -92,3 +92,28 @@ func TestLoadHoldsFilesToTheirFacts(t *testing.T) {
 		})
 	}
 }
+
+// The token times' fast path (a time within bounds is passed without
+// formatting its name) keeps every rule of the slow one: the first token
+// time of a request with no earlier time still bounds the next, and each
+// message names the right entries.
+func TestTokenTimesCheckedWithoutNames(t *testing.T) {
+	for _, tc := range []struct{ line, msg string }{
+		{`{"id":"a","phase":"formal","ok":false,"output_tokens":0,"token_times":[5,3]}`, "token_times[1] 3 is before token_times[0] 5"},
+		{`{"id":"b","phase":"formal","ok":false,"output_tokens":0,"sent_at":1,"token_times":[2,4,6,5]}`, "token_times[3] 5 is before token_times[2] 6"},
+		{`{"id":"c","phase":"formal","ok":false,"output_tokens":0,"sent_at":1,"token_times":[2,4],"done_at":3}`, "done_at 3 is before token_times[1] 4"},
+		{`{"id":"d","phase":"formal","ok":false,"output_tokens":0,"sent_at":1,"token_times":[2,-4]}`, "token_times[1] -4 is negative"},
+		{`{"id":"e","phase":"formal","ok":false,"output_tokens":0,"sent_at":1,"token_times":[2,0,3],"done_at":4}`, ""},
+	} {
+		_, err := ReadRequests(strings.NewReader(tc.line+"\n"), "")
+		if tc.msg == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.line, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: error %v, want %q", tc.line, err, tc.msg)
+		}
+	}
+}
