@@ -225,42 +225,64 @@ func MarkIncomplete(res *archive.Results, why string) {
 	}
 }
 
-// ZeroPowerDomains lists the domains whose every power sample in run reads
-// 0 W with an energy counter, when there is one, that never moves: their
-// source gave no reading (a failed sensor, a zeroed file), which is not a
-// reading of zero.
+// ZeroPowerDomains lists the domains whose every power sample reads 0 W,
+// with an energy counter, when there is one, that never moves, over the
+// whole run or over its formal stage (under load no device draws nothing):
+// their source gave no reading (a failed sensor, a zeroed file), which is
+// not a reading of zero. An idle stage alone may read 0 W (a GPU's idle
+// power on some Macs rounds to 0 mW) and is not enough.
 func ZeroPowerDomains(run *archive.Run) []string {
 	domain := map[string]string{}
 	for _, d := range run.Meta.Hardware.Devices {
 		domain[d.ID] = d.DomainOrGPU()
 	}
-	seen, moved := map[string]bool{}, map[string]bool{}
-	firstJ := map[string]float64{}
+	formal, hasFormal := run.Meta.StageByName("formal")
+	var all, inFormal zeroScan
 	for _, p := range run.Power {
 		dom, ok := domain[p.Device]
 		if !ok {
 			dom = archive.DomainGPU
 		}
-		seen[dom] = true
-		if p.PowerW != 0 {
-			moved[dom] = true
-		}
-		if p.HasEnergy {
-			if j, ok := firstJ[p.Device]; !ok {
-				firstJ[p.Device] = p.EnergyJ
-			} else if j != p.EnergyJ {
-				moved[dom] = true
-			}
+		all.add(dom, &p)
+		if hasFormal && p.T >= formal.Start && p.T <= formal.End {
+			inFormal.add(dom, &p)
 		}
 	}
 	var out []string
 	for _, d := range archive.Domains {
-		if seen[d] && !moved[d] {
+		if all.zero(d) || inFormal.zero(d) {
 			out = append(out, d)
 		}
 	}
 	return out
 }
+
+// zeroScan finds, per domain, whether any sample read power or counted
+// energy.
+type zeroScan struct {
+	seen, moved map[string]bool
+	firstJ      map[string]float64 // by device
+}
+
+func (z *zeroScan) add(dom string, p *archive.PowerSample) {
+	if z.seen == nil {
+		z.seen, z.moved, z.firstJ = map[string]bool{}, map[string]bool{}, map[string]float64{}
+	}
+	z.seen[dom] = true
+	if p.PowerW != 0 {
+		z.moved[dom] = true
+	}
+	if p.HasEnergy {
+		if j, ok := z.firstJ[p.Device]; !ok {
+			z.firstJ[p.Device] = p.EnergyJ
+		} else if j != p.EnergyJ {
+			z.moved[dom] = true
+		}
+	}
+}
+
+// zero: the domain has samples and none read anything.
+func (z *zeroScan) zero(dom string) bool { return z.seen[dom] && !z.moved[dom] }
 
 // MarkNoReading makes every metric over the power of domains (its
 // boundary names one of them) not applicable, with the reason, and
@@ -270,7 +292,7 @@ func MarkNoReading(res *archive.Results, domains []string) error {
 	if len(domains) == 0 {
 		return nil
 	}
-	why := "every power reading of the " + strings.Join(domains, ", ") + " devices is 0 W with no energy counted: the source gave no reading, which is not a reading of zero"
+	why := "every power reading of the " + strings.Join(domains, ", ") + " devices (in the run or its formal stage) is 0 W with no energy counted: the source gave no reading, which is not a reading of zero"
 	var names []string
 	for _, n := range res.Order {
 		r := res.Values[n]

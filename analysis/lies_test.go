@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -244,6 +245,14 @@ func TestKilledRunIsIncompleteInEveryStage(t *testing.T) {
 // never 0.0 W or 0.0000 J/token; the figures without power keep their
 // values (1836 tokens, as the unedited run).
 func TestAllZeroPowerIsNoReading(t *testing.T) {
+	t.Run("the whole run", func(t *testing.T) { zeroPowerIsNoReading(t, 0, math.Inf(1)) })
+	// 1717405210 to 1717405220: the formal stage, under load.
+	t.Run("the formal stage", func(t *testing.T) { zeroPowerIsNoReading(t, 1717405210, 1717405220) })
+}
+
+// zeroPowerIsNoReading zeroes sample-run-ok's power rows from t = from to
+// to and evaluates it.
+func zeroPowerIsNoReading(t *testing.T, from, to float64) {
 	dir := copyArchive(t, sampleRunOK, "", "", "")
 	b, err := os.ReadFile(filepath.Join(dir, archive.PowerFile))
 	if err != nil {
@@ -252,8 +261,14 @@ func TestAllZeroPowerIsNoReading(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	for i := 1; i < len(lines); i++ {
 		c := strings.Split(lines[i], ",")
-		c[2], c[3] = "0", ""
-		lines[i] = strings.Join(c, ",")
+		var ts float64
+		if _, err := fmt.Sscan(c[0], &ts); err != nil {
+			t.Fatal(err)
+		}
+		if ts >= from && ts <= to {
+			c[2], c[3] = "0", ""
+			lines[i] = strings.Join(c, ",")
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, archive.PowerFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -262,7 +277,7 @@ func TestAllZeroPowerIsNoReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.EvalErr == nil || !strings.Contains(e.EvalErr.Error(), "every power reading of the gpu devices is 0 W") {
+	if e.EvalErr == nil || !strings.Contains(e.EvalErr.Error(), "every power reading of the gpu devices (in the run or its formal stage) is 0 W") {
 		t.Errorf("EvalErr = %v, want the figures without a reading named", e.EvalErr)
 	}
 	for _, n := range []string{"formal_j_per_token", "avg_gpu_power_w", "formal_energy_j", "startup_energy_j"} {
