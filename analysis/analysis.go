@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/exitcode"
@@ -126,6 +128,12 @@ func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []stri
 	if res == nil {
 		return nil, exitcode.With(exitcode.Invalid, evalErr)
 	}
+	if why := Incomplete(run); why != "" {
+		MarkIncomplete(res, why)
+	}
+	if err := MarkNoReading(res, ZeroPowerDomains(run)); err != nil {
+		evalErr = errors.Join(evalErr, err)
+	}
 	if profile != "" {
 		// Label headers and CSV with the profile evaluated, not the one
 		// the run was archived with.
@@ -155,4 +163,162 @@ func ChecksOutcome(res *archive.Results) error {
 		return nil
 	}
 	return exitcode.With(exitcode.Checks, errors.Join(failed...))
+}
+
+// CheckRunFinished is the check every evaluation of an unfinished run
+// fails (severity exclude): its figures never pass as a finished run's.
+const CheckRunFinished = "run_finished"
+
+// Incomplete says why run did not finish ("" when it did): its status
+// is running (killed: kill -9, power loss) or interrupted, a stage has
+// no end, or it holds fewer formal requests than request_set.count.
+func Incomplete(run *archive.Run) string {
+	m := &run.Meta
+	var why []string
+	switch m.Status {
+	case archive.StatusRunning:
+		why = append(why, "status running: joulebench stopped without writing a final status (killed, or still in progress)")
+	case archive.StatusInterrupted:
+		why = append(why, "status interrupted")
+	}
+	var open []string
+	for _, s := range m.Stages {
+		if s.Open {
+			open = append(open, s.Name)
+		}
+	}
+	if len(open) > 0 {
+		why = append(why, "stage "+strings.Join(open, ", ")+" never ended")
+	}
+	formal := 0
+	for i := range run.Requests {
+		if run.Requests[i].Phase == "formal" {
+			formal++
+		}
+	}
+	if formal < m.RequestSet.Count {
+		why = append(why, fmt.Sprintf("%d of %d formal requests recorded", formal, m.RequestSet.Count))
+	}
+	return strings.Join(why, "; ")
+}
+
+// MarkIncomplete marks the results of an unfinished run as such: the check
+// CheckRunFinished fails (severity exclude, so the command exits 3), the
+// run is excluded with the reason, and every metric's note says
+// "incomplete run", so that no output shows a figure of it as a finished
+// run's.
+func MarkIncomplete(res *archive.Results, why string) {
+	msg := "incomplete run: " + why
+	for _, n := range res.Order {
+		r := res.Values[n]
+		if r.Kind != "metric" {
+			continue
+		}
+		if r.Note == "" {
+			r.Note = "incomplete run"
+		} else {
+			r.Note += "; incomplete run"
+		}
+		res.Values[n] = r
+	}
+	failed := false
+	res.Values[CheckRunFinished] = archive.Result{Kind: "check", Value: false, Severity: "exclude", Passed: &failed,
+		Description: "the run finished: status complete, every stage ended, every formal request recorded", Message: msg}
+	res.Order = append([]string{CheckRunFinished}, slices.DeleteFunc(res.Order, func(n string) bool { return n == CheckRunFinished })...)
+	if res.Excluded {
+		res.ExcludeReason = msg + "; " + res.ExcludeReason
+	} else {
+		res.Excluded, res.ExcludeReason = true, msg
+	}
+}
+
+// ZeroPowerDomains lists the domains whose every power sample reads 0 W,
+// with an energy counter, when there is one, that never moves, over the
+// whole run or over its formal stage (under load no device draws nothing):
+// their source gave no reading (a failed sensor, a zeroed file), which is
+// not a reading of zero. An idle stage alone may read 0 W (a GPU's idle
+// power on some Macs rounds to 0 mW) and is not enough.
+func ZeroPowerDomains(run *archive.Run) []string {
+	domain := map[string]string{}
+	for _, d := range run.Meta.Hardware.Devices {
+		domain[d.ID] = d.DomainOrGPU()
+	}
+	formal, hasFormal := run.Meta.StageByName("formal")
+	var all, inFormal zeroScan
+	for _, p := range run.Power {
+		dom, ok := domain[p.Device]
+		if !ok {
+			dom = archive.DomainGPU
+		}
+		all.add(dom, &p)
+		if hasFormal && p.T >= formal.Start && p.T <= formal.End {
+			inFormal.add(dom, &p)
+		}
+	}
+	var out []string
+	for _, d := range archive.Domains {
+		if all.zero(d) || inFormal.zero(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// zeroScan finds, per domain, whether any sample read power or counted
+// energy.
+type zeroScan struct {
+	seen, moved map[string]bool
+	firstJ      map[string]float64 // by device
+}
+
+func (z *zeroScan) add(dom string, p *archive.PowerSample) {
+	if z.seen == nil {
+		z.seen, z.moved, z.firstJ = map[string]bool{}, map[string]bool{}, map[string]float64{}
+	}
+	z.seen[dom] = true
+	if p.PowerW != 0 {
+		z.moved[dom] = true
+	}
+	if p.HasEnergy {
+		if j, ok := z.firstJ[p.Device]; !ok {
+			z.firstJ[p.Device] = p.EnergyJ
+		} else if j != p.EnergyJ {
+			z.moved[dom] = true
+		}
+	}
+}
+
+// zero: the domain has samples and none read anything.
+func (z *zeroScan) zero(dom string) bool { return z.seen[dom] && !z.moved[dom] }
+
+// MarkNoReading makes every metric over the power of domains (its
+// boundary names one of them) not applicable, with the reason, and
+// returns an error naming them (nil when there are none): a figure
+// computed from no reading is never printed as 0 W or 0 J/token.
+func MarkNoReading(res *archive.Results, domains []string) error {
+	if len(domains) == 0 {
+		return nil
+	}
+	why := "every power reading of the " + strings.Join(domains, ", ") + " devices (in the run or its formal stage) is 0 W with no energy counted: the source gave no reading, which is not a reading of zero"
+	var names []string
+	for _, n := range res.Order {
+		r := res.Values[n]
+		if r.Kind != "metric" || r.Boundary == "" || r.Value == nil {
+			continue
+		}
+		hit := false
+		for _, b := range strings.Split(r.Boundary, "+") {
+			hit = hit || slices.Contains(domains, b)
+		}
+		if !hit {
+			continue
+		}
+		r.Value, r.Note = nil, "not applicable: "+why
+		res.Values[n] = r
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s (%s)", why, strings.Join(names, ", "))
 }

@@ -149,19 +149,21 @@ func (p Profiles) PlotData(ctx context.Context, dir, profile string, sets []stri
 }
 
 // Reports are what report renders: each run, its energy by stage, and
-// (html) its page's input; EvalErr joins the formulas that failed.
+// (html) its page's input; EvalErr joins the formulas that failed, and
+// Incomplete (exit code Checks) names the runs that did not finish.
 type Reports struct {
-	Runs    []report.Run
-	Stages  []report.StageBreakdown
-	Pages   []htmlreport.RunInput
-	EvalErr error
+	Runs       []report.Run
+	Stages     []report.StageBreakdown
+	Pages      []htmlreport.RunInput
+	EvalErr    error
+	Incomplete error
 }
 
 // Report evaluates each run directory for report (with its pages when
 // html).
 func (p Profiles) Report(ctx context.Context, dirs []string, profile string, html bool) (*Reports, error) {
 	var out Reports
-	var evalErrs []error
+	var evalErrs, incomplete []error
 	for _, dir := range dirs {
 		e, err := p.Evaluate(ctx, dir, profile, nil)
 		if err != nil {
@@ -169,6 +171,9 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 		}
 		if e.EvalErr != nil {
 			evalErrs = append(evalErrs, NotEvaluated(dir, e.EvalErr))
+		}
+		if why := Incomplete(e.Run); why != "" {
+			incomplete = append(incomplete, fmt.Errorf("%s: incomplete run: %s", dir, why))
 		}
 		out.Runs = append(out.Runs, report.Run{Meta: e.Run.Meta, Results: e.Results})
 		st := report.Stages(e.Run, e.Results, e.Loaded.Profile.StageEnergy)
@@ -179,6 +184,9 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 		}
 	}
 	out.EvalErr = errors.Join(evalErrs...)
+	if len(incomplete) > 0 {
+		out.Incomplete = exitcode.With(exitcode.Checks, errors.Join(incomplete...))
+	}
 	return &out, nil
 }
 
@@ -188,6 +196,9 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 func (r *Reports) Outcome() error {
 	if r.EvalErr != nil {
 		return exitcode.With(exitcode.Eval, r.EvalErr)
+	}
+	if r.Incomplete != nil {
+		return r.Incomplete
 	}
 	var failed []error
 	for _, run := range r.Runs {

@@ -58,7 +58,11 @@ func requestBoundCases() []boundCase {
 		q("output_tokens 10^15", `"output_tokens":100,`, `"output_tokens":1000000000000000,`, `request "f2": output_tokens 1000000000000000 is above 4194304`),
 		q("output_tokens 1e15", `"output_tokens":100,`, `"output_tokens":1e15,`, "output_tokens"),
 		q("output_tokens one above", `"output_tokens":100,`, `"output_tokens":4194305,`, "output_tokens 4194305 is above 4194304"),
-		q("output_tokens at the bound", `"output_tokens":100,`, `"output_tokens":4194304,`, ""),
+		// At the bound, but above f2's own max_tokens (512) and its chunks
+		// (token_counts 1+50+49 = 100).
+		q("output_tokens at the bound", `"output_tokens":100,`, `"output_tokens":4194304,`, `request "f2": output_tokens 4194304 is above the request's max_tokens 512`),
+		q("output_tokens above its chunks", `"output_tokens":100,`, `"output_tokens":101,`, "output_tokens 101 is more than its chunks held (token_counts add up to 100)"),
+		q("output_tokens below its chunks", `"output_tokens":100,`, `"output_tokens":99,`, ""),
 		q("output_tokens -100", `"output_tokens":100,`, `"output_tokens":-100,`, "output_tokens -100 is negative"),
 		q("failed with tokens", `"output_tokens":0,"ok":false`, `"output_tokens":5,"ok":false`, `request "f3": output_tokens 5 in a failed request`),
 		q("prompt_tokens negative", `"prompt_tokens":97,`, `"prompt_tokens":-1,`, "prompt_tokens -1 is negative"),
@@ -90,7 +94,9 @@ func requestBoundCases() []boundCase {
 		q("token times out of order", f2Times, `"token_times":[1717405210.25,1717405212.25,1717405211.25]`, "token_times[2] 1717405211.25 is before token_times[1] 1717405212.25"),
 		q("token time after done", f2Times, `"token_times":[1717405210.25,1717405211.25,1717405212.26]`, "done_at 1717405212.25 is before token_times[2] 1717405212.26"),
 		q("sent_at before the run", f2Sent, `"sent_at":1717405139.7`, "sent_at 1717405139.7 is before the run (more than 60 s before run.json's started_at 1717405199.8)"),
-		q("sent_at just inside the slack", f2Sent, `"sent_at":1717405139.9`, ""),
+		// Inside the run's slack, but before its stage (formal starts at
+		// 1717405210).
+		q("sent_at just inside the slack", f2Sent, `"sent_at":1717405139.9`, `request "f2" (phase formal) is sent at 1717405139.9, before stage "formal" starts at 1717405210`),
 		q("done_at after the run", f2Done, `"done_at":1717405290.5`, "done_at 1717405290.5 is after the run (more than 60 s after run.json's ended_at 1717405230.4)"),
 		q("sent_at 0 in a failed request", `"sent_at":1717405210.003`, `"sent_at":0`, ""),
 		q("sent_at negative", `"sent_at":1717405210.003`, `"sent_at":-1`, "sent_at -1 is negative"),

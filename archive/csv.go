@@ -90,11 +90,12 @@ func appendCSVField(b []byte, s string) []byte {
 // Errors are *LineError values: "power.csv:LINE: column energy_j: invalid
 // number \"x\"".
 func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
-	return readPowerCSV(r, name, anyTime)
+	return readPowerCSV(r, name, loneFacts())
 }
 
-// readPowerCSV is ReadPowerCSV with the times held to w.
-func readPowerCSV(r io.Reader, name string, w window) ([]PowerSample, error) {
+// readPowerCSV is ReadPowerCSV with the rows held to the facts f of their
+// run.json.
+func readPowerCSV(r io.Reader, name string, f *facts) ([]PowerSample, error) {
 	if name == "" {
 		name = PowerFile
 	}
@@ -140,7 +141,7 @@ func readPowerCSV(r io.Reader, name string, w window) ([]PowerSample, error) {
 		if err != nil {
 			return nil, &LineError{File: name, Line: lr.no, Msg: err.Error()}
 		}
-		if msg := checkPowerBounds(&s, w); msg != "" {
+		if msg := f.checkPower(&s); msg != "" {
 			return nil, &LineError{File: name, Line: lr.no, Msg: msg}
 		}
 		prev, seenDev := last[s.Device]

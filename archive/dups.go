@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // checkStages rejects two stages of run.json with the same name: formulas
@@ -109,4 +110,92 @@ func (d *dupIndex[K]) add(key K, line int) (int, bool) {
 	}
 	d.first[key] = line
 	return 0, false
+}
+
+// checkDuplicateKeys refuses a JSON document (run.json) in which an object
+// has the same key twice: a decoder keeps one of them silently (the last,
+// in Go), so two files would be read as one. Keys match without regard to
+// letter case, as the reader matches them to fields. The error names the
+// key, where it repeats and the line of the first. data is valid JSON.
+func checkDuplicateKeys(path string, data []byte) error {
+	type frame struct {
+		obj     bool
+		wantKey bool
+		first   map[string]int // lowercased key → offset of its first
+		keys    map[string]string
+		name    string // the object's or array's path, for messages
+		key     string // the key whose value is being read
+		index   int
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []*frame
+	childName := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		top := stack[len(stack)-1]
+		if top.obj {
+			if top.name == "" {
+				return top.key
+			}
+			return top.name + "." + top.key
+		}
+		return fmt.Sprintf("%s[%d]", top.name, top.index)
+	}
+	valueDone := func() {
+		if len(stack) == 0 {
+			return
+		}
+		top := stack[len(stack)-1]
+		if top.obj {
+			top.wantKey = true
+		} else {
+			top.index++
+		}
+	}
+	for {
+		before := int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // end of the document (its syntax is checked by the decoder)
+		}
+		if len(stack) > 0 && stack[len(stack)-1].obj && stack[len(stack)-1].wantKey {
+			top := stack[len(stack)-1]
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				valueDone()
+				continue
+			}
+			k, _ := tok.(string)
+			off := before + bytes.IndexByte(data[before:], '"')
+			lk := strings.ToLower(k)
+			if f, dup := top.first[lk]; dup {
+				line, col := lineCol(data, off)
+				fline, _ := lineCol(data, f)
+				where := "the top level"
+				if top.name != "" {
+					where = top.name
+				}
+				same := ""
+				if top.keys[lk] != k {
+					same = fmt.Sprintf(" (as %q: keys match without regard to case)", top.keys[lk])
+				}
+				return fmt.Errorf("%s:%d:%d: duplicate key %q in %s, first on line %d%s; each key appears once in an object (a reader would keep one of the two silently)", path, line, col, k, where, fline, same)
+			}
+			top.first[lk], top.keys[lk] = off, k
+			top.key, top.wantKey = k, false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, wantKey: true, first: map[string]int{}, keys: map[string]string{}, name: childName()})
+		case json.Delim('['):
+			stack = append(stack, &frame{name: childName()})
+		case json.Delim(']'), json.Delim('}'):
+			stack = stack[:len(stack)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
 }

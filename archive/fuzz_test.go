@@ -12,7 +12,12 @@ import (
 // requests.jsonl, engine_metrics.jsonl; seeded with the sample runs and
 // edits of them) to Load. Load must never panic, and whatever it accepts
 // must keep to the bounds of docs/archive-v1.md, which assertBounds checks
-// on its own, from the document, without the reader's code. CI runs it
+// on its own, from the document, without the reader's code: among them
+// the facts run.json states (requests inside their stage, only listed
+// devices, physical bounds per domain, token counts within the request's
+// own evidence), so that an accepted mutation cannot move a figure the
+// way the adversarial pass did (a formal stage cut short, power of an
+// unlisted device summed in, 10^6 × power, 4 Mi tokens per request). CI runs it
 // for a bounded time under a memory limit (.ci/run).
 func FuzzReadArchive(f *testing.F) {
 	for _, dir := range []string{sampleRun, "testdata/sample-run-ok"} {
@@ -27,6 +32,13 @@ func FuzzReadArchive(f *testing.F) {
 		f.Add(files[0], files[1], files[2], files[3])
 		// The edits of the bounds table, as seeds: each close to a bound.
 		for _, tc := range append(requestBoundCases(), powerAndMetaBoundCases()...) {
+			e := [4][]byte{files[0], files[1], files[2], files[3]}
+			i := map[string]int{RunFile: 0, PowerFile: 1, RequestsFile: 2, EngineMetricsFile: 3}[tc.file]
+			e[i] = []byte(strings.Replace(string(e[i]), tc.old, tc.new, 1))
+			f.Add(e[0], e[1], e[2], e[3])
+		}
+		// The lies of the facts table: each contradicts run.json.
+		for _, tc := range factCases() {
 			e := [4][]byte{files[0], files[1], files[2], files[3]}
 			i := map[string]int{RunFile: 0, PowerFile: 1, RequestsFile: 2, EngineMetricsFile: 3}[tc.file]
 			e[i] = []byte(strings.Replace(string(e[i]), tc.old, tc.new, 1))
@@ -95,6 +107,7 @@ func assertBounds(t *testing.T, run *Run) {
 	}
 	assertRequestBounds(t, run.Requests, inRun)
 	assertPowerBounds(t, run.Power, inRun)
+	assertFacts(t, run)
 	for _, e := range run.EngineMetrics {
 		inRun("engine metric t", e.T)
 	}
@@ -171,6 +184,70 @@ func assertPowerBounds(t *testing.T, ps []PowerSample, inRun func(string, float6
 		last[p.Device] = p.T
 		if !(p.PowerW >= 0) || math.IsInf(p.PowerW, 0) || (p.HasEnergy && (!(p.EnergyJ >= 0) || math.IsInf(p.EnergyJ, 0))) || p.MemUsedBytes < -1 {
 			t.Errorf("accepted power sample %+v", p)
+		}
+	}
+}
+
+// assertFacts fails t when run contradicts what its run.json states
+// (docs/archive-v1.md, "Bounds"): status one of the four; a complete run
+// with every stage ended and every request of a stage's phase inside the
+// stage; power only of listed devices, within 5 kW (gpu), 2 kW (cpu,
+// dram) or 100 kW (node); counters within 2^43 J; power limits within
+// the same bounds; a successful request's output_tokens within its
+// max_tokens and its token_counts.
+func assertFacts(t *testing.T, run *Run) {
+	t.Helper()
+	m := run.Meta
+	switch m.Status {
+	case "running", "complete", "failed", "interrupted":
+	default:
+		t.Errorf("accepted status %q", m.Status)
+	}
+	bound := map[string]float64{"": 5000, "gpu": 5000, "cpu": 2000, "dram": 2000, "node": 100000}
+	maxW := map[string]float64{}
+	for _, d := range m.Hardware.Devices {
+		b, ok := bound[d.Domain]
+		if !ok || !(d.PowerLimitW >= 0 && d.PowerLimitW <= b) {
+			t.Errorf("accepted device %+v", d)
+		}
+		maxW[d.ID] = b
+	}
+	for _, p := range run.Power {
+		b, ok := maxW[p.Device]
+		if !ok || p.PowerW > b || (p.HasEnergy && p.EnergyJ > 1<<43) {
+			t.Errorf("accepted power sample %+v (devices %+v)", p, m.Hardware.Devices)
+		}
+	}
+	stages := map[string]Stage{}
+	for _, s := range m.Stages {
+		if m.Status == "complete" && s.Open {
+			t.Errorf("accepted a complete run with stage %s open", s.Name)
+		}
+		stages[s.Name] = s
+	}
+	for _, q := range run.Requests {
+		if s, ok := stages[q.Phase]; ok {
+			if q.SentAt != 0 && q.SentAt < s.Start-1e-6 {
+				t.Errorf("accepted request %s sent before its stage: %v < %v", q.ID, q.SentAt, s.Start)
+			}
+			if m.Status == "complete" && q.DoneAt > s.End+1e-6 {
+				t.Errorf("accepted request %s done after its stage: %v > %v", q.ID, q.DoneAt, s.End)
+			}
+		}
+		if !q.OK {
+			continue
+		}
+		if q.MaxTokens > 0 && q.OutputTokens > q.MaxTokens {
+			t.Errorf("accepted request %s with %d output tokens of max_tokens %d", q.ID, q.OutputTokens, q.MaxTokens)
+		}
+		if q.TokenCounts != nil {
+			sum := 0
+			for _, n := range q.TokenCounts {
+				sum += n
+			}
+			if q.OutputTokens > sum {
+				t.Errorf("accepted request %s with %d output tokens in chunks of %d", q.ID, q.OutputTokens, sum)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	gojson "github.com/goccy/go-json"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // checkParameterCount refuses a run.json whose parameters object has more
@@ -76,6 +77,12 @@ func checkMetaBounds(path string, data []byte, m *Meta) error {
 	if err := checkLoadBounds(m.Load, at); err != nil {
 		return err
 	}
+	if err := checkStatus(m, at); err != nil {
+		return err
+	}
+	if err := checkDevices(m.Hardware.Devices, at); err != nil {
+		return err
+	}
 	if m.StartedAt < 0 {
 		return at(fmt.Sprintf("started_at %s is negative; times are Unix seconds", ft(m.StartedAt)), "started_at")
 	}
@@ -83,6 +90,43 @@ func checkMetaBounds(path string, data []byte, m *Meta) error {
 		return at(fmt.Sprintf("ended_at %s is before started_at %s", ft(m.EndedAt), ft(m.StartedAt)), "ended_at")
 	}
 	return checkMetaTimes(m, runWindow(m), at)
+}
+
+// checkStatus checks that status is one of the four a run can have, and
+// that a complete run has no open stage (a stage that never ended did not
+// complete).
+func checkStatus(m *Meta, at func(string, ...any) error) error {
+	switch m.Status {
+	case StatusRunning, StatusComplete, StatusFailed, StatusInterrupted:
+	default:
+		return at(fmt.Sprintf("status %q is not a run status (running, complete, failed or interrupted)", m.Status), "status")
+	}
+	if m.Status != StatusComplete {
+		return nil
+	}
+	for i, st := range m.Stages {
+		if st.Open {
+			return at(fmt.Sprintf("status is complete but stage %q has no end; a run that completed ended every stage", st.Name), "stages", i)
+		}
+	}
+	return nil
+}
+
+// checkDevices checks each listed device's domain (one of Domains, or
+// absent) and power_limit_w: a finite number from 0 to the physical bound
+// of its domain (record.MaxPowerW), so that a limit cannot switch the
+// profiles' power checks off.
+func checkDevices(ds []Device, at func(string, ...any) error) error {
+	for i, d := range ds {
+		maxW, ok := record.MaxPowerW(d.Domain)
+		if !ok {
+			return at(fmt.Sprintf("hardware.devices[%d].domain %q is not a power domain (gpu, cpu, dram or node)", i, d.Domain), "hardware", "devices", i, "domain")
+		}
+		if l := d.PowerLimitW; !(l >= 0 && l <= maxW) {
+			return at(fmt.Sprintf("hardware.devices[%d].power_limit_w %v W is outside [0, %s], the most one %s device draws", i, l, ft(maxW), d.DomainOrGPU()), "hardware", "devices", i, "power_limit_w")
+		}
+	}
+	return nil
 }
 
 // checkLoadBounds checks the load object's numbers: counts and rates not

@@ -64,23 +64,23 @@ func load(dir string, withResults bool) (*Run, error) {
 		return nil, err
 	}
 	run := &Run{Dir: dir, Meta: meta}
-	w := runWindow(&meta)
+	f := runFacts(&meta)
 	var errs [4]error
 	var wg sync.WaitGroup
 	var havePower bool
 	wg.Go(func() {
 		run.Power, havePower, errs[0] = readOptional(dir, PowerFile, func(r io.Reader, name string) ([]PowerSample, error) {
-			return readPowerCSV(r, name, w)
+			return readPowerCSV(r, name, f)
 		})
 	})
 	wg.Go(func() {
 		run.Requests, _, errs[1] = readOptional(dir, RequestsFile, func(r io.Reader, name string) ([]Request, error) {
-			return readRequests(r, name, w)
+			return readRequests(r, name, f)
 		})
 	})
 	wg.Go(func() {
 		run.EngineMetrics, _, errs[2] = readOptional(dir, EngineMetricsFile, func(r io.Reader, name string) ([]EngineMetric, error) {
-			return readEngineMetrics(r, name, w)
+			return readEngineMetrics(r, name, f.w)
 		})
 	})
 	if withResults {
@@ -177,6 +177,9 @@ func ReadMeta(path string) (Meta, error) {
 		return m, err
 	}
 	if err := checkParameterCount(path, data); err != nil {
+		return m, err
+	}
+	if err := checkDuplicateKeys(path, data); err != nil {
 		return m, err
 	}
 	if err := decodeDocument(path, data, &m); err != nil {
@@ -309,15 +312,22 @@ func jsonKind(t reflect.Type) string {
 // checkRequestBounds); times must be Unix seconds (≥ 0). Load also holds
 // the times to the run's span (run.json's started_at and ended_at).
 func ReadRequests(r io.Reader, name string) ([]Request, error) {
-	return readRequests(r, name, anyTime)
+	return readRequests(r, name, loneFacts())
 }
 
-// readRequests is ReadRequests with the times held to w.
-func readRequests(r io.Reader, name string, w window) ([]Request, error) {
+// readRequests is ReadRequests with the requests held to the facts f of
+// their run.json: times in the run, each request inside the stage of its
+// phase.
+func readRequests(r io.Reader, name string, f *facts) ([]Request, error) {
 	if name == "" {
 		name = RequestsFile
 	}
-	check := func(q *Request) string { return checkRequest(q, w) }
+	check := func(q *Request) string {
+		if msg := checkRequest(q, f.w); msg != "" {
+			return msg
+		}
+		return f.checkStage(q)
+	}
 	return readJSONL(r, name, (*jsonLine).decodeRequest, check, &uniqueKey[Request]{
 		key: func(q *Request) (string, bool) { return q.ID, q.ID != "" }, // requests without an id are not checked
 		msg: func(q *Request) string { return fmt.Sprintf("duplicate request id %q", q.ID) },

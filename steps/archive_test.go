@@ -43,12 +43,12 @@ func TestArchiveStep(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rc := finishRC(t)
+			rc.StageStart("formal", rc.Clock.Now()) // left open: the archive step closes it; its requests are sent inside it
 			for i := 0; i < c.requests; i++ {
 				if err := rc.Out.AppendRequest(validRequest(rc, string(rune('a'+i)))); err != nil {
 					t.Fatal(err)
 				}
 			}
-			rc.StageStart("formal", rc.Clock.Now()) // left open: the archive step closes it
 			stops := 0
 			d := &Deps{StopMetrics: func() error { stops++; return nil }}
 			if err := runArchive(context.Background(), rc, d, &ArchiveConfig{}); err != nil {
@@ -98,7 +98,9 @@ func TestFinishFailedKeepsRawDataWithoutResults(t *testing.T) {
 // requires.
 func validRequest(rc *workflow.RunContext, id string) archive.Request {
 	t := rc.Clock.Now()
-	return archive.Request{ID: id, Phase: "formal", SentAt: t, FirstTokenAt: t + 0.01, DoneAt: t + 0.02, OK: true, OutputTokens: 3}
+	// Done when made (not later): a stage the archive step closes now
+	// holds it whole.
+	return archive.Request{ID: id, Phase: "formal", SentAt: t, FirstTokenAt: t, DoneAt: t, OK: true, OutputTokens: 3}
 }
 
 // The run's final status reaches run.json only after the data files are

@@ -24,9 +24,11 @@ const (
 	RefuseLimitFactor = 2.0
 	// FlagUnknownW and RefuseUnknownW are the same bounds for a device
 	// whose power limit is not known: the profiles' power_sanity_max_w
-	// default, and a bound no single device (or node) reaches.
+	// default, and a bound no single device (or node) reaches. A listed
+	// device is refused above its domain's physical bound too
+	// (record.MaxPowerW), the bound the archive reader enforces.
 	FlagUnknownW   = 2000.0
-	RefuseUnknownW = 100000.0
+	RefuseUnknownW = record.MaxNodePowerW
 	// ZeroRun is how many 0 W readings in a row make a device flagged as
 	// reading nothing (anomaly power_zero).
 	ZeroRun = 5
@@ -52,8 +54,10 @@ const (
 type validator struct {
 	mu     sync.Mutex
 	limitW map[string]float64
-	prevT  map[string]float64
-	zeros  map[string]int
+	// maxW is each listed device's physical bound (record.MaxPowerW).
+	maxW  map[string]float64
+	prevT map[string]float64
+	zeros map[string]int
 	// accepted marks the devices with a reading written; refused counts,
 	// for the others, their readings refused in a row, with the first
 	// and last reasons.
@@ -82,15 +86,18 @@ type finding struct {
 }
 
 func newValidator(name string, logf func(string)) *validator {
-	return &validator{name: name, logf: logf, limitW: map[string]float64{}, prevT: map[string]float64{},
+	return &validator{name: name, logf: logf, limitW: map[string]float64{}, maxW: map[string]float64{}, prevT: map[string]float64{},
 		zeros: map[string]int{}, found: map[[2]string]*finding{}, accepted: map[string]bool{}, refused: map[string]*refusedRun{}}
 }
 
-// setDevices records each device's power limit.
+// setDevices records each device's power limit and physical bound.
 func (v *validator) setDevices(devs []record.Device) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for _, d := range devs {
+		if m, ok := record.MaxPowerW(d.Domain); ok {
+			v.maxW[d.ID] = m
+		}
 		if d.PowerLimitW > 0 && !math.IsInf(d.PowerLimitW, 0) {
 			v.limitW[d.ID] = d.PowerLimitW
 		}
@@ -179,6 +186,8 @@ func (v *validator) invalid(r *record.PowerSample) string {
 		return "power " + fmtF(r.PowerW) + " W is negative"
 	case r.HasEnergy && (math.IsNaN(r.EnergyJ) || math.IsInf(r.EnergyJ, 0) || r.EnergyJ < 0):
 		return "energy counter " + fmtF(r.EnergyJ) + " J is not a number ≥ 0"
+	case r.HasEnergy && r.EnergyJ > record.MaxEnergyJ:
+		return "energy counter " + fmtF(r.EnergyJ) + " J is above 2^43 J (float64 no longer resolves 1 mJ)"
 	}
 	if refuse, why := v.refuseBound(r.Device); r.PowerW > refuse {
 		return fmt.Sprintf("power %s W is above %s", fmtF(r.PowerW), why)
@@ -194,10 +203,14 @@ func (v *validator) flagBound(dev string) (float64, string) {
 }
 
 func (v *validator) refuseBound(dev string) (float64, string) {
+	bound, why := RefuseUnknownW, fmt.Sprintf("%s W, more than any device draws", fmtF(RefuseUnknownW))
 	if l, ok := v.limitW[dev]; ok {
-		return RefuseLimitFactor * l, fmt.Sprintf("%g × the power limit %s W", RefuseLimitFactor, fmtF(l))
+		bound, why = RefuseLimitFactor*l, fmt.Sprintf("%g × the power limit %s W", RefuseLimitFactor, fmtF(l))
 	}
-	return RefuseUnknownW, fmt.Sprintf("%s W, more than any device draws", fmtF(RefuseUnknownW))
+	if m, ok := v.maxW[dev]; ok && m <= bound {
+		bound, why = m, fmt.Sprintf("%s W, the most one device of its domain draws (the archive's bound)", fmtF(m))
+	}
+	return bound, why
 }
 
 // note records one instance; the first of a device and kind is logged.

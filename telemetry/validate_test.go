@@ -21,7 +21,7 @@ type scriptSource struct {
 
 func (s *scriptSource) Name() string { return "script" }
 func (s *scriptSource) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "g", PowerLimitW: 700}, {ID: "u"}}, nil
+	return []archive.Device{{ID: "g", PowerLimitW: 700}, {ID: "u"}, {ID: "h", PowerLimitW: 3000}, {ID: "n", Domain: archive.DomainNode}}, nil
 }
 func (s *scriptSource) Read(context.Context) ([]Reading, error) {
 	if s.n >= len(s.reads) {
@@ -82,10 +82,21 @@ func TestSamplerPowerReadings(t *testing.T) {
 		{"t = +Inf", with(math.Inf(1), func(*Reading) {}), false, AnomalyPowerInvalid, "is not a time"},
 		{"negative energy counter", with(2, func(r *Reading) { r.EnergyJ = -1 }), false, AnomalyPowerInvalid, "energy counter -1 J is not a number ≥ 0"},
 		{"NaN energy counter", with(2, func(r *Reading) { r.EnergyJ = math.NaN() }), false, AnomalyPowerInvalid, "energy counter NaN J"},
-		// Device u has no known limit: 10^7 W > 100 kW refused, 5 kW
+		// 2^43 J is the most a counter may count (record.MaxEnergyJ =
+		// 8,796,093,022,208 J); 2^44 is refused.
+		{"energy counter past 2^43 J", with(2, func(r *Reading) { r.EnergyJ = 1 << 44 }), false, AnomalyPowerInvalid, "energy counter 17592186044416 J is above 2^43 J"},
+		// Device u (a GPU: no domain) has no known limit: 10^7 W > 5 kW,
+		// a GPU's physical bound, refused; 5 kW itself is kept and
 		// flagged (> 2000 W).
-		{"absurd high, limit unknown", Reading{Device: "u", PowerW: 1e7, MemUsedBytes: -1, T: 2}, false, AnomalyPowerInvalid, "above 100000 W"},
+		{"absurd high, limit unknown", Reading{Device: "u", PowerW: 1e7, MemUsedBytes: -1, T: 2}, false, AnomalyPowerInvalid, "above 5000 W, the most one device of its domain draws"},
 		{"high, limit unknown", Reading{Device: "u", PowerW: 5000, MemUsedBytes: -1, T: 2}, true, AnomalyPowerAboveLimit, "above 2000 W (power limit unknown)"},
+		// Device h has a 3 kW limit: 2 × 3 kW = 6 kW would be the
+		// refusal bound, but a GPU's physical bound, 5 kW, is lower.
+		{"above a GPU's bound, under twice its limit", Reading{Device: "h", PowerW: 5500, MemUsedBytes: -1, T: 2}, false, AnomalyPowerInvalid, "power 5500 W is above 5000 W"},
+		// Device n is a node: 50 kW kept (flagged above 2000 W), 200 kW
+		// refused (above 100 kW, a node's bound).
+		{"a node at 50 kW", Reading{Device: "n", PowerW: 50000, MemUsedBytes: -1, T: 2}, true, AnomalyPowerAboveLimit, "above 2000 W"},
+		{"a node at 200 kW", Reading{Device: "n", PowerW: 200000, MemUsedBytes: -1, T: 2}, false, AnomalyPowerInvalid, "above 100000 W, the most one device of its domain draws"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

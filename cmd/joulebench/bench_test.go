@@ -128,7 +128,7 @@ func BenchmarkAnalyzeLarge(b *testing.B) {
 	var wall, cpu, rss float64
 	var out []byte
 	for b.Loop() {
-		cmd := exec.Command(os.Args[0], "analyze", dir, "--format", "json", "--all")
+		cmd := exec.Command(os.Args[0], "analyze", dir, "--profile", "benchmark-1.5", "--format", "json", "--all")
 		cmd.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -93,7 +93,8 @@ func stageRecorded(dir, stage string) bool {
 // the formal stage has no end and there is no release. analyze evaluates
 // what it can: the formal stage is clamped to the last power sample, the
 // values over it say they are partial, and the release values say which
-// stage is missing.
+// stage is missing; the run is incomplete (check run_finished fails:
+// exit 3), never passed off as a finished run.
 func TestAnalyzeKilledDuringFormal(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -123,15 +124,15 @@ func TestAnalyzeKilledDuringFormal(t *testing.T) {
 	// benchmark-1.5 guards the release stage with `when:`, so a run
 	// without one evaluates (its release values are not applicable).
 	out, errOut, code := runCLI(t, "analyze", dir, "--format", "json")
-	if code != exitOK {
-		t.Fatalf("exit %d, want %d\n%s", code, exitOK, errOut)
+	if code != exitChecks || !strings.Contains(errOut, "incomplete run: status running") {
+		t.Fatalf("exit %d, want %d saying the run is incomplete\n%s", code, exitChecks, errOut)
 	}
 	var got map[string]archive.Result
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
 	fe := got["formal_energy_j"]
-	if v, ok := fe.Value.(float64); !ok || v <= 0 || !strings.Contains(fe.Note, "partial: stage formal") {
+	if v, ok := fe.Value.(float64); !ok || v <= 0 || !strings.Contains(fe.Note, "partial: stage formal") || !strings.Contains(fe.Note, "incomplete run") {
 		t.Errorf("formal_energy_j = %+v, want an energy noted partial", fe)
 	}
 	if su := got["startup_energy_j"]; strings.Contains(su.Note, "partial") {

@@ -45,7 +45,8 @@ distributions, the formal requests and the provenance; it opens offline.`,
 				return err
 			}
 			// As analyze: the table is shown, and the exit code says that
-			// some values are missing or a check failed.
+			// some values are missing (4), a run did not finish (3) or a
+			// check failed (3).
 			return r.Outcome()
 		},
 	}
