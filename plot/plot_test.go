@@ -58,7 +58,9 @@ func sampleRun(t *testing.T) *archive.Run {
 		}
 	}
 	for i := range 300 {
-		first := base + 20 + float64(i)*0.06
+		// Sent 0.1 s before the first token: the first is sent at 20.0, as
+		// the stage starts (the reader holds requests inside their stage).
+		first := base + 20.1 + float64(i)*0.06
 		if err := w.AppendRequest(archive.Request{ID: fmt.Sprintf("f%03d", i), Phase: "formal",
 			SentAt: first - 0.1, FirstTokenAt: first, DoneAt: first + 0.5, OutputTokens: 50 + i%3, TokensSource: "usage", OK: true}); err != nil {
 			t.Fatal(err)
