@@ -29,7 +29,6 @@ func formats() []Format {
 		{Name: "json", Render: renderJSON},
 		{Name: "csv", Render: renderCSV},
 		{Name: "markdown", Render: renderMarkdown},
-		{Name: "tsv", Render: renderTSV},
 		{Name: "html", Render: renderHTML, Page: true},
 	}
 }
