@@ -99,7 +99,7 @@ func ShowResults(w io.Writer, run *archive.Run, l *workflow.Loaded, res *archive
 		if v.Params != "" {
 			spec.Notes = append(spec.Notes, v.Params)
 		}
-		err := report.Summary(w, rr, spec)
+		err := doc.Render(w, report.SummaryDoc(rr, spec), v.Format)
 		if err == nil && v.File != "" {
 			fmt.Fprintf(w, "results (%s): %s\n", v.Format, v.File)
 		}

@@ -176,6 +176,9 @@ func Results(w io.Writer, run Run, format string, all bool) error {
 // selected value.
 func ResultsDoc(run Run, all bool) *doc.Document {
 	res := run.Results
+	if res == nil {
+		res = &record.Results{} // not evaluated: no values
+	}
 	names := selected(res, all)
 	out := make(map[string]record.Result, len(names))
 	data := &doc.Table{Columns: doc.Cols("name", "kind", "value", "unit", "note", "simulated", "boundary")}
