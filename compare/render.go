@@ -33,7 +33,7 @@ type builder struct{ d *doc.Document }
 func newBuilder() *builder { return &builder{d: &doc.Document{Loose: true, JSONKeepHTML: true}} }
 
 // section starts a section under title.
-func (b *builder) section(title string) { b.d.Section(title) }
+func (b *builder) section(title string) { b.d.AddSection(title) }
 
 // line adds a sentence under a table or in place of one.
 func (b *builder) line(text string) { b.d.Add(&doc.Text{Text: text}) }

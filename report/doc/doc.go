@@ -151,8 +151,8 @@ func (d *Document) Add(blocks ...Block) {
 	s.Blocks = append(s.Blocks, blocks...)
 }
 
-// Section starts a section under heading.
-func (d *Document) Section(heading string, blocks ...Block) {
+// AddSection starts a section under heading.
+func (d *Document) AddSection(heading string, blocks ...Block) {
 	d.Sections = append(d.Sections, Section{Heading: heading, Blocks: blocks})
 }
 

@@ -175,3 +175,29 @@ func TestMarkdownEscape(t *testing.T) {
 		}
 	}
 }
+
+// Add appends to the last section (starting one), AddSection starts one
+// under a heading, Append joins documents: the same document as sample's
+// literal.
+func TestBuild(t *testing.T) {
+	tb := &Table{Columns: []Column{{Name: "name"}, {Name: "energy", Unit: "J"}}}
+	tb.Rows = [][]Cell{{Str("a|b"), {Text: "1.5", Value: 1.5}}}
+	d := &Document{}
+	d.Add(&Title{Text: "run <r1>"}, &Note{Text: "SIMULATED & replayed"})
+	d.Add(tb, &Alert{Label: "EXCLUDED", Text: "from formal results: x"})
+	rest := &Document{}
+	rest.AddSection("Flags", &Text{Text: "None."})
+	d.Append(rest)
+	for _, f := range []string{"table", "markdown"} {
+		var got, want bytes.Buffer
+		if err := Render(&got, d, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := Render(&want, sample(), f); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s:\n%s\nwant\n%s", f, got.String(), want.String())
+		}
+	}
+}
