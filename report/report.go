@@ -185,7 +185,8 @@ func ResultsDoc(run Run, all bool) *doc.Document {
 	for _, n := range names {
 		r := res.Values[n]
 		out[n] = r
-		data.Add([]string{n, r.Kind, FormatValue(r), r.Unit, noteOf(r), strconv.FormatBool(run.Meta.Simulated), r.Boundary})
+		data.AddRow(doc.Str(n), doc.Str(r.Kind), doc.Cell{Text: FormatValue(r), Value: r.Value}, doc.Str(r.Unit), doc.Str(noteOf(r)),
+			doc.Cell{Text: strconv.FormatBool(run.Meta.Simulated), Value: run.Meta.Simulated}, doc.Str(r.Boundary))
 	}
 	d := &doc.Document{Data: data, JSON: out}
 	if !all {

@@ -127,6 +127,9 @@ func Cols(names ...string) []Column {
 	return out
 }
 
+// AddRow appends a row of cells.
+func (t *Table) AddRow(cells ...Cell) { t.Rows = append(t.Rows, cells) }
+
 // Add appends rows of text cells.
 func (t *Table) Add(rows ...[]string) {
 	for _, r := range rows {
