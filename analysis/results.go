@@ -12,6 +12,7 @@ import (
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/doc"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -79,10 +80,11 @@ func SummarySpec(l *workflow.Loaded, hint string) report.SummarySpec {
 // gets a line naming it instead of the rendering.
 func ShowResults(w io.Writer, run *archive.Run, l *workflow.Loaded, res *archive.Results, v View) error {
 	rr := report.Run{Meta: run.Meta, Results: res}
+	f, _ := doc.Lookup(v.Format)
 	if v.File != "" {
 		format := v.Format
-		if format == report.FormatTable {
-			format = report.FormatJSON
+		if f.File != "" {
+			format = f.File
 		}
 		var buf bytes.Buffer
 		if err := report.Results(&buf, rr, format, v.All); err != nil {
@@ -92,12 +94,12 @@ func ShowResults(w io.Writer, run *archive.Run, l *workflow.Loaded, res *archive
 			return fmt.Errorf("--output-file: %w", err)
 		}
 	}
-	if v.Format == report.FormatTable && !v.All {
+	if f.Terminal && !v.All {
 		spec := SummarySpec(l, v.Hint)
 		if v.Params != "" {
 			spec.Notes = append(spec.Notes, v.Params)
 		}
-		err := report.Summary(w, rr, spec)
+		err := doc.Render(w, report.SummaryDoc(rr, spec), v.Format)
 		if err == nil && v.File != "" {
 			fmt.Fprintf(w, "results (%s): %s\n", v.Format, v.File)
 		}
@@ -107,13 +109,11 @@ func ShowResults(w io.Writer, run *archive.Run, l *workflow.Loaded, res *archive
 		fmt.Fprintf(w, "results (%s): %s\n", v.Format, v.File)
 		return nil
 	}
-	if err := report.Results(w, rr, v.Format, v.All); err != nil {
-		return err
+	d := report.ResultsDoc(rr, v.All)
+	if v.Params != "" {
+		d.Add(&doc.Text{Text: v.Params}) // read by people: not in the data or JSON
 	}
-	if v.Params != "" && (v.Format == report.FormatTable || v.Format == report.FormatMarkdown) {
-		fmt.Fprintln(w, v.Params)
-	}
-	return nil
+	return doc.Render(w, d, v.Format)
 }
 
 // writeFileAtomic writes b to path through a temporary file in the same

@@ -7,11 +7,13 @@ import (
 	"io"
 	"maps"
 	"strconv"
+	"strings"
 
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/plot"
 	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/doc"
 	"github.com/joulebench/joulebench/report/htmlreport"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -28,15 +30,23 @@ func CheckFrontier(fo compare.FrontierOptions) error {
 	return nil
 }
 
-// CheckOutFormat accepts report's text formats and html.
+// CheckOutFormat accepts report's text formats and the page formats
+// (html): report and compare make a page.
 func CheckOutFormat(format string) error {
-	if format == htmlreport.Format {
+	if WantsPage(format) {
 		return nil
 	}
 	if err := report.CheckFormat(format); err != nil {
-		return exitcode.With(exitcode.Invalid, fmt.Errorf("%w (or %s)", err, htmlreport.Format))
+		return exitcode.With(exitcode.Invalid, fmt.Errorf("%w (or %s)", err, strings.Join(doc.Names(true), ", ")))
 	}
 	return nil
+}
+
+// WantsPage reports whether format renders a page (html): report then
+// prepares each run's page.
+func WantsPage(format string) bool {
+	f, ok := doc.Lookup(format)
+	return ok && f.Page
 }
 
 // EvaluateRuns finds the run directories among paths and evaluates each.
@@ -215,21 +225,24 @@ func (r *Reports) Outcome() error {
 	return exitcode.With(exitcode.Checks, errors.Join(failed...))
 }
 
-// Render writes the comparison in format: html as one self-contained page
-// (version in its footer), else compare's text formats.
+// Render writes the comparison in format: compare's document, whose page
+// (html) is one self-contained page (version in its footer).
 func (c *Comparison) Render(w io.Writer, format, version string) error {
-	if format == htmlreport.Format {
+	d := compare.Doc(c.Report)
+	d.Page = func(w io.Writer) error {
 		return htmlreport.WriteCompare(w, c.Report, c.Runs, htmlreport.Options{Version: version})
 	}
-	return compare.Render(w, c.Report, format)
+	return doc.Render(w, d, format)
 }
 
-// Render writes the runs in format: html as one self-contained page with a
-// section per run (version in its footer), else the runs side by side and
-// their energy by stage.
+// Render writes the runs in format: side by side and their energy by
+// stage; the page (html) is one self-contained page with a section per run
+// (version in its footer).
 func (r *Reports) Render(w io.Writer, format, version string) error {
-	if format == htmlreport.Format {
-		return htmlreport.WriteRun(w, r.Pages, htmlreport.Options{Version: version})
+	d, err := report.RunsWithStagesDoc(r.Runs, r.Stages)
+	if err != nil {
+		return err
 	}
-	return report.RunsWithStages(w, r.Runs, r.Stages, format)
+	d.Page = func(w io.Writer) error { return htmlreport.WriteRun(w, r.Pages, htmlreport.Options{Version: version}) }
+	return doc.Render(w, d, format)
 }

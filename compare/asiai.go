@@ -2,7 +2,6 @@ package compare
 
 import (
 	"cmp"
-	"encoding/csv"
 	"io"
 	"math"
 	"slices"
@@ -10,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/measure"
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
 // AsiaiRow is one engine (on one model) of the asiai comparison: M1 median
@@ -268,12 +267,12 @@ func AsiaiWinner(runs []Run) []AsiaiEngine {
 // RenderAsiaiWinner writes the winner table as a table, Markdown (to paste
 // into an issue or pull request), CSV or JSON.
 func RenderAsiaiWinner(w io.Writer, engines []AsiaiEngine, format string) error {
-	if format == report.FormatJSON {
-		return writeJSON(w, engines)
-	}
-	if err := report.CheckFormat(format); err != nil {
-		return err
-	}
+	return doc.Render(w, AsiaiWinnerDoc(engines), format)
+}
+
+// AsiaiWinnerDoc is the winner table as a document: its JSON the engines,
+// its data the table.
+func AsiaiWinnerDoc(engines []AsiaiEngine) *doc.Document {
 	head := []string{"engine", "model", "rank", "median tok/s", "vs winner", "TTFT ms", "Δ TTFT ms", "W", "Δ W", "GPU mem GB", "stability", "gates failed"}
 	rows := make([][]string, 0, len(engines))
 	winner := ""
@@ -292,18 +291,17 @@ func RenderAsiaiWinner(w io.Writer, engines []AsiaiEngine, format string) error 
 		rows = append(rows, []string{e.Engine, e.Model, rank, fmtF(e.TokS, 1), vs, fmtF(e.TTFTMs, 1), signedPtr(e.TTFTDeltaMs, 1),
 			fmtF(e.PowerW, 1), signedPtr(e.PowerDeltaW, 1), fmtF(e.MemUsedGB, 2), e.Stability, orDash(strings.Join(e.Gates, ", "))})
 	}
-	if format == report.FormatCSV {
-		cw := csv.NewWriter(w)
-		_ = cw.Write(head)
-		_ = cw.WriteAll(rows)
-		return cw.Error()
-	}
+	b := newBuilder()
+	b.d.JSON = engines
+	b.d.Data = &doc.Table{Columns: doc.Cols(head...)}
+	b.d.Data.Add(rows...)
 	title := "Winner: none (no engine could be ranked)"
 	if winner != "" {
 		title = "Winner by median tok/s: " + winner
 	}
-	section(w, format, title)
-	return table(w, format, head, rows)
+	b.section(title)
+	b.table(head, rows)
+	return b.d
 }
 
 func signed(v float64, prec int) string {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/internal/golden"
 	"github.com/joulebench/joulebench/report"
 )
 
@@ -54,6 +55,13 @@ func TestAsiaiWinner(t *testing.T) {
 		t.Errorf("vllm gates %v", vl.Gates)
 	}
 
+	for _, f := range report.Formats {
+		var b bytes.Buffer
+		if err := RenderAsiaiWinner(&b, got, f); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "asiai_winner."+f+".golden", b.Bytes())
+	}
 	var b bytes.Buffer
 	if err := RenderAsiaiWinner(&b, got, report.FormatMarkdown); err != nil {
 		t.Fatal(err)

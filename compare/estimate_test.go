@@ -81,12 +81,13 @@ func TestEstimateRun(t *testing.T) {
 		{report.FormatTable, "estimate.table.golden"},
 		{report.FormatMarkdown, "estimate.markdown.golden"},
 		{report.FormatCSV, "estimate.csv.golden"},
+		{report.FormatJSON, "estimate.json.golden"},
 	} {
 		var buf bytes.Buffer
 		if err := RenderEstimate(&buf, est, f.format); err != nil {
 			t.Fatal(err)
 		}
-		if f.format != report.FormatCSV && !strings.Contains(buf.String(), "measured values take precedence") {
+		if f.format != report.FormatCSV && f.format != report.FormatJSON && !strings.Contains(buf.String(), "measured values take precedence") {
 			t.Errorf("%s: no caveat:\n%s", f.format, buf.String())
 		}
 		golden.Check(t, f.file, buf.Bytes())

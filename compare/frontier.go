@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"sort"
@@ -345,9 +344,9 @@ func FrontierGroups(pts []FrontierPoint) [][]FrontierPoint {
 }
 
 // frontierTables writes one energy–latency table per configuration.
-func frontierTables(w io.Writer, format string, rep *Report) error {
+func frontierTables(b *builder, rep *Report) {
 	if len(rep.Frontier) == 0 {
-		return nil
+		return
 	}
 	for _, g := range FrontierGroups(rep.Frontier) {
 		p0 := g[0]
@@ -355,7 +354,7 @@ func frontierTables(w io.Writer, format string, rep *Report) error {
 		for _, c := range p0.Configuration {
 			title += ", " + columnName(c.Field) + " " + c.Value
 		}
-		section(w, format, title+" (* = Pareto-optimal: no other point has both lower J/token and lower latency)")
+		b.section(title + " (* = Pareto-optimal: no other point has both lower J/token and lower latency)")
 		rows := make([][]string, 0, len(g))
 		var best *FrontierPoint
 		for i := range g {
@@ -373,19 +372,16 @@ func frontierTables(w io.Writer, format string, rep *Report) error {
 			}
 			rows = append(rows, []string{LoadText(p.Load), fmtJ(p.JPerToken), p.Basis, fmtJ(p.FullJPerToken), fmtF(p.Latency, 2), mark, meets, strconv.Itoa(p.Runs), p.RunID})
 		}
-		if err := table(w, format, []string{"load", "J/token", "basis", "full-lifecycle J/token", p0.LatencyMetric, "pareto", "meets SLO", "runs", "run"}, rows); err != nil {
-			return err
-		}
+		b.table([]string{"load", "J/token", "basis", "full-lifecycle J/token", p0.LatencyMetric, "pareto", "meets SLO", "runs", "run"}, rows)
 		switch {
 		case best != nil:
-			line(w, format, fmt.Sprintf("Lowest J/token meeting the SLO: %s J/token (%s) at %s, %s %s.", fmtJ(best.JPerToken), best.Basis, LoadText(best.Load), best.LatencyMetric, fmtF(best.Latency, 2)))
+			b.line(fmt.Sprintf("Lowest J/token meeting the SLO: %s J/token (%s) at %s, %s %s.", fmtJ(best.JPerToken), best.Basis, LoadText(best.Load), best.LatencyMetric, fmtF(best.Latency, 2)))
 		case g[0].MeetsSLO != nil:
-			line(w, format, "No load point meets the SLO.")
+			b.line("No load point meets the SLO.")
 		default:
-			line(w, format, "No SLO given (compare --latency-max, or runs with slo_* parameters): no point is singled out.")
+			b.line("No SLO given (compare --latency-max, or runs with slo_* parameters): no point is singled out.")
 		}
 	}
-	return nil
 }
 
 // frontierCSV writes the frontier rows of the CSV.

@@ -1,8 +1,6 @@
 package compare
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -10,27 +8,40 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
-// Render writes the comparison as a table, Markdown, CSV or JSON
-// (report.FormatTable, ...).
+// Render writes the comparison in format (report.FormatTable, ...).
 func Render(w io.Writer, rep *Report, format string) error {
-	switch format {
-	case report.FormatJSON:
-		return writeJSON(w, rep)
-	case report.FormatCSV:
-		return renderCSV(w, rep)
-	case report.FormatTable, report.FormatMarkdown:
-		return renderTables(w, rep, format)
-	}
-	return report.CheckFormat(format)
+	return doc.Render(w, Doc(rep), format)
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+// Doc is the comparison as a document: its JSON the report, its data one
+// value per row (section, scenario, ..., name, value, unit, note).
+func Doc(rep *Report) *doc.Document {
+	b := newBuilder()
+	b.d.JSON = rep
+	b.d.Data = csvData(rep)
+	renderTables(b, rep)
+	return b.d
+}
+
+// builder builds a comparison's document: sections under headings, lines
+// of text, tables.
+type builder struct{ d *doc.Document }
+
+func newBuilder() *builder { return &builder{d: &doc.Document{Loose: true, JSONKeepHTML: true}} }
+
+// section starts a section under title.
+func (b *builder) section(title string) { b.d.AddSection(title) }
+
+// line adds a sentence under a table or in place of one.
+func (b *builder) line(text string) { b.d.Add(&doc.Text{Text: text}) }
+
+func (b *builder) table(head []string, rows [][]string) {
+	t := &doc.Table{Columns: doc.Cols(head...), MaxWidth: 60}
+	t.Add(rows...)
+	b.d.Add(t)
 }
 
 // Number formats.
@@ -81,42 +92,9 @@ func flagNames(flags []Flag) string {
 	return strings.Join(names, ", ")
 }
 
-// section writes a section title.
-func section(w io.Writer, format, title string) {
-	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "\n#### %s\n", report.MarkdownEscape(title))
-		return
-	}
-	fmt.Fprintf(w, "\n%s\n", title)
-}
-
-// line writes a sentence under a table or in place of one.
-func line(w io.Writer, format, text string) {
-	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "\n%s\n", report.MarkdownEscape(text))
-		return
-	}
-	fmt.Fprintln(w, text)
-}
-
-func table(w io.Writer, format string, head []string, rows [][]string) error {
-	if format == report.FormatMarkdown {
-		fmt.Fprintln(w) // a blank line before a Markdown table
-	}
-	return report.Table(w, format, head, rows, 60)
-}
-
-func simulatedNote(w io.Writer, format string) {
-	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "> %s\n\n", report.SimulatedNote)
-		return
-	}
-	fmt.Fprintln(w, report.SimulatedNote)
-}
-
-func renderTables(w io.Writer, rep *Report, format string) error {
+func renderTables(b *builder, rep *Report) {
 	if rep.Simulated {
-		simulatedNote(w, format)
+		b.d.Add(&doc.Note{Text: report.SimulatedNote})
 	}
 	included, flagged := 0, 0
 	for _, r := range rep.Runs {
@@ -129,22 +107,16 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 	}
 	summary := fmt.Sprintf("Comparison (%s): %d benchmark run(s), %d in the statistics, %d flagged (%d out entirely); %d asiai engine row(s).",
 		rep.CompareProfile, len(rep.Runs), included, flagged, len(rep.Runs)-included, len(rep.Asiai))
-	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "**%s**\n", report.MarkdownEscape(summary))
-	} else {
-		fmt.Fprintln(w, summary)
-	}
+	b.d.Add(&doc.Title{Text: summary})
 
 	if len(rep.Runs) > 0 {
-		if err := runsTable(w, format, rep); err != nil {
-			return err
-		}
+		runsTable(b, rep)
 
 		rows := [][]string{}
-		section(w, format, fmt.Sprintf("Engine pairs (compared only when %s are equal and |T1 - T2| / max(T1, T2) <= %s on formal output tokens)",
+		b.section(fmt.Sprintf("Engine pairs (compared only when %s are equal and |T1 - T2| / max(T1, T2) <= %s on formal output tokens)",
 			orDash(strings.Join(rep.PairSame, ", ")), pct(rep.PairTolerance)))
 		if len(rep.Pairs) == 0 {
-			line(w, format, "No engine pair: no runs of both engines of a pair on the same model and scenario.")
+			b.line("No engine pair: no runs of both engines of a pair on the same model and scenario.")
 		} else {
 			rows = rows[:0]
 			for _, p := range rep.Pairs {
@@ -159,18 +131,14 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 				rows = append(rows, []string{p.Scenario, p.Model, p.A.Engine + " / " + p.B.Engine, p.A.RunID + " / " + p.B.RunID,
 					fmtCount(p.A.OutputTokens) + " / " + fmtCount(p.B.OutputTokens), pctPtr(p.TokenDiff), comparable, steady, full})
 			}
-			if err := table(w, format, []string{"scenario", "model", "engines", "runs", "output tokens", "token difference",
-				"comparable", "steady J/token", "full-lifecycle J/token"}, rows); err != nil {
-				return err
-			}
+			b.table([]string{"scenario", "model", "engines", "runs", "output tokens", "token difference",
+				"comparable", "steady J/token", "full-lifecycle J/token"}, rows)
 		}
 
-		section(w, format, "Per scenario and size group (values in the statistics; a configuration run several times counts once, with its median)")
-		if err := groupTable(w, format, rep.Groups); err != nil {
-			return err
-		}
+		b.section("Per scenario and size group (values in the statistics; a configuration run several times counts once, with its median)")
+		groupTable(b, rep.Groups)
 
-		section(w, format, "Model orders within each size group (rank 1 = lowest J/token; ties share the average rank; n, median, min–max and spread of repeated runs)")
+		b.section("Model orders within each size group (rank 1 = lowest J/token; ties share the average rank; n, median, min–max and spread of repeated runs)")
 		rows = rows[:0]
 		for _, s := range rep.Groups {
 			for _, c := range s.Configs {
@@ -181,43 +149,35 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 		}
 		head := append([]string{"scenario", "size group", "model", "engine"}, settingHeads(rep)...)
 		if len(rows) == 0 {
-			line(w, format, "No run in the statistics.")
-		} else if err := table(w, format, append(head, "runs",
-			"steady J/token: n, median (min–max, spread)", "steady rank", "full-lifecycle J/token: n, median (min–max, spread)", "full rank"), rows); err != nil {
-			return err
+			b.line("No run in the statistics.")
+		} else {
+			b.table(append(head, "runs",
+				"steady J/token: n, median (min–max, spread)", "steady rank", "full-lifecycle J/token: n, median (min–max, spread)", "full rank"), rows)
 		}
 
-		section(w, format, "Cross-group view, per scenario over all size groups (not a comparison the method makes: models are compared within a size group)")
-		if err := groupTable(w, format, rep.CrossGroup); err != nil {
-			return err
-		}
-		if err := frontierTables(w, format, rep); err != nil {
-			return err
-		}
+		b.section("Cross-group view, per scenario over all size groups (not a comparison the method makes: models are compared within a size group)")
+		groupTable(b, rep.CrossGroup)
+		frontierTables(b, rep)
 	}
 
-	if err := notApplicableTable(w, format, rep.NotApplicable); err != nil {
-		return err
-	}
+	notApplicableTable(b, rep.NotApplicable)
 
 	if len(rep.Asiai) > 0 {
-		section(w, format, "asiai, per engine (median tok/s is the headline)")
+		b.section("asiai, per engine (median tok/s is the headline)")
 		rows := make([][]string, 0, len(rep.Asiai))
 		for _, a := range rep.Asiai {
 			rows = append(rows, []string{a.Model, a.Engine, strconv.Itoa(a.Runs), fmtF(a.TokS, 1), fmtF(a.TokSMin, 1) + "–" + fmtF(a.TokSMax, 1),
 				fmtF(a.TokSMean, 1) + " ± " + fmtF(a.TokSStd, 2), fmtF(a.CVPct, 1), a.Stability,
 				fmtF(a.PowerW, 1), fmtF(a.TokSPerW, 3), orDash(noteList(flaggedNote(a)))})
 		}
-		if err := table(w, format, []string{"model", "engine", "runs", "median tok/s", "min–max tok/s", "mean ± pooled std tok/s", "CV %",
-			"stability", "W", "tok/s/W", "note"}, rows); err != nil {
-			return err
-		}
+		b.table([]string{"model", "engine", "runs", "median tok/s", "min–max tok/s", "mean ± pooled std tok/s", "CV %",
+			"stability", "W", "tok/s/W", "note"}, rows)
 	}
 
-	section(w, format, "Flagged runs (shown, with the values each flag leaves out of the statistics)")
+	b.section("Flagged runs (shown, with the values each flag leaves out of the statistics)")
 	if len(rep.Flagged) == 0 {
-		line(w, format, "None.")
-		return nil
+		b.line("None.")
+		return
 	}
 	rows := [][]string{}
 	for _, f := range rep.Flagged {
@@ -225,7 +185,7 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 			rows = append(rows, []string{f.RunID, f.Scenario, f.Model, f.Engine, fl.Name, removesText(fl.Removes), orDash(fl.Detail)})
 		}
 	}
-	return table(w, format, []string{"run", "scenario", "model", "engine", "flag", "leaves out", "why"}, rows)
+	b.table([]string{"run", "scenario", "model", "engine", "flag", "leaves out", "why"}, rows)
 }
 
 func flaggedNote(a AsiaiRow) []string {
@@ -274,8 +234,8 @@ func pctShortPtr(v *float64) string {
 }
 
 // runsTable writes the table of runs.
-func runsTable(w io.Writer, format string, rep *Report) error {
-	section(w, format, "Runs by scenario, size group, model and engine")
+func runsTable(b *builder, rep *Report) {
+	b.section("Runs by scenario, size group, model and engine")
 	rows := make([][]string, 0, len(rep.Runs))
 	for _, r := range rep.Runs {
 		val := func(v *float64, name string, f func(*float64) string) string {
@@ -291,16 +251,13 @@ func runsTable(w io.Writer, format string, rep *Report) error {
 			fmtCount(r.OutputTokens), flagNames(r.Flags)))
 	}
 	head := append([]string{"scenario", "size group", "params", "model", "engine"}, settingHeads(rep)...)
-	if err := table(w, format, append(head, "run",
-		"steady J/token", "full-lifecycle J/token", "startup J", "release J", "output tokens", "flags"), rows); err != nil {
-		return err
-	}
+	b.table(append(head, "run",
+		"steady J/token", "full-lifecycle J/token", "startup J", "release J", "output tokens", "flags"), rows)
 	if len(rep.ConfigurationColumns)+len(rep.LoadColumns) > 0 {
-		line(w, format, "Runs of one model and engine that differ in "+strings.Join(settingHeads(rep), ", ")+
+		b.line("Runs of one model and engine that differ in " + strings.Join(settingHeads(rep), ", ") +
 			" are different configurations (load: load points of one configuration), never repetitions.")
 	}
-	line(w, format, "[x]: a value its flag leaves out of the statistics (see the flagged runs).")
-	return nil
+	b.line("[x]: a value its flag leaves out of the statistics (see the flagged runs).")
 }
 
 // settingHeads are the headings of the configuration and load columns.
@@ -325,11 +282,11 @@ func settingCells(cfg, load []FieldValue) []string {
 
 // notApplicableTable lists the combinations that do not apply: n/a, not
 // failures.
-func notApplicableTable(w io.Writer, format string, na []NotApplicable) error {
+func notApplicableTable(b *builder, na []NotApplicable) {
 	if len(na) == 0 {
-		return nil
+		return
 	}
-	section(w, format, "Not applicable (not measured because they do not apply; neither failures nor in the statistics)")
+	b.section("Not applicable (not measured because they do not apply; neither failures nor in the statistics)")
 	rows := make([][]string, 0, len(na))
 	for _, n := range na {
 		var set []string
@@ -338,7 +295,7 @@ func notApplicableTable(w io.Writer, format string, na []NotApplicable) error {
 		}
 		rows = append(rows, []string{n.Scenario, n.Model, n.Engine, orDash(strings.Join(set, ", ")), orDash(n.RunID), "n/a", n.Reason})
 	}
-	return table(w, format, []string{"scenario", "model", "engine", "setting", "run", "steady J/token", "why"}, rows)
+	b.table([]string{"scenario", "model", "engine", "setting", "run", "steady J/token", "why"}, rows)
 }
 
 // removesText says what a flag leaves out, in words.
@@ -357,23 +314,22 @@ func removesText(vs []string) string {
 	return orDash(strings.Join(out, ", "))
 }
 
-func groupTable(w io.Writer, format string, groups []GroupStats) error {
+func groupTable(b *builder, groups []GroupStats) {
 	rows := make([][]string, 0, len(groups))
 	for _, s := range groups {
 		rows = append(rows, []string{s.Scenario, s.SizeGroup, strconv.Itoa(s.Included) + " of " + strconv.Itoa(s.Runs),
 			fmtJ(s.MedianSteady), fmtJ(s.MedianFull), fmtF(s.Ratio, 3), fmtF(s.Spearman, 3), fmtE(s.MedianStartup), fmtE(s.MedianRelease), orDash(noteList(s.Notes))})
 	}
-	return table(w, format, []string{"scenario", "size group", "runs", "median steady J/token", "median full-lifecycle J/token",
+	b.table([]string{"scenario", "size group", "runs", "median steady J/token", "median full-lifecycle J/token",
 		"full / steady", "Spearman rho", "median startup J", "median release J", "note"}, rows)
 }
 
-// renderCSV writes one tidy table: one value per row.
-func renderCSV(w io.Writer, rep *Report) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"section", "scenario", "size_group", "model", "engine", "run_id", "name", "value", "unit", "note", "simulated"})
+// csvData is the comparison as one tidy table: one value per row.
+func csvData(rep *Report) *doc.Table {
+	t := &doc.Table{Columns: doc.Cols("section", "scenario", "size_group", "model", "engine", "run_id", "name", "value", "unit", "note", "simulated")}
 	sim := strconv.FormatBool(rep.Simulated)
 	put := func(sec, scen, group, model, engine, run, name, value, unit, note string) {
-		_ = cw.Write([]string{sec, scen, group, model, engine, run, name, value, unit, note, sim})
+		t.Add([]string{sec, scen, group, model, engine, run, name, value, unit, note, sim})
 	}
 	m := rep.Metrics
 	for _, r := range rep.Runs {
@@ -470,60 +426,50 @@ func renderCSV(w io.Writer, rep *Report) error {
 		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec_per_watt", raw(a.TokSPerW), "tok/s/W", "")
 	}
 	frontierCSV(put, rep)
-	cw.Flush()
-	return cw.Error()
+	return t
 }
 
-// RenderEstimate writes a lifecycle estimate as a table, Markdown, CSV or
-// JSON.
+// RenderEstimate writes a lifecycle estimate in format (report.FormatTable,
+// ...).
 func RenderEstimate(w io.Writer, est *Estimate, format string) error {
-	switch format {
-	case report.FormatJSON:
-		return writeJSON(w, est)
-	case report.FormatCSV:
-		// Rows "estimate" are E(N) at each N asked for; rows
-		// "overhead_under" the smallest N whose fixed share is under
-		// share_limit, with E(N) there.
-		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"run_id", "row", "n", "energy_j", "energy_per_request_j", "fixed_overhead_per_request_j", "fixed_share", "share_limit", "note", "simulated"})
-		sim := strconv.FormatBool(est.Simulated)
-		for _, p := range est.Points {
-			_ = cw.Write([]string{est.RunID, "estimate", strconv.FormatInt(p.N, 10), g(p.EnergyJ), g(p.PerRequestJ), g(p.FixedPerRequestJ), g(p.FixedShare), "", est.Caveat, sim})
-		}
-		for _, t := range est.Thresholds {
-			if t.N == 0 {
-				_ = cw.Write([]string{est.RunID, "overhead_under", "", "", "", "", "", g(t.Share), t.Note, sim})
-				continue
-			}
-			n := float64(t.N)
-			e := est.FixedJ + n*est.PerRequestJ
-			_ = cw.Write([]string{est.RunID, "overhead_under", strconv.FormatInt(t.N, 10), g(e), g(e / n), g(est.FixedJ / n), g(est.FixedJ / e), g(t.Share), "", sim})
-		}
-		cw.Flush()
-		return cw.Error()
-	case report.FormatTable, report.FormatMarkdown:
-	default:
-		return report.CheckFormat(format)
+	return doc.Render(w, EstimateDoc(est), format)
+}
+
+// EstimateDoc is a lifecycle estimate as a document: its JSON the
+// estimate; its data rows "estimate", E(N) at each N asked for, and rows
+// "overhead_under", the smallest N whose fixed share is under share_limit,
+// with E(N) there.
+func EstimateDoc(est *Estimate) *doc.Document {
+	b := newBuilder()
+	b.d.JSON = est
+	data := &doc.Table{Columns: doc.Cols("run_id", "row", "n", "energy_j", "energy_per_request_j", "fixed_overhead_per_request_j", "fixed_share", "share_limit", "note", "simulated")}
+	sim := strconv.FormatBool(est.Simulated)
+	for _, p := range est.Points {
+		data.Add([]string{est.RunID, "estimate", strconv.FormatInt(p.N, 10), g(p.EnergyJ), g(p.PerRequestJ), g(p.FixedPerRequestJ), g(p.FixedShare), "", est.Caveat, sim})
 	}
+	for _, t := range est.Thresholds {
+		if t.N == 0 {
+			data.Add([]string{est.RunID, "overhead_under", "", "", "", "", "", g(t.Share), t.Note, sim})
+			continue
+		}
+		n := float64(t.N)
+		e := est.FixedJ + n*est.PerRequestJ
+		data.Add([]string{est.RunID, "overhead_under", strconv.FormatInt(t.N, 10), g(e), g(e / n), g(est.FixedJ / n), g(est.FixedJ / e), g(t.Share), "", sim})
+	}
+	b.d.Data = data
+
 	if est.Simulated {
-		simulatedNote(w, format)
+		b.d.Add(&doc.Note{Text: report.SimulatedNote})
 	}
-	head := fmt.Sprintf("Lifecycle estimate for run %s: E(N) = E_startup + N·e_ss + E_release", est.RunID)
-	if format == report.FormatMarkdown {
-		fmt.Fprintf(w, "**%s**\n", report.MarkdownEscape(head))
-	} else {
-		fmt.Fprintln(w, head)
-	}
-	line(w, format, fmt.Sprintf("E_startup = %s J, E_release = %s J, e_ss = %s J / %s requests in the steady window = %s J/request",
+	b.d.Add(&doc.Title{Text: fmt.Sprintf("Lifecycle estimate for run %s: E(N) = E_startup + N·e_ss + E_release", est.RunID)})
+	b.line(fmt.Sprintf("E_startup = %s J, E_release = %s J, e_ss = %s J / %s requests in the steady window = %s J/request",
 		f1(est.StartupJ), f1(est.ReleaseJ), f1(est.SteadyEnergyJ), f3(est.SteadyRequests), f3(est.PerRequestJ)))
 	rows := make([][]string, 0, len(est.Points))
 	for _, p := range est.Points {
 		rows = append(rows, []string{strconv.FormatInt(p.N, 10), f1(p.EnergyJ), f3(p.PerRequestJ), f3(p.FixedPerRequestJ),
 			strconv.FormatFloat(p.FixedShare*100, 'f', 2, 64) + " %"})
 	}
-	if err := table(w, format, []string{"N", "E(N) J", "E(N)/N J/request", "(E_startup + E_release)/N J/request", "fixed share"}, rows); err != nil {
-		return err
-	}
+	b.table([]string{"N", "E(N) J", "E(N)/N J/request", "(E_startup + E_release)/N J/request", "fixed share"}, rows)
 	var ths []string
 	for _, t := range est.Thresholds {
 		if t.N == 0 {
@@ -533,13 +479,13 @@ func RenderEstimate(w io.Writer, est *Estimate, format string) error {
 		ths = append(ths, fmt.Sprintf("under %s from N = %d", pctShort(t.Share), t.N))
 	}
 	if len(ths) > 0 {
-		line(w, format, "Fixed overhead per request as a share of E(N)/N: "+strings.Join(ths, "; ")+".")
+		b.line("Fixed overhead per request as a share of E(N)/N: " + strings.Join(ths, "; ") + ".")
 	}
 	for _, f := range est.Flags {
-		line(w, format, fmt.Sprintf("NOTE: this run is flagged %s (%s); it is left out of formal results.", f.Name, orDash(f.Detail)))
+		b.line(fmt.Sprintf("NOTE: this run is flagged %s (%s); it is left out of formal results.", f.Name, orDash(f.Detail)))
 	}
-	line(w, format, est.Caveat)
-	return nil
+	b.line(est.Caveat)
+	return b.d
 }
 
 func g(v float64) string  { return strconv.FormatFloat(v, 'g', -1, 64) }

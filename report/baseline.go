@@ -1,13 +1,11 @@
 package report
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
 // Change is the relative change of v against base in percent, as a table
@@ -54,6 +52,13 @@ func number(v any) (float64, bool) {
 // its value on a baseline run and the change in percent; the checks that
 // compare with the baseline show why they failed.
 func ResultsWithBaseline(w io.Writer, run, base Run, format string, all bool) error {
+	return doc.Render(w, ResultsWithBaselineDoc(run, base, all), format)
+}
+
+// ResultsWithBaselineDoc is ResultsWithBaseline's document: its JSON the
+// baseline's run id and the results by name, each with the baseline's
+// value and the change in percent.
+func ResultsWithBaselineDoc(run, base Run, all bool) *doc.Document {
 	res := run.Results
 	names := selected(res, all)
 	baseOf := func(n string) record.Result {
@@ -62,60 +67,33 @@ func ResultsWithBaseline(w io.Writer, run, base Run, format string, all bool) er
 		}
 		return base.Results.Values[n]
 	}
-	switch format {
-	case FormatJSON:
-		type item struct {
-			record.Result
-			Baseline  any      `json:"baseline,omitempty"`
-			ChangePct *float64 `json:"change_pct,omitempty"`
-		}
-		out := map[string]any{"baseline_run": base.Meta.RunID}
-		vals := make(map[string]item, len(names))
-		for _, n := range names {
-			it := item{Result: res.Values[n], Baseline: baseOf(n).Value}
-			if p, ok := changePct(res.Values[n], baseOf(n)); ok {
-				it.ChangePct = &p
-			}
-			vals[n] = it
-		}
-		out["results"] = vals
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	case FormatCSV:
-		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"name", "kind", "value", "baseline", "change_pct", "unit", "note", "simulated"})
-		for _, n := range names {
-			r := res.Values[n]
-			pct := ""
-			if p, ok := changePct(r, baseOf(n)); ok {
-				pct = strconv.FormatFloat(p, 'f', 2, 64)
-			}
-			_ = cw.Write([]string{n, r.Kind, FormatValue(r), FormatValue(baseOf(n)), pct, r.Unit, noteOf(r), strconv.FormatBool(run.Meta.Simulated)})
-		}
-		cw.Flush()
-		return cw.Error()
-	case FormatTable, FormatMarkdown:
-		header(w, run, format)
-		if format == FormatMarkdown {
-			fmt.Fprintf(w, "baseline: run %s\n\n", MarkdownEscape(base.Meta.RunID))
-		} else {
-			fmt.Fprintf(w, "baseline: run %s\n", base.Meta.RunID)
-		}
-		rows := make([][]string, 0, len(names))
-		for _, n := range names {
-			r := res.Values[n]
-			b := ""
-			if r.Kind != "check" {
-				b = FormatValue(baseOf(n))
-			}
-			rows = append(rows, []string{n, FormatValue(r), b, signed(Change(r, baseOf(n))), r.Unit, noteOf(r)})
-		}
-		if err := renderTable(w, format, []string{"metric", "value", "baseline", "change", "unit", "note"}, rows, 60, false); err != nil {
-			return err
-		}
-		footer(w, run, format)
-		return nil
+	type item struct {
+		record.Result
+		Baseline  any      `json:"baseline,omitempty"`
+		ChangePct *float64 `json:"change_pct,omitempty"`
 	}
-	return CheckFormat(format)
+	vals := make(map[string]item, len(names))
+	data := &doc.Table{Columns: doc.Cols("name", "kind", "value", "baseline", "change_pct", "unit", "note", "simulated")}
+	t := &doc.Table{Columns: doc.Cols("metric", "value", "baseline", "change", "unit", "note"), MaxWidth: 60, NoWrapMarkdown: true}
+	for _, n := range names {
+		r := res.Values[n]
+		it := item{Result: r, Baseline: baseOf(n).Value}
+		pct := ""
+		if p, ok := changePct(r, baseOf(n)); ok {
+			it.ChangePct = &p
+			pct = strconv.FormatFloat(p, 'f', 2, 64)
+		}
+		vals[n] = it
+		data.Add([]string{n, r.Kind, FormatValue(r), FormatValue(baseOf(n)), pct, r.Unit, noteOf(r), strconv.FormatBool(run.Meta.Simulated)})
+		b := ""
+		if r.Kind != "check" {
+			b = FormatValue(baseOf(n))
+		}
+		t.Add([]string{n, FormatValue(r), b, signed(Change(r, baseOf(n))), r.Unit, noteOf(r)})
+	}
+	d := &doc.Document{Data: data, JSON: map[string]any{"baseline_run": base.Meta.RunID, "results": vals}}
+	d.Add(header(run)...)
+	d.Add(&doc.Text{Text: "baseline: run " + base.Meta.RunID, Para: true}, t)
+	d.Add(footer(run)...)
+	return d
 }

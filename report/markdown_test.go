@@ -34,7 +34,8 @@ func TestMarkdownOutputEscapesUserStrings(t *testing.T) {
 		Results: &archive.Results{Order: []string{"m"}, Excluded: true, ExcludeReason: "check x failed: " + evil,
 			Values: map[string]archive.Result{"m": {Kind: "metric", Value: "v" + evil, Note: evil}}},
 	}
-	bd := StageBreakdown{RunID: run.Meta.RunID, Note: "n"}
+	// A stage note carries a result's note (a profile's text): escaped too.
+	bd := StageBreakdown{RunID: run.Meta.RunID, Note: "n" + evil}
 	for name, render := range map[string]func(*bytes.Buffer) error{
 		"results":  func(b *bytes.Buffer) error { return Results(b, run, FormatMarkdown, true) },
 		"runs":     func(b *bytes.Buffer) error { return Runs(b, []Run{run, run}, FormatMarkdown) },

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
 // A replayed run is labelled replayed: its power is real, recorded
@@ -25,7 +26,11 @@ func TestNoteOf(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	header(&b, Run{Meta: archive.Meta{RunID: "r", Simulated: true, Telemetry: archive.TelemetryInfo{Source: "replay"}}}, "table")
+	d := &doc.Document{}
+	d.Add(header(Run{Meta: archive.Meta{RunID: "r", Simulated: true, Telemetry: archive.TelemetryInfo{Source: "replay"}}})...)
+	if err := doc.Render(&b, d, FormatTable); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(b.String(), "REPLAYED POWER") || strings.Contains(b.String(), "SIMULATED") {
 		t.Errorf("header:\n%s", b.String())
 	}

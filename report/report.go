@@ -3,7 +3,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,11 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
 // Formats a renderer accepts.
@@ -27,18 +23,12 @@ const (
 	FormatMarkdown = "markdown"
 )
 
-// Formats lists the output formats.
-var Formats = []string{FormatTable, FormatJSON, FormatCSV, FormatMarkdown}
+// Formats lists the formats every output renders in.
+var Formats = doc.Names(false)
 
-// CheckFormat rejects an unknown format with the valid ones.
-func CheckFormat(f string) error {
-	for _, ok := range Formats {
-		if f == ok {
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown format %q (valid: %s)", f, strings.Join(Formats, ", "))
-}
+// CheckFormat rejects a format every output cannot be rendered in (an
+// unknown one, or html), listing the valid ones (doc.Check).
+func CheckFormat(f string) error { return doc.Check(f) }
 
 // SimulatedNote is printed with every output of a simulated run.
 const SimulatedNote = "SIMULATED: engine and GPU are joulebench's simulator; these numbers are not measurements of real hardware."
@@ -176,85 +166,70 @@ func selected(res *record.Results, all bool) []string {
 
 // Results renders one run's results.
 func Results(w io.Writer, run Run, format string, all bool) error {
-	res := run.Results
-	names := selected(res, all)
-	switch format {
-	case FormatJSON:
-		out := make(map[string]record.Result, len(names))
-		for _, n := range names {
-			out[n] = res.Values[n]
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	case FormatCSV:
-		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"name", "kind", "value", "unit", "note", "simulated", "boundary"})
-		for _, n := range names {
-			r := res.Values[n]
-			_ = cw.Write([]string{n, r.Kind, FormatValue(r), r.Unit, noteOf(r), strconv.FormatBool(run.Meta.Simulated), r.Boundary})
-		}
-		cw.Flush()
-		return cw.Error()
-	case FormatTable, FormatMarkdown:
-		if !all {
-			names = measuredOnly(names, res.Values, MeasuredDomains(run.Meta))
-		}
-		header(w, run, format)
-		rows := make([][]string, 0, len(names))
-		head := []string{"metric", "value", "unit", "note"}
-		bound := withBoundary(names, res.Values)
-		if bound {
-			head = []string{"metric", "boundary", "value", "unit", "note"}
-		}
-		for _, n := range names {
-			r := res.Values[n]
-			if bound {
-				rows = append(rows, []string{n, BoundaryLabel(r.Boundary), FormatValue(r), r.Unit, noteOf(r)})
-			} else {
-				rows = append(rows, []string{n, FormatValue(r), r.Unit, noteOf(r)})
-			}
-		}
-		if err := table(w, format, head, rows); err != nil {
-			return err
-		}
-		footer(w, run, format)
-		return nil
-	}
-	return CheckFormat(format)
+	return doc.Render(w, ResultsDoc(run, all), format)
 }
 
-func header(w io.Writer, run Run, format string) {
-	m := run.Meta
-	title := fmt.Sprintf("run %s · profile %s · engine %s · model %s · status %s", m.RunID, m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model), m.Status)
-	note := NoteOf(m)
-	if format == FormatMarkdown {
-		fmt.Fprintf(w, "**%s**\n\n", MarkdownEscape(title))
-		if note != "" {
-			fmt.Fprintf(w, "> %s\n\n", note)
-		}
-		if wn := WorkloadNote(m); wn != "" {
-			fmt.Fprintf(w, "> %s\n\n", wn)
-		}
-		return
+// ResultsDoc is one run's results: its title and notes, a table of its
+// metrics and checks (derived values too with all; without all, not the
+// figures of boundaries it did not measure) and whether it is excluded.
+// Its data, and its JSON (an object of the results by name), hold every
+// selected value.
+func ResultsDoc(run Run, all bool) *doc.Document {
+	res := run.Results
+	if res == nil {
+		res = &record.Results{} // not evaluated: no values
 	}
-	fmt.Fprintln(w, title)
-	if note != "" {
-		fmt.Fprintln(w, note)
+	names := selected(res, all)
+	out := make(map[string]record.Result, len(names))
+	data := &doc.Table{Columns: doc.Cols("name", "kind", "value", "unit", "note", "simulated", "boundary")}
+	for _, n := range names {
+		r := res.Values[n]
+		out[n] = r
+		data.AddRow(doc.Str(n), doc.Str(r.Kind), doc.Cell{Text: FormatValue(r), Value: r.Value}, doc.Str(r.Unit), doc.Str(noteOf(r)),
+			doc.Cell{Text: strconv.FormatBool(run.Meta.Simulated), Value: run.Meta.Simulated}, doc.Str(r.Boundary))
+	}
+	d := &doc.Document{Data: data, JSON: out}
+	if !all {
+		names = measuredOnly(names, res.Values, MeasuredDomains(run.Meta))
+	}
+	d.Add(header(run)...)
+	t := &doc.Table{Columns: doc.Cols("metric", "value", "unit", "note"), NoWrapMarkdown: true}
+	bound := withBoundary(names, res.Values)
+	if bound {
+		t.Columns = doc.Cols("metric", "boundary", "value", "unit", "note")
+	}
+	for _, n := range names {
+		r := res.Values[n]
+		if bound {
+			t.Add([]string{n, BoundaryLabel(r.Boundary), FormatValue(r), r.Unit, noteOf(r)})
+		} else {
+			t.Add([]string{n, FormatValue(r), r.Unit, noteOf(r)})
+		}
+	}
+	d.Add(t)
+	d.Add(footer(run)...)
+	return d
+}
+
+// header is a run's title and its notes.
+func header(run Run) []doc.Block {
+	m := run.Meta
+	out := []doc.Block{&doc.Title{Text: fmt.Sprintf("run %s · profile %s · engine %s · model %s · status %s", m.RunID, m.Profile.Name, orDash(m.Engine.Kind), orDash(m.Engine.Model), m.Status)}}
+	if note := NoteOf(m); note != "" {
+		out = append(out, &doc.Note{Text: note})
 	}
 	if wn := WorkloadNote(m); wn != "" {
-		fmt.Fprintln(w, wn)
+		out = append(out, &doc.Note{Text: wn})
 	}
+	return out
 }
 
-func footer(w io.Writer, run Run, format string) {
+// footer says whether the run is excluded from formal results.
+func footer(run Run) []doc.Block {
 	if run.Results != nil && run.Results.Excluded {
-		if format == FormatMarkdown {
-			fmt.Fprintf(w, "\n**EXCLUDED** from formal results: %s\n", MarkdownEscape(run.Results.ExcludeReason))
-		} else {
-			fmt.Fprintf(w, "EXCLUDED from formal results: %s\n", run.Results.ExcludeReason)
-		}
+		return []doc.Block{&doc.Alert{Label: "EXCLUDED", Text: "from formal results: " + run.Results.ExcludeReason}}
 	}
+	return nil
 }
 
 func orDash(s string) string {
@@ -264,112 +239,50 @@ func orDash(s string) string {
 	return s
 }
 
-// markdownEscaper backslash-escapes what would let text in Markdown become
-// markup: HTML and autolinks (< > &), an inline link's "](", a table
-// cell's end (|), and the backslash itself (else a user's "\" would undo
-// the escape that follows).
-var markdownEscaper = strings.NewReplacer(`\`, `\\`, "<", `\<`, ">", `\>`, "&", `\&`, "](", `\](`, "|", `\|`)
-
 // MarkdownEscape makes a string (a label, a model name, a run id, a note)
-// literal text in Markdown: a label "<script>" renders as those characters,
-// never as HTML.
-func MarkdownEscape(s string) string { return markdownEscaper.Replace(s) }
-
-// Table renders rows under a header as a box table or, with
-// FormatMarkdown, a Markdown table (every cell escaped, MarkdownEscape). Cells
-// wider than maxWidth wrap.
-func Table(w io.Writer, format string, head []string, rows [][]string, maxWidth int) error {
-	return renderTable(w, format, head, rows, maxWidth, true)
-}
-
-// renderTable is Table; wrapMarkdown false keeps each Markdown row on one
-// line (a wrapped cell becomes extra rows that break the table when pasted
-// into a pull request).
-func renderTable(w io.Writer, format string, head []string, rows [][]string, maxWidth int, wrapMarkdown bool) error {
-	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
-	if format != FormatMarkdown || wrapMarkdown {
-		opts = append(opts, tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(maxWidth))
-	} else {
-		opts = append(opts, tablewriter.WithRowAutoWrap(tw.WrapNone))
-	}
-	if format == FormatMarkdown {
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-		head = slices.Clone(head)
-		for j := range head {
-			head[j] = MarkdownEscape(head[j])
-		}
-		for i := range rows {
-			for j := range rows[i] {
-				rows[i][j] = MarkdownEscape(rows[i][j])
-			}
-		}
-	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header(head)
-	if err := t.Bulk(rows); err != nil {
-		return fmt.Errorf("render table: %w", err)
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("render table: %w", err)
-	}
-	return nil
-}
-
-func table(w io.Writer, format string, head []string, rows [][]string) error {
-	return renderTable(w, format, head, rows, 72, false)
-}
+// literal text in Markdown (doc.MarkdownEscape).
+func MarkdownEscape(s string) string { return doc.MarkdownEscape(s) }
 
 // Runs renders several archived runs: a summary of each, then their metrics
 // side by side, each run's value after the first with its change against
 // the first in percent (put a baseline run first to compare with it).
 func Runs(w io.Writer, runs []Run, format string) error {
-	switch format {
-	case FormatJSON:
-		type item struct {
-			Dir      string                   `json:"run_id"`
-			Profile  string                   `json:"profile"`
-			Engine   string                   `json:"engine"`
-			Model    string                   `json:"model"`
-			Status   string                   `json:"status"`
-			Sim      bool                     `json:"simulated"`
-			Excluded bool                     `json:"excluded"`
-			Values   map[string]record.Result `json:"results"`
-		}
-		out := make([]item, 0, len(runs))
-		for _, r := range runs {
-			it := item{Dir: r.Meta.RunID, Profile: r.Meta.Profile.Name, Engine: r.Meta.Engine.Kind, Model: r.Meta.Engine.Model, Status: r.Meta.Status, Sim: r.Meta.Simulated}
-			if r.Results != nil {
-				it.Excluded = r.Results.Excluded
-				it.Values = map[string]record.Result{}
-				for _, n := range selected(r.Results, false) {
-					it.Values[n] = r.Results.Values[n]
-				}
-			}
-			out = append(out, it)
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	case FormatCSV:
-		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"run_id", "profile", "engine", "model", "status", "simulated", "excluded", "name", "value", "unit", "note", "boundary"})
-		for _, r := range runs {
-			if r.Results == nil {
-				continue
-			}
+	return doc.Render(w, RunsDoc(runs), format)
+}
+
+// runItem is one run in the JSON of several runs.
+type runItem struct {
+	Dir      string                   `json:"run_id"`
+	Profile  string                   `json:"profile"`
+	Engine   string                   `json:"engine"`
+	Model    string                   `json:"model"`
+	Status   string                   `json:"status"`
+	Sim      bool                     `json:"simulated"`
+	Excluded bool                     `json:"excluded"`
+	Values   map[string]record.Result `json:"results"`
+}
+
+// RunsDoc is several runs (Runs): its JSON an array of the runs, each with
+// its metrics and checks by name; its data one line per run and value.
+func RunsDoc(runs []Run) *doc.Document {
+	items := make([]runItem, 0, len(runs))
+	data := &doc.Table{Columns: doc.Cols("run_id", "profile", "engine", "model", "status", "simulated", "excluded", "name", "value", "unit", "note", "boundary")}
+	for _, r := range runs {
+		it := runItem{Dir: r.Meta.RunID, Profile: r.Meta.Profile.Name, Engine: r.Meta.Engine.Kind, Model: r.Meta.Engine.Model, Status: r.Meta.Status, Sim: r.Meta.Simulated}
+		if r.Results != nil {
+			it.Excluded = r.Results.Excluded
+			it.Values = map[string]record.Result{}
 			for _, n := range selected(r.Results, false) {
 				v := r.Results.Values[n]
-				_ = cw.Write([]string{r.Meta.RunID, r.Meta.Profile.Name, r.Meta.Engine.Kind, r.Meta.Engine.Model, r.Meta.Status,
+				it.Values[n] = v
+				data.Add([]string{r.Meta.RunID, r.Meta.Profile.Name, r.Meta.Engine.Kind, r.Meta.Engine.Model, r.Meta.Status,
 					strconv.FormatBool(r.Meta.Simulated), strconv.FormatBool(r.Results.Excluded), n, FormatValue(v), v.Unit, noteOf(v), v.Boundary})
 			}
 		}
-		cw.Flush()
-		return cw.Error()
-	case FormatTable, FormatMarkdown:
-	default:
-		return CheckFormat(format)
+		items = append(items, it)
 	}
-	rows := make([][]string, 0, len(runs))
+	d := &doc.Document{Data: data, JSON: items}
+	t := &doc.Table{Columns: doc.Cols("run", "profile", "engine", "model", "status", "simulated", "excluded"), NoWrapMarkdown: true}
 	anySim := false
 	for _, r := range runs {
 		excluded := "no"
@@ -380,26 +293,19 @@ func Runs(w io.Writer, runs []Run, format string) error {
 		if r.Meta.Simulated {
 			sim, anySim = "SIMULATED", true
 		}
-		rows = append(rows, []string{r.Meta.RunID, r.Meta.Profile.Name, orDash(r.Meta.Engine.Kind), orDash(r.Meta.Engine.Model), r.Meta.Status, sim, excluded})
+		t.Add([]string{r.Meta.RunID, r.Meta.Profile.Name, orDash(r.Meta.Engine.Kind), orDash(r.Meta.Engine.Model), r.Meta.Status, sim, excluded})
 	}
 	if anySim {
-		if format == FormatMarkdown {
-			fmt.Fprintf(w, "> %s\n\n", SimulatedNote)
-		} else {
-			fmt.Fprintln(w, SimulatedNote)
-		}
+		d.Add(&doc.Note{Text: SimulatedNote})
 	}
-	if err := table(w, format, []string{"run", "profile", "engine", "model", "status", "simulated", "excluded"}, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return metricsSideBySide(w, runs, format)
+	d.Add(t, &doc.Blank{}, metricsSideBySide(runs))
+	return d
 }
 
 // metricsSideBySide is the metrics of several runs: one row per metric
 // name (first-seen order) with its boundary when any has one, one column
 // per run, each value after the first with its change against the first.
-func metricsSideBySide(w io.Writer, runs []Run, format string) error {
+func metricsSideBySide(runs []Run) *doc.Table {
 	var names []string
 	units := map[string]string{}
 	bounds := map[string]string{}
@@ -436,7 +342,7 @@ func metricsSideBySide(w io.Writer, runs []Run, format string) error {
 	for _, r := range runs {
 		head = append(head, r.Meta.RunID)
 	}
-	mrows := make([][]string, 0, len(names))
+	mrows := make([][]doc.Cell, 0, len(names))
 	for _, n := range names {
 		row := []string{n, units[n]}
 		if bound {
@@ -456,7 +362,7 @@ func metricsSideBySide(w io.Writer, runs []Run, format string) error {
 			}
 			row = append(row, cell)
 		}
-		mrows = append(mrows, row)
+		mrows = append(mrows, doc.Row(row...))
 	}
-	return table(w, format, head, mrows)
+	return &doc.Table{Columns: doc.Cols(head...), Rows: mrows, NoWrapMarkdown: true}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/golden"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
 func passed(ok bool) *bool { return &ok }
@@ -133,19 +134,19 @@ func TestResultsWithBaselineEdges(t *testing.T) {
 // Table: a box table wraps a cell wider than maxWidth, a Markdown table
 // escapes "|" and wraps too.
 func TestTableGolden(t *testing.T) {
-	head := []string{"name", "value"}
-	rows := func() [][]string {
-		return [][]string{{"a|b", "1"}, {"long", "one two three four five six seven eight nine ten"}}
-	}
+	d := &doc.Document{}
+	tb := &doc.Table{Columns: doc.Cols("name", "value"), MaxWidth: 20}
+	tb.Add([]string{"a|b", "1"}, []string{"long", "one two three four five six seven eight nine ten"})
+	d.Add(tb)
 	for _, format := range []string{FormatTable, FormatMarkdown} {
 		var b bytes.Buffer
-		if err := Table(&b, format, head, rows(), 20); err != nil {
+		if err := doc.Render(&b, d, format); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, "table."+format+".golden", b.Bytes())
 	}
 	var b bytes.Buffer
-	if err := Table(&b, FormatMarkdown, head, rows(), 20); err != nil {
+	if err := doc.Render(&b, d, FormatMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `a\|b`) {

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/report/doc"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -150,45 +149,38 @@ func fmtShare(v *float64) string {
 	return strconv.FormatFloat(*v*100, 'f', 1, 64) + " %"
 }
 
-// RenderStages writes per-stage energy tables (table or markdown), one per
-// run.
+// RenderStages writes per-stage energy tables, one per run.
 func RenderStages(w io.Writer, bds []StageBreakdown, format string) error {
-	switch format {
-	case FormatTable, FormatMarkdown:
-	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(bds)
-	case FormatCSV:
-		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"run_id", "stage", "within", "in_total", "start_s", "end_s", "duration_s", "energy_j", "share", "note", "simulated"})
-		for _, b := range bds {
-			for _, s := range b.Stages {
-				_ = cw.Write(stageCSV(b, s))
-			}
+	return doc.Render(w, StagesDoc(bds), format)
+}
+
+var stageCSVColumns = doc.Cols("run_id", "stage", "within", "in_total", "start_s", "end_s", "duration_s", "energy_j", "share", "note", "simulated")
+
+// StagesDoc is the energy by stage of runs: a titled table per run; its
+// JSON the breakdowns, its data one line per run and stage.
+func StagesDoc(bds []StageBreakdown) *doc.Document {
+	data := &doc.Table{Columns: stageCSVColumns}
+	for _, b := range bds {
+		for _, s := range b.Stages {
+			data.Add(stageCSV(b, s))
 		}
-		cw.Flush()
-		return cw.Error()
-	default:
-		return CheckFormat(format)
 	}
+	d := &doc.Document{Data: data, JSON: bds}
 	for i, b := range bds {
+		var blocks []doc.Block
 		if i > 0 {
-			fmt.Fprintln(w)
+			blocks = append(blocks, &doc.Blank{})
 		}
-		title := fmt.Sprintf("GPU energy by stage · run %s", b.RunID)
-		if format == FormatMarkdown {
-			fmt.Fprintf(w, "**%s**\n\n", MarkdownEscape(title))
-		} else {
-			fmt.Fprintln(w, title)
-		}
+		blocks = append(blocks, &doc.Title{Text: fmt.Sprintf("GPU energy by stage · run %s", b.RunID)})
 		if b.Note != "" {
-			fmt.Fprintf(w, "note: %s\n", b.Note)
+			blocks = append(blocks, &doc.Text{Text: "note: " + b.Note})
 		}
+		d.Sections = append(d.Sections, doc.Section{Blocks: blocks})
 		if len(b.Stages) == 0 {
 			continue // no table without rows: the note says why
 		}
-		rows := make([][]string, 0, len(b.Stages)+1)
+		t := &doc.Table{Columns: []doc.Column{{Name: "stage"}, {Name: "start", Unit: "s"}, {Name: "duration", Unit: "s"}, {Name: "energy", Unit: "J"}, {Name: "share"}, {Name: "note"}},
+			NoWrapMarkdown: true}
 		for _, s := range b.Stages {
 			name := s.Stage
 			switch {
@@ -197,18 +189,16 @@ func RenderStages(w io.Writer, bds []StageBreakdown, format string) error {
 			case !s.InTotal:
 				name += " (not in total)"
 			}
-			rows = append(rows, []string{name, strconv.FormatFloat(s.StartS, 'f', 1, 64), strconv.FormatFloat(s.DurationS, 'f', 1, 64),
+			t.Add([]string{name, strconv.FormatFloat(s.StartS, 'f', 1, 64), strconv.FormatFloat(s.DurationS, 'f', 1, 64),
 				fmtOpt(s.EnergyJ, 1), fmtShare(s.Share), orDash(s.Note)})
 		}
 		if b.TotalJ > 0 {
 			total := b.TotalJ
-			rows = append(rows, []string{"total (" + b.Total + ")", "", "", fmtOpt(&total, 1), "100.0 %", ""})
+			t.Add([]string{"total (" + b.Total + ")", "", "", fmtOpt(&total, 1), "100.0 %", ""})
 		}
-		if err := table(w, format, []string{"stage", "start s", "duration s", "energy J", "share", "note"}, rows); err != nil {
-			return err
-		}
+		d.Add(t)
 	}
-	return nil
+	return d
 }
 
 func stageCSV(b StageBreakdown, s StageEnergy) []string {
@@ -227,76 +217,66 @@ func stageCSV(b StageBreakdown, s StageEnergy) []string {
 // format: JSON adds "stage_energy" to each run's object; CSV adds rows named
 // stage.<name>.energy_j and stage.<name>.share to Runs' table.
 func RunsWithStages(w io.Writer, runs []Run, bds []StageBreakdown, format string) error {
-	if len(bds) != len(runs) {
-		return fmt.Errorf("report: %d runs but %d stage breakdowns", len(runs), len(bds))
+	d, err := RunsWithStagesDoc(runs, bds)
+	if err != nil {
+		return err
 	}
-	switch format {
-	case FormatTable, FormatMarkdown:
-		if err := Runs(w, runs, format); err != nil {
-			return err
-		}
-		fmt.Fprintln(w)
-		return RenderStages(w, bds, format)
-	case FormatJSON:
-		var buf bytes.Buffer
-		if err := Runs(&buf, runs, format); err != nil {
-			return err
-		}
-		var items []map[string]any
-		if err := json.Unmarshal(buf.Bytes(), &items); err != nil || len(items) != len(runs) {
-			return fmt.Errorf("report: cannot add stage energy to the JSON of the runs: %v", err)
-		}
-		for i := range items {
-			items[i]["stage_energy"] = bds[i]
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(items)
-	case FormatCSV:
-		var buf bytes.Buffer
-		if err := Runs(&buf, runs, format); err != nil {
-			return err
-		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return err
-		}
-		header, err := csv.NewReader(bytes.NewReader(buf.Bytes())).Read()
-		if err != nil {
-			return fmt.Errorf("report: read the CSV header of the runs: %w", err)
-		}
-		cw := csv.NewWriter(w)
-		for i, b := range bds {
-			m := runs[i].Meta
-			excluded := runs[i].Results != nil && runs[i].Results.Excluded
-			for _, s := range b.Stages {
-				note := s.Note
-				if s.Within != "" {
-					note = "inside " + s.Within + "; " + note
+	return doc.Render(w, d, format)
+}
+
+// RunsWithStagesDoc is RunsWithStages' document.
+func RunsWithStagesDoc(runs []Run, bds []StageBreakdown) (*doc.Document, error) {
+	if len(bds) != len(runs) {
+		return nil, fmt.Errorf("report: %d runs but %d stage breakdowns", len(runs), len(bds))
+	}
+	d := RunsDoc(runs)
+	d.Add(&doc.Blank{})
+	d.Append(StagesDoc(bds))
+	d.JSON = runsWithStagesJSON{runs: d.JSON, stages: bds}
+	for i, b := range bds {
+		m := runs[i].Meta
+		excluded := runs[i].Results != nil && runs[i].Results.Excluded
+		for _, s := range b.Stages {
+			note := s.Note
+			if s.Within != "" {
+				note = "inside " + s.Within + "; " + note
+			}
+			for _, kv := range []struct{ name, value, unit string }{
+				{"stage." + s.Stage + ".energy_j", fmtOpt(s.EnergyJ, -1), "J"},
+				{"stage." + s.Stage + ".share", fmtOpt(s.Share, -1), "fraction"},
+			} {
+				if kv.value == "-" {
+					kv.value = ""
 				}
-				for _, kv := range []struct{ name, value, unit string }{
-					{"stage." + s.Stage + ".energy_j", fmtOpt(s.EnergyJ, -1), "J"},
-					{"stage." + s.Stage + ".share", fmtOpt(s.Share, -1), "fraction"},
-				} {
-					fields := map[string]string{
-						"run_id": m.RunID, "profile": m.Profile.Name, "engine": m.Engine.Kind, "model": m.Engine.Model,
-						"status": m.Status, "simulated": strconv.FormatBool(m.Simulated), "excluded": strconv.FormatBool(excluded),
-						"name": kv.name, "value": kv.value, "unit": kv.unit, "note": trimNote(note),
-					}
-					if kv.value == "-" {
-						fields["value"] = ""
-					}
-					row := make([]string, len(header))
-					for k, h := range header {
-						row[k] = fields[h]
-					}
-					_ = cw.Write(row)
-				}
+				d.Data.Add([]string{m.RunID, m.Profile.Name, m.Engine.Kind, m.Engine.Model, m.Status, strconv.FormatBool(m.Simulated),
+					strconv.FormatBool(excluded), kv.name, kv.value, kv.unit, trimNote(note), ""})
 			}
 		}
-		cw.Flush()
-		return cw.Error()
 	}
-	return CheckFormat(format)
+	return d, nil
+}
+
+// runsWithStagesJSON is the JSON of the runs (RunsDoc) as generic objects,
+// its keys sorted as documented, each with its "stage_energy"; encoded
+// only when JSON is asked for.
+type runsWithStagesJSON struct {
+	runs   any
+	stages []StageBreakdown
+}
+
+func (r runsWithStagesJSON) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.runs)
+	if err != nil {
+		return nil, err
+	}
+	var items []map[string]any
+	if err := json.Unmarshal(b, &items); err != nil || len(items) != len(r.stages) {
+		return nil, fmt.Errorf("report: cannot add stage energy to the JSON of the runs: %v", err)
+	}
+	for i := range items {
+		items[i]["stage_energy"] = r.stages[i]
+	}
+	return json.Marshal(items)
 }
 
 func trimNote(s string) string {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
 // simulatedShort is SimulatedNote in one summary line.
@@ -40,18 +41,23 @@ type SummarySpec struct {
 // reason. Every line fits SummaryWidth columns. With no headline metric in
 // spec, it renders the full table (Results with FormatTable).
 func Summary(w io.Writer, run Run, spec SummarySpec) error {
+	return doc.Render(w, SummaryDoc(run, spec), FormatTable)
+}
+
+// SummaryDoc is Summary's document, a line of text each; with no headline
+// metric in spec, the results' (ResultsDoc) and spec's notes and hint.
+// Its data and JSON are the results'.
+func SummaryDoc(run Run, spec SummarySpec) *doc.Document {
 	res := run.Results
+	d := ResultsDoc(run, false)
 	if res == nil || len(spec.Metrics) == 0 {
-		if err := Results(w, run, FormatTable, false); err != nil {
-			return err
-		}
 		for _, n := range spec.Notes {
-			fmt.Fprintln(w, n)
+			d.Add(&doc.Text{Text: n})
 		}
 		if spec.Hint != "" {
-			fmt.Fprintln(w, spec.Hint)
+			d.Add(&doc.Text{Text: spec.Hint})
 		}
-		return nil
+		return d
 	}
 	var shown []string
 	measured := MeasuredDomains(run.Meta)
@@ -98,8 +104,11 @@ func Summary(w io.Writer, run Run, spec SummarySpec) error {
 	if spec.Hint != "" {
 		lines = append(lines, wrap(spec.Hint, SummaryWidth, "  ")...)
 	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
-	return err
+	d.Sections = nil
+	for _, l := range lines {
+		d.Add(&doc.Text{Text: l})
+	}
+	return d
 }
 
 // boundaries lists the boundaries (GPU, CPU/DRAM, node) of the shown

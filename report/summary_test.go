@@ -128,3 +128,17 @@ func TestSummaryApplicableAndBoundary(t *testing.T) {
 		t.Errorf("node_j has no value and is summary: applicable, yet shown:\n%s", got)
 	}
 }
+
+// A run not evaluated (no results) shows its title, an empty table and
+// the hint, never a panic.
+func TestSummaryNotEvaluated(t *testing.T) {
+	var b strings.Builder
+	run := Run{Meta: archive.Meta{RunID: "r", Status: archive.StatusComplete, Profile: archive.ProfileRef{Name: "p"}}}
+	if err := Summary(&b, run, SummarySpec{Metrics: []string{"m"}, Hint: "see --all"}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "run r · profile p · engine - · model - · status complete\n") || !strings.HasSuffix(out, "\nsee --all\n") {
+		t.Errorf("summary:\n%s", out)
+	}
+}

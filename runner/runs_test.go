@@ -110,6 +110,31 @@ func TestRunSweep(t *testing.T) {
 		{"markdown", "| request_count | engine | formal_requests | bogus | status |\n| --- | --- | --- | --- | --- |\n" +
 			"| 2 | sim | 2 | - | complete |\n| 3 | sim | 3 | - | complete |\n| 4 | sim | - | - | no archive |\n"},
 		{"csv", "request_count,engine,formal_requests,bogus,status\n2,sim,2,-,complete\n3,sim,3,-,complete\n4,sim,-,-,no archive\n"},
+		// One object per row, its keys sorted, every value a string.
+		{"json", `[
+  {
+    "bogus": "-",
+    "engine": "sim",
+    "formal_requests": "2",
+    "request_count": "2",
+    "status": "complete"
+  },
+  {
+    "bogus": "-",
+    "engine": "sim",
+    "formal_requests": "3",
+    "request_count": "3",
+    "status": "complete"
+  },
+  {
+    "bogus": "-",
+    "engine": "sim",
+    "formal_requests": "-",
+    "request_count": "4",
+    "status": "no archive"
+  }
+]
+`},
 	} {
 		var b bytes.Buffer
 		if err := sw.Render(&b, tc.format); err != nil || b.String() != tc.want {

@@ -2,18 +2,16 @@ package runner
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
 // A parameter sweep (`run PROFILE --sweep NAME[=v1,v2,...]`) runs the
@@ -235,43 +233,9 @@ func (sw *Sweep) Render(w io.Writer, format string) error {
 		}
 		table = append(table, append(line, status))
 	}
-	switch format {
-	case report.FormatJSON:
-		out := make([]map[string]string, len(table))
-		for i, l := range table {
-			out[i] = map[string]string{}
-			for j, h := range header {
-				out[i][h] = l[j]
-			}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	case report.FormatCSV:
-		cw := csv.NewWriter(w)
-		_ = cw.Write(header)
-		_ = cw.WriteAll(table)
-		return cw.Error()
-	case report.FormatMarkdown:
-		// Labels, run ids and reasons are the user's text: escaped.
-		row := func(l []string) string {
-			esc := make([]string, len(l))
-			for i, c := range l {
-				esc[i] = report.MarkdownEscape(c)
-			}
-			return "| " + strings.Join(esc, " | ") + " |\n"
-		}
-		fmt.Fprintf(w, "%s|%s\n", row(header), strings.Repeat(" --- |", len(header)))
-		for _, l := range table {
-			fmt.Fprint(w, row(l))
-		}
-		return nil
-	default:
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(header, "\t"))
-		for _, l := range table {
-			fmt.Fprintln(tw, strings.Join(l, "\t"))
-		}
-		return tw.Flush()
-	}
+	// Labels, run ids and reasons are the user's text: the Markdown
+	// renderer escapes them.
+	t := &doc.Table{Columns: doc.Cols(header...), Plain: true}
+	t.Add(table...)
+	return doc.Render(w, &doc.Document{Sections: []doc.Section{{Blocks: []doc.Block{t}}}, Data: t}, format)
 }

@@ -37,7 +37,7 @@ values take precedence.`,
 	cmd.Flags().String("requests", "100,1000,10000,100000", "request counts N, comma-separated")
 	cmd.Flags().String("profile", "", "profile name or file (default: the run's own)")
 	cmd.Flags().String("compare-profile", compare.BuiltinName, "metric names and overhead shares: the built-in compare-1.5 or a YAML file")
-	cmd.Flags().String("format", "table", "output format: table, json, csv, markdown")
+	cmd.Flags().String("format", "table", "output format: "+formatList())
 	setFlag(cmd.Flags())
 	return cmd
 }

@@ -2,12 +2,17 @@ package main
 
 import (
 	"io"
+	"strings"
 
 	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
+// formatList lists the formats every output renders in (the registry's).
+func formatList() string { return strings.Join(doc.Names(false), ", ") }
+
 // outFormatHelp is the --format help of report and compare.
-const outFormatHelp = "output format: table, json, csv, markdown, html (one self-contained file; give --out)"
+var outFormatHelp = "output format: " + formatList() + ", " + strings.Join(doc.Names(true), ", ") + " (one self-contained file; give --out)"
 
 // outFileHelp is the --out help of report and compare.
 const outFileHelp = "write the output to this file (written whole, then renamed into place) instead of standard output"

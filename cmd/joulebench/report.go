@@ -8,7 +8,6 @@ import (
 
 	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/report/htmlreport"
 )
 
 func (a *app) reportCmd() *cobra.Command {
@@ -37,7 +36,7 @@ distributions, the formal requests and the provenance; it opens offline.`,
 			if base := a.v.GetString("baseline"); base != "" {
 				args = append([]string{base}, args...) // the reference column: changes are against it
 			}
-			r, err := a.profiles().Report(cmd.Context(), args, a.v.GetString("profile"), format == htmlreport.Format)
+			r, err := a.profiles().Report(cmd.Context(), args, a.v.GetString("profile"), analysis.WantsPage(format))
 			if err != nil {
 				return err
 			}

@@ -39,7 +39,7 @@ OUT/frontier.svg. docs/campaigns.md has the details.`,
 	f.String("executor", "local", "where runs run: local (one after the other on this machine) or slurm (one sbatch job each)")
 	f.Bool("retry-failed", false, "run again the configurations whose latest run failed (into a new directory)")
 	f.String("joulebench-bin", "", "joulebench executable each run is (default: this one)")
-	f.String("format", "table", "format of the final comparison: table, json, csv, markdown")
+	f.String("format", "table", "format of the final comparison: "+formatList())
 	frontierFlags(cmd)
 	return cmd
 }
