@@ -88,7 +88,7 @@ const (
 
 // shapeKinds are the load shapes, in the order they are listed: the one
 // registration of each.
-var shapeKinds = []ShapeKind{unlimitedKind, concurrencyKind, constantKind, poissonKind, gammaKind, rampKind, pulseKind}
+var shapeKinds = []ShapeKind{unlimitedKind, concurrencyKind, constantKind, poissonKind, gammaKind, rampKind}
 
 // shapes is the registry, built once from shapeKinds and never changed.
 var shapes = newRegistry(shapeKinds)
