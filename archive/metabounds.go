@@ -135,20 +135,14 @@ func checkLoadBounds(l *LoadShape, at func(string, ...any) error) error {
 	if l == nil {
 		return nil
 	}
-	for _, f := range []struct {
-		key string
-		v   int
-	}{{"concurrency", l.Concurrency}, {"max_concurrency", l.MaxConcurrency}} {
-		if f.v < 0 {
-			return at(fmt.Sprintf("load.%s %d is negative", f.key, f.v), "load", f.key)
+	for _, f := range l.Counts() {
+		if f.V < 0 {
+			return at(fmt.Sprintf("load.%s %d is negative", f.Key, f.V), "load", f.Key)
 		}
 	}
-	for _, f := range []struct {
-		key string
-		v   *float64
-	}{{"rate", &l.Rate}, {"burstiness", &l.Burstiness}, {"ramp_start_rate", l.RampStartRate}, {"ramp_end_rate", l.RampEndRate}} {
-		if f.v != nil && (*f.v < 0 || math.IsNaN(*f.v)) {
-			return at(fmt.Sprintf("load.%s %v is negative", f.key, *f.v), "load", f.key)
+	for _, f := range l.Rates() {
+		if f.V != nil && (*f.V < 0 || math.IsNaN(*f.V)) {
+			return at(fmt.Sprintf("load.%s %v is negative", f.Key, *f.V), "load", f.Key)
 		}
 	}
 	return nil

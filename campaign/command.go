@@ -85,22 +85,22 @@ func (c *Campaign) CheckedPlan(plan Plan) Plan {
 	if !c.Searching() {
 		return plan
 	}
-	loads := []LoadPoint{{Mode: "concurrency", Concurrency: 1}, {Mode: "unlimited"}, {Mode: c.Search.RateMode, Rate: 1}}
-	if c.Search.Kind == SearchSLO && c.Search.Over == "concurrency" {
-		loads = []LoadPoint{{Mode: "concurrency", Concurrency: int(c.Search.Low)}, {Mode: "concurrency", Concurrency: int(c.Search.High)}}
+	loads := []LoadPoint{inFlightPoint(1), allAtOncePoint(), {Mode: c.Search.RateMode, Rate: 1}}
+	if c.Search.Kind == SearchSLO && c.Search.Over == overConcurrency {
+		loads = []LoadPoint{inFlightPoint(int(c.Search.Low)), inFlightPoint(int(c.Search.High))}
 	}
 	return c.points(plan, loads)
 }
 
 // FirstPoints are the points every search of the campaign starts with:
-// concurrency 1 and unlimited (sweep), or the low and high bounds (slo).
+// concurrency 1 and all at once (sweep), or the low and high bounds (slo).
 func (c *Campaign) FirstPoints(plan Plan) Plan {
-	loads := []LoadPoint{{Mode: "concurrency", Concurrency: 1}, {Mode: "unlimited"}}
+	loads := []LoadPoint{inFlightPoint(1), allAtOncePoint()}
 	if c.Search.Kind == SearchSLO {
-		if c.Search.Over == "rate" {
+		if c.Search.Over == overRate {
 			loads = []LoadPoint{{Mode: c.Search.RateMode, Rate: c.Search.Low}, {Mode: c.Search.RateMode, Rate: c.Search.High}}
 		} else {
-			loads = []LoadPoint{{Mode: "concurrency", Concurrency: int(c.Search.Low)}, {Mode: "concurrency", Concurrency: int(c.Search.High)}}
+			loads = []LoadPoint{inFlightPoint(int(c.Search.Low)), inFlightPoint(int(c.Search.High))}
 		}
 	}
 	return c.points(plan, loads)

@@ -8,12 +8,14 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/joulebench/joulebench/loadgen"
 )
 
 // Search kinds.
 const (
 	// SearchSweep measures a synchronous point (concurrency 1), a
-	// throughput point (unlimited), then rates spaced between the two
+	// throughput point (all at once), then rates spaced between the two
 	// measured request rates, and stops climbing at the first
 	// over-saturated point (GuideLLM's sweep).
 	SearchSweep = "sweep"
@@ -31,7 +33,8 @@ type Search struct {
 	// Points is the number of rates of a sweep between the synchronous
 	// and the throughput point (default 4).
 	Points int `yaml:"points"`
-	// RateMode is the profile's mode of a rate point (default poisson).
+	// RateMode is the profile's mode of a rate point (default: the load
+	// shape whose role is a rate, loadgen.RoleRate).
 	RateMode string `yaml:"rate_mode"`
 	// MinAchieved: a point whose achieved request rate is below this share
 	// of the offered one is over-saturated (default 0.95).
@@ -119,7 +122,7 @@ func (c *Campaign) validateSearch(d *errSink, root *yaml.Node) {
 		d.Errorf(at("attainment"), "search.attainment", "must be in (0, 1], got %v", s.Attainment)
 	}
 	if s.RateMode == "" {
-		s.RateMode = "poisson"
+		s.RateMode = string(loadgen.Shapes().Role(loadgen.RoleRate))
 	}
 	switch s.Kind {
 	case SearchSweep:
@@ -151,8 +154,8 @@ func (c *Campaign) validateSLOSearch(d *errSink, at func(path ...string) *yaml.N
 		d.Errorf(at("max_runs"), "search.max_runs", "must be in [2, 100], got %d", s.MaxRuns)
 	}
 	switch s.Over {
-	case "", "concurrency":
-		s.Over = "concurrency"
+	case "", overConcurrency:
+		s.Over = overConcurrency
 		if s.Low == 0 {
 			s.Low = 1
 		}
@@ -171,7 +174,7 @@ func (c *Campaign) validateSLOSearch(d *errSink, at func(path ...string) *yaml.N
 		if s.High > maxSearchConcurrency {
 			d.Errorf(at("high"), "search.high", "concurrency must be at most %d, got %v", maxSearchConcurrency, s.High)
 		}
-	case "rate":
+	case overRate:
 		if s.Low <= 0 || s.High <= 0 {
 			d.Errorf(at("high"), "search.high", "a rate search needs low and high, in requests/s, both above 0")
 		}
@@ -186,6 +189,23 @@ func (c *Campaign) validateSLOSearch(d *errSink, at func(path ...string) *yaml.N
 	}
 }
 
+// The load parameters a search moves (search.over).
+const (
+	overConcurrency = loadgen.ParamConcurrency
+	overRate        = loadgen.ParamRate
+)
+
+// inFlightPoint is n requests in flight (the load shape whose role it is).
+func inFlightPoint(n int) LoadPoint {
+	return LoadPoint{Mode: string(loadgen.Shapes().Role(loadgen.RoleInFlight)), Concurrency: n}
+}
+
+// allAtOncePoint sends every request at once (the load shape whose role
+// it is): a sweep's throughput point.
+func allAtOncePoint() LoadPoint {
+	return LoadPoint{Mode: string(loadgen.Shapes().Role(loadgen.RoleAllAtOnce))}
+}
+
 // LoadPoint is one load point: the profile's mode with its concurrency or rate.
 type LoadPoint struct {
 	Mode        string  `json:"mode"`
@@ -196,8 +216,8 @@ type LoadPoint struct {
 // Name is the load's axis value in run ids: c4, unlimited, r2.35.
 func (l LoadPoint) Name() string {
 	switch {
-	case l.Mode == "unlimited":
-		return "unlimited"
+	case l.Mode == allAtOncePoint().Mode:
+		return l.Mode
 	case l.Concurrency > 0:
 		return "c" + strconv.Itoa(l.Concurrency)
 	default:
@@ -207,12 +227,12 @@ func (l LoadPoint) Name() string {
 
 // sets are the --set values of the load.
 func (l LoadPoint) sets() map[string]string {
-	m := map[string]string{"mode": l.Mode}
+	m := map[string]string{loadgen.ParamMode: l.Mode}
 	if l.Concurrency > 0 {
-		m["concurrency"] = strconv.Itoa(l.Concurrency)
+		m[loadgen.ParamConcurrency] = strconv.Itoa(l.Concurrency)
 	}
 	if l.Rate > 0 {
-		m["rate"] = strconv.FormatFloat(l.Rate, 'g', -1, 64)
+		m[loadgen.ParamRate] = strconv.FormatFloat(l.Rate, 'g', -1, 64)
 	}
 	return m
 }
@@ -278,7 +298,7 @@ func roundRate(r float64) float64 {
 	return v
 }
 
-// RunSweep runs a sweep: concurrency 1, unlimited, then Points rates
+// RunSweep runs a sweep: concurrency 1, all at once, then Points rates
 // evenly spaced strictly between the two measured request rates, lowest
 // first, stopping at the first over-saturated one. emit gets each decision
 // as it is made.
@@ -293,16 +313,16 @@ func (s *Search) RunSweep(ctx context.Context, probe Probe, emit func(Decision) 
 		reason, next, stop := decide(m)
 		return m, stop, emit(Decision{Step: step, Load: l, Measure: m, Reason: reason, Next: next})
 	}
-	sync, stop, err := do(LoadPoint{Mode: "concurrency", Concurrency: 1}, func(m Measure) (string, string, bool) {
+	sync, stop, err := do(inFlightPoint(1), func(m Measure) (string, string, bool) {
 		if !m.OK {
 			return "synchronous point failed: " + m.Reason, "stop", true
 		}
-		return fmt.Sprintf("synchronous point: %.3g req/s", m.AchievedRPS), "unlimited (throughput point)", false
+		return fmt.Sprintf("synchronous point: %.3g req/s", m.AchievedRPS), allAtOncePoint().Name() + " (throughput point)", false
 	})
 	if err != nil || stop {
 		return err
 	}
-	thr, stop, err := do(LoadPoint{Mode: "unlimited"}, func(m Measure) (string, string, bool) {
+	thr, stop, err := do(allAtOncePoint(), func(m Measure) (string, string, bool) {
 		if !m.OK {
 			return "throughput point failed: " + m.Reason, "stop", true
 		}
@@ -358,10 +378,10 @@ type SLOResult struct {
 // MaxRuns runs are spent. A failed run counts as not meeting the SLO.
 func (s *Search) RunSLO(ctx context.Context, probe Probe, emit func(Decision) error) (SLOResult, error) {
 	load := func(x float64) LoadPoint {
-		if s.Over == "rate" {
+		if s.Over == overRate {
 			return LoadPoint{Mode: s.RateMode, Rate: roundRate(x)}
 		}
-		return LoadPoint{Mode: "concurrency", Concurrency: int(x)}
+		return inFlightPoint(int(x))
 	}
 	step := 0
 	meets := func(x float64, next func(ok bool) string) (bool, error) {
@@ -432,7 +452,7 @@ func (s *Search) RunSLO(ctx context.Context, probe Probe, emit func(Decision) er
 // mid is the bisection point: the integer midpoint for concurrency, the
 // rounded arithmetic one for a rate.
 func (s *Search) mid(lo, hi float64) float64 {
-	if s.Over == "rate" {
+	if s.Over == overRate {
 		return roundRate((lo + hi) / 2)
 	}
 	return math.Floor((lo + hi) / 2)

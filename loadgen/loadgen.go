@@ -1,6 +1,6 @@
-// Package loadgen sends a request set to an engine under one of six
-// arrival patterns (load shapes) and hands every finished request to a
-// sink.
+// Package loadgen sends a request set to an engine under one of its
+// arrival patterns (load shapes, each in its own file and registered once
+// in the registry Shapes) and hands every finished request to a sink.
 //
 //   - unlimited: every request is sent at once, with no rate or concurrency
 //     limit (the formal stage of benchmark-1.5);
@@ -37,7 +37,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -212,7 +211,7 @@ func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	cfg = cfg.Normalized()
+	shape, _ := cfg.Shape()
 	if cfg.MaxRequests > 0 && cfg.MaxRequests < len(reqs) {
 		reqs = reqs[:cfg.MaxRequests]
 	}
@@ -248,17 +247,14 @@ func run(ctx context.Context, cfg Config, reqs []workload.Request, d Doer, sink 
 		}
 	}
 	var slots chan struct{}
-	switch {
-	case cfg.Mode == Concurrency:
-		slots = make(chan struct{}, cfg.Concurrency)
-	case cfg.MaxConcurrency > 0:
-		slots = make(chan struct{}, cfg.MaxConcurrency)
+	if n := shape.InFlight(); n > 0 {
+		slots = make(chan struct{}, n)
 	}
-	offsets := cfg.Schedule(len(reqs))
+	offsets := shape.Schedule(len(reqs))
 	switch {
 	case ok && r.tracker != nil:
 		r.sendPaced(reqs, slots, offsets, w)
-	case cfg.Mode == Unlimited:
+	case offsets == nil && slots == nil: // all at once
 		r.sendAll(reqs, nil, nil, make(chan struct{}))
 	default:
 		r.sendAll(reqs, slots, offsets, nil)
@@ -581,28 +577,6 @@ func (r *runner) collect(sink func(record.Request), progress func(Progress), wat
 			}
 		}
 	}
-}
-
-// Arrivals returns the send offsets of n requests arriving as a Poisson
-// process of the given rate (requests per second): cumulative exponential
-// gaps drawn from a PCG generator seeded with seed, so a seed always gives
-// the same schedule. The first request is sent at once. A rate of +Inf
-// gives all zeros.
-func Arrivals(n int, rate float64, seed int64) []time.Duration {
-	out := make([]time.Duration, n)
-	if math.IsInf(rate, 1) {
-		return out
-	}
-	// Inverse transform of PCG's output, both fully specified, so the
-	// schedule cannot change with the Go version.
-	src := rand.NewPCG(uint64(seed), 0x6c6f616467656e) // "loadgen"
-	t := 0.0
-	for i := 1; i < n; i++ {
-		u := float64(src.Uint64()>>11) / (1 << 53) // [0, 1)
-		t += -math.Log1p(-u) / rate
-		out[i] = time.Duration(t * float64(time.Second))
-	}
-	return out
 }
 
 // FromSet turns a frozen request set into requests for the given phase

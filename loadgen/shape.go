@@ -3,7 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,73 +11,228 @@ import (
 	"github.com/joulebench/joulebench/workload"
 )
 
-// Mode is an arrival pattern (a load shape).
+// Mode is the name of a load shape (an arrival pattern).
 type Mode string
 
-// Modes. Unlimited and Concurrency are closed: what is sent depends on
-// what has finished (nothing, or a slot). The others are open: each
-// request has a send time from the start of the stage (Schedule),
-// optionally capped by a number in flight (Config.MaxConcurrency).
+// A load shape is one type, in its own file, with its own parameters,
+// checks and schedule, described by a ShapeKind and registered once, in
+// shapeKinds. Everything outside this package asks the registry
+// (Shapes) what a mode is, never spells one.
+//
+// Closed shapes send what has finished allows (everything at once, or a
+// slot freed); open shapes give each request a send time from the start
+// of the stage (Shape.Schedule), optionally capped by a number in flight
+// (the max_concurrency parameter, see openCap).
+
+// ShapeKind describes a registered load shape: its mode, a line saying
+// what it sends, its role (what searches and vLLM's load flags ask for it
+// as, if anything), the load parameters it takes, and how to decode them.
+type ShapeKind struct {
+	Mode Mode
+	Doc  string
+	Role Role
+	// Params are the load parameters it reads (see the Param constants);
+	// every other one must be left unset.
+	Params []string
+	// Decode checks the parameters of c (whose Mode is this kind's) and
+	// returns the shape in its canonical form (which may be another
+	// kind's: gamma with burstiness 1 is poisson).
+	Decode func(c Config) (Shape, error)
+}
+
+// Shape is a load shape with its parameters, decoded and checked.
+type Shape interface {
+	// Record is the shape as run.json records it: the mode and only the
+	// parameters it uses.
+	Record() *record.LoadShape
+	// Open reports whether it sends on a schedule of times (Schedule);
+	// a closed shape sends as requests finish.
+	Open() bool
+	// InFlight is the most requests it keeps in flight (0: no bound).
+	InFlight() int
+	// Schedule returns the send offsets from the stage's start of n
+	// requests; nil for a closed shape.
+	Schedule(n int) []time.Duration
+}
+
+// Role is what a shape stands for outside this package: the load a search
+// point or a vLLM load flag asks for.
+type Role int
+
+// Roles.
 const (
-	Unlimited   Mode = "unlimited"
-	Concurrency Mode = "concurrency"
-	// Constant sends at a fixed rate: request i at i / rate.
-	Constant Mode = "constant"
-	// Poisson sends with exponential gaps of mean 1 / rate (Arrivals).
-	Poisson Mode = "poisson"
-	// Gamma sends with gamma-distributed gaps of shape burstiness and
-	// mean 1 / rate, as vLLM's bench serve --burstiness defines them:
-	// burstiness 1 is Poisson (and is run and recorded as Poisson), below
-	// 1 burstier (the gaps' CV is 1/√burstiness), above 1 more regular.
-	Gamma Mode = "gamma"
-	// Ramp sends at a rate that rises (or falls) linearly over the stage
-	// from RampStartRate to RampEndRate (RampArrivals): exact times, no
-	// randomness.
-	Ramp Mode = "ramp"
+	NoRole Role = iota
+	// RoleAllAtOnce sends every request at once (the formal stage of
+	// benchmark-1.5; vLLM's --request-rate inf); "" reads as it.
+	RoleAllAtOnce
+	// RoleInFlight keeps a fixed number in flight (a sweep's synchronous
+	// point, vLLM's --max-concurrency without a rate).
+	RoleInFlight
+	// RoleRate sends at a mean rate (vLLM's --request-rate).
+	RoleRate
+	// RoleBurstyRate sends at a mean rate with gaps of a given burstiness
+	// (vLLM's --request-rate with --burstiness other than 1).
+	RoleBurstyRate
 )
 
-// Modes lists the valid modes.
-var Modes = []Mode{Unlimited, Concurrency, Constant, Poisson, Gamma, Ramp}
+// The load parameters, as the requests step and run.json name them.
+const (
+	ParamMode           = "mode"
+	ParamConcurrency    = "concurrency"
+	ParamMaxConcurrency = "max_concurrency"
+	ParamRate           = "rate"
+	ParamBurstiness     = "burstiness"
+	ParamRampStartRate  = "ramp_start_rate"
+	ParamRampEndRate    = "ramp_end_rate"
+)
 
-// ParseMode reads a mode name ("" is unlimited).
-func ParseMode(s string) (Mode, error) {
-	if s == "" {
-		return Unlimited, nil
+// shapeKinds are the load shapes, in the order they are listed: the one
+// registration of each.
+var shapeKinds = []ShapeKind{unlimitedKind, concurrencyKind, constantKind, poissonKind, gammaKind, rampKind}
+
+// shapes is the registry, built once from shapeKinds and never changed.
+var shapes = newRegistry(shapeKinds)
+
+// Registry holds the load shapes by mode. It is built once and read only.
+type Registry struct {
+	kinds  []ShapeKind
+	byMode map[Mode]int
+	roles  map[Role]Mode
+}
+
+// Shapes returns the registry of the load shapes.
+func Shapes() *Registry { return shapes }
+
+// newRegistry builds a registry of kinds; a duplicate or empty mode, a
+// kind without Decode or a role given twice panics (a programming error,
+// as k6's duplicate executor).
+func newRegistry(kinds []ShapeKind) *Registry {
+	r := &Registry{byMode: map[Mode]int{}, roles: map[Role]Mode{}}
+	for _, k := range kinds {
+		if k.Mode == "" || k.Decode == nil {
+			panic(fmt.Sprintf("load shape %q: needs a mode and a decoder", k.Mode))
+		}
+		if _, dup := r.byMode[k.Mode]; dup {
+			panic(fmt.Sprintf("load shape %q registered twice", k.Mode))
+		}
+		if k.Role != NoRole {
+			if m, dup := r.roles[k.Role]; dup {
+				panic(fmt.Sprintf("load shapes %q and %q have the same role", m, k.Mode))
+			}
+			r.roles[k.Role] = k.Mode
+		}
+		r.byMode[k.Mode] = len(r.kinds)
+		r.kinds = append(r.kinds, k)
 	}
-	for _, m := range Modes {
-		if string(m) == s {
-			return m, nil
+	return r
+}
+
+// Names lists the modes, in registration order.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.kinds))
+	for i, k := range r.kinds {
+		names[i] = string(k.Mode)
+	}
+	return names
+}
+
+// Kind returns the shape of a mode ("" is the all-at-once shape's); an
+// unknown mode is an error listing the valid ones.
+func (r *Registry) Kind(mode string) (ShapeKind, error) {
+	if mode == "" {
+		mode = string(r.Role(RoleAllAtOnce))
+	}
+	if i, ok := r.byMode[Mode(mode)]; ok {
+		k := r.kinds[i]
+		k.Params = slices.Clone(k.Params) // the registry's own stays as built
+		return k, nil
+	}
+	return ShapeKind{}, fmt.Errorf("unknown load mode %q (want %s)", mode, strings.Join(r.Names(), ", "))
+}
+
+// Role returns the mode of the shape that has role ("" when none has).
+func (r *Registry) Role(role Role) Mode { return r.roles[role] }
+
+// takers says which shapes take param: "mode gamma", "modes constant,
+// poisson and gamma".
+func (r *Registry) takers(param string) string {
+	var names []string
+	for _, k := range r.kinds {
+		if takes(k, param) {
+			names = append(names, string(k.Mode))
 		}
 	}
-	return "", fmt.Errorf("unknown load mode %q (want %s)", s, modeList())
-}
-
-func modeList() string {
-	names := make([]string, len(Modes))
-	for i, m := range Modes {
-		names[i] = string(m)
+	switch len(names) {
+	case 0:
+		return "no mode"
+	case 1:
+		return "mode " + names[0]
 	}
-	return strings.Join(names, ", ")
+	return "modes " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// open reports whether a mode sends on a schedule of times.
-func (m Mode) open() bool {
-	return m == Constant || m == Poisson || m == Gamma || m == Ramp
+// ParseMode reads a mode name ("" is the all-at-once shape's).
+func ParseMode(s string) (Mode, error) {
+	k, err := shapes.Kind(s)
+	return k.Mode, err
 }
 
-// rated reports whether a mode takes Rate.
-func (m Mode) rated() bool { return m == Constant || m == Poisson || m == Gamma }
+// unused are the checks that a parameter the shape does not take is left
+// unset, with the message that says which shapes take it. concurrency
+// and max_concurrency have none: every shape reads them (or refuses them
+// with its own message).
+var unused = []struct {
+	param string
+	set   func(c Config) bool
+	msg   func(c Config, takers string, m Mode) string
+}{
+	{ParamRate, func(c Config) bool { return c.Rate != 0 }, func(c Config, takers string, m Mode) string {
+		return fmt.Sprintf("rate %v applies to %s, not %s", c.Rate, takers, m)
+	}},
+	{ParamBurstiness, func(c Config) bool { return c.burstiness() != 1 }, func(c Config, takers string, m Mode) string {
+		return fmt.Sprintf("burstiness %v applies to %s, not %s (%s with burstiness 1 is %s)", c.Burstiness, takers, m,
+			shapes.Role(RoleBurstyRate), shapes.Role(RoleRate))
+	}},
+	{ParamRampStartRate, func(c Config) bool { return c.RampStartRate != 0 || c.RampEndRate != 0 }, func(c Config, takers string, m Mode) string {
+		return fmt.Sprintf("ramp_start_rate and ramp_end_rate apply to %s, not %s", takers, m)
+	}},
+}
 
-// Validate checks the configuration. Every parameter that the mode does not
-// use must be left unset, so that a load is never silently other than the
-// one asked for (concurrency 16 with mode unlimited is an error, not an
-// unlimited run). Messages name the requests step's parameters.
-func (c Config) Validate() error {
-	mode, err := ParseMode(string(c.Mode))
+// Shape decodes c's load shape: the mode first, then that mode's own
+// parameters. Every parameter that the mode does not use must be left
+// unset, so that a load is never silently other than the one asked for
+// (concurrency 16 with the all-at-once mode is an error, not an
+// all-at-once run). Messages name the requests step's parameters.
+func (c Config) Shape() (Shape, error) {
+	k, err := shapes.Kind(string(c.Mode))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := c.validateShape(mode); err != nil {
+	b := c.burstiness()
+	switch {
+	case c.Concurrency < 0:
+		return nil, fmt.Errorf("concurrency %d: must be >= 0", c.Concurrency)
+	case c.MaxConcurrency < 0:
+		return nil, fmt.Errorf("max_concurrency %d: must be >= 0", c.MaxConcurrency)
+	case !(b > 0) || math.IsInf(b, 1):
+		return nil, fmt.Errorf("burstiness %v: must be a finite number > 0", c.Burstiness)
+	}
+	for _, u := range unused {
+		if u.set(c) && !takes(k, u.param) {
+			return nil, fmt.Errorf("%s", u.msg(c, shapes.takers(u.param), k.Mode))
+		}
+	}
+	c.Mode = k.Mode
+	return k.Decode(c)
+}
+
+// takes reports whether k reads param.
+func takes(k ShapeKind, param string) bool { return slices.Contains(k.Params, param) }
+
+// Validate checks the configuration: its load shape (see Shape) and its
+// limits.
+func (c Config) Validate() error {
+	if _, err := c.Shape(); err != nil {
 		return err
 	}
 	switch {
@@ -93,47 +248,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// validateShape checks the shape's parameters for mode.
-func (c Config) validateShape(mode Mode) error {
-	b := c.burstiness()
-	switch {
-	case c.Concurrency < 0:
-		return fmt.Errorf("concurrency %d: must be >= 0", c.Concurrency)
-	case c.MaxConcurrency < 0:
-		return fmt.Errorf("max_concurrency %d: must be >= 0", c.MaxConcurrency)
-	case !(b > 0) || math.IsInf(b, 1):
-		return fmt.Errorf("burstiness %v: must be a finite number > 0", c.Burstiness)
-	case mode == Concurrency && c.Concurrency < 1:
-		return fmt.Errorf("mode concurrency needs concurrency ≥ 1, got %d", c.Concurrency)
-	case mode == Concurrency && c.MaxConcurrency > 0:
-		return fmt.Errorf("mode concurrency sets its requests in flight with concurrency (%d); max_concurrency (%d) caps the other modes", c.Concurrency, c.MaxConcurrency)
-	case mode == Unlimited && c.Concurrency > 0:
-		return fmt.Errorf("concurrency %d with mode unlimited: set mode concurrency for a fixed number in flight (or max_concurrency to cap)", c.Concurrency)
-	case mode.open() && c.Concurrency > 0 && c.MaxConcurrency > 0 && c.Concurrency != c.MaxConcurrency:
-		return fmt.Errorf("mode %s: concurrency %d and max_concurrency %d both cap the requests in flight: give one", mode, c.Concurrency, c.MaxConcurrency)
-	case mode.rated() && !(c.Rate > 0):
-		return fmt.Errorf("mode %s needs a rate > 0 requests/s, got %v", mode, c.Rate)
-	case !mode.rated() && c.Rate != 0:
-		return fmt.Errorf("rate %v applies to modes constant, poisson and gamma, not %s", c.Rate, mode)
-	case mode != Gamma && b != 1:
-		return fmt.Errorf("burstiness %v applies to mode gamma, not %s (gamma with burstiness 1 is poisson)", c.Burstiness, mode)
-	case mode != Ramp && (c.RampStartRate != 0 || c.RampEndRate != 0):
-		return fmt.Errorf("ramp_start_rate and ramp_end_rate apply to mode ramp, not %s", mode)
-	case mode == Ramp:
-		return validateRamp(c.RampStartRate, c.RampEndRate)
-	}
-	return nil
-}
-
-func validateRamp(r0, r1 float64) error {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	if !finite(r0) || !finite(r1) || r0 < 0 || r1 < 0 || !(r0+r1 > 0) {
-		return fmt.Errorf("mode ramp needs ramp_start_rate and ramp_end_rate finite, >= 0 and not both 0 (requests/s), got %v and %v", r0, r1)
-	}
-	return nil
-}
-
-// burstiness is Burstiness with 0 read as 1 (Poisson's).
+// burstiness is Burstiness with 0 read as 1 (no burstiness given).
 func (c Config) burstiness() float64 {
 	if c.Burstiness == 0 {
 		return 1
@@ -142,190 +257,75 @@ func (c Config) burstiness() float64 {
 }
 
 // Normalized returns the configuration of a valid c in its one canonical
-// form, the one Run runs and Load records: "" is unlimited; unlimited
-// capped at N in flight is concurrency N (vLLM's --max-concurrency
-// without a rate); gamma with burstiness 1 is poisson; an open mode's cap
-// given as concurrency (the older spelling) is MaxConcurrency; burstiness
-// is 1 outside gamma.
+// form, the one Run runs and Load records: its shape's mode and only the
+// parameters it uses (each shape says its canonical form: "" is the
+// all-at-once mode, which capped at N in flight is the fixed-concurrency
+// one, as vLLM's --max-concurrency without a rate; an open mode's cap
+// given as concurrency, the older spelling, is MaxConcurrency);
+// Burstiness is 1 where it does not apply. An invalid c is returned as
+// it is.
 func (c Config) Normalized() Config {
-	if c.Mode == "" {
-		c.Mode = Unlimited
+	s, err := c.Shape()
+	if err != nil {
+		return c
 	}
-	if c.Mode == Unlimited && c.MaxConcurrency > 0 {
-		c.Mode, c.Concurrency, c.MaxConcurrency = Concurrency, c.MaxConcurrency, 0
+	l := s.Record()
+	c.Mode, c.Concurrency, c.MaxConcurrency, c.Rate, c.Burstiness = Mode(l.Mode), l.Concurrency, l.MaxConcurrency, l.Rate, l.Burstiness
+	if c.Burstiness == 0 {
+		c.Burstiness = 1
 	}
-	if c.Mode.open() && c.Concurrency > 0 {
-		c.MaxConcurrency, c.Concurrency = c.Concurrency, 0
-	}
-	b := c.burstiness()
-	if c.Mode == Gamma && b == 1 {
-		c.Mode = Poisson
-	}
-	c.Burstiness = 1
-	if c.Mode == Gamma {
-		c.Burstiness = b
+	c.RampStartRate, c.RampEndRate = 0, 0
+	if l.RampStartRate != nil && l.RampEndRate != nil {
+		c.RampStartRate, c.RampEndRate = *l.RampStartRate, *l.RampEndRate
 	}
 	return c
 }
 
 // Load is the load shape of a valid c as run.json records it: the mode
-// and only the parameters it uses (see Normalized).
+// and only the parameters it uses (see Normalized); nil for an invalid c.
 func (c Config) Load() *record.LoadShape {
-	n := c.Normalized()
-	l := &record.LoadShape{Mode: string(n.Mode)}
-	switch {
-	case n.Mode == Concurrency:
-		l.Concurrency = n.Concurrency
-	case n.Mode.open():
-		l.MaxConcurrency = n.MaxConcurrency
+	s, err := c.Shape()
+	if err != nil {
+		return nil
 	}
-	if n.Mode.rated() {
-		l.Rate = n.Rate
-	}
-	if n.Mode == Gamma {
-		l.Burstiness = n.Burstiness
-	}
-	if n.Mode == Ramp {
-		l.RampStartRate, l.RampEndRate = &n.RampStartRate, &n.RampEndRate
-	}
-	return l
+	return s.Record()
 }
 
 // Burst returns the requests of reqs (after MaxRequests) that a valid c
-// sends together at the start, before any has finished: all of them when
-// unlimited, the first fill of a concurrency stage; none for an open mode
-// (its sends are spread over time). They are what a Preparer prepares.
+// sends together at the start, before any has finished: all of them for a
+// closed shape without a bound in flight, the first fill of one with a
+// bound; none for an open shape (its sends are spread over time). They
+// are what a Preparer prepares.
 func (c Config) Burst(reqs []workload.Request) []workload.Request {
 	if c.MaxRequests > 0 && c.MaxRequests < len(reqs) {
 		reqs = reqs[:c.MaxRequests]
 	}
-	switch n := c.Normalized(); n.Mode {
-	case Unlimited:
-		return reqs
-	case Concurrency:
-		return reqs[:min(n.Concurrency, len(reqs))]
+	s, err := c.Shape()
+	switch {
+	case err != nil || s.Open():
+		return nil
+	case s.InFlight() > 0:
+		return reqs[:min(s.InFlight(), len(reqs))]
 	}
-	return nil
+	return reqs
 }
 
 // Schedule returns the send offsets from the stage's start of n requests
-// of a valid, open c (nil for unlimited and concurrency).
+// of a valid, open c (nil for a closed one).
 func (c Config) Schedule(n int) []time.Duration {
-	c = c.Normalized()
-	switch c.Mode {
-	case Constant:
-		return ConstantArrivals(n, c.Rate)
-	case Poisson:
-		return Arrivals(n, c.Rate, c.Seed)
-	case Gamma:
-		return GammaArrivals(n, c.Rate, c.Burstiness, c.Seed)
-	case Ramp:
-		return RampArrivals(n, c.RampStartRate, c.RampEndRate)
+	s, err := c.Shape()
+	if err != nil {
+		return nil
 	}
-	return nil
+	return s.Schedule(n)
+}
+
+// AllAtOnce reports whether a valid c sends every request at once (a
+// closed shape with no bound in flight).
+func (c Config) AllAtOnce() bool {
+	s, err := c.Shape()
+	return err == nil && !s.Open() && s.InFlight() == 0
 }
 
 // seconds turns t seconds into a Duration, to the nearest nanosecond.
 func seconds(t float64) time.Duration { return time.Duration(math.Round(t * 1e9)) }
-
-// ConstantArrivals returns the send offsets of n requests at a constant
-// rate (requests per second): request i at i / rate. A rate of +Inf gives
-// all zeros.
-func ConstantArrivals(n int, rate float64) []time.Duration {
-	out := make([]time.Duration, n)
-	if math.IsInf(rate, 1) {
-		return out
-	}
-	for i := range out {
-		out[i] = seconds(float64(i) / rate)
-	}
-	return out
-}
-
-// RampArrivals returns the send offsets of n requests whose rate rises (or
-// falls) linearly in time from r0 at the first send to r1 at
-// T = 2n / (r0 + r1), when an (n+1)-th request would go: λ(t) = r0 + k·t
-// with k = (r1 − r0) / T, so that its integral Λ(T) = n. Request i goes at
-// the t where Λ(t) = r0·t + k·t²/2 = i:
-//
-//	t_i = 2i / (r0 + √(r0² + 2k·i))
-//
-// (the root of the quadratic written without the cancellation of
-// (−r0 + √…)/k; it is i / r0 when k = 0). r0 and r1 are >= 0, not both 0.
-func RampArrivals(n int, r0, r1 float64) []time.Duration {
-	out := make([]time.Duration, n)
-	if n == 0 {
-		return out
-	}
-	k := (r1 - r0) * (r0 + r1) / (2 * float64(n)) // (r1 − r0) / T
-	for i := 1; i < n; i++ {
-		x := float64(i)
-		out[i] = seconds(2 * x / (r0 + math.Sqrt(r0*r0+2*k*x)))
-	}
-	return out
-}
-
-// GammaArrivals returns the send offsets of n requests whose gaps are
-// gamma-distributed with shape burstiness and mean 1 / rate (scale
-// 1 / (rate · burstiness)), as vLLM's bench serve draws them; the first
-// request is sent at once. The draws come from a PCG generator seeded with
-// seed through the method written here (Marsaglia and Tsang's, with
-// Box–Muller normals), so a seed always gives the same schedule whatever
-// the Go version. A rate of +Inf gives all zeros.
-//
-// Unlike vLLM (0.10 and later), the first request is not delayed by a gap
-// and the schedule is not rescaled to end at exactly n / rate: the gaps
-// are a renewal process, as the Poisson mode's are.
-func GammaArrivals(n int, rate, burstiness float64, seed int64) []time.Duration {
-	out := make([]time.Duration, n)
-	if math.IsInf(rate, 1) {
-		return out
-	}
-	g := gammaSource{src: rand.NewPCG(uint64(seed), 0x67616d6d61)} // "gamma"
-	scale := 1 / (rate * burstiness)
-	t := 0.0
-	for i := 1; i < n; i++ {
-		t += g.next(burstiness) * scale
-		out[i] = seconds(t)
-	}
-	return out
-}
-
-// gammaSource draws gamma variates of scale 1 from a PCG generator.
-type gammaSource struct{ src *rand.PCG }
-
-// uniform returns a uniform variate in (0, 1].
-func (g gammaSource) uniform() float64 {
-	return float64(g.src.Uint64()>>11+1) / (1 << 53)
-}
-
-// normal returns a standard normal variate (Box–Muller, one of the pair).
-func (g gammaSource) normal() float64 {
-	u1, u2 := g.uniform(), g.uniform()
-	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
-}
-
-// next returns a Gamma(a, 1) variate, a > 0: Marsaglia and Tsang, "A
-// simple method for generating gamma variables" (ACM TOMS 26(3), 2000),
-// with their boost for a < 1: Gamma(a) = Gamma(a+1) · U^(1/a).
-func (g gammaSource) next(a float64) float64 {
-	boost := 1.0
-	if a < 1 {
-		boost = math.Pow(g.uniform(), 1/a)
-		a++
-	}
-	d := a - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := g.normal()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := g.uniform()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v * boost
-		}
-	}
-}

@@ -144,9 +144,9 @@ type FileLimit interface {
 const fileReserve = 64
 
 // connections is the most requests a step of the profile keeps in flight
-// at once, each one an open connection: a whole request set at once in
-// unlimited mode, the concurrency otherwise (a Poisson stream without a cap
-// may have its whole set in flight).
+// at once, each one an open connection: a whole request set for a load
+// shape with no bound in flight (all at once, or an open shape without a
+// cap, which may have its whole set in flight), the bound otherwise.
 func (e *engineRun) connections() int {
 	most := 0
 	for _, st := range e.l.Steps {
@@ -157,8 +157,8 @@ func (e *engineRun) connections() int {
 			if c.MaxRequests > 0 {
 				n = min(n, c.MaxRequests)
 			}
-			if c.Mode == "concurrency" || c.Mode == "poisson" && c.Concurrency > 0 {
-				n = min(n, c.Concurrency)
+			if k := c.InFlight(); k > 0 {
+				n = min(n, k)
 			}
 		case *steps.WarmupConfig:
 			n = c.Concurrency

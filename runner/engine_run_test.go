@@ -134,6 +134,28 @@ func TestFileLimitVsConnections(t *testing.T) {
 	if got := r.connections(); got != 8 { // the warm-up's 8 is now the most
 		t.Errorf("concurrency 5: connections %d, want 8", got)
 	}
+	// Any shape's bound in flight counts, as the load shape itself says
+	// it: gamma capped at 5 in flight, unlimited capped at 6 (run as
+	// concurrency 6); a poisson stream without a cap may have all 24.
+	for _, tc := range []struct {
+		name string
+		set  func(c *steps.RequestsConfig)
+		want int
+	}{
+		{"gamma, max_concurrency 5", func(c *steps.RequestsConfig) { c.Mode, c.Rate, c.Burstiness, c.MaxConcurrency = "gamma", 2, 0.5, 5 }, 8},
+		{"unlimited, max_concurrency 6", func(c *steps.RequestsConfig) { c.Mode, c.MaxConcurrency = "unlimited", 6 }, 8},
+		{"poisson, no cap", func(c *steps.RequestsConfig) { c.Mode, c.Rate = "poisson", 2 }, 24},
+	} {
+		r = runForTest(t, false, "request_count=24")
+		for _, st := range r.l.Steps {
+			if c, ok := st.Config.(*steps.RequestsConfig); ok {
+				tc.set(c)
+			}
+		}
+		if got := r.connections(); got != tc.want {
+			t.Errorf("%s: connections %d, want %d", tc.name, got, tc.want)
+		}
+	}
 }
 
 // With several engines each run gets the flags that apply to it: --slots

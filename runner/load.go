@@ -6,15 +6,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 )
 
 // The load options of vLLM's `bench serve`, each mapped onto a profile
 // parameter (benchmark-1.0 and benchmark-1.5 have them all).
 var vllmLoadFlags = []struct{ flag, param string }{
-	{"request-rate", "rate"},
-	{"burstiness", "burstiness"},
-	{"max-concurrency", "max_concurrency"},
+	{"request-rate", loadgen.ParamRate},
+	{"burstiness", loadgen.ParamBurstiness},
+	{"max-concurrency", loadgen.ParamMaxConcurrency},
 	{"num-prompts", "request_count"},
 }
 
@@ -51,9 +52,9 @@ func (r *Runner) applyLoad(profile string, sets []string) ([]string, error) {
 }
 
 // mapLoadFlags turns the vLLM load flags of v into --set values appended
-// to sets: --request-rate R sets rate (and mode poisson, or gamma when
-// --burstiness is not 1, unless --set mode is given; inf sets mode
-// unlimited), --burstiness burstiness, --max-concurrency max_concurrency,
+// to sets: --request-rate R sets rate (and, unless --set mode is given,
+// the mode of the load shape a rate asks for, see mapRate; inf sets the
+// all-at-once mode), --burstiness burstiness, --max-concurrency max_concurrency,
 // --num-prompts request_count. declared says whether the profile has a
 // parameter; a flag whose parameter it lacks, a value out of range, or a
 // --set that says otherwise is an error naming the flag.
@@ -80,6 +81,7 @@ func mapLoadFlags(sets []string, v LoadOptions, profile string, declared func(st
 		return nil
 	}
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	shapes := loadgen.Shapes()
 	for _, f := range vllmLoadFlags {
 		var err error
 		switch f.flag {
@@ -90,10 +92,10 @@ func mapLoadFlags(sets []string, v LoadOptions, profile string, declared func(st
 				continue
 			}
 			if !(v.Burstiness > 0) || math.IsInf(v.Burstiness, 0) {
-				return nil, Invalidf("--burstiness %v: must be a finite number > 0 (1 is poisson)", v.Burstiness)
+				return nil, Invalidf("--burstiness %v: must be a finite number > 0 (1 is %s)", v.Burstiness, shapes.Role(loadgen.RoleRate))
 			}
-			if !(v.RateSet && !math.IsInf(v.Rate, 1)) && given["mode"] != "gamma" {
-				return nil, Invalidf("--burstiness applies to a finite --request-rate (as in vLLM), or to --set mode=gamma with a rate")
+			if bursty := shapes.Role(loadgen.RoleBurstyRate); !(v.RateSet && !math.IsInf(v.Rate, 1)) && given[loadgen.ParamMode] != string(bursty) {
+				return nil, Invalidf("--burstiness applies to a finite --request-rate (as in vLLM), or to --set mode=%s with a rate", bursty)
 			}
 			err = add(f.flag, f.param, num(v.Burstiness))
 		case "max-concurrency":
@@ -121,8 +123,8 @@ func mapLoadFlags(sets []string, v LoadOptions, profile string, declared func(st
 }
 
 // mapRate maps --request-rate onto rate and, unless --set mode is given,
-// mode (poisson; gamma with a --burstiness other than 1; unlimited for
-// inf).
+// mode: the load shape whose role is a rate (RoleRate; RoleBurstyRate
+// with a --burstiness other than 1; RoleAllAtOnce for inf).
 func mapRate(v LoadOptions, param string, add func(flag, param, val string) error, given map[string]string, declared func(string) bool) error {
 	if !v.RateSet {
 		return nil
@@ -130,24 +132,25 @@ func mapRate(v LoadOptions, param string, add func(flag, param, val string) erro
 	if !(v.Rate > 0) {
 		return Invalidf("--request-rate %v: must be > 0 requests/s (inf: all at once)", v.Rate)
 	}
-	_, modeGiven := given["mode"]
+	shapes := loadgen.Shapes()
+	_, modeGiven := given[loadgen.ParamMode]
 	if math.IsInf(v.Rate, 1) {
-		if !declared("mode") || modeGiven {
+		if !declared(loadgen.ParamMode) || modeGiven {
 			return nil
 		}
-		return add("request-rate", "mode", "unlimited")
+		return add("request-rate", loadgen.ParamMode, string(shapes.Role(loadgen.RoleAllAtOnce)))
 	}
 	if err := add("request-rate", param, strconv.FormatFloat(v.Rate, 'g', -1, 64)); err != nil {
 		return err
 	}
-	if !declared("mode") || modeGiven {
+	if !declared(loadgen.ParamMode) || modeGiven {
 		return nil
 	}
-	mode := "poisson"
+	mode := shapes.Role(loadgen.RoleRate)
 	if v.BurstinessSet && v.Burstiness != 1 {
-		mode = "gamma"
+		mode = shapes.Role(loadgen.RoleBurstyRate)
 	}
-	return add("request-rate", "mode", mode)
+	return add("request-rate", loadgen.ParamMode, string(mode))
 }
 
 // RunsSet turns asiai's --runs N (given says whether it was) into the

@@ -15,14 +15,12 @@ import (
 
 // RequestsConfig is the `with:` of the formal requests step.
 type RequestsConfig struct {
-	// Mode is the load shape: unlimited (all at once, the spec's formal
-	// stage), concurrency (Concurrency in flight), constant, poisson or
-	// gamma (Rate in requests/s; gamma's gaps of shape Burstiness, as
-	// vLLM's bench serve), ramp (a rate linear in time from RampStartRate
-	// to RampEndRate over the stage). MaxConcurrency caps the requests in
-	// flight (0: none; unlimited with a cap is concurrency). A parameter
-	// the mode does not use must be left unset (see loadgen.Config);
-	// Burstiness 0 is unset (1).
+	// Mode is the load shape, one of loadgen.Shapes(); the fields up to
+	// RampEndRate are the load parameters, each shape reading its own
+	// (Rate in requests/s; Burstiness the shape of gamma-like gaps, as
+	// vLLM's bench serve; MaxConcurrency caps the requests in flight, 0:
+	// none). A parameter the mode does not use must be left unset (see
+	// loadgen.Config.Shape); Burstiness 0 is unset (1).
 	Mode           string  `yaml:"mode"`
 	Concurrency    int     `yaml:"concurrency"`
 	Rate           float64 `yaml:"rate"`
@@ -74,11 +72,11 @@ func (c *RequestsConfig) Validate() error {
 			return fmt.Errorf("%s %v: must be a finite number", f.name, f.v)
 		}
 	}
-	if _, err := loadgen.ParseMode(c.Mode); err != nil || c.Mode == "" {
-		return fmt.Errorf("unknown mode %q (valid: %s)", c.Mode, modeNames())
+	if _, err := loadgen.Shapes().Kind(c.Mode); err != nil || c.Mode == "" {
+		return fmt.Errorf("unknown mode %q (valid: %s)", c.Mode, strings.Join(loadgen.Shapes().Names(), ", "))
 	}
 	if c.Burstiness < 0 {
-		return fmt.Errorf("burstiness %v: must be > 0 (1 is poisson)", c.Burstiness)
+		return fmt.Errorf("burstiness %v: must be > 0 (1 is %s)", c.Burstiness, loadgen.Shapes().Role(loadgen.RoleRate))
 	}
 	if err := c.load().Validate(); err != nil {
 		return err
@@ -98,21 +96,22 @@ func (c *RequestsConfig) Validate() error {
 	return validateLimits(c.Timeout, c.StallTimeout, c.WaitLog)
 }
 
-// modeNames lists the load modes.
-func modeNames() string {
-	names := make([]string, len(loadgen.Modes))
-	for i, m := range loadgen.Modes {
-		names[i] = string(m)
-	}
-	return strings.Join(names, ", ")
-}
-
 // load is the load generator's configuration of the step's shape
 // (Burstiness 0, unset, reads as 1).
 func (c *RequestsConfig) load() loadgen.Config {
 	return loadgen.Config{Mode: loadgen.Mode(c.Mode), Concurrency: c.Concurrency, MaxConcurrency: c.MaxConcurrency,
 		Rate: c.Rate, Burstiness: c.Burstiness, RampStartRate: c.RampStartRate, RampEndRate: c.RampEndRate,
 		Seed: c.Seed, MaxRequests: c.MaxRequests, MaxDuration: c.MaxDuration.D()}
+}
+
+// InFlight is the most requests the step's load shape keeps in flight (0:
+// no bound, or an invalid shape).
+func (c *RequestsConfig) InFlight() int {
+	s, err := c.load().Shape()
+	if err != nil {
+		return 0
+	}
+	return s.InFlight()
 }
 
 // maxWaitLog is the longest silence while requests are in flight.
@@ -146,7 +145,7 @@ func limits(rc *workflow.RunContext, lc *loadgen.Config, stage string, timeout, 
 var requestsKind = workflow.NewStepKind("requests",
 	"send the formal request set (stage formal)",
 	func() *RequestsConfig {
-		return &RequestsConfig{Mode: "unlimited", Burstiness: 1, Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(30 * time.Minute),
+		return &RequestsConfig{Mode: string(loadgen.Shapes().Role(loadgen.RoleAllAtOnce)), Burstiness: 1, Repeat: 1, Dataset: "chat", Timeout: workflow.Duration(30 * time.Minute),
 			StallTimeout: workflow.Duration(time.Minute), WaitLog: workflow.Duration(maxWaitLog), Seed: 1}
 	},
 	runRequests)
@@ -253,8 +252,9 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 }
 
 // prepareBurst prepares the burst at the start of the stage (all of an
-// unlimited stage, the first fill of a concurrency stage: lc.Burst) ahead
-// of the formal stage when the client can (loadgen.Preparer), and returns
+// all-at-once stage, the first fill of one with a bound in flight:
+// lc.Burst) ahead of the formal stage when the client can
+// (loadgen.Preparer), and returns
 // the client to send it with: one whose Prepare does nothing (the work is
 // done), still a Preparer and a Tracker when d is, so that the load
 // generator sends the burst in waves as it would have. release frees what

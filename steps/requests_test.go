@@ -219,3 +219,27 @@ func TestRequestsShapeValidate(t *testing.T) {
 		t.Errorf("gamma at 4/s, burstiness 0.5, capped at 8: %v", err)
 	}
 }
+
+// TestConversationsInFlight: multi-turn conversations run as many at a
+// time as the closed load shape keeps in flight, read from the shape, so
+// that unlimited capped by max_concurrency (run as concurrency N) runs N
+// at a time rather than all at once; an open shape's schedule does not
+// apply.
+func TestConversationsInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		c  RequestsConfig
+		n  int
+		ok bool
+	}{
+		{RequestsConfig{Mode: "unlimited"}, 0, true},
+		{RequestsConfig{Mode: "unlimited", MaxConcurrency: 4}, 4, true},
+		{RequestsConfig{Mode: "concurrency", Concurrency: 3}, 3, true},
+		{RequestsConfig{Mode: "poisson", Rate: 2}, 0, false},
+		{RequestsConfig{Mode: "ramp", RampEndRate: 2, MaxConcurrency: 5}, 0, false},
+		{RequestsConfig{Mode: "nonesuch"}, 0, false},
+	} {
+		if n, ok := conversationsInFlight(tc.c.load()); n != tc.n || ok != tc.ok {
+			t.Errorf("%s: %d at a time (%v), want %d (%v)", tc.c.Mode, n, ok, tc.n, tc.ok)
+		}
+	}
+}

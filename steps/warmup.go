@@ -92,7 +92,7 @@ func runWarmup(ctx context.Context, rc *workflow.RunContext, d *Deps, c *WarmupC
 		conc = c.Requests
 	}
 	rc.StageStart("warmup", rc.Clock.Now())
-	lc := loadgen.Config{Mode: loadgen.Concurrency, Concurrency: conc}
+	lc := loadgen.Config{Mode: loadgen.Shapes().Role(loadgen.RoleInFlight), Concurrency: conc}
 	limits(rc, &lc, "warmup", c.Timeout, c.StallTimeout, c.WaitLog)
 	o, err := send(ctx, rc, d, "warmup", lc, reqs)
 	if err != nil {

@@ -17,7 +17,7 @@ func sendFormal(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reques
 	set *workload.RequestSet, reqs []workload.Request) (*outcome, error) {
 	switch {
 	case set.Arrivals != nil && len(set.Arrivals) == len(set.Prompts):
-		if c.Mode != "unlimited" || c.Repeat > 1 {
+		if !lc.AllAtOnce() || c.Repeat > 1 {
 			rc.Log.Warn().Str("mode", c.Mode).Int("repeat", c.Repeat).Msg("a replayed trace sends each request at its own time: the stage's mode and repeat do not apply")
 		}
 		reqs = reqs[:len(set.Prompts)]
@@ -33,12 +33,10 @@ func sendFormal(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reques
 		})
 	case set.Conversations != nil:
 		cc := loadgen.ConversationConfig{Phase: "formal", Model: d.Model, MaxDuration: lc.MaxDuration, Limits: lc.Limits}
-		switch c.Mode {
-		case "concurrency":
-			cc.Concurrency = c.Concurrency
-		case "unlimited":
-		default:
-			rc.Log.Warn().Str("mode", c.Mode).Msg("multi-turn conversations run all at once or a fixed number at a time (mode concurrency): this mode's rate does not apply")
+		if n, ok := conversationsInFlight(lc); ok {
+			cc.Concurrency = n
+		} else {
+			rc.Log.Warn().Str("mode", c.Mode).Msgf("multi-turn conversations run all at once or a fixed number at a time (mode %s): this mode's rate does not apply", loadgen.Shapes().Role(loadgen.RoleInFlight))
 		}
 		if c.Repeat > 1 {
 			rc.Log.Warn().Int("repeat", c.Repeat).Msg("multi-turn conversations are sent once: repeat does not apply")
@@ -52,6 +50,18 @@ func sendFormal(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reques
 		})
 	}
 	return sendWith(ctx, rc, d, cl, "formal", lc, reqs)
+}
+
+// conversationsInFlight is how many conversations a load shape runs at a
+// time (0: all at once): its bound in flight, for a closed shape; ok is
+// false for an open one (its schedule does not apply to turns that wait
+// on the answers before them).
+func conversationsInFlight(lc loadgen.Config) (n int, ok bool) {
+	sh, err := lc.Shape()
+	if err != nil || sh.Open() {
+		return 0, false
+	}
+	return sh.InFlight(), true
 }
 
 // counting passes each finished request to sink and reports the counts so

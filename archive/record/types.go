@@ -169,6 +169,30 @@ type LoadShape struct {
 	RampEndRate   *float64 `json:"ramp_end_rate,omitempty"`
 }
 
+// LoadCount is a whole-number parameter of a load object and LoadRate a
+// real one (V nil: not written), named as run.json names them.
+type (
+	LoadCount struct {
+		Key string
+		V   int
+	}
+	LoadRate struct {
+		Key string
+		V   *float64
+	}
+)
+
+// Counts are the load's whole-number parameters, in the order of its
+// fields.
+func (l *LoadShape) Counts() []LoadCount {
+	return []LoadCount{{"concurrency", l.Concurrency}, {"max_concurrency", l.MaxConcurrency}}
+}
+
+// Rates are the load's real parameters, in the order of its fields.
+func (l *LoadShape) Rates() []LoadRate {
+	return []LoadRate{{"rate", &l.Rate}, {"burstiness", &l.Burstiness}, {"ramp_start_rate", l.RampStartRate}, {"ramp_end_rate", l.RampEndRate}}
+}
+
 // DatasetOrigin records a dataset file downloaded from the Hugging Face Hub
 // (or a server that answers like it).
 type DatasetOrigin struct {
