@@ -19,6 +19,9 @@ type Options struct {
 	RunDir string
 	// Settings are the engine-specific options (see Setting).
 	Settings Settings
+	// Quick asks for the run's quick mode: an engine that has one (the
+	// simulator runs faster than real time) uses it.
+	Quick bool
 }
 
 // Remote is an already running server (--engine-url).
@@ -47,8 +50,9 @@ type Descriptor struct {
 	// API is the request API the engine serves by default (APIOpenAI or
 	// APIOllama).
 	API string
-	// Simulated is true for an engine whose measurements are simulated:
-	// the caller builds it with its simulated GPU, not through Start.
+	// Simulated is true for an engine whose measurements are simulated
+	// (it cannot be given with --engine-url; its GPU may be simulated
+	// too, following it).
 	Simulated bool
 	// Generic is true for the kind that stands for any server of its API
 	// when --engine-url is given without a known kind.
@@ -142,6 +146,9 @@ func (r *Registry) Register(d Descriptor) error {
 	for _, st := range d.Settings {
 		if !d.Accepts(st.Flag) {
 			return fmt.Errorf("engine registry: kind %q: setting --%s is not among its flags", d.Kind, st.Flag)
+		}
+		if err := st.check(st.Default); err != nil {
+			return fmt.Errorf("engine registry: kind %q: default of setting %w", d.Kind, err)
 		}
 	}
 	if _, dup := r.byKind[d.Kind]; dup {

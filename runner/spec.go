@@ -129,10 +129,10 @@ type EngineOptions struct {
 	// Precision is --precision, the precision the identity check expects.
 	Precision string
 	// Settings are the engine-specific options each engine descriptor
-	// declares with its flags (health-generate, ollama-api, ollama-pull).
-	Settings  engines.Settings
-	APIKey    string
-	SimPreset string
+	// declares with its flags (health-generate, ollama-api, ollama-pull,
+	// sim-preset).
+	Settings engines.Settings
+	APIKey   string
 	// ScrapeInterval and MetricFamilies configure the /metrics side path;
 	// the ...Set fields say whether they were set (else the profile's
 	// metrics_interval and metrics_families parameters win).
