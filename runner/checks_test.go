@@ -57,7 +57,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"model kind twice", func(s *Spec) { s.Engine.Models = []string{"sim=a", "sim=b"} }, "--model sim= given twice"},
 		{"model of another engine", func(s *Spec) { s.Engine.Models = []string{"vllm=m"} }, "the run has no engine vllm"},
 		{"engine env", func(s *Spec) {
-			s.Engines, s.Engine.Models, s.Engine.Env = []string{"vllm"}, []string{"m"}, []string{"NOVALUE"}
+			s.Engines, s.Engine.Models, s.Engine.EnvVars = []string{"vllm"}, []string{"m"}, []string{"NOVALUE"}
 		}, `--engine-env "NOVALUE"`},
 		{"vllm without model", func(s *Spec) { s.Engines = []string{"vllm"} }, "needs --model"},
 		{"url with several engines", func(s *Spec) { s.Engines, s.Engine.URL = []string{"sim", "sim"}, "http://h:1" }, "--engine-url benchmarks one server"},

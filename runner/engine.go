@@ -172,7 +172,7 @@ func startMetrics(spec all.Spec, eng engines.Engine, clock *workflow.Clock) func
 // simIgnoredFlags): with several engines, those values are the others'.
 func (r *Runner) engineSpec(kind string, env engineEnv) (all.Spec, error) {
 	o := r.s.Engine
-	envs, err := parseEngineEnv(o.Env)
+	envs, err := parseEngineEnv(o.EnvVars)
 	if err != nil {
 		return all.Spec{}, err
 	}
@@ -187,20 +187,11 @@ func (r *Runner) engineSpec(kind string, env engineEnv) (all.Spec, error) {
 		}
 	}
 	spec := all.Spec{
-		Kind:    kind,
-		Engines: r.s.Registry,
-		URL:     o.URL,
-		API:     o.API,
-		Common: engines.Common{
-			Args:        o.Args,
-			ModelFile:   o.ModelFile,
-			Revision:    o.Revision,
-			Port:        o.Port,
-			TP:          o.TP,
-			MaxModelLen: o.MaxModelLen,
-			Slots:       o.Slots,
-			Seed:        o.Seed,
-		},
+		Kind:           kind,
+		Engines:        r.s.Registry,
+		URL:            o.URL,
+		API:            o.API,
+		Common:         o.Common,
 		Settings:       o.Settings,
 		EngineVersion:  o.EngineVersion,
 		Precision:      o.Precision,

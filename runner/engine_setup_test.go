@@ -2,6 +2,7 @@ package runner
 
 import (
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 // takes them.
 func TestSetupSimulatedEngine(t *testing.T) {
 	r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Engines: []string{"sim", "vllm"},
-		Engine: EngineOptions{Seed: 3, Thinking: "on", APIKey: "k",
+		Engine: EngineOptions{Common: engines.Common{Seed: 3}, Thinking: "on", APIKey: "k",
 			Settings: engines.Settings{"sim-preset": "no-release"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -54,5 +55,27 @@ func TestSimPresetChecked(t *testing.T) {
 	_, err = r.setupEngine(engineEnv{Clock: workflow.NewClock(), EngineLog: io.Discard})
 	if want := `--sim-preset "fast": want drift, no-release, small-batch or prefix-cache`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err %v, want %q", err, want)
+	}
+}
+
+// The engine options are one set (engines.Common): what the run shares
+// reaches each engine's spec as given; Bin, Model and Env are the
+// engine's own, from the command line's per-kind values.
+func TestEngineSpecCommon(t *testing.T) {
+	common := engines.Common{Bin: "not read", Model: "not read", Env: map[string]string{"NOT": "read"},
+		Args: []string{"--enforce-eager"}, ModelFile: "m.gguf", Revision: "r1", Port: 8001, TP: 2, MaxModelLen: 4096, Slots: 3, Seed: 9}
+	r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Engines: []string{"vllm"},
+		Engine: EngineOptions{Common: common, Models: []string{"vllm=org/m"}, EnvVars: []string{"A=1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := r.engineSpec("vllm", engineEnv{EngineLog: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := common
+	want.Bin, want.Model, want.Env, want.Log = "", "org/m", map[string]string{"A": "1"}, io.Discard
+	if !reflect.DeepEqual(spec.Common, want) {
+		t.Errorf("spec options\n%+v, want\n%+v", spec.Common, want)
 	}
 }

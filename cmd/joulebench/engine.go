@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
+
 	"github.com/joulebench/joulebench/runner"
 )
 
@@ -74,19 +76,21 @@ func (a *app) engineHelp() string {
 func (a *app) engineOptions() runner.EngineOptions {
 	v := a.v
 	return runner.EngineOptions{
-		URL:               v.GetString("engine-url"),
-		API:               v.GetString("engine-api"),
+		URL: v.GetString("engine-url"),
+		API: v.GetString("engine-api"),
+		Common: engines.Common{
+			Args:        v.GetStringSlice("engine-arg"),
+			ModelFile:   v.GetString("model-file"),
+			Revision:    v.GetString("revision"),
+			Port:        v.GetInt("port"),
+			TP:          v.GetInt("tp"),
+			MaxModelLen: v.GetInt("max-model-len"),
+			Slots:       v.GetInt("slots"),
+			Seed:        v.GetInt64("seed"),
+		},
 		Bins:              v.GetStringSlice("engine-bin"),
-		Args:              v.GetStringSlice("engine-arg"),
-		Env:               v.GetStringSlice("engine-env"),
+		EnvVars:           v.GetStringSlice("engine-env"),
 		Models:            v.GetStringSlice("model"),
-		ModelFile:         v.GetString("model-file"),
-		Revision:          v.GetString("revision"),
-		Port:              v.GetInt("port"),
-		TP:                v.GetInt("tp"),
-		MaxModelLen:       v.GetInt("max-model-len"),
-		Slots:             v.GetInt("slots"),
-		Seed:              v.GetInt64("seed"),
 		EngineVersion:     v.GetString("engine-version"),
 		Precision:         v.GetString("precision"),
 		Thinking:          v.GetString("thinking"),
