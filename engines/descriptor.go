@@ -132,13 +132,13 @@ type Registry struct {
 func NewRegistry() *Registry { return &Registry{byKind: map[string]Descriptor{}} }
 
 // Register adds d. An empty or duplicate kind, a descriptor that can be
-// neither started, attached nor simulated, or a second generic kind for
-// the same API is an error.
+// neither started nor attached (a simulated one too is started), or a
+// second generic kind for the same API is an error.
 func (r *Registry) Register(d Descriptor) error {
 	switch {
 	case d.Kind == "":
 		return fmt.Errorf("engine registry: descriptor without a kind")
-	case d.Start == nil && d.Attach == nil && !d.Simulated:
+	case d.Start == nil && d.Attach == nil:
 		return fmt.Errorf("engine registry: kind %q can be neither started nor attached", d.Kind)
 	case d.API != APIOpenAI && d.API != APIOllama:
 		return fmt.Errorf("engine registry: kind %q: API %q, want %s or %s", d.Kind, d.API, APIOpenAI, APIOllama)

@@ -22,7 +22,7 @@ func testRegistry(t *testing.T) *engines.Registry {
 		{Kind: "o", API: engines.APIOllama, Start: start, Attach: attach},
 		{Kind: "b", API: engines.APIOpenAI, Start: start, DefaultFamilies: []string{"b:y", "b:z"}},
 		{Kind: "any", API: engines.APIOpenAI, Generic: true, Attach: attach},
-		{Kind: "s", API: engines.APIOpenAI, Simulated: true, DefaultFamilies: []string{"s:q"}},
+		{Kind: "s", API: engines.APIOpenAI, Simulated: true, Start: start, DefaultFamilies: []string{"s:q"}},
 	} {
 		if err := r.Register(d); err != nil {
 			t.Fatal(err)
@@ -40,6 +40,7 @@ func TestRegisterErrors(t *testing.T) {
 		{engines.Descriptor{Kind: "a", API: engines.APIOpenAI, Start: start}, "registered twice"},
 		{engines.Descriptor{API: engines.APIOpenAI, Start: start}, "without a kind"},
 		{engines.Descriptor{Kind: "n", API: engines.APIOpenAI}, "neither started nor attached"},
+		{engines.Descriptor{Kind: "n", API: engines.APIOpenAI, Simulated: true}, "neither started nor attached"},
 		{engines.Descriptor{Kind: "g", API: "grpc", Start: start}, "API \"grpc\""},
 		{engines.Descriptor{Kind: "any2", API: engines.APIOpenAI, Generic: true, Attach: attach}, "already the generic"},
 		{engines.Descriptor{Kind: "x", API: engines.APIOpenAI, Start: start, Settings: []engines.Setting{{Flag: "x-fast"}}}, "setting --x-fast is not among its flags"},
@@ -63,8 +64,8 @@ func TestForStart(t *testing.T) {
 		{"a", "a", ""},
 		{"o", "o", ""},
 		{"any", "", "--engine any needs --engine-url"},
-		{"s", "", "want one of a, o, b (or --engine-url URL)"},
-		{"zz", "", "want one of a, o, b"},
+		{"s", "s", ""}, // the simulator is started like the others
+		{"zz", "", "want one of a, o, b, s (or --engine-url URL)"},
 	}
 	for _, c := range cases {
 		d, err := r.ForStart(c.kind)
