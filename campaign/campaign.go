@@ -21,6 +21,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
@@ -140,6 +141,17 @@ type Campaign struct {
 	// ProfileRef is what `run` gets: a built-in name or a file path
 	// resolved against the campaign file's directory.
 	ProfileRef string
+	// engines are the engine kinds runs may name (Loader.Engines).
+	engines *engines.Registry
+}
+
+// registry is the campaign's engine registry: the loader's, else the
+// built-in engines.
+func (c *Campaign) registry() *engines.Registry {
+	if c.engines != nil {
+		return c.engines
+	}
+	return all.Registry()
 }
 
 func (s SlurmConfig) exclusive() bool { return s.Exclusive == nil || *s.Exclusive }
@@ -184,6 +196,9 @@ type Loader struct {
 	// command would parse them: unknown flags, missing or invalid values.
 	// Its error is reported at the list's position.
 	CheckArgs func(args []string) error
+	// Engines are the engine kinds the runs may name and the flags each
+	// takes, as the run command knows them (nil: the built-in engines).
+	Engines *engines.Registry
 }
 
 // ReadFile loads a campaign file: a regular file of at most
@@ -211,7 +226,7 @@ func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 	if !ok {
 		return nil, d.Err()
 	}
-	c := &Campaign{Path: path}
+	c := &Campaign{Path: path, engines: ld.Engines}
 	d.Strict(root, &c.File, "")
 	e := &errSink{d: d}
 	if d.OK() {
@@ -283,12 +298,13 @@ func validateAxisNames(d *errSink, at func(path ...string) *yaml.Node, axis stri
 // validateEngines checks matrix.engine: known kinds, names (default: the
 // kind).
 func (c *Campaign) validateEngines(d *errSink, at func(path ...string) *yaml.Node) {
-	kinds := all.Registry().Kinds()
+	reg := c.registry()
+	kinds := reg.Kinds()
 	for i := range c.Matrix.Engine {
 		e := &c.Matrix.Engine[i]
 		if e.Kind == "" {
 			d.Errorf(at("matrix", "engine", strconv.Itoa(i)), fmt.Sprintf("matrix.engine[%d]", i), "kind is required (%s)", strings.Join(kinds, ", "))
-		} else if _, ok := all.Registry().Lookup(e.Kind); !ok {
+		} else if _, ok := reg.Lookup(e.Kind); !ok {
 			d.Errorf(at("matrix", "engine", strconv.Itoa(i), "kind"), fmt.Sprintf("matrix.engine[%d].kind", i), "unknown engine kind %q (known: %s)", e.Kind, strings.Join(kinds, ", "))
 		}
 		if e.Name == "" {

@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/joulebench/joulebench/engines/all"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/joulebench/joulebench/engines/all"
 )
 
 // Run is one configuration of a campaign: one `joulebench run`.
@@ -155,7 +156,7 @@ func (c *Campaign) runArgs(e Engine, m Model, s Scenario, l LoadLevel, sets map[
 	// The tensor parallelism is a flag only of the engines that take it
 	// (run refuses a flag the engine does not use); it still sizes a
 	// Slurm job's GPUs.
-	if m.TP > 0 && engineAccepts(e.Kind, "tp") {
+	if m.TP > 0 && c.engineAccepts(e.Kind, "tp") {
 		a = append(a, "--tp", fmt.Sprint(m.TP))
 	}
 	if s.Dataset != "" {
@@ -230,11 +231,12 @@ func (r Run) Describe() string {
 }
 
 // engineAccepts reports whether the engine kind (the run command's default
-// when empty) takes the engine-specific flag.
-func engineAccepts(kind, flag string) bool {
+// when empty) takes the engine-specific flag, as the campaign's registry
+// says.
+func (c *Campaign) engineAccepts(kind, flag string) bool {
 	if kind == "" {
 		kind = all.Default
 	}
-	d, ok := all.Registry().Lookup(kind)
+	d, ok := c.registry().Lookup(kind)
 	return ok && d.Accepts(flag)
 }

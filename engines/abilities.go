@@ -51,3 +51,11 @@ type ModelNamer interface {
 type Tokenizer interface {
 	CountTokens(ctx context.Context, text string) (int, error)
 }
+
+// ModelResolver is an already running server that can say which model to
+// request when none was given (the first it lists, or its kind's choice),
+// and be told it.
+type ModelResolver interface {
+	ResolveModel(ctx context.Context) (string, error)
+	SetModel(model string)
+}

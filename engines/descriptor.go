@@ -19,6 +19,9 @@ type Options struct {
 	RunDir string
 	// Settings are the engine-specific options (see Setting).
 	Settings Settings
+	// Quick asks for the run's quick mode: an engine that has one (the
+	// simulator runs faster than real time) uses it.
+	Quick bool
 }
 
 // Remote is an already running server (--engine-url).
@@ -47,8 +50,9 @@ type Descriptor struct {
 	// API is the request API the engine serves by default (APIOpenAI or
 	// APIOllama).
 	API string
-	// Simulated is true for an engine whose measurements are simulated:
-	// the caller builds it with its simulated GPU, not through Start.
+	// Simulated is true for an engine whose measurements are simulated
+	// (it cannot be given with --engine-url; its GPU may be simulated
+	// too, following it).
 	Simulated bool
 	// Generic is true for the kind that stands for any server of its API
 	// when --engine-url is given without a known kind.
@@ -128,13 +132,13 @@ type Registry struct {
 func NewRegistry() *Registry { return &Registry{byKind: map[string]Descriptor{}} }
 
 // Register adds d. An empty or duplicate kind, a descriptor that can be
-// neither started, attached nor simulated, or a second generic kind for
-// the same API is an error.
+// neither started nor attached (a simulated one too is started), or a
+// second generic kind for the same API is an error.
 func (r *Registry) Register(d Descriptor) error {
 	switch {
 	case d.Kind == "":
 		return fmt.Errorf("engine registry: descriptor without a kind")
-	case d.Start == nil && d.Attach == nil && !d.Simulated:
+	case d.Start == nil && d.Attach == nil:
 		return fmt.Errorf("engine registry: kind %q can be neither started nor attached", d.Kind)
 	case d.API != APIOpenAI && d.API != APIOllama:
 		return fmt.Errorf("engine registry: kind %q: API %q, want %s or %s", d.Kind, d.API, APIOpenAI, APIOllama)
@@ -142,6 +146,9 @@ func (r *Registry) Register(d Descriptor) error {
 	for _, st := range d.Settings {
 		if !d.Accepts(st.Flag) {
 			return fmt.Errorf("engine registry: kind %q: setting --%s is not among its flags", d.Kind, st.Flag)
+		}
+		if err := st.check(st.Default); err != nil {
+			return fmt.Errorf("engine registry: kind %q: default of setting %w", d.Kind, err)
 		}
 	}
 	if _, dup := r.byKind[d.Kind]; dup {

@@ -22,7 +22,7 @@ func testRegistry(t *testing.T) *engines.Registry {
 		{Kind: "o", API: engines.APIOllama, Start: start, Attach: attach},
 		{Kind: "b", API: engines.APIOpenAI, Start: start, DefaultFamilies: []string{"b:y", "b:z"}},
 		{Kind: "any", API: engines.APIOpenAI, Generic: true, Attach: attach},
-		{Kind: "s", API: engines.APIOpenAI, Simulated: true, DefaultFamilies: []string{"s:q"}},
+		{Kind: "s", API: engines.APIOpenAI, Simulated: true, Start: start, DefaultFamilies: []string{"s:q"}},
 	} {
 		if err := r.Register(d); err != nil {
 			t.Fatal(err)
@@ -40,9 +40,12 @@ func TestRegisterErrors(t *testing.T) {
 		{engines.Descriptor{Kind: "a", API: engines.APIOpenAI, Start: start}, "registered twice"},
 		{engines.Descriptor{API: engines.APIOpenAI, Start: start}, "without a kind"},
 		{engines.Descriptor{Kind: "n", API: engines.APIOpenAI}, "neither started nor attached"},
+		{engines.Descriptor{Kind: "n", API: engines.APIOpenAI, Simulated: true}, "neither started nor attached"},
 		{engines.Descriptor{Kind: "g", API: "grpc", Start: start}, "API \"grpc\""},
 		{engines.Descriptor{Kind: "any2", API: engines.APIOpenAI, Generic: true, Attach: attach}, "already the generic"},
 		{engines.Descriptor{Kind: "x", API: engines.APIOpenAI, Start: start, Settings: []engines.Setting{{Flag: "x-fast"}}}, "setting --x-fast is not among its flags"},
+		{engines.Descriptor{Kind: "x", API: engines.APIOpenAI, Start: start, Flags: []string{"x-mode"},
+			Settings: []engines.Setting{{Flag: "x-mode", Default: "slow", Values: []engines.Value{{Name: "fast"}}}}}, `default of setting --x-mode "slow": want fast`},
 	}
 	for _, c := range cases {
 		err := r.Register(c.d)
@@ -61,8 +64,8 @@ func TestForStart(t *testing.T) {
 		{"a", "a", ""},
 		{"o", "o", ""},
 		{"any", "", "--engine any needs --engine-url"},
-		{"s", "", "want one of a, o, b (or --engine-url URL)"},
-		{"zz", "", "want one of a, o, b"},
+		{"s", "s", ""}, // the simulator is started like the others
+		{"zz", "", "want one of a, o, b, s (or --engine-url URL)"},
 	}
 	for _, c := range cases {
 		d, err := r.ForStart(c.kind)
@@ -127,7 +130,7 @@ func TestSettings(t *testing.T) {
 	r := engines.NewRegistry()
 	for _, d := range []engines.Descriptor{
 		{Kind: "a", API: engines.APIOpenAI, Start: start, Flags: []string{"model", "a-warm"}, Settings: []engines.Setting{{Flag: "a-warm"}}},
-		{Kind: "o", API: engines.APIOllama, Start: start, Flags: []string{"o-api"}, Settings: []engines.Setting{{Flag: "o-api", Values: []string{"native", "openai"}}}},
+		{Kind: "o", API: engines.APIOllama, Start: start, Flags: []string{"o-api"}, Settings: []engines.Setting{{Flag: "o-api", Values: []engines.Value{{Name: "native"}, {Name: "openai"}}}}},
 	} {
 		if err := r.Register(d); err != nil {
 			t.Fatal(err)
@@ -156,6 +159,42 @@ func TestSettings(t *testing.T) {
 	}
 	if (engines.Settings{}).Bool("a-warm") {
 		t.Error("an unset boolean is on")
+	}
+}
+
+// TestSettingHelp: a setting's help is its doc, then each value that has
+// a doc of its own, "or" before the last; the registry lists every
+// declared setting once, in registration order, for the command line.
+func TestSettingHelp(t *testing.T) {
+	vals := []engines.Value{{Name: "a", Doc: "first"}, {Name: "b"}, {Name: "c", Doc: "third"}, {Name: "d", Doc: "fourth"}}
+	for _, tc := range []struct {
+		st   engines.Setting
+		want string
+	}{
+		{engines.Setting{Flag: "x", Doc: "a boolean"}, "a boolean"},
+		{engines.Setting{Flag: "x", Doc: "plain values", Values: []engines.Value{{Name: "a"}, {Name: "b"}}}, "plain values"},
+		{engines.Setting{Flag: "x", Doc: "two", Values: vals[:1]}, "two: a (first)"},
+		{engines.Setting{Flag: "x", Doc: "behaviour", Values: vals}, "behaviour: a (first), c (third) or d (fourth)"},
+	} {
+		if got := tc.st.Help(); got != tc.want {
+			t.Errorf("help %q, want %q", got, tc.want)
+		}
+	}
+	r := engines.NewRegistry()
+	for _, d := range []engines.Descriptor{
+		{Kind: "a", API: engines.APIOpenAI, Start: start, Flags: []string{"warm", "mode"}, Settings: []engines.Setting{{Flag: "warm"}, {Flag: "mode", Values: vals, Default: "b"}}},
+		{Kind: "b", API: engines.APIOpenAI, Start: start, Flags: []string{"warm", "pull"}, Settings: []engines.Setting{{Flag: "warm"}, {Flag: "pull"}}},
+	} {
+		if err := r.Register(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, st := range r.Declared() {
+		got = append(got, st.Flag+"="+st.Default)
+	}
+	if want := []string{"warm=", "mode=b", "pull="}; !slices.Equal(got, want) {
+		t.Errorf("declared %v, want %v", got, want)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Common are the options every managed engine starts from, declared once:
-// engines.Options, launch.Spec and each engine's own Config embed them.
+// engines.Options, all.Spec and each engine's own Config embed them.
 // Each engine reads the fields it has a use for (Descriptor.Flags names
 // the flags it accepts).
 type Common struct {
@@ -49,13 +49,47 @@ type Common struct {
 }
 
 // Setting is an engine-specific option, declared by the descriptor of
-// the kind that reads it, with the flag that sets it.
+// the kind that reads it, with the flag that sets it and its help.
 type Setting struct {
 	// Flag is the flag's name (without "--"), also the key in Settings.
 	Flag string
-	// Values are the values accepted besides "" (the default); nil: the
+	// Doc is the flag's help; the values' own help follows it (Help).
+	Doc string
+	// Values are the values accepted besides "" (no value); nil: the
 	// setting is a boolean ("true" or "false").
-	Values []string
+	Values []Value
+	// Default is the flag's default value ("": none), one of Values.
+	Default string
+}
+
+// Value is one value a Setting accepts, with what it does ("": nothing
+// to say beyond its name).
+type Value struct {
+	Name, Doc string
+}
+
+// Help is the flag's help text: Doc, then each value with its own help
+// ("doc: a (what a does) or b (what b does)").
+func (st Setting) Help() string {
+	var vs []string
+	for _, v := range st.Values {
+		if v.Doc != "" {
+			vs = append(vs, v.Name+" ("+v.Doc+")")
+		}
+	}
+	if len(vs) == 0 {
+		return st.Doc
+	}
+	return st.Doc + ": " + orList(vs)
+}
+
+// names are the names of the accepted values.
+func (st Setting) names() []string {
+	out := make([]string, len(st.Values))
+	for i, v := range st.Values {
+		out[i] = v.Name
+	}
+	return out
 }
 
 // Settings are the values of engine-specific options by flag name, as
@@ -76,8 +110,8 @@ func (st Setting) check(v string) error {
 		}
 		return nil
 	}
-	if !slices.Contains(st.Values, v) {
-		return fmt.Errorf("--%s %q: want %s", st.Flag, v, orList(st.Values))
+	if !slices.Contains(st.names(), v) {
+		return fmt.Errorf("--%s %q: want %s", st.Flag, v, orList(st.names()))
 	}
 	return nil
 }
@@ -92,6 +126,22 @@ func (r *Registry) Settings(get func(flag string) string) Settings {
 		}
 	}
 	return s
+}
+
+// Declared are the engine-specific options of every kind of r, in
+// registration order: the flags a command line offers for them.
+func (r *Registry) Declared() []Setting {
+	var out []Setting
+	seen := map[string]bool{}
+	for _, k := range r.order {
+		for _, st := range r.byKind[k].Settings {
+			if !seen[st.Flag] {
+				seen[st.Flag] = true
+				out = append(out, st)
+			}
+		}
+	}
+	return out
 }
 
 // CheckSettings reports the first value of s that the kind declaring its

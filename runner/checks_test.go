@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 )
 
 // Every bad input is refused before anything is created, as invalid input
@@ -47,7 +48,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"replay dir without power", func(s *Spec) { s.Replay = noPower }, "a run directory without power.csv"},
 		{"baseline", func(s *Spec) { s.Baseline = noPower }, "--baseline"},
 		{"image digest", func(s *Spec) { s.ImageDigest = "latest" }, `--image-digest "latest"`},
-		{"sim preset", func(s *Spec) { s.Engine.SimPreset = "bogus" }, `--sim-preset "bogus"`},
+		{"sim preset", func(s *Spec) { s.Engine.Settings = engines.Settings{"sim-preset": "bogus"} }, `--sim-preset "bogus": want drift, no-release, small-batch or prefix-cache`},
 		{"engine kind", func(s *Spec) { s.Engines = []string{"bogus"} }, `"bogus"`},
 		{"sim with url", func(s *Spec) { s.Engines, s.EngineGiven, s.Engine.URL = []string{"sim"}, true, "http://h:1" }, "cannot be combined with --engine-url"},
 		{"flag not for sim", func(s *Spec) { s.Engine.TP, s.Changed = 2, given("tp") }, "--tp does not apply to --engine sim"},
@@ -56,7 +57,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"model kind twice", func(s *Spec) { s.Engine.Models = []string{"sim=a", "sim=b"} }, "--model sim= given twice"},
 		{"model of another engine", func(s *Spec) { s.Engine.Models = []string{"vllm=m"} }, "the run has no engine vllm"},
 		{"engine env", func(s *Spec) {
-			s.Engines, s.Engine.Models, s.Engine.Env = []string{"vllm"}, []string{"m"}, []string{"NOVALUE"}
+			s.Engines, s.Engine.Models, s.Engine.EnvVars = []string{"vllm"}, []string{"m"}, []string{"NOVALUE"}
 		}, `--engine-env "NOVALUE"`},
 		{"vllm without model", func(s *Spec) { s.Engines = []string{"vllm"} }, "needs --model"},
 		{"url with several engines", func(s *Spec) { s.Engines, s.Engine.URL = []string{"sim", "sim"}, "http://h:1" }, "--engine-url benchmarks one server"},

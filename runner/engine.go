@@ -15,11 +15,6 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
-	"github.com/joulebench/joulebench/engines/external"
-	"github.com/joulebench/joulebench/engines/launch"
-	"github.com/joulebench/joulebench/engines/openai"
-	"github.com/joulebench/joulebench/engines/process"
-	simengine "github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/loadgen"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
@@ -59,8 +54,8 @@ type EngineSetup struct {
 	// joulebench neither starts nor stops it, so the run has no startup
 	// or release stage (those metrics are not applicable).
 	External bool
-	// Spec is the frozen engine configuration (zero for the simulator).
-	Spec launch.Spec
+	// Spec is the frozen engine configuration.
+	Spec all.Spec
 	// StartMetrics starts the engine /metrics side path; the samples go to
 	// sink (engine_metrics.jsonl) and warnings to warn. It returns the
 	// function that stops it (and returns a write error). interval and
@@ -103,61 +98,68 @@ func (r *Runner) engineKind() string {
 	return kind
 }
 
-// setupEngine builds the engine the spec asks for.
+// setupEngine builds the engine the spec asks for, through its
+// descriptor (all.New): a managed engine, an already running server
+// (--engine-url) or the simulator, whose GPUs follow its load.
 func (r *Runner) setupEngine(env engineEnv) (*EngineSetup, error) {
 	kind := r.engineKind()
-	if r.simulatedKind(kind) {
-		if r.s.Engine.URL != "" {
-			return nil, Invalidf("--engine %s cannot be combined with --engine-url", kind)
-		}
-		return r.setupSim(env)
+	if r.simulatedKind(kind) && r.s.Engine.URL != "" {
+		return nil, Invalidf("--engine %s cannot be combined with --engine-url", kind)
 	}
 	spec, err := r.engineSpec(kind, env)
 	if err != nil {
 		return nil, err
 	}
-	eng, err := launch.New(spec)
+	eng, err := all.New(spec)
 	if err != nil {
 		return nil, Invalidf("%v", err)
 	}
-	if x, ok := eng.(*external.Engine); ok && spec.Model == "" {
-		wait := env.ReadyTimeout
-		if wait <= 0 {
-			wait = defaultReadyTimeout
-		}
-		// A loading server is waited for, as by start_engine; one that is
-		// not there fails at once (external.ResolveModel).
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		m, err := x.ResolveModel(ctx)
-		cancel()
-		if err != nil {
-			return nil, WithCode(CodeFailure, fmt.Errorf("--engine-url %s: %w", process.RedactURL(spec.URL), err))
-		}
-		x.SetModel(m)
-		spec.Model = m
+	wait := env.ReadyTimeout
+	if wait <= 0 {
+		wait = defaultReadyTimeout
+	}
+	// A loading server is waited for, as by start_engine; one that is not
+	// there fails at once.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	spec.Model, err = all.ResolveModel(ctx, spec, eng)
+	cancel()
+	if err != nil {
+		return nil, WithCode(CodeFailure, err)
 	}
 	clock := env.Clock
 	es := &EngineSetup{
 		Kind:      eng.Kind(),
 		Engine:    eng,
-		NewClient: launch.NewClient(spec, eng, clock.Now),
-		Model:     launch.Model(spec, eng),
-		Expect:    launch.Expect(spec, eng),
+		Simulated: eng.Simulated(),
+		NewClient: all.NewClient(spec, eng, clock.Now),
+		Model:     all.Model(spec, eng),
+		Expect:    all.Expect(spec, eng),
 		Chat:      true,
-		External:  launch.IsExternal(eng),
+		External:  all.IsExternal(eng),
 		Spec:      spec,
-		ExitError: func() error { return launch.ExitError(eng) },
+		ExitError: func() error { return all.ExitError(eng) },
+	}
+	if gpu, ok := eng.(simulatedGPU); ok {
+		es.SimLoad, es.SimTelemetry = gpu, gpu.GPUConfig()
 	}
 	es.StartMetrics = startMetrics(spec, eng, clock)
 	return es, nil
 }
 
+// simulatedGPU is an engine whose GPUs are simulated too (the
+// simulator): they draw power following its load, with the model it
+// gives.
+type simulatedGPU interface {
+	simtel.Load
+	GPUConfig() simtel.Config
+}
+
 // startMetrics is an EngineSetup's StartMetrics for eng.
-func startMetrics(spec launch.Spec, eng engines.Engine, clock *workflow.Clock) func(ctx context.Context, interval time.Duration, families []string,
+func startMetrics(spec all.Spec, eng engines.Engine, clock *workflow.Clock) func(ctx context.Context, interval time.Duration, families []string,
 	sink func([]archive.EngineMetric) error, warn func(string)) func() error {
 	return func(ctx context.Context, interval time.Duration, families []string,
 		sink func([]archive.EngineMetric) error, warn func(string)) func() error {
-		sc := launch.StartMetrics(ctx, spec, eng, launch.MetricsConfig{Interval: interval, Families: families, Clock: clock.Now, Sink: sink, Warn: warn})
+		sc := all.StartMetrics(ctx, spec, eng, all.MetricsConfig{Interval: interval, Families: families, Clock: clock.Now, Sink: sink, Warn: warn})
 		if sc == nil {
 			return func() error { return nil }
 		}
@@ -165,41 +167,31 @@ func startMetrics(spec launch.Spec, eng engines.Engine, clock *workflow.Clock) f
 	}
 }
 
-// engineSpec reads the engine options into a launch.Spec.
-func (r *Runner) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
+// engineSpec reads the engine options into an all.Spec. The simulator
+// reads none of the options only real engines read (managedOnlyFlags,
+// simIgnoredFlags): with several engines, those values are the others'.
+func (r *Runner) engineSpec(kind string, env engineEnv) (all.Spec, error) {
 	o := r.s.Engine
-	envs, err := parseEngineEnv(o.Env)
+	envs, err := parseEngineEnv(o.EnvVars)
 	if err != nil {
-		return launch.Spec{}, err
+		return all.Spec{}, err
 	}
 	bin, err := r.binFor(kind)
 	if err != nil {
-		return launch.Spec{}, err
+		return all.Spec{}, err
 	}
-	if bin != "" && o.URL == "" {
+	simulated := r.simulatedKind(kind)
+	if bin != "" && o.URL == "" && !simulated {
 		if err := checkExecutable(bin); err != nil {
-			return launch.Spec{}, Invalidf("--engine-bin for %s: %v", kind, err)
+			return all.Spec{}, Invalidf("--engine-bin for %s: %v", kind, err)
 		}
 	}
-	spec := launch.Spec{
-		Kind:    kind,
-		Engines: r.s.Registry,
-		URL:     o.URL,
-		API:     o.API,
-		Common: engines.Common{
-			Bin:         bin,
-			Args:        o.Args,
-			Env:         envs,
-			Model:       r.modelFor(kind),
-			ModelFile:   o.ModelFile,
-			Revision:    o.Revision,
-			Port:        o.Port,
-			TP:          o.TP,
-			MaxModelLen: o.MaxModelLen,
-			Slots:       o.Slots,
-			Seed:        o.Seed,
-			Log:         env.EngineLog,
-		},
+	spec := all.Spec{
+		Kind:           kind,
+		Engines:        r.s.Registry,
+		URL:            o.URL,
+		API:            o.API,
+		Common:         o.Common,
 		Settings:       o.Settings,
 		EngineVersion:  o.EngineVersion,
 		Precision:      o.Precision,
@@ -210,13 +202,19 @@ func (r *Runner) engineSpec(kind string, env engineEnv) (launch.Spec, error) {
 		RunID:          env.RunID,
 		APIKey:         o.APIKey,
 		Note:           env.Note,
-		PidDir:         process.DefaultPidDir(),
+		Quick:          env.Quick,
+		PidDir:         all.PidDir(),
+	}
+	spec.Bin, spec.Env, spec.Model, spec.Log = bin, envs, r.modelFor(kind), env.EngineLog
+	if simulated {
+		spec.API, spec.Bin, spec.Args, spec.Env, spec.Port = "", "", nil, nil, 0
+		spec.EngineVersion, spec.Precision, spec.Thinking, spec.APIKey = "", "", "", ""
 	}
 	if d, ok := r.s.Registry.Lookup(kind); ok && spec.URL != "" && d.Generic && spec.API == "" {
 		spec.API = d.API
 	}
 	if err := spec.Validate(); err != nil {
-		return launch.Spec{}, Invalidf("%v", err)
+		return all.Spec{}, Invalidf("%v", err)
 	}
 	return spec, nil
 }
@@ -259,67 +257,4 @@ func parseEngineEnv(kvs []string) (map[string]string, error) {
 		out[k] = val
 	}
 	return out, nil
-}
-
-// setupSim builds the built-in simulated engine and GPU.
-func (r *Runner) setupSim(env engineEnv) (*EngineSetup, error) {
-	seed := r.s.Engine.Seed
-	simCfg := simengine.DefaultConfig()
-	simCfg.Seed = seed
-	if env.Quick {
-		simCfg = simengine.Quick(simCfg)
-	}
-	telCfg := simtel.DefaultConfig()
-	if env.Quick {
-		telCfg.RiseTauS /= simengine.QuickSpeed
-		telCfg.DecayTauS /= simengine.QuickSpeed
-	}
-	telCfg.Seed = seed
-	switch p := r.s.Engine.SimPreset; p {
-	case "":
-	case "drift":
-		simCfg.DriftPerRequest = 0.01
-	case "no-release":
-		telCfg.ReleaseOffsetW = telCfg.IdleW * 0.5
-	case "small-batch":
-		// The frontier's knee within a small request set.
-		simCfg = simengine.SmallBatch(simCfg)
-	case "prefix-cache":
-		// Multi-turn and shared-prefix workloads: cached prompt tokens
-		// skip prefill.
-		simCfg = simengine.WithPrefixCache(simCfg)
-	default:
-		return nil, checkSimPreset(p)
-	}
-	if m := r.modelFor(r.engineKind()); m != "" {
-		simCfg.Model = m
-	}
-	simCfg.Log = env.EngineLog
-	eng := simengine.New(simCfg)
-	clock := env.Clock
-	model := eng.Config().Model // the simulator serves an id that contains "sim"
-	return &EngineSetup{
-		Kind:         simengine.Kind,
-		Engine:       eng,
-		Simulated:    true,
-		SimLoad:      eng,
-		SimTelemetry: telCfg,
-		NewClient: func(url string) loadgen.Doer {
-			return openai.NewClient(url, openai.WithClock(clock.Now), openai.WithRecordTokenTimes(true), openai.WithRunID(env.RunID))
-		},
-		Model:        model,
-		Expect:       engines.Identity{Model: model},
-		Chat:         true,
-		StartMetrics: startMetrics(launch.Spec{Kind: simengine.Kind, Engines: r.s.Registry}, eng, clock),
-		ExitError:    func() error { return nil },
-	}, nil
-}
-
-// checkSimPreset validates --sim-preset.
-func checkSimPreset(p string) error {
-	switch p {
-	case "", "drift", "no-release", "small-batch", "prefix-cache":
-		return nil
-	}
-	return Invalidf("--sim-preset %q: valid presets are drift, no-release, small-batch and prefix-cache", p)
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines/process"
+	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/telemetry"
@@ -316,7 +316,7 @@ func (e *engineRun) buildEngine(ctx context.Context) error {
 	e.deps.Model, e.deps.Expect, e.deps.Chat = es.Model, es.Expect, es.Chat
 	e.deps.External, e.deps.ExitError = es.External, es.ExitError
 	// What the preflight looks for besides the engine's port.
-	e.deps.PidDir, e.deps.ServerNames, e.deps.ContainerTools = process.DefaultPidDir(), e.s.Registry.ServerProcesses(), []string{"docker", "podman"}
+	e.deps.PidDir, e.deps.ServerNames, e.deps.ContainerTools = all.PidDir(), e.s.Registry.ServerProcesses(), []string{"docker", "podman"}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workload"
@@ -164,7 +165,7 @@ func TestPerEngineFlags(t *testing.T) {
 	set := map[string]bool{"model-file": true, "slots": true}
 	changed := func(f string) bool { return set[f] }
 	r, err := New(Spec{FindProfile: (&profiles.Finder{}).Find, Engines: []string{"sim", "llamacpp"},
-		Engine: EngineOptions{ModelFile: "m.gguf", Slots: 2}, Changed: changed})
+		Engine: EngineOptions{Common: engines.Common{ModelFile: "m.gguf", Slots: 2}}, Changed: changed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/internal/syncbuf"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/telemetry"
@@ -39,7 +40,7 @@ func testSpec(t *testing.T, msgs *syncBuffer) Spec {
 	return Spec{
 		Profile:       tinyProfile,
 		Quick:         true,
-		Engine:        EngineOptions{Seed: 1},
+		Engine:        EngineOptions{Common: engines.Common{Seed: 1}},
 		FindProfile:   (&profiles.Finder{}).Find,
 		OpenTelemetry: simTelemetry,
 		Messages:      msgs,

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines/process"
+	"github.com/joulebench/joulebench/engines/all"
 )
 
 // hostInfo describes this machine for run.json (asiai's os_version among
@@ -81,10 +81,9 @@ func serverUnderTest(names []string, listeners []int) map[int]bool {
 	for _, pid := range listeners {
 		set[pid] = true
 	}
-	if servers, ok := process.FindServers(names); ok {
-		target, _ := process.SplitUnderTest(servers, listeners)
-		for _, p := range target {
-			set[p.PID] = true
+	if pids, ok := all.ServerGroups(names, listeners); ok {
+		for _, pid := range pids {
+			set[pid] = true
 		}
 	}
 	return set
@@ -100,7 +99,7 @@ func (e *engineRun) hostLabels() error {
 	if e.es.External && e.es.Engine != nil {
 		// An already running server (--engine-url) on this machine is
 		// the one measured, not another engine.
-		underTest = process.URLListeners(e.es.Engine.BaseURL())
+		underTest = all.Listeners(e.es.Engine.BaseURL())
 	}
 	others := e.s.Host.EngineProcesses(e.s.Registry.ServerProcesses(), underTest)
 	if swap == "" && others == "" {

@@ -129,9 +129,6 @@ func (r *Runner) inapplicableFlags(changed func(string) bool) ([]string, error) 
 		}
 		return bad, Invalidf("%s %s not apply to %s (its engine-specific flags: %s)", strings.Join(bad, ", "), verb, how, strings.Join(takes, ", "))
 	}
-	if d.Simulated {
-		return nil, checkSimPreset(r.s.Engine.SimPreset)
-	}
 	_, err := r.engineSpec(kind, engineEnv{})
 	return nil, err
 }

@@ -114,25 +114,29 @@ type Spec struct {
 // EngineOptions configure the engine (the --engine-* and model flags).
 type EngineOptions struct {
 	URL, API string
+	// Common are the options every engine reads its part of, shared by
+	// the run's engines (Args, ModelFile, Revision, Port, TP, MaxModelLen,
+	// Slots, Seed). Bin, Model and Env are set for each engine from Bins,
+	// Models and EnvVars, Log for each run: what is given here for them is
+	// not read.
+	engines.Common
 	// Bins are the --engine-bin values: an executable, or KIND=PATH for
 	// one kind.
 	Bins []string
-	Args []string
-	// Env are KEY=VALUE overrides of the engine's environment.
-	Env []string
+	// EnvVars are the --engine-env values: KEY=VALUE overrides of the
+	// engine's environment.
+	EnvVars []string
 	// Models are the --model values: an id, or KIND=ID for one kind.
-	Models                       []string
-	ModelFile, Revision          string
-	Port, TP, MaxModelLen, Slots int
-	Seed                         int64
-	EngineVersion, Thinking      string
+	Models []string
+
+	EngineVersion, Thinking string
 	// Precision is --precision, the precision the identity check expects.
 	Precision string
 	// Settings are the engine-specific options each engine descriptor
-	// declares with its flags (health-generate, ollama-api, ollama-pull).
-	Settings  engines.Settings
-	APIKey    string
-	SimPreset string
+	// declares with its flags (health-generate, ollama-api, ollama-pull,
+	// sim-preset).
+	Settings engines.Settings
+	APIKey   string
 	// ScrapeInterval and MetricFamilies configure the /metrics side path;
 	// the ...Set fields say whether they were set (else the profile's
 	// metrics_interval and metrics_families parameters win).

@@ -11,7 +11,7 @@ import (
 // every run would refuse (an unknown flag, --telemetry bogus, an engine
 // kind that does not exist) before anything runs.
 func (a *app) campaignLoader() campaign.Loader {
-	return campaign.Loader{CheckArgs: a.checkRunArgs}
+	return campaign.Loader{CheckArgs: a.checkRunArgs, Engines: a.engines}
 }
 
 // campaignChecker checks campaign files with their run flags

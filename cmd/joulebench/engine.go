@@ -5,8 +5,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
-	"github.com/joulebench/joulebench/engines/launch"
+
 	"github.com/joulebench/joulebench/runner"
 )
 
@@ -15,7 +16,6 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.StringSlice("engine", []string{all.Default}, "engine: "+a.engineHelp()+". Repeat it (--engine ollama --engine llamacpp) to run the profile against each engine in turn and compare them")
 	f.StringArray("model", nil, "model id: vLLM/SGLang model path or Hugging Face id (also the served name); llama.cpp alias (default: the GGUF file name); Ollama model name; with --engine-url the model to request (default: the first listed). With several engines, KIND=ID gives one engine its own (--model ollama=tiny --model llamacpp=tiny); a plain ID serves every engine without its own")
 	f.Int64("seed", 1, "seed of the engine (sampling) and of the simulator")
-	f.String("sim-preset", "", "simulator behaviour for tests: drift (J/token never settles), no-release (power never returns to baseline), small-batch (16 slots and a small KV cache: the frontier's knee at low load), prefix-cache (a prefix cache: cached prompt tokens skip prefill)")
 	f.String("api-key", "", "API key sent as a Bearer token to the engine (or JOULEBENCH_API_KEY); never logged nor archived")
 	f.String("engine-url", "", "benchmark an already running server at this URL instead of starting one (no startup or release stage)")
 	f.String("engine-api", "", "API of --engine-url: openai or ollama (default: from --engine)")
@@ -28,15 +28,25 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.Int("tp", 1, "tensor-parallel size (vLLM, SGLang)")
 	f.Int("max-model-len", 0, "longest request in tokens (vLLM --max-model-len, SGLang --context-length, llama.cpp context per slot, Ollama context); 0: the engine's default")
 	f.Int("slots", 0, "requests served at once: llama.cpp -np (default 4), Ollama OLLAMA_NUM_PARALLEL")
-	f.String("ollama-api", "native", "Ollama request API: native (/api/chat, NDJSON, eval_* timings) or openai (/v1)")
 	f.String("revision", "", "model revision to serve and expect (checked where the engine reports it: SGLang; Ollama digest)")
 	f.String("engine-version", "", "engine version the identity check expects (empty: not checked)")
 	f.String("precision", "", "weights' precision the identity check expects: a dtype (bf16, fp16, fp32) or a quantization (fp8, awq, gptq, q4_k_m, ...); empty: what the engine's --dtype/--quantization (--engine-arg) or GGUF file asks for. The served precision (vLLM/SGLang options over the model's config.json, the GGUF file type, Ollama's quantization_level) is recorded as run.json engine.precision")
 	f.String("thinking", "", "reasoning models: on or off (Ollama think, else chat_template_kwargs.enable_thinking); empty: the model's default")
-	f.Bool("health-generate", false, "SGLang: also wait for /health_generate (one generated token) before ready")
-	f.Bool("ollama-pull", false, "Ollama: refused (a download inside startup would count in its energy): run ollama pull MODEL before the benchmark")
-	f.Duration("scrape-interval", launch.DefaultScrapeInterval, "interval of the engine /metrics side path")
+	f.Duration("scrape-interval", all.DefaultScrapeInterval, "interval of the engine /metrics side path")
 	f.StringArray("metrics-family", nil, "engine metric family to keep in engine_metrics.jsonl (repeatable; default per engine)")
+	a.engineSettingFlags(f)
+}
+
+// engineSettingFlags registers the engine-specific options the engines'
+// descriptors declare (engines.Setting), with the help they give.
+func (a *app) engineSettingFlags(f *pflag.FlagSet) {
+	for _, st := range a.engines.Declared() {
+		if st.Values == nil {
+			f.Bool(st.Flag, false, st.Help())
+			continue
+		}
+		f.String(st.Flag, st.Default, st.Help())
+	}
 }
 
 // engineHelp lists the registered engine kinds for the --engine help:
@@ -66,25 +76,26 @@ func (a *app) engineHelp() string {
 func (a *app) engineOptions() runner.EngineOptions {
 	v := a.v
 	return runner.EngineOptions{
-		URL:               v.GetString("engine-url"),
-		API:               v.GetString("engine-api"),
+		URL: v.GetString("engine-url"),
+		API: v.GetString("engine-api"),
+		Common: engines.Common{
+			Args:        v.GetStringSlice("engine-arg"),
+			ModelFile:   v.GetString("model-file"),
+			Revision:    v.GetString("revision"),
+			Port:        v.GetInt("port"),
+			TP:          v.GetInt("tp"),
+			MaxModelLen: v.GetInt("max-model-len"),
+			Slots:       v.GetInt("slots"),
+			Seed:        v.GetInt64("seed"),
+		},
 		Bins:              v.GetStringSlice("engine-bin"),
-		Args:              v.GetStringSlice("engine-arg"),
-		Env:               v.GetStringSlice("engine-env"),
+		EnvVars:           v.GetStringSlice("engine-env"),
 		Models:            v.GetStringSlice("model"),
-		ModelFile:         v.GetString("model-file"),
-		Revision:          v.GetString("revision"),
-		Port:              v.GetInt("port"),
-		TP:                v.GetInt("tp"),
-		MaxModelLen:       v.GetInt("max-model-len"),
-		Slots:             v.GetInt("slots"),
-		Seed:              v.GetInt64("seed"),
 		EngineVersion:     v.GetString("engine-version"),
 		Precision:         v.GetString("precision"),
 		Thinking:          v.GetString("thinking"),
 		Settings:          a.engines.Settings(v.GetString),
 		APIKey:            v.GetString("api-key"),
-		SimPreset:         v.GetString("sim-preset"),
 		ScrapeInterval:    v.GetDuration("scrape-interval"),
 		ScrapeIntervalSet: v.IsSet("scrape-interval"),
 		MetricFamilies:    v.GetStringSlice("metrics-family"),

@@ -1,6 +1,7 @@
-// Package all is the registry of joulebench's built-in engines. Adding an
-// engine is one package that exports its engines.Descriptor and one line
-// here.
+// Package all is the registry of joulebench's built-in engines and how a
+// run's engine is built from a registry (launch.go): the one engine
+// package the run library imports. Adding an engine is one package that
+// exports its engines.Descriptor and one line here.
 package all
 
 import (

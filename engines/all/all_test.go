@@ -16,7 +16,7 @@ func TestBuiltins(t *testing.T) {
 	if got, want := r.Kinds(), []string{"vllm", "sglang", "llamacpp", "ollama", "openai", "sim"}; !slices.Equal(got, want) {
 		t.Errorf("kinds %v, want %v", got, want)
 	}
-	if got, want := r.Startable(), []string{"vllm", "sglang", "llamacpp", "ollama"}; !slices.Equal(got, want) {
+	if got, want := r.Startable(), []string{"vllm", "sglang", "llamacpp", "ollama", "sim"}; !slices.Equal(got, want) {
 		t.Errorf("startable %v, want %v", got, want)
 	}
 	if got, want := r.Attachable(), []string{"openai", "vllm", "sglang", "llamacpp", "ollama"}; !slices.Equal(got, want) {

@@ -98,6 +98,7 @@ var (
 	_ engines.MetricsSource = (*Engine)(nil)
 	_ engines.ModelNamer    = (*Engine)(nil)
 	_ engines.RunInfoSetter = (*Engine)(nil)
+	_ engines.ModelResolver = (*Engine)(nil)
 )
 
 // New checks the configuration.

@@ -41,11 +41,15 @@ const Kind = "ollama"
 // digest as the revision.
 func Descriptor() engines.Descriptor {
 	return engines.Descriptor{
-		Kind:      Kind,
-		Doc:       "Ollama (ollama serve)",
-		API:       engines.APIOllama,
-		Flags:     []string{"model", "model-file", "max-model-len", "slots", FlagAPI, FlagPull},
-		Settings:  []engines.Setting{{Flag: FlagAPI, Values: []string{RequestsNative, RequestsOpenAI}}, {Flag: FlagPull}},
+		Kind:  Kind,
+		Doc:   "Ollama (ollama serve)",
+		API:   engines.APIOllama,
+		Flags: []string{"model", "model-file", "max-model-len", "slots", FlagAPI, FlagPull},
+		Settings: []engines.Setting{
+			{Flag: FlagAPI, Doc: "Ollama request API", Default: RequestsNative, Values: []engines.Value{
+				{Name: RequestsNative, Doc: "/api/chat, NDJSON, eval_* timings"}, {Name: RequestsOpenAI, Doc: "/v1"}}},
+			{Flag: FlagPull, Doc: "Ollama: refused (a download inside startup would count in its energy): run ollama pull MODEL before the benchmark"},
+		},
 		ClientAPI: ClientAPI,
 		Processes: []string{"ollama"},
 		Unload:    Unload,

@@ -45,7 +45,7 @@ func Descriptor() engines.Descriptor {
 		Doc:       "SGLang (python -m sglang.launch_server)",
 		API:       engines.APIOpenAI,
 		Flags:     []string{"model", "revision", "tp", "max-model-len", FlagHealthGenerate},
-		Settings:  []engines.Setting{{Flag: FlagHealthGenerate}},
+		Settings:  []engines.Setting{{Flag: FlagHealthGenerate, Doc: "SGLang: also wait for /health_generate (one generated token) before ready"}},
 		Processes: []string{"sglang"},
 		Validate: func(o engines.Options) error {
 			if o.Model == "" {

@@ -55,6 +55,8 @@ type Engine struct {
 	exitOnce sync.Once
 	client   *http.Client
 	reqN     uint64 // guarded by mu
+	// gpu is the simulated GPU that follows this engine (GPUConfig).
+	gpu simtel.Config
 }
 
 var (
@@ -72,7 +74,9 @@ func New(cfg Config) *Engine {
 		ready:  make(chan struct{}),
 		exited: make(chan struct{}),
 		client: &http.Client{Timeout: 10 * time.Second},
+		gpu:    simtel.DefaultConfig(),
 	}
+	e.gpu.Seed = cfg.Seed
 	e.sched = newScheduler(cfg, func() { e.exit(ErrCrashed) })
 	if cfg.PrefixCache {
 		e.cache = newPrefixCache(cfg.KVCacheTokens)
@@ -106,19 +110,6 @@ var (
 	_ engines.MetricsSource = (*Engine)(nil)
 	_ engines.ModelNamer    = (*Engine)(nil)
 )
-
-// Descriptor is the built-in simulated engine: the caller builds it (New)
-// with its simulated GPU; everything it produces is labelled simulated.
-func Descriptor() engines.Descriptor {
-	return engines.Descriptor{
-		Kind:            Kind,
-		Doc:             "the built-in simulated engine and GPU",
-		API:             engines.APIOpenAI,
-		Simulated:       true,
-		Flags:           []string{"model", "sim-preset"},
-		DefaultFamilies: DefaultFamilies(),
-	}
-}
 
 // RequestModel is the model id the simulator serves.
 func (e *Engine) RequestModel() string { return e.cfg.Model }

@@ -53,23 +53,18 @@ func list(t *testing.T, field string) map[string][]string {
 // under reports whether pkg is dir or inside it.
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
 
-// enginePackages are the engine kinds' packages, the external server's and
-// the OpenAI protocol client's.
-var enginePackages = []string{"engines/vllm", "engines/sglang", "engines/llamacpp", "engines/ollama", "engines/sim", "engines/external", "engines/openai"}
-
-// TestLaunchNamesNoEngine: launch builds the engine and its client from the
-// descriptors and engines/all's client table; it imports no engine package
-// itself (through engines/all it reaches all of them).
-func TestLaunchNamesNoEngine(t *testing.T) {
+// TestRunnerNamesNoEngine: the run library builds the engine, its client
+// and the simulated GPU from the injected registry's descriptors and
+// engines/all; among the engine packages it imports engines and
+// engines/all only (through engines/all it reaches all of them).
+func TestRunnerNamesNoEngine(t *testing.T) {
 	g := imports(t)
-	if len(g["engines/launch"]) == 0 {
-		t.Fatal("go list found no imports of engines/launch")
+	if len(g["runner"]) == 0 {
+		t.Fatal("go list found no imports of runner")
 	}
-	for _, d := range g["engines/launch"] {
-		for _, e := range enginePackages {
-			if under(d, e) {
-				t.Errorf("engines/launch imports %s: the engine is chosen by its descriptor and its client by the API (engines/all)", d)
-			}
+	for _, d := range g["runner"] {
+		if under(d, "engines") && d != "engines" && d != "engines/all" {
+			t.Errorf("runner imports %s: an engine is named only in its own package (the runner asks the registry and engines/all)", d)
 		}
 	}
 }
@@ -129,7 +124,7 @@ func TestImportsPointDown(t *testing.T) {
 	}
 	// engines/internal (the streaming core, the test helpers of
 	// engines/internal/enginetest, ...) is below every engine package.
-	for _, k := range append(kinds, "engines/external", "engines/launch", "engines/all") {
+	for _, k := range append(kinds, "engines/external", "engines/all") {
 		rules = append(rules, struct{ pkg, mustNot, why string }{"engines/internal", k, "the shared engine code is below every engine"})
 	}
 	for _, k := range kinds {

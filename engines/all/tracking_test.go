@@ -1,6 +1,6 @@
 //go:build unix
 
-package launch_test
+package all_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
-	"github.com/joulebench/joulebench/engines/launch"
 	"github.com/joulebench/joulebench/engines/process"
 )
 
@@ -21,7 +20,7 @@ type sleeper struct{ *process.Managed }
 func (s sleeper) Identity(context.Context) (engines.Identity, error) { return engines.Identity{}, nil }
 func (s sleeper) Info() archive.EngineInfo                           { return s.BaseInfo() }
 
-// A managed engine built by launch is tracked: a pid file in the spec's
+// A managed engine built by New is tracked: a pid file in the spec's
 // PidDir while it runs (a later run reports it if joulebench is killed),
 // removed once the stop found it gone.
 func TestManagedEngineTracked(t *testing.T) {
@@ -35,7 +34,7 @@ func TestManagedEngineTracked(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidDir := filepath.Join(t.TempDir(), "pids")
-	e, err := launch.New(launch.Spec{Kind: "sleeper", Engines: reg, RunDir: t.TempDir(), PidDir: pidDir})
+	e, err := all.New(all.Spec{Kind: "sleeper", Engines: reg, RunDir: t.TempDir(), PidDir: pidDir})
 	if err != nil {
 		t.Fatal(err)
 	}

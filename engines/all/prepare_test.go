@@ -1,4 +1,4 @@
-package launch_test
+package all_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines/launch"
+	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -29,8 +29,8 @@ func TestClientPreparesAndNamesRequests(t *testing.T) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	s := launch.Spec{RunID: "run42", Thinking: launch.ThinkingOn}
-	d := launch.NewClient(s, &fakeEngine{}, func() float64 { return 1 })(srv.URL)
+	s := all.Spec{RunID: "run42", Thinking: all.ThinkingOn}
+	d := all.NewClient(s, &fakeEngine{}, func() float64 { return 1 })(srv.URL)
 	if _, ok := d.(loadgen.Preparer); !ok {
 		t.Fatalf("%T is not a loadgen.Preparer", d)
 	}

@@ -1,4 +1,4 @@
-package launch_test
+package all_test
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
-	"github.com/joulebench/joulebench/engines/launch"
+	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workload"
@@ -24,27 +24,27 @@ import (
 
 func TestValidate(t *testing.T) {
 	cases := []struct {
-		spec launch.Spec
+		spec all.Spec
 		want string // "" = valid
 	}{
-		{launch.Spec{Kind: "vllm", Common: engines.Common{Model: "m"}}, ""},
-		{launch.Spec{Kind: "vllm"}, "needs --model"},
-		{launch.Spec{Kind: "sglang"}, "needs --model"},
-		{launch.Spec{Kind: "llamacpp"}, "needs --model-file"},
-		{launch.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "f.gguf"}}, ""},
-		{launch.Spec{Kind: "ollama"}, "needs --model"},
-		{launch.Spec{Kind: "openai"}, "needs --engine-url"},
-		{launch.Spec{Kind: "tgi"}, "want one of vllm"},
-		{launch.Spec{URL: "http://x", Kind: "openai"}, ""},
-		{launch.Spec{URL: "http://x", API: "ollama"}, ""},
-		{launch.Spec{URL: "http://x", API: "grpc"}, "--engine-api"},
-		{launch.Spec{URL: "http://x", Kind: "sim"}, "with --engine-url"},
-		{launch.Spec{Kind: "ollama", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"ollama-api": "rest"}}, `--ollama-api "rest": want native or openai`},
+		{all.Spec{Kind: "vllm", Common: engines.Common{Model: "m"}}, ""},
+		{all.Spec{Kind: "vllm"}, "needs --model"},
+		{all.Spec{Kind: "sglang"}, "needs --model"},
+		{all.Spec{Kind: "llamacpp"}, "needs --model-file"},
+		{all.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "f.gguf"}}, ""},
+		{all.Spec{Kind: "ollama"}, "needs --model"},
+		{all.Spec{Kind: "openai"}, "needs --engine-url"},
+		{all.Spec{Kind: "tgi"}, "want one of vllm"},
+		{all.Spec{URL: "http://x", Kind: "openai"}, ""},
+		{all.Spec{URL: "http://x", API: "ollama"}, ""},
+		{all.Spec{URL: "http://x", API: "grpc"}, "--engine-api"},
+		{all.Spec{URL: "http://x", Kind: "sim"}, "with --engine-url"},
+		{all.Spec{Kind: "ollama", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"ollama-api": "rest"}}, `--ollama-api "rest": want native or openai`},
 		// Ollama's settings, declared by its descriptor, reach the engine.
-		{launch.Spec{Kind: "ollama", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"ollama-pull": "true"}}, "--ollama-pull would download m"},
-		{launch.Spec{Kind: "sglang", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"health-generate": "maybe"}}, `--health-generate "maybe": want true or false`},
-		{launch.Spec{Kind: "ollama", Thinking: "maybe", Common: engines.Common{Model: "m"}}, "--thinking"},
-		{launch.Spec{Kind: "vllm", Common: engines.Common{Model: "m", TP: -1}}, "negative"},
+		{all.Spec{Kind: "ollama", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"ollama-pull": "true"}}, "--ollama-pull would download m"},
+		{all.Spec{Kind: "sglang", Common: engines.Common{Model: "m"}, Settings: engines.Settings{"health-generate": "maybe"}}, `--health-generate "maybe": want true or false`},
+		{all.Spec{Kind: "ollama", Thinking: "maybe", Common: engines.Common{Model: "m"}}, "--thinking"},
+		{all.Spec{Kind: "vllm", Common: engines.Common{Model: "m", TP: -1}}, "negative"},
 	}
 	for _, c := range cases {
 		err := c.spec.Validate()
@@ -59,38 +59,38 @@ func TestValidate(t *testing.T) {
 func TestNewKinds(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
-		spec      launch.Spec
+		spec      all.Spec
 		kind      string
 		model     string
 		expect    engines.Identity
 		external  bool
 		hasMetric bool
 	}{
-		{launch.Spec{Kind: "vllm", EngineVersion: "0.8.5", Common: engines.Common{Model: "org/m", MaxModelLen: 4096, TP: 2, Revision: "abc"}}, "vllm", "org/m",
+		{all.Spec{Kind: "vllm", EngineVersion: "0.8.5", Common: engines.Common{Model: "org/m", MaxModelLen: 4096, TP: 2, Revision: "abc"}}, "vllm", "org/m",
 			engines.Identity{Model: "org/m", ContextLength: 4096, EngineVersion: "0.8.5"}, false, true},
 		// --dtype asks for fp16; --precision wins over it.
-		{launch.Spec{Kind: "vllm", Common: engines.Common{Model: "org/m", Args: []string{"--dtype", "half"}}}, "vllm", "org/m",
+		{all.Spec{Kind: "vllm", Common: engines.Common{Model: "org/m", Args: []string{"--dtype", "half"}}}, "vllm", "org/m",
 			engines.Identity{Model: "org/m", Precision: engines.Precision{DType: "fp16"}}, false, true},
-		{launch.Spec{Kind: "vllm", Precision: "FP8", Common: engines.Common{Model: "org/m", Args: []string{"--dtype", "half"}}}, "vllm", "org/m",
+		{all.Spec{Kind: "vllm", Precision: "FP8", Common: engines.Common{Model: "org/m", Args: []string{"--dtype", "half"}}}, "vllm", "org/m",
 			engines.Identity{Model: "org/m", Precision: engines.Precision{Quant: "fp8"}}, false, true},
-		{launch.Spec{Kind: "sglang", Common: engines.Common{Model: "org/m", TP: 2, Revision: "abc"}}, "sglang", "org/m",
+		{all.Spec{Kind: "sglang", Common: engines.Common{Model: "org/m", TP: 2, Revision: "abc"}}, "sglang", "org/m",
 			engines.Identity{Model: "org/m", TensorParallel: 2, Revision: "abc"}, false, true},
-		{launch.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "/m/tiny.gguf", MaxModelLen: 512}}, "llamacpp", "tiny",
+		{all.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "/m/tiny.gguf", MaxModelLen: 512}}, "llamacpp", "tiny",
 			engines.Identity{Model: "tiny", ContextLength: 512}, false, true},
-		{launch.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}}, "ollama", "tiny", engines.Identity{Model: "tiny:latest"}, false, false},
-		{launch.Spec{URL: "http://127.0.0.1:1", Kind: "openai", Common: engines.Common{Model: "x"}}, "openai", "x", engines.Identity{Model: "x"}, true, true},
-		{launch.Spec{URL: "http://127.0.0.1:1", API: "ollama", Common: engines.Common{Model: "x"}}, "ollama", "x", engines.Identity{Model: "x:latest"}, true, false},
+		{all.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}}, "ollama", "tiny", engines.Identity{Model: "tiny:latest"}, false, false},
+		{all.Spec{URL: "http://127.0.0.1:1", Kind: "openai", Common: engines.Common{Model: "x"}}, "openai", "x", engines.Identity{Model: "x"}, true, true},
+		{all.Spec{URL: "http://127.0.0.1:1", API: "ollama", Common: engines.Common{Model: "x"}}, "ollama", "x", engines.Identity{Model: "x:latest"}, true, false},
 	}
 	for _, c := range cases {
 		c.spec.RunDir = dir
-		e, err := launch.New(c.spec)
+		e, err := all.New(c.spec)
 		if err != nil {
 			t.Fatalf("%+v: %v", c.spec, err)
 		}
-		if e.Kind() != c.kind || launch.Model(c.spec, e) != c.model || launch.IsExternal(e) != c.external {
-			t.Errorf("%s: kind %s model %s external %v", c.kind, e.Kind(), launch.Model(c.spec, e), launch.IsExternal(e))
+		if e.Kind() != c.kind || all.Model(c.spec, e) != c.model || all.IsExternal(e) != c.external {
+			t.Errorf("%s: kind %s model %s external %v", c.kind, e.Kind(), all.Model(c.spec, e), all.IsExternal(e))
 		}
-		if got := launch.Expect(c.spec, e); got.Model != c.expect.Model || got.ContextLength != c.expect.ContextLength ||
+		if got := all.Expect(c.spec, e); got.Model != c.expect.Model || got.ContextLength != c.expect.ContextLength ||
 			got.TensorParallel != c.expect.TensorParallel || got.Revision != c.expect.Revision || got.EngineVersion != c.expect.EngineVersion ||
 			got.Precision.Label() != c.expect.Precision.Label() {
 			t.Errorf("%s: expect %+v, want %+v", c.kind, got, c.expect)
@@ -110,19 +110,19 @@ func TestNewKinds(t *testing.T) {
 }
 
 func TestNewClientFitsAPI(t *testing.T) {
-	oll, _ := launch.New(launch.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}})
+	oll, _ := all.New(all.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}})
 	clock := func() float64 { return 1 }
-	if _, ok := launch.NewClient(launch.Spec{}, oll, clock)("http://x").(*ollama.Client); !ok {
+	if _, ok := all.NewClient(all.Spec{}, oll, clock)("http://x").(*ollama.Client); !ok {
 		t.Error("Ollama's native client expected")
 	}
-	if _, ok := launch.NewClient(launch.Spec{Settings: engines.Settings{"ollama-api": ollama.RequestsOpenAI}}, oll, clock)("http://x").(*openai.Client); !ok {
+	if _, ok := all.NewClient(all.Spec{Settings: engines.Settings{"ollama-api": ollama.RequestsOpenAI}}, oll, clock)("http://x").(*openai.Client); !ok {
 		t.Error("OpenAI client expected with --ollama-api openai")
 	}
-	if e2, _ := launch.New(launch.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}, Settings: engines.Settings{"ollama-api": ollama.RequestsOpenAI}}); e2.Info().Extra["request_api"] != "openai" || oll.Info().Extra["request_api"] != "ollama-native" {
+	if e2, _ := all.New(all.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}, Settings: engines.Settings{"ollama-api": ollama.RequestsOpenAI}}); e2.Info().Extra["request_api"] != "openai" || oll.Info().Extra["request_api"] != "ollama-native" {
 		t.Errorf("request api not recorded: %v %v", e2.Info().Extra, oll.Info().Extra)
 	}
-	ll, _ := launch.New(launch.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "t.gguf"}})
-	if _, ok := launch.NewClient(launch.Spec{}, ll, clock)("http://x").(*openai.Client); !ok {
+	ll, _ := all.New(all.Spec{Kind: "llamacpp", Common: engines.Common{ModelFile: "t.gguf"}})
+	if _, ok := all.NewClient(all.Spec{}, ll, clock)("http://x").(*openai.Client); !ok {
 		t.Error("OpenAI client expected for llama.cpp")
 	}
 }
@@ -141,12 +141,12 @@ func TestThinkingSetting(t *testing.T) {
 			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5,\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\ndata: [DONE]\n\n")
 	}))
 	defer ts.Close()
-	spec := launch.Spec{URL: ts.URL, Kind: "openai", Thinking: launch.ThinkingOff, Common: engines.Common{Model: "m"}}
-	e, err := launch.New(spec)
+	spec := all.Spec{URL: ts.URL, Kind: "openai", Thinking: all.ThinkingOff, Common: engines.Common{Model: "m"}}
+	e, err := all.New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := launch.NewClient(spec, e, openai.NewClock())(ts.URL).Do(context.Background(), workload.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
+	rec := all.NewClient(spec, e, openai.NewClock())(ts.URL).Do(context.Background(), workload.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
 	if !rec.OK || rec.ReasoningTokens != 2 || rec.OutputTokens != 5 || rec.OutputChars != 4 {
 		t.Errorf("record %+v", rec)
 	}
@@ -191,8 +191,8 @@ func TestStaleKeepAliveIsRetried(t *testing.T) {
 		}
 	}()
 	url := "http://" + ln.Addr().String()
-	e, _ := launch.New(launch.Spec{URL: url, Kind: "openai", Common: engines.Common{Model: "m"}})
-	d := launch.NewClient(launch.Spec{}, e, openai.NewClock())(url)
+	e, _ := all.New(all.Spec{URL: url, Kind: "openai", Common: engines.Common{Model: "m"}})
+	d := all.NewClient(all.Spec{}, e, openai.NewClock())(url)
 	for i := 0; i < 10; i++ {
 		rec := d.Do(context.Background(), workload.Request{ID: "r", Model: "m", Chat: true, Prompt: "hi"})
 		if !rec.OK {
@@ -208,10 +208,10 @@ func TestStartMetrics(t *testing.T) {
 		_, _ = io.WriteString(w, "vllm:num_requests_running 2\nvllm:num_requests_waiting 0\nother 1\n")
 	}))
 	defer ts.Close()
-	spec := launch.Spec{URL: ts.URL, Kind: "vllm", ScrapeInterval: 10 * time.Millisecond, Common: engines.Common{Model: "m"}}
-	e, _ := launch.New(spec)
+	spec := all.Spec{URL: ts.URL, Kind: "vllm", ScrapeInterval: 10 * time.Millisecond, Common: engines.Common{Model: "m"}}
+	e, _ := all.New(spec)
 	rec := newRecorder()
-	sc := launch.StartMetrics(context.Background(), spec, e, launch.MetricsConfig{Clock: func() float64 { return 7 }, Sink: rec.sink})
+	sc := all.StartMetrics(context.Background(), spec, e, all.MetricsConfig{Clock: func() float64 { return 7 }, Sink: rec.sink})
 	if sc == nil {
 		t.Fatal("no scraper for vLLM")
 	}
@@ -223,8 +223,8 @@ func TestStartMetrics(t *testing.T) {
 	if len(got) < 2 || got[0].T != 7 || got[0].Name != "vllm:num_requests_running" {
 		t.Errorf("samples %+v", got)
 	}
-	oll, _ := launch.New(launch.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}})
-	if launch.StartMetrics(context.Background(), launch.Spec{}, oll, launch.MetricsConfig{}) != nil {
+	oll, _ := all.New(all.Spec{Kind: "ollama", Common: engines.Common{Model: "tiny"}})
+	if all.StartMetrics(context.Background(), all.Spec{}, oll, all.MetricsConfig{}) != nil {
 		t.Error("Ollama has no /metrics")
 	}
 }
@@ -255,8 +255,8 @@ func TestAPIKeySentAndNeverArchived(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	spec := launch.Spec{Kind: "openai", URL: srv.URL, API: engines.APIOpenAI, APIKey: key, Common: engines.Common{Model: "m"}}
-	e, err := launch.New(spec)
+	spec := all.Spec{Kind: "openai", URL: srv.URL, API: engines.APIOpenAI, APIKey: key, Common: engines.Common{Model: "m"}}
+	e, err := all.New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestAPIKeySentAndNeverArchived(t *testing.T) {
 	if _, err := e.Identity(ctx); err != nil {
 		t.Fatalf("identity with the key: %v", err)
 	}
-	rec := launch.NewClient(spec, e, openai.NewClock())(e.BaseURL()).Do(ctx, workload.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
+	rec := all.NewClient(spec, e, openai.NewClock())(e.BaseURL()).Do(ctx, workload.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
 	if !rec.OK {
 		t.Fatalf("request with the key failed: %+v", rec)
 	}
@@ -282,7 +282,7 @@ func TestAPIKeySentAndNeverArchived(t *testing.T) {
 	// A wrong key: the server echoes it back; the error must not carry it.
 	bad := spec
 	bad.APIKey = "sk-wrong-key-987"
-	rec = launch.NewClient(bad, e, openai.NewClock())(e.BaseURL()).Do(ctx, workload.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
+	rec = all.NewClient(bad, e, openai.NewClock())(e.BaseURL()).Do(ctx, workload.Request{ID: "r", Model: "m", Prompt: "p", Chat: true})
 	if rec.OK || strings.Contains(rec.Error, bad.APIKey) || !strings.Contains(rec.Error, "401") {
 		t.Errorf("request with a wrong key: ok %v, error %q (must fail without echoing the key)", rec.OK, rec.Error)
 	}

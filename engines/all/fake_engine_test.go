@@ -1,4 +1,4 @@
-package launch_test
+package all_test
 
 import (
 	"context"
@@ -14,11 +14,10 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
-	"github.com/joulebench/joulebench/engines/launch"
 )
 
 // fakeEngine is a new engine kind written entirely in this file: its
-// descriptor and one registration are all launch needs to validate,
+// descriptor and one registration are all engines/all needs to validate,
 // build, name, verify and scrape it.
 type fakeEngine struct {
 	opts   engines.Options
@@ -83,20 +82,20 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 	}
 	// Validation comes from the descriptor; without the registry the kind
 	// is unknown, and the error lists the kinds it knows.
-	if err := (launch.Spec{Kind: "fake", Engines: reg}).Validate(); err == nil || err.Error() != "--engine fake needs --slots" {
+	if err := (all.Spec{Kind: "fake", Engines: reg}).Validate(); err == nil || err.Error() != "--engine fake needs --slots" {
 		t.Errorf("validate: %v", err)
 	}
-	if err := (launch.Spec{Kind: "fake", Common: engines.Common{Slots: 2}}).Validate(); err == nil || !strings.Contains(err.Error(), "want one of vllm") {
+	if err := (all.Spec{Kind: "fake", Common: engines.Common{Slots: 2}}).Validate(); err == nil || !strings.Contains(err.Error(), "want one of vllm") {
 		t.Errorf("the built-ins know no fake engine: %v", err)
 	}
-	if err := (launch.Spec{Kind: "tgi", Engines: reg}).Validate(); err == nil || !strings.Contains(err.Error(), "ollama, fake (or --engine-url URL)") {
+	if err := (all.Spec{Kind: "tgi", Engines: reg}).Validate(); err == nil || !strings.Contains(err.Error(), "ollama, sim, fake (or --engine-url URL)") {
 		t.Errorf("the fake kind is listed among the startable ones: %v", err)
 	}
 
 	// Built, named and verified through the registry; run dir and options
 	// reach the engine.
-	spec := launch.Spec{Kind: "fake", Engines: reg, RunDir: "/runs/x", Common: engines.Common{Model: "m", Slots: 2, Revision: "r1"}}
-	e, err := launch.New(spec)
+	spec := all.Spec{Kind: "fake", Engines: reg, RunDir: "/runs/x", Common: engines.Common{Model: "m", Slots: 2, Revision: "r1"}}
+	e, err := all.New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +103,10 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 	if f.opts.Slots != 2 || f.opts.RunDir != "/runs/x/engine" {
 		t.Errorf("options %+v", f.opts)
 	}
-	if m := launch.Model(spec, e); m != "served-m" {
+	if m := all.Model(spec, e); m != "served-m" {
 		t.Errorf("model %q", m)
 	}
-	if id := launch.Expect(spec, e); id.Model != "served-m" || id.Revision != "r1" {
+	if id := all.Expect(spec, e); id.Model != "served-m" || id.Revision != "r1" {
 		t.Errorf("expect %+v (the descriptor says the revision is reported)", id)
 	}
 
@@ -116,16 +115,16 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 		_, _ = io.WriteString(w, "fake:busy 1\nfake:other 2\n")
 	}))
 	defer ts.Close()
-	rspec := launch.Spec{Kind: "fake", Engines: reg, URL: ts.URL, ScrapeInterval: 5 * time.Millisecond, Common: engines.Common{Model: "x"}}
-	re, err := launch.New(rspec)
+	rspec := all.Spec{Kind: "fake", Engines: reg, URL: ts.URL, ScrapeInterval: 5 * time.Millisecond, Common: engines.Common{Model: "x"}}
+	re, err := all.New(rspec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if re.(*fakeEngine).remote.URL != ts.URL || launch.Model(rspec, re) != "served-x" {
+	if re.(*fakeEngine).remote.URL != ts.URL || all.Model(rspec, re) != "served-x" {
 		t.Errorf("remote %+v", re.(*fakeEngine).remote)
 	}
 	rec := newRecorder()
-	sc := launch.StartMetrics(context.Background(), rspec, re, launch.MetricsConfig{Clock: func() float64 { return 1 }, Sink: rec.sink})
+	sc := all.StartMetrics(context.Background(), rspec, re, all.MetricsConfig{Clock: func() float64 { return 1 }, Sink: rec.sink})
 	if sc == nil {
 		t.Fatal("no scraper")
 	}

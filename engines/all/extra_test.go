@@ -1,11 +1,11 @@
-package launch_test
+package all_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
-	"github.com/joulebench/joulebench/engines/launch"
+	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -32,11 +32,11 @@ func (d trackingDoer) DoFlight(ctx context.Context, r workload.Request, f *loadg
 func TestWithExtraKeepsTracker(t *testing.T) {
 	extra := map[string]any{"k": 1}
 	plain := plainDoer{got: make(chan workload.Request, 1)}
-	if _, ok := launch.WithExtra(plain, extra).(loadgen.Tracker); ok {
+	if _, ok := all.WithExtra(plain, extra).(loadgen.Tracker); ok {
 		t.Fatal("a plain Doer became a Tracker")
 	}
 	tr := trackingDoer{plainDoer: plainDoer{got: make(chan workload.Request, 1)}, flights: make(chan *loadgen.Flight, 1)}
-	d, ok := launch.WithExtra(tr, extra).(loadgen.Tracker)
+	d, ok := all.WithExtra(tr, extra).(loadgen.Tracker)
 	if !ok {
 		t.Fatal("a Tracker lost its ability")
 	}

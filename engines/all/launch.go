@@ -1,16 +1,17 @@
-// Package launch builds the engine of a run from one Spec (what the run
+// This file builds the engine of a run from one Spec (what the run
 // command's flags say): a managed vLLM, SGLang, llama.cpp or Ollama
-// server, or an already running server (Spec.URL). It also builds the
-// request client that fits the engine's API, the identity the verify step
-// compares, and starts the engine-metrics side path.
+// server, the simulator, or an already running server (Spec.URL). It also
+// builds the request client that fits the engine's API, the identity the
+// verify step compares, and starts the engine-metrics side path.
 //
 // Which kinds exist, how each starts or attaches to a running server,
 // which options it needs and what it reports come from the engines'
-// descriptors (engines.Registry; Spec.Engines, default the built-ins of
-// engines/all): no engine kind is named here. Optional abilities of an
-// engine are the named interfaces of package engines (MetricsSource,
-// Externaler, Expecter, ExitReporter, ModelNamer, RunInfoSetter).
-package launch
+// descriptors (engines.Registry; Spec.Engines, default Registry()): no
+// engine kind is named here. Optional abilities of an engine are the
+// named interfaces of package engines (MetricsSource, Externaler,
+// Expecter, ExitReporter, ModelNamer, RunInfoSetter, ModelResolver).
+
+package all
 
 import (
 	"context"
@@ -21,7 +22,6 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines"
-	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/internal/streamcore"
 	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/engines/prom"
@@ -92,6 +92,8 @@ type Spec struct {
 	// request to the engine (queries and benchmark requests alike). It is
 	// never logged nor written to the archive.
 	APIKey string
+	// Quick asks for the run's quick mode (engines.Options.Quick).
+	Quick bool
 	// PidDir, when set, receives a managed engine's pid file while it
 	// runs, so that a later run reports it if joulebench dies without
 	// stopping it (process.Orphans; default: none).
@@ -109,7 +111,7 @@ func (s Spec) registry() *engines.Registry {
 	if s.Engines != nil {
 		return s.Engines
 	}
-	return all.Registry()
+	return Registry()
 }
 
 // Descriptor is the descriptor of the spec's engine: the kind it starts,
@@ -182,7 +184,7 @@ func (s Spec) options() engines.Options {
 	if s.RunDir != "" {
 		runDir = filepath.Join(s.RunDir, "engine")
 	}
-	return engines.Options{Common: s.Common, RunDir: runDir, Settings: s.Settings}
+	return engines.Options{Common: s.Common, RunDir: runDir, Settings: s.Settings, Quick: s.Quick}
 }
 
 func build(s Spec) (engines.Engine, error) {
@@ -221,6 +223,24 @@ func New(s Spec) (engines.Engine, error) {
 		x.SetRunInfo(thinkingLabel(s.Thinking), requestAPI(s, e))
 	}
 	return e, nil
+}
+
+// ResolveModel asks an already running server (URL) for the model to
+// request when the spec names none (engines.ModelResolver: the kind's
+// choice, else the first model it lists) and sets it on e. It returns the
+// spec's model when it names one, for a managed engine, or when e cannot
+// say. ctx bounds the wait for a loading server.
+func ResolveModel(ctx context.Context, s Spec, e engines.Engine) (string, error) {
+	x, ok := e.(engines.ModelResolver)
+	if s.URL == "" || s.Model != "" || !ok {
+		return s.Model, nil
+	}
+	m, err := x.ResolveModel(ctx)
+	if err != nil {
+		return "", fmt.Errorf("--engine-url %s: %w", process.RedactURL(s.URL), err)
+	}
+	x.SetModel(m)
+	return m, nil
 }
 
 // Model is the model id requests carry: what the engine says
@@ -274,9 +294,9 @@ func ClientAPI(s Spec, e engines.Engine) string {
 // streaming client), on the run's clock, with the thinking setting added
 // to every request.
 func NewClient(s Spec, e engines.Engine, clock func() float64) func(baseURL string) loadgen.Doer {
-	newClient, ok := all.Clients()[ClientAPI(s, e)]
+	newClient, ok := Clients()[ClientAPI(s, e)]
 	if !ok {
-		newClient = all.Clients()[engines.APIOpenAI]
+		newClient = Clients()[engines.APIOpenAI]
 	}
 	cfg := engines.ClientConfig{Clock: clock, APIKey: s.APIKey, RunID: s.RunID, Seed: s.Seed, MaxModelLen: s.MaxModelLen}
 	if s.Thinking != ThinkingDefault {

@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/joulebench/joulebench/engines"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
+)
+
+// FlagPreset is the simulator's own setting: a behaviour for tests
+// (Presets).
+const FlagPreset = "sim-preset"
+
+// Preset is a behaviour of the simulated engine and GPU for tests, chosen
+// with --sim-preset.
+type Preset struct {
+	Name, Doc string
+	// Apply changes the engine's and the GPU's configuration.
+	Apply func(*Config, *simtel.Config)
+}
+
+// Presets are the simulator's behaviours for tests, in the order the help
+// lists them: the one declaration the descriptor's setting, its check and
+// its help come from.
+func Presets() []Preset {
+	return []Preset{
+		{"drift", "J/token never settles", func(c *Config, _ *simtel.Config) { c.DriftPerRequest = 0.01 }},
+		{"no-release", "power never returns to baseline", func(_ *Config, g *simtel.Config) { g.ReleaseOffsetW = g.IdleW * 0.5 }},
+		// The frontier's knee within a small request set.
+		{"small-batch", "16 slots and a small KV cache: the frontier's knee at low load", func(c *Config, _ *simtel.Config) { *c = SmallBatch(*c) }},
+		// Multi-turn and shared-prefix workloads: cached prompt tokens
+		// skip prefill.
+		{"prefix-cache", "a prefix cache: cached prompt tokens skip prefill", func(c *Config, _ *simtel.Config) { *c = WithPrefixCache(*c) }},
+	}
+}
+
+// Descriptor is the built-in simulated engine and GPU: Start builds the
+// engine from the run's options (the seed, the model id, the quick mode
+// and --sim-preset); its GPU follows it (GPUConfig). Everything it
+// produces is labelled simulated.
+func Descriptor() engines.Descriptor {
+	var values []engines.Value
+	for _, p := range Presets() {
+		values = append(values, engines.Value{Name: p.Name, Doc: p.Doc})
+	}
+	return engines.Descriptor{
+		Kind:            Kind,
+		Doc:             "the built-in simulated engine and GPU",
+		API:             engines.APIOpenAI,
+		Simulated:       true,
+		Start:           newEngine,
+		Flags:           []string{"model", FlagPreset},
+		Settings:        []engines.Setting{{Flag: FlagPreset, Doc: "simulator behaviour for tests", Values: values}},
+		DefaultFamilies: DefaultFamilies(),
+	}
+}
+
+// newEngine builds the simulated engine and its GPU's configuration from the
+// run's options: seeded with Seed, Quick's speed (the GPU's time
+// constants scaled to match), the preset of --sim-preset, serving Model
+// when given, its log to Log.
+func newEngine(o engines.Options) (engines.Engine, error) {
+	cfg := DefaultConfig()
+	cfg.Seed = o.Seed
+	gpu := simtel.DefaultConfig()
+	gpu.Seed = o.Seed
+	if o.Quick {
+		cfg = Quick(cfg)
+		gpu.RiseTauS /= QuickSpeed
+		gpu.DecayTauS /= QuickSpeed
+	}
+	if name := o.Settings[FlagPreset]; name != "" {
+		i := slices.IndexFunc(Presets(), func(p Preset) bool { return p.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("--%s %q: not a preset of the simulator", FlagPreset, name)
+		}
+		Presets()[i].Apply(&cfg, &gpu)
+	}
+	if o.Model != "" {
+		cfg.Model = o.Model
+	}
+	cfg.Log = o.Log
+	e := New(cfg)
+	e.gpu = gpu
+	return e, nil
+}
+
+// GPUConfig is the configuration of the simulated GPU that follows this
+// engine (the engine is its telemetry/sim.Load): the default, seeded as
+// the engine, unless Start built it from a run's options.
+func (e *Engine) GPUConfig() simtel.Config { return e.gpu }
+
+// Expect is the identity the engine should report: the model it serves.
+func (e *Engine) Expect() engines.Identity { return engines.Identity{Model: e.cfg.Model} }
+
+var _ engines.Expecter = (*Engine)(nil)

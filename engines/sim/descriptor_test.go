@@ -1,0 +1,88 @@
+package sim
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/engines"
+)
+
+// TestDescriptorStart: the descriptor builds the simulator from the run's
+// options like any engine: seed, model, quick mode and preset reach the
+// engine and the simulated GPU that follows it.
+func TestDescriptorStart(t *testing.T) {
+	d := Descriptor()
+	o := engines.Options{Common: engines.Common{Seed: 7, Model: "tiny-sim", Log: io.Discard}, Quick: true,
+		Settings: engines.Settings{FlagPreset: "small-batch"}}
+	eng, err := d.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := eng.(*Engine)
+	c, g := e.Config(), e.GPUConfig()
+	// Quick: 3 times real time; the GPU's lags (0.5 s rising, 2 s
+	// falling by default) divided by 3 to match.
+	if c.Speed != 3 || c.Seed != 7 || c.Model != "tiny-sim" || c.Slots != 16 || c.KVCacheTokens != 1024 {
+		t.Errorf("engine speed %g seed %d model %q slots %d kv %d, want 3, 7, tiny-sim, 16, 1024", c.Speed, c.Seed, c.Model, c.Slots, c.KVCacheTokens)
+	}
+	if g.Seed != 7 || g.RiseTauS != 0.5/3 || g.DecayTauS != 2.0/3 {
+		t.Errorf("gpu seed %d rise %g decay %g, want 7, 0.5/3, 2/3", g.Seed, g.RiseTauS, g.DecayTauS)
+	}
+	if id := e.Expect(); id.Model != "tiny-sim" {
+		t.Errorf("expects model %q", id.Model)
+	}
+	// Without the quick mode the lags are the default ones.
+	eng, err = d.Start(engines.Options{Common: engines.Common{Log: io.Discard}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := eng.(*Engine).GPUConfig(); g.RiseTauS != 0.5 || g.DecayTauS != 2 || eng.(*Engine).Config().Speed != 1 {
+		t.Errorf("not quick: rise %g decay %g speed %g, want 0.5, 2, 1", g.RiseTauS, g.DecayTauS, eng.(*Engine).Config().Speed)
+	}
+}
+
+// TestPresets: each preset declared once (Presets) is the setting's value
+// list, and changes what it says.
+func TestPresets(t *testing.T) {
+	st := Descriptor().Settings
+	if len(st) != 1 || st[0].Flag != FlagPreset {
+		t.Fatalf("settings %+v, want --%s only", st, FlagPreset)
+	}
+	var names []string
+	for _, v := range st[0].Values {
+		names = append(names, v.Name)
+	}
+	if want := []string{"drift", "no-release", "small-batch", "prefix-cache"}; !slices.Equal(names, want) {
+		t.Errorf("values %v, want %v", names, want)
+	}
+	if h := st[0].Help(); !strings.HasPrefix(h, "simulator behaviour for tests: drift (J/token never settles), ") {
+		t.Errorf("help %q", h)
+	}
+	start := func(preset string) *Engine {
+		t.Helper()
+		e, err := Descriptor().Start(engines.Options{Settings: engines.Settings{FlagPreset: preset}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.(*Engine)
+	}
+	none := start("")
+	if c, g := none.Config(), none.GPUConfig(); c.DriftPerRequest != 0 || c.PrefixCache || c.Slots == 16 || g.ReleaseOffsetW != 0 {
+		t.Errorf("no preset: drift %g prefix cache %v slots %d release offset %g", c.DriftPerRequest, c.PrefixCache, c.Slots, g.ReleaseOffsetW)
+	}
+	if c := start("drift").Config(); c.DriftPerRequest != 0.01 {
+		t.Errorf("drift: %g per request, want 0.01", c.DriftPerRequest)
+	}
+	// Half the idle power (60 W) stays after release: 30 W.
+	if g := start("no-release").GPUConfig(); g.ReleaseOffsetW != 30 {
+		t.Errorf("no-release: offset %g W, want 30", g.ReleaseOffsetW)
+	}
+	if c := start("prefix-cache").Config(); !c.PrefixCache {
+		t.Error("prefix-cache: no prefix cache")
+	}
+	if _, err := Descriptor().Start(engines.Options{Settings: engines.Settings{FlagPreset: "bogus"}}); err == nil || !strings.Contains(err.Error(), `--sim-preset "bogus"`) {
+		t.Errorf("unknown preset: %v", err)
+	}
+}
