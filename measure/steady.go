@@ -19,10 +19,41 @@ type SteadyParams struct {
 	// ≤ 0 means the latest DoneAt of the requests.
 	FormalEnd float64
 	Method    string // energy method for attribution and the span
+	// SpanStart says where the steady span starts; "" is
+	// SpanFirstCompletion.
+	SpanStart SpanStart
 	// Shapes, when not nil, keeps the requests' token shapes for other
 	// functions of the same evaluation on the same requests (RequestsIn),
 	// or has them from one.
 	Shapes *Shapes
+}
+
+// SpanStart names where the steady span starts in its first qualifying
+// window (docs/methodology.md, "Steady state").
+type SpanStart string
+
+const (
+	// SpanFirstCompletion starts the span at the completion of the first
+	// qualifying window's first request: the windows are formed in
+	// completion order, so that is where the window starts (the method's
+	// "from the start of the first qualifying window"). The default.
+	SpanFirstCompletion SpanStart = "first_completion"
+	// SpanEarliestFirstToken starts the span at the earliest first token
+	// among the window's requests (joulebench's earlier reading). When
+	// every request is sent at once, that is the first tokens of the
+	// first batch: the span then covers the ramp before steady state.
+	SpanEarliestFirstToken SpanStart = "earliest_first_token"
+)
+
+// ParseSpanStart returns the reading named s ("" is the default).
+func ParseSpanStart(s string) (SpanStart, error) {
+	switch SpanStart(s) {
+	case "":
+		return SpanFirstCompletion, nil
+	case SpanFirstCompletion, SpanEarliestFirstToken:
+		return SpanStart(s), nil
+	}
+	return "", fmt.Errorf("span start %q is not %s or %s", s, SpanFirstCompletion, SpanEarliestFirstToken)
 }
 
 // Steady is the result of the steady-state search.
@@ -35,10 +66,16 @@ type Steady struct {
 	// request of the run (the number of successful requests).
 	StartIndex, EndIndex         int
 	StartRequestID, EndRequestID string
-	Start, End                   float64   // steady span: earliest FirstTokenAt in the first window → FormalEnd
-	EnergyJ, Tokens, JPerToken   float64   // energy, output tokens and their ratio over the span
-	Windows                      int       // non-overlapping windows checked from the start index
-	WindowCVs                    []float64 // CV of each of those windows
+	// SpanStart is the reading of the span's start that was used.
+	SpanStart SpanStart
+	// Start, End: the steady span, from the DoneAt of the first request
+	// of the first qualifying window (SpanFirstCompletion) or the
+	// earliest FirstTokenAt in that window (SpanEarliestFirstToken) to
+	// FormalEnd.
+	Start, End                 float64
+	EnergyJ, Tokens, JPerToken float64   // energy, output tokens and their ratio over the span
+	Windows                    int       // non-overlapping windows checked from the start index
+	WindowCVs                  []float64 // CV of each of those windows
 }
 
 // SteadyState searches for steady state (docs/methodology.md, "Steady state").
@@ -55,8 +92,11 @@ type Steady struct {
 // the population std / mean of its J/token values. Steady state starts at the
 // first s such that every full non-overlapping window s, s+W, s+2W, … that
 // fits in the n requests has CV < CVMax, and there are at least MinWindows of
-// them. Its span runs from the earliest FirstTokenAt in window s to
-// FormalEnd; its J/token is Energy(span, Method) over the output tokens
+// them. Its span runs from the start of window s to FormalEnd: the DoneAt
+// of its first request (the window's start in the order the windows are
+// formed; SpanFirstCompletion, the default) or, with
+// SpanEarliestFirstToken, the earliest FirstTokenAt among its W requests.
+// Its J/token is Energy(span, Method) over the output tokens
 // generated in the span (pro rata, as in Attribute; every request passed
 // counts, not only those of the windows).
 //
@@ -71,11 +111,16 @@ func (p *PowerData) SteadyState(reqs []*record.Request, sp SteadyParams) (Steady
 	if _, err := p.resolveMethod(sp.Method); err != nil {
 		return Steady{}, fmt.Errorf("steady state: %w", err)
 	}
+	spanStart, err := ParseSpanStart(string(sp.SpanStart))
+	if err != nil {
+		return Steady{}, fmt.Errorf("steady state: %w", err)
+	}
+	sp.SpanStart = spanStart
 	order, idx, err := completionOrder(reqs)
 	if err != nil {
 		return Steady{}, err
 	}
-	var res Steady
+	res := Steady{SpanStart: sp.SpanStart}
 	if len(order) == 0 {
 		res.Reason = "no successful requests"
 		return res, nil
@@ -241,7 +286,7 @@ func notSteady(r rated, best int, worst float64, sp SteadyParams) (reason string
 }
 
 // steadySpan completes res for steady state from window start k: the span
-// from the earliest first token of window k to the formal end, its energy,
+// from the start of window k (sp.SpanStart) to the formal end, its energy,
 // tokens and J/token.
 func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k int, sp SteadyParams) (Steady, error) {
 	n, w := len(r.xs), sp.Window
@@ -251,10 +296,7 @@ func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k i
 	res.StartRequestID = first.ID
 	res.Windows = (n - k) / w
 	res.WindowCVs = exactCVs(r.xs, k, w, res.Windows)
-	res.Start = math.Inf(1)
-	for _, i := range r.pos[k : k+w] {
-		res.Start = min(res.Start, order[i].FirstTokenAt)
-	}
+	res.Start = spanStartAt(order, r.pos[k:k+w], sp.SpanStart)
 	res.End = sp.FormalEnd
 	if res.End <= 0 {
 		for _, q := range order {
@@ -279,6 +321,19 @@ func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k i
 		return Steady{}, fmt.Errorf("steady state: J/token is %v", res.JPerToken)
 	}
 	return res, nil
+}
+
+// spanStartAt is where the span starts in the first qualifying window
+// (win: the completion positions in order of its requests, the first first).
+func spanStartAt(order []*record.Request, win []int, how SpanStart) float64 {
+	if how == SpanEarliestFirstToken {
+		start := math.Inf(1)
+		for _, i := range win {
+			start = min(start, order[i].FirstTokenAt)
+		}
+		return start
+	}
+	return order[win[0]].DoneAt
 }
 
 // windowCVs returns the CV of every window xs[s:s+w], from prefix sums of

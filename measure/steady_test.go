@@ -55,23 +55,91 @@ func TestSteadyStateQualifiesAtKnownIndex(t *testing.T) {
 	//        value: mean (a+b)/2, population std |a-b|/2, CV = |a-b|/(a+b)
 	//        = (1/26)/(51/26) = 1/51 ≈ 0.0196 < 0.03 → steady from s=3,
 	//        request number 4 (r4).
-	// Span: earliest first_token_at in r4..r7 = 4 → formal end 13.
-	// Energy 100 W · 9 s = 900 J. Tokens in [4, 13]: r4..r12 lie inside
-	// (r3 = [3,4] only touches 4): 5·100 (r4,6,8,10,12) + 4·104 (r5,7,9,11)
-	// = 500 + 416 = 916. J/token = 900/916.
+	// Span: from r4's completion (done at 5) → formal end 13. Energy
+	// 100 W · 8 s = 800 J. Tokens in [5, 13]: r5..r12 lie inside (r4 =
+	// [4,5] only touches 5): 4·100 (r6,8,10,12) + 4·104 (r5,7,9,11) = 400 +
+	// 416 = 816. J/token = 800/816.
 	want := Steady{
 		Reached: true, StartIndex: 4, EndIndex: 12, StartRequestID: "r4", EndRequestID: "r12",
-		Start: 4, End: 13, EnergyJ: 900, Tokens: 916, JPerToken: 900.0 / 916,
+		SpanStart: SpanFirstCompletion, Start: 5, End: 13, EnergyJ: 800, Tokens: 816, JPerToken: 800.0 / 816,
 		Windows: 2, WindowCVs: []float64{1.0 / 51, 1.0 / 51},
 	}
 	checkSteady(t, got, want)
+	// The earlier reading: the earliest first token in r4..r7 = 4 → 13:
+	// 900 J; tokens in [4, 13]: r4..r12 (r3 = [3,4] only touches 4):
+	// 5·100 + 4·104 = 916. J/token 900/916.
+	sp.SpanStart = SpanEarliestFirstToken
+	if got, err = pd.SteadyState(reqs, sp); err != nil {
+		t.Fatal(err)
+	}
+	want.SpanStart, want.Start, want.EnergyJ, want.Tokens, want.JPerToken = SpanEarliestFirstToken, 4, 900, 916, 900.0/916
+	checkSteady(t, got, want)
+}
+
+// TestSteadyStateSpanStartAllAtOnce is the method's formal stage: every
+// request sent at once (sent_at 0), here to an engine of two slots, so that
+// the later requests wait for a slot. The qualifying window's requests got
+// their first tokens while the batch was still ramping; the span starts at
+// the completion of the window's first request, not at those first tokens.
+func TestSteadyStateSpanStartAllAtOnce(t *testing.T) {
+	pd := flatPower(t, 10) // 100 W on [0, 10]
+	// id: [first token, done], output tokens (spread uniformly)
+	//   r1: [1, 2] 20 (20 tok/s)  slot A
+	//   r2: [1, 3] 20 (10 tok/s)  slot B
+	//   r3: [2, 4] 20             slot A, after r1
+	//   r4: [3, 5] 20             slot B, after r2
+	//   r5: [4, 6], r6: [5, 7], r7: [6, 8], 20 each
+	spans := [][2]float64{{1, 2}, {1, 3}, {2, 4}, {3, 5}, {4, 6}, {5, 7}, {6, 8}}
+	var reqs []*archive.Request
+	for i, sp := range spans {
+		reqs = append(reqs, &archive.Request{ID: fmt.Sprintf("r%d", i+1), Phase: "formal", OK: true,
+			SentAt: 0, FirstTokenAt: sp[0], DoneAt: sp[1], OutputTokens: 20})
+	}
+	// Attribution, 100 J per 1-s piece split by the tokens made in it:
+	//   [1,2] r1 20 tok, r2 10 → r1 200/3 J, r2 100/3 J
+	//   [2,3] r2, r3 10 each → 50 J each; likewise [3,4] r3, r4; [4,5]
+	//   r4, r5; [5,6] r5, r6; [6,7] r6, r7; [7,8] r7 alone → 100 J.
+	// J/token: r1 (200/3)/20 = 10/3; r2 (100/3 + 50)/20 = 25/6;
+	// r3…r6 100/20 = 5; r7 (50 + 100)/20 = 7.5.
+	// W = 2: CV of {a, b} = |a−b|/(a+b): s0 {10/3, 25/6} 1/9, s1 {25/6, 5}
+	// 1/11, s2 {5, 5} 0, s4 {5, 5} 0 (s6 does not fit in 7) → steady from
+	// s2 = r3, number 3, with windows s2 and s4: 2 ≥ MinWindows.
+	sp := SteadyParams{Window: 2, CVMax: 0.03, MinWindows: 2, FormalEnd: 9, Method: "trapz"}
+	got, err := pd.SteadyState(reqs, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Span from r3's completion, 4, to the formal end 9: 100 W · 5 s =
+	// 500 J. Tokens in [4, 9]: r4 half of its 20 (10 on [4, 5]), r5, r6,
+	// r7 whole (60) → 70 (r3 ends at 4). J/token 500/70.
+	want := Steady{
+		Reached: true, StartIndex: 3, EndIndex: 7, StartRequestID: "r3", EndRequestID: "r7",
+		SpanStart: SpanFirstCompletion, Start: 4, End: 9, EnergyJ: 500, Tokens: 70, JPerToken: 500.0 / 70,
+		Windows: 2, WindowCVs: []float64{0, 0},
+	}
+	checkSteady(t, got, want)
+	// The earlier reading, from the earliest first token in the window
+	// {r3, r4}: r3's at 2, inside the ramp (r2 still generates on
+	// [2, 3]). [2, 9]: 700 J; tokens: r2 10 (on [2, 3]), r3 20, r4…r7 80
+	// → 110. J/token 700/110.
+	sp.SpanStart = SpanEarliestFirstToken
+	if got, err = pd.SteadyState(reqs, sp); err != nil {
+		t.Fatal(err)
+	}
+	want.SpanStart, want.Start, want.EnergyJ, want.Tokens, want.JPerToken = SpanEarliestFirstToken, 2, 700, 110, 700.0/110
+	checkSteady(t, got, want)
+	// "" is the default reading.
+	sp.SpanStart = ""
+	if got, err = pd.SteadyState(reqs, sp); err != nil || got.SpanStart != SpanFirstCompletion || got.Start != 4 {
+		t.Errorf("default span start: got %q from %v (%v), want %q from 4", got.SpanStart, got.Start, err, SpanFirstCompletion)
+	}
 }
 
 func checkSteady(t *testing.T, got, want Steady) {
 	t.Helper()
 	if got.Reached != want.Reached || got.StartIndex != want.StartIndex || got.EndIndex != want.EndIndex ||
 		got.StartRequestID != want.StartRequestID || got.EndRequestID != want.EndRequestID ||
-		!near(got.Start, want.Start) || !near(got.End, want.End) || !near(got.EnergyJ, want.EnergyJ) ||
+		got.SpanStart != want.SpanStart || !near(got.Start, want.Start) || !near(got.End, want.End) || !near(got.EnergyJ, want.EnergyJ) ||
 		!near(got.Tokens, want.Tokens) || !near(got.JPerToken, want.JPerToken) || got.Windows != want.Windows ||
 		len(got.WindowCVs) != len(want.WindowCVs) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
@@ -100,20 +168,20 @@ func TestSteadyStateZeroLengthAndFailedRequests(t *testing.T) {
 	// z has no J/token and stays out of the windows (its 0 would break
 	// every window's CV), so the windows are as in the test above; in
 	// completion order it is number 6, after r1..r5, so r4 is still number
-	// 4 and the run ends at number 13 (r12). Its token is generated at 6.5,
-	// inside the span: 916 + 1 = 917 tokens, 900/917 J/token. The failed
-	// request is ignored.
+	// 4 and the run ends at number 13 (r12); the span starts at r4's
+	// completion, 5. z's token is generated at 6.5, inside the span:
+	// 816 + 1 = 817 tokens, 800/817 J/token. The failed request is ignored.
 	checkSteady(t, got, Steady{
 		Reached: true, StartIndex: 4, EndIndex: 13, StartRequestID: "r4", EndRequestID: "r12",
-		Start: 4, End: 13, EnergyJ: 900, Tokens: 917, JPerToken: 900.0 / 917,
+		SpanStart: SpanFirstCompletion, Start: 5, End: 13, EnergyJ: 800, Tokens: 817, JPerToken: 800.0 / 817,
 		Windows: 2, WindowCVs: []float64{1.0 / 51, 1.0 / 51},
 	})
 }
 
 func TestSteadyStateTokenTimesInSpan(t *testing.T) {
 	pd := flatPower(t, 20)
-	// Eight equal requests, W=4, MinWindows=2: steady from r1, span [1, 8.5]
-	// with formal end 8.5 (before r8 is done at 9).
+	// Eight equal requests, W=4, MinWindows=2: steady from r1, span from
+	// r1's completion to the formal end: [2, 8.5] (before r8 is done at 9).
 	reqs := seqRequests([]int{10, 10, 10, 10, 10, 10, 10, 10})
 	// r8 on [8, 9] streams 10 tokens in two chunks: 4 at 8.2 and 6 at 9.
 	reqs[7].TokenTimes = []float64{8.2, 9}
@@ -122,35 +190,36 @@ func TestSteadyStateTokenTimesInSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// All J/token 100/10 = 10 → CV 0 everywhere; k=0 (r1), span [1, 8.5]:
-	// energy 100·7.5 = 750 J; tokens: r1..r7 whole = 70; r8's chunks say it
-	// generated 4 tokens on [8, 8.2] and 6 on [8.2, 9], of which 0.3 s of
-	// 0.8 s lie in the span: 4 + 6·0.3/0.8 = 6.25 → 76.25. J/token 750/76.25.
+	// All J/token 100/10 = 10 → CV 0 everywhere; k=0 (r1, done at 2), span
+	// [2, 8.5]: energy 100·6.5 = 650 J; tokens: r2..r7 whole = 60 (r1 =
+	// [1,2] only touches 2); r8's chunks say it generated 4 tokens on
+	// [8, 8.2] and 6 on [8.2, 9], of which 0.3 s of 0.8 s lie in the span:
+	// 4 + 6·0.3/0.8 = 6.25 → 66.25. J/token 650/66.25.
 	checkSteady(t, got, Steady{
 		Reached: true, StartIndex: 1, EndIndex: 8, StartRequestID: "r1", EndRequestID: "r8",
-		Start: 1, End: 8.5, EnergyJ: 750, Tokens: 76.25, JPerToken: 750.0 / 76.25,
+		SpanStart: SpanFirstCompletion, Start: 2, End: 8.5, EnergyJ: 650, Tokens: 66.25, JPerToken: 650.0 / 66.25,
 		Windows: 2, WindowCVs: []float64{0, 0},
 	})
 	// A uniform request cut by the span: formal end 8.25 with r8 uniform →
-	// r8 contributes 10·0.25/1 = 2.5 tokens: 72.5 tokens, 725 J.
+	// r8 contributes 10·0.25/1 = 2.5 tokens: 62.5 tokens, 625 J.
 	reqs[7].TokenTimes, reqs[7].TokenCounts = nil, nil
 	got, err = pd.SteadyState(reqs, SteadyParams{Window: 4, CVMax: 0.03, MinWindows: 2, FormalEnd: 8.25, Method: "trapz"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !near(got.Tokens, 72.5) || !near(got.EnergyJ, 725) {
-		t.Errorf("tokens, energy = %v, %v; want 72.5, 725", got.Tokens, got.EnergyJ)
+	if !near(got.Tokens, 62.5) || !near(got.EnergyJ, 625) {
+		t.Errorf("tokens, energy = %v, %v; want 62.5, 625", got.Tokens, got.EnergyJ)
 	}
 	// A chunk after DoneAt counts at DoneAt: r8's chunks at 8.2 (4) and 9.3
-	// (6, clamped to 9); formal end 9.2 → both in: 70 + 10 = 80 tokens,
-	// energy [1, 9.2] = 820 J.
+	// (6, clamped to 9); formal end 9.2 → both in: 60 + 10 = 70 tokens,
+	// energy [2, 9.2] = 720 J.
 	reqs[7].TokenTimes, reqs[7].TokenCounts = []float64{8.2, 9.3}, []int{4, 6}
 	got, err = pd.SteadyState(reqs, SteadyParams{Window: 4, CVMax: 0.03, MinWindows: 2, FormalEnd: 9.2, Method: "trapz"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !near(got.Tokens, 80) || !near(got.EnergyJ, 820) {
-		t.Errorf("tokens, energy = %v, %v; want 80, 820", got.Tokens, got.EnergyJ)
+	if !near(got.Tokens, 70) || !near(got.EnergyJ, 720) {
+		t.Errorf("tokens, energy = %v, %v; want 70, 720", got.Tokens, got.EnergyJ)
 	}
 }
 
@@ -167,11 +236,12 @@ func TestSteadyStateCompletionOrderTies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// CV 0 everywhere → k = 0; span [1, 8] (formal end = latest done_at):
-	// 700 J over 5+5+60 = 70 tokens.
+	// CV 0 everywhere → k = 0; span from a's completion (2) to the formal
+	// end = latest done_at (8): 600 J over c1..c6's 60 tokens (a and b
+	// generate on [1, 2], before the span).
 	checkSteady(t, got, Steady{
 		Reached: true, StartIndex: 1, EndIndex: 8, StartRequestID: "a", EndRequestID: "c6",
-		Start: 1, End: 8, EnergyJ: 700, Tokens: 70, JPerToken: 10,
+		SpanStart: SpanFirstCompletion, Start: 2, End: 8, EnergyJ: 600, Tokens: 60, JPerToken: 10,
 		Windows: 2, WindowCVs: []float64{0, 0},
 	})
 }
@@ -269,6 +339,7 @@ func TestSteadyStateErrors(t *testing.T) {
 		{"formal end NaN", reqs, mod(func(s *SteadyParams) { s.FormalEnd = math.NaN() }), "formal end"},
 		{"formal end before span", reqs, mod(func(s *SteadyParams) { s.FormalEnd = 0.5 }), "before the steady span start"},
 		{"unknown method", reqs, mod(func(s *SteadyParams) { s.Method = "simpson" }), `"simpson"`},
+		{"unknown span start", reqs, mod(func(s *SteadyParams) { s.SpanStart = "first_token" }), `span start "first_token" is not first_completion or earliest_first_token`},
 		{"nil request", append(seqRequests([]int{1}), nil), good, "request 1 is nil"},
 		{"outside power data", seqRequests(make20(10)), good, "outside"},
 	}

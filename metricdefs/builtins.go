@@ -14,19 +14,27 @@ import (
 
 // SteadyView is what steady_state() returns to expressions.
 type SteadyView struct {
-	Reached        bool      `expr:"reached"`
-	Reason         string    `expr:"reason"`
-	StartIndex     int       `expr:"start_index"`
-	EndIndex       int       `expr:"end_index"`
-	StartRequestID string    `expr:"start_request_id"`
-	EndRequestID   string    `expr:"end_request_id"`
-	Start          float64   `expr:"start"`
-	End            float64   `expr:"end"`
-	EnergyJ        float64   `expr:"energy_j"`
-	Tokens         float64   `expr:"tokens"`
-	JPerToken      float64   `expr:"j_per_token"`
-	Windows        int       `expr:"windows"`
-	WindowCVs      []float64 `expr:"window_cvs"`
+	Reached        bool   `expr:"reached"`
+	Reason         string `expr:"reason"`
+	StartIndex     int    `expr:"start_index"`
+	EndIndex       int    `expr:"end_index"`
+	StartRequestID string `expr:"start_request_id"`
+	EndRequestID   string `expr:"end_request_id"`
+	// SpanStart is the reading of the span's start: first_completion (the
+	// completion of the first qualifying window's first request) or
+	// earliest_first_token (the earliest first token among its requests).
+	SpanStart string    `expr:"span_start"`
+	Start     float64   `expr:"start"`
+	End       float64   `expr:"end"`
+	EnergyJ   float64   `expr:"energy_j"`
+	Tokens    float64   `expr:"tokens"`
+	JPerToken float64   `expr:"j_per_token"`
+	Windows   int       `expr:"windows"`
+	WindowCVs []float64 `expr:"window_cvs"`
+	// Window and CVMax are the parameters searched with, so that what
+	// draws the result needs no other source for them.
+	Window int     `expr:"window"`
+	CVMax  float64 `expr:"cv_max"`
 }
 
 // ReleaseView is what release() returns to expressions.
@@ -117,41 +125,10 @@ func methodBuiltinDefs() []builtinDef {
 			types: []any{new(func(context.Context, []*record.Request, float64, float64) float64), new(func(context.Context, []any, float64, float64) float64)},
 		},
 		{
-			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method) {reached, reason, start_index, end_index, start_request_id, end_request_id, start, end, energy_j, tokens, j_per_token, windows, window_cvs}`, `steady-state search over successful formal requests in completion order (docs/methodology.md: windows of W requests sliding by one, CV of per-request J/token)`},
-			fn: func(p ...any) (any, error) {
-				d, err := dataFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				pd, err := powerFrom(p[0].(context.Context))
-				if err != nil {
-					return nil, err
-				}
-				reqs, err := toRequests(p[1])
-				if err != nil {
-					return nil, fmt.Errorf("steady_state: %w", err)
-				}
-				w, _ := toFloat(p[2])
-				cv, _ := toFloat(p[3])
-				mw, _ := toFloat(p[4])
-				end, _ := toFloat(p[5])
-				if w != math.Trunc(w) || w < 2 {
-					return nil, fmt.Errorf("steady_state: window must be an integer ≥ 2, got %v", w)
-				}
-				if mw != math.Trunc(mw) || mw < 1 {
-					return nil, fmt.Errorf("steady_state: min_windows must be an integer ≥ 1, got %v", mw)
-				}
-				s, err := pd.SteadyState(reqs, measure.SteadyParams{Window: int(w), CVMax: cv, MinWindows: int(mw), FormalEnd: end, Method: p[6].(string), Shapes: d.shapes})
-				if err != nil {
-					return nil, err
-				}
-				return SteadyView{
-					Reached: s.Reached, Reason: s.Reason, StartIndex: s.StartIndex, EndIndex: s.EndIndex,
-					StartRequestID: s.StartRequestID, EndRequestID: s.EndRequestID, Start: s.Start, End: s.End,
-					EnergyJ: s.EnergyJ, Tokens: s.Tokens, JPerToken: s.JPerToken, Windows: s.Windows, WindowCVs: s.WindowCVs,
-				}, nil
-			},
-			types: []any{new(func(context.Context, []any, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []*record.Request, float64, float64, float64, float64, string) SteadyView)},
+			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method[, span_start]) {reached, reason, start_index, end_index, start_request_id, end_request_id, span_start, start, end, energy_j, tokens, j_per_token, windows, window_cvs, window, cv_max}`,
+				`steady-state search over successful formal requests in completion order (docs/methodology.md: windows of W requests sliding by one, CV of per-request J/token); the span starts at the completion of the first qualifying window's first request (span_start "first_completion", the default) or at the earliest first token among its requests ("earliest_first_token"); window and cv_max are those searched with`},
+			fn:    steadyStateBuiltin,
+			types: []any{new(func(context.Context, []any, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []*record.Request, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []any, float64, float64, float64, float64, string, string) SteadyView), new(func(context.Context, []*record.Request, float64, float64, float64, float64, string, string) SteadyView)},
 		},
 		{
 			Builtin: Builtin{"release", `release(from, to, tolerance, hold_s, mem_tolerance_bytes) {closed, complete_at, power_settled_at, memory_released_at, exited_at, reason, recording_ended}`, `release-complete detection after the formal stage: latest of engine exit (event engine_exited), GPU memory back to its baseline-stage level, and the first time from which every device stays within ±tolerance of its baseline-stage power for hold_s; recording_ended: power was back in the band but the samples end before the hold could be seen (the stage had room for it)`},
@@ -264,4 +241,49 @@ func twoFloats(x, y any) (float64, float64, error) {
 		return 0, 0, fmt.Errorf("interval bound is NaN")
 	}
 	return a, b, nil
+}
+
+// steadyStateBuiltin is steady_state(): p is the evaluation context, the
+// requests, window, cv_max, min_windows, formal_end, method and, when
+// given, the span's start.
+func steadyStateBuiltin(p ...any) (any, error) {
+	d, err := dataFrom(p[0].(context.Context))
+	if err != nil {
+		return nil, err
+	}
+	pd, err := powerFrom(p[0].(context.Context))
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := toRequests(p[1])
+	if err != nil {
+		return nil, fmt.Errorf("steady_state: %w", err)
+	}
+	w, _ := toFloat(p[2])
+	cv, _ := toFloat(p[3])
+	mw, _ := toFloat(p[4])
+	end, _ := toFloat(p[5])
+	if w != math.Trunc(w) || w < 2 {
+		return nil, fmt.Errorf("steady_state: window must be an integer ≥ 2, got %v", w)
+	}
+	if mw != math.Trunc(mw) || mw < 1 {
+		return nil, fmt.Errorf("steady_state: min_windows must be an integer ≥ 1, got %v", mw)
+	}
+	var spanStart measure.SpanStart
+	if len(p) > 7 {
+		if spanStart, err = measure.ParseSpanStart(p[7].(string)); err != nil {
+			return nil, fmt.Errorf("steady_state: %w", err)
+		}
+	}
+	s, err := pd.SteadyState(reqs, measure.SteadyParams{Window: int(w), CVMax: cv, MinWindows: int(mw), FormalEnd: end,
+		Method: p[6].(string), SpanStart: spanStart, Shapes: d.shapes})
+	if err != nil {
+		return nil, err
+	}
+	return SteadyView{
+		Reached: s.Reached, Reason: s.Reason, StartIndex: s.StartIndex, EndIndex: s.EndIndex,
+		StartRequestID: s.StartRequestID, EndRequestID: s.EndRequestID, SpanStart: string(s.SpanStart), Start: s.Start, End: s.End,
+		EnergyJ: s.EnergyJ, Tokens: s.Tokens, JPerToken: s.JPerToken, Windows: s.Windows, WindowCVs: s.WindowCVs,
+		Window: int(w), CVMax: cv,
+	}, nil
 }

@@ -65,9 +65,18 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		{"attribute_resident", `attribute_resident(requests, "trapz")[0].energy_j`, 325},
 		{"attribute_resident_jpt", `attribute_resident(requests, "trapz")[1].j_per_token`, 8.125},
 		// One window of 2 with J/token [7.5, 7.5]: CV 0, reached at request
-		// 1; span [2, 8]: 600 J over 80 tokens.
-		{"steady", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").j_per_token`, 7.5},
-		{"steady_start", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").start`, 2},
+		// 1 (r1, done at 6); span from r1's completion: [6, 8]: 200 J over
+		// r2's 20 tokens of [6, 8] (40 spread over [4, 8]) = 10 J/token.
+		{"steady", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").j_per_token`, 10},
+		{"steady_start", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").start`, 6},
+		{"steady_start_first_completion", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz", "first_completion").start`, 6},
+		// The earlier reading: from the earliest first token (r1's, 2):
+		// [2, 8]: 600 J over 80 tokens.
+		{"steady_earliest", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz", "earliest_first_token").j_per_token`, 7.5},
+		{"steady_earliest_start", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz", "earliest_first_token").start`, 2},
+		// The parameters searched with come back with the result.
+		{"steady_window", `float(steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").window)`, 2},
+		{"steady_cv_max", `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").cv_max`, 0.03},
 		// Power in band (flat at its baseline) from 8, held 1 s up to 9 ≤ 10;
 		// memory at its baseline level (1e9) at 8; exit at 9 → max = 9.
 		{"release", `release(8, 10, 0.05, 1, 0).complete_at`, 9},
@@ -157,5 +166,25 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		if p := res.Values[c].Passed; p == nil || !*p {
 			t.Errorf("check %s did not pass: %+v", c, res.Values[c])
 		}
+	}
+}
+
+// TestSteadyStateSpanStartArgument: the span's start is read from the
+// seventh argument; the result says which reading it used, and a name
+// other than the two readings is an error that lists them.
+func TestSteadyStateSpanStartArgument(t *testing.T) {
+	res, err := evalDefs(t, builtinRun(t),
+		Def{Name: "default", Kind: KindDerived, Expr: `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz").span_start`},
+		Def{Name: "earliest", Kind: KindDerived, Expr: `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz", "earliest_first_token").span_start`},
+		Def{Name: "bad", Kind: KindDerived, Expr: `steady_state(requests, 2, 0.03, 1, stages.formal.end, "trapz", "first_token")`},
+	)
+	if err == nil || !strings.Contains(err.Error(), `steady_state: span start "first_token" is not first_completion or earliest_first_token`) {
+		t.Errorf("error %v, want one naming the span start and the two readings", err)
+	}
+	if got := res.Values["default"].Value; got != "first_completion" {
+		t.Errorf("default span_start = %v, want first_completion", got)
+	}
+	if got := res.Values["earliest"].Value; got != "earliest_first_token" {
+		t.Errorf("span_start = %v, want earliest_first_token", got)
 	}
 }

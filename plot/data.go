@@ -18,12 +18,9 @@ import (
 	"github.com/joulebench/joulebench/measure"
 )
 
-// Defaults when the run's parameters do not say.
-const (
-	DefaultWindow    = 100
-	DefaultCVMax     = 0.03
-	DefaultTolerance = 0.05
-)
+// DefaultTolerance is the release band when the run's parameters do not
+// say.
+const DefaultTolerance = 0.05
 
 // XY is one point.
 type XY struct{ X, Y float64 }
@@ -78,10 +75,14 @@ type Data struct {
 	JPerToken []XY
 	// CV is the rolling CV over Window consecutive J/token values, at the
 	// number of the window's last request.
-	CV    []XY
+	CV []XY
+	// CVMax is the threshold the steady-state search used (its result's
+	// cv_max); 0 when the results hold no steady-state search.
 	CVMax float64
-	// Window is the rolling window used (the profile's, or fewer when
-	// there are fewer requests).
+	// Window is the rolling window used: the steady-state search's (its
+	// result's window, the run's parameter as its profile passed it), or
+	// fewer when there are fewer requests; 0 when the results hold no
+	// steady-state search.
 	Window int
 	// SteadyFirst and SteadyLast are the request numbers of the
 	// steady-state window; 0 when none.
@@ -110,7 +111,6 @@ func Prepare(run *record.Run, res *record.Results) (*Data, error) {
 		RunID:     m.RunID,
 		Simulated: m.Simulated,
 		Tolerance: paramFloat(m.Parameters, "release_tolerance", DefaultTolerance),
-		CVMax:     paramFloat(m.Parameters, "cv_max", DefaultCVMax),
 	}
 	d.Title = fmt.Sprintf("run %s · %s · %s", m.RunID, orDash(m.Engine.Kind), orDash(m.Engine.Model))
 	switch {
@@ -125,7 +125,6 @@ func Prepare(run *record.Run, res *record.Results) (*Data, error) {
 	case m.Simulated:
 		d.Title = "SIMULATED · " + d.Title
 	}
-	window := int(paramFloat(m.Parameters, "window", DefaultWindow))
 	method := measure.MethodAuto
 	if s, ok := m.Parameters["formal_energy_method"].(string); ok && s != "" {
 		method = s
@@ -147,7 +146,7 @@ func Prepare(run *record.Run, res *record.Results) (*Data, error) {
 		d.Boundary = boundary(m.Hardware.Devices, pd.Devices())
 		d.baselines(m, pd)
 	}
-	d.steady(res)
+	window := d.steady(res)
 	d.engine(run.EngineMetrics)
 	if pd != nil {
 		d.requests(run, pd, window, method)
@@ -364,10 +363,17 @@ func (d *Data) baselines(m record.Meta, pd *measure.PowerData) {
 // as the steady_state() built-in returns it (reached, start, end,
 // start_index, end_index), such as benchmark-1.0's derived value steady,
 // so that the window is drawn for every profile that searches for it.
-func (d *Data) steady(res *record.Results) {
+// The search's window and cv_max come from its result, the values the
+// run's profile searched with (its archived parameters): it returns the
+// window and sets CVMax, 0 and 0 when the results hold no search.
+func (d *Data) steady(res *record.Results) (window int) {
 	if res == nil {
 		d.Notes = append(d.Notes, "run not evaluated: no steady-state window")
-		return
+		return 0
+	}
+	sv, _, found := steadyValue(res)
+	if found && sv.window >= 2 && sv.cvMax > 0 {
+		window, d.CVMax = sv.window, sv.cvMax
 	}
 	start, ok1 := resultNumber(res, "steady_window_start")
 	end, ok2 := resultNumber(res, "steady_window_end")
@@ -398,12 +404,17 @@ func (d *Data) steady(res *record.Results) {
 	if okL {
 		d.SteadyLast = int(last)
 	}
+	return window
 }
 
 // steadyWindow is a steady_state() result found among the values.
 type steadyWindow struct {
 	reached                 bool
 	start, end, first, last float64
+	// window and cvMax are what the search used; 0 when the result does
+	// not say.
+	window int
+	cvMax  float64
 }
 
 // steadyValue finds a value shaped as a steady_state() result, preferring
@@ -432,6 +443,12 @@ func steadyValue(res *record.Results) (w steadyWindow, why string, found bool) {
 		w = steadyWindow{reached: reached, start: s, end: e}
 		w.first, _ = num("start_index")
 		w.last, _ = num("end_index")
+		if win, ok := num("window"); ok && win == math.Trunc(win) && win >= 2 && win <= math.MaxInt32 {
+			w.window = int(win)
+		}
+		if cv, ok := num("cv_max"); ok && cv > 0 {
+			w.cvMax = cv
+		}
 		if !reached {
 			why = "no steady-state window"
 			if rs, _ := m["reason"].(string); rs != "" {
@@ -506,6 +523,10 @@ func (d *Data) requests(run *record.Run, pd *measure.PowerData, window int, meth
 		}
 		d.JPerToken = append(d.JPerToken, XY{float64(i + 1), att[i].JPerToken})
 		xs = append(xs, att[i].JPerToken)
+	}
+	if window < 2 {
+		d.Notes = append(d.Notes, "no steady-state search in the results: no rolling CV (its window and cv_max are the search's)")
+		return
 	}
 	d.Window = min(window, len(xs))
 	if d.Window < 2 {

@@ -461,6 +461,16 @@ func (d *Data) jPerTokenPlot() *gplot.Plot {
 
 // cvPlot is the bottom panel: rolling CV and the threshold.
 func (d *Data) cvPlot(rec *Layout) *gplot.Plot {
+	if d.CVMax <= 0 || d.Window < 2 {
+		// No steady-state search in the results: no window, no threshold.
+		p := newPlot("rolling CV of J/token", "request number (completion order)", "CV")
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+		if n := len(d.JPerToken); n > 0 {
+			p.X.Max = d.JPerToken[n-1].X
+		}
+		p.Add(&message{text: "no rolling CV: the results hold no steady-state search (its window and cv_max)"})
+		return p
+	}
 	title := fmt.Sprintf("rolling CV of J/token over %d requests; steady state needs windows under %s", d.Window,
 		strconv.FormatFloat(d.CVMax, 'g', 4, 64))
 	p := newPlot(title, "request number (completion order)", "CV")

@@ -79,9 +79,19 @@ func sampleRun(t *testing.T) *archive.Run {
 	return run
 }
 
+// sampleResults are benchmark-1.5's results on sampleRun: the
+// steady_window_* metrics, and the steady_state() result with the window
+// and cv_max it searched with.
 func sampleResults() *archive.Results {
+	return steadyResults(100, 0.03)
+}
+
+// steadyResults are sampleResults with the search's window and cv_max.
+func steadyResults(window int64, cvMax float64) *archive.Results {
 	num := func(v any) archive.Result { return archive.Result{Kind: "metric", Value: v} }
-	return &archive.Results{Values: map[string]archive.Result{
+	return &archive.Results{Order: []string{"steady"}, Values: map[string]archive.Result{
+		"steady": {Kind: "derived", Value: map[string]any{"reached": true, "start": base + 25.0, "end": base + 40.0,
+			"start_index": int64(50), "end_index": int64(300), "window": window, "cv_max": cvMax}},
 		"steady_window_start":         num(base + 25.0),
 		"steady_window_end":           num(base + 40.0),
 		"steady_window_first_request": num(int64(50)),
@@ -135,11 +145,48 @@ func TestPrepare(t *testing.T) {
 	}
 
 	// A window larger than the run: as many requests as there are.
-	run := sampleRun(t)
-	run.Meta.Parameters["window"] = 500.0
-	d, _ = Prepare(run, nil)
-	if d.Window != 300 || len(d.CV) != 1 || d.Steady != nil || len(d.Notes) == 0 {
-		t.Errorf("window %d, CV %d, steady %v, notes %v", d.Window, len(d.CV), d.Steady, d.Notes)
+	d, _ = Prepare(sampleRun(t), steadyResults(500, 0.03))
+	if d.Window != 300 || len(d.CV) != 1 {
+		t.Errorf("window %d, CV %d", d.Window, len(d.CV))
+	}
+}
+
+// The rolling CV's window and threshold are those the steady-state search
+// used (its result's window and cv_max), whatever run.json's parameters
+// named window and cv_max say; without a search in the results there is
+// no rolling CV and no threshold, and a note says why (no default
+// window of 100 or threshold of 0.03 stands in).
+func TestRollingCVFromSteadySearch(t *testing.T) {
+	run := sampleRun(t) // parameters window 100, cv_max 0.03
+	d, err := Prepare(run, steadyResults(20, 0.05))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 300 J/token values, windows of 20: 300 − 20 + 1 = 281 CVs, the first
+	// at request 20.
+	if d.Window != 20 || d.CVMax != 0.05 || len(d.CV) != 281 || d.CV[0].X != 20 {
+		t.Errorf("window %d, cv_max %v, %d CVs; want 20, 0.05, 281", d.Window, d.CVMax, len(d.CV))
+	}
+	delete(run.Meta.Parameters, "window")
+	delete(run.Meta.Parameters, "cv_max")
+	if d, _ = Prepare(run, steadyResults(20, 0.05)); d.Window != 20 || d.CVMax != 0.05 {
+		t.Errorf("without the parameters: window %d, cv_max %v; want 20, 0.05", d.Window, d.CVMax)
+	}
+	for name, res := range map[string]*archive.Results{"not evaluated": nil, "no search": {Values: map[string]archive.Result{}}} {
+		run.Meta.Parameters["window"], run.Meta.Parameters["cv_max"] = 100.0, 0.03
+		d, err := Prepare(run, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Window != 0 || d.CVMax != 0 || len(d.CV) != 0 || len(d.JPerToken) != 300 ||
+			!slices.ContainsFunc(d.Notes, func(n string) bool { return strings.Contains(n, "no rolling CV") }) {
+			t.Errorf("%s: window %d, cv_max %v, %d CVs, %d J/token, notes %q; want no CV, 300 J/token and a note",
+				name, d.Window, d.CVMax, len(d.CV), len(d.JPerToken), d.Notes)
+		}
+		var buf bytes.Buffer
+		if err := Render(&buf, d, "svg", DefaultOptions); err != nil || !strings.Contains(buf.String(), "no rolling CV") {
+			t.Errorf("%s: render %v; the CV panel does not say why it is empty", name, err)
+		}
 	}
 }
 

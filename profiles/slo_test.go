@@ -72,28 +72,34 @@ var sloMetrics = []string{"slo_attainment", "goodput_rps", "goodput_tok_s", "j_p
 // under several SLOs, worked out by hand from the table above. The
 // steady-state search (window 2, min_windows 2, cv_max 10) starts at the
 // first window: r4 has no generation interval and is in no window, so the
-// windows are {r1, r2} and {r3, r6}; the span is [100.125 (r1's first
-// token), 110], energy 200 × 9.875 = 1975 J, and every request's tokens
-// lie in it.
+// windows are {r1, r2} and {r3, r6} (completion order r1, r4, r2, r3, r6);
+// the span runs from the completion of r1, the window's first request, to
+// the formal end: [101.125, 110], energy 200 × 8.875 = 1775 J. In it: none
+// of r1's tokens (it ends at 101.125), 21 × (102.5 − 101.125) / 2 =
+// 14.4375 of r2's (spread over [100.5, 102.5]), r4's 1 (at 102.375), and
+// all of r3's and r6's.
 func TestSLOHandValues(t *testing.T) {
 	cases := []struct {
 		name string
 		sets map[string]string
-		// good requests' count and tokens; nil want: not applicable
-		good, tokens float64
+		// good requests' count and tokens, and their tokens in the steady
+		// span; 0 tokens: the J/token is not applicable
+		good, tokens, steadyTokens float64
 	}{
-		// TPOT ≤ 150: r1 (100), r2 (100), r4 (0, one token): 3 of 5, 11+21+1 tokens.
-		{"tpot", map[string]string{"slo_tpot_ms": "150"}, 3, 33},
-		// TTFT ≤ 300 and TPOT ≤ 150: r1 only (r2 TTFT 500, r4 TTFT 375).
-		{"ttft and tpot", map[string]string{"slo_ttft_ms": "300", "slo_tpot_ms": "150"}, 1, 11},
-		// E2E ≤ 2000: r1 (1125), r4 (375).
-		{"e2e", map[string]string{"slo_e2e_ms": "2000"}, 2, 12},
+		// TPOT ≤ 150: r1 (100), r2 (100), r4 (0, one token): 3 of 5, 11+21+1
+		// tokens; in the span 0 + 14.4375 + 1.
+		{"tpot", map[string]string{"slo_tpot_ms": "150"}, 3, 33, 15.4375},
+		// TTFT ≤ 300 and TPOT ≤ 150: r1 only (r2 TTFT 500, r4 TTFT 375),
+		// none of whose tokens is in the span.
+		{"ttft and tpot", map[string]string{"slo_ttft_ms": "300", "slo_tpot_ms": "150"}, 1, 11, 0},
+		// E2E ≤ 2000: r1 (1125), r4 (375); in the span r4's 1.
+		{"e2e", map[string]string{"slo_e2e_ms": "2000"}, 2, 12, 1},
 		// E2E ≤ 2500 holds at equality: r1, r2 (2500), r4.
-		{"e2e bound inclusive", map[string]string{"slo_e2e_ms": "2500"}, 3, 33},
+		{"e2e bound inclusive", map[string]string{"slo_e2e_ms": "2500"}, 3, 33, 15.4375},
 		// TPOT ≤ 1: only r4, whose single token has TPOT 0.
-		{"one-token request has TPOT 0", map[string]string{"slo_tpot_ms": "1"}, 1, 1},
+		{"one-token request has TPOT 0", map[string]string{"slo_tpot_ms": "1"}, 1, 1, 1},
 		// TTFT ≤ 1: nobody.
-		{"none meets", map[string]string{"slo_ttft_ms": "1"}, 0, 0},
+		{"none meets", map[string]string{"slo_ttft_ms": "1"}, 0, 0, 0},
 	}
 	for _, prof := range []string{"benchmark-1.0", "benchmark-1.5"} {
 		for _, c := range cases {
@@ -110,7 +116,9 @@ func TestSLOHandValues(t *testing.T) {
 				}
 				if c.tokens > 0 {
 					want["j_per_good_token"] = 2000 / c.tokens
-					want["j_per_good_token_steady"] = 1975 / c.tokens
+				}
+				if c.steadyTokens > 0 {
+					want["j_per_good_token_steady"] = 1775 / c.steadyTokens
 				}
 				for _, m := range sloMetrics {
 					w, ok := want[m]
@@ -144,8 +152,12 @@ func TestSLOUnset(t *testing.T) {
 }
 
 // TestEngineStateHand: engine_metrics.jsonl of sloRun with two engines
-// (label engine 0 and 1) scraped every 2 s from 99 to 111 s. Inside the
-// steady-state window [100.125, 110] are the scrapes 101 … 109 s:
+// (label engine 0 and 1) scraped every 2 s from 99 to 111 s. The steady
+// span is taken as the earlier reading (steady_span_start
+// earliest_first_token): from the earliest first token of its first window
+// {r1, r2}, r1's at 100.125, so that the scrape at 101 s is inside (from
+// r1's completion at 101.125 it would not be). Inside [100.125, 110] are
+// the scrapes 101 … 109 s:
 //
 //	running (summed over engines): 3+1, 2+2, 1+1, 1+0, 1+0 = 4, 4, 2, 1, 1 → mean 12/5 = 2.4
 //	waiting (summed):              0+1, 0, 0, 0, 0                        → mean 1/5 = 0.2
@@ -194,7 +206,7 @@ func TestEngineStateHand(t *testing.T) {
 					}
 				}
 				c.edit(run)
-				sets := map[string]string{"window": "2", "min_windows": "2", "cv_max": "10"}
+				sets := map[string]string{"window": "2", "min_windows": "2", "cv_max": "10", "steady_span_start": "earliest_first_token"}
 				res := evalProfile(t, prof, run, sets)
 				for m, w := range map[string]float64{"mean_running_batch": 2.4, "mean_waiting_requests": 0.2,
 					"mean_kv_cache_usage_pct": 89, "max_kv_cache_usage_pct": 95, "engine_max_batch": 4} {

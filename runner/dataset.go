@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
 	"github.com/joulebench/joulebench/workload"
@@ -77,8 +78,14 @@ func (r *Runner) resolveDataset(ctx context.Context) (string, error) {
 // reach steady state: it sends fewer successful formal requests than
 // window × min_windows (its parameters). A profile with the parameter
 // accept_unsteady (benchmark-1.0, -1.5) makes that an error unless the
-// parameter is true; any other profile gets a warning on warn.
+// parameter is true; any other profile gets a warning on warn. A
+// steady_span_start that names no reading is an error too.
 func SteadyFeasible(l *workflow.Loaded, d *steps.Deps, warn io.Writer) error {
+	if s, ok := l.Params["steady_span_start"].(string); ok {
+		if _, err := measure.ParseSpanStart(s); err != nil {
+			return WithCode(CodeInvalid, fmt.Errorf("parameter steady_span_start: %w", err))
+		}
+	}
 	window, ok1 := paramInt(l, "window")
 	minWin, ok2 := paramInt(l, "min_windows")
 	if !ok1 || !ok2 {

@@ -160,11 +160,17 @@ func TestCompareCLIErrors(t *testing.T) {
 }
 
 // With window 2, one window and a CV bound of 10, run-small reaches steady
-// state at request 1: the span runs from the earliest first token of
-// requests 1–2 (t=11) to the formal end (t=20): 9 s × 100 W = 900 J over
-// requests 1…4, so e_ss = 225 J. E_startup = 500 J, E_release = 100 J.
-// E(10) = 500 + 10·225 + 100 = 2850 J; fixed share under 10 % when
-// 600/(600 + 225N) < 0.1 ⇔ N > 24 → 25; under 1 % ⇔ N > 264 → 265.
+// state at request 1 (f0): the span runs from its completion (t=15) to the
+// formal end (t=20): 5 s × 100 W = 500 J. The requests in it, each by its
+// share of tokens generated there (uniform over [first, done]): f0 [11,15]
+// 0, f1 [12,16] 1/4, f2 [13,18] 3/5, f3 [15,20] 1 → 1.85, so e_ss =
+// 500/1.85 ≈ 270.27 J. E_startup = 500 J, E_release = 100 J. E(10) = 500 +
+// 10·500/1.85 + 100 ≈ 3302.7 J; fixed share under 10 % when
+// 600/(600 + (500/1.85)N) < 0.1 ⇔ N > 540·1.85/500 = 19.98 → 20; under
+// 1 % ⇔ N > 594·1.85/50 = 219.78 → 220. (With steady_span_start
+// earliest_first_token, a parameter of the built-in profile, not of the one
+// archived with run-small, the span starts at f0's first token, t=11:
+// 900 J over all 4 requests, e_ss 225 J, thresholds 25 and 265.)
 func TestEstimateCLI(t *testing.T) {
 	steady := []string{"--set", "release_hold=5s", "--set", "window=2", "--set", "min_windows=1", "--set", "cv_max=10"}
 	out, errOut, code := runCLI6(t, append([]string{"estimate", smallRun, "--requests", "10,1000", "--format", "json"}, steady...)...)
@@ -175,9 +181,20 @@ func TestEstimateCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &est); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
-	if est.StartupJ != 500 || est.ReleaseJ != 100 || est.SteadyEnergyJ != 900 || est.SteadyRequests != 4 || est.PerRequestJ != 225 ||
-		est.Points[0].EnergyJ != 2850 || est.Thresholds[0].N != 25 || est.Thresholds[1].N != 265 {
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
+	if est.StartupJ != 500 || est.ReleaseJ != 100 || est.SteadyEnergyJ != 500 || !near(est.SteadyRequests, 1.85) ||
+		!near(est.PerRequestJ, 500/1.85) || !near(est.Points[0].EnergyJ, 600+10*500/1.85) ||
+		est.Thresholds[0].N != 20 || est.Thresholds[1].N != 220 {
 		t.Errorf("estimate = %+v", est)
+	}
+	out, errOut, code = runCLI6(t, append([]string{"estimate", smallRun, "--requests", "10", "--format", "json", "--profile", "benchmark-1.5", "--set", "steady_span_start=earliest_first_token"}, steady...)...)
+	est = compare.Estimate{}
+	if err := json.Unmarshal([]byte(out), &est); err != nil || code != 0 {
+		t.Fatalf("exit %d, json: %v\n%s\n%s", code, err, out, errOut)
+	}
+	if est.SteadyEnergyJ != 900 || est.SteadyRequests != 4 || est.PerRequestJ != 225 || est.Points[0].EnergyJ != 2850 ||
+		est.Thresholds[0].N != 25 || est.Thresholds[1].N != 265 {
+		t.Errorf("estimate, earliest_first_token = %+v", est)
 	}
 	out, _, code = runCLI6(t, append([]string{"estimate", smallRun}, steady...)...)
 	if code != 0 || !strings.Contains(out, "measured values take precedence") || !strings.Contains(out, "SIMULATED") {

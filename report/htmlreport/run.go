@@ -147,7 +147,7 @@ func buildRun(in RunInput) (*runView, error) {
 			v.Excluded = res.ExcludeReason
 		}
 		v.results(res)
-		v.Steady = steadyNote(res, m.Parameters)
+		v.Steady = steadyNote(res)
 	} else {
 		v.Notes = append(v.Notes, "run not evaluated: no metrics or checks")
 	}
@@ -200,10 +200,12 @@ func (v *runView) results(res *record.Results) {
 	}
 }
 
-// steadyNote says where steady state starts and the CV of each of its
-// windows, from the results' derived value "steady" (benchmark-1.5's
-// steady_state()); empty when the profile has none.
-func steadyNote(res *record.Results, params map[string]any) string {
+// steadyNote says where steady state starts, where its span starts and
+// the CV of each of its windows, from the results' derived value "steady"
+// (the profile's steady_state(), which returns the window and cv_max it
+// searched with: the run's parameters as its profile passed them); empty
+// when the profile has none.
+func steadyNote(res *record.Results) string {
 	r, ok := res.Values["steady"]
 	if !ok || r.Value == nil {
 		return ""
@@ -213,8 +215,11 @@ func steadyNote(res *record.Results, params map[string]any) string {
 		Reason     string    `json:"reason"`
 		StartIndex int       `json:"start_index"`
 		EndIndex   int       `json:"end_index"`
+		SpanStart  string    `json:"span_start"`
 		Windows    int       `json:"windows"`
 		WindowCVs  []float64 `json:"window_cvs"`
+		Window     int       `json:"window"`
+		CVMax      float64   `json:"cv_max"`
 	}
 	b, err := json.Marshal(r.Value)
 	if err != nil || json.Unmarshal(b, &st) != nil {
@@ -227,8 +232,15 @@ func steadyNote(res *record.Results, params map[string]any) string {
 	for i, c := range st.WindowCVs {
 		cvs[i] = strconv.FormatFloat(c, 'f', 5, 64)
 	}
-	return fmt.Sprintf("Steady state from request %d to %d in completion order: %d windows of %s requests, CV of each window %s (threshold %s).",
-		st.StartIndex, st.EndIndex, st.Windows, paramString(params["window"]), strings.Join(cvs, ", "), paramString(params["cv_max"]))
+	note := fmt.Sprintf("Steady state from request %d to %d in completion order: %d windows of %d requests, CV of each window %s (threshold %s)",
+		st.StartIndex, st.EndIndex, st.Windows, st.Window, strings.Join(cvs, ", "), strconv.FormatFloat(st.CVMax, 'g', -1, 64))
+	switch st.SpanStart {
+	case "first_completion":
+		note += fmt.Sprintf("; the span starts at the completion of request %d (steady_span_start first_completion)", st.StartIndex)
+	case "earliest_first_token":
+		note += "; the span starts at the earliest first token among the requests of the first window (steady_span_start earliest_first_token)"
+	}
+	return note + "."
 }
 
 // boundary says whose power the figures cover: the devices of each
