@@ -37,6 +37,8 @@ type engineEnv struct {
 	// ReadyTimeout bounds the wait for an --engine-url server to list its
 	// model when --model is not given (0: defaultReadyTimeout).
 	ReadyTimeout time.Duration
+	// GPU is the simulated GPUs' settings (nil: their defaults).
+	GPU *simtel.GPUSettings
 }
 
 // defaultReadyTimeout is start_engine's default ready_timeout.
@@ -295,6 +297,9 @@ func (r *Runner) setupSim(env engineEnv) (*EngineSetup, error) {
 		simCfg.Model = m
 	}
 	simCfg.Log = env.EngineLog
+	if env.GPU != nil {
+		telCfg.Settings, simCfg.GPU = env.GPU, env.GPU
+	}
 	eng := simengine.New(simCfg)
 	clock := env.Clock
 	model := eng.Config().Model // the simulator serves an id that contains "sim"

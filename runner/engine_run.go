@@ -52,6 +52,9 @@ type engineRun struct {
 	telInfo   archive.TelemetryInfo
 	rc        *workflow.RunContext
 
+	// gpu is the run's GPU settings (nil: none asked).
+	gpu *gpuRun
+
 	// closers run in reverse order when the run ends.
 	closers []closer
 	// finished: failEarly wrote the run's final status.
@@ -307,6 +310,7 @@ func (e *engineRun) buildEngine(ctx context.Context) error {
 	e.clock = workflow.NewClock()
 	es, err := e.r.setupEngine(engineEnv{RunID: e.runID, RunDir: e.dir, EngineLog: e.engineLog, Clock: e.clock, Quick: e.quick,
 		Note:         func(msg string) { e.log.Info().Str("component", "engine").Msg(msg) },
+		GPU:          e.simGPU(),
 		ReadyTimeout: readyTimeout(e.l)})
 	if err != nil {
 		return e.failEarly(ctx, err)

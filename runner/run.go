@@ -29,6 +29,10 @@ type Runner struct {
 	// cooldown is the cooldown that preceded the next run, for its
 	// run.json.
 	cooldown *cooldownResult
+	// gpuSets are the --set values of gpu_power_limit_w and gpu_clocks,
+	// taken out of the profile's (gpuSetsGiven: either was given).
+	gpuSets      [2]string
+	gpuSetsGiven bool
 }
 
 // New checks spec's hooks and fills in its defaults.
@@ -82,6 +86,7 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	sets, r.gpuSets[0], r.gpuSets[1], r.gpuSetsGiven = splitGPUSets(sets)
 	if s.Sweep != "" {
 		if s.OutputFile != "" {
 			return nil, Invalidf("--output-file writes one run's results: with --sweep, give each run's archive to analyze --output-file")
@@ -188,6 +193,9 @@ func (r *Runner) runEngine(ctx context.Context, sets, labelArgs []string, dir st
 	if err := e.prepare(ctx, sets, labelArgs, changed); err != nil {
 		return "", err
 	}
+	if err := e.applyGPU(); err != nil {
+		return "", err
+	}
 	if err := e.open(ctx); err != nil {
 		return e.dir, err
 	}
@@ -207,6 +215,9 @@ func (r *Runner) runEngine(ctx context.Context, sets, labelArgs []string, dir st
 	}
 	if runErr != nil {
 		return e.dir, e.cleanup(ctx, runErr)
+	}
+	if err := e.summariseGPU(); err != nil {
+		return e.dir, err
 	}
 	return e.dir, e.report(ctx)
 }
@@ -229,7 +240,10 @@ func (e *engineRun) prepare(ctx context.Context, sets, labelArgs []string, chang
 	if err := e.prepareRequests(ctx); err != nil {
 		return err
 	}
-	return e.checkFileLimit(e.s.FileLimit)
+	if err := e.checkFileLimit(e.s.FileLimit); err != nil {
+		return err
+	}
+	return e.prepareGPU()
 }
 
 // open creates the archive and logs, builds the engine and starts the
@@ -261,6 +275,9 @@ func (e *engineRun) open(ctx context.Context) (err error) {
 		return err
 	}
 	if err := e.startTelemetry(ctx); err != nil {
+		return err
+	}
+	if err := e.recordGPU(ctx); err != nil {
 		return err
 	}
 	e.startScraper(ctx)

@@ -1,0 +1,228 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
+)
+
+// GPUOptions are the GPU settings a run applies (--gpu-power-limit,
+// --gpu-clocks, or the --set parameters gpu_power_limit_w and gpu_clocks)
+// and where their journal goes.
+type GPUOptions struct {
+	// PowerLimit is W for every GPU or INDEX=W,...; Clocks is MIN,MAX
+	// (MHz) of locked SM clocks. Empty: unchanged.
+	PowerLimit, Clocks string
+	// JournalPath is the restore journal (gpusettings.DefaultJournalPath).
+	// Every run refuses to start while it exists. Empty: no journal is
+	// looked for, and real GPUs cannot be changed.
+	JournalPath string
+	// Open opens the controller of the machine's GPUs (NVML). The
+	// simulated engine's GPUs are changed through the simulator's own
+	// controller unless Open returns one for them (simulated true: tests).
+	// Nil: real GPUs cannot be changed.
+	Open func(simulated bool) (gpusettings.Controller, error)
+}
+
+// gpuRun is a run's GPU settings: the request, its controller and, once
+// applied, the session that restores them.
+type gpuRun struct {
+	req     gpusettings.Request
+	ctl     gpusettings.Controller
+	sim     *simtel.GPUSettings
+	session *gpusettings.Session
+}
+
+// monitorInterval is how often the clock and clock-event reasons of a GPU
+// under a setting are read.
+const monitorInterval = 100 * time.Millisecond
+
+// splitGPUSets takes the GPU settings' parameters out of --set values:
+// they are the run's settings, not the profile's, whatever the profile.
+func splitGPUSets(sets []string) (rest []string, power, clocks string, given bool) {
+	for _, kv := range sets {
+		k, v, _ := strings.Cut(kv, "=")
+		switch strings.TrimSpace(k) {
+		case gpusettings.ParamPowerLimit:
+			power, given = v, true
+		case gpusettings.ParamClocks:
+			clocks, given = v, true
+		default:
+			rest = append(rest, kv)
+		}
+	}
+	return rest, power, clocks, given
+}
+
+// gpuRequest is the run's request: the options, else the --set values,
+// else the profile's own gpu_power_limit_w and gpu_clocks parameters.
+func (e *engineRun) gpuRequest() (gpusettings.Request, error) {
+	o, r := e.s.GPU, e.r
+	power, clocks := o.PowerLimit, o.Clocks
+	if r.gpuSetsGiven {
+		if power != "" || clocks != "" {
+			return gpusettings.Request{}, Invalidf("GPU settings given twice: --gpu-power-limit/--gpu-clocks and --set %s/%s; give one", gpusettings.ParamPowerLimit, gpusettings.ParamClocks)
+		}
+		power, clocks = r.gpuSets[0], r.gpuSets[1]
+	}
+	if power == "" && clocks == "" && e.l != nil {
+		power, clocks = paramString(e.l.Params[gpusettings.ParamPowerLimit]), paramString(e.l.Params[gpusettings.ParamClocks])
+	}
+	req, err := gpusettings.ParseRequest(power, clocks)
+	if err != nil {
+		return req, WithCode(CodeInvalid, err)
+	}
+	return req, nil
+}
+
+func paramString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		if x == 0 {
+			return ""
+		}
+		return fmt.Sprint(x)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// prepareGPU refuses, before anything changes or is created, a run while a
+// restore journal is outstanding and a request some GPU cannot take (no
+// controller, a value out of range, an unsupported device).
+func (e *engineRun) prepareGPU() error {
+	o := e.s.GPU
+	if o.JournalPath != "" {
+		if err := gpusettings.CheckNoJournal(o.JournalPath); err != nil {
+			return WithCode(CodeInvalid, err)
+		}
+	}
+	req, err := e.gpuRequest()
+	if err != nil || req.Empty() {
+		return err
+	}
+	e.gpu = &gpuRun{req: req}
+	var ctl gpusettings.Controller
+	if o.Open != nil {
+		if ctl, err = o.Open(e.simulated); err != nil {
+			return WithCode(CodeInvalid, fmt.Errorf("GPU settings: %w; nothing changed", err))
+		}
+	}
+	switch {
+	case ctl != nil:
+		e.onClose("the GPU settings controller", ctl.Close)
+	case e.simulated:
+		cfg := simtel.DefaultConfig()
+		cfg.Seed = e.s.Engine.Seed
+		e.gpu.sim = simtel.NewGPUSettings(cfg)
+		ctl = e.gpu.sim
+	default:
+		return Invalidf("--gpu-power-limit/--gpu-clocks: this build cannot change GPU settings (no NVML controller); nothing changed")
+	}
+	e.gpu.ctl = ctl
+	devs, err := ctl.Devices()
+	if err != nil {
+		return WithCode(CodeInvalid, fmt.Errorf("GPU settings: %w; nothing changed", err))
+	}
+	if err := gpusettings.Check(req, devs); err != nil {
+		return WithCode(CodeInvalid, err)
+	}
+	return nil
+}
+
+// applyGPU applies the request to every GPU or to none, after the checks
+// and before the run's directory exists, and restores the previous values
+// when the run ends, whatever the path (success, failure, interrupt,
+// panic: the closers run in runEngine's deferred close). A refusal by the
+// driver (no permission) is invalid input; a read-back that differs is a
+// failure. Either way nothing stays changed.
+func (e *engineRun) applyGPU() error {
+	if e.gpu == nil {
+		return nil
+	}
+	runID := e.now().UTC().Format("20060102T150405Z") + "-" + e.l.Profile.Name + "-" + e.engineKind
+	s, err := gpusettings.Apply(e.gpu.ctl, e.gpu.req, gpusettings.ApplyOptions{JournalPath: e.s.GPU.JournalPath, RunID: runID, Now: e.now})
+	if err != nil {
+		if errors.Is(err, gpusettings.ErrNoPermission) || errors.Is(err, gpusettings.ErrNotSupported) {
+			return WithCode(CodeInvalid, err)
+		}
+		return WithCode(CodeFailure, err)
+	}
+	e.gpu.session = s
+	e.onClose("the GPU settings (restore)", s.Restore)
+	fmt.Fprintf(e.s.Messages, "GPU settings applied (%s): %s; restored when the run ends\n", e.gpu.ctl.Name(), describeRequest(e.gpu.req))
+	return nil
+}
+
+func describeRequest(r gpusettings.Request) string {
+	var parts []string
+	if p := r.PowerLimitString(); p != "" {
+		parts = append(parts, "power limit "+p+" W")
+	}
+	if c := r.ClocksString(); c != "" {
+		parts = append(parts, "SM clocks locked at "+c+" MHz")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// recordGPU records the settings in run.json, warns when the power source
+// cannot see the GPUs, and starts reading their clocks.
+func (e *engineRun) recordGPU(ctx context.Context) error {
+	if e.gpu == nil {
+		return nil
+	}
+	s := e.gpu.session
+	if src := e.deps.Source; src != nil {
+		devs, err := src.Devices(ctx)
+		gpu := false
+		for _, d := range devs {
+			gpu = gpu || d.DomainOrGPU() == archive.DomainGPU
+		}
+		if err == nil && !gpu {
+			msg := "the power source sees no GPU (" + src.Name() + "): it cannot tell the GPU settings' effect apart from the rest of its boundary"
+			s.Note(msg)
+			e.log.Warn().Str("component", "gpu-settings").Msg(msg)
+		}
+	}
+	s.StartMonitor(context.WithoutCancel(ctx), e.clock.Now, monitorInterval)
+	rec := s.Record()
+	return e.out.UpdateMeta(func(m *archive.Meta) { m.GPUSettings = &rec })
+}
+
+// summariseGPU records whether the setting bound in the formal stage.
+func (e *engineRun) summariseGPU() error {
+	if e.gpu == nil || e.out == nil {
+		return nil
+	}
+	s := e.gpu.session
+	meta := e.out.Meta()
+	st, ok := meta.StageByName("formal")
+	if !ok {
+		s.StopMonitor()
+		return nil
+	}
+	s.SummariseFormal(st.Start, st.End)
+	rec := s.Record()
+	for _, n := range rec.Notes {
+		fmt.Fprintln(e.s.Messages, "GPU settings: "+n)
+	}
+	return e.out.UpdateMeta(func(m *archive.Meta) { m.GPUSettings = &rec })
+}
+
+// simGPU is the simulated GPUs' settings for the engine's setup (nil:
+// none asked, or not the simulator's controller).
+func (e *engineRun) simGPU() *simtel.GPUSettings {
+	if e.gpu == nil {
+		return nil
+	}
+	return e.gpu.sim
+}
