@@ -11,6 +11,7 @@
 package campaign
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -24,6 +25,7 @@ import (
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -66,6 +68,11 @@ type Matrix struct {
 	// Set maps a profile parameter to the values it takes: each key is an
 	// axis (--set key=value).
 	Set map[string][]string `yaml:"set"`
+	// GPUPowerLimitW and GPUClocks are the GPU settings' axes (each value
+	// a --gpu-power-limit or --gpu-clocks value): the set axes
+	// gpu_power_limit_w and gpu_clocks.
+	GPUPowerLimitW []string `yaml:"gpu_power_limit_w"`
+	GPUClocks      []string `yaml:"gpu_clocks"`
 }
 
 // Engine is a value of the engine axis: `--engine KIND` and its flags.
@@ -258,6 +265,7 @@ func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 	c.validateEngines(d, at)
 	c.validateModels(d, at)
 	c.validateScenariosAndLoads(d, at)
+	c.foldGPUAxes(d, at)
 	c.validateSet(d, at)
 	c.validateExclude(d, at)
 	c.validateSlurm(d, at)
@@ -339,6 +347,41 @@ func (c *Campaign) validateScenariosAndLoads(d *errSink, at func(path ...string)
 		}
 	}
 	validateAxisNames(d, at, "load", len(c.Matrix.Load), func(i int) string { return c.Matrix.Load[i].Name })
+}
+
+// foldGPUAxes makes matrix.gpu_power_limit_w and matrix.gpu_clocks set
+// axes of the same names (runs get --set gpu_power_limit_w=V, which the
+// run takes as its GPU settings with any profile), each value checked as
+// the run will check it.
+func (c *Campaign) foldGPUAxes(d *errSink, at func(path ...string) *yaml.Node) {
+	for _, ax := range []struct {
+		key  string
+		vals []string
+	}{{gpusettings.ParamPowerLimit, c.Matrix.GPUPowerLimitW}, {gpusettings.ParamClocks, c.Matrix.GPUClocks}} {
+		if ax.vals == nil {
+			continue
+		}
+		if _, dup := c.Matrix.Set[ax.key]; dup {
+			d.Errorf(at("matrix", ax.key), "matrix."+ax.key, "given twice: here and as matrix.set.%s; keep one", ax.key)
+			continue
+		}
+		for i, v := range ax.vals {
+			power, clocks := v, ""
+			if ax.key == gpusettings.ParamClocks {
+				power, clocks = "", v
+			}
+			if _, err := gpusettings.ParseRequest(power, clocks); err != nil || strings.TrimSpace(v) == "" {
+				if err == nil {
+					err = errors.New("empty value")
+				}
+				d.Errorf(at("matrix", ax.key, strconv.Itoa(i)), fmt.Sprintf("matrix.%s[%d]", ax.key, i), "%v", err)
+			}
+		}
+		if c.Matrix.Set == nil {
+			c.Matrix.Set = map[string][]string{}
+		}
+		c.Matrix.Set[ax.key] = ax.vals
+	}
 }
 
 // validateSet checks matrix.set: parameters not named like an axis, each
