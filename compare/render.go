@@ -194,6 +194,7 @@ func renderTables(w io.Writer, rep *Report, format string) error {
 		if err := frontierTables(w, format, rep); err != nil {
 			return err
 		}
+		renderGPUSettings(w, format, rep)
 	}
 
 	if err := notApplicableTable(w, format, rep.NotApplicable); err != nil {
