@@ -43,23 +43,6 @@ type gpuRun struct {
 // under a setting are read.
 const monitorInterval = 100 * time.Millisecond
 
-// splitGPUSets takes the GPU settings' parameters out of --set values:
-// they are the run's settings, not the profile's, whatever the profile.
-func splitGPUSets(sets []string) (rest []string, power, clocks string, given bool) {
-	for _, kv := range sets {
-		k, v, _ := strings.Cut(kv, "=")
-		switch strings.TrimSpace(k) {
-		case gpusettings.ParamPowerLimit:
-			power, given = v, true
-		case gpusettings.ParamClocks:
-			clocks, given = v, true
-		default:
-			rest = append(rest, kv)
-		}
-	}
-	return rest, power, clocks, given
-}
-
 // gpuRequest is the run's request: the options, else the --set values,
 // else the profile's own gpu_power_limit_w and gpu_clocks parameters.
 func (e *engineRun) gpuRequest() (gpusettings.Request, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -86,7 +87,7 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sets, r.gpuSets[0], r.gpuSets[1], r.gpuSetsGiven = splitGPUSets(sets)
+	sets, r.gpuSets[0], r.gpuSets[1], r.gpuSetsGiven = gpusettings.SplitSets(sets)
 	if s.Sweep != "" {
 		if s.OutputFile != "" {
 			return nil, Invalidf("--output-file writes one run's results: with --sweep, give each run's archive to analyze --output-file")

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/joulebench/joulebench/campaign"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
 
 // campaignLoader loads campaign files with their run flags checked as the
@@ -18,6 +19,11 @@ func (a *app) campaignLoader() campaign.Loader {
 // (campaignLoader) and each run's profile and --set values.
 func (a *app) campaignChecker() campaign.Checker {
 	return campaign.Checker{Loader: a.campaignLoader(), CheckProfile: func(profile string, sets []string) error {
+		// The GPU settings' --set values are the run's, not the profile's.
+		sets, power, clocks, _ := gpusettings.SplitSets(sets)
+		if _, err := gpusettings.ParseRequest(power, clocks); err != nil {
+			return err
+		}
 		_, _, err := a.profiles().ReadLoad(profile, sets)
 		return err
 	}}

@@ -151,3 +151,21 @@ func parseClocks(s string) (*Clocks, error) {
 	}
 	return &Clocks{MinMHz: uint32(mn), MaxMHz: uint32(mx)}, nil
 }
+
+// SplitSets takes the GPU settings' parameters (ParamPowerLimit,
+// ParamClocks) out of key=value --set values: they are a run's GPU
+// settings whatever its profile declares. given says whether either was.
+func SplitSets(sets []string) (rest []string, power, clocks string, given bool) {
+	for _, kv := range sets {
+		k, v, _ := strings.Cut(kv, "=")
+		switch strings.TrimSpace(k) {
+		case ParamPowerLimit:
+			power, given = v, true
+		case ParamClocks:
+			clocks, given = v, true
+		default:
+			rest = append(rest, kv)
+		}
+	}
+	return rest, power, clocks, given
+}
