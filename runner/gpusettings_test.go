@@ -181,3 +181,37 @@ func TestRunGPUSettingsRefused(t *testing.T) {
 		})
 	}
 }
+
+// nodeSource is the simulated GPUs seen as one node's power: a boundary
+// that cannot tell a GPU setting's effect apart.
+type nodeSource struct{ telemetry.Source }
+
+func (s nodeSource) Devices(ctx context.Context) ([]archive.Device, error) {
+	devs, err := s.Source.Devices(ctx)
+	for i := range devs {
+		devs[i].Domain = archive.DomainNode
+	}
+	return devs, err
+}
+
+// A power source that sees no GPU: the run warns and run.json notes it.
+func TestRunGPUSettingsNodeBoundary(t *testing.T) {
+	var msgs syncBuffer
+	s, srv, journal, _ := gpuSpec(t, &msgs)
+	s.OpenTelemetry = func(ctx context.Context, env TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
+		src, info, err := simTelemetry(ctx, env)
+		return nodeSource{src}, info, err
+	}
+	_, _ = Run(context.Background(), s) // the node boundary may fail the profile's GPU checks
+	restored(t, srv, journal)
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := run.Meta.GPUSettings; g == nil || len(g.Notes) == 0 || !strings.Contains(g.Notes[0], "the power source sees no GPU") {
+		t.Errorf("gpu_settings %+v", g)
+	}
+	if !strings.Contains(msgs.String(), "sees no GPU") {
+		t.Errorf("no warning:\n%s", msgs.String())
+	}
+}
