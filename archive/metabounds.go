@@ -76,6 +76,9 @@ func checkMetaBounds(path string, data []byte, m *Meta) error {
 	if err := checkLoadBounds(m.Load, at); err != nil {
 		return err
 	}
+	if err := checkGPUSettingsBounds(m.GPUSettings, at); err != nil {
+		return err
+	}
 	if m.StartedAt < 0 {
 		return at(fmt.Sprintf("started_at %s is negative; times are Unix seconds", ft(m.StartedAt)), "started_at")
 	}
