@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -195,6 +197,12 @@ func (e *engineRun) summariseGPU() error {
 	}
 	s.SummariseFormal(st.Start, st.End)
 	rec := s.Record()
+	for _, d := range rec.Devices {
+		if b := d.Formal; b != nil && b.Samples > 0 {
+			fmt.Fprintf(e.s.Messages, "GPU settings: GPU %d: power cap active in %.0f %% of the formal stage's %d clock readings, mean SM clock %.0f MHz%s\n",
+				d.Index, 100*b.PowerCapShare, b.Samples, b.MeanSMClockMHz, otherReasons(b.OtherReasons))
+		}
+	}
 	for _, n := range rec.Notes {
 		fmt.Fprintln(e.s.Messages, "GPU settings: "+n)
 	}
@@ -208,4 +216,16 @@ func (e *engineRun) simGPU() *simtel.GPUSettings {
 		return nil
 	}
 	return e.gpu.sim
+}
+
+// otherReasons lists the other clock-event reasons with their shares.
+func otherReasons(m map[string]float64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.0f %%", r, 100*m[r]))
+	}
+	return "; other reasons: " + strings.Join(parts, ", ")
 }

@@ -87,6 +87,9 @@ func TestRunGPUSettingsSuccess(t *testing.T) {
 	}
 	// The mock's clock never shows the power cap: the run says the limit
 	// never bound.
+	if !strings.Contains(msgs.String(), "GPU settings: GPU 7: power cap active in 0 % of the formal stage's") {
+		t.Errorf("messages lack the formal stage's summary:\n%s", msgs.String())
+	}
 	if len(g.Notes) != 1 || !strings.Contains(g.Notes[0], "never bound") || g.Devices[0].Formal.CapBound || g.Devices[0].Formal.MeanSMClockMHz != 1410 {
 		t.Errorf("notes %q, formal %+v", g.Notes, g.Devices[0].Formal)
 	}
