@@ -129,6 +129,7 @@ func (e *engineRun) prepareProfile(sets []string) error {
 	if err != nil {
 		return err
 	}
+	sets = append(sets, e.declaredGPUSets(probe)...)
 	e.quick = simulated && e.s.Quick
 	if e.quick {
 		for _, k := range sortedKeys(probe.Profile.Quick) {

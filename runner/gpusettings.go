@@ -12,6 +12,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
+	"github.com/joulebench/joulebench/workflow"
 )
 
 // GPUOptions are the GPU settings a run applies (--gpu-power-limit,
@@ -228,4 +229,22 @@ func otherReasons(m map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f %%", r, 100*m[r]))
 	}
 	return "; other reasons: " + strings.Join(parts, ", ")
+}
+
+// declaredGPUSets are --set values for the GPU settings' parameters that
+// the profile l declares, from the options or the --set values, so that
+// run.json's parameters say what the run applied.
+func (e *engineRun) declaredGPUSets(l *workflow.Loaded) []string {
+	o, r := e.s.GPU, e.r
+	power, clocks := o.PowerLimit, o.Clocks
+	if r.gpuSetsGiven {
+		power, clocks = r.gpuSets[0], r.gpuSets[1]
+	}
+	var out []string
+	for _, p := range []struct{ name, v string }{{gpusettings.ParamPowerLimit, power}, {gpusettings.ParamClocks, clocks}} {
+		if _, declared := l.Params[p.name]; declared && p.v != "" {
+			out = append(out, p.name+"="+p.v)
+		}
+	}
+	return out
 }

@@ -218,3 +218,53 @@ func TestRunGPUSettingsNodeBoundary(t *testing.T) {
 		t.Errorf("no warning:\n%s", msgs.String())
 	}
 }
+
+// A profile that declares gpu_power_limit_w with a default applies it
+// with no flag; the flag and a --set together are refused as given twice.
+func TestRunGPUSettingsProfileParameter(t *testing.T) {
+	src, err := os.ReadFile(tinyProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := strings.Replace(string(src), "parameters:\n", "parameters:\n  gpu_power_limit_w: {type: string, default: \"300\"}\n", 1)
+	profile := filepath.Join(t.TempDir(), "capped.yaml")
+	if err := os.WriteFile(profile, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var msgs syncBuffer
+	s, srv, _, _ := gpuSpec(t, &msgs)
+	s.Profile, s.GPU.PowerLimit = profile, ""
+	applied := false
+	srv.BeforeSet = func() {
+		srv.Lock()
+		applied = applied || srv.GPUs[0].LimitMW == 400000 && srv.GPUs[0].Sets == 0
+		srv.Unlock()
+	}
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatalf("run: %v\n%s", err, msgs.String())
+	}
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := run.Meta.GPUSettings; !applied || g == nil || g.PowerLimitW != "300" || g.Devices[0].PowerLimitReadBackW != 300 {
+		t.Errorf("gpu_settings %+v", g)
+	}
+
+	// --set on a profile that declares the parameter: applied, and
+	// run.json's parameter says so.
+	s3, _, _, _ := gpuSpec(t, &msgs)
+	s3.Profile, s3.GPU.PowerLimit, s3.Sets = profile, "", []string{"gpu_power_limit_w=200"}
+	if _, err := Run(context.Background(), s3); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if run, err := archive.Load(s3.Out); err != nil || run.Meta.GPUSettings.PowerLimitW != "200" || run.Meta.Parameters["gpu_power_limit_w"] != "200" {
+		t.Errorf("--set 200: gpu_settings %+v, parameters %v, %v", run.Meta.GPUSettings, run.Meta.Parameters, err)
+	}
+
+	s2, _, _, _ := gpuSpec(t, &msgs)
+	s2.Sets = []string{"gpu_power_limit_w=200"}
+	if _, err := Run(context.Background(), s2); CodeOf(err) != CodeInvalid || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("flag and --set: %v", err)
+	}
+}
