@@ -26,7 +26,7 @@ import (
 //	J/token(250 W) / J/token(default) = (500/892.2)·1.027088 = 0.5756.
 //
 // The ramps into and out of the full batch (the last requests) pull the
-// measured ratio a little off that: 4 % is allowed.
+// measured ratio a little off that: 5 % is allowed.
 func TestRunGPUPowerLimitSimulatorPrediction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two benchmark-1.0 runs on the simulator (about 15 s)")
@@ -92,7 +92,7 @@ func TestRunGPUPowerLimitSimulatorPrediction(t *testing.T) {
 	}
 	ratio := jpt(capped) / jpt(def)
 	const want = 0.5756
-	if math.Abs(ratio-want)/want > 0.04 {
+	if math.Abs(ratio-want)/want > 0.05 {
 		t.Errorf("J/token ratio %.4f (%.4f / %.4f), model predicts %.4f", ratio, jpt(capped), jpt(def), want)
 	}
 	t.Logf("J/token ratio %.4f, predicted 0.5756", ratio)
