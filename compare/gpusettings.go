@@ -16,6 +16,7 @@ import (
 const (
 	fieldPowerLimit = "gpu_settings.power_limit_w"
 	fieldClocks     = "gpu_settings.clocks_mhz"
+	fieldMemClocks  = "gpu_settings.mem_clocks_mhz"
 )
 
 // GPUSettingsChoice answers, for runs of one scenario, model, engine and
@@ -27,9 +28,11 @@ type GPUSettingsChoice struct {
 	Scenario string `json:"scenario"`
 	Model    string `json:"model"`
 	Engine   string `json:"engine"`
-	// PowerLimitW and ClocksMHz are the chosen setting ("-": the default).
-	PowerLimitW string `json:"power_limit_w"`
-	ClocksMHz   string `json:"clocks_mhz"`
+	// PowerLimitW, ClocksMHz and MemClocksMHz are the chosen setting
+	// ("-": the default).
+	PowerLimitW  string `json:"power_limit_w"`
+	ClocksMHz    string `json:"clocks_mhz"`
+	MemClocksMHz string `json:"mem_clocks_mhz"`
 	// Load is the chosen point's load; RunID and Dir its (first) run.
 	Load  map[string]any `json:"load"`
 	RunID string         `json:"run_id"`
@@ -61,10 +64,10 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		byDir[runs[i].Dir] = &runs[i]
 	}
 	type point struct {
-		pt         FrontierPoint
-		power, clk string
-		js         map[string][]*float64
-		lats       []*float64
+		pt              FrontierPoint
+		power, clk, mem string
+		js              map[string][]*float64
+		lats            []*float64
 	}
 	groups := map[string][]*point{}
 	var order []string
@@ -75,14 +78,15 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 			continue
 		}
 		rest := maps.Clone(r.setting)
-		power, clk := display(rest[fieldPowerLimit]), display(rest[fieldClocks])
+		power, clk, mem := display(rest[fieldPowerLimit]), display(rest[fieldClocks]), display(rest[fieldMemClocks])
 		delete(rest, fieldPowerLimit)
 		delete(rest, fieldClocks)
+		delete(rest, fieldMemClocks)
 		g := r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(rest)
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
-		key := power + "\x00" + clk + "\x00" + mapKey(r.load)
+		key := power + "\x00" + clk + "\x00" + mem + "\x00" + mapKey(r.load)
 		var pt *point
 		for _, q := range groups[g] {
 			if q.pt.group == key {
@@ -91,7 +95,7 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		}
 		if pt == nil {
 			pt = &point{pt: FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, group: key},
-				power: power, clk: clk, js: map[string][]*float64{}}
+				power: power, clk: clk, mem: mem, js: map[string][]*float64{}}
 			groups[g] = append(groups[g], pt)
 		}
 		pt.pt.Runs++
@@ -108,7 +112,7 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		pts := groups[g]
 		settings := map[string]bool{}
 		for _, q := range pts {
-			settings[q.power+"\x00"+q.clk] = true
+			settings[q.power+"\x00"+q.clk+"\x00"+q.mem] = true
 		}
 		if len(settings) < 2 {
 			continue
@@ -146,7 +150,7 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 			best = nil
 		}
 		if best != nil {
-			c.PowerLimitW, c.ClocksMHz, c.Load, c.RunID, c.Dir = best.power, best.clk, best.pt.Load, best.pt.RunID, best.pt.Dir
+			c.PowerLimitW, c.ClocksMHz, c.MemClocksMHz, c.Load, c.RunID, c.Dir = best.power, best.clk, best.mem, best.pt.Load, best.pt.RunID, best.pt.Dir
 			c.JPerToken, c.Latency = best.pt.JPerToken, best.pt.Latency
 		}
 		out = append(out, c)
@@ -177,6 +181,9 @@ func renderGPUSettings(w io.Writer, format string, rep *Report) {
 			}
 			if c.ClocksMHz != "-" {
 				setting += ", SM clocks " + c.ClocksMHz + " MHz"
+			}
+			if c.MemClocksMHz != "-" {
+				setting += ", memory clocks " + c.MemClocksMHz + " MHz"
 			}
 			load := LoadText(c.Load)
 			if load == "" {

@@ -20,8 +20,9 @@ import (
 // and where their journal goes.
 type GPUOptions struct {
 	// PowerLimit is W for every GPU or INDEX=W,...; Clocks is MIN,MAX
-	// (MHz) of locked SM clocks. Empty: unchanged.
-	PowerLimit, Clocks string
+	// (MHz) of locked SM clocks, MemClocks of locked memory clocks (where
+	// the GPU supports it). Empty: unchanged.
+	PowerLimit, Clocks, MemClocks string
 	// JournalPath is the restore journal (gpusettings.DefaultJournalPath).
 	// Every run refuses to start while it exists. Empty: no journal is
 	// looked for, and real GPUs cannot be changed.
@@ -49,18 +50,20 @@ const monitorInterval = 100 * time.Millisecond
 // gpuRequest is the run's request: the options, else the --set values,
 // else the profile's own gpu_power_limit_w and gpu_clocks parameters.
 func (e *engineRun) gpuRequest() (gpusettings.Request, error) {
-	o, r := e.s.GPU, e.r
-	power, clocks := o.PowerLimit, o.Clocks
-	if r.gpuSetsGiven {
-		if power != "" || clocks != "" {
-			return gpusettings.Request{}, Invalidf("GPU settings given twice: --gpu-power-limit/--gpu-clocks and --set %s/%s; give one", gpusettings.ParamPowerLimit, gpusettings.ParamClocks)
+	v := e.gpuValues()
+	if o := e.s.GPU; e.r.gpuSetsGiven && (o.PowerLimit != "" || o.Clocks != "" || o.MemClocks != "") {
+		return gpusettings.Request{}, Invalidf("GPU settings given twice: --gpu-power-limit/--gpu-clocks/--gpu-mem-clocks and --set %s/%s/%s; give one",
+			gpusettings.ParamPowerLimit, gpusettings.ParamClocks, gpusettings.ParamMemClocks)
+	}
+	if v == ([3]string{}) && e.l != nil {
+		for i, p := range gpuParams {
+			v[i] = paramString(e.l.Params[p])
 		}
-		power, clocks = r.gpuSets[0], r.gpuSets[1]
 	}
-	if power == "" && clocks == "" && e.l != nil {
-		power, clocks = paramString(e.l.Params[gpusettings.ParamPowerLimit]), paramString(e.l.Params[gpusettings.ParamClocks])
+	req, err := gpusettings.ParseRequest(v[0], v[1])
+	if err == nil {
+		err = req.ParseMemClocks(v[2])
 	}
-	req, err := gpusettings.ParseRequest(power, clocks)
 	if err != nil {
 		return req, WithCode(CodeInvalid, err)
 	}
@@ -157,6 +160,9 @@ func describeRequest(r gpusettings.Request) string {
 	if c := r.ClocksString(); c != "" {
 		parts = append(parts, "SM clocks locked at "+c+" MHz")
 	}
+	if c := r.MemClocksString(); c != "" {
+		parts = append(parts, "memory clocks locked at "+c+" MHz")
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -231,19 +237,27 @@ func otherReasons(m map[string]float64) string {
 	return "; other reasons: " + strings.Join(parts, ", ")
 }
 
+// gpuParams are the GPU settings' parameters, in gpuValues' order.
+var gpuParams = [3]string{gpusettings.ParamPowerLimit, gpusettings.ParamClocks, gpusettings.ParamMemClocks}
+
+// gpuValues are the GPU settings given: the --set values when any was
+// given, else the options (power limit, SM clocks, memory clocks).
+func (e *engineRun) gpuValues() [3]string {
+	if e.r.gpuSetsGiven {
+		return e.r.gpuSets
+	}
+	o := e.s.GPU
+	return [3]string{o.PowerLimit, o.Clocks, o.MemClocks}
+}
+
 // declaredGPUSets are --set values for the GPU settings' parameters that
 // the profile l declares, from the options or the --set values, so that
 // run.json's parameters say what the run applied.
 func (e *engineRun) declaredGPUSets(l *workflow.Loaded) []string {
-	o, r := e.s.GPU, e.r
-	power, clocks := o.PowerLimit, o.Clocks
-	if r.gpuSetsGiven {
-		power, clocks = r.gpuSets[0], r.gpuSets[1]
-	}
 	var out []string
-	for _, p := range []struct{ name, v string }{{gpusettings.ParamPowerLimit, power}, {gpusettings.ParamClocks, clocks}} {
-		if _, declared := l.Params[p.name]; declared && p.v != "" {
-			out = append(out, p.name+"="+p.v)
+	for i, v := range e.gpuValues() {
+		if _, declared := l.Params[gpuParams[i]]; declared && v != "" {
+			out = append(out, gpuParams[i]+"="+v)
 		}
 	}
 	return out

@@ -268,3 +268,36 @@ func TestRunGPUSettingsProfileParameter(t *testing.T) {
 		t.Errorf("flag and --set: %v", err)
 	}
 }
+
+// --gpu-mem-clocks through NVML: locked for the run, recorded, unlocked.
+func TestRunGPUMemClocks(t *testing.T) {
+	var msgs syncBuffer
+	s, srv, journal, _ := gpuSpec(t, &msgs)
+	s.GPU.PowerLimit, s.GPU.MemClocks = "", "1215,1215"
+	locked := false
+	srv.BeforeSet = func() {
+		srv.Lock()
+		locked = locked || srv.GPUs[0].Sets == 0
+		srv.Unlock()
+	}
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatalf("run: %v\n%s", err, msgs.String())
+	}
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := run.Meta.GPUSettings; !locked || g == nil || g.MemClocksMHz != "1215,1215" || g.Devices[0].MemClocksAskedMHz != "1215,1215" {
+		t.Errorf("gpu_settings %+v", g)
+	}
+	srv.Lock()
+	defer srv.Unlock()
+	for i, g := range srv.GPUs {
+		if g.MemLocked != [2]uint32{} || g.Sets != 2 {
+			t.Errorf("GPU %d: memory clocks %v after the run, %d sets", i, g.MemLocked, g.Sets)
+		}
+	}
+	if _, err := os.Stat(journal); err == nil {
+		t.Error("journal left")
+	}
+}

@@ -32,7 +32,7 @@ type Runner struct {
 	cooldown *cooldownResult
 	// gpuSets are the --set values of gpu_power_limit_w and gpu_clocks,
 	// taken out of the profile's (gpuSetsGiven: either was given).
-	gpuSets      [2]string
+	gpuSets      [3]string
 	gpuSetsGiven bool
 }
 
@@ -87,7 +87,7 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sets, r.gpuSets[0], r.gpuSets[1], r.gpuSetsGiven = gpusettings.SplitSets(sets)
+	sets, r.gpuSets, r.gpuSetsGiven = gpusettings.SplitSets(sets)
 	if s.Sweep != "" {
 		if s.OutputFile != "" {
 			return nil, Invalidf("--output-file writes one run's results: with --sweep, give each run's archive to analyze --output-file")

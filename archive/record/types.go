@@ -62,6 +62,8 @@ type GPUSettings struct {
 	// that differ in them are different configurations.
 	PowerLimitW string `json:"power_limit_w,omitempty"`
 	ClocksMHz   string `json:"clocks_mhz,omitempty"`
+	// MemClocksMHz is --gpu-mem-clocks ("MIN,MAX"), where supported.
+	MemClocksMHz string `json:"mem_clocks_mhz,omitempty"`
 	// Controller is what applied them ("nvml", "sim").
 	Controller string              `json:"controller"`
 	Devices    []GPUSettingsDevice `json:"devices"`
@@ -89,6 +91,11 @@ type GPUSettingsDevice struct {
 	ClocksNote        string `json:"clocks_note,omitempty"`
 	ClockMinMHz       uint32 `json:"clock_min_mhz,omitempty"`
 	ClockMaxMHz       uint32 `json:"clock_max_mhz,omitempty"`
+	// Locked memory clocks: asked (never readable back) and the
+	// supported range.
+	MemClocksAskedMHz string `json:"mem_clocks_asked_mhz,omitempty"`
+	MemClockMinMHz    uint32 `json:"mem_clock_min_mhz,omitempty"`
+	MemClockMaxMHz    uint32 `json:"mem_clock_max_mhz,omitempty"`
 	// Formal is whether the setting bound in the formal stage (absent
 	// when the run did not complete it).
 	Formal *GPUSettingsBound `json:"formal,omitempty"`

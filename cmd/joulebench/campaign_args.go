@@ -20,11 +20,15 @@ func (a *app) campaignLoader() campaign.Loader {
 func (a *app) campaignChecker() campaign.Checker {
 	return campaign.Checker{Loader: a.campaignLoader(), CheckProfile: func(profile string, sets []string) error {
 		// The GPU settings' --set values are the run's, not the profile's.
-		sets, power, clocks, _ := gpusettings.SplitSets(sets)
-		if _, err := gpusettings.ParseRequest(power, clocks); err != nil {
+		sets, v, _ := gpusettings.SplitSets(sets)
+		req, err := gpusettings.ParseRequest(v[0], v[1])
+		if err == nil {
+			err = req.ParseMemClocks(v[2])
+		}
+		if err != nil {
 			return err
 		}
-		_, _, err := a.profiles().ReadLoad(profile, sets)
+		_, _, err = a.profiles().ReadLoad(profile, sets)
 		return err
 	}}
 }

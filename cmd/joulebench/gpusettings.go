@@ -16,6 +16,7 @@ import (
 func gpuSettingsFlags(f *pflag.FlagSet) {
 	f.String("gpu-power-limit", "", "GPU power limit for the run, restored after it: W for every GPU (250) or INDEX=W per GPU (0=250,1=300); the same as --set gpu_power_limit_w=...")
 	f.String("gpu-clocks", "", "lock the GPUs' SM clocks for the run, unlocked after it: MIN,MAX in MHz (1200,1500); the same as --set gpu_clocks=...")
+	f.String("gpu-mem-clocks", "", "lock the GPUs' memory clocks for the run where they support it, unlocked after it: MIN,MAX in MHz; the same as --set gpu_mem_clocks=...")
 }
 
 // gpuOptions are the run's GPU settings and their journal: NVML changes
@@ -28,6 +29,7 @@ func (a *app) gpuOptions() runner.GPUOptions {
 	return runner.GPUOptions{
 		PowerLimit:  a.v.GetString("gpu-power-limit"),
 		Clocks:      a.v.GetString("gpu-clocks"),
+		MemClocks:   a.v.GetString("gpu-mem-clocks"),
 		JournalPath: path,
 		Open: func(simulated bool) (gpusettings.Controller, error) {
 			if simulated {

@@ -34,6 +34,10 @@ type DeviceState struct {
 	// ClocksOK is false when it cannot lock them.
 	MinClockMHz, MaxClockMHz uint32
 	ClocksOK                 bool
+	// MinMemClockMHz..MaxMemClockMHz are the memory clocks it supports;
+	// MemClocksOK is false when it cannot lock them.
+	MinMemClockMHz, MaxMemClockMHz uint32
+	MemClocksOK                    bool
 }
 
 // Sample is one reading of a device's clock and clock-event reasons.
@@ -65,6 +69,10 @@ type Controller interface {
 	// unlocks them.
 	SetLockedClocks(index int, c Clocks) error
 	ResetLockedClocks(index int) error
+	// SetMemLockedClocks locks GPU index's memory clocks;
+	// ResetMemLockedClocks unlocks them. They cannot be read back.
+	SetMemLockedClocks(index int, c Clocks) error
+	ResetMemLockedClocks(index int) error
 	// LockedClocks reads the locked clocks back; ok is false when the
 	// device cannot report them (NVML has no such query).
 	LockedClocks(index int) (c Clocks, ok bool, err error)
@@ -112,6 +120,15 @@ func Check(req Request, devs []DeviceState) error {
 			case c.MinMHz < d.MinClockMHz || c.MaxMHz > d.MaxClockMHz:
 				errs = append(errs, fmt.Sprintf("GPU %d (%s): clocks %s MHz are outside its supported SM clocks %d-%d MHz",
 					d.Index, d.Name, c, d.MinClockMHz, d.MaxClockMHz))
+			}
+		}
+		if c := req.MemClocks; c != nil {
+			switch {
+			case !d.MemClocksOK:
+				errs = append(errs, fmt.Sprintf("GPU %d (%s): its memory clocks cannot be locked: %v", d.Index, d.Name, ErrNotSupported))
+			case c.MinMHz < d.MinMemClockMHz || c.MaxMHz > d.MaxMemClockMHz:
+				errs = append(errs, fmt.Sprintf("GPU %d (%s): memory clocks %s MHz are outside its supported memory clocks %d-%d MHz",
+					d.Index, d.Name, c, d.MinMemClockMHz, d.MaxMemClockMHz))
 			}
 		}
 	}

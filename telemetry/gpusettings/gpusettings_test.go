@@ -41,11 +41,11 @@ func TestParseRequest(t *testing.T) {
 }
 
 func TestSplitSets(t *testing.T) {
-	rest, power, clocks, given := SplitSets([]string{"a=1", "gpu_power_limit_w=0=250,1=300", "gpu_clocks=900,1200", "b=2"})
-	if strings.Join(rest, " ") != "a=1 b=2" || power != "0=250,1=300" || clocks != "900,1200" || !given {
-		t.Errorf("%v %q %q %v", rest, power, clocks, given)
+	rest, v, given := SplitSets([]string{"a=1", "gpu_power_limit_w=0=250,1=300", "gpu_clocks=900,1200", "b=2", "gpu_mem_clocks=1215,1215"})
+	if strings.Join(rest, " ") != "a=1 b=2" || v != [3]string{"0=250,1=300", "900,1200", "1215,1215"} || !given {
+		t.Errorf("%v %q %v", rest, v, given)
 	}
-	if _, _, _, given := SplitSets([]string{"a=1"}); given {
+	if _, _, given := SplitSets([]string{"a=1"}); given {
 		t.Error("given without a GPU setting")
 	}
 }

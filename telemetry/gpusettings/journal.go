@@ -36,8 +36,10 @@ type JournalDevice struct {
 	// PreviousPowerLimitW is the limit to restore (0: the limit was not
 	// changed).
 	PreviousPowerLimitW float64 `json:"previous_power_limit_w,omitempty"`
-	// ResetClocks says the SM clocks were locked and are to be unlocked.
-	ResetClocks bool `json:"reset_clocks,omitempty"`
+	// ResetClocks says the SM clocks were locked and are to be unlocked;
+	// ResetMemClocks the same of the memory clocks.
+	ResetClocks    bool `json:"reset_clocks,omitempty"`
+	ResetMemClocks bool `json:"reset_mem_clocks,omitempty"`
 }
 
 // DefaultJournalPath is the journal's fixed per-user place:

@@ -21,6 +21,7 @@ import (
 const (
 	ParamPowerLimit = "gpu_power_limit_w"
 	ParamClocks     = "gpu_clocks"
+	ParamMemClocks  = "gpu_mem_clocks"
 )
 
 // Clocks is a locked SM clock range in MHz.
@@ -37,12 +38,15 @@ type Request struct {
 	AllW float64
 	// PerGPU maps a GPU index to its power limit in watts (INDEX=W).
 	PerGPU map[int]float64
-	// Clocks, when set, are the locked SM clocks of every GPU.
-	Clocks *Clocks
+	// Clocks, when set, are the locked SM clocks of every GPU; MemClocks
+	// the locked memory clocks, where the GPU supports locking them.
+	Clocks, MemClocks *Clocks
 }
 
 // Empty reports whether r asks nothing.
-func (r Request) Empty() bool { return r.AllW == 0 && len(r.PerGPU) == 0 && r.Clocks == nil }
+func (r Request) Empty() bool {
+	return r.AllW == 0 && len(r.PerGPU) == 0 && r.Clocks == nil && r.MemClocks == nil
+}
 
 // PowerLimitString is the power limit as asked, in canonical form: "250",
 // "0=250,1=300", or "" when none.
@@ -58,11 +62,16 @@ func (r Request) PowerLimitString() string {
 }
 
 // ClocksString is the clocks as asked ("MIN,MAX"), or "".
-func (r Request) ClocksString() string {
-	if r.Clocks == nil {
+func (r Request) ClocksString() string { return clocksString(r.Clocks) }
+
+// MemClocksString is the memory clocks as asked ("MIN,MAX"), or "".
+func (r Request) MemClocksString() string { return clocksString(r.MemClocks) }
+
+func clocksString(c *Clocks) string {
+	if c == nil {
 		return ""
 	}
-	return r.Clocks.String()
+	return c.String()
 }
 
 // limitFor is the power limit asked of GPU index, and whether one is.
@@ -95,6 +104,19 @@ func ParseRequest(powerLimit, clocks string) (Request, error) {
 		r.Clocks = c
 	}
 	return r, errors.Join(errs...)
+}
+
+// ParseMemClocks adds --gpu-mem-clocks (MIN,MAX in MHz; empty: none) to r.
+func (r *Request) ParseMemClocks(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	c, err := parseClocks(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("--gpu-mem-clocks %q: %w", s, err)
+	}
+	r.MemClocks = c
+	return nil
 }
 
 func (r *Request) parsePower(s string) error {
@@ -152,20 +174,23 @@ func parseClocks(s string) (*Clocks, error) {
 	return &Clocks{MinMHz: uint32(mn), MaxMHz: uint32(mx)}, nil
 }
 
-// SplitSets takes the GPU settings' parameters (ParamPowerLimit,
-// ParamClocks) out of key=value --set values: they are a run's GPU
-// settings whatever its profile declares. given says whether either was.
-func SplitSets(sets []string) (rest []string, power, clocks string, given bool) {
+// SplitSets takes the GPU settings' parameters out of key=value --set
+// values: they are a run's GPU settings whatever its profile declares.
+// vals are the values of ParamPowerLimit, ParamClocks and ParamMemClocks;
+// given says whether any was given.
+func SplitSets(sets []string) (rest []string, vals [3]string, given bool) {
 	for _, kv := range sets {
 		k, v, _ := strings.Cut(kv, "=")
 		switch strings.TrimSpace(k) {
 		case ParamPowerLimit:
-			power, given = v, true
+			vals[0], given = v, true
 		case ParamClocks:
-			clocks, given = v, true
+			vals[1], given = v, true
+		case ParamMemClocks:
+			vals[2], given = v, true
 		default:
 			rest = append(rest, kv)
 		}
 	}
-	return rest, power, clocks, given
+	return rest, vals, given
 }

@@ -26,9 +26,16 @@ type ApplyOptions struct {
 // change is one value changed on one device, in the order applied.
 type change struct {
 	dev      DeviceState
-	power    bool    // the power limit (else the clocks)
+	kind     int     // changePower, changeClocks, changeMemClocks
 	previous float64 // the power limit before
 }
+
+// What a change changed.
+const (
+	changePower = iota
+	changeClocks
+	changeMemClocks
+)
 
 // Session is the settings of one run, applied; Restore puts the previous
 // values back.
@@ -66,7 +73,8 @@ func Apply(ctl Controller, req Request, o ApplyOptions) (*Session, error) {
 	if err := Check(req, devs); err != nil {
 		return nil, err
 	}
-	s := &Session{ctl: ctl, rec: record.GPUSettings{PowerLimitW: req.PowerLimitString(), ClocksMHz: req.ClocksString(), Controller: ctl.Name()}}
+	s := &Session{ctl: ctl, rec: record.GPUSettings{PowerLimitW: req.PowerLimitString(), ClocksMHz: req.ClocksString(),
+		MemClocksMHz: req.MemClocksString(), Controller: ctl.Name()}}
 	if !ctl.Volatile() {
 		if o.JournalPath == "" {
 			return nil, errors.New("GPU settings: no journal path")
@@ -98,11 +106,11 @@ func journalOf(ctl Controller, req Request, devs []DeviceState, o ApplyOptions) 
 	}
 	j := &Journal{RunID: o.RunID, PID: os.Getpid(), Created: now().UTC().Format(time.RFC3339), Controller: ctl.Name()}
 	for _, d := range devs {
-		jd := JournalDevice{Index: d.Index, UUID: d.UUID, ResetClocks: req.Clocks != nil}
+		jd := JournalDevice{Index: d.Index, UUID: d.UUID, ResetClocks: req.Clocks != nil, ResetMemClocks: req.MemClocks != nil}
 		if _, ok := req.limitFor(d.Index); ok {
 			jd.PreviousPowerLimitW = d.PowerLimitW
 		}
-		if jd.PreviousPowerLimitW > 0 || jd.ResetClocks {
+		if jd.PreviousPowerLimitW > 0 || jd.ResetClocks || jd.ResetMemClocks {
 			j.Devices = append(j.Devices, jd)
 		}
 	}
@@ -119,6 +127,10 @@ func deviceRecord(d DeviceState, req Request) record.GPUSettingsDevice {
 	if req.Clocks != nil {
 		r.ClocksAskedMHz = req.Clocks.String()
 	}
+	if req.MemClocks != nil {
+		r.MemClocksAskedMHz = req.MemClocks.String()
+		r.MemClockMinMHz, r.MemClockMaxMHz = d.MinMemClockMHz, d.MaxMemClockMHz
+	}
 	return r
 }
 
@@ -133,13 +145,19 @@ func (s *Session) apply(req Request, devs []DeviceState) error {
 			if err := s.ctl.SetPowerLimit(d.Index, w); err != nil {
 				return grant(fmt.Errorf("GPU %d: set power limit %s W: %w", d.Index, formatW(w), err))
 			}
-			s.changes = append(s.changes, change{dev: d, power: true, previous: d.PowerLimitW})
+			s.changes = append(s.changes, change{dev: d, kind: changePower, previous: d.PowerLimitW})
 		}
 		if c := req.Clocks; c != nil {
 			if err := s.ctl.SetLockedClocks(d.Index, *c); err != nil {
 				return grant(fmt.Errorf("GPU %d: lock SM clocks %s MHz: %w", d.Index, c, err))
 			}
-			s.changes = append(s.changes, change{dev: d})
+			s.changes = append(s.changes, change{dev: d, kind: changeClocks})
+		}
+		if c := req.MemClocks; c != nil {
+			if err := s.ctl.SetMemLockedClocks(d.Index, *c); err != nil {
+				return grant(fmt.Errorf("GPU %d: lock memory clocks %s MHz: %w", d.Index, c, err))
+			}
+			s.changes = append(s.changes, change{dev: d, kind: changeMemClocks})
 		}
 	}
 	for k := range s.rec.Devices {
@@ -215,12 +233,21 @@ func (s *Session) Restore() error {
 	var errs []error
 	for i := len(s.changes) - 1; i >= 0; i-- {
 		c := s.changes[i]
-		if c.power {
-			if err := restorePower(s.ctl, c.dev.Index, c.previous); err != nil {
-				errs = append(errs, err)
+		var err error
+		switch c.kind {
+		case changePower:
+			err = restorePower(s.ctl, c.dev.Index, c.previous)
+		case changeClocks:
+			if err = s.ctl.ResetLockedClocks(c.dev.Index); err != nil {
+				err = fmt.Errorf("GPU %d: unlock SM clocks: %w", c.dev.Index, err)
 			}
-		} else if err := s.ctl.ResetLockedClocks(c.dev.Index); err != nil {
-			errs = append(errs, fmt.Errorf("GPU %d: unlock SM clocks: %w", c.dev.Index, err))
+		case changeMemClocks:
+			if err = s.ctl.ResetMemLockedClocks(c.dev.Index); err != nil {
+				err = fmt.Errorf("GPU %d: unlock memory clocks: %w", c.dev.Index, err)
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
@@ -406,6 +433,11 @@ func RestoreJournal(ctl Controller, path string) (string, error) {
 				derrs = append(derrs, fmt.Errorf("GPU %d: unlock SM clocks: %w", d.Index, err))
 			}
 		}
+		if jd.ResetMemClocks {
+			if err := ctl.ResetMemLockedClocks(d.Index); err != nil {
+				derrs = append(derrs, fmt.Errorf("GPU %d: unlock memory clocks: %w", d.Index, err))
+			}
+		}
 		if jd.PreviousPowerLimitW > 0 {
 			if err := restorePower(ctl, d.Index, jd.PreviousPowerLimitW); err != nil {
 				derrs = append(derrs, err)
@@ -450,6 +482,9 @@ func restoredWhat(jd JournalDevice) string {
 	}
 	if jd.ResetClocks {
 		parts = append(parts, "SM clocks unlocked")
+	}
+	if jd.ResetMemClocks {
+		parts = append(parts, "memory clocks unlocked")
 	}
 	if len(parts) == 0 {
 		return ""

@@ -98,6 +98,10 @@ func (s *Settings) Devices() ([]gpusettings.DeviceState, error) {
 			d.ClocksOK = true
 			d.MinClockMHz, d.MaxClockMHz = mn, mx
 		}
+		if mn, mx, ret := h.GetMinMaxClockOfPState(gonvml.CLOCK_MEM, gonvml.PSTATE_0); ret == gonvml.SUCCESS && mx > 0 {
+			d.MemClocksOK = true
+			d.MinMemClockMHz, d.MaxMemClockMHz = mn, mx
+		}
 		out = append(out, d)
 	}
 	return out, nil
@@ -148,6 +152,31 @@ func (s *Settings) ResetLockedClocks(index int) error {
 	}
 	if ret := h.ResetGpuLockedClocks(); ret != gonvml.SUCCESS {
 		return settingsErr(fmt.Sprintf("gpu%d: reset locked clocks", index), ret)
+	}
+	return nil
+}
+
+// SetMemLockedClocks locks the memory clocks (Ampere and later; a GPU
+// that cannot answers NOT_SUPPORTED).
+func (s *Settings) SetMemLockedClocks(index int, c gpusettings.Clocks) error {
+	h, err := s.handle(index)
+	if err != nil {
+		return err
+	}
+	if ret := h.SetMemoryLockedClocks(c.MinMHz, c.MaxMHz); ret != gonvml.SUCCESS {
+		return settingsErr(fmt.Sprintf("gpu%d: lock memory clocks", index), ret)
+	}
+	return nil
+}
+
+// ResetMemLockedClocks unlocks the memory clocks.
+func (s *Settings) ResetMemLockedClocks(index int) error {
+	h, err := s.handle(index)
+	if err != nil {
+		return err
+	}
+	if ret := h.ResetMemoryLockedClocks(); ret != gonvml.SUCCESS {
+		return settingsErr(fmt.Sprintf("gpu%d: reset locked memory clocks", index), ret)
 	}
 	return nil
 }

@@ -270,3 +270,33 @@ func TestRestoreJournal(t *testing.T) {
 		t.Errorf("second restore: %q, %v", report, err)
 	}
 }
+
+// Memory clocks where the GPU supports locking them: locked, journalled,
+// recorded with their range, unlocked by Restore; outside P0's memory
+// clocks refused before anything changes.
+func TestSettingsMemClocks(t *testing.T) {
+	srv, ctl, journal := newSettings(t)
+	req := gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1215, MaxMHz: 1215}}
+	var journalled bool
+	srv.BeforeSet = func() {
+		if j, _ := gpusettings.ReadJournal(journal); j != nil && len(j.Devices) == 8 && j.Devices[0].ResetMemClocks {
+			journalled = true
+		}
+	}
+	s, err := gpusettings.Apply(ctl, req, gpusettings.ApplyOptions{JournalPath: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := s.Record()
+	if !journalled || srv.GPUs[4].MemLocked != [2]uint32{1215, 1215} || rec.MemClocksMHz != "1215,1215" ||
+		rec.Devices[4].MemClocksAskedMHz != "1215,1215" || rec.Devices[4].MemClockMinMHz != 1215 || rec.Devices[4].MemClockMaxMHz != 1215 {
+		t.Errorf("journalled %v, locked %v, record %+v", journalled, srv.GPUs[4].MemLocked, rec)
+	}
+	if err := s.Restore(); err != nil || srv.GPUs[4].MemLocked != [2]uint32{} || exists(journal) {
+		t.Errorf("restore: %v, locked %v", err, srv.GPUs[4].MemLocked)
+	}
+	_, err = gpusettings.Apply(ctl, gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1215, MaxMHz: 1593}}, gpusettings.ApplyOptions{JournalPath: journal})
+	if err == nil || !strings.Contains(err.Error(), "memory clocks 1215,1593 MHz are outside its supported memory clocks 1215-1215 MHz") || srv.GPUs[0].Sets != 2 {
+		t.Errorf("out of range: %v (%d sets)", err, srv.GPUs[0].Sets)
+	}
+}

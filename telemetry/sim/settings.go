@@ -147,6 +147,15 @@ func (g *GPUSettings) ResetLockedClocks(i int) error {
 	return g.SetLockedClocks(i, gpusettings.Clocks{})
 }
 
+// SetMemLockedClocks is not supported: the simulated GPU has no memory
+// clock model (Devices says so, so a request is refused before anything).
+func (g *GPUSettings) SetMemLockedClocks(i int, _ gpusettings.Clocks) error {
+	return fmt.Errorf("sim: GPU %d: memory clocks: %w", i, gpusettings.ErrNotSupported)
+}
+
+// ResetMemLockedClocks does nothing: they were never locked.
+func (g *GPUSettings) ResetMemLockedClocks(int) error { return nil }
+
 // LockedClocks reads GPU i's locked clocks back.
 func (g *GPUSettings) LockedClocks(i int) (gpusettings.Clocks, bool, error) {
 	g.mu.Lock()

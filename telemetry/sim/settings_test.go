@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
@@ -109,3 +110,14 @@ func TestSourceUnderLimit(t *testing.T) {
 type fixedLoad struct{ a Activity }
 
 func (l fixedLoad) Activity() Activity { return l.a }
+
+// The simulated GPU has no memory clock model: a request for memory
+// clocks is refused before anything changes.
+func TestGPUSettingsNoMemClocks(t *testing.T) {
+	g := NewGPUSettings(DefaultConfig())
+	devs, _ := g.Devices()
+	err := gpusettings.Check(gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1000, MaxMHz: 1000}}, devs)
+	if err == nil || !strings.Contains(err.Error(), "its memory clocks cannot be locked: not supported") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -15,8 +15,12 @@ type GPU struct {
 	// LimitMW is the power limit in force; DefaultMW, MinMW and MaxMW
 	// the default and allowed range (an A100 SXM4: 400 W, 100-400 W).
 	LimitMW, DefaultMW, MinMW, MaxMW uint32
-	// Locked are the locked SM clocks (zero: unlocked).
-	Locked [2]uint32
+	// Locked are the locked SM clocks, MemLocked the memory clocks
+	// (zero: unlocked).
+	Locked, MemLocked [2]uint32
+	// MinMemClockMHz and MaxMemClockMHz are P0's memory clock range (an
+	// A100 40GB: 1215 MHz only).
+	MinMemClockMHz, MaxMemClockMHz uint32
 	// MinClockMHz and MaxClockMHz are P0's SM clock range.
 	MinClockMHz, MaxClockMHz uint32
 	// ClockMHz and Reasons are what the clock and clock-event reasons
@@ -54,7 +58,8 @@ func (s *Server) Unlock() { s.mu.Unlock() }
 func New() *Server {
 	s := &Server{Server: dgxa100.New()}
 	for i, nd := range s.Devices {
-		g := &GPU{LimitMW: 400000, DefaultMW: 400000, MinMW: 100000, MaxMW: 400000, MinClockMHz: 210, MaxClockMHz: 1410, ClockMHz: 1410}
+		g := &GPU{LimitMW: 400000, DefaultMW: 400000, MinMW: 100000, MaxMW: 400000, MinClockMHz: 210, MaxClockMHz: 1410, ClockMHz: 1410,
+			MinMemClockMHz: 1215, MaxMemClockMHz: 1215}
 		s.GPUs[i] = g
 		s.wire(nd.(*dgxa100.Device), g)
 	}
@@ -106,9 +111,18 @@ func (s *Server) wire(d *dgxa100.Device, g *GPU) {
 	d.ResetGpuLockedClocksFunc = func() gonvml.Return {
 		return s.set(g, func() { g.Locked = [2]uint32{} })
 	}
+	d.SetMemoryLockedClocksFunc = func(lo, hi uint32) gonvml.Return {
+		return s.set(g, func() { g.MemLocked = [2]uint32{lo, hi} })
+	}
+	d.ResetMemoryLockedClocksFunc = func() gonvml.Return {
+		return s.set(g, func() { g.MemLocked = [2]uint32{} })
+	}
 	d.GetMinMaxClockOfPStateFunc = func(c gonvml.ClockType, p gonvml.Pstates) (uint32, uint32, gonvml.Return) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if c == gonvml.CLOCK_MEM {
+			return g.MinMemClockMHz, g.MaxMemClockMHz, gonvml.SUCCESS
+		}
 		return g.MinClockMHz, g.MaxClockMHz, gonvml.SUCCESS
 	}
 	d.GetClockInfoFunc = func(gonvml.ClockType) (uint32, gonvml.Return) {
