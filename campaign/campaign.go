@@ -68,11 +68,12 @@ type Matrix struct {
 	// Set maps a profile parameter to the values it takes: each key is an
 	// axis (--set key=value).
 	Set map[string][]string `yaml:"set"`
-	// GPUPowerLimitW and GPUClocks are the GPU settings' axes (each value
-	// a --gpu-power-limit or --gpu-clocks value): the set axes
-	// gpu_power_limit_w and gpu_clocks.
+	// GPUPowerLimitW, GPUClocks and GPUMemClocks are the GPU settings'
+	// axes (each value a --gpu-power-limit, --gpu-clocks or
+	// --gpu-mem-clocks value): the set axes of their names.
 	GPUPowerLimitW []string `yaml:"gpu_power_limit_w"`
 	GPUClocks      []string `yaml:"gpu_clocks"`
+	GPUMemClocks   []string `yaml:"gpu_mem_clocks"`
 }
 
 // Engine is a value of the engine axis: `--engine KIND` and its flags.
@@ -357,7 +358,7 @@ func (c *Campaign) foldGPUAxes(d *errSink, at func(path ...string) *yaml.Node) {
 	for _, ax := range []struct {
 		key  string
 		vals []string
-	}{{gpusettings.ParamPowerLimit, c.Matrix.GPUPowerLimitW}, {gpusettings.ParamClocks, c.Matrix.GPUClocks}} {
+	}{{gpusettings.ParamPowerLimit, c.Matrix.GPUPowerLimitW}, {gpusettings.ParamClocks, c.Matrix.GPUClocks}, {gpusettings.ParamMemClocks, c.Matrix.GPUMemClocks}} {
 		if ax.vals == nil {
 			continue
 		}
@@ -366,11 +367,16 @@ func (c *Campaign) foldGPUAxes(d *errSink, at func(path ...string) *yaml.Node) {
 			continue
 		}
 		for i, v := range ax.vals {
-			power, clocks := v, ""
-			if ax.key == gpusettings.ParamClocks {
-				power, clocks = "", v
+			var err error
+			switch ax.key {
+			case gpusettings.ParamPowerLimit:
+				_, err = gpusettings.ParseRequest(v, "")
+			case gpusettings.ParamClocks:
+				_, err = gpusettings.ParseRequest("", v)
+			default:
+				err = (&gpusettings.Request{}).ParseMemClocks(v)
 			}
-			if _, err := gpusettings.ParseRequest(power, clocks); err != nil || strings.TrimSpace(v) == "" {
+			if err != nil || strings.TrimSpace(v) == "" {
 				if err == nil {
 					err = errors.New("empty value")
 				}

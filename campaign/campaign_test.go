@@ -335,6 +335,7 @@ func TestGPUPowerLimitAxis(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"name: t\nprofile: p\nout: o\nmatrix:\n  gpu_power_limit_w: [\"-5\"]\n", "c.yaml:5:23: matrix.gpu_power_limit_w[0]: --gpu-power-limit \"-5\": expected a power limit in watts above 0"},
 		{"name: t\nprofile: p\nout: o\nmatrix:\n  gpu_clocks: [\"1500\"]\n", "matrix.gpu_clocks[0]: --gpu-clocks \"1500\": expected MIN,MAX"},
+		{"name: t\nprofile: p\nout: o\nmatrix:\n  gpu_mem_clocks: [\"1215,1215\", \"x\"]\n", "c.yaml:5:33: matrix.gpu_mem_clocks[1]: --gpu-mem-clocks \"x\": expected MIN,MAX"},
 		{"name: t\nprofile: p\nout: o\nmatrix:\n  gpu_power_limit_w: [\"200\"]\n  set: {gpu_power_limit_w: [\"300\"]}\n", "matrix.gpu_power_limit_w: given twice"},
 	} {
 		if _, err := Load([]byte(tc.src), "c.yaml"); err == nil || !strings.Contains(err.Error(), tc.want) {
