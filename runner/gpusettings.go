@@ -48,7 +48,8 @@ type gpuRun struct {
 const monitorInterval = 100 * time.Millisecond
 
 // gpuRequest is the run's request: the options, else the --set values,
-// else the profile's own gpu_power_limit_w and gpu_clocks parameters.
+// else the profile's own gpu_power_limit_w, gpu_clocks and gpu_mem_clocks
+// parameters.
 func (e *engineRun) gpuRequest() (gpusettings.Request, error) {
 	v := e.gpuValues()
 	if o := e.s.GPU; e.r.gpuSetsGiven && (o.PowerLimit != "" || o.Clocks != "" || o.MemClocks != "") {
