@@ -47,7 +47,7 @@ type gpuRun struct {
 // under a setting are read.
 const monitorInterval = 100 * time.Millisecond
 
-// gpuRequest is the run's request: the options, else the --set values,
+// gpuRequest is the run's request: the options or the --set values (not both),
 // else the profile's own gpu_power_limit_w, gpu_clocks and gpu_mem_clocks
 // parameters.
 func (e *engineRun) gpuRequest() (gpusettings.Request, error) {
