@@ -80,6 +80,9 @@ func checkMetaBounds(path string, data []byte, m *Meta) error {
 	if err := checkStatus(m, at); err != nil {
 		return err
 	}
+	if err := checkGPUSettingsBounds(m.GPUSettings, at); err != nil {
+		return err
+	}
 	if err := checkDevices(m.Hardware.Devices, at); err != nil {
 		return err
 	}

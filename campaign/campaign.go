@@ -11,6 +11,7 @@
 package campaign
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -25,6 +26,7 @@ import (
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -67,6 +69,12 @@ type Matrix struct {
 	// Set maps a profile parameter to the values it takes: each key is an
 	// axis (--set key=value).
 	Set map[string][]string `yaml:"set"`
+	// GPUPowerLimitW, GPUClocks and GPUMemClocks are the GPU settings'
+	// axes (each value a --gpu-power-limit, --gpu-clocks or
+	// --gpu-mem-clocks value): the set axes of their names.
+	GPUPowerLimitW []string `yaml:"gpu_power_limit_w"`
+	GPUClocks      []string `yaml:"gpu_clocks"`
+	GPUMemClocks   []string `yaml:"gpu_mem_clocks"`
 }
 
 // Engine is a value of the engine axis: `--engine KIND` and its flags.
@@ -273,6 +281,7 @@ func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 	c.validateEngines(d, at)
 	c.validateModels(d, at)
 	c.validateScenariosAndLoads(d, at)
+	c.foldGPUAxes(d, at)
 	c.validateSet(d, at)
 	c.validateExclude(d, at)
 	c.validateSlurm(d, at)
@@ -355,6 +364,46 @@ func (c *Campaign) validateScenariosAndLoads(d *errSink, at func(path ...string)
 		}
 	}
 	validateAxisNames(d, at, "load", len(c.Matrix.Load), func(i int) string { return c.Matrix.Load[i].Name })
+}
+
+// foldGPUAxes makes matrix.gpu_power_limit_w and matrix.gpu_clocks set
+// axes of the same names (runs get --set gpu_power_limit_w=V, which the
+// run takes as its GPU settings with any profile), each value checked as
+// the run will check it.
+func (c *Campaign) foldGPUAxes(d *errSink, at func(path ...string) *yaml.Node) {
+	for _, ax := range []struct {
+		key  string
+		vals []string
+	}{{gpusettings.ParamPowerLimit, c.Matrix.GPUPowerLimitW}, {gpusettings.ParamClocks, c.Matrix.GPUClocks}, {gpusettings.ParamMemClocks, c.Matrix.GPUMemClocks}} {
+		if ax.vals == nil {
+			continue
+		}
+		if _, dup := c.Matrix.Set[ax.key]; dup {
+			d.Errorf(at("matrix", ax.key), "matrix."+ax.key, "given twice: here and as matrix.set.%s; keep one", ax.key)
+			continue
+		}
+		for i, v := range ax.vals {
+			var err error
+			switch ax.key {
+			case gpusettings.ParamPowerLimit:
+				_, err = gpusettings.ParseRequest(v, "")
+			case gpusettings.ParamClocks:
+				_, err = gpusettings.ParseRequest("", v)
+			default:
+				err = (&gpusettings.Request{}).ParseMemClocks(v)
+			}
+			if err != nil || strings.TrimSpace(v) == "" {
+				if err == nil {
+					err = errors.New("empty value")
+				}
+				d.Errorf(at("matrix", ax.key, strconv.Itoa(i)), fmt.Sprintf("matrix.%s[%d]", ax.key, i), "%v", err)
+			}
+		}
+		if c.Matrix.Set == nil {
+			c.Matrix.Set = map[string][]string{}
+		}
+		c.Matrix.Set[ax.key] = ax.vals
+	}
 }
 
 // validateSet checks matrix.set: parameters not named like an axis, each

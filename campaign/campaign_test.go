@@ -312,3 +312,36 @@ matrix:
 		}
 	}
 }
+
+// matrix.gpu_power_limit_w is an axis: one run per limit, each with --set
+// gpu_power_limit_w=V (the run's GPU settings with any profile); a bad
+// value is an error at its position.
+func TestGPUPowerLimitAxis(t *testing.T) {
+	c := load(t, "name: t\nprofile: benchmark-1.0\nout: o\nmatrix:\n  engine: [{kind: sim}]\n  gpu_power_limit_w: [\"200\", \"250\", \"0=300,1=350\"]\n")
+	p := c.Expand()
+	if len(p.Runs) != 3 {
+		t.Fatalf("%d runs, want 3", len(p.Runs))
+	}
+	var got []string
+	for _, r := range p.Runs {
+		got = append(got, r.Axes[gpusettingsParam]+": "+strings.Join(r.Config.Args, " "))
+	}
+	for i, want := range []string{"200: --engine sim --label campaign=t --set gpu_power_limit_w=200", "250: --engine sim --label campaign=t --set gpu_power_limit_w=250",
+		"0=300,1=350: --engine sim --label campaign=t --set gpu_power_limit_w=0=300,1=350"} {
+		if got[i] != want {
+			t.Errorf("run %d: %q, want %q", i, got[i], want)
+		}
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"name: t\nprofile: p\nout: o\nmatrix:\n  gpu_power_limit_w: [\"-5\"]\n", "c.yaml:5:23: matrix.gpu_power_limit_w[0]: --gpu-power-limit \"-5\": expected a power limit in watts above 0"},
+		{"name: t\nprofile: p\nout: o\nmatrix:\n  gpu_clocks: [\"1500\"]\n", "matrix.gpu_clocks[0]: --gpu-clocks \"1500\": expected MIN,MAX"},
+		{"name: t\nprofile: p\nout: o\nmatrix:\n  gpu_mem_clocks: [\"1215,1215\", \"x\"]\n", "c.yaml:5:33: matrix.gpu_mem_clocks[1]: --gpu-mem-clocks \"x\": expected MIN,MAX"},
+		{"name: t\nprofile: p\nout: o\nmatrix:\n  gpu_power_limit_w: [\"200\"]\n  set: {gpu_power_limit_w: [\"300\"]}\n", "matrix.gpu_power_limit_w: given twice"},
+	} {
+		if _, err := Load([]byte(tc.src), "c.yaml"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+const gpusettingsParam = "gpu_power_limit_w"

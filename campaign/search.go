@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/joulebench/joulebench/loadgen"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
 
 // Search kinds.
@@ -59,6 +60,9 @@ type Search struct {
 	// SLO holds the bounds a request must meet (unset: not applied);
 	// at least one is required by an slo search.
 	SLO SLOBounds `yaml:"slo"`
+	// Load is the fixed load of an slo search over the GPU power limit
+	// (over: gpu_power_limit_w; searchcap.go).
+	Load *CapLoad `yaml:"load"`
 }
 
 // SLOBounds are per-request latency bounds in milliseconds; 0 is unset.
@@ -174,6 +178,8 @@ func (c *Campaign) validateSLOSearch(d *errSink, at func(path ...string) *yaml.N
 		if s.High > maxSearchConcurrency {
 			d.Errorf(at("high"), "search.high", "concurrency must be at most %d, got %v", maxSearchConcurrency, s.High)
 		}
+	case gpusettings.ParamPowerLimit:
+		c.validateCapSearch(d, at)
 	case overRate:
 		if s.Low <= 0 || s.High <= 0 {
 			d.Errorf(at("high"), "search.high", "a rate search needs low and high, in requests/s, both above 0")
@@ -182,7 +188,7 @@ func (c *Campaign) validateSLOSearch(d *errSink, at func(path ...string) *yaml.N
 			s.Tolerance = (s.High - s.Low) / 16
 		}
 	default:
-		d.Errorf(at("over"), "search.over", "expected concurrency or rate, got %q", s.Over)
+		d.Errorf(at("over"), "search.over", "expected concurrency, rate or %s, got %q", gpusettings.ParamPowerLimit, s.Over)
 	}
 	if s.High <= s.Low && s.High > 0 {
 		d.Errorf(at("high"), "search.high", "must be above low (%v), got %v", s.Low, s.High)
@@ -211,17 +217,19 @@ type LoadPoint struct {
 	Mode        string  `json:"mode"`
 	Concurrency int     `json:"concurrency,omitempty"`
 	Rate        float64 `json:"rate,omitempty"`
+	// PowerLimitW is the GPU power limit of a search over it (0: none).
+	PowerLimitW float64 `json:"power_limit_w,omitempty"`
 }
 
 // Name is the load's axis value in run ids: c4, unlimited, r2.35.
 func (l LoadPoint) Name() string {
 	switch {
 	case l.Mode == allAtOncePoint().Mode:
-		return l.Mode
+		return l.Mode + capName(l.PowerLimitW)
 	case l.Concurrency > 0:
-		return "c" + strconv.Itoa(l.Concurrency)
+		return "c" + strconv.Itoa(l.Concurrency) + capName(l.PowerLimitW)
 	default:
-		return "r" + strconv.FormatFloat(l.Rate, 'g', -1, 64)
+		return "r" + strconv.FormatFloat(l.Rate, 'g', -1, 64) + capName(l.PowerLimitW)
 	}
 }
 
@@ -233,6 +241,9 @@ func (l LoadPoint) sets() map[string]string {
 	}
 	if l.Rate > 0 {
 		m[loadgen.ParamRate] = strconv.FormatFloat(l.Rate, 'g', -1, 64)
+	}
+	if l.PowerLimitW > 0 {
+		m[gpusettings.ParamPowerLimit] = strconv.FormatFloat(l.PowerLimitW, 'f', -1, 64)
 	}
 	return m
 }
@@ -377,6 +388,9 @@ type SLOResult struct {
 // attainment reaches Attainment, until the bracket is within Tolerance or
 // MaxRuns runs are spent. A failed run counts as not meeting the SLO.
 func (s *Search) RunSLO(ctx context.Context, probe Probe, emit func(Decision) error) (SLOResult, error) {
+	if s.Over == gpusettings.ParamPowerLimit {
+		return s.runSLOCap(ctx, probe, emit)
+	}
 	load := func(x float64) LoadPoint {
 		if s.Over == overRate {
 			return LoadPoint{Mode: s.RateMode, Rate: roundRate(x)}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
 
 // SearchStateFile is the search's record of its decisions, in the campaign
@@ -115,7 +116,11 @@ func (c *Campaign) RunSearch(ctx context.Context, p Plan, o Options, exec Execut
 				st.Found[group] = ""
 				if res.Found {
 					st.Found[group] = res.Load.Name()
-					fmt.Fprintf(o.Log, "search %s: highest load meeting the SLO: %s\n", group, res.Load.Name())
+					what := "highest load"
+					if c.Search.Over == gpusettings.ParamPowerLimit {
+						what = "lowest power limit"
+					}
+					fmt.Fprintf(o.Log, "search %s: %s meeting the SLO: %s\n", group, what, res.Load.Name())
 				} else {
 					fmt.Fprintf(o.Log, "search %s: no load meets the SLO\n", group)
 				}

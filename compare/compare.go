@@ -245,6 +245,9 @@ type Report struct {
 	// Frontier is the energy–latency frontier of every configuration
 	// measured at two loads or more: its load points, by latency.
 	Frontier []FrontierPoint `json:"frontier"`
+	// GPUSettings are the lowest J/token meeting the SLO over GPU settings
+	// × load, where runs differ in their GPU settings (gpusettings.go).
+	GPUSettings []GPUSettingsChoice `json:"gpu_settings,omitempty"`
 }
 
 // Compare builds the comparison of evaluated runs. na are combinations
@@ -302,6 +305,7 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	if rep.Frontier == nil {
 		rep.Frontier = []FrontierPoint{}
 	}
+	rep.GPUSettings = p.gpuSettingsChoices(rep.Runs, runs, fo)
 	return rep
 }
 

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/report"
 )
@@ -233,5 +234,47 @@ func TestNotApplicableRows(t *testing.T) {
 	_ = Render(&buf, rep, report.FormatCSV)
 	if !strings.Contains(buf.String(), "not_applicable,long,,tiny,sglang,,setting,max_tokens=256,,excluded by the campaign") {
 		t.Errorf("csv lacks the n/a row:\n%s", buf.String())
+	}
+}
+
+// Runs that differ only in the GPU power limit they applied (run.json's
+// gpu_settings) are two configurations with the limit as a column, never
+// repetitions of one.
+//
+//	a1  no limit   steady 0.24
+//	a2  no limit   steady 0.26
+//	c1  250 W      steady 0.14
+//
+// default: n=2, median (0.24 + 0.26)/2 = 0.25; 250 W: n=1, 0.14, rank 1.
+func TestGPUPowerLimitIsAConfiguration(t *testing.T) {
+	p := builtin(t)
+	r := func(id, limit string, st float64) Run {
+		run := withParams(mk(spec{id: id, scenario: "chat", model: "m", engine: "sim", params: "8e9", steady: st, full: st, tokens: 100}), nil)
+		if limit != "" {
+			run.Meta.GPUSettings = &record.GPUSettings{PowerLimitW: limit, Controller: "sim"}
+		}
+		return run
+	}
+	rep := p.Compare([]Run{r("a1", "", 0.24), r("a2", "", 0.26), r("c1", "250", 0.14)})
+	if !slices.Equal(rep.ConfigurationColumns, []string{"gpu_settings.power_limit_w"}) {
+		t.Fatalf("columns %v, want [gpu_settings.power_limit_w]", rep.ConfigurationColumns)
+	}
+	st := groupOf(t, rep, "chat", "<=50B")
+	if len(st.Configs) != 2 {
+		t.Fatalf("%d configurations, want 2: %+v", len(st.Configs), st.Configs)
+	}
+	for _, c := range st.Configs {
+		switch c.Configuration[0].Value {
+		case "-":
+			if c.Runs != 2 || !near(c.Steady.Median, 0.25) || *c.SteadyRank != 2 {
+				t.Errorf("default: %+v steady %+v", c, c.Steady)
+			}
+		case "250":
+			if c.Runs != 1 || c.Steady.Median != 0.14 || *c.SteadyRank != 1 {
+				t.Errorf("250 W: %+v steady %+v", c, c.Steady)
+			}
+		default:
+			t.Errorf("configuration %+v", c.Configuration)
+		}
 	}
 }

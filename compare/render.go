@@ -158,6 +158,7 @@ func renderTables(b *builder, rep *Report) {
 		b.section("Cross-group view, per scenario over all size groups (not a comparison the method makes: models are compared within a size group)")
 		groupTable(b, rep.CrossGroup)
 		frontierTables(b, rep)
+		renderGPUSettings(b, rep)
 	}
 
 	notApplicableTable(b, rep.NotApplicable)

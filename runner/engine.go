@@ -32,6 +32,8 @@ type engineEnv struct {
 	// ReadyTimeout bounds the wait for an --engine-url server to list its
 	// model when --model is not given (0: defaultReadyTimeout).
 	ReadyTimeout time.Duration
+	// GPU is the simulated GPUs' settings (nil: their defaults).
+	GPU *simtel.GPUSettings
 }
 
 // defaultReadyTimeout is start_engine's default ready_timeout.
@@ -140,6 +142,11 @@ func (r *Runner) setupEngine(env engineEnv) (*EngineSetup, error) {
 		ExitError: func() error { return all.ExitError(eng) },
 	}
 	if gpu, ok := eng.(simulatedGPU); ok {
+		if env.GPU != nil {
+			// The run's power limit and clocks: the engine's steps
+			// slow and its GPUs' power follows them.
+			gpu.SetGPUSettings(env.GPU)
+		}
 		es.SimLoad, es.SimTelemetry = gpu, gpu.GPUConfig()
 	}
 	es.StartMetrics = startMetrics(spec, eng, clock)
@@ -152,6 +159,7 @@ func (r *Runner) setupEngine(env engineEnv) (*EngineSetup, error) {
 type simulatedGPU interface {
 	simtel.Load
 	GPUConfig() simtel.Config
+	SetGPUSettings(*simtel.GPUSettings)
 }
 
 // startMetrics is an EngineSetup's StartMetrics for eng.

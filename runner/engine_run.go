@@ -52,6 +52,9 @@ type engineRun struct {
 	telInfo   archive.TelemetryInfo
 	rc        *workflow.RunContext
 
+	// gpu is the run's GPU settings (nil: none asked).
+	gpu *gpuRun
+
 	// closers run in reverse order when the run ends.
 	closers []closer
 	// finished: failEarly wrote the run's final status.
@@ -126,6 +129,7 @@ func (e *engineRun) prepareProfile(sets []string) error {
 	if err != nil {
 		return err
 	}
+	sets = append(sets, e.declaredGPUSets(probe)...)
 	e.quick = simulated && e.s.Quick
 	if e.quick {
 		for _, k := range sortedKeys(probe.Profile.Quick) {
@@ -307,6 +311,7 @@ func (e *engineRun) buildEngine(ctx context.Context) error {
 	e.clock = workflow.NewClock()
 	es, err := e.r.setupEngine(engineEnv{RunID: e.runID, RunDir: e.dir, EngineLog: e.engineLog, Clock: e.clock, Quick: e.quick,
 		Note:         func(msg string) { e.log.Info().Str("component", "engine").Msg(msg) },
+		GPU:          e.simGPU(),
 		ReadyTimeout: readyTimeout(e.l)})
 	if err != nil {
 		return e.failEarly(ctx, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/steps"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -30,6 +31,10 @@ type Runner struct {
 	// cooldown is the cooldown that preceded the next run, for its
 	// run.json.
 	cooldown *cooldownResult
+	// gpuSets are the --set values of gpu_power_limit_w and gpu_clocks,
+	// taken out of the profile's (gpuSetsGiven: either was given).
+	gpuSets      [3]string
+	gpuSetsGiven bool
 }
 
 // New checks spec's hooks and fills in its defaults.
@@ -83,6 +88,7 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	sets, r.gpuSets, r.gpuSetsGiven = gpusettings.SplitSets(sets)
 	if s.Sweep != "" {
 		if s.OutputFile != "" {
 			return nil, Invalidf("--output-file writes one run's results: with --sweep, give each run's archive to analyze --output-file")
@@ -189,6 +195,9 @@ func (r *Runner) runEngine(ctx context.Context, sets, labelArgs []string, dir st
 	if err := e.prepare(ctx, sets, labelArgs, changed); err != nil {
 		return "", err
 	}
+	if err := e.applyGPU(); err != nil {
+		return "", err
+	}
 	if err := e.open(ctx); err != nil {
 		return e.dir, err
 	}
@@ -208,6 +217,9 @@ func (r *Runner) runEngine(ctx context.Context, sets, labelArgs []string, dir st
 	}
 	if runErr != nil {
 		return e.dir, e.cleanup(ctx, runErr)
+	}
+	if err := e.summariseGPU(); err != nil {
+		return e.dir, err
 	}
 	return e.dir, e.report(ctx)
 }
@@ -230,7 +242,10 @@ func (e *engineRun) prepare(ctx context.Context, sets, labelArgs []string, chang
 	if err := e.prepareRequests(ctx); err != nil {
 		return err
 	}
-	return e.checkFileLimit(e.s.FileLimit)
+	if err := e.checkFileLimit(e.s.FileLimit); err != nil {
+		return err
+	}
+	return e.prepareGPU()
 }
 
 // open creates the archive and logs, builds the engine and starts the
@@ -262,6 +277,9 @@ func (e *engineRun) open(ctx context.Context) (err error) {
 		return err
 	}
 	if err := e.startTelemetry(ctx); err != nil {
+		return err
+	}
+	if err := e.recordGPU(ctx); err != nil {
 		return err
 	}
 	e.startScraper(ctx)

@@ -103,6 +103,9 @@ type Spec struct {
 	// Version is joulebench's version, recorded in run.json.
 	Version string
 
+	// GPU are the GPU settings the run applies.
+	GPU GPUOptions
+
 	// Now is the clock of run ids and default directories (nil: time.Now).
 	Now func() time.Time
 	// FileLimit is the process's open-files limit (nil: the system's).

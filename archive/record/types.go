@@ -48,6 +48,73 @@ type Meta struct {
 	// Load is the formal stage's load shape (absent in runs made before
 	// it was recorded).
 	Load *LoadShape `json:"load,omitempty"`
+	// GPUSettings are the power limits and locked clocks the run applied
+	// (absent: it changed none).
+	GPUSettings *GPUSettings `json:"gpu_settings,omitempty"`
+}
+
+// GPUSettings records what a run asked of the GPUs and what they took:
+// per device the value asked, read back, the default and the range; and,
+// once the run completed, whether the setting bound in its formal stage.
+type GPUSettings struct {
+	// PowerLimitW is --gpu-power-limit as asked ("250", "0=250,1=300");
+	// ClocksMHz is --gpu-clocks ("MIN,MAX"). Both are configuration: runs
+	// that differ in them are different configurations.
+	PowerLimitW string `json:"power_limit_w,omitempty"`
+	ClocksMHz   string `json:"clocks_mhz,omitempty"`
+	// MemClocksMHz is --gpu-mem-clocks ("MIN,MAX"), where supported.
+	MemClocksMHz string `json:"mem_clocks_mhz,omitempty"`
+	// Controller is what applied them ("nvml", "sim").
+	Controller string              `json:"controller"`
+	Devices    []GPUSettingsDevice `json:"devices"`
+	// Notes are warnings about reading the settings' effect (a power
+	// source that cannot see the GPUs, a cap that never bound).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// GPUSettingsDevice is one GPU under a setting.
+type GPUSettingsDevice struct {
+	Index int    `json:"index"`
+	UUID  string `json:"uuid,omitempty"`
+	// The power limit: asked, read back after setting it, in force before
+	// the run (restored after it), the device's default and its range.
+	PowerLimitAskedW    float64 `json:"power_limit_asked_w,omitempty"`
+	PowerLimitReadBackW float64 `json:"power_limit_read_back_w,omitempty"`
+	PowerLimitPreviousW float64 `json:"power_limit_previous_w"`
+	PowerLimitDefaultW  float64 `json:"power_limit_default_w"`
+	PowerLimitMinW      float64 `json:"power_limit_min_w"`
+	PowerLimitMaxW      float64 `json:"power_limit_max_w"`
+	// Locked SM clocks: asked, read back ("" when the device cannot
+	// report them: ClocksNote says so), and the supported range.
+	ClocksAskedMHz    string `json:"clocks_asked_mhz,omitempty"`
+	ClocksReadBackMHz string `json:"clocks_read_back_mhz,omitempty"`
+	ClocksNote        string `json:"clocks_note,omitempty"`
+	ClockMinMHz       uint32 `json:"clock_min_mhz,omitempty"`
+	ClockMaxMHz       uint32 `json:"clock_max_mhz,omitempty"`
+	// Locked memory clocks: asked (never readable back) and the
+	// supported range.
+	MemClocksAskedMHz string `json:"mem_clocks_asked_mhz,omitempty"`
+	MemClockMinMHz    uint32 `json:"mem_clock_min_mhz,omitempty"`
+	MemClockMaxMHz    uint32 `json:"mem_clock_max_mhz,omitempty"`
+	// Formal is whether the setting bound in the formal stage (absent
+	// when the run did not complete it).
+	Formal *GPUSettingsBound `json:"formal,omitempty"`
+}
+
+// GPUSettingsBound is what the clock did in the formal stage.
+type GPUSettingsBound struct {
+	// Samples is how many clock readings the formal stage had.
+	Samples int `json:"samples"`
+	// PowerCapShare is the share (0..1) of those readings with the
+	// software power cap clock-event reason active; CapBound is whether
+	// any had it.
+	PowerCapShare float64 `json:"power_cap_share"`
+	CapBound      bool    `json:"cap_bound"`
+	// MeanSMClockMHz is the mean SM clock over the readings.
+	MeanSMClockMHz float64 `json:"mean_sm_clock_mhz"`
+	// OtherReasons are the other clock-event reasons seen, with the share
+	// of readings that had each.
+	OtherReasons map[string]float64 `json:"other_reasons,omitempty"`
 }
 
 // ImportInfo records the origin of an imported run.

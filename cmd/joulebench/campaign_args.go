@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/joulebench/joulebench/campaign"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
 
 // campaignLoader loads campaign files with their run flags checked as the
@@ -18,7 +19,16 @@ func (a *app) campaignLoader() campaign.Loader {
 // (campaignLoader) and each run's profile and --set values.
 func (a *app) campaignChecker() campaign.Checker {
 	return campaign.Checker{Loader: a.campaignLoader(), CheckProfile: func(profile string, sets []string) error {
-		_, _, err := a.profiles().ReadLoad(profile, sets)
+		// The GPU settings' --set values are the run's, not the profile's.
+		sets, v, _ := gpusettings.SplitSets(sets)
+		req, err := gpusettings.ParseRequest(v[0], v[1])
+		if err == nil {
+			err = req.ParseMemClocks(v[2])
+		}
+		if err != nil {
+			return err
+		}
+		_, _, err = a.profiles().ReadLoad(profile, sets)
 		return err
 	}}
 }

@@ -47,6 +47,7 @@ GPU), which every output labels SIMULATED.`,
 	multiEngineFlags(f)
 	setFlag(f)
 	baselineFlags(f)
+	gpuSettingsFlags(f)
 	return cmd
 }
 
@@ -119,6 +120,7 @@ func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(str
 		Replay:      v.GetString("replay"),
 		Baseline:    v.GetString("baseline"),
 		Changed:     changed,
+		GPU:         a.gpuOptions(),
 
 		Registry:       a.engines,
 		FindProfile:    a.finder().Find,

@@ -66,10 +66,21 @@ type Config struct {
 	// CrashAfterRequests makes the engine exit on its own after that many
 	// finished requests (fault tests). 0 disables.
 	CrashAfterRequests int
+	// GPU, when set, slows the steps as the simulated GPUs' power limit
+	// and locked clocks do (telemetry/sim's GPUSettings): a step's decode
+	// time is multiplied by decode, its prefill time by prefill.
+	GPU GPU
 	// Port to listen on at 127.0.0.1; 0 picks a free one.
 	Port int
 	// Log receives the engine's log lines (engine.log); nil discards.
 	Log io.Writer
+}
+
+// GPU is the simulated GPUs as the engine's speed sees them.
+type GPU interface {
+	// Slowdown is the factor on a step's decode and prefill time for
+	// decoding and prefilling sequences of slots.
+	Slowdown(decoding, prefilling, slots int) (decode, prefill float64)
 }
 
 // DefaultConfig keeps the default benchmark fast: a 2 s model load, 64

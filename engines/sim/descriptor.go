@@ -91,6 +91,13 @@ func newEngine(o engines.Options) (engines.Engine, error) {
 // the engine, unless Start built it from a run's options.
 func (e *Engine) GPUConfig() simtel.Config { return e.gpu }
 
+// SetGPUSettings puts the simulated GPUs under a run's power limit and
+// locked clocks (before the engine starts): its steps slow as they do, and
+// the GPUs that follow it (GPUConfig) draw power under them.
+func (e *Engine) SetGPUSettings(g *simtel.GPUSettings) {
+	e.cfg.GPU, e.sched.cfg.GPU, e.gpu.Settings = g, g, g
+}
+
 // Expect is the identity the engine should report: the model it serves.
 func (e *Engine) Expect() engines.Identity { return engines.Identity{Model: e.cfg.Model} }
 

@@ -187,6 +187,9 @@ func (s *scheduler) run() {
 
 		decoding, prefilling, prefillTok := planStep(running, s.cfg.PrefillChunkTokens)
 		stepS := s.cfg.stepSeconds(decoding, prefillTok, finished)
+		if g := s.cfg.GPU; g != nil {
+			stepS = s.cfg.slowedStepSeconds(g, decoding, prefilling, prefillTok, finished)
+		}
 		s.publish(running, len(waiting), decoding, prefilling, n)
 		if !s.sleepStep(timer, &next, stepS) {
 			s.abortAll(running, waiting)
@@ -385,4 +388,12 @@ func dropGone(qs []*seq) ([]*seq, int64) {
 func (c Config) stepSeconds(decoding, prefillTok int, finished int64) float64 {
 	drift := 1 + c.DriftPerRequest*float64(finished)
 	return (c.StepBaseS+c.StepPerSeqS*float64(decoding))*drift + float64(prefillTok)/c.PrefillTokPerS
+}
+
+// slowedStepSeconds is stepSeconds under the GPU's settings: the decode
+// part slowed by the decode factor, the prefill part by the prefill one.
+func (c Config) slowedStepSeconds(g GPU, decoding, prefilling, prefillTok int, finished int64) float64 {
+	fd, fp := g.Slowdown(decoding, prefilling, c.Slots)
+	prefillS := float64(prefillTok) / c.PrefillTokPerS
+	return (c.stepSeconds(decoding, prefillTok, finished)-prefillS)*fd + prefillS*fp
 }

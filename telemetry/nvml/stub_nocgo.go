@@ -8,6 +8,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
 
 // errNoCgo is what Open returns in a build without cgo.
@@ -47,3 +48,6 @@ func (*Source) Anomalies() []telemetry.Anomaly { return nil }
 
 // Close does nothing.
 func (*Source) Close() error { return nil }
+
+// OpenSettings reports that this build has no NVML (go-nvml needs cgo).
+func OpenSettings() (gpusettings.Controller, error) { return nil, errNoCgo }

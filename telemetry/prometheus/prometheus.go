@@ -208,6 +208,7 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 		return nil, fmt.Errorf("prometheus: %s has no %s{%s} sample in the last minute (is dcgm-exporter scraped, and does the selector match the engine's GPUs?)", redact.URL(o.URL), o.PowerMetric, o.Selector)
 	}
 	sort.Slice(s.devs, func(i, j int) bool { return s.devs[i].info.ID < s.devs[j].info.ID })
+	s.readLimits(ctx, now)
 	// Read from the newest sample on: older ones are before the run.
 	for _, p := range power {
 		for _, sm := range p.samples {
@@ -528,4 +529,30 @@ func firstOf(l map[string]string, keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// readLimits records each GPU's power limit as the exporter reports it
+// (DCGM_FI_DEV_ENFORCED_POWER_LIMIT, else DCGM_FI_DEV_POWER_MGMT_LIMIT),
+// the newest sample of the last minute: run.json's power_limit_w, which
+// shows a GPU setting such as --gpu-power-limit from the exporter's side.
+// A server without them leaves the limit unknown (0).
+func (s *Source) readLimits(ctx context.Context, now float64) {
+	for _, metric := range []string{dcgm.MetricEnforcedLimit, dcgm.MetricMgmtLimit} {
+		series, err := s.query(ctx, metric, 60, now)
+		if err != nil {
+			continue
+		}
+		for _, sr := range series {
+			if len(sr.samples) == 0 {
+				continue
+			}
+			w := sr.samples[len(sr.samples)-1].v
+			k := gpuKey(sr.labels)
+			for _, d := range s.devs {
+				if d.key == k && d.info.PowerLimitW == 0 && w > 0 && !math.IsInf(w, 0) {
+					d.info.PowerLimitW = w
+				}
+			}
+		}
+	}
 }

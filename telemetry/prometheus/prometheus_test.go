@@ -22,7 +22,7 @@ func TestGaps(t *testing.T) {
 }
 
 // A fake Prometheus API: power 100 + t W, counter (in mJ) at 1 s scrapes
-// from t=0 to t=10.
+// from t=0 to t=10, enforced power limit 250 W.
 func fakeAPI(t *testing.T) *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query().Get("query")
@@ -33,6 +33,10 @@ func fakeAPI(t *testing.T) *httptest.Server {
 				v = 1000 * (100*float64(s) + float64(s*s)/2) // ∫(100+t)dt in mJ
 			} else if strings.HasPrefix(q, DefaultMemMetric) {
 				v = 2
+			} else if strings.HasPrefix(q, "DCGM_FI_DEV_ENFORCED_POWER_LIMIT") {
+				v = 250 // the limit a run set (--gpu-power-limit 250)
+			} else if strings.HasPrefix(q, "DCGM_FI_DEV_POWER_MGMT_LIMIT") {
+				v = 300 // read only when the enforced limit is absent
 			}
 			vals = append(vals, fmt.Sprintf("[%d,\"%g\"]", s, v))
 		}
@@ -49,7 +53,7 @@ func TestOpenAndRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	devs, _ := src.Devices(context.Background())
-	if len(devs) != 1 || devs[0].ID != "node1/gpu0" || devs[0].Method != "counter" {
+	if len(devs) != 1 || devs[0].ID != "node1/gpu0" || devs[0].Method != "counter" || devs[0].PowerLimitW != 250 {
 		t.Fatalf("devices %+v", devs)
 	}
 	// Open starts after the newest stored sample (t=10): nothing new yet.

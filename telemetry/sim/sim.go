@@ -107,6 +107,10 @@ type Config struct {
 	// ReleaseOffsetW keeps power this much above idle once the engine has
 	// run and stopped, so that release never closes (tests).
 	ReleaseOffsetW float64
+	// Settings, when set, are the GPUs' power limits and locked clocks
+	// (settings.go): the power above idle follows their model and reported
+	// power never exceeds a device's limit. Nil: full clock, limit MaxW.
+	Settings *GPUSettings
 }
 
 // DefaultConfig is two 80 GiB GPUs idling at 60 W, loading at 180 W and
@@ -200,6 +204,9 @@ func (s *Source) Devices(context.Context) ([]record.Device, error) {
 			// The power at full batch is the simulated board's limit.
 			PowerLimitW: s.cfg.MaxW,
 		}
+		if g := s.cfg.Settings; g != nil {
+			out[i].PowerLimitW = g.LimitW(i)
+		}
 	}
 	return out, nil
 }
@@ -244,6 +251,9 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 		}
 		if p < 0 {
 			p = 0
+		}
+		if g := s.cfg.Settings; g != nil {
+			p = math.Min(p, g.LimitW(i)) // the firmware holds power at the limit
 		}
 		out[i] = telemetry.Reading{
 			Device:       deviceID(i),
@@ -299,12 +309,7 @@ func (s *Source) retarget(a Activity) {
 	case PhaseLoading:
 		above = c.LoadW - c.IdleW
 	case PhaseReady:
-		frac := 0.0
-		if a.Slots > 0 {
-			frac = (float64(a.Running) + c.PrefillWeight*float64(a.Prefilling)) / float64(a.Slots)
-		}
-		frac = math.Max(0, math.Min(1, frac))
-		above = c.ReadyExtraW + (c.MaxW-c.IdleW-c.ReadyExtraW)*frac
+		above = c.ReadyExtraW + (c.MaxW-c.IdleW-c.ReadyExtraW)*activityFrac(c, a.Running, a.Prefilling, a.Slots)
 	case PhaseStopping:
 		above = c.StoppingFrac * (c.LoadW - c.IdleW)
 	default: // off
@@ -318,12 +323,13 @@ func (s *Source) retarget(a Activity) {
 		f := math.Max(0, math.Min(1, a.MemFrac))
 		mem += int64(f * float64(c.MemTotalBytes-c.MemBaselineBytes))
 	}
+	busy := a.Phase == PhaseLoading || a.Phase == PhaseReady && a.Running+a.Prefilling > 0
 	for i := range s.devs {
-		scale := 1 - c.DeviceSkew*float64(i)
-		if scale < 0 {
-			scale = 0
+		dev := above * deviceScale(c, i)
+		if g := c.Settings; g != nil {
+			dev, _ = g.operate(i, dev, busy)
 		}
-		s.devs[i].target = c.IdleW + above*scale
+		s.devs[i].target = c.IdleW + dev
 		s.devs[i].memB = mem
 	}
 }

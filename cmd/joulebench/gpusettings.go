@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/joulebench/joulebench/runner"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
+	"github.com/joulebench/joulebench/telemetry/nvml"
+)
+
+// gpuSettingsFlags are run's GPU settings.
+func gpuSettingsFlags(f *pflag.FlagSet) {
+	f.String("gpu-power-limit", "", "GPU power limit for the run, restored after it: W for every GPU (250) or INDEX=W per GPU (0=250,1=300); the same as --set gpu_power_limit_w=...")
+	f.String("gpu-clocks", "", "lock the GPUs' SM clocks for the run, unlocked after it: MIN,MAX in MHz (1200,1500); the same as --set gpu_clocks=...")
+	f.String("gpu-mem-clocks", "", "lock the GPUs' memory clocks for the run where they support it, unlocked after it: MIN,MAX in MHz; the same as --set gpu_mem_clocks=...")
+}
+
+// gpuOptions are the run's GPU settings and their journal: NVML changes
+// real GPUs; the simulator's GPUs take them in the simulator.
+func (a *app) gpuOptions() runner.GPUOptions {
+	path, err := gpusettings.DefaultJournalPath(os.Getenv)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("GPU settings journal")
+	}
+	return runner.GPUOptions{
+		PowerLimit:  a.v.GetString("gpu-power-limit"),
+		Clocks:      a.v.GetString("gpu-clocks"),
+		MemClocks:   a.v.GetString("gpu-mem-clocks"),
+		JournalPath: path,
+		Open: func(simulated bool) (gpusettings.Controller, error) {
+			if simulated {
+				return nil, nil
+			}
+			return nvml.OpenSettings()
+		},
+	}
+}
+
+// restoreCmd applies and clears the GPU settings journal a run left.
+func (a *app) restoreCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "restore",
+		Short: "Restore the GPU settings a run changed and could not restore (its journal)",
+		Long: `restore reads the journal that a run with --gpu-power-limit or --gpu-clocks
+writes before changing anything ($XDG_STATE_HOME/joulebench/gpu-settings-journal.json)
+and puts every GPU's previous power limit back and unlocks its clocks. A run
+killed outright (SIGKILL, a power loss) leaves the journal; no run starts
+while it is there. A GPU no longer present is reported and kept in the journal.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			path, err := gpusettings.DefaultJournalPath(os.Getenv)
+			if err != nil {
+				return err
+			}
+			j, err := gpusettings.ReadJournal(path)
+			if err != nil {
+				return err
+			}
+			if j == nil {
+				fmt.Fprintf(a.out, "no GPU settings to restore (no journal at %s)\n", path)
+				return nil
+			}
+			ctl, err := nvml.OpenSettings()
+			if err != nil {
+				return fmt.Errorf("restore: %w", err)
+			}
+			defer ctl.Close()
+			report, err := gpusettings.RestoreJournal(ctl, path)
+			if report != "" {
+				fmt.Fprintln(a.out, report)
+			}
+			return err
+		},
+	}
+}

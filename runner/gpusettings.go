@@ -1,0 +1,265 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/telemetry/gpusettings"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
+	"github.com/joulebench/joulebench/workflow"
+)
+
+// GPUOptions are the GPU settings a run applies (--gpu-power-limit,
+// --gpu-clocks, or the --set parameters gpu_power_limit_w and gpu_clocks)
+// and where their journal goes.
+type GPUOptions struct {
+	// PowerLimit is W for every GPU or INDEX=W,...; Clocks is MIN,MAX
+	// (MHz) of locked SM clocks, MemClocks of locked memory clocks (where
+	// the GPU supports it). Empty: unchanged.
+	PowerLimit, Clocks, MemClocks string
+	// JournalPath is the restore journal (gpusettings.DefaultJournalPath).
+	// Every run refuses to start while it exists. Empty: no journal is
+	// looked for, and real GPUs cannot be changed.
+	JournalPath string
+	// Open opens the controller of the machine's GPUs (NVML). The
+	// simulated engine's GPUs are changed through the simulator's own
+	// controller unless Open returns one for them (simulated true: tests).
+	// Nil: real GPUs cannot be changed.
+	Open func(simulated bool) (gpusettings.Controller, error)
+}
+
+// gpuRun is a run's GPU settings: the request, its controller and, once
+// applied, the session that restores them.
+type gpuRun struct {
+	req     gpusettings.Request
+	ctl     gpusettings.Controller
+	sim     *simtel.GPUSettings
+	session *gpusettings.Session
+}
+
+// monitorInterval is how often the clock and clock-event reasons of a GPU
+// under a setting are read.
+const monitorInterval = 100 * time.Millisecond
+
+// gpuRequest is the run's request: the options or the --set values (not both),
+// else the profile's own gpu_power_limit_w, gpu_clocks and gpu_mem_clocks
+// parameters.
+func (e *engineRun) gpuRequest() (gpusettings.Request, error) {
+	v := e.gpuValues()
+	if o := e.s.GPU; e.r.gpuSetsGiven && (o.PowerLimit != "" || o.Clocks != "" || o.MemClocks != "") {
+		return gpusettings.Request{}, Invalidf("GPU settings given twice: --gpu-power-limit/--gpu-clocks/--gpu-mem-clocks and --set %s/%s/%s; give one",
+			gpusettings.ParamPowerLimit, gpusettings.ParamClocks, gpusettings.ParamMemClocks)
+	}
+	if v == ([3]string{}) && e.l != nil {
+		for i, p := range gpuParams {
+			v[i] = paramString(e.l.Params[p])
+		}
+	}
+	req, err := gpusettings.ParseRequest(v[0], v[1])
+	if err == nil {
+		err = req.ParseMemClocks(v[2])
+	}
+	if err != nil {
+		return req, WithCode(CodeInvalid, err)
+	}
+	return req, nil
+}
+
+func paramString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		if x == 0 {
+			return ""
+		}
+		return fmt.Sprint(x)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// prepareGPU refuses, before anything changes or is created, a run while a
+// restore journal is outstanding and a request some GPU cannot take (no
+// controller, a value out of range, an unsupported device).
+func (e *engineRun) prepareGPU() error {
+	o := e.s.GPU
+	if o.JournalPath != "" {
+		if err := gpusettings.CheckNoJournal(o.JournalPath); err != nil {
+			return WithCode(CodeInvalid, err)
+		}
+	}
+	req, err := e.gpuRequest()
+	if err != nil || req.Empty() {
+		return err
+	}
+	e.gpu = &gpuRun{req: req}
+	var ctl gpusettings.Controller
+	if o.Open != nil {
+		if ctl, err = o.Open(e.simulated); err != nil {
+			return WithCode(CodeInvalid, fmt.Errorf("GPU settings: %w; nothing changed", err))
+		}
+	}
+	switch {
+	case ctl != nil:
+		e.onClose("the GPU settings controller", ctl.Close)
+	case e.simulated:
+		cfg := simtel.DefaultConfig()
+		cfg.Seed = e.s.Engine.Seed
+		e.gpu.sim = simtel.NewGPUSettings(cfg)
+		ctl = e.gpu.sim
+	default:
+		return Invalidf("--gpu-power-limit/--gpu-clocks: this build cannot change GPU settings (no NVML controller); nothing changed")
+	}
+	e.gpu.ctl = ctl
+	devs, err := ctl.Devices()
+	if err != nil {
+		return WithCode(CodeInvalid, fmt.Errorf("GPU settings: %w; nothing changed", err))
+	}
+	if err := gpusettings.Check(req, devs); err != nil {
+		return WithCode(CodeInvalid, err)
+	}
+	return nil
+}
+
+// applyGPU applies the request to every GPU or to none, after the checks
+// and before the run's directory exists, and restores the previous values
+// when the run ends, whatever the path (success, failure, interrupt,
+// panic: the closers run in runEngine's deferred close). A refusal by the
+// driver (no permission) is invalid input; a read-back that differs is a
+// failure. Either way nothing stays changed.
+func (e *engineRun) applyGPU() error {
+	if e.gpu == nil {
+		return nil
+	}
+	runID := e.now().UTC().Format("20060102T150405Z") + "-" + e.l.Profile.Name + "-" + e.engineKind
+	s, err := gpusettings.Apply(e.gpu.ctl, e.gpu.req, gpusettings.ApplyOptions{JournalPath: e.s.GPU.JournalPath, RunID: runID, Now: e.now})
+	if err != nil {
+		if errors.Is(err, gpusettings.ErrNoPermission) || errors.Is(err, gpusettings.ErrNotSupported) {
+			return WithCode(CodeInvalid, err)
+		}
+		return WithCode(CodeFailure, err)
+	}
+	e.gpu.session = s
+	e.onClose("the GPU settings (restore)", s.Restore)
+	fmt.Fprintf(e.s.Messages, "GPU settings applied (%s): %s; restored when the run ends\n", e.gpu.ctl.Name(), describeRequest(e.gpu.req))
+	return nil
+}
+
+func describeRequest(r gpusettings.Request) string {
+	var parts []string
+	if p := r.PowerLimitString(); p != "" {
+		parts = append(parts, "power limit "+p+" W")
+	}
+	if c := r.ClocksString(); c != "" {
+		parts = append(parts, "SM clocks locked at "+c+" MHz")
+	}
+	if c := r.MemClocksString(); c != "" {
+		parts = append(parts, "memory clocks locked at "+c+" MHz")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// recordGPU records the settings in run.json, warns when the power source
+// cannot see the GPUs, and starts reading their clocks.
+func (e *engineRun) recordGPU(ctx context.Context) error {
+	if e.gpu == nil {
+		return nil
+	}
+	s := e.gpu.session
+	if src := e.deps.Source; src != nil {
+		devs, err := src.Devices(ctx)
+		gpu := false
+		for _, d := range devs {
+			gpu = gpu || d.DomainOrGPU() == archive.DomainGPU
+		}
+		if err == nil && !gpu {
+			msg := "the power source sees no GPU (" + src.Name() + "): it cannot tell the GPU settings' effect apart from the rest of its boundary"
+			s.Note(msg)
+			e.log.Warn().Str("component", "gpu-settings").Msg(msg)
+		}
+	}
+	s.StartMonitor(context.WithoutCancel(ctx), e.clock.Now, monitorInterval)
+	rec := s.Record()
+	return e.out.UpdateMeta(func(m *archive.Meta) { m.GPUSettings = &rec })
+}
+
+// summariseGPU records whether the setting bound in the formal stage.
+func (e *engineRun) summariseGPU() error {
+	if e.gpu == nil || e.out == nil {
+		return nil
+	}
+	s := e.gpu.session
+	meta := e.out.Meta()
+	st, ok := meta.StageByName("formal")
+	if !ok {
+		s.StopMonitor()
+		return nil
+	}
+	s.SummariseFormal(st.Start, st.End)
+	rec := s.Record()
+	for _, d := range rec.Devices {
+		if b := d.Formal; b != nil && b.Samples > 0 {
+			fmt.Fprintf(e.s.Messages, "GPU settings: GPU %d: power cap active in %.0f %% of the formal stage's %d clock readings, mean SM clock %.0f MHz%s\n",
+				d.Index, 100*b.PowerCapShare, b.Samples, b.MeanSMClockMHz, otherReasons(b.OtherReasons))
+		}
+	}
+	for _, n := range rec.Notes {
+		fmt.Fprintln(e.s.Messages, "GPU settings: "+n)
+	}
+	return e.out.UpdateMeta(func(m *archive.Meta) { m.GPUSettings = &rec })
+}
+
+// simGPU is the simulated GPUs' settings for the engine's setup (nil:
+// none asked, or not the simulator's controller).
+func (e *engineRun) simGPU() *simtel.GPUSettings {
+	if e.gpu == nil {
+		return nil
+	}
+	return e.gpu.sim
+}
+
+// otherReasons lists the other clock-event reasons with their shares.
+func otherReasons(m map[string]float64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.0f %%", r, 100*m[r]))
+	}
+	return "; other reasons: " + strings.Join(parts, ", ")
+}
+
+// gpuParams are the GPU settings' parameters, in gpuValues' order.
+var gpuParams = [3]string{gpusettings.ParamPowerLimit, gpusettings.ParamClocks, gpusettings.ParamMemClocks}
+
+// gpuValues are the GPU settings given: the --set values when any was
+// given, else the options (power limit, SM clocks, memory clocks).
+func (e *engineRun) gpuValues() [3]string {
+	if e.r.gpuSetsGiven {
+		return e.r.gpuSets
+	}
+	o := e.s.GPU
+	return [3]string{o.PowerLimit, o.Clocks, o.MemClocks}
+}
+
+// declaredGPUSets are --set values for the GPU settings' parameters that
+// the profile l declares, from the options or the --set values, so that
+// run.json's parameters say what the run applied.
+func (e *engineRun) declaredGPUSets(l *workflow.Loaded) []string {
+	var out []string
+	for i, v := range e.gpuValues() {
+		if _, declared := l.Params[gpuParams[i]]; declared && v != "" {
+			out = append(out, gpuParams[i]+"="+v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package gpusettings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseRequest(t *testing.T) {
+	for _, tc := range []struct {
+		power, clocks     string
+		wantPower, wantCk string
+		err               string
+	}{
+		{"250", "", "250", "", ""},
+		{"250W", "", "250", "", ""},
+		{"1=300, 0=250", "", "0=250,1=300", "", ""},
+		{"", "1200,1500", "", "1200,1500", ""},
+		{"", "", "", "", ""},
+		{"0", "", "", "", "--gpu-power-limit \"0\": expected a power limit in watts above 0"},
+		{"abc", "", "", "", "expected a power limit in watts"},
+		{"0=250,300", "", "", "", "\"300\": expected INDEX=W for every GPU"},
+		{"0=250,0=300", "", "", "", "GPU 0 is given twice"},
+		{"-1=250", "", "", "", "the GPU index must be a whole number 0 or more"},
+		{"", "1500", "", "", "--gpu-clocks \"1500\": expected MIN,MAX"},
+		{"", "1500,1200", "", "", "MIN 1500 is above MAX 1200"},
+		{"", "0,1200", "", "", "whole numbers of MHz above 0"},
+	} {
+		r, err := ParseRequest(tc.power, tc.clocks)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q %q: error %v, want %q", tc.power, tc.clocks, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || r.PowerLimitString() != tc.wantPower || r.ClocksString() != tc.wantCk || r.Empty() != (tc.power == "" && tc.clocks == "") {
+			t.Errorf("%q %q: %+v (%q, %q), %v", tc.power, tc.clocks, r, r.PowerLimitString(), r.ClocksString(), err)
+		}
+	}
+}
+
+func TestSplitSets(t *testing.T) {
+	rest, v, given := SplitSets([]string{"a=1", "gpu_power_limit_w=0=250,1=300", "gpu_clocks=900,1200", "b=2", "gpu_mem_clocks=1215,1215"})
+	if strings.Join(rest, " ") != "a=1 b=2" || v != [3]string{"0=250,1=300", "900,1200", "1215,1215"} || !given {
+		t.Errorf("%v %q %v", rest, v, given)
+	}
+	if _, _, given := SplitSets([]string{"a=1"}); given {
+		t.Error("given without a GPU setting")
+	}
+}
+
+func TestDefaultJournalPath(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}, "/s/joulebench/gpu-settings-journal.json"},
+		{map[string]string{"HOME": "/h"}, "/h/.local/state/joulebench/gpu-settings-journal.json"},
+		// A relative XDG_STATE_HOME is invalid (XDG base directory spec): ignored.
+		{map[string]string{"XDG_STATE_HOME": "rel", "HOME": "/h"}, "/h/.local/state/joulebench/gpu-settings-journal.json"},
+	} {
+		if got, err := DefaultJournalPath(env(tc.env)); err != nil || got != filepath.FromSlash(tc.want) {
+			t.Errorf("%v: %q, %v", tc.env, got, err)
+		}
+	}
+}
+
+// A journal written, read back, removed; a damaged one is an error naming
+// it; the file is private to the user.
+func TestJournalFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", JournalFile)
+	if j, err := ReadJournal(path); j != nil || err != nil {
+		t.Fatalf("no journal: %+v, %v", j, err)
+	}
+	want := &Journal{RunID: "r", PID: 7, Created: "2026-12-01T00:00:00Z", Controller: "nvml", Devices: []JournalDevice{{Index: 1, UUID: "GPU-1", PreviousPowerLimitW: 400, ResetClocks: true}}}
+	if err := WriteJournal(path, want); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v", st.Mode(), err)
+	}
+	got, err := ReadJournal(path)
+	if err != nil || got.RunID != "r" || len(got.Devices) != 1 || got.Devices[0] != want.Devices[0] {
+		t.Errorf("read %+v, %v", got, err)
+	}
+	if err := RemoveJournal(path); err != nil || RemoveJournal(path) != nil {
+		t.Errorf("remove: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(`{"run_id": "r", "bogus": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadJournal(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("damaged journal: %v", err)
+	}
+	if err := CheckNoJournal(path); err == nil {
+		t.Error("a damaged journal lets a run start")
+	}
+}
+
+// The formal stage [10, 20] of four readings in it and two outside:
+//
+//	t    clock  cap  other
+//	 5   1980   no   -            (before: left out)
+//	10   1500   yes  -
+//	12   1400   yes  hw_thermal
+//	15   1980   no   -
+//	18   -1 (a failed read: left out)
+//	20   1600   yes  -
+//	25   1980   no   -            (after: left out)
+//
+// 4 readings; the cap in 3: share 0.75; mean clock (1500 + 1400 + 1980 +
+// 1600)/4 = 6480/4 = 1620 MHz; hw_thermal in 1 of 4: 0.25.
+func TestSummarise(t *testing.T) {
+	s := func(c float64, cap bool, other ...string) []Sample {
+		return []Sample{{SMClockMHz: c, PowerCap: cap, Other: other}}
+	}
+	samples := []timedSample{{5, s(1980, false)}, {10, s(1500, true)}, {12, s(1400, true, "hw_thermal")}, {15, s(1980, false)},
+		{18, s(-1, false)}, {20, s(1600, true)}, {25, s(1980, false)}}
+	b := summarise(samples, 0, 10, 20)
+	if b.Samples != 4 || b.PowerCapShare != 0.75 || !b.CapBound || b.MeanSMClockMHz != 1620 || b.OtherReasons["hw_thermal"] != 0.25 {
+		t.Errorf("summary %+v", b)
+	}
+	if b := summarise(samples, 0, 30, 40); b.Samples != 0 || b.CapBound {
+		t.Errorf("empty window %+v", b)
+	}
+}

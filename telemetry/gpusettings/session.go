@@ -1,0 +1,500 @@
+package gpusettings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/joulebench/joulebench/archive/record"
+)
+
+// ApplyOptions say where the journal goes and whose run it is.
+type ApplyOptions struct {
+	// JournalPath is the journal's place (DefaultJournalPath); empty with
+	// a Volatile controller only.
+	JournalPath string
+	RunID       string
+	// Now stamps the journal (nil: time.Now).
+	Now func() time.Time
+}
+
+// change is one value changed on one device, in the order applied.
+type change struct {
+	dev      DeviceState
+	kind     int     // changePower, changeClocks, changeMemClocks
+	previous float64 // the power limit before
+}
+
+// What a change changed.
+const (
+	changePower = iota
+	changeClocks
+	changeMemClocks
+)
+
+// Session is the settings of one run, applied; Restore puts the previous
+// values back.
+type Session struct {
+	ctl     Controller
+	journal string
+	changes []change
+	rec     record.GPUSettings
+
+	mu       sync.Mutex
+	restored bool
+	samples  []timedSample
+	stop     func()
+}
+
+type timedSample struct {
+	t   float64
+	per []Sample // by position in rec.Devices; a failed read has SMClockMHz -1
+}
+
+// Apply checks req against every device (Check), writes the journal of the
+// previous values, applies the request to every device and reads every
+// value back. It changes all or nothing: a failed change or a read-back
+// that differs from the request restores what it had changed, removes the
+// journal and returns the error. A Controller's ErrNoPermission comes back
+// with how to grant the permission. An empty request gives a nil Session.
+func Apply(ctl Controller, req Request, o ApplyOptions) (*Session, error) {
+	if req.Empty() {
+		return nil, nil
+	}
+	devs, err := ctl.Devices()
+	if err != nil {
+		return nil, fmt.Errorf("GPU settings: read the GPUs: %w", err)
+	}
+	if err := Check(req, devs); err != nil {
+		return nil, err
+	}
+	s := &Session{ctl: ctl, rec: record.GPUSettings{PowerLimitW: req.PowerLimitString(), ClocksMHz: req.ClocksString(),
+		MemClocksMHz: req.MemClocksString(), Controller: ctl.Name()}}
+	if !ctl.Volatile() {
+		if o.JournalPath == "" {
+			return nil, errors.New("GPU settings: no journal path")
+		}
+		if err := CheckNoJournal(o.JournalPath); err != nil {
+			return nil, err
+		}
+		s.journal = o.JournalPath
+		if err := WriteJournal(o.JournalPath, journalOf(ctl, req, devs, o)); err != nil {
+			return nil, fmt.Errorf("%w; nothing changed", err)
+		}
+	}
+	for _, d := range devs {
+		s.rec.Devices = append(s.rec.Devices, deviceRecord(d, req))
+	}
+	if err := s.apply(req, devs); err != nil {
+		if rerr := s.Restore(); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		return nil, fmt.Errorf("%w; every GPU was restored", err)
+	}
+	return s, nil
+}
+
+func journalOf(ctl Controller, req Request, devs []DeviceState, o ApplyOptions) *Journal {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	j := &Journal{RunID: o.RunID, PID: os.Getpid(), Created: now().UTC().Format(time.RFC3339), Controller: ctl.Name()}
+	for _, d := range devs {
+		jd := JournalDevice{Index: d.Index, UUID: d.UUID, ResetClocks: req.Clocks != nil, ResetMemClocks: req.MemClocks != nil}
+		if _, ok := req.limitFor(d.Index); ok {
+			jd.PreviousPowerLimitW = d.PowerLimitW
+		}
+		if jd.PreviousPowerLimitW > 0 || jd.ResetClocks || jd.ResetMemClocks {
+			j.Devices = append(j.Devices, jd)
+		}
+	}
+	return j
+}
+
+func deviceRecord(d DeviceState, req Request) record.GPUSettingsDevice {
+	r := record.GPUSettingsDevice{Index: d.Index, UUID: d.UUID, PowerLimitPreviousW: d.PowerLimitW,
+		PowerLimitDefaultW: d.DefaultLimitW, PowerLimitMinW: d.MinLimitW, PowerLimitMaxW: d.MaxLimitW,
+		ClockMinMHz: d.MinClockMHz, ClockMaxMHz: d.MaxClockMHz}
+	if w, ok := req.limitFor(d.Index); ok {
+		r.PowerLimitAskedW = w
+	}
+	if req.Clocks != nil {
+		r.ClocksAskedMHz = req.Clocks.String()
+	}
+	if req.MemClocks != nil {
+		r.MemClocksAskedMHz = req.MemClocks.String()
+		r.MemClockMinMHz, r.MemClockMaxMHz = d.MinMemClockMHz, d.MaxMemClockMHz
+	}
+	return r
+}
+
+// readBackTolerance is how far (W) a limit read back may be from the one
+// set: NVML stores milliwatts, so a whole-watt request reads back exactly.
+const readBackTolerance = 0.001
+
+// apply changes every device, then reads every value back.
+func (s *Session) apply(req Request, devs []DeviceState) error {
+	for _, d := range devs {
+		if w, ok := req.limitFor(d.Index); ok {
+			if err := s.ctl.SetPowerLimit(d.Index, w); err != nil {
+				return grant(fmt.Errorf("GPU %d: set power limit %s W: %w", d.Index, formatW(w), err))
+			}
+			s.changes = append(s.changes, change{dev: d, kind: changePower, previous: d.PowerLimitW})
+		}
+		if c := req.Clocks; c != nil {
+			if err := s.ctl.SetLockedClocks(d.Index, *c); err != nil {
+				return grant(fmt.Errorf("GPU %d: lock SM clocks %s MHz: %w", d.Index, c, err))
+			}
+			s.changes = append(s.changes, change{dev: d, kind: changeClocks})
+		}
+		if c := req.MemClocks; c != nil {
+			if err := s.ctl.SetMemLockedClocks(d.Index, *c); err != nil {
+				return grant(fmt.Errorf("GPU %d: lock memory clocks %s MHz: %w", d.Index, c, err))
+			}
+			s.changes = append(s.changes, change{dev: d, kind: changeMemClocks})
+		}
+	}
+	for k := range s.rec.Devices {
+		rd := &s.rec.Devices[k]
+		if rd.PowerLimitAskedW > 0 {
+			got, err := s.ctl.PowerLimit(rd.Index)
+			if err != nil {
+				return fmt.Errorf("GPU %d: read the power limit back: %w", rd.Index, err)
+			}
+			rd.PowerLimitReadBackW = got
+			if math.Abs(got-rd.PowerLimitAskedW) > readBackTolerance {
+				return fmt.Errorf("GPU %d: power limit read back %s W, asked %s W: the setting did not take", rd.Index, formatW(got), formatW(rd.PowerLimitAskedW))
+			}
+		}
+		if rd.ClocksAskedMHz != "" {
+			c, ok, err := s.ctl.LockedClocks(rd.Index)
+			switch {
+			case err != nil:
+				return fmt.Errorf("GPU %d: read the locked clocks back: %w", rd.Index, err)
+			case !ok:
+				rd.ClocksNote = "the driver cannot report locked clocks: not read back (the formal stage's mean SM clock shows their effect)"
+			case c.String() != rd.ClocksAskedMHz:
+				return fmt.Errorf("GPU %d: locked clocks read back %s MHz, asked %s MHz: the setting did not take", rd.Index, c, rd.ClocksAskedMHz)
+			default:
+				rd.ClocksReadBackMHz = c.String()
+			}
+		}
+	}
+	return nil
+}
+
+// grant adds how to grant the permission to a NO_PERMISSION error.
+func grant(err error) error {
+	if errors.Is(err, ErrNoPermission) {
+		return fmt.Errorf("%w: %s", err, HowToGrant)
+	}
+	return err
+}
+
+// Record is the settings as run.json records them.
+func (s *Session) Record() record.GPUSettings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.rec
+	r.Devices = append([]record.GPUSettingsDevice(nil), s.rec.Devices...)
+	r.Notes = append([]string(nil), s.rec.Notes...)
+	return r
+}
+
+// Note adds a note to the record.
+func (s *Session) Note(msg string) {
+	s.mu.Lock()
+	s.rec.Notes = append(s.rec.Notes, msg)
+	s.mu.Unlock()
+}
+
+// Restore puts every changed value back, last changed first, and removes
+// the journal once all are back. It runs once; later calls return nil.
+// A value it cannot restore keeps the journal and is an error that says
+// to run `joulebench restore`.
+func (s *Session) Restore() error {
+	if s == nil {
+		return nil
+	}
+	s.StopMonitor()
+	s.mu.Lock()
+	if s.restored {
+		s.mu.Unlock()
+		return nil
+	}
+	s.restored = true
+	s.mu.Unlock()
+	var errs []error
+	for i := len(s.changes) - 1; i >= 0; i-- {
+		c := s.changes[i]
+		var err error
+		switch c.kind {
+		case changePower:
+			err = restorePower(s.ctl, c.dev.Index, c.previous)
+		case changeClocks:
+			if err = s.ctl.ResetLockedClocks(c.dev.Index); err != nil {
+				err = fmt.Errorf("GPU %d: unlock SM clocks: %w", c.dev.Index, err)
+			}
+		case changeMemClocks:
+			if err = s.ctl.ResetMemLockedClocks(c.dev.Index); err != nil {
+				err = fmt.Errorf("GPU %d: unlock memory clocks: %w", c.dev.Index, err)
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		if s.journal != "" {
+			errs = append(errs, fmt.Errorf("the journal %s keeps the previous values: run `joulebench restore`", s.journal))
+		}
+		return fmt.Errorf("GPU settings not restored: %w", errors.Join(errs...))
+	}
+	if s.journal != "" {
+		return RemoveJournal(s.journal)
+	}
+	return nil
+}
+
+func restorePower(ctl Controller, index int, w float64) error {
+	if err := ctl.SetPowerLimit(index, w); err != nil {
+		return fmt.Errorf("GPU %d: restore power limit %s W: %w", index, formatW(w), err)
+	}
+	got, err := ctl.PowerLimit(index)
+	if err != nil {
+		return fmt.Errorf("GPU %d: read the restored power limit back: %w", index, err)
+	}
+	if math.Abs(got-w) > readBackTolerance {
+		return fmt.Errorf("GPU %d: restored power limit reads back %s W, not %s W", index, formatW(got), formatW(w))
+	}
+	return nil
+}
+
+// StartMonitor reads every device's clock and clock-event reasons every
+// interval, stamped with clock (the run clock), until StopMonitor or
+// Restore.
+func (s *Session) StartMonitor(ctx context.Context, clock func() float64, every time.Duration) {
+	if s == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			s.sampleOnce(clock())
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	s.mu.Lock()
+	s.stop = func() { cancel(); <-done }
+	s.mu.Unlock()
+}
+
+// StopMonitor stops the monitor (none running: nothing).
+func (s *Session) StopMonitor() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	stop := s.stop
+	s.stop = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+func (s *Session) sampleOnce(t float64) {
+	per := make([]Sample, len(s.rec.Devices))
+	for k, d := range s.rec.Devices {
+		smp, err := s.ctl.Sample(d.Index)
+		if err != nil {
+			smp = Sample{SMClockMHz: -1}
+		}
+		per[k] = smp
+	}
+	s.mu.Lock()
+	s.samples = append(s.samples, timedSample{t: t, per: per})
+	s.mu.Unlock()
+}
+
+// SummariseFormal records, per device, what the clock did between start
+// and end (the formal stage): the share of readings with the software
+// power cap active, the mean SM clock and the other reasons; a power
+// limit that never bound gets a note.
+func (s *Session) SummariseFormal(start, end float64) {
+	if s == nil {
+		return
+	}
+	s.StopMonitor()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var never []string
+	for k := range s.rec.Devices {
+		b := summarise(s.samples, k, start, end)
+		s.rec.Devices[k].Formal = b
+		if s.rec.Devices[k].PowerLimitAskedW > 0 && b.Samples > 0 && !b.CapBound {
+			never = append(never, fmt.Sprint(s.rec.Devices[k].Index))
+		}
+	}
+	if len(never) > 0 {
+		s.rec.Notes = append(s.rec.Notes, fmt.Sprintf("the power limit never bound in the formal stage on GPU %s: the device drew less than its limit, so this run measures no effect of the cap", strings.Join(never, ", ")))
+	}
+}
+
+func summarise(samples []timedSample, k int, start, end float64) *record.GPUSettingsBound {
+	b := &record.GPUSettingsBound{}
+	var sumClock float64
+	var clocks int
+	other := map[string]int{}
+	for _, ts := range samples {
+		if ts.t < start || ts.t > end {
+			continue
+		}
+		smp := ts.per[k]
+		if smp.SMClockMHz < 0 {
+			continue
+		}
+		b.Samples++
+		if smp.PowerCap {
+			b.PowerCapShare++
+		}
+		if smp.SMClockMHz > 0 {
+			sumClock += smp.SMClockMHz
+			clocks++
+		}
+		for _, r := range smp.Other {
+			other[r]++
+		}
+	}
+	if b.Samples == 0 {
+		return b
+	}
+	b.CapBound = b.PowerCapShare > 0
+	b.PowerCapShare /= float64(b.Samples)
+	if clocks > 0 {
+		b.MeanSMClockMHz = sumClock / float64(clocks)
+	}
+	if len(other) > 0 {
+		b.OtherReasons = map[string]float64{}
+		for r, n := range other {
+			b.OtherReasons[r] = float64(n) / float64(b.Samples)
+		}
+	}
+	return b
+}
+
+// RestoreJournal applies and clears the journal at path with ctl: every
+// device found (by UUID, else index) gets its previous values back. A
+// device no longer present is reported and kept in the journal, as is one
+// whose restore failed; the journal is removed once nothing is left. The
+// report says what was done; nil journal: nothing to restore.
+func RestoreJournal(ctl Controller, path string) (string, error) {
+	j, err := ReadJournal(path)
+	if err != nil {
+		return "", err
+	}
+	if j == nil {
+		return "no GPU settings to restore (no journal at " + path + ")", nil
+	}
+	if ctl.Volatile() || j.Controller != ctl.Name() {
+		return "", fmt.Errorf("the journal %s was written by the %q controller, not %q", path, j.Controller, ctl.Name())
+	}
+	devs, err := ctl.Devices()
+	if err != nil {
+		return "", fmt.Errorf("read the GPUs: %w", err)
+	}
+	var lines []string
+	var left []JournalDevice
+	var errs []error
+	for _, jd := range j.Devices {
+		d, ok := findDevice(devs, jd)
+		if !ok {
+			left = append(left, jd)
+			lines = append(lines, fmt.Sprintf("GPU %d (%s): not present: kept in the journal", jd.Index, orUnknown(jd.UUID)))
+			continue
+		}
+		var derrs []error
+		if jd.ResetClocks {
+			if err := ctl.ResetLockedClocks(d.Index); err != nil {
+				derrs = append(derrs, fmt.Errorf("GPU %d: unlock SM clocks: %w", d.Index, err))
+			}
+		}
+		if jd.ResetMemClocks {
+			if err := ctl.ResetMemLockedClocks(d.Index); err != nil {
+				derrs = append(derrs, fmt.Errorf("GPU %d: unlock memory clocks: %w", d.Index, err))
+			}
+		}
+		if jd.PreviousPowerLimitW > 0 {
+			if err := restorePower(ctl, d.Index, jd.PreviousPowerLimitW); err != nil {
+				derrs = append(derrs, err)
+			}
+		}
+		if len(derrs) > 0 {
+			left = append(left, jd)
+			errs = append(errs, grant(errors.Join(derrs...)))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("GPU %d (%s): restored%s", d.Index, orUnknown(jd.UUID), restoredWhat(jd)))
+	}
+	if len(left) == 0 {
+		if err := RemoveJournal(path); err != nil {
+			errs = append(errs, err)
+		} else {
+			lines = append(lines, "journal "+path+" cleared")
+		}
+	} else {
+		j.Devices = left
+		if err := WriteJournal(path, j); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, fmt.Errorf("%d GPU(s) not restored: the journal %s keeps them", len(left), path))
+	}
+	return strings.Join(lines, "\n"), errors.Join(errs...)
+}
+
+func findDevice(devs []DeviceState, jd JournalDevice) (DeviceState, bool) {
+	for _, d := range devs {
+		if jd.UUID != "" && d.UUID == jd.UUID || jd.UUID == "" && d.Index == jd.Index {
+			return d, true
+		}
+	}
+	return DeviceState{}, false
+}
+
+func restoredWhat(jd JournalDevice) string {
+	var parts []string
+	if jd.PreviousPowerLimitW > 0 {
+		parts = append(parts, "power limit "+formatW(jd.PreviousPowerLimitW)+" W")
+	}
+	if jd.ResetClocks {
+		parts = append(parts, "SM clocks unlocked")
+	}
+	if jd.ResetMemClocks {
+		parts = append(parts, "memory clocks unlocked")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "no UUID"
+	}
+	return s
+}
