@@ -293,7 +293,7 @@ func missingWhy(pt *FrontierPoint, basis string) string {
 	if basis == BasisSteady {
 		for _, r := range pt.rows {
 			if r.SteadyJPerToken != nil && !r.Uses(ValueSteady) || slices.Contains(r.Removed, ValueSteady) {
-				return "removed by " + flagsWhy(r.Flags, ValueSteady)
+				return "removed by " + flagNamesRemoving(r.Flags, ValueSteady)
 			}
 		}
 		return "steady state not reached"
@@ -311,6 +311,18 @@ func flagsWhy(flags []Flag, value string) string {
 		}
 	}
 	return cmp.Or(strings.Join(out, "; "), "a flag")
+}
+
+// flagNamesRemoving names the flags that remove value (or everything):
+// "flag not_steady" (their details are in the flagged runs).
+func flagNamesRemoving(flags []Flag, value string) string {
+	var out []string
+	for _, f := range flags {
+		if slices.Contains(f.Removes, value) || slices.Contains(f.Removes, ValueAll) {
+			out = append(out, "flag "+f.Name)
+		}
+	}
+	return cmp.Or(strings.Join(out, ", "), "a flag")
 }
 
 func cond(c bool, a, b string) string {
