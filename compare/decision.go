@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/report/doc"
 )
 
 // Objectives a decision can minimise, the default first: J/token, or the
@@ -448,9 +449,7 @@ func decisionSection(b *builder, d *Decision) {
 		b.line("No choice: " + cmp.Or(d.Note, "no point qualifies") + ".")
 	} else {
 		c := &d.Choice
-		b.line(fmt.Sprintf("Chosen: run %s (%s), load %s: %s J/token (%s), %s %s ms%s, attainment %s, throughput %s tok/s, goodput %s tok/s%s.",
-			c.Run, configText(c.Configuration), c.LoadText, fmtJ(c.JPerToken), c.Basis, c.LatencyMetric, fmtF(c.Latency, 2), boundText(c.LatencyBound),
-			fmtF(c.Attainment, 4), fmtF(c.Throughput, 1), fmtF(c.Goodput, 1), costText(c)))
+		b.line(fmt.Sprintf("Chosen: run %s (%s), load %s: %s.", c.Run, configText(c.Configuration), c.LoadText, choiceFigures(c)))
 		if d.Note != "" {
 			b.line("Note: " + d.Note + ".")
 		}
@@ -487,7 +486,9 @@ func decisionSection(b *builder, d *Decision) {
 		for _, r := range d.Rejected {
 			rows = append(rows, []string{r.Run, r.Load, r.Reason})
 		}
-		b.table([]string{"not chosen: run", "load", "why"}, rows)
+		t := &doc.Table{Columns: doc.Cols("not chosen: run", "load", "why"), MaxWidth: 60, NoWrapMarkdown: true}
+		t.Add(rows...)
+		b.d.Add(t)
 	}
 }
 
@@ -500,22 +501,29 @@ func configText(fv []FieldValue) string {
 	return orDash(strings.Join(parts, ", "))
 }
 
-func boundText(b *float64) string {
-	if b == nil {
-		return ""
+// choiceFigures are a choice's figures in words, those it has: "0.2345
+// J/token (steady_state), ttft_p99_ms 180.20 ms (bound 200 ms), ...".
+func choiceFigures(c *Choice) string {
+	parts := []string{fmtJ(c.JPerToken) + " J/token (" + c.Basis + ")"}
+	if c.Latency != nil {
+		l := c.LatencyMetric + " " + fmtF(c.Latency, 2) + " ms"
+		if c.LatencyBound != nil {
+			l += " (bound " + g(*c.LatencyBound) + " ms)"
+		}
+		parts = append(parts, l)
 	}
-	return " (bound " + g(*b) + " ms)"
-}
-
-func costText(c *Choice) string {
-	var s string
-	if c.USDPerMToken != nil {
-		s += ", " + fmtF(c.USDPerMToken, 4) + " USD/Mtoken"
+	for _, f := range []struct {
+		name string
+		v    *float64
+		prec int
+		unit string
+	}{{"attainment", c.Attainment, 4, ""}, {"throughput", c.Throughput, 1, " tok/s"}, {"goodput", c.Goodput, 1, " tok/s"},
+		{"cost", c.USDPerMToken, 4, " USD/Mtoken"}, {"carbon", c.GCO2PerMToken, 2, " gCO2/Mtoken"}} {
+		if f.v != nil {
+			parts = append(parts, f.name+" "+fmtF(f.v, f.prec)+f.unit)
+		}
 	}
-	if c.GCO2PerMToken != nil {
-		s += ", " + fmtF(c.GCO2PerMToken, 2) + " gCO2/Mtoken"
-	}
-	return s
+	return strings.Join(parts, ", ")
 }
 
 // decisionCSV writes the decision's rows of the CSV: the chosen point's
