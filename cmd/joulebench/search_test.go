@@ -224,11 +224,14 @@ type expected struct {
 }
 
 // lowestMeetingSLO reads each run's run.json (its slo_attainment_target)
-// and results.json (slo_attainment, steady-state and formal J/token) and
-// chooses, without compare's code: the runs whose attainment reaches their
-// target; among them, on steady-state J/token when each reached steady
-// state, else on the formal window's; the lowest. Every check must have
-// passed (steady_state_reached aside), so that no flag removes a run.
+// and results.json (slo_attainment, steady-state and formal J/token, the
+// checks) and chooses, without compare's code: the runs whose attainment
+// reaches their target; among them, on steady-state J/token when each has
+// one in the statistics, else on the formal window's; the lowest. As
+// compare-1.5.yaml says, a failed steady_state_reached or
+// first_token_times_exact takes the steady-state J/token out, a failed
+// batch_saturated nothing; any other failed check stops the test (the
+// hand calculation does not model it).
 func lowestMeetingSLO(t *testing.T, runs string) expected {
 	t.Helper()
 	entries, err := os.ReadDir(runs)
@@ -269,13 +272,21 @@ func lowestMeetingSLO(t *testing.T, runs string) expected {
 			}
 		}
 		n++
+		noSteady := false
 		for name, v := range res.Values {
-			if v.Kind == "check" && v.Passed != nil && !*v.Passed && name != "steady_state_reached" {
-				t.Fatalf("run %s: check %s failed: the hand calculation assumes every run in the statistics", meta.RunID, name)
+			if v.Kind != "check" || v.Passed == nil || *v.Passed {
+				continue
+			}
+			switch name {
+			case "steady_state_reached", "first_token_times_exact":
+				noSteady = true
+			case "batch_saturated":
+			default:
+				t.Fatalf("run %s: check %s failed: the hand calculation does not model it", meta.RunID, name)
 			}
 		}
 		num := func(name string) *float64 {
-			if x, ok := res.Values[name].Value.(float64); ok {
+			if x, ok := res.Values[name].Value.(float64); ok && !(noSteady && name == "steady_state_j_per_token") {
 				return &x
 			}
 			return nil

@@ -91,6 +91,12 @@ func TestDecisionPageInBrowser(t *testing.T) {
 		t.Errorf("c16 not said to miss the SLO by how much: %q", why)
 	}
 
+	// The runs table has each run's load.
+	load := browsertest.Eval[string](t, p, `document.querySelector('#runs-table tr[data-run-id=c8]').cells[5].textContent`)
+	if load != "concurrency=8 mode=concurrency" {
+		t.Errorf("c8's load in the runs table: %q", load)
+	}
+
 	fr := chart(t, p, "frontier-chart")
 	if !fr.Present || fr.XMin != 0 || fr.YMin != 0 {
 		t.Errorf("frontier chart %+v, want both axes from zero", fr)

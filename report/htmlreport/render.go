@@ -56,6 +56,7 @@ type page struct {
 	// J/token (the comparison's runs).
 	links  map[string]string
 	formal map[string]*float64
+	loads  map[string]string
 }
 
 // pageData is the JSON the scripts read (window.JB).
@@ -101,8 +102,9 @@ func WriteCompare(w io.Writer, rep *compare.Report, runs []compare.Run, opt Opti
 	cv, fr := buildCompare(rep, runs)
 	p.Compare, p.Data.Frontier, p.Data.Asiai = cv, fr, buildAsiai(rep.Asiai)
 	p.links = uniqueAnchors(cv.Briefs)
-	p.formal = map[string]*float64{}
+	p.formal, p.loads = map[string]*float64{}, map[string]string{}
 	for _, r := range runs {
+		p.loads[r.Meta.RunID] = compare.LoadText(loadOf(r.Meta.Parameters))
 		if v, ok := number(r.Results, "formal_j_per_token"); ok {
 			p.formal[r.Meta.RunID] = &v
 		}
@@ -143,7 +145,8 @@ func (p *page) write(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t.Funcs(template.FuncMap{"link": func(id string) string { return p.links[id] }, "formal": func(id string) *float64 { return p.formal[id] }})
+	t.Funcs(template.FuncMap{"link": func(id string) string { return p.links[id] }, "formal": func(id string) *float64 { return p.formal[id] },
+		"runload": func(id string) string { return orDash(p.loads[id]) }})
 	bw := bufio.NewWriter(w)
 	if err := t.ExecuteTemplate(bw, "page", p); err != nil {
 		return fmt.Errorf("html report: %w", err)
@@ -258,8 +261,9 @@ var funcs = template.FuncMap{
 	},
 	// link and formal are filled per page (the run id → its section's
 	// anchor, its formal J/token).
-	"link":   func(string) string { return "" },
-	"formal": func(string) *float64 { return nil },
+	"link":    func(string) string { return "" },
+	"formal":  func(string) *float64 { return nil },
+	"runload": func(string) string { return "" },
 	"objective": func(o string) string {
 		switch o {
 		case "usd_per_mtoken":
