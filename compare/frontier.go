@@ -98,8 +98,8 @@ type FrontierPoint struct {
 	// LowestMeetingSLO marks the point with the lowest J/token of its
 	// frontier among those meeting the SLO.
 	LowestMeetingSLO bool `json:"lowest_meeting_slo"`
-	// group keys the frontier the point belongs to; loadKey its load.
-	group, loadKey string
+	// group keys the frontier the point belongs to.
+	group string
 	// js are the medians by basis, objs of the other objectives.
 	js, objs map[string]*float64
 	// rows are the point's runs.
@@ -152,32 +152,8 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		k := key{r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(r.setting), mapKey(r.load)}
 		pt, ok := points[k]
 		if !ok {
-			slo := SLOOf(run.Meta)
-			metric, from := o.Latency, "--latency"
-			switch {
-			case metric != "":
-			case slo != nil:
-				metric, from = slo.LatencyMetric(), "the SLO"
-			default:
-				metric, from = DefaultLatency, "default"
-			}
-			pt = &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
-				Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo,
-				group: k.group, loadKey: k.load}
-			pt.AttainmentTarget = o.Attainment
-			if pt.AttainmentTarget <= 0 {
-				pt.AttainmentTarget = 0.99
-				if slo != nil {
-					pt.AttainmentTarget = slo.Attainment
-				}
-			}
-			switch {
-			case o.LatencyMax > 0:
-				pt.LatencyBound = &o.LatencyMax
-			case slo != nil && slo.LatencyMetric() == metric:
-				b := slo.Bound()
-				pt.LatencyBound = &b
-			}
+			pt = newLoadPoint(r, run, o)
+			pt.group = k.group
 			points[k] = pt
 			order = append(order, k)
 		}
@@ -240,6 +216,40 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		out = append(out, *pt)
 	}
 	return out
+}
+
+// newLoadPoint starts the point of run r's configuration and load: its
+// SLO (the run's parameters), latency metric (the one asked for, else the
+// SLO's, else the default), attainment target (asked for, else the SLO's,
+// else 0.99) and bound on that latency (--latency-max, else the SLO's
+// when the metric is its own).
+func newLoadPoint(r *RunRow, run *Run, o FrontierOptions) *FrontierPoint {
+	slo := SLOOf(run.Meta)
+	metric, from := o.Latency, "--latency"
+	switch {
+	case metric != "":
+	case slo != nil:
+		metric, from = slo.LatencyMetric(), "the SLO"
+	default:
+		metric, from = DefaultLatency, "default"
+	}
+	pt := &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
+		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo}
+	pt.AttainmentTarget = o.Attainment
+	if pt.AttainmentTarget <= 0 {
+		pt.AttainmentTarget = 0.99
+		if slo != nil {
+			pt.AttainmentTarget = slo.Attainment
+		}
+	}
+	switch {
+	case o.LatencyMax > 0:
+		pt.LatencyBound = &o.LatencyMax
+	case slo != nil && slo.LatencyMetric() == metric:
+		b := slo.Bound()
+		pt.LatencyBound = &b
+	}
+	return pt
 }
 
 // frontierBases are the J/token bases of a frontier in order of
