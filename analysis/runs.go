@@ -27,6 +27,9 @@ func CheckFrontier(fo compare.FrontierOptions) error {
 	if fo.LatencyMax < 0 || fo.Attainment < 0 || fo.Attainment > 1 {
 		return exitcode.Invalidf("--latency-max must not be negative and --slo-attainment must be in [0, 1]")
 	}
+	if err := compare.CheckObjective(fo.Objective); err != nil {
+		return exitcode.Invalidf("--objective: %v", err)
+	}
 	return nil
 }
 
@@ -104,6 +107,9 @@ func (p Profiles) Compare(ctx context.Context, paths []string, profile, rules st
 // FrontierFigure is the figure of a comparison's energy–latency frontier:
 // one series per configuration through its load points.
 func FrontierFigure(rep *compare.Report, latency string) *plot.Frontier {
+	if latency == "" && len(rep.Frontier) > 0 {
+		latency = rep.Frontier[0].LatencyMetric
+	}
 	if latency == "" {
 		latency = compare.DefaultLatency
 	}

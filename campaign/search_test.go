@@ -211,3 +211,33 @@ func TestSearchValidation(t *testing.T) {
 		t.Errorf("defaults %+v", s)
 	}
 }
+
+// A search point carries the search's SLO as the profile's parameters
+// (each bound set, and the attainment target), after the load's --set
+// values; the point's id is the same as without an SLO.
+func TestPointRunRecordsSLO(t *testing.T) {
+	base := "name: t\nprofile: benchmark-1.5\nout: o\nmatrix: {engine: [{kind: sim}]}\n"
+	withSLO, err := Load([]byte(base+"search: {kind: slo, attainment: 0.95, slo: {ttft_ms: 200, e2e_ms: 1500}}\n"), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep, err := Load([]byte(base+"search: {kind: sweep}\n"), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := LoadPoint{Mode: "concurrency", Concurrency: 8}
+	r := withSLO.PointRun(withSLO.Expand().Runs[0], l)
+	got := strings.Join(SetsOf(r.Config.Args), " ")
+	// tpot_ms is unset (0): not recorded; the target is search.attainment.
+	want := "concurrency=8 mode=concurrency slo_ttft_ms=200 slo_e2e_ms=1500 slo_attainment_target=0.95"
+	if got != want {
+		t.Errorf("point --set %q, want %q", got, want)
+	}
+	plain := sweep.PointRun(sweep.Expand().Runs[0], l)
+	if sets := strings.Join(SetsOf(plain.Config.Args), " "); sets != "concurrency=8 mode=concurrency" {
+		t.Errorf("a search without an SLO sets %q", sets)
+	}
+	if r.ID != plain.ID {
+		t.Errorf("the SLO changed the point's id: %s vs %s", r.ID, plain.ID)
+	}
+}

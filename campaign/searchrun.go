@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -45,7 +46,11 @@ func nodeAt(root *yaml.Node, path ...string) *yaml.Node { return yamlstrict.Node
 
 // PointRun is the run of one load point of a search group (a run of the
 // plan without a load axis): its args plus the load's --set values, the
-// load's name as its load axis.
+// load's name as its load axis, then the search's SLO as the profile's
+// parameters (SLOSets), so that the point's archive carries the SLO it
+// was searched under and analyze, compare and plot find it without flags.
+// The SLO is not part of the run id (a point's id is its load and axes),
+// so that a search restarted after this was added reuses its archives.
 func (c *Campaign) PointRun(base Run, l LoadPoint) Run {
 	axes := cloneMap(base.Axes)
 	delete(axes, "rep")
@@ -55,7 +60,30 @@ func (c *Campaign) PointRun(base Run, l LoadPoint) Run {
 	for _, k := range sortedKeys(sets) {
 		args = append(args, "--set", k+"="+sets[k])
 	}
-	return c.newRun(axes, sortedKeys(c.Matrix.Set), args, base.Rep, base.TP)
+	r := c.newRun(axes, sortedKeys(c.Matrix.Set), args, base.Rep, base.TP)
+	for _, kv := range c.Search.SLOSets() {
+		r.Config.Args = append(r.Config.Args, "--set", kv)
+	}
+	return r
+}
+
+// SLOSets are the --set values that record a search's SLO on each point
+// it runs: every bound that is set (slo_ttft_ms, slo_tpot_ms, slo_e2e_ms)
+// and the attainment target (slo_attainment_target); none without a bound.
+func (s *Search) SLOSets() []string {
+	if !s.SLO.set() {
+		return nil
+	}
+	var out []string
+	for _, b := range []struct {
+		name string
+		v    float64
+	}{{"slo_ttft_ms", s.SLO.TTFTMs}, {"slo_tpot_ms", s.SLO.TPOTMs}, {"slo_e2e_ms", s.SLO.E2EMs}, {"slo_attainment_target", s.Attainment}} {
+		if b.v > 0 {
+			out = append(out, b.name+"="+strconv.FormatFloat(b.v, 'g', -1, 64))
+		}
+	}
+	return out
 }
 
 // groupName names a search group by its axis values (the repetition

@@ -220,11 +220,15 @@ type FlaggedRun struct {
 
 // Report is the whole comparison.
 type Report struct {
-	CompareProfile string   `json:"compare_profile"`
-	Metrics        Metrics  `json:"metrics"`
-	PairTolerance  float64  `json:"pair_tolerance"`
-	PairSame       []string `json:"pair_same"`
-	Simulated      bool     `json:"simulated"`
+	// Decision is the answer: the configuration and load with the lowest
+	// objective (J/token) meeting the SLO, over every configuration
+	// compared; it opens every rendering.
+	Decision       *Decision `json:"decision"`
+	CompareProfile string    `json:"compare_profile"`
+	Metrics        Metrics   `json:"metrics"`
+	PairTolerance  float64   `json:"pair_tolerance"`
+	PairSame       []string  `json:"pair_same"`
+	Simulated      bool      `json:"simulated"`
 	// ConfigurationColumns are the configuration fields that differ between
 	// runs of the same scenario, model and engine; LoadColumns the load
 	// fields that do.
@@ -301,7 +305,9 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	rep.Pairs = p.pairs(rep.Runs)
 	rep.Groups, rep.CrossGroup = p.groups(rep.Runs)
 	rep.Asiai = p.asiaiRows(asiai)
-	rep.Frontier = p.frontier(rep.Runs, runs, fo)
+	points := p.loadPoints(rep.Runs, runs, fo)
+	rep.Decision = decide(rep.Runs, points, fo)
+	rep.Frontier = p.frontier(points)
 	if rep.Frontier == nil {
 		rep.Frontier = []FrontierPoint{}
 	}

@@ -26,15 +26,20 @@ const (
 )
 
 // FrontierOptions choose the frontier's latency and the SLO a point must
-// meet to be "lowest J/token meeting the SLO".
+// meet to be "lowest J/token meeting the SLO", and what the decision
+// minimises.
 type FrontierOptions struct {
-	// Latency is one of LatencyMetrics ("": DefaultLatency).
+	// Latency is one of LatencyMetrics ("": the SLO's own metric where the
+	// runs carry one (SLO.LatencyMetric), else DefaultLatency).
 	Latency string
 	// LatencyMax, when above 0, is a bound on Latency a point must meet.
 	LatencyMax float64
 	// Attainment is the slo_attainment a point must reach where its run
-	// has one (0: 0.99).
+	// has one (0: the run's own slo_attainment_target, else 0.99).
 	Attainment float64
+	// Objective is what the decision minimises: one of Objectives (""
+	// j_per_token).
+	Objective string
 }
 
 // CheckLatency validates a --latency choice.
@@ -66,31 +71,66 @@ type FrontierPoint struct {
 	Basis         string   `json:"basis"`
 	FullJPerToken *float64 `json:"full_j_per_token"`
 	LatencyMetric string   `json:"latency_metric"`
-	Latency       *float64 `json:"latency"`
+	// LatencyFrom says where LatencyMetric comes from: "--latency", "the
+	// SLO" or "default".
+	LatencyFrom string   `json:"latency_from"`
+	Latency     *float64 `json:"latency"`
+	// LatencyBound is the bound on LatencyMetric: --latency-max, else the
+	// SLO's bound when LatencyMetric is its metric; nil when none.
+	LatencyBound *float64 `json:"latency_bound,omitempty"`
+	// ThroughputTokS and GoodputTokS are the point's output throughput and
+	// goodput (tokens of the requests that meet the SLO) per second.
+	ThroughputTokS *float64 `json:"throughput_tok_s"`
+	GoodputTokS    *float64 `json:"goodput_tok_s"`
 	// Pareto: no other point of the frontier has both lower-or-equal
 	// J/token and latency, one of them strictly lower.
 	Pareto bool `json:"pareto"`
+	// SLO is the SLO the point's runs carry (their slo_* parameters);
+	// nil when none.
+	SLO *SLO `json:"slo,omitempty"`
 	// SLOAttainment is the run's slo_attainment, where it has one.
 	SLOAttainment *float64 `json:"slo_attainment,omitempty"`
-	// MeetsSLO is nil when no SLO applies (no --latency-max, no
-	// slo_attainment).
+	// AttainmentTarget is the attainment the point must reach.
+	AttainmentTarget float64 `json:"attainment_target,omitempty"`
+	// MeetsSLO is nil when no SLO applies (no --latency-max, no SLO in the
+	// runs, no slo_attainment).
 	MeetsSLO *bool `json:"meets_slo,omitempty"`
 	// LowestMeetingSLO marks the point with the lowest J/token of its
 	// frontier among those meeting the SLO.
 	LowestMeetingSLO bool `json:"lowest_meeting_slo"`
 	// group keys the frontier the point belongs to.
 	group string
+	// js are the medians by basis, objs of the other objectives.
+	js, objs map[string]*float64
+	// rows are the point's runs.
+	rows []*RunRow
 }
 
 // frontier builds the frontier points of the included runs: one point per
 // load of each configuration that was measured at two loads or more.
-func (p *Profile) frontier(rows []RunRow, runs []Run, o FrontierOptions) []FrontierPoint {
-	if o.Latency == "" {
-		o.Latency = DefaultLatency
+func (p *Profile) frontier(points []FrontierPoint) []FrontierPoint {
+	loads := map[string]int{}
+	for _, pt := range points {
+		if len(pt.Load) > 0 {
+			loads[pt.group]++
+		}
 	}
-	if o.Attainment <= 0 {
-		o.Attainment = 0.99
+	var out []FrontierPoint
+	for _, pt := range points {
+		if loads[pt.group] >= 2 && len(pt.Load) > 0 {
+			out = append(out, pt)
+		}
 	}
+	markFrontier(out)
+	return out
+}
+
+// loadPoints are the points of every included run: one per configuration
+// and load (repetitions as medians), each configuration's points on one
+// J/token basis (the first of frontierBases every run of it has), against
+// its latency metric (the one asked for, else its SLO's, else the
+// default).
+func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []FrontierPoint {
 	byDir := map[string]*Run{}
 	for i := range runs {
 		byDir[runs[i].Dir] = &runs[i]
@@ -98,38 +138,40 @@ func (p *Profile) frontier(rows []RunRow, runs []Run, o FrontierOptions) []Front
 	type key struct{ group, load string }
 	points := map[key]*FrontierPoint{}
 	type sample struct {
-		j         map[string]*float64 // J/token by basis
-		full, lat *float64
+		j, obj                    map[string]*float64 // J/token by basis; other objectives
+		full, lat, thr, good, att *float64
 	}
 	samples := map[key][]sample{}
 	var order []key
 	for i := range rows {
 		r := &rows[i]
 		run := byDir[r.Dir]
-		if !r.Included || run == nil || len(r.load) == 0 {
+		if !r.Included || run == nil {
 			continue
 		}
 		k := key{r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(r.setting), mapKey(r.load)}
 		pt, ok := points[k]
 		if !ok {
-			pt = &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
-				Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: o.Latency, group: k.group}
+			pt = newLoadPoint(r, run, o)
+			pt.group = k.group
 			points[k] = pt
 			order = append(order, k)
 		}
 		pt.Runs++
+		pt.rows = append(pt.rows, r)
 		full := r.FullJPerToken
 		if !r.Uses(ValueFull) {
 			full = nil
 		}
-		samples[k] = append(samples[k], sample{j: frontierJs(r, run), full: full, lat: ptr(numberOK(run, o.Latency))})
-		if att, ok := numberOK(run, "slo_attainment"); ok {
-			pt.SLOAttainment = &att
+		obj := map[string]*float64{}
+		for _, name := range Objectives[1:] {
+			obj[name] = ptr(numberOK(run, name))
 		}
+		samples[k] = append(samples[k], sample{j: frontierJs(r, run), obj: obj, full: full, lat: ptr(numberOK(run, pt.LatencyMetric)),
+			thr: ptr(numberOK(run, "output_throughput_tok_s")), good: ptr(numberOK(run, "goodput_tok_s")), att: ptr(numberOK(run, "slo_attainment"))})
 	}
-	// A frontier needs two loads or more of one configuration; its points
-	// share one basis: the first of frontierBases every run has.
-	loads := map[string]int{}
+	// A configuration's points share one basis: the first of
+	// frontierBases every run has.
 	basis := map[string]string{}
 	for _, b := range frontierBases {
 		for _, k := range order {
@@ -150,26 +192,64 @@ func (p *Profile) frontier(rows []RunRow, runs []Run, o FrontierOptions) []Front
 			}
 		}
 	}
+	out := make([]FrontierPoint, 0, len(order))
 	for _, k := range order {
-		loads[k.group]++
-	}
-	var out []FrontierPoint
-	for _, k := range order {
-		if loads[k.group] < 2 {
-			continue
-		}
 		pt := points[k]
 		pt.Basis = orStr(basis[k.group], BasisFormal)
-		var js, fulls, lats []*float64
-		for _, s := range samples[k] {
-			js, fulls, lats = append(js, s.j[pt.Basis]), append(fulls, s.full), append(lats, s.lat)
+		col := func(get func(sample) *float64) *float64 {
+			var xs []*float64
+			for _, s := range samples[k] {
+				xs = append(xs, get(s))
+			}
+			return medianOf(xs)
 		}
-		pt.JPerToken, pt.FullJPerToken, pt.Latency = medianOf(js), medianOf(fulls), medianOf(lats)
+		pt.js, pt.objs = map[string]*float64{}, map[string]*float64{}
+		for _, b := range frontierBases {
+			pt.js[b] = col(func(s sample) *float64 { return s.j[b] })
+		}
+		for _, name := range Objectives[1:] {
+			pt.objs[name] = col(func(s sample) *float64 { return s.obj[name] })
+		}
+		pt.JPerToken, pt.FullJPerToken, pt.Latency = pt.js[pt.Basis], col(func(s sample) *float64 { return s.full }), col(func(s sample) *float64 { return s.lat })
+		pt.ThroughputTokS, pt.GoodputTokS, pt.SLOAttainment = col(func(s sample) *float64 { return s.thr }), col(func(s sample) *float64 { return s.good }), col(func(s sample) *float64 { return s.att })
 		pt.MeetsSLO = meetsSLO(pt, o)
 		out = append(out, *pt)
 	}
-	markFrontier(out)
 	return out
+}
+
+// newLoadPoint starts the point of run r's configuration and load: its
+// SLO (the run's parameters), latency metric (the one asked for, else the
+// SLO's, else the default), attainment target (asked for, else the SLO's,
+// else 0.99) and bound on that latency (--latency-max, else the SLO's
+// when the metric is its own).
+func newLoadPoint(r *RunRow, run *Run, o FrontierOptions) *FrontierPoint {
+	slo := SLOOf(run.Meta)
+	metric, from := o.Latency, "--latency"
+	switch {
+	case metric != "":
+	case slo != nil:
+		metric, from = slo.LatencyMetric(), "the SLO"
+	default:
+		metric, from = DefaultLatency, "default"
+	}
+	pt := &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
+		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo}
+	pt.AttainmentTarget = o.Attainment
+	if pt.AttainmentTarget <= 0 {
+		pt.AttainmentTarget = 0.99
+		if slo != nil {
+			pt.AttainmentTarget = slo.Attainment
+		}
+	}
+	switch {
+	case o.LatencyMax > 0:
+		pt.LatencyBound = &o.LatencyMax
+	case slo != nil && slo.LatencyMetric() == metric:
+		b := slo.Bound()
+		pt.LatencyBound = &b
+	}
+	return pt
 }
 
 // frontierBases are the J/token bases of a frontier in order of
@@ -204,15 +284,18 @@ func numberOK(run *Run, name string) (float64, bool) {
 }
 
 func meetsSLO(pt *FrontierPoint, o FrontierOptions) *bool {
-	if o.LatencyMax <= 0 && pt.SLOAttainment == nil {
+	if o.LatencyMax <= 0 && pt.SLOAttainment == nil && pt.SLO == nil {
 		return nil
 	}
 	ok := true
 	if o.LatencyMax > 0 {
 		ok = pt.Latency != nil && *pt.Latency <= o.LatencyMax
 	}
-	if pt.SLOAttainment != nil {
-		ok = ok && *pt.SLOAttainment >= o.Attainment
+	switch {
+	case pt.SLOAttainment != nil:
+		ok = ok && *pt.SLOAttainment >= pt.AttainmentTarget
+	case pt.SLO != nil:
+		ok = false // an SLO, and no attainment to show it is met
 	}
 	return &ok
 }
@@ -355,6 +438,7 @@ func frontierTables(b *builder, rep *Report) {
 			title += ", " + columnName(c.Field) + " " + c.Value
 		}
 		b.section(title + " (* = Pareto-optimal: no other point has both lower J/token and lower latency)")
+		b.line(LatencyAxisText(&p0) + ".")
 		rows := make([][]string, 0, len(g))
 		var best *FrontierPoint
 		for i := range g {
@@ -370,9 +454,11 @@ func frontierTables(b *builder, rep *Report) {
 			if p.LowestMeetingSLO {
 				best = p
 			}
-			rows = append(rows, []string{LoadText(p.Load), fmtJ(p.JPerToken), p.Basis, fmtJ(p.FullJPerToken), fmtF(p.Latency, 2), mark, meets, strconv.Itoa(p.Runs), p.RunID})
+			rows = append(rows, []string{LoadText(p.Load), fmtJ(p.JPerToken), p.Basis, fmtJ(p.FullJPerToken), fmtF(p.Latency, 2), fmtF(p.SLOAttainment, 4),
+				fmtF(p.ThroughputTokS, 1), fmtF(p.GoodputTokS, 1), mark, meets, strconv.Itoa(p.Runs), p.RunID})
 		}
-		b.table([]string{"load", "J/token", "basis", "full-lifecycle J/token", p0.LatencyMetric, "pareto", "meets SLO", "runs", "run"}, rows)
+		b.table([]string{"load", "J/token", "basis", "full-lifecycle J/token", p0.LatencyMetric, "SLO attainment", "throughput tok/s", "goodput tok/s",
+			"pareto", "meets SLO", "runs", "run"}, rows)
 		switch {
 		case best != nil:
 			b.line(fmt.Sprintf("Lowest J/token meeting the SLO: %s J/token (%s) at %s, %s %s.", fmtJ(best.JPerToken), best.Basis, LoadText(best.Load), best.LatencyMetric, fmtF(best.Latency, 2)))
@@ -382,6 +468,18 @@ func frontierTables(b *builder, rep *Report) {
 			b.line("No SLO given (compare --latency-max, or runs with slo_* parameters): no point is singled out.")
 		}
 	}
+}
+
+// LatencyAxisText says which latency a frontier is drawn against and why:
+// the one asked for, the SLO's own, or the default.
+func LatencyAxisText(p *FrontierPoint) string {
+	switch p.LatencyFrom {
+	case "--latency":
+		return "Latency axis: " + p.LatencyMetric + " (--latency)"
+	case "the SLO":
+		return fmt.Sprintf("Latency axis: %s, the SLO's own metric (SLO: %s)", p.LatencyMetric, p.SLO)
+	}
+	return "Latency axis: " + p.LatencyMetric + " (the default: no SLO in the runs; --latency picks another)"
 }
 
 // frontierCSV writes the frontier rows of the CSV.

@@ -31,10 +31,13 @@ A run some formulas fail on is shown with the values it lacks flagged (exit
 4); an archive that cannot be read stops the command with an error naming
 it. --format html --out FILE.html writes the tables as one self-contained
 page. Runs of one configuration that differ only in their load are the
-points of its energy–latency frontier: J/token against --latency,
-Pareto-optimal points marked, and the lowest J/token meeting the SLO
-(--latency-max, --slo-attainment); 'joulebench plot --frontier DIR...'
-draws it.`,
+points of its energy–latency frontier: J/token against --latency (by
+default the SLO's own metric: runs of an slo search carry their SLO as
+slo_* parameters), Pareto-optimal points marked. The output opens with the
+decision: over every configuration compared, the point with the lowest
+--objective (J/token) meeting the SLO (the runs' own, or --latency-max and
+--slo-attainment), the runner-up, and why each other point is out;
+'joulebench plot --frontier DIR...' draws the frontier.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
@@ -53,15 +56,18 @@ draws it.`,
 // frontierFlags are the energy–latency frontier's flags (compare, sweep).
 func frontierFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.String("latency", compare.DefaultLatency, "latency of the energy–latency frontier: "+strings.Join(compare.LatencyMetrics, ", "))
+	f.String("latency", "", "latency of the energy–latency frontier: "+strings.Join(compare.LatencyMetrics, ", ")+
+		" (default: the SLO's own metric where the runs carry one, e.g. ttft_p99_ms for a TTFT bound, else "+compare.DefaultLatency+")")
 	f.Float64("latency-max", 0, "frontier SLO: a load point meets it when its --latency is at most this many ms (0: no bound)")
-	f.Float64("slo-attainment", 0.99, "frontier SLO: a load point whose run has slo_attainment meets it only when at least this")
+	f.Float64("slo-attainment", 0, "frontier SLO: a load point whose run has slo_attainment meets it only when at least this (0: the run's own slo_attainment_target, else 0.99)")
+	f.String("objective", compare.Objectives[0], "what the decision minimises among the points meeting the SLO: "+strings.Join(compare.Objectives, ", "))
 }
 
 // frontierOptions reads the frontier's flags (absent on a command: the
 // defaults).
 func (a *app) frontierOptions() (compare.FrontierOptions, error) {
-	fo := compare.FrontierOptions{Latency: a.v.GetString("latency"), LatencyMax: a.v.GetFloat64("latency-max"), Attainment: a.v.GetFloat64("slo-attainment")}
+	fo := compare.FrontierOptions{Latency: a.v.GetString("latency"), LatencyMax: a.v.GetFloat64("latency-max"), Attainment: a.v.GetFloat64("slo-attainment"),
+		Objective: a.v.GetString("objective")}
 	return fo, analysis.CheckFrontier(fo)
 }
 

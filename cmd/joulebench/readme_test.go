@@ -27,6 +27,7 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"go test ", "the test suite itself"},
 	{"joulebench sweep campaign.yaml --executor slurm", "needs a Slurm cluster (the sweep with Slurm has its own test on fake sbatch/squeue)"},
 	{"joulebench sweep examples/frontier.yaml", "five simulator runs: TestFrontierExample runs it"},
+	{"joulebench sweep examples/slo.yaml", "about seven simulator runs: TestSLOSearchFindsConcurrency runs it"},
 }
 
 // readmeQuick are the parameters that shorten a simulator run in this

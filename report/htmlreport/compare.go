@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -26,6 +27,12 @@ type frontier struct {
 	XName  string           `json:"x_name"`
 	YName  string           `json:"y_name"`
 	Series []frontierSeries `json:"series"`
+	// Bound is the SLO's bound on the x metric (drawn as a line); nil
+	// when none. BoundLabel says what it is.
+	Bound      *float64 `json:"bound,omitempty"`
+	BoundLabel string   `json:"bound_label,omitempty"`
+	// Best is the run the decision chose (its point is ringed).
+	Best string `json:"best,omitempty"`
 }
 
 type frontierSeries struct {
@@ -33,6 +40,8 @@ type frontierSeries struct {
 	X    []float64 `json:"x"`
 	Y    []float64 `json:"y"`
 	Runs []string  `json:"runs"`
+	// Labels name each point by its load (c16, 2.5 req/s, unlimited).
+	Labels []string `json:"labels"`
 }
 
 // frontierLatencies are the latency metrics the chart's x axis may use,
@@ -57,6 +66,9 @@ func buildCompare(rep *compare.Report, runs []compare.Run) (*compareView, *front
 	}
 	fr, note := buildFrontier(rep, runs)
 	cv.FrontierNote = note
+	if fr != nil && rep.Decision != nil && rep.Decision.Chosen {
+		fr.Best = rep.Decision.Run
+	}
 	return cv, fr
 }
 
@@ -110,6 +122,13 @@ func fromFrontier(points []compare.FrontierPoint) (*frontier, string) {
 		return nil, ""
 	}
 	fr := &frontier{XName: points[0].LatencyMetric, YName: "J/token (" + points[0].Basis + ")"}
+	if b := points[0].LatencyBound; b != nil {
+		fr.Bound = b
+		fr.BoundLabel = fmt.Sprintf("bound %s ≤ %s ms", points[0].LatencyMetric, strconv.FormatFloat(*b, 'g', -1, 64))
+		if points[0].SLO != nil {
+			fr.BoundLabel = "SLO: " + points[0].SLO.String()
+		}
+	}
 	byGroup := map[string]*frontierSeries{}
 	var order []string
 	for _, pt := range points {
@@ -127,6 +146,10 @@ func fromFrontier(points []compare.FrontierPoint) (*frontier, string) {
 			order = append(order, name)
 		}
 		s.X, s.Y, s.Runs = append(s.X, *pt.Latency), append(s.Y, *pt.JPerToken), append(s.Runs, pt.RunID)
+		s.Labels = append(s.Labels, shortLoad(pt.Load))
+		if pt.LatencyBound == nil || fr.Bound == nil || *pt.LatencyBound != *fr.Bound || pt.LatencyMetric != fr.XName {
+			fr.Bound, fr.BoundLabel = nil, "" // one line only when every point has the same bound
+		}
 	}
 	if len(order) == 0 {
 		return nil, ""
@@ -136,7 +159,28 @@ func fromFrontier(points []compare.FrontierPoint) (*frontier, string) {
 		sortPoints(s)
 		fr.Series = append(fr.Series, *s)
 	}
-	return fr, fmt.Sprintf("The energy–latency frontier compare computed: each configuration's load points at (%s, J/token on basis %s; repetitions as medians), joined in order of latency; the JSON and text output of compare mark the Pareto points.", fr.XName, points[0].Basis)
+	note := fmt.Sprintf("The energy–latency frontier compare computed: each configuration's load points at (%s, J/token on basis %s; repetitions as medians), joined in order of latency, each labelled by its load; both axes start at zero. %s.", fr.XName, points[0].Basis, compare.LatencyAxisText(&points[0]))
+	if fr.Bound != nil {
+		note += " The dashed line is the bound (" + fr.BoundLabel + ")."
+	}
+	return fr, note
+}
+
+// shortLoad names a load point briefly for a chart label: c16 for a
+// concurrency, 2.5 req/s for a rate, else its mode.
+func shortLoad(load map[string]any) string {
+	if c, ok := load["concurrency"].(float64); ok && c > 0 {
+		return "c" + strconv.FormatFloat(c, 'g', -1, 64)
+	}
+	for _, k := range []string{"rate", "request_rate"} {
+		if r, ok := load[k].(float64); ok && r > 0 {
+			return strconv.FormatFloat(r, 'g', 4, 64) + " req/s"
+		}
+	}
+	if m, ok := load["mode"].(string); ok && m != "" {
+		return m
+	}
+	return compare.LoadText(load)
 }
 
 // buildFrontier plots each run of the comparison's runs table at (its
@@ -167,12 +211,35 @@ func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) 
 	if xName == "" {
 		return nil, "No run has a latency metric (" + strings.Join(frontierLatencies, ", ") + "): no energy–latency chart."
 	}
-	fr := &frontier{XName: xName, YName: "full-lifecycle J/token"}
+	// The full-lifecycle J/token where every run has it; else the formal
+	// window's, which every run has (a run against an external server has
+	// no lifecycle to measure).
+	yName, yOf := "full-lifecycle J/token", func(row compare.RunRow) (float64, bool) {
+		if row.FullJPerToken == nil || !row.Uses(compare.ValueFull) {
+			return 0, false
+		}
+		return *row.FullJPerToken, true
+	}
+	for _, row := range rep.Runs {
+		if _, ok := number(results[row.RunID], xName); ok && row.Included {
+			if _, ok := yOf(row); !ok {
+				yName, yOf = "formal-window J/token", func(row compare.RunRow) (float64, bool) {
+					if !row.Included {
+						return 0, false
+					}
+					return number(results[row.RunID], "formal_j_per_token")
+				}
+				break
+			}
+		}
+	}
+	fr := &frontier{XName: xName, YName: yName}
 	byConfig := map[string]*frontierSeries{}
 	var order []string
 	for _, row := range rep.Runs {
 		x, ok := number(results[row.RunID], xName)
-		if !ok || row.FullJPerToken == nil || !row.Uses(compare.ValueFull) {
+		y, yok := yOf(row)
+		if !ok || !yok {
 			continue
 		}
 		key := configName(row, metas[row.RunID])
@@ -182,7 +249,8 @@ func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) 
 			byConfig[key] = s
 			order = append(order, key)
 		}
-		s.X, s.Y, s.Runs = append(s.X, x), append(s.Y, *row.FullJPerToken), append(s.Runs, row.RunID)
+		s.X, s.Y, s.Runs = append(s.X, x), append(s.Y, y), append(s.Runs, row.RunID)
+		s.Labels = append(s.Labels, shortLoad(loadOf(metas[row.RunID].Parameters)))
 	}
 	most := 0
 	for _, k := range order {
@@ -191,13 +259,28 @@ func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) 
 		fr.Series = append(fr.Series, *s)
 		most = max(most, len(s.X))
 	}
-	note := fmt.Sprintf("Each run in the statistics at (%s, full-lifecycle J/token), one series per configuration (scenario · model · engine · size group · profile · dataset · max_tokens; the load may differ).", xName)
+	note := fmt.Sprintf("Each run in the statistics at (%s, %s), one series per configuration (scenario · model · engine · size group · profile · dataset · max_tokens; the load may differ), each labelled by its load; both axes start at zero.", xName, yName)
 	if most < 2 {
 		note += " No configuration has two load points yet, so there is no frontier line: run one configuration at several loads to draw one."
 	} else {
 		note += " A configuration's load points are joined in order of latency: its energy–latency frontier."
 	}
 	return fr, note
+}
+
+// loadOf is a run's load parameters (mode, concurrency, rate) as
+// compare.LoadText reads them.
+func loadOf(params map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"mode", "concurrency", "rate", "request_rate"} {
+		switch v := params[k].(type) {
+		case float64, string:
+			out[k] = v
+		case int:
+			out[k] = float64(v)
+		}
+	}
+	return out
 }
 
 // configName names a run's configuration for the chart: what compare
@@ -217,11 +300,14 @@ func sortPoints(s *frontierSeries) {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.X[a], s.X[b]) })
-	x, y, r := make([]float64, len(idx)), make([]float64, len(idx)), make([]string, len(idx))
+	x, y, r, l := make([]float64, len(idx)), make([]float64, len(idx)), make([]string, len(idx)), make([]string, len(idx))
 	for i, j := range idx {
 		x[i], y[i], r[i] = s.X[j], s.Y[j], s.Runs[j]
+		if j < len(s.Labels) {
+			l[i] = s.Labels[j]
+		}
 	}
-	s.X, s.Y, s.Runs = x, y, r
+	s.X, s.Y, s.Runs, s.Labels = x, y, r, l
 }
 
 // number is a finite numeric result, or false.

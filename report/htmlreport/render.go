@@ -52,8 +52,11 @@ type page struct {
 	Data                    pageData
 	UPlotJS, ReportJS       template.JS
 	UPlotCSS, CSS           template.CSS
-	// links maps a run id to its section's anchor.
-	links map[string]string
+	// links maps a run id to its section's anchor; formal to its formal
+	// J/token (the comparison's runs).
+	links  map[string]string
+	formal map[string]*float64
+	loads  map[string]string
 }
 
 // pageData is the JSON the scripts read (window.JB).
@@ -99,6 +102,13 @@ func WriteCompare(w io.Writer, rep *compare.Report, runs []compare.Run, opt Opti
 	cv, fr := buildCompare(rep, runs)
 	p.Compare, p.Data.Frontier, p.Data.Asiai = cv, fr, buildAsiai(rep.Asiai)
 	p.links = uniqueAnchors(cv.Briefs)
+	p.formal, p.loads = map[string]*float64{}, map[string]string{}
+	for _, r := range runs {
+		p.loads[r.Meta.RunID] = compare.LoadText(loadOf(r.Meta.Parameters))
+		if v, ok := number(r.Results, "formal_j_per_token"); ok {
+			p.formal[r.Meta.RunID] = &v
+		}
+	}
 	p.Simulated = rep.Simulated
 	for _, b := range cv.Briefs {
 		p.Simulated = p.Simulated || b.Simulated
@@ -135,7 +145,8 @@ func (p *page) write(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t.Funcs(template.FuncMap{"link": func(id string) string { return p.links[id] }})
+	t.Funcs(template.FuncMap{"link": func(id string) string { return p.links[id] }, "formal": func(id string) *float64 { return p.formal[id] },
+		"runload": func(id string) string { return orDash(p.loads[id]) }})
 	bw := bufio.NewWriter(w)
 	if err := t.ExecuteTemplate(bw, "page", p); err != nil {
 		return fmt.Errorf("html report: %w", err)
@@ -248,8 +259,50 @@ var funcs = template.FuncMap{
 		}
 		return orDash(strings.Join(out, ", "))
 	},
-	// link is filled per page (the run id → its section's anchor).
-	"link": func(string) string { return "" },
+	// link and formal are filled per page (the run id → its section's
+	// anchor, its formal J/token).
+	"link":    func(string) string { return "" },
+	"formal":  func(string) *float64 { return nil },
+	"runload": func(string) string { return "" },
+	"objective": func(o string) string {
+		switch o {
+		case "usd_per_mtoken":
+			return "cost per million output tokens"
+		case "gco2_per_mtoken":
+			return "carbon per million output tokens"
+		}
+		return "energy per output token (J/token)"
+	},
+	"basis": func(b string) string {
+		switch b {
+		case compare.BasisSteady:
+			return "steady state"
+		case compare.BasisFormal:
+			return "formal window"
+		case compare.BasisGoodTok:
+			return "per good token, formal window"
+		case compare.BasisGoodTokS:
+			return "per good token, steady state"
+		}
+		return b
+	},
+	"config": func(fv []compare.FieldValue) string {
+		parts := make([]string, 0, len(fv))
+		for _, v := range fv {
+			parts = append(parts, strings.TrimPrefix(v.Field, "parameters.")+" "+v.Value)
+		}
+		return orDash(strings.Join(parts, ", "))
+	},
+	"loadtext": compare.LoadText,
+	"meets": func(b *bool) string {
+		switch {
+		case b == nil:
+			return "-"
+		case *b:
+			return "yes"
+		}
+		return "no"
+	},
 }
 
 func fmtF(v *float64, prec int) string {

@@ -41,6 +41,9 @@ const headlineCount = 8
 // metricRow is one metric or check for a table.
 type metricRow struct {
 	Name, Value, Unit, Note, Description string
+	// Label is the metric's name in words (a headline card's heading),
+	// Boundary what its power covers (GPU, CPU, node; "" for none).
+	Label, Boundary string
 	// Severity, Passed and Message are for checks; Status is "pass",
 	// "FAIL" or "n/a".
 	Severity, Status, Message string
@@ -178,7 +181,8 @@ func noteSuffix(s string) string {
 func (v *runView) results(res *record.Results) {
 	for _, n := range res.Order {
 		r := res.Values[n]
-		row := metricRow{Name: n, Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description}
+		row := metricRow{Name: n, Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description,
+			Label: metricLabel(n, r.Unit), Boundary: report.BoundaryLabel(r.Boundary)}
 		switch r.Kind {
 		case "metric":
 			if len(v.Headline) < headlineCount && r.Value != nil {
@@ -391,4 +395,45 @@ func anchor(runID string) string {
 		}
 	}
 	return b.String()
+}
+
+// labelWords are how a metric name's words read in a heading.
+var labelWords = map[string]string{"ttft": "TTFT", "tpot": "TPOT", "itl": "ITL", "e2e": "E2E", "slo": "SLO", "cv": "CV", "gpu": "GPU",
+	"cpu": "CPU", "kv": "KV", "rps": "requests/s", "pct": "%", "j": "energy", "w": "power", "mtoken": "million tokens"}
+
+// unitSuffixes are name endings that only repeat the unit shown beside
+// the value.
+var unitSuffixes = [][]string{{"tok", "s"}, {"ms"}, {"s"}, {"pct"}, {"mb"}, {"gb"}, {"hz"}, {"mhz"}}
+
+// metricLabel is a metric's name in words: steady_state_j_per_token is
+// "Steady state energy per output token", ttft_p99_ms "TTFT p99" (the
+// unit is shown beside the value, so a unit ending is left out).
+func metricLabel(name, unit string) string {
+	words := strings.Split(name, "_")
+	for _, suf := range unitSuffixes {
+		if len(words) > len(suf) && slices.Equal(words[len(words)-len(suf):], suf) && unit != "" {
+			words = words[:len(words)-len(suf)]
+			break
+		}
+	}
+	if len(words) > 1 && (words[len(words)-1] == "j" || words[len(words)-1] == "w") && !slices.Contains(words, "energy") && !slices.Contains(words, "power") {
+		words[len(words)-1] = labelWords[words[len(words)-1]]
+	} else if len(words) > 1 && (words[len(words)-1] == "j" || words[len(words)-1] == "w") {
+		words = words[:len(words)-1]
+	}
+	out := strings.Join(words, " ")
+	out = strings.ReplaceAll(out, "j per good token", "energy per good output token")
+	out = strings.ReplaceAll(out, "j per answer token", "energy per answer token")
+	out = strings.ReplaceAll(out, "j per token", "energy per output token")
+	words = strings.Fields(out)
+	for i, w := range words {
+		if r, ok := labelWords[w]; ok && w != "j" && w != "w" {
+			words[i] = r
+		}
+	}
+	out = strings.Join(words, " ")
+	if out == "" {
+		return name
+	}
+	return strings.ToUpper(out[:1]) + out[1:]
 }

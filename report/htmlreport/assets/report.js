@@ -385,8 +385,75 @@
     });
   }
 
+  // fromZero is a scale that starts at zero and ends a little above the
+  // highest value (and extra, the SLO's bound), so that two close points
+  // read as close and ticks never crowd.
+  function fromZero(extra) {
+    return function (u, lo, hi) {
+      var top = Math.max(hi || 0, extra || 0);
+      return [0, top > 0 ? top * 1.1 : 1];
+    };
+  }
+
+  // pointsPlugin writes each point's label (its load) beside it, rings
+  // the chosen run's point, and draws the SLO's bound as a dashed
+  // vertical line; the node records what it drew (data-labels, data-slo).
+  function pointsPlugin(fr, node) {
+    return {
+      hooks: {
+        draw: function (u) {
+          var ctx = u.ctx, r = uPlot.pxRatio || 1, placed = [], n = 0;
+          ctx.save();
+          ctx.font = (11 * r) + 'px system-ui, sans-serif';
+          ctx.textBaseline = 'middle';
+          if (fr.bound !== undefined && fr.bound !== null) {
+            var bx = u.valToPos(fr.bound, 'x', true);
+            ctx.strokeStyle = '#a40000';
+            ctx.setLineDash([6 * r, 4 * r]);
+            ctx.lineWidth = 1.5 * r;
+            ctx.beginPath();
+            ctx.moveTo(bx, u.bbox.top);
+            ctx.lineTo(bx, u.bbox.top + u.bbox.height);
+            ctx.stroke();
+            ctx.setLineDash([]);
+            ctx.fillStyle = '#a40000';
+            ctx.textAlign = 'right';
+            ctx.fillText(fr.bound_label || 'SLO', bx - 4 * r, u.bbox.top + 10 * r);
+            node.dataset.slo = String(fr.bound);
+          }
+          ctx.textAlign = 'left';
+          fr.series.forEach(function (s, i) {
+            ctx.fillStyle = palette[i % palette.length];
+            s.x.forEach(function (x, j) {
+              var px = u.valToPos(x, 'x', true), py = u.valToPos(s.y[j], 'y', true);
+              if (fr.best && s.runs[j] === fr.best) {
+                ctx.strokeStyle = '#2a6f2a';
+                ctx.lineWidth = 2.5 * r;
+                ctx.beginPath();
+                ctx.arc(px, py, 9 * r, 0, 2 * Math.PI);
+                ctx.stroke();
+                node.dataset.best = fr.best;
+              }
+              var label = (s.labels || [])[j];
+              if (!label) { return; }
+              // Labels of points that fall together stack downwards.
+              var ly = py - 10 * r;
+              while (placed.some(function (p) { return Math.abs(p[0] - px) < 60 * r && Math.abs(p[1] - ly) < 12 * r; })) { ly += 12 * r; }
+              placed.push([px, ly]);
+              ctx.fillText(label, px + 7 * r, ly);
+              n++;
+            });
+          });
+          node.dataset.labels = String(n);
+          ctx.restore();
+        }
+      }
+    };
+  }
+
   // frontierChart draws points per series (a configuration's load
-  // points, joined in x order; an asiai engine) into the element id.
+  // points, joined in x order; an asiai engine) into the element id, both
+  // axes from zero.
   function frontierChart(id, fr, unit) {
     var node = document.getElementById(id);
     if (!node) { return; }
@@ -397,9 +464,10 @@
     });
     make(id, {
       title: fr.y_name + ' vs ' + fr.x_name,
-      height: 300,
-      scales: { x: { time: false } },
+      height: 320,
+      scales: { x: { time: false, range: fromZero(fr.bound) }, y: { range: fromZero(0) } },
       axes: [{ label: fr.x_name }, { label: fr.y_name }],
+      plugins: [pointsPlugin(fr, node)],
       series: series
     }, join(fr.series));
   }

@@ -1,0 +1,558 @@
+package compare
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/report/doc"
+)
+
+// Objectives a decision can minimise, the default first: J/token, or the
+// cost or carbon per million output tokens where the runs' results have
+// them (metrics usd_per_mtoken, gco2_per_mtoken).
+var Objectives = []string{"j_per_token", "usd_per_mtoken", "gco2_per_mtoken"}
+
+// CheckObjective validates an --objective choice ("" is j_per_token).
+func CheckObjective(name string) error {
+	if name == "" || slices.Contains(Objectives, name) {
+		return nil
+	}
+	return fmt.Errorf("objective %q: valid are %s", name, strings.Join(Objectives, ", "))
+}
+
+// SLO is a latency target as a run's parameters carry it (slo_ttft_ms,
+// slo_tpot_ms, slo_e2e_ms; 0 is unset) with the share of requests that
+// must meet it (slo_attainment_target; 0.99 where the run has none).
+type SLO struct {
+	TTFTMs     float64 `json:"ttft_ms,omitempty"`
+	TPOTMs     float64 `json:"tpot_ms,omitempty"`
+	E2EMs      float64 `json:"e2e_ms,omitempty"`
+	Attainment float64 `json:"attainment_target"`
+}
+
+// SLOOf reads the SLO of a run's parameters; nil when no bound is set.
+func SLOOf(m archive.Meta) *SLO {
+	s := SLO{TTFTMs: paramFloat(m.Parameters, "slo_ttft_ms"), TPOTMs: paramFloat(m.Parameters, "slo_tpot_ms"),
+		E2EMs: paramFloat(m.Parameters, "slo_e2e_ms"), Attainment: paramFloat(m.Parameters, "slo_attainment_target")}
+	if s.TTFTMs <= 0 && s.TPOTMs <= 0 && s.E2EMs <= 0 {
+		return nil
+	}
+	if s.Attainment <= 0 || s.Attainment > 1 {
+		s.Attainment = 0.99
+	}
+	return &s
+}
+
+// paramFloat is a numeric parameter of run.json; 0 when absent or not a
+// finite number.
+func paramFloat(params map[string]any, name string) float64 {
+	var v float64
+	switch x := params[name].(type) {
+	case float64:
+		v = x
+	case int:
+		v = float64(x)
+	case int64:
+		v = float64(x)
+	case json.Number:
+		v, _ = x.Float64()
+	case string:
+		v, _ = strconv.ParseFloat(x, 64)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// LatencyMetric is the latency a frontier under this SLO is drawn
+// against: the p99 of its first bound (TTFT, then TPOT, then E2E), the
+// latency that the attainment of a 99 % target speaks of.
+func (s *SLO) LatencyMetric() string {
+	switch {
+	case s.TTFTMs > 0:
+		return "ttft_p99_ms"
+	case s.TPOTMs > 0:
+		return "tpot_p99_ms"
+	}
+	return "e2e_latency_p99_ms"
+}
+
+// Bound is the bound on LatencyMetric, in ms.
+func (s *SLO) Bound() float64 {
+	switch {
+	case s.TTFTMs > 0:
+		return s.TTFTMs
+	case s.TPOTMs > 0:
+		return s.TPOTMs
+	}
+	return s.E2EMs
+}
+
+// String writes the SLO in words: "TTFT ≤ 200 ms, TPOT ≤ 40 ms for 99 % of
+// requests".
+func (s *SLO) String() string {
+	if s == nil {
+		return "none"
+	}
+	var b []string
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"TTFT", s.TTFTMs}, {"TPOT", s.TPOTMs}, {"E2E", s.E2EMs}} {
+		if x.v > 0 {
+			b = append(b, x.name+" ≤ "+g(x.v)+" ms")
+		}
+	}
+	return strings.Join(b, ", ") + " for " + pctShort(s.Attainment) + " of requests"
+}
+
+// Choice is a configuration and load a decision names: the point's
+// figures (medians of its repetitions).
+type Choice struct {
+	// Run is the point's run (the first of its Runs repetitions).
+	Run  string `json:"run"`
+	Dir  string `json:"dir"`
+	Runs int    `json:"runs"`
+	// Configuration names it: model, engine, scenario, then each field
+	// that differs between the runs compared.
+	Configuration []FieldValue   `json:"configuration"`
+	Load          map[string]any `json:"load"`
+	LoadText      string         `json:"load_text"`
+	Basis         string         `json:"basis"`
+	JPerToken     *float64       `json:"j_per_token"`
+	LatencyMetric string         `json:"latency_metric"`
+	Latency       *float64       `json:"latency"`
+	LatencyBound  *float64       `json:"latency_bound"`
+	Attainment    *float64       `json:"slo_attainment"`
+	Target        float64        `json:"attainment_target,omitempty"`
+	Throughput    *float64       `json:"throughput_tok_s"`
+	Goodput       *float64       `json:"goodput_tok_s"`
+	USDPerMToken  *float64       `json:"usd_per_mtoken,omitempty"`
+	GCO2PerMToken *float64       `json:"gco2_per_mtoken,omitempty"`
+}
+
+// Rejection is a point (or a run) the decision did not choose, and why.
+type Rejection struct {
+	Run    string `json:"run"`
+	Load   string `json:"load"`
+	Reason string `json:"reason"`
+}
+
+// Decision answers "which configuration and load, at the lowest objective
+// (J/token) meeting the SLO": computed once here, over every configuration
+// compared, and rendered by every format.
+type Decision struct {
+	// Objective is what is minimised (one of Objectives).
+	Objective string `json:"objective"`
+	// SLO is the SLO the chosen point's runs carry (nil: none, or only
+	// --latency-max); SLOText says it in words, and where it comes from.
+	SLO     *SLO   `json:"slo"`
+	SLOText string `json:"slo_text"`
+	// Chosen is false when no point qualifies (Note says why); Choice's
+	// fields are then empty.
+	Chosen bool `json:"chosen"`
+	Choice
+	// Note says what the choice rests on (the basis, a figure a check
+	// removed) or why there is none.
+	Note     string      `json:"note,omitempty"`
+	RunnerUp *Choice     `json:"runner_up"`
+	Rejected []Rejection `json:"rejected"`
+}
+
+// decide chooses among the points of every configuration: those meeting
+// the SLO (all of them when no SLO is given anywhere), by the objective's
+// value, lowest first; every other point and every run out of the
+// statistics is listed with why.
+func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) *Decision {
+	d := &Decision{Objective: cmp.Or(o.Objective, Objectives[0]), Rejected: []Rejection{}}
+	for _, r := range rows {
+		if !r.Included {
+			d.Rejected = append(d.Rejected, Rejection{Run: r.RunID, Load: loadTextOf(r.load), Reason: "out of the statistics: " + flagsWhy(r.Flags, ValueAll)})
+		}
+	}
+	sloGiven := o.LatencyMax > 0
+	for i := range points {
+		sloGiven = sloGiven || points[i].SLO != nil
+	}
+	var cands []*FrontierPoint
+	for i := range points {
+		pt := &points[i]
+		switch {
+		case !sloGiven:
+			cands = append(cands, pt)
+		case pt.MeetsSLO == nil:
+			d.reject(pt, "no SLO in its runs' parameters: not measured against one")
+		case !*pt.MeetsSLO:
+			d.reject(pt, "misses the SLO: "+missBy(pt))
+		default:
+			cands = append(cands, pt)
+		}
+	}
+	basis := d.Objective
+	var notes []string
+	if d.Objective == Objectives[0] {
+		basis, notes = decisionBasis(cands)
+	}
+	value := func(pt *FrontierPoint) *float64 {
+		if d.Objective == Objectives[0] {
+			return pt.js[basis]
+		}
+		return pt.objs[d.Objective]
+	}
+	var valued []*FrontierPoint
+	for _, pt := range cands {
+		if value(pt) == nil {
+			d.reject(pt, cond(sloGiven, "meets the SLO but has no ", "has no ")+basisName(basis)+": "+missingWhy(pt, basis))
+			continue
+		}
+		valued = append(valued, pt)
+	}
+	slices.SortStableFunc(valued, func(a, b *FrontierPoint) int {
+		return cmp.Or(cmp.Compare(*value(a), *value(b)), cmpPtr(a.Latency, b.Latency), cmp.Compare(a.RunID, b.RunID))
+	})
+	switch {
+	case len(points) == 0:
+		notes = append(notes, "no run in the statistics: nothing to choose from")
+	case len(valued) == 0 && len(cands) == 0:
+		notes = append(notes, "no point meets the SLO")
+	case len(valued) == 0:
+		notes = append(notes, cond(sloGiven, "no point meeting the SLO has ", "no point has ")+basisName(basis))
+	}
+	if !sloGiven {
+		d.SLOText = "none: no run carries slo_* parameters and no --latency-max was given, so the choice is the lowest " + basisName(basis) + " at any latency"
+	}
+	if len(valued) > 0 {
+		best := valued[0]
+		d.Chosen, d.Choice = true, choiceOf(best, basis)
+		d.SLO = best.SLO
+		if sloGiven {
+			d.SLOText = sloText(best, o)
+		}
+		if len(valued) > 1 {
+			ru := choiceOf(valued[1], basis)
+			d.RunnerUp = &ru
+		}
+		for i, pt := range valued[1:] {
+			why := againstChosen(pt, best, valued, value, basis, sloGiven)
+			if i == 0 {
+				why = "runner-up: " + why
+			}
+			d.reject(pt, why)
+		}
+	}
+	d.Note = strings.Join(notes, "; ")
+	return d
+}
+
+func (d *Decision) reject(pt *FrontierPoint, why string) {
+	d.Rejected = append(d.Rejected, Rejection{Run: pt.RunID, Load: LoadText(pt.Load), Reason: why})
+}
+
+// decisionBasis is the J/token basis every candidate is compared on: the
+// first of steady state and the formal window that each has, else the one
+// most have (steady on a tie; the others are then out for lacking it);
+// notes say which candidates lacked the steady figure and why.
+func decisionBasis(cands []*FrontierPoint) (string, []string) {
+	var lack []string
+	formal := 0
+	for _, pt := range cands {
+		if pt.js[BasisSteady] == nil {
+			lack = append(lack, pt.RunID+" ("+missingWhy(pt, BasisSteady)+")")
+		}
+		if pt.js[BasisFormal] != nil {
+			formal++
+		}
+	}
+	steady := len(cands) - len(lack)
+	if len(lack) == 0 || steady >= formal {
+		return BasisSteady, nil
+	}
+	return BasisFormal, []string{"compared on formal-window J/token: steady-state J/token is missing for " + strings.Join(lack, ", ")}
+}
+
+// basisName names a basis or objective in words.
+func basisName(basis string) string {
+	switch basis {
+	case BasisSteady:
+		return "steady-state J/token"
+	case BasisFormal:
+		return "formal-window J/token"
+	}
+	return basis
+}
+
+// missingWhy says why a point lacks the figure of basis: a flag removed it
+// (which), or its runs do not have it.
+func missingWhy(pt *FrontierPoint, basis string) string {
+	if basis == BasisSteady {
+		for _, r := range pt.rows {
+			if r.SteadyJPerToken != nil && !r.Uses(ValueSteady) || slices.Contains(r.Removed, ValueSteady) {
+				return "removed by " + flagNamesRemoving(r.Flags, ValueSteady)
+			}
+		}
+		return "steady state not reached"
+	}
+	return "not in its results"
+}
+
+// flagsWhy names the flags that remove value (or everything), with their
+// details.
+func flagsWhy(flags []Flag, value string) string {
+	var out []string
+	for _, f := range flags {
+		if slices.Contains(f.Removes, value) || slices.Contains(f.Removes, ValueAll) {
+			out = append(out, "flag "+f.Name+cond(f.Detail != "", " ("+f.Detail+")", ""))
+		}
+	}
+	return cmp.Or(strings.Join(out, "; "), "a flag")
+}
+
+// flagNamesRemoving names the flags that remove value (or everything):
+// "flag not_steady" (their details are in the flagged runs).
+func flagNamesRemoving(flags []Flag, value string) string {
+	var out []string
+	for _, f := range flags {
+		if slices.Contains(f.Removes, value) || slices.Contains(f.Removes, ValueAll) {
+			out = append(out, "flag "+f.Name)
+		}
+	}
+	return cmp.Or(strings.Join(out, ", "), "a flag")
+}
+
+func cond(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+// missBy says by how much a point misses the SLO: its attainment under
+// the target, its latency over the bound.
+func missBy(pt *FrontierPoint) string {
+	var out []string
+	switch {
+	case pt.SLOAttainment != nil && *pt.SLOAttainment < pt.AttainmentTarget:
+		out = append(out, fmt.Sprintf("attainment %s < target %s", strconv.FormatFloat(*pt.SLOAttainment, 'f', 4, 64), g(pt.AttainmentTarget)))
+	case pt.SLOAttainment == nil && pt.SLO != nil:
+		out = append(out, "no slo_attainment in its results")
+	}
+	if pt.LatencyBound != nil && pt.Latency != nil && *pt.Latency > *pt.LatencyBound {
+		out = append(out, fmt.Sprintf("%s %s ms > bound %s ms (+%s)", pt.LatencyMetric, fmtF(pt.Latency, 2), g(*pt.LatencyBound),
+			pct(*pt.Latency / *pt.LatencyBound - 1)))
+	}
+	if len(out) == 0 {
+		return "latency above --latency-max"
+	}
+	return strings.Join(out, "; ")
+}
+
+// againstChosen says why a point meeting the SLO was not chosen: another
+// point meeting it dominates it (no higher value, no higher latency), or
+// its value is above the chosen one's by so much.
+func againstChosen(pt, best *FrontierPoint, valued []*FrontierPoint, value func(*FrontierPoint) *float64, basis string, sloGiven bool) string {
+	v := *value(pt)
+	for _, o := range valued {
+		if o == pt || o.LatencyMetric != pt.LatencyMetric || o.Latency == nil || pt.Latency == nil {
+			continue
+		}
+		ov := *value(o)
+		if ov <= v && *o.Latency <= *pt.Latency && (ov < v || *o.Latency < *pt.Latency) {
+			return fmt.Sprintf("dominated by %s (%s): %s vs %s %s, %s %s vs %s ms", o.RunID, LoadText(o.Load), g4(ov), g4(v), basisUnit(basis),
+				pt.LatencyMetric, fmtF(o.Latency, 2), fmtF(pt.Latency, 2))
+		}
+	}
+	bv := *value(best)
+	why := fmt.Sprintf("%s %s %s, above the chosen %s", cond(sloGiven, "meets the SLO at", "at"), g4(v), basisUnit(basis), g4(bv))
+	if bv > 0 {
+		why += " (+" + pct(v/bv-1) + ")"
+	}
+	if pt.Latency != nil && best.Latency != nil && pt.LatencyMetric == best.LatencyMetric && *pt.Latency < *best.Latency {
+		why += fmt.Sprintf(", with lower %s (%s vs %s ms)", pt.LatencyMetric, fmtF(pt.Latency, 2), fmtF(best.Latency, 2))
+	}
+	return why
+}
+
+func basisUnit(basis string) string {
+	switch basis {
+	case "usd_per_mtoken":
+		return "USD/Mtoken"
+	case "gco2_per_mtoken":
+		return "gCO2/Mtoken"
+	}
+	return "J/token"
+}
+
+func g4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
+func choiceOf(pt *FrontierPoint, basis string) Choice {
+	cfg := append([]FieldValue{{Field: "model", Value: pt.Model}, {Field: "engine", Value: pt.Engine}, {Field: "scenario", Value: pt.Scenario}},
+		pt.Configuration...)
+	c := Choice{Run: pt.RunID, Dir: pt.Dir, Runs: pt.Runs, Configuration: cfg, Load: pt.Load, LoadText: LoadText(pt.Load),
+		LatencyMetric: pt.LatencyMetric, Latency: pt.Latency, LatencyBound: pt.LatencyBound, Attainment: pt.SLOAttainment,
+		Throughput: pt.ThroughputTokS, Goodput: pt.GoodputTokS, USDPerMToken: pt.objs["usd_per_mtoken"], GCO2PerMToken: pt.objs["gco2_per_mtoken"],
+	}
+	if pt.SLO != nil || pt.SLOAttainment != nil {
+		c.Target = pt.AttainmentTarget
+	}
+	c.Basis, c.JPerToken = basis, pt.js[basis]
+	if _, ok := pt.js[basis]; !ok { // another objective: J/token on the point's own basis
+		c.Basis, c.JPerToken = pt.Basis, pt.JPerToken
+	}
+	return c
+}
+
+// sloText says the SLO a decision holds points to, and where it comes
+// from.
+func sloText(pt *FrontierPoint, o FrontierOptions) string {
+	var parts []string
+	if pt.SLO != nil {
+		s := *pt.SLO
+		s.Attainment = pt.AttainmentTarget
+		parts = append(parts, s.String()+" (the runs' slo_* parameters)")
+	}
+	if o.LatencyMax > 0 {
+		parts = append(parts, fmt.Sprintf("%s ≤ %s ms (--latency-max)", pt.LatencyMetric, g(o.LatencyMax)))
+	}
+	if pt.SLO == nil && pt.SLOAttainment != nil {
+		parts = append(parts, "slo_attainment ≥ "+g(pt.AttainmentTarget))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// loadTextOf shows a run's load fields as LoadText does.
+func loadTextOf(load map[string]string) string { return LoadText(loadParams(load)) }
+
+// objectiveName is how a decision's objective is headed.
+func objectiveName(obj string) string {
+	switch obj {
+	case "usd_per_mtoken":
+		return "cost (USD per million output tokens)"
+	case "gco2_per_mtoken":
+		return "carbon (gCO2 per million output tokens)"
+	}
+	return "J/token"
+}
+
+// decisionSection writes the decision: the SLO, the choice and the
+// runner-up with their figures, and why every other point is out.
+func decisionSection(b *builder, d *Decision) {
+	b.section("Decision: the lowest " + objectiveName(d.Objective) + " meeting the SLO, over every configuration compared")
+	b.line("SLO: " + d.SLOText + ".")
+	if !d.Chosen {
+		b.line("No choice: " + cmp.Or(d.Note, "no point qualifies") + ".")
+	} else {
+		c := &d.Choice
+		b.line(fmt.Sprintf("Chosen: run %s (%s), load %s: %s.", c.Run, configText(c.Configuration), c.LoadText, choiceFigures(c)))
+		if d.Note != "" {
+			b.line("Note: " + d.Note + ".")
+		}
+		head := []string{"", "run", "configuration", "load", "J/token", "basis", "latency metric", "latency ms", "bound ms", "SLO attainment", "throughput tok/s", "goodput tok/s"}
+		withUSD, withCO2 := c.USDPerMToken != nil, c.GCO2PerMToken != nil
+		if d.RunnerUp != nil {
+			withUSD, withCO2 = withUSD || d.RunnerUp.USDPerMToken != nil, withCO2 || d.RunnerUp.GCO2PerMToken != nil
+		}
+		if withUSD {
+			head = append(head, "USD/Mtoken")
+		}
+		if withCO2 {
+			head = append(head, "gCO2/Mtoken")
+		}
+		row := func(label string, c *Choice) []string {
+			r := []string{label, c.Run, configText(c.Configuration), c.LoadText, fmtJ(c.JPerToken), c.Basis, c.LatencyMetric, fmtF(c.Latency, 2),
+				fmtF(c.LatencyBound, 2), fmtF(c.Attainment, 4), fmtF(c.Throughput, 1), fmtF(c.Goodput, 1)}
+			if withUSD {
+				r = append(r, fmtF(c.USDPerMToken, 4))
+			}
+			if withCO2 {
+				r = append(r, fmtF(c.GCO2PerMToken, 2))
+			}
+			return r
+		}
+		rows := [][]string{row("chosen", c)}
+		if d.RunnerUp != nil {
+			rows = append(rows, row("runner-up", d.RunnerUp))
+		}
+		b.table(head, rows)
+	}
+	if len(d.Rejected) > 0 {
+		rows := make([][]string, 0, len(d.Rejected))
+		for _, r := range d.Rejected {
+			rows = append(rows, []string{r.Run, r.Load, r.Reason})
+		}
+		t := &doc.Table{Columns: doc.Cols("not chosen: run", "load", "why"), MaxWidth: 60, NoWrapMarkdown: true}
+		t.Add(rows...)
+		b.d.Add(t)
+	}
+}
+
+// configText writes a configuration's fields: "model m, engine sim, ...".
+func configText(fv []FieldValue) string {
+	parts := make([]string, 0, len(fv))
+	for _, v := range fv {
+		parts = append(parts, columnName(v.Field)+" "+v.Value)
+	}
+	return orDash(strings.Join(parts, ", "))
+}
+
+// choiceFigures are a choice's figures in words, those it has: "0.2345
+// J/token (steady_state), ttft_p99_ms 180.20 ms (bound 200 ms), ...".
+func choiceFigures(c *Choice) string {
+	parts := []string{fmtJ(c.JPerToken) + " J/token (" + c.Basis + ")"}
+	if c.Latency != nil {
+		l := c.LatencyMetric + " " + fmtF(c.Latency, 2) + " ms"
+		if c.LatencyBound != nil {
+			l += " (bound " + g(*c.LatencyBound) + " ms)"
+		}
+		parts = append(parts, l)
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+		prec int
+		unit string
+	}{{"attainment", c.Attainment, 4, ""}, {"throughput", c.Throughput, 1, " tok/s"}, {"goodput", c.Goodput, 1, " tok/s"},
+		{"cost", c.USDPerMToken, 4, " USD/Mtoken"}, {"carbon", c.GCO2PerMToken, 2, " gCO2/Mtoken"}} {
+		if f.v != nil {
+			parts = append(parts, f.name+" "+fmtF(f.v, f.prec)+f.unit)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// decisionCSV writes the decision's rows of the CSV: the chosen point's
+// and the runner-up's figures, and each point not chosen with why.
+func decisionCSV(put func(sec, scen, group, model, engine, run, name, value, unit, note string), d *Decision) {
+	if d == nil || !d.Chosen {
+		return
+	}
+	for _, x := range []struct {
+		sec string
+		c   *Choice
+	}{{"decision", &d.Choice}, {"runner_up", d.RunnerUp}} {
+		if x.c == nil {
+			continue
+		}
+		c := x.c
+		put(x.sec, "", "", "", "", c.Run, "j_per_token", raw(c.JPerToken), "J/token", "basis "+c.Basis+"; "+c.LoadText)
+		put(x.sec, "", "", "", "", c.Run, c.LatencyMetric, raw(c.Latency), "ms", "bound "+raw(c.LatencyBound))
+		put(x.sec, "", "", "", "", c.Run, "slo_attainment", raw(c.Attainment), "fraction", "target "+g(c.Target))
+		put(x.sec, "", "", "", "", c.Run, "output_throughput_tok_s", raw(c.Throughput), "tok/s", "")
+		put(x.sec, "", "", "", "", c.Run, "goodput_tok_s", raw(c.Goodput), "tok/s", "")
+		if c.USDPerMToken != nil {
+			put(x.sec, "", "", "", "", c.Run, "usd_per_mtoken", raw(c.USDPerMToken), "USD/Mtoken", "")
+		}
+		if c.GCO2PerMToken != nil {
+			put(x.sec, "", "", "", "", c.Run, "gco2_per_mtoken", raw(c.GCO2PerMToken), "gCO2/Mtoken", "")
+		}
+	}
+	for _, r := range d.Rejected {
+		put("not_chosen", "", "", "", "", r.Run, "reason", "", "", r.Reason)
+	}
+}
