@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
 )
 
 // The configuration fields of run.json's gpu_settings (compare-1.5.yaml
