@@ -7,10 +7,12 @@ import (
 	"strings"
 )
 
-// checkStages rejects two stages of run.json with the same name: formulas
-// find a stage by its name, so a second one would be silently ignored.
-// The error names the line and column of the second name.
-func checkStages(path string, data []byte, m *Meta) error {
+// stageNamesUnique is the rule that no two stages of run.json have the
+// same name: formulas find a stage by its name, so a second one would be
+// silently ignored. The error names the line and column of the second
+// name.
+func stageNamesUnique(d *metaDoc) error {
+	path, data, m := d.path, d.data, d.m
 	first := map[string]int{}
 	for i, s := range m.Stages {
 		j, dup := first[s.Name]
@@ -114,7 +116,9 @@ func (d *dupIndex[K]) add(key K, line int) (int, bool) {
 
 // checkDuplicateKeys refuses a JSON document (run.json) in which an object
 // has the same key twice: a decoder keeps one of them silently (the last,
-// in Go), so two files would be read as one. Keys match without regard to
+// in Go), so two files would be read as one. A document with a key twice
+// has no one meaning to decode: this guard is part of decoding run.json,
+// before the decoder picks one. Keys match without regard to
 // letter case, as the reader matches them to fields. The error names the
 // key, where it repeats and the line of the first. data is valid JSON.
 func checkDuplicateKeys(path string, data []byte) error {

@@ -13,7 +13,7 @@ import (
 // contradicts them is refused with its file and line.
 type facts struct {
 	w window
-	// stages by name (names are unique: checkStages).
+	// stages by name (names are unique: stageNamesUnique).
 	stages map[string]Stage
 	// complete: run.json's status is complete, so every request of a
 	// stage's phase lies wholly inside that stage.
@@ -65,44 +65,74 @@ func runFacts(m *Meta) *facts {
 	return f
 }
 
-// checkPower says why a power.csv sample contradicts the facts or breaks
-// a bound ("" when it keeps to them): its time in the run's window, power
-// and the energy counter not negative, the device one run.json lists,
-// power within the device's physical bound (record.MaxPowerW of its
-// domain) and the counter within record.MaxEnergyJ.
-func (f *facts) checkPower(s *PowerSample) string {
+// The rules on a power.csv sample (powerRules), each saying why s breaks
+// it ("" when it keeps to it).
+
+// powerTimeInRun: a sample's time lies in the run's window.
+func (f *facts) powerTimeInRun(s *PowerSample) string {
 	if msg := f.w.check("t", s.T); msg != "" {
 		return "column t: " + msg
 	}
+	return ""
+}
+
+// powerNotNegative: a power reading is never negative.
+func powerNotNegative(s *PowerSample) string {
 	if s.PowerW < 0 {
 		return fmt.Sprintf("column power_w: %v W is negative (a power reading is never negative; a failed reading is left out, not written as a number)", s.PowerW)
 	}
+	return ""
+}
+
+// energyNotNegative: an energy counter is never negative.
+func energyNotNegative(s *PowerSample) string {
 	if s.HasEnergy && s.EnergyJ < 0 {
 		return fmt.Sprintf("column energy_j: %v J is negative (a cumulative energy counter is never negative)", s.EnergyJ)
 	}
+	return ""
+}
+
+// deviceListed: a sample is of a device run.json's hardware.devices lists
+// (any device when it lists none, or when there is no run.json).
+func (f *facts) deviceListed(s *PowerSample) string {
+	if f.devices == nil {
+		return ""
+	}
+	if _, ok := f.devices[s.Device]; !ok {
+		return fmt.Sprintf("column device: device %q is not one run.json's hardware.devices lists (%s); power of a device the run did not measure is never counted", s.Device, f.listed)
+	}
+	return ""
+}
+
+// powerWithinPhysicalBound: power is at most the physical bound of the
+// device's domain (record.MaxPowerW).
+func (f *facts) powerWithinPhysicalBound(s *PowerSample) string {
 	b := f.unlisted
 	if f.devices != nil {
-		var ok bool
-		if b, ok = f.devices[s.Device]; !ok {
-			return fmt.Sprintf("column device: device %q is not one run.json's hardware.devices lists (%s); power of a device the run did not measure is never counted", s.Device, f.listed)
-		}
+		b = f.devices[s.Device]
 	}
 	if s.PowerW > b.maxW {
 		return fmt.Sprintf("column power_w: %s W is above %s W, the most one %s device draws (a physical bound, not a plausibility check)", ft(s.PowerW), ft(b.maxW), b.domain)
 	}
+	return ""
+}
+
+// energyWithinCounterBound: an energy counter is at most
+// record.MaxEnergyJ, where float64 still resolves a millijoule.
+func energyWithinCounterBound(s *PowerSample) string {
 	if s.HasEnergy && s.EnergyJ > record.MaxEnergyJ {
 		return fmt.Sprintf("column energy_j: %s J is above 2^43 J (%s J), where float64 no longer resolves 1 mJ: a stage's energy, a difference of two readings, would be rounded; re-base the counter (subtract its first reading)", ft(s.EnergyJ), ft(record.MaxEnergyJ))
 	}
 	return ""
 }
 
-// checkStage says why request q lies outside the stage of its phase ("" when
-// inside, or when no stage has its phase's name): it is sent at or after
+// requestInsideItsStage says why request q lies outside the stage of its
+// phase ("" when inside, or when no stage has its phase's name): it is sent at or after
 // the stage's start and, in a complete run, its last time (done_at, or
 // the latest it has) is at or before the stage's end. A run that stopped
 // early ended its open stages at its last power sample, when requests
 // still in flight had not finished: only the start holds there.
-func (f *facts) checkStage(q *Request) string {
+func (f *facts) requestInsideItsStage(q *Request) string {
 	st, ok := f.stages[q.Phase]
 	if !ok {
 		return ""
