@@ -75,6 +75,14 @@ func runWindow(m *Meta) window {
 
 // check says why t, the value of field, is outside w ("" when inside).
 func (w window) check(field string, t float64) string {
+	if t >= w.lo && t <= w.hi && t <= math.MaxFloat64 {
+		return "" // inside (lo ≥ 0; NaN fails every comparison)
+	}
+	return w.outside(field, t)
+}
+
+// outside says why t, the value of field, is outside w ("" when it is not).
+func (w window) outside(field string, t float64) string {
 	switch {
 	case math.IsNaN(t) || math.IsInf(t, 0):
 		return fmt.Sprintf("%s %v is not a finite time", field, t)

@@ -94,7 +94,7 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 		name = PowerFile
 	}
 	d := decodePowerCSV(r, name)
-	if err := d.validate(powerRules(loneFacts(), d), false, nil); err != nil {
+	if err := d.validate(powerRules(loneFacts(), d), nil); err != nil {
 		return nil, err
 	}
 	return d.rows, nil
@@ -106,7 +106,7 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 // The rules (time order, bounds, the facts of run.json) are the validation
 // phase's (powerRules).
 func decodePowerCSV(r io.Reader, name string) *decoded[PowerSample] {
-	d := &decoded[PowerSample]{name: name, rows: []PowerSample{}}
+	d := &decoded[PowerSample]{name: name, rows: []PowerSample{}, starts: []int{0}, lines: [][]int{nil}}
 	lr := newLineReader(r)
 	p := powerParser{devices: map[string]string{}}
 	ncols := 0
@@ -146,7 +146,7 @@ func decodePowerCSV(r io.Reader, name string) *decoded[PowerSample] {
 			return d
 		}
 		d.rows = append(grow(d.rows, lr), s)
-		d.lines = append(grow(d.lines, lr), lr.no)
+		d.lines[0] = append(grow(d.lines[0], lr), lr.no)
 	}
 }
 
@@ -160,40 +160,44 @@ func decodePowerCSV(r io.Reader, name string) *decoded[PowerSample] {
 // latest time of each device is kept; the first time that does not
 // increase, every row so far goes into an index of whole rows, which
 // checks every row from then on.
-func samplesInTimeOrder(d *decoded[PowerSample]) rule {
-	last := map[string]rowAt{}
+func samplesInTimeOrder(d *decoded[PowerSample]) func(i int) string {
+	last := map[string]*rowAt{}
 	var seen *dupIndex[powerKey]
 	return func(i int) string {
 		s := &d.rows[i]
-		line := d.lines[i]
-		prev, seenDev := last[s.Device]
+		prev := last[s.Device]
+		seenDev := prev != nil
 		if seenDev && s.T == prev.t && keyOf(s) != prev.key {
-			return fmt.Sprintf("device %s has a second sample at t=%v (line %d): one device, one sample per time", s.Device, s.T, prev.line)
+			return fmt.Sprintf("device %s has a second sample at t=%v (line %d): one device, one sample per time", s.Device, s.T, d.line(prev.i))
 		}
 		if seen == nil && seenDev && s.T <= prev.t {
 			seen = newDupIndex[powerKey](min(len(d.rows), 1<<22))
 			for j := range i {
-				seen.add(keyOf(&d.rows[j]), d.lines[j])
+				seen.add(keyOf(&d.rows[j]), j)
 			}
 		}
 		if seen != nil {
-			if first, dup := seen.add(keyOf(s), line); dup {
-				return fmt.Sprintf("duplicated line: the same sample of device %s at t=%v as line %d; a line written twice, or two files joined?", s.Device, s.T, first)
+			if first, dup := seen.add(keyOf(s), i); dup {
+				return fmt.Sprintf("duplicated line: the same sample of device %s at t=%v as line %d; a line written twice, or two files joined?", s.Device, s.T, d.line(first))
 			}
 		}
 		if seenDev && s.T < prev.t {
-			return fmt.Sprintf("column t: time goes back: device %s at t=%s after t=%s (%.6g s earlier) on line %d; each device's samples are written in order of time", s.Device, ft(s.T), ft(prev.t), prev.t-s.T, prev.line)
+			return fmt.Sprintf("column t: time goes back: device %s at t=%s after t=%s (%.6g s earlier) on line %d; each device's samples are written in order of time", s.Device, ft(s.T), ft(prev.t), prev.t-s.T, d.line(prev.i))
 		}
-		last[s.Device] = rowAt{s.T, line, keyOf(s)}
+		if !seenDev {
+			prev = new(rowAt)
+			last[s.Device] = prev
+		}
+		*prev = rowAt{s.T, i, keyOf(s)}
 		return ""
 	}
 }
 
-// rowAt is a device's latest row: its time, line and whole sample.
+// rowAt is a device's latest row: its time, index and whole sample.
 type rowAt struct {
-	t    float64
-	line int
-	key  powerKey
+	t   float64
+	i   int
+	key powerKey
 }
 
 // powerKey is a whole sample, its numbers by their bits (so that 0 and -0,

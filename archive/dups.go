@@ -94,8 +94,8 @@ func valueAfter(data []byte, off int) int {
 	return off
 }
 
-// dupIndex finds repeated keys among the items of a data file, in file
-// order, remembering the line each key was first seen on.
+// dupIndex finds repeated keys among the records of a data file, in file
+// order, remembering the record (its index) each key was first seen in.
 type dupIndex[K comparable] struct {
 	first map[K]int
 }
@@ -104,13 +104,13 @@ func newDupIndex[K comparable](n int) *dupIndex[K] {
 	return &dupIndex[K]{first: make(map[K]int, n)}
 }
 
-// add records key seen on line; it returns the line it was first seen on
-// and true when it was seen before.
-func (d *dupIndex[K]) add(key K, line int) (int, bool) {
-	if l, ok := d.first[key]; ok {
-		return l, true
+// add records key seen in record i; it returns the record it was first
+// seen in and true when it was seen before.
+func (d *dupIndex[K]) add(key K, i int) (int, bool) {
+	if j, ok := d.first[key]; ok {
+		return j, true
 	}
-	d.first[key] = line
+	d.first[key] = i
 	return 0, false
 }
 

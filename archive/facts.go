@@ -92,24 +92,17 @@ func energyNotNegative(s *PowerSample) string {
 	return ""
 }
 
-// deviceListed: a sample is of a device run.json's hardware.devices lists
-// (any device when it lists none, or when there is no run.json).
-func (f *facts) deviceListed(s *PowerSample) string {
-	if f.devices == nil {
-		return ""
-	}
-	if _, ok := f.devices[s.Device]; !ok {
-		return fmt.Sprintf("column device: device %q is not one run.json's hardware.devices lists (%s); power of a device the run did not measure is never counted", s.Device, f.listed)
-	}
-	return ""
-}
-
-// powerWithinPhysicalBound: power is at most the physical bound of the
+// listedDeviceWithinItsBound: a sample is of a device run.json's
+// hardware.devices lists (any device when it lists none, or when there is
+// no run.json), and its power is at most the physical bound of the
 // device's domain (record.MaxPowerW).
-func (f *facts) powerWithinPhysicalBound(s *PowerSample) string {
+func (f *facts) listedDeviceWithinItsBound(s *PowerSample) string {
 	b := f.unlisted
 	if f.devices != nil {
-		b = f.devices[s.Device]
+		var ok bool
+		if b, ok = f.devices[s.Device]; !ok {
+			return fmt.Sprintf("column device: device %q is not one run.json's hardware.devices lists (%s); power of a device the run did not measure is never counted", s.Device, f.listed)
+		}
 	}
 	if s.PowerW > b.maxW {
 		return fmt.Sprintf("column power_w: %s W is above %s W, the most one %s device draws (a physical bound, not a plausibility check)", ft(s.PowerW), ft(b.maxW), b.domain)

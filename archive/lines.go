@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -213,11 +214,21 @@ const batchLines = 2048
 // that error, so that the rules can still be applied to them and the error
 // reported is the first in the file.
 type decoded[T any] struct {
-	name  string
-	rows  []T
-	lines []int
-	err   error
-	found bool // the file exists (Load: an optional file may not)
+	name string
+	rows []T
+	// The line numbers of rows, in parts as they were decoded (a
+	// JSON-lines file's batches; power.csv is one part): lines[p] are
+	// those of the records from starts[p] on. Read them with line.
+	starts []int
+	lines  [][]int
+	err    error
+	found  bool // the file exists (Load: an optional file may not)
+}
+
+// line is the number of the line record i is on.
+func (d *decoded[T]) line(i int) int {
+	p := sort.Search(len(d.starts), func(p int) bool { return d.starts[p] > i }) - 1
+	return d.lines[p][i-d.starts[p]]
 }
 
 // readJSONL decodes a JSON-lines file into records, one per non-blank
@@ -314,7 +325,11 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 			d.err = &LineError{File: name, Line: no + 1, Msg: "read error: " + readErr.Error(), Err: readErr}
 		}
 	}
-	d.rows, d.lines = joinBatches(results), joinBatches(nos)
+	d.rows, d.lines = joinBatches(results), nos
+	d.starts = make([]int, len(nos))
+	for b := 1; b < len(nos); b++ {
+		d.starts[b] = d.starts[b-1] + len(nos[b-1])
+	}
 	return d
 }
 
@@ -399,8 +414,8 @@ func (d *decoded[T]) unique(u *uniqueKey[T]) error {
 		if !ok {
 			continue
 		}
-		if first, dup := seen.add(k, d.lines[i]); dup {
-			return &LineError{File: d.name, Line: d.lines[i], Msg: fmt.Sprintf("%s (first on line %d); a line written twice, or two files joined?", u.msg(&d.rows[i]), first)}
+		if first, dup := seen.add(k, i); dup {
+			return &LineError{File: d.name, Line: d.line(i), Msg: fmt.Sprintf("%s (first on line %d); a line written twice, or two files joined?", u.msg(&d.rows[i]), d.line(first))}
 		}
 	}
 	return nil

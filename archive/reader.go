@@ -314,7 +314,7 @@ func ReadRequests(r io.Reader, name string) ([]Request, error) {
 		name = RequestsFile
 	}
 	d := decodeRequests(r, name)
-	if err := d.validate(requestRules(loneFacts(), d), true, requestIDsUnique()); err != nil {
+	if err := d.validate(requestRules(loneFacts()), requestIDsUnique()); err != nil {
 		return nil, err
 	}
 	return d.rows, nil
@@ -334,7 +334,7 @@ func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
 		name = EngineMetricsFile
 	}
 	d := decodeEngineMetrics(r, name)
-	if err := d.validate(engineMetricRules(anyTime, d), true, engineMetricSamplesUnique()); err != nil {
+	if err := d.validate(engineMetricRules(anyTime), engineMetricSamplesUnique()); err != nil {
 		return nil, err
 	}
 	return d.rows, nil

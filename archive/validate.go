@@ -30,34 +30,33 @@ func metaRules() []func(*metaDoc) error {
 
 // powerRules are the rules on the samples of power.csv, d, under the facts
 // f of their run.json.
-func powerRules(f *facts, d *decoded[PowerSample]) []rule {
-	return []rule{
-		each(d.rows, f.powerTimeInRun),
-		each(d.rows, powerNotNegative),
-		each(d.rows, energyNotNegative),
-		each(d.rows, f.deviceListed),
-		each(d.rows, f.powerWithinPhysicalBound),
-		each(d.rows, energyWithinCounterBound),
-		samplesInTimeOrder(d),
+func powerRules(f *facts, d *decoded[PowerSample]) []rule[PowerSample] {
+	return []rule[PowerSample]{
+		each(f.powerTimeInRun),
+		each(powerNotNegative),
+		each(energyNotNegative),
+		each(f.listedDeviceWithinItsBound),
+		each(energyWithinCounterBound),
+		{inOrder: samplesInTimeOrder(d)},
 	}
 }
 
-// requestRules are the rules on the records of requests.jsonl, d, under
-// the facts f of their run.json. None looks at another record (the ids'
+// requestRules are the rules on the records of requests.jsonl under the
+// facts f of their run.json. None looks at another record (the ids'
 // uniqueness is requestIDsUnique, held once these pass), so that they are
 // applied in parallel.
-func requestRules(f *facts, d *decoded[Request]) []rule {
-	return []rule{
-		each(d.rows, okRequestHasItsTimes),
-		each(d.rows, tokenCountsMatchTokenTimes),
-		each(d.rows, requestCountsInBounds),
-		each(d.rows, failedRequestHasNoTokens),
-		each(d.rows, tokensWithinEvidence),
-		each(d.rows, firstTokenBoundNotNegative),
-		each(d.rows, engineTimingsNotNegative),
-		each(d.rows, requestTimesInRunInOrder(f.w)),
-		each(d.rows, firstTokenBoundWithinTTFT),
-		each(d.rows, f.requestInsideItsStage),
+func requestRules(f *facts) []rule[Request] {
+	return []rule[Request]{
+		each(okRequestHasItsTimes),
+		each(tokenCountsMatchTokenTimes),
+		each(requestCountsInBounds),
+		each(failedRequestHasNoTokens),
+		each(tokensWithinEvidence),
+		each(firstTokenBoundNotNegative),
+		each(engineTimingsNotNegative),
+		each(requestTimesInRunInOrder(f.w)),
+		each(firstTokenBoundWithinTTFT),
+		each(f.requestInsideItsStage),
 	}
 }
 
@@ -70,12 +69,12 @@ func requestIDsUnique() *uniqueKey[Request] {
 	}
 }
 
-// engineMetricRules are the rules on the samples of engine_metrics.jsonl,
-// d, in the run's window w.
-func engineMetricRules(w window, d *decoded[EngineMetric]) []rule {
-	return []rule{
-		each(d.rows, metricHasName),
-		each(d.rows, func(m *EngineMetric) string { return w.check("t", m.T) }), // metric time in the run
+// engineMetricRules are the rules on the samples of engine_metrics.jsonl
+// in the run's window w.
+func engineMetricRules(w window) []rule[EngineMetric] {
+	return []rule[EngineMetric]{
+		each(metricHasName),
+		each(func(m *EngineMetric) string { return w.check("t", m.T) }), // metric time in the run
 	}
 }
 
@@ -118,11 +117,9 @@ func (d *decodedRun) validate() error {
 	f := runFacts(d.meta.m)
 	var errs [4]error
 	var wg sync.WaitGroup
-	wg.Go(func() { errs[0] = d.power.validate(powerRules(f, d.power), false, nil) })
-	wg.Go(func() { errs[1] = d.requests.validate(requestRules(f, d.requests), true, requestIDsUnique()) })
-	wg.Go(func() {
-		errs[2] = d.metrics.validate(engineMetricRules(f.w, d.metrics), true, engineMetricSamplesUnique())
-	})
+	wg.Go(func() { errs[0] = d.power.validate(powerRules(f, d.power), nil) })
+	wg.Go(func() { errs[1] = d.requests.validate(requestRules(f), requestIDsUnique()) })
+	wg.Go(func() { errs[2] = d.metrics.validate(engineMetricRules(f.w), engineMetricSamplesUnique()) })
 	errs[3] = d.resultsErr
 	wg.Wait()
 	if err := errors.Join(errs[:]...); err != nil {
@@ -148,25 +145,26 @@ func (d *metaDoc) validate() error {
 }
 
 // A rule is one rule of docs/archive-v1.md ("Bounds") on the records of one
-// decoded data file: it says why record i breaks it ("" when i keeps to
-// it). It is called on the records in file order, each once, so that it
-// may remember the ones before (a device's time order); a rule that does
-// not (each) may be called from several goroutines.
-type rule func(i int) string
+// decoded data file, saying why a record breaks it ("" when it keeps to
+// it): either each, on one record alone, or inOrder, on record i, called
+// on the records in file order, each once, so that it may remember the
+// ones before (a device's time order); it must look at no record after i.
+type rule[T any] struct {
+	each    func(*T) string
+	inOrder func(i int) string
+}
 
-// each is the rule check makes on each record of rows alone.
-func each[T any](rows []T, check func(*T) string) rule {
-	return func(i int) string { return check(&rows[i]) }
+// each is the rule check makes on each record alone.
+func each[T any](check func(*T) string) rule[T] {
+	return rule[T]{each: check}
 }
 
 // validate says what is wrong with the data file d: the first record, in
 // file order, that breaks one of rules (on a line before the error that
 // ended its decoding: d.rows stop there), else that error, else the first
-// record whose key is an earlier one's (unique, when not nil). With
-// parallel, the records are checked in as many parts as there are
-// processors; each of rules must then look at its record alone.
-func (d *decoded[T]) validate(rules []rule, parallel bool, unique *uniqueKey[T]) error {
-	if err := d.firstBroken(rules, parallel); err != nil {
+// record whose key is an earlier one's (unique, when not nil).
+func (d *decoded[T]) validate(rules []rule[T], unique *uniqueKey[T]) error {
+	if err := d.firstBroken(rules); err != nil {
 		return err
 	}
 	if d.err != nil {
@@ -184,39 +182,65 @@ const minPart = 4096
 
 // firstBroken is the error of the first record of d that breaks one of
 // rules (the first of them it breaks), nil when every record keeps to all.
-func (d *decoded[T]) firstBroken(rules []rule, parallel bool) *LineError {
+// The each rules check the records in as many parts as there are
+// processors, and each inOrder rule all of them, all at once; the first
+// broken is then chosen by line, and on one line by the order of rules.
+// An inOrder rule that looks at records a rule before it refuses finds
+// nothing earlier than that refusal, which is chosen.
+func (d *decoded[T]) firstBroken(rules []rule[T]) *LineError {
+	type broken struct {
+		i, rule int // the record, the rule's place in rules
+		msg     string
+	}
+	var (
+		mu    sync.Mutex
+		first = broken{i: -1}
+		wg    sync.WaitGroup
+	)
+	note := func(b broken) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first.i < 0 || b.i < first.i || b.i == first.i && b.rule < first.rule {
+			first = b
+		}
+	}
 	n := len(d.rows)
-	first := func(lo, hi int) (int, string) {
-		for i := lo; i < hi; i++ {
-			for _, r := range rules {
-				if msg := r(i); msg != "" {
-					return i, msg
+	var each []int // the places of the each rules
+	for j, r := range rules {
+		if r.each != nil {
+			each = append(each, j)
+			continue
+		}
+		wg.Go(func() {
+			for i := range n {
+				if msg := r.inOrder(i); msg != "" {
+					note(broken{i, j, msg})
+					return
 				}
 			}
-		}
-		return -1, ""
+		})
 	}
-	parts := 1
-	if parallel {
-		parts = max(1, min(runtime.GOMAXPROCS(0), n/minPart))
-	}
-	bad, msgs := make([]int, parts), make([]string, parts)
-	if parts == 1 {
-		bad[0], msgs[0] = first(0, n)
-	} else {
+	if len(each) > 0 {
+		parts := max(1, min(runtime.GOMAXPROCS(0), n/minPart))
 		size := (n + parts - 1) / parts
-		var wg sync.WaitGroup
 		for p := range parts {
-			wg.Go(func() { bad[p], msgs[p] = first(p*size, min(n, (p+1)*size)) })
+			wg.Go(func() {
+				for i := p * size; i < min(n, (p+1)*size); i++ {
+					for _, j := range each {
+						if msg := rules[j].each(&d.rows[i]); msg != "" {
+							note(broken{i, j, msg})
+							return
+						}
+					}
+				}
+			})
 		}
-		wg.Wait()
 	}
-	for p, i := range bad { // in file order
-		if i >= 0 {
-			return &LineError{File: d.name, Line: d.lines[i], Msg: msgs[p]}
-		}
+	wg.Wait()
+	if first.i < 0 {
+		return nil
 	}
-	return nil
+	return &LineError{File: d.name, Line: d.line(first.i), Msg: first.msg}
 }
 
 // completeRunHasEveryFormalRequest: a complete run holds every formal
