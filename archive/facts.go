@@ -148,3 +148,66 @@ func (f *facts) requestInsideItsStage(q *Request) string {
 	}
 	return ""
 }
+
+// samplesInTimeOrder is the rule that each device's samples come in order
+// of time, once each: a device's time never goes back (it may repeat), one
+// device has one sample per time, and no row is repeated (a line written
+// twice, or two files joined). It is called on each sample in file order.
+//
+// A row repeated has the device and time of an earlier one. While each
+// device's times increase from row to row no row can repeat, and only the
+// latest time of each device is kept; the first time that does not
+// increase, every row so far goes into an index of whole rows, which
+// checks every row from then on.
+func samplesInTimeOrder(d *decoded[PowerSample]) func(i int) string {
+	last := map[string]*rowAt{}
+	var seen *dupIndex[powerKey]
+	return func(i int) string {
+		s := &d.rows[i]
+		prev := last[s.Device]
+		seenDev := prev != nil
+		if seenDev && s.T == prev.t && keyOf(s) != prev.key {
+			return fmt.Sprintf("device %s has a second sample at t=%v (line %d): one device, one sample per time", s.Device, s.T, d.line(prev.i))
+		}
+		if seen == nil && seenDev && s.T <= prev.t {
+			seen = newDupIndex[powerKey](min(len(d.rows), 1<<22))
+			for j := range i {
+				seen.add(keyOf(&d.rows[j]), j)
+			}
+		}
+		if seen != nil {
+			if first, dup := seen.add(keyOf(s), i); dup {
+				return fmt.Sprintf("duplicated line: the same sample of device %s at t=%v as line %d; a line written twice, or two files joined?", s.Device, s.T, d.line(first))
+			}
+		}
+		if seenDev && s.T < prev.t {
+			return fmt.Sprintf("column t: time goes back: device %s at t=%s after t=%s (%.6g s earlier) on line %d; each device's samples are written in order of time", s.Device, ft(s.T), ft(prev.t), prev.t-s.T, d.line(prev.i))
+		}
+		if !seenDev {
+			prev = new(rowAt)
+			last[s.Device] = prev
+		}
+		*prev = rowAt{s.T, i, keyOf(s)}
+		return ""
+	}
+}
+
+// rowAt is a device's latest row: its time, index and whole sample.
+type rowAt struct {
+	t   float64
+	i   int
+	key powerKey
+}
+
+// powerKey is a whole sample, its numbers by their bits (so that 0 and -0,
+// written differently, differ).
+type powerKey struct {
+	device      string
+	t, p, e     uint64
+	hasE        bool
+	memUsedByte int64
+}
+
+func keyOf(s *PowerSample) powerKey {
+	return powerKey{s.Device, math.Float64bits(s.T), math.Float64bits(s.PowerW), math.Float64bits(s.EnergyJ), s.HasEnergy, s.MemUsedBytes}
+}

@@ -74,8 +74,14 @@ func requestIDsUnique() *uniqueKey[Request] {
 func engineMetricRules(w window) []rule[EngineMetric] {
 	return []rule[EngineMetric]{
 		each(metricHasName),
-		each(func(m *EngineMetric) string { return w.check("t", m.T) }), // metric time in the run
+		each(metricTimeInRun(w)),
 	}
+}
+
+// metricTimeInRun: every engine metric sample's t lies in the run's
+// window w.
+func metricTimeInRun(w window) func(*EngineMetric) string {
+	return func(m *EngineMetric) string { return w.check("t", m.T) }
 }
 
 // metricHasName: every engine metric sample has a name.
