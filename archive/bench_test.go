@@ -14,7 +14,11 @@ import (
 // tokenTimes token arrival times.
 func writeBenchRun(b *testing.B, dir string, powerRows, nreq, tokenTimes int) {
 	b.Helper()
-	w, err := Create(dir, testMeta())
+	meta := testMeta()
+	// The devices the rows below are of: power of a device run.json does
+	// not list is refused.
+	meta.Hardware.Devices = []Device{{ID: "gpu0", Name: "H100", Method: "counter"}, {ID: "gpu1", Name: "H100", Method: "counter"}}
+	w, err := Create(dir, meta)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -75,6 +75,14 @@ func runWindow(m *Meta) window {
 
 // check says why t, the value of field, is outside w ("" when inside).
 func (w window) check(field string, t float64) string {
+	if t >= w.lo && t <= w.hi && t <= math.MaxFloat64 {
+		return "" // inside (lo ≥ 0; NaN fails every comparison)
+	}
+	return w.outside(field, t)
+}
+
+// outside says why t, the value of field, is outside w ("" when it is not).
+func (w window) outside(field string, t float64) string {
 	switch {
 	case math.IsNaN(t) || math.IsInf(t, 0):
 		return fmt.Sprintf("%s %v is not a finite time", field, t)
@@ -105,20 +113,37 @@ func intField(field string, v, hi int) string {
 	return ""
 }
 
-// checkRequestBounds says why request q breaks a bound of
-// docs/archive-v1.md, "" when it keeps to all of them.
-func checkRequestBounds(q *Request, w window) string {
-	if msg := requestCounts(q); msg != "" {
-		return fmt.Sprintf("request %q: %s", q.ID, msg)
+// The rules on a requests.jsonl record (requestRules), each saying why
+// request q breaks it ("" when it keeps to it).
+
+// okRequestHasItsTimes: a request with ok=true has sent_at,
+// first_token_at and done_at.
+func okRequestHasItsTimes(q *Request) string {
+	if !q.OK {
+		return ""
 	}
-	if msg := requestTimes(q, w); msg != "" {
-		return fmt.Sprintf("request %q: %s", q.ID, msg)
+	switch {
+	case q.SentAt == 0:
+		return fmt.Sprintf("request %q has ok=true but no sent_at", q.ID)
+	case q.FirstTokenAt == 0:
+		return fmt.Sprintf("request %q has ok=true but no first_token_at (a response with no output is recorded with ok=false)", q.ID)
+	case q.DoneAt == 0:
+		return fmt.Sprintf("request %q has ok=true but no done_at", q.ID)
 	}
 	return ""
 }
 
-// requestCounts checks the counts of a request.
-func requestCounts(q *Request) string {
+// tokenCountsMatchTokenTimes: token_counts, when present, is as long as
+// token_times.
+func tokenCountsMatchTokenTimes(q *Request) string {
+	if q.TokenCounts != nil && len(q.TokenCounts) != len(q.TokenTimes) {
+		return fmt.Sprintf("request %q: token_counts has %d entries but token_times has %d; they must match one to one", q.ID, len(q.TokenCounts), len(q.TokenTimes))
+	}
+	return ""
+}
+
+// requestCountsInBounds: each count is in [0, its bound].
+func requestCountsInBounds(q *Request) string {
 	for _, f := range []struct {
 		name  string
 		v, hi int
@@ -134,42 +159,36 @@ func requestCounts(q *Request) string {
 		{"bounded_chunks", q.BoundedChunks, MaxOutputTokens},
 	} {
 		if msg := intField(f.name, f.v, f.hi); msg != "" {
-			return msg
+			return fmt.Sprintf("request %q: %s", q.ID, msg)
 		}
 	}
 	for i, n := range q.TokenCounts {
 		if msg := intField(fmt.Sprintf("token_counts[%d]", i), n, MaxOutputTokens); msg != "" {
-			return msg
-		}
-	}
-	if !q.OK && q.OutputTokens != 0 {
-		return fmt.Sprintf("output_tokens %d in a failed request (ok=false); a failed request's output_tokens is 0, its tokens are never counted", q.OutputTokens)
-	}
-	if msg := tokensAgainstEvidence(q); msg != "" {
-		return msg
-	}
-	if q.FirstTokenBoundS < 0 {
-		return fmt.Sprintf("first_token_bound_s %v is negative", q.FirstTokenBoundS)
-	}
-	for k, v := range q.EngineTimings {
-		if v < 0 && engineTimingsNonNegative[k] {
-			return fmt.Sprintf("engine_timings.%s %v is negative (a count, duration or rate)", k, v)
+			return fmt.Sprintf("request %q: %s", q.ID, msg)
 		}
 	}
 	return ""
 }
 
-// tokensAgainstEvidence checks a successful request's output_tokens
+// failedRequestHasNoTokens: a failed request's output_tokens is 0.
+func failedRequestHasNoTokens(q *Request) string {
+	if !q.OK && q.OutputTokens != 0 {
+		return fmt.Sprintf("request %q: output_tokens %d in a failed request (ok=false); a failed request's output_tokens is 0, its tokens are never counted", q.ID, q.OutputTokens)
+	}
+	return ""
+}
+
+// tokensWithinEvidence checks a successful request's output_tokens
 // against what the request itself shows: never above its max_tokens (the
 // live path refuses a server's count above it), nor above what its chunks
 // held when token_counts says (the live path writes token_counts only for
 // a response that came whole, as [output_tokens]).
-func tokensAgainstEvidence(q *Request) string {
+func tokensWithinEvidence(q *Request) string {
 	if !q.OK {
 		return ""
 	}
 	if q.MaxTokens > 0 && q.OutputTokens > q.MaxTokens {
-		return fmt.Sprintf("output_tokens %d is above the request's max_tokens %d; an engine never returns more than it was asked for (the live path refuses such a count)", q.OutputTokens, q.MaxTokens)
+		return fmt.Sprintf("request %q: output_tokens %d is above the request's max_tokens %d; an engine never returns more than it was asked for (the live path refuses such a count)", q.ID, q.OutputTokens, q.MaxTokens)
 	}
 	if q.TokenCounts == nil {
 		return ""
@@ -179,14 +198,44 @@ func tokensAgainstEvidence(q *Request) string {
 		sum += n
 	}
 	if q.OutputTokens > sum {
-		return fmt.Sprintf("output_tokens %d is more than its chunks held (token_counts add up to %d)", q.OutputTokens, sum)
+		return fmt.Sprintf("request %q: output_tokens %d is more than its chunks held (token_counts add up to %d)", q.ID, q.OutputTokens, sum)
 	}
 	return ""
 }
 
-// requestTimes checks the times of a request: each present one (non-zero)
-// in the run's window, and in the order they happen: sent_at ≤
-// first_token_at ≤ each token time (in order) ≤ done_at.
+// firstTokenBoundNotNegative: first_token_bound_s ≥ 0.
+func firstTokenBoundNotNegative(q *Request) string {
+	if q.FirstTokenBoundS < 0 {
+		return fmt.Sprintf("request %q: first_token_bound_s %v is negative", q.ID, q.FirstTokenBoundS)
+	}
+	return ""
+}
+
+// engineTimingsNotNegative: the engine_timings that are counts, durations
+// or rates (engineTimingsNonNegative) are ≥ 0.
+func engineTimingsNotNegative(q *Request) string {
+	for k, v := range q.EngineTimings {
+		if v < 0 && engineTimingsNonNegative[k] {
+			return fmt.Sprintf("request %q: engine_timings.%s %v is negative (a count, duration or rate)", q.ID, k, v)
+		}
+	}
+	return ""
+}
+
+// requestTimesInRunInOrder is the rule on the times of a request, in
+// the run's window w: each present one (non-zero) in w, and in the order
+// they happen: sent_at ≤ first_token_at ≤ each token time (in order) ≤
+// done_at.
+func requestTimesInRunInOrder(w window) func(*Request) string {
+	return func(q *Request) string {
+		if msg := requestTimes(q, w); msg != "" {
+			return fmt.Sprintf("request %q: %s", q.ID, msg)
+		}
+		return ""
+	}
+}
+
+// requestTimes says why the times of q are not in w, or not in order.
 func requestTimes(q *Request, w window) string {
 	times := []struct {
 		name string
@@ -243,8 +292,14 @@ func requestTimes(q *Request, w window) string {
 	if msg := order("done_at", q.DoneAt); msg != "" {
 		return msg
 	}
+	return ""
+}
+
+// firstTokenBoundWithinTTFT: first_token_bound_s is at most the time to
+// first token (first_token_at − sent_at, +1 µs for its rounding).
+func firstTokenBoundWithinTTFT(q *Request) string {
 	if q.FirstTokenAt != 0 && q.SentAt != 0 && q.FirstTokenBoundS > q.FirstTokenAt-q.SentAt+firstTokenBoundSlackS {
-		return fmt.Sprintf("first_token_bound_s %v is longer than the time to first token (%v s)", q.FirstTokenBoundS, q.FirstTokenAt-q.SentAt)
+		return fmt.Sprintf("request %q: first_token_bound_s %v is longer than the time to first token (%v s)", q.ID, q.FirstTokenBoundS, q.FirstTokenAt-q.SentAt)
 	}
 	return ""
 }

@@ -90,47 +90,50 @@ func appendCSVField(b []byte, s string) []byte {
 // Errors are *LineError values: "power.csv:LINE: column energy_j: invalid
 // number \"x\"".
 func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
-	return readPowerCSV(r, name, loneFacts())
-}
-
-// readPowerCSV is ReadPowerCSV with the rows held to the facts f of their
-// run.json.
-func readPowerCSV(r io.Reader, name string, f *facts) ([]PowerSample, error) {
 	if name == "" {
 		name = PowerFile
 	}
-	out := []PowerSample{}
+	d := decodePowerCSV(r, name)
+	if err := d.validate(powerRules(loneFacts(), d), nil); err != nil {
+		return nil, err
+	}
+	return d.rows, nil
+}
+
+// decodePowerCSV decodes power.csv into samples: the header, then one
+// sample per row, each row's syntax and numbers (finite). It stops at the
+// first row that does not decode (d.err), keeping the samples before it.
+// The rules (time order, bounds, the facts of run.json) are the validation
+// phase's (powerRules).
+func decodePowerCSV(r io.Reader, name string) *decoded[PowerSample] {
+	d := &decoded[PowerSample]{name: name, rows: []PowerSample{}, starts: []int{0}, lines: [][]int{nil}}
 	lr := newLineReader(r)
 	p := powerParser{devices: map[string]string{}}
-	// A row repeated has the device and time of an earlier one. While each
-	// device's times increase from row to row no row can repeat, and only
-	// the latest time of each device is kept; the first time that does not
-	// increase, every row so far goes into an index of whole rows (sized
-	// from the file's size), which checks every row from then on.
-	last := map[string]rowAt{}
-	var lines []int // line number of each row in out
-	var seen *dupIndex[powerKey]
 	ncols := 0
 	for {
 		line, complete, err := lr.next()
 		if err == io.EOF {
-			return out, nil // a file with no bytes at all has no samples
+			return d // a file with no bytes at all has no samples
 		}
 		if err != nil {
 			var lerr *LineError
 			if errors.As(err, &lerr) {
 				lerr.File = name
-				return nil, lerr
+				d.err = lerr
+			} else {
+				d.err = &LineError{File: name, Line: lr.no + 1, Msg: "read error: " + err.Error(), Err: err}
 			}
-			return nil, &LineError{File: name, Line: lr.no + 1, Msg: "read error: " + err.Error(), Err: err}
+			return d
 		}
 		if !complete {
-			return nil, &LineError{File: name, Line: lr.no, Msg: "last line is incomplete (no newline at the end; the file was probably cut off mid-write by a crash); delete the partial line, or end it with a newline if it is complete"}
+			d.err = &LineError{File: name, Line: lr.no, Msg: "last line is incomplete (no newline at the end; the file was probably cut off mid-write by a crash); delete the partial line, or end it with a newline if it is complete"}
+			return d
 		}
 		if lr.no == 1 {
 			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 BOM from a spreadsheet
 			if ncols, err = checkPowerHeader(line); err != nil {
-				return nil, &LineError{File: name, Line: 1, Msg: err.Error()}
+				d.err = &LineError{File: name, Line: 1, Msg: err.Error()}
+				return d
 			}
 			continue
 		}
@@ -139,64 +142,12 @@ func readPowerCSV(r io.Reader, name string, f *facts) ([]PowerSample, error) {
 		}
 		s, err := p.parseRow(line, ncols)
 		if err != nil {
-			return nil, &LineError{File: name, Line: lr.no, Msg: err.Error()}
+			d.err = &LineError{File: name, Line: lr.no, Msg: err.Error()}
+			return d
 		}
-		if msg := f.checkPower(&s); msg != "" {
-			return nil, &LineError{File: name, Line: lr.no, Msg: msg}
-		}
-		prev, seenDev := last[s.Device]
-		if seenDev && s.T == prev.t && keyOf(&s) != prev.key {
-			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("device %s has a second sample at t=%v (line %d): one device, one sample per time", s.Device, s.T, prev.line)}
-		}
-		if seen == nil && seenDev && s.T <= prev.t {
-			seen = newDupIndex[powerKey](max(estimateRows(lr, len(line)), len(out)+1))
-			for i := range out {
-				seen.add(keyOf(&out[i]), lines[i])
-			}
-		}
-		if seen != nil {
-			if first, dup := seen.add(keyOf(&s), lr.no); dup {
-				return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("duplicated line: the same sample of device %s at t=%v as line %d; a line written twice, or two files joined?", s.Device, s.T, first)}
-			}
-		}
-		if seenDev && s.T < prev.t {
-			return nil, &LineError{File: name, Line: lr.no, Msg: fmt.Sprintf("column t: time goes back: device %s at t=%s after t=%s (%.6g s earlier) on line %d; each device's samples are written in order of time", s.Device, ft(s.T), ft(prev.t), prev.t-s.T, prev.line)}
-		}
-		last[s.Device] = rowAt{s.T, lr.no, keyOf(&s)}
-		out = append(grow(out, lr), s)
-		lines = append(grow(lines, lr), lr.no)
+		d.rows = append(grow(d.rows, lr), s)
+		d.lines[0] = append(grow(d.lines[0], lr), lr.no)
 	}
-}
-
-// rowAt is a device's latest row: its time, line and whole sample.
-type rowAt struct {
-	t    float64
-	line int
-	key  powerKey
-}
-
-// estimateRows guesses how many rows a file holds from its size and the
-// length of its first row (rows of power.csv differ little in length), so
-// that the index of rows seen is not grown again and again; 0 when the
-// size is unknown. The guess is capped: it only sizes an index.
-func estimateRows(lr *lineReader, rowLen int) int {
-	if lr.size <= 0 {
-		return 0
-	}
-	return int(min(lr.size/int64(rowLen+1)+1, 1<<22))
-}
-
-// powerKey is a whole sample, its numbers by their bits (so that 0 and -0,
-// written differently, differ).
-type powerKey struct {
-	device      string
-	t, p, e     uint64
-	hasE        bool
-	memUsedByte int64
-}
-
-func keyOf(s *PowerSample) powerKey {
-	return powerKey{s.Device, math.Float64bits(s.T), math.Float64bits(s.PowerW), math.Float64bits(s.EnergyJ), s.HasEnergy, s.MemUsedBytes}
 }
 
 // checkPowerHeader checks the header line and returns its column count.

@@ -7,10 +7,12 @@ import (
 	"strings"
 )
 
-// checkStages rejects two stages of run.json with the same name: formulas
-// find a stage by its name, so a second one would be silently ignored.
-// The error names the line and column of the second name.
-func checkStages(path string, data []byte, m *Meta) error {
+// stageNamesUnique is the rule that no two stages of run.json have the
+// same name: formulas find a stage by its name, so a second one would be
+// silently ignored. The error names the line and column of the second
+// name.
+func stageNamesUnique(d *metaDoc) error {
+	path, data, m := d.path, d.data, d.m
 	first := map[string]int{}
 	for i, s := range m.Stages {
 		j, dup := first[s.Name]
@@ -92,8 +94,8 @@ func valueAfter(data []byte, off int) int {
 	return off
 }
 
-// dupIndex finds repeated keys among the items of a data file, in file
-// order, remembering the line each key was first seen on.
+// dupIndex finds repeated keys among the records of a data file, in file
+// order, remembering the record (its index) each key was first seen in.
 type dupIndex[K comparable] struct {
 	first map[K]int
 }
@@ -102,19 +104,21 @@ func newDupIndex[K comparable](n int) *dupIndex[K] {
 	return &dupIndex[K]{first: make(map[K]int, n)}
 }
 
-// add records key seen on line; it returns the line it was first seen on
-// and true when it was seen before.
-func (d *dupIndex[K]) add(key K, line int) (int, bool) {
-	if l, ok := d.first[key]; ok {
-		return l, true
+// add records key seen in record i; it returns the record it was first
+// seen in and true when it was seen before.
+func (d *dupIndex[K]) add(key K, i int) (int, bool) {
+	if j, ok := d.first[key]; ok {
+		return j, true
 	}
-	d.first[key] = line
+	d.first[key] = i
 	return 0, false
 }
 
 // checkDuplicateKeys refuses a JSON document (run.json) in which an object
 // has the same key twice: a decoder keeps one of them silently (the last,
-// in Go), so two files would be read as one. Keys match without regard to
+// in Go), so two files would be read as one. A document with a key twice
+// has no one meaning to decode: this guard is part of decoding run.json,
+// before the decoder picks one. Keys match without regard to
 // letter case, as the reader matches them to fields. The error names the
 // key, where it repeats and the line of the first. data is valid JSON.
 func checkDuplicateKeys(path string, data []byte) error {

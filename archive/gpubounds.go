@@ -10,6 +10,12 @@ import (
 	"github.com/joulebench/joulebench/archive/record"
 )
 
+// gpuSettingsWithinBounds: run.json's gpu_settings keeps to
+// checkGPUSettingsBounds.
+func gpuSettingsWithinBounds(d *metaDoc) error {
+	return checkGPUSettingsBounds(d.m.GPUSettings, d.at)
+}
+
 // checkGPUSettingsBounds holds run.json's gpu_settings to docs/archive-v1.md:
 // watts and clocks finite and not negative, shares in [0, 1], cap_bound
 // true exactly when the power cap's share is above 0. Errors give the

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -207,12 +208,35 @@ const batchBytes = 256 << 10
 // batchLines is the capacity a batch's list of lines starts with.
 const batchLines = 2048
 
-// readJSONL decodes a JSON-lines file into a []T, one element per non-blank
-// line, checking each element with check (which returns "" when fine).
-// Batches of lines are decoded in parallel while the file is read; the error
-// returned is the first in the file. With unique, two elements with one key
-// are an error at the second's line.
-func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *T) *LineError, check func(*T) string, unique *uniqueKey[T]) ([]T, error) {
+// decoded is a data file after the decoding phase: its records in file
+// order, the line each is on, and the error that ended its decoding (nil
+// when it was read to the end). rows holds the records of the lines before
+// that error, so that the rules can still be applied to them and the error
+// reported is the first in the file.
+type decoded[T any] struct {
+	name string
+	rows []T
+	// The line numbers of rows, in parts as they were decoded (a
+	// JSON-lines file's batches; power.csv is one part): lines[p] are
+	// those of the records from starts[p] on. Read them with line.
+	starts []int
+	lines  [][]int
+	err    error
+	found  bool // the file exists (Load: an optional file may not)
+}
+
+// line is the number of the line record i is on.
+func (d *decoded[T]) line(i int) int {
+	p := sort.Search(len(d.starts), func(p int) bool { return d.starts[p] > i }) - 1
+	return d.lines[p][i-d.starts[p]]
+}
+
+// readJSONL decodes a JSON-lines file into records, one per non-blank
+// line. Batches of lines are decoded in parallel while the file is read;
+// decoding stops at the first bad line in the file (d.err), keeping the
+// records before it. Nothing is checked here but the syntax and the types
+// of the fields: the rules are the validation phase's (validate.go).
+func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *T) *LineError) *decoded[T] {
 	workers := runtime.GOMAXPROCS(0)
 	jobs := make(chan *jsonlBatch, workers)
 	free := make(chan *jsonlBatch, 2*workers) // batches to reuse
@@ -228,7 +252,7 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 		wg.Go(func() {
 			var d jsonLine
 			for b := range jobs {
-				items, lineNos, lerr := decodeBatch(&d, b, name, decode, check, unique != nil)
+				items, lineNos, lerr := decodeBatch(&d, b, name, decode)
 				if lerr != nil {
 					failed.Store(true)
 				}
@@ -284,25 +308,29 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 	close(jobs)
 	wg.Wait()
 
-	for _, err := range errs { // in file order
+	d := &decoded[T]{name: name}
+	for b, err := range errs { // in file order
 		if err != nil {
-			return nil, err
+			results, nos = results[:b+1], nos[:b+1] // the records before it
+			d.err = err
+			break
 		}
 	}
-	if readErr != nil {
+	if d.err == nil && readErr != nil {
 		var lerr *LineError
 		if errors.As(readErr, &lerr) {
 			lerr.File = name
-			return nil, lerr
-		}
-		return nil, &LineError{File: name, Line: no + 1, Msg: "read error: " + readErr.Error(), Err: readErr}
-	}
-	if unique != nil {
-		if err := checkDuplicates(results, nos, name, unique); err != nil {
-			return nil, err
+			d.err = lerr
+		} else {
+			d.err = &LineError{File: name, Line: no + 1, Msg: "read error: " + readErr.Error(), Err: readErr}
 		}
 	}
-	return joinBatches(results), nil
+	d.rows, d.lines = joinBatches(results), nos
+	d.starts = make([]int, len(nos))
+	for b := 1; b < len(nos); b++ {
+		d.starts[b] = d.starts[b-1] + len(nos[b-1])
+	}
+	return d
 }
 
 // splitLines lists the non-blank lines of b.data in b.lines (no: the lines
@@ -348,15 +376,14 @@ func joinBatches[T any](results [][]T) []T {
 	return out
 }
 
-// decodeBatch decodes and checks the lines of b, stopping at the first
-// bad one (its error). lineNos, when asked for, are the lines' numbers.
-func decodeBatch[T any](d *jsonLine, b *jsonlBatch, name string, decode func(*jsonLine, []byte, *T) *LineError, check func(*T) string, withNos bool) (items []T, lineNos []int, lerr *LineError) {
+// decodeBatch decodes the lines of b, stopping at the first bad one (its
+// error): items and lineNos (the lines' numbers) are those of the lines
+// before it.
+func decodeBatch[T any](d *jsonLine, b *jsonlBatch, name string, decode func(*jsonLine, []byte, *T) *LineError) (items []T, lineNos []int, lerr *LineError) {
 	items = make([]T, len(b.lines))
-	if withNos {
-		lineNos = make([]int, len(b.lines))
-		for i, ln := range b.lines {
-			lineNos[i] = ln.no
-		}
+	lineNos = make([]int, len(b.lines))
+	for i, ln := range b.lines {
+		lineNos[i] = ln.no
 	}
 	for i, ln := range b.lines {
 		if err := decode(d, b.data[ln.start:ln.end], &items[i]); err != nil {
@@ -364,10 +391,7 @@ func decodeBatch[T any](d *jsonLine, b *jsonlBatch, name string, decode func(*js
 				err.Msg = "last line is incomplete (no newline at the end; the file was probably cut off mid-write by a crash): " + err.Msg
 			}
 			err.File, err.Line = name, ln.no
-			return items, lineNos, err
-		}
-		if msg := check(&items[i]); msg != "" {
-			return items, lineNos, &LineError{File: name, Line: ln.no, Msg: msg}
+			return items[:i], lineNos[:i], err
 		}
 	}
 	return items, lineNos, nil
@@ -381,23 +405,17 @@ type uniqueKey[T any] struct {
 	msg func(*T) string
 }
 
-// checkDuplicates reports the first element, in file order, whose key an
-// earlier one has.
-func checkDuplicates[T any](results [][]T, nos [][]int, name string, u *uniqueKey[T]) error {
-	n := 0
-	for _, items := range results {
-		n += len(items)
-	}
-	seen := newDupIndex[string](n)
-	for b, items := range results {
-		for i := range items {
-			k, ok := u.key(&items[i])
-			if !ok {
-				continue
-			}
-			if first, dup := seen.add(k, nos[b][i]); dup {
-				return &LineError{File: name, Line: nos[b][i], Msg: fmt.Sprintf("%s (first on line %d); a line written twice, or two files joined?", u.msg(&items[i]), first)}
-			}
+// unique reports the first record, in file order, whose key an earlier
+// one has.
+func (d *decoded[T]) unique(u *uniqueKey[T]) error {
+	seen := newDupIndex[string](len(d.rows))
+	for i := range d.rows {
+		k, ok := u.key(&d.rows[i])
+		if !ok {
+			continue
+		}
+		if first, dup := seen.add(k, i); dup {
+			return &LineError{File: d.name, Line: d.line(i), Msg: fmt.Sprintf("%s (first on line %d); a line written twice, or two files joined?", u.msg(&d.rows[i]), d.line(first))}
 		}
 	}
 	return nil

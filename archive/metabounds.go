@@ -41,18 +41,30 @@ func (c *memberCount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// checkMetaBounds checks the numbers of run.json against the bounds of
-// docs/archive-v1.md: counts not negative, started_at ≤ ended_at, every
-// stage and event in the run's span, and no stage ending before it
-// starts. Errors give the line and column of the value.
-func checkMetaBounds(path string, data []byte, m *Meta) error {
-	at := func(msg string, keys ...any) error {
-		if off := valueOffset(data, keys...); off >= 0 {
-			line, col := lineCol(data, off)
-			return fmt.Errorf("%s:%d:%d: %s", path, line, col, msg)
-		}
-		return fmt.Errorf("%s: %s", path, msg)
+// metaDoc is run.json decoded: its path and its bytes, to place an error
+// at the line and column of the value, and its record.
+type metaDoc struct {
+	path string
+	data []byte
+	m    *Meta
+}
+
+// at is the error msg at the value at keys (see valueOffset), or at the
+// file when the value is not found.
+func (d *metaDoc) at(msg string, keys ...any) error {
+	if off := valueOffset(d.data, keys...); off >= 0 {
+		line, col := lineCol(d.data, off)
+		return fmt.Errorf("%s:%d:%d: %s", d.path, line, col, msg)
 	}
+	return fmt.Errorf("%s: %s", d.path, msg)
+}
+
+// The rules on run.json (metaRules), each returning the error that names
+// where d breaks it, nil when d keeps to it.
+
+// countsNotNegative: the counts of run.json are ≥ 0.
+func countsNotNegative(d *metaDoc) error {
+	m := d.m
 	for _, f := range []struct {
 		keys []any
 		v    int64
@@ -65,111 +77,116 @@ func checkMetaBounds(path string, data []byte, m *Meta) error {
 		{[]any{"host", "cpus"}, int64(m.Host.CPUs)},
 	} {
 		if f.v < 0 {
-			return at(fmt.Sprintf("%s %d is negative", keyPath(f.keys), f.v), f.keys...)
+			return d.at(fmt.Sprintf("%s %d is negative", keyPath(f.keys), f.v), f.keys...)
 		}
 	}
 	if o := m.RequestSet.Origin; o != nil && o.Size < 0 {
-		return at(fmt.Sprintf("request_set.origin.size %d is negative", o.Size), "request_set", "origin", "size")
-	}
-	if iv := m.Telemetry.IntervalS; iv < 0 || math.IsNaN(iv) {
-		return at(fmt.Sprintf("telemetry.interval_s %v is negative", iv), "telemetry", "interval_s")
-	}
-	if err := checkLoadBounds(m.Load, at); err != nil {
-		return err
-	}
-	if err := checkStatus(m, at); err != nil {
-		return err
-	}
-	if err := checkGPUSettingsBounds(m.GPUSettings, at); err != nil {
-		return err
-	}
-	if err := checkDevices(m.Hardware.Devices, at); err != nil {
-		return err
-	}
-	if m.StartedAt < 0 {
-		return at(fmt.Sprintf("started_at %s is negative; times are Unix seconds", ft(m.StartedAt)), "started_at")
-	}
-	if m.EndedAt != 0 && m.EndedAt < m.StartedAt {
-		return at(fmt.Sprintf("ended_at %s is before started_at %s", ft(m.EndedAt), ft(m.StartedAt)), "ended_at")
-	}
-	return checkMetaTimes(m, runWindow(m), at)
-}
-
-// checkStatus checks that status is one of the four a run can have, and
-// that a complete run has no open stage (a stage that never ended did not
-// complete).
-func checkStatus(m *Meta, at func(string, ...any) error) error {
-	switch m.Status {
-	case StatusRunning, StatusComplete, StatusFailed, StatusInterrupted:
-	default:
-		return at(fmt.Sprintf("status %q is not a run status (running, complete, failed or interrupted)", m.Status), "status")
-	}
-	if m.Status != StatusComplete {
-		return nil
-	}
-	for i, st := range m.Stages {
-		if st.Open {
-			return at(fmt.Sprintf("status is complete but stage %q has no end; a run that completed ended every stage", st.Name), "stages", i)
-		}
+		return d.at(fmt.Sprintf("request_set.origin.size %d is negative", o.Size), "request_set", "origin", "size")
 	}
 	return nil
 }
 
-// checkDevices checks each listed device's domain (one of Domains, or
-// absent) and power_limit_w: a finite number from 0 to the physical bound
-// of its domain (record.MaxPowerW), so that a limit cannot switch the
-// profiles' power checks off.
-func checkDevices(ds []Device, at func(string, ...any) error) error {
-	for i, d := range ds {
-		maxW, ok := record.MaxPowerW(d.Domain)
-		if !ok {
-			return at(fmt.Sprintf("hardware.devices[%d].domain %q is not a power domain (gpu, cpu, dram or node)", i, d.Domain), "hardware", "devices", i, "domain")
-		}
-		if l := d.PowerLimitW; !(l >= 0 && l <= maxW) {
-			return at(fmt.Sprintf("hardware.devices[%d].power_limit_w %v W is outside [0, %s], the most one %s device draws", i, l, ft(maxW), d.DomainOrGPU()), "hardware", "devices", i, "power_limit_w")
-		}
+// intervalNotNegative: telemetry.interval_s is ≥ 0 (not NaN).
+func intervalNotNegative(d *metaDoc) error {
+	if iv := d.m.Telemetry.IntervalS; iv < 0 || math.IsNaN(iv) {
+		return d.at(fmt.Sprintf("telemetry.interval_s %v is negative", iv), "telemetry", "interval_s")
 	}
 	return nil
 }
 
-// checkLoadBounds checks the load object's numbers: counts and rates not
-// negative (rates not NaN).
-func checkLoadBounds(l *LoadShape, at func(string, ...any) error) error {
+// loadNotNegative: the load object's counts and rates are ≥ 0 (rates not
+// NaN).
+func loadNotNegative(d *metaDoc) error {
+	l := d.m.Load
 	if l == nil {
 		return nil
 	}
 	for _, f := range l.Counts() {
 		if f.V < 0 {
-			return at(fmt.Sprintf("load.%s %d is negative", f.Key, f.V), "load", f.Key)
+			return d.at(fmt.Sprintf("load.%s %d is negative", f.Key, f.V), "load", f.Key)
 		}
 	}
 	for _, f := range l.Rates() {
 		if f.V != nil && (*f.V < 0 || math.IsNaN(*f.V)) {
-			return at(fmt.Sprintf("load.%s %v is negative", f.Key, *f.V), "load", f.Key)
+			return d.at(fmt.Sprintf("load.%s %v is negative", f.Key, *f.V), "load", f.Key)
 		}
 	}
 	return nil
 }
 
-// checkMetaTimes checks the stages and events of m against w.
-func checkMetaTimes(m *Meta, w window, at func(string, ...any) error) error {
-	for i, st := range m.Stages {
+// statusIsARunStatus: status is one of the four a run can have.
+func statusIsARunStatus(d *metaDoc) error {
+	switch d.m.Status {
+	case StatusRunning, StatusComplete, StatusFailed, StatusInterrupted:
+		return nil
+	}
+	return d.at(fmt.Sprintf("status %q is not a run status (running, complete, failed or interrupted)", d.m.Status), "status")
+}
+
+// completeRunEndedEveryStage: a complete run has no open stage (a stage
+// that never ended did not complete).
+func completeRunEndedEveryStage(d *metaDoc) error {
+	if d.m.Status != StatusComplete {
+		return nil
+	}
+	for i, st := range d.m.Stages {
+		if st.Open {
+			return d.at(fmt.Sprintf("status is complete but stage %q has no end; a run that completed ended every stage", st.Name), "stages", i)
+		}
+	}
+	return nil
+}
+
+// devicesInTheirDomain: each listed device's domain is one of Domains (or
+// absent), and its power_limit_w a finite number from 0 to the physical
+// bound of its domain (record.MaxPowerW), so that a limit cannot switch
+// the profiles' power checks off.
+func devicesInTheirDomain(d *metaDoc) error {
+	for i, dev := range d.m.Hardware.Devices {
+		maxW, ok := record.MaxPowerW(dev.Domain)
+		if !ok {
+			return d.at(fmt.Sprintf("hardware.devices[%d].domain %q is not a power domain (gpu, cpu, dram or node)", i, dev.Domain), "hardware", "devices", i, "domain")
+		}
+		if l := dev.PowerLimitW; !(l >= 0 && l <= maxW) {
+			return d.at(fmt.Sprintf("hardware.devices[%d].power_limit_w %v W is outside [0, %s], the most one %s device draws", i, l, ft(maxW), dev.DomainOrGPU()), "hardware", "devices", i, "power_limit_w")
+		}
+	}
+	return nil
+}
+
+// runSpanInOrder: started_at ≥ 0, and ended_at, when set, not before it.
+func runSpanInOrder(d *metaDoc) error {
+	m := d.m
+	if m.StartedAt < 0 {
+		return d.at(fmt.Sprintf("started_at %s is negative; times are Unix seconds", ft(m.StartedAt)), "started_at")
+	}
+	if m.EndedAt != 0 && m.EndedAt < m.StartedAt {
+		return d.at(fmt.Sprintf("ended_at %s is before started_at %s", ft(m.EndedAt), ft(m.StartedAt)), "ended_at")
+	}
+	return nil
+}
+
+// stagesAndEventsInRun: every stage's start and (closed) end, and every
+// event's t, lie in the run's window, and no stage ends before it starts.
+func stagesAndEventsInRun(d *metaDoc) error {
+	w := runWindow(d.m)
+	for i, st := range d.m.Stages {
 		if msg := w.check("start", st.Start); msg != "" {
-			return at(fmt.Sprintf("stage %q: %s", st.Name, msg), "stages", i, "start")
+			return d.at(fmt.Sprintf("stage %q: %s", st.Name, msg), "stages", i, "start")
 		}
 		if st.Open {
 			continue
 		}
 		if msg := w.check("end", st.End); msg != "" {
-			return at(fmt.Sprintf("stage %q: %s", st.Name, msg), "stages", i, "end")
+			return d.at(fmt.Sprintf("stage %q: %s", st.Name, msg), "stages", i, "end")
 		}
 		if st.End < st.Start {
-			return at(fmt.Sprintf("stage %q ends before it starts (end %s, start %s, %.6g s earlier)", st.Name, ft(st.End), ft(st.Start), st.Start-st.End), "stages", i, "end")
+			return d.at(fmt.Sprintf("stage %q ends before it starts (end %s, start %s, %.6g s earlier)", st.Name, ft(st.End), ft(st.Start), st.Start-st.End), "stages", i, "end")
 		}
 	}
-	for i, ev := range m.Events {
+	for i, ev := range d.m.Events {
 		if msg := w.check("t", ev.T); msg != "" {
-			return at(fmt.Sprintf("event %q: %s", ev.Name, msg), "events", i, "t")
+			return d.at(fmt.Sprintf("event %q: %s", ev.Name, msg), "events", i, "t")
 		}
 	}
 	return nil

@@ -1,3 +1,22 @@
+// Package archive writes and reads run archives, format v1
+// (docs/archive-v1.md).
+//
+// The reader works in two phases. Decoding (decodeRun) turns every file
+// of a run into its records: run.json into a Meta, with its bytes kept to
+// place an error at a line and column; power.csv, requests.jsonl and
+// engine_metrics.jsonl, read concurrently, into samples and requests, each
+// with the line it came from; results.json into Results. Decoding checks
+// only what decoding needs: the syntax, the type of each field, the
+// format version, and two guards on run.json's bytes that must come first
+// (at most MaxParameters parameters, counted before they are decoded; no
+// key twice, which a decoder would resolve silently). Validation
+// (decodedRun.validate, validate.go) then holds the decoded run to the
+// rules of docs/archive-v1.md ("Bounds"), each a small function named
+// after what it enforces, in lists: run.json's, each data file's record by
+// record, then those across files (a complete run holds what it
+// measured). A data file whose decoding stopped at a bad line is validated
+// up to that line, so that the error reported is the first in the file,
+// whichever phase found it.
 package archive
 
 import (
@@ -59,105 +78,74 @@ func LoadData(dir string) (*Run, error) {
 }
 
 func load(dir string, withResults bool) (*Run, error) {
-	meta, err := ReadMeta(filepath.Join(dir, RunFile))
+	d, err := decodeRun(dir, withResults)
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Dir: dir, Meta: meta}
-	f := runFacts(&meta)
-	var errs [4]error
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return &Run{Dir: dir, Meta: *d.meta.m, Power: d.power.rows, Requests: d.requests.rows,
+		EngineMetrics: d.metrics.rows, Results: d.results}, nil
+}
+
+// decodedRun is a run archive after the decoding phase of Load: every
+// file decoded, nothing yet held to the rules (validate).
+type decodedRun struct {
+	dir      string
+	meta     metaDoc
+	power    *decoded[PowerSample]
+	requests *decoded[Request]
+	metrics  *decoded[EngineMetric]
+	results  *Results
+	// resultsErr is the error reading results.json; it is reported with
+	// the data files' errors.
+	resultsErr error
+}
+
+// decodeRun decodes the files of the run archive in dir: run.json first
+// (its error is returned), then the data files and results.json
+// concurrently. A data file's error is kept in its decoded[T], to be
+// reported by validate after run.json's rules.
+func decodeRun(dir string, withResults bool) (*decodedRun, error) {
+	meta, err := decodeMeta(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, err
+	}
+	d := &decodedRun{dir: dir, meta: meta}
 	var wg sync.WaitGroup
-	var havePower bool
-	wg.Go(func() {
-		run.Power, havePower, errs[0] = readOptional(dir, PowerFile, func(r io.Reader, name string) ([]PowerSample, error) {
-			return readPowerCSV(r, name, f)
-		})
-	})
-	wg.Go(func() {
-		run.Requests, _, errs[1] = readOptional(dir, RequestsFile, func(r io.Reader, name string) ([]Request, error) {
-			return readRequests(r, name, f)
-		})
-	})
-	wg.Go(func() {
-		run.EngineMetrics, _, errs[2] = readOptional(dir, EngineMetricsFile, func(r io.Reader, name string) ([]EngineMetric, error) {
-			return readEngineMetrics(r, name, f.w)
-		})
-	})
+	wg.Go(func() { d.power = decodeOptional(dir, PowerFile, decodePowerCSV) })
+	wg.Go(func() { d.requests = decodeOptional(dir, RequestsFile, decodeRequests) })
+	wg.Go(func() { d.metrics = decodeOptional(dir, EngineMetricsFile, decodeEngineMetrics) })
 	if withResults {
 		wg.Go(func() {
 			path := filepath.Join(dir, ResultsFile)
 			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 				return
 			}
-			run.Results, errs[3] = ReadResults(path)
+			d.results, d.resultsErr = ReadResults(path)
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs[:]...); err != nil {
-		return nil, err
-	}
-	if err := checkComplete(run, havePower); err != nil {
-		return nil, err
-	}
-	return run, nil
+	return d, nil
 }
 
-// checkComplete checks that a complete run holds what it measured: every
-// formal request run.json counts, and power samples of every device it
-// lists. Missing data is an error, not an absence: a file cut at a line
-// boundary, or deleted, would otherwise read as a smaller run.
-func checkComplete(run *Run, havePower bool) error {
-	m := &run.Meta
-	if m.Status != StatusComplete {
-		return nil
-	}
-	runFile := filepath.Join(run.Dir, RunFile)
-	formal := 0
-	for i := range run.Requests {
-		if run.Requests[i].Phase == "formal" {
-			formal++
-		}
-	}
-	if formal < m.RequestSet.Count {
-		return fmt.Errorf("%s: request_set.count is %d but %s has %d formal requests; a complete run records every formal request it sent (failed ones too), so %d missing: the file was cut or lines were deleted",
-			runFile, m.RequestSet.Count, filepath.Join(run.Dir, RequestsFile), formal, m.RequestSet.Count-formal)
-	}
-	if len(m.Hardware.Devices) == 0 {
-		return nil
-	}
-	powerFile := filepath.Join(run.Dir, PowerFile)
-	if !havePower {
-		return fmt.Errorf("%s: missing, but %s lists %d measured devices (%s) in a complete run; missing power data is an error, not an absence",
-			powerFile, runFile, len(m.Hardware.Devices), devicesList(m.Hardware.Devices))
-	}
-	has := make(map[string]bool, len(m.Hardware.Devices))
-	for i := range run.Power {
-		has[run.Power[i].Device] = true
-	}
-	for _, d := range m.Hardware.Devices {
-		if !has[d.ID] {
-			return fmt.Errorf("%s: no sample of device %q, which %s's hardware.devices lists (a complete run has power samples of every measured device); missing power data is an error, not an absence",
-				powerFile, d.ID, runFile)
-		}
-	}
-	return nil
-}
-
-// readOptional reads dir/name with read, giving an empty slice when the file
-// does not exist. The file must be a regular file in dir (see openFile).
-// found says whether the file exists.
-func readOptional[T any](dir, name string, read func(io.Reader, string) ([]T, error)) (rows []T, found bool, err error) {
+// decodeOptional decodes dir/name with decode; a file that does not exist
+// has no records (found false). The file must be a regular file in dir
+// (see openFile): an error opening it is the decoded file's error.
+func decodeOptional[T any](dir, name string, decode func(io.Reader, string) *decoded[T]) *decoded[T] {
 	path := filepath.Join(dir, name)
 	f, err := openFile(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []T{}, false, nil
+		return &decoded[T]{name: path, rows: []T{}}
 	}
 	if err != nil {
-		return nil, false, err
+		return &decoded[T]{name: path, err: err}
 	}
 	defer f.Close()
-	rows, err = read(f, path)
-	return rows, true, err
+	d := decode(f, path)
+	d.found = true
+	return d
 }
 
 // ReadMeta reads run.json. Its format_version must be FormatVersion; the
@@ -165,33 +153,43 @@ func readOptional[T any](dir, name string, read func(io.Reader, string) ([]T, er
 // reported as such rather than as a field of the wrong type. Unknown fields
 // are ignored. The file must be a regular file (a symbolic link is followed
 // only inside its directory), and two stages must not share a name. Its
-// numbers keep to the bounds of docs/archive-v1.md (checkMetaBounds), and
+// numbers keep to the bounds of docs/archive-v1.md (metaRules), and
 // parameters has at most MaxParameters entries.
 func ReadMeta(path string) (Meta, error) {
-	var m Meta
+	d, err := decodeMeta(path)
+	if err != nil {
+		if d.m == nil {
+			return Meta{}, err
+		}
+		return *d.m, err
+	}
+	return *d.m, d.validate()
+}
+
+// decodeMeta decodes run.json: its format version, then, guarding the
+// decoding, the count of its parameters and keys each once in an object,
+// then the record, with the stages that have no end marked Open.
+func decodeMeta(path string) (metaDoc, error) {
+	d := metaDoc{path: path}
 	data, err := readDocument(path)
 	if err != nil {
-		return m, err
+		return d, err
 	}
 	if err := checkVersion(path, data); err != nil {
-		return m, err
+		return d, err
 	}
 	if err := checkParameterCount(path, data); err != nil {
-		return m, err
+		return d, err
 	}
 	if err := checkDuplicateKeys(path, data); err != nil {
-		return m, err
+		return d, err
 	}
+	var m Meta
+	d.data, d.m = data, &m
 	if err := decodeDocument(path, data, &m); err != nil {
-		return m, err
+		return d, err
 	}
-	if err := checkStages(path, data, &m); err != nil {
-		return m, err
-	}
-	if err := markOpenStages(path, data, &m); err != nil {
-		return m, err
-	}
-	return m, checkMetaBounds(path, data, &m)
+	return d, markOpenStages(path, data, &m)
 }
 
 // ReadResults reads results.json; its format_version must be FormatVersion.
@@ -309,46 +307,22 @@ func jsonKind(t reflect.Type) string {
 // MaxLineBytes is an error.
 //
 // Every number must keep to the bounds of docs/archive-v1.md (see
-// checkRequestBounds); times must be Unix seconds (≥ 0). Load also holds
+// requestRules); times must be Unix seconds (≥ 0). Load also holds
 // the times to the run's span (run.json's started_at and ended_at).
 func ReadRequests(r io.Reader, name string) ([]Request, error) {
-	return readRequests(r, name, loneFacts())
-}
-
-// readRequests is ReadRequests with the requests held to the facts f of
-// their run.json: times in the run, each request inside the stage of its
-// phase.
-func readRequests(r io.Reader, name string, f *facts) ([]Request, error) {
 	if name == "" {
 		name = RequestsFile
 	}
-	check := func(q *Request) string {
-		if msg := checkRequest(q, f.w); msg != "" {
-			return msg
-		}
-		return f.checkStage(q)
+	d := decodeRequests(r, name)
+	if err := d.validate(requestRules(loneFacts()), requestIDsUnique()); err != nil {
+		return nil, err
 	}
-	return readJSONL(r, name, (*jsonLine).decodeRequest, check, &uniqueKey[Request]{
-		key: func(q *Request) (string, bool) { return q.ID, q.ID != "" }, // requests without an id are not checked
-		msg: func(q *Request) string { return fmt.Sprintf("duplicate request id %q", q.ID) },
-	})
+	return d.rows, nil
 }
 
-func checkRequest(q *Request, w window) string {
-	if q.OK {
-		switch {
-		case q.SentAt == 0:
-			return fmt.Sprintf("request %q has ok=true but no sent_at", q.ID)
-		case q.FirstTokenAt == 0:
-			return fmt.Sprintf("request %q has ok=true but no first_token_at (a response with no output is recorded with ok=false)", q.ID)
-		case q.DoneAt == 0:
-			return fmt.Sprintf("request %q has ok=true but no done_at", q.ID)
-		}
-	}
-	if q.TokenCounts != nil && len(q.TokenCounts) != len(q.TokenTimes) {
-		return fmt.Sprintf("request %q: token_counts has %d entries but token_times has %d; they must match one to one", q.ID, len(q.TokenCounts), len(q.TokenTimes))
-	}
-	return checkRequestBounds(q, w)
+// decodeRequests decodes requests.jsonl, a line a request.
+func decodeRequests(r io.Reader, name string) *decoded[Request] {
+	return readJSONL(r, name, (*jsonLine).decodeRequest)
 }
 
 // ReadEngineMetrics reads engine_metrics.jsonl: one {t, name, labels, value}
@@ -356,22 +330,19 @@ func checkRequest(q *Request, w window) string {
 // name; two samples of the same series (name and labels) at the same t are
 // a duplicated line, an error naming both lines.
 func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
-	return readEngineMetrics(r, name, anyTime)
-}
-
-// readEngineMetrics is ReadEngineMetrics with the times held to w.
-func readEngineMetrics(r io.Reader, name string, w window) ([]EngineMetric, error) {
 	if name == "" {
 		name = EngineMetricsFile
 	}
-	return readJSONL(r, name, (*jsonLine).decodeEngineMetric, func(m *EngineMetric) string {
-		if m.Name == "" {
-			return "engine metric has no name"
-		}
-		return w.check("t", m.T)
-	}, &uniqueKey[EngineMetric]{key: engineMetricKey, msg: func(m *EngineMetric) string {
-		return fmt.Sprintf("duplicate sample of %s at t=%v (same name and labels)", m.Name, m.T)
-	}})
+	d := decodeEngineMetrics(r, name)
+	if err := d.validate(engineMetricRules(anyTime), engineMetricSamplesUnique()); err != nil {
+		return nil, err
+	}
+	return d.rows, nil
+}
+
+// decodeEngineMetrics decodes engine_metrics.jsonl, a line a sample.
+func decodeEngineMetrics(r io.Reader, name string) *decoded[EngineMetric] {
+	return readJSONL(r, name, (*jsonLine).decodeEngineMetric)
 }
 
 // engineMetricKey identifies a sample by time, name and labels (sorted).

@@ -437,8 +437,11 @@ func TestReadJSONLFirstErrorFinishesLast(t *testing.T) {
 		}
 		return nil
 	}
-	_, err := readJSONL(strings.NewReader(sb.String()), "x.jsonl", decode, func(q *Request) string { return checkRequest(q, anyTime) }, nil)
-	lineErr(t, err, 10, "x.jsonl:10: slow")
+	d := readJSONL(strings.NewReader(sb.String()), "x.jsonl", decode)
+	lineErr(t, d.err, 10, "x.jsonl:10: slow")
+	if len(d.rows) != 9 || d.line(8) != 9 {
+		t.Errorf("kept %d records, want the 9 before the error", len(d.rows))
+	}
 }
 
 // TestReadRequestsOrderAcrossBatches: lines decoded in parallel batches
