@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
@@ -70,9 +71,9 @@ func (p Profiles) ReadLoad(ref string, sets []string) (*workflow.Loaded, string,
 // Evaluated is an archived run evaluated with a profile. EvalErr joins the
 // formulas that failed on this run's data (the others have values).
 type Evaluated struct {
-	Run     *archive.Run
+	Run     *record.Run
 	Loaded  *workflow.Loaded
-	Results *archive.Results
+	Results *record.Results
 	EvalErr error
 	// Params says where each of the profile's parameters came from
 	// (ParamOrigins).
@@ -151,7 +152,7 @@ func NotEvaluated(dir string, evalErr error) error {
 
 // ChecksOutcome is an error (exit code Checks) when a check of severity
 // fail or exclude did not pass.
-func ChecksOutcome(res *archive.Results) error {
+func ChecksOutcome(res *record.Results) error {
 	var failed []error
 	for _, n := range res.Order {
 		r := res.Values[n]
@@ -172,13 +173,13 @@ const CheckRunFinished = "run_finished"
 // Incomplete says why run did not finish ("" when it did): its status
 // is running (killed: kill -9, power loss) or interrupted, a stage has
 // no end, or it holds fewer formal requests than request_set.count.
-func Incomplete(run *archive.Run) string {
+func Incomplete(run *record.Run) string {
 	m := &run.Meta
 	var why []string
 	switch m.Status {
-	case archive.StatusRunning:
+	case record.StatusRunning:
 		why = append(why, "status running: joulebench stopped without writing a final status (killed, or still in progress)")
-	case archive.StatusInterrupted:
+	case record.StatusInterrupted:
 		why = append(why, "status interrupted")
 	}
 	var open []string
@@ -207,7 +208,7 @@ func Incomplete(run *archive.Run) string {
 // run is excluded with the reason, and every metric's note says
 // "incomplete run", so that no output shows a figure of it as a finished
 // run's.
-func MarkIncomplete(res *archive.Results, why string) {
+func MarkIncomplete(res *record.Results, why string) {
 	msg := "incomplete run: " + why
 	for _, n := range res.Order {
 		r := res.Values[n]
@@ -222,7 +223,7 @@ func MarkIncomplete(res *archive.Results, why string) {
 		res.Values[n] = r
 	}
 	failed := false
-	res.Values[CheckRunFinished] = archive.Result{Kind: "check", Value: false, Severity: "exclude", Passed: &failed,
+	res.Values[CheckRunFinished] = record.Result{Kind: "check", Value: false, Severity: "exclude", Passed: &failed,
 		Description: "the run finished: status complete, every stage ended, every formal request recorded", Message: msg}
 	res.Order = append([]string{CheckRunFinished}, slices.DeleteFunc(res.Order, func(n string) bool { return n == CheckRunFinished })...)
 	if res.Excluded {
@@ -238,7 +239,7 @@ func MarkIncomplete(res *archive.Results, why string) {
 // their source gave no reading (a failed sensor, a zeroed file), which is
 // not a reading of zero. An idle stage alone may read 0 W (a GPU's idle
 // power on some Macs rounds to 0 mW) and is not enough.
-func ZeroPowerDomains(run *archive.Run) []string {
+func ZeroPowerDomains(run *record.Run) []string {
 	domain := map[string]string{}
 	for _, d := range run.Meta.Hardware.Devices {
 		domain[d.ID] = d.DomainOrGPU()
@@ -248,7 +249,7 @@ func ZeroPowerDomains(run *archive.Run) []string {
 	for _, p := range run.Power {
 		dom, ok := domain[p.Device]
 		if !ok {
-			dom = archive.DomainGPU
+			dom = record.DomainGPU
 		}
 		all.add(dom, &p)
 		if hasFormal && p.T >= formal.Start && p.T <= formal.End {
@@ -256,7 +257,7 @@ func ZeroPowerDomains(run *archive.Run) []string {
 		}
 	}
 	var out []string
-	for _, d := range archive.Domains {
+	for _, d := range record.Domains {
 		if all.zero(d) || inFormal.zero(d) {
 			out = append(out, d)
 		}
@@ -271,7 +272,7 @@ type zeroScan struct {
 	firstJ      map[string]float64 // by device
 }
 
-func (z *zeroScan) add(dom string, p *archive.PowerSample) {
+func (z *zeroScan) add(dom string, p *record.PowerSample) {
 	if z.seen == nil {
 		z.seen, z.moved, z.firstJ = map[string]bool{}, map[string]bool{}, map[string]float64{}
 	}
@@ -295,7 +296,7 @@ func (z *zeroScan) zero(dom string) bool { return z.seen[dom] && !z.moved[dom] }
 // boundary names one of them) not applicable, with the reason, and
 // returns an error naming them (nil when there are none): a figure
 // computed from no reading is never printed as 0 W or 0 J/token.
-func MarkNoReading(res *archive.Results, domains []string) error {
+func MarkNoReading(res *record.Results, domains []string) error {
 	if len(domains) == 0 {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/profiles"
@@ -42,7 +42,7 @@ func TestFormatParam(t *testing.T) {
 			t.Errorf("FormatParam(%v) = %q, want %q", tc.v, got, tc.want)
 		}
 	}
-	m := archive.Meta{Parameters: map[string]any{"b": 1e6, "a": "x", "c": true}}
+	m := record.Meta{Parameters: map[string]any{"b": 1e6, "a": "x", "c": true}}
 	if got := strings.Join(RunParamSets(m), " "); got != "a=x b=1000000 c=true" {
 		t.Errorf("RunParamSets = %q", got)
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/workflow"
@@ -30,7 +31,7 @@ import (
 // evaluated silently with another method than its own. The name in
 // run.json is only ever looked up among the built-ins, never opened as a
 // path.
-func ArchivedProfile(dir string, meta archive.Meta) ([]byte, string, error) {
+func ArchivedProfile(dir string, meta record.Meta) ([]byte, string, error) {
 	path := filepath.Join(dir, workflow.ProfileFile)
 	src, err := readArchiveFile(dir, workflow.ProfileFile)
 	switch {
@@ -102,7 +103,7 @@ func readArchiveFile(dir, name string) ([]byte, error) {
 // loadArchived loads a run's own profile with the parameters the run
 // resolved (run.json) and then the user's --set values. An archived
 // parameter the profile refuses is reported as run.json's, not as --set.
-func (p Profiles) loadArchived(src []byte, name string, meta archive.Meta, sets []string) (*workflow.Loaded, error) {
+func (p Profiles) loadArchived(src []byte, name string, meta record.Meta, sets []string) (*workflow.Loaded, error) {
 	user, err := workflow.ParseSets(sets)
 	if err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ const MaxListedErrors = 20
 // key=value pairs, so that its own profile is re-evaluated exactly as it
 // ran. A whole number is written in full (1000000, not 1e+06, which an
 // integer parameter would refuse).
-func RunParamSets(m archive.Meta) []string {
+func RunParamSets(m record.Meta) []string {
 	keys := make([]string, 0, len(m.Parameters))
 	for k := range m.Parameters {
 		keys = append(keys, k)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -27,13 +27,13 @@ func TestArchivedProfile(t *testing.T) {
 	if err := os.WriteFile(outside, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ref := func(name, sha string) archive.Meta {
-		return archive.Meta{Profile: archive.ProfileRef{Name: name, SHA256: sha}}
+	ref := func(name, sha string) record.Meta {
+		return record.Meta{Profile: record.ProfileRef{Name: name, SHA256: sha}}
 	}
 	for _, tc := range []struct {
 		name  string
 		setup func(dir string) error
-		meta  archive.Meta
+		meta  record.Meta
 		want  string // the name it is loaded as, or the error
 		err   bool
 	}{
@@ -75,7 +75,7 @@ func TestArchivedParametersRefused(t *testing.T) {
 	for i := range MaxListedErrors + 5 {
 		params[fmt.Sprintf("unknown_%02d", i)] = 1.0
 	}
-	_, err = noUserDirs().loadArchived(b, "p.yaml", archive.Meta{Parameters: params}, nil)
+	_, err = noUserDirs().loadArchived(b, "p.yaml", record.Meta{Parameters: params}, nil)
 	if err == nil {
 		t.Fatal("unknown archived parameters loaded")
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
@@ -42,7 +43,7 @@ func copyArchive(t *testing.T, from string, file, old, new string) string {
 }
 
 // metricValues are the values of every metric of res.
-func metricValues(res *archive.Results) map[string]any {
+func metricValues(res *record.Results) map[string]any {
 	out := map[string]any{}
 	for n, r := range res.Values {
 		if r.Kind == "metric" {
@@ -146,7 +147,7 @@ func killedAt(t *testing.T, cut float64) string {
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
-	meta["status"] = archive.StatusRunning
+	meta["status"] = record.StatusRunning
 	delete(meta, "ended_at")
 	var stages []any
 	for _, s := range meta["stages"].([]any) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -72,7 +72,7 @@ func listSome(names []string) string {
 // paramOrigins finds where each of l's parameters came from, given the
 // run's archived parameters, the user's sets and the archived ones left
 // out.
-func paramOrigins(l *workflow.Loaded, meta archive.Meta, sets []string, ignored []string) ParamOrigins {
+func paramOrigins(l *workflow.Loaded, meta record.Meta, sets []string, ignored []string) ParamOrigins {
 	user, _ := workflow.ParseSets(sets) // already checked by the load
 	o := ParamOrigins{From: map[string]string{}, Ignored: ignored}
 	for _, d := range l.Profile.Parameters {
@@ -99,7 +99,7 @@ func hasKey(m map[string]string, k string) bool {
 // (release hold, window, ...) and changes only the method. It returns the
 // archived parameters the profile does not declare (sorted), which are
 // not applied.
-func (p Profiles) loadOther(src []byte, name string, meta archive.Meta, sets []string) (*workflow.Loaded, []string, error) {
+func (p Profiles) loadOther(src []byte, name string, meta record.Meta, sets []string) (*workflow.Loaded, []string, error) {
 	l, err := p.Load(src, name, sets) // the profile's declarations, and the user's sets checked
 	if err != nil || len(meta.Parameters) == 0 {
 		return l, nil, err
@@ -108,7 +108,7 @@ func (p Profiles) loadOther(src []byte, name string, meta archive.Meta, sets []s
 	for _, d := range l.Profile.Parameters {
 		declared[d.Name] = true
 	}
-	kept := archive.Meta{Parameters: map[string]any{}}
+	kept := record.Meta{Parameters: map[string]any{}}
 	var ignored []string
 	for _, k := range slices.Sorted(maps.Keys(meta.Parameters)) {
 		if declared[k] {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/report"
@@ -78,7 +78,7 @@ func SummarySpec(l *workflow.Loaded, hint string) report.SummarySpec {
 // table without All, else the format's whole rendering; with File the
 // results also go, in the format (JSON for a table), to that file, and w
 // gets a line naming it instead of the rendering.
-func ShowResults(w io.Writer, run *archive.Run, l *workflow.Loaded, res *archive.Results, v View) error {
+func ShowResults(w io.Writer, run *record.Run, l *workflow.Loaded, res *record.Results, v View) error {
 	rr := report.Run{Meta: run.Meta, Results: res}
 	f, _ := doc.Lookup(v.Format)
 	if v.File != "" {
@@ -164,7 +164,7 @@ func (p Profiles) ShowRun(ctx context.Context, w io.Writer, dir, profile string,
 // its checks), writes each metric beside the baseline's to w, and returns
 // the checks' outcome: Checks when a fail or exclude check did not pass,
 // Eval when a formula could not be evaluated.
-func Gate(ctx context.Context, w io.Writer, l *workflow.Loaded, run *archive.Run, base report.Run, values *metricdefs.Baseline, format string, all bool) error {
+func Gate(ctx context.Context, w io.Writer, l *workflow.Loaded, run *record.Run, base report.Run, values *metricdefs.Baseline, format string, all bool) error {
 	res, evalErr := workflow.EvaluateBaseline(ctx, l, run, values)
 	if res == nil {
 		return exitcode.With(exitcode.Invalid, evalErr)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,7 +18,7 @@ func writeBenchRun(b *testing.B, dir string, powerRows, nreq, tokenTimes int) {
 	meta := testMeta()
 	// The devices the rows below are of: power of a device run.json does
 	// not list is refused.
-	meta.Hardware.Devices = []Device{{ID: "gpu0", Name: "H100", Method: "counter"}, {ID: "gpu1", Name: "H100", Method: "counter"}}
+	meta.Hardware.Devices = []record.Device{{ID: "gpu0", Name: "H100", Method: "counter"}, {ID: "gpu1", Name: "H100", Method: "counter"}}
 	w, err := Create(dir, meta)
 	if err != nil {
 		b.Fatal(err)
@@ -29,14 +30,14 @@ func writeBenchRun(b *testing.B, dir string, powerRows, nreq, tokenTimes int) {
 		for d := range 2 {
 			p := 300 + float64((i*7+d*13)%97) + 0.25
 			energy[d] += p * 0.1
-			if err := w.AppendPower(PowerSample{T: t, Device: fmt.Sprint("gpu", d), PowerW: p, EnergyJ: energy[d], HasEnergy: true, MemUsedBytes: 77309411328 + int64(i)}); err != nil {
+			if err := w.AppendPower(record.PowerSample{T: t, Device: fmt.Sprint("gpu", d), PowerW: p, EnergyJ: energy[d], HasEnergy: true, MemUsedBytes: 77309411328 + int64(i)}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 	for i := range nreq {
 		sent := t0 + float64(i)*0.01 + 0.000456
-		r := Request{
+		r := record.Request{
 			ID: fmt.Sprintf("f%06d", i), Phase: "formal", PromptID: fmt.Sprintf("p%06d", i%5000),
 			SentAt: sent, FirstTokenAt: sent + 0.123456, DoneAt: sent + 5.654321,
 			PromptTokens: 400 + i%300, OutputTokens: tokenTimes, TokensSource: "usage", OutputChars: 4 * tokenTimes,
@@ -151,7 +152,7 @@ func BenchmarkReadRequests(b *testing.B) {
 // rules and errors (FuzzDecodeRequest checks it) at 2.3 times the speed
 // of the hand-written decoder, 6 times that of encoding/json.
 func BenchmarkDecodeRequestLine(b *testing.B) {
-	r := Request{ID: "f000123", Phase: "formal", PromptID: "p000123", SentAt: 1717405200.000456, FirstTokenAt: 1717405200.123912,
+	r := record.Request{ID: "f000123", Phase: "formal", PromptID: "p000123", SentAt: 1717405200.000456, FirstTokenAt: 1717405200.123912,
 		DoneAt: 1717405205.654777, PromptTokens: 523, OutputTokens: 200, TokensSource: "usage", OutputChars: 800, OK: true, MaxTokens: 512, Engine: "vllm"}
 	for k := range 200 {
 		r.TokenTimes = append(r.TokenTimes, r.FirstTokenAt+float64(k)*0.021987)
@@ -165,7 +166,7 @@ func BenchmarkDecodeRequestLine(b *testing.B) {
 		b.ReportAllocs()
 		var d jsonLine
 		for b.Loop() {
-			var got Request
+			var got record.Request
 			if err := d.decodeRequest(line, &got); err != nil || len(got.TokenTimes) != 200 {
 				b.Fatal(err)
 			}
@@ -175,7 +176,7 @@ func BenchmarkDecodeRequestLine(b *testing.B) {
 		b.SetBytes(int64(len(line)))
 		b.ReportAllocs()
 		for b.Loop() {
-			var got Request
+			var got record.Request
 			if err := json.Unmarshal(line, &got); err != nil || len(got.TokenTimes) != 200 {
 				b.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"math"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ var anyTime = window{lo: 0, hi: math.Inf(1)}
 
 // runWindow is the window of the run m describes: from started_at to
 // ended_at (no end while it has none), widened by TimeSlackS.
-func runWindow(m *Meta) window {
+func runWindow(m *record.Meta) window {
 	w := window{lo: max(0, m.StartedAt-TimeSlackS), hi: math.Inf(1)}
 	w.from = fmt.Sprintf("more than %d s before run.json's started_at %s", TimeSlackS, ft(m.StartedAt))
 	if m.EndedAt != 0 {
@@ -118,7 +119,7 @@ func intField(field string, v, hi int) string {
 
 // okRequestHasItsTimes: a request with ok=true has sent_at,
 // first_token_at and done_at.
-func okRequestHasItsTimes(q *Request) string {
+func okRequestHasItsTimes(q *record.Request) string {
 	if !q.OK {
 		return ""
 	}
@@ -135,7 +136,7 @@ func okRequestHasItsTimes(q *Request) string {
 
 // tokenCountsMatchTokenTimes: token_counts, when present, is as long as
 // token_times.
-func tokenCountsMatchTokenTimes(q *Request) string {
+func tokenCountsMatchTokenTimes(q *record.Request) string {
 	if q.TokenCounts != nil && len(q.TokenCounts) != len(q.TokenTimes) {
 		return fmt.Sprintf("request %q: token_counts has %d entries but token_times has %d; they must match one to one", q.ID, len(q.TokenCounts), len(q.TokenTimes))
 	}
@@ -143,7 +144,7 @@ func tokenCountsMatchTokenTimes(q *Request) string {
 }
 
 // requestCountsInBounds: each count is in [0, its bound].
-func requestCountsInBounds(q *Request) string {
+func requestCountsInBounds(q *record.Request) string {
 	for _, f := range []struct {
 		name  string
 		v, hi int
@@ -171,7 +172,7 @@ func requestCountsInBounds(q *Request) string {
 }
 
 // failedRequestHasNoTokens: a failed request's output_tokens is 0.
-func failedRequestHasNoTokens(q *Request) string {
+func failedRequestHasNoTokens(q *record.Request) string {
 	if !q.OK && q.OutputTokens != 0 {
 		return fmt.Sprintf("request %q: output_tokens %d in a failed request (ok=false); a failed request's output_tokens is 0, its tokens are never counted", q.ID, q.OutputTokens)
 	}
@@ -183,7 +184,7 @@ func failedRequestHasNoTokens(q *Request) string {
 // live path refuses a server's count above it), nor above what its chunks
 // held when token_counts says (the live path writes token_counts only for
 // a response that came whole, as [output_tokens]).
-func tokensWithinEvidence(q *Request) string {
+func tokensWithinEvidence(q *record.Request) string {
 	if !q.OK {
 		return ""
 	}
@@ -204,7 +205,7 @@ func tokensWithinEvidence(q *Request) string {
 }
 
 // firstTokenBoundNotNegative: first_token_bound_s ≥ 0.
-func firstTokenBoundNotNegative(q *Request) string {
+func firstTokenBoundNotNegative(q *record.Request) string {
 	if q.FirstTokenBoundS < 0 {
 		return fmt.Sprintf("request %q: first_token_bound_s %v is negative", q.ID, q.FirstTokenBoundS)
 	}
@@ -213,7 +214,7 @@ func firstTokenBoundNotNegative(q *Request) string {
 
 // engineTimingsNotNegative: the engine_timings that are counts, durations
 // or rates (engineTimingsNonNegative) are ≥ 0.
-func engineTimingsNotNegative(q *Request) string {
+func engineTimingsNotNegative(q *record.Request) string {
 	for k, v := range q.EngineTimings {
 		if v < 0 && engineTimingsNonNegative[k] {
 			return fmt.Sprintf("request %q: engine_timings.%s %v is negative (a count, duration or rate)", q.ID, k, v)
@@ -226,8 +227,8 @@ func engineTimingsNotNegative(q *Request) string {
 // the run's window w: each present one (non-zero) in w, and in the order
 // they happen: sent_at ≤ first_token_at ≤ each token time (in order) ≤
 // done_at.
-func requestTimesInRunInOrder(w window) func(*Request) string {
-	return func(q *Request) string {
+func requestTimesInRunInOrder(w window) func(*record.Request) string {
+	return func(q *record.Request) string {
 		if msg := requestTimes(q, w); msg != "" {
 			return fmt.Sprintf("request %q: %s", q.ID, msg)
 		}
@@ -236,7 +237,7 @@ func requestTimesInRunInOrder(w window) func(*Request) string {
 }
 
 // requestTimes says why the times of q are not in w, or not in order.
-func requestTimes(q *Request, w window) string {
+func requestTimes(q *record.Request, w window) string {
 	times := []struct {
 		name string
 		t    float64
@@ -297,7 +298,7 @@ func requestTimes(q *Request, w window) string {
 
 // firstTokenBoundWithinTTFT: first_token_bound_s is at most the time to
 // first token (first_token_at − sent_at, +1 µs for its rounding).
-func firstTokenBoundWithinTTFT(q *Request) string {
+func firstTokenBoundWithinTTFT(q *record.Request) string {
 	if q.FirstTokenAt != 0 && q.SentAt != 0 && q.FirstTokenBoundS > q.FirstTokenAt-q.SentAt+firstTokenBoundSlackS {
 		return fmt.Sprintf("request %q: first_token_bound_s %v is longer than the time to first token (%v s)", q.ID, q.FirstTokenBoundS, q.FirstTokenAt-q.SentAt)
 	}
@@ -344,7 +345,7 @@ func countMembers(raw []byte) int {
 }
 
 // devicesList writes device ids for a message.
-func devicesList(ds []Device) string {
+func devicesList(ds []record.Device) string {
 	ids := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i] = d.ID

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -50,8 +51,8 @@ func TestLoadCompleteRunHoldsItsData(t *testing.T) {
 		{"one device's rows gone", writePower(hdr + "1717405200,gpu0,60,1000000,536870912\n1717405201,gpu0,60,1000060,536870912\n"), "", `power.csv: no sample of device "gpu1"`},
 		// A run that did not complete keeps what it has: nothing is
 		// missing from it.
-		{"interrupted run, lines cut", keepLines(5), StatusInterrupted, ""},
-		{"failed run without power", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, PowerFile)) }, StatusFailed, ""},
+		{"interrupted run, lines cut", keepLines(5), record.StatusInterrupted, ""},
+		{"failed run without power", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, PowerFile)) }, record.StatusFailed, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := sampleCopy(t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"io"
 	"math"
 	"strconv"
@@ -17,7 +18,7 @@ const powerHeader = "t,device,power_w,energy_j,mem_used_bytes"
 var powerColumns = [...]string{"t", "device", "power_w", "energy_j", "mem_used_bytes"}
 
 // checkPowerSample says why s cannot be written to power.csv, or nil.
-func checkPowerSample(s *PowerSample) error {
+func checkPowerSample(s *record.PowerSample) error {
 	switch {
 	case s.Device == "":
 		return fmt.Errorf("sample at t=%v has no device", s.T)
@@ -35,7 +36,7 @@ func checkPowerSample(s *PowerSample) error {
 
 // appendPowerRow appends one power.csv row, newline included. Floats use the
 // shortest decimal that reads back exactly, without exponent.
-func appendPowerRow(b []byte, s *PowerSample) []byte {
+func appendPowerRow(b []byte, s *record.PowerSample) []byte {
 	b = strconv.AppendFloat(b, s.T, 'f', -1, 64)
 	b = append(b, ',')
 	b = appendCSVField(b, s.Device)
@@ -89,7 +90,7 @@ func appendCSVField(b []byte, s string) []byte {
 //
 // Errors are *LineError values: "power.csv:LINE: column energy_j: invalid
 // number \"x\"".
-func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
+func ReadPowerCSV(r io.Reader, name string) ([]record.PowerSample, error) {
 	if name == "" {
 		name = PowerFile
 	}
@@ -105,8 +106,8 @@ func ReadPowerCSV(r io.Reader, name string) ([]PowerSample, error) {
 // first row that does not decode (d.err), keeping the samples before it.
 // The rules (time order, bounds, the facts of run.json) are the validation
 // phase's (powerRules).
-func decodePowerCSV(r io.Reader, name string) *decoded[PowerSample] {
-	d := &decoded[PowerSample]{name: name, rows: []PowerSample{}, starts: []int{0}, lines: [][]int{nil}}
+func decodePowerCSV(r io.Reader, name string) *decoded[record.PowerSample] {
+	d := &decoded[record.PowerSample]{name: name, rows: []record.PowerSample{}, starts: []int{0}, lines: [][]int{nil}}
 	lr := newLineReader(r)
 	p := powerParser{devices: map[string]string{}}
 	ncols := 0
@@ -172,8 +173,8 @@ type powerParser struct {
 	fields  [][]byte
 }
 
-func (p *powerParser) parseRow(line []byte, ncols int) (PowerSample, error) {
-	var s PowerSample
+func (p *powerParser) parseRow(line []byte, ncols int) (record.PowerSample, error) {
+	var s record.PowerSample
 	var err error
 	p.fields, err = splitCSVLine(line, p.fields[:0])
 	if err != nil {

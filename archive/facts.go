@@ -14,7 +14,7 @@ import (
 type facts struct {
 	w window
 	// stages by name (names are unique: stageNamesUnique).
-	stages map[string]Stage
+	stages map[string]record.Stage
 	// complete: run.json's status is complete, so every request of a
 	// stage's phase lies wholly inside that stage.
 	complete bool
@@ -47,8 +47,8 @@ func loneFacts() *facts {
 }
 
 // runFacts are the facts run.json m states (m has passed ReadMeta).
-func runFacts(m *Meta) *facts {
-	f := &facts{w: runWindow(m), stages: make(map[string]Stage, len(m.Stages)), complete: m.Status == StatusComplete,
+func runFacts(m *record.Meta) *facts {
+	f := &facts{w: runWindow(m), stages: make(map[string]record.Stage, len(m.Stages)), complete: m.Status == record.StatusComplete,
 		listed: devicesList(m.Hardware.Devices)}
 	for _, s := range m.Stages {
 		f.stages[s.Name] = s
@@ -69,7 +69,7 @@ func runFacts(m *Meta) *facts {
 // it ("" when it keeps to it).
 
 // powerTimeInRun: a sample's time lies in the run's window.
-func (f *facts) powerTimeInRun(s *PowerSample) string {
+func (f *facts) powerTimeInRun(s *record.PowerSample) string {
 	if msg := f.w.check("t", s.T); msg != "" {
 		return "column t: " + msg
 	}
@@ -77,7 +77,7 @@ func (f *facts) powerTimeInRun(s *PowerSample) string {
 }
 
 // powerNotNegative: a power reading is never negative.
-func powerNotNegative(s *PowerSample) string {
+func powerNotNegative(s *record.PowerSample) string {
 	if s.PowerW < 0 {
 		return fmt.Sprintf("column power_w: %v W is negative (a power reading is never negative; a failed reading is left out, not written as a number)", s.PowerW)
 	}
@@ -85,7 +85,7 @@ func powerNotNegative(s *PowerSample) string {
 }
 
 // energyNotNegative: an energy counter is never negative.
-func energyNotNegative(s *PowerSample) string {
+func energyNotNegative(s *record.PowerSample) string {
 	if s.HasEnergy && s.EnergyJ < 0 {
 		return fmt.Sprintf("column energy_j: %v J is negative (a cumulative energy counter is never negative)", s.EnergyJ)
 	}
@@ -96,7 +96,7 @@ func energyNotNegative(s *PowerSample) string {
 // hardware.devices lists (any device when it lists none, or when there is
 // no run.json), and its power is at most the physical bound of the
 // device's domain (record.MaxPowerW).
-func (f *facts) listedDeviceWithinItsBound(s *PowerSample) string {
+func (f *facts) listedDeviceWithinItsBound(s *record.PowerSample) string {
 	b := f.unlisted
 	if f.devices != nil {
 		var ok bool
@@ -112,7 +112,7 @@ func (f *facts) listedDeviceWithinItsBound(s *PowerSample) string {
 
 // energyWithinCounterBound: an energy counter is at most
 // record.MaxEnergyJ, where float64 still resolves a millijoule.
-func energyWithinCounterBound(s *PowerSample) string {
+func energyWithinCounterBound(s *record.PowerSample) string {
 	if s.HasEnergy && s.EnergyJ > record.MaxEnergyJ {
 		return fmt.Sprintf("column energy_j: %s J is above 2^43 J (%s J), where float64 no longer resolves 1 mJ: a stage's energy, a difference of two readings, would be rounded; re-base the counter (subtract its first reading)", ft(s.EnergyJ), ft(record.MaxEnergyJ))
 	}
@@ -125,7 +125,7 @@ func energyWithinCounterBound(s *PowerSample) string {
 // the latest it has) is at or before the stage's end. A run that stopped
 // early ended its open stages at its last power sample, when requests
 // still in flight had not finished: only the start holds there.
-func (f *facts) requestInsideItsStage(q *Request) string {
+func (f *facts) requestInsideItsStage(q *record.Request) string {
 	st, ok := f.stages[q.Phase]
 	if !ok {
 		return ""
@@ -159,7 +159,7 @@ func (f *facts) requestInsideItsStage(q *Request) string {
 // latest time of each device is kept; the first time that does not
 // increase, every row so far goes into an index of whole rows, which
 // checks every row from then on.
-func samplesInTimeOrder(d *decoded[PowerSample]) func(i int) string {
+func samplesInTimeOrder(d *decoded[record.PowerSample]) func(i int) string {
 	last := map[string]*rowAt{}
 	var seen *dupIndex[powerKey]
 	return func(i int) string {
@@ -208,6 +208,6 @@ type powerKey struct {
 	memUsedByte int64
 }
 
-func keyOf(s *PowerSample) powerKey {
+func keyOf(s *record.PowerSample) powerKey {
 	return powerKey{s.Device, math.Float64bits(s.T), math.Float64bits(s.PowerW), math.Float64bits(s.EnergyJ), s.HasEnergy, s.MemUsedBytes}
 }

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"github.com/joulebench/joulebench/archive/record"
 	"math"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func FuzzReadArchive(f *testing.F) {
 // assertBounds fails t when run breaks a bound that docs/archive-v1.md
 // ("Bounds") states. It is written from the document, not from the
 // reader's code, so that the two check each other.
-func assertBounds(t *testing.T, run *Run) {
+func assertBounds(t *testing.T, run *record.Run) {
 	t.Helper()
 	m := run.Meta
 	lo, hi := math.Max(0, m.StartedAt-60), math.Inf(1)
@@ -111,7 +112,7 @@ func assertBounds(t *testing.T, run *Run) {
 	for _, e := range run.EngineMetrics {
 		inRun("engine metric t", e.T)
 	}
-	if m.Status == StatusComplete {
+	if m.Status == record.StatusComplete {
 		formal := 0
 		for _, q := range run.Requests {
 			if q.Phase == "formal" {
@@ -133,7 +134,7 @@ func assertBounds(t *testing.T, run *Run) {
 	}
 }
 
-func assertRequestBounds(t *testing.T, qs []Request, inRun func(string, float64)) {
+func assertRequestBounds(t *testing.T, qs []record.Request, inRun func(string, float64)) {
 	t.Helper()
 	for _, q := range qs {
 		counts := []struct {
@@ -173,7 +174,7 @@ func assertRequestBounds(t *testing.T, qs []Request, inRun func(string, float64)
 	}
 }
 
-func assertPowerBounds(t *testing.T, ps []PowerSample, inRun func(string, float64)) {
+func assertPowerBounds(t *testing.T, ps []record.PowerSample, inRun func(string, float64)) {
 	t.Helper()
 	last := map[string]float64{}
 	for _, p := range ps {
@@ -195,7 +196,7 @@ func assertPowerBounds(t *testing.T, ps []PowerSample, inRun func(string, float6
 // dram) or 100 kW (node); counters within 2^43 J; power limits within
 // the same bounds; a successful request's output_tokens within its
 // max_tokens and its token_counts.
-func assertFacts(t *testing.T, run *Run) {
+func assertFacts(t *testing.T, run *record.Run) {
 	t.Helper()
 	m := run.Meta
 	switch m.Status {
@@ -218,7 +219,7 @@ func assertFacts(t *testing.T, run *Run) {
 			t.Errorf("accepted power sample %+v (devices %+v)", p, m.Hardware.Devices)
 		}
 	}
-	stages := map[string]Stage{}
+	stages := map[string]record.Stage{}
 	for _, s := range m.Stages {
 		if m.Status == "complete" && s.Open {
 			t.Errorf("accepted a complete run with stage %s open", s.Name)

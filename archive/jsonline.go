@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	gojson "github.com/goccy/go-json"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // The records of requests.jsonl and engine_metrics.jsonl are decoded with
@@ -69,7 +70,7 @@ func (d *jsonLine) intern(s string) string {
 // library decodes a copy of the line in which the array is replaced by
 // null. Any other line, and any line the library rejects, is decoded as it
 // is, so that errors and their columns are the library's.
-func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
+func (d *jsonLine) decodeRequest(line []byte, r *record.Request) *LineError {
 	if lo, hi, ok := d.tokenTimes(line); ok {
 		d.buf = append(append(append(d.buf[:0], line[:lo]...), "null"...), line[hi:]...)
 		if decodeLine(d.buf, r) == nil {
@@ -77,7 +78,7 @@ func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
 			r.Phase, r.TokensSource, r.Engine = d.intern(r.Phase), d.intern(r.TokensSource), d.intern(r.Engine)
 			return nil
 		}
-		*r = Request{}
+		*r = record.Request{}
 		d.slab = d.slab[:len(d.slab)-len(d.times)] // the slab's space back
 	}
 	if err := decodeLine(line, r); err != nil {
@@ -88,7 +89,7 @@ func (d *jsonLine) decodeRequest(line []byte, r *Request) *LineError {
 }
 
 // decodeEngineMetric decodes one line of engine_metrics.jsonl into m.
-func (d *jsonLine) decodeEngineMetric(line []byte, m *EngineMetric) *LineError {
+func (d *jsonLine) decodeEngineMetric(line []byte, m *record.EngineMetric) *LineError {
 	if err := decodeLine(line, m); err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package archive
 
-import "testing"
+import (
+	"github.com/joulebench/joulebench/archive/record"
+	"testing"
+)
 
 // Lines that take the token_times fast path, or only nearly do, decode as
 // encoding/json decodes them.
@@ -32,7 +35,7 @@ func TestDecodeRequestTokenTimesFastPath(t *testing.T) {
 // Decoded token_times keep no spare capacity.
 func TestDecodeRequestTokenTimesExactCapacity(t *testing.T) {
 	var d jsonLine
-	var r Request
+	var r record.Request
 	if err := d.decodeRequest([]byte(`{"id":"a","token_times":[1,2,3,4,5,6,7,8,9]}`), &r); err != nil {
 		t.Fatal(err)
 	}

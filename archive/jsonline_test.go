@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,7 +112,7 @@ func FuzzDecodeEngineMetric(f *testing.F) {
 func TestTokenTimesSlab(t *testing.T) {
 	var d jsonLine
 	const lines, per = 10, 20_000 // 200,000 times: past one slab
-	reqs := make([]Request, lines)
+	reqs := make([]record.Request, lines)
 	for k := range lines {
 		var b strings.Builder
 		fmt.Fprintf(&b, `{"id":"r%d","phase":"formal","sent_at":1,"output_tokens":1,"ok":true,"token_times":[`, k)

@@ -46,7 +46,7 @@ func (c *memberCount) UnmarshalJSON(b []byte) error {
 type metaDoc struct {
 	path string
 	data []byte
-	m    *Meta
+	m    *record.Meta
 }
 
 // at is the error msg at the value at keys (see valueOffset), or at the
@@ -117,7 +117,7 @@ func loadNotNegative(d *metaDoc) error {
 // statusIsARunStatus: status is one of the four a run can have.
 func statusIsARunStatus(d *metaDoc) error {
 	switch d.m.Status {
-	case StatusRunning, StatusComplete, StatusFailed, StatusInterrupted:
+	case record.StatusRunning, record.StatusComplete, record.StatusFailed, record.StatusInterrupted:
 		return nil
 	}
 	return d.at(fmt.Sprintf("status %q is not a run status (running, complete, failed or interrupted)", d.m.Status), "status")
@@ -126,7 +126,7 @@ func statusIsARunStatus(d *metaDoc) error {
 // completeRunEndedEveryStage: a complete run has no open stage (a stage
 // that never ended did not complete).
 func completeRunEndedEveryStage(d *metaDoc) error {
-	if d.m.Status != StatusComplete {
+	if d.m.Status != record.StatusComplete {
 		return nil
 	}
 	for i, st := range d.m.Stages {

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"github.com/joulebench/joulebench/archive/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,13 +12,13 @@ import (
 // keeps its end; `end: null` is open too.
 func TestOpenStageRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	w, err := Create(dir, Meta{RunID: "open", Status: StatusRunning})
+	w, err := Create(dir, record.Meta{RunID: "open", Status: record.StatusRunning})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.UpdateMeta(func(m *Meta) {
-		m.Stages = []Stage{{Name: "baseline", Start: 10, End: 30}, {Name: "formal", Start: 40, Open: true}}
+	if err := w.UpdateMeta(func(m *record.Meta) {
+		m.Stages = []record.Stage{{Name: "baseline", Start: 10, End: 30}, {Name: "formal", Start: 40, Open: true}}
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +49,9 @@ func TestOpenStageRoundTrip(t *testing.T) {
 // Without power samples, an open stage is clamped to the latest request
 // time; never before its start.
 func TestClampOpenStagesWithoutPower(t *testing.T) {
-	r := &Run{
-		Meta: Meta{Stages: []Stage{{Name: "formal", Start: 5, Open: true}, {Name: "late", Start: 50, Open: true}, {Name: "done", Start: 1, End: 2}}},
-		Requests: []Request{
+	r := &record.Run{
+		Meta: record.Meta{Stages: []record.Stage{{Name: "formal", Start: 5, Open: true}, {Name: "late", Start: 50, Open: true}, {Name: "done", Start: 1, End: 2}}},
+		Requests: []record.Request{
 			{SentAt: 5, FirstTokenAt: 6, DoneAt: 9},
 			{SentAt: 7, FirstTokenAt: 8}, // cut off: no done_at
 		},

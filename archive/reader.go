@@ -34,6 +34,7 @@ import (
 	"sync"
 
 	gojson "github.com/goccy/go-json"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // LineError is a problem with one line of a data file (power.csv,
@@ -66,18 +67,18 @@ func (e *LineError) Unwrap() error { return e.Err }
 // hold what it measured: as many formal requests as run.json's
 // request_set.count, and power samples of every device of
 // hardware.devices; a shortfall is an error naming both files.
-func Load(dir string) (*Run, error) {
+func Load(dir string) (*record.Run, error) {
 	return load(dir, true)
 }
 
 // LoadData is Load without results.json (Results is nil): for a reader
 // that evaluates the raw data itself (analyze), whatever results.json
 // holds is neither read nor trusted.
-func LoadData(dir string) (*Run, error) {
+func LoadData(dir string) (*record.Run, error) {
 	return load(dir, false)
 }
 
-func load(dir string, withResults bool) (*Run, error) {
+func load(dir string, withResults bool) (*record.Run, error) {
 	d, err := decodeRun(dir, withResults)
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func load(dir string, withResults bool) (*Run, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	return &Run{Dir: dir, Meta: *d.meta.m, Power: d.power.rows, Requests: d.requests.rows,
+	return &record.Run{Dir: dir, Meta: *d.meta.m, Power: d.power.rows, Requests: d.requests.rows,
 		EngineMetrics: d.metrics.rows, Results: d.results}, nil
 }
 
@@ -94,10 +95,10 @@ func load(dir string, withResults bool) (*Run, error) {
 type decodedRun struct {
 	dir      string
 	meta     metaDoc
-	power    *decoded[PowerSample]
-	requests *decoded[Request]
-	metrics  *decoded[EngineMetric]
-	results  *Results
+	power    *decoded[record.PowerSample]
+	requests *decoded[record.Request]
+	metrics  *decoded[record.EngineMetric]
+	results  *record.Results
 	// resultsErr is the error reading results.json; it is reported with
 	// the data files' errors.
 	resultsErr error
@@ -155,11 +156,11 @@ func decodeOptional[T any](dir, name string, decode func(io.Reader, string) *dec
 // only inside its directory), and two stages must not share a name. Its
 // numbers keep to the bounds of docs/archive-v1.md (metaRules), and
 // parameters has at most MaxParameters entries.
-func ReadMeta(path string) (Meta, error) {
+func ReadMeta(path string) (record.Meta, error) {
 	d, err := decodeMeta(path)
 	if err != nil {
 		if d.m == nil {
-			return Meta{}, err
+			return record.Meta{}, err
 		}
 		return *d.m, err
 	}
@@ -184,7 +185,7 @@ func decodeMeta(path string) (metaDoc, error) {
 	if err := checkDuplicateKeys(path, data); err != nil {
 		return d, err
 	}
-	var m Meta
+	var m record.Meta
 	d.data, d.m = data, &m
 	if err := decodeDocument(path, data, &m); err != nil {
 		return d, err
@@ -193,7 +194,7 @@ func decodeMeta(path string) (metaDoc, error) {
 }
 
 // ReadResults reads results.json; its format_version must be FormatVersion.
-func ReadResults(path string) (*Results, error) {
+func ReadResults(path string) (*record.Results, error) {
 	data, err := readDocument(path)
 	if err != nil {
 		return nil, err
@@ -201,7 +202,7 @@ func ReadResults(path string) (*Results, error) {
 	if err := checkVersion(path, data); err != nil {
 		return nil, err
 	}
-	var res Results
+	var res record.Results
 	if err := decodeDocument(path, data, &res); err != nil {
 		return nil, err
 	}
@@ -217,11 +218,11 @@ func checkVersion(path string, data []byte) error {
 		return err
 	}
 	if v.FormatVersion == nil {
-		return fmt.Errorf("%s: no format_version; this joulebench reads archive format_version %d", path, FormatVersion)
+		return fmt.Errorf("%s: no format_version; this joulebench reads archive format_version %d", path, record.FormatVersion)
 	}
 	raw := string(*v.FormatVersion)
-	if raw != fmt.Sprint(FormatVersion) {
-		return fmt.Errorf("%s: format_version %s is not supported; this joulebench reads archive format_version %d only (a newer joulebench may read it)", path, raw, FormatVersion)
+	if raw != fmt.Sprint(record.FormatVersion) {
+		return fmt.Errorf("%s: format_version %s is not supported; this joulebench reads archive format_version %d only (a newer joulebench may read it)", path, raw, record.FormatVersion)
 	}
 	return nil
 }
@@ -309,7 +310,7 @@ func jsonKind(t reflect.Type) string {
 // Every number must keep to the bounds of docs/archive-v1.md (see
 // requestRules); times must be Unix seconds (≥ 0). Load also holds
 // the times to the run's span (run.json's started_at and ended_at).
-func ReadRequests(r io.Reader, name string) ([]Request, error) {
+func ReadRequests(r io.Reader, name string) ([]record.Request, error) {
 	if name == "" {
 		name = RequestsFile
 	}
@@ -321,7 +322,7 @@ func ReadRequests(r io.Reader, name string) ([]Request, error) {
 }
 
 // decodeRequests decodes requests.jsonl, a line a request.
-func decodeRequests(r io.Reader, name string) *decoded[Request] {
+func decodeRequests(r io.Reader, name string) *decoded[record.Request] {
 	return readJSONL(r, name, (*jsonLine).decodeRequest)
 }
 
@@ -329,7 +330,7 @@ func decodeRequests(r io.Reader, name string) *decoded[Request] {
 // object per line, with the same rules as ReadRequests. Every sample needs a
 // name; two samples of the same series (name and labels) at the same t are
 // a duplicated line, an error naming both lines.
-func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
+func ReadEngineMetrics(r io.Reader, name string) ([]record.EngineMetric, error) {
 	if name == "" {
 		name = EngineMetricsFile
 	}
@@ -341,12 +342,12 @@ func ReadEngineMetrics(r io.Reader, name string) ([]EngineMetric, error) {
 }
 
 // decodeEngineMetrics decodes engine_metrics.jsonl, a line a sample.
-func decodeEngineMetrics(r io.Reader, name string) *decoded[EngineMetric] {
+func decodeEngineMetrics(r io.Reader, name string) *decoded[record.EngineMetric] {
 	return readJSONL(r, name, (*jsonLine).decodeEngineMetric)
 }
 
 // engineMetricKey identifies a sample by time, name and labels (sorted).
-func engineMetricKey(m *EngineMetric) (string, bool) {
+func engineMetricKey(m *record.EngineMetric) (string, bool) {
 	var b strings.Builder
 	b.WriteString(strconv.FormatFloat(m.T, 'g', -1, 64))
 	b.WriteByte(0)

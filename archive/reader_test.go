@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,20 +24,20 @@ func TestLoadSampleRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := run.Meta
-	if m.FormatVersion != 1 || !m.Simulated || m.Status != StatusComplete || m.Labels["scenario"] != "sample" {
+	if m.FormatVersion != 1 || !m.Simulated || m.Status != record.StatusComplete || m.Labels["scenario"] != "sample" {
 		t.Errorf("meta: %+v", m)
 	}
 	if len(m.Hardware.Devices) != 2 || m.Hardware.Devices[0].ID != "gpu0" || m.Hardware.Devices[1].Method != "counter" {
 		t.Errorf("devices: %+v", m.Hardware.Devices)
 	}
 	const t0 = 1717405200
-	for _, s := range []Stage{{Name: "baseline", Start: 0, End: 4}, {Name: "startup", Start: 4, End: 10}, {Name: "warmup", Start: 8, End: 10}, {Name: "formal", Start: 10, End: 20}, {Name: "release", Start: 20, End: 30}} {
+	for _, s := range []record.Stage{{Name: "baseline", Start: 0, End: 4}, {Name: "startup", Start: 4, End: 10}, {Name: "warmup", Start: 8, End: 10}, {Name: "formal", Start: 10, End: 20}, {Name: "release", Start: 20, End: 30}} {
 		got, ok := m.StageByName(s.Name)
 		if !ok || got.Start != t0+s.Start || got.End != t0+s.End {
 			t.Errorf("stage %s = %+v, %v", s.Name, got, ok)
 		}
 	}
-	for _, e := range []Event{{Name: "engine_started", T: 4}, {Name: "engine_ready", T: 7.6}, {Name: "engine_exited", T: 21.3}, {Name: "memory_released", T: 22}, {Name: "release_complete", T: 25}} {
+	for _, e := range []record.Event{{Name: "engine_started", T: 4}, {Name: "engine_ready", T: 7.6}, {Name: "engine_exited", T: 21.3}, {Name: "memory_released", T: 22}, {Name: "release_complete", T: 25}} {
 		if got, ok := m.EventByName(e.Name); !ok || math.Abs(got-(t0+e.T)) > 1e-6 {
 			t.Errorf("event %s = %v, %v", e.Name, got, ok)
 		}
@@ -48,7 +49,7 @@ func TestLoadSampleRun(t *testing.T) {
 
 	// The fixture's own promises (testdata/README.md): each counter equals
 	// the trapezoid of power, and the stage energies are as tabled.
-	last := map[string]PowerSample{}
+	last := map[string]record.PowerSample{}
 	counter := map[string]map[float64]float64{"gpu0": {}, "gpu1": {}}
 	for i, s := range run.Power {
 		if !s.HasEnergy || s.MemUsedBytes <= 0 {
@@ -239,25 +240,25 @@ func TestReadPowerCSVErrors(t *testing.T) {
 func TestReadPowerCSVAccepts(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
-		want     []PowerSample
+		want     []record.PowerSample
 	}{
 		{"empty file", "", nil},
 		{"header only", hdr, nil},
-		{"empty cells", hdr + "1.5,gpu0,250.25,,\n", []PowerSample{{T: 1.5, Device: "gpu0", PowerW: 250.25, MemUsedBytes: -1}}},
-		{"full row", hdr + "2,gpu1,0,1000.125,0\n", []PowerSample{{T: 2, Device: "gpu1", PowerW: 0, EnergyJ: 1000.125, HasEnergy: true, MemUsedBytes: 0}}},
+		{"empty cells", hdr + "1.5,gpu0,250.25,,\n", []record.PowerSample{{T: 1.5, Device: "gpu0", PowerW: 250.25, MemUsedBytes: -1}}},
+		{"full row", hdr + "2,gpu1,0,1000.125,0\n", []record.PowerSample{{T: 2, Device: "gpu1", PowerW: 0, EnergyJ: 1000.125, HasEnergy: true, MemUsedBytes: 0}}},
 		{"extra columns ignored", "t,device,power_w,energy_j,mem_used_bytes,temp_c,clock_mhz\n1,gpu0,1,2,3,65,1980\n",
-			[]PowerSample{{T: 1, Device: "gpu0", PowerW: 1, EnergyJ: 2, HasEnergy: true, MemUsedBytes: 3}}},
-		{"CRLF and BOM", "\ufeff" + strings.ReplaceAll(hdr, "\n", "\r\n") + "1,gpu0,1,,\r\n", []PowerSample{{T: 1, Device: "gpu0", PowerW: 1, MemUsedBytes: -1}}},
-		{"quoted", "\"t\",device,power_w,energy_j,mem_used_bytes\n1,\"a,\"\"b\"\"\",1,,\n", []PowerSample{{T: 1, Device: `a,"b"`, PowerW: 1, MemUsedBytes: -1}}},
-		{"blank lines", hdr + "\n1,gpu0,1,,\n\n", []PowerSample{{T: 1, Device: "gpu0", PowerW: 1, MemUsedBytes: -1}}},
-		{"exponent", hdr + "1.7e9,gpu0,2.5E2,,\n", []PowerSample{{T: 1.7e9, Device: "gpu0", PowerW: 250, MemUsedBytes: -1}}},
+			[]record.PowerSample{{T: 1, Device: "gpu0", PowerW: 1, EnergyJ: 2, HasEnergy: true, MemUsedBytes: 3}}},
+		{"CRLF and BOM", "\ufeff" + strings.ReplaceAll(hdr, "\n", "\r\n") + "1,gpu0,1,,\r\n", []record.PowerSample{{T: 1, Device: "gpu0", PowerW: 1, MemUsedBytes: -1}}},
+		{"quoted", "\"t\",device,power_w,energy_j,mem_used_bytes\n1,\"a,\"\"b\"\"\",1,,\n", []record.PowerSample{{T: 1, Device: `a,"b"`, PowerW: 1, MemUsedBytes: -1}}},
+		{"blank lines", hdr + "\n1,gpu0,1,,\n\n", []record.PowerSample{{T: 1, Device: "gpu0", PowerW: 1, MemUsedBytes: -1}}},
+		{"exponent", hdr + "1.7e9,gpu0,2.5E2,,\n", []record.PowerSample{{T: 1.7e9, Device: "gpu0", PowerW: 250, MemUsedBytes: -1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ReadPowerCSV(strings.NewReader(tc.in), "p.csv")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got == nil || fmt.Sprint(got) != fmt.Sprint(append([]PowerSample{}, tc.want...)) {
+			if got == nil || fmt.Sprint(got) != fmt.Sprint(append([]record.PowerSample{}, tc.want...)) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
@@ -420,7 +421,7 @@ func TestReadJSONLFirstErrorFinishesLast(t *testing.T) {
 		}
 	}
 	laterFailed := make(chan struct{})
-	decode := func(d *jsonLine, b []byte, r *Request) *LineError {
+	decode := func(d *jsonLine, b []byte, r *record.Request) *LineError {
 		if err := d.decodeRequest(b, r); err != nil {
 			return err
 		}
@@ -449,13 +450,13 @@ func TestReadJSONLFirstErrorFinishesLast(t *testing.T) {
 // encoding/json decodes from its line (token_times through parseNumber).
 func TestReadRequestsOrderAcrossBatches(t *testing.T) {
 	var sb strings.Builder
-	var want []Request
+	var want []record.Request
 	for i := range 3*batchLines + 77 {
 		if i%1000 == 500 {
 			sb.WriteString("  \n")
 		}
 		line := fmt.Sprintf(`{"id":"r%d","phase":"formal","sent_at":1717405260.%07d,"first_token_at":1717405261,"done_at":1717405262,"output_tokens":3,"ok":true,"token_times":[1717405261,1717405261.%07d,171740526.19%07de1]}`, i, i, i*7, i)
-		var r Request
+		var r record.Request
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}

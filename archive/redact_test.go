@@ -2,6 +2,7 @@ package archive
 
 import (
 	"encoding/json"
+	"github.com/joulebench/joulebench/archive/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,13 +30,13 @@ func TestWriterRedacts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := w.AppendRequest(Request{ID: "r1", Phase: "formal", Error: "http 401: key " + c.secret + " refused"}); err != nil {
+			if err := w.AppendRequest(record.Request{ID: "r1", Phase: "formal", Error: "http 401: key " + c.secret + " refused"}); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.UpdateMeta(func(m *Meta) { m.Status, m.Reason = StatusFailed, "failed with "+c.secret }); err != nil {
+			if err := w.UpdateMeta(func(m *record.Meta) { m.Status, m.Reason = record.StatusFailed, "failed with "+c.secret }); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.WriteResults(Results{RunID: "r-001", ExcludeReason: "x " + c.secret}); err != nil {
+			if err := w.WriteResults(record.Results{RunID: "r-001", ExcludeReason: "x " + c.secret}); err != nil {
 				t.Fatal(err)
 			}
 			if err := w.Close(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/jsonenc"
 )
 
@@ -19,7 +20,7 @@ import (
 //
 // A NaN or infinite number is an error naming the member, and dst is then
 // returned as it was.
-func appendRequestLine(dst []byte, r *Request) ([]byte, error) {
+func appendRequestLine(dst []byte, r *record.Request) ([]byte, error) {
 	b := dst
 	var err error
 	float := func(name string, v float64) {

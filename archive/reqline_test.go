@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"github.com/joulebench/joulebench/archive/record"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -13,8 +14,8 @@ import (
 // at its zero value one time in three (to cover omitempty), so that a
 // field added to Request is covered here without a change, and
 // appendRequestLine fails this test until it writes the new field too.
-func randomRequest(rng *rand.Rand) Request {
-	var r Request
+func randomRequest(rng *rand.Rand) record.Request {
+	var r record.Request
 	v := reflect.ValueOf(&r).Elem()
 	strs := []string{"", "f000123", "formal", "a\"quoted\\ <b>&amp;", "line\nbreak\t\x01", "bad \xff", "é\u2028"}
 	floats := []float64{0, 1717405260.1234567, 1717405260 + rng.Float64()*3600, rng.Float64(), 1e-7, 1e21, -3.5, 1 << 30, 12}
@@ -80,13 +81,13 @@ func TestRequestLineIsEncodingJSON(t *testing.T) {
 // appended.
 func TestRequestLineRejectsNonFinite(t *testing.T) {
 	for _, c := range []struct {
-		r    Request
+		r    record.Request
 		name string
 	}{
-		{Request{ID: "a", SentAt: math.NaN()}, "sent_at"},
-		{Request{ID: "a", TokenTimes: []float64{1, math.Inf(1)}}, "token_times"},
-		{Request{ID: "a", EngineTimings: map[string]float64{"eval_duration": math.Inf(-1)}}, "engine_timings.eval_duration"},
-		{Request{ID: "a", FirstTokenBoundS: math.NaN()}, "first_token_bound_s"},
+		{record.Request{ID: "a", SentAt: math.NaN()}, "sent_at"},
+		{record.Request{ID: "a", TokenTimes: []float64{1, math.Inf(1)}}, "token_times"},
+		{record.Request{ID: "a", EngineTimings: map[string]float64{"eval_duration": math.Inf(-1)}}, "engine_timings.eval_duration"},
+		{record.Request{ID: "a", FirstTokenBoundS: math.NaN()}, "first_token_bound_s"},
 	} {
 		got, err := appendRequestLine([]byte("keep"), &c.r)
 		if err == nil || !strings.Contains(err.Error(), c.name+": json: unsupported value") {
@@ -103,7 +104,7 @@ func TestRequestLineRejectsNonFinite(t *testing.T) {
 // figure to read is ns per token time.
 func BenchmarkAppendRequest(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	r := Request{ID: "run-f000001", Phase: "formal", SentAt: 1717405260.5, FirstTokenAt: 1717405260.52,
+	r := record.Request{ID: "run-f000001", Phase: "formal", SentAt: 1717405260.5, FirstTokenAt: 1717405260.52,
 		DoneAt: 1717405262, OutputTokens: 4096, TokensSource: "usage", OutputChars: 16384, OK: true, MaxTokens: 4096}
 	t := r.FirstTokenAt
 	for range 4096 {

@@ -1,8 +1,10 @@
 package archive
 
+import "github.com/joulebench/joulebench/archive/record"
+
 // markOpenStages sets Open on the stages of m (decoded from data) that
 // have no `end`, or a null one.
-func markOpenStages(path string, data []byte, m *Meta) error {
+func markOpenStages(path string, data []byte, m *record.Meta) error {
 	var ends struct {
 		Stages []struct {
 			End *float64 `json:"end"`

@@ -3,6 +3,7 @@ package archive
 import (
 	"errors"
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -31,8 +32,8 @@ func metaRules() []func(*metaDoc) error {
 
 // powerRules are the rules on the samples of power.csv, d, under the facts
 // f of their run.json.
-func powerRules(f *facts, d *decoded[PowerSample]) []rule[PowerSample] {
-	return []rule[PowerSample]{
+func powerRules(f *facts, d *decoded[record.PowerSample]) []rule[record.PowerSample] {
+	return []rule[record.PowerSample]{
 		each(f.powerTimeInRun),
 		each(powerNotNegative),
 		each(energyNotNegative),
@@ -46,8 +47,8 @@ func powerRules(f *facts, d *decoded[PowerSample]) []rule[PowerSample] {
 // facts f of their run.json. None looks at another record (the ids'
 // uniqueness is requestIDsUnique, held once these pass), so that they are
 // applied in parallel.
-func requestRules(f *facts) []rule[Request] {
-	return []rule[Request]{
+func requestRules(f *facts) []rule[record.Request] {
+	return []rule[record.Request]{
 		each(okRequestHasItsTimes),
 		each(tokenCountsMatchTokenTimes),
 		each(requestCountsInBounds),
@@ -63,17 +64,17 @@ func requestRules(f *facts) []rule[Request] {
 
 // requestIDsUnique: two requests never share a non-empty id (a line
 // written twice, or two files joined).
-func requestIDsUnique() *uniqueKey[Request] {
-	return &uniqueKey[Request]{
-		key: func(q *Request) (string, bool) { return q.ID, q.ID != "" }, // requests without an id are not checked
-		msg: func(q *Request) string { return fmt.Sprintf("duplicate request id %q", q.ID) },
+func requestIDsUnique() *uniqueKey[record.Request] {
+	return &uniqueKey[record.Request]{
+		key: func(q *record.Request) (string, bool) { return q.ID, q.ID != "" }, // requests without an id are not checked
+		msg: func(q *record.Request) string { return fmt.Sprintf("duplicate request id %q", q.ID) },
 	}
 }
 
 // engineMetricRules are the rules on the samples of engine_metrics.jsonl
 // in the run's window w.
-func engineMetricRules(w window) []rule[EngineMetric] {
-	return []rule[EngineMetric]{
+func engineMetricRules(w window) []rule[record.EngineMetric] {
+	return []rule[record.EngineMetric]{
 		each(metricHasName),
 		each(metricTimeInRun(w)),
 	}
@@ -81,12 +82,12 @@ func engineMetricRules(w window) []rule[EngineMetric] {
 
 // metricTimeInRun: every engine metric sample's t lies in the run's
 // window w.
-func metricTimeInRun(w window) func(*EngineMetric) string {
-	return func(m *EngineMetric) string { return w.check("t", m.T) }
+func metricTimeInRun(w window) func(*record.EngineMetric) string {
+	return func(m *record.EngineMetric) string { return w.check("t", m.T) }
 }
 
 // metricHasName: every engine metric sample has a name.
-func metricHasName(m *EngineMetric) string {
+func metricHasName(m *record.EngineMetric) string {
 	if m.Name == "" {
 		return "engine metric has no name"
 	}
@@ -95,8 +96,8 @@ func metricHasName(m *EngineMetric) string {
 
 // engineMetricSamplesUnique: one series (name and labels) has one sample
 // per time.
-func engineMetricSamplesUnique() *uniqueKey[EngineMetric] {
-	return &uniqueKey[EngineMetric]{key: engineMetricKey, msg: func(m *EngineMetric) string {
+func engineMetricSamplesUnique() *uniqueKey[record.EngineMetric] {
+	return &uniqueKey[record.EngineMetric]{key: engineMetricKey, msg: func(m *record.EngineMetric) string {
 		return fmt.Sprintf("duplicate sample of %s at t=%v (same name and labels)", m.Name, m.T)
 	}}
 }
@@ -256,7 +257,7 @@ func (d *decoded[T]) firstBroken(rules []rule[T]) *LineError {
 // smaller run.
 func completeRunHasEveryFormalRequest(d *decodedRun) error {
 	m := d.meta.m
-	if m.Status != StatusComplete {
+	if m.Status != record.StatusComplete {
 		return nil
 	}
 	formal := 0
@@ -276,7 +277,7 @@ func completeRunHasEveryFormalRequest(d *decodedRun) error {
 // every device run.json lists.
 func completeRunHasPowerOfEveryDevice(d *decodedRun) error {
 	m := d.meta.m
-	if m.Status != StatusComplete || len(m.Hardware.Devices) == 0 {
+	if m.Status != record.StatusComplete || len(m.Hardware.Devices) == 0 {
 		return nil
 	}
 	runFile, powerFile := filepath.Join(d.dir, RunFile), filepath.Join(d.dir, PowerFile)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"io/fs"
 	"maps"
 	"math"
@@ -43,7 +44,7 @@ type Writer struct {
 	dir string
 
 	metaMu sync.Mutex
-	meta   Meta
+	meta   record.Meta
 
 	power    *dataFile
 	requests *dataFile
@@ -102,7 +103,7 @@ type dataFile struct {
 //
 // dir must not exist: a run directory is never overwritten, and a re-test is
 // a new directory. The error for an existing directory matches fs.ErrExist.
-func Create(dir string, meta Meta, opts ...Option) (*Writer, error) {
+func Create(dir string, meta record.Meta, opts ...Option) (*Writer, error) {
 	if dir == "" {
 		return nil, errors.New("archive: empty run directory name")
 	}
@@ -123,9 +124,9 @@ func Create(dir string, meta Meta, opts ...Option) (*Writer, error) {
 	for _, o := range opts {
 		o(w)
 	}
-	w.meta.FormatVersion = FormatVersion
+	w.meta.FormatVersion = record.FormatVersion
 	if w.meta.Status == "" {
-		w.meta.Status = StatusRunning
+		w.meta.Status = record.StatusRunning
 	}
 	if err := w.create(); err != nil {
 		w.abandon()
@@ -277,7 +278,7 @@ func (w *Writer) Path(name string) string { return filepath.Join(w.dir, name) }
 //
 // The samples are checked first and nothing is written when one is bad: an
 // empty device, a device with a line break, or a non-finite number.
-func (w *Writer) AppendPower(samples ...PowerSample) error {
+func (w *Writer) AppendPower(samples ...record.PowerSample) error {
 	for i := range samples {
 		if err := checkPowerSample(&samples[i]); err != nil {
 			return fmt.Errorf("archive: %s: %w", PowerFile, err)
@@ -300,7 +301,7 @@ func (w *Writer) AppendPower(samples ...PowerSample) error {
 // AppendRequest appends one request record to requests.jsonl. The line is
 // encoded before the file's lock is taken, so requests that end together
 // encode in parallel.
-func (w *Writer) AppendRequest(r Request) error {
+func (w *Writer) AppendRequest(r record.Request) error {
 	bp, _ := w.lineBufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
@@ -337,7 +338,7 @@ func (w *Writer) FormalRequests() int {
 // AppendEngineMetrics appends samples to engine_metrics.jsonl, one line each.
 // JSON has no NaN or infinity, so a sample with such a value is an error and
 // nothing of the call is written; a scraper drops those samples first.
-func (w *Writer) AppendEngineMetrics(ms ...EngineMetric) error {
+func (w *Writer) AppendEngineMetrics(ms ...record.EngineMetric) error {
 	var out []byte
 	for i := range ms {
 		m := &ms[i]
@@ -377,17 +378,17 @@ func marshalLine(v any) ([]byte, error) {
 // successful UpdateMeta; the run.json on disk stays the previous version.
 //
 // UpdateMeta also works after Close, so the final status can be set last.
-func (w *Writer) UpdateMeta(fn func(*Meta)) error {
+func (w *Writer) UpdateMeta(fn func(*record.Meta)) error {
 	w.metaMu.Lock()
 	defer w.metaMu.Unlock()
 	fn(&w.meta)
-	w.meta.FormatVersion = FormatVersion
+	w.meta.FormatVersion = record.FormatVersion
 	return w.writeMetaLocked()
 }
 
 // Meta returns a copy of the run's metadata. Its slices and maps are copies
 // too (values nested inside Parameters and Engine.Extra are shared).
-func (w *Writer) Meta() Meta {
+func (w *Writer) Meta() record.Meta {
 	w.metaMu.Lock()
 	defer w.metaMu.Unlock()
 	return cloneMeta(w.meta)
@@ -402,7 +403,7 @@ func (w *Writer) writeMetaLocked() error {
 	}
 	b = w.redactBytes(b)
 	err = writeFileAtomic(w.dir, RunFile, b, false)
-	if err != nil && errors.Is(err, syscall.ENOSPC) && w.meta.Status != StatusRunning && w.releaseReserve() {
+	if err != nil && errors.Is(err, syscall.ENOSPC) && w.meta.Status != record.StatusRunning && w.releaseReserve() {
 		// The disk is full and this is the run's final status: the
 		// reserve makes room for it.
 		err = writeFileAtomic(w.dir, RunFile, b, false)
@@ -415,16 +416,16 @@ func (w *Writer) writeMetaLocked() error {
 
 // marshalMeta encodes run.json, indented for people, with empty lists
 // rather than null for stages and events.
-func marshalMeta(m *Meta) ([]byte, error) {
+func marshalMeta(m *record.Meta) ([]byte, error) {
 	c := *m
 	if c.Stages == nil {
-		c.Stages = []Stage{}
+		c.Stages = []record.Stage{}
 	}
 	if c.Events == nil {
-		c.Events = []Event{}
+		c.Events = []record.Event{}
 	}
 	if c.Hardware.Devices == nil {
-		c.Hardware.Devices = []Device{}
+		c.Hardware.Devices = []record.Device{}
 	}
 	return marshalIndent(&c)
 }
@@ -443,7 +444,7 @@ func marshalIndent(v any) ([]byte, error) {
 // WriteResults writes results.json atomically. It is an error, matching
 // fs.ErrExist, if the run already has a results.json: results are never
 // overwritten.
-func (w *Writer) WriteResults(res Results) error {
+func (w *Writer) WriteResults(res record.Results) error {
 	w.metaMu.Lock()
 	defer w.metaMu.Unlock()
 	return writeResultsFile(w.dir, res, w.redactBytes)
@@ -498,17 +499,17 @@ func redactStrings(v any, fn func(string) string) any {
 // Writer.WriteResults does, for a run that is not being written (e.g. an
 // archived run evaluated for the first time). The format version is set to
 // FormatVersion. An existing results.json is never overwritten.
-func WriteResultsFile(dir string, res Results) error {
+func WriteResultsFile(dir string, res record.Results) error {
 	return writeResultsFile(dir, res, func(b []byte) []byte { return b })
 }
 
-func writeResultsFile(dir string, res Results, redact func([]byte) []byte) error {
-	res.FormatVersion = FormatVersion
+func writeResultsFile(dir string, res record.Results, redact func([]byte) []byte) error {
+	res.FormatVersion = record.FormatVersion
 	if res.Order == nil {
 		res.Order = []string{}
 	}
 	if res.Values == nil {
-		res.Values = map[string]Result{}
+		res.Values = map[string]record.Result{}
 	}
 	b, err := marshalIndent(&res)
 	if err != nil {
@@ -634,7 +635,7 @@ func syncDir(dir string) error {
 }
 
 // cloneMeta copies m with its own slices and maps.
-func cloneMeta(m Meta) Meta {
+func cloneMeta(m record.Meta) record.Meta {
 	c := m
 	c.Parameters = maps.Clone(m.Parameters)
 	c.Engine.Command = slices.Clone(m.Engine.Command)

@@ -3,6 +3,7 @@ package archive
 import (
 	"errors"
 	"fmt"
+	"github.com/joulebench/joulebench/archive/record"
 	"io/fs"
 	"math"
 	"os"
@@ -14,30 +15,30 @@ import (
 	"testing"
 )
 
-func testMeta() Meta {
-	return Meta{
+func testMeta() record.Meta {
+	return record.Meta{
 		RunID:     "r-001",
 		Simulated: true,
-		Profile:   ProfileRef{Name: "benchmark-1.5", Version: 1, SHA256: strings.Repeat("ab", 32), Source: "builtin"},
+		Profile:   record.ProfileRef{Name: "benchmark-1.5", Version: 1, SHA256: strings.Repeat("ab", 32), Source: "builtin"},
 		// JSON numbers read back as float64, so parameters hold float64s.
 		Parameters: map[string]any{"window": 100.0, "cv_max": 0.03, "sample_interval": "1s", "flag": true},
-		Engine: EngineInfo{
+		Engine: record.EngineInfo{
 			Kind: "vllm", Version: "0.6.3", URL: "http://127.0.0.1:8000", API: "openai-chat", Managed: true,
 			Command: []string{"vllm", "serve", "m", "--api-key", "[REDACTED]"}, Env: map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"},
 			Model: "m", ServedModel: "m", Revision: "abc", Precision: "bfloat16", ContextLength: 8192, TensorParallel: 2,
 			Extra: map[string]any{"gpu_memory_utilization": 0.9},
 		},
-		RequestSet: RequestSet{Source: "s.jsonl", Format: "jsonl", Count: 2, SHA256: "00", Seed: 7},
-		Hardware: Hardware{Devices: []Device{
+		RequestSet: record.RequestSet{Source: "s.jsonl", Format: "jsonl", Count: 2, SHA256: "00", Seed: 7},
+		Hardware: record.Hardware{Devices: []record.Device{
 			{ID: "gpu0", Name: "H100", UUID: "GPU-0", Method: "counter"},
 			{ID: "node,1 \"gpu\"", Name: "H100", UUID: "GPU-1", Method: "power"},
 		}, Driver: "550.54", Chip: "H100"},
-		Host:      HostInfo{Hostname: "h", OS: "linux", Arch: "amd64", CPUs: 2},
+		Host:      record.HostInfo{Hostname: "h", OS: "linux", Arch: "amd64", CPUs: 2},
 		Software:  map[string]string{"joulebench": "dev"},
-		Telemetry: TelemetryInfo{Source: "nvml", IntervalS: 0.1},
+		Telemetry: record.TelemetryInfo{Source: "nvml", IntervalS: 0.1},
 		StartedAt: 1717405199.123456789,
-		Stages:    []Stage{{Name: "baseline", Start: 1717405200, End: 1717405220.000000001}},
-		Events:    []Event{{Name: "engine_started", T: 1717405220.5}},
+		Stages:    []record.Stage{{Name: "baseline", Start: 1717405200, End: 1717405220.000000001}},
+		Events:    []record.Event{{Name: "engine_started", T: 1717405220.5}},
 		Labels:    map[string]string{"scenario": "<chat & code>"},
 	}
 }
@@ -48,26 +49,20 @@ var trickyFloats = []float64{
 	1717405200.123456789, 0.1, 1.0 / 3, 1e-7, 5e-324, math.MaxFloat64, math.Copysign(0, -1), 123456789012345678, 2.5e-300, 0,
 }
 
-func testPower() []PowerSample {
-	var ps []PowerSample
+func testPower() []record.PowerSample {
+	var ps []record.PowerSample
 	for i, f := range trickyFloats {
 		// Power within a GPU's physical bound (5 kW), keeping the digits.
 		f = math.Mod(f, 5000)
-		ps = append(ps,
-			PowerSample{T: 1717405200 + float64(i)/7, Device: "gpu0", PowerW: f, EnergyJ: f * 3, HasEnergy: i%2 == 0, MemUsedBytes: int64(i) << 30},
-			PowerSample{T: 1717405200 + float64(i)/7, Device: "node,1 \"gpu\"", PowerW: 301.25 + f/1e300, MemUsedBytes: -1},
-		)
+		ps = append(ps, record.PowerSample{T: 1717405200 + float64(i)/7, Device: "gpu0", PowerW: f, EnergyJ: f * 3, HasEnergy: i%2 == 0, MemUsedBytes: int64(i) << 30}, record.PowerSample{T: 1717405200 + float64(i)/7, Device: "node,1 \"gpu\"", PowerW: 301.25 + f/1e300, MemUsedBytes: -1})
 	}
 	// Times go on (the reader refuses a device's time going back).
-	ps = append(ps,
-		PowerSample{T: 1717405202, Device: "gpu0", PowerW: 0, EnergyJ: 0, HasEnergy: true, MemUsedBytes: 0},
-		PowerSample{T: 1717405202.5, Device: "gpu0", PowerW: 0.1, MemUsedBytes: 1073741824},
-	)
+	ps = append(ps, record.PowerSample{T: 1717405202, Device: "gpu0", PowerW: 0, EnergyJ: 0, HasEnergy: true, MemUsedBytes: 0}, record.PowerSample{T: 1717405202.5, Device: "gpu0", PowerW: 0.1, MemUsedBytes: 1073741824})
 	return ps
 }
 
-func testRequests() []Request {
-	return []Request{
+func testRequests() []record.Request {
+	return []record.Request{
 		{
 			ID: "f0", Phase: "formal", PromptID: "p0", SentAt: 1717405210.000000123, FirstTokenAt: 1717405210.2, DoneAt: 1717405211.1,
 			PromptTokens: 12, OutputTokens: 3, ReasoningTokens: 1, TokensSource: "usage", OutputChars: 11, OK: true,
@@ -80,8 +75,8 @@ func testRequests() []Request {
 	}
 }
 
-func testMetrics() []EngineMetric {
-	return []EngineMetric{
+func testMetrics() []record.EngineMetric {
+	return []record.EngineMetric{
 		{T: 1717405210.25, Name: "vllm:num_requests_running", Labels: map[string]string{"model_name": "m"}, Value: 3},
 		{T: 1717405210.25, Name: "vllm:gpu_cache_usage_perc", Value: 0.123456789012345},
 	}
@@ -111,20 +106,20 @@ func TestRoundTrip(t *testing.T) {
 	if err := w.AppendEngineMetrics(testMetrics()...); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.UpdateMeta(func(m *Meta) {
-		m.Status = StatusComplete
+	if err := w.UpdateMeta(func(m *record.Meta) {
+		m.Status = record.StatusComplete
 		m.EndedAt = 1717405300.75
-		m.Stages = append(m.Stages, Stage{Name: "formal", Start: 1717405210, End: 1717405290.9})
-		m.Events = append(m.Events, Event{Name: "engine_exited", T: 1717405295})
+		m.Stages = append(m.Stages, record.Stage{Name: "formal", Start: 1717405210, End: 1717405290.9})
+		m.Events = append(m.Events, record.Event{Name: "engine_exited", T: 1717405295})
 		m.FormatVersion = 99 // ignored: the version is the writer's
 	}); err != nil {
 		t.Fatal(err)
 	}
 	passed := false
-	res := Results{
+	res := record.Results{
 		RunID: "r-001", Simulated: true, Profile: testMeta().Profile, Excluded: true, ExcludeReason: "release_not_closed",
 		Order: []string{"e_formal", "steady"},
-		Values: map[string]Result{
+		Values: map[string]record.Result{
 			"e_formal": {Kind: "metric", Value: 6170.5, Unit: "J", Description: "formal energy"},
 			"steady":   {Kind: "check", Value: false, Severity: "warn", Passed: &passed, Message: "not steady"},
 		},
@@ -142,12 +137,12 @@ func TestRoundTrip(t *testing.T) {
 	}
 	wantMeta := testMeta()
 	wantMeta.FormatVersion = 1
-	wantMeta.Status = StatusComplete
+	wantMeta.Status = record.StatusComplete
 	wantMeta.EndedAt = 1717405300.75
-	wantMeta.Stages = append(wantMeta.Stages, Stage{Name: "formal", Start: 1717405210, End: 1717405290.9})
-	wantMeta.Events = append(wantMeta.Events, Event{Name: "engine_exited", T: 1717405295})
+	wantMeta.Stages = append(wantMeta.Stages, record.Stage{Name: "formal", Start: 1717405210, End: 1717405290.9})
+	wantMeta.Events = append(wantMeta.Events, record.Event{Name: "engine_exited", T: 1717405295})
 	res.FormatVersion = 1
-	want := &Run{Dir: dir, Meta: wantMeta, Power: power, Requests: testRequests(), EngineMetrics: testMetrics(), Results: &res}
+	want := &record.Run{Dir: dir, Meta: wantMeta, Power: power, Requests: testRequests(), EngineMetrics: testMetrics(), Results: &res}
 	for i := range want.Power { // the reader gives -1 for every empty mem cell
 		if want.Power[i].MemUsedBytes < 0 {
 			want.Power[i].MemUsedBytes = -1
@@ -267,7 +262,7 @@ func TestCreateDefaults(t *testing.T) {
 	// The caller's meta is copied, not shared.
 	m.Labels["scenario"] = "changed"
 	got := w.Meta()
-	if got.FormatVersion != FormatVersion || got.Status != StatusRunning || got.Labels["scenario"] != "<chat & code>" {
+	if got.FormatVersion != record.FormatVersion || got.Status != record.StatusRunning || got.Labels["scenario"] != "<chat & code>" {
 		t.Errorf("meta after Create: version %d status %q labels %v", got.FormatVersion, got.Status, got.Labels)
 	}
 	// Meta returns a copy.
@@ -282,7 +277,7 @@ func TestCreateDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if onDisk.Status != StatusRunning || onDisk.FormatVersion != 1 {
+	if onDisk.Status != record.StatusRunning || onDisk.FormatVersion != 1 {
 		t.Errorf("run.json on disk: %+v", onDisk)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, PowerFile)); string(b) != powerHeader+"\n" {
@@ -300,7 +295,7 @@ func TestCreateDefaults(t *testing.T) {
 
 	// A meta with nil stages and events is written with empty lists.
 	dir2 := filepath.Join(t.TempDir(), "r2")
-	w2, err := Create(dir2, Meta{RunID: "x"})
+	w2, err := Create(dir2, record.Meta{RunID: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,14 +313,14 @@ func TestWriteResultsNeverOverwrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.WriteResults(Results{RunID: "first"}); err != nil {
+	if err := w.WriteResults(record.Results{RunID: "first"}); err != nil {
 		t.Fatal(err)
 	}
-	err = w.WriteResults(Results{RunID: "second"})
+	err = w.WriteResults(record.Results{RunID: "second"})
 	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "results.json already exists") {
 		t.Fatalf("second WriteResults: %v", err)
 	}
-	if err := WriteResultsFile(dir, Results{RunID: "third"}); !errors.Is(err, fs.ErrExist) {
+	if err := WriteResultsFile(dir, record.Results{RunID: "third"}); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("WriteResultsFile over existing: %v", err)
 	}
 	res, err := ReadResults(filepath.Join(dir, ResultsFile))
@@ -372,14 +367,14 @@ func TestAfterClose(t *testing.T) {
 		t.Errorf("Flush after Close: %v", err)
 	}
 	// The final status can still be written after the data files close.
-	if err := w.UpdateMeta(func(m *Meta) { m.Status = StatusInterrupted; m.Reason = "interrupted by signal" }); err != nil {
+	if err := w.UpdateMeta(func(m *record.Meta) { m.Status = record.StatusInterrupted; m.Reason = "interrupted by signal" }); err != nil {
 		t.Fatal(err)
 	}
 	run, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Meta.Status != StatusInterrupted || len(run.Requests) != 1 {
+	if run.Meta.Status != record.StatusInterrupted || len(run.Requests) != 1 {
 		t.Errorf("after close: status %q, %d requests", run.Meta.Status, len(run.Requests))
 	}
 }
@@ -390,8 +385,8 @@ func TestAppendRejectsUnwritable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := PowerSample{T: 1717405201, Device: "gpu0", PowerW: 1, MemUsedBytes: -1}
-	for _, bad := range []PowerSample{
+	good := record.PowerSample{T: 1717405201, Device: "gpu0", PowerW: 1, MemUsedBytes: -1}
+	for _, bad := range []record.PowerSample{
 		{T: math.NaN(), Device: "gpu0"},
 		{T: 1, Device: "gpu0", PowerW: math.Inf(1)},
 		{T: 1, Device: "gpu0", EnergyJ: math.NaN(), HasEnergy: true},
@@ -403,16 +398,16 @@ func TestAppendRejectsUnwritable(t *testing.T) {
 		}
 	}
 	// A NaN energy without HasEnergy is not written, so it is fine.
-	if err := w.AppendPower(PowerSample{T: 1717405202, Device: "gpu0", EnergyJ: math.NaN(), MemUsedBytes: -1}); err != nil {
+	if err := w.AppendPower(record.PowerSample{T: 1717405202, Device: "gpu0", EnergyJ: math.NaN(), MemUsedBytes: -1}); err != nil {
 		t.Errorf("unused NaN energy: %v", err)
 	}
-	if err := w.AppendEngineMetrics(testMetrics()[0], EngineMetric{T: 1, Name: "x", Value: math.NaN()}); err == nil || !strings.Contains(err.Error(), "engine_metrics.jsonl") {
+	if err := w.AppendEngineMetrics(testMetrics()[0], record.EngineMetric{T: 1, Name: "x", Value: math.NaN()}); err == nil || !strings.Contains(err.Error(), "engine_metrics.jsonl") {
 		t.Errorf("NaN engine metric: %v", err)
 	}
-	if err := w.AppendEngineMetrics(EngineMetric{T: 1, Value: 1}); err == nil {
+	if err := w.AppendEngineMetrics(record.EngineMetric{T: 1, Value: 1}); err == nil {
 		t.Errorf("engine metric with no name accepted")
 	}
-	if err := w.AppendRequest(Request{ID: "r9", TokenTimes: []float64{math.Inf(-1)}}); err == nil || !strings.Contains(err.Error(), `requests.jsonl: request "r9"`) {
+	if err := w.AppendRequest(record.Request{ID: "r9", TokenTimes: []float64{math.Inf(-1)}}); err == nil || !strings.Contains(err.Error(), `requests.jsonl: request "r9"`) {
 		t.Errorf("request with -Inf: %v", err)
 	}
 	if err := w.Close(); err != nil {
@@ -469,7 +464,7 @@ func TestWriteErrorNamesFile(t *testing.T) {
 func TestConcurrentAppends(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	m := testMeta()
-	m.Hardware.Devices = append(m.Hardware.Devices, Device{ID: "gpu1"}) // the sampler's second device
+	m.Hardware.Devices = append(m.Hardware.Devices, record.Device{ID: "gpu1"}) // the sampler's second device
 	w, err := Create(dir, m)
 	if err != nil {
 		t.Fatal(err)
@@ -484,10 +479,7 @@ func TestConcurrentAppends(t *testing.T) {
 	wg.Go(func() { // the sampler: two devices per instant
 		for i := range samples {
 			t0 := 1717405200 + float64(i)*0.1
-			if err := w.AppendPower(
-				PowerSample{T: t0, Device: "gpu0", PowerW: float64(i), EnergyJ: float64(i) * 10, HasEnergy: true, MemUsedBytes: int64(i)},
-				PowerSample{T: t0, Device: "gpu1", PowerW: float64(i), MemUsedBytes: -1},
-			); err != nil {
+			if err := w.AppendPower(record.PowerSample{T: t0, Device: "gpu0", PowerW: float64(i), EnergyJ: float64(i) * 10, HasEnergy: true, MemUsedBytes: int64(i)}, record.PowerSample{T: t0, Device: "gpu1", PowerW: float64(i), MemUsedBytes: -1}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -495,7 +487,7 @@ func TestConcurrentAppends(t *testing.T) {
 	})
 	wg.Go(func() { // the scraper
 		for i := range metricBatch {
-			if err := w.AppendEngineMetrics(EngineMetric{T: 1717405200 + float64(i), Name: "a", Value: 1}, EngineMetric{T: 1717405200 + float64(i), Name: "b", Value: 2}); err != nil {
+			if err := w.AppendEngineMetrics(record.EngineMetric{T: 1717405200 + float64(i), Name: "a", Value: 1}, record.EngineMetric{T: 1717405200 + float64(i), Name: "b", Value: 2}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -506,8 +498,8 @@ func TestConcurrentAppends(t *testing.T) {
 			if err := w.Flush(); err != nil {
 				t.Error(err)
 			}
-			if err := w.UpdateMeta(func(m *Meta) {
-				m.Events = append(m.Events, Event{Name: fmt.Sprint("e", i), T: 1717405200 + float64(i)})
+			if err := w.UpdateMeta(func(m *record.Meta) {
+				m.Events = append(m.Events, record.Event{Name: fmt.Sprint("e", i), T: 1717405200 + float64(i)})
 			}); err != nil {
 				t.Error(err)
 			}
@@ -517,7 +509,7 @@ func TestConcurrentAppends(t *testing.T) {
 	for g := range requesters {
 		wg.Go(func() {
 			for i := range perWorker {
-				r := Request{ID: fmt.Sprintf("g%d-%d", g, i), Phase: "formal", SentAt: 1717405201, FirstTokenAt: 1717405202, DoneAt: 1717405203, OutputTokens: i, OK: true,
+				r := record.Request{ID: fmt.Sprintf("g%d-%d", g, i), Phase: "formal", SentAt: 1717405201, FirstTokenAt: 1717405202, DoneAt: 1717405203, OutputTokens: i, OK: true,
 					TokenTimes: []float64{1717405202, 1717405202.5, 1717405203}}
 				if err := w.AppendRequest(r); err != nil {
 					t.Error(err)

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
@@ -216,7 +217,7 @@ func MeasureRun(dir string, slo SLOBounds) (Measure, error) {
 	if err != nil {
 		return Measure{OK: false, Reason: err.Error()}, nil
 	}
-	var all, ok []archive.Request
+	var all, ok []record.Request
 	for _, q := range run.Requests {
 		if q.Phase != "formal" {
 			continue
@@ -232,7 +233,7 @@ func MeasureRun(dir string, slo SLOBounds) (Measure, error) {
 	return measure(all, ok, slo), nil
 }
 
-func measure(all, ok []archive.Request, slo SLOBounds) Measure {
+func measure(all, ok []record.Request, slo SLOBounds) Measure {
 	m := Measure{OK: true, Attainment: -1}
 	firstDone, lastDone := math.Inf(1), math.Inf(-1)
 	for _, q := range ok {
@@ -273,7 +274,7 @@ func measure(all, ok []archive.Request, slo SLOBounds) Measure {
 // meetsSLO: every set bound holds; TPOT is (done - first token) / (output
 // tokens - 1), as the profiles define it, and holds for a request with
 // fewer than two tokens.
-func meetsSLO(q archive.Request, b SLOBounds) bool {
+func meetsSLO(q record.Request, b SLOBounds) bool {
 	if b.TTFTMs > 0 && (q.FirstTokenAt-q.SentAt)*1000 > b.TTFTMs {
 		return false
 	}
@@ -286,7 +287,7 @@ func meetsSLO(q archive.Request, b SLOBounds) bool {
 	return true
 }
 
-func medianTTFT(qs []archive.Request) float64 {
+func medianTTFT(qs []record.Request) float64 {
 	v := make([]float64, len(qs))
 	for i, q := range qs {
 		v[i] = q.FirstTokenAt - q.SentAt

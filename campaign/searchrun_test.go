@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // fakeArchive writes a complete archive of 30 formal requests at
@@ -20,9 +21,9 @@ import (
 func fakeArchive(t *testing.T, dir string, conc int, status string) {
 	t.Helper()
 	const t0 = 1.7e9
-	meta := archive.Meta{RunID: filepath.Base(dir), Simulated: true, Profile: archive.ProfileRef{Name: "benchmark-1.5"},
-		Engine: archive.EngineInfo{Kind: "sim", Model: "m"}, Status: status, StartedAt: t0, EndedAt: t0 + 100,
-		RequestSet: archive.RequestSet{Count: 30}, Stages: []archive.Stage{{Name: "formal", Start: t0 + 1, End: t0 + 90}}}
+	meta := record.Meta{RunID: filepath.Base(dir), Simulated: true, Profile: record.ProfileRef{Name: "benchmark-1.5"},
+		Engine: record.EngineInfo{Kind: "sim", Model: "m"}, Status: status, StartedAt: t0, EndedAt: t0 + 100,
+		RequestSet: record.RequestSet{Count: 30}, Stages: []record.Stage{{Name: "formal", Start: t0 + 1, End: t0 + 90}}}
 	w, err := archive.Create(dir, meta)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func fakeArchive(t *testing.T, dir string, conc int, status string) {
 	tpot := float64(10+conc) / 1000
 	for i := range 30 {
 		sent := t0 + 1 + float64(i)*0.5
-		if err := w.AppendRequest(archive.Request{ID: fmt.Sprintf("f%02d", i), Phase: "formal", SentAt: sent, FirstTokenAt: sent + 0.05,
+		if err := w.AppendRequest(record.Request{ID: fmt.Sprintf("f%02d", i), Phase: "formal", SentAt: sent, FirstTokenAt: sent + 0.05,
 			DoneAt: sent + 0.05 + 10*tpot, OutputTokens: 11, TokensSource: "usage", OK: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -59,10 +60,10 @@ func TestRunSearchResumes(t *testing.T) {
 		conc, _ := strconv.Atoi(strings.TrimPrefix(r.Axes["load"], "c"))
 		ran = append(ran, r.Axes["load"])
 		if len(ran) == interruptAt {
-			fakeArchive(t, dir, conc, archive.StatusInterrupted)
+			fakeArchive(t, dir, conc, record.StatusInterrupted)
 			return Result{Interrupted: true}, nil
 		}
-		fakeArchive(t, dir, conc, archive.StatusComplete)
+		fakeArchive(t, dir, conc, record.StatusComplete)
 		return Result{}, nil
 	}
 	var log strings.Builder
@@ -103,7 +104,7 @@ func TestRunSearchResumes(t *testing.T) {
 // (growth 1), TPOT 11 ms ≤ 20: attainment 1.
 func TestMeasureRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	fakeArchive(t, dir, 1, archive.StatusComplete)
+	fakeArchive(t, dir, 1, record.StatusComplete)
 	m, err := MeasureRun(dir, SLOBounds{TPOTMs: 20})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestRunSearchSlurm(t *testing.T) {
 				t.Fatalf("job script:\n%s", b)
 			}
 			n, _ := strconv.Atoi(conc[1])
-			fakeArchive(t, out[1], n, archive.StatusComplete)
+			fakeArchive(t, out[1], n, record.StatusComplete)
 			delete(f.queue, id)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Outcome is where a run stands, from its archives.
@@ -89,9 +90,9 @@ func Status(as []Attempt) Outcome {
 		return Pending
 	}
 	switch as[len(as)-1].Status {
-	case archive.StatusComplete:
+	case record.StatusComplete:
 		return Complete
-	case archive.StatusInterrupted, archive.StatusRunning:
+	case record.StatusInterrupted, record.StatusRunning:
 		return Interrupted
 	default:
 		return Failed

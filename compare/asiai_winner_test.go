@@ -6,22 +6,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/golden"
 	"github.com/joulebench/joulebench/report"
 )
 
 func winnerRun(kind string, tokS, ttft, power float64, excluded bool, failed ...string) Run {
-	res := &archive.Results{Values: map[string]archive.Result{
+	res := &record.Results{Values: map[string]record.Result{
 		"tok_per_sec": {Value: tokS}, "ttft_ms": {Value: ttft}, "power_watts": {Value: power},
 		"gpu_mem_used_gb": {Value: 5.5}, "stability": {Value: "stable"},
 	}, Excluded: excluded}
 	for _, name := range failed {
 		f := false
 		res.Order = append(res.Order, name)
-		res.Values[name] = archive.Result{Kind: "check", Passed: &f, Severity: "exclude"}
+		res.Values[name] = record.Result{Kind: "check", Passed: &f, Severity: "exclude"}
 	}
-	return Run{Meta: archive.Meta{RunID: kind + "-run", Engine: archive.EngineInfo{Kind: kind, Model: "m"}}, Results: res}
+	return Run{Meta: record.Meta{RunID: kind + "-run", Engine: record.EngineInfo{Kind: kind, Model: "m"}}, Results: res}
 }
 
 func TestAsiaiWinner(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -19,10 +19,10 @@ const UnknownGroup = "unknown"
 // Run is one archived run evaluated with a profile.
 type Run struct {
 	Dir  string
-	Meta archive.Meta
+	Meta record.Meta
 	// Results are the evaluated results; nil when the run could not be
 	// evaluated (the run is then flagged not_evaluated).
-	Results *archive.Results
+	Results *record.Results
 }
 
 // Flag is a finding on a run and the values it removes from the
@@ -274,7 +274,7 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 		if r.Meta.Simulated {
 			rep.Simulated = true
 		}
-		if why, ok := p.NotApplicableReason(r.Meta.Reason); ok && r.Meta.Status != archive.StatusComplete {
+		if why, ok := p.NotApplicableReason(r.Meta.Reason); ok && r.Meta.Status != record.StatusComplete {
 			rep.NotApplicable = append(rep.NotApplicable, NotApplicable{Scenario: p.scenarioOf(r.Meta), Model: orDash(r.Meta.Engine.Model),
 				Engine: orDash(r.Meta.Engine.Kind), RunID: r.Meta.RunID, Dir: r.Dir, Reason: why + " (" + r.Meta.Reason + ")"})
 			continue
@@ -331,7 +331,7 @@ func orDash(s string) string {
 
 // scenarioOf is the first scenario label present, else the request set's
 // source, else "-".
-func (p *Profile) scenarioOf(m archive.Meta) string {
+func (p *Profile) scenarioOf(m record.Meta) string {
 	for _, l := range p.ScenarioLabels {
 		if v := strings.TrimSpace(m.Labels[l]); v != "" {
 			return v
@@ -343,7 +343,7 @@ func (p *Profile) scenarioOf(m archive.Meta) string {
 // paramsOf reads the parameter count from the label, else from
 // engine.extra. ok is false when absent; note says why a value present was
 // not usable.
-func (p *Profile) paramsOf(m archive.Meta) (v float64, ok bool, note string) {
+func (p *Profile) paramsOf(m record.Meta) (v float64, ok bool, note string) {
 	if p.ParamsLabel == "" {
 		return 0, false, ""
 	}
@@ -400,7 +400,7 @@ func ParseParams(s string) (float64, error) {
 
 // number reads a numeric result. ok is false when it is absent or not
 // applicable; note then says why.
-func number(res *archive.Results, name string) (float64, bool, string) {
+func number(res *record.Results, name string) (float64, bool, string) {
 	if res == nil {
 		return 0, false, "run not evaluated"
 	}
@@ -451,7 +451,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 	add := func(rule FlagRule, detail string) {
 		flags = append(flags, Flag{Name: rule.Flag, Detail: detail, Removes: slices.Clone(rule.Removes)})
 	}
-	failedCheck := func(name string, c archive.Result) bool {
+	failedCheck := func(name string, c record.Result) bool {
 		if c.Kind != "check" || c.Passed == nil || *c.Passed {
 			return false
 		}
@@ -493,7 +493,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 				add(rule, reason)
 			}
 		case rule.Incomplete:
-			if r.Meta.Status != archive.StatusComplete {
+			if r.Meta.Status != record.StatusComplete {
 				add(rule, incompleteDetail(&r.Meta))
 			}
 		}
@@ -503,7 +503,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 
 // checkDetail is a failed check's message, with its note when the
 // message does not already carry it.
-func checkDetail(c archive.Result) string {
+func checkDetail(c record.Result) string {
 	detail := c.Message
 	if c.Note != "" && !strings.Contains(detail, c.Note) {
 		detail = strings.TrimSpace(detail + " (" + c.Note + ")")
@@ -513,7 +513,7 @@ func checkDetail(c archive.Result) string {
 
 // incompleteDetail says why a run is not complete: its status and the
 // reason it gives.
-func incompleteDetail(m *archive.Meta) string {
+func incompleteDetail(m *record.Meta) string {
 	d := "status " + orDash(m.Status)
 	if m.Reason != "" {
 		d += ": " + m.Reason
@@ -587,7 +587,7 @@ func (p *Profile) runRow(r Run, flags []Flag) RunRow {
 
 // sameFields reads the pair-rule fields of run.json (dotted paths) as
 // canonical JSON; an absent field is "".
-func sameFields(m archive.Meta, fields []string) map[string]string {
+func sameFields(m record.Meta, fields []string) map[string]string {
 	out := map[string]string{}
 	if len(fields) == 0 {
 		return out

@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // metaDoc is run.json as a generic JSON document (nil if it cannot be
 // encoded, which a Meta read from an archive always can).
-func metaDoc(m archive.Meta) map[string]any {
+func metaDoc(m record.Meta) map[string]any {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil
@@ -57,7 +57,7 @@ func flatten(path string, v any, out map[string]string) {
 // configurationOf reads the configuration fields of a run: setting holds
 // every field of configuration.fields that is not a load field, load the
 // load fields.
-func (p *Profile) configurationOf(m archive.Meta) (setting, load map[string]string) {
+func (p *Profile) configurationOf(m record.Meta) (setting, load map[string]string) {
 	setting, load = map[string]string{}, map[string]string{}
 	doc := metaDoc(m)
 	if doc == nil {

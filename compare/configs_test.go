@@ -8,7 +8,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/report"
@@ -194,7 +193,7 @@ func TestNotApplicableRows(t *testing.T) {
 	p := builtin(t)
 	ok := mk(spec{id: "ok", scenario: "long", model: "big", engine: "vllm", steady: 0.2, full: 0.4, tokens: 10})
 	overflow := mk(spec{id: "ovf", scenario: "long", model: "small", engine: "vllm", steady: -1, full: -1, tokens: -1})
-	overflow.Meta.Status = archive.StatusFailed
+	overflow.Meta.Status = record.StatusFailed
 	overflow.Meta.Reason = "warm-up: 8 of 8 requests failed: http 400: This model's maximum context length is 2048 tokens. However, your request has 9000 input tokens."
 	crash := mk(spec{id: "crash", scenario: "long", model: "mid", engine: "vllm", steady: 0.2, full: 0.4, tokens: 10, incomplete: true})
 	excluded := NotApplicable{Scenario: "long", Model: "tiny", Engine: "sglang", Setting: []FieldValue{{"max_tokens", "256"}},

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/report/doc"
 )
 
@@ -37,7 +37,7 @@ type SLO struct {
 }
 
 // SLOOf reads the SLO of a run's parameters; nil when no bound is set.
-func SLOOf(m archive.Meta) *SLO {
+func SLOOf(m record.Meta) *SLO {
 	s := SLO{TTFTMs: paramFloat(m.Parameters, "slo_ttft_ms"), TPOTMs: paramFloat(m.Parameters, "slo_tpot_ms"),
 		E2EMs: paramFloat(m.Parameters, "slo_e2e_ms"), Attainment: paramFloat(m.Parameters, "slo_attainment_target")}
 	if s.TTFTMs <= 0 && s.TPOTMs <= 0 && s.E2EMs <= 0 {

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func builtin(t *testing.T) *Profile {
@@ -28,16 +28,16 @@ type spec struct {
 	values                              map[string]any // extra results
 }
 
-func metric(v any, unit string) archive.Result {
-	return archive.Result{Kind: "metric", Value: v, Unit: unit}
+func metric(v any, unit string) record.Result {
+	return record.Result{Kind: "metric", Value: v, Unit: unit}
 }
 
-func check(passed bool, severity, message string) archive.Result {
-	return archive.Result{Kind: "check", Value: passed, Passed: &passed, Severity: severity, Message: message}
+func check(passed bool, severity, message string) record.Result {
+	return record.Result{Kind: "check", Value: passed, Passed: &passed, Severity: severity, Message: message}
 }
 
-func na(unit, note string) archive.Result {
-	return archive.Result{Kind: "metric", Value: nil, Unit: unit, Note: "not applicable: " + note}
+func na(unit, note string) record.Result {
+	return record.Result{Kind: "metric", Value: nil, Unit: unit, Note: "not applicable: " + note}
 }
 
 // mk builds an evaluated run as compare sees it.
@@ -53,13 +53,13 @@ func mk(s spec) Run {
 	if s.params != "" {
 		labels["model_params"] = s.params
 	}
-	m := archive.Meta{FormatVersion: 1, RunID: s.id, Simulated: true, Profile: archive.ProfileRef{Name: prof},
-		Engine: archive.EngineInfo{Kind: s.engine, Model: s.model}, Status: archive.StatusComplete, Labels: labels}
+	m := record.Meta{FormatVersion: 1, RunID: s.id, Simulated: true, Profile: record.ProfileRef{Name: prof},
+		Engine: record.EngineInfo{Kind: s.engine, Model: s.model}, Status: record.StatusComplete, Labels: labels}
 	if s.incomplete {
-		m.Status, m.Reason = archive.StatusFailed, "engine exited during the formal stage"
+		m.Status, m.Reason = record.StatusFailed, "engine exited during the formal stage"
 	}
-	res := &archive.Results{FormatVersion: 1, RunID: s.id, Simulated: true, Profile: archive.ProfileRef{Name: prof},
-		Values: map[string]archive.Result{}}
+	res := &record.Results{FormatVersion: 1, RunID: s.id, Simulated: true, Profile: record.ProfileRef{Name: prof},
+		Values: map[string]record.Result{}}
 	if prof == "benchmark-1.5" {
 		if s.steady >= 0 && !s.notSteady {
 			res.Values["steady_state_j_per_token"] = metric(s.steady, "J/token")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -13,7 +13,7 @@ import (
 // load generator's Doer; the clients of engines/all also have its
 // optional abilities (Tracker, Preparer).
 type Client interface {
-	Do(ctx context.Context, r workload.Request) archive.Request
+	Do(ctx context.Context, r workload.Request) record.Request
 }
 
 // ClientConfig is what a run's request client is built from, whatever its

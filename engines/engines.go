@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // API names for Engine.API.
@@ -66,7 +66,7 @@ type Engine interface {
 	// Exited is closed when the engine has exited, on its own or after Stop.
 	Exited() <-chan struct{}
 	// Info describes the engine for run.json.
-	Info() archive.EngineInfo
+	Info() record.EngineInfo
 }
 
 // DefaultTag is the tag Ollama gives a model name without one: "tiny" is

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Precision is the numeric format of the weights a model is served in, as
@@ -59,7 +59,7 @@ func (p Precision) Quantization() string {
 
 // Record writes p into run.json's engine fields: precision (Label),
 // model_quantization and model_format, each when known.
-func (p Precision) Record(info *archive.EngineInfo) {
+func (p Precision) Record(info *record.EngineInfo) {
 	if l := p.Label(); l != "" {
 		info.Precision = l
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/internal/gguf"
 )
@@ -163,12 +163,12 @@ func TestGGUFPrecision(t *testing.T) {
 // Ollama's quantization_level (its /api/show details) and the run.json
 // fields a precision fills.
 func TestOllamaPrecisionRecord(t *testing.T) {
-	var info archive.EngineInfo
+	var info record.EngineInfo
 	engines.OllamaPrecision("Q4_K_M", "gguf").Record(&info)
 	if info.Precision != "q4_k_m" || info.Quantization != "Q4_K_M" || info.ModelFormat != "gguf" {
 		t.Errorf("recorded %+v", info)
 	}
-	info = archive.EngineInfo{Precision: "kept"}
+	info = record.EngineInfo{Precision: "kept"}
 	engines.OllamaPrecision("", "").Record(&info)
 	if info.Precision != "kept" || info.Quantization != "" {
 		t.Errorf("an unknown precision overwrote: %+v", info)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
@@ -66,7 +67,7 @@ func TestImportRefusesNonRegularFiles(t *testing.T) {
 	for i, c := range cases {
 		t.Run(fmt.Sprintf("%s %s %s", c.format, c.file, c.loadgen), func(t *testing.T) {
 			q := Request{Format: c.format, File: c.file, Loadgen: c.loadgen, Map: "time=ts,watts=p", Out: filepath.Join(dir, fmt.Sprint("run", i)),
-				Domain: archive.DomainGPU, Profile: "benchmark-1.0"}
+				Domain: record.DomainGPU, Profile: "benchmark-1.0"}
 			start := time.Now()
 			_, err := importWithin(t, context.Background(), q, 5*time.Second)
 			if took := time.Since(start); took > time.Second {
@@ -99,7 +100,7 @@ func TestImportCancelled(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := importWithin(t, ctx, Request{Format: "csv", File: p, Map: "time=ts,watts=p", Out: out, Domain: archive.DomainGPU,
+	_, err := importWithin(t, ctx, Request{Format: "csv", File: p, Map: "time=ts,watts=p", Out: out, Domain: record.DomainGPU,
 		Profile: "benchmark-1.0", OutputTokens: 10}, 5*time.Second)
 	if err == nil || exitcode.Of(err) != int(exitcode.Interrupted) || !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v (exit %d), want interrupted (exit 130)", err, exitcode.Of(err))
@@ -115,7 +116,7 @@ func TestImportCancelled(t *testing.T) {
 func TestImportOutputTokensBound(t *testing.T) {
 	for _, n := range []int{1_000_000_000_000_000_000, MaxImportTokens + 1} {
 		q := Request{Format: "csv", File: csvFile(t), Map: "time=ts,device=gpu,watts=power", Out: filepath.Join(t.TempDir(), "run"),
-			Domain: archive.DomainGPU, Profile: "benchmark-1.0", OutputTokens: n}
+			Domain: record.DomainGPU, Profile: "benchmark-1.0", OutputTokens: n}
 		_, err := Import(context.Background(), q)
 		if err == nil || exitcode.Of(err) != int(exitcode.Invalid) || !strings.Contains(err.Error(), "--output-tokens must be 0 .. 17179869184") {
 			t.Errorf("%d tokens: %v (exit %d)", n, err, exitcode.Of(err))
@@ -132,7 +133,7 @@ func TestImportOutputTokensBound(t *testing.T) {
 // 3,333,333 (the first takes the remainder 1); the archive reads back.
 func TestImportSplitsTokens(t *testing.T) {
 	q := Request{Format: "csv", File: csvFile(t), Map: "time=ts,device=gpu,watts=power", Out: filepath.Join(t.TempDir(), "run"),
-		Domain: archive.DomainGPU, Profile: "benchmark-1.0", OutputTokens: 10_000_000}
+		Domain: record.DomainGPU, Profile: "benchmark-1.0", OutputTokens: 10_000_000}
 	if _, err := Import(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +167,8 @@ func TestImportSplitsTokens(t *testing.T) {
 func TestWriteCheckedReadsBack(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "run")
-	rec := &Recording{Format: "csv", Samples: []archive.PowerSample{{T: t0, Device: "a", PowerW: 1, MemUsedBytes: -1}, {T: t0 + 1, Device: "a", PowerW: 1, MemUsedBytes: -1}},
-		Devices: []archive.Device{{ID: "a", Method: "power"}, {ID: "b", Method: "power"}}}
+	rec := &Recording{Format: "csv", Samples: []record.PowerSample{{T: t0, Device: "a", PowerW: 1, MemUsedBytes: -1}, {T: t0 + 1, Device: "a", PowerW: 1, MemUsedBytes: -1}},
+		Devices: []record.Device{{ID: "a", Method: "power"}, {ID: "b", Method: "power"}}}
 	err := writeChecked(context.Background(), out, rec, WriteOptions{OutputTokens: 10})
 	if err == nil || exitcode.Of(err) != int(exitcode.Invalid) || !strings.Contains(err.Error(), "does not read back") || !strings.Contains(err.Error(), `no sample of device "b"`) {
 		t.Errorf("error %v (exit %d), want the reader's refusal (exit 2)", err, exitcode.Of(err))
@@ -188,8 +189,8 @@ func TestImportEveryPathReadsBack(t *testing.T) {
 	}
 	for _, q := range []Request{
 		{Format: "ptdaemon", File: filepath.Join("testdata", "ptd", "spl.txt"), Loadgen: filepath.Join("testdata", "ptd", "mlperf_log_detail.txt")},
-		{Format: "csv", File: csvFile(t), Map: "time=ts,device=gpu,watts=power", Domain: archive.DomainGPU},
-		{Format: "prometheus", File: prom, Domain: archive.DomainGPU},
+		{Format: "csv", File: csvFile(t), Map: "time=ts,device=gpu,watts=power", Domain: record.DomainGPU},
+		{Format: "prometheus", File: prom, Domain: record.DomainGPU},
 	} {
 		q.Out, q.Profile, q.OutputTokens = filepath.Join(tmp, q.Format), "benchmark-1.0", 1000
 		if _, err := Import(context.Background(), q); err != nil {
@@ -197,7 +198,7 @@ func TestImportEveryPathReadsBack(t *testing.T) {
 			continue
 		}
 		run, err := archive.LoadData(q.Out)
-		if err != nil || run.Meta.Status != archive.StatusComplete || len(run.Requests) != 1 || run.Requests[0].OutputTokens != 1000 {
+		if err != nil || run.Meta.Status != record.StatusComplete || len(run.Requests) != 1 || run.Requests[0].OutputTokens != 1000 {
 			t.Errorf("%s: read back %v, %+v", q.Format, err, run)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Mapping says which CSV columns (by header name) hold what.
@@ -242,7 +242,7 @@ func (rec *Recording) fromRows(rows []csvRow, m Mapping, name string) error {
 			if i > 0 && r.t == rs[i-1].t {
 				return fmt.Errorf("%s:%d: device %s has a second row at %s (line %d)", name, r.line, d, fmtTime(r.t), rs[i-1].line)
 			}
-			s := archive.PowerSample{T: r.t, Device: d, PowerW: r.w, EnergyJ: r.j, HasEnergy: r.hasJ, MemUsedBytes: -1}
+			s := record.PowerSample{T: r.t, Device: d, PowerW: r.w, EnergyJ: r.j, HasEnergy: r.hasJ, MemUsedBytes: -1}
 			if !r.hasJ {
 				method = "power"
 			}
@@ -267,7 +267,7 @@ func (rec *Recording) fromRows(rows []csvRow, m Mapping, name string) error {
 		if m.Watts == "" {
 			field = "csv: increase of " + m.Joules + " over time"
 		}
-		rec.Devices = append(rec.Devices, archive.Device{ID: d, Method: method, PowerField: field})
+		rec.Devices = append(rec.Devices, record.Device{ID: d, Method: method, PowerField: field})
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestParseMapping(t *testing.T) {
@@ -38,7 +38,7 @@ func TestCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []archive.PowerSample{
+	want := []record.PowerSample{
 		{T: t0, Device: "a", PowerW: 100, MemUsedBytes: -1},
 		{T: t0, Device: "b", PowerW: 200, MemUsedBytes: -1},
 		{T: t0 + 1.5, Device: "b", PowerW: 210, MemUsedBytes: -1},

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Recording is what a reader found in the user's files.
@@ -36,15 +37,15 @@ type Recording struct {
 	Format string
 	// Samples are the readings, any order; failed readings are left out
 	// (FailedSamples counts them).
-	Samples []archive.PowerSample
+	Samples []record.PowerSample
 	// Devices describe the devices of Samples, in order.
-	Devices []archive.Device
+	Devices []record.Device
 	// Begin and End are the measured (formal) window in Unix seconds;
 	// both 0: the span every device covers.
 	Begin, End float64
 	// Window says where Begin and End came from.
 	Window        string
-	Files         []archive.ImportFile
+	Files         []record.ImportFile
 	FailedSamples int
 	Notes         []string
 	Labels        map[string]string
@@ -75,7 +76,7 @@ type WriteOptions struct {
 	// Profile names the profile the run is evaluated with by default, and
 	// ProfileYAML is its source, kept as profile.yaml (its sha256 goes to
 	// run.json).
-	Profile     archive.ProfileRef
+	Profile     record.ProfileRef
 	ProfileYAML []byte
 	// Software is recorded in run.json (joulebench's version).
 	Software map[string]string
@@ -109,12 +110,12 @@ const (
 // requests over [begin, end] that keep each within
 // archive.MaxOutputTokens, as evenly as whole tokens allow (the first
 // ones take one more).
-func syntheticRequests(n int, begin, end float64) []archive.Request {
+func syntheticRequests(n int, begin, end float64) []record.Request {
 	if n <= 0 {
 		return nil
 	}
 	k := (n + archive.MaxOutputTokens - 1) / archive.MaxOutputTokens
-	out := make([]archive.Request, k)
+	out := make([]record.Request, k)
 	for i := range out {
 		id := SyntheticRequestID
 		if k > 1 {
@@ -124,7 +125,7 @@ func syntheticRequests(n int, begin, end float64) []archive.Request {
 		if i < n%k {
 			tokens++
 		}
-		out[i] = archive.Request{ID: id, Phase: "formal", SentAt: begin, FirstTokenAt: begin, DoneAt: end,
+		out[i] = record.Request{ID: id, Phase: "formal", SentAt: begin, FirstTokenAt: begin, DoneAt: end,
 			OutputTokens: tokens, TokensSource: "user", OK: true, Synthetic: true}
 	}
 	return out
@@ -142,7 +143,7 @@ func Write(ctx context.Context, dir string, rec *Recording, opt WriteOptions) (e
 		return fmt.Errorf("import: output tokens must be 0 .. %d, got %d", MaxImportTokens, opt.OutputTokens)
 	}
 	samples := slices.Clone(rec.Samples)
-	slices.SortStableFunc(samples, func(a, b archive.PowerSample) int { return cmp.Compare(a.T, b.T) })
+	slices.SortStableFunc(samples, func(a, b record.PowerSample) int { return cmp.Compare(a.T, b.T) })
 	lo, hi := coveredSpan(samples)
 	begin, end, window := rec.Begin, rec.End, rec.Window
 	if begin == 0 && end == 0 {
@@ -165,7 +166,7 @@ func Write(ctx context.Context, dir string, rec *Recording, opt WriteOptions) (e
 	}
 	defer func() {
 		if err != nil { // the directory stays, saying why it is incomplete
-			_ = w.UpdateMeta(func(m *archive.Meta) { m.Status, m.Reason = archive.StatusFailed, err.Error() })
+			_ = w.UpdateMeta(func(m *record.Meta) { m.Status, m.Reason = record.StatusFailed, err.Error() })
 		}
 		if cerr := w.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("import: %w", cerr)
@@ -187,14 +188,14 @@ func Write(ctx context.Context, dir string, rec *Recording, opt WriteOptions) (e
 			return fmt.Errorf("import: %w", err)
 		}
 	}
-	return w.UpdateMeta(func(m *archive.Meta) { m.Status = archive.StatusComplete })
+	return w.UpdateMeta(func(m *record.Meta) { m.Status = record.StatusComplete })
 }
 
 // ProfileFile is the archived profile's name in a run directory (as
 // workflow.ProfileFile).
 const ProfileFile = "profile.yaml"
 
-func buildMeta(runID string, rec *Recording, opt WriteOptions, samples []archive.PowerSample, begin, end float64, window string) archive.Meta {
+func buildMeta(runID string, rec *Recording, opt WriteOptions, samples []record.PowerSample, begin, end float64, window string) record.Meta {
 	prof := opt.Profile
 	if len(opt.ProfileYAML) > 0 {
 		sum := sha256.Sum256(opt.ProfileYAML)
@@ -215,23 +216,23 @@ func buildMeta(runID string, rec *Recording, opt WriteOptions, samples []archive
 	}
 	interval := medianInterval(samples)
 	first, last := samples[0].T, samples[len(samples)-1].T
-	return archive.Meta{
+	return record.Meta{
 		RunID:    runID,
 		Profile:  prof,
-		Engine:   archive.EngineInfo{Kind: kind, Model: rec.Model},
-		Hardware: archive.Hardware{Devices: slices.Clone(rec.Devices)},
+		Engine:   record.EngineInfo{Kind: kind, Model: rec.Model},
+		Hardware: record.Hardware{Devices: slices.Clone(rec.Devices)},
 		Software: opt.Software,
-		Telemetry: archive.TelemetryInfo{Source: "import:" + rec.Format, IntervalS: interval,
+		Telemetry: record.TelemetryInfo{Source: "import:" + rec.Format, IntervalS: interval,
 			Note: fmt.Sprintf("imported %s recording (%d samples, median interval %s s): power measured outside joulebench",
 				rec.Format, len(samples), strconv.FormatFloat(interval, 'g', 6, 64))},
-		Status:     archive.StatusRunning,
+		Status:     record.StatusRunning,
 		StartedAt:  min(first, begin),
 		EndedAt:    max(last, end),
-		Stages:     []archive.Stage{{Name: "formal", Start: begin, End: end}},
-		Events:     []archive.Event{},
+		Stages:     []record.Stage{{Name: "formal", Start: begin, End: end}},
+		Events:     []record.Event{},
 		Labels:     rec.Labels,
 		Parameters: opt.Parameters,
-		Import: &archive.ImportInfo{Format: rec.Format, Files: rec.Files, Window: window, Requests: requests,
+		Import: &record.ImportInfo{Format: rec.Format, Files: rec.Files, Window: window, Requests: requests,
 			OutputTokens: opt.OutputTokens, FailedSamples: rec.FailedSamples, Notes: rec.Notes},
 	}
 }
@@ -240,13 +241,13 @@ func buildMeta(runID string, rec *Recording, opt WriteOptions, samples []archive
 // over.
 func (rec *Recording) Covered() (lo, hi float64) {
 	samples := slices.Clone(rec.Samples)
-	slices.SortStableFunc(samples, func(a, b archive.PowerSample) int { return cmp.Compare(a.T, b.T) })
+	slices.SortStableFunc(samples, func(a, b record.PowerSample) int { return cmp.Compare(a.T, b.T) })
 	return coveredSpan(samples)
 }
 
 // coveredSpan is the time range every device has samples over (samples in
 // time order).
-func coveredSpan(samples []archive.PowerSample) (lo, hi float64) {
+func coveredSpan(samples []record.PowerSample) (lo, hi float64) {
 	first, last := map[string]float64{}, map[string]float64{}
 	for _, s := range samples {
 		if _, ok := first[s.Device]; !ok {
@@ -263,7 +264,7 @@ func coveredSpan(samples []archive.PowerSample) (lo, hi float64) {
 
 // medianInterval is the median time between successive samples of a
 // device, over all devices (samples in time order); 0 with fewer than two.
-func medianInterval(samples []archive.PowerSample) float64 {
+func medianInterval(samples []record.PowerSample) float64 {
 	prev := map[string]float64{}
 	var d []float64
 	for _, s := range samples {

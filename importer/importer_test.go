@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -28,7 +29,7 @@ func openFixture(t *testing.T, name string) *os.File {
 
 // importPTD imports the PTDaemon fixture into a new run directory and
 // loads it back.
-func importPTD(t *testing.T, tokens int) *archive.Run {
+func importPTD(t *testing.T, tokens int) *record.Run {
 	t.Helper()
 	rec, err := PTD(openFixture(t, "spl.txt"), "spl.txt", openFixture(t, "mlperf_log_detail.txt"), "mlperf_log_detail.txt")
 	if err != nil {
@@ -36,7 +37,7 @@ func importPTD(t *testing.T, tokens int) *archive.Run {
 	}
 	dir := filepath.Join(t.TempDir(), "ptd-run")
 	if err := Write(context.Background(), dir, rec, WriteOptions{OutputTokens: tokens,
-		Profile: archive.ProfileRef{Name: "benchmark-1.0", Source: "builtin"}}); err != nil {
+		Profile: record.ProfileRef{Name: "benchmark-1.0", Source: "builtin"}}); err != nil {
 		t.Fatal(err)
 	}
 	run, err := archive.Load(dir)
@@ -98,7 +99,7 @@ func TestImportPTDaemonMatchesMLPerf(t *testing.T) {
 		!strings.Contains(imp.Window, "power_begin/power_end") {
 		t.Errorf("import record = %+v", imp)
 	}
-	if run.Meta.Labels["scenario"] != "Offline" || run.Meta.Status != archive.StatusComplete {
+	if run.Meta.Labels["scenario"] != "Offline" || run.Meta.Status != record.StatusComplete {
 		t.Errorf("labels %v, status %q", run.Meta.Labels, run.Meta.Status)
 	}
 	if len(run.Requests) != 1 || !run.Requests[0].Synthetic || run.Requests[0].OutputTokens != 5000 ||
@@ -179,8 +180,8 @@ func TestPTDWindowOutsideSamples(t *testing.T) {
 
 // Write refuses an existing directory: nothing is overwritten.
 func TestWriteRefusesExistingDir(t *testing.T) {
-	rec := &Recording{Format: "csv", Samples: []archive.PowerSample{{T: t0, Device: "d", PowerW: 1, MemUsedBytes: -1}, {T: t0 + 1, Device: "d", PowerW: 1, MemUsedBytes: -1}},
-		Devices: []archive.Device{{ID: "d", Method: "power"}}}
+	rec := &Recording{Format: "csv", Samples: []record.PowerSample{{T: t0, Device: "d", PowerW: 1, MemUsedBytes: -1}, {T: t0 + 1, Device: "d", PowerW: 1, MemUsedBytes: -1}},
+		Devices: []record.Device{{ID: "d", Method: "power"}}}
 	dir := t.TempDir()
 	if err := Write(context.Background(), dir, rec, WriteOptions{}); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("error %v, want already exists", err)
@@ -190,7 +191,7 @@ func TestWriteRefusesExistingDir(t *testing.T) {
 // Covered is the span every device has samples over: a from 1 to 5, b
 // from 2 to 4 → [2, 4].
 func TestCovered(t *testing.T) {
-	rec := &Recording{Samples: []archive.PowerSample{{T: 5, Device: "a"}, {T: 1, Device: "a"}, {T: 2, Device: "b"}, {T: 4, Device: "b"}}}
+	rec := &Recording{Samples: []record.PowerSample{{T: 5, Device: "a"}, {T: 1, Device: "a"}, {T: 2, Device: "b"}, {T: 4, Device: "b"}}}
 	if lo, hi := rec.Covered(); lo != 2 || hi != 4 {
 		t.Errorf("covered [%v, %v], want [2, 4]", lo, hi)
 	}
@@ -200,15 +201,15 @@ func TestCovered(t *testing.T) {
 // quoted CSV cell may carry) fails the import; the directory stays, marked
 // failed with the reason, never left "running".
 func TestWriteFailureMarksRunFailed(t *testing.T) {
-	rec := &Recording{Format: "csv", Samples: []archive.PowerSample{{T: t0, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}, {T: t0 + 1, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}},
-		Devices: []archive.Device{{ID: "a\nb", Method: "power"}}}
+	rec := &Recording{Format: "csv", Samples: []record.PowerSample{{T: t0, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}, {T: t0 + 1, Device: "a\nb", PowerW: 1, MemUsedBytes: -1}},
+		Devices: []record.Device{{ID: "a\nb", Method: "power"}}}
 	dir := filepath.Join(t.TempDir(), "run")
 	err := Write(context.Background(), dir, rec, WriteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "line break") {
 		t.Fatalf("error %v, want the line break named", err)
 	}
 	meta, rerr := archive.ReadMeta(filepath.Join(dir, archive.RunFile))
-	if rerr != nil || meta.Status != archive.StatusFailed || !strings.Contains(meta.Reason, "line break") {
+	if rerr != nil || meta.Status != record.StatusFailed || !strings.Contains(meta.Reason, "line break") {
 		t.Errorf("run.json status %q reason %q (%v), want failed with the reason", meta.Status, meta.Reason, rerr)
 	}
 }

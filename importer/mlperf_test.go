@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/measure"
 )
@@ -54,7 +55,7 @@ func TestImportMLPerfSubmission(t *testing.T) {
 		t.Run(c.scenario, func(t *testing.T) {
 			dir := mlperfRun(c.scenario, "run_1")
 			q := Request{Format: "ptdaemon", File: filepath.Join(dir, "spl.txt"), Loadgen: filepath.Join(dir, "mlperf_log_detail.txt"),
-				Out: filepath.Join(t.TempDir(), "run"), Domain: archive.DomainGPU, Profile: "benchmark-1.0"}
+				Out: filepath.Join(t.TempDir(), "run"), Domain: record.DomainGPU, Profile: "benchmark-1.0"}
 			rec, err := Import(context.Background(), q)
 			if err != nil {
 				t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // PromOptions configure a Prometheus import.
@@ -179,7 +179,7 @@ func (rec *Recording) addSeries(s promSeries, idx int, dev string, scale float64
 	}
 	method, field := "power", "prometheus:"+s.Metric["__name__"]
 	for j, p := range pts {
-		smp := archive.PowerSample{T: p.t, Device: dev, PowerW: p.v, MemUsedBytes: -1}
+		smp := record.PowerSample{T: p.t, Device: dev, PowerW: p.v, MemUsedBytes: -1}
 		if counter {
 			if len(pts) < 2 {
 				return fmt.Errorf("%s: series %d has one value: power from a counter needs two", name, idx+1)
@@ -199,7 +199,7 @@ func (rec *Recording) addSeries(s promSeries, idx int, dev string, scale float64
 		}
 		rec.Samples = append(rec.Samples, smp)
 	}
-	rec.Devices = append(rec.Devices, archive.Device{ID: dev, Name: labelText(s.Metric), Method: method, PowerField: field})
+	rec.Devices = append(rec.Devices, record.Device{ID: dev, Name: labelText(s.Metric), Method: method, PowerField: field})
 	return nil
 }
 

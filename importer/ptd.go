@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // ptdLayout is the time stamp of PTDaemon's samples and of the loadgen's
@@ -39,7 +39,7 @@ const PTDDevice = "node0"
 // the readings > 0 strictly inside (power_begin, power_end).
 //
 // Errors name name:line and what was expected.
-func ReadPTD(r io.Reader, name string) (samples []archive.PowerSample, failed int, err error) {
+func ReadPTD(r io.Reader, name string) (samples []record.PowerSample, failed int, err error) {
 	l, err := readPTD(r, name)
 	return l.samples, l.failed, err
 }
@@ -47,7 +47,7 @@ func ReadPTD(r io.Reader, name string) (samples []archive.PowerSample, failed in
 // ptdLog is what readPTD found: the samples, the failed readings, and the
 // first line whose Mark says ranging (0: none) with that Mark.
 type ptdLog struct {
-	samples     []archive.PowerSample
+	samples     []record.PowerSample
 	failed      int
 	rangingLine int
 	rangingMark string
@@ -55,7 +55,7 @@ type ptdLog struct {
 
 func readPTD(r io.Reader, name string) (ptdLog, error) {
 	var l ptdLog
-	var samples []archive.PowerSample
+	var samples []record.PowerSample
 	failed := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
@@ -94,7 +94,7 @@ func readPTD(r io.Reader, name string) (ptdLog, error) {
 		if err := checkPower(w); err != nil {
 			return l, fmt.Errorf("%s:%d: watts: %w", name, line, err)
 		}
-		samples = append(samples, archive.PowerSample{T: t, Device: PTDDevice, PowerW: w, MemUsedBytes: -1})
+		samples = append(samples, record.PowerSample{T: t, Device: PTDDevice, PowerW: w, MemUsedBytes: -1})
 		prevLine = line
 	}
 	l.samples, l.failed = samples, failed
@@ -317,7 +317,7 @@ func ptd(ctx context.Context, spl io.Reader, splName string, detail io.Reader, d
 	rec := &Recording{
 		Format:  "ptdaemon",
 		Samples: pl.samples,
-		Devices: []archive.Device{{ID: PTDDevice, Name: "PTDaemon power analyzer: whole system (AC at the wall)", Method: "power",
+		Devices: []record.Device{{ID: PTDDevice, Name: "PTDaemon power analyzer: whole system (AC at the wall)", Method: "power",
 			PowerField: "ptdaemon:Watts"}},
 		Begin: win.Begin, End: win.End,
 		Window:        "loadgen power_begin/power_end (" + detailName + ")",

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/profiles"
@@ -97,7 +98,7 @@ func Import(ctx context.Context, q Request) (*Recording, error) {
 		return nil, exitcode.Invalidf("import: --profile %s: %v", q.Profile, err)
 	}
 	opt := WriteOptions{OutputTokens: rec.OutputTokens, TokensFrom: rec.TokensFrom, ProfileYAML: src,
-		Profile: archive.ProfileRef{Name: q.Profile, Source: "builtin"}, Software: q.Software}
+		Profile: record.ProfileRef{Name: q.Profile, Source: "builtin"}, Software: q.Software}
 	if err := writeChecked(ctx, q.Out, rec, opt); err != nil {
 		return nil, err
 	}
@@ -198,13 +199,13 @@ func (rec *Recording) BeyondSamples() (lo, hi float64, beyond bool) {
 func (q Request) setDomain(rec *Recording) error {
 	dom := q.Domain
 	if q.Format == "ptdaemon" {
-		if q.DomainGiven && dom != archive.DomainNode {
+		if q.DomainGiven && dom != record.DomainNode {
 			return exitcode.Invalidf("import ptdaemon: --domain %s: a PTDaemon power analyzer measures the whole system at the wall (node)", dom)
 		}
-		dom = archive.DomainNode
+		dom = record.DomainNode
 	}
-	if !slices.Contains(archive.Domains, dom) {
-		return exitcode.Invalidf("import: --domain %q: want one of %s", dom, strings.Join(archive.Domains, ", "))
+	if !slices.Contains(record.Domains, dom) {
+		return exitcode.Invalidf("import: --domain %q: want one of %s", dom, strings.Join(record.Domains, ", "))
 	}
 	for i := range rec.Devices {
 		rec.Devices[i].Domain = dom
@@ -215,8 +216,8 @@ func (q Request) setDomain(rec *Recording) error {
 // open opens one of the user's files (a regular file of at most
 // MaxImportBytes) and records it with its sha256; the file is rewound
 // for reading.
-func open(ctx context.Context, role, path string) (*boundedfile.File, archive.ImportFile, error) {
-	fi := archive.ImportFile{Role: role, Path: filepath.Clean(path)}
+func open(ctx context.Context, role, path string) (*boundedfile.File, record.ImportFile, error) {
+	fi := record.ImportFile{Role: role, Path: filepath.Clean(path)}
 	f, err := boundedfile.Open(path, role+" file", MaxImportBytes)
 	if err != nil {
 		return nil, fi, exitcode.Invalidf("import: %v", err)
@@ -247,7 +248,7 @@ func (q Request) read(ctx context.Context) (*Recording, error) {
 		return nil, err
 	}
 	defer f.Close()
-	files := []archive.ImportFile{fi}
+	files := []record.ImportFile{fi}
 	var rec *Recording
 	switch q.Format {
 	case "ptdaemon":

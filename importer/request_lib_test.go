@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
@@ -34,7 +35,7 @@ func TestImportRequest(t *testing.T) {
 	file := csvFile(t)
 	ok := func() Request {
 		return Request{Format: "csv", File: file, Out: filepath.Join(t.TempDir(), "run"), Map: "time=ts,device=gpu,watts=power",
-			Domain: archive.DomainGPU, Profile: "benchmark-1.0", OutputTokens: 100}
+			Domain: record.DomainGPU, Profile: "benchmark-1.0", OutputTokens: 100}
 	}
 	exists := t.TempDir()
 	for _, tc := range []struct {
@@ -67,7 +68,7 @@ func TestImportRequest(t *testing.T) {
 	}
 	// A window of 1 .. 6 s after t0 reaches past the last sample (4 s).
 	q := ok()
-	q.Begin, q.End, q.Domain = fmtT(t0+1), fmtT(t0+6), archive.DomainNode
+	q.Begin, q.End, q.Domain = fmtT(t0+1), fmtT(t0+6), record.DomainNode
 	rec, err := Import(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +80,7 @@ func TestImportRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Meta.Hardware.Devices) != 2 || run.Meta.Hardware.Devices[0].Domain != archive.DomainNode || run.Meta.Profile.Name != "benchmark-1.0" {
+	if len(run.Meta.Hardware.Devices) != 2 || run.Meta.Hardware.Devices[0].Domain != record.DomainNode || run.Meta.Profile.Name != "benchmark-1.0" {
 		t.Errorf("written run: devices %+v, profile %+v", run.Meta.Hardware.Devices, run.Meta.Profile)
 	}
 }
@@ -88,7 +89,7 @@ func TestImportRequest(t *testing.T) {
 // --begin/--end (the loadgen's window is the window).
 func TestImportPTDaemonDomainAndWindow(t *testing.T) {
 	q := Request{Format: "ptdaemon", File: filepath.Join("testdata", "ptd", "spl.txt"), Loadgen: filepath.Join("testdata", "ptd", "mlperf_log_detail.txt"),
-		Out: filepath.Join(t.TempDir(), "run"), Domain: archive.DomainGPU, DomainGiven: true, Profile: "benchmark-1.0"}
+		Out: filepath.Join(t.TempDir(), "run"), Domain: record.DomainGPU, DomainGiven: true, Profile: "benchmark-1.0"}
 	if _, err := Import(context.Background(), q); err == nil || !strings.Contains(err.Error(), "measures the whole system at the wall") {
 		t.Errorf("ptdaemon --domain gpu: %v", err)
 	}

@@ -3,14 +3,14 @@ package importer
 import (
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestSummaryAndBeyondWarning(t *testing.T) {
 	// gpu0 has samples over t0 + [10, 40] s, gpu1 over t0 + [20, 50] s:
 	// every device has samples over t0 + [20, 40] s. t0 is
 	// 2025-10-19T12:00:00Z; times in messages are ISO 8601 with the zone.
-	samples := []archive.PowerSample{{T: t0 + 10, Device: "gpu0"}, {T: t0 + 40, Device: "gpu0"}, {T: t0 + 20, Device: "gpu1"}, {T: t0 + 50, Device: "gpu1"}}
+	samples := []record.PowerSample{{T: t0 + 10, Device: "gpu0"}, {T: t0 + 40, Device: "gpu0"}, {T: t0 + 20, Device: "gpu1"}, {T: t0 + 50, Device: "gpu1"}}
 	const head = "imported spl.txt (4 samples, 1 failed readings left out as gaps) into out/run\n"
 	for _, c := range []struct {
 		name         string

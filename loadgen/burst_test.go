@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -43,11 +43,11 @@ func newBurstServer(barrier, answerAfter int) *burstServer {
 
 func (s *burstServer) Prepare(context.Context, []workload.Request) func() { return nil }
 
-func (s *burstServer) Do(ctx context.Context, r workload.Request) archive.Request {
+func (s *burstServer) Do(ctx context.Context, r workload.Request) record.Request {
 	return s.DoFlight(ctx, r, &Flight{})
 }
 
-func (s *burstServer) DoFlight(ctx context.Context, r workload.Request, f *Flight) archive.Request {
+func (s *burstServer) DoFlight(ctx context.Context, r workload.Request, f *Flight) record.Request {
 	s.mu.Lock()
 	i := len(s.order)
 	s.order = append(s.order, r.ID)
@@ -81,7 +81,7 @@ func (s *burstServer) DoFlight(ctx context.Context, r workload.Request, f *Fligh
 	s.wrote++
 	s.mu.Unlock()
 	f.Wrote()
-	rec := archive.Request{ID: r.ID, OK: true, OutputTokens: 1}
+	rec := record.Request{ID: r.ID, OK: true, OutputTokens: 1}
 	select {
 	case <-s.answer:
 	case <-ctx.Done():

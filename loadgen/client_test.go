@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/loadgen"
@@ -32,11 +32,11 @@ var (
 type collector struct {
 	t     *testing.T
 	busy  atomic.Bool
-	recs  []archive.Request
+	recs  []record.Request
 	progs []loadgen.Progress
 }
 
-func (c *collector) sink(r archive.Request) {
+func (c *collector) sink(r record.Request) {
 	if !c.busy.CompareAndSwap(false, true) {
 		c.t.Error("sink called concurrently")
 	}

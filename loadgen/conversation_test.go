@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/sim/simtest"
 
-	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/loadgen"
@@ -67,9 +67,9 @@ func TestConversationPrefixCacheOnSim(t *testing.T) {
 	}
 	client := openai.NewClient(eng.BaseURL())
 	var mu sync.Mutex
-	var recs []archive.Request
+	var recs []record.Request
 	err := loadgen.RunConversations(context.Background(), loadgen.ConversationConfig{Phase: "formal", Model: eng.RequestModel(), Concurrency: 1}, set, client,
-		func(r archive.Request) { mu.Lock(); recs = append(recs, r); mu.Unlock() })
+		func(r record.Request) { mu.Lock(); recs = append(recs, r); mu.Unlock() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +109,9 @@ func TestConversationWithoutPrefixCache(t *testing.T) {
 	set := &workload.ConversationSet{Conversations: []workload.Conversation{{ID: "c", Turns: []workload.Turn{
 		{User: noteText("x", 8000), MaxTokens: 4}, {User: "more", MaxTokens: 4, Think: time.Millisecond},
 	}}}}
-	var recs []archive.Request
+	var recs []record.Request
 	err := loadgen.RunConversations(context.Background(), loadgen.ConversationConfig{Phase: "formal", Model: eng.RequestModel()}, set,
-		openai.NewClient(eng.BaseURL()), func(r archive.Request) { recs = append(recs, r) })
+		openai.NewClient(eng.BaseURL()), func(r record.Request) { recs = append(recs, r) })
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("%v, %d records", err, len(recs))
 	}
@@ -156,7 +156,7 @@ func TestReplayAzureOnTime(t *testing.T) {
 	sent := map[string]float64{}
 	stop := offsets[len(offsets)-1] + 200*time.Millisecond
 	err = loadgen.RunAt(context.Background(), reqs, offsets, loadgen.Limits{}, stop, openai.NewClient(eng.BaseURL()),
-		func(r archive.Request) { sent[r.ID] = r.SentAt })
+		func(r record.Request) { sent[r.ID] = r.SentAt })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +204,9 @@ func TestConversationFailedTurnEndsIt(t *testing.T) {
 	set := &workload.ConversationSet{Conversations: []workload.Conversation{{ID: "c", Turns: []workload.Turn{
 		{User: "one", MaxTokens: 4}, {User: "two", MaxTokens: 4}, {User: "three", MaxTokens: 4},
 	}}}}
-	var recs []archive.Request
+	var recs []record.Request
 	err := loadgen.RunConversations(context.Background(), loadgen.ConversationConfig{Phase: "formal", Model: "m"}, set,
-		openai.NewClient(srv.URL), func(r archive.Request) { recs = append(recs, r) })
+		openai.NewClient(srv.URL), func(r record.Request) { recs = append(recs, r) })
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("%v, %d records", err, len(recs))
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -31,7 +31,7 @@ func newFake(hold bool) *fakeDoer {
 	return &fakeDoer{hold: hold, release: make(chan struct{}), started: make(chan string, 10000)}
 }
 
-func (f *fakeDoer) Do(ctx context.Context, r workload.Request) archive.Request {
+func (f *fakeDoer) Do(ctx context.Context, r workload.Request) record.Request {
 	n := f.inflight.Add(1)
 	defer f.inflight.Add(-1)
 	for {
@@ -41,7 +41,7 @@ func (f *fakeDoer) Do(ctx context.Context, r workload.Request) archive.Request {
 		}
 	}
 	f.started <- r.ID
-	rec := archive.Request{ID: r.ID, Phase: r.Phase, SentAt: 1}
+	rec := record.Request{ID: r.ID, Phase: r.Phase, SentAt: 1}
 	if f.hold {
 		select {
 		case <-f.release:
@@ -78,11 +78,11 @@ func requests(n int) []workload.Request {
 type collector struct {
 	t     *testing.T
 	busy  atomic.Bool
-	recs  []archive.Request
+	recs  []record.Request
 	progs []Progress
 }
 
-func (c *collector) sink(r archive.Request) {
+func (c *collector) sink(r record.Request) {
 	if !c.busy.CompareAndSwap(false, true) {
 		c.t.Error("sink called concurrently")
 	}
@@ -335,9 +335,9 @@ func TestSinkSerializedAndProgress(t *testing.T) {
 }
 
 func TestFailedRequestsCounted(t *testing.T) {
-	d := doerFunc(func(ctx context.Context, r workload.Request) archive.Request {
+	d := doerFunc(func(ctx context.Context, r workload.Request) record.Request {
 		ok := r.ID != "r001"
-		return archive.Request{ID: r.ID, OK: ok, OutputTokens: 5}
+		return record.Request{ID: r.ID, OK: ok, OutputTokens: 5}
 	})
 	c := &collector{t: t}
 	if err := Run(context.Background(), Config{}, requests(4), d, c.sink, c.progress); err != nil {
@@ -349,9 +349,9 @@ func TestFailedRequestsCounted(t *testing.T) {
 	}
 }
 
-type doerFunc func(context.Context, workload.Request) archive.Request
+type doerFunc func(context.Context, workload.Request) record.Request
 
-func (f doerFunc) Do(ctx context.Context, r workload.Request) archive.Request { return f(ctx, r) }
+func (f doerFunc) Do(ctx context.Context, r workload.Request) record.Request { return f(ctx, r) }
 
 func TestValidate(t *testing.T) {
 	bad := []Config{
@@ -419,7 +419,7 @@ type trackerDoer struct {
 	limits chan Limits
 }
 
-func (d trackerDoer) DoFlight(ctx context.Context, r workload.Request, f *Flight) archive.Request {
+func (d trackerDoer) DoFlight(ctx context.Context, r workload.Request, f *Flight) record.Request {
 	d.limits <- f.Limits
 	f.AddTokens(2)
 	return d.Do(ctx, r)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -32,11 +32,11 @@ func (p *preparer) Prepare(ctx context.Context, reqs []workload.Request) func() 
 	}
 }
 
-func (p *preparer) Do(ctx context.Context, r workload.Request) archive.Request {
+func (p *preparer) Do(ctx context.Context, r workload.Request) record.Request {
 	return p.DoFlight(ctx, r, nil)
 }
 
-func (p *preparer) DoFlight(ctx context.Context, r workload.Request, f *Flight) archive.Request {
+func (p *preparer) DoFlight(ctx context.Context, r workload.Request, f *Flight) record.Request {
 	p.mu.Lock()
 	p.events = append(p.events, "do")
 	p.mu.Unlock()
@@ -45,7 +45,7 @@ func (p *preparer) DoFlight(ctx context.Context, r workload.Request, f *Flight) 
 		f.AddBounded(false)
 		f.SetFirstWithin(time.Duration(r.ID[len(r.ID)-1]-'0') * time.Millisecond)
 	}
-	return archive.Request{ID: r.ID, OK: true, OutputTokens: 1}
+	return record.Request{ID: r.ID, OK: true, OutputTokens: 1}
 }
 
 // TestBurstPreparedFirstAndReleasedLast: the burst at the start is
@@ -108,12 +108,12 @@ func TestBurstPreparedFirstAndReleasedLast(t *testing.T) {
 func TestGateReleasesSendsTogether(t *testing.T) {
 	const n = 200
 	for _, gated := range []bool{true, false} {
-		r := &runner{ctx: context.Background(), flights: map[*Flight]struct{}{}, done: make(chan archive.Request, n), sent: make(chan struct{}, 1)}
+		r := &runner{ctx: context.Background(), flights: map[*Flight]struct{}{}, done: make(chan record.Request, n), sent: make(chan struct{}, 1)}
 		var once sync.Once
 		startedAtFirst := make(chan int64, 1)
-		r.d = doerFunc(func(ctx context.Context, req workload.Request) archive.Request {
+		r.d = doerFunc(func(ctx context.Context, req workload.Request) record.Request {
 			once.Do(func() { startedAtFirst <- r.sentN.Load() })
-			return archive.Request{ID: req.ID, OK: true}
+			return record.Request{ID: req.ID, OK: true}
 		})
 		var gate chan struct{}
 		if gated {

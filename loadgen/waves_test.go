@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -42,11 +42,11 @@ func newWaveServer(expected, barrier int) *waveServer {
 
 func (s *waveServer) Prepare(context.Context, []workload.Request) func() { return nil }
 
-func (s *waveServer) Do(ctx context.Context, r workload.Request) archive.Request {
+func (s *waveServer) Do(ctx context.Context, r workload.Request) record.Request {
 	return s.DoFlight(ctx, r, nil)
 }
 
-func (s *waveServer) DoFlight(ctx context.Context, r workload.Request, f *Flight) archive.Request {
+func (s *waveServer) DoFlight(ctx context.Context, r workload.Request, f *Flight) record.Request {
 	s.mu.Lock()
 	i := len(s.order)
 	s.order = append(s.order, r.ID)
@@ -82,7 +82,7 @@ func (s *waveServer) DoFlight(ctx context.Context, r workload.Request, f *Flight
 		s.mu.Unlock()
 		f.Wrote()
 	}
-	rec := archive.Request{ID: r.ID, OK: true, OutputTokens: 1}
+	rec := record.Request{ID: r.ID, OK: true, OutputTokens: 1}
 	select {
 	case <-s.answer:
 	case <-ctx.Done():
@@ -214,7 +214,7 @@ func TestWavesStopWhenCancelled(t *testing.T) {
 }
 
 func newRunner(ctx context.Context, d Doer, n int) *runner {
-	r := &runner{ctx: ctx, d: d, flights: map[*Flight]struct{}{}, done: make(chan archive.Request, n), sent: make(chan struct{}, 1)}
+	r := &runner{ctx: ctx, d: d, flights: map[*Flight]struct{}{}, done: make(chan record.Request, n), sent: make(chan struct{}, 1)}
 	r.tracker, _ = d.(Tracker)
 	return r
 }

@@ -3,7 +3,7 @@ package measure
 import (
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // shapeOf of a request whose token times are in order (as a client records
@@ -11,7 +11,7 @@ import (
 // proportion to its token times. Allowed: the one-segment slice of the
 // uniform shape and the grouped segments.
 func TestShapeOfInOrderDoesNotCopy(t *testing.T) {
-	r := &archive.Request{ID: "r", OK: true, FirstTokenAt: 10, DoneAt: 14, OutputTokens: 200}
+	r := &record.Request{ID: "r", OK: true, FirstTokenAt: 10, DoneAt: 14, OutputTokens: 200}
 	for k := range 200 {
 		r.TokenTimes = append(r.TokenTimes, 10+float64(k)*0.02)
 	}

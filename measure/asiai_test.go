@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestMeanCI95(t *testing.T) {
@@ -56,10 +56,10 @@ func TestTCritical95(t *testing.T) {
 }
 
 func TestPowerReadings(t *testing.T) {
-	s := func(tm float64, dev string, w float64) archive.PowerSample {
-		return archive.PowerSample{T: tm, Device: dev, PowerW: w}
+	s := func(tm float64, dev string, w float64) record.PowerSample {
+		return record.PowerSample{T: tm, Device: dev, PowerW: w}
 	}
-	pd, err := NewPowerData([]archive.PowerSample{
+	pd, err := NewPowerData([]record.PowerSample{
 		s(0, "0", 0), s(1, "0", 0), s(2, "0", 30), s(3, "0", 0),
 		s(0, "1", 0), s(1, "1", 0), s(2, "1", 0), s(3, "1", 0),
 	})

@@ -6,17 +6,17 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // flat100 is one device at a constant 100 W on [0, 10] (plus a sample in
 // the middle), so a piece of length L holds 100·L J.
 func flat100(t *testing.T) *PowerData {
-	return mustPower(t, []archive.PowerSample{ps("gpu0", 0, 100), ps("gpu0", 5, 100), ps("gpu0", 10, 100)})
+	return mustPower(t, []record.PowerSample{ps("gpu0", 0, 100), ps("gpu0", 5, 100), ps("gpu0", 10, 100)})
 }
 
-func req(id string, first, done float64, tokens int) *archive.Request {
-	return &archive.Request{ID: id, Phase: "formal", OK: true, SentAt: first - 0.1, FirstTokenAt: first, DoneAt: done, OutputTokens: tokens}
+func req(id string, first, done float64, tokens int) *record.Request {
+	return &record.Request{ID: id, Phase: "formal", OK: true, SentAt: first - 0.1, FirstTokenAt: first, DoneAt: done, OutputTokens: tokens}
 }
 
 func checkAttr(t *testing.T, got []Attribution, want []Attribution) {
@@ -34,7 +34,7 @@ func checkAttr(t *testing.T, got []Attribution, want []Attribution) {
 
 func TestAttributeUniformThreeOverlapping(t *testing.T) {
 	pd := flat100(t)
-	reqs := []*archive.Request{
+	reqs := []*record.Request{
 		req("r1", 1, 5, 40), // 10 tok/s
 		req("r2", 3, 7, 20), // 5 tok/s
 		req("r3", 4, 9, 50), // 10 tok/s
@@ -75,7 +75,7 @@ func TestAttributeTokenTimes(t *testing.T) {
 	b.TokenTimes = []float64{2, 3, 6.5} // last chunk after DoneAt: clamped to 6
 	b.TokenCounts = []int{1, 1, 1}      // scaled ×2 to total 6
 	c := req("C", 1, 5, 8)              // uniform, 2 tok/s
-	got, err := pd.Attribute([]*archive.Request{a, b, c}, "trapz")
+	got, err := pd.Attribute([]*record.Request{a, b, c}, "trapz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestAttributeTokenTimes(t *testing.T) {
 	b0 := req("B0", 2, 6, 6)
 	b0.TokenTimes = []float64{2, 3, 6}
 	b0.TokenCounts = []int{0, 0, 0}
-	got, err = pd.Attribute([]*archive.Request{b0, c}, "trapz")
+	got, err = pd.Attribute([]*record.Request{b0, c}, "trapz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestAttributeTokensSincePreviousChunk(t *testing.T) {
 	p.TokenTimes = []float64{0.5, 1} // 2 tokens each
 	q := req("Q", 2, 6, 6)
 	q.TokenTimes = []float64{5, 6} // 3 tokens each
-	got, err := pd.Attribute([]*archive.Request{p, q}, "trapz")
+	got, err := pd.Attribute([]*record.Request{p, q}, "trapz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestAttributeTokensSincePreviousChunk(t *testing.T) {
 func TestAttributeNobodyGeneratingStaysUnattributed(t *testing.T) {
 	pd := flat100(t)
 	// Two disjoint requests: [1,2] and [6,8]; the gap [2,6] is nobody's.
-	got, err := pd.Attribute([]*archive.Request{req("x", 1, 2, 10), req("y", 6, 8, 10)}, "trapz")
+	got, err := pd.Attribute([]*record.Request{req("x", 1, 2, 10), req("y", 6, 8, 10)}, "trapz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,22 +164,22 @@ func TestAttributeErrors(t *testing.T) {
 	nanTime.TokenTimes = []float64{1, math.NaN()}
 	cases := []struct {
 		name   string
-		reqs   []*archive.Request
+		reqs   []*record.Request
 		method string
 		want   []string
 	}{
-		{"unknown method", []*archive.Request{req("a", 1, 2, 3)}, "exact", []string{`"exact"`}},
+		{"unknown method", []*record.Request{req("a", 1, 2, 3)}, "exact", []string{`"exact"`}},
 		{"unknown method, no requests", nil, "bogus", []string{`"bogus"`}},
-		{"counter without counter", []*archive.Request{req("a", 1, 2, 3)}, "counter", []string{"gpu0", "counter"}},
-		{"nil request", []*archive.Request{req("a", 1, 2, 3), nil}, "trapz", []string{"request 1 is nil"}},
-		{"done before first token", []*archive.Request{req("a", 3, 2, 3)}, "trapz", []string{`"a"`, "before first_token_at"}},
-		{"NaN time", []*archive.Request{req("a", math.NaN(), 2, 3)}, "trapz", []string{`"a"`}},
-		{"negative tokens", []*archive.Request{req("a", 1, 2, -3)}, "trapz", []string{`"a"`, "negative"}},
-		{"outside power data", []*archive.Request{req("a", 1, 2, 3), req("late", 9, 11, 3)}, "trapz",
+		{"counter without counter", []*record.Request{req("a", 1, 2, 3)}, "counter", []string{"gpu0", "counter"}},
+		{"nil request", []*record.Request{req("a", 1, 2, 3), nil}, "trapz", []string{"request 1 is nil"}},
+		{"done before first token", []*record.Request{req("a", 3, 2, 3)}, "trapz", []string{`"a"`, "before first_token_at"}},
+		{"NaN time", []*record.Request{req("a", math.NaN(), 2, 3)}, "trapz", []string{`"a"`}},
+		{"negative tokens", []*record.Request{req("a", 1, 2, -3)}, "trapz", []string{`"a"`, "negative"}},
+		{"outside power data", []*record.Request{req("a", 1, 2, 3), req("late", 9, 11, 3)}, "trapz",
 			[]string{`"late"`, `"gpu0"`, "[9, 11]", "[0, 10]"}},
-		{"token_counts mismatch", []*archive.Request{mismatch}, "trapz", []string{`"m"`, "token_counts"}},
-		{"negative token count", []*archive.Request{negCount}, "trapz", []string{`"n"`, "negative"}},
-		{"NaN token time", []*archive.Request{nanTime}, "trapz", []string{`"nt"`, "token_times[1]"}},
+		{"token_counts mismatch", []*record.Request{mismatch}, "trapz", []string{`"m"`, "token_counts"}},
+		{"negative token count", []*record.Request{negCount}, "trapz", []string{`"n"`, "negative"}},
+		{"NaN token time", []*record.Request{nanTime}, "trapz", []string{`"nt"`, "token_times[1]"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,7 +194,7 @@ func TestAttributeErrors(t *testing.T) {
 
 // bruteSegments cuts a request's generation into uniform segments by the
 // rule in Attribute's comment, written out directly.
-func bruteSegments(r *archive.Request) [][3]float64 {
+func bruteSegments(r *record.Request) [][3]float64 {
 	whole := [][3]float64{{r.FirstTokenAt, r.DoneAt, float64(r.OutputTokens)}}
 	sum := 0.0
 	type ch struct{ t, w float64 }
@@ -238,7 +238,7 @@ func bruteSegments(r *archive.Request) [][3]float64 {
 
 // bruteAttribute is a direct quadratic implementation of the attribution
 // rule, used to check Attribute's sweep on random data.
-func bruteAttribute(t *testing.T, pd *PowerData, reqs []*archive.Request, method string) []float64 {
+func bruteAttribute(t *testing.T, pd *PowerData, reqs []*record.Request, method string) []float64 {
 	var bounds []float64
 	segs := make([][][3]float64, len(reqs))
 	for i, r := range reqs {
@@ -278,8 +278,8 @@ func bruteAttribute(t *testing.T, pd *PowerData, reqs []*archive.Request, method
 	return out
 }
 
-func randomRequests(rng *rand.Rand, n int, lo, hi float64) []*archive.Request {
-	reqs := make([]*archive.Request, n)
+func randomRequests(rng *rand.Rand, n int, lo, hi float64) []*record.Request {
+	reqs := make([]*record.Request, n)
 	for i := range reqs {
 		first := lo + rng.Float64()*(hi-lo-4)
 		// snap some times to a coarse grid so that boundaries coincide
@@ -344,7 +344,7 @@ func TestAttributeMatchesBruteForce(t *testing.T) {
 	}
 }
 
-func unionEnergy(t *testing.T, pd *PowerData, reqs []*archive.Request, method string) float64 {
+func unionEnergy(t *testing.T, pd *PowerData, reqs []*record.Request, method string) float64 {
 	// fine grid check of the union, by merging intervals sorted by start
 	type iv struct{ a, b float64 }
 	var ivs []iv
@@ -398,7 +398,7 @@ func TestAttributeLongStreamGrouped(t *testing.T) {
 	if n := len(sh.segments); n != 8 || n > maxSegments {
 		t.Errorf("%d segments, want 8 (≤ %d)", n, maxSegments)
 	}
-	got, err := pd.Attribute([]*archive.Request{r}, "trapz")
+	got, err := pd.Attribute([]*record.Request{r}, "trapz")
 	if err != nil {
 		t.Fatal(err)
 	}

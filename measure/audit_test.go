@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // series returns samples of dev at the given times, all at w watts.
-func series(dev string, w float64, ts ...float64) []archive.PowerSample {
-	out := make([]archive.PowerSample, len(ts))
+func series(dev string, w float64, ts ...float64) []record.PowerSample {
+	out := make([]record.PowerSample, len(ts))
 	for i, t := range ts {
 		out[i] = ps(dev, t, w)
 	}
@@ -30,7 +30,7 @@ func TestPowerAudit(t *testing.T) {
 	why := map[string]string{"g0": "1.2 × power limit 700 W"}
 	cases := []struct {
 		name    string
-		samples []archive.PowerSample
+		samples []record.PowerSample
 		devices []string
 		// want: which finding list holds one entry, and substrings of it;
 		// "" for a clean audit.
@@ -112,7 +112,7 @@ func TestPowerAudit(t *testing.T) {
 		},
 		{
 			name: "one sample above the bound",
-			samples: func() []archive.PowerSample {
+			samples: func() []record.PowerSample {
 				s := series("g0", 300, seq(0, 30, 1)...)
 				s[14].PowerW = 1e7
 				return s
@@ -125,7 +125,7 @@ func TestPowerAudit(t *testing.T) {
 		{
 			// Outside the stage a high sample is not this audit's concern.
 			name: "above the bound outside the stage",
-			samples: func() []archive.PowerSample {
+			samples: func() []record.PowerSample {
 				s := series("g0", 300, seq(0, 30, 1)...)
 				s[25].PowerW = 1e7
 				return s
@@ -146,7 +146,7 @@ func TestPowerAudit(t *testing.T) {
 			// first to go back (1 s after t=16); t=15 and t=14 both come
 			// after t=16: 2 samples.
 			name: "time goes back",
-			samples: func() []archive.PowerSample {
+			samples: func() []record.PowerSample {
 				s := series("g0", 300, seq(0, 30, 1)...)
 				s[14], s[16] = s[16], s[14]
 				return s

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Benchmark data, generated deterministically: 8 devices sampled at 10 Hz
@@ -24,23 +24,23 @@ const (
 
 var benchOnce struct {
 	sync.Once
-	samples []archive.PowerSample
-	uniform []*archive.Request // no token_times
-	chunked []*archive.Request // token_times with counts, ~16 chunks each
+	samples []record.PowerSample
+	uniform []*record.Request // no token_times
+	chunked []*record.Request // token_times with counts, ~16 chunks each
 }
 
-func benchData() ([]archive.PowerSample, []*archive.Request, []*archive.Request) {
+func benchData() ([]record.PowerSample, []*record.Request, []*record.Request) {
 	benchOnce.Do(func() {
 		const t0 = 1.7e9
-		mk := func(chunked bool) []*archive.Request {
+		mk := func(chunked bool) []*record.Request {
 			rng := rand.New(rand.NewPCG(7, 7))
-			out := make([]*archive.Request, benchRequests)
+			out := make([]*record.Request, benchRequests)
 			for i := range out {
 				sent := t0 + 20 + rng.Float64()*(benchSeconds-40)
 				first := sent + 0.05 + 0.4*rng.Float64()
 				dur := 7 + 4*rng.Float64()
 				tok := int(dur * 30 * (0.98 + 0.04*rng.Float64())) // 30 tokens/s ±2 %
-				r := &archive.Request{ID: fmt.Sprintf("req-%06d", i), Phase: "formal", OK: true,
+				r := &record.Request{ID: fmt.Sprintf("req-%06d", i), Phase: "formal", OK: true,
 					SentAt: sent, FirstTokenAt: first, DoneAt: first + dur, OutputTokens: tok}
 				if chunked {
 					k := 16
@@ -71,7 +71,7 @@ func benchData() ([]archive.PowerSample, []*archive.Request, []*archive.Request)
 		slices.Sort(ends)
 		rng := rand.New(rand.NewPCG(2024, 1))
 		n := benchSeconds*benchHz + 1
-		s := make([]archive.PowerSample, 0, n*benchDevices)
+		s := make([]record.PowerSample, 0, n*benchDevices)
 		energy := make([]float64, benchDevices)
 		prev := make([]float64, benchDevices)
 		si, ei := 0, 0
@@ -90,7 +90,7 @@ func benchData() ([]archive.PowerSample, []*archive.Request, []*archive.Request)
 					energy[d] += (prev[d] + w) / 2 / benchHz
 				}
 				prev[d] = w
-				s = append(s, archive.PowerSample{T: t, Device: fmt.Sprintf("gpu%d", d), PowerW: w,
+				s = append(s, record.PowerSample{T: t, Device: fmt.Sprintf("gpu%d", d), PowerW: w,
 					EnergyJ: energy[d], HasEnergy: true, MemUsedBytes: 70e9})
 			}
 		}
@@ -149,7 +149,7 @@ func BenchmarkAttribute(b *testing.B) {
 	_, uniform, chunked := benchData()
 	for _, c := range []struct {
 		name string
-		reqs []*archive.Request
+		reqs []*record.Request
 	}{{"uniform", uniform}, {"token_times", chunked}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -197,12 +197,12 @@ func BenchmarkPipeline(b *testing.B) {
 // benchITLRequests makes n successful requests of 180–220 chunks, one token
 // each, 20–30 ms apart: the token times of the large analyze benchmark
 // (cmd/joulebench), whose ITL values fill about ten radix buckets.
-func benchITLRequests(n int) []*archive.Request {
+func benchITLRequests(n int) []*record.Request {
 	rng := rand.New(rand.NewPCG(15, 15))
-	reqs := make([]*archive.Request, n)
+	reqs := make([]*record.Request, n)
 	for i := range reqs {
 		k := 180 + rng.IntN(41)
-		r := &archive.Request{ID: fmt.Sprintf("f%06d", i), Phase: "formal", OK: true, OutputTokens: k}
+		r := &record.Request{ID: fmt.Sprintf("f%06d", i), Phase: "formal", OK: true, OutputTokens: k}
 		r.FirstTokenAt = 1.7e9 + 10 + float64(i)/30
 		t := r.FirstTokenAt
 		r.TokenTimes = make([]float64, k)
@@ -257,7 +257,7 @@ func BenchmarkITLPercentiles(b *testing.B) {
 	}
 }
 
-func itlMust(b *testing.B, reqs []*archive.Request) []float64 {
+func itlMust(b *testing.B, reqs []*record.Request) []float64 {
 	b.Helper()
 	xs, err := ITL(reqs)
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // NewEngineSeries by hand: two engines' running gauges at t = 1 add up
@@ -13,7 +13,7 @@ import (
 // out. Window [1, 2] holds the scrapes at 1 and 2: running (7 + 1) / 2 = 4,
 // KV (0.6 + 0.2) / 2 = 0.4, largest 0.6; no waiting gauge.
 func TestEngineSeriesHand(t *testing.T) {
-	ms := []archive.EngineMetric{
+	ms := []record.EngineMetric{
 		{T: 2, Name: "sglang:num_running_reqs", Value: 1},
 		{T: 1, Name: "sglang:num_running_reqs", Labels: map[string]string{"dp": "0"}, Value: 3},
 		{T: 1, Name: "sglang:num_running_reqs", Labels: map[string]string{"dp": "1"}, Value: 4},
@@ -61,12 +61,12 @@ func TestEngineStateKind(t *testing.T) {
 // last option given, in either form), then sim:num_slots; a bad value is
 // skipped; nothing known gives 0.
 func TestBatchLimit(t *testing.T) {
-	slots := []archive.EngineMetric{{T: 1, Name: "sim:num_slots", Value: 8}}
+	slots := []record.EngineMetric{{T: 1, Name: "sim:num_slots", Value: 8}}
 	for _, c := range []struct {
 		name    string
 		extra   map[string]any
 		command []string
-		ms      []archive.EngineMetric
+		ms      []record.EngineMetric
 		want    float64
 		source  string
 	}{
@@ -78,7 +78,7 @@ func TestBatchLimit(t *testing.T) {
 		{"flag at the end", nil, []string{"vllm", "--max-num-seqs"}, nil, 0, ""},
 		{"unknown", nil, []string{"vllm", "serve", "m"}, nil, 0, ""},
 	} {
-		m := archive.Meta{Engine: archive.EngineInfo{Extra: c.extra, Command: c.command}}
+		m := record.Meta{Engine: record.EngineInfo{Extra: c.extra, Command: c.command}}
 		got, src := BatchLimit(m, c.ms)
 		if got != c.want || src != c.source {
 			t.Errorf("%s: BatchLimit = %v %q, want %v %q", c.name, got, src, c.want, c.source)
@@ -93,25 +93,25 @@ func TestBatchLimit(t *testing.T) {
 // generated over [1, 2] and all of the one over [2, 3]: 1.5; a failed one
 // counts 0. Over the whole span the sum is every output token.
 func TestTokensIn(t *testing.T) {
-	a := &archive.Request{ID: "a", OK: true, FirstTokenAt: 0, DoneAt: 10, OutputTokens: 11}
-	b := &archive.Request{ID: "b", OK: true, SentAt: 0, FirstTokenAt: 0.5, DoneAt: 3, OutputTokens: 4, TokenTimes: []float64{0.5, 1, 2, 3}}
-	f := &archive.Request{ID: "f", OK: false, FirstTokenAt: 0, DoneAt: 10, OutputTokens: 0}
+	a := &record.Request{ID: "a", OK: true, FirstTokenAt: 0, DoneAt: 10, OutputTokens: 11}
+	b := &record.Request{ID: "b", OK: true, SentAt: 0, FirstTokenAt: 0.5, DoneAt: 3, OutputTokens: 4, TokenTimes: []float64{0.5, 1, 2, 3}}
+	f := &record.Request{ID: "f", OK: false, FirstTokenAt: 0, DoneAt: 10, OutputTokens: 0}
 	s := &Shapes{}
 	for _, c := range []struct {
-		reqs []*archive.Request
+		reqs []*record.Request
 		a, b float64
 		want float64
 	}{
-		{[]*archive.Request{a}, 0, 5, 5.5},
-		{[]*archive.Request{b}, 1.5, 3, 1.5},
-		{[]*archive.Request{a, b, f}, -1, 11, 15},
+		{[]*record.Request{a}, 0, 5, 5.5},
+		{[]*record.Request{b}, 1.5, 3, 1.5},
+		{[]*record.Request{a, b, f}, -1, 11, 15},
 	} {
 		got, err := s.TokensIn(c.reqs, c.a, c.b)
 		if err != nil || math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("TokensIn([%d requests], %v, %v) = %v, %v; want %v", len(c.reqs), c.a, c.b, got, err, c.want)
 		}
 	}
-	if _, err := s.TokensIn([]*archive.Request{a}, 5, 1); err == nil {
+	if _, err := s.TokensIn([]*record.Request{a}, 5, 1); err == nil {
 		t.Errorf("TokensIn over [5, 1]: no error")
 	}
 }

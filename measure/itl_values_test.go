@@ -8,16 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // itlRequests makes n requests of about perReq chunks each, some with
 // token counts (zeros among them), some failed or with one chunk.
-func itlRequests(seed uint64, n, perReq int) []*archive.Request {
+func itlRequests(seed uint64, n, perReq int) []*record.Request {
 	rng := rand.New(rand.NewPCG(seed, seed))
-	reqs := make([]*archive.Request, n)
+	reqs := make([]*record.Request, n)
 	for i := range reqs {
-		r := &archive.Request{ID: fmt.Sprint(i), OK: rng.IntN(10) != 0}
+		r := &record.Request{ID: fmt.Sprint(i), OK: rng.IntN(10) != 0}
 		k := rng.IntN(perReq + 1)
 		t := 100 * rng.Float64()
 		withCounts := rng.IntN(3) == 0
@@ -48,17 +48,17 @@ func TestITLValuesMatchList(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	cases := []struct {
 		name string
-		reqs []*archive.Request
+		reqs []*record.Request
 	}{
 		{"empty", nil},
-		{"one value", []*archive.Request{{ID: "a", OK: true, TokenTimes: []float64{1, 1.5}}}},
+		{"one value", []*record.Request{{ID: "a", OK: true, TokenTimes: []float64{1, 1.5}}}},
 		{"short", itlRequests(1, 20, 30)},
 		{"long", itlRequests(2, 400, 200)},
 		{"long, many ties", itlRequests(3, 2000, 40)},
 		{"long enough for 4 parts", itlRequests(6, 4000, 200)},
 		// 1e308 - (-1e308) overflows to +Inf: a non-finite value in the
 		// middle of a long list.
-		{"infinite gap", append(itlRequests(4, 100, 200), &archive.Request{ID: "inf", OK: true, TokenTimes: []float64{-1e308, 1e308}}, itlRequests(5, 100, 200)[0])},
+		{"infinite gap", append(itlRequests(4, 100, 200), &record.Request{ID: "inf", OK: true, TokenTimes: []float64{-1e308, 1e308}}, itlRequests(5, 100, 200)[0])},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,15 +118,15 @@ func TestITLValuesMatchList(t *testing.T) {
 }
 
 func TestNewITLValuesErrors(t *testing.T) {
-	for _, r := range []*archive.Request{
+	for _, r := range []*record.Request{
 		{ID: "back", OK: true, TokenTimes: []float64{1, 0.5}},
 		{ID: "nan", OK: true, TokenTimes: []float64{1, math.NaN()}},
 		{ID: "counts", OK: true, TokenTimes: []float64{1, 2}, TokenCounts: []int{1}},
 		{ID: "negative", OK: true, TokenTimes: []float64{1, 2}, TokenCounts: []int{1, -1}},
 	} {
-		_, lerr := ITL([]*archive.Request{r})
-		_, verr := NewITLValues([]*archive.Request{r})
-		_, herr := NewITLValues([]*archive.Request{r}, 50, 90)
+		_, lerr := ITL([]*record.Request{r})
+		_, verr := NewITLValues([]*record.Request{r})
+		_, herr := NewITLValues([]*record.Request{r}, 50, 90)
 		if lerr == nil || verr == nil || lerr.Error() != verr.Error() || herr == nil || herr.Error() != lerr.Error() {
 			t.Errorf("%s: ITL: %v, NewITLValues: %v, with percentiles: %v", r.ID, lerr, verr, herr)
 		}
@@ -135,8 +135,8 @@ func TestNewITLValuesErrors(t *testing.T) {
 	// request order.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	reqs := itlRequests(8, 4*itlPartMin, 10)
-	reqs[2*itlPartMin+5] = &archive.Request{ID: "second", OK: true, TokenTimes: []float64{1, 0}}
-	reqs[itlPartMin+7] = &archive.Request{ID: "first", OK: true, TokenTimes: []float64{1, 0}}
+	reqs[2*itlPartMin+5] = &record.Request{ID: "second", OK: true, TokenTimes: []float64{1, 0}}
+	reqs[itlPartMin+7] = &record.Request{ID: "first", OK: true, TokenTimes: []float64{1, 0}}
 	if _, err := NewITLValues(reqs, 99); err == nil || !strings.Contains(err.Error(), "request first:") {
 		t.Errorf("two bad requests: %v; want the first", err)
 	}

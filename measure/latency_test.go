@@ -4,36 +4,36 @@ import (
 	"math"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestITL(t *testing.T) {
 	tests := []struct {
 		name string
-		reqs []*archive.Request
+		reqs []*record.Request
 		want []float64
 	}{
 		{
 			name: "one token per chunk: raw gaps",
 			// gaps 10.1-10.0 = 0.1, 10.3-10.1 = 0.2
-			reqs: []*archive.Request{{ID: "a", OK: true, TokenTimes: []float64{10, 10.1, 10.3}}},
+			reqs: []*record.Request{{ID: "a", OK: true, TokenTimes: []float64{10, 10.1, 10.3}}},
 			want: []float64{0.1, 0.2},
 		},
 		{
 			name: "a chunk of 4 tokens divides its gap by 4",
 			// 0.2/1 = 0.2; (1.0-0.2)/4 = 0.2; (1.3-1.0)/2 = 0.15
-			reqs: []*archive.Request{{ID: "a", OK: true, TokenTimes: []float64{0, 0.2, 1.0, 1.3}, TokenCounts: []int{1, 1, 4, 2}}},
+			reqs: []*record.Request{{ID: "a", OK: true, TokenTimes: []float64{0, 0.2, 1.0, 1.3}, TokenCounts: []int{1, 1, 4, 2}}},
 			want: []float64{0.2, 0.2, 0.15},
 		},
 		{
 			name: "an empty chunk adds its gap to the next",
 			// (0.5-0)/1 skipped chunk at 0.2 with 0 tokens → 0.5; (0.9-0.5)/2 = 0.2
-			reqs: []*archive.Request{{ID: "a", OK: true, TokenTimes: []float64{0, 0.2, 0.5, 0.9}, TokenCounts: []int{1, 0, 1, 2}}},
+			reqs: []*record.Request{{ID: "a", OK: true, TokenTimes: []float64{0, 0.2, 0.5, 0.9}, TokenCounts: []int{1, 0, 1, 2}}},
 			want: []float64{0.5, 0.2},
 		},
 		{
 			name: "failed, single-chunk and timeless requests add nothing; pooled in order",
-			reqs: []*archive.Request{
+			reqs: []*record.Request{
 				{ID: "f", OK: false, TokenTimes: []float64{0, 1}},
 				{ID: "one", OK: true, TokenTimes: []float64{5}},
 				{ID: "none", OK: true},
@@ -62,12 +62,12 @@ func TestITL(t *testing.T) {
 }
 
 func TestITLErrors(t *testing.T) {
-	for name, r := range map[string]*archive.Request{
+	for name, r := range map[string]*record.Request{
 		"counts length":  {ID: "a", OK: true, TokenTimes: []float64{0, 1}, TokenCounts: []int{1}},
 		"time backwards": {ID: "a", OK: true, TokenTimes: []float64{1, 0.5}},
 		"negative count": {ID: "a", OK: true, TokenTimes: []float64{0, 1}, TokenCounts: []int{1, -1}},
 	} {
-		if _, err := ITL([]*archive.Request{r}); err == nil {
+		if _, err := ITL([]*record.Request{r}); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -75,7 +75,7 @@ func TestITLErrors(t *testing.T) {
 
 func TestBaselineStats(t *testing.T) {
 	mb := int64(1 << 20)
-	samples := []archive.PowerSample{
+	samples := []record.PowerSample{
 		// gpu0: powers 90, 110, 100, 100 inside [0, 3]; a 500 W sample at
 		// t=4 is outside. mean 100, deviations -10, 10, 0, 0: variance
 		// 200/4 = 50, std √50 = 7.0711, CV 0.070711.

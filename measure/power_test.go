@@ -7,24 +7,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // ps builds a power sample without counter or memory.
-func ps(dev string, t, w float64) archive.PowerSample {
-	return archive.PowerSample{T: t, Device: dev, PowerW: w, MemUsedBytes: -1}
+func ps(dev string, t, w float64) record.PowerSample {
+	return record.PowerSample{T: t, Device: dev, PowerW: w, MemUsedBytes: -1}
 }
 
 // psc builds a power sample with a cumulative counter.
-func psc(dev string, t, w, e float64) archive.PowerSample {
-	return archive.PowerSample{T: t, Device: dev, PowerW: w, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1}
+func psc(dev string, t, w, e float64) record.PowerSample {
+	return record.PowerSample{T: t, Device: dev, PowerW: w, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1}
 }
 
 func near(got, want float64) bool {
 	return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want))
 }
 
-func mustPower(t *testing.T, s []archive.PowerSample) *PowerData {
+func mustPower(t *testing.T, s []record.PowerSample) *PowerData {
 	t.Helper()
 	pd, err := NewPowerData(s)
 	if err != nil {
@@ -49,8 +49,8 @@ func wantErr(t *testing.T, err error, substrs ...string) {
 //
 //	gpu0: t=0 100 W, t=1 200 W, t=3 100 W, t=4 300 W
 //	gpu1: t=0.5 50 W, t=2 50 W, t=2.5 150 W, t=5 150 W
-func trapzData() []archive.PowerSample {
-	return []archive.PowerSample{
+func trapzData() []record.PowerSample {
+	return []record.PowerSample{
 		ps("gpu0", 3, 100), ps("gpu1", 2, 50), ps("gpu0", 0, 100), ps("gpu1", 0.5, 50),
 		ps("gpu0", 4, 300), ps("gpu1", 5, 150), ps("gpu0", 1, 200), ps("gpu1", 2.5, 150),
 	}
@@ -145,7 +145,7 @@ func TestMeanPowerAndMaxMem(t *testing.T) {
 		t.Error("MeanPower of unknown device: no error")
 	}
 
-	mem := []archive.PowerSample{
+	mem := []record.PowerSample{
 		{T: 0, Device: "g", PowerW: 1, MemUsedBytes: 10},
 		{T: 1, Device: "g", PowerW: 1, MemUsedBytes: -1},
 		{T: 2, Device: "g", PowerW: 1, MemUsedBytes: 30},
@@ -179,8 +179,8 @@ func TestMeanPowerAndMaxMem(t *testing.T) {
 //
 //	gpu0: t=0 1000 J, t=1 1100, t=2 1300, t=3 50 (reset), t=4 250
 //	gpu1: t=0 0 J, t=2 100, t=4 300
-func counterData() []archive.PowerSample {
-	return []archive.PowerSample{
+func counterData() []record.PowerSample {
+	return []record.PowerSample{
 		psc("gpu0", 0, 100, 1000), psc("gpu1", 0, 50, 0),
 		psc("gpu0", 1, 100, 1100),
 		psc("gpu0", 2, 200, 1300), psc("gpu1", 2, 50, 100),
@@ -275,19 +275,19 @@ func TestPowerDataErrors(t *testing.T) {
 	inf := math.Inf(1)
 	build := []struct {
 		name    string
-		samples []archive.PowerSample
+		samples []record.PowerSample
 		want    []string
 	}{
 		{"empty", nil, []string{"no power samples"}},
-		{"NaN power", []archive.PowerSample{ps("g", 0, nan)}, []string{"invalid power"}},
-		{"Inf power", []archive.PowerSample{ps("g", 0, inf)}, []string{"invalid power"}},
-		{"negative power", []archive.PowerSample{ps("g", 0, 1), ps("g", 1, -3)}, []string{"invalid power", "t=1"}},
-		{"NaN time", []archive.PowerSample{ps("g", nan, 1)}, []string{"time"}},
-		{"Inf time", []archive.PowerSample{ps("g", inf, 1)}, []string{"time"}},
-		{"NaN counter", []archive.PowerSample{psc("g", 0, 1, nan)}, []string{"energy counter"}},
-		{"negative counter", []archive.PowerSample{psc("g", 0, 1, -1)}, []string{"energy counter"}},
-		{"empty device", []archive.PowerSample{ps("", 0, 1)}, []string{"empty device"}},
-		{"duplicate time", []archive.PowerSample{ps("a", 0, 1), ps("b", 1, 1), ps("b", 2, 1), ps("b", 1, 2)},
+		{"NaN power", []record.PowerSample{ps("g", 0, nan)}, []string{"invalid power"}},
+		{"Inf power", []record.PowerSample{ps("g", 0, inf)}, []string{"invalid power"}},
+		{"negative power", []record.PowerSample{ps("g", 0, 1), ps("g", 1, -3)}, []string{"invalid power", "t=1"}},
+		{"NaN time", []record.PowerSample{ps("g", nan, 1)}, []string{"time"}},
+		{"Inf time", []record.PowerSample{ps("g", inf, 1)}, []string{"time"}},
+		{"NaN counter", []record.PowerSample{psc("g", 0, 1, nan)}, []string{"energy counter"}},
+		{"negative counter", []record.PowerSample{psc("g", 0, 1, -1)}, []string{"energy counter"}},
+		{"empty device", []record.PowerSample{ps("", 0, 1)}, []string{"empty device"}},
+		{"duplicate time", []record.PowerSample{ps("a", 0, 1), ps("b", 1, 1), ps("b", 2, 1), ps("b", 1, 2)},
 			[]string{`"b"`, "t=1"}},
 	}
 	for _, c := range build {
@@ -333,8 +333,8 @@ func TestPowerDataErrors(t *testing.T) {
 
 // randomPower makes devs devices sampled at jittered times over [0, dur],
 // with counters.
-func randomPower(rng *rand.Rand, devs int, dur float64) []archive.PowerSample {
-	var out []archive.PowerSample
+func randomPower(rng *rand.Rand, devs int, dur float64) []record.PowerSample {
+	var out []record.PowerSample
 	for d := range devs {
 		name := "gpu" + string(rune('0'+d))
 		t, e := rng.Float64()*0.5, 0.0
@@ -399,8 +399,8 @@ func TestEnergyAdditiveAndPieces(t *testing.T) {
 // counter100 is one device "g" at a flat 100 W sampled every second on
 // [0, 10], with counter readings e[i] at t=i. The true energy on [0, 10]
 // is 100 W × 10 s = 1000 J, and every segment's trapezoid energy is 100 J.
-func counter100(e ...float64) []archive.PowerSample {
-	out := make([]archive.PowerSample, len(e))
+func counter100(e ...float64) []record.PowerSample {
+	out := make([]record.PowerSample, len(e))
 	for i, v := range e {
 		out[i] = psc("g", float64(i), 100, v)
 	}
@@ -540,7 +540,7 @@ func TestCounterGlitches(t *testing.T) {
 
 // A counter standing still while the device draws no power is not frozen.
 func TestCounterStillAtZeroPower(t *testing.T) {
-	s := []archive.PowerSample{psc("g", 0, 0, 50), psc("g", 1, 0, 50), psc("g", 2, 100, 150)}
+	s := []record.PowerSample{psc("g", 0, 0, 50), psc("g", 1, 0, 50), psc("g", 2, 100, 150)}
 	pd := mustPower(t, s)
 	if gs := pd.CounterGlitches(math.Inf(-1), math.Inf(1)); len(gs) != 0 {
 		t.Errorf("glitches = %v, want none", gs)
@@ -579,7 +579,7 @@ func TestCounterVsTrapz(t *testing.T) {
 		t.Errorf("CounterVsTrapz(5, 10) = %+v, %v; want no glitch, rel diff %v", cc, err, 50.0/550)
 	}
 	// Without a counter it is an error.
-	pt := mustPower(t, []archive.PowerSample{ps("g", 0, 1), ps("g", 1, 1)})
+	pt := mustPower(t, []record.PowerSample{ps("g", 0, 1), ps("g", 1, 1)})
 	_, err = pt.CounterVsTrapz(0, 1)
 	wantErr(t, err, "counter")
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // releaseData: gpu0 sampled at t = 0, 1, …, 20; gpu1 at t = 0.5, 1.5, …, 19.5.
@@ -15,8 +15,8 @@ import (
 //	gpu1 power: 200 W up to t=8.5, 51 W at 9.5 and 10.5, 60 W at 11.5, 50 W from 12.5
 //	gpu0 memory: 40e9 B up to t=gpu0MemDrop-1, then 1.05e9 B
 //	gpu1 memory: 40e9 B up to t=9.5, then 1e9 B; unknown (-1) before gpu1MemFrom
-func releaseData(gpu0MemDrop, gpu1MemFrom float64) []archive.PowerSample {
-	var s []archive.PowerSample
+func releaseData(gpu0MemDrop, gpu1MemFrom float64) []record.PowerSample {
+	var s []record.PowerSample
 	for i := 0; i <= 20; i++ {
 		t := float64(i)
 		w := 102.0
@@ -30,7 +30,7 @@ func releaseData(gpu0MemDrop, gpu1MemFrom float64) []archive.PowerSample {
 		if t < gpu0MemDrop {
 			mem = 40e9
 		}
-		s = append(s, archive.PowerSample{T: t, Device: "gpu0", PowerW: w, MemUsedBytes: mem})
+		s = append(s, record.PowerSample{T: t, Device: "gpu0", PowerW: w, MemUsedBytes: mem})
 		if i == 20 {
 			break
 		}
@@ -52,7 +52,7 @@ func releaseData(gpu0MemDrop, gpu1MemFrom float64) []archive.PowerSample {
 		if t < gpu1MemFrom {
 			mem = -1
 		}
-		s = append(s, archive.PowerSample{T: t, Device: "gpu1", PowerW: w, MemUsedBytes: mem})
+		s = append(s, record.PowerSample{T: t, Device: "gpu1", PowerW: w, MemUsedBytes: mem})
 	}
 	return s
 }
@@ -211,7 +211,7 @@ func TestReleaseMemoryFromBeforeFrom(t *testing.T) {
 	// From 1.5: the latest known value at or before 2 is the one at 0, within
 	// the limit → memory released at 2, the first sample time ≥ From. Power
 	// is at its baseline throughout → settled at 2 (hold 0.5 s reaches 2.5).
-	pd := mustPower(t, []archive.PowerSample{
+	pd := mustPower(t, []record.PowerSample{
 		{T: 0, Device: "g", PowerW: 100, MemUsedBytes: 1e9},
 		{T: 1, Device: "g", PowerW: 100, MemUsedBytes: -1},
 		{T: 2, Device: "g", PowerW: 100, MemUsedBytes: -1},
@@ -278,7 +278,7 @@ func TestReleasePhases(t *testing.T) {
 // With End 14 the stage ends first (12 + 3 = 15 > 14): that is the maximum
 // wait, as before.
 func TestReleaseRecordingEnded(t *testing.T) {
-	var cut []archive.PowerSample
+	var cut []record.PowerSample
 	for _, s := range releaseData(14, 0) {
 		if s.T <= 13 {
 			cut = append(cut, s)

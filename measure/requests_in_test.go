@@ -3,7 +3,7 @@ package measure
 import (
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Three requests against the window [10, 20]:
@@ -20,7 +20,7 @@ import (
 // [9,15], 5/6 × 10 = 8.333…; of [15,25], 5/10 × 10 = 5 → 13.333…/40 = 1/3.
 // Total ½ + 1 + ⅓ = 11/6.
 func TestRequestsIn(t *testing.T) {
-	reqs := []*archive.Request{
+	reqs := []*record.Request{
 		{ID: "a", OK: true, FirstTokenAt: 0, DoneAt: 20, OutputTokens: 100},
 		{ID: "b", OK: true, FirstTokenAt: 12, DoneAt: 18, OutputTokens: 10},
 		{ID: "c", OK: true, FirstTokenAt: 5, DoneAt: 25, OutputTokens: 40, TokenTimes: []float64{5, 9, 15, 25}, TokenCounts: []int{10, 10, 10, 10}},

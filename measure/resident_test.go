@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
-func resReq(id string, sent, first, done float64, tokens int) *archive.Request {
-	return &archive.Request{ID: id, Phase: "formal", OK: true, SentAt: sent, FirstTokenAt: first, DoneAt: done, OutputTokens: tokens}
+func resReq(id string, sent, first, done float64, tokens int) *record.Request {
+	return &record.Request{ID: id, Phase: "formal", OK: true, SentAt: sent, FirstTokenAt: first, DoneAt: done, OutputTokens: tokens}
 }
 
 // On flat100 (100 W, so a piece of length L holds 100·L J):
@@ -26,7 +26,7 @@ func TestAttributeResidentHandWorked(t *testing.T) {
 	pd := flat100(t)
 	failed := resReq("D", 1, 2, 9, 7)
 	failed.OK = false
-	reqs := []*archive.Request{
+	reqs := []*record.Request{
 		resReq("A", 0, 1, 4, 10),
 		resReq("B", 2, 3, 6, 5),
 		resReq("C", 7, 7.5, 8, 4),
@@ -56,8 +56,8 @@ func TestAttributeResidentHandWorked(t *testing.T) {
 //
 // By generation interval turn 1 would get only [2, 4]: 600 J.
 func TestAttributeResidentSequentialTurns(t *testing.T) {
-	pd := mustPower(t, []archive.PowerSample{ps("gpu0", 0, 300), ps("gpu0", 4, 300), ps("gpu0", 4.0001, 200), ps("gpu0", 10, 200)})
-	reqs := []*archive.Request{resReq("t1", 0, 2, 4, 10), resReq("t2", 5, 5.5, 7.5, 10)}
+	pd := mustPower(t, []record.PowerSample{ps("gpu0", 0, 300), ps("gpu0", 4, 300), ps("gpu0", 4.0001, 200), ps("gpu0", 10, 200)})
+	reqs := []*record.Request{resReq("t1", 0, 2, 4, 10), resReq("t2", 5, 5.5, 7.5, 10)}
 	got, err := pd.AttributeResident(reqs, "trapz")
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestAttributeResidentErrors(t *testing.T) {
 	pd := flat100(t)
 	for _, tc := range []struct {
 		name string
-		r    *archive.Request
+		r    *record.Request
 		want string
 	}{
 		{"backwards", resReq("x", 5, 5, 4, 3), `request 0 ("x"): done_at 4 is before sent_at 5`},
@@ -84,13 +84,13 @@ func TestAttributeResidentErrors(t *testing.T) {
 		{"outside", resReq("x", 8, 9, 12, 3), "outside the samples"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := pd.AttributeResident([]*archive.Request{tc.r}, "trapz")
+			_, err := pd.AttributeResident([]*record.Request{tc.r}, "trapz")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := pd.AttributeResident([]*archive.Request{nil}, "trapz"); err == nil {
+	if _, err := pd.AttributeResident([]*record.Request{nil}, "trapz"); err == nil {
 		t.Error("nil request accepted")
 	}
 	if _, err := pd.AttributeResident(nil, "no-such-method"); err == nil {

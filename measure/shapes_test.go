@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Shapes keeps the shapes of the last list asked for: SteadyState and
@@ -36,7 +36,7 @@ func TestShapesKept(t *testing.T) {
 		t.Fatalf("with Shapes: %+v, %v; without: %+v", got, err, want)
 	}
 	kept := s.list
-	gotIn, err := s.RequestsIn(append([]*archive.Request(nil), reqs...), want.Start, want.End)
+	gotIn, err := s.RequestsIn(append([]*record.Request(nil), reqs...), want.Start, want.End)
 	if err != nil || math.Float64bits(gotIn) != math.Float64bits(wantIn) {
 		t.Errorf("RequestsIn with Shapes = %v, %v; without %v", gotIn, err, wantIn)
 	}
@@ -47,14 +47,14 @@ func TestShapesKept(t *testing.T) {
 		t.Errorf("another list: %v, kept %d shapes", err, len(s.list.shapes))
 	}
 	// A request's error is the one it gives without Shapes, in either.
-	bad := append([]*archive.Request(nil), uniform[:3]...)
-	bad[1] = &archive.Request{ID: "bad", OK: true, OutputTokens: 5, FirstTokenAt: 2, DoneAt: 1}
+	bad := append([]*record.Request(nil), uniform[:3]...)
+	bad[1] = &record.Request{ID: "bad", OK: true, OutputTokens: 5, FirstTokenAt: 2, DoneAt: 1}
 	_, werr := RequestsIn(bad, 0, 10)
 	_, gerr := s.RequestsIn(bad, 0, 10)
 	if werr == nil || gerr == nil || werr.Error() != gerr.Error() || !strings.Contains(gerr.Error(), "request bad") {
 		t.Errorf("errors: with Shapes %v, without %v", gerr, werr)
 	}
-	if _, err := s.RequestsIn([]*archive.Request{uniform[0], nil}, 0, 10); err == nil || !strings.Contains(err.Error(), "request 1 is nil") {
+	if _, err := s.RequestsIn([]*record.Request{uniform[0], nil}, 0, 10); err == nil || !strings.Contains(err.Error(), "request 1 is nil") {
 		t.Errorf("nil request: %v", err)
 	}
 }

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // seqRequests makes back-to-back requests r1…rN, r_i generating on [i, i+1]
 // with tokens[i-1] output tokens. With a constant 100 W, r_i alone in its
 // piece gets 100 J, so its J/token is 100/tokens.
-func seqRequests(tokens []int) []*archive.Request {
-	out := make([]*archive.Request, len(tokens))
+func seqRequests(tokens []int) []*record.Request {
+	out := make([]*record.Request, len(tokens))
 	for i, tok := range tokens {
 		n := float64(i + 1)
 		out[i] = req(fmt.Sprintf("r%d", i+1), n, n+1, tok)
@@ -24,11 +24,11 @@ func seqRequests(tokens []int) []*archive.Request {
 
 // flatPower is one device at a constant 100 W on [0, end].
 func flatPower(t *testing.T, end float64) *PowerData {
-	return mustPower(t, []archive.PowerSample{ps("gpu0", 0, 100), ps("gpu0", end, 100)})
+	return mustPower(t, []record.PowerSample{ps("gpu0", 0, 100), ps("gpu0", end, 100)})
 }
 
-func reversed(rs []*archive.Request) []*archive.Request {
-	out := make([]*archive.Request, len(rs))
+func reversed(rs []*record.Request) []*record.Request {
+	out := make([]*record.Request, len(rs))
 	for i, r := range rs {
 		out[len(rs)-1-i] = r
 	}
@@ -90,9 +90,9 @@ func TestSteadyStateSpanStartAllAtOnce(t *testing.T) {
 	//   r4: [3, 5] 20             slot B, after r2
 	//   r5: [4, 6], r6: [5, 7], r7: [6, 8], 20 each
 	spans := [][2]float64{{1, 2}, {1, 3}, {2, 4}, {3, 5}, {4, 6}, {5, 7}, {6, 8}}
-	var reqs []*archive.Request
+	var reqs []*record.Request
 	for i, sp := range spans {
-		reqs = append(reqs, &archive.Request{ID: fmt.Sprintf("r%d", i+1), Phase: "formal", OK: true,
+		reqs = append(reqs, &record.Request{ID: fmt.Sprintf("r%d", i+1), Phase: "formal", OK: true,
 			SentAt: 0, FirstTokenAt: sp[0], DoneAt: sp[1], OutputTokens: 20})
 	}
 	// Attribution, 100 J per 1-s piece split by the tokens made in it:
@@ -160,7 +160,7 @@ func TestSteadyStateZeroLengthAndFailedRequests(t *testing.T) {
 	reqs := seqRequests(tokens)
 	// A 1-token request without generation interval at t=6.5 (between r5
 	// done at 6 and r6 done at 7), and a failed request.
-	reqs = append(reqs, req("z", 6.5, 6.5, 1), &archive.Request{ID: "bad", OK: false, DoneAt: 3.5})
+	reqs = append(reqs, req("z", 6.5, 6.5, 1), &record.Request{ID: "bad", OK: false, DoneAt: 3.5})
 	got, err := pd.SteadyState(reqs, SteadyParams{Window: 4, CVMax: 0.03, MinWindows: 2, FormalEnd: 13, Method: "trapz"})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestSteadyStateCompletionOrderTies(t *testing.T) {
 	// "b" and "a" both generate on [1, 2] with 5 tokens each (50 J each,
 	// 10 J/token), then c1..c6 on [2,3] … [7,8] with 10 tokens (10 J/token).
 	// The tie on done_at = 2 is broken by ID: a is number 1, b number 2.
-	reqs := []*archive.Request{req("b", 1, 2, 5), req("a", 1, 2, 5)}
+	reqs := []*record.Request{req("b", 1, 2, 5), req("a", 1, 2, 5)}
 	for i := 2; i < 8; i++ {
 		reqs = append(reqs, req(fmt.Sprintf("c%d", i-1), float64(i), float64(i+1), 10))
 	}
@@ -328,7 +328,7 @@ func TestSteadyStateErrors(t *testing.T) {
 	mod := func(f func(*SteadyParams)) SteadyParams { sp := good; f(&sp); return sp }
 	cases := []struct {
 		name string
-		reqs []*archive.Request
+		reqs []*record.Request
 		sp   SteadyParams
 		want string
 	}{

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // gateSpec: J/token = formal energy / formal tokens; a check that it is at
@@ -84,7 +84,7 @@ func TestBaselineCompileErrors(t *testing.T) {
 }
 
 func TestNewBaseline(t *testing.T) {
-	b := NewBaseline(&archive.Results{RunID: "b", Values: map[string]archive.Result{
+	b := NewBaseline(&record.Results{RunID: "b", Values: map[string]record.Result{
 		"x": {Value: 1.5}, "n": {Value: int64(3)}, "s": {Value: nil, Note: "not applicable: no power"}, "ok": {Value: true},
 	}})
 	if b.Values["x"] != 1.5 || b.Values["n"] != 3 || b.Missing["s"] != "not applicable: no power" || !strings.Contains(b.Missing["ok"], "not a number") {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // builtinRun: one device "g" sampled every second on [0, 10] at a flat
@@ -16,21 +16,21 @@ import (
 // its running batch was scraped at 3 (2), 5 (4) and 9 s (10).
 func builtinRun(t *testing.T) *Data {
 	t.Helper()
-	var power []archive.PowerSample
+	var power []record.PowerSample
 	for i := range 11 {
-		power = append(power, archive.PowerSample{T: float64(i), Device: "g", PowerW: 100, MemUsedBytes: 1e9, EnergyJ: 100 * float64(i), HasEnergy: true})
+		power = append(power, record.PowerSample{T: float64(i), Device: "g", PowerW: 100, MemUsedBytes: 1e9, EnergyJ: 100 * float64(i), HasEnergy: true})
 	}
-	run := &archive.Run{
-		Meta: archive.Meta{
+	run := &record.Run{
+		Meta: record.Meta{
 			RunID:  "builtins",
-			Stages: []archive.Stage{{Name: "baseline", Start: 0, End: 2}, {Name: "formal", Start: 2, End: 8}, {Name: "release", Start: 8, End: 10}},
-			Events: []archive.Event{{Name: "engine_exited", T: 9}},
-			Engine: archive.EngineInfo{Kind: "vllm", Command: []string{"vllm", "serve", "m", "--max-num-seqs", "8"}},
+			Stages: []record.Stage{{Name: "baseline", Start: 0, End: 2}, {Name: "formal", Start: 2, End: 8}, {Name: "release", Start: 8, End: 10}},
+			Events: []record.Event{{Name: "engine_exited", T: 9}},
+			Engine: record.EngineInfo{Kind: "vllm", Command: []string{"vllm", "serve", "m", "--max-num-seqs", "8"}},
 		},
-		EngineMetrics: []archive.EngineMetric{{T: 3, Name: "vllm:num_requests_running", Value: 2},
+		EngineMetrics: []record.EngineMetric{{T: 3, Name: "vllm:num_requests_running", Value: 2},
 			{T: 5, Name: "vllm:num_requests_running", Value: 4}, {T: 9, Name: "vllm:num_requests_running", Value: 10}},
 		Power: power,
-		Requests: []archive.Request{
+		Requests: []record.Request{
 			{ID: "r1", Phase: "formal", OK: true, SentAt: 1.5, FirstTokenAt: 2, DoneAt: 6, OutputTokens: 40},
 			{ID: "r2", Phase: "formal", OK: true, SentAt: 3.5, FirstTokenAt: 4, DoneAt: 8, OutputTokens: 40},
 		},

@@ -7,37 +7,37 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // domainRun: GPU g at a flat 100 W, CPU package cpu0 at 30 W, its DRAM
 // dram0 at 10 W and the node n at 500 W, each sampled every second on
 // [0, 10]; cpu0 misses its samples at t = 4, 5, 6 (a 4 s gap). Formal
 // stage [2, 8]; two requests of 40 tokens.
-func domainRun(t *testing.T, extraDev ...archive.Device) *archive.Run {
+func domainRun(t *testing.T, extraDev ...record.Device) *record.Run {
 	t.Helper()
-	var power []archive.PowerSample
+	var power []record.PowerSample
 	for i := range 11 {
 		ti := float64(i)
 		power = append(power,
-			archive.PowerSample{T: ti, Device: "g", PowerW: 100, MemUsedBytes: -1},
-			archive.PowerSample{T: ti, Device: "dram0", PowerW: 10, MemUsedBytes: -1},
-			archive.PowerSample{T: ti, Device: "n", PowerW: 500, MemUsedBytes: -1})
+			record.PowerSample{T: ti, Device: "g", PowerW: 100, MemUsedBytes: -1},
+			record.PowerSample{T: ti, Device: "dram0", PowerW: 10, MemUsedBytes: -1},
+			record.PowerSample{T: ti, Device: "n", PowerW: 500, MemUsedBytes: -1})
 		if i < 4 || i > 6 {
-			power = append(power, archive.PowerSample{T: ti, Device: "cpu0", PowerW: 30, MemUsedBytes: -1})
+			power = append(power, record.PowerSample{T: ti, Device: "cpu0", PowerW: 30, MemUsedBytes: -1})
 		}
 	}
-	devs := append([]archive.Device{
+	devs := append([]record.Device{
 		{ID: "g"}, // no domain: a GPU, as in archives written before domains
-		{ID: "cpu0", Domain: archive.DomainCPU},
-		{ID: "dram0", Domain: archive.DomainDRAM},
-		{ID: "n", Domain: archive.DomainNode},
+		{ID: "cpu0", Domain: record.DomainCPU},
+		{ID: "dram0", Domain: record.DomainDRAM},
+		{ID: "n", Domain: record.DomainNode},
 	}, extraDev...)
-	return &archive.Run{
-		Meta: archive.Meta{RunID: "domains", Hardware: archive.Hardware{Devices: devs},
-			Stages: []archive.Stage{{Name: "formal", Start: 2, End: 8}}},
+	return &record.Run{
+		Meta: record.Meta{RunID: "domains", Hardware: record.Hardware{Devices: devs},
+			Stages: []record.Stage{{Name: "formal", Start: 2, End: 8}}},
 		Power: power,
-		Requests: []archive.Request{
+		Requests: []record.Request{
 			{ID: "r1", Phase: "formal", OK: true, SentAt: 1.5, FirstTokenAt: 2, DoneAt: 6, OutputTokens: 40},
 			{ID: "r2", Phase: "formal", OK: true, SentAt: 3.5, FirstTokenAt: 4, DoneAt: 8, OutputTokens: 40},
 		},
@@ -97,7 +97,7 @@ func TestDomainsSeparate(t *testing.T) {
 }
 
 func TestDomainErrors(t *testing.T) {
-	_, err := NewData(domainRun(t, archive.Device{ID: "x", Domain: "gpu+cpu"}))
+	_, err := NewData(domainRun(t, record.Device{ID: "x", Domain: "gpu+cpu"}))
 	if err == nil || !strings.Contains(err.Error(), `run.json: hardware.devices[4] (x): domain "gpu+cpu" is not one of gpu, cpu, dram, node`) {
 		t.Errorf("bad domain: %v", err)
 	}
@@ -105,7 +105,7 @@ func TestDomainErrors(t *testing.T) {
 	run.Meta.Hardware.Devices = run.Meta.Hardware.Devices[:1]
 	run.Power = run.Power[:0]
 	for i := range 3 {
-		run.Power = append(run.Power, archive.PowerSample{T: float64(i), Device: "g", PowerW: 1})
+		run.Power = append(run.Power, record.PowerSample{T: float64(i), Device: "g", PowerW: 1})
 	}
 	d, err := NewData(run)
 	if err != nil {

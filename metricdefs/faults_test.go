@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // glitchRun: one device "g" at a flat 100 W sampled every second on
@@ -14,16 +14,16 @@ import (
 // stage [2, 8]: true energy 100 W × 6 s = 600 J.
 func glitchRun(t *testing.T) *Data {
 	t.Helper()
-	var power []archive.PowerSample
+	var power []record.PowerSample
 	for i := range 11 {
 		e := 100 * float64(i)
 		if i == 5 {
 			e = 0
 		}
-		power = append(power, archive.PowerSample{T: float64(i), Device: "g", PowerW: 100, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1})
+		power = append(power, record.PowerSample{T: float64(i), Device: "g", PowerW: 100, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1})
 	}
-	d, err := NewData(&archive.Run{
-		Meta:  archive.Meta{RunID: "glitch", Stages: []archive.Stage{{Name: "formal", Start: 2, End: 8}}},
+	d, err := NewData(&record.Run{
+		Meta:  record.Meta{RunID: "glitch", Stages: []record.Stage{{Name: "formal", Start: 2, End: 8}}},
 		Power: power,
 	})
 	if err != nil {
@@ -32,7 +32,7 @@ func glitchRun(t *testing.T) *Data {
 	return d
 }
 
-func evalDefs(t *testing.T, d *Data, defs ...Def) (*archive.Results, error) {
+func evalDefs(t *testing.T, d *Data, defs ...Def) (*record.Results, error) {
 	t.Helper()
 	prog, errs := Compile(Spec{Defs: defs})
 	if len(errs) > 0 {

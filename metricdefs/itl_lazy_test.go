@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // itlRun has n formal requests of 2–40 chunks each (some with token
@@ -16,9 +16,9 @@ import (
 func itlRun(t *testing.T, n int, bad bool) *Data {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 7))
-	run := &archive.Run{Meta: archive.Meta{RunID: "itl"}}
+	run := &record.Run{Meta: record.Meta{RunID: "itl"}}
 	for i := range n {
-		r := archive.Request{ID: fmt.Sprint(i), Phase: "formal", OK: i%7 != 3}
+		r := record.Request{ID: fmt.Sprint(i), Phase: "formal", OK: i%7 != 3}
 		tm := float64(i)
 		withCounts := i%3 == 0
 		for range 2 + rng.IntN(39) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // A formula over a stage the run does not have fails with an error naming
@@ -34,14 +34,14 @@ func TestMissingStageError(t *testing.T) {
 // Values that read an open stage, directly or through a derived value,
 // say they are partial; the others do not.
 func TestOpenStagePartial(t *testing.T) {
-	run := &archive.Run{
-		Meta: archive.Meta{Stages: []archive.Stage{
+	run := &record.Run{
+		Meta: record.Meta{Stages: []record.Stage{
 			{Name: "baseline", Start: 0, End: 2},
 			{Name: "formal", Start: 2, Open: true},
 		}},
 	}
 	for i := range 11 {
-		run.Power = append(run.Power, archive.PowerSample{T: float64(i), Device: "g", PowerW: 100})
+		run.Power = append(run.Power, record.PowerSample{T: float64(i), Device: "g", PowerW: 100})
 	}
 	// The formal stage is clamped to the last sample, t = 10.
 	if got := run.ClampOpenStages(); len(got) != 1 || got[0] != "formal" || run.Meta.Stages[1].End != 10 {

@@ -6,22 +6,22 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // withEngine adds scrapes of an engine's three gauges to the sample run
 // every 5 s from 0 to 60 s (x = seconds since base): running x/5 (2
 // engines, half each), waiting 1, KV usage 0.5 (as a fraction).
-func withEngine(run *archive.Run, running, waiting, kv string) {
+func withEngine(run *record.Run, running, waiting, kv string) {
 	for k := 0; k <= 12; k++ {
 		ts := base + float64(k)*5
 		for e := range 2 {
 			l := map[string]string{"engine": fmt.Sprint(e)}
-			run.EngineMetrics = append(run.EngineMetrics, archive.EngineMetric{T: ts, Name: running, Labels: l, Value: float64(k) / 2})
+			run.EngineMetrics = append(run.EngineMetrics, record.EngineMetric{T: ts, Name: running, Labels: l, Value: float64(k) / 2})
 		}
-		run.EngineMetrics = append(run.EngineMetrics, archive.EngineMetric{T: ts, Name: waiting, Value: 1})
+		run.EngineMetrics = append(run.EngineMetrics, record.EngineMetric{T: ts, Name: waiting, Value: 1})
 		if kv != "" {
-			run.EngineMetrics = append(run.EngineMetrics, archive.EngineMetric{T: ts, Name: kv, Value: 0.5})
+			run.EngineMetrics = append(run.EngineMetrics, record.EngineMetric{T: ts, Name: kv, Value: 0.5})
 		}
 	}
 }
@@ -89,7 +89,7 @@ func TestEnginePanelsAbsent(t *testing.T) {
 	if l, _ := LayoutOf(d, DefaultOptions); len(l.Panels) != 3 {
 		t.Errorf("no scrapes: %d panels, want 3", len(l.Panels))
 	}
-	run.EngineMetrics = []archive.EngineMetric{{T: base + 1, Name: "vllm:num_preemptions_total", Value: 1}}
+	run.EngineMetrics = []record.EngineMetric{{T: base + 1, Name: "vllm:num_preemptions_total", Value: 1}}
 	d, err = Prepare(run, sampleResults())
 	if err != nil {
 		t.Fatal(err)

@@ -4,23 +4,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // importedNode is a run as `joulebench import ptdaemon` writes it: one
 // stage formal, one node device at about 6.2 kW, one synthetic request
 // over the window.
-func importedNode() *archive.Run {
-	run := &archive.Run{Meta: archive.Meta{
-		RunID: "imp", Status: archive.StatusComplete, StartedAt: base, EndedAt: base + 15,
-		Engine:   archive.EngineInfo{Kind: "imported"},
-		Hardware: archive.Hardware{Devices: []archive.Device{{ID: "node0", Method: "power", Domain: archive.DomainNode}}},
-		Stages:   []archive.Stage{{Name: "formal", Start: base + 2.5, End: base + 12.5}},
+func importedNode() *record.Run {
+	run := &record.Run{Meta: record.Meta{
+		RunID: "imp", Status: record.StatusComplete, StartedAt: base, EndedAt: base + 15,
+		Engine:   record.EngineInfo{Kind: "imported"},
+		Hardware: record.Hardware{Devices: []record.Device{{ID: "node0", Method: "power", Domain: record.DomainNode}}},
+		Stages:   []record.Stage{{Name: "formal", Start: base + 2.5, End: base + 12.5}},
 	}}
 	for k := 0; k <= 15; k++ {
-		run.Power = append(run.Power, archive.PowerSample{T: base + float64(k), Device: "node0", PowerW: 6000 + float64(k%3)*100, MemUsedBytes: -1})
+		run.Power = append(run.Power, record.PowerSample{T: base + float64(k), Device: "node0", PowerW: 6000 + float64(k%3)*100, MemUsedBytes: -1})
 	}
-	run.Requests = []archive.Request{{ID: "imported-window", Phase: "formal", SentAt: base + 2.5, FirstTokenAt: base + 2.5, DoneAt: base + 12.5,
+	run.Requests = []record.Request{{ID: "imported-window", Phase: "formal", SentAt: base + 2.5, FirstTokenAt: base + 2.5, DoneAt: base + 12.5,
 		OutputTokens: 787352, TokensSource: "user", OK: true, Synthetic: true}}
 	return run
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -61,10 +61,10 @@ func TestLayoutNoOverlap(t *testing.T) {
 		t.Fatal(err)
 	}
 	crowded := sampleRun(t)
-	st := func(name string, a, b float64) archive.Stage {
-		return archive.Stage{Name: name, Start: base + a, End: base + b}
+	st := func(name string, a, b float64) record.Stage {
+		return record.Stage{Name: name, Start: base + a, End: base + b}
 	}
-	crowded.Meta.Stages = []archive.Stage{st("baseline", 0, 10), st("startup", 10, 10.2), st("warmup", 10.1, 10.2),
+	crowded.Meta.Stages = []record.Stage{st("baseline", 0, 10), st("startup", 10, 10.2), st("warmup", 10.1, 10.2),
 		st("formal", 10.2, 40), st("release", 40, 59.8), st("cooldown_check", 59.8, 60)}
 	dc, err := Prepare(crowded, sampleResults())
 	if err != nil {
@@ -133,7 +133,7 @@ func TestBaselineNoteSaysWhatIsMissing(t *testing.T) {
 		{"baseline", "no baseline stage: no baseline ± tolerance band over the release"},
 	} {
 		run := sampleRun(t)
-		var kept []archive.Stage
+		var kept []record.Stage
 		for _, s := range run.Meta.Stages {
 			if s.Name != c.drop {
 				kept = append(kept, s)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // t0 of the sample archive.
@@ -22,19 +23,19 @@ const base = 1.7e9
 // formal stage), stages baseline [0,10], startup [10,20] with warm-up
 // [15,20] inside it, formal [20,40], release [40,60], and 300 formal
 // requests generating 0.5 s each.
-func sampleRun(t *testing.T) *archive.Run {
+func sampleRun(t *testing.T) *record.Run {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	stage := func(name string, a, b float64) archive.Stage {
-		return archive.Stage{Name: name, Start: base + a, End: base + b}
+	stage := func(name string, a, b float64) record.Stage {
+		return record.Stage{Name: name, Start: base + a, End: base + b}
 	}
-	meta := archive.Meta{
-		RunID: "sample", Simulated: true, Profile: archive.ProfileRef{Name: "benchmark-1.5"},
+	meta := record.Meta{
+		RunID: "sample", Simulated: true, Profile: record.ProfileRef{Name: "benchmark-1.5"},
 		Parameters: map[string]any{"window": 100.0, "cv_max": 0.03, "release_tolerance": 0.05, "formal_energy_method": "trapz"},
-		Engine:     archive.EngineInfo{Kind: "sim", Model: "sim-llm-8b"},
-		Hardware:   archive.Hardware{Devices: []archive.Device{{ID: "gpu0", Method: "power"}, {ID: "gpu1", Method: "power"}}},
-		Status:     archive.StatusComplete, StartedAt: base, EndedAt: base + 60,
-		Stages: []archive.Stage{stage("baseline", 0, 10), stage("startup", 10, 20), stage("warmup", 15, 20),
+		Engine:     record.EngineInfo{Kind: "sim", Model: "sim-llm-8b"},
+		Hardware:   record.Hardware{Devices: []record.Device{{ID: "gpu0", Method: "power"}, {ID: "gpu1", Method: "power"}}},
+		Status:     record.StatusComplete, StartedAt: base, EndedAt: base + 60,
+		Stages: []record.Stage{stage("baseline", 0, 10), stage("startup", 10, 20), stage("warmup", 15, 20),
 			stage("formal", 20, 40), stage("release", 40, 60)},
 	}
 	w, err := archive.Create(dir, meta)
@@ -51,8 +52,8 @@ func sampleRun(t *testing.T) *archive.Run {
 			p0, p1 = 200, 150
 		}
 		if err := w.AppendPower(
-			archive.PowerSample{T: base + x, Device: "gpu0", PowerW: p0, MemUsedBytes: -1},
-			archive.PowerSample{T: base + x, Device: "gpu1", PowerW: p1, MemUsedBytes: -1},
+			record.PowerSample{T: base + x, Device: "gpu0", PowerW: p0, MemUsedBytes: -1},
+			record.PowerSample{T: base + x, Device: "gpu1", PowerW: p1, MemUsedBytes: -1},
 		); err != nil {
 			t.Fatal(err)
 		}
@@ -61,14 +62,14 @@ func sampleRun(t *testing.T) *archive.Run {
 		// Sent 0.1 s before the first token: the first is sent at 20.0, as
 		// the stage starts (the reader holds requests inside their stage).
 		first := base + 20.1 + float64(i)*0.06
-		if err := w.AppendRequest(archive.Request{ID: fmt.Sprintf("f%03d", i), Phase: "formal",
+		if err := w.AppendRequest(record.Request{ID: fmt.Sprintf("f%03d", i), Phase: "formal",
 			SentAt: first - 0.1, FirstTokenAt: first, DoneAt: first + 0.5, OutputTokens: 50 + i%3, TokensSource: "usage", OK: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// a failed request and a warm-up request are not plotted
-	_ = w.AppendRequest(archive.Request{ID: "bad", Phase: "formal", SentAt: base + 21, DoneAt: base + 21.2, Error: "HTTP 500"})
-	_ = w.AppendRequest(archive.Request{ID: "w0", Phase: "warmup", SentAt: base + 15, FirstTokenAt: base + 15.5, DoneAt: base + 16, OutputTokens: 10, OK: true})
+	_ = w.AppendRequest(record.Request{ID: "bad", Phase: "formal", SentAt: base + 21, DoneAt: base + 21.2, Error: "HTTP 500"})
+	_ = w.AppendRequest(record.Request{ID: "w0", Phase: "warmup", SentAt: base + 15, FirstTokenAt: base + 15.5, DoneAt: base + 16, OutputTokens: 10, OK: true})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +83,14 @@ func sampleRun(t *testing.T) *archive.Run {
 // sampleResults are benchmark-1.5's results on sampleRun: the
 // steady_window_* metrics, and the steady_state() result with the window
 // and cv_max it searched with.
-func sampleResults() *archive.Results {
+func sampleResults() *record.Results {
 	return steadyResults(100, 0.03)
 }
 
 // steadyResults are sampleResults with the search's window and cv_max.
-func steadyResults(window int64, cvMax float64) *archive.Results {
-	num := func(v any) archive.Result { return archive.Result{Kind: "metric", Value: v} }
-	return &archive.Results{Order: []string{"steady"}, Values: map[string]archive.Result{
+func steadyResults(window int64, cvMax float64) *record.Results {
+	num := func(v any) record.Result { return record.Result{Kind: "metric", Value: v} }
+	return &record.Results{Order: []string{"steady"}, Values: map[string]record.Result{
 		"steady": {Kind: "derived", Value: map[string]any{"reached": true, "start": base + 25.0, "end": base + 40.0,
 			"start_index": int64(50), "end_index": int64(300), "window": window, "cv_max": cvMax}},
 		"steady_window_start":         num(base + 25.0),
@@ -172,7 +173,7 @@ func TestRollingCVFromSteadySearch(t *testing.T) {
 	if d, _ = Prepare(run, steadyResults(20, 0.05)); d.Window != 20 || d.CVMax != 0.05 {
 		t.Errorf("without the parameters: window %d, cv_max %v; want 20, 0.05", d.Window, d.CVMax)
 	}
-	for name, res := range map[string]*archive.Results{"not evaluated": nil, "no search": {Values: map[string]archive.Result{}}} {
+	for name, res := range map[string]*record.Results{"not evaluated": nil, "no search": {Values: map[string]record.Result{}}} {
 		run.Meta.Parameters["window"], run.Meta.Parameters["cv_max"] = 100.0, 0.03
 		d, err := Prepare(run, res)
 		if err != nil {
@@ -333,9 +334,9 @@ func TestDecimate(t *testing.T) {
 // window in the results" for a run whose steady state was reached.
 func TestSteadyWindowFromAnyProfile(t *testing.T) {
 	run := sampleRun(t)
-	derived := func(v map[string]any) *archive.Results {
-		return &archive.Results{Order: []string{"formal", "steady"},
-			Values: map[string]archive.Result{"steady": {Kind: "derived", Value: v}, "formal": {Kind: "derived", Value: "list"}}}
+	derived := func(v map[string]any) *record.Results {
+		return &record.Results{Order: []string{"formal", "steady"},
+			Values: map[string]record.Result{"steady": {Kind: "derived", Value: v}, "formal": {Kind: "derived", Value: "list"}}}
 	}
 	for _, c := range []struct {
 		name string
@@ -426,8 +427,8 @@ func TestPowerTitleNamesTheBoundary(t *testing.T) {
 		want   string
 	}{
 		{"no domain", func(int) string { return "" }, "GPU"},
-		{"node", func(int) string { return archive.DomainNode }, "node"},
-		{"gpu and cpu", func(i int) string { return []string{archive.DomainGPU, archive.DomainCPU}[i%2] }, "GPU + CPU"},
+		{"node", func(int) string { return record.DomainNode }, "node"},
+		{"gpu and cpu", func(i int) string { return []string{record.DomainGPU, record.DomainCPU}[i%2] }, "GPU + CPU"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run, err := archive.Load(filepath.Join("..", "archive", "testdata", "sample-run"))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
@@ -21,21 +21,21 @@ import (
 // 100, 110, 100, 90.
 //
 // Power: 500 W from t = 0 to t = 2 (the warm-up), 100 W from t = 3 on.
-func asiaiRun() *archive.Run {
-	run := &archive.Run{Meta: archive.Meta{
+func asiaiRun() *record.Run {
+	run := &record.Run{Meta: record.Meta{
 		RunID:  "hand",
-		Stages: []archive.Stage{{Name: "warmup", Start: 1, End: 2}, {Name: "formal", Start: 10, End: 20}},
-		Events: []archive.Event{{Name: "engine_started", T: 0}, {Name: "engine_ready", T: 0.75}},
+		Stages: []record.Stage{{Name: "warmup", Start: 1, End: 2}, {Name: "formal", Start: 10, End: 20}},
+		Events: []record.Event{{Name: "engine_started", T: 0}, {Name: "engine_ready", T: 0.75}},
 		Labels: map[string]string{},
 	}}
-	run.Requests = append(run.Requests, archive.Request{ID: "warmup-00000", Phase: "warmup", PromptID: "warmup",
+	run.Requests = append(run.Requests, record.Request{ID: "warmup-00000", Phase: "warmup", PromptID: "warmup",
 		SentAt: 1, FirstTokenAt: 1.5, DoneAt: 1.5, OutputTokens: 1, TokensSource: "usage", OutputChars: 5, OK: true, MaxTokens: 1})
 	for i, r := range []struct {
 		prompt string
 		tokens int
 	}{{"a", 50}, {"b", 50}, {"a", 55}, {"b", 45}} {
 		s := 10 + 2*float64(i)
-		run.Requests = append(run.Requests, archive.Request{ID: fmt.Sprintf("%s-r%d", r.prompt, i/2+1), Phase: "formal", PromptID: r.prompt,
+		run.Requests = append(run.Requests, record.Request{ID: fmt.Sprintf("%s-r%d", r.prompt, i/2+1), Phase: "formal", PromptID: r.prompt,
 			SentAt: s, FirstTokenAt: s + 0.125, DoneAt: s + 0.625, PromptTokens: 20, OutputTokens: r.tokens, TokensSource: "usage",
 			OutputChars: 4 * r.tokens, OK: true, MaxTokens: 64})
 	}
@@ -52,12 +52,12 @@ func asiaiRun() *archive.Run {
 		case 21:
 			mem = 9e9
 		}
-		run.Power = append(run.Power, archive.PowerSample{T: float64(t), Device: "0", PowerW: w, MemUsedBytes: mem})
+		run.Power = append(run.Power, record.PowerSample{T: float64(t), Device: "0", PowerW: w, MemUsedBytes: mem})
 	}
 	return run
 }
 
-func evalAsiai(t *testing.T, run *archive.Run, sets map[string]string) *archive.Results {
+func evalAsiai(t *testing.T, run *record.Run, sets map[string]string) *record.Results {
 	t.Helper()
 	src, err := profiles.Read("asiai")
 	if err != nil {
@@ -74,7 +74,7 @@ func evalAsiai(t *testing.T, run *archive.Run, sets map[string]string) *archive.
 	return res
 }
 
-func num(t *testing.T, res *archive.Results, name string) float64 {
+func num(t *testing.T, res *record.Results, name string) float64 {
 	t.Helper()
 	v, ok := res.Values[name]
 	if !ok {
@@ -146,32 +146,32 @@ func TestAsiaiHandValues(t *testing.T) {
 func TestAsiaiEdgeCases(t *testing.T) {
 	cases := []struct {
 		name   string
-		modify func(*archive.Run)
+		modify func(*record.Run)
 		want   map[string]string // result → note it must carry
 	}{
-		{"runs at 0 tok/s: CV = 0/0", func(r *archive.Run) {
+		{"runs at 0 tok/s: CV = 0/0", func(r *record.Run) {
 			for i := range r.Requests {
 				r.Requests[i].DoneAt = r.Requests[i].FirstTokenAt + 0.005 // generation < 10 ms: 0 tok/s
 			}
 		}, map[string]string{"cv_pct": "CV = 0/0", "stability": "CV = 0/0"}},
-		{"no prompt ran twice", func(r *archive.Run) {
+		{"no prompt ran twice", func(r *record.Run) {
 			for i := range r.Requests {
 				r.Requests[i].PromptID = fmt.Sprint("p", i)
 			}
 		}, map[string]string{"std_dev_tok_s": "no prompt ran twice", "cv_pct": "no prompt ran twice", "stability": "no prompt ran twice"}},
-		{"every run failed", func(r *archive.Run) {
+		{"every run failed", func(r *record.Run) {
 			for i := range r.Requests {
 				if r.Requests[i].Phase == "formal" {
 					r.Requests[i].OK = false
 				}
 			}
 		}, map[string]string{"tok_per_sec": "every run failed", "stability": "every run failed", "tok_per_sec_per_watt": "every run failed"}},
-		{"every power sample reads 0 W", func(r *archive.Run) {
+		{"every power sample reads 0 W", func(r *record.Run) {
 			for i := range r.Power {
 				r.Power[i].PowerW = 0
 			}
 		}, map[string]string{"power_watts": "no power reading", "tok_per_sec_per_watt": "no power reading"}},
-		{"no power source", func(r *archive.Run) { r.Power = nil }, map[string]string{"power_watts": "no power source", "tok_per_sec_per_watt": "no power source"}},
+		{"no power source", func(r *record.Run) { r.Power = nil }, map[string]string{"power_watts": "no power source", "tok_per_sec_per_watt": "no power source"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,24 +194,24 @@ func TestAsiaiGates(t *testing.T) {
 	cases := []struct {
 		name     string
 		sets     map[string]string
-		modify   func(*archive.Run)
+		modify   func(*record.Run)
 		gate     string
 		excluded bool
 	}{
-		{"empty output", nil, func(r *archive.Run) { r.Requests[2].OutputChars = 0 }, "output_not_empty", true},
-		{"no tokens", nil, func(r *archive.Run) { r.Requests[2].OutputTokens = 0 }, "output_not_empty", true},
+		{"empty output", nil, func(r *record.Run) { r.Requests[2].OutputChars = 0 }, "output_not_empty", true},
+		{"no tokens", nil, func(r *record.Run) { r.Requests[2].OutputTokens = 0 }, "output_not_empty", true},
 		// 6 tokens of 64 < 0.1 × 64 = 6.4.
-		{"early stop", nil, func(r *archive.Run) { r.Requests[1].OutputTokens = 6 }, "no_early_stop", false},
+		{"early stop", nil, func(r *record.Run) { r.Requests[1].OutputTokens = 6 }, "no_early_stop", false},
 		// a: 100 then 120 tok/s (60 tokens in 0.5 s): 20 % > 15 %.
-		{"tok/s drift", nil, func(r *archive.Run) { r.Requests[3].OutputTokens = 60 }, "tok_per_sec_steady", false},
+		{"tok/s drift", nil, func(r *record.Run) { r.Requests[3].OutputTokens = 60 }, "tok_per_sec_steady", false},
 		// the clean run's 10 % drift fails a 5 % limit: the parameter is wired.
-		{"drift limit from the parameter", map[string]string{"tps_drift_max_pct": "5"}, func(*archive.Run) {}, "tok_per_sec_steady", false},
-		{"swap in use", nil, func(r *archive.Run) { r.Meta.Labels["host_swap_used"] = "512 MiB" }, "no_memory_pressure", false},
-		{"another engine", nil, func(r *archive.Run) { r.Meta.Labels["other_engine_processes"] = "ollama (pid 42)" }, "no_other_engine", false},
+		{"drift limit from the parameter", map[string]string{"tps_drift_max_pct": "5"}, func(*record.Run) {}, "tok_per_sec_steady", false},
+		{"swap in use", nil, func(r *record.Run) { r.Meta.Labels["host_swap_used"] = "512 MiB" }, "no_memory_pressure", false},
+		{"another engine", nil, func(r *record.Run) { r.Meta.Labels["other_engine_processes"] = "ollama (pid 42)" }, "no_other_engine", false},
 		// one token repeated: 1 distinct text ≤ 2.
-		{"one token repeated", nil, func(r *archive.Run) { r.Requests[2].DistinctChunks = 1 }, "output_not_degenerate", true},
+		{"one token repeated", nil, func(r *record.Run) { r.Requests[2].DistinctChunks = 1 }, "output_not_degenerate", true},
 		// 3 distinct texts fail a limit of 3: the parameter is wired.
-		{"degenerate limit from the parameter", map[string]string{"degenerate_max_distinct": "3"}, func(r *archive.Run) { r.Requests[2].DistinctChunks = 3 }, "output_not_degenerate", true},
+		{"degenerate limit from the parameter", map[string]string{"degenerate_max_distinct": "3"}, func(r *record.Run) { r.Requests[2].DistinctChunks = 3 }, "output_not_degenerate", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
@@ -22,17 +23,17 @@ const sampleT0 = 1717405210
 // for the clean run where every power_* check passes.
 var auditCases = []struct {
 	name    string
-	edit    func(r *archive.Run)
+	edit    func(r *record.Run)
 	check   string
 	exclude bool
 	want    []string
 }{
-	{name: "sample run as shipped", edit: func(*archive.Run) {}},
+	{name: "sample run as shipped", edit: func(*record.Run) {}},
 	{
 		// gpu0 loses t0+2 … t0+5: a 5 s gap from t0+1 to t0+6.
 		name: "gap",
-		edit: func(r *archive.Run) {
-			r.Power = slices.DeleteFunc(r.Power, func(s archive.PowerSample) bool {
+		edit: func(r *record.Run) {
+			r.Power = slices.DeleteFunc(r.Power, func(s record.PowerSample) bool {
 				return s.Device == "gpu0" && s.T >= sampleT0+2 && s.T <= sampleT0+5
 			})
 		},
@@ -41,8 +42,8 @@ var auditCases = []struct {
 	},
 	{
 		name: "device in hardware.devices never sampled",
-		edit: func(r *archive.Run) {
-			r.Meta.Hardware.Devices = append(r.Meta.Hardware.Devices, archive.Device{ID: "gpu2", Method: "counter"})
+		edit: func(r *record.Run) {
+			r.Meta.Hardware.Devices = append(r.Meta.Hardware.Devices, record.Device{ID: "gpu2", Method: "counter"})
 		},
 		check: "power_devices_present", exclude: true,
 		want: []string{"device gpu2 has no power samples at all", "stage formal"},
@@ -51,8 +52,8 @@ var auditCases = []struct {
 		// The recording stops at t0+5 for every device (a replay that
 		// ended, an exporter that died).
 		name: "recording ends mid-stage",
-		edit: func(r *archive.Run) {
-			r.Power = slices.DeleteFunc(r.Power, func(s archive.PowerSample) bool { return s.T > sampleT0+5 })
+		edit: func(r *record.Run) {
+			r.Power = slices.DeleteFunc(r.Power, func(s record.PowerSample) bool { return s.T > sampleT0+5 })
 		},
 		check: "power_devices_present", exclude: true,
 		want: []string{"device gpu0: samples end at t=1717405215, 5 s before stage formal ends", "the recording stopped"},
@@ -61,7 +62,7 @@ var auditCases = []struct {
 		// One reading of 10^7 W with gpu0's limit known (700 W): above
 		// 1.2 × 700 = 840 W.
 		name: "power above the limit",
-		edit: func(r *archive.Run) {
+		edit: func(r *record.Run) {
 			r.Meta.Hardware.Devices[0].PowerLimitW = 700
 			for i := range r.Power {
 				if r.Power[i].Device == "gpu0" && r.Power[i].T == sampleT0+4 {
@@ -75,7 +76,7 @@ var auditCases = []struct {
 	{
 		// No limit known: the sanity bound, 2000 W.
 		name: "power above the sanity bound",
-		edit: func(r *archive.Run) {
+		edit: func(r *record.Run) {
 			for i := range r.Power {
 				if r.Power[i].Device == "gpu1" && r.Power[i].T == sampleT0+4 {
 					r.Power[i].PowerW = 2500
@@ -87,7 +88,7 @@ var auditCases = []struct {
 	},
 	{
 		name: "all zero",
-		edit: func(r *archive.Run) {
+		edit: func(r *record.Run) {
 			for i := range r.Power {
 				if r.Power[i].Device == "gpu1" {
 					r.Power[i].PowerW = 0
@@ -100,9 +101,9 @@ var auditCases = []struct {
 	{
 		// gpu0's rows at t0+3 and t0+4 written in the wrong order.
 		name: "time goes back",
-		edit: func(r *archive.Run) {
-			a := slices.IndexFunc(r.Power, func(s archive.PowerSample) bool { return s.Device == "gpu0" && s.T == sampleT0+3 })
-			b := slices.IndexFunc(r.Power, func(s archive.PowerSample) bool { return s.Device == "gpu0" && s.T == sampleT0+4 })
+		edit: func(r *record.Run) {
+			a := slices.IndexFunc(r.Power, func(s record.PowerSample) bool { return s.Device == "gpu0" && s.T == sampleT0+3 })
+			b := slices.IndexFunc(r.Power, func(s record.PowerSample) bool { return s.Device == "gpu0" && s.T == sampleT0+4 })
 			r.Power[a], r.Power[b] = r.Power[b], r.Power[a]
 		},
 		check: "power_time_increasing", exclude: true,
@@ -171,7 +172,7 @@ func TestPowerAuditAsiai(t *testing.T) {
 		t.Fatalf("power_valid on the clean run = %+v, want pass", r)
 	}
 	run := asiaiRun()
-	run.Power = slices.DeleteFunc(run.Power, func(s archive.PowerSample) bool { return s.T >= 12 && s.T <= 16 })
+	run.Power = slices.DeleteFunc(run.Power, func(s record.PowerSample) bool { return s.T >= 12 && s.T <= 16 })
 	res = evalAsiai(t, run, nil)
 	r := res.Values["power_samples_dense"]
 	if r.Passed == nil || *r.Passed || !strings.Contains(r.Message, "device 0: 6 s without samples in stage formal, from t=11 to t=17") {
@@ -203,7 +204,7 @@ func TestExporterDeadPrometheus(t *testing.T) {
 				t.Fatal(err)
 			}
 			run.Meta.Telemetry.Source = "prometheus"
-			run.Power = slices.DeleteFunc(run.Power, func(s archive.PowerSample) bool { return s.T > sampleT0-10 })
+			run.Power = slices.DeleteFunc(run.Power, func(s record.PowerSample) bool { return s.T > sampleT0-10 })
 			res, _ := workflow.Evaluate(context.Background(), l, run)
 			if res == nil {
 				t.Fatal("no results")
@@ -235,7 +236,7 @@ func TestCounterGlitchRepairedOrExcluded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eval := func(edit func(*archive.Run)) *archive.Results {
+	eval := func(edit func(*record.Run)) *record.Results {
 		run, err := archive.Load("../archive/testdata/sample-run")
 		if err != nil {
 			t.Fatal(err)
@@ -247,7 +248,7 @@ func TestCounterGlitchRepairedOrExcluded(t *testing.T) {
 		}
 		return res
 	}
-	clean := eval(func(*archive.Run) {})
+	clean := eval(func(*record.Run) {})
 	want := clean.Values["avg_gpu_power_w"].Value.(float64)
 	for _, c := range []struct {
 		name    string
@@ -259,7 +260,7 @@ func TestCounterGlitchRepairedOrExcluded(t *testing.T) {
 		{"jump that stays", sampleT0 + 4, sampleT0 + 20, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := eval(func(r *archive.Run) {
+			res := eval(func(r *record.Run) {
 				for i := range r.Power {
 					if s := &r.Power[i]; s.Device == "gpu0" && s.T >= c.from && s.T <= c.to {
 						s.EnergyJ += 1e6
@@ -315,7 +316,7 @@ func TestPowerMeasured(t *testing.T) {
 					t.Fatal(err)
 				}
 				run.Power, run.Meta.Hardware.Devices = nil, nil
-				run.Meta.Telemetry = archive.TelemetryInfo{Source: "none", Declined: c.declined}
+				run.Meta.Telemetry = record.TelemetryInfo{Source: "none", Declined: c.declined}
 				res, _ := workflow.Evaluate(context.Background(), l, run)
 				if res == nil {
 					t.Fatal("no results")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
@@ -18,16 +19,16 @@ import (
 // 50 J/s), its DRAM dram0 (10 W flat, no counter) and the node node0
 // (700 W flat), sampled every second over the same span as the GPUs
 // (t0-10 … t0+20).
-func withDomains(r *archive.Run) {
+func withDomains(r *record.Run) {
 	r.Meta.Hardware.Devices = append(r.Meta.Hardware.Devices,
-		archive.Device{ID: "cpu0", Method: "counter", Domain: archive.DomainCPU},
-		archive.Device{ID: "dram0", Method: "power", Domain: archive.DomainDRAM},
-		archive.Device{ID: "node0", Method: "power", Domain: archive.DomainNode})
+		record.Device{ID: "cpu0", Method: "counter", Domain: record.DomainCPU},
+		record.Device{ID: "dram0", Method: "power", Domain: record.DomainDRAM},
+		record.Device{ID: "node0", Method: "power", Domain: record.DomainNode})
 	for t := float64(sampleT0 - 10); t <= sampleT0+20; t++ {
 		r.Power = append(r.Power,
-			archive.PowerSample{T: t, Device: "cpu0", PowerW: 50, EnergyJ: 50 * (t - sampleT0 + 10), HasEnergy: true, MemUsedBytes: -1},
-			archive.PowerSample{T: t, Device: "dram0", PowerW: 10, MemUsedBytes: -1},
-			archive.PowerSample{T: t, Device: "node0", PowerW: 700, MemUsedBytes: -1})
+			record.PowerSample{T: t, Device: "cpu0", PowerW: 50, EnergyJ: 50 * (t - sampleT0 + 10), HasEnergy: true, MemUsedBytes: -1},
+			record.PowerSample{T: t, Device: "dram0", PowerW: 10, MemUsedBytes: -1},
+			record.PowerSample{T: t, Device: "node0", PowerW: 700, MemUsedBytes: -1})
 	}
 }
 
@@ -49,7 +50,7 @@ func TestExtraDomainsLeaveTheMethodUnchanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eval := func(edit func(*archive.Run)) *archive.Results {
+			eval := func(edit func(*record.Run)) *record.Results {
 				run, err := archive.Load("../archive/testdata/sample-run")
 				if err != nil {
 					t.Fatal(err)
@@ -61,7 +62,7 @@ func TestExtraDomainsLeaveTheMethodUnchanged(t *testing.T) {
 				}
 				return res
 			}
-			gpuOnly := eval(func(*archive.Run) {})
+			gpuOnly := eval(func(*record.Run) {})
 			all := eval(withDomains)
 			for name, want := range gpuOnly.Values {
 				if slices.Contains(newNames, name) {
@@ -105,9 +106,9 @@ func TestExtraDomainsLeaveTheMethodUnchanged(t *testing.T) {
 			}
 			// The node loses t0+2 … t0+6: its audit fails and its figure is
 			// not applicable; the GPU figures and the exclusion do not move.
-			gap := eval(func(r *archive.Run) {
+			gap := eval(func(r *record.Run) {
 				withDomains(r)
-				r.Power = slices.DeleteFunc(r.Power, func(s archive.PowerSample) bool {
+				r.Power = slices.DeleteFunc(r.Power, func(s record.PowerSample) bool {
 					return s.Device == "node0" && s.T >= sampleT0+2 && s.T <= sampleT0+6
 				})
 			})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
@@ -28,7 +29,7 @@ func TestFormalRequestsSucceededReason(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			load := func() *archive.Run {
+			load := func() *record.Run {
 				if prof == "asiai" {
 					return asiaiRun()
 				}
@@ -39,7 +40,7 @@ func TestFormalRequestsSucceededReason(t *testing.T) {
 				return run
 			}
 			run := load()
-			run.Requests = slices.DeleteFunc(run.Requests, func(r archive.Request) bool { return r.Phase == "formal" })
+			run.Requests = slices.DeleteFunc(run.Requests, func(r record.Request) bool { return r.Phase == "formal" })
 			res, _ := workflow.Evaluate(context.Background(), l, run)
 			if res == nil {
 				t.Fatal("no results")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
@@ -18,19 +18,19 @@ import (
 // second from 98 to 112 s at 6200 W (an 8-GPU server under load), and,
 // when tokens > 0, one synthetic request over the window carrying them.
 // Formal node energy: 6200 W × 10 s = 62,000 J.
-func nodeImport(tokens int) *archive.Run {
-	run := &archive.Run{Meta: archive.Meta{
-		FormatVersion: 1, RunID: "imported", Status: archive.StatusComplete,
-		Stages:    []archive.Stage{{Name: "formal", Start: 100, End: 110}},
-		Hardware:  archive.Hardware{Devices: []archive.Device{{ID: "node0", Method: "power", Domain: archive.DomainNode}}},
-		Engine:    archive.EngineInfo{Kind: "imported"},
-		Telemetry: archive.TelemetryInfo{Source: "import:ptdaemon", IntervalS: 1},
+func nodeImport(tokens int) *record.Run {
+	run := &record.Run{Meta: record.Meta{
+		FormatVersion: 1, RunID: "imported", Status: record.StatusComplete,
+		Stages:    []record.Stage{{Name: "formal", Start: 100, End: 110}},
+		Hardware:  record.Hardware{Devices: []record.Device{{ID: "node0", Method: "power", Domain: record.DomainNode}}},
+		Engine:    record.EngineInfo{Kind: "imported"},
+		Telemetry: record.TelemetryInfo{Source: "import:ptdaemon", IntervalS: 1},
 	}}
 	for t := 98; t <= 112; t++ {
-		run.Power = append(run.Power, archive.PowerSample{T: float64(t), Device: "node0", PowerW: 6200, MemUsedBytes: -1})
+		run.Power = append(run.Power, record.PowerSample{T: float64(t), Device: "node0", PowerW: 6200, MemUsedBytes: -1})
 	}
 	if tokens > 0 {
-		run.Requests = []archive.Request{{ID: "imported-window", Phase: "formal", SentAt: 100, FirstTokenAt: 100, DoneAt: 110,
+		run.Requests = []record.Request{{ID: "imported-window", Phase: "formal", SentAt: 100, FirstTokenAt: 100, DoneAt: 110,
 			OutputTokens: tokens, TokensSource: "user", OK: true, Synthetic: true}}
 	}
 	return run
@@ -96,7 +96,7 @@ func TestNodeImportFigures(t *testing.T) {
 
 // evalProfileErr is evalProfile that also returns the formulas that
 // failed on the run.
-func evalProfileErr(t *testing.T, prof string, run *archive.Run, sets map[string]string) (*archive.Results, error) {
+func evalProfileErr(t *testing.T, prof string, run *record.Run, sets map[string]string) (*record.Results, error) {
 	t.Helper()
 	src, err := profiles.Read(prof)
 	if err != nil {

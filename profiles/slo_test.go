@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/workflow"
@@ -25,20 +25,20 @@ import (
 //	r4 sent 102, first 102.375, done 102.375,  1 tok: TTFT 375, TPOT 0,   E2E 375
 //	r5 sent 102, failed (never counted)
 //	r6 sent 103, first 103.125, done 109.125, 31 tok: TTFT 125, TPOT 200, E2E 6125
-func sloRun() *archive.Run {
-	run := &archive.Run{Meta: archive.Meta{
-		FormatVersion: 1, RunID: "slo", Status: archive.StatusComplete,
-		Stages:   []archive.Stage{{Name: "formal", Start: 100, End: 110}},
-		Hardware: archive.Hardware{Devices: []archive.Device{{ID: "gpu0", Method: "power"}}},
-		Engine:   archive.EngineInfo{Kind: "vllm"},
+func sloRun() *record.Run {
+	run := &record.Run{Meta: record.Meta{
+		FormatVersion: 1, RunID: "slo", Status: record.StatusComplete,
+		Stages:   []record.Stage{{Name: "formal", Start: 100, End: 110}},
+		Hardware: record.Hardware{Devices: []record.Device{{ID: "gpu0", Method: "power"}}},
+		Engine:   record.EngineInfo{Kind: "vllm"},
 	}}
 	for t := 90; t <= 120; t++ {
-		run.Power = append(run.Power, archive.PowerSample{T: float64(t), Device: "gpu0", PowerW: 200, MemUsedBytes: -1})
+		run.Power = append(run.Power, record.PowerSample{T: float64(t), Device: "gpu0", PowerW: 200, MemUsedBytes: -1})
 	}
-	req := func(id string, sent, first, done float64, tok int) archive.Request {
-		return archive.Request{ID: id, Phase: "formal", SentAt: sent, FirstTokenAt: first, DoneAt: done, OutputTokens: tok, TokensSource: "usage", OK: true}
+	req := func(id string, sent, first, done float64, tok int) record.Request {
+		return record.Request{ID: id, Phase: "formal", SentAt: sent, FirstTokenAt: first, DoneAt: done, OutputTokens: tok, TokensSource: "usage", OK: true}
 	}
-	run.Requests = []archive.Request{
+	run.Requests = []record.Request{
 		req("r1", 100, 100.125, 101.125, 11),
 		req("r2", 100, 100.5, 102.5, 21),
 		req("r3", 101, 101.25, 105.25, 21),
@@ -49,7 +49,7 @@ func sloRun() *archive.Run {
 	return run
 }
 
-func evalProfile(t *testing.T, prof string, run *archive.Run, sets map[string]string) *archive.Results {
+func evalProfile(t *testing.T, prof string, run *record.Run, sets map[string]string) *record.Results {
 	t.Helper()
 	src, err := profiles.Read(prof)
 	if err != nil {
@@ -171,20 +171,20 @@ func TestEngineStateHand(t *testing.T) {
 	cases := []struct {
 		engine string
 		n      names
-		edit   func(r *archive.Run)
+		edit   func(r *record.Run)
 		source string
 	}{
 		{"vllm", names{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"},
-			func(r *archive.Run) { r.Meta.Engine.Command = []string{"vllm", "serve", "m", "--max-num-seqs", "4"} }, "engine command --max-num-seqs"},
+			func(r *record.Run) { r.Meta.Engine.Command = []string{"vllm", "serve", "m", "--max-num-seqs", "4"} }, "engine command --max-num-seqs"},
 		{"sglang", names{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"},
-			func(r *archive.Run) {
+			func(r *record.Run) {
 				r.Meta.Engine.Command = []string{"python", "-m", "sglang.launch_server", "--max-running-requests=4"}
 			}, "engine command --max-running-requests"},
 		{"llamacpp", names{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:kv_cache_usage_ratio"},
-			func(r *archive.Run) { r.Meta.Engine.Extra = map[string]any{"slots": float64(4)} }, "run.json engine.extra.slots"},
+			func(r *record.Run) { r.Meta.Engine.Extra = map[string]any{"slots": float64(4)} }, "run.json engine.extra.slots"},
 		{"sim", names{"sim:num_requests_running", "sim:num_requests_waiting", "sim:kv_cache_usage_perc"},
-			func(r *archive.Run) {
-				r.EngineMetrics = append(r.EngineMetrics, archive.EngineMetric{T: 99, Name: "sim:num_slots", Value: 4})
+			func(r *record.Run) {
+				r.EngineMetrics = append(r.EngineMetrics, record.EngineMetric{T: 99, Name: "sim:num_slots", Value: 4})
 			}, "/metrics sim:num_slots"},
 	}
 	running := map[float64][2]float64{99: {5, 5}, 101: {3, 1}, 103: {2, 2}, 105: {1, 1}, 107: {1, 0}, 109: {1, 0}, 111: {5, 5}}
@@ -200,7 +200,7 @@ func TestEngineStateHand(t *testing.T) {
 				}{{c.n.running, running}, {c.n.waiting, waiting}, {c.n.kv, kv}} {
 					for ts, v := range s.v {
 						for e := range 2 {
-							run.EngineMetrics = append(run.EngineMetrics, archive.EngineMetric{T: ts, Name: s.name,
+							run.EngineMetrics = append(run.EngineMetrics, record.EngineMetric{T: ts, Name: s.name,
 								Labels: map[string]string{"engine": string(rune('0' + e))}, Value: v[e]})
 						}
 					}

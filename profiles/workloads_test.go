@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // workloadRun is sloRun's stage and power (formal [100, 110] s at 200 W:
@@ -29,14 +29,14 @@ import (
 // turns 400 J / 80 tokens = 5 J/token; later turns (100 + 300) J / 80 =
 // 5 J/token. (By generation interval, which holds no prefill, they would
 // be 3.75 and 4.6875.)
-func workloadRun() *archive.Run {
+func workloadRun() *record.Run {
 	run := sloRun()
-	turn := func(conv string, n int, sent, first, answer, done float64, reasoning, prompt, cached int) archive.Request {
-		return archive.Request{ID: conv + "-" + string(rune('0'+n)), Phase: "formal", ConversationID: conv, Turn: n, SentAt: sent, FirstTokenAt: first,
+	turn := func(conv string, n int, sent, first, answer, done float64, reasoning, prompt, cached int) record.Request {
+		return record.Request{ID: conv + "-" + string(rune('0'+n)), Phase: "formal", ConversationID: conv, Turn: n, SentAt: sent, FirstTokenAt: first,
 			FirstAnswerAt: answer, DoneAt: done, OutputTokens: 40, ReasoningTokens: reasoning, PromptTokens: prompt, CachedPromptTokens: cached,
 			TokensSource: "usage", OK: true}
 	}
-	run.Requests = []archive.Request{
+	run.Requests = []record.Request{
 		turn("c1", 1, 100, 100.5, 101, 102, 30, 1000, 0),
 		turn("c1", 2, 102, 102.125, 102.5, 103, 20, 1200, 1024),
 		turn("c2", 1, 100, 100.75, 101.25, 102, 30, 1000, 0),

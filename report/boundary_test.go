@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestBoundaryLabel(t *testing.T) {
@@ -19,18 +19,18 @@ func TestBoundaryLabel(t *testing.T) {
 // The tables name each energy figure's boundary; results without any keep
 // their four columns.
 func TestTablesNameTheBoundary(t *testing.T) {
-	res := func(vals map[string]archive.Result, order ...string) *archive.Results {
-		return &archive.Results{Order: order, Values: vals}
+	res := func(vals map[string]record.Result, order ...string) *record.Results {
+		return &record.Results{Order: order, Values: vals}
 	}
-	domains := res(map[string]archive.Result{
+	domains := res(map[string]record.Result{
 		"steady_state_j_per_token": {Kind: "metric", Value: 0.5, Unit: "J/token", Boundary: "gpu"},
 		"cpu_dram_j_per_token":     {Kind: "metric", Value: 0.125, Unit: "J/token", Boundary: "cpu+dram"},
 		"node_j_per_token":         {Kind: "metric", Note: "not applicable: no node power in this run", Unit: "J/token", Boundary: "node"},
 		"ttft_p50_ms":              {Kind: "metric", Value: 12.0, Unit: "ms"},
 	}, "steady_state_j_per_token", "cpu_dram_j_per_token", "node_j_per_token", "ttft_p50_ms")
-	plain := res(map[string]archive.Result{"ttft_p50_ms": {Kind: "metric", Value: 12.0, Unit: "ms"}}, "ttft_p50_ms")
-	run := func(id string, r *archive.Results) Run {
-		return Run{Meta: archive.Meta{RunID: id, Profile: archive.ProfileRef{Name: "benchmark-1.5"}}, Results: r}
+	plain := res(map[string]record.Result{"ttft_p50_ms": {Kind: "metric", Value: 12.0, Unit: "ms"}}, "ttft_p50_ms")
+	run := func(id string, r *record.Results) Run {
+		return Run{Meta: record.Meta{RunID: id, Profile: record.ProfileRef{Name: "benchmark-1.5"}}, Results: r}
 	}
 	tests := []struct {
 		name   string

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestMarkdownEscape(t *testing.T) {
@@ -29,10 +29,10 @@ func TestMarkdownEscape(t *testing.T) {
 func TestMarkdownOutputEscapesUserStrings(t *testing.T) {
 	evil := "<script>alert(1)</script>"
 	run := Run{
-		Meta: archive.Meta{RunID: "r" + evil, Status: archive.StatusComplete, Profile: archive.ProfileRef{Name: "p"},
-			Engine: archive.EngineInfo{Kind: "vllm", Model: "[m](javascript:x)" + evil}},
-		Results: &archive.Results{Order: []string{"m"}, Excluded: true, ExcludeReason: "check x failed: " + evil,
-			Values: map[string]archive.Result{"m": {Kind: "metric", Value: "v" + evil, Note: evil}}},
+		Meta: record.Meta{RunID: "r" + evil, Status: record.StatusComplete, Profile: record.ProfileRef{Name: "p"},
+			Engine: record.EngineInfo{Kind: "vllm", Model: "[m](javascript:x)" + evil}},
+		Results: &record.Results{Order: []string{"m"}, Excluded: true, ExcludeReason: "check x failed: " + evil,
+			Values: map[string]record.Result{"m": {Kind: "metric", Value: "v" + evil, Note: evil}}},
 	}
 	// A stage note carries a result's note (a profile's text): escaped too.
 	bd := StageBreakdown{RunID: run.Meta.RunID, Note: "n" + evil}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -13,13 +13,13 @@ import (
 // log): its GPU figures are not applicable, its node figures have values.
 func nodeOnly() Run {
 	return Run{
-		Meta: archive.Meta{RunID: "imp", Status: archive.StatusComplete, Profile: archive.ProfileRef{Name: "benchmark-1.0"},
-			Engine:   archive.EngineInfo{Kind: "imported"},
-			Stages:   []archive.Stage{{Name: "formal", Start: 100, End: 110}},
-			Hardware: archive.Hardware{Devices: []archive.Device{{ID: "node0", Domain: archive.DomainNode}}}},
-		Results: &archive.Results{
+		Meta: record.Meta{RunID: "imp", Status: record.StatusComplete, Profile: record.ProfileRef{Name: "benchmark-1.0"},
+			Engine:   record.EngineInfo{Kind: "imported"},
+			Stages:   []record.Stage{{Name: "formal", Start: 100, End: 110}},
+			Hardware: record.Hardware{Devices: []record.Device{{ID: "node0", Domain: record.DomainNode}}}},
+		Results: &record.Results{
 			Order: []string{"steady_state_j_per_token", "avg_gpu_power_w", "ttft_p50_ms", "node_j_per_token", "avg_node_power_w"},
-			Values: map[string]archive.Result{
+			Values: map[string]record.Result{
 				"steady_state_j_per_token": {Kind: "metric", Unit: "J/token", Boundary: "gpu", Note: "not applicable: no power source for the GPUs"},
 				"avg_gpu_power_w":          {Kind: "metric", Unit: "W", Boundary: "gpu", Note: "not applicable: no power source for the GPUs"},
 				"ttft_p50_ms":              {Kind: "metric", Unit: "ms", Note: "not applicable: no request with its own times"},
@@ -84,7 +84,7 @@ func TestStagesOfANodeRecording(t *testing.T) {
 	r := nodeOnly()
 	formal := []workflow.StageEnergy{{Stage: "formal", Start: "formal_start", End: "formal_end", Energy: "e_formal"}}
 	for _, rows := range [][]workflow.StageEnergy{nil, formal} {
-		bd := Stages(&archive.Run{Meta: r.Meta}, r.Results, rows)
+		bd := Stages(&record.Run{Meta: r.Meta}, r.Results, rows)
 		if len(bd.Stages) != 0 || !strings.Contains(bd.Note, "measured no GPU power") {
 			t.Errorf("rows %d: %+v, want no stage and a note that the run measured no GPU power", len(rows), bd)
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/report/doc"
 )
 
@@ -13,13 +13,13 @@ import (
 // a replay, which used to print the simulator's note).
 func TestNoteOf(t *testing.T) {
 	for _, c := range []struct {
-		meta archive.Meta
+		meta record.Meta
 		want string
 	}{
-		{archive.Meta{Simulated: true, Telemetry: archive.TelemetryInfo{Source: "replay", Simulated: true}, Engine: archive.EngineInfo{Kind: "vllm"}}, ReplayedNote},
-		{archive.Meta{Simulated: true, Telemetry: archive.TelemetryInfo{Source: "replay", Simulated: true}, Engine: archive.EngineInfo{Kind: "sim"}}, ReplayedNote + " The engine is joulebench's simulator."},
-		{archive.Meta{Simulated: true, Telemetry: archive.TelemetryInfo{Source: "sim", Simulated: true}}, SimulatedNote},
-		{archive.Meta{Telemetry: archive.TelemetryInfo{Source: "nvml"}}, ""},
+		{record.Meta{Simulated: true, Telemetry: record.TelemetryInfo{Source: "replay", Simulated: true}, Engine: record.EngineInfo{Kind: "vllm"}}, ReplayedNote},
+		{record.Meta{Simulated: true, Telemetry: record.TelemetryInfo{Source: "replay", Simulated: true}, Engine: record.EngineInfo{Kind: "sim"}}, ReplayedNote + " The engine is joulebench's simulator."},
+		{record.Meta{Simulated: true, Telemetry: record.TelemetryInfo{Source: "sim", Simulated: true}}, SimulatedNote},
+		{record.Meta{Telemetry: record.TelemetryInfo{Source: "nvml"}}, ""},
 	} {
 		if got := NoteOf(c.meta); got != c.want {
 			t.Errorf("%s/%s: %q, want %q", c.meta.Telemetry.Source, c.meta.Engine.Kind, got, c.want)
@@ -27,7 +27,7 @@ func TestNoteOf(t *testing.T) {
 	}
 	var b strings.Builder
 	d := &doc.Document{}
-	d.Add(header(Run{Meta: archive.Meta{RunID: "r", Simulated: true, Telemetry: archive.TelemetryInfo{Source: "replay"}}})...)
+	d.Add(header(Run{Meta: record.Meta{RunID: "r", Simulated: true, Telemetry: record.TelemetryInfo{Source: "replay"}}})...)
 	if err := doc.Render(&b, d, FormatTable); err != nil {
 		t.Fatal(err)
 	}
@@ -40,18 +40,18 @@ func TestNoteOf(t *testing.T) {
 // it is a smoke set, not the method's datasets (--dataset sharegpt); a
 // simulated run, or one on another request set, does not.
 func TestWorkloadNote(t *testing.T) {
-	real := archive.Meta{RunID: "r", Status: "complete", Engine: archive.EngineInfo{Kind: "vllm", Model: "m"},
-		RequestSet: archive.RequestSet{Source: "builtin:chat", Count: 5}}
-	res := &archive.Results{Order: []string{"j_per_token"}, Values: map[string]archive.Result{"j_per_token": {Kind: "metric", Value: 0.5, Unit: "J/token"}}}
+	real := record.Meta{RunID: "r", Status: "complete", Engine: record.EngineInfo{Kind: "vllm", Model: "m"},
+		RequestSet: record.RequestSet{Source: "builtin:chat", Count: 5}}
+	res := &record.Results{Order: []string{"j_per_token"}, Values: map[string]record.Result{"j_per_token": {Kind: "metric", Value: 0.5, Unit: "J/token"}}}
 	for _, c := range []struct {
 		name string
-		edit func(*archive.Meta)
+		edit func(*record.Meta)
 		want bool
 	}{
-		{"real engine, built-in set", func(*archive.Meta) {}, true},
-		{"real engine, sharegpt", func(m *archive.Meta) { m.RequestSet.Source = "hf:anon8231489123/ShareGPT_Vicuna_unfiltered/x.json" }, false},
-		{"real engine, a file", func(m *archive.Meta) { m.RequestSet.Source = "prompts.jsonl" }, false},
-		{"simulated", func(m *archive.Meta) { m.Simulated = true }, false},
+		{"real engine, built-in set", func(*record.Meta) {}, true},
+		{"real engine, sharegpt", func(m *record.Meta) { m.RequestSet.Source = "hf:anon8231489123/ShareGPT_Vicuna_unfiltered/x.json" }, false},
+		{"real engine, a file", func(m *record.Meta) { m.RequestSet.Source = "prompts.jsonl" }, false},
+		{"simulated", func(m *record.Meta) { m.Simulated = true }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := real

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/golden"
 	"github.com/joulebench/joulebench/report/doc"
 )
@@ -18,7 +18,7 @@ func passed(ok bool) *bool { return &ok }
 // applicable, a passed and a failed check, a derived list (shown with
 // all=true only), a cell holding a "|" and one long enough to wrap.
 func goldenRun(id string, scale float64) Run {
-	vals := map[string]archive.Result{
+	vals := map[string]record.Result{
 		"j_per_token":     {Kind: "metric", Value: 0.5 * scale, Unit: "J/token", Format: "%.3f"},
 		"throughput_tok":  {Kind: "metric", Value: 1200.0 * scale, Unit: "tok/s"},
 		"ratio":           {Kind: "metric", Value: 1.0 / 3 * scale},
@@ -30,8 +30,8 @@ func goldenRun(id string, scale float64) Run {
 	}
 	order := []string{"formal", "j_per_token", "throughput_tok", "ratio", "formal_requests", "steady_j", "release_closed", "tokens_ok"}
 	return Run{
-		Meta:    archive.Meta{RunID: id, Simulated: true, Profile: archive.ProfileRef{Name: "benchmark-1.5"}, Engine: archive.EngineInfo{Kind: "sim", Model: "sim-8b"}, Status: archive.StatusComplete},
-		Results: &archive.Results{RunID: id, Excluded: true, ExcludeReason: "check tokens_ok (fail) failed", Order: order, Values: vals},
+		Meta:    record.Meta{RunID: id, Simulated: true, Profile: record.ProfileRef{Name: "benchmark-1.5"}, Engine: record.EngineInfo{Kind: "sim", Model: "sim-8b"}, Status: record.StatusComplete},
+		Results: &record.Results{RunID: id, Excluded: true, ExcludeReason: "check tokens_ok (fail) failed", Order: order, Values: vals},
 	}
 }
 
@@ -114,7 +114,7 @@ func TestResultsWithBaselineNumbers(t *testing.T) {
 func TestResultsWithBaselineEdges(t *testing.T) {
 	run := goldenRun("r2", 1.1)
 	var b bytes.Buffer
-	if err := ResultsWithBaseline(&b, run, Run{Meta: archive.Meta{RunID: "empty"}}, FormatCSV, false); err != nil {
+	if err := ResultsWithBaseline(&b, run, Run{Meta: record.Meta{RunID: "empty"}}, FormatCSV, false); err != nil {
 		t.Fatal(err)
 	}
 	// name,kind,value,baseline,change_pct,...: 0.550 against nothing.
@@ -156,23 +156,23 @@ func TestTableGolden(t *testing.T) {
 
 func TestFormatValue(t *testing.T) {
 	tests := []struct {
-		r    archive.Result
+		r    record.Result
 		want string
 	}{
-		{archive.Result{}, ""},
-		{archive.Result{Note: "not applicable: x"}, "n/a"},
-		{archive.Result{Value: 2.0}, "2"},
-		{archive.Result{Value: 0.1234567}, "0.123457"},
-		{archive.Result{Value: 1e20}, "1e+20"},
-		{archive.Result{Value: 2.0, Format: "%.2f"}, "2.00"},
-		{archive.Result{Value: int64(7)}, "7"},
-		{archive.Result{Value: uint64(8)}, "8"},
-		{archive.Result{Value: true}, "true"},
-		{archive.Result{Kind: "check", Value: true}, "pass"},
-		{archive.Result{Kind: "check", Value: false}, "FAIL"},
-		{archive.Result{Value: "text"}, "text"},
-		{archive.Result{Value: []any{1.0, "a"}}, `[1,"a"]`},
-		{archive.Result{Value: map[string]any{"k": 1.0}}, `{"k":1}`},
+		{record.Result{}, ""},
+		{record.Result{Note: "not applicable: x"}, "n/a"},
+		{record.Result{Value: 2.0}, "2"},
+		{record.Result{Value: 0.1234567}, "0.123457"},
+		{record.Result{Value: 1e20}, "1e+20"},
+		{record.Result{Value: 2.0, Format: "%.2f"}, "2.00"},
+		{record.Result{Value: int64(7)}, "7"},
+		{record.Result{Value: uint64(8)}, "8"},
+		{record.Result{Value: true}, "true"},
+		{record.Result{Kind: "check", Value: true}, "pass"},
+		{record.Result{Kind: "check", Value: false}, "FAIL"},
+		{record.Result{Value: "text"}, "text"},
+		{record.Result{Value: []any{1.0, "a"}}, `[1,"a"]`},
+		{record.Result{Value: map[string]any{"k": 1.0}}, `{"k":1}`},
 	}
 	for _, tc := range tests {
 		if got := FormatValue(tc.r); got != tc.want {
@@ -182,9 +182,9 @@ func TestFormatValue(t *testing.T) {
 }
 
 func TestChange(t *testing.T) {
-	m := func(v any) archive.Result { return archive.Result{Kind: "metric", Value: v} }
+	m := func(v any) record.Result { return record.Result{Kind: "metric", Value: v} }
 	tests := []struct {
-		v, base archive.Result
+		v, base record.Result
 		want    string
 	}{
 		{m(110.0), m(100.0), "10.0 %"},        // 110/100 - 1
@@ -192,7 +192,7 @@ func TestChange(t *testing.T) {
 		{m(1), m(uint64(2)), "-50.0 %"},
 		{m(1.0), m(0.0), ""},
 		{m("x"), m(1.0), ""},
-		{archive.Result{Kind: "check", Value: 1.0}, m(1.0), ""},
+		{record.Result{Kind: "check", Value: 1.0}, m(1.0), ""},
 	}
 	for _, tc := range tests {
 		if got := Change(tc.v, tc.base); got != tc.want {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/golden"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -21,15 +22,15 @@ import (
 // startup [5,10] with warm-up [8,10] inside it, formal [10,20], release
 // [20,30]; the engine exits at t = 21; two formal requests of 100 tokens
 // each generating over [10, 20].
-func stageRun(t *testing.T, counter bool) *archive.Run {
+func stageRun(t *testing.T, counter bool) *record.Run {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	st := func(n string, a, b float64) archive.Stage { return archive.Stage{Name: n, Start: a, End: b} }
-	meta := archive.Meta{RunID: "stages", Simulated: true, Profile: archive.ProfileRef{Name: "benchmark-1.5"},
-		Engine: archive.EngineInfo{Kind: "sim", Model: "sim-tiny"}, Status: archive.StatusComplete,
+	st := func(n string, a, b float64) record.Stage { return record.Stage{Name: n, Start: a, End: b} }
+	meta := record.Meta{RunID: "stages", Simulated: true, Profile: record.ProfileRef{Name: "benchmark-1.5"},
+		Engine: record.EngineInfo{Kind: "sim", Model: "sim-tiny"}, Status: record.StatusComplete,
 		// listed out of time order, as a run writes them when stages close
-		Stages: []archive.Stage{st("baseline", 0, 5), st("warmup", 8, 10), st("startup", 5, 10), st("formal", 10, 20), st("release", 20, 30)},
-		Events: []archive.Event{{Name: "engine_exited", T: 21}}}
+		Stages: []record.Stage{st("baseline", 0, 5), st("warmup", 8, 10), st("startup", 5, 10), st("formal", 10, 20), st("release", 20, 30)},
+		Events: []record.Event{{Name: "engine_exited", T: 21}}}
 	w, err := archive.Create(dir, meta)
 	if err != nil {
 		t.Fatal(err)
@@ -45,12 +46,12 @@ func stageRun(t *testing.T, counter bool) *archive.Run {
 		if k > 0 {
 			e += (power(k-1) + power(k)) / 2
 		}
-		if err := w.AppendPower(archive.PowerSample{T: float64(k), Device: "gpu0", PowerW: power(k), EnergyJ: e, HasEnergy: counter, MemUsedBytes: -1}); err != nil {
+		if err := w.AppendPower(record.PowerSample{T: float64(k), Device: "gpu0", PowerW: power(k), EnergyJ: e, HasEnergy: counter, MemUsedBytes: -1}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, id := range []string{"r1", "r2"} {
-		if err := w.AppendRequest(archive.Request{ID: id, Phase: "formal", SentAt: 10, FirstTokenAt: 10, DoneAt: 20, OutputTokens: 100, OK: true}); err != nil {
+		if err := w.AppendRequest(record.Request{ID: id, Phase: "formal", SentAt: 10, FirstTokenAt: 10, DoneAt: 20, OutputTokens: 100, OK: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,7 +67,7 @@ func stageRun(t *testing.T, counter bool) *archive.Run {
 
 // evalBuiltin evaluates a run with the built-in benchmark-1.5 profile and
 // --set overrides.
-func evalBuiltin(t *testing.T, run *archive.Run, sets map[string]string) (*archive.Results, []workflow.StageEnergy) {
+func evalBuiltin(t *testing.T, run *record.Run, sets map[string]string) (*record.Results, []workflow.StageEnergy) {
 	t.Helper()
 	src, name, err := workflow.ReadProfile("benchmark-1.5")
 	if err != nil {
@@ -212,8 +213,8 @@ func TestRenderStagesGolden(t *testing.T) {
 func TestRunsWithStages(t *testing.T) {
 	run := stageRun(t, true)
 	full, rows := evalBuiltin(t, run, map[string]string{"release_hold": "5s"})
-	res := &archive.Results{RunID: "stages", Order: []string{"formal_energy_j"},
-		Values: map[string]archive.Result{"formal_energy_j": {Kind: "metric", Value: 2900.0, Unit: "J"}}}
+	res := &record.Results{RunID: "stages", Order: []string{"formal_energy_j"},
+		Values: map[string]record.Result{"formal_energy_j": {Kind: "metric", Value: 2900.0, Unit: "J"}}}
 	runs := []Run{{Meta: run.Meta, Results: res}}
 	bds := []StageBreakdown{Stages(run, full, rows)}
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func boolp(b bool) *bool { return &b }
@@ -16,9 +16,9 @@ func boolp(b bool) *bool { return &b }
 // 100 columns.
 func TestSummary(t *testing.T) {
 	long := strings.Repeat("a long reason ", 12)
-	res := &archive.Results{
+	res := &record.Results{
 		Order: []string{"j", "tps", "steady", "hidden", "c_pass", "c_na", "c_warn", "c_expected", "c_fail"},
-		Values: map[string]archive.Result{
+		Values: map[string]record.Result{
 			"j":      {Kind: "metric", Value: 0.268345678, Unit: "J/token", Format: "%.4f"},
 			"tps":    {Kind: "metric", Value: 1981.2999, Unit: "tok/s", Format: "%.1f"},
 			"steady": {Kind: "metric", Unit: "J/token", Note: "not applicable: steady state not reached"},
@@ -42,7 +42,7 @@ func TestSummary(t *testing.T) {
 		Hint: "every value: --all",
 	}
 	var buf bytes.Buffer
-	run := Run{Meta: archive.Meta{RunID: "r1", Status: "complete", Simulated: true}, Results: res}
+	run := Run{Meta: record.Meta{RunID: "r1", Status: "complete", Simulated: true}, Results: res}
 	if err := Summary(&buf, run, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +101,9 @@ func TestWrap(t *testing.T) {
 // metric with a boundary carries it after its unit, and the header names
 // the boundaries of the figures shown with a value.
 func TestSummaryApplicableAndBoundary(t *testing.T) {
-	res := &archive.Results{
+	res := &record.Results{
 		Order: []string{"gpu_j", "cpu_j", "node_j"},
-		Values: map[string]archive.Result{
+		Values: map[string]record.Result{
 			"gpu_j":  {Kind: "metric", Value: 0.25, Unit: "J/token", Format: "%.2f", Boundary: "gpu"},
 			"cpu_j":  {Kind: "metric", Value: 0.05, Unit: "J/token", Format: "%.2f", Boundary: "cpu+dram"},
 			"node_j": {Kind: "metric", Unit: "J/token", Boundary: "node", Note: "not applicable: no node power in this run"},
@@ -111,7 +111,7 @@ func TestSummaryApplicableAndBoundary(t *testing.T) {
 	}
 	spec := SummarySpec{Metrics: []string{"gpu_j", "cpu_j", "node_j"}, WhenApplicable: []string{"cpu_j", "node_j"}}
 	var buf bytes.Buffer
-	if err := Summary(&buf, Run{Meta: archive.Meta{RunID: "r2", Status: "complete"}, Results: res}, spec); err != nil {
+	if err := Summary(&buf, Run{Meta: record.Meta{RunID: "r2", Status: "complete"}, Results: res}, spec); err != nil {
 		t.Fatal(err)
 	}
 	got := buf.String()
@@ -133,7 +133,7 @@ func TestSummaryApplicableAndBoundary(t *testing.T) {
 // the hint, never a panic.
 func TestSummaryNotEvaluated(t *testing.T) {
 	var b strings.Builder
-	run := Run{Meta: archive.Meta{RunID: "r", Status: archive.StatusComplete, Profile: archive.ProfileRef{Name: "p"}}}
+	run := Run{Meta: record.Meta{RunID: "r", Status: record.StatusComplete, Profile: record.ProfileRef{Name: "p"}}}
 	if err := Summary(&b, run, SummarySpec{Metrics: []string{"m"}, Hint: "see --all"}); err != nil {
 		t.Fatal(err)
 	}

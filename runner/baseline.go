@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -13,14 +14,14 @@ import (
 // values a run is gated on (baseline.METRIC in its checks).
 type Baseline struct {
 	Dir     string
-	Run     *archive.Run
-	Results *archive.Results
+	Run     *record.Run
+	Results *record.Results
 	Values  *metricdefs.Baseline
 }
 
 // LoadBaseline evaluates the profile l on the baseline archive dir. It
 // refuses a baseline that is not comparable with cur unless force.
-func LoadBaseline(ctx context.Context, dir string, l *workflow.Loaded, cur archive.Meta, force bool) (*Baseline, error) {
+func LoadBaseline(ctx context.Context, dir string, l *workflow.Loaded, cur record.Meta, force bool) (*Baseline, error) {
 	run, err := archive.LoadData(dir) // evaluated again: its results.json is not read
 	if err != nil {
 		return nil, WithCode(CodeInvalid, fmt.Errorf("--baseline: %w", err))
@@ -38,7 +39,7 @@ func LoadBaseline(ctx context.Context, dir string, l *workflow.Loaded, cur archi
 // comparable names the first field in which a baseline run differs from
 // the run under test: a gate across models, engines, request sets or
 // profiles would compare different things.
-func comparable(cur, base archive.Meta, profile string) error {
+func comparable(cur, base record.Meta, profile string) error {
 	fields := []struct{ name, cur, base string }{
 		{"profile", profile, base.Profile.Name},
 		{"engine", cur.Engine.Kind, base.Engine.Kind},

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 
 	"github.com/joulebench/joulebench/archive"
@@ -145,8 +146,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // record writes the cooldown into run.json: events cooldown_started and
 // cooldown_ended, labels cooldown and cooldown_idle_w.
 func (c *cooldownResult) record(out *archive.Writer) error {
-	return out.UpdateMeta(func(m *archive.Meta) {
-		m.Events = append(m.Events, archive.Event{Name: "cooldown_started", T: c.Start}, archive.Event{Name: "cooldown_ended", T: c.End})
+	return out.UpdateMeta(func(m *record.Meta) {
+		m.Events = append(m.Events, record.Event{Name: "cooldown_started", T: c.Start}, record.Event{Name: "cooldown_ended", T: c.End})
 		if m.Labels == nil {
 			m.Labels = map[string]string{}
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -43,7 +43,7 @@ type rampSource struct {
 }
 
 func (s *rampSource) Name() string { return "ramp" }
-func (s *rampSource) Devices(context.Context) ([]archive.Device, error) {
+func (s *rampSource) Devices(context.Context) ([]record.Device, error) {
 	return nil, nil
 }
 func (s *rampSource) Read(context.Context) ([]telemetry.Reading, error) {

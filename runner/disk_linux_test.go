@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -81,7 +82,7 @@ func TestDiskFullWritingProfile(t *testing.T) {
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	if m.Status != archive.StatusFailed || !strings.Contains(m.Reason, "disk full") || !strings.Contains(m.Reason, "profile.yaml") {
+	if m.Status != record.StatusFailed || !strings.Contains(m.Reason, "disk full") || !strings.Contains(m.Reason, "profile.yaml") {
 		t.Errorf("run.json: status %q reason %q, want failed, disk full writing profile.yaml", m.Status, m.Reason)
 	}
 	if _, serr := os.Stat(filepath.Join(r.dir, workflow.ProfileFile)); !os.IsNotExist(serr) {

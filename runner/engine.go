@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/loadgen"
@@ -64,7 +64,7 @@ type EngineSetup struct {
 	// families override the options when set (profile parameters). For an
 	// engine without /metrics it does nothing.
 	StartMetrics func(ctx context.Context, interval time.Duration, families []string,
-		sink func([]archive.EngineMetric) error, warn func(string)) (stop func() error)
+		sink func([]record.EngineMetric) error, warn func(string)) (stop func() error)
 	// ExitError says why the engine exited on its own (exit status and the
 	// tail of engine.log); nil when it did not or cannot say.
 	ExitError func() error
@@ -164,9 +164,9 @@ type simulatedGPU interface {
 
 // startMetrics is an EngineSetup's StartMetrics for eng.
 func startMetrics(spec all.Spec, eng engines.Engine, clock *workflow.Clock) func(ctx context.Context, interval time.Duration, families []string,
-	sink func([]archive.EngineMetric) error, warn func(string)) func() error {
+	sink func([]record.EngineMetric) error, warn func(string)) func() error {
 	return func(ctx context.Context, interval time.Duration, families []string,
-		sink func([]archive.EngineMetric) error, warn func(string)) func() error {
+		sink func([]record.EngineMetric) error, warn func(string)) func() error {
 		sc := all.StartMetrics(ctx, spec, eng, all.MetricsConfig{Interval: interval, Families: families, Clock: clock.Now, Sink: sink, Warn: warn})
 		if sc == nil {
 			return func() error { return nil }

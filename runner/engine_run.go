@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/steps"
@@ -49,7 +50,7 @@ type engineRun struct {
 	engineLog io.Writer
 	clock     *workflow.Clock
 	es        *EngineSetup
-	telInfo   archive.TelemetryInfo
+	telInfo   record.TelemetryInfo
 	rc        *workflow.RunContext
 
 	// gpu is the run's GPU settings (nil: none asked).
@@ -215,14 +216,14 @@ func (e *engineRun) createArchive(labels map[string]string) error {
 	for k, v := range e.l.Params {
 		params[k] = v
 	}
-	meta := archive.Meta{
+	meta := record.Meta{
 		RunID:      e.runID,
 		Simulated:  e.simulated,
 		Profile:    e.l.Ref,
 		Parameters: params,
 		Host:       hostInfo(),
 		Software:   map[string]string{"joulebench": e.s.Version, "go": runtime.Version()},
-		Status:     archive.StatusRunning,
+		Status:     record.StatusRunning,
 		Labels:     labels,
 	}
 	if len(e.quickApplied) > 0 {
@@ -329,7 +330,7 @@ func (e *engineRun) buildEngine(ctx context.Context) error {
 // the engine in run.json; a failure is archived as the run's status.
 func (e *engineRun) startTelemetry(ctx context.Context) error {
 	var source telemetry.Source
-	var telInfo archive.TelemetryInfo
+	var telInfo record.TelemetryInfo
 	var err error
 	if e.s.OpenTelemetry != nil {
 		env := TelemetryEnv{Clock: e.clock}
@@ -347,7 +348,7 @@ func (e *engineRun) startTelemetry(ctx context.Context) error {
 	e.telInfo = telInfo
 	e.deps.Source = source
 	es, clock := e.es, e.clock
-	return e.out.UpdateMeta(func(m *archive.Meta) {
+	return e.out.UpdateMeta(func(m *record.Meta) {
 		if dr, ok := source.(telemetry.DriverReporter); ok {
 			m.Hardware.Driver = dr.Driver()
 		}
@@ -392,7 +393,7 @@ func (e *engineRun) failEarly(ctx context.Context, err error) error {
 	if clock == nil {
 		clock = workflow.NewClock()
 	}
-	if ferr := steps.Finish(ctx, &workflow.RunContext{Clock: clock, Out: e.out, Log: e.log, Loaded: e.l}, archive.StatusFailed, err.Error()); ferr != nil {
+	if ferr := steps.Finish(ctx, &workflow.RunContext{Clock: clock, Out: e.out, Log: e.log, Loaded: e.l}, record.StatusFailed, err.Error()); ferr != nil {
 		return errors.Join(err, fmt.Errorf("archive the failure: %w", ferr))
 	}
 	return err
@@ -403,7 +404,7 @@ func (e *engineRun) failEarly(ctx context.Context, err error) error {
 func (e *engineRun) startScraper(ctx context.Context) {
 	interval, families := metricsParams(e.l, e.s.Engine)
 	log := e.log
-	stopMetrics := e.es.StartMetrics(ctx, interval, families, func(ms []archive.EngineMetric) error { return e.out.AppendEngineMetrics(ms...) },
+	stopMetrics := e.es.StartMetrics(ctx, interval, families, func(ms []record.EngineMetric) error { return e.out.AppendEngineMetrics(ms...) },
 		func(msg string) { log.Warn().Str("component", "engine-metrics").Msg(msg) })
 	var metricsOnce sync.Once
 	var metricsErr error
@@ -417,9 +418,9 @@ func (e *engineRun) startScraper(ctx context.Context) {
 // the scraper stopped, the archive finished with status and reason (raw
 // data kept), and the exit code chosen.
 func (e *engineRun) cleanup(ctx context.Context, runErr error) error {
-	status := archive.StatusFailed
+	status := record.StatusFailed
 	if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
-		status = archive.StatusInterrupted
+		status = record.StatusInterrupted
 	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -446,7 +447,7 @@ func (e *engineRun) cleanup(ctx context.Context, runErr error) error {
 		runErr = errors.Join(runErr, fmt.Errorf("finish the archive: %w", err))
 	}
 	fmt.Fprintf(e.s.Messages, "run %s: raw data kept in %s\n", status, e.dir)
-	if status == archive.StatusInterrupted {
+	if status == record.StatusInterrupted {
 		return WithCode(CodeInterrupted, runErr)
 	}
 	return WithCode(CodeFailure, runErr)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -31,7 +31,7 @@ type extraBodyDoer struct {
 	extra map[string]any
 }
 
-func (d extraBodyDoer) Do(ctx context.Context, r workload.Request) archive.Request {
+func (d extraBodyDoer) Do(ctx context.Context, r workload.Request) record.Request {
 	merged := make(map[string]any, len(d.extra)+len(r.Extra))
 	for k, v := range d.extra {
 		merged[k] = v
@@ -60,7 +60,7 @@ func (e *engineRun) applyExtraBody() error {
 	if err != nil {
 		return fmt.Errorf("extra body: %w", err)
 	}
-	return e.out.UpdateMeta(func(m *archive.Meta) {
+	return e.out.UpdateMeta(func(m *record.Meta) {
 		if m.Labels == nil {
 			m.Labels = map[string]string{}
 		}

@@ -4,15 +4,15 @@ import (
 	"context"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
 type captureDoer struct{ got workload.Request }
 
-func (c *captureDoer) Do(_ context.Context, r workload.Request) archive.Request {
+func (c *captureDoer) Do(_ context.Context, r workload.Request) record.Request {
 	c.got = r
-	return archive.Request{ID: r.ID, OK: true}
+	return record.Request{ID: r.ID, OK: true}
 }
 
 // --extra-body members reach every request; a request's own member wins.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
@@ -178,7 +178,7 @@ func (e *engineRun) recordGPU(ctx context.Context) error {
 		devs, err := src.Devices(ctx)
 		gpu := false
 		for _, d := range devs {
-			gpu = gpu || d.DomainOrGPU() == archive.DomainGPU
+			gpu = gpu || d.DomainOrGPU() == record.DomainGPU
 		}
 		if err == nil && !gpu {
 			msg := "the power source sees no GPU (" + src.Name() + "): it cannot tell the GPU settings' effect apart from the rest of its boundary"
@@ -188,7 +188,7 @@ func (e *engineRun) recordGPU(ctx context.Context) error {
 	}
 	s.StartMonitor(context.WithoutCancel(ctx), e.clock.Now, monitorInterval)
 	rec := s.Record()
-	return e.out.UpdateMeta(func(m *archive.Meta) { m.GPUSettings = &rec })
+	return e.out.UpdateMeta(func(m *record.Meta) { m.GPUSettings = &rec })
 }
 
 // summariseGPU records whether the setting bound in the formal stage.
@@ -214,7 +214,7 @@ func (e *engineRun) summariseGPU() error {
 	for _, n := range rec.Notes {
 		fmt.Fprintln(e.s.Messages, "GPU settings: "+n)
 	}
-	return e.out.UpdateMeta(func(m *archive.Meta) { m.GPUSettings = &rec })
+	return e.out.UpdateMeta(func(m *record.Meta) { m.GPUSettings = &rec })
 }
 
 // simGPU is the simulated GPUs' settings for the engine's setup (nil:

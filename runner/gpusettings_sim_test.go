@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
 
@@ -31,7 +32,7 @@ func TestRunGPUPowerLimitSimulatorPrediction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two benchmark-1.0 runs on the simulator (about 15 s)")
 	}
-	runs := map[string]*archive.Run{}
+	runs := map[string]*record.Run{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, limit := range []string{"", "250"} {
@@ -83,7 +84,7 @@ func TestRunGPUPowerLimitSimulatorPrediction(t *testing.T) {
 			t.Fatalf("formal sample %+v above the 250 W limit", p)
 		}
 	}
-	jpt := func(r *archive.Run) float64 {
+	jpt := func(r *record.Run) float64 {
 		v, ok := r.Results.Values["formal_j_per_token"].Value.(float64)
 		if !ok {
 			t.Fatalf("formal_j_per_token %+v", r.Results.Values["formal_j_per_token"])

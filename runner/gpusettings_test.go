@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	"github.com/joulebench/joulebench/telemetry/nvml"
@@ -99,8 +100,8 @@ func TestRunGPUSettingsSuccess(t *testing.T) {
 func TestRunGPUSettingsFailure(t *testing.T) {
 	var msgs syncBuffer
 	s, srv, journal, _ := gpuSpec(t, &msgs)
-	s.OpenTelemetry = func(context.Context, TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
-		return nil, archive.TelemetryInfo{}, errors.New("power source lost")
+	s.OpenTelemetry = func(context.Context, TelemetryEnv) (telemetry.Source, record.TelemetryInfo, error) {
+		return nil, record.TelemetryInfo{}, errors.New("power source lost")
 	}
 	if _, err := Run(context.Background(), s); err == nil || !strings.Contains(err.Error(), "power source lost") {
 		t.Fatalf("run: %v", err)
@@ -189,10 +190,10 @@ func TestRunGPUSettingsRefused(t *testing.T) {
 // that cannot tell a GPU setting's effect apart.
 type nodeSource struct{ telemetry.Source }
 
-func (s nodeSource) Devices(ctx context.Context) ([]archive.Device, error) {
+func (s nodeSource) Devices(ctx context.Context) ([]record.Device, error) {
 	devs, err := s.Source.Devices(ctx)
 	for i := range devs {
-		devs[i].Domain = archive.DomainNode
+		devs[i].Domain = record.DomainNode
 	}
 	return devs, err
 }
@@ -201,7 +202,7 @@ func (s nodeSource) Devices(ctx context.Context) ([]archive.Device, error) {
 func TestRunGPUSettingsNodeBoundary(t *testing.T) {
 	var msgs syncBuffer
 	s, srv, journal, _ := gpuSpec(t, &msgs)
-	s.OpenTelemetry = func(ctx context.Context, env TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
+	s.OpenTelemetry = func(ctx context.Context, env TelemetryEnv) (telemetry.Source, record.TelemetryInfo, error) {
 		src, info, err := simTelemetry(ctx, env)
 		return nodeSource{src}, info, err
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/internal/syncbuf"
 	"github.com/joulebench/joulebench/profiles"
@@ -26,11 +26,11 @@ func (h fakeHost) EngineProcesses([]string, []int) string { return h.procs }
 
 // simTelemetry opens the simulated GPU of the simulated engine (none for
 // another engine), as the command line's --telemetry auto does.
-func simTelemetry(_ context.Context, env TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
+func simTelemetry(_ context.Context, env TelemetryEnv) (telemetry.Source, record.TelemetryInfo, error) {
 	if env.Sim == nil {
-		return nil, archive.TelemetryInfo{Source: "none", Note: "no power source in this test"}, nil
+		return nil, record.TelemetryInfo{Source: "none", Note: "no power source in this test"}, nil
 	}
-	return simtel.New(env.Sim.Config, env.Sim.Load, env.Clock.Now), archive.TelemetryInfo{Source: "sim", Simulated: true}, nil
+	return simtel.New(env.Sim.Config, env.Sim.Load, env.Clock.Now), record.TelemetryInfo{Source: "sim", Simulated: true}, nil
 }
 
 // testSpec is a spec of the tiny profile on the simulator, in the quick

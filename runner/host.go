@@ -13,15 +13,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/all"
 )
 
 // hostInfo describes this machine for run.json (asiai's os_version among
 // others).
-func hostInfo() archive.HostInfo {
+func hostInfo() record.HostInfo {
 	h, _ := os.Hostname()
-	return archive.HostInfo{Hostname: h, OS: runtime.GOOS, OSVersion: osVersion(), Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	return record.HostInfo{Hostname: h, OS: runtime.GOOS, OSVersion: osVersion(), Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
 }
 
 // osVersion is the OS release: PRETTY_NAME of /etc/os-release on Linux,
@@ -105,7 +105,7 @@ func (e *engineRun) hostLabels() error {
 	if swap == "" && others == "" {
 		return nil
 	}
-	return e.out.UpdateMeta(func(m *archive.Meta) {
+	return e.out.UpdateMeta(func(m *record.Meta) {
 		if m.Labels == nil {
 			m.Labels = map[string]string{}
 		}

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/all"
 )
 
@@ -101,7 +101,7 @@ func TestUnloadModel(t *testing.T) {
 	if msg, err := unloadModel(ctx, reg, srv.Client(), filepath.Join(s.Out, "none")); msg != "" || err != nil {
 		t.Errorf("no archive: %q %v", msg, err)
 	}
-	setEngine(t, s.Out, archive.EngineInfo{Kind: "ollama", URL: srv.URL, Model: "tiny"})
+	setEngine(t, s.Out, record.EngineInfo{Kind: "ollama", URL: srv.URL, Model: "tiny"})
 	msg, err := unloadModel(ctx, reg, srv.Client(), s.Out)
 	mu.Lock()
 	defer mu.Unlock()
@@ -111,7 +111,7 @@ func TestUnloadModel(t *testing.T) {
 }
 
 // setEngine replaces the engine of the archive at dir's run.json.
-func setEngine(t *testing.T, dir string, e archive.EngineInfo) {
+func setEngine(t *testing.T, dir string, e record.EngineInfo) {
 	t.Helper()
 	path := filepath.Join(dir, "run.json")
 	b, err := os.ReadFile(path)

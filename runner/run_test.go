@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/runprogress"
 )
 
@@ -26,7 +27,7 @@ func TestRunSimulatedArchive(t *testing.T) {
 	s.Console = &console
 	s.Host = fakeHost{swap: "12 MiB", procs: "vllm (pid 7)"}
 	progressed, finished := 0, false
-	s.StartProgress = func(tel archive.TelemetryInfo, sim bool) (func(runprogress.Snapshot), func()) {
+	s.StartProgress = func(tel record.TelemetryInfo, sim bool) (func(runprogress.Snapshot), func()) {
 		if !sim || tel.Source != "sim" {
 			t.Errorf("progress: simulated %v, telemetry %+v", sim, tel)
 		}
@@ -46,7 +47,7 @@ func TestRunSimulatedArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := run.Meta
-	if m.Status != archive.StatusComplete || !m.Simulated || run.Results == nil {
+	if m.Status != record.StatusComplete || !m.Simulated || run.Results == nil {
 		t.Fatalf("status %q simulated %v results %v", m.Status, m.Simulated, run.Results != nil)
 	}
 	for k, want := range map[string]string{

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/sim/simtest"
 	"github.com/joulebench/joulebench/internal/runprogress"
 
@@ -164,7 +165,7 @@ func TestRunInterrupted(t *testing.T) {
 	s.Sets = []string{"request_count=40", "concurrency=1"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s.StartProgress = func(archive.TelemetryInfo, bool) (func(runprogress.Snapshot), func()) {
+	s.StartProgress = func(record.TelemetryInfo, bool) (func(runprogress.Snapshot), func()) {
 		return func(p runprogress.Snapshot) {
 			if p.Stage == "formal" && p.Done > 0 {
 				cancel()
@@ -179,7 +180,7 @@ func TestRunInterrupted(t *testing.T) {
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	if run.Meta.Status != archive.StatusInterrupted || !strings.Contains(msgs.String(), "run interrupted: raw data kept in "+s.Out) {
+	if run.Meta.Status != record.StatusInterrupted || !strings.Contains(msgs.String(), "run interrupted: raw data kept in "+s.Out) {
 		t.Errorf("status %q\n%s", run.Meta.Status, msgs.String())
 	}
 }
@@ -191,8 +192,8 @@ func TestRunTelemetryFails(t *testing.T) {
 	s := testSpec(t, &msgs)
 	s.Out = filepath.Join(t.TempDir(), "run")
 	bad := errors.New("no such power source")
-	s.OpenTelemetry = func(context.Context, TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
-		return nil, archive.TelemetryInfo{}, bad
+	s.OpenTelemetry = func(context.Context, TelemetryEnv) (telemetry.Source, record.TelemetryInfo, error) {
+		return nil, record.TelemetryInfo{}, bad
 	}
 	if _, err := Run(context.Background(), s); !errors.Is(err, bad) {
 		t.Fatalf("error %v", err)
@@ -201,7 +202,7 @@ func TestRunTelemetryFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Meta.Status != archive.StatusFailed || !strings.Contains(run.Meta.Reason, bad.Error()) {
+	if run.Meta.Status != record.StatusFailed || !strings.Contains(run.Meta.Reason, bad.Error()) {
 		t.Errorf("status %q reason %q", run.Meta.Status, run.Meta.Reason)
 	}
 }
@@ -226,7 +227,7 @@ func TestRunEngineURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := run.Meta.Engine; e.Managed || e.Model != cfg.Model || run.Meta.Status != archive.StatusComplete {
+	if e := run.Meta.Engine; e.Managed || e.Model != cfg.Model || run.Meta.Status != record.StatusComplete {
 		t.Errorf("engine %+v status %s", e, run.Meta.Status)
 	}
 	// Nothing listens at a closed server's address.
@@ -237,7 +238,7 @@ func TestRunEngineURL(t *testing.T) {
 	if _, err := Run(ctx, s); CodeOf(err) != CodeFailure || !strings.Contains(err.Error(), "--engine-url") {
 		t.Fatalf("server not there: %v (code %d)", err, CodeOf(err))
 	}
-	if run, err := archive.LoadData(s.Out); err != nil || run.Meta.Status != archive.StatusFailed {
+	if run, err := archive.LoadData(s.Out); err != nil || run.Meta.Status != record.StatusFailed {
 		t.Errorf("archive of the failed run: %v", err)
 	}
 	if _, err := os.Stat(s.Out); err != nil {

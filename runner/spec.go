@@ -17,7 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/internal/runprogress"
@@ -76,7 +76,7 @@ type Spec struct {
 	// YAML and the name errors give it; from is the referring profile.
 	FindProfile func(ref, from string) ([]byte, string, error)
 	// OpenTelemetry opens the run's power source (nil source: none).
-	OpenTelemetry func(ctx context.Context, env TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error)
+	OpenTelemetry func(ctx context.Context, env TelemetryEnv) (telemetry.Source, record.TelemetryInfo, error)
 	// CheckTelemetry checks the power source options before anything is
 	// created, for an engine simulated or not (nil: nothing to check).
 	CheckTelemetry func(simulatedEngine bool) error
@@ -87,7 +87,7 @@ type Spec struct {
 	// power source and whether its engine is simulated; it returns the
 	// function that takes the run's progress (nil: none) and the one that
 	// ends the display (nil: nothing to end). Nil: no progress.
-	StartProgress func(tel archive.TelemetryInfo, simulatedEngine bool) (update func(runprogress.Snapshot), finish func())
+	StartProgress func(tel record.TelemetryInfo, simulatedEngine bool) (update func(runprogress.Snapshot), finish func())
 	// Report shows a finished run's results; its error (a failed check, a
 	// formula that could not be evaluated) is the run's.
 	Report func(ctx context.Context, r Report) error
@@ -185,7 +185,7 @@ type SimGPU struct {
 type Report struct {
 	Dir    string
 	Loaded *workflow.Loaded
-	Run    *archive.Run
+	Run    *record.Run
 	// OneOfMany is true for one run of several (engines, sweep values).
 	OneOfMany bool
 }

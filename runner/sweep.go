@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/report/doc"
@@ -188,7 +189,7 @@ func sweepColumns(params map[string]any) []string {
 
 // sweepCell renders one result: formatted with its format, "n/a" when not
 // applicable, "-" when the run has no such result or no results.
-func sweepCell(res *archive.Results, name string) string {
+func sweepCell(res *record.Results, name string) string {
 	if res == nil {
 		return "-"
 	}
@@ -220,7 +221,7 @@ func (sw *Sweep) Render(w io.Writer, format string) error {
 	for _, r := range rows {
 		line := []string{r.Value, r.Engine}
 		run, err := archive.Load(r.Dir)
-		var res *archive.Results
+		var res *record.Results
 		status := "no archive"
 		if err == nil {
 			res, status = run.Results, string(run.Meta.Status)

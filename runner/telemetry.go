@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
@@ -68,7 +68,7 @@ func (t Telemetry) Check(simulatedEngine bool) error {
 // simulated engine uses its GPU with no engine loaded, unless the options
 // name a real source. Opening does not take the run's cancellation: the
 // run closes the source, not its context.
-func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source, archive.TelemetryInfo, error) {
+func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source, record.TelemetryInfo, error) {
 	clock := telemetry.WallClock
 	if env.Clock != nil {
 		clock = env.Clock.Now
@@ -76,13 +76,13 @@ func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source
 	if env.Cooldown {
 		given := SplitTelemetry(t.Given)
 		if env.Sim != nil && (len(given) == 0 || slices.Equal(given, []string{telemetry.Auto}) || t.Registry.Any(given, followsSim)) {
-			return simtel.New(env.Sim.Config, env.Sim.Load, clock), archive.TelemetryInfo{}, nil
+			return simtel.New(env.Sim.Config, env.Sim.Load, clock), record.TelemetryInfo{}, nil
 		}
 		env.Sim = nil
 	}
 	sel, err := t.Selection()
 	if err != nil {
-		return nil, archive.TelemetryInfo{}, err
+		return nil, record.TelemetryInfo{}, err
 	}
 	tenv := telemetry.Env{Clock: clock, Logf: t.Logf, NoSource: t.NoSource}
 	if env.Sim != nil {
@@ -90,7 +90,7 @@ func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source
 	}
 	src, info, err := t.Registry.Open(context.WithoutCancel(ctx), sel, t.Values, tenv)
 	if err != nil {
-		return nil, archive.TelemetryInfo{}, WithCode(CodeInvalid, err)
+		return nil, record.TelemetryInfo{}, WithCode(CodeInvalid, err)
 	}
 	return src, info, nil
 }
@@ -114,7 +114,7 @@ func followsSim(d telemetry.Descriptor) bool { return d.FollowsSimulatedEngine }
 // PowerLabel is what the progress display says of the power it shows:
 // "replayed" (a recording played back, real power but not this run's:
 // a source that Replays), "simulated", or "" for measured power.
-func (t Telemetry) PowerLabel(tel archive.TelemetryInfo, simulatedEngine bool) string {
+func (t Telemetry) PowerLabel(tel record.TelemetryInfo, simulatedEngine bool) string {
 	switch {
 	case t.Registry.Any([]string{tel.Source}, func(d telemetry.Descriptor) bool { return d.Replays }):
 		return "replayed"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/progress"
 	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/telemetry"
@@ -165,17 +165,17 @@ func TestTelemetryNoSourceLoggedOnce(t *testing.T) {
 func TestPowerLabel(t *testing.T) {
 	p := runprogress.Snapshot{Stage: "formal", PowerW: 300, HasPower: true}
 	for _, c := range []struct {
-		tel     archive.TelemetryInfo
+		tel     record.TelemetryInfo
 		simEng  bool
 		want    string
 		notWant string
 	}{
-		{archive.TelemetryInfo{Source: "replay", Simulated: true}, false, "300 W (replayed)", "simulated"},
-		{archive.TelemetryInfo{Source: "replay", Simulated: true}, true, "300 W (replayed)", "simulated"},
-		{archive.TelemetryInfo{Source: "sim", Simulated: true}, true, "300 W (simulated)", "replayed"},
-		{archive.TelemetryInfo{Source: "sim", Simulated: true}, false, "300 W (simulated)", "replayed"},
-		{archive.TelemetryInfo{Source: "nvml"}, true, "300 W (simulated)", "replayed"},
-		{archive.TelemetryInfo{Source: "nvml"}, false, "300 W", "("},
+		{record.TelemetryInfo{Source: "replay", Simulated: true}, false, "300 W (replayed)", "simulated"},
+		{record.TelemetryInfo{Source: "replay", Simulated: true}, true, "300 W (replayed)", "simulated"},
+		{record.TelemetryInfo{Source: "sim", Simulated: true}, true, "300 W (simulated)", "replayed"},
+		{record.TelemetryInfo{Source: "sim", Simulated: true}, false, "300 W (simulated)", "replayed"},
+		{record.TelemetryInfo{Source: "nvml"}, true, "300 W (simulated)", "replayed"},
+		{record.TelemetryInfo{Source: "nvml"}, false, "300 W", "("},
 	} {
 		var logged []string
 		got := progress.Text(p, 0, testTelemetry(t, &logged).PowerLabel(c.tel, c.simEng))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -28,7 +29,7 @@ func runArchive(ctx context.Context, rc *workflow.RunContext, d *Deps, _ *Archiv
 			return fmt.Errorf("engine metrics: %w", err)
 		}
 	}
-	return Finish(ctx, rc, archive.StatusComplete, "")
+	return Finish(ctx, rc, record.StatusComplete, "")
 }
 
 // EndStages ends the stages still open when a run stops early (a failure,
@@ -49,7 +50,7 @@ func (d *Deps) EndStages(ctx context.Context, rc *workflow.RunContext) error {
 
 // failedChecks joins the checks of severity fail that did not pass ("" if
 // none).
-func failedChecks(res *archive.Results) string {
+func failedChecks(res *record.Results) string {
 	var why []string
 	for _, n := range res.Order {
 		r := res.Values[n]
@@ -82,13 +83,13 @@ func Finish(ctx context.Context, rc *workflow.RunContext, status, reason string)
 	flushErr := archiveErr(rc, rc.Out.Flush())
 	if flushErr != nil {
 		flushErr = fmt.Errorf("flush the run data: %w", flushErr)
-		if status == archive.StatusComplete {
-			status, reason = archive.StatusFailed, flushErr.Error()
+		if status == record.StatusComplete {
+			status, reason = record.StatusFailed, flushErr.Error()
 		} else {
 			reason += "; " + flushErr.Error()
 		}
 	}
-	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+	if err := rc.Out.UpdateMeta(func(m *record.Meta) {
 		m.Status, m.Reason, m.EndedAt = status, reason, now
 	}); err != nil {
 		return errors.Join(flushErr, err, stagesErr)
@@ -96,7 +97,7 @@ func Finish(ctx context.Context, rc *workflow.RunContext, status, reason string)
 	if flushErr != nil || stagesErr != nil {
 		return errors.Join(flushErr, stagesErr)
 	}
-	if status != archive.StatusComplete {
+	if status != record.StatusComplete {
 		return nil
 	}
 	run, err := archive.Load(rc.Out.Dir())
@@ -111,7 +112,7 @@ func Finish(ctx context.Context, rc *workflow.RunContext, status, reason string)
 		return err
 	}
 	if res.Excluded {
-		if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+		if err := rc.Out.UpdateMeta(func(m *record.Meta) {
 			m.Excluded, m.ExcludeReason = true, res.ExcludeReason
 		}); err != nil {
 			return err
@@ -124,8 +125,8 @@ func Finish(ctx context.Context, rc *workflow.RunContext, status, reason string)
 		if sum := failureSummary(run.Requests, "formal"); sum != "" {
 			why += "; " + sum
 		}
-		if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
-			m.Status, m.Reason = archive.StatusFailed, why
+		if err := rc.Out.UpdateMeta(func(m *record.Meta) {
+			m.Status, m.Reason = record.StatusFailed, why
 		}); err != nil {
 			return err
 		}

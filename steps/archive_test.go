@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -55,7 +56,7 @@ func TestArchiveStep(t *testing.T) {
 				t.Fatal(err)
 			}
 			run := reload(t, rc)
-			if run.Meta.Status != archive.StatusComplete || stops != 1 {
+			if run.Meta.Status != record.StatusComplete || stops != 1 {
 				t.Errorf("status %q, metrics stopped %d times", run.Meta.Status, stops)
 			}
 			if _, ok := run.Meta.StageByName("formal"); !ok {
@@ -79,11 +80,11 @@ func TestFinishFailedKeepsRawDataWithoutResults(t *testing.T) {
 	if err := rc.Out.AppendRequest(validRequest(rc, "a")); err != nil {
 		t.Fatal(err)
 	}
-	if err := Finish(context.Background(), rc, archive.StatusFailed, "engine crashed"); err != nil {
+	if err := Finish(context.Background(), rc, record.StatusFailed, "engine crashed"); err != nil {
 		t.Fatal(err)
 	}
 	run := reload(t, rc)
-	if run.Meta.Status != archive.StatusFailed || run.Meta.Reason != "engine crashed" || run.Meta.EndedAt == 0 {
+	if run.Meta.Status != record.StatusFailed || run.Meta.Reason != "engine crashed" || run.Meta.EndedAt == 0 {
 		t.Errorf("meta status %q reason %q ended %v", run.Meta.Status, run.Meta.Reason, run.Meta.EndedAt)
 	}
 	if len(run.Requests) != 1 {
@@ -96,11 +97,11 @@ func TestFinishFailedKeepsRawDataWithoutResults(t *testing.T) {
 
 // validRequest is a successful formal request with every time the reader
 // requires.
-func validRequest(rc *workflow.RunContext, id string) archive.Request {
+func validRequest(rc *workflow.RunContext, id string) record.Request {
 	t := rc.Clock.Now()
 	// Done when made (not later): a stage the archive step closes now
 	// holds it whole.
-	return archive.Request{ID: id, Phase: "formal", SentAt: t, FirstTokenAt: t, DoneAt: t, OK: true, OutputTokens: 3}
+	return record.Request{ID: id, Phase: "formal", SentAt: t, FirstTokenAt: t, DoneAt: t, OK: true, OutputTokens: 3}
 }
 
 // The run's final status reaches run.json only after the data files are
@@ -110,11 +111,11 @@ func validRequest(rc *workflow.RunContext, id string) archive.Request {
 // status, requests.jsonl on disk must already hold the request. Before,
 // the status was written first and the row was still in the buffer.
 func TestFinishWritesStatusAfterTheData(t *testing.T) {
-	for _, status := range []string{archive.StatusComplete, archive.StatusFailed} {
+	for _, status := range []string{record.StatusComplete, record.StatusFailed} {
 		t.Run(status, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			var onDisk []string // requests.jsonl when a final status was written
-			w, err := archive.Create(dir, archive.Meta{RunID: "t"}, archive.WithRedact(func(s string) string {
+			w, err := archive.Create(dir, record.Meta{RunID: "t"}, archive.WithRedact(func(s string) string {
 				if !strings.Contains(s, `"status": "running"`) {
 					b, _ := os.ReadFile(filepath.Join(dir, archive.RequestsFile))
 					onDisk = append(onDisk, string(b))
@@ -158,7 +159,7 @@ func TestFinishSurfacesStageEndErrors(t *testing.T) {
 		t.Errorf("EndStages = %v, want the failure to end stage formal", err)
 	}
 	rc.StageStart("warmup", rc.Clock.Now())
-	err = Finish(context.Background(), rc, archive.StatusFailed, "cut short")
+	err = Finish(context.Background(), rc, record.StatusFailed, "cut short")
 	if err == nil || !strings.Contains(err.Error(), "end stage warmup") {
 		t.Errorf("Finish = %v, want the failure to end stage warmup", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workflow"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -27,7 +27,7 @@ func fillContext(rc *workflow.RunContext, set *workload.RequestSet, c *RequestsC
 	if err != nil {
 		return nil, fmt.Errorf("context_tokens: %w", err)
 	}
-	err = rc.Out.UpdateMeta(func(m *archive.Meta) {
+	err = rc.Out.UpdateMeta(func(m *record.Meta) {
 		if m.Labels == nil {
 			m.Labels = map[string]string{}
 		}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -25,7 +25,7 @@ func TestRequestsContextTokens(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rc := newRC(t)
-			if err := rc.Out.UpdateMeta(func(m *archive.Meta) { m.Engine.ContextLength = tt.contextLen }); err != nil {
+			if err := rc.Out.UpdateMeta(func(m *record.Meta) { m.Engine.ContextLength = tt.contextLen }); err != nil {
 				t.Fatal(err)
 			}
 			cl := &testClient{clock: rc.Clock.Now, tokens: 5}

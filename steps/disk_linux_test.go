@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -63,7 +64,7 @@ func fill(t *testing.T, path string) {
 // running.
 func TestDiskFullDuringFormal(t *testing.T) {
 	disk := smallDisk(t, "4m")
-	w, err := archive.Create(filepath.Join(disk, "run"), archive.Meta{RunID: "t"})
+	w, err := archive.Create(filepath.Join(disk, "run"), record.Meta{RunID: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +94,14 @@ func TestDiskFullDuringFormal(t *testing.T) {
 	}
 	// What the run command does after a failed step: the status is
 	// written, on the full disk.
-	if err := Finish(context.Background(), rc, archive.StatusFailed, msg); err != nil {
+	if err := Finish(context.Background(), rc, record.StatusFailed, msg); err != nil {
 		t.Logf("finish: %v (the data buffered past the full disk is lost)", err)
 	}
 	m, err := archive.ReadMeta(filepath.Join(disk, "run", archive.RunFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Status != archive.StatusFailed || !strings.Contains(m.Reason, "disk full") {
+	if m.Status != record.StatusFailed || !strings.Contains(m.Reason, "disk full") {
 		t.Errorf("run.json on disk: status %q reason %q, want failed, disk full", m.Status, m.Reason)
 	}
 	_ = w.Close() // the buffered data past the full disk fails

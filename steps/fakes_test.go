@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/loadgen"
@@ -65,8 +66,8 @@ func (e *testEngine) Stop(_ context.Context, grace time.Duration) (time.Time, er
 	return time.Now(), nil
 }
 func (e *testEngine) Exited() <-chan struct{} { return e.exited }
-func (e *testEngine) Info() archive.EngineInfo {
-	return archive.EngineInfo{Kind: "test", Model: "m"}
+func (e *testEngine) Info() record.EngineInfo {
+	return record.EngineInfo{Kind: "test", Model: "m"}
 }
 
 // exit makes the engine exit on its own.
@@ -85,8 +86,8 @@ type testSource struct {
 var _ telemetry.Source = (*testSource)(nil)
 
 func (s *testSource) Name() string { return "test" }
-func (s *testSource) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "gpu0", Name: "Test GPU", Method: "power"}}, nil
+func (s *testSource) Devices(context.Context) ([]record.Device, error) {
+	return []record.Device{{ID: "gpu0", Name: "Test GPU", Method: "power"}}, nil
 }
 func (s *testSource) Read(context.Context) ([]telemetry.Reading, error) {
 	s.mu.Lock()
@@ -123,7 +124,7 @@ type testClient struct {
 
 var _ loadgen.Doer = (*testClient)(nil)
 
-func (c *testClient) Do(_ context.Context, r openai.Request) archive.Request {
+func (c *testClient) Do(_ context.Context, r openai.Request) record.Request {
 	ok := true
 	if c.onDo != nil {
 		ok = c.onDo(r)
@@ -132,7 +133,7 @@ func (c *testClient) Do(_ context.Context, r openai.Request) archive.Request {
 	c.got = append(c.got, r)
 	c.mu.Unlock()
 	now := c.clock()
-	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, SentAt: now, OK: ok}
+	rec := record.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, SentAt: now, OK: ok}
 	if ok {
 		rec.FirstTokenAt, rec.DoneAt, rec.OutputTokens = now+0.001, now+0.002, c.tokens
 	} else {
@@ -148,7 +149,7 @@ func (c *testClient) sent() []openai.Request {
 }
 
 // reload flushes the archive and reads it back as analyze would.
-func reload(t *testing.T, rc *workflow.RunContext) *archive.Run {
+func reload(t *testing.T, rc *workflow.RunContext) *record.Run {
 	t.Helper()
 	if err := rc.Out.Flush(); err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func reload(t *testing.T, rc *workflow.RunContext) *archive.Run {
 	return run
 }
 
-func eventNames(m archive.Meta) map[string]bool {
+func eventNames(m record.Meta) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range m.Events {
 		out[e.Name] = true
@@ -168,7 +169,7 @@ func eventNames(m archive.Meta) map[string]bool {
 	return out
 }
 
-func stageNames(m archive.Meta) []string {
+func stageNames(m record.Meta) []string {
 	var out []string
 	for _, s := range m.Stages {
 		out = append(out, s.Name)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/telemetry"
@@ -25,8 +25,8 @@ type blockingSource struct {
 }
 
 func (s *blockingSource) Name() string { return "blocking" }
-func (s *blockingSource) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "gpu0"}}, nil
+func (s *blockingSource) Devices(context.Context) ([]record.Device, error) {
+	return []record.Device{{ID: "gpu0"}}, nil
 }
 func (s *blockingSource) Read(ctx context.Context) ([]telemetry.Reading, error) {
 	s.mu.Lock()
@@ -165,16 +165,16 @@ func TestFinishAllFormalFailed(t *testing.T) {
 	rc.Loaded = l
 	now := rc.Clock.Now()
 	for _, id := range []string{"a", "b", "c"} {
-		if err := rc.Out.AppendRequest(archive.Request{ID: id, Phase: "formal", SentAt: now, Error: "connection refused"}); err != nil {
+		if err := rc.Out.AppendRequest(record.Request{ID: id, Phase: "formal", SentAt: now, Error: "connection refused"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	rc.StageStart("formal", now)
-	if err := Finish(context.Background(), rc, archive.StatusComplete, ""); err != nil {
+	if err := Finish(context.Background(), rc, record.StatusComplete, ""); err != nil {
 		t.Fatal(err)
 	}
 	run := reload(t, rc)
-	if run.Meta.Status != archive.StatusFailed || !strings.Contains(run.Meta.Reason, "check formal_requests_succeeded failed") ||
+	if run.Meta.Status != record.StatusFailed || !strings.Contains(run.Meta.Reason, "check formal_requests_succeeded failed") ||
 		!strings.Contains(run.Meta.Reason, "3 of 3 formal requests failed") {
 		t.Errorf("status %q reason %q, want failed by formal_requests_succeeded", run.Meta.Status, run.Meta.Reason)
 	}

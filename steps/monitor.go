@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -38,13 +38,13 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 	if err != nil {
 		return fmt.Errorf("telemetry %s: %w", d.Source.Name(), err)
 	}
-	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+	if err := rc.Out.UpdateMeta(func(m *record.Meta) {
 		m.Hardware.Devices = devs
 		if m.Hardware.Chip == "" {
 			// asiai's hw_chip: the first GPU (a RAPL package or a node
 			// read beside it is not the chip measured).
 			for _, dev := range devs {
-				if dev.DomainOrGPU() == archive.DomainGPU {
+				if dev.DomainOrGPU() == record.DomainGPU {
 					m.Hardware.Chip = dev.Name
 					break
 				}
@@ -55,7 +55,7 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 		return err
 	}
 	var lastFlush time.Time
-	sink := func(s []archive.PowerSample) error {
+	sink := func(s []record.PowerSample) error {
 		d.run.mu.Lock()
 		d.run.samples = append(d.run.samples, s...)
 		d.run.mu.Unlock()

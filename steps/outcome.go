@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // outcome is what a stage's requests came to: the latest done_at, how
@@ -19,7 +19,7 @@ type outcome struct {
 }
 
 // add counts one finished request.
-func (o *outcome) add(r archive.Request) {
+func (o *outcome) add(r record.Request) {
 	o.total++
 	o.lastDone = max(o.lastDone, r.DoneAt)
 	if r.OK {
@@ -81,7 +81,7 @@ func topErrors(errs map[string]int, n int) string {
 
 // failureSummary is "N of M <phase> requests failed: <top errors>", or ""
 // when none of reqs' phase failed.
-func failureSummary(reqs []archive.Request, phase string) string {
+func failureSummary(reqs []record.Request, phase string) string {
 	var o outcome
 	for _, r := range reqs {
 		if r.Phase == phase {

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/telemetry"
@@ -34,14 +35,14 @@ func (f fakeEngine) API() string     { return engines.APIOpenAI }
 func (f fakeEngine) Stop(context.Context, time.Duration) (time.Time, error) {
 	return time.Now(), nil
 }
-func (f fakeEngine) Exited() <-chan struct{}  { return nil }
-func (f fakeEngine) Info() archive.EngineInfo { return archive.EngineInfo{Kind: "fake"} }
+func (f fakeEngine) Exited() <-chan struct{} { return nil }
+func (f fakeEngine) Info() record.EngineInfo { return record.EngineInfo{Kind: "fake"} }
 
 // fakeSource reports fixed memory use.
 type fakeSource struct{ mem []int64 }
 
-func (s fakeSource) Name() string                                      { return "fake" }
-func (s fakeSource) Devices(context.Context) ([]archive.Device, error) { return nil, nil }
+func (s fakeSource) Name() string                                     { return "fake" }
+func (s fakeSource) Devices(context.Context) ([]record.Device, error) { return nil, nil }
 func (s fakeSource) Read(context.Context) ([]telemetry.Reading, error) {
 	var out []telemetry.Reading
 	for i, m := range s.mem {
@@ -53,7 +54,7 @@ func (s fakeSource) Close() error { return nil }
 
 func newRC(t *testing.T) *workflow.RunContext {
 	t.Helper()
-	w, err := archive.Create(filepath.Join(t.TempDir(), "run"), archive.Meta{RunID: "t"})
+	w, err := archive.Create(filepath.Join(t.TempDir(), "run"), record.Meta{RunID: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

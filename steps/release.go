@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/workflow"
@@ -112,9 +112,9 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Releas
 
 // releaseClosed runs the release-complete detection of measure over the
 // samples so far — the same code analyze uses on the archive.
-func (d *Deps) releaseClosed(bs archive.Stage, from, now, exitAt float64, c *ReleaseConfig) (bool, error) {
+func (d *Deps) releaseClosed(bs record.Stage, from, now, exitAt float64, c *ReleaseConfig) (bool, error) {
 	d.run.mu.Lock()
-	samples := append([]archive.PowerSample(nil), d.run.samples...)
+	samples := append([]record.PowerSample(nil), d.run.samples...)
 	d.run.mu.Unlock()
 	pd, err := measure.NewPowerData(samples)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/openai"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
@@ -22,9 +22,9 @@ type quickThenStuck struct {
 
 var _ loadgen.Doer = (*quickThenStuck)(nil)
 
-func (c *quickThenStuck) Do(ctx context.Context, r openai.Request) archive.Request {
+func (c *quickThenStuck) Do(ctx context.Context, r openai.Request) record.Request {
 	now := c.clock()
-	rec := archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, SentAt: now}
+	rec := record.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, SentAt: now}
 	if c.calls.Add(1) > c.n {
 		<-ctx.Done()
 		rec.DoneAt, rec.Error = c.clock(), "cancelled: max duration"
@@ -63,7 +63,7 @@ func TestRequestSetCountIsWhatWasSent(t *testing.T) {
 			if err := runRequests(context.Background(), rc, &Deps{Engine: newTestEngine("http://x"), Client: cl, External: true}, cfg); err != nil {
 				t.Fatal(err)
 			}
-			if err := rc.Out.UpdateMeta(func(m *archive.Meta) { m.Status = archive.StatusComplete }); err != nil {
+			if err := rc.Out.UpdateMeta(func(m *record.Meta) { m.Status = record.StatusComplete }); err != nil {
 				t.Fatal(err)
 			}
 			run := reload(t, rc) // a complete run: Load holds it to the count

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 	"github.com/joulebench/joulebench/workload"
@@ -186,7 +186,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 		return err
 	}
 	lc = lc.Normalized()
-	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+	if err := rc.Out.UpdateMeta(func(m *record.Meta) {
 		m.RequestSet = requestSetMeta(set, count)
 		m.Load = lc.Load()
 	}); err != nil {
@@ -223,7 +223,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 		if e := rc.Event("throttled", rc.Clock.Now()); e != nil {
 			return e
 		}
-		if e := rc.Out.UpdateMeta(func(m *archive.Meta) {
+		if e := rc.Out.UpdateMeta(func(m *record.Meta) {
 			if m.Labels == nil {
 				m.Labels = map[string]string{}
 			}
@@ -241,7 +241,7 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	if c.MaxDuration > 0 {
 		// The duration limit stopped the sending: the count is what was
 		// sent (and recorded).
-		if err := rc.Out.UpdateMeta(func(m *archive.Meta) { m.RequestSet.Count = rc.Out.FormalRequests() }); err != nil {
+		if err := rc.Out.UpdateMeta(func(m *record.Meta) { m.RequestSet.Count = rc.Out.FormalRequests() }); err != nil {
 			return err
 		}
 	}

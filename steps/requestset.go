@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/workflow"
 	"github.com/joulebench/joulebench/workload"
@@ -14,15 +14,15 @@ import (
 
 // requestSetMeta is run.json's request_set for a frozen set sent as count
 // requests: what it is, how it was drawn and, when downloaded, where from.
-func requestSetMeta(set *workload.RequestSet, count int) archive.RequestSet {
-	rs := archive.RequestSet{Source: set.Source, Format: set.Format, Count: count, SHA256: set.SHA256,
+func requestSetMeta(set *workload.RequestSet, count int) record.RequestSet {
+	rs := record.RequestSet{Source: set.Source, Format: set.Format, Count: count, SHA256: set.SHA256,
 		Seed: set.Options.Seed, Unique: set.Unique, Sampling: set.Sampling, LengthMethod: set.LengthMethod}
 	if o := set.Origin; o != nil {
-		rs.Origin = &archive.DatasetOrigin{URL: o.URL, Repo: o.Repo, Revision: o.Revision, RequestedRevision: o.Requested,
+		rs.Origin = &record.DatasetOrigin{URL: o.URL, Repo: o.Repo, Revision: o.Revision, RequestedRevision: o.Requested,
 			Path: o.Path, SHA256: o.SHA256, Size: o.Size}
 	}
 	if t := set.Trace; t != nil {
-		rs.Trace = &archive.TraceWindow{File: t.File, Format: t.Format, SHA256: t.SHA256, StartS: t.StartS, DurationS: t.DurationS,
+		rs.Trace = &record.TraceWindow{File: t.File, Format: t.Format, SHA256: t.SHA256, StartS: t.StartS, DurationS: t.DurationS,
 			Scale: t.Scale, Requests: t.Requests, TotalRows: t.TotalRows}
 	}
 	return rs

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/workload"
 )
@@ -57,12 +57,12 @@ type usageClient struct {
 	sent int
 }
 
-func (c *usageClient) Do(_ context.Context, r workload.Request) archive.Request {
+func (c *usageClient) Do(_ context.Context, r workload.Request) record.Request {
 	c.sent++
 	if c.fail {
-		return archive.Request{ID: r.ID, Error: "connection refused"}
+		return record.Request{ID: r.ID, Error: "connection refused"}
 	}
-	return archive.Request{ID: r.ID, OK: true, PromptTokens: 5 + 3*len(strings.Fields(r.Prompt)), OutputTokens: 1}
+	return record.Request{ID: r.ID, OK: true, PromptTokens: 5 + 3*len(strings.Fields(r.Prompt)), OutputTokens: 1}
 }
 
 // A random set's lengths are fitted with the engine's tokenizer when it

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/loadgen"
@@ -73,7 +73,7 @@ type runState struct {
 	sets map[any]*workload.RequestSet
 
 	mu      sync.Mutex
-	samples []archive.PowerSample
+	samples []record.PowerSample
 	sampler *telemetry.Sampler
 	stopSmp context.CancelFunc
 	stopped bool
@@ -274,7 +274,7 @@ func send(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, l
 // sendWith is send through the client cl (d.Client, or d.Client with its
 // burst already prepared).
 func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.Doer, stage string, lc loadgen.Config, reqs []workload.Request) (*outcome, error) {
-	return sendRun(ctx, rc, d, stage, len(reqs), func(ctx context.Context, sink func(archive.Request), progress func(loadgen.Progress)) error {
+	return sendRun(ctx, rc, d, stage, len(reqs), func(ctx context.Context, sink func(record.Request), progress func(loadgen.Progress)) error {
 		return loadgen.Run(ctx, lc, reqs, cl, sink, progress)
 	})
 }
@@ -283,7 +283,7 @@ func sendWith(ctx context.Context, rc *workflow.RunContext, d *Deps, cl loadgen.
 // requests, handing each finished one to sink (and the counts to
 // progress, when it reports them); total is the number it will send.
 func sendRun(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string, total int,
-	send func(ctx context.Context, sink func(archive.Request), progress func(loadgen.Progress)) error) (*outcome, error) {
+	send func(ctx context.Context, sink func(record.Request), progress func(loadgen.Progress)) error) (*outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	exited := make(chan struct{})
@@ -300,7 +300,7 @@ func sendRun(ctx context.Context, rc *workflow.RunContext, d *Deps, stage string
 	}()
 	o := &outcome{}
 	var sinkErr error
-	sink := func(r archive.Request) {
+	sink := func(r record.Request) {
 		o.add(r)
 		if err := rc.Out.AppendRequest(r); err != nil && sinkErr == nil {
 			sinkErr = archiveErr(rc, err)
@@ -435,7 +435,7 @@ func (d *Deps) StopEngine(ctx context.Context, rc *workflow.RunContext, grace ti
 		err = e
 	}
 	if xs, ok := d.Engine.(engines.ExitStatuser); ok && xs.ExitStatus() != "" {
-		if e := rc.Out.UpdateMeta(func(m *archive.Meta) {
+		if e := rc.Out.UpdateMeta(func(m *record.Meta) {
 			if m.Engine.Extra == nil {
 				m.Engine.Extra = map[string]any{}
 			}

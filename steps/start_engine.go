@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -59,7 +59,7 @@ func runStartEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *St
 		d.Client = d.NewClient(d.Engine.BaseURL())
 	}
 	info := d.Engine.Info()
-	return rc.Out.UpdateMeta(func(m *archive.Meta) {
+	return rc.Out.UpdateMeta(func(m *record.Meta) {
 		// What the run recorded before the engine could say it (the
 		// image digest the user gave) stays beside what it says now.
 		for k, v := range m.Engine.Extra {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -73,7 +73,7 @@ func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *V
 			}
 		}
 	}
-	if err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+	if err := rc.Out.UpdateMeta(func(m *record.Meta) {
 		m.Engine.ServedModel = id.Model
 		if id.Revision != "" {
 			m.Engine.Revision = id.Revision

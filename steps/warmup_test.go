@@ -12,7 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/openai"
 )
 
@@ -94,17 +94,17 @@ func TestWarmupFailuresStopRun(t *testing.T) {
 // The summary names the most frequent messages first, with their counts,
 // and cuts the list after three.
 func TestFailureSummary(t *testing.T) {
-	var reqs []archive.Request
+	var reqs []record.Request
 	add := func(n int, msg string) {
 		for range n {
-			reqs = append(reqs, archive.Request{Phase: "formal", Error: msg})
+			reqs = append(reqs, record.Request{Phase: "formal", Error: msg})
 		}
 	}
 	add(5, "http 400: too long")
 	add(2, "connection reset")
 	add(2, "cancelled")
 	add(1, "http 500: boom")
-	reqs = append(reqs, archive.Request{Phase: "formal", OK: true}, archive.Request{Phase: "warmup", Error: "x"})
+	reqs = append(reqs, record.Request{Phase: "formal", OK: true}, record.Request{Phase: "warmup", Error: "x"})
 	// 10 formal failures of 11 formal requests; ties (2 and 2) in message
 	// order: "cancelled" before "connection reset".
 	want := `10 of 11 formal requests failed: 5× "http 400: too long", 2× "cancelled", 2× "connection reset", 1 other message`

@@ -3,7 +3,7 @@ package steps
 import (
 	"context"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 	"github.com/joulebench/joulebench/workload"
@@ -28,7 +28,7 @@ func sendFormal(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reques
 		if err := setCount(rc, len(reqs)); err != nil {
 			return &outcome{}, err
 		}
-		return sendRun(ctx, rc, d, "formal", len(reqs), func(ctx context.Context, sink func(archive.Request), progress func(loadgen.Progress)) error {
+		return sendRun(ctx, rc, d, "formal", len(reqs), func(ctx context.Context, sink func(record.Request), progress func(loadgen.Progress)) error {
 			return loadgen.RunAt(ctx, reqs, offsets, lc.Limits, lc.MaxDuration, cl, counting(sink, progress))
 		})
 	case set.Conversations != nil:
@@ -45,7 +45,7 @@ func sendFormal(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reques
 		if err := setCount(rc, total); err != nil {
 			return &outcome{}, err
 		}
-		return sendRun(ctx, rc, d, "formal", total, func(ctx context.Context, sink func(archive.Request), progress func(loadgen.Progress)) error {
+		return sendRun(ctx, rc, d, "formal", total, func(ctx context.Context, sink func(record.Request), progress func(loadgen.Progress)) error {
 			return loadgen.RunConversations(ctx, cc, set.Conversations, cl, counting(sink, progress))
 		})
 	}
@@ -67,9 +67,9 @@ func conversationsInFlight(lc loadgen.Config) (n int, ok bool) {
 // counting passes each finished request to sink and reports the counts so
 // far to progress (sent counts the finished: these senders report no
 // sends of their own).
-func counting(sink func(archive.Request), progress func(loadgen.Progress)) func(archive.Request) {
+func counting(sink func(record.Request), progress func(loadgen.Progress)) func(record.Request) {
 	var p loadgen.Progress
-	return func(r archive.Request) {
+	return func(r record.Request) {
 		sink(r)
 		p.Sent++
 		p.Done++
@@ -88,7 +88,7 @@ func counting(sink func(archive.Request), progress func(loadgen.Progress)) func(
 // the load shape's max_requests do not apply to these workloads as to a
 // prompt set).
 func setCount(rc *workflow.RunContext, n int) error {
-	if err := rc.Out.UpdateMeta(func(m *archive.Meta) { m.RequestSet.Count = n }); err != nil {
+	if err := rc.Out.UpdateMeta(func(m *record.Meta) { m.RequestSet.Count = n }); err != nil {
 		return archiveErr(rc, err)
 	}
 	return nil

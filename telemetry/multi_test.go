@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/rapl"
 )
@@ -44,7 +44,7 @@ func TestMultiSideBySide(t *testing.T) {
 		t.Errorf("name %q", m.Name())
 	}
 	devs, err := m.Devices(context.Background())
-	if err != nil || len(devs) != 2 || devs[0].Domain != archive.DomainCPU || devs[1].Domain != archive.DomainDRAM {
+	if err != nil || len(devs) != 2 || devs[0].Domain != record.DomainCPU || devs[1].Domain != record.DomainDRAM {
 		t.Fatalf("devices %+v, %v", devs, err)
 	}
 	rs, err := m.Read(context.Background())
@@ -80,8 +80,8 @@ func TestMultiDuplicateDevice(t *testing.T) {
 type gated struct{ gate chan float64 }
 
 func (g *gated) Name() string { return "bmc" }
-func (g *gated) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "node0", Domain: archive.DomainNode}}, nil
+func (g *gated) Devices(context.Context) ([]record.Device, error) {
+	return []record.Device{{ID: "node0", Domain: record.DomainNode}}, nil
 }
 func (g *gated) Read(ctx context.Context) ([]telemetry.Reading, error) {
 	select {

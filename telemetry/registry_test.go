@@ -10,32 +10,32 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
 // stub is a source of fixed devices that counts its closes.
 type stub struct {
 	name   string
-	devs   []archive.Device
+	devs   []record.Device
 	closed *int
 }
 
 func (s stub) Name() string                                      { return s.name }
-func (s stub) Devices(context.Context) ([]archive.Device, error) { return s.devs, nil }
+func (s stub) Devices(context.Context) ([]record.Device, error)  { return s.devs, nil }
 func (s stub) Read(context.Context) ([]telemetry.Reading, error) { return nil, nil }
 func (s stub) Close() error                                      { *s.closed++; return nil }
-func openErr(err error) func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
-	return func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
-		return nil, archive.TelemetryInfo{}, err
+func openErr(err error) func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
+	return func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
+		return nil, record.TelemetryInfo{}, err
 	}
 }
 
 // opens returns an Open of a stub named name with one device name+"0".
-func opens(name string, closed *int) func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
-	return func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
-		s := stub{name: name, devs: []archive.Device{{ID: name + "0", Method: "power"}}, closed: closed}
-		return s, archive.TelemetryInfo{Source: name, Note: name + " note"}, nil
+func opens(name string, closed *int) func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
+	return func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
+		s := stub{name: name, devs: []record.Device{{ID: name + "0", Method: "power"}}, closed: closed}
+		return s, record.TelemetryInfo{Source: name, Note: name + " note"}, nil
 	}
 }
 
@@ -124,7 +124,7 @@ func TestSelect(t *testing.T) {
 func autoRegistry(t *testing.T, lowErr, highErr error, closed *int) *telemetry.Registry {
 	t.Helper()
 	r := telemetry.NewRegistry("")
-	open := func(name string, err error) func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+	open := func(name string, err error) func(context.Context, telemetry.Values, telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 		if err != nil {
 			return openErr(err)
 		}
@@ -247,7 +247,7 @@ func TestOpenSideBySide(t *testing.T) {
 	r := telemetry.NewRegistry("")
 	for _, d := range []telemetry.Descriptor{
 		{Name: "a", Open: opens("a", &closed)},
-		{Name: "b", Open: func(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+		{Name: "b", Open: func(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 			src, info, err := opens("b", &closed)(ctx, v, env)
 			info.Simulated = true
 			return src, info, err

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // fakeSource returns two devices; read number failAt (1-based) and later
@@ -23,8 +23,8 @@ type fakeSource struct {
 var errRead = errors.New("gpu fell off the bus")
 
 func (f *fakeSource) Name() string { return "fake" }
-func (f *fakeSource) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "g0"}, {ID: "g1"}}, nil
+func (f *fakeSource) Devices(context.Context) ([]record.Device, error) {
+	return []record.Device{{ID: "g0"}, {ID: "g1"}}, nil
 }
 func (f *fakeSource) Read(context.Context) ([]Reading, error) {
 	n := f.reads.Add(1)
@@ -53,7 +53,7 @@ func stepClock() Clock {
 // collector is a sink that records batches and signals each one.
 type collector struct {
 	mu      sync.Mutex
-	batches [][]archive.PowerSample
+	batches [][]record.PowerSample
 	got     chan struct{}
 	failAt  int // 1-based call that fails, 0 never
 }
@@ -62,21 +62,21 @@ func newCollector() *collector { return &collector{got: make(chan struct{}, 1000
 
 var errSink = errors.New("disk full")
 
-func (c *collector) sink(rows []archive.PowerSample) error {
+func (c *collector) sink(rows []record.PowerSample) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failAt > 0 && len(c.batches)+1 >= c.failAt {
 		return errSink
 	}
-	c.batches = append(c.batches, append([]archive.PowerSample(nil), rows...))
+	c.batches = append(c.batches, append([]record.PowerSample(nil), rows...))
 	c.got <- struct{}{}
 	return nil
 }
 
-func (c *collector) snapshot() [][]archive.PowerSample {
+func (c *collector) snapshot() [][]record.PowerSample {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([][]archive.PowerSample(nil), c.batches...)
+	return append([][]record.PowerSample(nil), c.batches...)
 }
 
 func waitN(t *testing.T, c *collector, n int) {
@@ -305,7 +305,7 @@ func TestNoneSource(t *testing.T) {
 		t.Errorf("Devices = %v, %v", devs, err)
 	}
 	called := false
-	s := NewSampler(src, time.Millisecond, nil, func([]archive.PowerSample) error { called = true; return nil }, nil)
+	s := NewSampler(src, time.Millisecond, nil, func([]record.PowerSample) error { called = true; return nil }, nil)
 	if err := s.SampleNow(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -334,9 +334,9 @@ type hangingSource struct {
 	release chan struct{}
 }
 
-func (h *hangingSource) Name() string                                      { return "hanging" }
-func (h *hangingSource) Devices(context.Context) ([]archive.Device, error) { return nil, nil }
-func (h *hangingSource) Close() error                                      { return nil }
+func (h *hangingSource) Name() string                                     { return "hanging" }
+func (h *hangingSource) Devices(context.Context) ([]record.Device, error) { return nil, nil }
+func (h *hangingSource) Close() error                                     { return nil }
 func (h *hangingSource) Read(context.Context) ([]Reading, error) {
 	h.entered <- struct{}{}
 	<-h.release

@@ -24,7 +24,7 @@ type ThrottleReporter interface {
 type Anomaly struct {
 	// T is the run-clock time the source noticed it.
 	T float64 `json:"t"`
-	// Device is the archive.Device ID, empty when it concerns the source.
+	// Device is the record.Device ID, empty when it concerns the source.
 	Device string `json:"device,omitempty"`
 	// Kind is one of the Anomaly* constants.
 	Kind string `json:"kind"`

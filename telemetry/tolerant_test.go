@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -14,8 +14,8 @@ import (
 type flaky struct{ script []error }
 
 func (f *flaky) Name() string { return "bmc" }
-func (f *flaky) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "node0", Domain: archive.DomainNode}}, nil
+func (f *flaky) Devices(context.Context) ([]record.Device, error) {
+	return []record.Device{{ID: "node0", Domain: record.DomainNode}}, nil
 }
 func (f *flaky) Read(context.Context) ([]telemetry.Reading, error) {
 	err := f.script[0]

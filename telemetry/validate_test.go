@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -20,8 +21,8 @@ type scriptSource struct {
 }
 
 func (s *scriptSource) Name() string { return "script" }
-func (s *scriptSource) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "g", PowerLimitW: 700}, {ID: "u"}, {ID: "h", PowerLimitW: 3000}, {ID: "n", Domain: archive.DomainNode}}, nil
+func (s *scriptSource) Devices(context.Context) ([]record.Device, error) {
+	return []record.Device{{ID: "g", PowerLimitW: 700}, {ID: "u"}, {ID: "h", PowerLimitW: 3000}, {ID: "n", Domain: record.DomainNode}}, nil
 }
 func (s *scriptSource) Read(context.Context) ([]Reading, error) {
 	if s.n >= len(s.reads) {
@@ -33,7 +34,7 @@ func (s *scriptSource) Read(context.Context) ([]Reading, error) {
 func (s *scriptSource) Close() error { return nil }
 
 // csvOf writes rows as power.csv does (shortest exact decimals).
-func csvOf(rows []archive.PowerSample) string {
+func csvOf(rows []record.PowerSample) string {
 	var b strings.Builder
 	b.WriteString("t,device,power_w,energy_j,mem_used_bytes\n")
 	for _, r := range rows {
@@ -117,7 +118,7 @@ func TestSamplerPowerReadings(t *testing.T) {
 					t.Fatalf("SampleNow: %v (a bad reading must not end sampling)", err)
 				}
 			}
-			var rows []archive.PowerSample
+			var rows []record.PowerSample
 			for _, b := range col.snapshot() {
 				rows = append(rows, b...)
 			}
@@ -217,7 +218,7 @@ func FuzzSamplerReadings(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		var rows []archive.PowerSample
+		var rows []record.PowerSample
 		for _, b := range col.snapshot() {
 			rows = append(rows, b...)
 		}

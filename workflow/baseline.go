@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/metricdefs"
 )
 
 // EvaluateBaseline evaluates a loaded profile over a run with `baseline`
 // bound to base (the same profile's results on a baseline run; nil: every
 // formula that reads it is not applicable).
-func EvaluateBaseline(ctx context.Context, l *Loaded, run *archive.Run, base *metricdefs.Baseline) (*archive.Results, error) {
+func EvaluateBaseline(ctx context.Context, l *Loaded, run *record.Run, base *metricdefs.Baseline) (*record.Results, error) {
 	data, err := metricdefs.NewData(run)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", run.Dir, err)

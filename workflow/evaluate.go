@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/metricdefs"
@@ -51,7 +52,7 @@ func looksLikePath(s string) bool {
 
 // ProfileForRun picks the profile to evaluate an archived run with when the
 // user names none: the copy in the archive, else the built-in it names.
-func ProfileForRun(dir string, meta archive.Meta) ([]byte, string, error) {
+func ProfileForRun(dir string, meta record.Meta) ([]byte, string, error) {
 	p := filepath.Join(dir, ProfileFile)
 	if b, err := boundedfile.Read(p, "profile", boundedfile.MaxProfileBytes); err == nil {
 		return b, p, nil
@@ -71,7 +72,7 @@ func ProfileForRun(dir string, meta archive.Meta) ([]byte, string, error) {
 // Evaluate computes a loaded profile's derived values, metrics and checks
 // over an archived run. The results are complete as far as the data allows;
 // the error joins every formula that failed.
-func Evaluate(ctx context.Context, l *Loaded, run *archive.Run) (*archive.Results, error) {
+func Evaluate(ctx context.Context, l *Loaded, run *record.Run) (*record.Results, error) {
 	data, err := metricdefs.NewData(run)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", run.Dir, err)

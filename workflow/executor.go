@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/runclock"
 )
 
@@ -48,14 +49,14 @@ func (rc *RunContext) StageStart(name string, t float64) {
 	}
 	rc.open[name] = t
 	rc.mu.Unlock()
-	err := rc.Out.UpdateMeta(func(m *archive.Meta) {
+	err := rc.Out.UpdateMeta(func(m *record.Meta) {
 		for i := range m.Stages {
 			if m.Stages[i].Name == name && m.Stages[i].Open {
 				m.Stages[i].Start = t
 				return
 			}
 		}
-		m.Stages = append(m.Stages, archive.Stage{Name: name, Start: t, Open: true})
+		m.Stages = append(m.Stages, record.Stage{Name: name, Start: t, Open: true})
 	})
 	if err != nil {
 		rc.Log.Error().Err(err).Str("stage", name).Msg("record stage start")
@@ -79,14 +80,14 @@ func (rc *RunContext) StageEnd(name string, t float64) error {
 	if !ok {
 		return fmt.Errorf("stage %s was never started", name)
 	}
-	return rc.Out.UpdateMeta(func(m *archive.Meta) {
+	return rc.Out.UpdateMeta(func(m *record.Meta) {
 		for i := range m.Stages {
 			if m.Stages[i].Name == name && m.Stages[i].Open {
-				m.Stages[i] = archive.Stage{Name: name, Start: start, End: t}
+				m.Stages[i] = record.Stage{Name: name, Start: start, End: t}
 				return
 			}
 		}
-		m.Stages = append(m.Stages, archive.Stage{Name: name, Start: start, End: t})
+		m.Stages = append(m.Stages, record.Stage{Name: name, Start: start, End: t})
 	})
 }
 
@@ -117,8 +118,8 @@ func (rc *RunContext) CloseOpenStages(t float64) error {
 
 // Event records a named instant in run.json.
 func (rc *RunContext) Event(name string, t float64) error {
-	return rc.Out.UpdateMeta(func(m *archive.Meta) {
-		m.Events = append(m.Events, archive.Event{Name: name, T: t})
+	return rc.Out.UpdateMeta(func(m *record.Meta) {
+		m.Events = append(m.Events, record.Event{Name: name, T: t})
 	})
 }
 

@@ -17,7 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
@@ -147,7 +147,7 @@ func (s Step) Label() string {
 // before running.
 type Loaded struct {
 	Profile *Profile
-	Ref     archive.ProfileRef
+	Ref     record.ProfileRef
 	Source  []byte
 	// Params holds the resolved value of every parameter (defaults with
 	// --set overrides applied), as expressions see them: durations in
@@ -238,7 +238,7 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	return &Loaded{
 		flat:    flat,
 		Profile: p,
-		Ref:     archive.ProfileRef{Name: p.Name, Version: p.Version, SHA256: hex.EncodeToString(sum[:]), Source: file},
+		Ref:     record.ProfileRef{Name: p.Name, Version: p.Version, SHA256: hex.EncodeToString(sum[:]), Source: file},
 		Source:  src,
 		Params:  values,
 		Steps:   steps,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // A profile's name becomes part of the run id, a directory under runs/:
@@ -60,12 +60,12 @@ func TestProfileForRunRefusesPaths(t *testing.T) {
 	}
 	run := filepath.Join(dir, "run")
 	for _, name := range []string{secret, "../outside", "../outside.yaml", "a/../../outside.yaml"} {
-		_, _, err := ProfileForRun(run, archive.Meta{Profile: archive.ProfileRef{Name: name}})
+		_, _, err := ProfileForRun(run, record.Meta{Profile: record.ProfileRef{Name: name}})
 		if err == nil || !strings.Contains(err.Error(), "profile name") {
 			t.Errorf("profile name %q in run.json: got %v, want it refused", name, err)
 		}
 	}
-	if _, _, err := ProfileForRun(run, archive.Meta{Profile: archive.ProfileRef{Name: "benchmark-1.5"}}); err != nil {
+	if _, _, err := ProfileForRun(run, record.Meta{Profile: record.ProfileRef{Name: "benchmark-1.5"}}); err != nil {
 		t.Errorf("a built-in profile name: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -117,7 +118,7 @@ func execRC(t *testing.T, src string, reg workflow.StepConfigs, overrides map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := archive.Create(filepath.Join(t.TempDir(), "run"), archive.Meta{RunID: "t"})
+	w, err := archive.Create(filepath.Join(t.TempDir(), "run"), record.Meta{RunID: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import "strings"
 // sampling settings. It is the neutral type between the load generator,
 // which schedules requests, and the engine clients (OpenAI-compatible,
 // Ollama's native API), which encode them; the record of a finished request
-// is archive.Request.
+// is record.Request.
 type Request struct {
 	ID       string
 	Phase    string

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // The asiai workflow against two engines in one command: the simulator and
@@ -42,7 +43,7 @@ func TestAsiaiTwoEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Meta.Status != archive.StatusComplete || run.Results == nil {
+		if run.Meta.Status != record.StatusComplete || run.Results == nil {
 			t.Fatalf("%s: status %q, results %v", dir, run.Meta.Status, run.Results != nil)
 		}
 		if run.Meta.Profile.Name != "asiai" || run.Meta.Engine.Kind != kind {

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/analysis"
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/runner"
 	"github.com/joulebench/joulebench/workflow"
@@ -20,7 +20,7 @@ func baselineFlags(fs *pflag.FlagSet) {
 
 // gateRun gates run on the baseline at dir (analysis.Gate): each metric
 // beside its baseline, exit 3 when a fail or exclude check did not pass.
-func (a *app) gateRun(ctx context.Context, l *workflow.Loaded, run *archive.Run, dir, format string, all bool) error {
+func (a *app) gateRun(ctx context.Context, l *workflow.Loaded, run *record.Run, dir, format string, all bool) error {
 	g, err := runner.LoadBaseline(ctx, dir, l, run.Meta, a.v.GetBool("baseline-force"))
 	if err != nil {
 		return err

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 const (
@@ -60,32 +61,32 @@ func benchArchive(b *testing.B) string {
 }
 
 func writeLargeRun(dir string) error {
-	devs := make([]archive.Device, benchDevices)
+	devs := make([]record.Device, benchDevices)
 	for d := range devs {
-		devs[d] = archive.Device{ID: fmt.Sprintf("gpu%d", d), Name: "bench", Method: "counter"}
+		devs[d] = record.Device{ID: fmt.Sprintf("gpu%d", d), Name: "bench", Method: "counter"}
 	}
-	w, err := archive.Create(dir, archive.Meta{
+	w, err := archive.Create(dir, record.Meta{
 		RunID:     "bench-large",
-		Profile:   archive.ProfileRef{Name: "benchmark-1.5"},
-		Engine:    archive.EngineInfo{Kind: "vllm", Model: "bench"},
-		Hardware:  archive.Hardware{Devices: devs},
-		Telemetry: archive.TelemetryInfo{Source: "nvml", IntervalS: 1.0 / benchHz},
-		Status:    archive.StatusComplete,
+		Profile:   record.ProfileRef{Name: "benchmark-1.5"},
+		Engine:    record.EngineInfo{Kind: "vllm", Model: "bench"},
+		Hardware:  record.Hardware{Devices: devs},
+		Telemetry: record.TelemetryInfo{Source: "nvml", IntervalS: 1.0 / benchHz},
+		Status:    record.StatusComplete,
 		StartedAt: benchT0 + 1, EndedAt: benchT0 + benchSeconds - 1,
-		Stages: []archive.Stage{
+		Stages: []record.Stage{
 			{Name: "baseline", Start: benchT0 + 1, End: benchT0 + 20},
 			{Name: "startup", Start: benchT0 + 20, End: benchFormalBeg},
 			{Name: "formal", Start: benchFormalBeg, End: benchFormalEnd},
 			{Name: "release", Start: benchFormalEnd, End: benchT0 + benchSeconds - 1},
 		},
-		Events: []archive.Event{{Name: "engine_exited", T: benchFormalEnd + 5}},
+		Events: []record.Event{{Name: "engine_exited", T: benchFormalEnd + 5}},
 	})
 	if err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(15, 15))
 	energy := make([]float64, benchDevices)
-	rows := make([]archive.PowerSample, benchDevices)
+	rows := make([]record.PowerSample, benchDevices)
 	for i := range benchSeconds * benchHz {
 		t := benchT0 + float64(i)/benchHz + 0.0003*rng.Float64()
 		busy := t > benchFormalBeg && t < benchFormalEnd
@@ -95,7 +96,7 @@ func writeLargeRun(dir string) error {
 				p = 550 + 100*rng.Float64()
 			}
 			energy[d] += p / benchHz
-			rows[d] = archive.PowerSample{T: t, Device: devs[d].ID, PowerW: p, EnergyJ: energy[d], HasEnergy: true, MemUsedBytes: 70e9 + int64(d)}
+			rows[d] = record.PowerSample{T: t, Device: devs[d].ID, PowerW: p, EnergyJ: energy[d], HasEnergy: true, MemUsedBytes: 70e9 + int64(d)}
 		}
 		if err := w.AppendPower(rows...); err != nil {
 			return err
@@ -106,7 +107,7 @@ func writeLargeRun(dir string) error {
 		sent := benchFormalBeg + span*float64(i)/benchRequests + 0.001*rng.Float64()
 		first := sent + 0.05 + 0.3*rng.Float64()
 		n := 180 + rng.IntN(41) // ~200 tokens, one per chunk
-		r := archive.Request{ID: fmt.Sprintf("f%06d", i), Phase: "formal", PromptID: fmt.Sprintf("p%05d", i%5000),
+		r := record.Request{ID: fmt.Sprintf("f%06d", i), Phase: "formal", PromptID: fmt.Sprintf("p%05d", i%5000),
 			SentAt: sent, FirstTokenAt: first, PromptTokens: 300 + rng.IntN(500), OutputTokens: n,
 			TokensSource: "usage", OutputChars: 4 * n, OK: true, MaxTokens: 256}
 		r.TokenTimes = make([]float64, n)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 )
 
@@ -92,7 +93,7 @@ func TestRunSimAndRAPL(t *testing.T) {
 	}
 	// The GPU figure is the GPUs' energy alone: recompute it from the sim
 	// rows of power.csv.
-	var gpuRows, cpuRows []archive.PowerSample
+	var gpuRows, cpuRows []record.PowerSample
 	for _, p := range run.Power {
 		if domains[p.Device] == "gpu" {
 			gpuRows = append(gpuRows, p)

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/internal/gguf"
@@ -94,7 +95,7 @@ func ollamaArgs(t *testing.T, out, bin, model string, extra ...string) []string 
 		"--engine-env", "OLLAMA_MODELS=" + filepath.Join(home, "models"), "--engine-env", "HOME=" + home}, extra...)
 }
 
-func loadRun(t *testing.T, dir string) *archive.Run {
+func loadRun(t *testing.T, dir string) *record.Run {
 	t.Helper()
 	run, err := archive.Load(dir)
 	if err != nil {
@@ -113,10 +114,10 @@ func engineLog(t *testing.T, dir string) string {
 }
 
 // checkCompleteRun checks what every successful real-engine run archives.
-func checkCompleteRun(t *testing.T, run *archive.Run, kind string, external bool) {
+func checkCompleteRun(t *testing.T, run *record.Run, kind string, external bool) {
 	t.Helper()
 	m := run.Meta
-	if m.Status != archive.StatusComplete || m.Simulated || m.Engine.Kind != kind || m.Engine.Version == "" || m.Engine.ServedModel == "" {
+	if m.Status != record.StatusComplete || m.Simulated || m.Engine.Kind != kind || m.Engine.Version == "" || m.Engine.ServedModel == "" {
 		t.Errorf("run.json: status %q simulated %v engine %+v", m.Status, m.Simulated, m.Engine)
 	}
 	if !external && (!m.Engine.Managed || len(m.Engine.Command) == 0 || m.Engine.Extra["pid"] == nil) {
@@ -235,7 +236,7 @@ func TestEnginesOllamaRun(t *testing.T) {
 // fidelity runs 256-token generations and compares the client's tok/s
 // excluding TTFT (output tokens / (done - first token), as asiai M1) with
 // the server's own figure.
-func fidelity(t *testing.T, name string, args []string, server func(archive.Request) float64) {
+func fidelity(t *testing.T, name string, args []string, server func(record.Request) float64) {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, append(args, "--set", "max_tokens=256", "--set", "request_count=3", "--set", "concurrency=1")...)
 	if code != exitOK {
@@ -284,7 +285,7 @@ func fidelity(t *testing.T, name string, args []string, server func(archive.Requ
 func TestEnginesLlamaCppFidelity(t *testing.T) {
 	bin := llamaServer(t)
 	dir := t.TempDir()
-	fidelity(t, "llama.cpp", llamaArgs(t, filepath.Join(dir, "run"), bin, tinyModel(t, dir)), func(r archive.Request) float64 {
+	fidelity(t, "llama.cpp", llamaArgs(t, filepath.Join(dir, "run"), bin, tinyModel(t, dir)), func(r record.Request) float64 {
 		return r.EngineTimings["predicted_per_second"]
 	})
 }
@@ -294,7 +295,7 @@ func TestEnginesLlamaCppFidelity(t *testing.T) {
 func TestEnginesOllamaFidelity(t *testing.T) {
 	bin := ollamaBin(t)
 	dir := t.TempDir()
-	fidelity(t, "ollama", ollamaArgs(t, filepath.Join(dir, "run"), bin, tinyModel(t, dir)), func(r archive.Request) float64 {
+	fidelity(t, "ollama", ollamaArgs(t, filepath.Join(dir, "run"), bin, tinyModel(t, dir)), func(r record.Request) float64 {
 		return r.EngineTimings["eval_count"] / (r.EngineTimings["eval_duration"] / 1e9)
 	})
 }
@@ -311,7 +312,7 @@ func TestEnginesWrongModelFailsIdentity(t *testing.T) {
 	}
 	run := loadRun(t, out)
 	want := `model: requested "tiny", served "some-other-model"`
-	if run.Meta.Status != archive.StatusFailed || !strings.Contains(run.Meta.Reason, want) || !strings.Contains(run.Meta.Reason, "before any formal request") {
+	if run.Meta.Status != record.StatusFailed || !strings.Contains(run.Meta.Reason, want) || !strings.Contains(run.Meta.Reason, "before any formal request") {
 		t.Errorf("status %q reason %q", run.Meta.Status, run.Meta.Reason)
 	}
 	if len(run.Requests) != 0 {
@@ -345,7 +346,7 @@ func TestEnginesKilledMidRun(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s\nengine.log:\n%s", code, exitFailure, stderr, engineLog(t, out))
 	}
 	run := loadRun(t, out)
-	if run.Meta.Status != archive.StatusFailed || !strings.Contains(run.Meta.Reason, "exited on its own") || !strings.Contains(run.Meta.Reason, "engine.log") {
+	if run.Meta.Status != record.StatusFailed || !strings.Contains(run.Meta.Reason, "exited on its own") || !strings.Contains(run.Meta.Reason, "engine.log") {
 		t.Errorf("status %q reason %q", run.Meta.Status, run.Meta.Reason)
 	}
 	var warm, formal int
@@ -384,7 +385,7 @@ func killWhenBusy(out string, busy int, stop <-chan struct{}) error {
 		if err != nil {
 			continue
 		}
-		var m archive.Meta
+		var m record.Meta
 		if json.Unmarshal(b, &m) != nil || m.Engine.URL == "" || m.Engine.Extra["pid"] == nil {
 			continue
 		}
@@ -428,7 +429,7 @@ func TestEnginesNeverReady(t *testing.T) {
 	}
 	run := loadRun(t, out)
 	health := run.Meta.Engine.URL + "/health"
-	if run.Meta.Status != archive.StatusFailed || !strings.Contains(run.Meta.Reason, "not ready after 2s") || !strings.Contains(run.Meta.Reason, "GET "+health) {
+	if run.Meta.Status != record.StatusFailed || !strings.Contains(run.Meta.Reason, "not ready after 2s") || !strings.Contains(run.Meta.Reason, "GET "+health) {
 		t.Errorf("status %q reason %q (want the health URL %s)", run.Meta.Status, run.Meta.Reason, health)
 	}
 	log := engineLog(t, out)
@@ -546,7 +547,7 @@ func TestEnginesLlamaCppMultiTurnCache(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	run := loadRun(t, out)
-	turns := map[int]archive.Request{}
+	turns := map[int]record.Request{}
 	for _, r := range run.Requests {
 		if r.Phase == "formal" {
 			turns[r.Turn] = r

@@ -77,7 +77,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // flatPower writes a power.csv of one device at a constant 100 W every
@@ -150,7 +150,7 @@ func steadyRun(t *testing.T, bin string, extra []string, last bool) bool {
 	}
 	run := loadRun(t, out)
 	m := run.Meta
-	if m.Status != archive.StatusComplete || m.Engine.Kind != "llamacpp" || !m.Engine.Managed {
+	if m.Status != record.StatusComplete || m.Engine.Kind != "llamacpp" || !m.Engine.Managed {
 		t.Fatalf("run.json: status %q engine %+v", m.Status, m.Engine)
 	}
 	if m.Telemetry.Source != "replay" || !m.Telemetry.Simulated {
@@ -195,7 +195,7 @@ func steadyRun(t *testing.T, bin string, extra []string, last bool) bool {
 }
 
 // steadyField is one field of the derived value steady (nil when absent).
-func steadyField(r archive.Result, name string) any {
+func steadyField(r record.Result, name string) any {
 	if m, ok := r.Value.(map[string]any); ok {
 		return m[name]
 	}
@@ -208,7 +208,7 @@ func steadyField(r archive.Result, name string) any {
 // 0.25 s apart (a group's first tokens leave the server within tens of
 // milliseconds; two groups are at least one prompt step or one whole
 // generation apart).
-func startGroups(run *archive.Run) []int {
+func startGroups(run *record.Run) []int {
 	var sizes []int
 	var first []float64
 	for _, r := range run.Requests {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Ctrl-C during the formal stage: the run ends interrupted, its stages
@@ -64,7 +65,7 @@ func TestRunInterruptedDuringFormal(t *testing.T) {
 		t.Errorf("formal ends at %v, after the last power sample %v", fo.End, last)
 	}
 	aout, aerr, _ := runCLI(t, "analyze", dir, "--format", "json")
-	var got map[string]archive.Result
+	var got map[string]record.Result
 	if err := json.Unmarshal([]byte(aout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, aerr)
 	}
@@ -112,7 +113,7 @@ func TestAnalyzeKilledDuringFormal(t *testing.T) {
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
-	meta["status"] = archive.StatusRunning
+	meta["status"] = record.StatusRunning
 	meta["stages"] = []map[string]any{
 		{"name": "baseline", "start": 0, "end": 5},
 		{"name": "startup", "start": 5, "end": 10},
@@ -127,7 +128,7 @@ func TestAnalyzeKilledDuringFormal(t *testing.T) {
 	if code != exitChecks || !strings.Contains(errOut, "incomplete run: status running") {
 		t.Fatalf("exit %d, want %d saying the run is incomplete\n%s", code, exitChecks, errOut)
 	}
-	var got map[string]archive.Result
+	var got map[string]record.Result
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/importer"
 )
 
@@ -57,7 +57,7 @@ file read (with its sha256) and these choices.`,
 	f.String("device-label", "", "prometheus: label naming each series' device (default: gpu, device or instance)")
 	f.String("begin", "", "csv, prometheus: start of the measured window (Unix s or RFC 3339)")
 	f.String("end", "", "csv, prometheus: end of the measured window (Unix s or RFC 3339)")
-	f.String("domain", archive.DomainGPU, "csv, prometheus: what the recorded power covers: gpu, cpu, dram or node (ptdaemon is node: the whole system at the wall)")
+	f.String("domain", record.DomainGPU, "csv, prometheus: what the recorded power covers: gpu, cpu, dram or node (ptdaemon is node: the whole system at the wall)")
 	f.Int("output-tokens", 0, "output tokens generated in the window (for J/token; no per-request data is imported; ptdaemon default: the loadgen's token rate × the window)")
 	f.String("model", "", "model name recorded in run.json (ptdaemon default: the MODEL directory of an MLPerf submission's layout)")
 	f.Bool("ranging", false, "ptdaemon: import an MLPerf ranging pass (refused otherwise), marked ranging")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // A context sweep of two sizes on the simulator runs end to end: one
@@ -36,7 +37,7 @@ func TestAsiaiContextSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := run.Meta.Labels
-		if run.Meta.Status != archive.StatusComplete || l["context_tokens_filled"] != size || l["sweep_value"] != size {
+		if run.Meta.Status != record.StatusComplete || l["context_tokens_filled"] != size || l["sweep_value"] != size {
 			t.Errorf("size %s: status %s labels %v", size, run.Meta.Status, l)
 		}
 		_, cooled := run.Meta.EventByName("cooldown_ended")

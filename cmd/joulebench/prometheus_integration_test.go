@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // dcgmRamp is a dcgm-exporter /metrics endpoint for one GPU whose power
@@ -176,7 +177,7 @@ func TestRunTelemetryPrometheus(t *testing.T) {
 		}
 		return v
 	}
-	stage := func(name string) archive.Stage {
+	stage := func(name string) record.Stage {
 		t.Helper()
 		s, ok := meta.StageByName(name)
 		if !ok {

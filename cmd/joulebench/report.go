@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/analysis"
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func (a *app) reportCmd() *cobra.Command {
@@ -62,7 +62,7 @@ func (a *app) versionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
-			fmt.Fprintf(a.out, "joulebench %s (archive format v%d)\n", version, archive.FormatVersion)
+			fmt.Fprintf(a.out, "joulebench %s (archive format v%d)\n", version, record.FormatVersion)
 		},
 	}
 }

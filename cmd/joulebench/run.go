@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/internal/progress"
 	"github.com/joulebench/joulebench/internal/runprogress"
@@ -127,7 +127,7 @@ func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(str
 		OpenTelemetry:  a.telemetry().Open,
 		CheckTelemetry: a.telemetry().Check,
 		CheckOutput:    func() error { _, err := a.resultsView(); return err },
-		StartProgress: func(tel archive.TelemetryInfo, sim bool) (func(runprogress.Snapshot), func()) {
+		StartProgress: func(tel record.TelemetryInfo, sim bool) (func(runprogress.Snapshot), func()) {
 			return a.progress(a.telemetry().PowerLabel(tel, sim), console)
 		},
 		Report: a.showRun,

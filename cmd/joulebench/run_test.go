@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // fastSets shrink the quick simulator run further so the test takes seconds.
@@ -33,7 +34,7 @@ func TestRunDefaultSimReachesSteadyStateAndAnalyzeReproduces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Results == nil || run.Meta.Status != archive.StatusComplete || !run.Meta.Simulated {
+	if run.Results == nil || run.Meta.Status != record.StatusComplete || !run.Meta.Simulated {
 		t.Fatalf("archive: status %q simulated %v results %v", run.Meta.Status, run.Meta.Simulated, run.Results != nil)
 	}
 	for _, st := range []string{"baseline", "startup", "warmup", "formal", "release"} {
@@ -45,7 +46,7 @@ func TestRunDefaultSimReachesSteadyStateAndAnalyzeReproduces(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("analyze: exit %d\n%s", code, aerr)
 	}
-	var got map[string]archive.Result
+	var got map[string]record.Result
 	if err := json.Unmarshal([]byte(aout), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestRunInterrupted(t *testing.T) {
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	if run.Meta.Status != archive.StatusInterrupted || run.Meta.Reason == "" {
+	if run.Meta.Status != record.StatusInterrupted || run.Meta.Reason == "" {
 		t.Errorf("status %q reason %q, want interrupted with a reason", run.Meta.Status, run.Meta.Reason)
 	}
 	if len(run.Power) == 0 {
@@ -135,8 +136,8 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
-func pick(res *archive.Results) map[string]archive.Result {
-	out := map[string]archive.Result{}
+func pick(res *record.Results) map[string]record.Result {
+	out := map[string]record.Result{}
 	for n, r := range res.Values {
 		if r.Kind != "derived" {
 			out[n] = r

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // A run whose terminal hangs up (SIGHUP), or that gets SIGTERM, stops as
@@ -62,8 +63,8 @@ func TestRunStopsOnSignal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Status != archive.StatusInterrupted {
-				t.Errorf("status %q (%s), want %s", m.Status, m.Reason, archive.StatusInterrupted)
+			if m.Status != record.StatusInterrupted {
+				t.Errorf("status %q (%s), want %s", m.Status, m.Reason, record.StatusInterrupted)
 			}
 			for _, st := range m.Stages {
 				if st.Open {

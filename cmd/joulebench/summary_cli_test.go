@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // formal_j_per_token is reported whether or not steady state was reached
@@ -13,7 +13,7 @@ import (
 func TestFormalJPerToken(t *testing.T) {
 	for _, profile := range []string{"benchmark-1.0", "benchmark-1.5"} {
 		out, errOut, _ := runCLI(t, "analyze", smallRun, "--profile", profile, "--format", "json")
-		var res map[string]archive.Result
+		var res map[string]record.Result
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatalf("%s: %v\n%s\n%s", profile, err, out, errOut)
 		}

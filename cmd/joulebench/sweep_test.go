@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/syncbuf"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -146,8 +147,8 @@ func TestSweepKilledResumes(t *testing.T) {
 	if len(killed) != 1 {
 		t.Fatalf("archives of the killed run: %v", killed)
 	}
-	if m, err := archive.ReadMeta(filepath.Join(killed[0], archive.RunFile)); err != nil || m.Status != archive.StatusInterrupted {
-		t.Errorf("killed run's status %q (%v), want %s: the run did not get SIGTERM", m.Status, err, archive.StatusInterrupted)
+	if m, err := archive.ReadMeta(filepath.Join(killed[0], archive.RunFile)); err != nil || m.Status != record.StatusInterrupted {
+		t.Errorf("killed run's status %q (%v), want %s: the run did not get SIGTERM", m.Status, err, record.StatusInterrupted)
 	}
 	cmd, out = sweepProc(t, dir)
 	if err := cmd.Wait(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/runner"
 	"github.com/joulebench/joulebench/telemetry"
 	nvmltel "github.com/joulebench/joulebench/telemetry/nvml"
@@ -82,7 +83,7 @@ func realSetup() *engineSetup { return &engineSetup{Kind: "vllm"} }
 
 // setupTelemetry opens the power source of a run of es's engine as the
 // run command's hook does (runner.Telemetry.Open).
-func (a *app) setupTelemetry(es *engineSetup, clock *workflow.Clock) (telemetry.Source, archive.TelemetryInfo, error) {
+func (a *app) setupTelemetry(es *engineSetup, clock *workflow.Clock) (telemetry.Source, record.TelemetryInfo, error) {
 	env := runner.TelemetryEnv{Clock: clock}
 	if es.SimLoad != nil {
 		env.Sim = &runner.SimGPU{Load: es.SimLoad, Config: es.SimTelemetry}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // quickRunArgs are a short benchmark-1.5 run on the simulator.
@@ -31,7 +32,7 @@ func median(xs []float64) float64 {
 
 // multiTurnRun runs six two-turn conversations, one at a time, on the
 // quick simulator (with --sim-preset preset when not empty).
-func multiTurnRun(t *testing.T, preset string) (*archive.Run, *archive.Results) {
+func multiTurnRun(t *testing.T, preset string) (*record.Run, *record.Results) {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "conversations.jsonl")
 	var b strings.Builder
@@ -63,7 +64,7 @@ func multiTurnRun(t *testing.T, preset string) (*archive.Run, *archive.Results) 
 	return run, res
 }
 
-func value(t *testing.T, res *archive.Results, name string) float64 {
+func value(t *testing.T, res *record.Results, name string) float64 {
 	t.Helper()
 	v, ok := res.Values[name].Value.(float64)
 	if !ok {
@@ -178,8 +179,8 @@ func TestRunMultiTurnOnSim(t *testing.T) {
 	}
 
 	noRun, noRes := multiTurnRun(t, "")
-	dur := func(r *archive.Run) float64 { s, _ := r.Meta.StageByName("formal"); return s.End - s.Start }
-	resident := func(r *archive.Run) (sum float64) {
+	dur := func(r *record.Run) float64 { s, _ := r.Meta.StageByName("formal"); return s.End - s.Start }
+	resident := func(r *record.Run) (sum float64) {
 		for _, q := range r.Requests {
 			if q.Phase == "formal" {
 				sum += q.DoneAt - q.SentAt

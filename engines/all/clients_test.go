@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/workload"
@@ -110,7 +110,7 @@ func TestClientsShareLimits(t *testing.T) {
 		} {
 			c := all.Clients()[api](engines.ClientConfig{BaseURL: srv.URL + tc.query, Clock: func() float64 { return 1 }, HTTP: srv.Client()})
 			tr, ok := c.(interface {
-				DoFlight(context.Context, workload.Request, *workload.Flight) archive.Request
+				DoFlight(context.Context, workload.Request, *workload.Flight) record.Request
 			})
 			if !ok {
 				t.Fatalf("%s: %T cannot take a flight's limits", api, c)

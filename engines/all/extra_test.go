@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
@@ -12,9 +12,9 @@ import (
 
 type plainDoer struct{ got chan workload.Request }
 
-func (d plainDoer) Do(_ context.Context, r workload.Request) archive.Request {
+func (d plainDoer) Do(_ context.Context, r workload.Request) record.Request {
 	d.got <- r
-	return archive.Request{ID: r.ID}
+	return record.Request{ID: r.ID}
 }
 
 type trackingDoer struct {
@@ -22,7 +22,7 @@ type trackingDoer struct {
 	flights chan *loadgen.Flight
 }
 
-func (d trackingDoer) DoFlight(ctx context.Context, r workload.Request, f *loadgen.Flight) archive.Request {
+func (d trackingDoer) DoFlight(ctx context.Context, r workload.Request, f *loadgen.Flight) record.Request {
 	d.flights <- f
 	return d.Do(ctx, r)
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 )
@@ -61,7 +61,7 @@ func (f *fakeEngine) Stop(context.Context, time.Duration) (time.Time, error) {
 	return time.Now(), nil
 }
 func (f *fakeEngine) Exited() <-chan struct{}  { return nil }
-func (f *fakeEngine) Info() archive.EngineInfo { return archive.EngineInfo{Kind: "fake"} }
+func (f *fakeEngine) Info() record.EngineInfo  { return record.EngineInfo{Kind: "fake"} }
 func (f *fakeEngine) RequestModel() string     { return "served-" + f.opts.Model + f.remote.Model }
 func (f *fakeEngine) Expect() engines.Identity { return engines.Identity{Model: f.RequestModel()} }
 func (f *fakeEngine) MetricsURL() string       { return f.remote.URL + "/metrics" }

@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/internal/streamcore"
 	"github.com/joulebench/joulebench/engines/process"
@@ -324,7 +324,7 @@ type extraTracker struct {
 	t loadgen.Tracker
 }
 
-func (x extraTracker) DoFlight(ctx context.Context, r workload.Request, f *loadgen.Flight) archive.Request {
+func (x extraTracker) DoFlight(ctx context.Context, r workload.Request, f *loadgen.Flight) record.Request {
 	return x.t.DoFlight(ctx, x.with(r), f)
 }
 
@@ -347,7 +347,7 @@ type extraDoer struct {
 	extra map[string]any
 }
 
-func (x extraDoer) Do(ctx context.Context, r workload.Request) archive.Request {
+func (x extraDoer) Do(ctx context.Context, r workload.Request) record.Request {
 	return x.d.Do(ctx, x.with(r))
 }
 
@@ -388,7 +388,7 @@ type MetricsConfig struct {
 	// Families overrides the spec's families when not empty.
 	Families []string
 	Clock    func() float64
-	Sink     func([]archive.EngineMetric) error
+	Sink     func([]record.EngineMetric) error
 	Warn     func(string)
 }
 

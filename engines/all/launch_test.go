@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/ollama"
@@ -300,14 +300,14 @@ func mapValues(m map[string]string) []string {
 // first non-empty scrape arrived.
 type recorder struct {
 	mu    sync.Mutex
-	got   []archive.EngineMetric
+	got   []record.EngineMetric
 	first chan struct{}
 	once  sync.Once
 }
 
 func newRecorder() *recorder { return &recorder{first: make(chan struct{})} }
 
-func (r *recorder) sink(ms []archive.EngineMetric) error {
+func (r *recorder) sink(ms []record.EngineMetric) error {
 	r.mu.Lock()
 	r.got = append(r.got, ms...)
 	r.mu.Unlock()
@@ -327,7 +327,7 @@ func (r *recorder) waitFirst(t *testing.T) {
 	}
 }
 
-func (r *recorder) samples() []archive.EngineMetric {
+func (r *recorder) samples() []record.EngineMetric {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.got)

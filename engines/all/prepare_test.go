@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
@@ -38,8 +38,8 @@ func TestClientPreparesAndNamesRequests(t *testing.T) {
 	for i := range reqs {
 		reqs[i] = workload.Request{ID: fmt.Sprintf("formal-%05d", i), Phase: "formal", Chat: true, Prompt: "p"}
 	}
-	var recs []archive.Request
-	if err := loadgen.Run(context.Background(), loadgen.Config{}, reqs, d, func(r archive.Request) { recs = append(recs, r) }, nil); err != nil {
+	var recs []record.Request
+	if err := loadgen.Run(context.Background(), loadgen.Config{}, reqs, d, func(r record.Request) { recs = append(recs, r) }, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The handler's writes reach this goroutine through the network, which

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/engines/process"
@@ -18,7 +18,7 @@ import (
 type sleeper struct{ *process.Managed }
 
 func (s sleeper) Identity(context.Context) (engines.Identity, error) { return engines.Identity{}, nil }
-func (s sleeper) Info() archive.EngineInfo                           { return s.BaseInfo() }
+func (s sleeper) Info() record.EngineInfo                            { return s.BaseInfo() }
 
 // A managed engine built by New is tracked: a pid file in the spec's
 // PidDir while it runs (a later run reports it if joulebench is killed),

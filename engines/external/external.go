@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/engines/internal/v1models"
@@ -433,8 +433,8 @@ func (e *Engine) SetRunInfo(thinking, requestAPI string) {
 func (e *Engine) SetModel(m string) { e.cfg.Model = m }
 
 // Info describes the server for run.json.
-func (e *Engine) Info() archive.EngineInfo {
-	info := archive.EngineInfo{
+func (e *Engine) Info() record.EngineInfo {
+	info := record.EngineInfo{
 		Kind:    e.cfg.Kind,
 		URL:     e.shown(),
 		API:     e.cfg.API,

@@ -19,7 +19,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/external"
 	"github.com/joulebench/joulebench/engines/internal/tokenize"
@@ -242,7 +242,7 @@ func trimProps(raw any) any {
 }
 
 // Info describes the engine for run.json.
-func (e *Engine) Info() archive.EngineInfo {
+func (e *Engine) Info() record.EngineInfo {
 	info := e.BaseInfo()
 	if e.weights != nil {
 		info.Extra["weights"] = *e.weights

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	gojson "github.com/goccy/go-json"
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/internal/chunkset"
 	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/engines/internal/streamcore"
@@ -23,7 +23,7 @@ import (
 )
 
 // TimingKeys are the engine-reported numbers kept in
-// archive.Request.EngineTimings (counts, and durations in nanoseconds).
+// record.Request.EngineTimings (counts, and durations in nanoseconds).
 var TimingKeys = []string{"eval_count", "eval_duration", "prompt_eval_count", "prompt_eval_duration", "load_duration", "total_duration"}
 
 // Client sends requests through Ollama's native streaming API:
@@ -150,20 +150,20 @@ func (t *timings) put(m map[string]float64) {
 
 // Do sends r and reads the whole stream; it never returns an error (a
 // failure is a record with ok=false).
-func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
+func (c *Client) Do(ctx context.Context, r workload.Request) record.Request {
 	return c.DoFlight(ctx, r, nil)
 }
 
 // DoFlight (the loadgen.Tracker ability) is Do under the flight's
 // limits (a zero limit keeps the client's), reporting each line with text
 // into f (nil: none).
-func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
+func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) record.Request {
 	body, target, err := c.encode(r)
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/x-ndjson"}}
 	if c.auth != nil {
 		hdr["Authorization"] = c.auth
 	}
-	var rec archive.Request
+	var rec record.Request
 	x := streamcore.Begin(ctx, streamcore.Call{
 		Config: streamcore.Config{HTTP: c.http, Clock: c.clock, Timeout: c.timeout, Stall: c.stall,
 			Header: hdr, ErrorBody: errorText, MaxErrorBody: 300},
@@ -253,7 +253,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 // settle sets the record's engine timings and token counts from the done
 // line's timings t (eval_count, else an estimate from chars) and checks
 // them (streamcore.SettleCounts; a count that is not whole fails too).
-func settle(rec *archive.Request, t *timings, chars int) {
+func settle(rec *record.Request, t *timings, chars int) {
 	tm := map[string]float64{}
 	t.put(tm)
 	if len(tm) > 0 {

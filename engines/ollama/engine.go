@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/external"
 	"github.com/joulebench/joulebench/engines/process"
@@ -253,7 +253,7 @@ func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 }
 
 // Info describes the engine for run.json.
-func (e *Engine) Info() archive.EngineInfo {
+func (e *Engine) Info() record.EngineInfo {
 	info := e.BaseInfo()
 	info.Model = e.cfg.Model
 	if info.ServedModel == "" {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/internal/gguf"
@@ -77,7 +77,7 @@ func TestRealOllamaTokenTimesAndCleanup(t *testing.T) {
 
 	c := ollama.NewClient(e.BaseURL())
 	const requests, workers = 64, 4
-	recs := make([]archive.Request, requests)
+	recs := make([]record.Request, requests)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)

@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/internal/streamcore"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workload"
@@ -564,7 +564,7 @@ func benchLatency(b *testing.B, cfg latencyConfig) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for iter := 0; iter < b.N; iter++ {
-		recs := make([]archive.Request, streams)
+		recs := make([]record.Request, streams)
 		reqs := make([]workload.Request, streams)
 		for i := range reqs {
 			reqs[i] = Request{ID: strconv.Itoa(i), Phase: "formal", Chat: true, Prompt: "p", MaxTokens: tokens, Extra: map[string]any{"bench_id": iter*streams + i}}
@@ -576,7 +576,7 @@ func benchLatency(b *testing.B, cfg latencyConfig) {
 			b.StartTimer()
 		}
 		if cfg.loadgen {
-			err := loadgen.Run(context.Background(), loadgen.Config{Mode: loadgen.Unlimited}, reqs, client, func(rec archive.Request) {
+			err := loadgen.Run(context.Background(), loadgen.Config{Mode: loadgen.Unlimited}, reqs, client, func(rec record.Request) {
 				i, _ := strconv.Atoi(rec.ID)
 				recs[i] = rec
 			}, func(p loadgen.Progress) {
@@ -872,7 +872,7 @@ func BenchmarkReadSSE(b *testing.B) {
 	b.SetBytes(int64(len(data) / tokens))
 	body := &countedReader{}
 	for i := 0; i < b.N; i += tokens {
-		rec := archive.Request{MaxTokens: tokens, TokenTimes: make([]float64, 0, tokens+1)}
+		rec := record.Request{MaxTokens: tokens, TokenTimes: make([]float64, 0, tokens+1)}
 		st := stream{c: c, x: &streamcore.Exchange{}, stamper: body, rec: &rec}
 		body.Reset(data)
 		st.readSSE(body)

@@ -3,7 +3,7 @@
 //
 // Client.Do sends one request with stream=true and
 // stream_options.include_usage=true, reads the server-sent events as they
-// arrive and returns one archive.Request with the times and counts the
+// arrive and returns one record.Request with the times and counts the
 // methodology needs:
 //
 //   - sent_at: just before the request is written (when the connection is
@@ -63,7 +63,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/internal/chunkset"
 	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/engines/internal/streamcore"
@@ -71,7 +71,7 @@ import (
 	"github.com/joulebench/joulebench/workload"
 )
 
-// Tokens sources, as archive.Request.TokensSource.
+// Tokens sources, as record.Request.TokensSource.
 const (
 	SourceUsage    = streamcore.SourceUsage
 	SourceEngine   = streamcore.SourceEngine
@@ -200,7 +200,7 @@ func NewClock() func() float64 { return runclock.Func() }
 
 // SettleCounts checks the token counts of a finished record and makes a
 // failed record carry no output tokens (streamcore.SettleCounts).
-func SettleCounts(rec *archive.Request) { streamcore.SettleCounts(rec) }
+func SettleCounts(rec *record.Request) { streamcore.SettleCounts(rec) }
 
 // Endpoint is the URL of path on the server at base, without a trailing
 // "/v1" of base (streamcore.Endpoint).
@@ -226,7 +226,7 @@ var readers = sync.Pool{New: func() any { return &sseBuffers{br: bufio.NewReader
 // ("cancelled", "cancelled: <cause>" when ctx was cancelled with a cause,
 // "request timeout after <d>", "http <status>: <start of the body>",
 // "stall timeout: no data for <d>", "stream cut: ...").
-func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
+func (c *Client) Do(ctx context.Context, r workload.Request) record.Request {
 	return c.DoFlight(ctx, r, nil)
 }
 
@@ -234,7 +234,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) archive.Request {
 // limits (a zero limit keeps the client's), reporting each text chunk
 // into f (nil: none) and telling it when the request has been written
 // (Flight.Wrote), before the response.
-func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) archive.Request {
+func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.Flight) record.Request {
 	prep := c.prep.Load()
 	body, target, ok := prep.body(r)
 	var err error
@@ -252,7 +252,7 @@ func (c *Client) DoFlight(ctx context.Context, r workload.Request, f *workload.F
 	if prep != nil {
 		ctx = streamcore.WithConnPool(ctx, prep.conns)
 	}
-	var rec archive.Request
+	var rec record.Request
 	x := streamcore.Begin(ctx, streamcore.Call{
 		Config: streamcore.Config{HTTP: c.http, Clock: c.clock, Timeout: c.timeout, Stall: c.stall, Header: hdr,
 			Redact: c.redact, ErrorBody: cleanSnippet, MaxErrorBody: maxErrorBody},
@@ -296,7 +296,7 @@ type stream struct {
 	c       *Client
 	x       *streamcore.Exchange
 	stamper streamcore.Stamper // the connection's receive stamps (nil: none)
-	rec     *archive.Request
+	rec     *record.Request
 	flight  *workload.Flight
 	arr     streamcore.Arrivals // the times handed out
 	info    chunkInfo

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -56,7 +56,7 @@ func usageChunk(prompt, completion int) string {
 	return string(b)
 }
 
-func do(t *testing.T, url string, r Request, opts ...Option) archive.Request {
+func do(t *testing.T, url string, r Request, opts ...Option) record.Request {
 	t.Helper()
 	c := NewClient(url, opts...)
 	return c.Do(context.Background(), r)

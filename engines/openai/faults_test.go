@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -234,7 +235,7 @@ func TestFlightSeesTokensWhileStreaming(t *testing.T) {
 	})
 	c := NewClient(srv.URL)
 	f := &workload.Flight{ID: "x"}
-	done := make(chan archive.Request, 1)
+	done := make(chan record.Request, 1)
 	go func() { done <- c.DoFlight(context.Background(), Request{Chat: true}, f) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for f.Tokens() < 3 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/internal/streamcore"
 )
 
@@ -23,7 +23,7 @@ type sseSummary struct {
 
 func readSSESummary(r io.Reader) sseSummary {
 	c := NewClient("http://127.0.0.1:1", WithClock(func() float64 { return 1 }))
-	rec := archive.Request{}
+	rec := record.Request{}
 	st := stream{c: c, x: &streamcore.Exchange{}, rec: &rec}
 	st.readSSE(r)
 	return sseSummary{Chars: st.chars, Distinct: st.texts.Distinct(), Tokens: len(rec.TokenTimes),

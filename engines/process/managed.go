@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 )
 
@@ -150,8 +150,8 @@ func (m *Managed) LastIdentity() (engines.Identity, bool) {
 // URL, API, the redacted command line and environment overrides, the
 // engine version once known, and in Extra the process id, run and cache
 // directories and the exit status.
-func (m *Managed) BaseInfo() archive.EngineInfo {
-	info := archive.EngineInfo{
+func (m *Managed) BaseInfo() record.EngineInfo {
+	info := record.EngineInfo{
 		Kind:    m.KindName,
 		URL:     m.Base,
 		API:     m.APIName,

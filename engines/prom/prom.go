@@ -28,7 +28,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/internal/redirect"
 	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/internal/runclock"
@@ -56,7 +56,7 @@ type Config struct {
 	Clock func() float64
 	// Sink receives the samples of one scrape; an error stops scraping
 	// and is returned by Stop.
-	Sink func([]archive.EngineMetric) error
+	Sink func([]record.EngineMetric) error
 	// Warn receives the warnings (default: dropped).
 	Warn func(string)
 	// HTTP is the client (default: 5 s timeout).
@@ -258,7 +258,7 @@ func (s *Scraper) ScrapeNow(ctx context.Context) error {
 // there. Histograms give name_bucket{le}, name_sum and name_count samples,
 // summaries name{quantile}, name_sum and name_count, like the text format.
 // NaN samples are dropped (JSON has no NaN).
-func Parse(r io.Reader, t float64, keep map[string]bool) (ms []archive.EngineMetric, missing []string, err error) {
+func Parse(r io.Reader, t float64, keep map[string]bool) (ms []record.EngineMetric, missing []string, err error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
@@ -283,7 +283,7 @@ func Parse(r io.Reader, t float64, keep map[string]bool) (ms []archive.EngineMet
 	return ms, missing, nil
 }
 
-func appendFamily(ms []archive.EngineMetric, f *dto.MetricFamily, t float64) []archive.EngineMetric {
+func appendFamily(ms []record.EngineMetric, f *dto.MetricFamily, t float64) []record.EngineMetric {
 	name := f.GetName()
 	add := func(n string, labels map[string]string, v float64) {
 		if math.IsNaN(v) {
@@ -292,7 +292,7 @@ func appendFamily(ms []archive.EngineMetric, f *dto.MetricFamily, t float64) []a
 		if math.IsInf(v, 0) {
 			return
 		}
-		ms = append(ms, archive.EngineMetric{T: t, Name: n, Labels: labels, Value: v})
+		ms = append(ms, record.EngineMetric{T: t, Name: n, Labels: labels, Value: v})
 	}
 	for _, m := range f.GetMetric() {
 		labels := labelMap(m.GetLabel())

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/prom"
 )
 
@@ -77,11 +77,11 @@ func TestParseAllWhenNoFilter(t *testing.T) {
 
 type collector struct {
 	mu    sync.Mutex
-	ms    []archive.EngineMetric
+	ms    []record.EngineMetric
 	warns []string
 }
 
-func (c *collector) sink(ms []archive.EngineMetric) error {
+func (c *collector) sink(ms []record.EngineMetric) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ms = append(c.ms, ms...)
@@ -94,10 +94,10 @@ func (c *collector) warn(s string) {
 	c.warns = append(c.warns, s)
 }
 
-func (c *collector) snapshot() ([]archive.EngineMetric, []string) {
+func (c *collector) snapshot() ([]record.EngineMetric, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]archive.EngineMetric(nil), c.ms...), append([]string(nil), c.warns...)
+	return append([]record.EngineMetric(nil), c.ms...), append([]string(nil), c.warns...)
 }
 
 // The scraper scrapes repeatedly, on the run's clock, and warns once

@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/external"
 	"github.com/joulebench/joulebench/engines/internal/tokenize"
@@ -263,7 +263,7 @@ func Identity(ctx context.Context, srv *process.Server, want string) (engines.Id
 }
 
 // Info describes the engine for run.json.
-func (e *Engine) Info() archive.EngineInfo {
+func (e *Engine) Info() record.EngineInfo {
 	info := e.BaseInfo()
 	if e.weights != nil {
 		info.Extra["weights"] = *e.weights

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
@@ -415,9 +415,9 @@ func (e *Engine) Phase() string {
 }
 
 // Info describes the engine for run.json.
-func (e *Engine) Info() archive.EngineInfo {
+func (e *Engine) Info() record.EngineInfo {
 	c := e.cfg
-	return archive.EngineInfo{
+	return record.EngineInfo{
 		Kind:           Kind,
 		Version:        c.Version,
 		URL:            e.BaseURL(),

@@ -3,7 +3,11 @@ package layers
 import (
 	"bufio"
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -187,5 +191,34 @@ func TestRecordTypesApartFromCodecs(t *testing.T) {
 				t.Errorf("%s imports archive (the codecs): it computes over archive/record's types", pkg)
 			}
 		}
+	}
+}
+
+// One name per record type: the archive package (the codecs) declares no
+// alias of a type of archive/record, so every package says record.Request,
+// never archive.Request.
+func TestArchiveAliasesNoRecordType(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "archive", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("archive's files: %v (%d)", err, len(files))
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || !ts.Assign.IsValid() {
+				return true
+			}
+			if sel, ok := ts.Type.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "record" {
+					t.Errorf("%s: type %s = record.%s: an alias gives a record type a second name", fset.Position(ts.Pos()), ts.Name.Name, sel.Sel.Name)
+				}
+			}
+			return true
+		})
 	}
 }

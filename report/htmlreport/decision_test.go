@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/internal/browsertest"
 )
@@ -20,19 +20,19 @@ func pointRun(id, engine string, conc int, slo bool, values map[string]float64) 
 	if slo {
 		params["slo_ttft_ms"], params["slo_attainment_target"] = 300.0, 0.99
 	}
-	res := &archive.Results{RunID: id, Simulated: true, Profile: archive.ProfileRef{Name: "benchmark-1.5"}, Values: map[string]archive.Result{}}
+	res := &record.Results{RunID: id, Simulated: true, Profile: record.ProfileRef{Name: "benchmark-1.5"}, Values: map[string]record.Result{}}
 	for _, name := range []string{"steady_state_j_per_token", "formal_j_per_token", "full_lifecycle_j_per_token", "startup_energy_j", "release_energy_j",
 		"formal_output_tokens", "ttft_p99_ms", "tpot_p50_ms", "slo_attainment", "output_throughput_tok_s", "goodput_tok_s"} {
 		if v, ok := values[name]; ok {
 			res.Order = append(res.Order, name)
-			res.Values[name] = archive.Result{Kind: "metric", Value: v}
+			res.Values[name] = record.Result{Kind: "metric", Value: v}
 		} else if name != "slo_attainment" && name != "goodput_tok_s" && name != "tpot_p50_ms" {
 			res.Order = append(res.Order, name)
-			res.Values[name] = archive.Result{Kind: "metric", Value: nil, Note: "not applicable: not measured"}
+			res.Values[name] = record.Result{Kind: "metric", Value: nil, Note: "not applicable: not measured"}
 		}
 	}
-	meta := archive.Meta{FormatVersion: 1, RunID: id, Simulated: true, Profile: archive.ProfileRef{Name: "benchmark-1.5"},
-		Engine: archive.EngineInfo{Kind: engine, Model: "m"}, Status: archive.StatusComplete, Labels: map[string]string{"scenario": "chat"}, Parameters: params}
+	meta := record.Meta{FormatVersion: 1, RunID: id, Simulated: true, Profile: record.ProfileRef{Name: "benchmark-1.5"},
+		Engine: record.EngineInfo{Kind: engine, Model: "m"}, Status: record.StatusComplete, Labels: map[string]string{"scenario": "chat"}, Parameters: params}
 	return compare.Run{Dir: "runs/" + id, Meta: meta, Results: res}
 }
 

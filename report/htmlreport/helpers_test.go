@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -31,23 +32,23 @@ const (
 // done 0.5 s after that, 50 tokens at even times; /metrics scrapes of the
 // running and waiting requests and KV usage every second of the formal
 // stage. model names the engine's model.
-func synthRun(t *testing.T, dir, runID, model string) *archive.Run {
+func synthRun(t *testing.T, dir, runID, model string) *record.Run {
 	t.Helper()
-	st := func(n string, a, b float64) archive.Stage {
-		return archive.Stage{Name: n, Start: base + a, End: base + b}
+	st := func(n string, a, b float64) record.Stage {
+		return record.Stage{Name: n, Start: base + a, End: base + b}
 	}
-	meta := archive.Meta{RunID: runID, Simulated: true, StartedAt: base, EndedAt: base + 60,
-		Profile:    archive.ProfileRef{Name: "benchmark-1.5", Version: 1, SHA256: "abc123", Source: "builtin"},
+	meta := record.Meta{RunID: runID, Simulated: true, StartedAt: base, EndedAt: base + 60,
+		Profile:    record.ProfileRef{Name: "benchmark-1.5", Version: 1, SHA256: "abc123", Source: "builtin"},
 		Parameters: map[string]any{"window": 100.0, "cv_max": 0.03, "release_hold": 5.0},
-		Engine:     archive.EngineInfo{Kind: "sim", Version: "0.1.0", Model: model, Precision: "bf16", Command: []string{"joulebench-sim", "--model", model}},
-		RequestSet: archive.RequestSet{Source: "builtin:chat", Count: 300, SHA256: "def456"},
-		Hardware: archive.Hardware{Devices: []archive.Device{
+		Engine:     record.EngineInfo{Kind: "sim", Version: "0.1.0", Model: model, Precision: "bf16", Command: []string{"joulebench-sim", "--model", model}},
+		RequestSet: record.RequestSet{Source: "builtin:chat", Count: 300, SHA256: "def456"},
+		Hardware: record.Hardware{Devices: []record.Device{
 			{ID: "gpu0", Name: xssDevice, Method: "counter", Simulated: true}, {ID: "gpu1", Name: "Simulated H100", Method: "counter", Simulated: true}}},
-		Host:      archive.HostInfo{Hostname: "host-1", OS: "linux", Arch: "amd64", CPUs: 2},
-		Telemetry: archive.TelemetryInfo{Source: "sim", IntervalS: 0.5, Simulated: true},
-		Status:    archive.StatusComplete,
-		Stages:    []archive.Stage{st("baseline", 0, 5), st("warmup", 12, 15), st("startup", 5, 15), st("formal", 15, 45), st("release", 45, 55)},
-		Events:    []archive.Event{{Name: "engine_exited", T: base + 46}},
+		Host:      record.HostInfo{Hostname: "host-1", OS: "linux", Arch: "amd64", CPUs: 2},
+		Telemetry: record.TelemetryInfo{Source: "sim", IntervalS: 0.5, Simulated: true},
+		Status:    record.StatusComplete,
+		Stages:    []record.Stage{st("baseline", 0, 5), st("warmup", 12, 15), st("startup", 5, 15), st("formal", 15, 45), st("release", 45, 55)},
+		Events:    []record.Event{{Name: "engine_exited", T: base + 46}},
 		Labels:    map[string]string{"scenario": xssLabel, "model_params": "8e9"},
 	}
 	w, err := archive.Create(dir, meta)
@@ -67,7 +68,7 @@ func synthRun(t *testing.T, dir, runID, model string) *archive.Run {
 			if k > 0 {
 				e += (power(tk-0.5) + power(tk)) / 2 * 0.5
 			}
-			if err := w.AppendPower(archive.PowerSample{T: base + tk, Device: dev, PowerW: power(tk), EnergyJ: e, HasEnergy: true, MemUsedBytes: -1}); err != nil {
+			if err := w.AppendPower(record.PowerSample{T: base + tk, Device: dev, PowerW: power(tk), EnergyJ: e, HasEnergy: true, MemUsedBytes: -1}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -79,7 +80,7 @@ func synthRun(t *testing.T, dir, runID, model string) *archive.Run {
 		for j := range times {
 			times[j] = first + 0.5*float64(j)/49
 		}
-		r := archive.Request{ID: "r" + strconv.Itoa(i), Phase: "formal", SentAt: sent, FirstTokenAt: first, DoneAt: first + 0.5,
+		r := record.Request{ID: "r" + strconv.Itoa(i), Phase: "formal", SentAt: sent, FirstTokenAt: first, DoneAt: first + 0.5,
 			PromptTokens: 100, OutputTokens: 50, TokensSource: "usage", OK: true, TokenTimes: times}
 		if err := w.AppendRequest(r); err != nil {
 			t.Fatal(err)
@@ -87,9 +88,9 @@ func synthRun(t *testing.T, dir, runID, model string) *archive.Run {
 	}
 	for k := 15; k <= 45; k++ {
 		err := w.AppendEngineMetrics(
-			archive.EngineMetric{T: base + float64(k), Name: "vllm:num_requests_running", Value: 6},
-			archive.EngineMetric{T: base + float64(k), Name: "vllm:num_requests_waiting", Value: 0},
-			archive.EngineMetric{T: base + float64(k), Name: "vllm:kv_cache_usage_perc", Value: 0.25})
+			record.EngineMetric{T: base + float64(k), Name: "vllm:num_requests_running", Value: 6},
+			record.EngineMetric{T: base + float64(k), Name: "vllm:num_requests_waiting", Value: 0},
+			record.EngineMetric{T: base + float64(k), Name: "vllm:kv_cache_usage_perc", Value: 0.25})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func synthRun(t *testing.T, dir, runID, model string) *archive.Run {
 
 // evaluate evaluates a run with the built-in benchmark-1.5 profile, as
 // `joulebench report` does.
-func evaluate(t *testing.T, run *archive.Run) RunInput {
+func evaluate(t *testing.T, run *record.Run) RunInput {
 	t.Helper()
 	src, name, err := workflow.ReadProfile("benchmark-1.5")
 	if err != nil {

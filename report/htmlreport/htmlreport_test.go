@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/plot"
 	"github.com/joulebench/joulebench/report"
@@ -123,7 +123,7 @@ func TestCDF(t *testing.T) {
 
 // Engine state: sums over label sets per scrape, KV usage in %.
 func TestEngineState(t *testing.T) {
-	ms := []archive.EngineMetric{
+	ms := []record.EngineMetric{
 		{T: 10, Name: "vllm:num_requests_running", Labels: map[string]string{"model_name": "a"}, Value: 2},
 		{T: 10, Name: "vllm:num_requests_running", Labels: map[string]string{"model_name": "b"}, Value: 3},
 		{T: 11, Name: "sglang:num_queue_reqs", Value: 4},
@@ -143,7 +143,7 @@ func TestEngineState(t *testing.T) {
 }
 
 func TestAnchorUnique(t *testing.T) {
-	runs := []*runView{{Anchor: anchor("a.b"), Meta: archive.Meta{RunID: "a.b"}}, {Anchor: anchor("a_b"), Meta: archive.Meta{RunID: "a_b"}}}
+	runs := []*runView{{Anchor: anchor("a.b"), Meta: record.Meta{RunID: "a.b"}}, {Anchor: anchor("a_b"), Meta: record.Meta{RunID: "a_b"}}}
 	links := uniqueAnchors(runs)
 	if runs[0].Anchor != "run-a_b" || runs[1].Anchor != "run-a_b-2" || links["a_b"] != "run-a_b-2" {
 		t.Errorf("anchors %q %q, links %v", runs[0].Anchor, runs[1].Anchor, links)
@@ -235,8 +235,8 @@ func TestFrontierConfigs(t *testing.T) {
 		{RunID: "c", Scenario: "chat", Model: "m", Engine: "sim", SizeGroup: "<=50B", FullJPerToken: v(0.25), Included: true},
 	}}
 	run := func(id string, tpot float64, maxTokens float64) compare.Run {
-		return compare.Run{Meta: archive.Meta{RunID: id, Parameters: map[string]any{"max_tokens": maxTokens}, RequestSet: archive.RequestSet{Source: "builtin:chat"}},
-			Results: &archive.Results{Values: map[string]archive.Result{"tpot_p50_ms": {Value: tpot}}}}
+		return compare.Run{Meta: record.Meta{RunID: id, Parameters: map[string]any{"max_tokens": maxTokens}, RequestSet: record.RequestSet{Source: "builtin:chat"}},
+			Results: &record.Results{Values: map[string]record.Result{"tpot_p50_ms": {Value: tpot}}}}
 	}
 	fr, note := buildFrontier(rep, []compare.Run{run("a", 20, 256), run("b", 10, 256), run("c", 15, 512)})
 	if fr == nil || len(fr.Series) != 2 || fr.XName != "tpot_p50_ms" {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/all"
 	"github.com/joulebench/joulebench/telemetry/sim"
@@ -22,8 +22,8 @@ import (
 type fakeSource struct{ watts float64 }
 
 func (fakeSource) Name() string { return "fake" }
-func (fakeSource) Devices(context.Context) ([]archive.Device, error) {
-	return []archive.Device{{ID: "fake0", Domain: archive.DomainNode, Name: "Fake node", Method: "power", PowerField: "fake_watts"}}, nil
+func (fakeSource) Devices(context.Context) ([]record.Device, error) {
+	return []record.Device{{ID: "fake0", Domain: record.DomainNode, Name: "Fake node", Method: "power", PowerField: "fake_watts"}}, nil
 }
 func (s fakeSource) Read(context.Context) ([]telemetry.Reading, error) {
 	return []telemetry.Reading{{Device: "fake0", PowerW: s.watts, MemUsedBytes: -1}}, nil
@@ -40,10 +40,10 @@ func fakeDescriptor() telemetry.Descriptor {
 			}
 			return nil
 		},
-		Open: func(ctx context.Context, v telemetry.Values, _ telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+		Open: func(ctx context.Context, v telemetry.Values, _ telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 			src := fakeSource{watts: v.GetFloat64("fake-watts")}
 			devs, _ := src.Devices(ctx)
-			return src, archive.TelemetryInfo{Source: "fake", Note: "a fake node; " + telemetry.DeviceSummary(devs)}, nil
+			return src, record.TelemetryInfo{Source: "fake", Note: "a fake node; " + telemetry.DeviceSummary(devs)}, nil
 		},
 	}
 }

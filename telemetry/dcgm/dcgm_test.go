@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/telemetry"
 )
@@ -95,7 +95,7 @@ func TestTwoHostsThroughSampler(t *testing.T) {
 	devs, _ := src.Devices(context.Background())
 	// node1 exports DCGM_FI_DEV_POWER_MGMT_LIMIT (700 W): the limit;
 	// node2 does not: 0, unknown.
-	want := []archive.Device{
+	want := []record.Device{
 		{ID: "node1/gpu0", Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-8c16e996-bd76-aa91-17e7-b48bcd0208ba", Host: "node1", Method: "counter", PowerField: MetricPower, PowerLimitW: 700},
 		{ID: "node1/gpu1", Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-3f2d1b7a-55e0-4c1e-9a0e-0c6f61d2a8e4", Host: "node1", Method: "counter", PowerField: MetricPower, PowerLimitW: 700},
 		{ID: "127.0.0.1/gpu0", Name: "NVIDIA A10", UUID: "GPU-a1b2c3d4-0000-4e5f-8a9b-10c11d12e13f", Host: "127.0.0.1", Method: "counter", PowerField: MetricPower},
@@ -110,8 +110,8 @@ func TestTwoHostsThroughSampler(t *testing.T) {
 		}
 	}
 
-	var rows []archive.PowerSample
-	smp := telemetry.NewSampler(src, time.Hour, clk.Now, func(s []archive.PowerSample) error {
+	var rows []record.PowerSample
+	smp := telemetry.NewSampler(src, time.Hour, clk.Now, func(s []record.PowerSample) error {
 		rows = append(rows, s...)
 		return nil
 	}, nil)
@@ -315,8 +315,8 @@ func TestNegativeCounterKeepsPower(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []archive.PowerSample
-	smp := telemetry.NewSampler(src, time.Hour, clk.Now, func(s []archive.PowerSample) error {
+	var rows []record.PowerSample
+	smp := telemetry.NewSampler(src, time.Hour, clk.Now, func(s []record.PowerSample) error {
 		rows = append(rows, s...)
 		return nil
 	}, logf)
@@ -328,7 +328,7 @@ func TestNegativeCounterKeepsPower(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var gpu0 []archive.PowerSample
+	var gpu0 []record.PowerSample
 	for _, r := range rows {
 		if r.Device == "node1/gpu0" {
 			gpu0 = append(gpu0, r)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestParse(t *testing.T) {
@@ -82,7 +82,7 @@ func TestSourceRunsIPMItool(t *testing.T) {
 				t.Fatalf("read %+v, %v; want %g W", rs, err, tc.wantW)
 			}
 			devs, _ := src.Devices(context.Background())
-			if devs[0].Domain != archive.DomainNode {
+			if devs[0].Domain != record.DomainNode {
 				t.Errorf("device %+v, want domain node", devs[0])
 			}
 			if tc.args != nil && devs[0].Host != "bmc1" {

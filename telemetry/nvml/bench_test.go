@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -32,7 +32,7 @@ func BenchmarkSample8Devices(b *testing.B) {
 	}
 	defer src.Close()
 	rows := 0
-	smp := telemetry.NewSampler(src, time.Hour, nil, func(s []archive.PowerSample) error {
+	smp := telemetry.NewSampler(src, time.Hour, nil, func(s []record.PowerSample) error {
 		rows += len(s)
 		return nil
 	}, nil)
@@ -63,7 +63,7 @@ func BenchmarkTicker10Hz8Devices(b *testing.B) {
 	}
 	defer src.Close()
 	rows := 0
-	smp := telemetry.NewSampler(src, 100*time.Millisecond, nil, func(s []archive.PowerSample) error {
+	smp := telemetry.NewSampler(src, 100*time.Millisecond, nil, func(s []record.PowerSample) error {
 		rows += len(s)
 		return nil
 	}, nil)

@@ -50,13 +50,13 @@ import (
 // built without cgo).
 var ErrUnavailable = errors.New("NVML unavailable")
 
-// Power fields as recorded in archive.Device.PowerField.
+// Power fields as recorded in record.Device.PowerField.
 const (
 	PowerFieldInstant = "NVML_FI_DEV_POWER_INSTANT"
 	PowerFieldUsage   = "nvmlDeviceGetPowerUsage"
 )
 
-// Energy methods as recorded in archive.Device.Method.
+// Energy methods as recorded in record.Device.Method.
 const (
 	MethodCounter = "counter"
 	MethodPower   = "power"

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/telemetry"
@@ -182,11 +183,11 @@ func TestSamplerCounterAndTrapezoidEnergy(t *testing.T) {
 		t.Errorf("gpu2 energy note = %q", inv.Devices[2].EnergyNote)
 	}
 
-	var rows []archive.PowerSample
+	var rows []record.PowerSample
 	// The sampler refuses a time ≤ 0 (no run clock reads it): it stamps
 	// 1000 s later than the mock's clock, and the rows are shifted back
 	// for the hand values below (1000 + k/2 is exact).
-	smp := telemetry.NewSampler(src, time.Hour, func() float64 { return 1000 + clk.Now() }, func(s []archive.PowerSample) error {
+	smp := telemetry.NewSampler(src, time.Hour, func() float64 { return 1000 + clk.Now() }, func(s []record.PowerSample) error {
 		rows = append(rows, s...)
 		return nil
 	}, nil)
@@ -391,7 +392,7 @@ func TestCounterReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	var rows []archive.PowerSample
+	var rows []record.PowerSample
 	for i := range 4 {
 		clk.Set(float64(i + 1))
 		rs, err := src.Read(context.Background())
@@ -598,7 +599,7 @@ func TestNVMLErrorMidRun(t *testing.T) {
 	defer src.Close()
 
 	dir := filepath.Join(t.TempDir(), "run")
-	out, err := archive.Create(dir, archive.Meta{RunID: "nvml-lost"})
+	out, err := archive.Create(dir, record.Meta{RunID: "nvml-lost"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -620,7 +621,7 @@ func TestNVMLErrorMidRun(t *testing.T) {
 		t.Errorf("run error %v does not wrap ERROR_GPU_IS_LOST", runErr)
 	}
 	_ = deps.StopSampling()
-	if err := steps.Finish(ctx, rc, archive.StatusFailed, runErr.Error()); err != nil {
+	if err := steps.Finish(ctx, rc, record.StatusFailed, runErr.Error()); err != nil {
 		t.Fatal(err)
 	}
 	if err := out.Close(); err != nil {
@@ -630,7 +631,7 @@ func TestNVMLErrorMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Meta.Status != archive.StatusFailed || !strings.Contains(got.Meta.Reason, "gpu5") || !strings.Contains(got.Meta.Reason, "ERROR_GPU_IS_LOST") {
+	if got.Meta.Status != record.StatusFailed || !strings.Contains(got.Meta.Reason, "gpu5") || !strings.Contains(got.Meta.Reason, "ERROR_GPU_IS_LOST") {
 		t.Errorf("status %q reason %q", got.Meta.Status, got.Meta.Reason)
 	}
 	if len(got.Meta.Hardware.Devices) != 8 || got.Meta.Hardware.Devices[0].Method != MethodCounter {

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -58,7 +58,7 @@ func TestDevicesAndDomains(t *testing.T) {
 		t.Fatal(err)
 	}
 	devs, _ := src.Devices(context.Background())
-	want := []struct{ id, domain string }{{"cpu0", archive.DomainCPU}, {"dram0", archive.DomainDRAM}, {"cpu1", archive.DomainCPU}}
+	want := []struct{ id, domain string }{{"cpu0", record.DomainCPU}, {"dram0", record.DomainDRAM}, {"cpu1", record.DomainCPU}}
 	if len(devs) != len(want) {
 		t.Fatalf("devices %+v, want %v", devs, want)
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 const (
@@ -120,7 +120,7 @@ func TestReadShapes(t *testing.T) {
 			}
 			defer src.Close()
 			devs, _ := src.Devices(context.Background())
-			if len(devs) != 1 || devs[0].ID != "redfish0" || devs[0].Domain != archive.DomainNode || devs[0].Method != "power" ||
+			if len(devs) != 1 || devs[0].ID != "redfish0" || devs[0].Domain != record.DomainNode || devs[0].Method != "power" ||
 				devs[0].PowerField != tc.field || devs[0].Name != "Redfish chassis 1U (Contoso 3500RX)" {
 				t.Fatalf("devices %+v", devs)
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -53,15 +53,15 @@ func check(v telemetry.Values, sel telemetry.Selection) error {
 	return nil
 }
 
-func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, archive.TelemetryInfo, error) {
+func open(ctx context.Context, v telemetry.Values, env telemetry.Env) (telemetry.Source, record.TelemetryInfo, error) {
 	offset := v.GetFloat64(flagOffset)
 	src, err := Open(fileOf(v), Options{Realtime: true, Clock: env.Clock, Logf: env.Logf, OffsetS: offset})
 	if err != nil {
-		return nil, archive.TelemetryInfo{}, err
+		return nil, record.TelemetryInfo{}, err
 	}
 	first, last := src.Span()
 	devs, _ := src.Devices(ctx)
-	return src, archive.TelemetryInfo{Source: Name, Simulated: true, Note: fmt.Sprintf(
+	return src, record.TelemetryInfo{Source: Name, Simulated: true, Note: fmt.Sprintf(
 		"REPLAYED power data, not measured in this run: %s (%.1f s, from %g s into it, re-stamped on this run's clock; a run shorter than that replays only its first part); %s",
 		src.File(), last-first, offset, telemetry.DeviceSummary(devs))}, nil
 }

@@ -43,6 +43,7 @@ import (
 	"sync"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -66,11 +67,11 @@ type Options struct {
 // Source replays power samples.
 type Source struct {
 	file string
-	rows []archive.PowerSample
-	devs []archive.Device
+	rows []record.PowerSample
+	devs []record.Device
 	// byDev are the rows of each device, in time order (interpolation
 	// at now in realtime mode).
-	byDev map[string][]archive.PowerSample
+	byDev map[string][]record.PowerSample
 	opts  Options
 	clock telemetry.Clock
 
@@ -124,7 +125,7 @@ func Open(path string, opts Options) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	var devs []archive.Device
+	var devs []record.Device
 	meta, err := archive.ReadMeta(filepath.Join(filepath.Dir(file), archive.RunFile))
 	switch {
 	case err == nil:
@@ -142,12 +143,12 @@ func Open(path string, opts Options) (*Source, error) {
 
 // New replays rows. devices, when not empty, describes them (it must
 // cover every device of the rows); else devices are derived from the rows.
-func New(rows []archive.PowerSample, devices []archive.Device, opts Options) (*Source, error) {
+func New(rows []record.PowerSample, devices []record.Device, opts Options) (*Source, error) {
 	if len(rows) == 0 {
 		return nil, errors.New("no power samples to replay")
 	}
 	rows = slices.Clone(rows)
-	slices.SortStableFunc(rows, func(a, b archive.PowerSample) int { return cmp.Compare(a.T, b.T) })
+	slices.SortStableFunc(rows, func(a, b record.PowerSample) int { return cmp.Compare(a.T, b.T) })
 	derived := deriveDevices(rows)
 	if len(devices) > 0 {
 		known := map[string]bool{}
@@ -163,7 +164,7 @@ func New(rows []archive.PowerSample, devices []archive.Device, opts Options) (*S
 		devices = derived
 	}
 	s := &Source{file: "power samples", rows: rows, devs: slices.Clone(devices), opts: opts, clock: opts.Clock,
-		byDev: map[string][]archive.PowerSample{}}
+		byDev: map[string][]record.PowerSample{}}
 	for _, r := range rows {
 		s.byDev[r.Device] = append(s.byDev[r.Device], r)
 	}
@@ -181,15 +182,15 @@ func New(rows []archive.PowerSample, devices []archive.Device, opts Options) (*S
 	return s, nil
 }
 
-func deriveDevices(rows []archive.PowerSample) []archive.Device {
-	var out []archive.Device
+func deriveDevices(rows []record.PowerSample) []record.Device {
+	var out []record.Device
 	idx := map[string]int{}
 	for _, r := range rows {
 		k, ok := idx[r.Device]
 		if !ok {
 			k = len(out)
 			idx[r.Device] = k
-			out = append(out, archive.Device{ID: r.Device, Method: "counter", PowerField: "replay"})
+			out = append(out, record.Device{ID: r.Device, Method: "counter", PowerField: "replay"})
 		}
 		if !r.HasEnergy {
 			out[k].Method = "power"
@@ -254,7 +255,7 @@ func (s *Source) usedAny() bool {
 func fmtS(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // Devices lists the replayed devices.
-func (s *Source) Devices(context.Context) ([]archive.Device, error) {
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	return slices.Clone(s.devs), nil
 }
 
@@ -327,7 +328,7 @@ func (s *Source) between(t, shift float64) []telemetry.Reading {
 	var out []telemetry.Reading
 	for _, d := range s.devs {
 		rows := s.byDev[d.ID]
-		i, _ := slices.BinarySearchFunc(rows, t, func(r archive.PowerSample, t float64) int {
+		i, _ := slices.BinarySearchFunc(rows, t, func(r record.PowerSample, t float64) int {
 			if r.T <= t {
 				return -1
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
 	"github.com/joulebench/joulebench/telemetry"
 )
@@ -18,10 +19,10 @@ import (
 const fixture = "testdata/run"
 
 // collect runs the sampler over src: one SampleNow per clock value.
-func collect(t *testing.T, src telemetry.Source, clock *float64, times ...float64) []archive.PowerSample {
+func collect(t *testing.T, src telemetry.Source, clock *float64, times ...float64) []record.PowerSample {
 	t.Helper()
-	var rows []archive.PowerSample
-	smp := telemetry.NewSampler(src, time.Hour, func() float64 { return *clock }, func(s []archive.PowerSample) error {
+	var rows []record.PowerSample
+	smp := telemetry.NewSampler(src, time.Hour, func() float64 { return *clock }, func(s []record.PowerSample) error {
 		rows = append(rows, s...)
 		return nil
 	}, nil)
@@ -40,7 +41,7 @@ func collect(t *testing.T, src telemetry.Source, clock *float64, times ...float6
 //	  (150+200)/2·0.25 + (200+300)/2·0.5 + 300·0.5 = 43.75 + 125 + 150 = 318.75 J
 //	gpu0 counter: E(100.25) = 5037.5, E(101.5) = 5350 (5200→5500): 312.5 J
 //	gpu1 trapz: 50·0.25 + (50+150)/2·0.5 + 150·0.5 = 12.5 + 50 + 75 = 137.5 J
-func checkEnergies(t *testing.T, rows []archive.PowerSample, shift float64) {
+func checkEnergies(t *testing.T, rows []record.PowerSample, shift float64) {
 	t.Helper()
 	pd, err := measure.NewPowerData(rows)
 	if err != nil {
@@ -122,7 +123,7 @@ func TestRealtimeReplay(t *testing.T) {
 	//	  5000+0.4·75 = 5030 J, 1 GiB held; gpu1 50 W (50→50)
 	//	100.7: f = 0.4 of 100.5→101: gpu0 200+0.4·100 = 240 W,
 	//	  5075+0.4·125 = 5125 J, 1 GiB held; gpu1 50+0.4·100 = 90 W
-	want := []archive.PowerSample{
+	want := []record.PowerSample{
 		{T: 1000, Device: "gpu0", PowerW: 100, EnergyJ: 5000, HasEnergy: true, MemUsedBytes: gib},
 		{T: 1000, Device: "gpu1", PowerW: 50, MemUsedBytes: -1},
 		{T: 1000.2, Device: "gpu0", PowerW: 140, EnergyJ: 5030, HasEnergy: true, MemUsedBytes: gib},
@@ -212,7 +213,7 @@ func TestDerivedDevicesAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	devs, _ := src.Devices(context.Background())
-	if len(devs) != 2 || devs[0] != (archive.Device{ID: "gpu0", Method: "counter", PowerField: "replay"}) || devs[1].Method != "power" {
+	if len(devs) != 2 || devs[0] != (record.Device{ID: "gpu0", Method: "counter", PowerField: "replay"}) || devs[1].Method != "power" {
 		t.Errorf("derived devices = %+v", devs)
 	}
 
@@ -228,7 +229,7 @@ func TestDerivedDevicesAndErrors(t *testing.T) {
 	if _, err := New(nil, nil, Options{}); err == nil {
 		t.Error("empty replay accepted")
 	}
-	if _, err := New([]archive.PowerSample{{T: 1, Device: "gpu9"}}, []archive.Device{{ID: "gpu0"}}, Options{}); err == nil || !strings.Contains(err.Error(), "gpu9") {
+	if _, err := New([]record.PowerSample{{T: 1, Device: "gpu9"}}, []record.Device{{ID: "gpu0"}}, Options{}); err == nil || !strings.Contains(err.Error(), "gpu9") {
 		t.Errorf("unknown device: %v", err)
 	}
 }
@@ -240,13 +241,13 @@ func TestDerivedDevicesAndErrors(t *testing.T) {
 // 2250 J (the 800 → 1100 step was kept before: the 265.8 W for a
 // 100 W recording over a shorter stage).
 func TestReplayedCounterStepBack(t *testing.T) {
-	var rec []archive.PowerSample
+	var rec []record.PowerSample
 	for i := 0; i <= 20; i++ {
 		e := 100 * float64(i)
 		if i == 10 {
 			e -= 500
 		}
-		rec = append(rec, archive.PowerSample{T: float64(i + 1), Device: "g", PowerW: 100, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1})
+		rec = append(rec, record.PowerSample{T: float64(i + 1), Device: "g", PowerW: 100, EnergyJ: e, HasEnergy: true, MemUsedBytes: -1})
 	}
 	var clock float64
 	src, err := New(rec, nil, Options{Realtime: true, Clock: func() float64 { return clock }})

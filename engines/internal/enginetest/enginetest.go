@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/internal/streamcore"
 	"github.com/joulebench/joulebench/engines/process/processtest"
@@ -63,7 +63,7 @@ func Launched(t testing.TB, file string) processtest.Record {
 func Scrape(t testing.TB, url func() string, families []string) (names, warnings []string) {
 	t.Helper()
 	sc := prom.New(prom.Config{URL: url, Families: families, Warn: func(s string) { warnings = append(warnings, s) },
-		Sink: func(ms []archive.EngineMetric) error {
+		Sink: func(ms []record.EngineMetric) error {
 			for _, m := range ms {
 				names = append(names, m.Name)
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -55,8 +55,8 @@ func Limits(timeout, stall time.Duration, f *workload.Flight) (time.Duration, ti
 // Error) and Begin returns nil. Otherwise rec.SentAt is when the
 // connection was obtained, and the caller reads x.Resp.Body into rec, then
 // calls x.Close.
-func Begin(ctx context.Context, c Call, r workload.Request, f *workload.Flight, rec *archive.Request) *Exchange {
-	*rec = archive.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
+func Begin(ctx context.Context, c Call, r workload.Request, f *workload.Flight, rec *record.Request) *Exchange {
+	*rec = record.Request{ID: r.ID, Phase: r.Phase, PromptID: r.PromptID, MaxTokens: r.MaxTokens}
 	if c.EncodeErr != nil {
 		rec.SentAt = c.Clock()
 		rec.DoneAt = rec.SentAt

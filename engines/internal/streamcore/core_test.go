@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -59,7 +59,7 @@ func TestBeginLifecycle(t *testing.T) {
 			hits.Store(0)
 			var wrote atomic.Bool
 			f := &workload.Flight{Limits: tc.limits, OnWritten: func() { wrote.Store(true) }}
-			var rec archive.Request
+			var rec record.Request
 			c := Call{Config: Config{HTTP: srv.Client(), Clock: clock, Timeout: time.Hour, ErrorBody: func(b []byte) string { return strings.Join(strings.Fields(string(b)), " ") }, MaxErrorBody: 100},
 				Target: srv.URL + tc.path, EncodeErr: tc.encodeErr, ReportWrote: tc.wrote, TokenTimes: true}
 			x := Begin(context.Background(), c, workload.Request{ID: "r1", Phase: "formal", MaxTokens: 8}, f, &rec)

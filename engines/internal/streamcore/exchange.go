@@ -24,7 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Exchange is one streaming request in flight, set up the same way by every
@@ -86,7 +86,7 @@ type Config struct {
 // the request, the connection, the status) is written into rec (SentAt,
 // DoneAt, Error) and send returns nil; otherwise rec.SentAt is set and the
 // caller reads x.Resp.Body, then calls x.Close.
-func send(ctx context.Context, cfg Config, target string, body []byte, rec *archive.Request) *Exchange {
+func send(ctx context.Context, cfg Config, target string, body []byte, rec *record.Request) *Exchange {
 	redact := cfg.Redact
 	if redact == nil {
 		redact = func(s string) string { return s }

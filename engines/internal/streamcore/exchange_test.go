@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/workload"
 )
 
@@ -44,9 +44,9 @@ func call(srv *httptest.Server, target string) Call {
 // its prefix, without net/url's "Post <url>:" and with secrets redacted.
 func TestDescribeSaysWhy(t *testing.T) {
 	srv := streamServer(t)
-	begin := func(ctx context.Context) (*Exchange, *archive.Request) {
+	begin := func(ctx context.Context) (*Exchange, *record.Request) {
 		t.Helper()
-		var rec archive.Request
+		var rec record.Request
 		x := Begin(ctx, call(srv, srv.URL+"/v1/completions"), workload.Request{ID: "r"}, nil, &rec)
 		if x == nil {
 			t.Fatalf("no exchange: %s", rec.Error)
@@ -105,7 +105,7 @@ func TestSendFailures(t *testing.T) {
 		{"bad URL", "http://[::1/v1/completions", "build request: missing ']' in host"},
 		{"refused", "http://" + closed + "/v1/completions?key=secret", "send: dial tcp " + closed + ": connect: connection refused"},
 	} {
-		var rec archive.Request
+		var rec record.Request
 		x := Begin(context.Background(), call(nil, c.target), workload.Request{ID: "r"}, nil, &rec)
 		if x != nil {
 			x.Close()
@@ -125,7 +125,7 @@ func TestSendFailures(t *testing.T) {
 // the clock's reading.
 func TestExchangeNow(t *testing.T) {
 	srv := streamServer(t)
-	var rec archive.Request
+	var rec record.Request
 	x := Begin(context.Background(), call(srv, srv.URL), workload.Request{ID: "r"}, nil, &rec)
 	if x == nil {
 		t.Fatal(rec.Error)

@@ -5,9 +5,10 @@ import (
 	"math"
 
 	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
-// Tokens sources, as archive.Request.TokensSource.
+// Tokens sources, as record.Request.TokensSource.
 const (
 	SourceUsage    = "usage"
 	SourceEngine   = "engine"
@@ -51,7 +52,7 @@ const MaxPlausiblePromptTokens = archive.MaxPromptTokens
 // (output_chars, token_times) but its output and reasoning tokens are 0,
 // so that no consumer can count them, and a prompt count outside the
 // bounds is 0 (the error says what the server reported).
-func SettleCounts(rec *archive.Request) {
+func SettleCounts(rec *record.Request) {
 	if rec.OK {
 		if rec.TokensSource == SourceEstimate && rec.MaxTokens > 0 {
 			rec.OutputTokens = min(rec.OutputTokens, rec.MaxTokens)
@@ -90,7 +91,7 @@ var nonNegativeTimings = map[string]bool{
 	"prompt_n": true, "prompt_ms": true, "prompt_per_second": true,
 }
 
-func implausible(rec *archive.Request) string {
+func implausible(rec *record.Request) string {
 	src := rec.TokensSource
 	switch {
 	case rec.OutputTokens < 0:

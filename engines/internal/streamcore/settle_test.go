@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestEstimateAndClampInt(t *testing.T) {
@@ -37,7 +37,7 @@ func TestSettleCounts(t *testing.T) {
 	const huge = MaxPlausiblePromptTokens + 1
 	cases := []struct {
 		name string
-		rec  archive.Request
+		rec  record.Request
 		// want
 		ok                           bool
 		errHas                       string
@@ -45,43 +45,43 @@ func TestSettleCounts(t *testing.T) {
 		source                       string
 	}{
 		{name: "plausible usage stands",
-			rec: archive.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 100, ReasoningTokens: 20, PromptTokens: 50, CachedPromptTokens: 10, MaxTokens: 128, OutputChars: 400},
+			rec: record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 100, ReasoningTokens: 20, PromptTokens: 50, CachedPromptTokens: 10, MaxTokens: 128, OutputChars: 400},
 			ok:  true, out: 100, reasoning: 20, prompt: 50, cach: 10, source: SourceUsage},
 		{name: "estimate capped at max_tokens",
-			rec: archive.Request{OK: true, TokensSource: SourceEstimate, OutputTokens: 300, MaxTokens: 128, OutputChars: 1200},
+			rec: record.Request{OK: true, TokensSource: SourceEstimate, OutputTokens: 300, MaxTokens: 128, OutputChars: 1200},
 			ok:  true, out: 128, source: SourceEstimate},
 		{name: "estimate without max_tokens kept",
-			rec: archive.Request{OK: true, TokensSource: SourceEstimate, OutputTokens: 300, OutputChars: 1200},
+			rec: record.Request{OK: true, TokensSource: SourceEstimate, OutputTokens: 300, OutputChars: 1200},
 			ok:  true, out: 300, source: SourceEstimate},
 		{name: "usage above max_tokens fails",
-			rec:    archive.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 129, MaxTokens: 128, OutputChars: 500},
+			rec:    record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 129, MaxTokens: 128, OutputChars: 500},
 			errHas: "output tokens 129 (usage) is above max_tokens 128"},
 		{name: "negative output",
-			rec:    archive.Request{OK: true, TokensSource: SourceEngine, OutputTokens: -1},
+			rec:    record.Request{OK: true, TokensSource: SourceEngine, OutputTokens: -1},
 			errHas: "output tokens -1 (engine) is negative"},
 		{name: "zero tokens but text",
-			rec:    archive.Request{OK: true, TokensSource: SourceUsage, OutputChars: 12},
+			rec:    record.Request{OK: true, TokensSource: SourceUsage, OutputChars: 12},
 			errHas: "output tokens 0 (usage) but the stream carried 12 characters of text"},
 		{name: "negative prompt, zeroed",
-			rec:    archive.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, PromptTokens: -7},
+			rec:    record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, PromptTokens: -7},
 			errHas: "prompt tokens -7 (usage) is negative"},
 		{name: "negative reasoning",
-			rec:    archive.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, ReasoningTokens: -2},
+			rec:    record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, ReasoningTokens: -2},
 			errHas: "reasoning tokens -2 (usage) is negative"},
 		{name: "prompt above the bound, zeroed",
-			rec:    archive.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, PromptTokens: huge},
+			rec:    record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, PromptTokens: huge},
 			errHas: "is above"},
 		{name: "negative cached prompt, zeroed",
-			rec:    archive.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, PromptTokens: 9, CachedPromptTokens: -1},
+			rec:    record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, PromptTokens: 9, CachedPromptTokens: -1},
 			errHas: "cached prompt tokens -1 (usage) is negative", prompt: 9},
 		{name: "cached prompt above the bound, zeroed",
-			rec:    archive.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, PromptTokens: 9, CachedPromptTokens: huge},
+			rec:    record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 5, OutputChars: 20, PromptTokens: 9, CachedPromptTokens: huge},
 			errHas: "cached prompt tokens", prompt: 9},
 		{name: "output above the plausible bound",
-			rec:    archive.Request{OK: true, TokensSource: SourceEngine, OutputTokens: MaxPlausibleTokens + 1, OutputChars: 20},
+			rec:    record.Request{OK: true, TokensSource: SourceEngine, OutputTokens: MaxPlausibleTokens + 1, OutputChars: 20},
 			errHas: "output tokens 4194305 (engine) is above 4194304"},
 		{name: "a failed record keeps no output tokens",
-			rec:    archive.Request{OK: false, Error: "stall timeout", TokensSource: SourceUsage, OutputTokens: 40, ReasoningTokens: 3, PromptTokens: 12, OutputChars: 160, TokenCounts: []int{1, 1}},
+			rec:    record.Request{OK: false, Error: "stall timeout", TokensSource: SourceUsage, OutputTokens: 40, ReasoningTokens: 3, PromptTokens: 12, OutputChars: 160, TokenCounts: []int{1, 1}},
 			prompt: 12, errHas: "stall timeout"},
 	}
 	for _, c := range cases {
@@ -110,7 +110,7 @@ func TestSettleCounts(t *testing.T) {
 // among engine_timings is no reading; other timings, and non-negative
 // ones, stay.
 func TestSettleCountsDropsNegativeTimings(t *testing.T) {
-	rec := archive.Request{OK: true, TokensSource: SourceEngine, OutputTokens: 3, OutputChars: 12,
+	rec := record.Request{OK: true, TokensSource: SourceEngine, OutputTokens: 3, OutputChars: 12,
 		EngineTimings: map[string]float64{"eval_count": -1, "predicted_ms": 12.5, "prompt_per_second": -3, "clock_skew": -2}}
 	SettleCounts(&rec)
 	want := map[string]float64{"predicted_ms": 12.5, "clock_skew": -2}
