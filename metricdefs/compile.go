@@ -58,6 +58,10 @@ type Def struct {
 	// ("gpu", "cpu+dram", "node"; see CheckBoundary), shown in the
 	// headings of tables and reports.
 	Boundary string
+	// Invalidates, for checks, is what a failure invalidates: metric
+	// names, or ["all"] (the whole run); empty: the severity's default
+	// (record.Result.Invalidated).
+	Invalidates []string
 }
 
 // CheckBoundary checks a metric's boundary: domains of

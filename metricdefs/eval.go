@@ -158,6 +158,7 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 	r := record.Result{Kind: string(c.Kind), Unit: c.Unit, Description: c.Description, Format: c.Format, Boundary: c.Boundary}
 	if c.Kind == KindCheck {
 		r.Severity = c.Severity
+		r.Invalidates = c.Invalidates
 	}
 	fail := func(err error, note string, na bool) defOutcome {
 		r.Note = note

@@ -81,6 +81,29 @@ func TestSummary(t *testing.T) {
 	}
 }
 
+// A failed check marks the headline figures it declares invalid and no
+// other: a first-token check leaves the J/token as it is.
+func TestSummaryMarksInvalidated(t *testing.T) {
+	res := &archive.Results{
+		Order: []string{"j", "ttft", "c_first"},
+		Values: map[string]archive.Result{
+			"j":    {Kind: "metric", Value: 0.25, Unit: "J/token", Format: "%.2f"},
+			"ttft": {Kind: "metric", Value: 12.0, Unit: "ms", Format: "%.1f"},
+			"c_first": {Kind: "check", Value: false, Passed: boolp(false), Severity: "warn",
+				Message: "first-token times are upper bounds", Invalidates: []string{"ttft"}},
+		},
+	}
+	var buf bytes.Buffer
+	run := Run{Meta: archive.Meta{RunID: "r1", Status: "complete"}, Results: res}
+	if err := Summary(&buf, run, SummarySpec{Metrics: []string{"j", "ttft"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	if !strings.Contains(got, "  ttft         12.0 ms (invalid: check c_first failed)\n") || !strings.Contains(got, "  j            0.25 J/token\n") {
+		t.Errorf("summary:\n%s", got)
+	}
+}
+
 func TestWrap(t *testing.T) {
 	for _, tc := range []struct {
 		s     string

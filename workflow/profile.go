@@ -93,6 +93,16 @@ type CheckDecl struct {
 	// (e.g. a shared or small machine); the summary prints it instead of
 	// FAIL.
 	Expected string `yaml:"expected"`
+	// Invalidates names the figures a failure of the check invalidates:
+	// metric names, NAME* for every metric whose name starts with NAME,
+	// gpu_energy for every metric whose boundary is gpu, or all (the whole
+	// run). Compare, estimate and the run summary read it; an exclude
+	// check invalidates the whole run (all, the default). Load expands it
+	// into metric names (Invalidated).
+	Invalidates []string `yaml:"invalidates"`
+	// Invalidated is Invalidates expanded: metric names in profile order,
+	// or [all].
+	Invalidated []string `yaml:"-"`
 }
 
 // DeriveDecl is one derived value: `name: expression` or
@@ -218,6 +228,7 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	p.Derive = d.derive(nodes["derive"], f)
 	p.Metrics = declList(d, nodes["metrics"], "metrics", f, metricDef)
 	p.Checks = declList(d, nodes["checks"], "checks", f, checkDef)
+	d.invalidates(p, f)
 	if len(f.defs) == 0 {
 		d.Errorf(root, "metrics", "a profile needs at least one metric")
 	}

@@ -377,6 +377,38 @@ type Result struct {
 	Severity string `json:"severity,omitempty"`
 	Passed   *bool  `json:"passed,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Invalidates, for a check, names the figures (metrics) its failure
+	// invalidates, or is ["all"] (the whole run); absent: the severity's
+	// default (Invalidated).
+	Invalidates []string `json:"invalidates,omitempty"`
+}
+
+// InvalidatesAll is the Invalidates of a check whose failure invalidates
+// the whole run.
+const InvalidatesAll = "all"
+
+// Invalidated is what a failure of the check r invalidates: its declared
+// Invalidates, else the whole run for severity exclude or fail and
+// nothing for warn.
+func (r Result) Invalidated() []string {
+	if len(r.Invalidates) > 0 {
+		return r.Invalidates
+	}
+	if r.Severity == "exclude" || r.Severity == "fail" {
+		return []string{InvalidatesAll}
+	}
+	return nil
+}
+
+// InvalidatesMetric reports whether a failure of the check r invalidates
+// the metric name (or the whole run).
+func (r Result) InvalidatesMetric(name string) bool {
+	for _, v := range r.Invalidated() {
+		if v == InvalidatesAll || v == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Results is results.json.
