@@ -47,7 +47,8 @@ type Def struct {
 	When string
 	NA   string
 	// Detail, for checks, is an optional expression whose value is appended
-	// to Message when the check fails.
+	// to Message when the check fails; for metrics, one whose value is the
+	// note of a metric that has a value (its inputs).
 	Detail      string
 	Unit        string
 	Description string

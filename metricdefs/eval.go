@@ -227,6 +227,12 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		}
 	default:
 		r.Value, r.Note = resultValue(out)
+		if c.detail != nil && r.Value != nil && r.Note == "" {
+			// A metric's detail: its inputs, as the note beside it.
+			if d, err := run(c.detail, envI); err == nil && d != nil {
+				r.Note = fmt.Sprint(d)
+			}
+		}
 	}
 	return defOutcome{r: r}
 }

@@ -77,6 +77,10 @@ type MetricDecl struct {
 	// Boundary is the power domains an energy metric covers (gpu,
 	// cpu+dram, node): the headings name it.
 	Boundary string `yaml:"boundary"`
+	// Detail is an optional expression whose value becomes the note of a
+	// metric that has a value (its inputs, e.g. the grid intensity and
+	// PUE of a carbon figure), shown beside it wherever it is shown.
+	Detail string `yaml:"detail"`
 }
 
 // CheckDecl is one flag/check.
@@ -461,7 +465,7 @@ func metricDef(m *MetricDecl) (metricdefs.Def, string) {
 		return metricdefs.Def{}, err.Error()
 	}
 	return metricdefs.Def{Name: m.Name, Kind: metricdefs.KindMetric, Expr: m.Expr, When: m.When, NA: m.NA,
-		Unit: m.Unit, Description: m.Description, Format: m.Format, Boundary: m.Boundary}, ""
+		Unit: m.Unit, Description: m.Description, Format: m.Format, Boundary: m.Boundary, Detail: m.Detail}, ""
 }
 
 func checkDef(c *CheckDecl) (metricdefs.Def, string) {
