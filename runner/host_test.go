@@ -68,9 +68,24 @@ func TestCooldownParamsOf(t *testing.T) {
 		{map[string]any{"cooldown_max_wait": 10.0, "cooldown_hold": 1, "cooldown_idle": int64(2), "cooldown_tolerance": 0.2},
 			cooldownParams{Enabled: true, Tolerance: 0.2, IdleS: 2, HoldS: 1, MaxWaitS: 10, Poll: 0.25}},
 	} {
-		if got := cooldownParamsOf(tc.params); got != tc.want {
+		if got := cooldownParamsOf(tc.params, false); got != tc.want {
 			t.Errorf("%v: %+v, want %+v", tc.params, got, tc.want)
 		}
+	}
+}
+
+// Between points against a running server, a benchmark profile (no
+// cooldown_* parameters) waits as its release does: release_tolerance,
+// release_hold, at most release_max_wait; a managed engine's release
+// already waited, so it gets none.
+func TestCooldownParamsOfRelease(t *testing.T) {
+	params := map[string]any{"release_tolerance": 0.05, "release_hold": 30.0, "release_max_wait": 600.0}
+	want := cooldownParams{Enabled: true, Tolerance: 0.05, IdleS: 5, HoldS: 30, MaxWaitS: 600, Poll: 0.5}
+	if got := cooldownParamsOf(params, true); got != want {
+		t.Errorf("external: %+v, want %+v", got, want)
+	}
+	if got := cooldownParamsOf(params, false); got.Enabled {
+		t.Errorf("managed: %+v, want no cooldown", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -47,7 +48,55 @@ func (r *Runner) applyLoad(profile string, sets []string) ([]string, error) {
 	if err != nil {
 		return nil, WithCode(CodeInvalid, err)
 	}
-	return mapLoadFlags(sets, v, l.Profile.Name, func(p string) bool { _, ok := l.Params[p]; return ok })
+	out, err := mapLoadFlags(sets, v, l.Profile.Name, func(p string) bool { _, ok := l.Params[p]; return ok })
+	if err != nil {
+		return nil, err
+	}
+	return r.numPromptsUnsteady(out, v, l.Params), nil
+}
+
+// numPromptsUnsteady accepts --num-prompts N below window × min_windows
+// (vLLM bench serve's familiar count, e.g. 100 against 2 windows of 100)
+// as a run without a steady-state result, said once, where the profile
+// would otherwise refuse it: it adds accept_unsteady=true unless --set
+// gives accept_unsteady.
+func (r *Runner) numPromptsUnsteady(sets []string, v LoadOptions, params map[string]any) []string {
+	if !v.NumPromptsSet {
+		return sets
+	}
+	if _, declared := params["accept_unsteady"]; !declared {
+		return sets
+	}
+	val := map[string]string{}
+	for _, kv := range sets {
+		if k, x, ok := strings.Cut(kv, "="); ok {
+			val[strings.TrimSpace(k)] = strings.TrimSpace(x)
+		}
+	}
+	if _, given := val["accept_unsteady"]; given {
+		return sets
+	}
+	intOf := func(name string) (int, bool) {
+		if x, ok := val[name]; ok {
+			n, err := strconv.Atoi(x)
+			return n, err == nil
+		}
+		switch n := params[name].(type) {
+		case int:
+			return n, true
+		case int64:
+			return int(n), true
+		}
+		return 0, false
+	}
+	window, ok1 := intOf("window")
+	minWin, ok2 := intOf("min_windows")
+	if !ok1 || !ok2 || v.NumPrompts >= window*minWin {
+		return sets
+	}
+	fmt.Fprintf(r.s.Messages, "--num-prompts %d: fewer than window × min_windows = %d × %d = %d, so steady state cannot be reached: this run reports formal J/token, not steady-state (accept_unsteady=true; --num-prompts %d or more for steady state)\n",
+		v.NumPrompts, window, minWin, window*minWin, window*minWin)
+	return append(sets, "accept_unsteady=true")
 }
 
 // mapLoadFlags turns the vLLM load flags of v into --set values appended

@@ -3,6 +3,7 @@ package runner
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,6 +92,37 @@ func TestRunsSet(t *testing.T) {
 		}
 		if s != tc.want {
 			t.Errorf("RunsSet(%v, %d, %v) = %q, want %q", tc.sets, tc.n, tc.given, s, tc.want)
+		}
+	}
+}
+
+// --num-prompts below window × min_windows (100 against 2 windows of 100,
+// as vLLM users type it) runs without a steady-state result, said once,
+// instead of being refused; at or above it, or with accept_unsteady given,
+// or a profile without the parameter, nothing is added.
+func TestNumPromptsUnsteady(t *testing.T) {
+	params := map[string]any{"window": 100, "min_windows": 2, "accept_unsteady": false}
+	for _, c := range []struct {
+		name   string
+		sets   []string
+		n      int
+		params map[string]any
+		want   []string
+	}{
+		{"100 < 200", []string{"request_count=100"}, 100, params, []string{"request_count=100", "accept_unsteady=true"}},
+		{"200 is enough", []string{"request_count=200"}, 200, params, []string{"request_count=200"}},
+		{"--set window=10: 100 is enough", []string{"window=10", "request_count=100"}, 100, params, []string{"window=10", "request_count=100"}},
+		{"accept_unsteady given", []string{"request_count=100", "accept_unsteady=false"}, 100, params, []string{"request_count=100", "accept_unsteady=false"}},
+		{"no such parameter", []string{"request_count=100"}, 100, map[string]any{"window": 100, "min_windows": 2}, []string{"request_count=100"}},
+	} {
+		var msgs strings.Builder
+		r := &Runner{s: &Spec{Messages: &msgs}}
+		got := r.numPromptsUnsteady(c.sets, LoadOptions{NumPrompts: c.n, NumPromptsSet: true}, c.params)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if added := len(got) > len(c.sets); added != strings.Contains(msgs.String(), "steady state cannot be reached") {
+			t.Errorf("%s: message %q", c.name, msgs.String())
 		}
 	}
 }

@@ -90,6 +90,9 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		return r.runSweep(ctx, sets)
 	}
 	if len(s.Engines) <= 1 {
+		if s.CooldownIdleW > 0 {
+			r.cooldownTo(ctx, sets, s.CooldownIdleW)
+		}
 		dir, err := r.runEngine(ctx, sets, s.Labels, s.Out, s.Changed)
 		return &Result{Dirs: []string{dir}}, err
 	}
