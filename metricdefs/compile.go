@@ -59,6 +59,8 @@ type Def struct {
 	// ("gpu", "cpu+dram", "node"; see CheckBoundary), shown in the
 	// headings of tables and reports.
 	Boundary string
+	// Label, for metrics, is the name people read (tables, summary).
+	Label string
 	// Invalidates, for checks, is what a failure invalidates: metric
 	// names, or ["all"] (the whole run); empty: the severity's default
 	// (record.Result.Invalidated).

@@ -201,9 +201,9 @@ func ResultsDoc(run Run, all bool) *doc.Document {
 	for _, n := range names {
 		r := res.Values[n]
 		if bound {
-			t.Add([]string{n, BoundaryLabel(r.Boundary), FormatValue(r), r.Unit, noteOf(r)})
+			t.Add([]string{r.NameOf(n), BoundaryLabel(r.Boundary), FormatValue(r), r.Unit, noteOf(r)})
 		} else {
-			t.Add([]string{n, FormatValue(r), r.Unit, noteOf(r)})
+			t.Add([]string{r.NameOf(n), FormatValue(r), r.Unit, noteOf(r)})
 		}
 	}
 	d.Add(t)
@@ -309,6 +309,7 @@ func metricsSideBySide(runs []Run) *doc.Table {
 	var names []string
 	units := map[string]string{}
 	bounds := map[string]string{}
+	labels := map[string]string{}
 	seen := map[string]bool{}
 	for _, r := range runs {
 		if r.Results == nil {
@@ -320,6 +321,7 @@ func metricsSideBySide(runs []Run) *doc.Table {
 				names = append(names, n)
 				units[n] = r.Results.Values[n].Unit
 				bounds[n] = BoundaryLabel(r.Results.Values[n].Boundary)
+				labels[n] = r.Results.Values[n].NameOf(n)
 			}
 		}
 	}
@@ -344,9 +346,9 @@ func metricsSideBySide(runs []Run) *doc.Table {
 	}
 	mrows := make([][]doc.Cell, 0, len(names))
 	for _, n := range names {
-		row := []string{n, units[n]}
+		row := []string{labels[n], units[n]}
 		if bound {
-			row = []string{n, bounds[n], units[n]}
+			row = []string{labels[n], bounds[n], units[n]}
 		}
 		for i, r := range runs {
 			cell := ""

@@ -70,7 +70,7 @@ func SummaryDoc(run Run, spec SummarySpec) *doc.Document {
 	lines := summaryHeader(run.Meta, boundaries(res, shown))
 	nameW := 0
 	for _, n := range shown {
-		nameW = max(nameW, len(n))
+		nameW = max(nameW, utf8.RuneCountInString(res.Values[n].NameOf(n)))
 	}
 	invalid := InvalidatedBy(res)
 	for _, n := range shown {
@@ -79,7 +79,9 @@ func SummaryDoc(run Run, spec SummarySpec) *doc.Document {
 		if b := BoundaryLabel(r.Boundary); b != "" {
 			unit += " [" + b + "]"
 		}
-		line := strings.TrimRight(fmt.Sprintf("  %-*s %12s %s", nameW, n, FormatValue(r), unit), " ")
+		label := r.NameOf(n)
+		pad := strings.Repeat(" ", nameW-utf8.RuneCountInString(label))
+		line := strings.TrimRight(fmt.Sprintf("  %s%s %12s %s", label, pad, FormatValue(r), unit), " ")
 		note := strings.TrimPrefix(r.Note, "not applicable: ")
 		if by := invalid[n]; len(by) > 0 && r.Value != nil {
 			note = "invalid: check " + strings.Join(by, ", ") + " failed"

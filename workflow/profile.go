@@ -77,6 +77,9 @@ type MetricDecl struct {
 	// Boundary is the power domains an energy metric covers (gpu,
 	// cpu+dram, node): the headings name it.
 	Boundary string `yaml:"boundary"`
+	// Label is the metric's name for people (tables, the summary, cards,
+	// plots); the name stays its identifier (formulas, --set, JSON).
+	Label string `yaml:"label"`
 	// Detail is an optional expression whose value becomes the note of a
 	// metric that has a value (its inputs, e.g. the grid intensity and
 	// PUE of a carbon figure), shown beside it wherever it is shown.
@@ -465,7 +468,7 @@ func metricDef(m *MetricDecl) (metricdefs.Def, string) {
 		return metricdefs.Def{}, err.Error()
 	}
 	return metricdefs.Def{Name: m.Name, Kind: metricdefs.KindMetric, Expr: m.Expr, When: m.When, NA: m.NA,
-		Unit: m.Unit, Description: m.Description, Format: m.Format, Boundary: m.Boundary, Detail: m.Detail}, ""
+		Unit: m.Unit, Description: m.Description, Format: m.Format, Boundary: m.Boundary, Detail: m.Detail, Label: m.Label}, ""
 }
 
 func checkDef(c *CheckDecl) (metricdefs.Def, string) {

@@ -362,8 +362,11 @@ type EngineMetric struct {
 
 // Result is one evaluated entry of results.json.
 type Result struct {
-	Kind        string `json:"kind"` // metric | derived | check
-	Value       any    `json:"value"`
+	Kind  string `json:"kind"` // metric | derived | check
+	Value any    `json:"value"`
+	// Label is a metric's name for people (the profile's label:); the
+	// key of Values stays its identifier.
+	Label       string `json:"label,omitempty"`
 	Unit        string `json:"unit,omitempty"`
 	Description string `json:"description,omitempty"`
 	Format      string `json:"format,omitempty"`
@@ -470,3 +473,12 @@ func (m *Meta) PowerReplayed() bool { return m.Telemetry.Source == ReplayedSourc
 // SimulatedEngine reports whether the run's engine was joulebench's
 // simulator.
 func (m *Meta) SimulatedEngine() bool { return m.Engine.Kind == SimulatorEngine }
+
+// NameOf is what people read for the value name: its label, else the
+// name itself.
+func (r Result) NameOf(name string) string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return name
+}
