@@ -165,3 +165,25 @@ func TestSummaryNotEvaluated(t *testing.T) {
 		t.Errorf("summary:\n%s", out)
 	}
 }
+
+// In the table people read, a list or object too wide for it is shown by
+// its size (the data and JSON keep it whole); short values stay whole.
+func TestShortValue(t *testing.T) {
+	long := make([]any, 7)
+	for i := range long {
+		long[i] = map[string]any{"id": "request-number-" + strings.Repeat("x", 10)}
+	}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{long, "(7 items)"},
+		{map[string]any{"a": strings.Repeat("y", 50), "b": 1.0}, "(2 fields)"},
+		{[]any{1.0, 2.0}, "[1,2]"},
+		{0.25, "0.25"},
+	} {
+		if got := shortValue(archive.Result{Kind: "derived", Value: c.v}); got != c.want {
+			t.Errorf("%v: %q, want %q", c.v, got, c.want)
+		}
+	}
+}

@@ -3,18 +3,29 @@ package doc
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"golang.org/x/term"
 )
 
 // renderTerminal writes d for a terminal: headings after a blank line,
 // text and notes one line each, tables in boxes (Plain: aligned columns).
 func renderTerminal(w io.Writer, d *Document) error {
+	width := 0
+	if d.Fit {
+		width = fitWidth(w, 0)
+	}
+	line := func(s string) error {
+		_, err := fmt.Fprintln(w, wrapText(s, width))
+		return err
+	}
 	for _, s := range d.Sections {
 		if s.Heading != "" {
 			fmt.Fprintf(w, "\n%s\n", s.Heading)
@@ -23,13 +34,13 @@ func renderTerminal(w io.Writer, d *Document) error {
 			var err error
 			switch b := b.(type) {
 			case *Title:
-				_, err = fmt.Fprintln(w, b.Text)
+				err = line(b.Text)
 			case *Note:
-				_, err = fmt.Fprintln(w, b.Text)
+				err = line(b.Text)
 			case *Text:
-				_, err = fmt.Fprintln(w, b.Text)
+				err = line(b.Text)
 			case *Alert:
-				_, err = fmt.Fprintf(w, "%s %s\n", b.Label, b.Text)
+				err = line(b.Label + " " + b.Text)
 			case *Blank:
 				_, err = fmt.Fprintln(w)
 			case *Table:
@@ -78,6 +89,15 @@ func boxTable(w io.Writer, t *Table, markdown bool) error {
 		}
 	}
 	tb := tablewriter.NewTable(w, opts...)
+	if t.Fit && !markdown {
+		if col, most, ok := narrowest(head, rows, width, fitWidth(w, t.Width)); ok {
+			tb.Configure(func(cfg *tablewriter.Config) {
+				for _, c := range []*tw.CellConfig{&cfg.Header, &cfg.Row} {
+					c.ColMaxWidths.PerColumn = tw.Mapper[int, int]{col: most}
+				}
+			})
+		}
+	}
 	tb.Header(head)
 	if err := tb.Bulk(rows); err != nil {
 		return fmt.Errorf("render table: %w", err)
@@ -113,4 +133,71 @@ func escapeAll(cells []string) []string {
 		out[i] = MarkdownEscape(out[i])
 	}
 	return out
+}
+
+// fitWidth is the width a Fit table keeps to: want when set, else the
+// terminal's when w is one, else DefaultWidth.
+func fitWidth(w io.Writer, want int) int {
+	if want > 0 {
+		return want
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
+			return cols
+		}
+	}
+	return DefaultWidth
+}
+
+// narrowest finds, for a table wider than fit columns (its cells wrapped
+// at width), the widest column and the width it must wrap at for the
+// table to fit (at least 16); ok is false when it fits already.
+func narrowest(head []string, rows [][]string, width, fit int) (col, most int, ok bool) {
+	widths := make([]int, len(head))
+	for i, h := range head {
+		widths[i] = min(utf8.RuneCountInString(h), width)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if i < len(widths) {
+				for _, l := range strings.Split(c, "\n") {
+					widths[i] = max(widths[i], min(utf8.RuneCountInString(l), width))
+				}
+			}
+		}
+	}
+	total := 1
+	for i, w := range widths {
+		total += w + 3
+		if w > widths[col] {
+			col = i
+		}
+	}
+	if total <= fit || len(widths) == 0 {
+		return 0, 0, false
+	}
+	return col, max(16, widths[col]-(total-fit)), true
+}
+
+// wrapText breaks s at spaces into lines of at most width columns (a word
+// longer stays whole), continuation lines indented by two spaces; width 0
+// or a line that fits: s as it is.
+func wrapText(s string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(s) <= width || strings.Contains(s, "\n") {
+		return s
+	}
+	var lines []string
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = word
+		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(word) <= width:
+			cur += " " + word
+		default:
+			lines = append(lines, cur)
+			cur = "  " + word
+		}
+	}
+	return strings.Join(append(lines, cur), "\n")
 }
