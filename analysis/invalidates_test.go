@@ -81,3 +81,31 @@ func TestBoundedFirstTokensKeepJPerToken(t *testing.T) {
 		}
 	}
 }
+
+// A sweep's comparison (Fit) keeps its tables and lines within 120
+// columns off a terminal; without Fit (compare, --wide) they keep their
+// full width.
+func TestComparisonFits(t *testing.T) {
+	ctx := context.Background()
+	fo := compare.FrontierOptions{Latency: compare.DefaultLatency, Attainment: 0.99}
+	c, err := noUserDirs().Compare(ctx, []string{sampleRun, sampleRunOK}, "", compare.BuiltinName, nil, fo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widest := func() int {
+		var buf strings.Builder
+		if err := c.Render(&buf, "table", "test"); err != nil {
+			t.Fatal(err)
+		}
+		most := 0
+		for _, l := range strings.Split(buf.String(), "\n") {
+			most = max(most, len([]rune(l)))
+		}
+		return most
+	}
+	wide := widest()
+	c.Fit = true
+	if fitted := widest(); fitted > 120 || wide <= 120 {
+		t.Errorf("widest line %d fitted, %d wide; want ≤ 120 fitted (and a wide table to fit)", fitted, wide)
+	}
+}

@@ -45,6 +45,7 @@ GPU), which every output labels SIMULATED.`,
 	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
 	resultsFlags(f, "format of the results (table: a summary of the headline figures; --all for every value), and of the side-by-side and winner tables of several engines: table, markdown (to paste into an issue or pull request), csv, json")
 	multiEngineFlags(f)
+	f.Bool("wide", false, "draw the final comparison's tables at their full width (default: fitted to the terminal, 120 columns off one)")
 	setFlag(f)
 	baselineFlags(f)
 	return cmd

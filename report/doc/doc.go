@@ -15,6 +15,9 @@ import "io"
 type Document struct {
 	// Sections are read in order.
 	Sections []Section
+	// FitTables keeps every boxed table of the terminal rendering within
+	// the width, as Table.Fit does for one.
+	FitTables bool
 	// Fit wraps the terminal rendering's lines of text (titles, notes,
 	// text, alerts) at the terminal's width (DefaultWidth when the output
 	// is not one), continuation lines indented by two spaces.
