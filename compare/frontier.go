@@ -78,6 +78,10 @@ type FrontierPoint struct {
 	// LowestMeetingSLO marks the point with the lowest J/token of its
 	// frontier among those meeting the SLO.
 	LowestMeetingSLO bool `json:"lowest_meeting_slo"`
+	// BasisNote, the same on every point of a frontier, says why its
+	// basis is the formal window although some of its loads reached
+	// steady state (the loads that did not); empty otherwise.
+	BasisNote string `json:"basis_note,omitempty"`
 	// group keys the frontier the point belongs to.
 	group string
 }
@@ -153,6 +157,42 @@ func (p *Profile) frontier(rows []RunRow, runs []Run, o FrontierOptions) []Front
 	for _, k := range order {
 		loads[k.group]++
 	}
+	// A frontier on the formal window although some of its loads reached
+	// steady state says which did not, once.
+	notes := map[string]string{}
+	var groups []string
+	for _, k := range order {
+		if !slices.Contains(groups, k.group) {
+			groups = append(groups, k.group)
+		}
+	}
+	for _, g := range groups {
+		if basis[g] != BasisFormal && basis[g] != "" {
+			continue
+		}
+		var missing []string
+		some := false
+		n := 0
+		for _, k := range order {
+			if k.group != g {
+				continue
+			}
+			n++
+			steady := true
+			for _, s := range samples[k] {
+				steady = steady && s.j[BasisSteady] != nil
+			}
+			if steady {
+				some = true
+			} else {
+				missing = append(missing, LoadText(points[k].Load))
+			}
+		}
+		if some && len(missing) > 0 {
+			notes[g] = fmt.Sprintf("J/token on the formal window at every load: %d of %d loads did not reach steady state (%s; fewer successful requests than window × min_windows, or no window set under cv_max), so steady-state J/token cannot be compared along this frontier",
+				len(missing), n, strings.Join(missing, ", "))
+		}
+	}
 	var out []FrontierPoint
 	for _, k := range order {
 		if loads[k.group] < 2 {
@@ -160,6 +200,7 @@ func (p *Profile) frontier(rows []RunRow, runs []Run, o FrontierOptions) []Front
 		}
 		pt := points[k]
 		pt.Basis = orStr(basis[k.group], BasisFormal)
+		pt.BasisNote = notes[k.group]
 		var js, fulls, lats []*float64
 		for _, s := range samples[k] {
 			js, fulls, lats = append(js, s.j[pt.Basis]), append(fulls, s.full), append(lats, s.lat)
@@ -355,6 +396,9 @@ func frontierTables(b *builder, rep *Report) {
 			title += ", " + columnName(c.Field) + " " + c.Value
 		}
 		b.section(title + " (* = Pareto-optimal: no other point has both lower J/token and lower latency)")
+		if p0.BasisNote != "" {
+			b.line("NOTE: " + p0.BasisNote + ".")
+		}
 		rows := make([][]string, 0, len(g))
 		var best *FrontierPoint
 		for i := range g {
