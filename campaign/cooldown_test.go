@@ -65,3 +65,18 @@ func TestCooldownArgs(t *testing.T) {
 		t.Errorf("managed engine: %v", got)
 	}
 }
+
+// A search with steady_requests gives each point --steady-requests, so
+// that run raises its request_count to what steady state needs.
+func TestPointRunSteadyRequests(t *testing.T) {
+	c := &Campaign{Dir: t.TempDir()}
+	base := Run{Axes: map[string]string{"engine": "sim"}, Rep: 1, TP: 1, Config: Config{Args: []string{"--engine", "sim"}}}
+	l := LoadPoint{Mode: "concurrency", Concurrency: 4}
+	if got := c.PointRun(base, l).Config.Args; slices.Contains(got, "--steady-requests") {
+		t.Errorf("without steady_requests: %v", got)
+	}
+	c.Search.SteadyRequests = true
+	if got := c.PointRun(base, l).Config.Args; !slices.Contains(got, "--steady-requests") {
+		t.Errorf("with steady_requests: %v", got)
+	}
+}

@@ -56,6 +56,10 @@ type Search struct {
 	// SLO holds the bounds a request must meet (unset: not applied);
 	// at least one is required by an slo search.
 	SLO SLOBounds `yaml:"slo"`
+	// SteadyRequests gives each point the request count steady state
+	// needs (run --steady-requests: request_count raised to window ×
+	// min_windows).
+	SteadyRequests bool `yaml:"steady_requests"`
 }
 
 // SLOBounds are per-request latency bounds in milliseconds; 0 is unset.

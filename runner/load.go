@@ -216,3 +216,37 @@ func RunsSet(sets []string, n int, given bool) ([]string, error) {
 	}
 	return append(slices.Clone(sets), "runs="+strconv.Itoa(n)), nil
 }
+
+// steadyRequests raises request_count to window × min_windows (the
+// successful formal requests steady state needs) when the profile, with
+// sets, asks for fewer, said once; a profile without these parameters, or
+// request_count 0 (each prompt once), is left as it is.
+func (r *Runner) steadyRequests(profile string, sets []string) ([]string, error) {
+	src, name, err := r.readProfile(profile)
+	if err != nil {
+		return nil, WithCode(CodeInvalid, err)
+	}
+	over := map[string]string{}
+	for _, kv := range sets {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			over[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	l, err := workflow.Load(src, name, workflow.Options{Lookup: r.s.FindProfile, Overrides: over})
+	if err != nil {
+		return nil, WithCode(CodeInvalid, err)
+	}
+	window, ok1 := paramInt(l, "window")
+	minWin, ok2 := paramInt(l, "min_windows")
+	count, ok3 := paramInt(l, "request_count")
+	if !ok1 || !ok2 || !ok3 || count == 0 || count >= window*minWin {
+		return sets, nil
+	}
+	fmt.Fprintf(r.s.Messages, "--steady-requests: request_count %d raised to window × min_windows = %d × %d = %d, the successful formal requests steady state needs\n",
+		count, window, minWin, window*minWin)
+	out := slices.DeleteFunc(slices.Clone(sets), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return strings.TrimSpace(k) == "request_count"
+	})
+	return append(out, "request_count="+strconv.Itoa(window*minWin)), nil
+}

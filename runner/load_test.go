@@ -126,3 +126,29 @@ func TestNumPromptsUnsteady(t *testing.T) {
 		}
 	}
 }
+
+// --steady-requests raises request_count to window × min_windows when the
+// profile (with --set) asks for fewer: benchmark-1.5 has window 100 and
+// min_windows 2, so 50 becomes 200, and window 10 makes 50 enough.
+func TestSteadyRequests(t *testing.T) {
+	var msgs strings.Builder
+	spec := testSpec(t, nil)
+	r, err := New(Spec{FindProfile: spec.FindProfile, Messages: &msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ sets, want []string }{
+		{[]string{"request_count=50"}, []string{"request_count=200"}},
+		{[]string{"request_count=50", "window=10"}, []string{"request_count=50", "window=10"}},
+		{nil, nil}, // the default 1,000 is enough
+		{[]string{"request_count=0"}, []string{"request_count=0"}}, // each prompt once: not known here
+	} {
+		got, err := r.steadyRequests("benchmark-1.5", c.sets)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%v: %v, %v; want %v", c.sets, got, err, c.want)
+		}
+	}
+	if !strings.Contains(msgs.String(), "request_count 50 raised to window × min_windows = 100 × 2 = 200") {
+		t.Errorf("messages %q", msgs.String())
+	}
+}

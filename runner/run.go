@@ -83,6 +83,11 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.SteadyRequests {
+		if sets, err = r.steadyRequests(s.Profile, sets); err != nil {
+			return nil, err
+		}
+	}
 	if s.Sweep != "" {
 		if s.OutputFile != "" {
 			return nil, Invalidf("--output-file writes one run's results: with --sweep, give each run's archive to analyze --output-file")

@@ -57,6 +57,9 @@ type Spec struct {
 	// single run waits to come back near before its baseline (a campaign
 	// point against a running server; --cooldown-idle-w).
 	CooldownIdleW float64
+	// SteadyRequests raises request_count to window × min_windows when it
+	// is below (--steady-requests; a search's points).
+	SteadyRequests bool
 	// Format is the format of the results tables (checked here; empty:
 	// report.FormatTable), and
 	// OutputFile the file one run's results go to (refused with several).
