@@ -178,7 +178,7 @@ func noteSuffix(s string) string {
 func (v *runView) results(res *record.Results) {
 	for _, n := range res.Order {
 		r := res.Values[n]
-		row := metricRow{Name: n, Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description}
+		row := metricRow{Name: r.NameOf(n), Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description}
 		switch r.Kind {
 		case "metric":
 			if len(v.Headline) < headlineCount && r.Value != nil {
