@@ -152,3 +152,20 @@ func TestSteadyRequests(t *testing.T) {
 		t.Errorf("messages %q", msgs.String())
 	}
 }
+
+// A sweep of a profile without sweep_columns shows the method's J/token,
+// throughput and latency where it has those metrics (benchmark-1.5's
+// table stays five columns and value, engine, status wide), else asiai's.
+func TestSweepColumnsOfMethod(t *testing.T) {
+	all := []string{"steady_state_j_per_token", "full_lifecycle_j_per_token", "formal_j_per_token", "output_throughput_tok_s", "ttft_p50_ms", "tpot_ms"}
+	want := []string{"formal_j_per_token", "steady_state_j_per_token", "output_throughput_tok_s", "ttft_p50_ms", "tpot_ms"}
+	if got := sweepColumns(nil, all); !slices.Equal(got, want) {
+		t.Errorf("method: %v", got)
+	}
+	if got := sweepColumns(nil, []string{"tok_per_sec"}); !slices.Equal(got, []string{"tok_per_sec", "ttft_ms", "power_watts"}) {
+		t.Errorf("asiai: %v", got)
+	}
+	if got := sweepColumns(map[string]any{"sweep_columns": "a, b"}, all); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("sweep_columns: %v", got)
+	}
+}
