@@ -41,6 +41,8 @@ const headlineCount = 8
 // metricRow is one metric or check for a table.
 type metricRow struct {
 	Name, Value, Unit, Note, Description string
+	// Label is the name people read (the profile's label:, else Name).
+	Label string
 	// Severity, Passed and Message are for checks; Status is "pass",
 	// "FAIL" or "n/a".
 	Severity, Status, Message string
@@ -178,7 +180,7 @@ func noteSuffix(s string) string {
 func (v *runView) results(res *record.Results) {
 	for _, n := range res.Order {
 		r := res.Values[n]
-		row := metricRow{Name: r.NameOf(n), Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description}
+		row := metricRow{Name: n, Label: r.NameOf(n), Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description}
 		switch r.Kind {
 		case "metric":
 			if len(v.Headline) < headlineCount && r.Value != nil {
