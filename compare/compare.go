@@ -490,6 +490,23 @@ func (p *Profile) flagsOf(r Run) []Flag {
 			}
 		}
 	}
+	// A failed check that no rule names or covers by its severity, and
+	// that declares what it invalidates, removes that under its own name.
+	if r.Results != nil {
+		covered := map[string]bool{}
+		for _, rule := range p.Flags {
+			if rule.Severity != "" {
+				covered[rule.Severity] = true
+			}
+		}
+		for _, name := range r.Results.Order {
+			c := r.Results.Values[name]
+			if byName[name] || covered[c.Severity] || len(c.Invalidates) == 0 || !failedCheck(c) {
+				continue
+			}
+			addCheck(name, c, nil, checkDetail(c))
+		}
+	}
 	return flags
 }
 

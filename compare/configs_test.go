@@ -252,3 +252,24 @@ func TestNotApplicableRows(t *testing.T) {
 		t.Errorf("csv lacks the n/a row:\n%s", buf.String())
 	}
 }
+
+// A warn check that no rule of the comparison profile names (a user's
+// profile adds one) removes what it declares, flagged by its own name.
+func TestUnnamedCheckRemovesWhatItDeclares(t *testing.T) {
+	p := builtin(t)
+	r := mk(spec{id: "r", scenario: "chat", model: "m", engine: "vllm", steady: 0.2, full: 0.4, tokens: 10})
+	res := check(false, "warn", "my check failed")
+	res.Invalidates = []string{"startup_energy_j", "ttft_p50_ms"}
+	r.Results.Values["my_check"] = res
+	r.Results.Order = append(r.Results.Order, "my_check")
+	row := p.Compare([]Run{r}).Runs[0]
+	if flagNames(row.Flags) != "my_check" || !slices.Equal(row.Removed, []string{"startup"}) || !row.Included {
+		t.Errorf("flags %s, removed %v, included %v; want my_check, [startup], included", flagNames(row.Flags), row.Removed, row.Included)
+	}
+	// declaring nothing: not a finding of the comparison
+	res.Invalidates = nil
+	r.Results.Values["my_check"] = res
+	if row := p.Compare([]Run{r}).Runs[0]; len(row.Flags) != 0 {
+		t.Errorf("undeclared: flags %s", flagNames(row.Flags))
+	}
+}
