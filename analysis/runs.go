@@ -85,6 +85,10 @@ type Comparison struct {
 	Report  *compare.Report
 	Runs    []compare.Run
 	EvalErr error
+	// Fit keeps the terminal rendering's tables and lines within the
+	// terminal's width (120 columns off one): a sweep's comparison
+	// unless --wide.
+	Fit bool
 }
 
 // Compare evaluates the runs under paths and compares them with the
@@ -235,6 +239,7 @@ func (r *Reports) Outcome() error {
 // (html) is one self-contained page (version in its footer).
 func (c *Comparison) Render(w io.Writer, format, version string) error {
 	d := compare.Doc(c.Report)
+	d.Fit, d.FitTables = c.Fit, c.Fit
 	d.Page = func(w io.Writer) error {
 		return htmlreport.WriteCompare(w, c.Report, c.Runs, htmlreport.Options{Version: version})
 	}

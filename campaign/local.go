@@ -112,7 +112,7 @@ func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
 	}
 	// Secrets go through the environment: the command line is anyone's
 	// to read (ps).
-	argv, secrets := splitSecrets(r.Args(dir))
+	argv, secrets := splitSecrets(append(r.Args(dir), c.cooldownArgs(r)...))
 	proc, err := o.Starter.Start(o.Binary, argv, childEnv(o.Env, secrets), logf)
 	if err != nil {
 		return fmt.Errorf("run %s: start %s: %w", r.ID, o.Binary, err)

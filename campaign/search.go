@@ -63,6 +63,10 @@ type Search struct {
 	// Load is the fixed load of an slo search over the GPU power limit
 	// (over: gpu_power_limit_w; searchcap.go).
 	Load *CapLoad `yaml:"load"`
+	// SteadyRequests gives each point the request count steady state
+	// needs (run --steady-requests: request_count raised to window ×
+	// min_windows).
+	SteadyRequests bool `yaml:"steady_requests"`
 }
 
 // SLOBounds are per-request latency bounds in milliseconds; 0 is unset.

@@ -61,6 +61,9 @@ func (c *Campaign) PointRun(base Run, l LoadPoint) Run {
 	for _, k := range sortedKeys(sets) {
 		args = append(args, "--set", k+"="+sets[k])
 	}
+	if c.Search.SteadyRequests {
+		args = append(args, "--steady-requests")
+	}
 	r := c.newRun(axes, sortedKeys(c.Matrix.Set), args, base.Rep, base.TP)
 	for _, kv := range c.Search.SLOSets() {
 		r.Config.Args = append(r.Config.Args, "--set", kv)

@@ -451,14 +451,15 @@ func (p *Profile) flagsOf(r Run) []Flag {
 	add := func(rule FlagRule, detail string) {
 		flags = append(flags, Flag{Name: rule.Flag, Detail: detail, Removes: slices.Clone(rule.Removes)})
 	}
-	failedCheck := func(name string, c record.Result) bool {
-		if c.Kind != "check" || c.Passed == nil || *c.Passed {
-			return false
-		}
-		if c.Severity == "exclude" && slices.Contains(p.removesOf(name), ValueAll) {
+	addCheck := func(flag string, c record.Result, rule []string, detail string) {
+		removes := p.removedBy(c, rule)
+		if c.Severity == "exclude" && slices.Contains(removes, ValueAll) {
 			excludeCheckFlagged = true
 		}
-		return true
+		flags = append(flags, Flag{Name: flag, Detail: detail, Removes: removes})
+	}
+	failedCheck := func(c record.Result) bool {
+		return c.Kind == "check" && c.Passed != nil && !*c.Passed
 	}
 	for _, rule := range p.Flags {
 		switch {
@@ -466,8 +467,8 @@ func (p *Profile) flagsOf(r Run) []Flag {
 			if r.Results == nil {
 				continue
 			}
-			if c, ok := r.Results.Values[rule.Check]; ok && failedCheck(rule.Check, c) {
-				add(rule, checkDetail(c))
+			if c, ok := r.Results.Values[rule.Check]; ok && failedCheck(c) {
+				addCheck(rule.Flag, c, rule.Removes, checkDetail(c))
 			}
 		case rule.Severity != "":
 			if r.Results == nil {
@@ -475,10 +476,10 @@ func (p *Profile) flagsOf(r Run) []Flag {
 			}
 			for _, name := range r.Results.Order {
 				c := r.Results.Values[name]
-				if byName[name] || c.Severity != rule.Severity || !failedCheck(name, c) {
+				if byName[name] || c.Severity != rule.Severity || !failedCheck(c) {
 					continue
 				}
-				add(rule, "check "+name+": "+checkDetail(c))
+				addCheck(rule.Flag, c, rule.Removes, "check "+name+": "+checkDetail(c))
 			}
 		case rule.Metric != "":
 			if v, ok, _ := number(r.Results, rule.Metric); ok && v > *rule.Above {
@@ -496,6 +497,23 @@ func (p *Profile) flagsOf(r Run) []Flag {
 			if r.Meta.Status != record.StatusComplete {
 				add(rule, incompleteDetail(&r.Meta))
 			}
+		}
+	}
+	// A failed check that no rule names or covers by its severity, and
+	// that declares what it invalidates, removes that under its own name.
+	if r.Results != nil {
+		covered := map[string]bool{}
+		for _, rule := range p.Flags {
+			if rule.Severity != "" {
+				covered[rule.Severity] = true
+			}
+		}
+		for _, name := range r.Results.Order {
+			c := r.Results.Values[name]
+			if byName[name] || covered[c.Severity] || len(c.Invalidates) == 0 || !failedCheck(c) {
+				continue
+			}
+			addCheck(name, c, nil, checkDetail(c))
 		}
 	}
 	return flags
@@ -521,15 +539,35 @@ func incompleteDetail(m *record.Meta) string {
 	return d
 }
 
-// removesOf is what the rule for a check removes (nil when no rule names
-// it).
-func (p *Profile) removesOf(check string) []string {
-	for _, rule := range p.Flags {
-		if rule.Check == check {
-			return rule.Removes
+// removedBy is what a failed check removes from the statistics: the
+// values whose metrics its own declaration (record.Result.Invalidated)
+// names, all for the whole run, none when it names none of them; a warn
+// check that declares nothing (results of an older profile) removes what
+// the comparison profile's rule says (rule), else none.
+func (p *Profile) removedBy(c record.Result, rule []string) []string {
+	inv := c.Invalidated()
+	if len(inv) == 0 {
+		if len(rule) > 0 {
+			return slices.Clone(rule)
+		}
+		return []string{ValueNone}
+	}
+	if slices.Contains(inv, record.InvalidatesAll) {
+		return []string{ValueAll}
+	}
+	var out []string
+	for _, v := range []struct{ value, metric string }{
+		{ValueSteady, p.Metrics.SteadyJPerToken}, {ValueFull, p.Metrics.FullJPerToken},
+		{ValueStartup, p.Metrics.StartupEnergyJ}, {ValueRelease, p.Metrics.ReleaseEnergyJ},
+	} {
+		if c.InvalidatesMetric(v.metric) {
+			out = append(out, v.value)
 		}
 	}
-	return nil
+	if len(out) == 0 {
+		return []string{ValueNone}
+	}
+	return out
 }
 
 func (p *Profile) runRow(r Run, flags []Flag) RunRow {

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/profiles"
 	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/workflow"
 )
 
 // withParams sets run.json parameters on a synthetic run.
@@ -144,24 +143,27 @@ func TestRatioOverConfigurationsWithBoth(t *testing.T) {
 	}
 }
 
-// Each benchmark-1.5 warn check is decided in the comparison profile:
-// a run failing it is out entirely, loses a value, or is shown only.
-func TestWarnChecksDecided(t *testing.T) {
+// Each benchmark-1.5 warn check removes from the comparison what the
+// profile declares it invalidates, and nothing else: a failed
+// first_token_times_exact keeps the run's J/token, baseline_idle removes
+// only what is computed against the baseline.
+func TestWarnChecksRemoveWhatTheyInvalidate(t *testing.T) {
 	p := builtin(t)
 	src, err := profiles.Read("benchmark-1.5")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var prof struct {
-		Checks []struct{ Name, Severity string } `yaml:"checks"`
-	}
-	if err := yaml.Unmarshal(src, &prof); err != nil {
+	l, err := workflow.Load(src, "benchmark-1.5", workflow.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	// no_failed_requests is the metric rule failed_requests.
-	for _, c := range prof.Checks {
-		if c.Severity == "warn" && c.Name != "no_failed_requests" && p.removesOf(c.Name) == nil {
-			t.Errorf("warn check %s: no rule in the comparison profile decides it", c.Name)
+	invalidated := map[string][]string{}
+	for _, c := range l.Profile.Checks {
+		invalidated[c.Name] = c.Invalidated
+		// no_failed_requests is the metric rule failed_requests; the
+		// audits of the other boundaries make their own figures n/a.
+		if c.Severity == "warn" && !slices.Contains([]string{"no_failed_requests", "power_valid_cpu_dram", "power_valid_node"}, c.Name) && !slices.ContainsFunc(p.Flags, func(f FlagRule) bool { return f.Check == c.Name }) {
+			t.Errorf("warn check %s: no rule in the comparison profile names its flag", c.Name)
 		}
 	}
 	for _, c := range []struct {
@@ -169,20 +171,35 @@ func TestWarnChecksDecided(t *testing.T) {
 		removed     []string
 		included    bool
 	}{
-		{"baseline_idle", "baseline_not_idle", []string{"all"}, false},
-		{"counter_agrees_with_power", "counter_disagrees", []string{"all"}, false},
-		{"scrape_interval_fine", "scrape_too_coarse", []string{"all"}, false},
-		{"first_token_times_exact", "first_tokens_bounded", []string{"steady"}, true},
+		{"baseline_idle", "baseline_not_idle", []string{"full", "release"}, true},
+		{"counter_agrees_with_power", "counter_disagrees", []string{"steady", "full", "startup", "release"}, true},
+		{"scrape_interval_fine", "scrape_too_coarse", []string{"steady", "full", "startup", "release"}, true},
+		{"first_token_times_exact", "first_tokens_bounded", []string{}, true},
 		{"energy_counter_clean", "counter_glitch", []string{}, true},
+		{"steady_state_reached", "not_steady", []string{"steady"}, true},
 	} {
 		r := mk(spec{id: "r", scenario: "chat", model: "m", engine: "vllm", steady: 0.2, full: 0.4, tokens: 10})
-		r.Results.Values[c.check] = check(false, "warn", c.check+" failed")
+		res := check(false, "warn", c.check+" failed")
+		res.Invalidates = invalidated[c.check]
+		r.Results.Values[c.check] = res
 		r.Results.Order = append(r.Results.Order, c.check)
 		rep := p.Compare([]Run{r})
 		row := rep.Runs[0]
 		if flagNames(row.Flags) != c.flag || !slices.Equal(row.Removed, c.removed) || row.Included != c.included || len(rep.Flagged) != 1 {
 			t.Errorf("%s: flags %s, removed %v, included %v; want %s, %v, %v", c.check, flagNames(row.Flags), row.Removed, row.Included, c.flag, c.removed, c.included)
 		}
+	}
+	// A check that declares nothing (an older profile's results): the
+	// rule's removes when it has one, else nothing.
+	old := &Profile{Metrics: p.Metrics}
+	if got := old.removedBy(check(false, "warn", ""), []string{ValueSteady}); !slices.Equal(got, []string{ValueSteady}) {
+		t.Errorf("undeclared with a rule: %v", got)
+	}
+	if got := old.removedBy(check(false, "warn", ""), nil); !slices.Equal(got, []string{ValueNone}) {
+		t.Errorf("undeclared without a rule: %v", got)
+	}
+	if got := old.removedBy(check(false, "exclude", ""), nil); !slices.Equal(got, []string{ValueAll}) {
+		t.Errorf("an exclude check: %v", got)
 	}
 }
 
@@ -275,5 +292,26 @@ func TestGPUPowerLimitIsAConfiguration(t *testing.T) {
 		default:
 			t.Errorf("configuration %+v", c.Configuration)
 		}
+	}
+}
+
+// A warn check that no rule of the comparison profile names (a user's
+// profile adds one) removes what it declares, flagged by its own name.
+func TestUnnamedCheckRemovesWhatItDeclares(t *testing.T) {
+	p := builtin(t)
+	r := mk(spec{id: "r", scenario: "chat", model: "m", engine: "vllm", steady: 0.2, full: 0.4, tokens: 10})
+	res := check(false, "warn", "my check failed")
+	res.Invalidates = []string{"startup_energy_j", "ttft_p50_ms"}
+	r.Results.Values["my_check"] = res
+	r.Results.Order = append(r.Results.Order, "my_check")
+	row := p.Compare([]Run{r}).Runs[0]
+	if flagNames(row.Flags) != "my_check" || !slices.Equal(row.Removed, []string{"startup"}) || !row.Included {
+		t.Errorf("flags %s, removed %v, included %v; want my_check, [startup], included", flagNames(row.Flags), row.Removed, row.Included)
+	}
+	// declaring nothing: not a finding of the comparison
+	res.Invalidates = nil
+	r.Results.Values["my_check"] = res
+	if row := p.Compare([]Run{r}).Runs[0]; len(row.Flags) != 0 {
+		t.Errorf("undeclared: flags %s", flagNames(row.Flags))
 	}
 }

@@ -119,3 +119,38 @@ func TestParseCounts(t *testing.T) {
 		}
 	}
 }
+
+// The estimate says what a flag of its run means for it: a check that
+// invalidates only latency figures leaves its inputs alone; one that
+// invalidates the baseline-relative figures names E_release; a whole-run
+// flag keeps the run out of formal results.
+func TestEstimateFlagNotes(t *testing.T) {
+	p := builtin(t)
+	for _, c := range []struct {
+		check, severity string
+		invalidates     []string
+		want            string
+	}{
+		{"first_token_times_exact", "warn", []string{"ttft_p50_ms", "tpot_ms"}, "the figures this estimate uses are not affected."},
+		{"baseline_idle", "warn", []string{"full_lifecycle_j_per_token", "release_energy_j"}, "E_release is left out of formal results, so this estimate is not a formal result."},
+		{"counter_agrees_with_power", "warn", []string{"steady_state_j_per_token", "startup_energy_j", "release_energy_j"}, "E_startup and E_release and e_ss are left out"},
+		{"release_closed", "exclude", nil, "it is left out of formal results."},
+	} {
+		r := estimateRun(10)
+		res := check(false, c.severity, c.check+" failed")
+		res.Invalidates = c.invalidates
+		r.Results.Values[c.check] = res
+		r.Results.Order = append(r.Results.Order, c.check)
+		est, err := p.EstimateRun(r, []int64{100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := RenderEstimate(&buf, est, report.FormatTable); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), c.want) {
+			t.Errorf("%s: estimate lacks %q:\n%s", c.check, c.want, buf.String())
+		}
+	}
+}

@@ -98,6 +98,10 @@ type FrontierPoint struct {
 	// LowestMeetingSLO marks the point with the lowest J/token of its
 	// frontier among those meeting the SLO.
 	LowestMeetingSLO bool `json:"lowest_meeting_slo"`
+	// BasisNote, the same on every point of a frontier, says why its
+	// basis is the formal window although some of its loads reached
+	// steady state (the loads that did not); empty otherwise.
+	BasisNote string `json:"basis_note,omitempty"`
 	// group keys the frontier the point belongs to.
 	group string
 	// js are the medians by basis, objs of the other objectives.
@@ -192,10 +196,46 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 			}
 		}
 	}
+	// A configuration on the formal window although some of its loads
+	// reached steady state says which did not, once.
+	notes := map[string]string{}
+	var groups []string
+	for _, k := range order {
+		if !slices.Contains(groups, k.group) {
+			groups = append(groups, k.group)
+		}
+	}
+	for _, g := range groups {
+		if basis[g] != BasisFormal && basis[g] != "" {
+			continue
+		}
+		var missing []string
+		some, n := false, 0
+		for _, k := range order {
+			if k.group != g {
+				continue
+			}
+			n++
+			steady := true
+			for _, s := range samples[k] {
+				steady = steady && s.j[BasisSteady] != nil
+			}
+			if steady {
+				some = true
+			} else {
+				missing = append(missing, LoadText(points[k].Load))
+			}
+		}
+		if some && len(missing) > 0 {
+			notes[g] = fmt.Sprintf("J/token on the formal window at every load: %d of %d loads did not reach steady state (%s; fewer successful requests than window × min_windows, or no window set under cv_max), so steady-state J/token cannot be compared along this frontier",
+				len(missing), n, strings.Join(missing, ", "))
+		}
+	}
 	out := make([]FrontierPoint, 0, len(order))
 	for _, k := range order {
 		pt := points[k]
 		pt.Basis = orStr(basis[k.group], BasisFormal)
+		pt.BasisNote = notes[k.group]
 		col := func(get func(sample) *float64) *float64 {
 			var xs []*float64
 			for _, s := range samples[k] {
@@ -439,6 +479,9 @@ func frontierTables(b *builder, rep *Report) {
 		}
 		b.section(title + " (* = Pareto-optimal: no other point has both lower J/token and lower latency)")
 		b.line(LatencyAxisText(&p0) + ".")
+		if p0.BasisNote != "" {
+			b.line("NOTE: " + p0.BasisNote + ".")
+		}
 		rows := make([][]string, 0, len(g))
 		var best *FrontierPoint
 		for i := range g {

@@ -134,3 +134,32 @@ func TestFrontierNeedsTwoLoads(t *testing.T) {
 		t.Error("latency itl_p50_ms accepted")
 	}
 }
+
+// A frontier on the formal window because some loads did not reach
+// steady state says so once, up front, naming those loads; one whose
+// every load has steady state has no note.
+func TestFrontierBasisNote(t *testing.T) {
+	p := builtin(t)
+	runs := []Run{frontierRun("c1", 1, 2, 2.1, 20, nil), frontierRun("c4", 4, -1, 1, 22, nil), frontierRun("c8", 8, 1.2, 1.3, 30, nil)}
+	rep := p.Compare(runs)
+	if len(rep.Frontier) != 3 {
+		t.Fatalf("frontier %+v", rep.Frontier)
+	}
+	c4 := LoadText(rep.Frontier[1].Load)
+	for _, pt := range rep.Frontier {
+		if pt.Basis != BasisFormal || !strings.Contains(pt.BasisNote, "1 of 3 loads did not reach steady state ("+c4+";") {
+			t.Errorf("%s: basis %s, note %q", pt.RunID, pt.Basis, pt.BasisNote)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, rep, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "did not reach steady state"); n != 1 {
+		t.Errorf("the note is shown %d times:\n%s", n, buf.String())
+	}
+	rep = p.Compare([]Run{runs[0], runs[2]})
+	if rep.Frontier[0].Basis != BasisSteady || rep.Frontier[0].BasisNote != "" {
+		t.Errorf("all steady: %+v", rep.Frontier[0])
+	}
+}

@@ -122,7 +122,10 @@ type FlagRule struct {
 	Incomplete bool     `yaml:"incomplete"`
 	Flag       string   `yaml:"flag"`
 	// Removes lists the values removed: steady, full, startup, release,
-	// or all (the run is out of the statistics).
+	// or all (the run is out of the statistics). A failed check removes
+	// what its own declaration (the evaluated profile's invalidates) names
+	// instead; Removes then only applies to a check that declares nothing
+	// (results of an older profile), and may be left out.
 	Removes []string `yaml:"removes"`
 }
 
@@ -283,8 +286,8 @@ func (p *Profile) validateFlags(d *yamlstrict.Decoder, root *yaml.Node) {
 		if strings.TrimSpace(f.Flag) == "" {
 			d.Errorf(n, where, "flag: required (the name shown next to a flagged run)")
 		}
-		if len(f.Removes) == 0 {
-			d.Errorf(n, where, "removes: required, a list of %s", strings.Join(removalNames, ", "))
+		if len(f.Removes) == 0 && f.Check == "" {
+			d.Errorf(n, where, "removes: required, a list of %s (a check's rule may leave it out: the check's own invalidates decides)", strings.Join(removalNames, ", "))
 		}
 		for _, v := range f.Removes {
 			if !slices.Contains(removalNames, v) {

@@ -489,10 +489,34 @@ func EstimateDoc(est *Estimate) *doc.Document {
 		b.line("Fixed overhead per request as a share of E(N)/N: " + strings.Join(ths, "; ") + ".")
 	}
 	for _, f := range est.Flags {
-		b.line(fmt.Sprintf("NOTE: this run is flagged %s (%s); it is left out of formal results.", f.Name, orDash(f.Detail)))
+		b.line(estimateFlagNote(f))
 	}
 	b.line(est.Caveat)
 	return b.d
+}
+
+// estimateFlagNote says what a flag of the run means for its estimate:
+// the run out of formal results, the estimate's inputs it invalidates
+// (E_startup, E_release, e_ss), or none of them.
+func estimateFlagNote(f Flag) string {
+	head := fmt.Sprintf("NOTE: this run is flagged %s (%s); ", f.Name, orDash(f.Detail))
+	if slices.Contains(f.Removes, ValueAll) {
+		return head + "it is left out of formal results."
+	}
+	var inputs []string
+	for _, v := range []struct{ value, name string }{{ValueStartup, "E_startup"}, {ValueRelease, "E_release"}, {ValueSteady, "e_ss"}} {
+		if slices.Contains(f.Removes, v.value) {
+			inputs = append(inputs, v.name)
+		}
+	}
+	if len(inputs) == 0 {
+		return head + "the figures this estimate uses are not affected."
+	}
+	verb := " is"
+	if len(inputs) > 1 {
+		verb = " are"
+	}
+	return head + strings.Join(inputs, " and ") + verb + " left out of formal results, so this estimate is not a formal result."
 }
 
 func g(v float64) string  { return strconv.FormatFloat(v, 'g', -1, 64) }

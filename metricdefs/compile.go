@@ -47,7 +47,8 @@ type Def struct {
 	When string
 	NA   string
 	// Detail, for checks, is an optional expression whose value is appended
-	// to Message when the check fails.
+	// to Message when the check fails; for metrics, one whose value is the
+	// note of a metric that has a value (its inputs).
 	Detail      string
 	Unit        string
 	Description string
@@ -58,6 +59,12 @@ type Def struct {
 	// ("gpu", "cpu+dram", "node"; see CheckBoundary), shown in the
 	// headings of tables and reports.
 	Boundary string
+	// Label, for metrics, is the name people read (tables, summary).
+	Label string
+	// Invalidates, for checks, is what a failure invalidates: metric
+	// names, or ["all"] (the whole run); empty: the severity's default
+	// (record.Result.Invalidated).
+	Invalidates []string
 }
 
 // CheckBoundary checks a metric's boundary: domains of

@@ -155,9 +155,10 @@ func (m *vms) run(prog *vm.Program, env any) (any, error) {
 // returns their outcomes) and stores its value in env; run runs its
 // formulas.
 func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, run func(*vm.Program, any) (any, error), dep func(string) *defOutcome) defOutcome {
-	r := record.Result{Kind: string(c.Kind), Unit: c.Unit, Description: c.Description, Format: c.Format, Boundary: c.Boundary}
+	r := record.Result{Kind: string(c.Kind), Label: c.Label, Unit: c.Unit, Description: c.Description, Format: c.Format, Boundary: c.Boundary}
 	if c.Kind == KindCheck {
 		r.Severity = c.Severity
+		r.Invalidates = c.Invalidates
 	}
 	fail := func(err error, note string, na bool) defOutcome {
 		r.Note = note
@@ -226,6 +227,12 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		}
 	default:
 		r.Value, r.Note = resultValue(out)
+		if c.detail != nil && r.Value != nil && r.Note == "" {
+			// A metric's detail: its inputs, as the note beside it.
+			if d, err := run(c.detail, envI); err == nil && d != nil {
+				r.Note = fmt.Sprint(d)
+			}
+		}
 	}
 	return defOutcome{r: r}
 }

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/report/doc"
@@ -188,12 +190,12 @@ func ResultsDoc(run Run, all bool) *doc.Document {
 		data.AddRow(doc.Str(n), doc.Str(r.Kind), doc.Cell{Text: FormatValue(r), Value: r.Value}, doc.Str(r.Unit), doc.Str(noteOf(r)),
 			doc.Cell{Text: strconv.FormatBool(run.Meta.Simulated), Value: run.Meta.Simulated}, doc.Str(r.Boundary))
 	}
-	d := &doc.Document{Data: data, JSON: out}
+	d := &doc.Document{Data: data, JSON: out, Fit: true}
 	if !all {
 		names = measuredOnly(names, res.Values, MeasuredDomains(run.Meta))
 	}
 	d.Add(header(run)...)
-	t := &doc.Table{Columns: doc.Cols("metric", "value", "unit", "note"), NoWrapMarkdown: true}
+	t := &doc.Table{Columns: doc.Cols("metric", "value", "unit", "note"), NoWrapMarkdown: true, Fit: true}
 	bound := withBoundary(names, res.Values)
 	if bound {
 		t.Columns = doc.Cols("metric", "boundary", "value", "unit", "note")
@@ -201,14 +203,41 @@ func ResultsDoc(run Run, all bool) *doc.Document {
 	for _, n := range names {
 		r := res.Values[n]
 		if bound {
-			t.Add([]string{n, BoundaryLabel(r.Boundary), FormatValue(r), r.Unit, noteOf(r)})
+			t.Add([]string{r.NameOf(n), BoundaryLabel(r.Boundary), shortValue(r), r.Unit, noteOf(r)})
 		} else {
-			t.Add([]string{n, FormatValue(r), r.Unit, noteOf(r)})
+			t.Add([]string{r.NameOf(n), shortValue(r), r.Unit, noteOf(r)})
 		}
 	}
 	d.Add(t)
 	d.Add(footer(run)...)
 	return d
+}
+
+// shortValueMax is the widest value a table of results shows whole.
+const shortValueMax = 40
+
+// shortValue is FormatValue for a table people read: a list or an object
+// too wide for it (a derived list of requests) is shown by its size; the
+// data and JSON keep the whole value.
+func shortValue(r record.Result) string {
+	s := FormatValue(r)
+	if utf8.RuneCountInString(s) <= shortValueMax {
+		return s
+	}
+	switch v := r.Value.(type) {
+	case []any:
+		return fmt.Sprintf("(%d items)", len(v))
+	case map[string]any:
+		return fmt.Sprintf("(%d fields)", len(v))
+	case string:
+		return s
+	}
+	if rv := reflect.ValueOf(r.Value); rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		return fmt.Sprintf("(%d items)", rv.Len())
+	} else if rv.Kind() == reflect.Map || rv.Kind() == reflect.Struct || rv.Kind() == reflect.Pointer {
+		return "(an object)"
+	}
+	return s
 }
 
 // header is a run's title and its notes.
@@ -309,6 +338,7 @@ func metricsSideBySide(runs []Run) *doc.Table {
 	var names []string
 	units := map[string]string{}
 	bounds := map[string]string{}
+	labels := map[string]string{}
 	seen := map[string]bool{}
 	for _, r := range runs {
 		if r.Results == nil {
@@ -320,6 +350,7 @@ func metricsSideBySide(runs []Run) *doc.Table {
 				names = append(names, n)
 				units[n] = r.Results.Values[n].Unit
 				bounds[n] = BoundaryLabel(r.Results.Values[n].Boundary)
+				labels[n] = r.Results.Values[n].NameOf(n)
 			}
 		}
 	}
@@ -344,9 +375,9 @@ func metricsSideBySide(runs []Run) *doc.Table {
 	}
 	mrows := make([][]doc.Cell, 0, len(names))
 	for _, n := range names {
-		row := []string{n, units[n]}
+		row := []string{labels[n], units[n]}
 		if bound {
-			row = []string{n, bounds[n], units[n]}
+			row = []string{labels[n], bounds[n], units[n]}
 		}
 		for i, r := range runs {
 			cell := ""

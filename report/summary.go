@@ -70,16 +70,22 @@ func SummaryDoc(run Run, spec SummarySpec) *doc.Document {
 	lines := summaryHeader(run.Meta, boundaries(res, shown))
 	nameW := 0
 	for _, n := range shown {
-		nameW = max(nameW, len(n))
+		nameW = max(nameW, utf8.RuneCountInString(res.Values[n].NameOf(n)))
 	}
+	invalid := InvalidatedBy(res)
 	for _, n := range shown {
 		r := res.Values[n]
 		unit := r.Unit
 		if b := BoundaryLabel(r.Boundary); b != "" {
 			unit += " [" + b + "]"
 		}
-		line := strings.TrimRight(fmt.Sprintf("  %-*s %12s %s", nameW, n, FormatValue(r), unit), " ")
+		label := r.NameOf(n)
+		pad := strings.Repeat(" ", nameW-utf8.RuneCountInString(label))
+		line := strings.TrimRight(fmt.Sprintf("  %s%s %12s %s", label, pad, FormatValue(r), unit), " ")
 		note := strings.TrimPrefix(r.Note, "not applicable: ")
+		if by := invalid[n]; len(by) > 0 && r.Value != nil {
+			note = "invalid: check " + strings.Join(by, ", ") + " failed"
+		}
 		switch {
 		case note == "":
 		case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(note) <= SummaryWidth:
@@ -109,6 +115,29 @@ func SummaryDoc(run Run, spec SummarySpec) *doc.Document {
 		d.Add(&doc.Text{Text: l})
 	}
 	return d
+}
+
+// InvalidatedBy maps each metric that a failed check of res invalidates
+// (the check's declaration, record.Result.Invalidated) to those checks,
+// in results order. A check that invalidates the whole run is left out:
+// the run's exclusion says it.
+func InvalidatedBy(res *record.Results) map[string][]string {
+	out := map[string][]string{}
+	if res == nil {
+		return out
+	}
+	for _, c := range res.Order {
+		r := res.Values[c]
+		if r.Kind != "check" || r.Passed == nil || *r.Passed {
+			continue
+		}
+		for _, m := range r.Invalidated() {
+			if m != record.InvalidatesAll {
+				out[m] = append(out[m], c)
+			}
+		}
+	}
+	return out
 }
 
 // boundaries lists the boundaries (GPU, CPU/DRAM, node) of the shown

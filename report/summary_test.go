@@ -81,6 +81,29 @@ func TestSummary(t *testing.T) {
 	}
 }
 
+// A failed check marks the headline figures it declares invalid and no
+// other: a first-token check leaves the J/token as it is.
+func TestSummaryMarksInvalidated(t *testing.T) {
+	res := &record.Results{
+		Order: []string{"j", "ttft", "c_first"},
+		Values: map[string]record.Result{
+			"j":    {Kind: "metric", Value: 0.25, Unit: "J/token", Format: "%.2f"},
+			"ttft": {Kind: "metric", Value: 12.0, Unit: "ms", Format: "%.1f"},
+			"c_first": {Kind: "check", Value: false, Passed: boolp(false), Severity: "warn",
+				Message: "first-token times are upper bounds", Invalidates: []string{"ttft"}},
+		},
+	}
+	var buf bytes.Buffer
+	run := Run{Meta: record.Meta{RunID: "r1", Status: "complete"}, Results: res}
+	if err := Summary(&buf, run, SummarySpec{Metrics: []string{"j", "ttft"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	if !strings.Contains(got, "  ttft         12.0 ms (invalid: check c_first failed)\n") || !strings.Contains(got, "  j            0.25 J/token\n") {
+		t.Errorf("summary:\n%s", got)
+	}
+}
+
 func TestWrap(t *testing.T) {
 	for _, tc := range []struct {
 		s     string
@@ -140,5 +163,27 @@ func TestSummaryNotEvaluated(t *testing.T) {
 	out := b.String()
 	if !strings.HasPrefix(out, "run r · profile p · engine - · model - · status complete\n") || !strings.HasSuffix(out, "\nsee --all\n") {
 		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// In the table people read, a list or object too wide for it is shown by
+// its size (the data and JSON keep it whole); short values stay whole.
+func TestShortValue(t *testing.T) {
+	long := make([]any, 7)
+	for i := range long {
+		long[i] = map[string]any{"id": "request-number-" + strings.Repeat("x", 10)}
+	}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{long, "(7 items)"},
+		{map[string]any{"a": strings.Repeat("y", 50), "b": 1.0}, "(2 fields)"},
+		{[]any{1.0, 2.0}, "[1,2]"},
+		{0.25, "0.25"},
+	} {
+		if got := shortValue(record.Result{Kind: "derived", Value: c.v}); got != c.want {
+			t.Errorf("%v: %q, want %q", c.v, got, c.want)
+		}
 	}
 }

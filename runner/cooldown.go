@@ -28,8 +28,26 @@ type cooldownParams struct {
 
 // cooldownParamsOf reads cooldown_tolerance, cooldown_idle, cooldown_hold
 // and cooldown_max_wait from the resolved profile parameters (durations in
-// seconds).
-func cooldownParamsOf(params map[string]any) cooldownParams {
+// seconds). Between points against a running server (external), a profile
+// without cooldown_max_wait that has the method's release parameters
+// (benchmark-1.0, -1.5) waits as its release does: within
+// release_tolerance of the idle level for release_hold, at most
+// release_max_wait; the server keeps its model loaded, so nothing else
+// brings the GPUs back to idle before the next point's baseline.
+func cooldownParamsOf(params map[string]any, external bool) cooldownParams {
+	if _, ok := params["cooldown_max_wait"]; !ok && external {
+		if _, ok := params["release_max_wait"]; ok {
+			p := cooldownParamsOf(map[string]any{
+				"cooldown_max_wait": params["release_max_wait"], "cooldown_tolerance": params["release_tolerance"],
+				"cooldown_hold": params["release_hold"], "cooldown_idle": params["cooldown_idle"]}, false)
+			return p
+		}
+	}
+	return cooldownParamsOfProfile(params)
+}
+
+// cooldownParamsOfProfile reads the profile's own cooldown_* parameters.
+func cooldownParamsOfProfile(params map[string]any) cooldownParams {
 	f := func(k string, def float64) float64 {
 		switch v := params[k].(type) {
 		case float64:
@@ -201,7 +219,7 @@ func (r *Runner) startCooldown(ctx context.Context, sets []string) *cooldownSess
 	if err := probe.prepareProfile(sets); err != nil {
 		return nil // the run itself reports the profile's error
 	}
-	p := cooldownParamsOf(probe.l.Params)
+	p := cooldownParamsOf(probe.l.Params, r.s.Engine.URL != "")
 	if !p.Enabled {
 		return nil
 	}
@@ -288,4 +306,40 @@ func (e *engineRun) recordCooldown() error {
 	e.r.cooldown = nil
 	e.log.Info().Str("cooldown", c.Note).Msg("cooldown before this engine")
 	return c.record(e.out)
+}
+
+// cooldownTo waits, before a run's baseline, for the GPUs to come back
+// within the profile's tolerance of idleW (a level measured before: a
+// campaign's earlier point against the same server, --cooldown-idle-w),
+// bounded by its maximum wait, and keeps the outcome for the run's
+// run.json. A profile without cooldown or release parameters, or no power
+// source, waits for nothing (said once).
+func (r *Runner) cooldownTo(ctx context.Context, sets []string, idleW float64) {
+	probe := &engineRun{r: r, s: r.s}
+	if err := probe.prepareProfile(sets); err != nil {
+		return // the run itself reports the profile's error
+	}
+	p := cooldownParamsOf(probe.l.Params, true)
+	msgs := r.s.Messages
+	if !p.Enabled || r.s.OpenTelemetry == nil {
+		return
+	}
+	clock := workflow.NewClock()
+	env := TelemetryEnv{Clock: clock, Cooldown: true}
+	if probe.simulated {
+		env.Sim = &SimGPU{Load: idleLoad{}, Config: simtel.DefaultConfig()}
+	}
+	src, _, err := r.s.OpenTelemetry(ctx, env)
+	if err != nil || src == nil {
+		fmt.Fprintf(msgs, "cooldown before this point: no power source (%v)\n", errOrNone(err))
+		return
+	}
+	defer src.Close()
+	res, err := waitCooldown(ctx, src, clock.Now, idleW, p, sleepCtx)
+	if err != nil {
+		fmt.Fprintf(msgs, "cooldown before this point: %v\n", err)
+		return
+	}
+	fmt.Fprintf(msgs, "cooldown before this point: %s\n", res.Note)
+	r.cooldown = &res
 }

@@ -68,9 +68,24 @@ func TestCooldownParamsOf(t *testing.T) {
 		{map[string]any{"cooldown_max_wait": 10.0, "cooldown_hold": 1, "cooldown_idle": int64(2), "cooldown_tolerance": 0.2},
 			cooldownParams{Enabled: true, Tolerance: 0.2, IdleS: 2, HoldS: 1, MaxWaitS: 10, Poll: 0.25}},
 	} {
-		if got := cooldownParamsOf(tc.params); got != tc.want {
+		if got := cooldownParamsOf(tc.params, false); got != tc.want {
 			t.Errorf("%v: %+v, want %+v", tc.params, got, tc.want)
 		}
+	}
+}
+
+// Between points against a running server, a benchmark profile (no
+// cooldown_* parameters) waits as its release does: release_tolerance,
+// release_hold, at most release_max_wait; a managed engine's release
+// already waited, so it gets none.
+func TestCooldownParamsOfRelease(t *testing.T) {
+	params := map[string]any{"release_tolerance": 0.05, "release_hold": 30.0, "release_max_wait": 600.0}
+	want := cooldownParams{Enabled: true, Tolerance: 0.05, IdleS: 5, HoldS: 30, MaxWaitS: 600, Poll: 0.5}
+	if got := cooldownParamsOf(params, true); got != want {
+		t.Errorf("external: %+v, want %+v", got, want)
+	}
+	if got := cooldownParamsOf(params, false); got.Enabled {
+		t.Errorf("managed: %+v, want no cooldown", got)
 	}
 }
 
@@ -135,14 +150,16 @@ func setEngine(t *testing.T, dir string, e record.EngineInfo) {
 }
 
 // The load options become --set values of the parameters the profile
-// declares (benchmark-1.5 has them all).
+// declares (benchmark-1.5 has them all); 9 prompts, fewer than the 2
+// windows of 100 that steady state needs, run without it
+// (accept_unsteady=true).
 func TestApplyLoad(t *testing.T) {
 	r, err := New(Spec{FindProfile: testSpec(t, nil).FindProfile, Load: LoadOptions{Rate: 2, RateSet: true, NumPrompts: 9, NumPromptsSet: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sets, err := r.applyLoad("benchmark-1.5", []string{"x=1"})
-	if err != nil || strings.Join(sets, " ") != "x=1 rate=2 mode=poisson request_count=9" {
+	if err != nil || strings.Join(sets, " ") != "x=1 rate=2 mode=poisson request_count=9 accept_unsteady=true" {
 		t.Errorf("sets %v, %v", sets, err)
 	}
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -48,7 +49,55 @@ func (r *Runner) applyLoad(profile string, sets []string) ([]string, error) {
 	if err != nil {
 		return nil, WithCode(CodeInvalid, err)
 	}
-	return mapLoadFlags(sets, v, l.Profile.Name, func(p string) bool { _, ok := l.Params[p]; return ok })
+	out, err := mapLoadFlags(sets, v, l.Profile.Name, func(p string) bool { _, ok := l.Params[p]; return ok })
+	if err != nil {
+		return nil, err
+	}
+	return r.numPromptsUnsteady(out, v, l.Params), nil
+}
+
+// numPromptsUnsteady accepts --num-prompts N below window × min_windows
+// (vLLM bench serve's familiar count, e.g. 100 against 2 windows of 100)
+// as a run without a steady-state result, said once, where the profile
+// would otherwise refuse it: it adds accept_unsteady=true unless --set
+// gives accept_unsteady.
+func (r *Runner) numPromptsUnsteady(sets []string, v LoadOptions, params map[string]any) []string {
+	if !v.NumPromptsSet {
+		return sets
+	}
+	if _, declared := params["accept_unsteady"]; !declared {
+		return sets
+	}
+	val := map[string]string{}
+	for _, kv := range sets {
+		if k, x, ok := strings.Cut(kv, "="); ok {
+			val[strings.TrimSpace(k)] = strings.TrimSpace(x)
+		}
+	}
+	if _, given := val["accept_unsteady"]; given {
+		return sets
+	}
+	intOf := func(name string) (int, bool) {
+		if x, ok := val[name]; ok {
+			n, err := strconv.Atoi(x)
+			return n, err == nil
+		}
+		switch n := params[name].(type) {
+		case int:
+			return n, true
+		case int64:
+			return int(n), true
+		}
+		return 0, false
+	}
+	window, ok1 := intOf("window")
+	minWin, ok2 := intOf("min_windows")
+	if !ok1 || !ok2 || v.NumPrompts >= window*minWin {
+		return sets
+	}
+	fmt.Fprintf(r.s.Messages, "--num-prompts %d: fewer than window × min_windows = %d × %d = %d, so steady state cannot be reached: this run reports formal J/token, not steady-state (accept_unsteady=true; --num-prompts %d or more for steady state)\n",
+		v.NumPrompts, window, minWin, window*minWin, window*minWin)
+	return append(sets, "accept_unsteady=true")
 }
 
 // mapLoadFlags turns the vLLM load flags of v into --set values appended
@@ -169,4 +218,38 @@ func RunsSet(sets []string, n int, given bool) ([]string, error) {
 		}
 	}
 	return append(slices.Clone(sets), "runs="+strconv.Itoa(n)), nil
+}
+
+// steadyRequests raises request_count to window × min_windows (the
+// successful formal requests steady state needs) when the profile, with
+// sets, asks for fewer, said once; a profile without these parameters, or
+// request_count 0 (each prompt once), is left as it is.
+func (r *Runner) steadyRequests(profile string, sets []string) ([]string, error) {
+	src, name, err := r.readProfile(profile)
+	if err != nil {
+		return nil, WithCode(CodeInvalid, err)
+	}
+	over := map[string]string{}
+	for _, kv := range sets {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			over[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	l, err := workflow.Load(src, name, workflow.Options{Lookup: r.s.FindProfile, Overrides: over})
+	if err != nil {
+		return nil, WithCode(CodeInvalid, err)
+	}
+	window, ok1 := paramInt(l, "window")
+	minWin, ok2 := paramInt(l, "min_windows")
+	count, ok3 := paramInt(l, "request_count")
+	if !ok1 || !ok2 || !ok3 || count == 0 || count >= window*minWin {
+		return sets, nil
+	}
+	fmt.Fprintf(r.s.Messages, "--steady-requests: request_count %d raised to window × min_windows = %d × %d = %d, the successful formal requests steady state needs\n",
+		count, window, minWin, window*minWin)
+	out := slices.DeleteFunc(slices.Clone(sets), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return strings.TrimSpace(k) == "request_count"
+	})
+	return append(out, "request_count="+strconv.Itoa(window*minWin)), nil
 }

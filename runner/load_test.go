@@ -3,6 +3,7 @@ package runner
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -92,5 +93,79 @@ func TestRunsSet(t *testing.T) {
 		if s != tc.want {
 			t.Errorf("RunsSet(%v, %d, %v) = %q, want %q", tc.sets, tc.n, tc.given, s, tc.want)
 		}
+	}
+}
+
+// --num-prompts below window × min_windows (100 against 2 windows of 100,
+// as vLLM users type it) runs without a steady-state result, said once,
+// instead of being refused; at or above it, or with accept_unsteady given,
+// or a profile without the parameter, nothing is added.
+func TestNumPromptsUnsteady(t *testing.T) {
+	params := map[string]any{"window": 100, "min_windows": 2, "accept_unsteady": false}
+	for _, c := range []struct {
+		name   string
+		sets   []string
+		n      int
+		params map[string]any
+		want   []string
+	}{
+		{"100 < 200", []string{"request_count=100"}, 100, params, []string{"request_count=100", "accept_unsteady=true"}},
+		{"200 is enough", []string{"request_count=200"}, 200, params, []string{"request_count=200"}},
+		{"--set window=10: 100 is enough", []string{"window=10", "request_count=100"}, 100, params, []string{"window=10", "request_count=100"}},
+		{"accept_unsteady given", []string{"request_count=100", "accept_unsteady=false"}, 100, params, []string{"request_count=100", "accept_unsteady=false"}},
+		{"no such parameter", []string{"request_count=100"}, 100, map[string]any{"window": 100, "min_windows": 2}, []string{"request_count=100"}},
+	} {
+		var msgs strings.Builder
+		r := &Runner{s: &Spec{Messages: &msgs}}
+		got := r.numPromptsUnsteady(c.sets, LoadOptions{NumPrompts: c.n, NumPromptsSet: true}, c.params)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if added := len(got) > len(c.sets); added != strings.Contains(msgs.String(), "steady state cannot be reached") {
+			t.Errorf("%s: message %q", c.name, msgs.String())
+		}
+	}
+}
+
+// --steady-requests raises request_count to window × min_windows when the
+// profile (with --set) asks for fewer: benchmark-1.5 has window 100 and
+// min_windows 2, so 50 becomes 200, and window 10 makes 50 enough.
+func TestSteadyRequests(t *testing.T) {
+	var msgs strings.Builder
+	spec := testSpec(t, nil)
+	r, err := New(Spec{FindProfile: spec.FindProfile, Messages: &msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ sets, want []string }{
+		{[]string{"request_count=50"}, []string{"request_count=200"}},
+		{[]string{"request_count=50", "window=10"}, []string{"request_count=50", "window=10"}},
+		{nil, nil}, // the default 1,000 is enough
+		{[]string{"request_count=0"}, []string{"request_count=0"}}, // each prompt once: not known here
+	} {
+		got, err := r.steadyRequests("benchmark-1.5", c.sets)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%v: %v, %v; want %v", c.sets, got, err, c.want)
+		}
+	}
+	if !strings.Contains(msgs.String(), "request_count 50 raised to window × min_windows = 100 × 2 = 200") {
+		t.Errorf("messages %q", msgs.String())
+	}
+}
+
+// A sweep of a profile without sweep_columns shows the method's J/token,
+// throughput and latency where it has those metrics (benchmark-1.5's
+// table stays five columns and value, engine, status wide), else asiai's.
+func TestSweepColumnsOfMethod(t *testing.T) {
+	all := []string{"steady_state_j_per_token", "full_lifecycle_j_per_token", "formal_j_per_token", "output_throughput_tok_s", "ttft_p50_ms", "tpot_ms"}
+	want := []string{"formal_j_per_token", "steady_state_j_per_token", "output_throughput_tok_s", "ttft_p50_ms", "tpot_ms"}
+	if got := sweepColumns(nil, all); !slices.Equal(got, want) {
+		t.Errorf("method: %v", got)
+	}
+	if got := sweepColumns(nil, []string{"tok_per_sec"}); !slices.Equal(got, []string{"tok_per_sec", "ttft_ms", "power_watts"}) {
+		t.Errorf("asiai: %v", got)
+	}
+	if got := sweepColumns(map[string]any{"sweep_columns": "a, b"}, all); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("sweep_columns: %v", got)
 	}
 }

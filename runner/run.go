@@ -89,6 +89,11 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	sets, r.gpuSets, r.gpuSetsGiven = gpusettings.SplitSets(sets)
+	if s.SteadyRequests {
+		if sets, err = r.steadyRequests(s.Profile, sets); err != nil {
+			return nil, err
+		}
+	}
 	if s.Sweep != "" {
 		if s.OutputFile != "" {
 			return nil, Invalidf("--output-file writes one run's results: with --sweep, give each run's archive to analyze --output-file")
@@ -96,6 +101,9 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		return r.runSweep(ctx, sets)
 	}
 	if len(s.Engines) <= 1 {
+		if s.CooldownIdleW > 0 {
+			r.cooldownTo(ctx, sets, s.CooldownIdleW)
+		}
 		dir, err := r.runEngine(ctx, sets, s.Labels, s.Out, s.Changed)
 		return &Result{Dirs: []string{dir}}, err
 	}

@@ -53,6 +53,13 @@ type Spec struct {
 	Quick bool
 	// Sweep is NAME=v1,v2,... or NAME: one run per value of a parameter.
 	Sweep string
+	// CooldownIdleW, when above 0, is the idle power (all GPUs, W) that a
+	// single run waits to come back near before its baseline (a campaign
+	// point against a running server; --cooldown-idle-w).
+	CooldownIdleW float64
+	// SteadyRequests raises request_count to window × min_windows when it
+	// is below (--steady-requests; a search's points).
+	SteadyRequests bool
 	// Format is the format of the results tables (checked here; empty:
 	// report.FormatTable), and
 	// OutputFile the file one run's results go to (refused with several).

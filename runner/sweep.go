@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/joulebench/joulebench/archive"
@@ -13,6 +14,7 @@ import (
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/report/doc"
+	"github.com/joulebench/joulebench/workflow"
 )
 
 // A parameter sweep (`run PROFILE --sweep NAME[=v1,v2,...]`) runs the
@@ -105,7 +107,7 @@ func (r *Runner) runSweep(ctx context.Context, sets []string) (*Result, error) {
 	if err := os.Mkdir(parent, 0o755); err != nil {
 		return nil, WithCode(CodeInvalid, fmt.Errorf("run directory %s: %w (a re-test is a new directory)", parent, err))
 	}
-	res := &Result{Parent: parent, Sweep: &Sweep{Name: name, Columns: sweepColumns(probe.l.Params)}}
+	res := &Result{Parent: parent, Sweep: &Sweep{Name: name, Columns: sweepColumns(probe.l.Params, metricNames(probe.l))}}
 	var cd *cooldownSession
 	defer func() { cd.close() }()
 	for i, v := range values {
@@ -171,14 +173,37 @@ func (r *Runner) checkSweep(probe *engineRun, sets, kinds []string, name string,
 	return engineChanged, nil
 }
 
+// methodColumns are a sweep's columns for a profile without
+// sweep_columns that has these metrics (benchmark-1.0, -1.5): few enough
+// for the table to stay narrow.
+var methodColumns = []string{"formal_j_per_token", "steady_state_j_per_token", "output_throughput_tok_s", "ttft_p50_ms", "tpot_ms"}
+
+// metricNames are the profile's metric names.
+func metricNames(l *workflow.Loaded) []string {
+	var out []string
+	for _, m := range l.Profile.Metrics {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
 // sweepColumns are the metrics of the profile's sweep_columns parameter
-// (comma-separated); without it, tok_per_sec, ttft_ms and power_watts.
-func sweepColumns(params map[string]any) []string {
+// (comma-separated); without it, the method's J/token, throughput and
+// latency where the profile has them (metrics), else tok_per_sec, ttft_ms
+// and power_watts.
+func sweepColumns(params map[string]any, metrics []string) []string {
 	s, _ := params["sweep_columns"].(string)
 	var cols []string
 	for _, c := range strings.Split(s, ",") {
 		if c = strings.TrimSpace(c); c != "" {
 			cols = append(cols, c)
+		}
+	}
+	if len(cols) == 0 {
+		for _, m := range methodColumns {
+			if slices.Contains(metrics, m) {
+				cols = append(cols, m)
+			}
 		}
 	}
 	if len(cols) == 0 {
@@ -226,7 +251,10 @@ func (sw *Sweep) Render(w io.Writer, format string) error {
 		if err == nil {
 			res, status = run.Results, string(run.Meta.Status)
 			if res != nil && res.Excluded {
-				status = "excluded: " + res.ExcludeReason
+				// "check NAME failed" only: the reason is in the run's
+				// own summary, and the table stays narrow.
+				reason, _, _ := strings.Cut(res.ExcludeReason, ": ")
+				status = "excluded: " + reason
 			}
 		}
 		for _, c := range cols {

@@ -77,6 +77,13 @@ type MetricDecl struct {
 	// Boundary is the power domains an energy metric covers (gpu,
 	// cpu+dram, node): the headings name it.
 	Boundary string `yaml:"boundary"`
+	// Label is the metric's name for people (tables, the summary, cards,
+	// plots); the name stays its identifier (formulas, --set, JSON).
+	Label string `yaml:"label"`
+	// Detail is an optional expression whose value becomes the note of a
+	// metric that has a value (its inputs, e.g. the grid intensity and
+	// PUE of a carbon figure), shown beside it wherever it is shown.
+	Detail string `yaml:"detail"`
 }
 
 // CheckDecl is one flag/check.
@@ -93,6 +100,16 @@ type CheckDecl struct {
 	// (e.g. a shared or small machine); the summary prints it instead of
 	// FAIL.
 	Expected string `yaml:"expected"`
+	// Invalidates names the figures a failure of the check invalidates:
+	// metric names, NAME* for every metric whose name starts with NAME,
+	// gpu_energy for every metric whose boundary is gpu, or all (the whole
+	// run). Compare, estimate and the run summary read it; an exclude
+	// check invalidates the whole run (all, the default). Load expands it
+	// into metric names (Invalidated).
+	Invalidates []string `yaml:"invalidates"`
+	// Invalidated is Invalidates expanded: metric names in profile order,
+	// or [all].
+	Invalidated []string `yaml:"-"`
 }
 
 // DeriveDecl is one derived value: `name: expression` or
@@ -218,6 +235,7 @@ func Load(src []byte, file string, opt Options) (*Loaded, error) {
 	p.Derive = d.derive(nodes["derive"], f)
 	p.Metrics = declList(d, nodes["metrics"], "metrics", f, metricDef)
 	p.Checks = declList(d, nodes["checks"], "checks", f, checkDef)
+	d.invalidates(p, f)
 	if len(f.defs) == 0 {
 		d.Errorf(root, "metrics", "a profile needs at least one metric")
 	}
@@ -450,7 +468,7 @@ func metricDef(m *MetricDecl) (metricdefs.Def, string) {
 		return metricdefs.Def{}, err.Error()
 	}
 	return metricdefs.Def{Name: m.Name, Kind: metricdefs.KindMetric, Expr: m.Expr, When: m.When, NA: m.NA,
-		Unit: m.Unit, Description: m.Description, Format: m.Format, Boundary: m.Boundary}, ""
+		Unit: m.Unit, Description: m.Description, Format: m.Format, Boundary: m.Boundary, Detail: m.Detail, Label: m.Label}, ""
 }
 
 func checkDef(c *CheckDecl) (metricdefs.Def, string) {

@@ -453,8 +453,11 @@ type EngineMetric struct {
 
 // Result is one evaluated entry of results.json.
 type Result struct {
-	Kind        string `json:"kind"` // metric | derived | check
-	Value       any    `json:"value"`
+	Kind  string `json:"kind"` // metric | derived | check
+	Value any    `json:"value"`
+	// Label is a metric's name for people (the profile's label:); the
+	// key of Values stays its identifier.
+	Label       string `json:"label,omitempty"`
 	Unit        string `json:"unit,omitempty"`
 	Description string `json:"description,omitempty"`
 	Format      string `json:"format,omitempty"`
@@ -468,6 +471,38 @@ type Result struct {
 	Severity string `json:"severity,omitempty"`
 	Passed   *bool  `json:"passed,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Invalidates, for a check, names the figures (metrics) its failure
+	// invalidates, or is ["all"] (the whole run); absent: the severity's
+	// default (Invalidated).
+	Invalidates []string `json:"invalidates,omitempty"`
+}
+
+// InvalidatesAll is the Invalidates of a check whose failure invalidates
+// the whole run.
+const InvalidatesAll = "all"
+
+// Invalidated is what a failure of the check r invalidates: its declared
+// Invalidates, else the whole run for severity exclude or fail and
+// nothing for warn.
+func (r Result) Invalidated() []string {
+	if len(r.Invalidates) > 0 {
+		return r.Invalidates
+	}
+	if r.Severity == "exclude" || r.Severity == "fail" {
+		return []string{InvalidatesAll}
+	}
+	return nil
+}
+
+// InvalidatesMetric reports whether a failure of the check r invalidates
+// the metric name (or the whole run).
+func (r Result) InvalidatesMetric(name string) bool {
+	for _, v := range r.Invalidated() {
+		if v == InvalidatesAll || v == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Results is results.json.
@@ -529,3 +564,12 @@ func (m *Meta) PowerReplayed() bool { return m.Telemetry.Source == ReplayedSourc
 // SimulatedEngine reports whether the run's engine was joulebench's
 // simulator.
 func (m *Meta) SimulatedEngine() bool { return m.Engine.Kind == SimulatorEngine }
+
+// NameOf is what people read for the value name: its label, else the
+// name itself.
+func (r Result) NameOf(name string) string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return name
+}

@@ -41,7 +41,7 @@ decision: over every configuration compared, the point with the lowest
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
-			return a.compareOut(cmd.Context(), args, a.v.GetString("profile"), a.v.GetString("compare-profile"), sets, a.v.GetString("format"), a.v.GetString("out"))
+			return a.compareOut(cmd.Context(), args, a.v.GetString("profile"), a.v.GetString("compare-profile"), sets, a.v.GetString("format"), a.v.GetString("out"), false)
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
@@ -72,11 +72,11 @@ func (a *app) frontierOptions() (compare.FrontierOptions, error) {
 }
 
 func (a *app) compare(ctx context.Context, paths []string, profile, rules string, sets []string, format string, na ...compare.NotApplicable) error {
-	return a.compareOut(ctx, paths, profile, rules, sets, format, "", na...)
+	return a.compareOut(ctx, paths, profile, rules, sets, format, "", !a.v.GetBool("wide"), na...)
 }
 
 // compareOut is compare writing to the file out ("": standard output).
-func (a *app) compareOut(ctx context.Context, paths []string, profile, rules string, sets []string, format, out string, na ...compare.NotApplicable) error {
+func (a *app) compareOut(ctx context.Context, paths []string, profile, rules string, sets []string, format, out string, fit bool, na ...compare.NotApplicable) error {
 	if err := analysis.CheckOutFormat(format); err != nil {
 		return err
 	}
@@ -85,6 +85,7 @@ func (a *app) compareOut(ctx context.Context, paths []string, profile, rules str
 	if err != nil {
 		return err
 	}
+	c.Fit = fit
 	if err := a.toOut(out, func(w io.Writer) error { return c.Render(w, format, version) }); err != nil {
 		return err
 	}

@@ -45,6 +45,7 @@ GPU), which every output labels SIMULATED.`,
 	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
 	resultsFlags(f, "format of the results (table: a summary of the headline figures; --all for every value), and of the side-by-side and winner tables of several engines: table, markdown (to paste into an issue or pull request), csv, json")
 	multiEngineFlags(f)
+	f.Bool("wide", false, "draw the final comparison's tables at their full width (default: fitted to the terminal, 120 columns off one)")
 	setFlag(f)
 	baselineFlags(f)
 	gpuSettingsFlags(f)
@@ -101,26 +102,28 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(string) bool, console *progress.Console) runner.Spec {
 	v := a.v
 	return runner.Spec{
-		Profile:     profile,
-		Sets:        sets,
-		Labels:      labelArgs,
-		ModelParams: v.GetString("model-params"),
-		Engines:     v.GetStringSlice("engine"),
-		EngineGiven: v.IsSet("engine"),
-		Engine:      a.engineOptions(),
-		Dataset:     a.datasetOptions(),
-		Load:        a.loadFlagsGiven(changed),
-		Out:         v.GetString("out"),
-		Quick:       v.GetBool("quick"),
-		Sweep:       v.GetString("sweep"),
-		Format:      v.GetString("format"),
-		OutputFile:  v.GetString("output-file"),
-		ExtraBody:   v.GetString("extra-body"),
-		ImageDigest: v.GetString("image-digest"),
-		Replay:      v.GetString("replay"),
-		Baseline:    v.GetString("baseline"),
-		Changed:     changed,
-		GPU:         a.gpuOptions(),
+		Profile:        profile,
+		Sets:           sets,
+		Labels:         labelArgs,
+		ModelParams:    v.GetString("model-params"),
+		Engines:        v.GetStringSlice("engine"),
+		EngineGiven:    v.IsSet("engine"),
+		Engine:         a.engineOptions(),
+		Dataset:        a.datasetOptions(),
+		Load:           a.loadFlagsGiven(changed),
+		Out:            v.GetString("out"),
+		Quick:          v.GetBool("quick"),
+		Sweep:          v.GetString("sweep"),
+		CooldownIdleW:  v.GetFloat64("cooldown-idle-w"),
+		SteadyRequests: v.GetBool("steady-requests"),
+		Format:         v.GetString("format"),
+		OutputFile:     v.GetString("output-file"),
+		ExtraBody:      v.GetString("extra-body"),
+		ImageDigest:    v.GetString("image-digest"),
+		Replay:         v.GetString("replay"),
+		Baseline:       v.GetString("baseline"),
+		Changed:        changed,
+		GPU:            a.gpuOptions(),
 
 		Registry:       a.engines,
 		FindProfile:    a.finder().Find,

@@ -41,6 +41,7 @@ OUT/frontier.svg. docs/campaigns.md has the details.`,
 	f.String("joulebench-bin", "", "joulebench executable each run is (default: this one)")
 	f.String("format", "table", "format of the final comparison: "+formatList())
 	frontierFlags(cmd)
+	cmd.Flags().Bool("wide", false, "draw the final comparison's tables at their full width (default: fitted to the terminal, 120 columns off one)")
 	return cmd
 }
 

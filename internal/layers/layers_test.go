@@ -196,7 +196,7 @@ func TestRecordTypesApartFromCodecs(t *testing.T) {
 
 // One name per record type: the archive package (the codecs) declares no
 // alias of a type of archive/record, so every package says record.Request,
-// never archive.Request.
+// never record.Request.
 func TestArchiveAliasesNoRecordType(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "archive", "*.go"))
 	if err != nil || len(files) == 0 {

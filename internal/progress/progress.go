@@ -35,9 +35,16 @@ func IsTTY(w io.Writer) bool {
 }
 
 // Text is one stage's progress in words: requests done of the
-// total, in flight and failed, output tokens per second and the time
-// since the stage began, and the current summed power.
+// total, in flight and failed, output tokens per second, the time since
+// the stage began and the time left (the requests left over the current
+// rate), and the current summed power.
 func Text(p runprogress.Snapshot, elapsed time.Duration, label string) string {
+	return text(p, elapsed, label, meter{})
+}
+
+// text is Text with the stage's energy so far (m): with power measured,
+// the running J/token (energy so far / output tokens so far).
+func text(p runprogress.Snapshot, elapsed time.Duration, label string, m meter) string {
 	parts := []string{p.Stage}
 	if p.Total > 0 {
 		req := fmt.Sprintf("%d/%d done", p.Done, p.Total)
@@ -50,15 +57,66 @@ func Text(p runprogress.Snapshot, elapsed time.Duration, label string) string {
 			parts = append(parts, fmt.Sprintf("%.0f tok/s", float64(p.Tokens)/s))
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%.1f s", elapsed.Seconds()))
+	el := fmt.Sprintf("%.1f s", elapsed.Seconds())
+	if left, ok := timeLeft(p, elapsed); ok {
+		el += " (" + left + " left)"
+	}
+	parts = append(parts, el)
 	if p.HasPower {
 		w := fmt.Sprintf("%.0f W", p.PowerW)
 		if label != "" {
 			w += " (" + label + ")"
 		}
 		parts = append(parts, w)
+		if m.ok && p.Tokens > 0 && m.joules > 0 {
+			parts = append(parts, fmt.Sprintf("%.4g J/token so far", m.joules/float64(p.Tokens)))
+		}
 	}
 	return strings.Join(parts, " | ")
+}
+
+// timeLeft is the time the requests left take at the rate of those done
+// so far (none before the first is done, or when all are).
+func timeLeft(p runprogress.Snapshot, elapsed time.Duration) (string, bool) {
+	if p.Total <= 0 || p.Done <= 0 || p.Done >= p.Total || elapsed <= 0 {
+		return "", false
+	}
+	left := elapsed.Seconds() * float64(p.Total-p.Done) / float64(p.Done)
+	if left < 60 {
+		return fmt.Sprintf("%.0f s", left), true
+	}
+	d := time.Duration(left) * time.Second
+	if d >= time.Hour {
+		return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60), true
+	}
+	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60), true
+}
+
+// meter integrates the summed power of a stage's snapshots over time
+// (trapezoid between successive snapshots): the energy so far that the
+// running J/token divides.
+type meter struct {
+	stage  string
+	last   time.Time
+	lastW  float64
+	has    bool // last snapshot had power
+	ok     bool // joules covers the stage since its first snapshot with power
+	joules float64
+}
+
+// add takes a snapshot at t; a new stage starts from zero.
+func (m *meter) add(p runprogress.Snapshot, t time.Time) {
+	if p.Stage != m.stage {
+		*m = meter{stage: p.Stage}
+	}
+	if !p.HasPower {
+		m.has = false
+		return
+	}
+	if m.has {
+		m.joules += (m.lastW + p.PowerW) / 2 * t.Sub(m.last).Seconds()
+	}
+	m.last, m.lastW, m.has, m.ok = t, p.PowerW, true, true
 }
 
 // Lines tells progress in plain lines, for a writer that is not a
@@ -67,17 +125,19 @@ func Lines(w io.Writer, every time.Duration, label string, now func() time.Time)
 	var mu sync.Mutex
 	stage := ""
 	var last, begun time.Time
+	var m meter
 	return func(p runprogress.Snapshot) {
 		mu.Lock()
 		defer mu.Unlock()
 		t := now()
+		m.add(p, t)
 		if p.Stage != stage {
 			begun = t
 		} else if t.Sub(last) < every {
 			return
 		}
 		stage, last = p.Stage, t
-		fmt.Fprintf(w, "progress: %s\n", Text(p, t.Sub(begun), label))
+		fmt.Fprintf(w, "progress: %s\n", text(p, t.Sub(begun), label, m))
 	}
 }
 
@@ -94,6 +154,7 @@ type TTY struct {
 
 	mu       sync.Mutex
 	p        runprogress.Snapshot
+	m        meter
 	have     bool
 	begun    time.Time
 	lastDraw time.Time
@@ -132,6 +193,7 @@ func (t *TTY) Update(p runprogress.Snapshot) {
 		t.begun = now
 	}
 	t.p, t.have = p, true
+	t.m.add(p, now)
 	if now.Sub(t.lastDraw) >= minGap {
 		t.draw()
 	}
@@ -144,7 +206,7 @@ func (t *TTY) draw() {
 	}
 	now := t.now()
 	t.lastDraw = now
-	line := Text(t.p, now.Sub(t.begun), t.label)
+	line := text(t.p, now.Sub(t.begun), t.label, t.m)
 	if w := t.width(); w > 1 && len([]rune(line)) > w-1 {
 		line = string([]rune(line)[:w-1])
 	}

@@ -15,6 +15,13 @@ import "io"
 type Document struct {
 	// Sections are read in order.
 	Sections []Section
+	// FitTables keeps every boxed table of the terminal rendering within
+	// the width, as Table.Fit does for one.
+	FitTables bool
+	// Fit wraps the terminal rendering's lines of text (titles, notes,
+	// text, alerts) at the terminal's width (DefaultWidth when the output
+	// is not one), continuation lines indented by two spaces.
+	Fit bool
 	// Loose spaces a Markdown rendering by paragraphs: a blank line before
 	// each heading, text and table, a title without one after it. Without
 	// it a title and a note end with a blank line and the rest follows
@@ -80,7 +87,17 @@ type Table struct {
 	// Plain draws aligned columns without a box, and Markdown rows
 	// without padding.
 	Plain bool
+	// Fit keeps a boxed table within the terminal's width (Width, else
+	// the terminal's when the output is one, else DefaultWidth), wrapping
+	// its wide cells.
+	Fit bool
+	// Width is the width Fit keeps to (0: the terminal's).
+	Width int
 }
+
+// DefaultWidth is the width a Fit table keeps to when the output is not a
+// terminal.
+const DefaultWidth = 120
 
 // Column is a table's column: its name and the unit of its values.
 type Column struct {

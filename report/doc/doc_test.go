@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // sample is a small document with every kind of block: a run's title and
@@ -199,5 +200,41 @@ func TestBuild(t *testing.T) {
 		if got.String() != want.String() {
 			t.Errorf("%s:\n%s\nwant\n%s", f, got.String(), want.String())
 		}
+	}
+}
+
+// A Fit table wider than its width wraps its widest column so that every
+// line fits; one that fits is drawn as before.
+func TestFitTable(t *testing.T) {
+	long := strings.Repeat("a reason that goes on ", 8) // 176 characters
+	for _, width := range []int{60, 120} {
+		tb := &Table{Columns: Cols("metric", "value", "note"), Fit: true, Width: width}
+		tb.Add([]string{"steady_state_j_per_token", "0.25", long}, []string{"x", "1", "short"})
+		var buf bytes.Buffer
+		if err := Render(&buf, &Document{Sections: []Section{{Blocks: []Block{tb}}}}, "table"); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			if n := utf8.RuneCountInString(l); n > width {
+				t.Errorf("width %d: line of %d: %q", width, n, l)
+			}
+		}
+		if !strings.Contains(buf.String(), "steady_state_j_per_token") {
+			t.Errorf("width %d:\n%s", width, buf.String())
+		}
+	}
+}
+
+// A Fit document wraps its lines of text at the width, continuation lines
+// indented; a line that fits is left alone.
+func TestWrapText(t *testing.T) {
+	if got := wrapText("EXCLUDED from formal results: check release_closed failed", 30); got != "EXCLUDED from formal results:\n  check release_closed failed" {
+		t.Errorf("%q", got)
+	}
+	if got := wrapText("short", 30); got != "short" {
+		t.Errorf("%q", got)
+	}
+	if got := wrapText("a b", 0); got != "a b" {
+		t.Errorf("%q", got)
 	}
 }

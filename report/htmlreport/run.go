@@ -41,8 +41,9 @@ const headlineCount = 8
 // metricRow is one metric or check for a table.
 type metricRow struct {
 	Name, Value, Unit, Note, Description string
-	// Label is the metric's name in words (a headline card's heading),
-	// Boundary what its power covers (GPU, CPU, node; "" for none).
+	// Label is the name people read (the profile's label:, else the
+	// metric's name in words), Boundary what its power covers (GPU, CPU,
+	// node; "" for none).
 	Label, Boundary string
 	// Severity, Passed and Message are for checks; Status is "pass",
 	// "FAIL" or "n/a".
@@ -182,7 +183,10 @@ func (v *runView) results(res *record.Results) {
 	for _, n := range res.Order {
 		r := res.Values[n]
 		row := metricRow{Name: n, Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description,
-			Label: metricLabel(n, r.Unit), Boundary: report.BoundaryLabel(r.Boundary)}
+			Label: r.NameOf(n), Boundary: report.BoundaryLabel(r.Boundary)}
+		if row.Label == n {
+			row.Label = metricLabel(n, r.Unit)
+		}
 		switch r.Kind {
 		case "metric":
 			if len(v.Headline) < headlineCount && r.Value != nil {
