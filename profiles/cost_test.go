@@ -64,18 +64,20 @@ func TestCostAndCarbonHandValues(t *testing.T) {
 // The steady-state variants apply the same formulas to the steady span
 // (steady_state_j_per_token; its tokens over its duration for the GPU
 // hours), and are not applicable, with the reason, without steady state.
-// sloRun's span with window 2 (TestSLOHandValues): [100.125, 110], 1975 J,
-// all 85 tokens in it, so steady J/token = 1975/85 and 85/9.875 tok/s:
+// sloRun's span with window 2 (TestSLOHandValues): from r1's completion,
+// [101.125, 110], 200 W × 8.875 s = 1775 J, with 0 + 14.4375 + 21 + 1 + 31
+// = 67.4375 tokens in it (r1 none, r2's share after 101.125), so steady
+// J/token = 1775/67.4375 and 67.4375/8.875 tok/s:
 //
-//	gco2 = 1975/85 × 150 = 296250/85 ≈ 3485.29
-//	usd  = 1975/85 × 0.075 + 3.6 × 10^6 / (85/9.875 × 3600)
-//	     = 148.125/85 + 9875/85 = 10023.125/85 ≈ 117.92
+//	gco2 = 1775/67.4375 × 150 = 266250/67.4375 ≈ 3948.10
+//	usd  = 1775/67.4375 × 0.075 + 3.6 × 10^6 / (67.4375/8.875 × 3600)
+//	     = 133.125/67.4375 + 8875/67.4375 = 9008.125/67.4375 ≈ 133.58
 func TestCostAndCarbonSteady(t *testing.T) {
 	sets := map[string]string{"grid_gco2_per_kwh": "360", "pue": "1.5", "usd_per_kwh": "0.18", "gpu_usd_per_hour": "3.6",
 		"window": "2", "min_windows": "2", "cv_max": "10"}
 	for _, prof := range []string{"benchmark-1.0", "benchmark-1.5"} {
 		res := evalProfile(t, prof, sloRun(), sets)
-		for n, want := range map[string]float64{"gco2_per_mtoken_steady": 296250.0 / 85, "usd_per_mtoken_steady": 10023.125 / 85} {
+		for n, want := range map[string]float64{"gco2_per_mtoken_steady": 266250.0 / 67.4375, "usd_per_mtoken_steady": 9008.125 / 67.4375} {
 			if got, ok := res.Values[n].Value.(float64); !ok || math.Abs(got-want) > 1e-9*want {
 				t.Errorf("%s: %s = %v (%s), want %v", prof, n, res.Values[n].Value, res.Values[n].Note, want)
 			}

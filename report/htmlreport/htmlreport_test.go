@@ -68,8 +68,9 @@ func TestRunPageSelfContainedAndEscaped(t *testing.T) {
 		"&lt;img src=x onerror=&#34;window.xssFired=2&#34;&gt;chat",
 		html.EscapeString(report.SimulatedNote),
 		"steady_state_j_per_token", "Boundary: GPU: 2 device(s)", "CV of each window",
-		// a headline card shows the metric's label, keyed by its name
-		`<div class="card" data-metric="steady_state_j_per_token" title="GPU energy in the steady-state window / output tokens in the same window"><div class="k">Steady-state energy per token</div>`,
+		// a headline card shows the metric's label and boundary, keyed by
+		// its name
+		`<div class="card" data-metric="steady_state_j_per_token" title="steady_state_j_per_token: GPU energy in the steady-state window / output tokens in the same window"><div class="k">Steady-state energy per token <span class="bd">(GPU)</span></div>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
