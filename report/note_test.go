@@ -58,7 +58,7 @@ func TestWorkloadNote(t *testing.T) {
 			c.edit(&m)
 			run := Run{Meta: m, Results: res}
 			outs := map[string]string{}
-			for _, f := range []string{FormatTable, FormatMarkdown} {
+			for _, f := range []string{FormatTable, FormatMarkdown, FormatJSON, FormatCSV} {
 				var b strings.Builder
 				if err := Results(&b, run, f, false); err != nil {
 					t.Fatal(err)
@@ -71,6 +71,8 @@ func TestWorkloadNote(t *testing.T) {
 			}
 			outs["summary"] = b.String()
 			for f, out := range outs {
+				// JSON escapes the quotes, CSV doubles them.
+				out = strings.ReplaceAll(strings.ReplaceAll(out, `\"`, `"`), `""`, `"`)
 				has := strings.Contains(out, "SMOKE WORKLOAD") && strings.Contains(out, `sample set "chat"`) &&
 					strings.Contains(strings.Join(strings.Fields(out), " "), "--dataset sharegpt is the method's")
 				if has != c.want {

@@ -67,6 +67,10 @@ func WorkloadNote(m record.Meta) string {
 	return fmt.Sprintf("SMOKE WORKLOAD: the request set is joulebench's built-in sample set %q, a smoke test of the setup, not one of the method's public datasets (--dataset sharegpt is the method's).", name)
 }
 
+// WorkloadNoteName is the entry of a run's results in JSON and CSV that
+// carries its WorkloadNote.
+const WorkloadNoteName = "workload_note"
+
 // Run is one evaluated run to render.
 type Run struct {
 	Meta    record.Meta
@@ -189,6 +193,13 @@ func ResultsDoc(run Run, all bool) *doc.Document {
 		out[n] = r
 		data.AddRow(doc.Str(n), doc.Str(r.Kind), doc.Cell{Text: FormatValue(r), Value: r.Value}, doc.Str(r.Unit), doc.Str(noteOf(r)),
 			doc.Cell{Text: strconv.FormatBool(run.Meta.Simulated), Value: run.Meta.Simulated}, doc.Str(r.Boundary))
+	}
+	if wn := WorkloadNote(run.Meta); wn != "" {
+		// A real engine on a built-in smoke set: the data and JSON say so
+		// too, as an entry of kind "note" (never a metric).
+		out[WorkloadNoteName] = record.Result{Kind: "note", Note: wn}
+		data.AddRow(doc.Str(WorkloadNoteName), doc.Str("note"), doc.Str(""), doc.Str(""), doc.Str(wn),
+			doc.Cell{Text: strconv.FormatBool(run.Meta.Simulated), Value: run.Meta.Simulated}, doc.Str(""))
 	}
 	d := &doc.Document{Data: data, JSON: out, Fit: true}
 	if !all {
