@@ -458,9 +458,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 		}
 		flags = append(flags, Flag{Name: flag, Detail: detail, Removes: removes})
 	}
-	failedCheck := func(c record.Result) bool {
-		return c.Kind == "check" && c.Passed != nil && !*c.Passed
-	}
+	failedCheck := checkFailed
 	for _, rule := range p.Flags {
 		switch {
 		case rule.Check != "":
@@ -501,22 +499,39 @@ func (p *Profile) flagsOf(r Run) []Flag {
 	}
 	// A failed check that no rule names or covers by its severity, and
 	// that declares what it invalidates, removes that under its own name.
-	if r.Results != nil {
-		covered := map[string]bool{}
-		for _, rule := range p.Flags {
-			if rule.Severity != "" {
-				covered[rule.Severity] = true
-			}
-		}
-		for _, name := range r.Results.Order {
-			c := r.Results.Values[name]
-			if byName[name] || covered[c.Severity] || len(c.Invalidates) == 0 || !failedCheck(c) {
-				continue
-			}
-			addCheck(name, c, nil, checkDetail(c))
-		}
+	for _, name := range p.undeclaredFailures(r.Results, byName) {
+		addCheck(name, r.Results.Values[name], nil, checkDetail(r.Results.Values[name]))
 	}
 	return flags
+}
+
+// undeclaredFailures are the failed checks of res (nil: none) that no
+// rule of p names (byName) or covers by its severity, and that declare
+// what they invalidate.
+func (p *Profile) undeclaredFailures(res *record.Results, byName map[string]bool) []string {
+	if res == nil {
+		return nil
+	}
+	covered := map[string]bool{}
+	for _, rule := range p.Flags {
+		if rule.Severity != "" {
+			covered[rule.Severity] = true
+		}
+	}
+	var out []string
+	for _, name := range res.Order {
+		c := res.Values[name]
+		if byName[name] || covered[c.Severity] || len(c.Invalidates) == 0 || !checkFailed(c) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// checkFailed reports whether c is a check that failed.
+func checkFailed(c record.Result) bool {
+	return c.Kind == "check" && c.Passed != nil && !*c.Passed
 }
 
 // checkDetail is a failed check's message, with its note when the

@@ -139,12 +139,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 	for i := range runs {
 		byDir[runs[i].Dir] = &runs[i]
 	}
-	type key struct{ group, load string }
 	points := map[key]*FrontierPoint{}
-	type sample struct {
-		j, obj                    map[string]*float64 // J/token by basis; other objectives
-		full, lat, thr, good, att *float64
-	}
 	samples := map[key][]sample{}
 	var order []key
 	for i := range rows {
@@ -174,8 +169,47 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		samples[k] = append(samples[k], sample{j: frontierJs(r, run), obj: obj, full: full, lat: ptr(numberOK(run, pt.LatencyMetric)),
 			thr: ptr(numberOK(run, "output_throughput_tok_s")), good: ptr(numberOK(run, "goodput_tok_s")), att: ptr(numberOK(run, "slo_attainment"))})
 	}
-	// A configuration's points share one basis: the first of
-	// frontierBases every run has.
+	basis := sharedBasis(order, samples)
+	notes := formalBasisNotes(order, samples, basis, points)
+	out := make([]FrontierPoint, 0, len(order))
+	for _, k := range order {
+		pt := points[k]
+		pt.Basis = orStr(basis[k.group], BasisFormal)
+		pt.BasisNote = notes[k.group]
+		col := func(get func(sample) *float64) *float64 {
+			var xs []*float64
+			for _, s := range samples[k] {
+				xs = append(xs, get(s))
+			}
+			return medianOf(xs)
+		}
+		pt.js, pt.objs = map[string]*float64{}, map[string]*float64{}
+		for _, b := range frontierBases {
+			pt.js[b] = col(func(s sample) *float64 { return s.j[b] })
+		}
+		for _, name := range Objectives[1:] {
+			pt.objs[name] = col(func(s sample) *float64 { return s.obj[name] })
+		}
+		pt.JPerToken, pt.FullJPerToken, pt.Latency = pt.js[pt.Basis], col(func(s sample) *float64 { return s.full }), col(func(s sample) *float64 { return s.lat })
+		pt.ThroughputTokS, pt.GoodputTokS, pt.SLOAttainment = col(func(s sample) *float64 { return s.thr }), col(func(s sample) *float64 { return s.good }), col(func(s sample) *float64 { return s.att })
+		pt.MeetsSLO = meetsSLO(pt, o)
+		out = append(out, *pt)
+	}
+	return out
+}
+
+// key is a load point: its configuration (group) and load.
+type key struct{ group, load string }
+
+// sample is one run's figures at a load point.
+type sample struct {
+	j, obj                    map[string]*float64 // J/token by basis; other objectives
+	full, lat, thr, good, att *float64
+}
+
+// sharedBasis gives each configuration's points one basis: the first of
+// frontierBases every run of it has.
+func sharedBasis(order []key, samples map[key][]sample) map[string]string {
 	basis := map[string]string{}
 	for _, b := range frontierBases {
 		for _, k := range order {
@@ -196,8 +230,12 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 			}
 		}
 	}
-	// A configuration on the formal window although some of its loads
-	// reached steady state says which did not, once.
+	return basis
+}
+
+// formalBasisNotes: a configuration on the formal window although some of
+// its loads reached steady state says which did not, once.
+func formalBasisNotes(order []key, samples map[key][]sample, basis map[string]string, points map[key]*FrontierPoint) map[string]string {
 	notes := map[string]string{}
 	var groups []string
 	for _, k := range order {
@@ -231,31 +269,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 				len(missing), n, strings.Join(missing, ", "))
 		}
 	}
-	out := make([]FrontierPoint, 0, len(order))
-	for _, k := range order {
-		pt := points[k]
-		pt.Basis = orStr(basis[k.group], BasisFormal)
-		pt.BasisNote = notes[k.group]
-		col := func(get func(sample) *float64) *float64 {
-			var xs []*float64
-			for _, s := range samples[k] {
-				xs = append(xs, get(s))
-			}
-			return medianOf(xs)
-		}
-		pt.js, pt.objs = map[string]*float64{}, map[string]*float64{}
-		for _, b := range frontierBases {
-			pt.js[b] = col(func(s sample) *float64 { return s.j[b] })
-		}
-		for _, name := range Objectives[1:] {
-			pt.objs[name] = col(func(s sample) *float64 { return s.obj[name] })
-		}
-		pt.JPerToken, pt.FullJPerToken, pt.Latency = pt.js[pt.Basis], col(func(s sample) *float64 { return s.full }), col(func(s sample) *float64 { return s.lat })
-		pt.ThroughputTokS, pt.GoodputTokS, pt.SLOAttainment = col(func(s sample) *float64 { return s.thr }), col(func(s sample) *float64 { return s.good }), col(func(s sample) *float64 { return s.att })
-		pt.MeetsSLO = meetsSLO(pt, o)
-		out = append(out, *pt)
-	}
-	return out
+	return notes
 }
 
 // newLoadPoint starts the point of run r's configuration and load: its

@@ -116,11 +116,7 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		}
 		basis := BasisFormal
 		for _, b := range frontierBases {
-			all := true
-			for _, q := range pts {
-				all = all && medianOf(q.js[b]) != nil
-			}
-			if all {
+			if allHave(len(pts), func(i int) []*float64 { return pts[i].js[b] }) {
 				basis = b
 				break
 			}
@@ -195,4 +191,15 @@ func renderGPUSettings(b *builder, rep *Report) {
 		}
 		b.line(strings.TrimSpace(what))
 	}
+}
+
+// allHave reports whether each of n points (js(i): its runs' J/token on
+// one basis) has a median.
+func allHave(n int, js func(i int) []*float64) bool {
+	for i := range n {
+		if medianOf(js(i)) == nil {
+			return false
+		}
+	}
+	return true
 }

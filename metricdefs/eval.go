@@ -215,15 +215,7 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		r.Value = passed
 		r.Passed = &passed
 		if !passed {
-			r.Message = c.Message
-			if c.detail != nil {
-				if d, err := run(c.detail, envI); err == nil && d != nil && fmt.Sprint(d) != "" {
-					if r.Message != "" {
-						r.Message += ": "
-					}
-					r.Message += fmt.Sprint(d)
-				}
-			}
+			r.Message = failedMessage(c, envI, run)
 		}
 	default:
 		r.Value, r.Note = resultValue(out)
@@ -235,6 +227,23 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		}
 	}
 	return defOutcome{r: r}
+}
+
+// failedMessage is a failed check's message: its message, then what its
+// detail formula gives (nothing when that fails or is empty).
+func failedMessage(c *compiled, envI any, run func(*vm.Program, any) (any, error)) string {
+	msg := c.Message
+	if c.detail == nil {
+		return msg
+	}
+	d, err := run(c.detail, envI)
+	if err != nil || d == nil || fmt.Sprint(d) == "" {
+		return msg
+	}
+	if msg != "" {
+		msg += ": "
+	}
+	return msg + fmt.Sprint(d)
 }
 
 // stageRef finds `stages.NAME`, `stages?.NAME` and `stages["NAME"]`.
