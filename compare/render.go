@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/report/doc"
 )
 
@@ -94,7 +93,7 @@ func flagNames(flags []Flag) string {
 
 func renderTables(b *builder, rep *Report) {
 	if rep.Simulated {
-		b.d.Add(&doc.Note{Text: report.SimulatedNote})
+		b.d.Add(&doc.Note{Text: doc.SimulatedNote})
 	}
 	included, flagged := 0, 0
 	for _, r := range rep.Runs {
@@ -466,7 +465,7 @@ func EstimateDoc(est *Estimate) *doc.Document {
 	b.d.Data = data
 
 	if est.Simulated {
-		b.d.Add(&doc.Note{Text: report.SimulatedNote})
+		b.d.Add(&doc.Note{Text: doc.SimulatedNote})
 	}
 	b.d.Add(&doc.Title{Text: fmt.Sprintf("Lifecycle estimate for run %s: E(N) = E_startup + N·e_ss + E_release", est.RunID)})
 	b.line(fmt.Sprintf("E_startup = %s J, E_release = %s J, e_ss = %s J / %s requests in the steady window = %s J/request",

@@ -32,8 +32,10 @@ var Formats = doc.Names(false)
 // unknown one, or html), listing the valid ones (doc.Check).
 func CheckFormat(f string) error { return doc.Check(f) }
 
-// SimulatedNote is printed with every output of a simulated run.
-const SimulatedNote = "SIMULATED: engine and GPU are joulebench's simulator; these numbers are not measurements of real hardware."
+// SimulatedNote is printed with every output of a simulated run (the
+// output layer's, so that every command that builds a document says it
+// alike).
+const SimulatedNote = doc.SimulatedNote
 
 // ReplayedNote is printed with a run whose power was replayed (--telemetry
 // replay): real power, but recorded elsewhere, not simulated.

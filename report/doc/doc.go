@@ -11,6 +11,9 @@ package doc
 
 import "io"
 
+// SimulatedNote is the note every output of a simulated run carries.
+const SimulatedNote = "SIMULATED: engine and GPU are joulebench's simulator; these numbers are not measurements of real hardware."
+
 // Document is what a command outputs.
 type Document struct {
 	// Sections are read in order.
