@@ -403,18 +403,7 @@ func (s *Search) RunSLO(ctx context.Context, probe Probe, emit func(Decision) er
 	}
 	step := 0
 	meets := func(x float64, next func(ok bool) string) (bool, error) {
-		step++
-		l := load(x)
-		m, err := probe(ctx, l)
-		if err != nil {
-			return false, err
-		}
-		ok := m.OK && m.Attainment >= s.Attainment
-		reason := fmt.Sprintf("attainment %.4g %s target %.4g", m.Attainment, map[bool]string{true: "≥", false: "<"}[ok], s.Attainment)
-		if !m.OK {
-			reason = "run failed (counts as not meeting the SLO): " + m.Reason
-		}
-		return ok, emit(Decision{Step: step, Load: l, Measure: m, Reason: reason, Next: next(ok)})
+		return s.measurePoint(ctx, probe, emit, &step, load(x), next)
 	}
 	lo, hi := s.Low, s.High
 	ok, err := meets(lo, func(ok bool) string {
@@ -465,6 +454,23 @@ func (s *Search) RunSLO(ctx context.Context, probe Probe, emit func(Decision) er
 		}
 	}
 	return SLOResult{Found: true, Load: load(lo)}, nil
+}
+
+// measurePoint runs one point of a search (step counts them) and emits
+// the decision: whether its SLO attainment reaches the target (a failed
+// run does not), why, and what comes next (next of that answer).
+func (s *Search) measurePoint(ctx context.Context, probe Probe, emit func(Decision) error, step *int, l LoadPoint, next func(ok bool) string) (bool, error) {
+	*step++
+	m, err := probe(ctx, l)
+	if err != nil {
+		return false, err
+	}
+	ok := m.OK && m.Attainment >= s.Attainment
+	reason := fmt.Sprintf("attainment %.4g %s target %.4g", m.Attainment, map[bool]string{true: "≥", false: "<"}[ok], s.Attainment)
+	if !m.OK {
+		reason = "run failed (counts as not meeting the SLO): " + m.Reason
+	}
+	return ok, emit(Decision{Step: *step, Load: l, Measure: m, Reason: reason, Next: next(ok)})
 }
 
 // mid is the bisection point: the integer midpoint for concurrency, the

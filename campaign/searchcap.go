@@ -58,18 +58,7 @@ func (s *Search) capPoint(w float64) LoadPoint {
 func (s *Search) runSLOCap(ctx context.Context, probe Probe, emit func(Decision) error) (SLOResult, error) {
 	step := 0
 	meets := func(w float64, next func(ok bool) string) (bool, error) {
-		step++
-		l := s.capPoint(w)
-		m, err := probe(ctx, l)
-		if err != nil {
-			return false, err
-		}
-		ok := m.OK && m.Attainment >= s.Attainment
-		reason := fmt.Sprintf("attainment %.4g %s target %.4g", m.Attainment, map[bool]string{true: "≥", false: "<"}[ok], s.Attainment)
-		if !m.OK {
-			reason = "run failed (counts as not meeting the SLO): " + m.Reason
-		}
-		return ok, emit(Decision{Step: step, Load: l, Measure: m, Reason: reason, Next: next(ok)})
+		return s.measurePoint(ctx, probe, emit, &step, s.capPoint(w), next)
 	}
 	name := func(w float64) string { return s.capPoint(w).Name() }
 	lo, hi := s.Low, s.High
