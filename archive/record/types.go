@@ -343,6 +343,9 @@ type TelemetryInfo struct {
 	// Declined: the user chose to measure no power (--telemetry none), as
 	// against a power source that was expected and not found.
 	Declined bool `json:"declined,omitempty"`
+	// ClockSync lists the offsets of the sources whose clock is not the
+	// run clock (other nodes): one entry per such source.
+	ClockSync []ClockSync `json:"clock_sync,omitempty"`
 }
 
 // Stage is a named interval of the run (baseline, startup, warmup, formal,
