@@ -51,6 +51,9 @@ type Meta struct {
 	// GPUSettings are the power limits and locked clocks the run applied
 	// (absent: it changed none).
 	GPUSettings *GPUSettings `json:"gpu_settings,omitempty"`
+	// Deployment lists the parts of a run of several engine parts
+	// (deployment.go); nil for a run of one engine.
+	Deployment *Deployment `json:"deployment,omitempty"`
 }
 
 // GPUSettings records what a run asked of the GPUs and what they took:

@@ -124,6 +124,13 @@ type genRequest struct {
 	} `json:"stream_options"`
 	IgnoreEOS bool `json:"ignore_eos"`
 	N         *int `json:"n"`
+	// KVTransfer is vLLM's kv_transfer_params of a disaggregated
+	// deployment: do_remote_prefill says the prompt's KV cache comes from
+	// the prefill engine, so this (decode) engine does not prefill it.
+	KVTransfer *struct {
+		DoRemotePrefill bool `json:"do_remote_prefill"`
+		DoRemoteDecode  bool `json:"do_remote_decode"`
+	} `json:"kv_transfer_params"`
 }
 
 type chatMessage struct {
@@ -274,11 +281,15 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 	if e.cache != nil {
 		cached = e.cache.admit(cacheText(&req, chat, key), ptoks)
 	}
+	prefill := ptoks - cached
+	if req.KVTransfer != nil && req.KVTransfer.DoRemotePrefill {
+		prefill = 0 // the KV cache came from the prefill engine
+	}
 	q := &seq{
 		ctx:         r.Context(),
 		prompt:      ptoks,
 		cached:      cached,
-		prefillLeft: ptoks - cached,
+		prefillLeft: prefill,
 		target:      target,
 		finish:      finish,
 		rng:         rng,

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
@@ -23,6 +24,15 @@ func Descriptor() telemetry.Descriptor {
 			}
 			src := env.SimulatedGPUs(env.Clock)
 			devs, _ := src.Devices(ctx)
+			if nodes, ok := src.(*Nodes); ok {
+				// Several simulated nodes, each on its own clock:
+				// their offsets are measured before the first read.
+				cs, err := nodes.Sync(ctx)
+				if err != nil {
+					return nil, record.TelemetryInfo{}, fmt.Errorf("--telemetry sim: %w", err)
+				}
+				return src, record.TelemetryInfo{Source: Name, Simulated: true, Note: nodes.Note(devs), ClockSync: cs}, nil
+			}
 			return src, record.TelemetryInfo{Source: Name, Simulated: true,
 				Note: "simulated GPU power tied to the simulated engine's load; " + telemetry.DeviceSummary(devs)}, nil
 		},

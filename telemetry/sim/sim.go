@@ -107,6 +107,11 @@ type Config struct {
 	// ReleaseOffsetW keeps power this much above idle once the engine has
 	// run and stopped, so that release never closes (tests).
 	ReleaseOffsetW float64
+	// Host and Role, when set, are the node the GPUs are on and the part
+	// they serve (a deployment of several parts: NewNodes); IDBase
+	// numbers their IDs after another node's (sim<IDBase+i>).
+	Host, Role string
+	IDBase     int
 	// Settings, when set, are the GPUs' power limits and locked clocks
 	// (settings.go): the power above idle follows their model and reported
 	// power never exceeds a device's limit. Nil: full clock, limit MaxW.
@@ -195,9 +200,11 @@ func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	out := make([]record.Device, s.cfg.Devices)
 	for i := range out {
 		out[i] = record.Device{
-			ID:         deviceID(i),
+			ID:         s.deviceID(i),
 			Name:       "Simulated GPU",
-			UUID:       fmt.Sprintf("GPU-SIM-%08x-%04d", uint32(s.cfg.Seed), i),
+			UUID:       fmt.Sprintf("GPU-SIM-%08x-%04d", uint32(s.cfg.Seed), s.cfg.IDBase+i),
+			Host:       s.cfg.Host,
+			Role:       s.cfg.Role,
 			Method:     method,
 			PowerField: "sim_board_power",
 			Simulated:  true,
@@ -211,7 +218,7 @@ func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	return out, nil
 }
 
-func deviceID(i int) string { return fmt.Sprintf("sim%d", i) }
+func (s *Source) deviceID(i int) string { return fmt.Sprintf("sim%d", s.cfg.IDBase+i) }
 
 // InjectError makes every following Read fail with err (a lost GPU);
 // nil clears it.
@@ -256,7 +263,7 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 			p = math.Min(p, g.LimitW(i)) // the firmware holds power at the limit
 		}
 		out[i] = telemetry.Reading{
-			Device:       deviceID(i),
+			Device:       s.deviceID(i),
 			PowerW:       p,
 			EnergyJ:      d.energyJ,
 			HasEnergy:    s.cfg.Counter,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -367,7 +368,7 @@ func TestDevicesAndCounterOff(t *testing.T) {
 	}
 	for i, d := range devs {
 		// The limit is MaxW, 450 W by default.
-		if d.ID != deviceID(i) || d.Name != "Simulated GPU" || !d.Simulated || d.Method != "counter" || d.UUID == "" || d.PowerLimitW != 450 {
+		if d.ID != "sim"+strconv.Itoa(i) || d.Name != "Simulated GPU" || !d.Simulated || d.Method != "counter" || d.UUID == "" || d.PowerLimitW != 450 {
 			t.Errorf("device %d = %+v", i, d)
 		}
 	}
