@@ -48,10 +48,13 @@ type EngineSetup struct {
 	// follow its load.
 	SimLoad      simtel.Load
 	SimTelemetry simtel.Config
-	NewClient    func(baseURL string) loadgen.Doer
-	Model        string
-	Expect       engines.Identity
-	Chat         bool
+	// SimNodes are set instead for a simulated deployment of several
+	// nodes (--sim-preset disaggregated): each node's GPUs follow its part.
+	SimNodes  []simtel.Node
+	NewClient func(baseURL string) loadgen.Doer
+	Model     string
+	Expect    engines.Identity
+	Chat      bool
 	// External is true for an already running server (--engine-url):
 	// joulebench neither starts nor stops it, so the run has no startup
 	// or release stage (those metrics are not applicable).
@@ -141,6 +144,12 @@ func (r *Runner) setupEngine(env engineEnv) (*EngineSetup, error) {
 		Spec:      spec,
 		ExitError: func() error { return all.ExitError(eng) },
 	}
+	if nodes, ok := eng.(simulatedNodes); ok {
+		if env.GPU != nil {
+			nodes.SetGPUSettings(env.GPU)
+		}
+		es.SimNodes = nodes.SimulatedNodes()
+	}
 	if gpu, ok := eng.(simulatedGPU); ok {
 		if env.GPU != nil {
 			// The run's power limit and clocks: the engine's steps
@@ -159,6 +168,13 @@ func (r *Runner) setupEngine(env engineEnv) (*EngineSetup, error) {
 type simulatedGPU interface {
 	simtel.Load
 	GPUConfig() simtel.Config
+	SetGPUSettings(*simtel.GPUSettings)
+}
+
+// simulatedNodes is a simulated deployment of several nodes, each with
+// its own GPUs and power clock.
+type simulatedNodes interface {
+	SimulatedNodes() []simtel.Node
 	SetGPUSettings(*simtel.GPUSettings)
 }
 

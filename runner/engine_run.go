@@ -18,6 +18,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/steps"
@@ -334,7 +335,10 @@ func (e *engineRun) startTelemetry(ctx context.Context) error {
 	var err error
 	if e.s.OpenTelemetry != nil {
 		env := TelemetryEnv{Clock: e.clock}
-		if e.es.SimLoad != nil {
+		switch {
+		case e.es.SimNodes != nil:
+			env.Sim = &SimGPU{Nodes: e.es.SimNodes}
+		case e.es.SimLoad != nil:
 			env.Sim = &SimGPU{Load: e.es.SimLoad, Config: e.es.SimTelemetry}
 		}
 		source, telInfo, err = e.s.OpenTelemetry(ctx, env)
@@ -355,6 +359,9 @@ func (e *engineRun) startTelemetry(ctx context.Context) error {
 		m.Telemetry = telInfo
 		m.Simulated = es.Simulated || telInfo.Simulated
 		m.Engine = es.Engine.Info()
+		if dp, ok := es.Engine.(engines.Deployer); ok {
+			m.Deployment = dp.Record()
+		}
 		if d := e.s.ImageDigest; d != "" {
 			if m.Engine.Extra == nil {
 				m.Engine.Extra = map[string]any{}
@@ -438,6 +445,7 @@ func (e *engineRun) cleanup(ctx context.Context, runErr error) error {
 	if err := d.StopSampling(); err != nil {
 		log.Warn().Err(err).Msg("telemetry")
 	}
+	d.RecordClockSync(stopCtx, rc)
 	d.RecordAnomalies(rc)
 	if err := d.StopMetrics(); err != nil {
 		log.Warn().Err(err).Msg("engine metrics")

@@ -186,6 +186,9 @@ type TelemetryEnv struct {
 type SimGPU struct {
 	Load   simtel.Load
 	Config simtel.Config
+	// Nodes, when set, are a simulated deployment's nodes, each with its
+	// own GPUs, load and clock (Load and Config are then unused).
+	Nodes []simtel.Node
 }
 
 // Report is a finished run for the Report hook.

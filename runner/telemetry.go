@@ -85,7 +85,10 @@ func (t Telemetry) Open(ctx context.Context, env TelemetryEnv) (telemetry.Source
 		return nil, record.TelemetryInfo{}, err
 	}
 	tenv := telemetry.Env{Clock: clock, Logf: t.Logf, NoSource: t.NoSource}
-	if env.Sim != nil {
+	switch {
+	case env.Sim != nil && env.Sim.Nodes != nil:
+		tenv.SimulatedGPUs = simtel.NodesGPUs(env.Sim.Nodes)
+	case env.Sim != nil:
 		tenv.SimulatedGPUs = simtel.GPUs(env.Sim.Config, env.Sim.Load)
 	}
 	src, info, err := t.Registry.Open(context.WithoutCancel(ctx), sel, t.Values, tenv)

@@ -23,6 +23,7 @@ func runArchive(ctx context.Context, rc *workflow.RunContext, d *Deps, _ *Archiv
 	if err := d.StopSampling(); err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}
+	d.RecordClockSync(ctx, rc)
 	d.RecordAnomalies(rc)
 	if d.StopMetrics != nil {
 		if err := d.StopMetrics(); err != nil {

@@ -74,6 +74,9 @@ func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *V
 		}
 	}
 	if err := rc.Out.UpdateMeta(func(m *record.Meta) {
+		if dp, ok := d.Engine.(engines.Deployer); ok {
+			m.Deployment = dp.Record() // with each part's identity
+		}
 		m.Engine.ServedModel = id.Model
 		if id.Revision != "" {
 			m.Engine.Revision = id.Revision

@@ -16,8 +16,12 @@ const FlagPreset = "sim-preset"
 // with --sim-preset.
 type Preset struct {
 	Name, Doc string
-	// Apply changes the engine's and the GPU's configuration.
+	// Apply changes the engine's and the GPU's configuration (nil:
+	// nothing).
 	Apply func(*Config, *simtel.Config)
+	// Build, when set, builds the engine from the configurations instead
+	// of New (a deployment of several simulated parts).
+	Build func(Config, simtel.Config) (engines.Engine, error)
 }
 
 // Presets are the simulator's behaviours for tests, in the order the help
@@ -25,13 +29,22 @@ type Preset struct {
 // its help come from.
 func Presets() []Preset {
 	return []Preset{
-		{"drift", "J/token never settles", func(c *Config, _ *simtel.Config) { c.DriftPerRequest = 0.01 }},
-		{"no-release", "power never returns to baseline", func(_ *Config, g *simtel.Config) { g.ReleaseOffsetW = g.IdleW * 0.5 }},
+		{"drift", "J/token never settles", func(c *Config, _ *simtel.Config) { c.DriftPerRequest = 0.01 }, nil},
+		{"no-release", "power never returns to baseline", func(_ *Config, g *simtel.Config) { g.ReleaseOffsetW = g.IdleW * 0.5 }, nil},
 		// The frontier's knee within a small request set.
-		{"small-batch", "16 slots and a small KV cache: the frontier's knee at low load", func(c *Config, _ *simtel.Config) { *c = SmallBatch(*c) }},
+		{"small-batch", "16 slots and a small KV cache: the frontier's knee at low load", func(c *Config, _ *simtel.Config) { *c = SmallBatch(*c) }, nil},
 		// Multi-turn and shared-prefix workloads: cached prompt tokens
 		// skip prefill.
-		{"prefix-cache", "a prefix cache: cached prompt tokens skip prefill", func(c *Config, _ *simtel.Config) { *c = WithPrefixCache(*c) }},
+		{"prefix-cache", "a prefix cache: cached prompt tokens skip prefill", func(c *Config, _ *simtel.Config) { *c = WithPrefixCache(*c) }, nil},
+		// Disaggregated prefill and decode on two simulated nodes.
+		{Name: "disaggregated", Doc: "prefill and decode engines on two simulated nodes behind a router (KV transfer delay; the decode node's power clock 0.75 s ahead)",
+			Build: func(c Config, g simtel.Config) (engines.Engine, error) {
+				d, err := NewDisaggregated(DefaultDisagg(c, g))
+				if err != nil {
+					return nil, err
+				}
+				return d, nil
+			}},
 	}
 }
 
@@ -70,17 +83,24 @@ func newEngine(o engines.Options) (engines.Engine, error) {
 		gpu.RiseTauS /= QuickSpeed
 		gpu.DecayTauS /= QuickSpeed
 	}
+	var preset Preset
 	if name := o.Settings[FlagPreset]; name != "" {
 		i := slices.IndexFunc(Presets(), func(p Preset) bool { return p.Name == name })
 		if i < 0 {
 			return nil, fmt.Errorf("--%s %q: not a preset of the simulator", FlagPreset, name)
 		}
-		Presets()[i].Apply(&cfg, &gpu)
+		preset = Presets()[i]
+		if preset.Apply != nil {
+			preset.Apply(&cfg, &gpu)
+		}
 	}
 	if o.Model != "" {
 		cfg.Model = o.Model
 	}
 	cfg.Log = o.Log
+	if preset.Build != nil {
+		return preset.Build(cfg, gpu)
+	}
 	e := New(cfg)
 	e.gpu = gpu
 	return e, nil

@@ -241,6 +241,12 @@ func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 	if base == "" {
 		return engines.Identity{}, errors.New("sim: engine not started")
 	}
+	return identityAt(ctx, e.client, base)
+}
+
+// identityAt asks the simulator's server at base (an engine, or the
+// router in front of two): GET /v1/models and GET /version.
+func identityAt(ctx context.Context, client *http.Client, base string) (engines.Identity, error) {
 	var models struct {
 		Data []struct {
 			ID             string `json:"id"`
@@ -250,13 +256,13 @@ func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 		} `json:"data"`
 	}
 	var rawModels, rawVersion map[string]any
-	if err := e.getJSON(ctx, base+"/v1/models", &models, &rawModels); err != nil {
+	if err := getJSON(ctx, client, base+"/v1/models", &models, &rawModels); err != nil {
 		return engines.Identity{}, err
 	}
 	var version struct {
 		Version string `json:"version"`
 	}
-	if err := e.getJSON(ctx, base+"/version", &version, &rawVersion); err != nil {
+	if err := getJSON(ctx, client, base+"/version", &version, &rawVersion); err != nil {
 		return engines.Identity{}, err
 	}
 	if len(models.Data) == 0 {
@@ -273,12 +279,12 @@ func (e *Engine) Identity(ctx context.Context) (engines.Identity, error) {
 	}, nil
 }
 
-func (e *Engine) getJSON(ctx context.Context, url string, v any, raw *map[string]any) error {
+func getJSON(ctx context.Context, client *http.Client, url string, v any, raw *map[string]any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := e.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("sim: identity: %w", err)
 	}
