@@ -54,7 +54,7 @@ func TestPresets(t *testing.T) {
 	for _, v := range st[0].Values {
 		names = append(names, v.Name)
 	}
-	if want := []string{"drift", "no-release", "small-batch", "prefix-cache"}; !slices.Equal(names, want) {
+	if want := []string{"drift", "no-release", "small-batch", "prefix-cache", "disaggregated"}; !slices.Equal(names, want) {
 		t.Errorf("values %v, want %v", names, want)
 	}
 	if h := st[0].Help(); !strings.HasPrefix(h, "simulator behaviour for tests: drift (J/token never settles), ") {
@@ -81,6 +81,20 @@ func TestPresets(t *testing.T) {
 	}
 	if c := start("prefix-cache").Config(); !c.PrefixCache {
 		t.Error("prefix-cache: no prefix cache")
+	}
+	// disaggregated: a deployment of two engines and a router, its GPUs
+	// on two nodes, the decode node's clock 0.75 s ahead.
+	dis, err := Descriptor().Start(engines.Options{Settings: engines.Settings{FlagPreset: "disaggregated"}, Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := dis.(*Disaggregated)
+	if !ok {
+		t.Fatalf("disaggregated: %T", dis)
+	}
+	if n := d.SimulatedNodes(); len(n) != 2 || n[0].Config.Host != PrefillHost || n[1].Config.Host != DecodeHost ||
+		n[1].Config.Role != "decode" || n[1].OffsetS != 0.75 || n[0].OffsetS != 0 || n[1].Config.IDBase != 2 || n[1].Config.RiseTauS != 0.5/3 {
+		t.Errorf("disaggregated nodes %+v", n)
 	}
 	if _, err := Descriptor().Start(engines.Options{Settings: engines.Settings{FlagPreset: "bogus"}}); err == nil || !strings.Contains(err.Error(), `--sim-preset "bogus"`) {
 		t.Errorf("unknown preset: %v", err)
