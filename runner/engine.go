@@ -84,6 +84,9 @@ func (r *Runner) simulatedKind(kind string) bool {
 // (the generic kind of its API when unknown).
 func (r *Runner) engineKind() string {
 	s := r.s
+	if r.deployment != nil {
+		return r.deployment.kind()
+	}
 	kind := r.engine
 	if kind == "" {
 		kind = all.Default
@@ -107,6 +110,9 @@ func (r *Runner) engineKind() string {
 // descriptor (all.New): a managed engine, an already running server
 // (--engine-url) or the simulator, whose GPUs follow its load.
 func (r *Runner) setupEngine(env engineEnv) (*EngineSetup, error) {
+	if r.deployment != nil {
+		return r.setupDeployment(env)
+	}
 	kind := r.engineKind()
 	if r.simulatedKind(kind) && r.s.Engine.URL != "" {
 		return nil, Invalidf("--engine %s cannot be combined with --engine-url", kind)

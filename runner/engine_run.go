@@ -322,6 +322,9 @@ func (e *engineRun) buildEngine(ctx context.Context) error {
 	e.deps.Engine, e.deps.NewClient = es.Engine, es.NewClient
 	e.deps.Model, e.deps.Expect, e.deps.Chat = es.Model, es.Expect, es.Chat
 	e.deps.External, e.deps.ExitError = es.External, es.ExitError
+	if df := e.r.deployment; df != nil {
+		e.deps.LabelDevices = df.labelDevices
+	}
 	// What the preflight looks for besides the engine's port.
 	e.deps.PidDir, e.deps.ServerNames, e.deps.ContainerTools = all.PidDir(), e.s.Registry.ServerProcesses(), []string{"docker", "podman"}
 	return nil

@@ -35,6 +35,8 @@ type Runner struct {
 	// taken out of the profile's (gpuSetsGiven: either was given).
 	gpuSets      [3]string
 	gpuSetsGiven bool
+	// deployment is the --deployment file, read (nil: one engine).
+	deployment *DeploymentFile
 }
 
 // New checks spec's hooks and fills in its defaults.
@@ -66,7 +68,18 @@ func New(spec Spec) (*Runner, error) {
 	if spec.Host == nil {
 		spec.Host = systemHost{}
 	}
-	return &Runner{s: &spec}, nil
+	r := &Runner{s: &spec}
+	if spec.Deployment != "" {
+		if spec.Engine.URL != "" || len(spec.Engines) > 1 {
+			return nil, Invalidf("--deployment names the run's engine parts: give no --engine-url nor several --engine with it")
+		}
+		df, err := ReadDeployment(spec.Deployment, spec.Registry)
+		if err != nil {
+			return nil, err
+		}
+		r.deployment = df
+	}
+	return r, nil
 }
 
 // Run runs spec: one run, a run per engine (each with its own archive

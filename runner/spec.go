@@ -44,8 +44,11 @@ type Spec struct {
 	Engines     []string
 	EngineGiven bool
 	Engine      EngineOptions
-	Dataset     DatasetOptions
-	Load        LoadOptions
+	// Deployment is a --deployment file: several engine parts with roles
+	// (DeploymentFile) instead of one engine.
+	Deployment string
+	Dataset    DatasetOptions
+	Load       LoadOptions
 	// Out is the run directory to create (several engines or a sweep: the
 	// directory of their runs); empty: under runs/.
 	Out string

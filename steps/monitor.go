@@ -38,6 +38,9 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 	if err != nil {
 		return fmt.Errorf("telemetry %s: %w", d.Source.Name(), err)
 	}
+	if d.LabelDevices != nil {
+		d.LabelDevices(devs)
+	}
 	if err := rc.Out.UpdateMeta(func(m *record.Meta) {
 		m.Hardware.Devices = devs
 		if m.Hardware.Chip == "" {

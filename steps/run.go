@@ -59,6 +59,10 @@ type Deps struct {
 	PidDir         string
 	ServerNames    []string
 	ContainerTools []string
+	// LabelDevices, when set, gives the power source's devices the host
+	// and role of the deployment part that owns them, before run.json
+	// lists them.
+	LabelDevices func([]record.Device)
 
 	run runState
 }

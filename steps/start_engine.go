@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -71,6 +72,9 @@ func runStartEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *St
 			}
 		}
 		m.Engine = info
+		if dp, ok := d.Engine.(engines.Deployer); ok {
+			m.Deployment = dp.Record() // with every part's URL
+		}
 	})
 }
 

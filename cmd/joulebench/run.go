@@ -109,6 +109,7 @@ func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(str
 		Engines:        v.GetStringSlice("engine"),
 		EngineGiven:    v.IsSet("engine"),
 		Engine:         a.engineOptions(),
+		Deployment:     v.GetString("deployment"),
 		Dataset:        a.datasetOptions(),
 		Load:           a.loadFlagsGiven(changed),
 		Out:            v.GetString("out"),

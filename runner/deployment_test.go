@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/engines/all"
+)
+
+// TestParseDeploymentRefuses: each rule of a deployment file, broken,
+// is refused at its line and column.
+func TestParseDeploymentRefuses(t *testing.T) {
+	reg := all.Registry()
+	for _, tc := range []struct{ name, src, want string }{
+		{"bad role", "entry: a\nparts:\n  - {name: a, role: prefil, kind: sim}\n",
+			`d.yaml:3:21: parts[0].role: "prefil": want one of prefill, decode, router, replica`},
+		{"missing entry", "parts:\n  - {name: a, role: prefill, kind: sim}\n  - {name: b, role: decode, kind: sim}\n",
+			"d.yaml:1:1: entry: required with several parts: the part requests go to (one of a, b)"},
+		{"entry not a part", "entry: gateway\nparts:\n  - {name: a, role: replica, kind: sim}\n",
+			`d.yaml:1:8: entry: "gateway" is not a part (parts: a)`},
+		{"unknown key", "parts:\n  - {name: a, role: replica, kind: sim, gpus: [0]}\n",
+			`d.yaml:2:41: parts[0]: unknown key "gpus"`},
+		{"neither kind nor url", "parts:\n  - {name: a, role: replica}\n",
+			"d.yaml:2:5: parts[0]: give kind (an engine joulebench starts: "},
+		{"unknown kind", "parts:\n  - {name: a, role: replica, kind: vllmm}\n",
+			`d.yaml:2:36: parts[0].kind: --engine "vllmm": want one of`},
+		{"bad url", "parts:\n  - {name: a, role: replica, url: 'localhost:8000'}\n",
+			`d.yaml:2:35: parts[0].url: "localhost:8000": want http://HOST:PORT`},
+		{"args of an external part", "parts:\n  - {name: a, role: replica, url: 'http://h:1', args: [x]}\n",
+			"d.yaml:2:55: parts[0].args: applies to a managed part"},
+		{"name twice", "entry: a\nparts:\n  - {name: a, role: prefill, kind: sim}\n  - {name: a, role: decode, kind: sim}\n",
+			`d.yaml:4:12: parts[1].name: part "a" named twice`},
+		{"device twice", "entry: a\nparts:\n  - {name: a, role: prefill, kind: sim, devices: [gpu0]}\n  - {name: b, role: decode, kind: sim, devices: [gpu0]}\n",
+			`d.yaml:4:50: parts[1].devices: device "gpu0" is part "a"'s already`},
+		{"no parts", "entry: a\n", "d.yaml:1:1: parts: required: at least one part"},
+	} {
+		_, err := ParseDeployment([]byte(tc.src), "d.yaml", reg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v\nwant %q", tc.name, err, tc.want)
+		}
+	}
+	df, err := ParseDeployment([]byte("entry: r\nparts:\n  - {name: p, role: prefill, kind: sim, devices: [gpu0]}\n  - {name: r, role: router, url: 'http://10.0.0.2:8000'}\n"), "d.yaml", reg)
+	if err != nil || df.entry() != "r" || df.served().Name != "p" || df.kind() != "sim" || partHost(df.Parts[1]) != "10.0.0.2" {
+		t.Fatalf("good file: %+v, %v", df, err)
+	}
+	devs := []record.Device{{ID: "gpu0"}, {ID: "gpu1"}}
+	df.labelDevices(devs)
+	if devs[0].Role != record.RolePrefill || devs[0].Host == "" || devs[1].Role != "" {
+		t.Errorf("labelled devices %+v: want gpu0 the prefill part's, gpu1 no part's", devs)
+	}
+}
+
+func writeDeployment(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "deployment.yaml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRunDeploymentParts: two managed simulated replicas, requests to the
+// first; run.json lists both parts, managed, with their URLs (the tiny
+// profile has no verify_engine step: no identity is asked).
+func TestRunDeploymentParts(t *testing.T) {
+	var msgs syncBuffer
+	s := testSpec(t, &msgs)
+	s.Out = filepath.Join(t.TempDir(), "run")
+	s.Deployment = writeDeployment(t, "entry: one\nparts:\n  - {name: one, role: replica, kind: sim, host: node-a}\n  - {name: two, role: replica, kind: sim, host: node-b}\n")
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatalf("run: %v\n%s", err, msgs.String())
+	}
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := run.Meta.Deployment
+	if run.Meta.Status != record.StatusComplete || dep == nil || dep.Entry != "one" || len(dep.Parts) != 2 {
+		t.Fatalf("status %s, deployment %+v", run.Meta.Status, dep)
+	}
+	for i, host := range []string{"node-a", "node-b"} {
+		p := dep.Parts[i]
+		if p.Host != host || p.Role != record.RoleReplica || !p.Managed || p.Kind != "sim" || !strings.HasPrefix(p.URL, "http://127.0.0.1:") {
+			t.Errorf("part %d: %+v", i, p)
+		}
+	}
+	if run.Meta.Engine.URL != dep.Parts[0].URL {
+		t.Errorf("engine URL %s, want the entry's %s", run.Meta.Engine.URL, dep.Parts[0].URL)
+	}
+}
+
+// TestRunDeploymentPartNotReady: an external part with no server at its
+// URL fails the run, and the reason names the part.
+func TestRunDeploymentPartNotReady(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	var msgs syncBuffer
+	s := testSpec(t, &msgs)
+	s.Out = filepath.Join(t.TempDir(), "run")
+	s.Deployment = writeDeployment(t, "entry: one\nparts:\n  - {name: one, role: prefill, kind: sim}\n  - {name: gone, role: decode, url: 'http://"+addr+"', kind: openai}\n")
+	_, err = Run(context.Background(), s)
+	if err == nil || !strings.Contains(err.Error(), `deployment part "gone" (decode on 127.0.0.1): not ready`) {
+		t.Fatalf("run: %v", err)
+	}
+	run, lerr := archive.Load(s.Out)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if run.Meta.Status != record.StatusFailed || !strings.Contains(run.Meta.Reason, `part "gone"`) {
+		t.Errorf("status %s, reason %q", run.Meta.Status, run.Meta.Reason)
+	}
+}
