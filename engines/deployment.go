@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/redact"
 )
 
 // Part is one engine part of a Deployment: an engine with the role it
@@ -319,7 +320,7 @@ func (d *Deployment) Record() *record.Deployment {
 	for i, p := range d.parts {
 		info := p.Engine.Info()
 		rp := record.DeploymentPart{Name: p.Name, Role: p.Role, Host: p.Host, Kind: p.Engine.Kind(),
-			Managed: p.managed(), URL: p.Engine.BaseURL(), Devices: slices.Clone(p.Devices)}
+			Managed: p.managed(), URL: redact.URL(p.Engine.BaseURL()), Devices: slices.Clone(p.Devices)}
 		if rp.Managed {
 			rp.Command = slices.Clone(info.Command)
 		}

@@ -48,7 +48,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"replay dir without power", func(s *Spec) { s.Replay = noPower }, "a run directory without power.csv"},
 		{"baseline", func(s *Spec) { s.Baseline = noPower }, "--baseline"},
 		{"image digest", func(s *Spec) { s.ImageDigest = "latest" }, `--image-digest "latest"`},
-		{"sim preset", func(s *Spec) { s.Engine.Settings = engines.Settings{"sim-preset": "bogus"} }, `--sim-preset "bogus": want drift, no-release, small-batch or prefix-cache`},
+		{"sim preset", func(s *Spec) { s.Engine.Settings = engines.Settings{"sim-preset": "bogus"} }, `--sim-preset "bogus": want drift, no-release, small-batch, prefix-cache or disaggregated`},
 		{"engine kind", func(s *Spec) { s.Engines = []string{"bogus"} }, `"bogus"`},
 		{"sim with url", func(s *Spec) { s.Engines, s.EngineGiven, s.Engine.URL = []string{"sim"}, true, "http://h:1" }, "cannot be combined with --engine-url"},
 		{"flag not for sim", func(s *Spec) { s.Engine.TP, s.Changed = 2, given("tp") }, "--tp does not apply to --engine sim"},

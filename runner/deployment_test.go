@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/workflow"
 )
 
 // TestParseDeploymentRefuses: each rule of a deployment file, broken,
@@ -118,5 +120,55 @@ func TestRunDeploymentPartNotReady(t *testing.T) {
 	}
 	if run.Meta.Status != record.StatusFailed || !strings.Contains(run.Meta.Reason, `part "gone"`) {
 		t.Errorf("status %s, reason %q", run.Meta.Status, run.Meta.Reason)
+	}
+}
+
+// TestDeploymentRecordRedacts: a managed part's command line and an
+// external part's URL are archived with their secrets redacted, as the
+// engine's are.
+func TestDeploymentRecordRedacts(t *testing.T) {
+	var msgs syncBuffer
+	s := testSpec(t, &msgs)
+	s.Deployment = writeDeployment(t, "entry: r\nparts:\n"+
+		"  - {name: p, role: prefill, kind: vllm, model: m, args: [--api-key, sk-secret-1]}\n"+
+		"  - {name: r, role: router, url: 'http://user:pw-secret-2@10.0.0.2:8000/?token=tk-secret-3'}\n")
+	r, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := r.setupDeployment(engineEnv{Clock: workflow.NewClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := es.Engine.(interface{ Record() *record.Deployment }).Record()
+	b, _ := json.Marshal(rec)
+	for _, secret := range []string{"sk-secret-1", "pw-secret-2", "tk-secret-3"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s archived: %s", secret, b)
+		}
+	}
+	if !strings.Contains(string(b), "[redacted]") || rec.Parts[0].Command[0] == "" {
+		t.Errorf("record %s", b)
+	}
+}
+
+// TestDocsDeploymentExample: the deployment file docs/engines.md shows
+// is read as written.
+func TestDocsDeploymentExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "engines.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```yaml\n# deployment.yaml")
+	if !ok {
+		t.Fatal("docs/engines.md shows no deployment.yaml")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	df, err := ParseDeployment([]byte("# deployment.yaml"+block), "docs/engines.md", all.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if df.entry() != "router" || len(df.Parts) != 3 || df.Parts[1].Role != record.RoleDecode || df.Parts[2].managed() {
+		t.Errorf("%+v", df)
 	}
 }

@@ -53,7 +53,7 @@ func TestSimPresetChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.setupEngine(engineEnv{Clock: workflow.NewClock(), EngineLog: io.Discard})
-	if want := `--sim-preset "fast": want drift, no-release, small-batch or prefix-cache`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `--sim-preset "fast": want drift, no-release, small-batch, prefix-cache or disaggregated`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err %v, want %q", err, want)
 	}
 }

@@ -18,7 +18,7 @@ func (a *app) engineFlags(f *pflag.FlagSet) {
 	f.Int64("seed", 1, "seed of the engine (sampling) and of the simulator")
 	f.String("api-key", "", "API key sent as a Bearer token to the engine (or JOULEBENCH_API_KEY); never logged nor archived")
 	f.String("engine-url", "", "benchmark an already running server at this URL instead of starting one (no startup or release stage)")
-	f.String("deployment", "", "YAML file of a deployment of several engine parts (prefill, decode, router, replica), each started here (kind, args) or already running (url); requests go to its entry part (docs/deployments.md)")
+	f.String("deployment", "", "YAML file of a deployment of several engine parts (prefill, decode, router, replica), each started here (kind, args) or already running (url); requests go to its entry part (docs/engines.md)")
 	f.String("engine-api", "", "API of --engine-url: openai or ollama (default: from --engine)")
 	f.StringArray("engine-bin", nil, "engine executable (default: vllm, python for SGLang, llama-server, ollama), checked to exist and be executable before any engine starts. With several engines, KIND=PATH gives one engine its own (--engine-bin ollama=/opt/ollama --engine-bin llamacpp=./llama-server); a plain PATH serves every engine without its own")
 	f.String("image-digest", "", "the engine's container image digest (sha256:…), recorded in run.json as the weights' and engine's provenance")
