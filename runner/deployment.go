@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -217,7 +220,7 @@ func (r *Runner) partSpec(p PartSettings, env engineEnv) all.Spec {
 	spec := all.Spec{
 		Kind: p.Kind, Engines: r.s.Registry, URL: p.URL, API: p.API,
 		Common: engines.Common{Bin: p.Bin, Args: p.Args, Env: p.Env, Model: model, Port: p.Port, TP: p.TP,
-			Seed: o.Seed, Log: env.EngineLog, HTTP: o.HTTP},
+			Seed: o.Seed, Log: partLog(env.EngineLog, p.Name), HTTP: o.HTTP},
 		RunDir: filepath.Join(env.RunDir, "parts", p.Name), RunID: env.RunID, APIKey: o.APIKey,
 		Note: env.Note, Quick: env.Quick, PidDir: all.PidDir(),
 		ScrapeInterval: o.ScrapeInterval, MetricFamilies: o.MetricFamilies,
@@ -252,6 +255,11 @@ func (r *Runner) setupDeployment(env engineEnv) (*EngineSetup, error) {
 	var served all.Spec
 	for _, p := range df.Parts {
 		spec := r.partSpec(p, env)
+		if p.managed() && p.Bin != "" && !r.simulatedKind(p.Kind) {
+			if err := checkExecutable(p.Bin); err != nil {
+				return nil, Invalidf("--deployment part %q: bin: %v", p.Name, err)
+			}
+		}
 		eng, err := all.New(spec)
 		if err != nil {
 			return nil, Invalidf("--deployment part %q: %v", p.Name, err)
@@ -292,6 +300,41 @@ func (df *DeploymentFile) labelDevices(devs []record.Device) {
 			if slices.Contains(p.Devices, devs[i].ID) {
 				devs[i].Host, devs[i].Role = partHost(p), p.Role
 			}
+		}
+	}
+}
+
+// partLog is w with each line prefixed by the part's name ("[decode] "):
+// every part writes to the one engine.log. Whole lines are written at
+// once, so two parts' lines never mix; a partial line waits for its
+// newline.
+func partLog(w io.Writer, name string) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return &prefixWriter{w: w, prefix: []byte("[" + name + "] ")}
+}
+
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix []byte
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		line := append(append([]byte(nil), p.prefix...), p.buf[:i+1]...)
+		p.buf = p.buf[i+1:]
+		if _, err := p.w.Write(line); err != nil {
+			return len(b), err
 		}
 	}
 }

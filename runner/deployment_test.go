@@ -141,6 +141,15 @@ func TestDeploymentRecordRedacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := es.Engine.(interface{ Record() *record.Deployment }).Record()
+	// A managed part's bin is checked before anything starts.
+	s.Deployment = writeDeployment(t, "parts:\n  - {name: p, role: replica, kind: vllm, model: m, bin: /nonexistent/vllm}\n")
+	r, err = New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.setupDeployment(engineEnv{Clock: workflow.NewClock()}); err == nil || !strings.Contains(err.Error(), `part "p": bin: /nonexistent/vllm does not exist`) {
+		t.Errorf("missing bin: %v", err)
+	}
 	b, _ := json.Marshal(rec)
 	for _, secret := range []string{"sk-secret-1", "pw-secret-2", "tk-secret-3"} {
 		if strings.Contains(string(b), secret) {
@@ -170,5 +179,18 @@ func TestDocsDeploymentExample(t *testing.T) {
 	}
 	if df.entry() != "router" || len(df.Parts) != 3 || df.Parts[1].Role != record.RoleDecode || df.Parts[2].managed() {
 		t.Errorf("%+v", df)
+	}
+}
+
+func TestPartLogPrefixesLines(t *testing.T) {
+	var b strings.Builder
+	w := partLog(&b, "decode")
+	for _, s := range []string{"INFO start", "ing\nready\n", "x"} {
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.String(); got != "[decode] INFO starting\n[decode] ready\n" {
+		t.Errorf("log %q", got)
 	}
 }
