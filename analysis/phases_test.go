@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"path/filepath"
@@ -229,5 +230,104 @@ func TestPhaseEnergyUnknownRoleRefused(t *testing.T) {
 	_, err := noUserDirs().Evaluate(context.Background(), dir, "benchmark-1.5", nil)
 	if err == nil || !strings.Contains(err.Error(), `device "g0"`) || !strings.Contains(err.Error(), `role "prefil"`) {
 		t.Errorf("error %v, want the device and its role named", err)
+	}
+}
+
+// report shows the energy by host of a run over several hosts, in every
+// format: node-a (prefill, 300 W × 10 s = 3000 J, 60 % of 5000 J) and
+// node-b (decode, 2000 J, 40 %).
+func TestReportEnergyByHost(t *testing.T) {
+	rs, err := noUserDirs().Report(context.Background(), []string{disaggregated(t)}, "benchmark-1.5", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(format string) string {
+		var b bytes.Buffer
+		if err := rs.Render(&b, format, "test"); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		return b.String()
+	}
+	for format, want := range map[string][]string{
+		"table":    {"GPU energy by host · run phases", "node-a", "prefill", "3000.0", "300.0", "60.0 %", "node-b", "decode", "2000.0", "40.0 %", "5000.0"},
+		"markdown": {"GPU energy by host", "| node-a | prefill | p0      | 3000.0   | 300.0        | 60.0 %  |"},
+		"csv":      {"host.node-a.prefill.energy_j,3000,J", "host.node-b.decode.share,0.4,fraction", "host.node-a.prefill.mean_power_w,300,W"},
+		"json":     {`"host_energy": {`, `"host": "node-a"`, `"role": "prefill"`, `"energy_j": 3000`, `"share": 0.6`, `"total_j": 5000`},
+		"html":     {"GPU energy by host", "<td>node-a</td><td>prefill</td><td>p0</td><td>3000.0</td><td>300.0</td>"},
+	} {
+		out := render(format)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q in\n%s", format, w, out)
+			}
+		}
+		// A disaggregated run's hosts do not serve every token: no J/token
+		// share.
+		if strings.Contains(out, "j_per_token_share") || strings.Contains(out, "J/token share 0") {
+			t.Errorf("%s: a J/token share for a disaggregated run", format)
+		}
+	}
+}
+
+// A run on one host without roles shows no energy by host: its report is
+// what it was before hosts existed (the goldens of cmd/joulebench hold it
+// byte for byte).
+func TestReportOneHostHasNoEnergyByHost(t *testing.T) {
+	dir := phaseArchive(t, []record.Device{{ID: "g0", Host: "h"}, {ID: "g1", Host: "h"}}, map[string]float64{"g0": 200, "g1": 100},
+		[]record.Request{phaseReq("A", 1, 3, 6, 100, 50)})
+	rs, err := noUserDirs().Report(context.Background(), []string{dir}, "benchmark-1.5", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Hosts[0] != nil {
+		t.Errorf("hosts %+v, want none", rs.Hosts[0])
+	}
+	for _, format := range []string{"table", "json", "csv", "markdown"} {
+		var b bytes.Buffer
+		if err := rs.Render(&b, format, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "by host") || strings.Contains(b.String(), "host_energy") || strings.Contains(b.String(), "host.h") {
+			t.Errorf("%s: an energy by host for a run on one host:\n%s", format, b.String())
+		}
+	}
+}
+
+// A run over two hosts without roles (two replicas of one engine, or one
+// engine over two nodes): each host's energy and its part of J/token.
+//
+//	h1: 200 W × 10 s = 2000 J, 2/3 of 3000 J; 2000 J / 50 tokens = 40 J/token.
+//	h2: 100 W × 10 s = 1000 J, 1/3; 1000 / 50 = 20 J/token.
+//	40 + 20 = 60 J/token = formal_j_per_token (3000 J / 50 tokens).
+func TestReportEnergyByHostMultiNode(t *testing.T) {
+	dir := phaseArchive(t, []record.Device{{ID: "g0", Host: "h1"}, {ID: "g1", Host: "h2"}}, map[string]float64{"g0": 200, "g1": 100},
+		[]record.Request{phaseReq("A", 1, 3, 6, 100, 50)})
+	rs, err := noUserDirs().Report(context.Background(), []string{dir}, "benchmark-1.5", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rs.Hosts[0]
+	if h == nil || len(h.Hosts) != 2 {
+		t.Fatalf("hosts %+v, want two", h)
+	}
+	for i, want := range []struct {
+		host          string
+		energy, share float64
+		jpt           float64
+	}{{"h1", 2000, 2.0 / 3, 40}, {"h2", 1000, 1.0 / 3, 20}} {
+		got := h.Hosts[i]
+		if got.Host != want.host || got.Role != "" || got.EnergyJ != want.energy || got.Share == nil || math.Abs(*got.Share-want.share) > 1e-12 ||
+			got.JPerTokenShare == nil || *got.JPerTokenShare != want.jpt {
+			t.Errorf("host %d: %+v, want %+v", i, got, want)
+		}
+	}
+	var b bytes.Buffer
+	if err := rs.Render(&b, "table", "test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"J/token share", "40.0000", "20.0000", "60.0000"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("table: no %q in\n%s", w, b.String())
+		}
 	}
 }
