@@ -49,6 +49,16 @@ func factCases() []factCase {
 		{name: "power_limit_w of an H100", file: RunFile, old: `"power_field": "power_usage",`, new: `"power_field": "power_usage", "power_limit_w": 700,`},
 		{name: "unknown domain", file: RunFile, old: `"power_field": "power_usage",`, new: `"power_field": "power_usage", "domain": "rack",`,
 			errFile: RunFile, msg: `hardware.devices[0].domain "rack" is not a power domain (gpu, cpu, dram or node)`},
+		// A device role outside record.Roles is refused, naming the device
+		// and the value; each known role is read.
+		{name: "unknown role", file: RunFile, old: `"power_field": "power_usage",`, new: `"power_field": "power_usage", "role": "prefil",`,
+			errFile: RunFile, msg: `hardware.devices[0] (device "gpu0"): role "prefil" is not a device role (prefill, decode, router, replica, or absent for a single-engine run)`},
+		{name: "role in another case", file: RunFile, old: `"power_field": "power_usage",`, new: `"power_field": "power_usage", "role": "Prefill",`,
+			errFile: RunFile, msg: `role "Prefill" is not a device role`},
+		{name: "role prefill", file: RunFile, old: `"power_field": "power_usage",`, new: `"power_field": "power_usage", "role": "prefill",`},
+		{name: "role decode", file: RunFile, old: `"power_field": "power_usage",`, new: `"power_field": "power_usage", "role": "decode",`},
+		{name: "role router", file: RunFile, old: `"power_field": "power_usage",`, new: `"power_field": "power_usage", "role": "router",`},
+		{name: "role replica", file: RunFile, old: `"power_field": "power_usage",`, new: `"power_field": "power_usage", "role": "replica",`},
 		// (e) 10^18 J added to a counter: float64's spacing there is 128 J
 		// (10^18 + 1002848 reads as 1000000000001002880, written shortest).
 		{name: "energy_j + 10^18", file: PowerFile, old: "1717405215,gpu0,316,1002848,", new: "1717405215,gpu0,316,1000000000001002848,",

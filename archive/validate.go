@@ -3,10 +3,13 @@ package archive
 import (
 	"errors"
 	"fmt"
-	"github.com/joulebench/joulebench/archive/record"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
+
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // The validation phase: the rules of docs/archive-v1.md ("Bounds") held
@@ -25,9 +28,23 @@ func metaRules() []func(*metaDoc) error {
 		completeRunEndedEveryStage,
 		gpuSettingsWithinBounds,
 		devicesInTheirDomain,
+		devicesHaveARole,
 		runSpanInOrder,
 		stagesAndEventsInRun,
 	}
+}
+
+// devicesHaveARole: each listed device's role, when set, is one of
+// record.Roles; an unknown one (a typo, a role of a later format) would
+// otherwise count the device's energy to no phase.
+func devicesHaveARole(d *metaDoc) error {
+	for i, dev := range d.m.Hardware.Devices {
+		if dev.Role != "" && !slices.Contains(record.Roles, dev.Role) {
+			return d.at(fmt.Sprintf("hardware.devices[%d] (device %q): role %q is not a device role (%s, or absent for a single-engine run)",
+				i, dev.ID, dev.Role, strings.Join(record.Roles, ", ")), "hardware", "devices", i, "role")
+		}
+	}
+	return nil
 }
 
 // powerRules are the rules on the samples of power.csv, d, under the facts

@@ -167,7 +167,7 @@ func methodBuiltinDefs() []builtinDef {
 
 // builtinDefs is every built-in: the core ones and those of other files.
 func builtinDefs() []builtinDef {
-	return append(append(append(coreBuiltinDefs(), latencyBuiltins()...), sloBuiltinDefs()...), residentBuiltinDefs()...)
+	return append(append(append(append(coreBuiltinDefs(), latencyBuiltins()...), sloBuiltinDefs()...), residentBuiltinDefs()...), phaseBuiltinDefs()...)
 }
 
 // Builtins lists the functions expressions can call, for `profiles show`

@@ -298,7 +298,32 @@ type Device struct {
 	// DomainCPU, DomainDRAM or DomainNode. Empty (archives written before
 	// the field existed) means DomainGPU; read it with DomainOrGPU.
 	Domain string `json:"domain,omitempty"`
+	// Role is the part the device plays in a run of several engine parts
+	// (disaggregated prefill and decode, a router in front of replicas):
+	// RolePrefill, RoleDecode, RoleRouter or RoleReplica. Empty is a
+	// single-engine run, whose devices serve every phase.
+	Role string `json:"role,omitempty"`
 }
+
+// Roles of a device in a run of several engine parts (run.json
+// hardware.devices[].role); absent for a single-engine run.
+const (
+	// RolePrefill is a device of the prefill part of a disaggregated
+	// deployment: its energy is prefill energy.
+	RolePrefill = "prefill"
+	// RoleDecode is a device of the decode part: its energy is decode
+	// energy.
+	RoleDecode = "decode"
+	// RoleRouter is a device of the router in front of the parts: its
+	// energy is reported apart from either phase.
+	RoleRouter = "router"
+	// RoleReplica is a device of one of several replicas that each serve
+	// both phases, as a single engine does.
+	RoleReplica = "replica"
+)
+
+// Roles lists the valid roles.
+var Roles = []string{RolePrefill, RoleDecode, RoleRouter, RoleReplica}
 
 // Power domains: the boundary a device's energy covers (run.json
 // hardware.devices[].domain).
