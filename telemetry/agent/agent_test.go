@@ -399,3 +399,55 @@ func TestParseEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// Two nodes, one 2.5 s ahead of the run clock and one 1 s behind: each
+// offset is measured on its own, each node's readings land on the run
+// clock (agent time X → X − 2.5 on node1, X + 1 on node2), and the
+// devices stay apart, named by host. Two agents reporting one host must
+// be named.
+func TestTwoNodesEachOnItsOwnClock(t *testing.T) {
+	var ahead, behind offsetClock
+	ahead.set(2.5)
+	behind.set(-1)
+	url1, src1, _ := startAgent(t, "node1", &ahead)
+	url2, src2, _ := startAgent(t, "node2", &behind)
+	s, err := Open(context.Background(), Options{Agents: []Endpoint{{URL: url1}, {URL: url2}}, Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	devs, _ := s.Devices(context.Background())
+	if len(devs) != 2 || devs[0].ID != "node1:gpu0" || devs[0].Host != "node1" || devs[1].ID != "node2:gpu0" || devs[1].Host != "node2" {
+		t.Fatalf("devices %+v", devs)
+	}
+	cs, _ := s.ClockSync(context.Background(), false)
+	want := map[string]struct {
+		off float64
+		src *fixedSource
+		rtt float64
+	}{"node1:gpu0": {2.5, src1, cs[0].StartRTTS}, "node2:gpu0": {-1, src2, cs[1].StartRTTS}}
+	for i, c := range cs {
+		w := want[devs[i].ID]
+		if math.Abs(c.StartOffsetS-w.off) > c.StartRTTS/2+1e-6 {
+			t.Errorf("%s: offset %.6f, want %v", c.Host, c.StartOffsetS, w.off)
+		}
+	}
+	seen := map[string]int{}
+	for _, r := range readUntil(t, s, 8) {
+		w := want[r.Device]
+		x, ok := w.src.agentTime(r.PowerW)
+		if !ok {
+			t.Fatalf("reading %+v was never made", r)
+		}
+		if d := r.T - (x - w.off); math.Abs(d) > w.rtt/2+1e-6 {
+			t.Errorf("%s: reading at agent time %.6f placed at %.6f, off by %.6f s", r.Device, x, r.T, d)
+		}
+		seen[r.Device]++
+	}
+	if seen["node1:gpu0"] == 0 || seen["node2:gpu0"] == 0 {
+		t.Errorf("readings per device %v", seen)
+	}
+	if _, err := Open(context.Background(), Options{Agents: []Endpoint{{URL: url1}, {URL: url1}}, Token: testToken}); err == nil || !strings.Contains(err.Error(), `both named "node1"`) {
+		t.Errorf("two agents of one host: %v", err)
+	}
+}
