@@ -172,8 +172,11 @@ func (p Profiles) PlotData(ctx context.Context, dir, profile string, sets []stri
 // (html) its page's input; EvalErr joins the formulas that failed, and
 // Incomplete (exit code Checks) names the runs that did not finish.
 type Reports struct {
-	Runs       []report.Run
-	Stages     []report.StageBreakdown
+	Runs   []report.Run
+	Stages []report.StageBreakdown
+	// Hosts is each run's energy by host (nil for a run on one host
+	// without roles).
+	Hosts      []*report.HostBreakdown
 	Pages      []htmlreport.RunInput
 	EvalErr    error
 	Incomplete error
@@ -198,8 +201,10 @@ func (p Profiles) Report(ctx context.Context, dirs []string, profile string, htm
 		out.Runs = append(out.Runs, report.Run{Meta: e.Run.Meta, Results: e.Results})
 		st := report.Stages(e.Run, e.Results, e.Loaded.Profile.StageEnergy)
 		out.Stages = append(out.Stages, st)
+		hosts := report.Hosts(e.Run, e.Results)
+		out.Hosts = append(out.Hosts, hosts)
 		if html {
-			out.Pages = append(out.Pages, htmlreport.RunInput{Run: e.Run, Results: e.Results, Stages: &st, Params: e.Loaded.Profile.Parameters,
+			out.Pages = append(out.Pages, htmlreport.RunInput{Run: e.Run, Results: e.Results, Stages: &st, Hosts: hosts, Params: e.Loaded.Profile.Parameters,
 				ParamsFrom: e.Params.String(), EvalErr: e.EvalErr})
 		}
 	}
@@ -246,11 +251,11 @@ func (c *Comparison) Render(w io.Writer, format, version string) error {
 	return doc.Render(w, d, format)
 }
 
-// Render writes the runs in format: side by side and their energy by
-// stage; the page (html) is one self-contained page with a section per run
+// Render writes the runs in format: side by side, their energy by stage
+// and, for a run over several hosts or with roles, by host; the page (html) is one self-contained page with a section per run
 // (version in its footer).
 func (r *Reports) Render(w io.Writer, format, version string) error {
-	d, err := report.RunsWithStagesDoc(r.Runs, r.Stages)
+	d, err := report.RunsReportDoc(r.Runs, r.Stages, r.Hosts)
 	if err != nil {
 		return err
 	}

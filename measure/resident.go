@@ -52,26 +52,54 @@ func (p *PowerData) AttributeResident(reqs []*record.Request, method string) ([]
 	if len(resident) == 0 {
 		return out, nil
 	}
-	bounds := make([]float64, 0, 2*len(resident))
-	for _, i := range resident {
-		bounds = append(bounds, reqs[i].SentAt, reqs[i].DoneAt)
+	spans := make([][2]float64, len(resident))
+	for k, i := range resident {
+		spans[k] = [2]float64{reqs[i].SentAt, reqs[i].DoneAt}
 	}
+	shares, _, err := p.residentShares(spans, nil, useCounter)
+	if err != nil {
+		return nil, fmt.Errorf("attribute_resident: %w", err)
+	}
+	for k, i := range resident {
+		e := shares[k]
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			return nil, fmt.Errorf("attribute_resident: request %q: attributed energy is %v", reqs[i].ID, e)
+		}
+		out[i].EnergyJ = e
+		out[i].JPerToken = e / out[i].Tokens
+	}
+	return out, nil
+}
+
+// residentShares splits the energy of p's devices among spans [a, b]
+// (a < b) by residency: time is cut at every span's ends and at the times
+// in extra; each piece's energy (Energy(piece)) is split equally among the
+// spans over it. It returns each span's share (in the order of spans) and
+// idle, the energy of the pieces no span is over. O(n log n + samples).
+// AttributeResident and SplitPhases share it: one rule, that every
+// resident request draws the same power, for both.
+func (p *PowerData) residentShares(spans [][2]float64, extra []float64, useCounter bool) (shares []float64, idle float64, err error) {
+	bounds := make([]float64, 0, 2*len(spans)+len(extra))
+	for _, sp := range spans {
+		bounds = append(bounds, sp[0], sp[1])
+	}
+	bounds = append(bounds, extra...)
 	sortFloats(bounds)
 	bounds = slices.Compact(bounds)
 	nPieces := len(bounds) - 1
 	energy, err := p.piecesEnergy(bounds, useCounter)
 	if err != nil {
-		return nil, fmt.Errorf("attribute_resident: %w", err)
+		return nil, 0, err
 	}
-	// Requests resident per piece, by a sweep over arrivals and ends; then
-	// cum[m] = Σ_{j<m} E_j / n_j, so a request over pieces [fi, di) gets
+	// Spans per piece, by a sweep over arrivals and ends; then
+	// cum[m] = Σ_{j<m} E_j / n_j, so a span over pieces [fi, di) gets
 	// cum[di] - cum[fi].
 	diff := make([]int, nPieces+1)
-	span := make([][2]int, len(resident))
-	for k, i := range resident {
-		fi := sort.SearchFloat64s(bounds, reqs[i].SentAt)
-		di := sort.SearchFloat64s(bounds, reqs[i].DoneAt)
-		span[k] = [2]int{fi, di}
+	at := make([][2]int, len(spans))
+	for k, sp := range spans {
+		fi := sort.SearchFloat64s(bounds, sp[0])
+		di := sort.SearchFloat64s(bounds, sp[1])
+		at[k] = [2]int{fi, di}
 		diff[fi]++
 		diff[di]--
 	}
@@ -82,17 +110,15 @@ func (p *PowerData) AttributeResident(reqs []*record.Request, method string) ([]
 		cum[m+1] = cum[m]
 		if n > 0 {
 			cum[m+1] += energy[m] / float64(n)
+		} else {
+			idle += energy[m]
 		}
 	}
-	for k, i := range resident {
-		e := max(0, cum[span[k][1]]-cum[span[k][0]])
-		if math.IsNaN(e) || math.IsInf(e, 0) {
-			return nil, fmt.Errorf("attribute_resident: request %q: attributed energy is %v", reqs[i].ID, e)
-		}
-		out[i].EnergyJ = e
-		out[i].JPerToken = e / out[i].Tokens
+	shares = make([]float64, len(spans))
+	for k := range spans {
+		shares[k] = max(0, cum[at[k][1]]-cum[at[k][0]])
 	}
-	return out, nil
+	return shares, idle, nil
 }
 
 // checkResident checks a successful request's residency [SentAt, DoneAt]:

@@ -98,7 +98,7 @@ func numList1(name, doc string, f func([]float64) (float64, error)) builtinDef {
 // builtins` lists them.
 func coreBuiltinDefs() []builtinDef {
 	var defs []builtinDef
-	for _, domain := range [][]builtinDef{energyBuiltinDefs(), methodBuiltinDefs(), statsBuiltinDefs(), asiaiBuiltinDefs(), powerBuiltinDefs()} {
+	for _, domain := range [][]builtinDef{energyBuiltinDefs(), methodBuiltinDefs(), statsBuiltinDefs(), asiaiBuiltinDefs(), powerBuiltinDefs(), clockBuiltinDefs()} {
 		defs = append(defs, domain...)
 	}
 	return defs
@@ -167,7 +167,7 @@ func methodBuiltinDefs() []builtinDef {
 
 // builtinDefs is every built-in: the core ones and those of other files.
 func builtinDefs() []builtinDef {
-	return append(append(append(coreBuiltinDefs(), latencyBuiltins()...), sloBuiltinDefs()...), residentBuiltinDefs()...)
+	return append(append(append(append(coreBuiltinDefs(), latencyBuiltins()...), sloBuiltinDefs()...), residentBuiltinDefs()...), phaseBuiltinDefs()...)
 }
 
 // Builtins lists the functions expressions can call, for `profiles show`

@@ -121,6 +121,21 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		{"domain_energy", `domain_energy(["gpu", "cpu"], 2, 8, "trapz")`, 600},
 		{"domain_mean_power", `domain_mean_power(["gpu"], 0, 10)`, 100},
 		{"domain_power_audit", `float(len(domain_power_audit(["gpu"], ["formal"], 3, 1.2, 50).bounds))`, 1},
+		// No device has a role: "g" serves both phases and is split over
+		// formal [2, 8]. r1 is in decode from 2 (its prefill, from 1.5, is
+		// before the window) to 6; r2 in prefill [3.5, 4], in decode [4, 8].
+		// [2, 3.5] r1 decode alone: 150 J decode. [3.5, 4] r1 decode, r2
+		// prefill: 50 J, 25 J each. [4, 6] both decode: 200 J. [6, 8] r2
+		// decode: 200 J. Prefill 25 J; decode 150 + 25 + 200 + 200 = 575 J;
+		// nobody idle; total 600 J = 100 W × 6 s.
+		{"phase_energy_prefill", `phase_energy(requests, 2, 8, "trapz").prefill_j`, 25},
+		{"phase_energy_decode", `phase_energy(requests, 2, 8, "auto").decode_j`, 575},
+		{"phase_energy_idle", `phase_energy(requests, 2, 8, "trapz").idle_j`, 0},
+		{"phase_energy_total", `phase_energy(requests, 2, 8, "trapz").total_j`, 600},
+		{"phase_energy_split", `float(phase_energy(requests, 2, 8, "trapz").split_devices)`, 1},
+		// One host (unnamed), no role: 100 W × 6 s.
+		{"host_energy", `host_energy(2, 8, "trapz")[0].energy_j`, 600},
+		{"host_energy_power", `host_energy(2, 8, "trapz")[0].mean_power_w`, 100},
 		// Neither request recorded token_times: no gap to measure (the
 		// maths are tested in measure.TestITL).
 		{"itl", `len(itl(requests)) * 1.0`, 0},
@@ -128,6 +143,9 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		{"baseline_cv", `baseline_cv()["g"]`, 0},
 		// 1e9 B / 2^20 B/MiB = 953.67431640625 MiB.
 		{"baseline_mem", `baseline_mem()["g"]`, 1e9 / 1048576},
+		// No clock_sync in this run: nothing to audit (the rule is tested
+		// in TestClockAudit).
+		{"clock_audit", `float(clock_audit(0.05).sources)`, 0},
 	}
 	var defs []Def
 	for _, m := range metrics {

@@ -75,6 +75,9 @@ type Device struct {
 	PowerLimitW float64 `expr:"power_limit_w"`
 	// Domain is the boundary its power covers: gpu, cpu, dram or node.
 	Domain string `expr:"domain"`
+	// Role is its part in a run of several engine parts: prefill,
+	// decode, router, replica; "" for a single-engine run.
+	Role string `expr:"role"`
 }
 
 // Data is one run's raw data prepared for evaluation.
@@ -147,7 +150,7 @@ func NewData(run *record.Run) (*Data, error) {
 	for _, dev := range run.Meta.Hardware.Devices {
 		known[dev.ID] = true
 		d.Devices = append(d.Devices, Device{ID: dev.ID, Name: dev.Name, UUID: dev.UUID, Host: dev.Host, Method: dev.Method, Simulated: dev.Simulated,
-			PowerLimitW: dev.PowerLimitW, Domain: dev.DomainOrGPU()})
+			PowerLimitW: dev.PowerLimitW, Domain: dev.DomainOrGPU(), Role: dev.Role})
 	}
 	if d.Power != nil {
 		for _, id := range d.Power.Devices() {

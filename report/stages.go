@@ -226,13 +226,35 @@ func RunsWithStages(w io.Writer, runs []Run, bds []StageBreakdown, format string
 
 // RunsWithStagesDoc is RunsWithStages' document.
 func RunsWithStagesDoc(runs []Run, bds []StageBreakdown) (*doc.Document, error) {
+	return RunsReportDoc(runs, bds, nil)
+}
+
+// RunsReportDoc is RunsWithStagesDoc followed by the energy by host of
+// each run that has one (hosts[i] of runs[i]; nil, or a nil hosts, for a
+// run on one host without roles, which shows none: its output is
+// RunsWithStagesDoc's). JSON adds "host_energy" to such a run's object;
+// CSV adds rows named host.<host>[.<role>].energy_j, .mean_power_w,
+// .share and .j_per_token_share.
+func RunsReportDoc(runs []Run, bds []StageBreakdown, hosts []*HostBreakdown) (*doc.Document, error) {
 	if len(bds) != len(runs) {
 		return nil, fmt.Errorf("report: %d runs but %d stage breakdowns", len(runs), len(bds))
+	}
+	if hosts != nil && len(hosts) != len(runs) {
+		return nil, fmt.Errorf("report: %d runs but %d host breakdowns", len(runs), len(hosts))
 	}
 	d := RunsDoc(runs)
 	d.Add(&doc.Blank{})
 	d.Append(StagesDoc(bds))
-	d.JSON = runsWithStagesJSON{runs: d.JSON, stages: bds}
+	d.JSON = runsWithStagesJSON{runs: d.JSON, stages: bds, hosts: hosts}
+	for i, h := range hosts {
+		if h == nil {
+			continue
+		}
+		d.Add(&doc.Blank{})
+		d.Add(hostBlocks(h)...)
+		excluded := runs[i].Results != nil && runs[i].Results.Excluded
+		d.Data.Add(hostRows(runs[i].Meta, excluded, h)...)
+	}
 	for i, b := range bds {
 		m := runs[i].Meta
 		excluded := runs[i].Results != nil && runs[i].Results.Excluded
@@ -257,11 +279,13 @@ func RunsWithStagesDoc(runs []Run, bds []StageBreakdown) (*doc.Document, error) 
 }
 
 // runsWithStagesJSON is the JSON of the runs (RunsDoc) as generic objects,
-// its keys sorted as documented, each with its "stage_energy"; encoded
+// its keys sorted as documented, each with its "stage_energy" (and its
+// "host_energy" when it has one); encoded
 // only when JSON is asked for.
 type runsWithStagesJSON struct {
 	runs   any
 	stages []StageBreakdown
+	hosts  []*HostBreakdown // nil, or one per run (nil: none)
 }
 
 func (r runsWithStagesJSON) MarshalJSON() ([]byte, error) {
@@ -275,6 +299,9 @@ func (r runsWithStagesJSON) MarshalJSON() ([]byte, error) {
 	}
 	for i := range items {
 		items[i]["stage_energy"] = r.stages[i]
+		if i < len(r.hosts) && r.hosts[i] != nil {
+			items[i]["host_energy"] = r.hosts[i]
+		}
 	}
 	return json.Marshal(items)
 }

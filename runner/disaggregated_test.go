@@ -139,6 +139,26 @@ func TestRunDisaggregatedPreset(t *testing.T) {
 	if perHost["sim-node-0"] <= 0 || perHost["sim-node-1"] <= 0 || math.Abs(got-want) > 0.01*want {
 		t.Errorf("formal energy per host %v, sum %.1f J; formal_energy_j %.1f J", perHost, got, want)
 	}
+	// The per-phase figures: every device has a role of one phase, so
+	// prefill + decode is the formal energy (within 1 %), each phase the
+	// energy of its host's devices, and both per-token figures exist.
+	val := func(name string) float64 {
+		v, ok := run.Results.Values[name].Value.(float64)
+		if !ok {
+			t.Errorf("%s = %v", name, run.Results.Values[name])
+		}
+		return v
+	}
+	pre, dec := val("prefill_energy_j"), val("decode_energy_j")
+	if math.Abs(pre+dec-want) > 0.01*want || math.Abs(pre-perHost["sim-node-0"]) > 0.01*want || math.Abs(dec-perHost["sim-node-1"]) > 0.01*want {
+		t.Errorf("prefill %.1f J + decode %.1f J, formal %.1f J, per host %v", pre, dec, want, perHost)
+	}
+	if val("prefill_j_per_input_token") <= 0 || val("decode_j_per_output_token") <= 0 {
+		t.Error("no per-token phase figure")
+	}
+	if c := run.Results.Values["power_clocks_aligned"]; c.Passed == nil || !*c.Passed {
+		t.Errorf("power_clocks_aligned %+v, want passed", c)
+	}
 }
 
 // counterAt is device dev's energy counter at t, linear between the

@@ -448,8 +448,10 @@ func (e *engineRun) cleanup(ctx context.Context, runErr error) error {
 	if err := d.StopSampling(); err != nil {
 		log.Warn().Err(err).Msg("telemetry")
 	}
-	d.RecordClockSync(stopCtx, rc)
 	d.RecordAnomalies(rc)
+	if err := d.RecordClockSync(stopCtx, rc); err != nil {
+		log.Warn().Err(err).Msg("telemetry")
+	}
 	if err := d.StopMetrics(); err != nil {
 		log.Warn().Err(err).Msg("engine metrics")
 	}

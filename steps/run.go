@@ -231,28 +231,6 @@ func (d *Deps) RecordAnomalies(rc *workflow.RunContext) {
 	}
 }
 
-// RecordClockSync measures the clock offsets of a source on other
-// clocks (telemetry.ClockSyncReporter) at the end of the run, once
-// sampling has stopped, and writes them into run.json's
-// telemetry.clock_sync; a failed measurement is logged, the start
-// offsets kept.
-func (d *Deps) RecordClockSync(ctx context.Context, rc *workflow.RunContext) {
-	cr, ok := d.Source.(telemetry.ClockSyncReporter)
-	if !ok {
-		return
-	}
-	cs, err := cr.EndClockSync(ctx)
-	if err != nil {
-		rc.Log.Warn().Err(err).Str("component", "telemetry").Msg("clock offsets at the end")
-	}
-	if len(cs) == 0 {
-		return
-	}
-	if err := rc.Out.UpdateMeta(func(m *record.Meta) { m.Telemetry.ClockSync = cs }); err != nil {
-		rc.Log.Error().Err(err).Msg("record clock offsets")
-	}
-}
-
 // throttled reports (and resets) whether the power source saw clocks
 // throttled since the previous call, when it can tell.
 func (d *Deps) throttled() (bool, string) {

@@ -23,6 +23,9 @@ type RunInput struct {
 	// Stages is the run's energy by stage (report.Stages); nil leaves the
 	// table out.
 	Stages *report.StageBreakdown
+	// Hosts is the run's energy by host (report.Hosts); nil (a run on
+	// one host without roles) leaves the table out.
+	Hosts *report.HostBreakdown
 	// Params are the evaluating profile's parameter declarations: the
 	// provenance lists the run's parameters whose value differs from
 	// their default. Nil lists them all.
@@ -76,6 +79,7 @@ type runView struct {
 	ParamNote  string
 	ParamsFrom string
 	Stages     *report.StageBreakdown
+	Hosts      *report.HostBreakdown
 	Steady     string
 	EvalErr    string
 	Notes      []string
@@ -132,7 +136,7 @@ func buildRun(in RunInput) (*runView, error) {
 		return nil, fmt.Errorf("html report: no run")
 	}
 	m := in.Run.Meta
-	v := &runView{Anchor: anchor(m.RunID), Meta: m, Simulated: m.Simulated, Stages: in.Stages}
+	v := &runView{Anchor: anchor(m.RunID), Meta: m, Simulated: m.Simulated, Stages: in.Stages, Hosts: in.Hosts}
 	v.Title = fmt.Sprintf("run %s · %s · %s · %s", m.RunID, orDash(m.Profile.Name), orDash(m.Engine.Kind), orDash(m.Engine.Model))
 	if m.Simulated {
 		v.SimNote = report.SimulatedNote

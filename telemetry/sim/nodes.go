@@ -28,7 +28,8 @@ type Node struct {
 // readings with its own clock, and places them on the run clock: each
 // node's offset is measured by round trips (clocksync.Measure, the probe
 // reading that node's clock) when the source opens (Sync) and at the end
-// (EndClockSync), and each reading's time is mapped (clocksync.Mapping).
+// (ClockSync with end), and each reading's time is mapped
+// (clocksync.Mapping).
 // Each device is read and integrated on its own; nothing is summed across
 // nodes.
 type Nodes struct {
@@ -107,9 +108,9 @@ func (n *Nodes) Sync(ctx context.Context) ([]record.ClockSync, error) {
 	return n.entries(), nil
 }
 
-// EndClockSync measures every node's offset at the end and returns the
-// entries with both offsets.
-func (n *Nodes) EndClockSync(ctx context.Context) ([]record.ClockSync, error) {
+// ClockSync returns every node's entry; with end it first measures each
+// node's offset at the end (once: a later call returns the same end).
+func (n *Nodes) ClockSync(ctx context.Context, end bool) ([]record.ClockSync, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.synced {
@@ -117,6 +118,9 @@ func (n *Nodes) EndClockSync(ctx context.Context) ([]record.ClockSync, error) {
 	}
 	var errs []error
 	for i := range n.nodes {
+		if !end || n.maps[i].Ended {
+			continue
+		}
 		est, err := n.measure(ctx, i)
 		if err != nil {
 			errs = append(errs, err)

@@ -92,12 +92,18 @@ func TestNodesPlaceSamplesOnRunClock(t *testing.T) {
 		t.Errorf("decode node's power rose at run time %v, want 1010.25 (the first sample after the switch at 1010.0)", firstHigh)
 	}
 	m.t = 1020
-	end, err := n.EndClockSync(ctx)
+	end, err := n.ClockSync(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if end[1].EndOffsetS == nil || *end[1].EndOffsetS != 0.75 || end[1].StartOffsetS != 0.75 {
 		t.Errorf("end clock sync = %+v, want start and end +0.75 s", end[1])
+	}
+	// The end is measured once: a later call, the clock moved on, keeps it.
+	m.t = 1030
+	again, err := n.ClockSync(ctx, true)
+	if err != nil || again[1].EndRTTS == nil || *again[1].EndOffsetS != 0.75 {
+		t.Errorf("second call: %+v, %v", again, err)
 	}
 }
 
