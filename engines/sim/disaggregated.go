@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"strconv"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -58,8 +59,11 @@ type Disaggregated struct {
 
 // NewDisaggregated builds the deployment (nothing runs until Start).
 func NewDisaggregated(dc DisaggConfig) (*Disaggregated, error) {
+	// The parts share engine.log: each line says whose it is.
+	log := dc.Decode.Log
+	dc.Prefill.Log, dc.Decode.Log = partLog(dc.Prefill.Log, "prefill"), partLog(log, "decode")
 	prefill, decode := New(dc.Prefill), New(dc.Decode)
-	router := NewRouter(prefill, decode, dc.KVPerTokenS, decode.cfg.Speed)
+	router := NewRouter(prefill, decode, dc.KVPerTokenS, decode.cfg.Speed, partLog(log, "router"))
 	node := func(host, role string, base int, seed int64, load simtel.Load, off float64) simtel.Node {
 		g := dc.GPU
 		g.Host, g.Role, g.IDBase, g.Seed = host, role, base, seed
@@ -119,3 +123,24 @@ func (d *Disaggregated) Info() record.EngineInfo {
 // MetricsURL is the decode engine's /metrics: its running batch is the
 // deployment's.
 func (d *Disaggregated) MetricsURL() string { return d.decode.MetricsURL() }
+
+// prefixLog prefixes each write, a whole log line of the simulator's, with
+// the part's name.
+type prefixLog struct {
+	w      io.Writer
+	prefix string
+}
+
+func partLog(w io.Writer, name string) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return &prefixLog{w: w, prefix: "[" + name + "] "}
+}
+
+func (p *prefixLog) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix+string(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/engines/internal/enginetest"
+	"github.com/joulebench/joulebench/internal/syncbuf"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
@@ -62,5 +63,32 @@ func TestDisaggregatedRouter(t *testing.T) {
 	rec := d.Record()
 	if rec.Entry != "router" || len(rec.Parts) != 3 || rec.Parts[1].Identity == nil || rec.Parts[1].Devices[0] != "sim2" {
 		t.Errorf("record %+v", rec)
+	}
+}
+
+// TestDisaggregatedLogSaysWhose: the parts share one log; each line
+// starts with its part's name.
+func TestDisaggregatedLogSaysWhose(t *testing.T) {
+	var log syncbuf.Buffer
+	c := DefaultConfig()
+	c.StartupS, c.StoppingS, c.Log = 0.01, 0.01, &log
+	d, err := NewDisaggregated(DefaultDisagg(c, simtel.DefaultConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enginetest.StartReady(t, d, 10*time.Second)
+	if _, err := d.Stop(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		name, _, ok := strings.Cut(line, "] ")
+		if !ok || !strings.HasPrefix(name, "[") {
+			t.Fatalf("line %q names no part", line)
+		}
+		seen[name[1:]] = true
+	}
+	if !seen["prefill"] || !seen["decode"] || !seen["router"] {
+		t.Errorf("parts in the log: %v\n%s", seen, log.String())
 	}
 }

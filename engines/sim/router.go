@@ -32,7 +32,10 @@ type Router struct {
 	// speed 1.
 	kvPerTokenS, speed float64
 	client             *http.Client
-	log                func(format string, args ...any)
+	// logw receives the router's log lines (nil: none); logMu keeps
+	// them whole.
+	logw  io.Writer
+	logMu sync.Mutex
 
 	mu       sync.Mutex
 	started  bool
@@ -47,13 +50,23 @@ var _ engines.Engine = (*Router)(nil)
 
 // NewRouter returns the router in front of prefill and decode; the KV
 // transfer takes kvPerTokenS per prompt token at speed 1, divided by
-// speed.
-func NewRouter(prefill, decode *Engine, kvPerTokenS, speed float64) *Router {
+// speed. Its log lines go to log (nil: none).
+func NewRouter(prefill, decode *Engine, kvPerTokenS, speed float64, log io.Writer) *Router {
 	if speed <= 0 {
 		speed = 1
 	}
 	return &Router{prefill: prefill, decode: decode, kvPerTokenS: kvPerTokenS, speed: speed,
-		client: &http.Client{}, exited: make(chan struct{}), log: decode.logf}
+		client: &http.Client{}, exited: make(chan struct{}), logw: log}
+}
+
+func (r *Router) log(format string, args ...any) {
+	if r.logw == nil {
+		return
+	}
+	line := time.Now().UTC().Format("2006-01-02T15:04:05.000000Z") + " " + fmt.Sprintf(format, args...) + "\n"
+	r.logMu.Lock()
+	_, _ = io.WriteString(r.logw, line)
+	r.logMu.Unlock()
 }
 
 // Kind returns Kind: the router is the simulator's own.
