@@ -37,6 +37,10 @@ import (
 // --nodelist="$nodeK" --overlap ARGV &`, once a run names its parts per
 // node (the deployment format).
 
+// agentTokenEnv is the environment variable the run reads the agents'
+// token from (telemetry/agent's TokenEnv).
+const agentTokenEnv = "JOULEBENCH_AGENT_TOKEN"
+
 // agentReadyTries and agentReadyPause bound the wait for the agents: 240
 // probes half a second apart, about two minutes.
 const (
@@ -89,10 +93,11 @@ func (c *Campaign) validateNodeArgs(e *errSink, root *yaml.Node, check func([]st
 		node := yamlstrict.NodeAt(root, l.path...)
 		for j, a := range l.args {
 			name, _, _ := strings.Cut(a, "=")
-			if name == "--telemetry" || name == "--agent" {
+			if name == "--telemetry" || name == "--agent" || name == "--agent-token-file" {
 				e.Errorf(yamlstrict.FirstNode(yamlstrict.NodeAt(node, strconv.Itoa(j)), node), fmt.Sprintf("%s[%d]", l.where(), j),
-					"%s is set by the job when slurm.nodes is given (every run reads the agents on its nodes: --telemetry agent): "+
-						"name the nodes' power source in slurm.agent.telemetry and its flags in slurm.agent.args", name)
+					"%s is the job's to give when slurm.nodes is set (every run reads the agents on its nodes: --telemetry agent, "+
+						"--agent per node, the token in %s): remove it; name the nodes' power source in slurm.agent.telemetry and its flags in slurm.agent.args",
+					name, agentTokenEnv)
 			}
 		}
 	}
@@ -160,7 +165,7 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(b, "wait_agent \"$node%d\" \"$agent%d\" || exit 1\n", i, i)
 	}
-	b.WriteString("JOULEBENCH_AGENT_TOKEN=\"$(cat \"$token\")\" " + shellQuote(bin))
+	b.WriteString(agentTokenEnv + "=\"$(cat \"$token\")\" " + shellQuote(bin))
 	for _, a := range args {
 		b.WriteString(" " + shellQuote(a))
 	}

@@ -107,9 +107,10 @@ func TestLoadNodesErrors(t *testing.T) {
 		{"agent without nodes", head + "slurm: {agent: {port: 9000}}\n", "c.yaml:5:16: slurm.agent: the agents run in a job over several nodes only: set slurm.nodes"},
 		{"port", head + "slurm: {nodes: 2, agent: {port: 70000}}\n", "c.yaml:5:33: slurm.agent.port: expected a TCP port from 1 to 65535, got 70000"},
 		{"agent reading agents", head + "slurm: {nodes: 2, agent: {telemetry: agent}}\n", "c.yaml:5:38: slurm.agent.telemetry: an agent reads its own node's power"},
-		{"run names its source", head + "args: [--set, a=1, --telemetry=nvml]\nslurm: {nodes: 2}\n", "c.yaml:5:20: args[2]: --telemetry is set by the job when slurm.nodes is given"},
+		{"run names its source", head + "args: [--set, a=1, --telemetry=nvml]\nslurm: {nodes: 2}\n", "c.yaml:5:20: args[2]: --telemetry is the job's to give when slurm.nodes is set"},
+		{"the run's token file", head + "args: [--agent-token-file, t]\nslurm: {nodes: 2}\n", "c.yaml:5:8: args[0]: --agent-token-file is the job's to give"},
 		{"a value's run names agents", "name: t\nprofile: p\nout: o\nmatrix:\n  engine: [{kind: sim, args: [--agent, http://x:1]}]\nslurm: {nodes: 1}\n",
-			"c.yaml:5:31: matrix.engine[0].args[0]: --agent is set by the job"},
+			"c.yaml:5:31: matrix.engine[0].args[0]: --agent is the job's to give"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load([]byte(tc.src), "c.yaml")
@@ -292,6 +293,39 @@ func TestJobScriptNodesRuns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// On the CI's one-node cluster (JOULEBENCH_SLURM=1 after
+// .ci/start-slurm.sh) a nodes: 2 campaign says the cluster has one node
+// and submits nothing: sbatch itself would take the job and leave it
+// pending for ever (reason PartitionConfig).
+func TestSlurmRealNodesRefused(t *testing.T) {
+	if os.Getenv("JOULEBENCH_SLURM") != "1" {
+		t.Skip("no Slurm cluster (JOULEBENCH_SLURM=1 after .ci/start-slurm.sh)")
+	}
+	out, err := exec.Command("sinfo", "-h", "-N", "-o", "%N").Output()
+	if err != nil || len(strings.Fields(string(out))) != 1 {
+		t.Skipf("this test expects the one-node CI cluster; sinfo: %v %q", err, out)
+	}
+	dir := t.TempDir()
+	src := "name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\nslurm: {nodes: 2, time: \"00:05:00\", poll: 200ms}\n"
+	c, err := Load([]byte(src), filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := exec.Command("squeue", "-h", "-o", "%i").Output()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var log strings.Builder
+	_, err = c.RunSlurm(ctx, c.Expand(), Options{Binary: "/bin/false", Log: &log}, nil)
+	if err == nil || !strings.Contains(err.Error(), "slurm.nodes: 2 cannot be scheduled: the cluster has 1 node in the default partition") ||
+		exitcode.Of(err) != int(exitcode.Invalid) {
+		t.Errorf("error %v (exit %d), want the one node said\n%s", err, exitcode.Of(err), log.String())
+	}
+	after, _ := exec.Command("squeue", "-h", "-o", "%i").Output()
+	if string(after) != string(before) || strings.Contains(log.String(), "submitted") {
+		t.Errorf("a job was submitted: squeue before %q, after %q\n%s", before, after, log.String())
 	}
 }
 
