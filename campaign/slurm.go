@@ -384,17 +384,18 @@ func (c *Campaign) JobScript(r Run, bin, dir string) string {
 			args[1] = abs
 		}
 	}
-	for _, kv := range secrets {
-		name, val, _ := strings.Cut(kv, "=")
-		b.WriteString("export " + name + "=" + shellQuote(val) + "\n")
-	}
 	if c.File.Slurm.Nodes > 0 {
+		// The run's secrets are given to the run alone, not to the agents.
 		gres := ""
 		if c.requestsGPUs(r) {
 			gres = c.gresOf(r)
 		}
-		c.writeNodesRun(&b, bin, dir, logDir, gres, args)
+		c.writeNodesRun(&b, bin, dir, logDir, gres, args, secrets)
 		return b.String()
+	}
+	for _, kv := range secrets {
+		name, val, _ := strings.Cut(kv, "=")
+		b.WriteString("export " + name + "=" + shellQuote(val) + "\n")
 	}
 	b.WriteString("exec " + shellQuote(bin))
 	for _, a := range args {

@@ -75,6 +75,9 @@ func (c *Campaign) validateNodes(d *errSink, root *yaml.Node) {
 		d.Errorf(at("slurm", "agent", "telemetry"), "slurm.agent.telemetry", "an agent reads its own node's power: name that node's source (nvml, dcgm, ...), not agent")
 	}
 	for i, a := range c.Slurm.Agent.Args {
+		if name, _, _ := strings.Cut(a, "="); name == "--telemetry" {
+			d.Errorf(at("slurm", "agent", "args", strconv.Itoa(i)), fmt.Sprintf("slurm.agent.args[%d]", i), "the agents' source is slurm.agent.telemetry: set it there")
+		}
 		if strings.ContainsAny(a, "\n\r\x00") {
 			d.Errorf(at("slurm", "agent", "args", strconv.Itoa(i)), fmt.Sprintf("slurm.agent.args[%d]", i), "a flag or value on one line, got %q", a)
 		}
@@ -110,6 +113,26 @@ func (c *Campaign) validateNodeArgs(e *errSink, root *yaml.Node, check func([]st
 	}
 }
 
+// envPrefix is NAME=VALUE assignments before a command, each value quoted.
+func envPrefix(env []string) string {
+	var b strings.Builder
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		b.WriteString(name + "=" + shellQuote(val) + " ")
+	}
+	return b.String()
+}
+
+// nodeAgentArgs are the agents' source flags of a job over several nodes
+// (nil for a job on one node): what a dry run hides the secrets of, with
+// the run's.
+func (c *Campaign) nodeAgentArgs() []string {
+	if c.Slurm.Nodes < 1 {
+		return nil
+	}
+	return c.agentArgs()
+}
+
 // agentArgs are the power source flags of every node's agent.
 func (c *Campaign) agentArgs() []string {
 	return append([]string{"--telemetry", c.Slurm.Agent.telemetry()}, c.Slurm.Agent.Args...)
@@ -119,7 +142,13 @@ func (c *Campaign) agentArgs() []string {
 // follows the #SBATCH lines and the exported secrets: the agents (each
 // step asking for gres, when the job does), the run (args, without the
 // executable) reading them, and their end.
-func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres string, args []string) {
+//
+// Secrets go in the environment of the command they are for, never on a
+// command line (ps shows it to anyone on the node): the run's (env,
+// NAME=VALUE as splitSecrets gives them) before the run, the agents' own
+// (a --dcgm-url with credentials) before each srun, which passes its
+// environment to the step.
+func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres string, args, env []string) {
 	n, port := c.Slurm.Nodes, c.Slurm.Agent.port()
 	token := filepath.Join(logDir, filepath.Base(dir)+".agent-token")
 	fmt.Fprintf(b, "# A job over %d %s: a power agent on every node, the run on this (the first) node reading them all.\n", n, plural(n, "node", "nodes"))
@@ -147,9 +176,10 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 	fmt.Fprintf(b, "    if ! kill -0 \"$2\" 2>/dev/null; then echo \"joulebench: the agent on $1 ended before it listened on port %d (its output is above)\" >&2; return 1; fi\n", port)
 	fmt.Fprintf(b, "    sleep %s\n  done\n", agentReadyPause)
 	fmt.Fprintf(b, "  echo \"joulebench: the agent on $1 did not listen on port %d within %d s\" >&2\n  return 1\n}\n", port, agentReadyTries/2)
+	agentArgv, agentEnv := splitSecrets(c.agentArgs())
 	var agent strings.Builder // after the node's address: the token and the source
 	agent.WriteString(" --token-file \"$token\"")
-	for _, a := range c.agentArgs() {
+	for _, a := range agentArgv {
 		agent.WriteString(" " + shellQuote(a))
 	}
 	step := "--overlap"
@@ -157,6 +187,7 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 		step += " --gres=" + shellQuote(gres)
 	}
 	for i := 1; i <= n; i++ {
+		b.WriteString(envPrefix(agentEnv))
 		fmt.Fprintf(b, "srun --nodes=1 --ntasks=1 --nodelist=\"$node%d\" %s ", i, step)
 		fmt.Fprintf(b, "%s agent --listen \"$node%d:%d\"", shellQuote(bin), i, port)
 		b.WriteString(agent.String() + " &\n")
@@ -165,7 +196,7 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(b, "wait_agent \"$node%d\" \"$agent%d\" || exit 1\n", i, i)
 	}
-	b.WriteString(agentTokenEnv + "=\"$(cat \"$token\")\" " + shellQuote(bin))
+	b.WriteString(envPrefix(env) + agentTokenEnv + "=\"$(cat \"$token\")\" " + shellQuote(bin))
 	for _, a := range args {
 		b.WriteString(" " + shellQuote(a))
 	}

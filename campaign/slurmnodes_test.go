@@ -64,13 +64,25 @@ func TestJobScriptNodes(t *testing.T) {
 		t.Errorf("a job over nodes execs the run or asks for one node:\n%s", s)
 	}
 	// The port, the source and its flags as slurm.agent says; a simulator
-	// run asks for no gres, its agents neither.
-	c = load(t, "name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\n"+
-		"slurm: {nodes: 3, agent: {port: 9100, telemetry: dcgm, args: [--dcgm-url, 'http://$x:9400/metrics']}}\n")
+	// run asks for no gres, its agents neither. Secrets reach the command
+	// they are for through its environment: the agents' --dcgm-url (the
+	// sweep's JOULEBENCH_SECRET_ARGS, put back by joulebench's main), the
+	// run's --api-key; none is exported to the whole job.
+	c = load(t, "name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\nargs: [--api-key, sk-run-secret]\n"+
+		"slurm: {nodes: 3, agent: {port: 9100, telemetry: dcgm, args: [--dcgm-url, 'http://u:pw-agent@$x:9400/metrics']}}\n")
 	s = c.JobScript(c.Expand().Runs[0], "/opt/jb", "/d/x")
-	if !strings.Contains(s, "\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node3\" --overlap /opt/jb agent --listen \"$node3:9100\" --token-file \"$token\" --telemetry dcgm --dcgm-url 'http://$x:9400/metrics' &\n") ||
-		!strings.Contains(s, " --agent \"http://$node3:9100\"\n") || strings.Contains(s, "--gres") || strings.Count(s, "\nsrun ") != 3 {
+	if !strings.Contains(s, "\nJOULEBENCH_SECRET_ARGS='[\"--dcgm-url=http://u:pw-agent@$x:9400/metrics\"]' srun --nodes=1 --ntasks=1 --nodelist=\"$node3\" --overlap /opt/jb agent --listen \"$node3:9100\" --token-file \"$token\" --telemetry dcgm &\n") ||
+		!strings.Contains(s, "\nJOULEBENCH_API_KEY=sk-run-secret JOULEBENCH_AGENT_TOKEN=\"$(cat \"$token\")\" /opt/jb run ") ||
+		!strings.Contains(s, " --agent \"http://$node3:9100\"\n") || strings.Contains(s, "--gres") || strings.Count(s, "\nsrun ")+strings.Count(s, "' srun ") != 3 ||
+		strings.Contains(s, "export ") || strings.Count(s, "sk-run-secret") != 1 {
 		t.Errorf("script:\n%s", s)
+	}
+	var dry strings.Builder
+	if err := c.DryRun(&dry, c.Expand(), "/opt/jb", "slurm", redact.New()); err != nil {
+		t.Fatal(err)
+	}
+	if d := dry.String(); strings.Contains(d, "pw-agent") || strings.Contains(d, "sk-run-secret") || !strings.Contains(d, "--telemetry dcgm &") {
+		t.Errorf("dry run shows a secret:\n%s", d)
 	}
 	// Without slurm.nodes: the job on one node, exec'ing the run, as before.
 	c = load(t, "name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\n")
@@ -106,6 +118,7 @@ func TestLoadNodesErrors(t *testing.T) {
 		{"a word", head + "slurm: {nodes: two}\n", "c.yaml:5:16:"},
 		{"agent without nodes", head + "slurm: {agent: {port: 9000}}\n", "c.yaml:5:16: slurm.agent: the agents run in a job over several nodes only: set slurm.nodes"},
 		{"port", head + "slurm: {nodes: 2, agent: {port: 70000}}\n", "c.yaml:5:33: slurm.agent.port: expected a TCP port from 1 to 65535, got 70000"},
+		{"agent source in its args", head + "slurm: {nodes: 2, agent: {args: [--nvml-x, '1', --telemetry=dcgm]}}\n", "c.yaml:5:49: slurm.agent.args[2]: the agents' source is slurm.agent.telemetry: set it there"},
 		{"agent reading agents", head + "slurm: {nodes: 2, agent: {telemetry: agent}}\n", "c.yaml:5:38: slurm.agent.telemetry: an agent reads its own node's power"},
 		{"run names its source", head + "args: [--set, a=1, --telemetry=nvml]\nslurm: {nodes: 2}\n", "c.yaml:5:20: args[2]: --telemetry is the job's to give when slurm.nodes is set"},
 		{"the run's token file", head + "args: [--agent-token-file, t]\nslurm: {nodes: 2}\n", "c.yaml:5:8: args[0]: --agent-token-file is the job's to give"},
