@@ -20,6 +20,7 @@ func metaRules() []func(*metaDoc) error {
 		stageNamesUnique,
 		countsNotNegative,
 		intervalNotNegative,
+		clockSyncWithinBounds,
 		loadNotNegative,
 		statusIsARunStatus,
 		completeRunEndedEveryStage,

@@ -98,7 +98,7 @@ func numList1(name, doc string, f func([]float64) (float64, error)) builtinDef {
 // builtins` lists them.
 func coreBuiltinDefs() []builtinDef {
 	var defs []builtinDef
-	for _, domain := range [][]builtinDef{energyBuiltinDefs(), methodBuiltinDefs(), statsBuiltinDefs(), asiaiBuiltinDefs(), powerBuiltinDefs()} {
+	for _, domain := range [][]builtinDef{energyBuiltinDefs(), methodBuiltinDefs(), statsBuiltinDefs(), asiaiBuiltinDefs(), powerBuiltinDefs(), clockBuiltinDefs()} {
 		defs = append(defs, domain...)
 	}
 	return defs

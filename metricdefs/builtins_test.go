@@ -128,6 +128,9 @@ func TestBuiltinsCallMeasure(t *testing.T) {
 		{"baseline_cv", `baseline_cv()["g"]`, 0},
 		// 1e9 B / 2^20 B/MiB = 953.67431640625 MiB.
 		{"baseline_mem", `baseline_mem()["g"]`, 1e9 / 1048576},
+		// No clock_sync in this run: nothing to audit (the rule is tested
+		// in TestClockAudit).
+		{"clock_audit", `float(clock_audit(0.05).sources)`, 0},
 	}
 	var defs []Def
 	for _, m := range metrics {

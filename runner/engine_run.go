@@ -439,6 +439,9 @@ func (e *engineRun) cleanup(ctx context.Context, runErr error) error {
 		log.Warn().Err(err).Msg("telemetry")
 	}
 	d.RecordAnomalies(rc)
+	if err := d.RecordClockSync(stopCtx, rc); err != nil {
+		log.Warn().Err(err).Msg("telemetry")
+	}
 	if err := d.StopMetrics(); err != nil {
 		log.Warn().Err(err).Msg("engine metrics")
 	}

@@ -24,6 +24,9 @@ func runArchive(ctx context.Context, rc *workflow.RunContext, d *Deps, _ *Archiv
 		return fmt.Errorf("telemetry: %w", err)
 	}
 	d.RecordAnomalies(rc)
+	if err := d.RecordClockSync(ctx, rc); err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
 	if d.StopMetrics != nil {
 		if err := d.StopMetrics(); err != nil {
 			return fmt.Errorf("engine metrics: %w", err)

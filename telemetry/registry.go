@@ -219,6 +219,7 @@ func (r *Registry) openSideBySide(ctx context.Context, names []string, v Values,
 		}
 	}
 	var notes []string
+	var clocks []record.ClockSync
 	sim := false
 	for _, n := range names {
 		d, ok := r.byName[n]
@@ -235,6 +236,7 @@ func (r *Registry) openSideBySide(ctx context.Context, names []string, v Values,
 			srcs = append(srcs, src)
 		}
 		notes = append(notes, n+": "+info.Note)
+		clocks = append(clocks, info.ClockSync...)
 		sim = sim || info.Simulated
 	}
 	m := NewMulti(env.Clock, srcs...)
@@ -242,7 +244,7 @@ func (r *Registry) openSideBySide(ctx context.Context, names []string, v Values,
 		closeAll()
 		return nil, record.TelemetryInfo{}, err
 	}
-	return m, record.TelemetryInfo{Source: m.Name(), Simulated: sim, Note: "side by side: " + strings.Join(notes, " | ")}, nil
+	return m, record.TelemetryInfo{Source: m.Name(), Simulated: sim, Note: "side by side: " + strings.Join(notes, " | "), ClockSync: clocks}, nil
 }
 
 // openAuto is --telemetry auto: the source a flag names; else the ranked

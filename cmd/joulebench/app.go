@@ -83,7 +83,7 @@ are a YAML profile; built-in profiles: benchmark-1.0, benchmark-1.5, asiai.`,
 	secretNameFlag(root.PersistentFlags())
 	root.PersistentFlags().StringSlice("profile-path", nil, "directories of named profiles besides $XDG_CONFIG_HOME/joulebench/profiles (repeatable; also profile-path: in the config file)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitInvalid, err) })
-	root.AddCommand(a.runCmd(), a.analyzeCmd(), a.validateCmd(), a.profilesCmd(), a.reportCmd(), a.compareCmd(), a.estimateCmd(), a.plotCmd(), a.devicesCmd(), a.sweepCmd(), a.versionCmd(), a.importCmd(), a.restoreCmd())
+	root.AddCommand(a.runCmd(), a.analyzeCmd(), a.validateCmd(), a.profilesCmd(), a.reportCmd(), a.compareCmd(), a.estimateCmd(), a.plotCmd(), a.devicesCmd(), a.sweepCmd(), a.versionCmd(), a.importCmd(), a.restoreCmd(), a.agentCmd())
 	a.root = root
 	return a
 }

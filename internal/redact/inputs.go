@@ -7,7 +7,9 @@ import (
 
 // secretEnv are the environment variables joulebench reads secrets or
 // secret-bearing URLs from.
-func secretEnv() []string { return []string{"HF_TOKEN", "HF_ENDPOINT", "JOULEBENCH_API_KEY"} }
+func secretEnv() []string {
+	return []string{"HF_TOKEN", "HF_ENDPOINT", "JOULEBENCH_API_KEY", "JOULEBENCH_AGENT_TOKEN"}
+}
 
 // Inputs are everything a process was given that may hold secrets.
 type Inputs struct {

@@ -10,7 +10,8 @@ import (
 // values, URLs' credentials, the environment's secrets, engine variables
 // and arguments and --extra-body's secret members.
 func TestFromInputs(t *testing.T) {
-	env := map[string]string{"HF_TOKEN": "hf_envToken1", "HF_ENDPOINT": "https://u:endpointPw2@hub.example", "PATH": "/usr/bin"}
+	env := map[string]string{"HF_TOKEN": "hf_envToken1", "HF_ENDPOINT": "https://u:endpointPw2@hub.example", "PATH": "/usr/bin",
+		"JOULEBENCH_AGENT_TOKEN": "agentTok10"}
 	r := FromInputs(Inputs{
 		Names:      []string{"session"},
 		Argv:       []string{"run", "--api-key", "sk-argv-3"},
@@ -21,7 +22,7 @@ func TestFromInputs(t *testing.T) {
 		EngineArgs: []string{"--token", "argTok7"},
 		ExtraBody:  `{"api_key": "bodyKey8", "think": false}`,
 	})
-	secrets := []string{"hf_envToken1", "endpointPw2", "sk-argv-3", "apiValue4", "urlPw5", "sessVal6", "argTok7", "bodyKey8"}
+	secrets := []string{"hf_envToken1", "endpointPw2", "sk-argv-3", "apiValue4", "urlPw5", "sessVal6", "argTok7", "bodyKey8", "agentTok10"}
 	got := r.String(strings.Join(secrets, " | ") + " | /usr/bin 0,1")
 	for _, s := range secrets {
 		if strings.Contains(got, s) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/joulebench/joulebench/telemetry"
+	"github.com/joulebench/joulebench/telemetry/agent"
 	"github.com/joulebench/joulebench/telemetry/dcgm"
 	"github.com/joulebench/joulebench/telemetry/ipmi"
 	"github.com/joulebench/joulebench/telemetry/nvml"
@@ -19,7 +20,7 @@ import (
 )
 
 // Usage is the help of --telemetry.
-const Usage = "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none; rapl (CPU package and DRAM), redfish or ipmi (whole node); repeatable: several sources side by side, e.g. --telemetry nvml --telemetry rapl"
+const Usage = "power source: auto (NVML if an NVIDIA GPU is there, powermetrics on macOS, the simulator's GPU with --engine sim, else none), nvml, powermetrics, dcgm, prometheus, sim, replay, none; rapl (CPU package and DRAM), redfish or ipmi (whole node); agent (joulebench agents on other nodes, --agent URL each); repeatable: several sources side by side, e.g. --telemetry nvml --telemetry rapl"
 
 // Descriptors are the built-in sources in the order --telemetry's choices
 // list them (after auto). Auto's preference is each one's AutoRole: a
@@ -37,6 +38,7 @@ func Descriptors() []telemetry.Descriptor {
 		rapl.Descriptor(),
 		redfish.Descriptor(),
 		ipmi.Descriptor(),
+		agent.Descriptor(),
 	}
 }
 

@@ -27,7 +27,7 @@ func parse(t *testing.T, r *telemetry.Registry, args ...string) (telemetry.Value
 func TestBuiltins(t *testing.T) {
 	r := all.Registry()
 	// The choices as --telemetry has always listed them.
-	if got, want := r.Names(), []string{"auto", "nvml", "powermetrics", "dcgm", "sim", "replay", "none", "prometheus", "rapl", "redfish", "ipmi"}; !slices.Equal(got, want) {
+	if got, want := r.Names(), []string{"auto", "nvml", "powermetrics", "dcgm", "sim", "replay", "none", "prometheus", "rapl", "redfish", "ipmi", "agent"}; !slices.Equal(got, want) {
 		t.Errorf("names %v, want %v", got, want)
 	}
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)

@@ -1,0 +1,403 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/redact"
+	"github.com/joulebench/joulebench/telemetry"
+	"github.com/joulebench/joulebench/telemetry/clocksync"
+)
+
+// Name is the source's name (--telemetry agent).
+const Name = "agent"
+
+// Endpoint is one agent: its URL and the name its devices' IDs start with
+// (empty: the host the agent reports).
+type Endpoint struct {
+	Name string
+	URL  string
+}
+
+// ParseEndpoint reads one --agent value: URL or NAME=URL.
+func ParseEndpoint(s string) (Endpoint, error) {
+	s = strings.TrimSpace(s)
+	var e Endpoint
+	if name, rest, ok := strings.Cut(s, "="); ok && !strings.Contains(name, "://") {
+		e.Name, s = strings.TrimSpace(name), strings.TrimSpace(rest)
+		if e.Name == "" || strings.ContainsAny(e.Name, " :/,") {
+			return Endpoint{}, fmt.Errorf("--agent %q: a name is a word without spaces, ':', '/' or ',' (NAME=URL)", redact.URL(s))
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return Endpoint{}, fmt.Errorf("--agent %q: want http://HOST:PORT or NAME=http://HOST:PORT (no user, query or fragment: the token goes in --agent-token-file)", redact.URL(s))
+	}
+	e.URL = strings.TrimRight(s, "/")
+	return e, nil
+}
+
+// Options open the source.
+type Options struct {
+	Agents []Endpoint
+	// Token is the agents' bearer token (required).
+	Token string
+	// Client makes the requests (nil: a client with no overall timeout,
+	// the streams being long).
+	Client *http.Client
+	// Clock is the run clock (nil: telemetry.WallClock).
+	Clock telemetry.Clock
+	// Sync bounds each clock measurement.
+	Sync clocksync.Options
+	// Timeout bounds each request but the streams (0: DefaultTimeout).
+	Timeout time.Duration
+}
+
+// DefaultTimeout bounds one request to an agent (a clock probe, the
+// device list).
+const DefaultTimeout = 5 * time.Second
+
+// maxBuffered bounds the readings kept between two Reads; beyond it the
+// source fails rather than drop samples unseen.
+const maxBuffered = 1 << 16
+
+// Source reads one or several agents (see the package comment).
+type Source struct {
+	o      Options
+	nodes  []*node
+	ctx    context.Context // the streams', cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu  sync.Mutex
+	buf []telemetry.Reading
+	err error
+}
+
+// node is one agent.
+type node struct {
+	ep   Endpoint
+	host string
+	devs []record.Device
+	// ids maps the agent's device IDs to the run's (prefixed).
+	ids map[string]string
+
+	mu      sync.Mutex
+	mapping clocksync.Mapping
+	endErr  error
+}
+
+var (
+	_ telemetry.Source            = (*Source)(nil)
+	_ telemetry.ClockSyncReporter = (*Source)(nil)
+)
+
+// Open lists each agent's devices, measures its clock offset and starts
+// its sample stream. Any agent's failure is an error naming its URL.
+func Open(ctx context.Context, o Options) (*Source, error) {
+	switch {
+	case len(o.Agents) == 0:
+		return nil, errors.New("agent: no agent given (--agent URL, one per node)")
+	case o.Token == "":
+		return nil, fmt.Errorf("agent: no token: give --agent-token-file FILE or set %s", TokenEnv)
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{}
+	}
+	if o.Clock == nil {
+		o.Clock = telemetry.WallClock
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	s := &Source{o: o}
+	names := map[string]string{}
+	for _, ep := range o.Agents {
+		n, err := s.openNode(ctx, ep)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := names[n.ep.Name]; dup {
+			return nil, fmt.Errorf("agent: %s and %s are both named %q: name them --agent NAME=URL", prev, redact.URL(ep.URL), n.ep.Name)
+		}
+		names[n.ep.Name] = redact.URL(ep.URL)
+		s.nodes = append(s.nodes, n)
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	for _, n := range s.nodes {
+		resp, err := s.get(s.ctx, n.ep.URL+PathSamples, false)
+		if err != nil {
+			s.cancel()
+			s.wg.Wait()
+			return nil, err
+		}
+		s.wg.Go(func() { s.stream(n, resp.Body) })
+	}
+	return s, nil
+}
+
+// where names an agent in errors: its URL without credentials or query.
+func where(ep Endpoint) string { return "agent " + redact.URL(ep.URL) }
+
+func (s *Source) openNode(ctx context.Context, ep Endpoint) (*node, error) {
+	var dr DevicesReply
+	if err := s.getJSON(ctx, ep.URL+PathDevices, &dr); err != nil {
+		return nil, err
+	}
+	if len(dr.Devices) == 0 {
+		return nil, fmt.Errorf("%s: lists no device", where(ep))
+	}
+	if ep.Name == "" {
+		ep.Name = dr.Host
+	}
+	if ep.Name == "" {
+		return nil, fmt.Errorf("%s: reports no host name: name it --agent NAME=URL", where(ep))
+	}
+	n := &node{ep: ep, host: dr.Host, ids: map[string]string{}}
+	for _, d := range dr.Devices {
+		if d.ID == "" {
+			return nil, fmt.Errorf("%s: a device has no id", where(ep))
+		}
+		if _, dup := n.ids[d.ID]; dup {
+			return nil, fmt.Errorf("%s: device %s listed twice", where(ep), d.ID)
+		}
+		n.ids[d.ID] = ep.Name + ":" + d.ID
+		d.ID = n.ids[d.ID]
+		if d.Host == "" {
+			d.Host = dr.Host
+		}
+		n.devs = append(n.devs, d)
+	}
+	est, err := s.measure(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	n.mapping = clocksync.NewMapping(est)
+	return n, nil
+}
+
+// measure measures the agent's clock offset to the run clock.
+func (s *Source) measure(ctx context.Context, ep Endpoint) (clocksync.Estimate, error) {
+	probe := func(ctx context.Context) (float64, error) {
+		var c ClockReply
+		if err := s.getJSON(ctx, ep.URL+PathClock, &c); err != nil {
+			return 0, err
+		}
+		return c.T, nil
+	}
+	est, err := clocksync.Measure(ctx, s.o.Clock, probe, s.o.Sync)
+	if err != nil {
+		return est, fmt.Errorf("%s: clock offset: %w", where(ep), err)
+	}
+	return est, nil
+}
+
+// get sends an authorised GET; bounded says whether Timeout applies (not
+// to a stream). A status other than 200 is an error naming the URL that
+// never quotes the body (an agent's 401 says only Unauthorized).
+func (s *Source) get(ctx context.Context, rawURL string, bounded bool) (*http.Response, error) {
+	var cancel context.CancelFunc
+	if bounded {
+		ctx, cancel = context.WithTimeout(ctx, s.o.Timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("agent %s: %w", redact.URL(rawURL), err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.o.Token)
+	resp, err := s.o.Client.Do(req)
+	if err != nil {
+		cancel()
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is named once, redacted
+		}
+		return nil, fmt.Errorf("agent %s unreachable: %w", redact.URL(rawURL), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
+		resp.Body.Close()
+		cancel()
+		if resp.StatusCode == http.StatusUnauthorized {
+			return nil, fmt.Errorf("agent %s refused the token (401 %s): give the token the agent was started with (--agent-token-file or %s)", redact.URL(rawURL), Unauthorized, TokenEnv)
+		}
+		return nil, fmt.Errorf("agent %s: HTTP %s", redact.URL(rawURL), resp.Status)
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+func (s *Source) getJSON(ctx context.Context, rawURL string, v any) error {
+	resp, err := s.get(ctx, rawURL, true)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v); err != nil {
+		return fmt.Errorf("agent %s: %w", redact.URL(rawURL), err)
+	}
+	return nil
+}
+
+// stream decodes one agent's sample lines into the buffer, each placed on
+// the run clock, until the stream ends; an end while the source is open
+// is the source's error.
+func (s *Source) stream(n *node, body io.ReadCloser) {
+	defer body.Close()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		var x struct {
+			Sample
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &x); err != nil {
+			s.fail(fmt.Errorf("%s: sample line %d: %w", where(n.ep), line, err))
+			return
+		}
+		if x.Error != "" {
+			s.fail(fmt.Errorf("%s: %s", where(n.ep), x.Error))
+			return
+		}
+		r, err := n.reading(x.Sample)
+		if err != nil {
+			s.fail(fmt.Errorf("%s: sample line %d: %w", where(n.ep), line, err))
+			return
+		}
+		s.mu.Lock()
+		if len(s.buf) >= maxBuffered && s.err == nil {
+			s.err = fmt.Errorf("%s: more than %d readings arrived between two reads", where(n.ep), maxBuffered)
+		}
+		s.buf = append(s.buf, r)
+		s.mu.Unlock()
+	}
+	if s.ctx.Err() != nil {
+		return // closed
+	}
+	err := sc.Err()
+	if err == nil {
+		err = io.EOF
+	}
+	s.fail(fmt.Errorf("%s: the sample stream ended: %w", where(n.ep), err))
+}
+
+// reading checks one sample and places it on the run clock.
+func (n *node) reading(x Sample) (telemetry.Reading, error) {
+	id, ok := n.ids[x.Device]
+	if !ok {
+		return telemetry.Reading{}, fmt.Errorf("device %q is not among the agent's devices", x.Device)
+	}
+	if math.IsNaN(x.T) || math.IsInf(x.T, 0) || x.T <= 0 {
+		return telemetry.Reading{}, fmt.Errorf("device %s: t %v is not a time", x.Device, x.T)
+	}
+	n.mu.Lock()
+	t := n.mapping.ToRun(x.T)
+	n.mu.Unlock()
+	return telemetry.Reading{Device: id, PowerW: x.PowerW, EnergyJ: x.EnergyJ, HasEnergy: x.HasEnergy, MemUsedBytes: x.MemUsedBytes, T: t}, nil
+}
+
+func (s *Source) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Name is "agent".
+func (s *Source) Name() string { return Name }
+
+// Devices are every agent's devices, in the order the agents were given,
+// each ID prefixed with the agent's name ("node1:gpu0") and Host set.
+func (s *Source) Devices(context.Context) ([]record.Device, error) {
+	var out []record.Device
+	for _, n := range s.nodes {
+		out = append(out, n.devs...)
+	}
+	return out, nil
+}
+
+// Read returns the readings that arrived since the previous Read, on the
+// run clock; a stream that failed or ended is an error naming its agent.
+func (s *Source) Read(context.Context) ([]telemetry.Reading, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, s.err
+	}
+	out := s.buf
+	s.buf = nil
+	return out, nil
+}
+
+// ClockSync returns each agent's offsets; with end, it first measures each
+// agent's offset at the end (once), and joins the errors of those it
+// could not measure.
+func (s *Source) ClockSync(ctx context.Context, end bool) ([]record.ClockSync, error) {
+	var errs []error
+	out := make([]record.ClockSync, len(s.nodes))
+	for i, n := range s.nodes {
+		n.mu.Lock()
+		ended, endErr := n.mapping.Ended, n.endErr
+		n.mu.Unlock()
+		if end && !ended && endErr == nil {
+			est, err := s.measure(ctx, n.ep)
+			n.mu.Lock()
+			if err != nil {
+				n.endErr = err
+			} else {
+				n.mapping = n.mapping.WithEnd(est)
+			}
+			n.mu.Unlock()
+		}
+		n.mu.Lock()
+		m, endErr := n.mapping, n.endErr
+		n.mu.Unlock()
+		if end && endErr != nil {
+			errs = append(errs, endErr)
+		}
+		cs := record.ClockSync{Source: where(n.ep), Host: n.host, StartOffsetS: m.Start.OffsetS, StartRTTS: m.Start.RTTS, Probes: m.Start.Probes}
+		if m.Ended {
+			off, rtt := m.End.OffsetS, m.End.RTTS
+			cs.EndOffsetS, cs.EndRTTS = &off, &rtt
+		}
+		out[i] = cs
+	}
+	return out, errors.Join(errs...)
+}
+
+// Close ends the streams.
+func (s *Source) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	return nil
+}
