@@ -342,6 +342,97 @@ func TestSlurmRealNodesRefused(t *testing.T) {
 	}
 }
 
+// On the CI's cluster (JOULEBENCH_SLURM=1), a job over nodes cancelled
+// with scancel from outside: the sweep logs it CANCELLED as it does a job
+// on one node, the agent started by srun stops, and the job's script
+// removes the token on its way out. joulebench is this test binary
+// (TestFakeJoulebench): its run waits until it is signalled.
+func TestSlurmRealNodesCancelled(t *testing.T) {
+	if os.Getenv("JOULEBENCH_SLURM") != "1" {
+		t.Skip("no Slurm cluster (JOULEBENCH_SLURM=1 after .ci/start-slurm.sh)")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "jb")
+	if err := os.WriteFile(bin, []byte(fmt.Sprintf("#!/bin/sh\nexec %s -test.run='^TestFakeJoulebench$' -- \"$@\"\n", shellQuote(os.Args[0]))), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "log")
+	// sbatch hands the job this environment (--export=ALL, its default).
+	t.Setenv("FAKE_JB", "1")
+	t.Setenv("FAKE_JB_LOG", log)
+	t.Setenv("FAKE_JB_RUN_EXIT", "wait")
+	src := fmt.Sprintf("name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\n"+
+		"slurm: {time: \"00:05:00\", poll: 200ms, nodes: 1, agent: {port: %d, telemetry: sim}}\n", port)
+	c, err := Load([]byte(src), filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sweepLog := &syncLog{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.RunSlurm(ctx, c.Expand(), Options{Binary: bin, Log: sweepLog}, nil)
+		done <- err
+	}()
+	jobOut := func() string { return readGlobNames(filepath.Join(c.Dir, "slurm", "*.out")) }
+	for !strings.Contains(readFile(log), "run started\n") {
+		select {
+		case err := <-done:
+			t.Fatalf("sweep ended before the run started: %v\n%s\nlog:\n%s\njob:\n%s", err, sweepLog.String(), readFile(log), jobOut())
+		case <-ctx.Done():
+			t.Fatalf("the run never started:\n%s\nlog:\n%s\njob:\n%s", sweepLog.String(), readFile(log), jobOut())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	m := regexp.MustCompile(`submitted \S+: job (\d+),`).FindStringSubmatch(sweepLog.String())
+	if m == nil {
+		t.Fatalf("no job id:\n%s", sweepLog.String())
+	}
+	if out, err := exec.Command("scancel", m[1]).CombinedOutput(); err != nil {
+		t.Fatalf("scancel %s: %v: %s", m[1], err, out)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("sweep: %v\n%s", err, sweepLog.String())
+	}
+	if s := sweepLog.String(); !strings.Contains(s, "job "+m[1]+" (") || !strings.Contains(s, "CANCELLED") {
+		t.Errorf("sweep log:\n%s\nwant job %s CANCELLED", s, m[1])
+	}
+	// The script's end (stop_agents) may follow the job's state by a moment.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tokens, _ := filepath.Glob(filepath.Join(c.Dir, "slurm", "*.agent-token"))
+		l := readFile(log)
+		if len(tokens) == 0 && strings.Contains(l, fmt.Sprintf(":%d stopped\n", port)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the cancel: token files %v, log:\n%s\njob:\n%s", tokens, l, jobOut())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if l := readFile(log); !strings.Contains(l, fmt.Sprintf("run --out %s telemetry agent agents http://", filepath.Join(c.RunsDir(), c.Expand().Runs[0].ID))) ||
+		!strings.Contains(l, " read 1\n") {
+		t.Errorf("the run did not read its agent:\n%s", l)
+	}
+}
+
+// readGlobNames is the content of the files matching pattern.
+func readGlobNames(pattern string) string {
+	paths, _ := filepath.Glob(pattern)
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString(readFile(p))
+	}
+	return b.String()
+}
+
 func readFile(p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
