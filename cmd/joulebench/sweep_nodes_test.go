@@ -166,3 +166,35 @@ func readGlob(t *testing.T, pattern string) string {
 	}
 	return b.String()
 }
+
+// `sweep --dry-run --executor slurm` of a nodes: 2 campaign prints the
+// job over two nodes with one agent launch per node and the run reading
+// both, with no cluster at all; a --telemetry in the runs' args is an
+// error at its position, and slurm.agent's source is checked as run
+// checks --telemetry.
+func TestSweepDryRunNodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(src string) string {
+		p := filepath.Join(dir, "campaign.yaml")
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const head = "name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: vllm}], model: [{id: org/m, tp: 8}]}\n"
+	out, errOut, code := runCLI(t, "sweep", write(head+"slurm: {nodes: 2, time: \"01:00:00\"}\n"), "--executor", "slurm", "--dry-run", "--joulebench-bin", "/opt/jb")
+	if code != 0 || !strings.Contains(out, "#SBATCH --nodes=2\n") || !strings.Contains(out, "#SBATCH --ntasks-per-node=1\n") ||
+		strings.Count(out, "srun --nodes=1 --ntasks=1 --nodelist=") != 2 ||
+		!strings.Contains(out, `srun --nodes=1 --ntasks=1 --nodelist="$node2" --overlap --gres=gpu:8 /opt/jb agent --listen "$node2:4780" --token-file "$token" --telemetry nvml &`) ||
+		!strings.Contains(out, `--telemetry agent --agent "http://$node1:4780" --agent "http://$node2:4780"`) {
+		t.Errorf("dry run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = runCLI(t, "sweep", write(head+"args: [--telemetry, nvml]\nslurm: {nodes: 2}\n"), "--dry-run")
+	if code != 2 || !strings.Contains(errOut, "campaign.yaml:5:8: args[0]: --telemetry is the job's to give when slurm.nodes is set") {
+		t.Errorf("--telemetry with nodes: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "sweep", write(head+"slurm: {nodes: 2, agent: {telemetry: bogus}}\n"), "--dry-run")
+	if code != 2 || !strings.Contains(errOut, `campaign.yaml:5:26: slurm.agent: the agents' source: --telemetry "bogus": valid are`) {
+		t.Errorf("agent source: exit %d\n%s", code, errOut)
+	}
+}
