@@ -11,6 +11,7 @@ import (
 
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
+	"github.com/joulebench/joulebench/telemetry/agent"
 )
 
 // A job over several nodes (slurm.nodes) runs, in its batch script on the
@@ -38,8 +39,8 @@ import (
 // node (the deployment format).
 
 // agentTokenEnv is the environment variable the run reads the agents'
-// token from (telemetry/agent's TokenEnv).
-const agentTokenEnv = "JOULEBENCH_AGENT_TOKEN"
+// token from.
+const agentTokenEnv = agent.TokenEnv
 
 // agentReadyTries and agentReadyPause bound the wait for the agents: 240
 // probes half a second apart, about two minutes.
@@ -177,10 +178,10 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 	fmt.Fprintf(b, "    sleep %s\n  done\n", agentReadyPause)
 	fmt.Fprintf(b, "  echo \"joulebench: the agent on $1 did not listen on port %d within %d s\" >&2\n  return 1\n}\n", port, agentReadyTries/2)
 	agentArgv, agentEnv := splitSecrets(c.agentArgs())
-	var agent strings.Builder // after the node's address: the token and the source
-	agent.WriteString(" --token-file \"$token\"")
+	var tail strings.Builder // after the node's address: the token and the source
+	tail.WriteString(" --token-file \"$token\"")
 	for _, a := range agentArgv {
-		agent.WriteString(" " + shellQuote(a))
+		tail.WriteString(" " + shellQuote(a))
 	}
 	step := "--overlap"
 	if gres != "" {
@@ -190,7 +191,7 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 		b.WriteString(envPrefix(agentEnv))
 		fmt.Fprintf(b, "srun --nodes=1 --ntasks=1 --nodelist=\"$node%d\" %s ", i, step)
 		fmt.Fprintf(b, "%s agent --listen \"$node%d:%d\"", shellQuote(bin), i, port)
-		b.WriteString(agent.String() + " &\n")
+		b.WriteString(tail.String() + " &\n")
 		fmt.Fprintf(b, "agent%d=$!\nagents=\"$agents $agent%d\"\n", i, i)
 	}
 	for i := 1; i <= n; i++ {
