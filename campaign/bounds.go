@@ -118,32 +118,45 @@ func (c *Campaign) validateSize(e *errSink, root *yaml.Node) {
 	e.Errorf(n, where, "the campaign expands to more than %d runs (%s): split it into smaller campaigns", MaxRuns, strings.Join(parts, " × "))
 }
 
-// validateArgs checks every list of run flags: --out is the sweep's to
-// give (each run gets its own directory), and check (when set) parses the
-// list as the run command would.
-func (c *Campaign) validateArgs(e *errSink, root *yaml.Node, check func([]string) error) {
-	type list struct {
-		path []string
-		args []string
+// argList is one list of run flags of a campaign, at its path in the file.
+type argList struct {
+	path []string
+	args []string
+}
+
+// where names the list in an error: args, matrix.engine[0].args, ...
+func (l argList) where() string {
+	if len(l.path) > 1 {
+		return fmt.Sprintf("%s.%s[%s].args", l.path[0], l.path[1], l.path[2])
 	}
-	lists := []list{{[]string{"args"}, c.Args}}
+	return "args"
+}
+
+// argLists are the campaign's lists of run flags: the top-level args and
+// each matrix value's.
+func (c *Campaign) argLists() []argList {
+	lists := []argList{{[]string{"args"}, c.Args}}
 	add := func(axis string, n int, args func(i int) []string) {
 		for i := 0; i < n; i++ {
-			lists = append(lists, list{[]string{"matrix", axis, strconv.Itoa(i), "args"}, args(i)})
+			lists = append(lists, argList{[]string{"matrix", axis, strconv.Itoa(i), "args"}, args(i)})
 		}
 	}
 	add("engine", len(c.Matrix.Engine), func(i int) []string { return c.Matrix.Engine[i].Args })
 	add("model", len(c.Matrix.Model), func(i int) []string { return c.Matrix.Model[i].Args })
 	add("scenario", len(c.Matrix.Scenario), func(i int) []string { return c.Matrix.Scenario[i].Args })
 	add("load", len(c.Matrix.Load), func(i int) []string { return c.Matrix.Load[i].Args })
-	for _, l := range lists {
+	return lists
+}
+
+// validateArgs checks every list of run flags: --out is the sweep's to
+// give (each run gets its own directory), and check (when set) parses the
+// list as the run command would.
+func (c *Campaign) validateArgs(e *errSink, root *yaml.Node, check func([]string) error) {
+	for _, l := range c.argLists() {
 		if len(l.args) == 0 || e.full() {
 			continue
 		}
-		where := "args"
-		if len(l.path) > 1 {
-			where = fmt.Sprintf("%s.%s[%s].args", l.path[0], l.path[1], l.path[2])
-		}
+		where := l.where()
 		node := yamlstrict.NodeAt(root, l.path...)
 		reserved := false
 		for j, a := range l.args {

@@ -136,7 +136,39 @@ type SlurmConfig struct {
 	Joulebench string `yaml:"joulebench"`
 	// Poll is how often squeue is asked (default 10s).
 	Poll workflow.Duration `yaml:"poll"`
+	// Nodes, when set, makes each run one job over that many nodes (a
+	// task per node): a power agent on every node (`joulebench agent`),
+	// the run on the first node reading them all (--telemetry agent).
+	// Unset: a job on one node, the run reading its own node's power.
+	Nodes int `yaml:"nodes"`
+	// Agent configures the agents of a job over several nodes.
+	Agent SlurmAgent `yaml:"agent"`
 }
+
+// SlurmAgent is the `slurm.agent:` section: how the power agent on each
+// node of a job over several nodes (slurm.nodes) is started.
+type SlurmAgent struct {
+	// Port is the TCP port each agent listens on, at its node's name
+	// (default DefaultAgentPort).
+	Port int `yaml:"port"`
+	// Telemetry is the agent's power source on its node (--telemetry of
+	// `joulebench agent`; default nvml).
+	Telemetry string `yaml:"telemetry"`
+	// Args are that source's flags (e.g. --dcgm-url URL), as `run` takes
+	// them.
+	Args []string `yaml:"args"`
+}
+
+// DefaultAgentPort is the port of a node's agent when slurm.agent.port is
+// not set.
+const DefaultAgentPort = 4780
+
+// MaxNodes bounds slurm.nodes: a job script has a launch line per node.
+const MaxNodes = 1024
+
+// DefaultAgentTelemetry is the agent's power source when
+// slurm.agent.telemetry is not set: the node's GPUs through NVML.
+const DefaultAgentTelemetry = "nvml"
 
 // Campaign is a loaded, validated campaign file.
 type Campaign struct {
@@ -169,6 +201,20 @@ func (s SlurmConfig) gres() string {
 		return "gpu:{tp}"
 	}
 	return s.Gres
+}
+
+func (a SlurmAgent) port() int {
+	if a.Port == 0 {
+		return DefaultAgentPort
+	}
+	return a.Port
+}
+
+func (a SlurmAgent) telemetry() string {
+	if a.Telemetry == "" {
+		return DefaultAgentTelemetry
+	}
+	return a.Telemetry
 }
 
 func (s SlurmConfig) poll() time.Duration {
@@ -242,6 +288,7 @@ func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 		c.validateSearch(e, root)
 		c.validateSize(e, root)
 		c.validateArgs(e, root, ld.CheckArgs)
+		c.validateNodeArgs(e, root, ld.CheckArgs)
 	}
 	if err := e.err(); err != nil {
 		return nil, err
@@ -285,6 +332,7 @@ func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 	c.validateSet(d, at)
 	c.validateExclude(d, at)
 	c.validateSlurm(d, at)
+	c.validateNodes(d, root)
 }
 
 // validateAxisNames checks the names of an axis's n values: each a label,

@@ -164,7 +164,7 @@ func (c *Campaign) DryRun(w io.Writer, plan Plan, bin, executor string, red *red
 			dir = last.Dir
 		}
 		fmt.Fprintf(w, "%3d  %s  [%s]  %s\n", i+1, r.ID, st, r.Describe())
-		rr := red.WithArgv(r.Args(dir))
+		rr := red.WithArgv(append(r.Args(dir), c.nodeAgentArgs()...))
 		shown := r
 		shown.Config.Args = rr.Argv(r.Config.Args)
 		if executor == "slurm" {

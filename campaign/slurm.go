@@ -69,7 +69,9 @@ var terminal = map[string]bool{
 // RunSlurm runs the plan as Slurm jobs: one sbatch job per run (exclusive
 // node, GPUs from the run's tensor parallelism for a run that needs them
 // (NeedsGPU), time limit, partition and
-// options from the campaign file), then waits for them with squeue (and
+// options from the campaign file; with slurm.nodes, a job over that many
+// nodes with a power agent on each, refused before anything is submitted
+// when the partition has fewer nodes), then waits for them with squeue (and
 // sacct, when the cluster keeps accounting, for the final state), printing
 // each job's state changes. Jobs are recorded in StateFile as they are
 // submitted; a restarted sweep re-attaches to those still queued or
@@ -129,6 +131,11 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 	todo, err := c.todo(p, o, skip)
 	if err != nil {
 		return Result{}, err
+	}
+	if len(todo) > 0 {
+		if err := c.checkNodes(ctx, run); err != nil {
+			return Result{}, err
+		}
 	}
 	for _, r := range todo {
 		if ctx.Err() != nil {
@@ -338,14 +345,22 @@ func (c *Campaign) submit(ctx context.Context, r Run, bin string, run Commander)
 // JobScript is the sbatch script of a run writing its archive to dir.
 func (c *Campaign) JobScript(r Run, bin, dir string) string {
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\n")
+	if c.File.Slurm.Nodes > 0 {
+		b.WriteString("#!/bin/bash\n") // the wait for the agents uses bash's /dev/tcp
+	} else {
+		b.WriteString("#!/bin/sh\n")
+	}
 	fmt.Fprintf(&b, "#SBATCH --job-name=jb-%s\n", r.ID)
 	logDir := filepath.Join(c.Dir, "slurm")
 	if abs, err := filepath.Abs(logDir); err == nil {
 		logDir = abs
 	}
 	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(logDir, filepath.Base(dir)+"-%j.out"))
-	b.WriteString("#SBATCH --nodes=1\n")
+	if n := c.File.Slurm.Nodes; n > 0 {
+		fmt.Fprintf(&b, "#SBATCH --nodes=%d\n#SBATCH --ntasks-per-node=1\n", n)
+	} else {
+		b.WriteString("#SBATCH --nodes=1\n")
+	}
 	if c.File.Slurm.exclusive() {
 		b.WriteString("#SBATCH --exclusive\n")
 	}
@@ -368,6 +383,15 @@ func (c *Campaign) JobScript(r Run, bin, dir string) string {
 		if abs, err := filepath.Abs(prof); err == nil {
 			args[1] = abs
 		}
+	}
+	if c.File.Slurm.Nodes > 0 {
+		// The run's secrets are given to the run alone, not to the agents.
+		gres := ""
+		if c.requestsGPUs(r) {
+			gres = c.gresOf(r)
+		}
+		c.writeNodesRun(&b, bin, dir, logDir, gres, args, secrets)
+		return b.String()
 	}
 	for _, kv := range secrets {
 		name, val, _ := strings.Cut(kv, "=")
