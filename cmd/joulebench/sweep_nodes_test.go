@@ -123,17 +123,6 @@ slurm: {time: "00:10:00", poll: 1s, nodes: 1, agent: {port: ` + strconv.Itoa(por
 		t.Errorf("run.json telemetry %+v; want the agent with one clock offset", m.Telemetry)
 	}
 	if err != nil {
-		// A known defect of the agent source, not of the job: its Read
-		// returns only the readings that arrived since the previous Read,
-		// so preflight's read of the GPUs' memory leaves the monitor's
-		// first sample empty when the next line of the agent's stream
-		// (every 100 ms) has not arrived yet; the baseline is then
-		// skipped and the run fails. When the source is fixed this test
-		// runs through.
-		if strings.Contains(jobOut, "baseline skipped: power source agent has no device") {
-			t.Skipf("the job over nodes ran (agent, run, cleanup checked above), but the run failed on the agent source's empty first sample "+
-				"(telemetry/agent: Read after preflight's read returns nothing until the agent's next line): %v", err)
-		}
 		t.Fatalf("slurm sweep: %v\n%s\njob output:\n%s", err, s, jobOut)
 	}
 	host, _ := os.Hostname()

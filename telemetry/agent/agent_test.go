@@ -451,3 +451,37 @@ func TestTwoNodesEachOnItsOwnClock(t *testing.T) {
 		t.Errorf("two agents of one host: %v", err)
 	}
 }
+
+// Every Read answers for every device, as a Source does, even straight
+// after another Read took what had arrived (a preflight check reading the
+// source just before the sampler's first sample): it waits for a fresh
+// reading within ReadWait, and past it repeats the device's newest
+// reading with its own time (so no energy is added).
+func TestEveryReadAnswersForEveryDevice(t *testing.T) {
+	var clk offsetClock
+	url, _, _ := startAgent(t, "node1", &clk)
+	for _, wait := range []time.Duration{0, time.Microsecond} {
+		s, err := Open(context.Background(), Options{Agents: []Endpoint{{URL: url}}, Token: testToken, Clock: telemetry.WallClock, ReadWait: wait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		readUntil(t, s, 1)
+		var last float64
+		for i := 0; i < 5; i++ {
+			rs, err := s.Read(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rs) == 0 {
+				t.Fatalf("ReadWait %v: read %d straight after another returned nothing", wait, i)
+			}
+			for _, r := range rs {
+				if r.Device != "node1:gpu0" || r.T < last {
+					t.Fatalf("ReadWait %v: read %d: %+v after t=%.6f", wait, i, r, last)
+				}
+				last = r.T
+			}
+		}
+		s.Close()
+	}
+}

@@ -62,7 +62,14 @@ type Options struct {
 	Sync clocksync.Options
 	// Timeout bounds each request but the streams (0: DefaultTimeout).
 	Timeout time.Duration
+	// ReadWait bounds how long Read waits for a fresh reading of every
+	// device (0: DefaultReadWait).
+	ReadWait time.Duration
 }
+
+// DefaultReadWait is Options.ReadWait unless set: two of the agent's
+// default sampling intervals and a margin for the network.
+const DefaultReadWait = 250 * time.Millisecond
 
 // DefaultTimeout bounds one request to an agent (a clock probe, the
 // device list).
@@ -83,6 +90,12 @@ type Source struct {
 	mu  sync.Mutex
 	buf []telemetry.Reading
 	err error
+	// latest is each device's newest reading; fresh the devices with a
+	// reading in buf; arrived is signalled (without blocking) when a
+	// reading arrives or the source fails.
+	latest  map[string]telemetry.Reading
+	fresh   map[string]bool
+	arrived chan struct{}
 }
 
 // node is one agent.
@@ -121,7 +134,7 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	s := &Source{o: o}
+	s := &Source{o: o, latest: map[string]telemetry.Reading{}, fresh: map[string]bool{}, arrived: make(chan struct{}, 1)}
 	names := map[string]string{}
 	for _, ep := range o.Agents {
 		n, err := s.openNode(ctx, ep)
@@ -296,7 +309,10 @@ func (s *Source) stream(n *node, body io.ReadCloser) {
 			s.err = fmt.Errorf("%s: more than %d readings arrived between two reads", where(n.ep), maxBuffered)
 		}
 		s.buf = append(s.buf, r)
+		s.latest[r.Device] = r
+		s.fresh[r.Device] = true
 		s.mu.Unlock()
+		s.signal()
 	}
 	if s.ctx.Err() != nil {
 		return // closed
@@ -329,6 +345,21 @@ func (s *Source) fail(err error) {
 	if s.err == nil {
 		s.err = err
 	}
+	s.signalLocked()
+}
+
+// signal wakes a Read waiting for readings.
+func (s *Source) signal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.signalLocked()
+}
+
+func (s *Source) signalLocked() {
+	select {
+	case s.arrived <- struct{}{}:
+	default:
+	}
 }
 
 // Name is "agent".
@@ -346,15 +377,65 @@ func (s *Source) Devices(context.Context) ([]record.Device, error) {
 
 // Read returns the readings that arrived since the previous Read, on the
 // run clock; a stream that failed or ended is an error naming its agent.
-func (s *Source) Read(context.Context) ([]telemetry.Reading, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return nil, s.err
+func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
+	wait := s.o.ReadWait
+	if wait <= 0 {
+		wait = DefaultReadWait
 	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return nil, err
+		}
+		if len(s.fresh) == s.devices() {
+			break // every device has a reading since the last Read
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.arrived:
+			continue
+		case <-timer.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return nil, err
+		}
+		break
+	}
+	defer s.mu.Unlock()
 	out := s.buf
+	// A device whose agent sent nothing new within the wait gets its
+	// newest reading again, with its own time: one reading per known
+	// device, as a Source answers, and no energy added (same t).
+	for _, n := range s.nodes {
+		for _, d := range n.devs {
+			if !s.fresh[d.ID] {
+				if r, ok := s.latest[d.ID]; ok {
+					out = append(out, r)
+				}
+			}
+		}
+	}
 	s.buf = nil
+	clear(s.fresh)
 	return out, nil
+}
+
+// devices is the number of devices of every agent.
+func (s *Source) devices() int {
+	n := 0
+	for _, nd := range s.nodes {
+		n += len(nd.devs)
+	}
+	return n
 }
 
 // ClockSync returns each agent's offsets; with end, it first measures each
