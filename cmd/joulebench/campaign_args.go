@@ -16,7 +16,7 @@ import (
 // kind that does not exist) before anything runs, and builds each run's
 // settings as the run command builds its own (campaignSettings).
 func (a *app) campaignLoader() campaign.Loader {
-	return campaign.Loader{CheckArgs: a.checkRunArgs, Engines: a.engines}
+	return campaign.Loader{CheckArgs: a.checkRunArgs, Engines: a.engines, Settings: a.campaignSettings}
 }
 
 // campaignChecker checks campaign files with their run flags

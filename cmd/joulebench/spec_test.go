@@ -62,6 +62,46 @@ var specFlagLists = [][]string{
 	{"--engine", "sim", "--sim-preset", "small-batch", "--dataset", "random", "--random-input-len", "64", "--random-range-ratio", "0.2", "--runs", "2", "--quick=false"},
 }
 
+// The settings a campaign builds for a run are the settings the run
+// command builds from the same flags (its configuration and environment
+// included): a campaign's run given --spec runs what `run PROFILE FLAGS`
+// would have.
+func TestCampaignSpecEqualsRunSpec(t *testing.T) {
+	isolateConfig(t)
+	dir := t.TempDir()
+	for i, flags := range specFlagLists {
+		src := "name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {}\nargs: [" + yamlList(flags) + "]\n"
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a := newApp(io.Discard, io.Discard)
+		c, err := a.campaignLoader().ReadFile(path)
+		if err != nil {
+			t.Fatalf("list %d: %v", i, err)
+		}
+		r := c.Expand().Runs[0]
+		if r.SpecErr != nil {
+			t.Fatalf("list %d: %v", i, r.SpecErr)
+		}
+		want := runCommandSettings(t, append([]string{"benchmark-1.5"}, r.Config.Args...)...)
+		if !reflect.DeepEqual(r.Spec, want) {
+			t.Errorf("list %d %q: the campaign's settings\n%+v\nthe run command's\n%+v", i, flags, r.Spec, want)
+		}
+		if r.Spec.Seed != 9 {
+			t.Errorf("list %d: seed %d, want 9 from JOULEBENCH_SEED", i, r.Spec.Seed)
+		}
+	}
+}
+
+func yamlList(flags []string) string {
+	q := make([]string, len(flags))
+	for i, f := range flags {
+		q[i] = "'" + strings.ReplaceAll(f, "'", "''") + "'"
+	}
+	return strings.Join(q, ", ")
+}
+
 // `run --spec FILE` runs the settings the flags would have given: the
 // file (without its secrets) and the secrets from the command line and
 // environment, as a campaign passes them, give the same settings.
