@@ -141,6 +141,19 @@ func (c *Campaign) settings(profile string, args []string) (runflags.Settings, e
 	return s, err
 }
 
+// runSettingsOf are the settings of a run of the campaign's profile with
+// the run flags args. They name the profile as the run's process finds
+// it: a file by its absolute path (a Slurm job runs elsewhere).
+func (c *Campaign) runSettingsOf(args []string) (runflags.Settings, error) {
+	profile := c.ProfileRef
+	if isFile(profile) {
+		if abs, err := filepath.Abs(profile); err == nil {
+			profile = abs
+		}
+	}
+	return c.settings(profile, args)
+}
+
 // validateSpecs builds the settings of every run of the plan (Expand)
 // and reports those that cannot be built, at the matrix.
 func (c *Campaign) validateSpecs(e *errSink, root *yaml.Node) {
@@ -298,15 +311,7 @@ func (c *Campaign) newRun(axes map[string]string, setKeys []string, args []strin
 	axes = cloneMap(axes)
 	axes["rep"] = fmt.Sprint(rep)
 	cfg := Config{Profile: c.ProfileRef, Args: append([]string(nil), args...), Rep: rep}
-	// The run's settings name the profile as the run's process finds it:
-	// a file by its absolute path (a Slurm job runs elsewhere).
-	profile := c.ProfileRef
-	if isFile(profile) {
-		if abs, err := filepath.Abs(profile); err == nil {
-			profile = abs
-		}
-	}
-	spec, specErr := c.settings(profile, args)
+	spec, specErr := c.runSettingsOf(args)
 	// The hash covers the configuration as the user wrote it: the profile
 	// as named in the file (not the path it resolves to from here), so that
 	// the id does not change with the directory sweep runs from.
