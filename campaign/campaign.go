@@ -26,6 +26,7 @@ import (
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
+	"github.com/joulebench/joulebench/runner/runflags"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -183,6 +184,8 @@ type Campaign struct {
 	ProfileRef string
 	// engines are the engine kinds runs may name (Loader.Engines).
 	engines *engines.Registry
+	// specs builds and keeps each run's settings (Loader.Settings).
+	specs *specBuilder
 }
 
 // registry is the campaign's engine registry: the loader's, else the
@@ -253,6 +256,11 @@ type Loader struct {
 	// Engines are the engine kinds the runs may name and the flags each
 	// takes, as the run command knows them (nil: the built-in engines).
 	Engines *engines.Registry
+	// Settings, when set, builds the settings of a run of profile with the
+	// run flags args as the run command builds its own (its configuration
+	// file and environment included); nil: from the flags alone
+	// (runflags.Parse).
+	Settings func(profile string, args []string) (runflags.Settings, error)
 }
 
 // ReadFile loads a campaign file: a regular file of at most
@@ -280,7 +288,7 @@ func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 	if !ok {
 		return nil, d.Err()
 	}
-	c := &Campaign{Path: path, engines: ld.Engines}
+	c := &Campaign{Path: path, engines: ld.Engines, specs: &specBuilder{build: ld.Settings}}
 	d.Strict(root, &c.File, "")
 	e := &errSink{d: d}
 	if d.OK() {
@@ -293,6 +301,7 @@ func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 	if err := e.err(); err != nil {
 		return nil, err
 	}
+
 	base := filepath.Dir(path)
 	c.Dir = c.Out
 	if !filepath.IsAbs(c.Dir) {
@@ -303,6 +312,12 @@ func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 		if !filepath.IsAbs(c.Profile) {
 			c.ProfileRef = filepath.Join(base, c.Profile)
 		}
+	}
+	// Every run's settings, built now: flags that no run could take are
+	// refused before anything runs.
+	c.validateSpecs(e, root)
+	if err := e.err(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

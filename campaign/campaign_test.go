@@ -156,7 +156,8 @@ func TestJobScript(t *testing.T) {
 		}
 	}
 	s := c.JobScript(big, "/opt/joulebench", "/shared/out/runs/x")
-	for _, want := range []string{"#SBATCH --exclusive\n", "#SBATCH --gres=gpu:4\n", "#SBATCH --time=01:00:00\n", "#SBATCH --partition=gpu\n", "#SBATCH --account=abc\n", "exec /opt/joulebench run benchmark-1.5 --out /shared/out/runs/x "} {
+	for _, want := range []string{"#SBATCH --exclusive\n", "#SBATCH --gres=gpu:4\n", "#SBATCH --time=01:00:00\n", "#SBATCH --partition=gpu\n", "#SBATCH --account=abc\n",
+		"exec /opt/joulebench run --spec " + c.SpecFile("/shared/out/runs/x") + " --out /shared/out/runs/x --no-progress\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("job script lacks %q:\n%s", want, s)
 		}

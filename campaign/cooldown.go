@@ -98,13 +98,19 @@ func baselineIdleW(run *record.Run) (float64, bool) {
 // server wait for the server's idle level before its baseline (none for a
 // managed engine or before the server's first complete point).
 func (c *Campaign) cooldownArgs(r Run) []string {
-	url := engineURLOf(r.Config.Args)
-	if url == "" {
-		return nil
-	}
-	w, ok := c.serverIdleW(url)
+	w, ok := c.cooldownIdleW(r)
 	if !ok {
 		return nil
 	}
 	return []string{"--cooldown-idle-w", strconv.FormatFloat(w, 'f', 3, 64)}
+}
+
+// cooldownIdleW is the idle level (W) a point against a running server
+// waits for before its baseline (cooldownArgs); ok is false for none.
+func (c *Campaign) cooldownIdleW(r Run) (float64, bool) {
+	url := engineURLOf(r.Config.Args)
+	if url == "" {
+		return 0, false
+	}
+	return c.serverIdleW(url)
 }

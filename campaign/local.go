@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/joulebench/joulebench/runner/runflags"
 )
 
 // RunLocal runs the plan's runs on this machine, one after the other, each as
@@ -110,10 +112,19 @@ func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
 	if fi, err := logf.Stat(); err == nil && fi.Size() > 0 {
 		fmt.Fprintf(logf, "--- joulebench sweep: a new attempt into %s (the one above ended before its run directory existed) ---\n", dir)
 	}
-	// Secrets go through the environment: the command line is anyone's
-	// to read (ps).
-	argv, secrets := splitSecrets(append(r.Args(dir), c.cooldownArgs(r)...))
-	proc, err := o.Starter.Start(o.Binary, argv, childEnv(o.Env, secrets), logf)
+	// The run's process runs its settings, built at plan time, from a
+	// file beside its log; secrets go through the environment: the
+	// command line is anyone's to read (ps), and the file holds none.
+	spec, err := c.runSettings(r)
+	if err != nil {
+		return err
+	}
+	specPath := strings.TrimSuffix(logPath, ".log") + ".spec.json"
+	if err := WriteSpec(r, spec, specPath); err != nil {
+		return err
+	}
+	_, secrets := splitSecrets(r.Args(dir))
+	proc, err := o.Starter.Start(o.Binary, r.SpecArgs(specPath, dir), childEnv(o.Env, secrets), logf)
 	if err != nil {
 		return fmt.Errorf("run %s: start %s: %w", r.ID, o.Binary, err)
 	}
@@ -128,6 +139,20 @@ func (c *Campaign) runLocal(ctx context.Context, r Run, o Options) error {
 	}
 	fmt.Fprintf(o.Log, "    %s: exit %d, archive %s, log %s\n", r.ID, exit.Code, dir, logPath)
 	return nil
+}
+
+// runSettings are the settings a run's process runs: the run's, with the
+// idle level a point against a running server waits for (cooldownArgs).
+func (c *Campaign) runSettings(r Run) (runflags.Settings, error) {
+	if r.SpecErr != nil {
+		return runflags.Settings{}, fmt.Errorf("run %s: %w", r.ID, r.SpecErr)
+	}
+	s := r.Spec
+	if w, ok := c.cooldownIdleW(r); ok {
+		s.CooldownIdleW = runflags.Float(w)
+		s.Given("cooldown-idle-w")
+	}
+	return s, nil
 }
 
 // waitRun waits for a run's process to end. When ctx is done first the

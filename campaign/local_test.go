@@ -41,7 +41,7 @@ func TestRunLocalAppendsToAnEarlierLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(b)
-	if !strings.HasPrefix(s, "the interrupted attempt\n--- joulebench sweep: a new attempt into "+dir) || !strings.Contains(s, "run benchmark-1.5") {
+	if !strings.HasPrefix(s, "the interrupted attempt\n--- joulebench sweep: a new attempt into "+dir) || !strings.Contains(s, "run --spec "+filepath.Join(c.Dir, "logs", filepath.Base(dir)+".spec.json")) {
 		t.Errorf("log:\n%s", s)
 	}
 }
@@ -168,7 +168,8 @@ func TestRunLocalFakeStarter(t *testing.T) {
 	}
 	for i, r := range p.Runs {
 		dir := filepath.Join(c.Dir, "runs", r.ID)
-		if got, want := strings.Join(fs.starts[i], " "), strings.Join(r.Args(dir), " "); got != want {
+		spec := filepath.Join(c.Dir, "logs", r.ID+".spec.json")
+		if got, want := strings.Join(fs.starts[i], " "), "run --spec "+spec+" --out "+dir+" --no-progress"; got != want {
 			t.Errorf("start %d: args %q, want %q", i, got, want)
 		}
 		if len(fs.envs[i]) != 1 || fs.envs[i][0] != "A=1" {
@@ -203,8 +204,8 @@ func TestRunLocalFakeStarter(t *testing.T) {
 	if err != nil || len(fs.starts) != 3 || res.Summary != (Summary{Done: 2}) {
 		t.Fatalf("retry: %v, %d starts, %+v", err, len(fs.starts), res)
 	}
-	if want := filepath.Join(c.Dir, "runs", p.Runs[1].ID+".try2"); fs.starts[2][3] != want {
-		t.Errorf("retry into %s, want %s", fs.starts[2][3], want)
+	if want := filepath.Join(c.Dir, "runs", p.Runs[1].ID+".try2"); fs.starts[2][4] != want {
+		t.Errorf("retry into %s, want %s", fs.starts[2][4], want)
 	}
 }
 

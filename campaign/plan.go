@@ -4,13 +4,22 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/joulebench/joulebench/engines/all"
+	"github.com/joulebench/joulebench/internal/yamlstrict"
+	"github.com/joulebench/joulebench/runner/runflags"
+	telall "github.com/joulebench/joulebench/telemetry/all"
 )
 
 // Run is one configuration of a campaign: one `joulebench run`.
@@ -29,6 +38,12 @@ type Run struct {
 	// Config is the canonical configuration the id hashes: the profile
 	// and the `run` arguments without the output directory.
 	Config Config
+	// Spec are the run's settings, built from Config's arguments at plan
+	// time as the run command builds them (Loader.Settings): what the
+	// run's process is given (`joulebench run --spec FILE`). SpecErr is
+	// why they could not be built (Load refuses such a campaign).
+	Spec    runflags.Settings
+	SpecErr error
 }
 
 // Config is what makes a run what it is.
@@ -39,10 +54,120 @@ type Config struct {
 }
 
 // Args returns the `joulebench run` command line (without the executable)
-// that writes the run's archive to dir.
+// that writes the run's archive to dir, with its flags: what the run's
+// spec file holds (SpecArgs), as `sweep --dry-run` shows it.
 func (r Run) Args(dir string) []string {
 	out := []string{"run", r.Config.Profile, "--out", dir, "--no-progress"}
 	return append(out, r.Config.Args...)
+}
+
+// SpecArgs returns the `joulebench run` command line (without the
+// executable) that runs the run's spec file spec (WriteSpec), writing its
+// archive to dir.
+func (r Run) SpecArgs(spec, dir string) []string {
+	return []string{"run", "--spec", spec, "--out", dir, "--no-progress"}
+}
+
+// SpecFile is where the spec of the run writing its archive to dir goes:
+// beside the run's log, OUT/logs/<dir's name>.spec.json (absolute when
+// it can be: a Slurm job reads it on its node).
+func (c *Campaign) SpecFile(dir string) string {
+	p := filepath.Join(c.Dir, "logs", filepath.Base(dir)+".spec.json")
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// WriteSpec writes the settings s of run r to path, readable by the user
+// alone and made anew (WriteFile keeps an existing file's mode). The
+// secrets are not written (runflags.Encode): the run's process gets them
+// through its environment (splitSecrets).
+func WriteSpec(r Run, s runflags.Settings, path string) error {
+	b, err := runflags.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("run %s: spec: %w", r.ID, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("run %s: spec: %w", r.ID, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("run %s: spec: %w", r.ID, err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("run %s: spec: %w", r.ID, err)
+	}
+	return nil
+}
+
+// specBuilder builds the settings of runs (Loader.Settings, else
+// runflags.Parse), each distinct profile and arguments once.
+type specBuilder struct {
+	build func(profile string, args []string) (runflags.Settings, error)
+	mu    sync.Mutex
+	done  map[string]builtSpec
+}
+
+type builtSpec struct {
+	s   runflags.Settings
+	err error
+}
+
+// settings are the settings of a run of profile with the run flags args.
+func (c *Campaign) settings(profile string, args []string) (runflags.Settings, error) {
+	b := c.specs
+	if b == nil {
+		b = &specBuilder{}
+		c.specs = b
+	}
+	build := b.build
+	if build == nil {
+		reg := runflags.Registries{Engines: c.registry(), Telemetry: telall.Registry()}
+		build = func(profile string, args []string) (runflags.Settings, error) {
+			return runflags.Parse(profile, args, reg)
+		}
+	}
+	key := profile + "\x00" + strings.Join(args, "\x00")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if got, ok := b.done[key]; ok {
+		return got.s, got.err
+	}
+	s, err := build(profile, args)
+	if b.done == nil {
+		b.done = map[string]builtSpec{}
+	}
+	b.done[key] = builtSpec{s, err}
+	return s, err
+}
+
+// runSettingsOf are the settings of a run of the campaign's profile with
+// the run flags args. They name the profile as the run's process finds
+// it: a file by its absolute path (a Slurm job runs elsewhere).
+func (c *Campaign) runSettingsOf(args []string) (runflags.Settings, error) {
+	profile := c.ProfileRef
+	if isFile(profile) {
+		if abs, err := filepath.Abs(profile); err == nil {
+			profile = abs
+		}
+	}
+	return c.settings(profile, args)
+}
+
+// validateSpecs builds the settings of every run of the plan (Expand)
+// and reports those that cannot be built, at the matrix.
+func (c *Campaign) validateSpecs(e *errSink, root *yaml.Node) {
+	node := yamlstrict.FirstNode(yamlstrict.NodeAt(root, "matrix"), root)
+	seen := map[string]bool{}
+	for _, r := range c.Expand().Runs {
+		if r.SpecErr == nil || e.full() {
+			continue
+		}
+		if msg := r.SpecErr.Error(); !seen[msg] {
+			seen[msg] = true
+			e.Errorf(node, "matrix", "run %s: its run flags: %v", r.ID, r.SpecErr)
+		}
+	}
 }
 
 // Plan is the expanded campaign: runs in a stable order (axes in matrix
@@ -186,6 +311,7 @@ func (c *Campaign) newRun(axes map[string]string, setKeys []string, args []strin
 	axes = cloneMap(axes)
 	axes["rep"] = fmt.Sprint(rep)
 	cfg := Config{Profile: c.ProfileRef, Args: append([]string(nil), args...), Rep: rep}
+	spec, specErr := c.runSettingsOf(args)
 	// The hash covers the configuration as the user wrote it: the profile
 	// as named in the file (not the path it resolves to from here), so that
 	// the id does not change with the directory sweep runs from.
@@ -202,7 +328,7 @@ func (c *Campaign) newRun(axes map[string]string, setKeys []string, args []strin
 	if len(slug) > 80 {
 		slug = slug[:80]
 	}
-	return Run{ID: slug + "-" + hex.EncodeToString(sum[:])[:8], Axes: axes, Rep: rep, TP: max(tp, 1), Config: cfg}
+	return Run{ID: slug + "-" + hex.EncodeToString(sum[:])[:8], Axes: axes, Rep: rep, TP: max(tp, 1), Config: cfg, Spec: spec, SpecErr: specErr}
 }
 
 func cloneMap(m map[string]string) map[string]string {

@@ -233,6 +233,10 @@ func TestPointRunRecordsSLO(t *testing.T) {
 	if got != want {
 		t.Errorf("point --set %q, want %q", got, want)
 	}
+	// The point's process runs its settings: the SLO is in them too.
+	if got := strings.Join(r.Spec.Sets, " "); got != want || r.SpecErr != nil {
+		t.Errorf("point settings' sets %q (%v), want %q", got, r.SpecErr, want)
+	}
 	plain := sweep.PointRun(sweep.Expand().Runs[0], l)
 	if sets := strings.Join(SetsOf(plain.Config.Args), " "); sets != "concurrency=8 mode=concurrency" {
 		t.Errorf("a search without an SLO sets %q", sets)

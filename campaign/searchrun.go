@@ -68,6 +68,7 @@ func (c *Campaign) PointRun(base Run, l LoadPoint) Run {
 	for _, kv := range c.Search.SLOSets() {
 		r.Config.Args = append(r.Config.Args, "--set", kv)
 	}
+	r.Spec, r.SpecErr = c.runSettingsOf(r.Config.Args)
 	return r
 }
 

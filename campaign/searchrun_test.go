@@ -130,6 +130,7 @@ func TestRunSearchSlurm(t *testing.T) {
 	f := &fakeSlurm{queue: map[string]string{}, scripts: map[string]string{}}
 	outRE := regexp.MustCompile(`--out '?([^' \n]+)`)
 	concRE := regexp.MustCompile(`concurrency=(\d+)`)
+	specRE := regexp.MustCompile(`--spec '?([^' \n]+)`)
 	f.onSqueue = func(f *fakeSlurm) {
 		for id, script := range f.scripts {
 			if _, queued := f.queue[id]; !queued {
@@ -139,9 +140,18 @@ func TestRunSearchSlurm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, conc := outRE.FindStringSubmatch(string(b)), concRE.FindStringSubmatch(string(b))
-			if out == nil || conc == nil {
+			// The point's load is in its spec file, which the job runs.
+			out, spec := outRE.FindStringSubmatch(string(b)), specRE.FindStringSubmatch(string(b))
+			if out == nil || spec == nil {
 				t.Fatalf("job script:\n%s", b)
+			}
+			sb, err := os.ReadFile(spec[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			conc := concRE.FindStringSubmatch(string(sb))
+			if conc == nil {
+				t.Fatalf("spec file:\n%s", sb)
 			}
 			n, _ := strconv.Atoi(conc[1])
 			fakeArchive(t, out[1], n, record.StatusComplete)

@@ -22,6 +22,7 @@ var secretListFlags = map[string]bool{
 	"--engine-env": true,
 	"--engine-arg": true,
 	"--dcgm-url":   true,
+	"--ipmi-arg":   true,
 }
 
 // secretFlags are the `run` flags whose values may hold a secret (an API
@@ -31,10 +32,12 @@ var secretListFlags = map[string]bool{
 // to every local user (ps, /proc/PID/cmdline); its environment is not, so
 // a sweep passes these through the environment.
 var secretFlags = map[string]string{
-	"--api-key":     "JOULEBENCH_API_KEY",
-	"--engine-url":  "JOULEBENCH_ENGINE_URL",
-	"--extra-body":  "JOULEBENCH_EXTRA_BODY",
-	"--hf-endpoint": "JOULEBENCH_HF_ENDPOINT",
+	"--api-key":        "JOULEBENCH_API_KEY",
+	"--engine-url":     "JOULEBENCH_ENGINE_URL",
+	"--extra-body":     "JOULEBENCH_EXTRA_BODY",
+	"--hf-endpoint":    "JOULEBENCH_HF_ENDPOINT",
+	"--prometheus-url": "JOULEBENCH_PROMETHEUS_URL",
+	"--redfish-url":    "JOULEBENCH_REDFISH_URL",
 }
 
 // splitSecrets moves the secret flags out of a run's arguments: argv is

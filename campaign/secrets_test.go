@@ -88,7 +88,7 @@ func TestSweepChildArgvHoldsNoSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	argv := strings.ReplaceAll(string(cmdline), "\x00", " ")
-	if !strings.Contains(argv, "run benchmark-1.5") {
+	if !strings.Contains(argv, "run --spec ") {
 		t.Fatalf("read the wrong process's command line: %q", argv)
 	}
 	for _, s := range []string{secretKey, secretPass, secretBody, secretEnv, secretArg} {

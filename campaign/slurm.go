@@ -328,6 +328,13 @@ func (c *Campaign) submit(ctx context.Context, r Run, bin string, run Commander)
 	if err := os.Remove(script); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return SlurmJob{}, fmt.Errorf("run %s: job script: %w", r.ID, err)
 	}
+	spec, err := c.runSettings(r)
+	if err == nil {
+		err = WriteSpec(r, spec, c.SpecFile(dir))
+	}
+	if err != nil {
+		return SlurmJob{}, err
+	}
 	if err := os.WriteFile(script, []byte(c.JobScript(r, bin, dir)), 0o700); err != nil {
 		return SlurmJob{}, fmt.Errorf("run %s: job script: %w", r.ID, err)
 	}
@@ -398,7 +405,7 @@ func (c *Campaign) JobScript(r Run, bin, dir string) string {
 		b.WriteString("export " + name + "=" + shellQuote(val) + "\n")
 	}
 	b.WriteString("exec " + shellQuote(bin))
-	for _, a := range args {
+	for _, a := range r.SpecArgs(c.SpecFile(dir), dir) {
 		b.WriteString(" " + shellQuote(a))
 	}
 	b.WriteString("\n")

@@ -18,6 +18,7 @@ import (
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/runner"
+	"github.com/joulebench/joulebench/runner/runflags"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -77,11 +78,7 @@ are a YAML profile; built-in profiles: benchmark-1.0, benchmark-1.5, asiai.`,
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.PersistentFlags().String("config", "", "config file (default: $XDG_CONFIG_HOME/joulebench/config.yaml if present)")
-	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
-	root.PersistentFlags().String("log-format", "console", "log format: console or json")
-	secretNameFlag(root.PersistentFlags())
-	root.PersistentFlags().StringSlice("profile-path", nil, "directories of named profiles besides $XDG_CONFIG_HOME/joulebench/profiles (repeatable; also profile-path: in the config file)")
+	runflags.Global(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitInvalid, err) })
 	root.AddCommand(a.runCmd(), a.analyzeCmd(), a.validateCmd(), a.profilesCmd(), a.reportCmd(), a.compareCmd(), a.estimateCmd(), a.plotCmd(), a.devicesCmd(), a.sweepCmd(), a.versionCmd(), a.importCmd(), a.restoreCmd(), a.agentCmd())
 	a.root = root
@@ -110,16 +107,28 @@ func isExitError(err error) bool {
 // setup reads the config file and environment (JOULEBENCH_*) into viper,
 // binds the command's flags, and builds the logger.
 func (a *app) setup(cmd *cobra.Command) error {
-	if err := a.v.BindPFlags(cmd.Flags()); err != nil {
+	if err := a.readConfig(cmd.Flags()); err != nil {
+		return err
+	}
+	return a.useRedactor(cmd)
+}
+
+// readConfig binds the flags f to viper over the config file and the
+// environment (JOULEBENCH_*), and reads the config file.
+func (a *app) readConfig(f *pflag.FlagSet) error {
+	if err := a.v.BindPFlags(f); err != nil {
 		return fmt.Errorf("bind flags: %w", err)
 	}
 	dir, err := os.UserConfigDir()
 	if err == nil {
 		dir += "/joulebench"
 	}
-	if err := cli.ReadConfig(a.v, "JOULEBENCH", "config", dir); err != nil {
-		return err
-	}
+	return cli.ReadConfig(a.v, "JOULEBENCH", "config", dir)
+}
+
+// useRedactor builds the redactor of the secrets the configuration holds
+// (buildRedactor), puts it in front of every output, and builds the logger.
+func (a *app) useRedactor(cmd *cobra.Command) error {
 	a.redact = a.buildRedactor(a.args)
 	a.out, a.errOut = a.redact.Writer(a.rawOut), a.redact.Writer(a.rawErrOut)
 	if a.stdLog != nil {
@@ -127,11 +136,10 @@ func (a *app) setup(cmd *cobra.Command) error {
 	}
 	cmd.SetOut(a.out)
 	cmd.SetErr(a.errOut)
+	var err error
 	a.log, err = cli.Logger(a.errOut, a.v.GetString("log-level"), a.v.GetString("log-format"))
 	return err
 }
 
 // setFlag registers the repeated --set key=value flag.
-func setFlag(fs *pflag.FlagSet) {
-	fs.StringArray("set", nil, "override a profile parameter: --set key=value (repeatable)")
-}
+func setFlag(fs *pflag.FlagSet) { runflags.SetFlag(fs) }

@@ -9,14 +9,12 @@ import (
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/runner"
+	"github.com/joulebench/joulebench/runner/runflags"
 	"github.com/joulebench/joulebench/workflow"
 )
 
 // baselineFlags registers the regression gate's flags (run, analyze).
-func baselineFlags(fs *pflag.FlagSet) {
-	fs.String("baseline", "", "a baseline run archive: evaluate the same profile on it, expose baseline.METRIC to checks and show each metric beside it")
-	fs.Bool("baseline-force", false, "compare with a baseline of another model, engine, request set or profile")
-}
+func baselineFlags(fs *pflag.FlagSet) { runflags.BaselineFlags(fs) }
 
 // gateRun gates run on the baseline at dir (analysis.Gate): each metric
 // beside its baseline, exit 3 when a fail or exclude check did not pass.

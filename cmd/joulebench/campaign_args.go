@@ -3,16 +3,20 @@ package main
 import (
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/joulebench/joulebench/campaign"
+	"github.com/joulebench/joulebench/runner/runflags"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
 
 // campaignLoader loads campaign files with their run flags checked as the
 // run command parses them, so that `validate` and `sweep` refuse a flag
 // every run would refuse (an unknown flag, --telemetry bogus, an engine
-// kind that does not exist) before anything runs.
+// kind that does not exist) before anything runs, and builds each run's
+// settings as the run command builds its own (campaignSettings).
 func (a *app) campaignLoader() campaign.Loader {
-	return campaign.Loader{CheckArgs: a.checkRunArgs, Engines: a.engines}
+	return campaign.Loader{CheckArgs: a.checkRunArgs, Engines: a.engines, Settings: a.campaignSettings}
 }
 
 // campaignChecker checks campaign files with their run flags
@@ -33,18 +37,43 @@ func (a *app) campaignChecker() campaign.Checker {
 	}}
 }
 
-// checkRunArgs parses one list of `run` flags of a campaign with a fresh
-// run command's flag set and checks them (campaign.CheckRunFlags).
-func (a *app) checkRunArgs(args []string) error {
-	probe := newApp(io.Discard, io.Discard)
-	run, _, err := probe.root.Find([]string{"run"})
+// parseRunArgs parses one list of `run` flags of a campaign with a fresh
+// run command's flag set (of probe, a fresh app) and checks them
+// (campaign.CheckRunFlags).
+func (a *app) parseRunArgs(args []string) (run *cobra.Command, probe *app, err error) {
+	probe = newApp(io.Discard, io.Discard)
+	run, _, err = probe.root.Find([]string{"run"})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	// ParseFlags merges the root's persistent flags (--log-level,
 	// --config, --profile-path), which a run takes too.
 	if err := run.ParseFlags(args); err != nil {
-		return err
+		return nil, nil, err
 	}
-	return campaign.CheckRunFlags(run.Flags(), a.engines, telemetryChoices)
+	if err := campaign.CheckRunFlags(run.Flags(), a.engines, telemetryChoices); err != nil {
+		return nil, nil, err
+	}
+	return run, probe, nil
+}
+
+// checkRunArgs checks one list of `run` flags of a campaign
+// (parseRunArgs).
+func (a *app) checkRunArgs(args []string) error {
+	_, _, err := a.parseRunArgs(args)
+	return err
+}
+
+// campaignSettings are the settings of a campaign's run of profile with
+// the run flags args, built as `joulebench run profile args...` builds its
+// own: the flags over the configuration file and the environment.
+func (a *app) campaignSettings(profile string, args []string) (runflags.Settings, error) {
+	run, probe, err := a.parseRunArgs(args)
+	if err != nil {
+		return runflags.Settings{}, err
+	}
+	if err := probe.readConfig(run.Flags()); err != nil {
+		return runflags.Settings{}, err
+	}
+	return runflags.Build(profile, run.Flags(), probe.v, a.runRegistries()), nil
 }

@@ -5,39 +5,28 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/runner"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	"github.com/joulebench/joulebench/telemetry/nvml"
 )
 
-// gpuSettingsFlags are run's GPU settings.
-func gpuSettingsFlags(f *pflag.FlagSet) {
-	f.String("gpu-power-limit", "", "GPU power limit for the run, restored after it: W for every GPU (250) or INDEX=W per GPU (0=250,1=300); the same as --set gpu_power_limit_w=...")
-	f.String("gpu-clocks", "", "lock the GPUs' SM clocks for the run, unlocked after it: MIN,MAX in MHz (1200,1500); the same as --set gpu_clocks=...")
-	f.String("gpu-mem-clocks", "", "lock the GPUs' memory clocks for the run where they support it, unlocked after it: MIN,MAX in MHz; the same as --set gpu_mem_clocks=...")
-}
-
-// gpuOptions are the run's GPU settings and their journal: NVML changes
-// real GPUs; the simulator's GPUs take them in the simulator.
-func (a *app) gpuOptions() runner.GPUOptions {
+// gpuOptions adds to the run's GPU settings their journal and
+// controller: NVML changes real GPUs; the simulator's GPUs take them in
+// the simulator.
+func (a *app) gpuOptions(o runner.GPUOptions) runner.GPUOptions {
 	path, err := gpusettings.DefaultJournalPath(os.Getenv)
 	if err != nil {
 		a.log.Warn().Err(err).Msg("GPU settings journal")
 	}
-	return runner.GPUOptions{
-		PowerLimit:  a.v.GetString("gpu-power-limit"),
-		Clocks:      a.v.GetString("gpu-clocks"),
-		MemClocks:   a.v.GetString("gpu-mem-clocks"),
-		JournalPath: path,
-		Open: func(simulated bool) (gpusettings.Controller, error) {
-			if simulated {
-				return nil, nil
-			}
-			return nvml.OpenSettings()
-		},
+	o.JournalPath = path
+	o.Open = func(simulated bool) (gpusettings.Controller, error) {
+		if simulated {
+			return nil, nil
+		}
+		return nvml.OpenSettings()
 	}
+	return o
 }
 
 // restoreCmd applies and clears the GPU settings journal a run left.

@@ -3,18 +3,8 @@ package main
 import (
 	"os"
 
-	"github.com/spf13/pflag"
-
 	"github.com/joulebench/joulebench/internal/redact"
 )
-
-// secretNameFlag registers --secret-name, the names (besides the built-in
-// key, token, secret, passw(or)d, pass, pwd, credential, auth) whose values
-// are secrets wherever they appear: --engine-env, --extra-body, engine
-// arguments, echoed request bodies.
-func secretNameFlag(fs *pflag.FlagSet) {
-	fs.StringSlice("secret-name", nil, "treat variables, flags and JSON members whose name contains this as secrets, redacted from everything written or printed (repeatable; key, token, secret, password, pass, pwd, credential and auth always are)")
-}
 
 // buildRedactor collects every secret this process was given: the command
 // line, the flags' values from the config file and environment, the

@@ -6,17 +6,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/analysis"
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/runner/runflags"
 )
 
 // resultsFlags registers how run and analyze show a run's results.
 // formatHelp is --format's help (run's also covers the side-by-side
 // tables of several engines).
-func resultsFlags(f *pflag.FlagSet, formatHelp string) {
-	f.String("format", report.FormatTable, formatHelp)
-	f.Bool("all", false, "show every value: all metrics, checks and derived values (default: the method's headline figures and any failed check)")
-	f.String("output-file", "", "also write the results (every metric and check; with --all the derived values too) in --format to this file (json when --format is table)")
-}
+func resultsFlags(f *pflag.FlagSet, formatHelp string) { runflags.ResultsFlags(f, formatHelp) }
 
 // resultsView is how the results of a run are shown: the format, --all
 // and --output-file (analysis.View).

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/progress"
 	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/runner"
+	"github.com/joulebench/joulebench/runner/runflags"
 )
 
 func (a *app) runCmd() *cobra.Command {
@@ -23,54 +27,90 @@ the engine, warm-up, formal requests, release, archive), writes the raw data
 to a new run directory as it arrives, then evaluates the profile and prints
 the results. With no engine flag it uses the built-in simulator (engine and
 GPU), which every output labels SIMULATED.`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("spec") {
+				if len(args) > 0 {
+					return withCode(exitInvalid, fmt.Errorf("run --spec takes no PROFILE argument (%q): the spec file names the profile", args[0]))
+				}
+				return nil
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sets, _ := cmd.Flags().GetStringArray("set")
-			labels, _ := cmd.Flags().GetStringArray("label")
-			return a.run(cmd.Context(), args[0], sets, labels, cmd.Flags().Changed)
+			s, err := a.runSettings(cmd, args)
+			if err != nil {
+				return err
+			}
+			return a.run(cmd.Context(), s)
 		},
 	}
 	f := cmd.Flags()
-	a.engineFlags(f)
-	telemetryFlags(f)
-	f.String("dataset", "", "request set: a built-in (chat, code, long-context), random (synthetic), sharegpt or hf:OWNER/NAME[@REV]/PATH (downloaded to $XDG_CACHE_HOME/joulebench), or a file")
-	datasetFlags(f)
-	f.String("dataset-format", "", "dataset format: sharegpt, jsonl, chat, code, conversation (multi-turn, sent turn by turn) (default: detect)")
-	f.String("out", "", "run directory to create (default: runs/<run id>); never overwritten")
-	f.Bool("quick", true, "with the simulator, apply the profile's quick parameter set (its quick section: e.g. shorter baseline and release hold)")
-	f.Bool("no-progress", false, "do not draw the progress bar")
-	f.Int("runs", 0, "asiai: measured runs per prompt (the same as --set runs=N)")
-	loadFlags(f)
-	f.StringArray("label", nil, "run metadata for compare: --label scenario=chat (repeatable)")
-	f.String("model-params", "", "total model parameters, e.g. 8e9 (compare's size groups)")
-	resultsFlags(f, "format of the results (table: a summary of the headline figures; --all for every value), and of the side-by-side and winner tables of several engines: table, markdown (to paste into an issue or pull request), csv, json")
-	multiEngineFlags(f)
-	f.Bool("wide", false, "draw the final comparison's tables at their full width (default: fitted to the terminal, 120 columns off one)")
-	setFlag(f)
-	baselineFlags(f)
-	gpuSettingsFlags(f)
+	runflags.Define(f, a.runRegistries())
+	f.String("spec", "", "run the specification in this file (JSON, as a campaign writes it for each run) instead of a PROFILE and flags; only --out, --no-progress and the secrets a spec file never holds (--api-key, --engine-url, --extra-body, --hf-endpoint, --engine-arg, --engine-env and the power sources' URLs and arguments) may be given with it")
 	return cmd
 }
 
-// run maps the flags onto a runner.Spec, runs it (one engine, each
+// runRegistries are the engine kinds and power sources whose flags a run
+// takes.
+func (a *app) runRegistries() runflags.Registries {
+	return runflags.Registries{Engines: a.engines, Telemetry: telemetrySources()}
+}
+
+// runSettings are the run's settings: its command line's (runflags.Build,
+// the flags over the configuration file and environment), or those of
+// the --spec file with the secrets from the command line and environment.
+func (a *app) runSettings(cmd *cobra.Command, args []string) (runflags.Settings, error) {
+	f := cmd.Flags()
+	if !f.Changed("spec") {
+		return runflags.Build(args[0], f, a.v, a.runRegistries()), nil
+	}
+	path, _ := f.GetString("spec")
+	if bad := runflags.NotWithSpec(f, "out", "no-progress", "config"); len(bad) > 0 {
+		return runflags.Settings{}, withCode(exitInvalid, fmt.Errorf("--spec %s: %s cannot be given with it: the spec file holds every run flag (only --out, --no-progress and the secrets may be given with --spec)", path, strings.Join(bad, ", ")))
+	}
+	src, err := boundedfile.Read(path, "spec file", boundedfile.MaxProfileBytes)
+	if err != nil {
+		return runflags.Settings{}, withCode(exitInvalid, err)
+	}
+	s, err := runflags.Decode(bytes.NewReader(src), path, a.runRegistries())
+	if err != nil {
+		return runflags.Settings{}, withCode(exitInvalid, err)
+	}
+	s.ReadSecrets(a.v, a.runRegistries())
+	if f.Changed("out") {
+		s.Out, _ = f.GetString("out")
+	}
+	if f.Changed("no-progress") {
+		s.NoProgress, _ = f.GetBool("no-progress")
+	}
+	// The rest of the command (results, progress, power sources, the
+	// redactor, the logger) reads the flags through the configuration:
+	// the spec's values go there, over anything else.
+	s.Store(a.v.Set)
+	if err := a.useRedactor(cmd); err != nil {
+		return runflags.Settings{}, err
+	}
+	return s, nil
+}
+
+// run maps the settings onto a runner.Spec, runs it (one engine, each
 // engine in turn, or a sweep: see package runner) and renders what it
 // returns: with several engines the side-by-side and winner tables, with a
 // sweep one row per value and engine.
 //
-// changed reports whether the user set a flag on the command line: every
-// flag is checked against the engine it would configure before any
-// directory is created.
-func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string, changed func(string) bool) error {
-	sets, err := runner.RunsSet(sets, a.v.GetInt("runs"), changed("runs"))
-	if err != nil {
-		return err
-	}
+// Every flag given on the command line (Settings.Changed) is checked
+// against the engine it would configure before any directory is created.
+func (a *app) run(ctx context.Context, s runflags.Settings) error {
 	console := &progress.Console{W: a.errOut}
-	res, err := runner.Run(ctx, a.runSpec(profile, sets, labelArgs, changed, console))
+	spec, err := a.runSpec(s, console)
 	if err != nil {
 		return err
 	}
-	format := a.v.GetString("format")
+	res, err := runner.Run(ctx, spec)
+	if err != nil {
+		return err
+	}
+	format := s.Format
 	switch {
 	case res.Sweep != nil:
 		fmt.Fprintf(a.out, "\n== sweep of %s (%s): one row per value and engine\n", res.Sweep.Name, res.Parent)
@@ -96,52 +136,44 @@ func (a *app) run(ctx context.Context, profile string, sets, labelArgs []string,
 	return nil
 }
 
-// runSpec maps the run command's flags and configuration onto the run
-// library's specification, with the hooks through which it opens the power
-// source, draws progress and shows results.
-func (a *app) runSpec(profile string, sets, labelArgs []string, changed func(string) bool, console *progress.Console) runner.Spec {
-	v := a.v
-	return runner.Spec{
-		Profile:        profile,
-		Sets:           sets,
-		Labels:         labelArgs,
-		ModelParams:    v.GetString("model-params"),
-		Engines:        v.GetStringSlice("engine"),
-		EngineGiven:    v.IsSet("engine"),
-		Engine:         a.engineOptions(),
-		Deployment:     v.GetString("deployment"),
-		Dataset:        a.datasetOptions(),
-		Load:           a.loadFlagsGiven(changed),
-		Out:            v.GetString("out"),
-		Quick:          v.GetBool("quick"),
-		Sweep:          v.GetString("sweep"),
-		CooldownIdleW:  v.GetFloat64("cooldown-idle-w"),
-		SteadyRequests: v.GetBool("steady-requests"),
-		Format:         v.GetString("format"),
-		OutputFile:     v.GetString("output-file"),
-		ExtraBody:      v.GetString("extra-body"),
-		ImageDigest:    v.GetString("image-digest"),
-		Replay:         v.GetString("replay"),
-		Baseline:       v.GetString("baseline"),
-		Changed:        changed,
-		GPU:            a.gpuOptions(),
-
-		Registry:       a.engines,
-		FindProfile:    a.finder().Find,
-		OpenTelemetry:  a.telemetry().Open,
-		CheckTelemetry: a.telemetry().Check,
-		CheckOutput:    func() error { _, err := a.resultsView(); return err },
-		StartProgress: func(tel record.TelemetryInfo, sim bool) (func(runprogress.Snapshot), func()) {
-			return a.progress(a.telemetry().PowerLabel(tel, sim), console)
-		},
-		Report: a.showRun,
-
-		Messages: a.errOut,
-		Console:  console,
-		LogLevel: a.log.GetLevel(),
-		Redact:   a.redact,
-		Version:  version,
+// winnerTable prints the asiai winner table of the runs in dirs:
+// the winner by median tok/s, each engine's change against it, TTFT and
+// power deltas, memory in use and the gates each failed.
+func (a *app) winnerTable(dirs []string, format string) error {
+	engines := compare.AsiaiWinnerOfDirs(dirs) // a failed engine has no row: reported above
+	if len(engines) == 0 {
+		return nil
 	}
+	return compare.RenderAsiaiWinner(a.out, engines, format)
+}
+
+// runSpec is the run library's specification of the settings
+// (Settings.Spec), with the hooks through which it opens the power
+// source, draws progress and shows results.
+func (a *app) runSpec(s runflags.Settings, console *progress.Console) (runner.Spec, error) {
+	spec, err := s.Spec()
+	if err != nil {
+		return runner.Spec{}, err
+	}
+	if !s.NoProgress {
+		spec.Dataset.Progress = progress.DownloadBars(a.errOut)
+	}
+	spec.GPU = a.gpuOptions(spec.GPU)
+	spec.Registry = a.engines
+	spec.FindProfile = a.finder().Find
+	spec.OpenTelemetry = a.telemetry().Open
+	spec.CheckTelemetry = a.telemetry().Check
+	spec.CheckOutput = func() error { _, err := a.resultsView(); return err }
+	spec.StartProgress = func(tel record.TelemetryInfo, sim bool) (func(runprogress.Snapshot), func()) {
+		return a.progress(a.telemetry().PowerLabel(tel, sim), console)
+	}
+	spec.Report = a.showRun
+	spec.Messages = a.errOut
+	spec.Console = console
+	spec.LogLevel = a.log.GetLevel()
+	spec.Redact = a.redact
+	spec.Version = version
+	return spec, nil
 }
 
 // showRun prints a finished run's results table (beside the baseline's

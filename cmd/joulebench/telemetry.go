@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/runner"
+	"github.com/joulebench/joulebench/runner/runflags"
 	"github.com/joulebench/joulebench/telemetry"
 	telall "github.com/joulebench/joulebench/telemetry/all"
 )
@@ -16,7 +17,7 @@ var telemetryChoices = telall.Registry().Names()
 func telemetrySources() *telemetry.Registry { return telall.Registry() }
 
 // telemetryFlags registers --telemetry and every source's flags.
-func telemetryFlags(f *pflag.FlagSet) { telemetrySources().Flags(f) }
+func telemetryFlags(f *pflag.FlagSet) { runflags.TelemetryFlags(f, telemetrySources()) }
 
 // telemetry maps --telemetry and the sources' flags onto the run
 // library's power source options: it opens and checks the run's source.

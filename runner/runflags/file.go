@@ -1,0 +1,208 @@
+package runflags
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/spf13/pflag"
+)
+
+// secretTelemetry are the power sources' flags that may hold a secret
+// (credentials in a URL, an ipmitool password argument): like the
+// Settings fields tagged json:"-", never written to a spec file.
+var secretTelemetry = []string{"dcgm-url", "prometheus-url", "redfish-url", "ipmi-arg"}
+
+// SecretFlags are the flags whose values a spec file never holds: a run
+// given --spec takes them from its own command line and environment (a
+// campaign passes them through the environment).
+func SecretFlags() []string {
+	var out []string
+	var s Settings
+	for _, fd := range s.fields() {
+		if fd.secret {
+			out = append(out, fd.flag)
+		}
+	}
+	return append(out, secretTelemetry...)
+}
+
+// Encode writes s as a spec file: JSON, without its secrets (SecretFlags).
+func Encode(w io.Writer, s Settings) error {
+	s.Version = FormatVersion
+	tel := make(map[string]any, len(s.Telemetry))
+	for k, v := range s.Telemetry {
+		if !slices.Contains(secretTelemetry, k) {
+			tel[k] = v
+		}
+	}
+	s.Telemetry = tel
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Decode reads a spec file that Encode wrote: name is what errors call
+// it. Unknown fields, a secret, a flag that no engine or power source of
+// reg declares, a value of the wrong type and another version are errors.
+// The secrets are left empty (ReadSecrets).
+func Decode(r io.Reader, name string, reg Registries) (Settings, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var s Settings
+	if err := dec.Decode(&s); err != nil {
+		return Settings{}, fmt.Errorf("spec %s: %w", name, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Settings{}, fmt.Errorf("spec %s: data after the JSON object", name)
+	}
+	if s.Version != FormatVersion {
+		return Settings{}, fmt.Errorf("spec %s: version %d: this joulebench reads version %d", name, s.Version, FormatVersion)
+	}
+	declared := map[string]bool{}
+	for _, st := range reg.Engines.Declared() {
+		declared[st.Flag] = true
+	}
+	for k := range s.EngineSettings {
+		if !declared[k] {
+			return Settings{}, fmt.Errorf("spec %s: engine_settings: %q is no engine's setting", name, k)
+		}
+	}
+	tel, err := decodeTelemetry(s.Telemetry, reg)
+	if err != nil {
+		return Settings{}, fmt.Errorf("spec %s: telemetry: %w", name, err)
+	}
+	s.Telemetry = tel
+	s.normalize()
+	return s, nil
+}
+
+// normalize makes the empty lists nil, as Build does.
+func (s *Settings) normalize() {
+	for _, fd := range s.fields() {
+		if p, ok := fd.ptr.(*[]string); ok {
+			*p = orNil(*p)
+		}
+	}
+	s.Sets, s.Labels, s.Changed = orNil(s.Sets), orNil(s.Labels), orNil(s.Changed)
+}
+
+// decodeTelemetry checks the power sources' flags of a spec file: each a
+// flag some source declares, not a secret, of the flag's type; lists
+// become []string.
+func decodeTelemetry(in map[string]any, reg Registries) (map[string]any, error) {
+	if in == nil {
+		return nil, nil
+	}
+	flags := telemetryFlags(reg)
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		fl := flags.Lookup(k)
+		switch {
+		case fl == nil:
+			return nil, fmt.Errorf("%q is no power source's flag", k)
+		case slices.Contains(secretTelemetry, k):
+			return nil, fmt.Errorf("%q may hold a secret: a spec file never does (give --%s on the command line or in the environment)", k, k)
+		}
+		got, ok := typed(fl, v)
+		if !ok {
+			return nil, fmt.Errorf("%s: want a %s, got %v", k, fl.Value.Type(), v)
+		}
+		out[k] = got
+	}
+	return out, nil
+}
+
+// typed is a JSON value as the type of flag fl, and whether it is one.
+func typed(fl *pflag.Flag, v any) (any, bool) {
+	switch fl.Value.Type() {
+	case "bool":
+		b, ok := v.(bool)
+		return b, ok
+	case "float64":
+		x, ok := v.(float64)
+		return x, ok
+	case "stringArray", "stringSlice":
+		if v == nil {
+			return []string(nil), true
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return nil, false
+		}
+		var out []string
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// ReadSecrets sets the secrets of s (SecretFlags) from v: a run given
+// --spec reads them from its own flags and environment.
+func (s *Settings) ReadSecrets(v Values, reg Registries) {
+	for _, fd := range s.fields() {
+		if fd.secret {
+			fd.read(v)
+		}
+	}
+	flags := telemetryFlags(reg)
+	for _, k := range secretTelemetry {
+		if fl := flags.Lookup(k); fl != nil {
+			if s.Telemetry == nil {
+				s.Telemetry = map[string]any{}
+			}
+			s.Telemetry[k] = telemetryValue(fl, v)
+		}
+	}
+}
+
+// Parse builds the Settings of a run of profile with the run flags args
+// alone (no configuration file or environment): the flags as Define and
+// Global define them.
+func Parse(profile string, args []string, reg Registries) (Settings, error) {
+	f := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	Define(f, reg)
+	Global(f)
+	if err := f.Parse(args); err != nil {
+		return Settings{}, err
+	}
+	if f.NArg() > 0 {
+		return Settings{}, fmt.Errorf("%q is not a flag", f.Arg(0))
+	}
+	return Build(profile, f, Flags{F: f}, reg), nil
+}
+
+// Marshal is Encode to bytes.
+func Marshal(s Settings) ([]byte, error) {
+	var b bytes.Buffer
+	err := Encode(&b, s)
+	return b.Bytes(), err
+}
+
+// NotWithSpec returns the flags of f given on the command line that a run
+// given --spec refuses: every flag but --spec itself, those in allowed,
+// and the secrets (SecretFlags), which a spec file never holds.
+func NotWithSpec(f *pflag.FlagSet, allowed ...string) []string {
+	ok := append(SecretFlags(), allowed...)
+	var bad []string
+	f.Visit(func(fl *pflag.Flag) {
+		if fl.Name != "spec" && !slices.Contains(ok, fl.Name) {
+			bad = append(bad, "--"+fl.Name)
+		}
+	})
+	return bad
+}
