@@ -385,13 +385,11 @@ func (c *Campaign) JobScript(r Run, bin, dir string) string {
 	}
 	// Secrets are exported, not arguments: a job's command line is
 	// anyone's to read on its node (ps); the script is the user's alone.
-	args, secrets := splitSecrets(r.Args(dir))
-	if prof := args[1]; isFile(prof) {
-		if abs, err := filepath.Abs(prof); err == nil {
-			args[1] = abs
-		}
-	}
+	_, secrets := splitSecrets(r.Args(dir))
 	if c.File.Slurm.Nodes > 0 {
+		// The run's spec, with where it reads power (the agents of the
+		// nodes the job was given) on its command line.
+		args := r.SpecArgs(c.SpecFile(dir), dir)
 		// The run's secrets are given to the run alone, not to the agents.
 		gres := ""
 		if c.requestsGPUs(r) {

@@ -49,7 +49,7 @@ func TestJobScriptNodes(t *testing.T) {
 		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node1\" --overlap --gres=gpu:4 /opt/jb agent --listen \"$node1:4780\" --token-file \"$token\" --telemetry nvml &\n",
 		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node2\" --overlap --gres=gpu:4 /opt/jb agent --listen \"$node2:4780\" --token-file \"$token\" --telemetry nvml &\n",
 		"\nwait_agent \"$node1\" \"$agent1\" || exit 1\nwait_agent \"$node2\" \"$agent2\" || exit 1\n",
-		"\nJOULEBENCH_AGENT_TOKEN=\"$(cat \"$token\")\" /opt/jb run benchmark-1.5 --out /shared/out/runs/x --no-progress --engine vllm --model org/m --tp 4 --label campaign=t" +
+		"\nJOULEBENCH_AGENT_TOKEN=\"$(cat \"$token\")\" /opt/jb run --spec " + c.SpecFile("/shared/out/runs/x") + " --out /shared/out/runs/x --no-progress" +
 			" --telemetry agent --agent \"http://$node1:4780\" --agent \"http://$node2:4780\"\nexit $?\n",
 		"\ntrap stop_agents EXIT\n",
 	} {
@@ -88,7 +88,7 @@ func TestJobScriptNodes(t *testing.T) {
 	c = load(t, "name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\n")
 	s = c.JobScript(c.Expand().Runs[0], "/opt/jb", "/d/x")
 	if !strings.HasPrefix(s, "#!/bin/sh\n") || !strings.Contains(s, "#SBATCH --nodes=1\n") || strings.Contains(s, "ntasks") ||
-		strings.Contains(s, "agent") || !strings.Contains(s, "\nexec /opt/jb run benchmark-1.5 --out /d/x --no-progress --engine sim --label campaign=t\n") {
+		strings.Contains(s, "agent") || !strings.Contains(s, "\nexec /opt/jb run --spec "+c.SpecFile("/d/x")+" --out /d/x --no-progress\n") {
 		t.Errorf("single-node script:\n%s", s)
 	}
 }

@@ -206,3 +206,34 @@ func NotWithSpec(f *pflag.FlagSet, allowed ...string) []string {
 	})
 	return bad
 }
+
+// WhereFlags are the run flags that may be given with --spec to say where
+// the run measures power, which a job learns only where it runs (a Slurm
+// job over several nodes reads the agents of the nodes it was given):
+// --telemetry and --agent. They replace the spec's values.
+var WhereFlags = []string{"telemetry", "agent"}
+
+// MeasureHere replaces the spec's power source with the WhereFlags given
+// in f, and records them as given on the command line.
+func (s *Settings) MeasureHere(f *pflag.FlagSet) {
+	for _, name := range WhereFlags {
+		fl := f.Lookup(name)
+		if fl == nil || !fl.Changed {
+			continue
+		}
+		if s.Telemetry == nil {
+			s.Telemetry = map[string]any{}
+		}
+		switch fl.Value.Type() {
+		case "stringArray":
+			v, _ := f.GetStringArray(name)
+			s.Telemetry[name] = orNil(v)
+		case "stringSlice":
+			v, _ := f.GetStringSlice(name)
+			s.Telemetry[name] = orNil(v)
+		default:
+			s.Telemetry[name] = fl.Value.String()
+		}
+		s.Given(name)
+	}
+}
