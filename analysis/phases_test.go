@@ -331,3 +331,47 @@ func TestReportEnergyByHostMultiNode(t *testing.T) {
 		}
 	}
 }
+
+// Per-role steady state: over the steady span [s, e] the disaggregated
+// devices draw constant power, so prefill's steady energy is 300 W ×
+// (e − s), decode's 200 W × (e − s), together steady_window_energy_j, and
+// decode's steady J per output token is 200 × (e − s) / the span's output
+// tokens. Windows of 2 requests, 2 of them, any CV: six requests of 100
+// output tokens completing at 2..7 s reach steady state.
+func TestPhaseEnergySteadySpan(t *testing.T) {
+	var reqs []record.Request
+	for i := range 6 {
+		reqs = append(reqs, phaseReq(string(rune('a'+i)), 0.5, 1, 2+float64(i), 100, 100))
+	}
+	dir := phaseArchive(t,
+		[]record.Device{
+			{ID: "p0", Host: "node-a", Role: record.RolePrefill, Method: "power"},
+			{ID: "d0", Host: "node-b", Role: record.RoleDecode, Method: "power"},
+		},
+		map[string]float64{"p0": 300, "d0": 200}, reqs)
+	e, err := noUserDirs().Evaluate(context.Background(), dir, "benchmark-1.5", []string{"window=2", "min_windows=2", "cv_max=100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, notes := map[string]float64{}, map[string]string{}
+	for n, r := range e.Results.Values {
+		if v, ok := r.Value.(float64); ok {
+			vals[n] = v
+		} else {
+			notes[n] = r.Note
+		}
+	}
+	s, okS := vals["steady_window_start"]
+	end, okE := vals["steady_window_end"]
+	tokens := vals["steady_window_tokens"]
+	if !okS || !okE || end <= s || tokens <= 0 {
+		t.Fatalf("steady span [%v, %v] with %v tokens (%s)", s, end, tokens, notes["steady_window_start"])
+	}
+	span := end - s
+	wantValues(t, vals, notes, map[string]float64{
+		"prefill_steady_energy_j":          300 * span,
+		"decode_steady_energy_j":           200 * span,
+		"steady_window_energy_j":           500 * span,
+		"decode_steady_j_per_output_token": 200 * span / tokens,
+	})
+}
