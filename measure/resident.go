@@ -59,8 +59,7 @@ func (p *PowerData) AttributeResident(reqs []*record.Request, method string) ([]
 	sortFloats(bounds)
 	bounds = slices.Compact(bounds)
 	nPieces := len(bounds) - 1
-	energy, err := p.piecesEnergy(bounds, useCounter)
-	if err != nil {
+	if err := p.checkPieces(bounds, useCounter); err != nil {
 		return nil, fmt.Errorf("attribute_resident: %w", err)
 	}
 	// Requests resident per piece, by a sweep over arrivals and ends; then
@@ -77,12 +76,18 @@ func (p *PowerData) AttributeResident(reqs []*record.Request, method string) ([]
 	}
 	cum := make([]float64, nPieces+1)
 	n := 0
-	for m := range nPieces {
-		n += diff[m]
-		cum[m+1] = cum[m]
-		if n > 0 {
-			cum[m+1] += energy[m] / float64(n)
+	err = p.piecesEnergy(bounds, useCounter, func(from int, energy []float64) {
+		for j, e := range energy {
+			m := from + j
+			n += diff[m]
+			cum[m+1] = cum[m]
+			if n > 0 {
+				cum[m+1] += e / float64(n)
+			}
 		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attribute_resident: %w", err)
 	}
 	for k, i := range resident {
 		e := max(0, cum[span[k][1]]-cum[span[k][0]])
