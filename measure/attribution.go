@@ -102,7 +102,7 @@ func (p *PowerData) attributeEnergy(reqs []*record.Request, method string, sl *s
 		if idx != nil {
 			at = idx[i]
 		}
-		if err := sl.errs[at]; err != nil {
+		if err := sl.err(at); err != nil {
 			return nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
 		}
 		sh := &sl.shapes[at]
@@ -125,17 +125,18 @@ func (p *PowerData) attributeEnergy(reqs []*record.Request, method string, sl *s
 	// Pieces: the sorted distinct segment boundaries.
 	// A request's segments follow each other: each contributes its start,
 	// and the last one its end too.
-	bounds := make([]float64, 0, nSegs+len(gens))
+	// They are sorted as keys (orderKey), so that the list of the
+	// boundaries is not held beside the two lists a radix sort needs.
+	keys := make([]uint64, 0, nSegs+len(gens))
 	for _, g := range gens {
 		for k, sg := range g.segments {
-			bounds = append(bounds, sg.a)
+			keys = append(keys, orderKey(sg.a))
 			if k+1 == len(g.segments) || g.segments[k+1].a != sg.b {
-				bounds = append(bounds, sg.b)
+				keys = append(keys, orderKey(sg.b))
 			}
 		}
 	}
-	sortFloats(bounds)
-	bounds = slices.Compact(bounds)
+	bounds := sortedDistinct(keys)
 	nPieces := len(bounds) - 1
 	if err := p.checkPieces(bounds, useCounter); err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)

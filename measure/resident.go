@@ -3,7 +3,6 @@ package measure
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -52,12 +51,11 @@ func (p *PowerData) AttributeResident(reqs []*record.Request, method string) ([]
 	if len(resident) == 0 {
 		return out, nil
 	}
-	bounds := make([]float64, 0, 2*len(resident))
+	keys := make([]uint64, 0, 2*len(resident))
 	for _, i := range resident {
-		bounds = append(bounds, reqs[i].SentAt, reqs[i].DoneAt)
+		keys = append(keys, orderKey(reqs[i].SentAt), orderKey(reqs[i].DoneAt))
 	}
-	sortFloats(bounds)
-	bounds = slices.Compact(bounds)
+	bounds := sortedDistinct(keys)
 	nPieces := len(bounds) - 1
 	if err := p.checkPieces(bounds, useCounter); err != nil {
 		return nil, fmt.Errorf("attribute_resident: %w", err)
