@@ -6,6 +6,8 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // A lent VM runs one program after another as a new one would, and keeps
@@ -38,5 +40,37 @@ func TestVMsRun(t *testing.T) {
 		if x != nil {
 			t.Fatalf("stack[%d] still holds %v", i, x)
 		}
+	}
+}
+
+// The VMs lent for a run of many requests start with a stack that holds a
+// list as long as its requests: a map over them grows no stack (grown by
+// append, it would be copied some ten times on its way). A run of few
+// requests leaves the stack to grow as it must.
+func TestVMsStackSizedForRequests(t *testing.T) {
+	if m := newVMs(&Data{Requests: make([]*record.Request, 10)}); m.stack != 0 {
+		t.Errorf("10 requests: stacks sized for %d values, want none sized", m.stack)
+	}
+	const n = 5000
+	m := newVMs(&Data{Requests: make([]*record.Request, n)})
+	xs := make([]any, n)
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	env := map[string]any{"xs": xs}
+	p, err := expr.Compile(`map(xs, # * 2)`, expr.Env(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.run(p, env)
+	if err != nil || len(got.([]any)) != n {
+		t.Fatalf("map: %d values, %v", len(got.([]any)), err)
+	}
+	v, ok := m.pool.Get().(*vm.VM)
+	if !ok {
+		t.Skip("a collection emptied the pool")
+	}
+	if want := n + 16; cap(v.Stack) != want { // the requests and 16 more
+		t.Errorf("stack of capacity %d after a map over %d values, want %d (sized beforehand, never grown)", cap(v.Stack), n, want)
 	}
 }
