@@ -297,22 +297,20 @@ func shapeOf(r *record.Request) (tokenShape, error) {
 	} else {
 		sh.kind = shapeGen
 	}
-	if sh.kind == shapeGen {
+	if len(r.TokenTimes) > 0 {
+		sum, sorted, err := chunkWeights(r, sh.first, sh.done)
+		if err != nil {
+			return tokenShape{}, err
+		}
+		if sh.kind == shapeGen && sum > 0 {
+			sh.segments = chunkSegments(r, sh, sum, sorted)
+		}
+	}
+	if sh.kind == shapeGen && len(sh.segments) == 0 {
+		// No token times, or no chunk has time since the previous one:
+		// uniform over the whole interval.
 		sh.segments = []segment{{a: sh.first, b: sh.done, tokens: sh.tokens}}
 	}
-	if len(r.TokenTimes) == 0 {
-		return sh, nil
-	}
-	sum, sorted, err := chunkWeights(r, sh.first, sh.done)
-	if err != nil {
-		return tokenShape{}, err
-	}
-	if sh.kind != shapeGen || sum == 0 {
-		return sh, nil
-	}
-	if segs := chunkSegments(r, sh, sum, sorted); len(segs) > 0 {
-		sh.segments = segs
-	} // else no chunk has time since the previous one: uniform
 	return sh, nil
 }
 
