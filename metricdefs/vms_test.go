@@ -43,34 +43,48 @@ func TestVMsRun(t *testing.T) {
 	}
 }
 
-// The VMs lent for a run of many requests start with a stack that holds a
-// list as long as its requests: a map over them grows no stack (grown by
-// append, it would be copied some ten times on its way). A run of few
-// requests leaves the stack to grow as it must.
+// A VM lent for a run of many requests is given, before a formula with a
+// loop, a stack that holds a list as long as the requests: a map over
+// them grows no stack (grown by append, it would be copied some ten times
+// on its way). A formula without a loop leaves the stack small, and a run
+// of few requests leaves it to grow as it must.
 func TestVMsStackSizedForRequests(t *testing.T) {
 	if m := newVMs(&Data{Requests: make([]*record.Request, 10)}); m.stack != 0 {
 		t.Errorf("10 requests: stacks sized for %d values, want none sized", m.stack)
 	}
 	const n = 5000
-	m := newVMs(&Data{Requests: make([]*record.Request, n)})
 	xs := make([]any, n)
 	for i := range xs {
 		xs[i] = float64(i)
 	}
 	env := map[string]any{"xs": xs}
-	p, err := expr.Compile(`map(xs, # * 2)`, expr.Env(env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := m.run(p, env)
-	if err != nil || len(got.([]any)) != n {
-		t.Fatalf("map: %d values, %v", len(got.([]any)), err)
-	}
-	v, ok := m.pool.Get().(*vm.VM)
-	if !ok {
-		t.Skip("a collection emptied the pool")
-	}
-	if want := n + 16; cap(v.Stack) != want { // the requests and 16 more
-		t.Errorf("stack of capacity %d after a map over %d values, want %d (sized beforehand, never grown)", cap(v.Stack), n, want)
+	for _, c := range []struct {
+		src     string
+		sized   bool
+		wantLen int
+	}{
+		{`len(xs) + 1`, false, 0},
+		{`map(xs, # * 2)`, true, n},
+	} {
+		m := newVMs(&Data{Requests: make([]*record.Request, n)})
+		p, err := expr.Compile(c.src, expr.Env(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.run(p, env)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if l, ok := got.([]any); ok && len(l) != c.wantLen {
+			t.Fatalf("%s: %d values, want %d", c.src, len(l), c.wantLen)
+		}
+		v, ok := m.pool.Get().(*vm.VM)
+		if !ok {
+			t.Skip("a collection emptied the pool")
+		}
+		want := n + 16 // the requests and 16 more
+		if sized := cap(v.Stack) == want; sized != c.sized {
+			t.Errorf("%s: stack of capacity %d after running, sized for %d values: %v, want %v (sized beforehand, never grown)", c.src, cap(v.Stack), want, sized, c.sized)
+		}
 	}
 }
