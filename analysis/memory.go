@@ -19,14 +19,16 @@ import (
 // share of CPU). A limit set by the user (GOMEMLIMIT) is left alone, and
 // so are runs whose data is small.
 //
-// 1.85 keeps analyze of the large benchmark run (cmd/joulebench's
-// BenchmarkAnalyzeLarge) at a peak RSS of 376–384 MiB, under the 400 MiB
-// it is held to, at 0.83–0.95 s wall; 1.65 held it at 343–357 MiB for
-// 1.01–1.16 s (the collector then runs about twice as often during
-// evaluation). Before loading kept the token times without a scratch copy,
-// 1.85 peaked at 403–410 MiB.
+// 1.70 keeps analyze of the large benchmark run (cmd/joulebench's
+// BenchmarkAnalyzeLarge) at a peak RSS of 378–381 MiB with 2–3
+// collections during evaluation, as 1.85 had before evaluation held and
+// allocated less (issue 32: attribution's pieces a block at a time, VM
+// stacks sized for the requests; 230 → 196–201 MiB allocated): the same
+// CPU as 1.85 then, at 403–411 MiB. Below 1.70 the collector runs more
+// often (1.68: 3–4 collections, 1.65: 4–5). The peak RSS is the limit
+// and some 30 MiB more (the program's own pages).
 const (
-	evalMemHeadroom = 1.85
+	evalMemHeadroom = 1.70
 	// evalMemMinBytes: below this heap size no limit is set (nor the
 	// collection run that measures the data).
 	evalMemMinBytes = 64 << 20

@@ -18,7 +18,7 @@ func TestLimitEvalMemory(t *testing.T) {
 	restore := LimitEvalMemory()
 	got := debug.SetMemoryLimit(-1)
 	restore()
-	// At least the 128 MiB held, times 1.85 (237 MiB); the test binary's own
+	// At least the 128 MiB held, times 1.70 (218 MiB); the test binary's own
 	// heap adds a few MiB.
 	if lo, hi := int64(float64(len(data))*evalMemHeadroom), int64(float64(len(data)+64<<20)*evalMemHeadroom); got < lo || got > hi {
 		t.Errorf("limit during evaluation %d, want %d–%d", got, lo, hi)

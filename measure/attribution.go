@@ -57,32 +57,55 @@ type Attribution struct {
 // result is in the order of reqs. O(s log s + samples) for s segments
 // (at most maxSegments per request).
 func (p *PowerData) Attribute(reqs []*record.Request, method string) ([]Attribution, error) {
-	return p.attribute(reqs, method, nil)
+	if _, err := p.resolveMethod(method); err != nil {
+		return nil, fmt.Errorf("attribute: %w", err)
+	}
+	sl := shapesOf(reqs)
+	energy, err := p.attributeEnergy(reqs, method, sl, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Attribution, len(reqs))
+	for i, r := range reqs {
+		sh := &sl.shapes[i]
+		out[i] = Attribution{ID: r.ID, Tokens: sh.tokens}
+		if sh.kind == shapeGen {
+			out[i].EnergyJ, out[i].JPerToken = energy[i], energy[i]/sh.tokens
+		}
+	}
+	return out, nil
 }
 
-// attribute is Attribute given the requests' shapes (in the order of
-// reqs), or computing them when sl is nil.
-func (p *PowerData) attribute(reqs []*record.Request, method string, sl *shapeList) ([]Attribution, error) {
+// attributeEnergy is Attribute's energy for each request of reqs (0 for
+// one without a generation interval), given the shapes of the requests:
+// that of reqs[i] is sl's entry idx[i] (i when idx is nil), so that a
+// caller with the shapes of the same requests in another order need not
+// copy them.
+//
+// What it holds at once, for s segments in p pieces (p ≤ s + requests):
+// the pieces' bounds, their rates (float64) and counts of segments
+// (int32), each segment's first and last piece (two int32), and the
+// pieces' energy a block at a time (piecesBlock), not all of it.
+func (p *PowerData) attributeEnergy(reqs []*record.Request, method string, sl *shapeList, idx []int) ([]float64, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)
 	}
-	if sl == nil {
-		sl = shapesOf(reqs)
-	}
-	out := make([]Attribution, len(reqs))
+	out := make([]float64, len(reqs))
 	gens := make([]genReq, 0, len(reqs))
 	nSegs := 0
 	for i, r := range reqs {
 		if r == nil {
 			return nil, fmt.Errorf("attribute: request %d is nil", i)
 		}
-		out[i].ID = r.ID
-		if err := sl.errs[i]; err != nil {
+		at := i
+		if idx != nil {
+			at = idx[i]
+		}
+		if err := sl.err(at); err != nil {
 			return nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
 		}
-		sh := &sl.shapes[i]
-		out[i].Tokens = sh.tokens
+		sh := &sl.shapes[at]
 		if sh.kind != shapeGen {
 			continue
 		}
@@ -102,20 +125,20 @@ func (p *PowerData) attribute(reqs []*record.Request, method string, sl *shapeLi
 	// Pieces: the sorted distinct segment boundaries.
 	// A request's segments follow each other: each contributes its start,
 	// and the last one its end too.
-	bounds := make([]float64, 0, nSegs+len(gens))
+	// They are sorted as keys (orderKey), so that the list of the
+	// boundaries is not held beside the two lists a radix sort needs.
+	keys := make([]uint64, 0, nSegs+len(gens))
 	for _, g := range gens {
 		for k, sg := range g.segments {
-			bounds = append(bounds, sg.a)
+			keys = append(keys, orderKey(sg.a))
 			if k+1 == len(g.segments) || g.segments[k+1].a != sg.b {
-				bounds = append(bounds, sg.b)
+				keys = append(keys, orderKey(sg.b))
 			}
 		}
 	}
-	sortFloats(bounds)
-	bounds = slices.Compact(bounds)
+	bounds := sortedDistinct(keys)
 	nPieces := len(bounds) - 1
-	energy, err := p.piecesEnergy(bounds, useCounter)
-	if err != nil {
+	if err := p.checkPieces(bounds, useCounter); err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)
 	}
 
@@ -148,34 +171,39 @@ func (p *PowerData) attribute(reqs []*record.Request, method string, sl *shapeLi
 	rate := 0.0
 	active := int32(0)
 	sum := 0.0
-	for m := range nPieces {
-		rate += rateDiff[m]
-		active += cntDiff[m]
-		if active == 0 {
-			rate = 0 // drop rounding residue left by the subtractions
+	err = p.piecesEnergy(bounds, useCounter, func(from int, energy []float64) {
+		for m, e := range energy {
+			m += from
+			rate += rateDiff[m]
+			active += cntDiff[m]
+			if active == 0 {
+				rate = 0 // drop rounding residue left by the subtractions
+			}
+			inc := 0.0
+			if active > 0 && rate > 0 {
+				inc = e / rate
+			}
+			cum[m] = sum
+			sum += inc
 		}
-		inc := 0.0
-		if active > 0 && rate > 0 {
-			inc = energy[m] / rate
-		}
-		cum[m] = sum
-		sum += inc
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attribute: %w", err)
 	}
 	cum[nPieces] = sum
 	k := 0
 	for _, g := range gens {
 		for _, sg := range g.segments {
-			out[g.pos].EnergyJ += sg.rate() * (cum[span[k+1]] - cum[span[k]])
+			out[g.pos] += sg.rate() * (cum[span[k+1]] - cum[span[k]])
 			k += 2
 		}
 	}
 	for _, g := range gens {
-		e := max(0, out[g.pos].EnergyJ)
+		e := max(0, out[g.pos])
 		if math.IsNaN(e) || math.IsInf(e, 0) {
 			return nil, fmt.Errorf("attribute: request %q: attributed energy is %v", reqs[g.pos].ID, e)
 		}
-		out[g.pos].EnergyJ = e
-		out[g.pos].JPerToken = e / g.tokens
+		out[g.pos] = e
 	}
 	return out, nil
 }
@@ -269,22 +297,20 @@ func shapeOf(r *record.Request) (tokenShape, error) {
 	} else {
 		sh.kind = shapeGen
 	}
-	if sh.kind == shapeGen {
+	if len(r.TokenTimes) > 0 {
+		sum, sorted, err := chunkWeights(r, sh.first, sh.done)
+		if err != nil {
+			return tokenShape{}, err
+		}
+		if sh.kind == shapeGen && sum > 0 {
+			sh.segments = chunkSegments(r, sh, sum, sorted)
+		}
+	}
+	if sh.kind == shapeGen && len(sh.segments) == 0 {
+		// No token times, or no chunk has time since the previous one:
+		// uniform over the whole interval.
 		sh.segments = []segment{{a: sh.first, b: sh.done, tokens: sh.tokens}}
 	}
-	if len(r.TokenTimes) == 0 {
-		return sh, nil
-	}
-	sum, sorted, err := chunkWeights(r, sh.first, sh.done)
-	if err != nil {
-		return tokenShape{}, err
-	}
-	if sh.kind != shapeGen || sum == 0 {
-		return sh, nil
-	}
-	if segs := chunkSegments(r, sh, sum, sorted); len(segs) > 0 {
-		sh.segments = segs
-	} // else no chunk has time since the previous one: uniform
 	return sh, nil
 }
 

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -150,6 +151,26 @@ func TestAttributeNobodyGeneratingStaysUnattributed(t *testing.T) {
 	}
 	// x: 100 J, 10 J/token; y: 200 J, 20 J/token. 300 of 700 J attributed.
 	checkAttr(t, got, []Attribution{{"x", 100, 10, 10}, {"y", 200, 10, 20}})
+}
+
+// In a list long enough for its shapes to be found on several cores,
+// the error reported is that of the first bad request, whichever part
+// found it.
+func TestAttributeFirstErrorOfParts(t *testing.T) {
+	pd := flat100(t)
+	for _, bad := range [][]int{{9000}, {5, 9000}, {4000, 4500}} {
+		reqs := make([]*record.Request, 3*shapesMin)
+		for i := range reqs {
+			reqs[i] = req(fmt.Sprintf("r%d", i), 1, 2, 3)
+		}
+		for _, i := range bad {
+			reqs[i] = req(fmt.Sprintf("r%d", i), 3, 2, 3) // done before first token
+		}
+		_, err := pd.Attribute(reqs, "trapz")
+		wantErr(t, err, fmt.Sprintf("request %d (\"r%d\")", bad[0], bad[0]), "before first_token_at")
+		_, err = RequestsIn(reqs, 0, 10)
+		wantErr(t, err, fmt.Sprintf("request r%d:", bad[0]))
+	}
 }
 
 func TestAttributeErrors(t *testing.T) {

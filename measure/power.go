@@ -658,48 +658,73 @@ func (d *powerSeries) energy(a, b float64, useCounter bool) (float64, error) {
 	return max(0, d.trapzSeg(ia, a, d.powerAt(ia, a), ib, b, d.powerAt(ib, b))), nil
 }
 
-// piecesEnergy returns the energy (summed over devices) of each piece
-// [bounds[m], bounds[m+1]] for strictly increasing bounds, with exactly the
-// arithmetic of Energy, in O(len(bounds) + samples) by walking each device's
-// segments with a cursor instead of a binary search per piece.
-func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool) ([]float64, error) {
+// checkPieces checks that every device can give the energy of the pieces
+// between bounds (sorted): its samples cover them, and it has a counter
+// when useCounter.
+func (p *PowerData) checkPieces(bounds []float64, useCounter bool) error {
 	if len(bounds) < 2 {
-		return nil, nil
+		return nil
 	}
-	// Each piece's energy is summed over the devices in their order, one
-	// piece after the other (sumPieces): every device's walk over its
-	// samples moves on together, and each sum is written once.
 	for _, d := range p.devs {
 		if err := d.checkRange(bounds[0], bounds[len(bounds)-1]); err != nil {
-			return nil, err
+			return err
 		}
 		if useCounter && d.e == nil {
-			return nil, fmt.Errorf("device %q has no energy counter on every sample", d.name)
+			return fmt.Errorf("device %q has no energy counter on every sample", d.name)
 		}
 	}
-	out := make([]float64, len(bounds)-1)
-	// Pieces [from, to) are summed on their own (the walks start at
-	// bounds[from] where they would have arrived), on up to GOMAXPROCS
-	// parts in parallel.
-	parts := max(1, min(runtime.GOMAXPROCS(0), len(out)/piecesMin))
-	var wg sync.WaitGroup
-	for i := range parts {
-		from, to := i*len(out)/parts, (i+1)*len(out)/parts
-		wg.Go(func() { p.sumPieces(bounds, useCounter, out, from, to) })
-	}
-	wg.Wait()
-	for m, e := range out {
-		if math.IsInf(e, 0) || math.IsNaN(e) {
-			return nil, fmt.Errorf("energy on [%s, %s]: result is %v", fmtT(bounds[m]), fmtT(bounds[m+1]), e)
-		}
-	}
-	return out, nil
+	return nil
 }
+
+// piecesEnergy passes to each, in order, the energy (summed over devices)
+// of the pieces [bounds[m], bounds[m+1]] for strictly increasing bounds
+// (checked by checkPieces), with exactly the arithmetic of Energy, in
+// O(len(bounds) + samples) by walking each device's segments with a cursor
+// instead of a binary search per piece. each gets them a block at a time
+// (the energy of pieces from, from+1, …), in one buffer that it must not
+// keep: a run's hundreds of thousands of pieces never have their energy
+// in memory all at once. A piece whose energy is not finite is an error,
+// and each has then been given the blocks before it.
+func (p *PowerData) piecesEnergy(bounds []float64, useCounter bool, each func(from int, energy []float64)) error {
+	n := len(bounds) - 1
+	if n < 1 {
+		return nil
+	}
+	buf := make([]float64, min(n, piecesBlock))
+	for from := 0; from < n; from += piecesBlock {
+		to := min(from+piecesBlock, n)
+		out := buf[:to-from]
+		// Each piece's energy is summed over the devices in their order,
+		// one piece after the other (sumPieces): every device's walk over
+		// its samples moves on together, and each sum is written once.
+		// Pieces [lo, hi) are summed on their own (the walks start at
+		// bounds[lo] where they would have arrived), on up to GOMAXPROCS
+		// parts in parallel.
+		parts := max(1, min(runtime.GOMAXPROCS(0), len(out)/piecesMin))
+		var wg sync.WaitGroup
+		for i := range parts {
+			lo, hi := from+i*len(out)/parts, from+(i+1)*len(out)/parts
+			wg.Go(func() { p.sumPieces(bounds, useCounter, out[lo-from:hi-from], lo, hi) })
+		}
+		wg.Wait()
+		for m, e := range out {
+			if math.IsInf(e, 0) || math.IsNaN(e) {
+				return fmt.Errorf("energy on [%s, %s]: result is %v", fmtT(bounds[from+m]), fmtT(bounds[from+m+1]), e)
+			}
+		}
+		each(from, out)
+	}
+	return nil
+}
+
+// piecesBlock is how many pieces' energy piecesEnergy holds at once
+// (512 KiB): enough for piecesMin pieces on each of several cores.
+const piecesBlock = 1 << 16
 
 // piecesMin is the fewest pieces worth a goroutine of piecesEnergy.
 const piecesMin = 1 << 15
 
-// sumPieces sets out[m] for the pieces m in [from, to): the energy on
+// sumPieces sets out[m-from] for the pieces m in [from, to): the energy on
 // [bounds[m], bounds[m+1]] summed over the devices, in their order. Each
 // device's walk over its samples starts at the segment holding
 // bounds[from] (loc), where a walk from bounds[0] arrives.
@@ -738,7 +763,7 @@ func (p *PowerData) sumPieces(bounds []float64, useCounter bool, out []float64, 
 			sum += e
 			*w = walk{j: j, prevJ: j, prevV: v}
 		}
-		out[m-1] = sum
+		out[m-1-from] = sum
 	}
 }
 

@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -353,6 +355,52 @@ func randomPower(rng *rand.Rand, devs int, dur float64) []record.PowerSample {
 	return out
 }
 
+// allPieces collects what piecesEnergy gives, checking that its blocks
+// follow each other.
+func allPieces(pd *PowerData, bounds []float64, useCounter bool) ([]float64, error) {
+	var out []float64
+	var gap error
+	err := pd.piecesEnergy(bounds, useCounter, func(from int, energy []float64) {
+		if from != len(out) && gap == nil {
+			gap = fmt.Errorf("block from piece %d after %d pieces", from, len(out))
+		}
+		out = append(out, energy...)
+	})
+	return out, errors.Join(err, gap)
+}
+
+// piecesEnergy gives a run's many pieces a block at a time, each piece's
+// energy exactly Energy's on it, across the blocks' edges too (the walks
+// of a block start where those of the one before arrived).
+func TestPiecesEnergyBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	pd := mustPower(t, randomPower(rng, 2, 4000))
+	n := 2*piecesBlock + 1000 // two whole blocks and part of a third
+	bounds := make([]float64, n+1)
+	for m := range bounds {
+		bounds[m] = 1 + 3990*float64(m)/float64(n)
+	}
+	for _, method := range []string{"trapz", "counter"} {
+		useCounter, _ := pd.resolveMethod(method)
+		pieces, err := allPieces(pd, bounds, useCounter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pieces) != n {
+			t.Fatalf("%s: %d pieces, want %d", method, len(pieces), n)
+		}
+		for _, m := range []int{0, piecesBlock - 1, piecesBlock, piecesBlock + 1, 2 * piecesBlock, n - 1} {
+			e, err := pd.Energy(bounds[m], bounds[m+1], method)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pieces[m] != e {
+				t.Errorf("%s piece %d: %v, Energy %v", method, m, pieces[m], e)
+			}
+		}
+	}
+}
+
 // Energy is additive, and piecesEnergy (used by Attribute) equals Energy on
 // each piece exactly.
 func TestEnergyAdditiveAndPieces(t *testing.T) {
@@ -368,7 +416,7 @@ func TestEnergyAdditiveAndPieces(t *testing.T) {
 			bounds = append(bounds, bounds[len(bounds)-1]+step)
 		}
 		useCounter, _ := pd.resolveMethod(method)
-		pieces, err := pd.piecesEnergy(bounds, useCounter)
+		pieces, err := allPieces(pd, bounds, useCounter)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func (s *Shapes) RequestsIn(reqs []*record.Request, a, b float64) (float64, erro
 	sl := s.of(reqs)
 	n := 0.0
 	for i, r := range reqs {
-		if err := sl.errs[i]; err != nil {
+		if err := sl.err(i); err != nil {
 			return 0, fmt.Errorf("requests_in: request %s: %w", r.ID, err)
 		}
 		sh := &sl.shapes[i]
@@ -58,7 +58,7 @@ func (s *Shapes) TokensIn(reqs []*record.Request, a, b float64) (float64, error)
 	sl := s.of(reqs)
 	n := 0.0
 	for i, r := range reqs {
-		if err := sl.errs[i]; err != nil {
+		if err := sl.err(i); err != nil {
 			return 0, fmt.Errorf("tokens_in: request %s: %w", r.ID, err)
 		}
 		n += sl.shapes[i].tokensIn(a, b)

@@ -3,7 +3,6 @@ package measure
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -79,16 +78,16 @@ func (p *PowerData) AttributeResident(reqs []*record.Request, method string) ([]
 // AttributeResident and SplitPhases share it: one rule, that every
 // resident request draws the same power, for both.
 func (p *PowerData) residentShares(spans [][2]float64, extra []float64, useCounter bool) (shares []float64, idle float64, err error) {
-	bounds := make([]float64, 0, 2*len(spans)+len(extra))
+	keys := make([]uint64, 0, 2*len(spans)+len(extra))
 	for _, sp := range spans {
-		bounds = append(bounds, sp[0], sp[1])
+		keys = append(keys, orderKey(sp[0]), orderKey(sp[1]))
 	}
-	bounds = append(bounds, extra...)
-	sortFloats(bounds)
-	bounds = slices.Compact(bounds)
+	for _, x := range extra {
+		keys = append(keys, orderKey(x))
+	}
+	bounds := sortedDistinct(keys)
 	nPieces := len(bounds) - 1
-	energy, err := p.piecesEnergy(bounds, useCounter)
-	if err != nil {
+	if err := p.checkPieces(bounds, useCounter); err != nil {
 		return nil, 0, err
 	}
 	// Spans per piece, by a sweep over arrivals and ends; then
@@ -105,14 +104,20 @@ func (p *PowerData) residentShares(spans [][2]float64, extra []float64, useCount
 	}
 	cum := make([]float64, nPieces+1)
 	n := 0
-	for m := range nPieces {
-		n += diff[m]
-		cum[m+1] = cum[m]
-		if n > 0 {
-			cum[m+1] += energy[m] / float64(n)
-		} else {
-			idle += energy[m]
+	err = p.piecesEnergy(bounds, useCounter, func(from int, energy []float64) {
+		for j, e := range energy {
+			m := from + j
+			n += diff[m]
+			cum[m+1] = cum[m]
+			if n > 0 {
+				cum[m+1] += e / float64(n)
+			} else {
+				idle += e
+			}
 		}
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	shares = make([]float64, len(spans))
 	for k := range spans {

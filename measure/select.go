@@ -552,28 +552,55 @@ func copyFine(keys [][]uint64, pos []int, xs []float64, ptab []uint8) {
 	}
 }
 
-// radixSortMin is the shortest list sortFloats sorts by radix.
+// radixSortMin is the shortest list sortedDistinct sorts by radix.
 const radixSortMin = 1 << 12
 
-// sortFloats sorts finite numbers in ascending order as slices.Sort does
-// (the order of -0 and +0 aside: -0 first here), a long list by an LSD
-// radix sort of their keys, a byte at a time, skipping the bytes that all
-// keys share: the times of a run differ in their low five or so bytes
-// only, so that this is a few passes instead of a comparison sort's
-// n log n comparisons.
-func sortFloats(xs []float64) {
-	if len(xs) < radixSortMin {
+// sortedDistinct returns the distinct numbers whose keys (orderKey of
+// finite numbers) are keys, in ascending order, as slices.Sort and
+// slices.Compact would: -0 and +0 are one number, the first in order. It
+// sorts keys (a long list by radix, sortKeys) and may use their array;
+// what it holds at once is keys, their scratch and then the result,
+// never a list of the numbers beside the two lists of keys.
+func sortedDistinct(keys []uint64) []float64 {
+	if len(keys) < radixSortMin {
+		xs := make([]float64, len(keys))
+		for i, k := range keys {
+			xs[i] = keyFloat(k)
+		}
 		slices.Sort(xs)
-		return
+		return slices.Compact(xs)
 	}
-	keys := make([]uint64, len(xs))
-	first := orderKey(xs[0])
+	keys = sortKeys(keys, make([]uint64, len(keys)))
+	n := 0
+	for i, k := range keys {
+		if i == 0 || keyFloat(k) != keyFloat(keys[i-1]) {
+			n++
+		}
+	}
+	out := make([]float64, 0, n)
+	for i, k := range keys {
+		if x := keyFloat(k); i == 0 || x != out[len(out)-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// sortKeys sorts keys in ascending order by an LSD radix sort, a byte at
+// a time, skipping the bytes that all keys share: the times of a run
+// differ in their low five or so bytes only, so that this is a few passes
+// instead of a comparison sort's n log n comparisons. tmp, as long as
+// keys, is its scratch; it returns the sorted keys, in keys' array or
+// tmp's.
+func sortKeys(keys, tmp []uint64) []uint64 {
+	if len(keys) == 0 {
+		return keys
+	}
+	first := keys[0]
 	var differ uint64 // the bits in which some key differs from the first
-	for i, x := range xs {
-		keys[i] = orderKey(x)
-		differ |= keys[i] ^ first
+	for _, k := range keys {
+		differ |= k ^ first
 	}
-	tmp := make([]uint64, len(xs))
 	var count [256]int
 	for shift := 0; shift < 64; shift += 8 {
 		if differ>>shift&0xff == 0 {
@@ -595,7 +622,5 @@ func sortFloats(xs []float64) {
 		}
 		keys, tmp = tmp, keys
 	}
-	for i, k := range keys {
-		xs[i] = keyFloat(k)
-	}
+	return keys
 }

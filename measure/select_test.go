@@ -295,10 +295,10 @@ func TestSelectRankPairs(t *testing.T) {
 	}
 }
 
-// sortFloats sorts as slices.Sort does: long lists of run times (which
-// share their high bytes), of mixed signs and magnitudes, with ties, and
-// short lists.
-func TestSortFloats(t *testing.T) {
+// sortedDistinct gives what slices.Sort and slices.Compact give: long
+// lists of run times (which share their high bytes), of mixed signs and
+// magnitudes, with ties, -0 beside +0, and short lists.
+func TestSortedDistinct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 13))
 	for _, c := range []struct {
 		name string
@@ -310,16 +310,18 @@ func TestSortFloats(t *testing.T) {
 		{"ties", 20_000, func() float64 { return float64(rng.IntN(50)) - 25 }},
 		{"short", 100, func() float64 { return rng.NormFloat64() }},
 		{"one value", 10_000, func() float64 { return 3 }},
+		{"zeros", 10_000, func() float64 { return []float64{math.Copysign(0, -1), 0, 1}[rng.IntN(3)] }},
+		{"short zeros", 10, func() float64 { return []float64{math.Copysign(0, -1), 0}[rng.IntN(2)] }},
 	} {
 		xs := make([]float64, c.n)
+		keys := make([]uint64, c.n)
 		for i := range xs {
 			xs[i] = c.gen()
+			keys[i] = orderKey(xs[i])
 		}
-		want := slices.Clone(xs)
-		slices.Sort(want)
-		sortFloats(xs)
-		if !slices.Equal(xs, want) {
-			t.Errorf("%s: not sorted as slices.Sort", c.name)
+		want := slices.Compact(slices.Sorted(slices.Values(xs)))
+		if got := sortedDistinct(keys); !slices.Equal(got, want) {
+			t.Errorf("%s: %d numbers, slices.Sort and Compact give %d", c.name, len(got), len(want))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -9,11 +10,16 @@ import (
 )
 
 // shapeList is the token shapes (shapeOf) of a list of requests, in its
-// order, with each one's error (nil when none).
+// order, with each one's error (err).
 type shapeList struct {
 	shapes []tokenShape
-	errs   []error
+	// errs holds the errors by index; nil when there are none (the usual
+	// case: no list of as many nil errors as requests).
+	errs map[int]error
 }
+
+// err is the error of request i's shape (nil when none).
+func (sl *shapeList) err(i int) error { return sl.errs[i] }
 
 // shapesMin is the fewest requests worth splitting shapesOf over cores.
 const shapesMin = 1 << 12
@@ -21,20 +27,35 @@ const shapesMin = 1 << 12
 // shapesOf computes the shapes of reqs, on up to GOMAXPROCS parts in
 // parallel; a nil request gets none (its caller reports it).
 func shapesOf(reqs []*record.Request) *shapeList {
-	sl := &shapeList{shapes: make([]tokenShape, len(reqs)), errs: make([]error, len(reqs))}
+	sl := &shapeList{shapes: make([]tokenShape, len(reqs))}
 	p := max(1, min(runtime.GOMAXPROCS(0), len(reqs)/shapesMin))
+	errs := make([]map[int]error, p)
 	var wg sync.WaitGroup
 	for i := range p {
 		lo, hi := i*len(reqs)/p, (i+1)*len(reqs)/p
 		wg.Go(func() {
 			for j := lo; j < hi; j++ {
-				if reqs[j] != nil {
-					sl.shapes[j], sl.errs[j] = shapeOf(reqs[j])
+				if reqs[j] == nil {
+					continue
+				}
+				var err error
+				if sl.shapes[j], err = shapeOf(reqs[j]); err != nil {
+					if errs[i] == nil {
+						errs[i] = map[int]error{}
+					}
+					errs[i][j] = err
 				}
 			}
 		})
 	}
 	wg.Wait()
+	for _, m := range errs {
+		if sl.errs == nil {
+			sl.errs = m
+			continue
+		}
+		maps.Copy(sl.errs, m)
+	}
 	return sl
 }
 

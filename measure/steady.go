@@ -205,30 +205,32 @@ func completionOrder(reqs []*record.Request) ([]*record.Request, []int, error) {
 // rated are the requests in completion order with their token shapes,
 // and the J/token of those with a generation interval.
 type rated struct {
-	shapes []tokenShape
-	pos    []int     // completion positions of the rated requests
-	xs     []float64 // their J/token
+	// all holds the shapes of the requests passed to SteadyState; idx[i]
+	// is the entry of the i-th in completion order (shape).
+	all *shapeList
+	idx []int
+	pos []int     // completion positions of the rated requests
+	xs  []float64 // their J/token
 	// excluded says how many have no J/token ("" when none), for reasons.
 	excluded string
 }
+
+// shape is the token shape of the i-th request in completion order.
+func (r *rated) shape(i int) *tokenShape { return &r.all.shapes[r.idx[i]] }
 
 // rate attributes energy to the requests of order (idx: their indices in
 // reqs, whose shapes sp.Shapes may hold).
 func (p *PowerData) rate(reqs, order []*record.Request, idx []int, sp SteadyParams) (rated, error) {
 	all := sp.Shapes.of(reqs)
-	sl := &shapeList{shapes: make([]tokenShape, len(order)), errs: make([]error, len(order))}
-	for j, i := range idx {
-		sl.shapes[j], sl.errs[j] = all.shapes[i], all.errs[i]
-	}
-	att, err := p.attribute(order, sp.Method, sl)
+	energy, err := p.attributeEnergy(order, sp.Method, all, idx)
 	if err != nil {
 		return rated{}, fmt.Errorf("steady state: %w", err)
 	}
-	r := rated{shapes: sl.shapes, pos: make([]int, 0, len(order)), xs: make([]float64, 0, len(order))}
+	r := rated{all: all, idx: idx, pos: make([]int, 0, len(order)), xs: make([]float64, 0, len(order))}
 	for i := range order {
-		if r.shapes[i].kind == shapeGen {
+		if sh := r.shape(i); sh.kind == shapeGen {
 			r.pos = append(r.pos, i)
-			r.xs = append(r.xs, att[i].JPerToken)
+			r.xs = append(r.xs, energy[i]/sh.tokens)
 		}
 	}
 	if d := len(order) - len(r.xs); d > 0 {
@@ -311,7 +313,7 @@ func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k i
 		return Steady{}, fmt.Errorf("steady state: span energy: %w", err)
 	}
 	for i := range order {
-		res.Tokens += r.shapes[i].tokensIn(res.Start, res.End)
+		res.Tokens += r.shape(i).tokensIn(res.Start, res.End)
 	}
 	if res.Tokens <= 0 {
 		return Steady{}, fmt.Errorf("steady state: no output tokens in the span [%s, %s]", fmtT(res.Start), fmtT(res.End))
