@@ -280,3 +280,27 @@ func BenchmarkSteadyStateTokenTimes(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkSplitPhases(b *testing.B) {
+	pd := benchPower(b)
+	_, uniform, _ := benchData()
+	start, end := pd.Span()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := pd.SplitPhases(uniform, start, end, "counter"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(uniform)), "requests")
+}
+
+func BenchmarkAttributeResident(b *testing.B) {
+	pd := benchPower(b)
+	_, uniform, _ := benchData()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := pd.AttributeResident(uniform, "counter"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
