@@ -446,4 +446,3 @@ func (e *Executor) deleteAll(c *campaign.Campaign, follow []*tracked, o campaign
 		}
 	}
 }
-
