@@ -38,10 +38,15 @@ const maxArchiveBytes = 8 << 30
 func (e *Executor) fetch(ctx context.Context, c *campaign.Campaign, t *tracked, pod string, o campaign.Options) error {
 	ns := c.Kubernetes.NamespaceName()
 	var size bytes.Buffer
-	if err := e.Exec(ctx, ns, pod, ContainerName, []string{"sh", "-c", "test ! -s " + StateDir + "/tar.err && wc -c < " + StateDir + "/archive.tar"}, &size); err != nil {
+	script := "if [ ! -d " + WorkDir + "/runs/" + t.attempt + " ]; then echo none $(cat " + StateDir + "/exit); exit 0; fi; " +
+		"test ! -s " + StateDir + "/tar.err && wc -c < " + StateDir + "/archive.tar"
+	if err := e.Exec(ctx, ns, pod, ContainerName, []string{"sh", "-c", script}, &size); err != nil {
 		var msg bytes.Buffer
 		_ = e.Exec(ctx, ns, pod, ContainerName, []string{"cat", StateDir + "/tar.err"}, &msg)
 		return fmt.Errorf("the pod could not pack the archive: %v %s", err, strings.TrimSpace(msg.String()))
+	}
+	if code, ok := strings.CutPrefix(strings.TrimSpace(size.String()), "none"); ok {
+		return &noArchiveError{exit: strings.TrimSpace(code)}
 	}
 	want, err := strconv.ParseInt(strings.TrimSpace(size.String()), 10, 64)
 	if err != nil || want <= 0 || want > maxArchiveBytes {
@@ -214,4 +219,12 @@ func executor(cfg *rest.Config, u *url.URL) (remotecommand.Executor, error) {
 		return nil, err
 	}
 	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool { return true })
+}
+
+// noArchiveError: the run ended without making its archive directory (a
+// refused flag, a profile that does not load).
+type noArchiveError struct{ exit string }
+
+func (e *noArchiveError) Error() string {
+	return "the run exited " + e.exit + " without an archive"
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -344,10 +345,20 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 	ph, why := observe(job, pod, now, t.pendingSince, c.Kubernetes.ScheduleWait())
 	switch ph {
 	case failed:
+		if pod != nil {
+			e.saveLog(ctx, c, t, pod.Name, o)
+		}
 		e.deleteJob(context.Background(), ns, t.job, o)
 		return true, e.recordFailure(c, t, why, o)
 	case ready:
 		err := e.fetch(ctx, c, t, pod.Name, o)
+		e.saveLog(ctx, c, t, pod.Name, o)
+		var none *noArchiveError
+		if errors.As(err, &none) {
+			e.release(ctx, ns, pod.Name, o)
+			e.deleteJob(context.Background(), ns, t.job, o)
+			return true, e.recordFailure(c, t, fmt.Sprintf("%v (pod %s; its log: %s)", err, pod.Name, filepath.Join(c.Dir, "logs", t.attempt+".log")), o)
+		}
 		if err == nil {
 			e.release(ctx, ns, pod.Name, o)
 			e.deleteJob(context.Background(), ns, t.job, o)
@@ -445,4 +456,25 @@ func (e *Executor) deleteAll(c *campaign.Campaign, follow []*tracked, o campaign
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// saveLog keeps the run container's log as OUT/logs/<attempt>.log (where
+// a local run's log goes), before the Job and its pod are deleted.
+func (e *Executor) saveLog(ctx context.Context, c *campaign.Campaign, t *tracked, pod string, o campaign.Options) {
+	ns := c.Kubernetes.NamespaceName()
+	if err := os.MkdirAll(filepath.Join(c.Dir, "logs"), 0o755); err != nil {
+		return
+	}
+	rc, err := e.Client.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: ContainerName}).Stream(ctx)
+	if err != nil {
+		fmt.Fprintf(o.Log, "kubernetes: log of pod %s/%s: %v\n", ns, pod, err)
+		return
+	}
+	defer rc.Close()
+	f, err := os.Create(filepath.Join(c.Dir, "logs", t.attempt+".log"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, io.LimitReader(rc, 64<<20))
 }

@@ -99,7 +99,9 @@ type cluster struct {
 	// serves only its first cut bytes while announcing the whole size.
 	tarFor   func(attempt string) []byte
 	cut      int
-	released map[string]bool
+	// noArchive: the run made no archive directory (it exited 2).
+	noArchive bool
+	released  map[string]bool
 	execs    []string
 }
 
@@ -151,6 +153,8 @@ func (k *cluster) exec(_ context.Context, ns, pod, container string, cmd []strin
 		tb = k.tarFor(attempt)
 	}
 	switch {
+	case cmd[0] == "sh" && k.noArchive:
+		fmt.Fprintf(stdout, "none 2\n")
 	case cmd[0] == "sh":
 		fmt.Fprintf(stdout, "%d\n", len(tb))
 	case cmd[0] == "cat" && strings.HasSuffix(cmd[1], "archive.tar"):
@@ -295,6 +299,28 @@ func TestFailedPodReasonRecorded(t *testing.T) {
 		{"deadline", nil, func(j *batchv1.Job) {
 			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}}
 		}, "kubernetes: DeadlineExceeded: the Job ran longer than kubernetes.deadline (Job was active longer than specified deadline)"},
+		// The Job controller deletes the pod of a Job past its deadline:
+		// the reason is the deadline, not the deletion.
+		{"deadline, pod deleted", func(p *corev1.Pod) {
+			now := metav1.Now()
+			p.DeletionTimestamp = &now
+			p.Status.ContainerStatuses[0].Ready = false
+		}, func(j *batchv1.Job) {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}}
+		}, "kubernetes: DeadlineExceeded: the Job ran longer than kubernetes.deadline"},
+		{"deleted by someone", func(p *corev1.Pod) {
+			now := metav1.Now()
+			p.DeletionTimestamp = &now
+			p.Status.ContainerStatuses[0].Ready = false
+		}, nil, "kubernetes: pod jb-"},
+		// OOMKilled says more than the Job's BackoffLimitExceeded.
+		{"oom, job failed", func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodFailed
+			p.Status.ContainerStatuses[0].Ready = false
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}
+		}, func(j *batchv1.Job) {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}
+		}, "kubernetes: OOMKilled: container run of pod"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -339,6 +365,27 @@ func TestFailedPodReasonRecorded(t *testing.T) {
 				t.Errorf("%d jobs left after the failure", n)
 			}
 		})
+	}
+}
+
+// A run that exits before it makes its archive (a refused flag) is
+// recorded failed at once, with its exit status, not copied three times.
+func TestRunWithoutArchive(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	p.Runs = p.Runs[:1]
+	k := newCluster(t)
+	k.noArchive = true
+	var log bytes.Buffer
+	res, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, _ := c.Attempts(p.Runs[0])
+	if res.Summary.Failed != 1 || len(as) != 1 || !strings.HasPrefix(as[0].Reason, "kubernetes: the run exited 2 without an archive (pod ") {
+		t.Fatalf("summary %s, attempts %+v\n%s", res.Summary, as, log.String())
+	}
+	if strings.Contains(log.String(), "copy 1") {
+		t.Errorf("a missing archive was copied again:\n%s", log.String())
 	}
 }
 

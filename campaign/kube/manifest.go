@@ -136,17 +136,22 @@ func labels(c *campaign.Campaign, r campaign.Run) map[string]string {
 // podScript runs joulebench with the arguments that follow it, records
 // its exit status, packs the archive and waits (at most HOLD seconds) for
 // the sweep to say it has the copy; it exits with the run's status. A
-// SIGTERM (the pod deleted) is passed on to the run, which stops cleanly.
+// SIGTERM (the Job deleted) is passed on to the run, which stops cleanly
+// and writes its status; the pod then ends without waiting.
 const podScript = `set -u
+stop=0
 joulebench "$@" &
 pid=$!
-trap 'kill -TERM $pid 2>/dev/null' TERM INT
+trap 'stop=1; kill -TERM $pid 2>/dev/null' TERM INT
 wait $pid; code=$?
 while kill -0 $pid 2>/dev/null; do wait $pid; code=$?; done
-tar -C ` + WorkDir + `/runs -cf ` + StateDir + `/archive.tar "$JOULEBENCH_ATTEMPT" 2>` + StateDir + `/tar.err || echo "tar failed" >> ` + StateDir + `/tar.err
+[ $stop = 1 ] && exit $code
+if [ -d ` + WorkDir + `/runs/"$JOULEBENCH_ATTEMPT" ]; then
+  tar -C ` + WorkDir + `/runs -cf ` + StateDir + `/archive.tar "$JOULEBENCH_ATTEMPT" 2>` + StateDir + `/tar.err || echo "tar failed" >> ` + StateDir + `/tar.err
+fi
 echo $code > ` + StateDir + `/exit.tmp && mv ` + StateDir + `/exit.tmp ` + StateDir + `/exit
 i=0
-while [ ! -e ` + StateDir + `/release ] && [ $i -lt "$JOULEBENCH_HOLD" ]; do sleep 1; i=$((i+1)); done
+while [ ! -e ` + StateDir + `/release ] && [ $i -lt "$JOULEBENCH_HOLD" ] && [ $stop = 0 ]; do sleep 1; i=$((i+1)); done
 exit $code
 `
 

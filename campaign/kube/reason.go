@@ -42,31 +42,55 @@ var configFailures = map[string]bool{
 // the pod was first seen unschedulable (zero: not yet); scheduleWait is
 // how long it may stay so.
 func observe(job *batchv1.Job, pod *corev1.Pod, now, pendingSince time.Time, scheduleWait time.Duration) (phase, string) {
+	jobFailed, jobWhy, deadline := jobFailure(job)
+	if jobFailed && pod != nil {
+		if ok, pw := podFailure(pod); ok {
+			if deadline {
+				jobWhy += "; " + pw
+			} else {
+				// The pod's own reason (OOMKilled, Evicted) says more
+				// than the Job's BackoffLimitExceeded.
+				jobWhy = pw
+			}
+		}
+	}
+	if deadline {
+		// The Job controller deletes the pod: its deletion is the
+		// deadline's, not someone else's.
+		return failed, jobWhy
+	}
 	if pod != nil {
 		if p, why := observePod(pod, now, pendingSince, scheduleWait); p != waiting {
 			return p, why
 		}
 	}
-	if job != nil {
-		for _, c := range job.Status.Conditions {
-			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-				why := "job failed: " + c.Reason
-				if c.Reason == "DeadlineExceeded" {
-					why = "DeadlineExceeded: the Job ran longer than kubernetes.deadline"
-				}
-				if c.Message != "" {
-					why += " (" + c.Message + ")"
-				}
-				if pod != nil {
-					if _, pw := podFailure(pod); pw != "" {
-						why += "; " + pw
-					}
-				}
-				return failed, why
-			}
-		}
+	if jobFailed {
+		return failed, jobWhy
 	}
 	return waiting, ""
+}
+
+// jobFailure is a Job's Failed condition: its reason and message, and
+// whether it is the deadline.
+func jobFailure(job *batchv1.Job) (bool, string, bool) {
+	if job == nil {
+		return false, "", false
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type != batchv1.JobFailed || c.Status != corev1.ConditionTrue {
+			continue
+		}
+		why := "job failed: " + c.Reason
+		deadline := c.Reason == batchv1.JobReasonDeadlineExceeded
+		if deadline {
+			why = "DeadlineExceeded: the Job ran longer than kubernetes.deadline"
+		}
+		if c.Message != "" {
+			why += " (" + oneLine(c.Message) + ")"
+		}
+		return true, why, deadline
+	}
+	return false, "", false
 }
 
 func observePod(pod *corev1.Pod, now, pendingSince time.Time, scheduleWait time.Duration) (phase, string) {
