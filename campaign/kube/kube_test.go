@@ -97,12 +97,12 @@ type cluster struct {
 	podFor func(job *batchv1.Job, pod *corev1.Pod)
 	// tarFor is the packed archive of an attempt (nil: sampleTar); cut
 	// serves only its first cut bytes while announcing the whole size.
-	tarFor   func(attempt string) []byte
-	cut      int
+	tarFor func(attempt string) []byte
+	cut    int
 	// noArchive: the run made no archive directory (it exited 2).
 	noArchive bool
 	released  map[string]bool
-	execs    []string
+	execs     []string
 }
 
 func newCluster(t *testing.T) *cluster {
