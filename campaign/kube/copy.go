@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -218,7 +219,12 @@ func executor(cfg *rest.Config, u *url.URL) (remotecommand.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool { return true })
+	// SPDY only when the WebSocket upgrade itself was refused (an older
+	// server or a proxy), as kubectl does: a command that started is
+	// never run twice.
+	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
 }
 
 // noArchiveError: the run ended without making its archive directory (a
