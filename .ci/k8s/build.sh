@@ -29,11 +29,11 @@ if [ ! -x "$cache/root/usr/bin/containerd" ] || [ ! -x "$cache/root/bin/busybox"
 	for d in "$cache"/debs/*.deb; do dpkg -x "$d" "$cache/root"; done
 fi
 
-gobuild() { # module-dir out-dir ldflags packages...
+gobuild() { # module-dir out (a directory ending in /, or a file) ldflags packages...
 	local src=$1 out=$2 ld=$3; shift 3
 	local work; work="$(mktemp -d)"
 	cp -r "$src/." "$work/"
-	(cd "$work" && env GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$out/" "$@")
+	(cd "$work" && env GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$out" "$@")
 	rm -rf "$work"
 }
 
@@ -41,7 +41,7 @@ if [ ! -x "$cache/bin/kubelet" ] || [ "$(cat "$cache/bin/kube.version" 2>/dev/nu
 	say "building Kubernetes $KUBE_VERSION from the Go module proxy (about 6 minutes on 2 CPUs)"
 	start=$SECONDS
 	minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
-	gobuild "$here/kube-build" "$cache/bin" "-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+	gobuild "$here/kube-build" "$cache/bin/" "-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl
 	echo "$KUBE_VERSION" >"$cache/bin/kube.version"
@@ -50,11 +50,11 @@ fi
 
 if [ ! -x "$cache/bin/etcd" ]; then
 	say "building etcd from the Go module proxy"
-	gobuild "$here/etcd-build" "$cache/bin" "-s -w" go.etcd.io/etcd/server/v3
+	gobuild "$here/etcd-build" "$cache/bin/etcd" "-s -w" go.etcd.io/etcd/server/v3
 fi
 
 if [ ! -x "$cache/bin/pause" ]; then
-	gobuild "$here/pause" "$cache/bin" "-s -w" .
+	gobuild "$here/pause" "$cache/bin/pause" "-s -w" .
 fi
 
 if [ ! -f "$cache/images/pause.tar" ]; then

@@ -122,10 +122,17 @@ func TestKubernetesSweep(t *testing.T) {
 			t.Errorf("%s: %v", r, err)
 		}
 	}
-	jobs, _ := client.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
-	if len(jobs.Items) != 0 {
-		t.Errorf("%d jobs left after the sweep", len(jobs.Items))
-	}
+	noJobsLeft(t, client, ns)
+}
+
+// noJobsLeft waits for the Jobs (deleted in the foreground: they go once
+// their pods are gone) to be gone.
+func noJobsLeft(t *testing.T, client kubernetes.Interface, ns string) {
+	t.Helper()
+	waitKube(t, time.Minute, "jobs gone", func() bool {
+		jobs, err := client.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
+		return err == nil && len(jobs.Items) == 0
+	})
 }
 
 // waitKube polls cond until it holds or d passes.
@@ -281,8 +288,5 @@ func TestKubernetesKilledSweepReattaches(t *testing.T) {
 	if strings.Contains(s, "created ") || strings.Count(s, "re-attach ") != 2 || !strings.Contains(s, "2 complete runs compared") {
 		t.Errorf("restarted sweep:\n%s", s)
 	}
-	jobs, _ := client.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
-	if len(jobs.Items) != 0 {
-		t.Errorf("%d jobs left", len(jobs.Items))
-	}
+	noJobsLeft(t, client, ns)
 }
