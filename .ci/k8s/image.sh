@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes a local OCI image without a registry or a daemon: busybox-static (sh,
-# tar, sleep...) plus, optionally, one static binary at /usr/local/bin/NAME,
+# tar, sleep, ...) plus, optionally, one static binary at /usr/local/bin/NAME,
 # packed with umoci into an OCI layout written as a tar file, which
 # `ctr images import` takes (start.sh imports the images in the cache; load.sh
 # imports one into a running cluster).
@@ -23,7 +23,9 @@ umoci unpack --rootless --image "$layout:local" "$bundle" >/dev/null 2>&1 || umo
 root=$bundle/rootfs
 mkdir -p "$root/bin" "$root/usr/local/bin" "$root/tmp" "$root/etc"
 cp "$busybox" "$root/bin/busybox"
-for a in sh ls cat tar mkdir rm sleep env touch test kill; do ln -sf busybox "$root/bin/$a"; done
+# Every applet as a link, as busybox --install would (the pod's script and
+# the sweep's exec use sh, tar, wc, mv, test, touch, sleep, date).
+for a in $("$busybox" --list); do [ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"; done
 chmod 1777 "$root/tmp"
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 cfg=(--config.env PATH=/usr/local/bin:/bin --config.workingdir /tmp)

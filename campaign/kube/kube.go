@@ -35,7 +35,7 @@ type Executor struct {
 	Kubeconfig string
 	// Image is the joulebench image of the runs (--image; "": DefaultImage).
 	Image string
-	// PullPolicy of the image ("": IfNotPresent).
+	// PullPolicy of the image ("": Kubernetes' default).
 	PullPolicy corev1.PullPolicy
 	// Client and Exec reach the cluster; nil: made from Kubeconfig
 	// (tests inject a fake clientset and a fake exec).
@@ -78,7 +78,10 @@ func (e *Executor) Describe(c *campaign.Campaign, r campaign.Run, dir, _ string)
 	if err != nil {
 		return "", err
 	}
-	out := "---\n" + string(b)
+	// What the API server fills in is not part of the manifest.
+	text := strings.Replace(string(b), "  creationTimestamp: null\n", "", -1)
+	text = strings.TrimSuffix(text, "status: {}\n")
+	out := "---\n" + text
 	if secret != nil {
 		keys := make([]string, 0, len(secret.Data))
 		for k := range secret.Data {

@@ -596,6 +596,9 @@ kubernetes:
 	if ps.Volumes[0].PersistentVolumeClaim == nil || ps.Volumes[0].PersistentVolumeClaim.ClaimName != "bench-archives" {
 		t.Errorf("work volume %+v", ps.Volumes[0])
 	}
+	if sp := ct.VolumeMounts[0].SubPath; !strings.HasPrefix(sp, "joulebench/g-") {
+		t.Errorf("work volume's subPath %q: a campaign directory of its own on the PVC", sp)
+	}
 	if *job.Spec.ActiveDeadlineSeconds != 7200 {
 		t.Errorf("deadline %d, want 7200", *job.Spec.ActiveDeadlineSeconds)
 	}
@@ -675,5 +678,40 @@ func TestLabelValue(t *testing.T) {
 		if got := LabelValue(tc.in); got != tc.want {
 			t.Errorf("LabelValue(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// --retry-failed runs a failed run again as a new Job, into a new
+// directory (<id>.try2); without it the failed run is skipped.
+func TestRetryFailedNewAttempt(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	p.Runs = p.Runs[:1]
+	r := p.Runs[0]
+	w, err := archive.Create(filepath.Join(c.RunsDir(), r.ID), record.Meta{RunID: r.ID, Status: record.StatusFailed, Reason: "kubernetes: OOMKilled", StartedAt: 1, EndedAt: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	for _, retry := range []bool{false, true} {
+		k := newCluster(t)
+		var created []string
+		k.client.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			created = append(created, a.(k8stesting.CreateAction).GetObject().(*batchv1.Job).Annotations[AnnotationAttempt])
+			return false, nil, nil
+		})
+		var log bytes.Buffer
+		if _, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log, RetryFailed: retry}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string(nil)
+		if retry {
+			want = []string{r.ID + ".try2"}
+		}
+		if fmt.Sprint(created) != fmt.Sprint(want) {
+			t.Errorf("retry %v: jobs for %v, want %v\n%s", retry, created, want, log.String())
+		}
+	}
+	if _, err := archive.Load(filepath.Join(c.RunsDir(), r.ID+".try2")); err != nil {
+		t.Errorf("retried run's archive: %v", err)
 	}
 }

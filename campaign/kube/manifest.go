@@ -66,7 +66,8 @@ type Spec struct {
 	Run      campaign.Run
 	// Attempt is the archive directory's name (runs/<Attempt>).
 	Attempt string
-	// Image is the joulebench image; PullPolicy its pull policy.
+	// Image is the joulebench image; PullPolicy its pull policy ("":
+	// Kubernetes' default, Always for a :latest tag, else IfNotPresent).
 	Image      string
 	PullPolicy corev1.PullPolicy
 	// Hold is how long the pod waits for the copy (seconds, 0: DefaultHold).
@@ -140,6 +141,10 @@ func labels(c *campaign.Campaign, r campaign.Run) map[string]string {
 // and writes its status; the pod then ends without waiting.
 const podScript = `set -u
 stop=0
+# An attempt's directory left on a PVC by a pod that was stopped (Ctrl-C)
+# is moved aside: the run never writes into an existing directory.
+d=` + WorkDir + `/runs/"$JOULEBENCH_ATTEMPT"
+[ -e "$d" ] && mv "$d" "$d.stopped-$(date +%s)"
 joulebench "$@" &
 pid=$!
 trap 'stop=1; kill -TERM $pid 2>/dev/null' TERM INT
@@ -201,10 +206,6 @@ func Manifests(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 	if k.PVC != "" {
 		work = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: k.PVC}}
 	}
-	pull := s.PullPolicy
-	if pull == "" {
-		pull = corev1.PullIfNotPresent
-	}
 	zero, one := int32(0), int32(1)
 	grace := int64(120)
 	pod := corev1.PodSpec{
@@ -216,12 +217,14 @@ func Manifests(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 		Containers: []corev1.Container{{
 			Name:            ContainerName,
 			Image:           s.Image,
-			ImagePullPolicy: pull,
+			ImagePullPolicy: s.PullPolicy,
 			Command:         append([]string{"/bin/sh", "-c", podScript, "joulebench"}, args...),
 			Env:             env,
 			Resources:       res,
 			VolumeMounts: []corev1.VolumeMount{
-				{Name: "work", MountPath: WorkDir},
+				// On a PVC each campaign directory has a directory of
+				// its own; an emptyDir is the pod's alone.
+				{Name: "work", MountPath: WorkDir, SubPath: subPath(c)},
 				{Name: "state", MountPath: StateDir},
 			},
 			// Ready once the run has ended and its archive is packed:
@@ -311,4 +314,13 @@ func resources(c *campaign.Campaign, r campaign.Run) (corev1.ResourceRequirement
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// subPath is where a campaign's archives go on its PVC ("" without one):
+// joulebench/<campaign>-<hash of the campaign directory>.
+func subPath(c *campaign.Campaign) string {
+	if c.Kubernetes.PVC == "" {
+		return ""
+	}
+	return "joulebench/" + LabelValue(c.Name) + "-" + CampaignDirHash(c)
 }

@@ -103,7 +103,7 @@ func observePod(pod *corev1.Pod, now, pendingSince time.Time, scheduleWait time.
 		return failed, fmt.Sprintf("pod %s ended before its archive was copied (the sweep was away longer than the pod waits)", pod.Name)
 	}
 	if pod.DeletionTimestamp != nil {
-		return failed, fmt.Sprintf("pod %s deleted while its run went on (Killed: deleted by someone else than this sweep)", pod.Name)
+		return failed, fmt.Sprintf("pod %s deleted while its run went on (not by this sweep)", pod.Name)
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name != ContainerName {
