@@ -39,19 +39,23 @@ const maxArchiveBytes = 8 << 30
 func (e *Executor) fetch(ctx context.Context, c *campaign.Campaign, t *tracked, pod string, o campaign.Options) error {
 	ns := c.Kubernetes.NamespaceName()
 	var size bytes.Buffer
-	script := "if [ ! -d " + WorkDir + "/runs/" + t.attempt + " ]; then echo none $(cat " + StateDir + "/exit); exit 0; fi; " +
+	// Line 1: the run's exit status and OOM kills; line 2: "none" (no
+	// archive directory) or the packed archive's size.
+	script := "cat " + StateDir + "/exit; if [ ! -d " + WorkDir + "/runs/" + t.attempt + " ]; then echo none; exit 0; fi; " +
 		"test ! -s " + StateDir + "/tar.err && wc -c < " + StateDir + "/archive.tar"
 	if err := e.Exec(ctx, ns, pod, ContainerName, []string{"sh", "-c", script}, &size); err != nil {
 		var msg bytes.Buffer
 		_ = e.Exec(ctx, ns, pod, ContainerName, []string{"cat", StateDir + "/tar.err"}, &msg)
 		return fmt.Errorf("the pod could not pack the archive: %v %s", err, strings.TrimSpace(msg.String()))
 	}
-	if code, ok := strings.CutPrefix(strings.TrimSpace(size.String()), "none"); ok {
-		return &noArchiveError{exit: strings.TrimSpace(code)}
+	status, sizeLine, _ := strings.Cut(strings.TrimSpace(size.String()), "\n")
+	ex := parseExit(status)
+	if strings.TrimSpace(sizeLine) == "none" {
+		return &noArchiveError{exit: ex}
 	}
-	want, err := strconv.ParseInt(strings.TrimSpace(size.String()), 10, 64)
+	want, err := strconv.ParseInt(strings.TrimSpace(sizeLine), 10, 64)
 	if err != nil || want <= 0 || want > maxArchiveBytes {
-		return fmt.Errorf("packed archive size %q: not a size in 1..%d bytes", strings.TrimSpace(size.String()), int64(maxArchiveBytes))
+		return fmt.Errorf("packed archive size %q: not a size in 1..%d bytes", strings.TrimSpace(sizeLine), int64(maxArchiveBytes))
 	}
 	tmp, err := os.MkdirTemp(c.RunsDir(), "."+t.attempt+".copy-")
 	if err != nil {
@@ -80,8 +84,21 @@ func (e *Executor) fetch(ctx context.Context, c *campaign.Campaign, t *tracked, 
 		return fmt.Errorf("copy cut: %d bytes received of the %d packed", got, want)
 	}
 	dir := filepath.Join(tmp, t.attempt)
-	if err := verify(dir); err != nil {
+	m, err := verify(dir)
+	if err != nil {
 		return err
+	}
+	if m.Status == record.StatusRunning && ex.code != 0 {
+		// Killed before it could write how it ended: the archive is
+		// kept aside, the run recorded failed with why.
+		aside := filepath.Join(c.Dir, "kubernetes", "killed", t.attempt)
+		if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+		if err := os.Rename(dir, aside); err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+		return &killedError{exit: ex, aside: aside}
 	}
 	dst := filepath.Join(c.RunsDir(), t.attempt)
 	if err := os.Rename(dir, dst); err != nil {
@@ -93,17 +110,17 @@ func (e *Executor) fetch(ctx context.Context, c *campaign.Campaign, t *tracked, 
 // verify reads a copied archive as compare will: its run.json must read;
 // a run that says complete must load whole (every formal request, every
 // device's power).
-func verify(dir string) error {
+func verify(dir string) (record.Meta, error) {
 	m, err := archive.ReadMeta(filepath.Join(dir, archive.RunFile))
 	if err != nil {
-		return fmt.Errorf("copied archive: %w", err)
+		return m, fmt.Errorf("copied archive: %w", err)
 	}
 	if m.Status == record.StatusComplete {
 		if _, err := archive.Load(dir); err != nil {
-			return fmt.Errorf("copied archive says complete but does not load: %w", err)
+			return m, fmt.Errorf("copied archive says complete but does not load: %w", err)
 		}
 	}
-	return nil
+	return m, nil
 }
 
 // countingReader counts the bytes read through it.
@@ -227,10 +244,52 @@ func executor(cfg *rest.Config, u *url.URL) (remotecommand.Executor, error) {
 	})
 }
 
+// runExit is how the run's process ended in its pod: its exit status and
+// the OOM kills of the container's memory cgroup.
+type runExit struct {
+	code, oomKills int
+	raw            string
+}
+
+func parseExit(line string) runExit {
+	f := strings.Fields(line)
+	ex := runExit{raw: strings.TrimSpace(line), code: -1}
+	if len(f) > 0 {
+		if n, err := strconv.Atoi(f[0]); err == nil {
+			ex.code = n
+		}
+	}
+	if len(f) > 1 {
+		ex.oomKills, _ = strconv.Atoi(f[1])
+	}
+	return ex
+}
+
+func (x runExit) String() string {
+	if x.oomKills > 0 {
+		return fmt.Sprintf("OOMKilled: the run was killed by its container's memory limit (exit %d, %d OOM kills)", x.code, x.oomKills)
+	}
+	if x.code > 128 {
+		return fmt.Sprintf("the run was killed by signal %d (exit %d)", x.code-128, x.code)
+	}
+	return fmt.Sprintf("the run exited %d", x.code)
+}
+
 // noArchiveError: the run ended without making its archive directory (a
 // refused flag, a profile that does not load).
-type noArchiveError struct{ exit string }
+type noArchiveError struct{ exit runExit }
 
 func (e *noArchiveError) Error() string {
-	return "the run exited " + e.exit + " without an archive"
+	return e.exit.String() + " without an archive"
+}
+
+// killedError: the run was killed before it wrote how it ended (its
+// run.json still says running); its archive was put aside.
+type killedError struct {
+	exit  runExit
+	aside string
+}
+
+func (e *killedError) Error() string {
+	return fmt.Sprintf("%s before it wrote its status; the archive it left is in %s", e.exit, e.aside)
 }

@@ -357,7 +357,8 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 		err := e.fetch(ctx, c, t, pod.Name, o)
 		e.saveLog(ctx, c, t, pod.Name, o)
 		var none *noArchiveError
-		if errors.As(err, &none) {
+		var killed *killedError
+		if errors.As(err, &none) || errors.As(err, &killed) {
 			e.release(ctx, ns, pod.Name, o)
 			e.deleteJob(context.Background(), ns, t.job, o)
 			return true, e.recordFailure(c, t, fmt.Sprintf("%v (pod %s; its log: %s)", err, pod.Name, filepath.Join(c.Dir, "logs", t.attempt+".log")), o)

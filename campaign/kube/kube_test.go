@@ -101,8 +101,10 @@ type cluster struct {
 	cut    int
 	// noArchive: the run made no archive directory (it exited 2).
 	noArchive bool
-	released  map[string]bool
-	execs     []string
+	// exit is the pod's exit file ("": "0 0").
+	exit     string
+	released map[string]bool
+	execs    []string
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -154,9 +156,9 @@ func (k *cluster) exec(_ context.Context, ns, pod, container string, cmd []strin
 	}
 	switch {
 	case cmd[0] == "sh" && k.noArchive:
-		fmt.Fprintf(stdout, "none 2\n")
+		fmt.Fprintf(stdout, "2 0\nnone\n")
 	case cmd[0] == "sh":
-		fmt.Fprintf(stdout, "%d\n", len(tb))
+		fmt.Fprintf(stdout, "%s\n%d\n", k.exitLine(), len(tb))
 	case cmd[0] == "cat" && strings.HasSuffix(cmd[1], "archive.tar"):
 		if k.cut > 0 && k.cut < len(tb) {
 			tb = tb[:k.cut]
@@ -167,6 +169,13 @@ func (k *cluster) exec(_ context.Context, ns, pod, container string, cmd []strin
 		k.released[pod] = true
 	}
 	return nil
+}
+
+func (k *cluster) exitLine() string {
+	if k.exit == "" {
+		return "0 0"
+	}
+	return k.exit
 }
 
 func (k *cluster) executor() *Executor {
@@ -713,5 +722,60 @@ func TestRetryFailedNewAttempt(t *testing.T) {
 	}
 	if _, err := archive.Load(filepath.Join(c.RunsDir(), r.ID+".try2")); err != nil {
 		t.Errorf("retried run's archive: %v", err)
+	}
+}
+
+// runningTar is a packed archive whose run.json still says running: the
+// run was killed before it wrote how it ended.
+func runningTar(t *testing.T, top string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := archive.Create(filepath.Join(dir, top), record.Meta{RunID: top, StartedAt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	_ = tw.WriteHeader(&tar.Header{Name: top + "/", Typeflag: tar.TypeDir, Mode: 0o755})
+	entries, _ := os.ReadDir(filepath.Join(dir, top))
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, top, e.Name()))
+		_ = tw.WriteHeader(&tar.Header{Name: top + "/" + e.Name(), Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(b))})
+		_, _ = tw.Write(b)
+	}
+	_ = tw.Close()
+	w.Close()
+	return buf.Bytes()
+}
+
+// A run killed in its pod by the memory limit (the kernel kills the run,
+// not the container's shell, so the kubelet cannot say OOMKilled) is
+// recorded failed, OOMKilled, from the container's cgroup; the archive it
+// left (run.json still says running) is kept aside, not taken as a run.
+func TestKilledRunRecorded(t *testing.T) {
+	for _, tc := range []struct{ exit, want string }{
+		{"137 1", "kubernetes: OOMKilled: the run was killed by its container's memory limit (exit 137, 1 OOM kills) before it wrote its status"},
+		{"137 0", "kubernetes: the run was killed by signal 9 (exit 137) before it wrote its status"},
+	} {
+		c, p := loadCampaign(t, testCampaign)
+		p.Runs = p.Runs[:1]
+		k := newCluster(t)
+		k.exit = tc.exit
+		k.tarFor = func(attempt string) []byte { return runningTar(t, attempt) }
+		var log bytes.Buffer
+		res, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		as, _ := c.Attempts(p.Runs[0])
+		if res.Summary.Failed != 1 || len(as) != 1 || !strings.HasPrefix(as[0].Reason, tc.want) {
+			t.Fatalf("exit %q: summary %s, attempts %+v\n%s", tc.exit, res.Summary, as, log.String())
+		}
+		if _, err := os.Stat(filepath.Join(c.Dir, "kubernetes", "killed", p.Runs[0].ID, archive.RunFile)); err != nil {
+			t.Errorf("the killed run's archive is not kept aside: %v", err)
+		}
 	}
 }

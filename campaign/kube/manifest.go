@@ -154,7 +154,11 @@ while kill -0 $pid 2>/dev/null; do wait $pid; code=$?; done
 if [ -d ` + WorkDir + `/runs/"$JOULEBENCH_ATTEMPT" ]; then
   tar -C ` + WorkDir + `/runs -cf ` + StateDir + `/archive.tar "$JOULEBENCH_ATTEMPT" 2>` + StateDir + `/tar.err || echo "tar failed" >> ` + StateDir + `/tar.err
 fi
-echo $code > ` + StateDir + `/exit.tmp && mv ` + StateDir + `/exit.tmp ` + StateDir + `/exit
+# The exit status, and the kernel's OOM kills in this container's memory
+# cgroup (v2 memory.events, v1 memory.oom_control): a run killed by the
+# memory limit leaves sh going, so the kubelet cannot say OOMKilled.
+oom=$(cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null | awk '$1 == "oom_kill" { print $2; exit }')
+echo "$code ${oom:-0}" > ` + StateDir + `/exit.tmp && mv ` + StateDir + `/exit.tmp ` + StateDir + `/exit
 i=0
 while [ ! -e ` + StateDir + `/release ] && [ $i -lt "$JOULEBENCH_HOLD" ] && [ $stop = 0 ]; do sleep 1; i=$((i+1)); done
 exit $code
