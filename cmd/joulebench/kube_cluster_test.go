@@ -72,9 +72,14 @@ func kubeCluster(t *testing.T) (kubeconfig, image, ns string, client kubernetes.
 
 // kubeCampaign is smallCampaign run in namespace ns, with extra run args.
 func kubeCampaign(t *testing.T, ns string, extraArgs ...string) string {
+	return kubeCampaignWith(t, ns, "", extraArgs...)
+}
+
+// kubeCampaignWith is kubeCampaign with more keys in its kubernetes section.
+func kubeCampaignWith(t *testing.T, ns, section string, extraArgs ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := smallCampaign + fmt.Sprintf("kubernetes: {namespace: %s, poll: 300ms}\n", ns)
+	src := smallCampaign + fmt.Sprintf("kubernetes: {namespace: %s, poll: 300ms%s}\n", ns, section)
 	for _, a := range extraArgs {
 		src = strings.Replace(src, "args: [", "args: ["+a+", ", 1)
 	}
@@ -289,4 +294,44 @@ func TestKubernetesKilledSweepReattaches(t *testing.T) {
 		t.Errorf("restarted sweep:\n%s", s)
 	}
 	noJobsLeft(t, client, ns)
+}
+
+// A run whose container's memory limit is too small is killed by the
+// kernel and recorded failed, OOMKilled; so is a pod whose image is not
+// on the node (ErrImageNeverPull, or the pull's back-off).
+func TestKubernetesFailureReasons(t *testing.T) {
+	kubeconfig, image, ns, _ := kubeCluster(t)
+	for _, tc := range []struct {
+		name, section, image, want string
+	}{
+		{"oom", ", resources: {limits: {memory: 24Mi}}", image, "kubernetes: OOMKilled: "},
+		{"image", "", "docker.io/library/joulebench:absent", "kubernetes: ImagePullBackOff: image docker.io/library/joulebench:absent: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := kubeCampaignWith(t, ns, tc.section)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := kubeSweep(t, dir, kubeconfig, tc.image)
+			cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+			b, err := cmd.CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFailure {
+				t.Fatalf("sweep: %v, want exit %d\n%s", err, exitFailure, b)
+			}
+			runs, _ := filepath.Glob(filepath.Join(dir, "out", "runs", "*", archive.RunFile))
+			if len(runs) != 2 {
+				t.Fatalf("records %v, want 2\n%s", runs, b)
+			}
+			for _, r := range runs {
+				m, err := archive.ReadMeta(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Status != record.StatusFailed || !strings.HasPrefix(m.Reason, tc.want) {
+					t.Errorf("%s: %s %q, want failed %q...", r, m.Status, m.Reason, tc.want)
+				}
+				t.Logf("recorded reason: %s", m.Reason)
+			}
+		})
+	}
 }
