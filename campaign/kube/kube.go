@@ -151,6 +151,7 @@ func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Pla
 	if err := os.MkdirAll(c.RunsDir(), 0o755); err != nil {
 		return campaign.Result{}, fmt.Errorf("campaign directory: %w", err)
 	}
+	removeStaleCopies(c, o)
 	ns := c.Kubernetes.NamespaceName()
 	follow, err := e.reattach(ctx, c, p, o)
 	if err != nil {
@@ -270,12 +271,12 @@ func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Pl
 		pods, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: Selector(c)})
 		if err != nil && ctx.Err() == nil {
 			// An API error is retried at the next poll: the Jobs go on
-			// without the sweep.
+			// without the sweep. Nothing is decided without the pods.
 			fmt.Fprintf(o.Log, "kubernetes: list pods: %v (retrying)\n", err)
 		}
 		var left []*tracked
 		for _, t := range follow {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || err != nil {
 				left = append(left, t)
 				continue
 			}
@@ -481,4 +482,15 @@ func (e *Executor) saveLog(ctx context.Context, c *campaign.Campaign, t *tracked
 	}
 	defer f.Close()
 	_, _ = io.Copy(f, io.LimitReader(rc, 64<<20))
+}
+
+// removeStaleCopies removes the temporary copies a killed sweep left in
+// OUT/runs (.<attempt>.copy-*): they were never verified.
+func removeStaleCopies(c *campaign.Campaign, o campaign.Options) {
+	stale, _ := filepath.Glob(filepath.Join(c.RunsDir(), ".*.copy-*"))
+	for _, d := range stale {
+		if err := os.RemoveAll(d); err != nil {
+			fmt.Fprintf(o.Log, "kubernetes: remove the unverified copy %s: %v\n", d, err)
+		}
+	}
 }

@@ -652,12 +652,24 @@ kubernetes:
 	}
 }
 
-// An API error while polling is retried, not fatal: the Jobs go on.
+// An API error while polling is retried, not fatal: the Jobs go on, and
+// nothing is decided without the pods (a Job gone from a failed list is
+// not taken as deleted). An unverified copy a killed sweep left is removed.
 func TestPollRetriesAPIErrors(t *testing.T) {
 	c, p := loadCampaign(t, testCampaign)
 	p.Runs = p.Runs[:1]
+	stale := filepath.Join(c.RunsDir(), "."+p.Runs[0].ID+".copy-123")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	k := newCluster(t)
 	fails := 3
+	k.client.PrependReactor("get", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if fails > 0 {
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "batch", Resource: "jobs"}, "x")
+		}
+		return false, nil, nil
+	})
 	k.client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if fails > 0 {
 			fails--
@@ -672,6 +684,9 @@ func TestPollRetriesAPIErrors(t *testing.T) {
 	}
 	if res.Summary.Done != 1 || !strings.Contains(log.String(), "etcd leader changed (retrying)") {
 		t.Errorf("summary %s\n%s", res.Summary, log.String())
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the unverified copy is still there")
 	}
 }
 
