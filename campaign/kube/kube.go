@@ -126,10 +126,10 @@ type tracked struct {
 	copyTries    int
 }
 
-// Run runs the plan's runs as Jobs (kubernetes.parallelism at a time is
-// left to the cluster: every Job is created at once, as Slurm jobs are
-// submitted), copies each archive back when its run ends, and records a
-// failed pod's reason in the run's record. Jobs a killed sweep left are
+// Run runs the plan's runs as Jobs (every Job is created at once, as
+// Slurm jobs are submitted: the cluster's scheduler and the GPU requests
+// decide what runs together), copies each archive back when its run ends,
+// and records a failed pod's reason in the run's record. Jobs a killed sweep left are
 // found again by their labels and followed. When ctx is done, the Jobs
 // this sweep follows are deleted with their pods and Secrets.
 func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Plan, o campaign.Options) (res campaign.Result, err error) {
