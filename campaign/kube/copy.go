@@ -62,26 +62,8 @@ func (e *Executor) fetch(ctx context.Context, c *campaign.Campaign, t *tracked, 
 		return fmt.Errorf("copy: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := e.Exec(ctx, ns, pod, ContainerName, []string{"cat", StateDir + "/archive.tar"}, pw)
-		pw.CloseWithError(err)
-		done <- err
-	}()
-	n, err := untar(pr, tmp, t.attempt)
-	// Drain what the stream has left (a tar's padding) to count it.
-	rest, _ := io.Copy(io.Discard, io.LimitReader(pr, maxArchiveBytes))
-	pr.Close()
-	execErr := <-done
-	if err != nil {
-		return fmt.Errorf("copy: %w", err)
-	}
-	if execErr != nil {
-		return fmt.Errorf("copy: %w", execErr)
-	}
-	if got := n + rest; got != want {
-		return fmt.Errorf("copy cut: %d bytes received of the %d packed", got, want)
+	if err := e.stream(ctx, ns, pod, StateDir+"/archive.tar", want, tmp, t.attempt); err != nil {
+		return err
 	}
 	dir := filepath.Join(tmp, t.attempt)
 	m, err := verify(dir)
@@ -103,6 +85,34 @@ func (e *Executor) fetch(ctx context.Context, c *campaign.Campaign, t *tracked, 
 	dst := filepath.Join(c.RunsDir(), t.attempt)
 	if err := os.Rename(dir, dst); err != nil {
 		return fmt.Errorf("copy: %w", err)
+	}
+	return nil
+}
+
+// stream copies the packed archive tarPath (want bytes) out of a pod's
+// run container and unpacks it into tmp: an error unless every byte came
+// and the tar stream parses.
+func (e *Executor) stream(ctx context.Context, ns, pod, tarPath string, want int64, tmp, attempt string) error {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := e.Exec(ctx, ns, pod, ContainerName, []string{"cat", tarPath}, pw)
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	n, err := untar(pr, tmp, attempt)
+	// Drain what the stream has left (a tar's padding) to count it.
+	rest, _ := io.Copy(io.Discard, io.LimitReader(pr, maxArchiveBytes))
+	pr.Close()
+	execErr := <-done
+	if err != nil {
+		return fmt.Errorf("copy: %w", err)
+	}
+	if execErr != nil {
+		return fmt.Errorf("copy: %w", execErr)
+	}
+	if got := n + rest; got != want {
+		return fmt.Errorf("copy cut: %d bytes received of the %d packed", got, want)
 	}
 	return nil
 }

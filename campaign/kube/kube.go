@@ -353,6 +353,16 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 			e.saveLog(ctx, c, t, pod.Name, o)
 		}
 		e.deleteJob(context.Background(), ns, t.job, o)
+		if c.Kubernetes.PVC != "" {
+			// The claim outlives the pod: what the run wrote is kept.
+			aside, err := e.rescue(ctx, c, t, o)
+			switch {
+			case err != nil:
+				why += "; what it left on PVC " + c.Kubernetes.PVC + " could not be brought back: " + err.Error()
+			case aside != "":
+				why += "; the archive it left is in " + aside
+			}
+		}
 		return true, e.recordFailure(c, t, why, o)
 	case ready:
 		err := e.fetch(ctx, c, t, pod.Name, o)

@@ -155,6 +155,11 @@ func (k *cluster) exec(_ context.Context, ns, pod, container string, cmd []strin
 		tb = k.tarFor(attempt)
 	}
 	switch {
+	case cmd[0] == "sh" && strings.Contains(cmd[2], "/tmp/a.tar"):
+		fmt.Fprintf(stdout, "%d\n", len(tb))
+	case cmd[0] == "cat" && cmd[1] == "/tmp/a.tar":
+		_, err := stdout.Write(tb)
+		return err
 	case cmd[0] == "sh" && k.noArchive:
 		fmt.Fprintf(stdout, "2 0\nnone\n")
 	case cmd[0] == "sh":
@@ -792,5 +797,51 @@ func TestKilledRunRecorded(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(c.Dir, "kubernetes", "killed", p.Runs[0].ID, archive.RunFile)); err != nil {
 			t.Errorf("the killed run's archive is not kept aside: %v", err)
 		}
+	}
+}
+
+// With kubernetes.pvc, what the run of a failed pod (evicted) wrote on the
+// claim is brought back through a pod of its own, kept aside in
+// OUT/kubernetes/killed, and named in the record; that pod is deleted.
+func TestFailedPodArchiveFromPVC(t *testing.T) {
+	c, p := loadCampaign(t, strings.Replace(testCampaign, "kubernetes: {", "kubernetes: {pvc: archives, ", 1))
+	p.Runs = p.Runs[:1]
+	k := newCluster(t)
+	k.podFor = func(_ *batchv1.Job, pod *corev1.Pod) {
+		pod.Status.Phase = corev1.PodFailed
+		pod.Status.Reason = "Evicted"
+		pod.Status.Message = "The node was low on resource: ephemeral-storage."
+		pod.Status.ContainerStatuses[0].Ready = false
+	}
+	k.tarFor = func(attempt string) []byte { return runningTar(t, attempt) }
+	var pvcPods []string
+	k.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).DeepCopy()
+		pvcPods = append(pvcPods, pod.Name)
+		if v := pod.Spec.Volumes[0].PersistentVolumeClaim; v == nil || v.ClaimName != "archives" {
+			t.Errorf("pod %s does not mount the PVC: %+v", pod.Name, pod.Spec.Volumes)
+		}
+		pod.Status.Phase = corev1.PodRunning
+		return true, pod, k.client.Tracker().Add(pod)
+	})
+	var log bytes.Buffer
+	res, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, _ := c.Attempts(p.Runs[0])
+	aside := filepath.Join(c.Dir, "kubernetes", "killed", p.Runs[0].ID)
+	want := "kubernetes: Evicted: The node was low on resource: ephemeral-storage.; the archive it left is in " + aside
+	if res.Summary.Failed != 1 || len(as) != 1 || as[0].Reason != want {
+		t.Fatalf("summary %s, attempts %+v, want reason %q\n%s", res.Summary, as, want, log.String())
+	}
+	if _, err := archive.ReadMeta(filepath.Join(aside, archive.RunFile)); err != nil {
+		t.Errorf("the archive from the PVC: %v", err)
+	}
+	if len(pvcPods) != 1 {
+		t.Fatalf("pods reading the PVC: %v", pvcPods)
+	}
+	if _, err := k.client.CoreV1().Pods("bench").Get(context.Background(), pvcPods[0], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the pod reading the PVC is still there: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -333,5 +334,101 @@ func TestKubernetesFailureReasons(t *testing.T) {
 				t.Logf("recorded reason: %s", m.Reason)
 			}
 		})
+	}
+}
+
+// With kubernetes.pvc the runs write their archives on the claim: a
+// complete run's comes back as usual; a run whose pod is deleted mid-run
+// is recorded failed, and what it wrote on the claim is brought back
+// beside the runs (OUT/kubernetes/killed/<id>), named in the record.
+func TestKubernetesPVC(t *testing.T) {
+	kubeconfig, image, ns, client := kubeCluster(t)
+	ctx := context.Background()
+	// A hostPath volume on the node (this machine), bound to the claim by
+	// name: the CI cluster has no provisioner.
+	pvName := ns + "-pv"
+	host := t.TempDir()
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: pvName},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: host}},
+		},
+	}
+	if _, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
+	})
+	empty := ""
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "archives", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: &empty,
+			VolumeName:       pvName,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := kubeCampaignWith(t, ns, ", pvc: archives")
+	cmd := kubeSweep(t, dir, kubeconfig, image)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	// The second run's pod is deleted once its run has written for a
+	// while (the first run's pod has come and gone by then or not: both
+	// runs' Jobs start at once).
+	var victim corev1.Pod
+	waitKube(t, 3*time.Minute, "the 70b run's pod running\n"+out.String(), func() bool {
+		for _, p := range runningPods(client, ns) {
+			if strings.Contains(p.Name, "70b") {
+				victim = p
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(4 * time.Second)
+	zero := int64(0)
+	if err := client.CoreV1().Pods(ns).Delete(ctx, victim.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFailure {
+			t.Fatalf("sweep: %v, want exit %d (a run failed)\n%s", err, exitFailure, out.String())
+		}
+	case <-time.After(8 * time.Minute):
+		t.Fatalf("sweep did not end\n%s", out.String())
+	}
+	attempt := victim.Annotations[kube.AnnotationAttempt]
+	m, err := archive.ReadMeta(filepath.Join(dir, "out", "runs", attempt, archive.RunFile))
+	if err != nil {
+		t.Fatalf("record of %s: %v\n%s", attempt, err, out.String())
+	}
+	aside := filepath.Join("out", "kubernetes", "killed", attempt)
+	if m.Status != record.StatusFailed || !strings.HasSuffix(m.Reason, "; the archive it left is in "+aside) {
+		t.Errorf("record: %s %q, want the archive left on the PVC named\n%s", m.Status, m.Reason, out.String())
+	}
+	if _, err := archive.ReadMeta(filepath.Join(dir, aside, archive.RunFile)); err != nil {
+		t.Errorf("the archive from the PVC: %v", err)
+	}
+	complete, _ := filepath.Glob(filepath.Join(dir, "out", "runs", "*8b*"))
+	if len(complete) != 1 {
+		t.Fatalf("8b archives %v", complete)
+	}
+	if _, err := archive.Load(complete[0]); err != nil {
+		t.Errorf("the other run's archive, written on the PVC: %v", err)
 	}
 }
