@@ -118,6 +118,15 @@ var (
 // value is refused at its position before a Job is made.
 func (c *Campaign) validateKubernetes(d *errSink, at func(path ...string) *yaml.Node) {
 	k := c.Kubernetes
+	validateKubeNames(d, at, k)
+	validateKubeSelector(d, at, k)
+	validateKubeTolerations(d, at, k)
+	validateKubeResources(d, at, k)
+	validateKubeDurations(d, at, k)
+}
+
+// validateKubeNames checks the namespace, service account and PVC names.
+func validateKubeNames(d *errSink, at func(path ...string) *yaml.Node, k KubernetesConfig) {
 	if k.Namespace != "" {
 		for _, msg := range validation.IsDNS1123Label(k.Namespace) {
 			d.Errorf(at("kubernetes", "namespace"), "kubernetes.namespace", "%q: %s", k.Namespace, msg)
@@ -133,6 +142,10 @@ func (c *Campaign) validateKubernetes(d *errSink, at func(path ...string) *yaml.
 			d.Errorf(at("kubernetes", "pvc"), "kubernetes.pvc", "%q: %s", k.PVC, msg)
 		}
 	}
+}
+
+// validateKubeSelector checks node_selector's label keys and values.
+func validateKubeSelector(d *errSink, at func(path ...string) *yaml.Node, k KubernetesConfig) {
 	keys := make([]string, 0, len(k.NodeSelector))
 	for key := range k.NodeSelector {
 		keys = append(keys, key)
@@ -147,6 +160,10 @@ func (c *Campaign) validateKubernetes(d *errSink, at func(path ...string) *yaml.
 			d.Errorf(at("kubernetes", "node_selector", key), where, "label value %q: %s", k.NodeSelector[key], msg)
 		}
 	}
+}
+
+// validateKubeTolerations checks each toleration as the API server would.
+func validateKubeTolerations(d *errSink, at func(path ...string) *yaml.Node, k KubernetesConfig) {
 	for i, t := range k.Tolerations {
 		n := at("kubernetes", "tolerations", strconv.Itoa(i))
 		where := fmt.Sprintf("kubernetes.tolerations[%d]", i)
@@ -171,6 +188,10 @@ func (c *Campaign) validateKubernetes(d *errSink, at func(path ...string) *yaml.
 			d.Errorf(n, where, "toleration_seconds applies to effect NoExecute only")
 		}
 	}
+}
+
+// validateKubeResources checks the resource names and quantities, and the GPUs.
+func validateKubeResources(d *errSink, at func(path ...string) *yaml.Node, k KubernetesConfig) {
 	for _, part := range []struct {
 		name string
 		m    map[string]string
@@ -202,6 +223,10 @@ func (c *Campaign) validateKubernetes(d *errSink, at func(path ...string) *yaml.
 			d.Errorf(at("kubernetes", "gpu_resource"), "kubernetes.gpu_resource", "%q: %s", k.GPUResource, msg)
 		}
 	}
+}
+
+// validateKubeDurations checks the deadline, schedule timeout and poll.
+func validateKubeDurations(d *errSink, at func(path ...string) *yaml.Node, k KubernetesConfig) {
 	for _, dur := range []struct {
 		name string
 		v    time.Duration
