@@ -173,7 +173,7 @@ func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Pla
 		if err != nil {
 			return campaign.Result{}, err
 		}
-		t, err := e.create(ctx, c, r, filepath.Base(dir))
+		t, err := e.create(ctx, c, r, filepath.Base(dir), o)
 		if err != nil {
 			e.deleteAll(c, follow, o)
 			return campaign.Result{}, fmt.Errorf("run %s: %w", r.ID, err)
@@ -223,7 +223,7 @@ func (e *Executor) reattach(ctx context.Context, c *campaign.Campaign, p campaig
 
 // create makes an attempt's Secret (when it has secrets) and Job; the
 // Secret is then owned by the Job, so that it goes with it.
-func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.Run, attempt string) (*tracked, error) {
+func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.Run, attempt string, o campaign.Options) (*tracked, error) {
 	job, secret, err := Manifests(e.spec(c, r, attempt))
 	if err != nil {
 		return nil, err
@@ -249,8 +249,9 @@ func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.
 			_, err = e.Client.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
 		}
 		if err != nil {
-			// The sweep deletes it with the Job anyway.
-			_ = err
+			// The sweep deletes it with the Job anyway; the owner only
+			// lets the cluster remove it when the Job goes otherwise.
+			fmt.Fprintf(o.Log, "kubernetes: secret %s/%s: owner: %v\n", ns, secret.Name, err)
 		}
 	}
 	return &tracked{run: r, attempt: attempt, job: job.Name}, nil
