@@ -432,3 +432,30 @@ func TestKubernetesPVC(t *testing.T) {
 		t.Errorf("the other run's archive, written on the PVC: %v", err)
 	}
 }
+
+// --dry-run needs no cluster: it prints each run's Job (the image given,
+// the run's arguments, the Secret's keys) and no credential.
+func TestKubernetesDryRunNeedsNoCluster(t *testing.T) {
+	dir := t.TempDir()
+	src := strings.Replace(smallCampaign, "args: [", "args: [--hf-endpoint, 'https://u:pw-DRY-4711@h:1', ", 1)
+	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(src+"kubernetes: {namespace: bench}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	t.Setenv("KUBECONFIG", filepath.Join(dir, "absent"))
+	out, errOut, code := runCLI(t, "sweep", "campaign.yaml", "--executor", "kubernetes", "--image", "example.com/jb:1", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"executor kubernetes", "kind: Job", "namespace: bench", "image: example.com/jb:1", "- sim-llm-70b", "holds: JOULEBENCH_HF_ENDPOINT"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "kind: Job"); n != 2 {
+		t.Errorf("%d jobs, want 2", n)
+	}
+	if strings.Contains(out+errOut, "pw-DRY-4711") {
+		t.Errorf("the credential is in the dry run:\n%s", out)
+	}
+}
