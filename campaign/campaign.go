@@ -56,6 +56,8 @@ type File struct {
 	Args []string `yaml:"args"`
 	// Slurm configures --executor slurm.
 	Slurm SlurmConfig `yaml:"slurm"`
+	// Kubernetes configures --executor kubernetes (kubernetes.go).
+	Kubernetes KubernetesConfig `yaml:"kubernetes"`
 	// Search, when set, replaces the load axis by a search over the load
 	// for each combination of the other axes (search.go).
 	Search Search `yaml:"search"`
@@ -348,6 +350,7 @@ func (c *Campaign) validate(d *errSink, root *yaml.Node) {
 	c.validateExclude(d, at)
 	c.validateSlurm(d, at)
 	c.validateNodes(d, root)
+	c.validateKubernetes(d, at)
 }
 
 // validateAxisNames checks the names of an axis's n values: each a label,

@@ -140,44 +140,24 @@ func CheckExecutor(executor string) error {
 	return exitcode.Invalidf("--executor %q: valid are local, slurm", executor)
 }
 
-// DryRun writes what a sweep would run: each run's id, status and
-// command line (local) or sbatch script (slurm), with the secrets red
-// knows hidden (the sbatch files submitted keep them); of a search, its
-// first points.
+// DryRun writes what a sweep on a built-in executor (local or slurm)
+// would run: DryRunWith.
 func (c *Campaign) DryRun(w io.Writer, plan Plan, bin, executor string, red *redact.Redactor) error {
-	if c.Searching() {
-		fmt.Fprintf(w, "campaign %s: %s search over %d combinations; the first points of each follow (the next ones depend on what they measure)\n", c.Name, c.Search.Kind, len(plan.Runs))
-		plan = c.FirstPoints(plan)
+	ex, err := builtinExecutor(executor)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "campaign %s: %d runs (%d excluded by the exclude list), executor %s\n", c.Name, len(plan.Runs), plan.Excluded, executor)
-	for i, r := range plan.Runs {
-		as, err := c.Attempts(r)
-		if err != nil {
-			return err
-		}
-		st := Status(as)
-		dir, err := c.NextDir(r)
-		if err != nil {
-			return err
-		}
-		if last, ok := Latest(as); ok && st == Complete {
-			dir = last.Dir
-		}
-		fmt.Fprintf(w, "%3d  %s  [%s]  %s\n", i+1, r.ID, st, r.Describe())
-		rr := red.WithArgv(append(r.Args(dir), c.nodeAgentArgs()...))
-		shown := r
-		shown.Config.Args = rr.Argv(r.Config.Args)
-		if executor == "slurm" {
-			jb := c.Slurm.Joulebench
-			if jb == "" {
-				jb = bin
-			}
-			fmt.Fprintf(w, "     sbatch script:\n%s", indent(rr.String(c.JobScript(shown, jb, dir)), "       "))
-			continue
-		}
-		fmt.Fprintf(w, "     %s %s\n", bin, strings.Join(quoteArgs(shown.Args(dir)), " "))
+	return c.DryRunWith(w, plan, bin, ex, red)
+}
+
+func builtinExecutor(name string) (Executor, error) {
+	if err := CheckExecutor(name); err != nil {
+		return nil, err
 	}
-	return nil
+	if name == "slurm" {
+		return Slurm{}, nil
+	}
+	return Local{}, nil
 }
 
 func indent(s, pre string) string {
@@ -202,33 +182,13 @@ func quoteArgs(args []string) []string {
 	return out
 }
 
-// Sweep runs the plan on executor (local or slurm; a search campaign
-// searches each combination's load), saying what it does on log: the
-// runs, the summary and each failed run.
+// Sweep runs the plan on a built-in executor (local or slurm): SweepWith.
 func (c *Campaign) Sweep(ctx context.Context, plan Plan, executor string, opts Options, log io.Writer) (Result, error) {
-	exec := func(ctx context.Context, p Plan) (Result, error) {
-		if executor == "slurm" {
-			return c.RunSlurm(ctx, p, opts, ExecCommander)
-		}
-		return c.RunLocal(ctx, p, opts)
-	}
-	var res Result
-	var err error
-	if c.Searching() {
-		fmt.Fprintf(log, "campaign %s: %s search over %d combinations (%d excluded), executor %s, archives in %s\n", c.Name, c.Search.Kind, len(plan.Runs), plan.Excluded, executor, c.RunsDir())
-		res, _, err = c.RunSearch(ctx, plan, opts, exec)
-	} else {
-		fmt.Fprintf(log, "campaign %s: %d runs (%d excluded), executor %s, archives in %s\n", c.Name, len(plan.Runs), plan.Excluded, executor, c.RunsDir())
-		res, err = exec(ctx, plan)
-	}
+	ex, err := builtinExecutor(executor)
 	if err != nil {
-		return res, err
+		return Result{}, err
 	}
-	fmt.Fprintf(log, "campaign %s: %s\n", c.Name, res.Summary)
-	for _, f := range res.Failed {
-		fmt.Fprintf(log, "failed: %s\n", f)
-	}
-	return res, nil
+	return c.SweepWith(ctx, plan, ex, opts, log)
 }
 
 // Outcome is the error a sweep of path ends with once its comparison is

@@ -36,9 +36,9 @@ type SearchState struct {
 	Found map[string]string `json:"found,omitempty"`
 }
 
-// Executor runs a plan (one search point) and returns its result:
+// PlanFunc runs a plan (one search point) and returns its result:
 // RunLocal or RunSlurm bound to their options.
-type Executor func(ctx context.Context, p Plan) (Result, error)
+type PlanFunc func(ctx context.Context, p Plan) (Result, error)
 
 // errInterrupted stops a search when its run was interrupted.
 var errInterrupted = errors.New("search interrupted")
@@ -112,7 +112,7 @@ func (c *Campaign) groupName(r Run) string {
 // SearchStateFile; a point already measured there, or with a complete
 // archive, is not run again. The Result lists every complete point's
 // archive; Interrupted is set when ctx ended a run.
-func (c *Campaign) RunSearch(ctx context.Context, p Plan, o Options, exec Executor) (Result, *SearchState, error) {
+func (c *Campaign) RunSearch(ctx context.Context, p Plan, o Options, exec PlanFunc) (Result, *SearchState, error) {
 	o.defaults()
 	if !c.Searching() {
 		return Result{}, nil, errors.New("campaign has no search section")
@@ -176,7 +176,7 @@ func (c *Campaign) RunSearch(ctx context.Context, p Plan, o Options, exec Execut
 // probe measures a point of one group: from the kept state when it lists
 // the point's complete archive, else from its archive, after running it
 // when it has no complete one.
-func (c *Campaign) probe(base Run, kept *SearchState, o Options, exec Executor) Probe {
+func (c *Campaign) probe(base Run, kept *SearchState, o Options, exec PlanFunc) Probe {
 	return func(ctx context.Context, l LoadPoint) (Measure, error) {
 		r := c.PointRun(base, l)
 		as, err := c.Attempts(r)

@@ -26,6 +26,7 @@ type readmeCommand struct {
 var readmeSkips = []struct{ prefix, why string }{
 	{"go test ", "the test suite itself"},
 	{"joulebench sweep campaign.yaml --executor slurm", "needs a Slurm cluster (the sweep with Slurm has its own test on fake sbatch/squeue)"},
+	{"joulebench sweep gpu.yaml --executor kubernetes --image", "needs a Kubernetes cluster with GPUs (the executor's tests run the simulator on CI's cluster)"},
 	{"joulebench sweep examples/frontier.yaml", "five simulator runs: TestFrontierExample runs it"},
 	{"joulebench sweep examples/slo.yaml", "about seven simulator runs: TestSLOSearchFindsConcurrency runs it"},
 }

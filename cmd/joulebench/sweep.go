@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/campaign"
+	"github.com/joulebench/joulebench/campaign/kube"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/report"
 )
@@ -24,7 +25,10 @@ archive under OUT/runs/<id>, cold start), prints progress and ends with the
 compare of the campaign's archives. It resumes: a complete configuration is
 skipped, an interrupted one run again into a new directory (<id>.try2), a
 failed one only with --retry-failed. --executor slurm submits one sbatch
-job per run (re-attaching after a restart, scancel on Ctrl-C); --dry-run
+job per run (re-attaching after a restart, scancel on Ctrl-C);
+--executor kubernetes makes one Job per run (--image, --kubeconfig, the
+campaign's kubernetes section; archives copied back from the pods,
+docs/kubernetes.md); --dry-run
 prints the plan and runs nothing. A campaign with a search section searches
 the load of each combination (kind: sweep or slo), resumable from
 OUT/search-state.json, and ends with the frontier drawn in
@@ -36,7 +40,9 @@ OUT/frontier.svg. docs/campaigns.md has the details.`,
 	}
 	f := cmd.Flags()
 	f.Bool("dry-run", false, "print the expanded plan (run ids, axis values, command lines) and run nothing")
-	f.String("executor", "local", "where runs run: local (one after the other on this machine) or slurm (one sbatch job each)")
+	f.String("executor", "local", "where runs run: local (one after the other on this machine), slurm (one sbatch job each) or kubernetes (one Job each)")
+	f.String("image", kube.DefaultImage, "joulebench image of the runs' pods (--executor kubernetes)")
+	f.String("kubeconfig", "", "kubeconfig file of the cluster (--executor kubernetes; default: KUBECONFIG, the in-cluster configuration, ~/.kube/config)")
 	f.Bool("retry-failed", false, "run again the configurations whose latest run failed (into a new directory)")
 	f.String("joulebench-bin", "", "joulebench executable each run is (default: this one)")
 	f.String("format", "table", "format of the final comparison: "+formatList())
@@ -50,8 +56,13 @@ func (a *app) sweep(ctx context.Context, path string) error {
 	if err := report.CheckFormat(format); err != nil {
 		return withCode(exitInvalid, err)
 	}
-	executor := a.v.GetString("executor")
-	if err := campaign.CheckExecutor(executor); err != nil {
+	executors, err := campaign.NewExecutors(append(campaign.BuiltinExecutors(),
+		&kube.Executor{Image: a.v.GetString("image"), Kubeconfig: a.v.GetString("kubeconfig")})...)
+	if err != nil {
+		return err
+	}
+	executor, err := executors.Lookup(a.v.GetString("executor"))
+	if err != nil {
 		return err
 	}
 	c, plan, err := a.campaignChecker().Open(path)
@@ -68,14 +79,14 @@ func (a *app) sweep(ctx context.Context, path string) error {
 		}
 	}
 	if a.v.GetBool("dry-run") {
-		return c.DryRun(a.out, plan, bin, executor, a.redact)
+		return c.DryRunWith(a.out, plan, bin, executor, a.redact)
 	}
 	rules, err := compare.Builtin()
 	if err != nil {
 		return err
 	}
 	opts := campaign.Options{Binary: bin, RetryFailed: a.v.GetBool("retry-failed"), Log: a.errOut, NotApplicable: rules.NotApplicableReason}
-	res, err := c.Sweep(ctx, plan, executor, opts, a.errOut)
+	res, err := c.SweepWith(ctx, plan, executor, opts, a.errOut)
 	if err != nil {
 		return fmt.Errorf("sweep %s: %w", path, err)
 	}

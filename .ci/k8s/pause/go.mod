@@ -1,0 +1,3 @@
+module joulebench.ci/pause
+
+go 1.24
