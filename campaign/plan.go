@@ -79,6 +79,21 @@ func (c *Campaign) SpecFile(dir string) string {
 	return p
 }
 
+// SpecJSON is the run's spec file as WriteSpec writes it (no secrets),
+// for an executor that carries it another way (a Kubernetes Job's
+// environment).
+func (c *Campaign) SpecJSON(r Run) ([]byte, error) {
+	s, err := c.runSettings(r)
+	if err != nil {
+		return nil, err
+	}
+	b, err := runflags.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: spec: %w", r.ID, err)
+	}
+	return b, nil
+}
+
 // WriteSpec writes the settings s of run r to path, readable by the user
 // alone and made anew (WriteFile keeps an existing file's mode). The
 // secrets are not written (runflags.Encode): the run's process gets them

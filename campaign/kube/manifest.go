@@ -145,6 +145,9 @@ stop=0
 # is moved aside: the run never writes into an existing directory.
 d=` + WorkDir + `/runs/"$JOULEBENCH_ATTEMPT"
 [ -e "$d" ] && mv "$d" "$d.stopped-$(date +%s)"
+# The run's typed spec (the campaign's, without secrets) from the Job's
+# environment into a file of the pod's own.
+(umask 077 && printf '%s' "$JOULEBENCH_SPEC" > ` + StateDir + `/spec.json) || exit 1
 joulebench "$@" &
 pid=$!
 trap 'stop=1; kill -TERM $pid 2>/dev/null' TERM INT
@@ -172,10 +175,17 @@ func Manifests(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 	k := c.Kubernetes
 	name := JobName(c, s.Attempt)
 	podDir := path.Join(WorkDir, "runs", s.Attempt)
-	args, secrets := campaign.SplitSecrets(r.Args(podDir))
-	if isFile(args[1]) {
-		return nil, nil, fmt.Errorf("profile %s is a file on this machine: the Kubernetes executor runs built-in profiles (a file needs to be in the image)", args[1])
+	flags, secrets := campaign.SplitSecrets(r.Args(podDir))
+	if isFile(flags[1]) {
+		return nil, nil, fmt.Errorf("profile %s is a file on this machine: the Kubernetes executor runs built-in profiles (a file needs to be in the image)", flags[1])
 	}
+	// The run is handed its typed spec, as local and Slurm runs are; the
+	// secrets, never in it, come from the Secret below.
+	spec, err := c.SpecJSON(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	args := r.SpecArgs(StateDir+"/spec.json", podDir)
 	hold := s.Hold
 	if hold <= 0 {
 		hold = DefaultHold
@@ -185,6 +195,7 @@ func Manifests(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 	env := []corev1.EnvVar{
 		{Name: "JOULEBENCH_ATTEMPT", Value: s.Attempt},
 		{Name: "JOULEBENCH_HOLD", Value: fmt.Sprint(hold)},
+		{Name: "JOULEBENCH_SPEC", Value: string(spec)},
 	}
 	var secret *corev1.Secret
 	if len(secrets) > 0 {

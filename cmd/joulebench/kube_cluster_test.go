@@ -306,7 +306,9 @@ func TestKubernetesFailureReasons(t *testing.T) {
 		name, section, image, want string
 	}{
 		{"oom", ", resources: {limits: {memory: 24Mi}}", image, "kubernetes: OOMKilled: "},
-		{"image", "", "docker.io/library/joulebench:absent", "kubernetes: ImagePullBackOff: image docker.io/library/joulebench:absent: "},
+		// A registry on this machine's loopback that nothing serves: the
+		// pull is refused here, no registry elsewhere is asked.
+		{"image", "", "127.0.0.1:1/joulebench:absent", "kubernetes: ImagePullBackOff: image 127.0.0.1:1/joulebench:absent: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := kubeCampaignWith(t, ns, tc.section)
@@ -434,7 +436,8 @@ func TestKubernetesPVC(t *testing.T) {
 }
 
 // --dry-run needs no cluster: it prints each run's Job (the image given,
-// the run's arguments, the Secret's keys) and no credential.
+// the run's typed spec in its environment, the Secret's keys) and no
+// credential.
 func TestKubernetesDryRunNeedsNoCluster(t *testing.T) {
 	dir := t.TempDir()
 	src := strings.Replace(smallCampaign, "args: [", "args: [--hf-endpoint, 'https://u:pw-DRY-4711@h:1', ", 1)
@@ -447,7 +450,7 @@ func TestKubernetesDryRunNeedsNoCluster(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"executor kubernetes", "kind: Job", "namespace: bench", "image: example.com/jb:1", "- sim-llm-70b", "holds: JOULEBENCH_HF_ENDPOINT"} {
+	for _, want := range []string{"executor kubernetes", "kind: Job", "namespace: bench", "image: example.com/jb:1", "- --spec", "name: JOULEBENCH_SPEC", "\"sim-llm-70b\"", "holds: JOULEBENCH_HF_ENDPOINT"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out)
 		}
