@@ -92,25 +92,9 @@ func (p *PowerData) attributeEnergy(reqs []*record.Request, method string, sl *s
 		return nil, fmt.Errorf("attribute: %w", err)
 	}
 	out := make([]float64, len(reqs))
-	gens := make([]genReq, 0, len(reqs))
-	nSegs := 0
-	for i, r := range reqs {
-		if r == nil {
-			return nil, fmt.Errorf("attribute: request %d is nil", i)
-		}
-		at := i
-		if idx != nil {
-			at = idx[i]
-		}
-		if err := sl.err(at); err != nil {
-			return nil, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
-		}
-		sh := &sl.shapes[at]
-		if sh.kind != shapeGen {
-			continue
-		}
-		gens = append(gens, genReq{pos: i, tokenShape: sh})
-		nSegs += len(sh.segments)
+	gens, nSegs, err := generating(reqs, sl, idx)
+	if err != nil {
+		return nil, err
 	}
 	if nSegs == 0 {
 		return out, nil
@@ -206,6 +190,32 @@ func (p *PowerData) attributeEnergy(reqs []*record.Request, method string, sl *s
 		out[g.pos] = e
 	}
 	return out, nil
+}
+
+// generating lists the requests of reqs with a generation interval (their
+// shape in sl: entry idx[i], i when idx is nil) and counts their segments.
+func generating(reqs []*record.Request, sl *shapeList, idx []int) ([]genReq, int, error) {
+	gens := make([]genReq, 0, len(reqs))
+	nSegs := 0
+	for i, r := range reqs {
+		if r == nil {
+			return nil, 0, fmt.Errorf("attribute: request %d is nil", i)
+		}
+		at := i
+		if idx != nil {
+			at = idx[i]
+		}
+		if err := sl.err(at); err != nil {
+			return nil, 0, fmt.Errorf("attribute: request %d (%q): %w", i, r.ID, err)
+		}
+		sh := &sl.shapes[at]
+		if sh.kind != shapeGen {
+			continue
+		}
+		gens = append(gens, genReq{pos: i, tokenShape: sh})
+		nSegs += len(sh.segments)
+	}
+	return gens, nSegs, nil
 }
 
 // gallop returns the index of x in bounds (sorted, x present), searching
