@@ -46,7 +46,7 @@ GPU), which every output labels SIMULATED.`,
 	}
 	f := cmd.Flags()
 	runflags.Define(f, a.runRegistries())
-	f.String("spec", "", "run the specification in this file (JSON, as a campaign writes it for each run) instead of a PROFILE and flags; only --out, --no-progress, where power is read (--telemetry, --agent: a job over several nodes learns them where it runs) and the secrets a spec file never holds (--api-key, --engine-url, --extra-body, --hf-endpoint, --engine-arg, --engine-env and the power sources' URLs and arguments) may be given with it")
+	f.String("spec", "", "run the specification in this file (JSON, as a campaign writes it for each run) instead of a PROFILE and flags; only --out, --no-progress, what a job over several nodes learns where it runs (where power is read: --telemetry, --agent; the engine parts it started: --deployment) and the secrets a spec file never holds (--api-key, --engine-url, --extra-body, --hf-endpoint, --engine-arg, --engine-env and the power sources' URLs and arguments) may be given with it")
 	return cmd
 }
 
@@ -66,7 +66,7 @@ func (a *app) runSettings(cmd *cobra.Command, args []string) (runflags.Settings,
 	}
 	path, _ := f.GetString("spec")
 	if bad := runflags.NotWithSpec(f, append([]string{"out", "no-progress", "config"}, runflags.WhereFlags...)...); len(bad) > 0 {
-		return runflags.Settings{}, withCode(exitInvalid, fmt.Errorf("--spec %s: %s cannot be given with it: the spec file holds every run flag (only --out, --no-progress, where power is read (--telemetry, --agent) and the secrets may be given with --spec)", path, strings.Join(bad, ", ")))
+		return runflags.Settings{}, withCode(exitInvalid, fmt.Errorf("--spec %s: %s cannot be given with it: the spec file holds every run flag (only --out, --no-progress, where power is read (--telemetry, --agent), the engine parts (--deployment) and the secrets may be given with --spec)", path, strings.Join(bad, ", ")))
 	}
 	src, err := boundedfile.Read(path, "spec file", boundedfile.MaxProfileBytes)
 	if err != nil {
@@ -77,7 +77,7 @@ func (a *app) runSettings(cmd *cobra.Command, args []string) (runflags.Settings,
 		return runflags.Settings{}, withCode(exitInvalid, err)
 	}
 	s.ReadSecrets(a.v, a.runRegistries())
-	s.MeasureHere(f)
+	s.ApplyWhereFlags(f)
 	if f.Changed("out") {
 		s.Out, _ = f.GetString("out")
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,6 +169,8 @@ func TestRunSpecRefuses(t *testing.T) {
 	}{
 		{[]string{"--spec", "good.json", "--engine", "vllm", "--set", "a=1"}, "--spec good.json: --engine, --set cannot be given with it"},
 		{[]string{"--spec", "good.json", "--log-level", "debug"}, "--log-level cannot be given with it"},
+		{[]string{"--spec", "good.json", "--model", "m", "--deployment", "d.yaml"},
+			"--model cannot be given with it: the spec file holds every run flag (only --out, --no-progress, where power is read (--telemetry, --agent), the engine parts (--deployment) and the secrets may be given with --spec)"},
 		{[]string{"--spec", "good.json", "benchmark-1.5"}, `run --spec takes no PROFILE argument ("benchmark-1.5")`},
 		{[]string{"--spec", "bad.json"}, `spec bad.json: json: unknown field "bogus"`},
 		{[]string{"--spec", "none.json"}, "none.json"},
@@ -179,5 +182,28 @@ func TestRunSpecRefuses(t *testing.T) {
 		if _, err := os.Stat("runs"); err == nil {
 			t.Fatalf("%q: a run directory was created", tc.args)
 		}
+	}
+}
+
+// A Slurm job over several nodes that started the engine parts gives its
+// run, besides the spec, where it reads power and the deployment file it
+// wrote on its node: both are taken, over the spec's, and count as given.
+func TestRunSpecTakesWhereTheJobRuns(t *testing.T) {
+	isolateConfig(t)
+	t.Chdir(t.TempDir())
+	b, err := runflags.Marshal(runCommandSettings(t, "benchmark-1.5", "--engine", "sim"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("good.json", b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := runCommandSettings(t, "--spec", "good.json", "--out", "d", "--no-progress", "--deployment", "slurm/x.deployment.yaml",
+		"--telemetry", "agent", "--agent", "http://n1:4780")
+	if s.Deployment != "slurm/x.deployment.yaml" || !slices.Contains(s.Changed, "deployment") {
+		t.Errorf("deployment %q, changed %v: want the job's file, given", s.Deployment, s.Changed)
+	}
+	if a, _ := s.Telemetry["agent"].([]string); len(a) != 1 || a[0] != "http://n1:4780" {
+		t.Errorf("agents %v", s.Telemetry["agent"])
 	}
 }

@@ -207,18 +207,27 @@ func NotWithSpec(f *pflag.FlagSet, allowed ...string) []string {
 	return bad
 }
 
-// WhereFlags are the run flags that may be given with --spec to say where
-// the run measures power, which a job learns only where it runs (a Slurm
-// job over several nodes reads the agents of the nodes it was given):
-// --telemetry and --agent. They replace the spec's values.
-var WhereFlags = []string{"telemetry", "agent"}
+// WhereFlags are the run flags that may be given with --spec to say
+// what a job learns only where it runs (a Slurm job over several nodes
+// reads the agents of the nodes it was given, and benchmarks the engine
+// parts it started on them): --telemetry, --agent and --deployment. They
+// replace the spec's values.
+var WhereFlags = []string{"telemetry", "agent", "deployment"}
 
-// MeasureHere replaces the spec's power source with the WhereFlags given
-// in f, and records them as given on the command line.
-func (s *Settings) MeasureHere(f *pflag.FlagSet) {
+// ApplyWhereFlags replaces the spec's power source and deployment with
+// the WhereFlags given in f, and records them as given on the command
+// line: a flag that is a Settings field (--deployment) sets that field,
+// a power source's flag (--telemetry, --agent) the Telemetry map.
+func (s *Settings) ApplyWhereFlags(f *pflag.FlagSet) {
+	fields := s.fields()
 	for _, name := range WhereFlags {
 		fl := f.Lookup(name)
 		if fl == nil || !fl.Changed {
+			continue
+		}
+		s.Given(name)
+		if i := slices.IndexFunc(fields, func(fd field) bool { return fd.flag == name }); i >= 0 {
+			fields[i].read(Flags{F: f})
 			continue
 		}
 		if s.Telemetry == nil {
@@ -234,6 +243,5 @@ func (s *Settings) MeasureHere(f *pflag.FlagSet) {
 		default:
 			s.Telemetry[name] = fl.Value.String()
 		}
-		s.Given(name)
 	}
 }
