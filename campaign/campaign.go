@@ -146,6 +146,39 @@ type SlurmConfig struct {
 	Nodes int `yaml:"nodes"`
 	// Agent configures the agents of a job over several nodes.
 	Agent SlurmAgent `yaml:"agent"`
+	// Parts are the engine parts a job over several nodes starts, each on
+	// its node (slurmnodes.go); the run benchmarks them as the external
+	// parts of a --deployment file the job writes. Only with Nodes.
+	Parts []SlurmPart `yaml:"parts"`
+	// Entry names the part requests go to; required with several parts.
+	Entry string `yaml:"entry"`
+}
+
+// SlurmPart is one item of `slurm.parts:`: an engine part the job starts
+// on one of its nodes with its own command line.
+type SlurmPart struct {
+	// Name names the part (a label, each part's own).
+	Name string `yaml:"name"`
+	// Role is prefill, decode, router or replica.
+	Role string `yaml:"role"`
+	// Node is the node it runs on, from 1 (the run's node) to slurm.nodes.
+	Node int `yaml:"node"`
+	// Port is the TCP port the part's server listens on, on its node.
+	Port int `yaml:"port"`
+	// Command is the part's command line (the engine's own, e.g. `vllm
+	// serve MODEL --port 8100 --kv-transfer-config ...`), run by srun on
+	// its node.
+	Command []string `yaml:"command"`
+	// Kind and API say what the server is, as a deployment's external
+	// part does ("": any OpenAI-compatible server).
+	Kind string `yaml:"kind"`
+	API  string `yaml:"api"`
+	// Devices are the IDs of its node's devices the part owns, as that
+	// node's agent lists them (gpu0, ...).
+	Devices []string `yaml:"devices"`
+	// Env is added to the part's environment (its srun step's), never
+	// to a command line.
+	Env map[string]string `yaml:"env"`
 }
 
 // SlurmAgent is the `slurm.agent:` section: how the power agent on each

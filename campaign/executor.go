@@ -149,7 +149,7 @@ func (c *Campaign) DryRunWith(w io.Writer, plan Plan, bin string, ex Executor, r
 			dir = last.Dir
 		}
 		fmt.Fprintf(w, "%3d  %s  [%s]  %s\n", i+1, r.ID, st, r.Describe())
-		rr := red.WithArgv(append(r.Args(dir), c.nodeAgentArgs()...)) // the agents' secrets too
+		rr := red.WithArgv(append(r.Args(dir), c.nodeSecretArgs()...)) // the agents' and the parts' secrets too
 		shown := r
 		shown.Config.Args = rr.Argv(r.Config.Args)
 		d, err := ex.Describe(c, shown, dir, bin)

@@ -63,6 +63,7 @@ func (c *Campaign) validateNodes(d *errSink, root *yaml.Node) {
 	case given && (c.Slurm.Nodes < 1 || c.Slurm.Nodes > MaxNodes):
 		d.Errorf(at("slurm", "nodes"), "slurm.nodes", "must be from 1 to %d (the nodes of each run's job), got %d", MaxNodes, c.Slurm.Nodes)
 	}
+	c.validateParts(d, root)
 	if yamlstrict.NodeAt(root, "slurm", "agent") == nil {
 		return
 	}
@@ -97,6 +98,10 @@ func (c *Campaign) validateNodeArgs(e *errSink, root *yaml.Node, check func([]st
 		node := yamlstrict.NodeAt(root, l.path...)
 		for j, a := range l.args {
 			name, _, _ := strings.Cut(a, "=")
+			if len(c.Slurm.Parts) > 0 && (name == "--deployment" || name == "--engine-url") {
+				e.Errorf(yamlstrict.FirstNode(yamlstrict.NodeAt(node, strconv.Itoa(j)), node), fmt.Sprintf("%s[%d]", l.where(), j),
+					"%s: the run benchmarks the engine parts its job starts (slurm.parts, given to the run as --deployment): remove it", name)
+			}
 			if name == "--telemetry" || name == "--agent" || name == "--agent-token-file" {
 				e.Errorf(yamlstrict.FirstNode(yamlstrict.NodeAt(node, strconv.Itoa(j)), node), fmt.Sprintf("%s[%d]", l.where(), j),
 					"%s is the job's to give when slurm.nodes is set (every run reads the agents on its nodes: --telemetry agent, "+
@@ -124,14 +129,14 @@ func envPrefix(env []string) string {
 	return b.String()
 }
 
-// nodeAgentArgs are the agents' source flags of a job over several nodes
-// (nil for a job on one node): what a dry run hides the secrets of, with
-// the run's.
-func (c *Campaign) nodeAgentArgs() []string {
+// nodeSecretArgs are the flags of a job over several nodes that a dry
+// run hides the secrets of, with the run's (nil for a job on one node):
+// the agents' source flags and the parts' environments and command lines (partSecretArgs).
+func (c *Campaign) nodeSecretArgs() []string {
 	if c.Slurm.Nodes < 1 {
 		return nil
 	}
-	return c.agentArgs()
+	return append(c.agentArgs(), c.partSecretArgs()...)
 }
 
 // agentArgs are the power source flags of every node's agent.
@@ -152,7 +157,12 @@ func (c *Campaign) agentArgs() []string {
 func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres string, args, env []string) {
 	n, port := c.Slurm.Nodes, c.Slurm.Agent.port()
 	token := filepath.Join(logDir, filepath.Base(dir)+".agent-token")
-	fmt.Fprintf(b, "# A job over %d %s: a power agent on every node, the run on this (the first) node reading them all.\n", n, plural(n, "node", "nodes"))
+	parts := len(c.Slurm.Parts) > 0
+	if parts {
+		fmt.Fprintf(b, "# A job over %d %s: a power agent on every node, the engine parts on theirs, the run on this (the first) node reading the agents and benchmarking the parts.\n", n, plural(n, "node", "nodes"))
+	} else {
+		fmt.Fprintf(b, "# A job over %d %s: a power agent on every node, the run on this (the first) node reading them all.\n", n, plural(n, "node", "nodes"))
+	}
 	b.WriteString("set -u\n")
 	b.WriteString("set -- $(scontrol show hostnames \"$SLURM_JOB_NODELIST\")\n")
 	fmt.Fprintf(b, "if [ \"$#\" -ne %d ]; then echo \"joulebench: the job has $# nodes, slurm.nodes asks for %d\" >&2; exit 1; fi\n", n, n)
@@ -170,7 +180,22 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 	b.WriteString("stop_agents() {\n  if [ -n \"$agents\" ]; then\n    kill $agents 2>/dev/null\n" +
 		"    for _ in $(seq 60); do kill -0 $agents 2>/dev/null || break; sleep 0.5; done\n" +
 		"    kill -9 $agents 2>/dev/null\n  fi\n  rm -f \"$token\"\n}\n")
-	b.WriteString("trap stop_agents EXIT\ntrap 'exit 143' TERM\ntrap 'exit 130' INT\n")
+	if parts {
+		// The run's deployment file: no secret in it (the parts' URLs,
+		// roles, hosts, kinds and devices); kept with the job's output.
+		fmt.Fprintf(b, "deployment=%s\n", shellQuote(filepath.Join(logDir, filepath.Base(dir)+".deployment.yaml")))
+		b.WriteString("rm -f \"$deployment\"\n")
+		b.WriteString("parts=\n")
+		// The parts as the agents, and first: their last power is the run's
+		// to read no more, the agents' to serve until the parts are gone.
+		b.WriteString("stop_parts() {\n  if [ -n \"$parts\" ]; then\n    kill $parts 2>/dev/null\n" +
+			"    for _ in $(seq 60); do kill -0 $parts 2>/dev/null || break; sleep 0.5; done\n" +
+			"    kill -9 $parts 2>/dev/null\n  fi\n}\n")
+		b.WriteString("trap 'stop_parts; stop_agents' EXIT\n")
+	} else {
+		b.WriteString("trap stop_agents EXIT\n")
+	}
+	b.WriteString("trap 'exit 143' TERM\ntrap 'exit 130' INT\n")
 	b.WriteString("# wait_agent NODE PID: until the agent on NODE accepts connections, while its step PID lives.\n")
 	fmt.Fprintf(b, "wait_agent() {\n  for _ in $(seq %d); do\n", agentReadyTries)
 	fmt.Fprintf(b, "    if timeout 5 bash -c 'exec 3<>\"/dev/tcp/$0/$1\"' \"$1\" %d 2>/dev/null; then return 0; fi\n", port)
@@ -194,15 +219,29 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 		b.WriteString(tail.String() + " &\n")
 		fmt.Fprintf(b, "agent%d=$!\nagents=\"$agents $agent%d\"\n", i, i)
 	}
+	if parts {
+		c.writeParts(b, step)
+	}
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(b, "wait_agent \"$node%d\" \"$agent%d\" || exit 1\n", i, i)
+	}
+	if parts {
+		c.writePartWaits(b)
 	}
 	b.WriteString(envPrefix(env) + agentTokenEnv + "=\"$(cat \"$token\")\" " + shellQuote(bin))
 	for _, a := range args {
 		b.WriteString(" " + shellQuote(a))
 	}
+	if parts {
+		b.WriteString(" --deployment \"$deployment\"")
+	}
 	b.WriteString(" --telemetry agent")
 	for i := 1; i <= n; i++ {
+		if parts {
+			// Named by its node: the parts' devices are NODE:ID.
+			fmt.Fprintf(b, " --agent \"$node%d=http://$node%d:%d\"", i, i, port)
+			continue
+		}
 		fmt.Fprintf(b, " --agent \"http://$node%d:%d\"", i, port)
 	}
 	b.WriteString("\nexit $?\n")
