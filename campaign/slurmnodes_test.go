@@ -18,6 +18,7 @@ import (
 
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/redact"
+	"github.com/joulebench/joulebench/telemetry/agent"
 )
 
 const twoNodes = `name: t
@@ -497,10 +498,30 @@ func TestFakeJoulebench(t *testing.T) {
 		}()
 		<-sigs
 		logf("agent %s stopped", addr)
+	case "serve":
+		// An engine part: a server on its node until SIGTERM.
+		addr := flag("--listen")[0]
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			logf("part %s: %v", addr, err)
+			os.Exit(1)
+		}
+		logf("part %s env %s", addr, os.Getenv("FAKE_PART_ENV"))
+		go func() { _ = http.Serve(ln, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) }()
+		<-sigs
+		logf("part %s stopped", addr)
 	case "run":
+		if deps := flag("--deployment"); len(deps) > 0 {
+			logf("run %s", fakeReadDeployment(deps[0]))
+		}
 		read := 0
-		for _, u := range flag("--agent") {
-			req, _ := http.NewRequest("GET", u, nil)
+		for _, a := range flag("--agent") {
+			ep, err := agent.ParseEndpoint(a) // NAME=URL or URL
+			if err != nil {
+				logf("run: %v", err)
+				os.Exit(1)
+			}
+			req, _ := http.NewRequest("GET", ep.URL, nil)
 			req.Header.Set("Authorization", "Bearer "+os.Getenv("JOULEBENCH_AGENT_TOKEN"))
 			resp, err := http.DefaultClient.Do(req)
 			if err == nil && resp.StatusCode == http.StatusOK {

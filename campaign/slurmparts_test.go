@@ -1,10 +1,21 @@
 package campaign
 
 import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/redact"
+	"github.com/joulebench/joulebench/runner"
 )
 
 // twoNodeParts is a disaggregated deployment over two nodes: prefill and
@@ -164,5 +175,188 @@ func TestLoadPartsErrors(t *testing.T) {
 	if _, err := Load([]byte(head+"slurm:\n  nodes: 2\n  entry: a\n  parts:\n"+part(ok+", devices: [gpu0]")+
 		part("name: b, role: decode, node: 2, port: 8100, command: [srv], devices: [gpu0]")), "c.yaml"); err != nil {
 		t.Error(err)
+	}
+}
+
+// fakeReadDeployment is what the fake run (TestFakeJoulebench) says of
+// its --deployment file: its mode, the file as the run reads it
+// (runner.ParseDeployment), and how many of its parts answered a
+// request.
+func fakeReadDeployment(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "deployment: " + err.Error()
+	}
+	src, _ := os.ReadFile(path)
+	df, err := runner.ParseDeployment(src, path, all.Registry())
+	if err != nil {
+		return "deployment: " + err.Error()
+	}
+	var parts []string
+	served := 0
+	for _, p := range df.Parts {
+		parts = append(parts, fmt.Sprintf("%s/%s/%s/%s/%s/%s", p.Name, p.Role, p.Host, p.URL, p.Kind, strings.Join(p.Devices, "+")))
+		if resp, err := http.Get(p.URL); err == nil {
+			resp.Body.Close()
+			served++
+		}
+	}
+	return fmt.Sprintf("deployment %04o entry %s parts %s served %d", st.Mode().Perm(), df.Entry, strings.Join(parts, ","), served)
+}
+
+// freePort is a port nothing listens on at host, now.
+func freePort(t *testing.T, host string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", host+":0")
+	if err != nil {
+		t.Skipf("%s is not a local address here: %v", host, err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// The job script with parts, run by bash with srun and scontrol standing
+// in for Slurm's (a step runs its command here, node 1 is 127.0.0.1,
+// node 2 127.0.0.2) and this test binary for joulebench and for the
+// parts (TestFakeJoulebench serve): each part listens on its node with
+// its environment, the run starts once the agents and the parts listen
+// and reads a deployment file (0600) that the run's own parser takes,
+// naming each part at its node's address, with its devices as NODE:ID;
+// the parts are stopped before the agents. A part that ends before it
+// listens fails the job before the run starts; a cancelled job stops
+// everything.
+func TestJobScriptPartsRuns(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	agentPort, partPort, routerPort := freePort(t, "127.0.0.2"), freePort(t, "127.0.0.2"), freePort(t, "127.0.0.1")
+	for _, tc := range []struct {
+		name     string
+		runExit  string // the fake run's exit status, or "wait": until SIGTERM
+		decode   string // the decode part's command after the stand-in
+		wantExit int
+	}{
+		{"complete", "0", fmt.Sprintf("[serve, --listen, '127.0.0.2:%d']", partPort), 0},
+		{"a part ends first", "0", "[exit-at-once]", 1},
+		{"cancelled", "wait", fmt.Sprintf("[serve, --listen, '127.0.0.2:%d']", partPort), 143},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "bin")
+			log := filepath.Join(dir, "log")
+			if err := os.MkdirAll(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write := func(name, body string) {
+				if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("srun", "#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in --*) shift;; *) break;; esac; done\nexec \"$@\"\n")
+			write("scontrol", "#!/bin/sh\n[ \"$1 $2 $3\" = \"show hostnames n[1-2]\" ] || exit 1\nprintf '127.0.0.1\\n127.0.0.2\\n'\n")
+			write("jb", fmt.Sprintf("#!/bin/sh\n[ \"$1\" = exit-at-once ] && exit 1\nexec %s -test.run='^TestFakeJoulebench$' -- \"$@\"\n", shellQuote(os.Args[0])))
+			jb := filepath.Join(bin, "jb")
+			src := fmt.Sprintf(`name: t
+profile: benchmark-1.5
+out: out
+matrix: {engine: [{kind: sim}]}
+slurm:
+  nodes: 2
+  agent: {port: %d, telemetry: sim}
+  entry: router
+  parts:
+    - {name: prefill, role: prefill, node: 1, port: %d, kind: vllm, devices: [gpu0, gpu1], env: {FAKE_PART_ENV: prefill-env},
+       command: [%s, serve, --listen, '127.0.0.1:%d']}
+    - {name: decode, role: decode, node: 2, port: %d, devices: [gpu0], command: [%s, %s]}
+    - {name: router, role: router, node: 1, port: %d, command: [%s, serve, --listen, '127.0.0.1:%d']}
+`, agentPort, partPort, jb, partPort, partPort, jb, strings.Trim(tc.decode, "[]"), routerPort, jb, routerPort)
+			c := load(t, src)
+			out := filepath.Join(dir, "runs", "x")
+			script := filepath.Join(dir, "job.sh")
+			if err := os.WriteFile(script, []byte(c.JobScript(c.Expand().Runs[0], jb, out)), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(c.Dir, "slurm"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("bash", script)
+			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "SLURM_JOB_NODELIST=n[1-2]",
+				"FAKE_JB=1", "FAKE_JB_LOG="+log, "FAKE_JB_RUN_EXIT="+tc.runExit)
+			var stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stderr, &stderr
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.runExit == "wait" {
+				deadline := time.Now().Add(30 * time.Second)
+				for !strings.Contains(readFile(log), "run started\n") {
+					if time.Now().After(deadline) {
+						_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+						t.Fatalf("the run never started:\n%s\n%s", readFile(log), stderr.String())
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := cmd.Wait()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			l := readFile(log)
+			if code != tc.wantExit {
+				t.Errorf("job exit %d, want %d\nlog:\n%s\njob:\n%s", code, tc.wantExit, l, stderr.String())
+			}
+			if tc.wantExit == 1 {
+				want := fmt.Sprintf("joulebench: part decode on 127.0.0.2 ended before it listened on port %d", partPort)
+				if !strings.Contains(stderr.String(), want) || strings.Contains(l, "run ") {
+					t.Errorf("want %q and no run:\nlog:\n%s\njob:\n%s", want, l, stderr.String())
+				}
+			} else {
+				for _, want := range []string{
+					fmt.Sprintf("part 127.0.0.1:%d env prefill-env\n", partPort),
+					fmt.Sprintf("part 127.0.0.2:%d env \n", partPort),
+					fmt.Sprintf("run deployment 0600 entry router parts prefill/prefill/127.0.0.1/http://127.0.0.1:%d/vllm/127.0.0.1:gpu0+127.0.0.1:gpu1,"+
+						"decode/decode/127.0.0.2/http://127.0.0.2:%d//127.0.0.2:gpu0,router/router/127.0.0.1/http://127.0.0.1:%d// served 3\n", partPort, partPort, routerPort),
+					fmt.Sprintf("run --out %s telemetry agent agents 127.0.0.1=http://127.0.0.1:%d,127.0.0.2=http://127.0.0.2:%d read 2\n", out, agentPort, agentPort),
+				} {
+					if !strings.Contains(l, want) {
+						t.Errorf("log lacks %q:\n%s\njob:\n%s", want, l, stderr.String())
+					}
+				}
+			}
+			// Every part and agent stopped; when the job ended by itself,
+			// the parts before the agents.
+			lastPart, firstAgent := -1, len(l)
+			for _, addr := range []string{fmt.Sprintf("127.0.0.1:%d", partPort), fmt.Sprintf("127.0.0.2:%d", partPort), fmt.Sprintf("127.0.0.1:%d", routerPort)} {
+				if tc.wantExit == 1 && addr == fmt.Sprintf("127.0.0.2:%d", partPort) {
+					continue // it never started
+				}
+				i := strings.Index(l, "part "+addr+" stopped\n")
+				if i < 0 {
+					t.Errorf("part %s not stopped:\n%s\njob:\n%s", addr, l, stderr.String())
+				}
+				lastPart = max(lastPart, i)
+			}
+			for _, addr := range []string{fmt.Sprintf("127.0.0.1:%d", agentPort), fmt.Sprintf("127.0.0.2:%d", agentPort)} {
+				i := strings.Index(l, "agent "+addr+" stopped\n")
+				if i < 0 {
+					t.Errorf("agent %s not stopped:\n%s", addr, l)
+				}
+				firstAgent = min(firstAgent, i)
+			}
+			if tc.runExit != "wait" && lastPart > firstAgent {
+				t.Errorf("an agent stopped before a part:\n%s", l)
+			}
+			if _, err := os.Stat(filepath.Join(c.Dir, "slurm", "x.agent-token")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("token file left: %v", err)
+			}
+		})
 	}
 }
