@@ -32,11 +32,10 @@ import (
 //  6. when the run ends (or the job is cancelled), the agents stopped and
 //     the token removed; the job exits with the run's status.
 //
-// Engine parts started per node (a prefill engine on one node, a decode
-// engine on another) are not launched by the job yet: their launch line
-// would be a step like the agent's, `srun --nodes=1 --ntasks=1
-// --nodelist="$nodeK" --overlap ARGV &`, once a run names its parts per
-// node (the deployment format).
+// Engine parts started per node (slurm.parts: a prefill engine on one
+// node, a decode engine on another) are steps like the agents', started
+// after them, waited for after them, given to the run as a deployment
+// file and stopped before them (slurmparts.go).
 
 // agentTokenEnv is the environment variable the run reads the agents'
 // token from.
@@ -174,9 +173,10 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 	b.WriteString("rm -f \"$token\"\n")
 	b.WriteString("(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \\n' >\"$token\") || exit 1\n")
 	b.WriteString("agents=\n")
-	// The agents get SIGTERM (srun passes it to the step), then, if one
-	// is still there after 30 s, SIGKILL; Slurm ends their steps with
-	// the job in any case.
+	// kill signals each agent's srun (SIGTERM), which has Slurm end its
+	// step: on a cluster the step's processes are killed (srun does not
+	// pass SIGTERM on); an srun still there after 30 s gets SIGKILL.
+	// Slurm ends the steps with the job in any case.
 	b.WriteString("stop_agents() {\n  if [ -n \"$agents\" ]; then\n    kill $agents 2>/dev/null\n" +
 		"    for _ in $(seq 60); do kill -0 $agents 2>/dev/null || break; sleep 0.5; done\n" +
 		"    kill -9 $agents 2>/dev/null\n  fi\n  rm -f \"$token\"\n}\n")

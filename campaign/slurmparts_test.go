@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -358,5 +359,76 @@ slurm:
 				t.Errorf("token file left: %v", err)
 			}
 		})
+	}
+}
+
+// On the CI's one-node cluster (JOULEBENCH_SLURM=1 after
+// .ci/start-slurm.sh), a nodes: 1 campaign whose one part is a stand-in
+// OpenAI-compatible server (this test binary, TestFakeJoulebench serve;
+// there is no simulator server command): sbatch runs the job, srun the
+// agent and the part on the node, the run reads the deployment file the
+// job wrote, reaches the part at the node's name, and the part and the
+// agent are stopped when the run ends.
+func TestSlurmRealNodesParts(t *testing.T) {
+	if os.Getenv("JOULEBENCH_SLURM") != "1" {
+		t.Skip("no Slurm cluster (JOULEBENCH_SLURM=1 after .ci/start-slurm.sh)")
+	}
+	out, err := exec.Command("sinfo", "-h", "-N", "-o", "%N").Output()
+	nodes := strings.Fields(string(out))
+	if err != nil || len(nodes) != 1 {
+		t.Skipf("this test expects the one-node CI cluster; sinfo: %v %q", err, out)
+	}
+	node := nodes[0]
+	agentPort, partPort := freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "jb")
+	if err := os.WriteFile(bin, []byte(fmt.Sprintf("#!/bin/sh\nexec %s -test.run='^TestFakeJoulebench$' -- \"$@\"\n", shellQuote(os.Args[0]))), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "log")
+	t.Setenv("FAKE_JB", "1")
+	t.Setenv("FAKE_JB_LOG", log)
+	t.Setenv("FAKE_JB_RUN_EXIT", "0")
+	src := fmt.Sprintf("name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\n"+
+		"slurm:\n  time: \"00:05:00\"\n  poll: 200ms\n  nodes: 1\n  agent: {port: %d, telemetry: sim}\n"+
+		"  parts:\n    - {name: server, role: replica, node: 1, port: %d, env: {FAKE_PART_ENV: on-node}, command: [%s, serve, --listen, '%s:%d']}\n",
+		agentPort, partPort, bin, node, partPort)
+	c, err := Load([]byte(src), filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sweepLog := &syncLog{}
+	if _, err := c.RunSlurm(ctx, c.Expand(), Options{Binary: bin, Log: sweepLog}, nil); err != nil {
+		t.Fatalf("sweep: %v\n%s", err, sweepLog.String())
+	}
+	jobOut := readGlobNames(filepath.Join(c.Dir, "slurm", "*.out"))
+	addr := fmt.Sprintf("%s:%d", node, partPort)
+	l := readFile(log)
+	for _, want := range []string{
+		"part " + addr + " env on-node\n",
+		fmt.Sprintf("run deployment 0600 entry server parts server/replica/%s/http://%s// served 1\n", node, addr),
+		fmt.Sprintf("agents %s=http://%s:%d read 1\n", node, node, agentPort),
+	} {
+		if !strings.Contains(l, want) {
+			t.Errorf("log lacks %q:\n%s\nsweep:\n%s\njob:\n%s", want, l, sweepLog.String(), jobOut)
+		}
+	}
+	// srun, signalled by the job's end, has Slurm end the part's and the
+	// agent's steps (their processes killed): nothing listens any more.
+	for _, port := range []int{partPort, agentPort} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			conn, err := net.DialTimeout("tcp", fmt.Sprintf("%s:%d", node, port), time.Second)
+			if err != nil {
+				break
+			}
+			conn.Close()
+			if time.Now().After(deadline) {
+				t.Fatalf("port %d still served after the job:\n%s\njob:\n%s", port, l, jobOut)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
 }
