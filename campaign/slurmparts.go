@@ -99,6 +99,7 @@ func (c *Campaign) validateParts(d *errSink, root *yaml.Node) {
 			if strings.ContainsRune(a, 0) {
 				d.Errorf(at("command", strconv.Itoa(j)), fmt.Sprintf("%s.command[%d]", where, j), "an argument holds a NUL byte")
 			}
+			c.validateNodeRefs(d, at("command", strconv.Itoa(j)), fmt.Sprintf("%s.command[%d]", where, j), a)
 		}
 		if _, err := c.registry().ForRemote(p.Kind, p.API); err != nil {
 			d.Errorf(at("kind"), where+".kind", "%v", err)
@@ -120,6 +121,7 @@ func (c *Campaign) validateParts(d *errSink, root *yaml.Node) {
 			if !envNameRE.MatchString(k) || strings.ContainsRune(p.Env[k], 0) {
 				d.Errorf(at("env", k), where+".env", "%q: an environment variable's name (letters, digits, '_', not a digit first) and a value without NUL", k)
 			}
+			c.validateNodeRefs(d, at("env", k), where+".env."+k, p.Env[k])
 		}
 	}
 	switch {
@@ -149,6 +151,49 @@ func (c *Campaign) validatePartNode(d *errSink, item *yaml.Node, where string, p
 		return nodes >= 1
 	}
 	return false
+}
+
+// nodeRefRE is a node's name in a part's command or environment, given
+// when the job runs: {node} (the part's own node) or {nodeK} (node K).
+var nodeRefRE = regexp.MustCompile(`\{node([0-9]*)\}`)
+
+// validateNodeRefs checks that every {nodeK} in v names one of the
+// job's nodes.
+func (c *Campaign) validateNodeRefs(d *errSink, n *yaml.Node, where, v string) {
+	for _, m := range nodeRefRE.FindAllStringSubmatch(v, -1) {
+		if m[1] == "" {
+			continue
+		}
+		if k, err := strconv.Atoi(m[1]); err != nil || k < 1 || (c.Slurm.Nodes >= 1 && k > c.Slurm.Nodes) {
+			d.Errorf(n, where, "%s: the job's nodes are {node1} to {node%d} ({node}: the part's own)", m[0], max(c.Slurm.Nodes, 1))
+		}
+	}
+}
+
+// partWord is v quoted for sh with each {node} and {nodeK} the node's
+// name, which the job learns when it runs ("$nodeK").
+func partWord(v string, own int) string {
+	locs := nodeRefRE.FindAllStringSubmatchIndex(v, -1)
+	if len(locs) == 0 {
+		return shellQuote(v)
+	}
+	var b strings.Builder
+	last := 0
+	for _, l := range locs {
+		if l[0] > last {
+			b.WriteString(shellQuote(v[last:l[0]]))
+		}
+		k := v[l[2]:l[3]]
+		if k == "" {
+			k = strconv.Itoa(own)
+		}
+		b.WriteString(`"$node` + k + `"`)
+		last = l[1]
+	}
+	if last < len(v) {
+		b.WriteString(shellQuote(v[last:]))
+	}
+	return b.String()
 }
 
 func (c *Campaign) partNames() []string {
@@ -193,14 +238,12 @@ func (c *Campaign) deploymentEntry() string {
 func (c *Campaign) writeParts(b *strings.Builder, step string) {
 	b.WriteString("# The engine parts, each an srun step on its node, stopped before the agents when the job ends.\n")
 	for i, p := range c.Slurm.Parts {
-		var env []string
 		for _, k := range sortedKeys(p.Env) {
-			env = append(env, k+"="+p.Env[k])
+			b.WriteString(k + "=" + partWord(p.Env[k], p.Node) + " ")
 		}
-		b.WriteString(envPrefix(env))
 		fmt.Fprintf(b, "srun --nodes=1 --ntasks=1 --nodelist=\"$node%d\" %s", p.Node, step)
 		for _, a := range p.Command {
-			b.WriteString(" " + shellQuote(a))
+			b.WriteString(" " + partWord(a, p.Node))
 		}
 		fmt.Fprintf(b, " &\npart%d=$!\nparts=\"$parts $part%d\"\n", i+1, i+1)
 	}

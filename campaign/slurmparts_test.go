@@ -29,7 +29,7 @@ const twoNodeParts = twoNodes + `  entry: router
       port: 8100
       kind: vllm
       command: [vllm, serve, org/m, --port, "8100", --kv-transfer-config, '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}']
-      env: {VLLM_NIXL_SIDE_CHANNEL_PORT: "5600", HF_TOKEN: hf_partsecret0123456789}
+      env: {VLLM_NIXL_SIDE_CHANNEL_HOST: "{node}", VLLM_NIXL_SIDE_CHANNEL_PORT: "5600", HF_TOKEN: hf_partsecret0123456789}
       devices: [gpu0, gpu1]
     - name: decode
       role: decode
@@ -42,7 +42,7 @@ const twoNodeParts = twoNodes + `  entry: router
       role: router
       node: 1
       port: 8192
-      command: [python, proxy.py, --port, "8192"]
+      command: [python, proxy.py, --port, "8192", --prefiller-hosts, "{node1}", --decoder-hosts, "{node2}", "--x=a {node}b"]
 `
 
 // A job over two nodes with slurm.parts starts each part by srun on its
@@ -61,10 +61,10 @@ func TestJobScriptParts(t *testing.T) {
 		"\ndeployment=" + dep + "\nrm -f \"$deployment\"\nparts=\n",
 		"\ntrap 'stop_parts; stop_agents' EXIT\n",
 		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node2\" --overlap --gres=gpu:4 /opt/jb agent --listen \"$node2:4780\" --token-file \"$token\" --telemetry nvml &\n",
-		"\nHF_TOKEN=hf_partsecret0123456789 VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun --nodes=1 --ntasks=1 --nodelist=\"$node1\" " + step +
+		"\nHF_TOKEN=hf_partsecret0123456789 VLLM_NIXL_SIDE_CHANNEL_HOST=\"$node1\" VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun --nodes=1 --ntasks=1 --nodelist=\"$node1\" " + step +
 			"vllm serve org/m --port 8100 --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_producer\"}' &\npart1=$!\nparts=\"$parts $part1\"\n",
 		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node2\" " + step + "vllm serve org/m --port 8200 &\npart2=$!\nparts=\"$parts $part2\"\n",
-		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node1\" " + step + "python proxy.py --port 8192 &\npart3=$!\nparts=\"$parts $part3\"\n",
+		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node1\" " + step + "python proxy.py --port 8192 --prefiller-hosts \"$node1\" --decoder-hosts \"$node2\" '--x=a '\"$node1\"b &\npart3=$!\nparts=\"$parts $part3\"\n",
 		"\n(umask 077 && cat >\"$deployment\") <<EOF || exit 1\n" +
 			"entry: \"router\"\nparts:\n" +
 			"  - name: \"prefill\"\n    role: \"prefill\"\n    host: \"$node1\"\n    url: \"http://$node1:8100\"\n    kind: \"vllm\"\n    devices: [\"$node1:gpu0\", \"$node1:gpu1\"]\n" +
@@ -100,6 +100,27 @@ func TestJobScriptParts(t *testing.T) {
 	}
 	if d := dry.String(); strings.Contains(d, "hf_partsecret") || !strings.Contains(d, "VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun") {
 		t.Errorf("dry run:\n%s", d)
+	}
+}
+
+// A part's argument is quoted for sh, each {node} and {nodeK} the node's
+// name when the job runs.
+func TestPartWord(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		own  int
+		want string
+	}{
+		{"plain", 1, "plain"},
+		{"{node}", 2, `"$node2"`},
+		{"{node1}:8100", 2, `"$node1":8100`},
+		{"{\"a\": \"{node}\"}", 1, `'{"a": "'"$node1"'"}'`},
+		{"$HOME {node}", 1, `'$HOME '"$node1"`},
+		{"{nodes}", 1, "'{nodes}'"},
+	} {
+		if got := partWord(tc.in, tc.own); got != tc.want {
+			t.Errorf("partWord(%q, %d) = %s, want %s", tc.in, tc.own, got, tc.want)
+		}
 	}
 }
 
@@ -161,6 +182,8 @@ func TestLoadPartsErrors(t *testing.T) {
 			`c.yaml:10:78: slurm.parts[1].devices[0]: device gpu0 of node 1 is part "a"'s already`},
 		{"env name", head + "slurm:\n  nodes: 2\n  parts:\n" + part(ok+", env: {'A B': x}"),
 			`slurm.parts[0].env: "A B": an environment variable's name`},
+		{"a node the job lacks", head + "slurm:\n  nodes: 2\n  parts:\n" + part("name: a, role: prefill, node: 1, port: 8100, command: [srv, --peer, '{node3}']"),
+			"c.yaml:8:76: slurm.parts[0].command[2]: {node3}: the job's nodes are {node1} to {node2} ({node}: the part's own)"},
 		{"the run names a server", head + "args: [--engine-url, http://x:1]\nslurm:\n  nodes: 2\n  parts:\n" + part(ok),
 			"c.yaml:5:8: args[0]: --engine-url: the run benchmarks the engine parts its job starts (slurm.parts, given to the run as --deployment): remove it"},
 	} {
@@ -267,7 +290,7 @@ slurm:
   entry: router
   parts:
     - {name: prefill, role: prefill, node: 1, port: %d, kind: vllm, devices: [gpu0, gpu1], env: {FAKE_PART_ENV: prefill-env},
-       command: [%s, serve, --listen, '127.0.0.1:%d']}
+       command: [%s, serve, --listen, '{node}:%d']}
     - {name: decode, role: decode, node: 2, port: %d, devices: [gpu0], command: [%s, %s]}
     - {name: router, role: router, node: 1, port: %d, command: [%s, serve, --listen, '127.0.0.1:%d']}
 `, agentPort, partPort, jb, partPort, partPort, jb, strings.Trim(tc.decode, "[]"), routerPort, jb, routerPort)
