@@ -455,3 +455,35 @@ func TestSlurmRealNodesParts(t *testing.T) {
 		}
 	}
 }
+
+// The disaggregated vLLM example of docs/campaigns.md loads, and its job
+// starts prefill and the router on node 1, decode on node 2, each with
+// the node names where the example puts {node}, {node1} and {node2}.
+func TestDocsPartsExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "campaigns.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```yaml\n# pd-70b.yaml\n")
+	if !ok {
+		t.Fatal("docs/campaigns.md shows no pd-70b.yaml")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	c, err := Load([]byte(block), filepath.Join(t.TempDir(), "pd-70b.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.JobScript(c.Expand().Runs[0], "/opt/jb", "/shared/pd/runs/x")
+	for _, want := range []string{
+		"\nUCX_NET_DEVICES=all VLLM_NIXL_SIDE_CHANNEL_HOST=\"$node1\" VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun --nodes=1 --ntasks=1 --nodelist=\"$node1\" --overlap --gres=gpu:8 vllm serve meta-llama/Llama-3.1-70B-Instruct --port 8100 ",
+		"\nUCX_NET_DEVICES=all VLLM_NIXL_SIDE_CHANNEL_HOST=\"$node2\" VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun --nodes=1 --ntasks=1 --nodelist=\"$node2\" ",
+		" --prefiller-hosts \"$node1\" --prefiller-ports 8100 --decoder-hosts \"$node2\" --decoder-ports 8200 &\n",
+		"\nentry: \"router\"\n",
+		"    devices: [\"$node2:gpu0\", ",
+		" --deployment \"$deployment\" --telemetry agent --agent \"$node1=http://$node1:4780\" --agent \"$node2=http://$node2:4780\"\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q:\n%s", want, s)
+		}
+	}
+}
