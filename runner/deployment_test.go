@@ -123,6 +123,27 @@ func TestRunDeploymentPartNotReady(t *testing.T) {
 	}
 }
 
+// TestRunDeploymentAllExternal: a deployment of external parts alone (as
+// a Slurm job that started its parts writes) is checked as a server the
+// run attaches to, not as an engine it would start: the run gets as far
+// as the part's readiness, which names it.
+func TestRunDeploymentAllExternal(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	var msgs syncBuffer
+	s := testSpec(t, &msgs)
+	s.Out = filepath.Join(t.TempDir(), "run")
+	s.Deployment = writeDeployment(t, "parts:\n  - {name: server, role: replica, url: 'http://"+addr+"'}\n")
+	_, err = Run(context.Background(), s)
+	if err == nil || !strings.Contains(err.Error(), `deployment part "server" (replica on 127.0.0.1): not ready`) {
+		t.Fatalf("run: %v", err)
+	}
+}
+
 // TestDeploymentRecordRedacts: a managed part's command line and an
 // external part's URL are archived with their secrets redacted, as the
 // engine's are.

@@ -56,7 +56,10 @@ func (r *Runner) checkEngineKind(kind string, url bool) error {
 // that names them (nil when none).
 func (r *Runner) inapplicableFlags(changed func(string) bool) ([]string, error) {
 	kind := r.engineKind()
-	url := r.s.Engine.URL != ""
+	// A deployment's kind is its served part's, attached when that part
+	// is external (checked as the file was read: ReadDeployment).
+	external := r.deployment != nil && !r.deployment.served().managed()
+	url := r.s.Engine.URL != "" || external
 	if err := r.checkEngineKind(kind, url); err != nil {
 		return nil, err
 	}
@@ -128,6 +131,9 @@ func (r *Runner) inapplicableFlags(changed func(string) bool) ([]string, error) 
 			verb = "do"
 		}
 		return bad, Invalidf("%s %s not apply to %s (its engine-specific flags: %s)", strings.Join(bad, ", "), verb, how, strings.Join(takes, ", "))
+	}
+	if external {
+		return nil, nil // no engine spec of its own: the part is its URL
 	}
 	_, err := r.engineSpec(kind, engineEnv{})
 	return nil, err
