@@ -22,6 +22,8 @@ type Options struct {
 	// Quick asks for the run's quick mode: an engine that has one (the
 	// simulator runs faster than real time) uses it.
 	Quick bool
+	// RunID is the run's id (an engine pod's label).
+	RunID string
 }
 
 // Remote is an already running server (--engine-url).

@@ -67,3 +67,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 func IdentityAt(ctx context.Context, hc *http.Client, base string) (engines.Identity, error) {
 	return identityAt(ctx, hc, base)
 }
+
+// ModelName is the model id the simulator serves when asked for model
+// ("" = its default): it always contains "sim".
+func ModelName(model string) string { return Config{Model: model}.normalize().Model }

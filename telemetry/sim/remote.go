@@ -137,8 +137,8 @@ func labelValue(labels, key string) string {
 }
 
 // Remote is the Load of a simulated engine serving elsewhere (an engine
-// pod): Poll reads its /metrics at an interval while the engine is
-// there; Activity is the last reading, and PhaseOff before the first
+// pod): its owner records each reading of the engine's /metrics (Set,
+// ReadActivity) while the engine is there; Activity is the last reading, and PhaseOff before the first
 // one, once Gone was called, and while /metrics does not answer (the
 // GPUs are the node's: they idle with no engine on them).
 type Remote struct {
@@ -176,27 +176,9 @@ func (r *Remote) Gone() {
 	r.gone, r.last = true, Activity{}
 }
 
-// Poll reads url (the engine's /metrics) every interval until ctx is
-// done, recording each reading (Set); a failed read records the engine
-// as absent (PhaseOff).
-func (r *Remote) Poll(ctx context.Context, hc *http.Client, url string, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		a, err := readActivity(ctx, hc, url)
-		if err != nil {
-			a = Activity{}
-		}
-		r.Set(a)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func readActivity(ctx context.Context, hc *http.Client, url string) (Activity, error) {
+// ReadActivity reads a simulated engine's Activity from its /metrics at
+// url (a read bounded to 2 s).
+func ReadActivity(ctx context.Context, hc *http.Client, url string) (Activity, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
