@@ -17,7 +17,15 @@ func Descriptor() engines.Descriptor {
 		API:      engines.APIOpenAI,
 		Start:    newEngine,
 		Validate: validate,
-		Flags:    []string{"model", FlagPod, FlagKubeconfig, FlagNamespace, FlagSimulated},
+		// A pod running joulebench serve-sim is the simulator.
+		SimulatedBy: func(s engines.Settings) bool {
+			if s.Bool(FlagSimulated) {
+				return true
+			}
+			t, err := ReadTemplate(s[FlagPod])
+			return err == nil && t.ServeSim
+		},
+		Flags: []string{"model", FlagPod, FlagKubeconfig, FlagNamespace, FlagSimulated},
 		Settings: []engines.Setting{
 			{Flag: FlagPod, Free: true, Doc: "engine kubernetes: the engine's Pod manifest (YAML): image, command, containerPort, resources, readinessProbe"},
 			{Flag: FlagKubeconfig, Free: true, Doc: "engine kubernetes: kubeconfig file of the cluster (default: KUBECONFIG, the in-cluster configuration, ~/.kube/config)"},
