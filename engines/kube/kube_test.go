@@ -302,4 +302,19 @@ func TestDescriptor(t *testing.T) {
 	if _, ok := e.(*Engine); !ok || e.Simulated() {
 		t.Fatalf("real engine pod: %T simulated %v", e, e.Simulated())
 	}
+	// The run asks before anything is built: simulated by the
+	// manifest's command, or by --k8s-simulated.
+	for _, c := range []struct {
+		s    engines.Settings
+		want bool
+	}{
+		{engines.Settings{FlagPod: simPod}, true},
+		{engines.Settings{FlagPod: realPod}, false},
+		{engines.Settings{FlagPod: realPod, FlagSimulated: "true"}, true},
+		{engines.Settings{FlagPod: dir + "/none.yaml"}, false},
+	} {
+		if got := d.SimulatedBy(c.s); got != c.want {
+			t.Errorf("SimulatedBy(%v) = %v, want %v", c.s, got, c.want)
+		}
+	}
 }
