@@ -108,6 +108,7 @@ type Engine struct {
 	exitedAt  time.Time
 	exitErr   error
 	cancelMon context.CancelFunc
+	following bool
 
 	exited   chan struct{}
 	exitOnce sync.Once
@@ -337,6 +338,9 @@ func (e *Engine) monitor(ctx context.Context) {
 			return
 		case err == nil:
 			e.observe(pod)
+			if e.startFollowing(pod) {
+				go e.copyLogs(ctx, pod.Spec.Containers[0].Name)
+			}
 			if why := ended(pod); why != "" && !e.isStopping() {
 				e.remote.Gone()
 				e.exit(fmt.Errorf("engine pod %s: %s", e.ref(), why))
@@ -357,6 +361,49 @@ func (e *Engine) monitor(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// startFollowing reports, once, that the engine's container has started
+// (its log can be read).
+func (e *Engine) startFollowing(pod *corev1.Pod) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.following || e.cfg.Log == nil {
+		return false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == pod.Spec.Containers[0].Name && (cs.State.Running != nil || cs.State.Terminated != nil) {
+			e.following = true
+			return true
+		}
+	}
+	return false
+}
+
+// copyLogs copies the engine container's output into engine.log as it
+// comes, until the container ends or ctx is done.
+func (e *Engine) copyLogs(ctx context.Context, container string) {
+	e.mu.Lock()
+	client, ns, name := e.client, e.ns, e.name
+	e.mu.Unlock()
+	rc, err := client.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.logf("WARN reading the log of pod %s/%s: %v", ns, name, err)
+		}
+		return
+	}
+	defer rc.Close()
+	_, _ = io.Copy(logWriter{e}, rc)
+}
+
+// logWriter writes into engine.log between the engine's own lines.
+type logWriter struct{ e *Engine }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.e.logMu.Lock()
+	defer w.e.logMu.Unlock()
+	return w.e.cfg.Log.Write(p)
 }
 
 func (e *Engine) get(ctx context.Context) (*corev1.Pod, error) {

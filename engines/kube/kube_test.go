@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/internal/syncbuf"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
@@ -68,7 +69,7 @@ func testEngine(t *testing.T, c *fake.Clientset, port int) *Engine {
 		t.Fatal(err)
 	}
 	e, err := New(Config{Template: tp, Client: c, Namespace: "bench", RunID: "run 2026/1", Model: "sim-llm-8b",
-		Simulated: true, Poll: 5 * time.Millisecond})
+		Simulated: true, Poll: 5 * time.Millisecond, Log: &syncbuf.Buffer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,8 @@ func readyPod(pod *corev1.Pod) {
 	pod.Spec.NodeName = "node-1"
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "engine", Ready: true,
-		ImageID: "docker.io/library/joulebench@sha256:abc"}}
+		ImageID: "docker.io/library/joulebench@sha256:abc",
+		State:   corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 }
 
 // TestLifecycle: Start creates the pod (generated name, the run's
@@ -189,6 +191,14 @@ func TestLifecycle(t *testing.T) {
 	}
 	if err := e.ExitError(); err != nil {
 		t.Fatalf("ExitError after Stop: %v", err)
+	}
+	// engine.log: what happened to the pod, and the container's own
+	// output (the fake API server's log is "fake logs").
+	log := e.cfg.Log.(*syncbuf.Buffer).String()
+	for _, want := range []string{"INFO created pod bench/" + name, "scheduled on node node-1", "ready at http://127.0.0.1:", "fake logs", "INFO pod bench/" + name + " gone"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("engine.log lacks %q:\n%s", want, log)
+		}
 	}
 }
 

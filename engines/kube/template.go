@@ -50,6 +50,9 @@ func ParseTemplate(file string, data []byte) (*Template, error) {
 	if len(root.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty: want a Pod manifest", file)
 	}
+	if key, line := duplicateKey(&root); line > 0 {
+		return nil, fmt.Errorf("%s:%d: duplicate key %q", file, line, key)
+	}
 	js, err := sigsyaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -167,4 +170,25 @@ func lineOfKey(n *yaml.Node, key string) int {
 		}
 	}
 	return 0
+}
+
+// duplicateKey is the first key given twice in one mapping, and the line
+// of its second occurrence (0: none).
+func duplicateKey(n *yaml.Node) (string, int) {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if seen[k.Value] {
+				return k.Value, k.Line
+			}
+			seen[k.Value] = true
+		}
+	}
+	for _, c := range n.Content {
+		if k, l := duplicateKey(c); l > 0 {
+			return k, l
+		}
+	}
+	return "", 0
 }

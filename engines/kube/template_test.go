@@ -65,6 +65,8 @@ func TestParseTemplateErrors(t *testing.T) {
 		{"no port", edit("    ports:\n    - containerPort: 8000\n", ""), "pod.yaml:8: spec.containers: the engine's container (the first) has no containerPort"},
 		{"no container", "apiVersion: v1\nkind: Pod\nspec:\n  containers: []\n", "pod.yaml:4: spec.containers: no container"},
 		{"syntax", "spec: [\n", "pod.yaml: yaml: line"},
+		// The second kind is line 3.
+		{"duplicate key", "apiVersion: v1\nkind: Pod\nkind: Pod\n", `pod.yaml:3: duplicate key "kind"`},
 		{"empty", "", "pod.yaml: empty: want a Pod manifest"},
 	}
 	for _, c := range cases {
