@@ -117,3 +117,32 @@ func TestKubernetesEnginePod(t *testing.T) {
 		t.Fatalf("engine pods left after the run: %d", len(pods.Items))
 	}
 }
+
+// An engine pod whose image is not there (imagePullPolicy Never: it is
+// never pulled) fails the run's start with the kubelet's reason, and the
+// pod is deleted.
+func TestKubernetesEnginePodImageMissing(t *testing.T) {
+	kubeconfig, _, ns, client := kubeCluster(t)
+	dir := t.TempDir()
+	pod := filepath.Join(dir, "pod.yaml")
+	if err := os.WriteFile(pod, []byte(fmt.Sprintf(simEnginePod, "docker.io/library/joulebench-missing:none")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"run", "benchmark-1.5", "--engine", "kubernetes", "--k8s-pod", pod,
+		"--kubeconfig", kubeconfig, "--k8s-namespace", ns, "--out", filepath.Join(dir, "out")}, fastSets...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "ErrImageNeverPull") || !strings.Contains(string(b), "engine pod "+ns+"/sim-engine-") {
+		t.Fatalf("run: %v, want the start failed with ErrImageNeverPull:\n%s", err, b)
+	}
+	pods, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: enginekube.LabelRole + "=engine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 0 {
+		t.Fatalf("engine pods left after the failed start: %d", len(pods.Items))
+	}
+}
