@@ -59,3 +59,10 @@ type ModelResolver interface {
 	ResolveModel(ctx context.Context) (string, error)
 	SetModel(model string)
 }
+
+// FamiliesDefaulter is an engine whose default /metrics families depend
+// on what it runs (an engine pod: the simulator's or a real engine's),
+// over its kind's.
+type FamiliesDefaulter interface {
+	DefaultFamilies() []string
+}

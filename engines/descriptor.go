@@ -22,6 +22,8 @@ type Options struct {
 	// Quick asks for the run's quick mode: an engine that has one (the
 	// simulator runs faster than real time) uses it.
 	Quick bool
+	// RunID is the run's id (an engine pod's label).
+	RunID string
 }
 
 // Remote is an already running server (--engine-url).
@@ -54,6 +56,12 @@ type Descriptor struct {
 	// (it cannot be given with --engine-url; its GPU may be simulated
 	// too, following it).
 	Simulated bool
+	// SimulatedBy, when set, says whether an engine of this kind started
+	// with the settings s is simulated although the kind is not (an
+	// engine pod running the simulator): the run is labelled simulated
+	// and takes the simulator's quick parameters, as with a Simulated
+	// kind.
+	SimulatedBy func(s Settings) bool
 	// Generic is true for the kind that stands for any server of its API
 	// when --engine-url is given without a known kind.
 	Generic bool

@@ -60,6 +60,10 @@ type Setting struct {
 	Values []Value
 	// Default is the flag's default value ("": none), one of Values.
 	Default string
+	// Free is true for a setting whose value is free text (a file, a
+	// namespace): any value is accepted; Values is nil and it is not a
+	// boolean.
+	Free bool
 }
 
 // Value is one value a Setting accepts, with what it does ("": nothing
@@ -101,7 +105,7 @@ func (s Settings) Bool(flag string) bool { return s[flag] == "true" }
 
 // check reports a value st does not accept.
 func (st Setting) check(v string) error {
-	if v == "" {
+	if v == "" || st.Free {
 		return nil
 	}
 	if st.Values == nil {

@@ -76,7 +76,7 @@ type EngineSetup struct {
 // simulatedKind reports whether kind is a simulated engine.
 func (r *Runner) simulatedKind(kind string) bool {
 	d, ok := r.s.Registry.Lookup(kind)
-	return ok && d.Simulated
+	return ok && (d.Simulated || d.SimulatedBy != nil && r.s.Engine.URL == "" && d.SimulatedBy(r.s.Engine.Settings))
 }
 
 // engineKind is the kind of engine the spec asks for: the default

@@ -9,6 +9,7 @@ import (
 
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/kube"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/openai"
@@ -29,6 +30,7 @@ func Descriptors() []engines.Descriptor {
 		ollama.Descriptor(),
 		external.Descriptor(),
 		sim.Descriptor(),
+		kube.Descriptor(),
 	}
 }
 

@@ -13,10 +13,10 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	r := all.Registry()
-	if got, want := r.Kinds(), []string{"vllm", "sglang", "llamacpp", "ollama", "openai", "sim"}; !slices.Equal(got, want) {
+	if got, want := r.Kinds(), []string{"vllm", "sglang", "llamacpp", "ollama", "openai", "sim", "kubernetes"}; !slices.Equal(got, want) {
 		t.Errorf("kinds %v, want %v", got, want)
 	}
-	if got, want := r.Startable(), []string{"vllm", "sglang", "llamacpp", "ollama", "sim"}; !slices.Equal(got, want) {
+	if got, want := r.Startable(), []string{"vllm", "sglang", "llamacpp", "ollama", "sim", "kubernetes"}; !slices.Equal(got, want) {
 		t.Errorf("startable %v, want %v", got, want)
 	}
 	if got, want := r.Attachable(), []string{"openai", "vllm", "sglang", "llamacpp", "ollama"}; !slices.Equal(got, want) {

@@ -88,7 +88,7 @@ func TestFakeEngineThroughRegistry(t *testing.T) {
 	if err := (all.Spec{Kind: "fake", Common: engines.Common{Slots: 2}}).Validate(); err == nil || !strings.Contains(err.Error(), "want one of vllm") {
 		t.Errorf("the built-ins know no fake engine: %v", err)
 	}
-	if err := (all.Spec{Kind: "tgi", Engines: reg}).Validate(); err == nil || !strings.Contains(err.Error(), "ollama, sim, fake (or --engine-url URL)") {
+	if err := (all.Spec{Kind: "tgi", Engines: reg}).Validate(); err == nil || !strings.Contains(err.Error(), "ollama, sim, kubernetes, fake (or --engine-url URL)") {
 		t.Errorf("the fake kind is listed among the startable ones: %v", err)
 	}
 

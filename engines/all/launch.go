@@ -184,7 +184,7 @@ func (s Spec) options() engines.Options {
 	if s.RunDir != "" {
 		runDir = filepath.Join(s.RunDir, "engine")
 	}
-	return engines.Options{Common: s.Common, RunDir: runDir, Settings: s.Settings, Quick: s.Quick}
+	return engines.Options{Common: s.Common, RunDir: runDir, Settings: s.Settings, Quick: s.Quick, RunID: s.RunID}
 }
 
 func build(s Spec) (engines.Engine, error) {
@@ -412,6 +412,9 @@ func StartMetrics(ctx context.Context, s Spec, e engines.Engine, mc MetricsConfi
 	fams, explicit := s.MetricFamilies, len(s.MetricFamilies) > 0
 	if len(mc.Families) > 0 {
 		fams, explicit = mc.Families, true
+	}
+	if x, ok := e.(engines.FamiliesDefaulter); ok && len(fams) == 0 {
+		fams = x.DefaultFamilies()
 	}
 	if len(fams) == 0 {
 		fams = s.DefaultFamilies(e.Kind())

@@ -72,6 +72,9 @@ type Config struct {
 	GPU GPU
 	// Port to listen on at 127.0.0.1; 0 picks a free one.
 	Port int
+	// Listen, when set, is the address to listen on instead (HOST:PORT,
+	// e.g. ":8000" in an engine pod: serve-sim).
+	Listen string
 	// Log receives the engine's log lines (engine.log); nil discards.
 	Log io.Writer
 }

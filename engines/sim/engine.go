@@ -152,7 +152,8 @@ func (e *Engine) dur(s float64) time.Duration {
 	return time.Duration(s / e.cfg.Speed * float64(time.Second))
 }
 
-// Start binds 127.0.0.1 (Config.Port, 0 = any free port), serves HTTP and
+// Start binds 127.0.0.1 (Config.Port, 0 = any free port; Config.Listen
+// instead when set), serves HTTP and
 // begins the model load; it returns at once. The engine runs once: a
 // second Start fails.
 func (e *Engine) Start(ctx context.Context) error {
@@ -164,7 +165,11 @@ func (e *Engine) Start(ctx context.Context) error {
 	if e.started {
 		return errors.New("sim: engine already started")
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(e.cfg.Port)))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(e.cfg.Port))
+	if e.cfg.Listen != "" {
+		addr = e.cfg.Listen
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("sim: listen: %w", err)
 	}

@@ -107,6 +107,9 @@ func (e *Engine) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	metric("sim:generation_tokens_total", "counter", "Generated tokens.", float64(st.genTotal))
 	metric("sim:request_success_total", "counter", "Requests finished.", float64(st.finished))
 	metric("sim:request_aborted_total", "counter", "Requests whose client went away.", float64(st.aborted))
+	// The activity the simulated GPUs follow, for GPUs that follow this
+	// engine from another process (serve-sim in an engine pod).
+	_ = simtel.WriteActivity(bw, e.Activity(), fmt.Sprintf(`model_name=%q`, e.cfg.Model))
 	_ = bw.Flush()
 }
 

@@ -123,7 +123,7 @@ func EngineFlags(f *pflag.FlagSet, reg *engines.Registry) {
 // descriptors declare (engines.Setting), with the help they give.
 func engineSettingFlags(f *pflag.FlagSet, reg *engines.Registry) {
 	for _, st := range reg.Declared() {
-		if st.Values == nil {
+		if st.Values == nil && !st.Free {
 			f.Bool(st.Flag, false, st.Help())
 			continue
 		}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/joulebench/joulebench/engines/sim"
+)
+
+// serveSimCmd is `joulebench serve-sim`: the simulated engine alone, as
+// the process of an engine pod (engines/sim.Serve).
+func (a *app) serveSimCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve-sim",
+		Short: "Serve the simulated engine standalone (the process of an engine pod)",
+		Long: `serve-sim serves the built-in simulated engine (its OpenAI API, /health,
+/version and /metrics, with the activity its simulated GPUs follow) at
+--listen until SIGTERM or Ctrl-C, then stops it as a run stops the
+simulator. It is the engine process of a pod that 'joulebench run --engine
+kubernetes' deploys (docs/kubernetes.md). Everything it serves is
+labelled simulated.`,
+		Example: `  joulebench serve-sim --listen :8000 --quick`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.serveSim(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.String("listen", "", "address to serve on, HOST:PORT (required: e.g. :8000 in a pod)")
+	f.String("model", "", "model id served (default: the simulator's; it always contains \"sim\")")
+	f.String(sim.FlagPreset, "", "simulator behaviour for tests (as run's --sim-preset)")
+	f.Int64("seed", 0, "seed of the simulated engine")
+	f.Bool("quick", false, "run faster than real time (as a run's quick mode)")
+	f.Duration("grace", 0, "bound on the stopping delay after SIGTERM (0: the whole delay)")
+	return cmd
+}
+
+func (a *app) serveSim(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	listen := strings.TrimSpace(a.v.GetString("listen"))
+	if listen == "" {
+		return invalidf("serve-sim: --listen is required: the address to serve on, e.g. --listen :8000")
+	}
+	grace := a.v.GetDuration("grace")
+	if grace < 0 {
+		return invalidf("serve-sim: --grace %s: want 0 or a positive duration", grace)
+	}
+	return sim.Serve(ctx, sim.ServeOptions{
+		Listen: listen, Model: a.v.GetString("model"), Preset: a.v.GetString(sim.FlagPreset),
+		Seed: a.v.GetInt64("seed"), Quick: a.v.GetBool("quick"), Log: a.errOut, Grace: grace,
+	})
+}
