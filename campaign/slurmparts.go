@@ -92,18 +92,7 @@ func (c *Campaign) validateParts(d *errSink, root *yaml.Node) {
 				ports[key] = p.Name
 			}
 		}
-		if len(p.Command) == 0 || strings.TrimSpace(p.Command[0]) == "" {
-			d.Errorf(at("command"), where+".command", "required: the part's command line, one argument per item (e.g. [vllm, serve, MODEL, --port, '8100'])")
-		}
-		for j, a := range p.Command {
-			if strings.ContainsRune(a, 0) {
-				d.Errorf(at("command", strconv.Itoa(j)), fmt.Sprintf("%s.command[%d]", where, j), "an argument holds a NUL byte")
-			}
-			c.validateNodeRefs(d, at("command", strconv.Itoa(j)), fmt.Sprintf("%s.command[%d]", where, j), a)
-		}
-		if _, err := c.registry().ForRemote(p.Kind, p.API); err != nil {
-			d.Errorf(at("kind"), where+".kind", "%v", err)
-		}
+		c.validatePartCommand(d, at, where, p)
 		for j, dev := range p.Devices {
 			n := at("devices", strconv.Itoa(j))
 			w := fmt.Sprintf("%s.devices[%d]", where, j)
@@ -130,6 +119,23 @@ func (c *Campaign) validateParts(d *errSink, root *yaml.Node) {
 			"required with several parts: the part requests go to (one of %s)", strings.Join(c.partNames(), ", "))
 	case c.Slurm.Entry != "" && !names[c.Slurm.Entry]:
 		d.Errorf(entryNode, "slurm.entry", "%q is not a part (parts: %s)", c.Slurm.Entry, strings.Join(c.partNames(), ", "))
+	}
+}
+
+// validatePartCommand checks a part's command line (given, no NUL, its
+// node references among the job's nodes) and its kind and API.
+func (c *Campaign) validatePartCommand(d *errSink, at func(path ...string) *yaml.Node, where string, p SlurmPart) {
+	if len(p.Command) == 0 || strings.TrimSpace(p.Command[0]) == "" {
+		d.Errorf(at("command"), where+".command", "required: the part's command line, one argument per item (e.g. [vllm, serve, MODEL, --port, '8100'])")
+	}
+	for j, a := range p.Command {
+		if strings.ContainsRune(a, 0) {
+			d.Errorf(at("command", strconv.Itoa(j)), fmt.Sprintf("%s.command[%d]", where, j), "an argument holds a NUL byte")
+		}
+		c.validateNodeRefs(d, at("command", strconv.Itoa(j)), fmt.Sprintf("%s.command[%d]", where, j), a)
+	}
+	if _, err := c.registry().ForRemote(p.Kind, p.API); err != nil {
+		d.Errorf(at("kind"), where+".kind", "%v", err)
 	}
 }
 

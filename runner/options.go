@@ -51,6 +51,30 @@ func (r *Runner) checkEngineKind(kind string, url bool) error {
 	return nil
 }
 
+// notApplying is the error naming the flags bad that do not apply to the
+// engine kind (attached to a URL when url), with the flags of the kind's
+// own that do (applies).
+func notApplying(bad []string, kind string, url bool, flags []string, applies func(string) bool) error {
+	how := "--engine " + kind
+	if url {
+		how += " with --engine-url"
+	}
+	var takes []string
+	for _, f := range flags {
+		if applies(f) {
+			takes = append(takes, "--"+f)
+		}
+	}
+	if len(takes) == 0 {
+		takes = []string{"none"}
+	}
+	verb := "does"
+	if len(bad) > 1 {
+		verb = "do"
+	}
+	return Invalidf("%s %s not apply to %s (its engine-specific flags: %s)", strings.Join(bad, ", "), verb, how, strings.Join(takes, ", "))
+}
+
 // inapplicableFlags checks the engine kind (and its URL mode) and returns
 // the options set by the user that do not apply to it, with the error
 // that names them (nil when none).
@@ -113,24 +137,7 @@ func (r *Runner) inapplicableFlags(changed func(string) bool) ([]string, error) 
 		}
 	}
 	if len(bad) > 0 {
-		how := "--engine " + kind
-		if url {
-			how += " with --engine-url"
-		}
-		var takes []string
-		for _, f := range d.Flags {
-			if applies(f) {
-				takes = append(takes, "--"+f)
-			}
-		}
-		if len(takes) == 0 {
-			takes = []string{"none"}
-		}
-		verb := "does"
-		if len(bad) > 1 {
-			verb = "do"
-		}
-		return bad, Invalidf("%s %s not apply to %s (its engine-specific flags: %s)", strings.Join(bad, ", "), verb, how, strings.Join(takes, ", "))
+		return bad, notApplying(bad, kind, url, d.Flags, applies)
 	}
 	if external {
 		return nil, nil // no engine spec of its own: the part is its URL
