@@ -18,12 +18,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/campaign"
+	"github.com/joulebench/joulebench/internal/kubeconf"
 )
 
 // maxArchiveBytes bounds the copy of one archive (a pod cannot fill the
@@ -199,20 +199,7 @@ func untar(r io.Reader, dst, top string) (int64, error) {
 // else KUBECONFIG, else the in-cluster configuration (a sweep running in
 // a pod), else ~/.kube/config.
 func RESTConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" && os.Getenv("KUBECONFIG") == "" {
-		if cfg, err := rest.InClusterConfig(); err == nil {
-			return cfg, nil
-		}
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes configuration (--kubeconfig, KUBECONFIG, in-cluster or ~/.kube/config): %w", err)
-	}
-	return cfg, nil
+	return kubeconf.REST(kubeconfig, "kubeconfig")
 }
 
 // remoteExec runs commands in containers through the API server's exec

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,7 +32,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
@@ -42,6 +40,7 @@ import (
 	"github.com/joulebench/joulebench/engines/sglang"
 	"github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/engines/vllm"
+	"github.com/joulebench/joulebench/internal/kubeconf"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
@@ -236,20 +235,7 @@ func (e *Engine) logf(format string, args ...any) {
 // restConfig is the cluster's configuration: the kubeconfig file given,
 // else KUBECONFIG, else the in-cluster configuration, else ~/.kube/config.
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" && os.Getenv("KUBECONFIG") == "" {
-		if cfg, err := rest.InClusterConfig(); err == nil {
-			return cfg, nil
-		}
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes configuration (--%s, KUBECONFIG, in-cluster or ~/.kube/config): %w", FlagKubeconfig, err)
-	}
-	return cfg, nil
+	return kubeconf.REST(kubeconfig, FlagKubeconfig)
 }
 
 // labelValue makes s a valid label value (63 characters of [A-Za-z0-9-_.],
