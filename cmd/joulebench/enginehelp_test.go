@@ -26,8 +26,13 @@ func TestEngineSettingFlagsFromDescriptors(t *testing.T) {
 			t.Errorf("--%s: not a flag of run", st.Flag)
 			continue
 		}
-		if f.Usage != st.Help() || f.DefValue != map[bool]string{true: "false", false: st.Default}[st.Values == nil] {
-			t.Errorf("--%s: usage %q default %q, want %q and %q", st.Flag, f.Usage, f.DefValue, st.Help(), st.Default)
+		// A setting with neither values nor free text is a switch.
+		want := st.Default
+		if st.Values == nil && !st.Free {
+			want = "false"
+		}
+		if f.Usage != st.Help() || f.DefValue != want {
+			t.Errorf("--%s: usage %q default %q, want %q and %q", st.Flag, f.Usage, f.DefValue, st.Help(), want)
 		}
 	}
 	usage := run.Flags().Lookup(simengine.FlagPreset).Usage
