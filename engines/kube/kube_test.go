@@ -113,6 +113,13 @@ func TestLifecycle(t *testing.T) {
 	if a := sim.Activity(); a.Phase != simtel.PhaseOff {
 		t.Fatalf("before the pod: %+v, want off", a)
 	}
+	// The first delete (Stop's) only marks the pod terminating: Stop
+	// waits. In place before Start: the fake's reactor list may not change
+	// while the engine's monitor uses the client.
+	var deletes atomic.Int64
+	c.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return deletes.Add(1) == 1, nil, nil
+	})
 	ctx := context.Background()
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -155,11 +162,6 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("while running: %+v, want ready with 2 of 4 running", a)
 	}
 
-	// The first delete only marks the pod terminating: Stop waits.
-	var deletes atomic.Int64
-	c.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		return deletes.Add(1) == 1, nil, nil
-	})
 	stopped := make(chan time.Time, 1)
 	go func() {
 		at, err := e.Stop(ctx, 2*time.Second)
@@ -253,9 +255,8 @@ func TestStopContextEnds(t *testing.T) {
 	c := fakeCluster()
 	e := testEngine(t, c, 1)
 	ctx := context.Background()
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	// The reactor is in place before Start: the fake's reactor list may
+	// not change while the engine's monitor uses the client.
 	var forced atomic.Bool
 	c.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		g := a.(k8stesting.DeleteAction).GetDeleteOptions().GracePeriodSeconds
@@ -265,6 +266,9 @@ func TestStopContextEnds(t *testing.T) {
 		}
 		return true, nil, nil
 	})
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	if _, err := e.Stop(sctx, 0); err == nil || !strings.Contains(err.Error(), "not gone") {
