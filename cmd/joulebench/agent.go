@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"strings"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/agent"
 )
@@ -47,57 +46,26 @@ func (a *app) agent(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	listen := strings.TrimSpace(a.v.GetString("listen"))
-	if listen == "" {
-		return invalidf("agent: --listen is required: the address to serve on, e.g. --listen 10.0.0.5:7070")
-	}
-	tokenFile := strings.TrimSpace(a.v.GetString("token-file"))
-	if tokenFile == "" {
-		return invalidf("agent: --token-file is required: a file (mode 600) holding the per-run token")
-	}
-	token, err := agent.ReadTokenFile(tokenFile)
-	if err != nil {
-		return withCode(exitInvalid, fmt.Errorf("agent: %w", err))
-	}
-	interval := a.v.GetDuration("interval")
-	if interval <= 0 {
-		return invalidf("agent: --interval %s: want a positive duration", interval)
-	}
 	sel, err := a.telemetryOptions()
 	if err != nil {
 		return err
 	}
-	if sel.Has(agent.Name) {
-		return invalidf("agent: --telemetry agent reads other agents; an agent serves this node's own source (nvml, dcgm, rapl, ...)")
-	}
-	host := strings.TrimSpace(a.v.GetString("host"))
-	if host == "" {
-		if host, err = os.Hostname(); err != nil || host == "" {
-			return invalidf("agent: no hostname (%v): give --host NAME", err)
+	log := a.log.With().Str("component", "agent").Logger()
+	logAt := func(ev func() *zerolog.Event) func(string, ...string) {
+		return func(msg string, kv ...string) {
+			e := ev()
+			for i := 0; i+1 < len(kv); i += 2 {
+				e = e.Str(kv[i], kv[i+1])
+			}
+			e.Msg(msg)
 		}
 	}
-	src, info, err := telemetrySources().Open(ctx, sel, a.v, telemetry.Env{Clock: telemetry.WallClock, Logf: a.telemetryLogf, NoSource: a.warnNoPower})
-	if err != nil {
-		return withCode(exitFailure, fmt.Errorf("agent: %w", err))
-	}
-	if src == nil {
-		return withCode(exitFailure, fmt.Errorf("agent: no power source on this node: %s", info.Note))
-	}
-	defer src.Close()
-	log := a.log.With().Str("component", "agent").Logger()
-	srv, err := agent.NewServer(ctx, agent.ServerConfig{Source: src, Host: host, Token: token, Interval: interval,
-		Clock: telemetry.WallClock, Logf: func(s string) { log.Warn().Msg(s) }})
-	if err != nil {
-		return withCode(exitFailure, err)
-	}
-	ln, err := agent.Listen(listen)
-	if err != nil {
-		return withCode(exitInvalid, err)
-	}
-	log.Info().Str("listen", ln.Addr().String()).Str("host", host).Str("telemetry", src.Name()).Msg("serving power samples (Ctrl-C or SIGTERM stops)")
-	if err := agent.Serve(ctx, ln, srv.Handler()); err != nil {
-		return withCode(exitFailure, fmt.Errorf("agent: %w", err))
-	}
-	log.Info().Msg("stopped")
-	return nil
+	return agent.Run(ctx, agent.RunConfig{
+		Listen: a.v.GetString("listen"), TokenFile: a.v.GetString("token-file"), Host: a.v.GetString("host"),
+		Interval: a.v.GetDuration("interval"), SelectsAgent: sel.Has(agent.Name),
+		Open: func(ctx context.Context) (telemetry.Source, record.TelemetryInfo, error) {
+			return telemetrySources().Open(ctx, sel, a.v, telemetry.Env{Clock: telemetry.WallClock, Logf: a.telemetryLogf, NoSource: a.warnNoPower})
+		},
+		Infof: logAt(log.Info), Warnf: logAt(log.Warn),
+	})
 }
