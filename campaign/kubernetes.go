@@ -13,6 +13,10 @@ import (
 	"github.com/joulebench/joulebench/workflow"
 )
 
+// DefaultKubeImage is the joulebench image of the runs' pods on
+// Kubernetes when --image names none: the project's released image.
+const DefaultKubeImage = "ghcr.io/joulebench/joulebench:latest"
+
 // KubernetesConfig is the `kubernetes:` section: how `sweep --executor
 // kubernetes` (package campaign/kube) makes each run's Job.
 type KubernetesConfig struct {

@@ -54,7 +54,7 @@ const (
 	// ContainerName is the run's container.
 	ContainerName = "run"
 	// DefaultImage is the project's released image.
-	DefaultImage = "ghcr.io/joulebench/joulebench:latest"
+	DefaultImage = campaign.DefaultKubeImage
 	// DefaultHold is how long a pod whose run ended waits for the sweep
 	// to copy its archive (a sweep killed and not restarted).
 	DefaultHold = 24 * 60 * 60 // seconds

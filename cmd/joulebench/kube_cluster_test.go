@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,6 +43,7 @@ func kubeCluster(t *testing.T) (kubeconfig, image, ns string, client kubernetes.
 	if testing.Short() {
 		t.Skip("runs the simulator as Jobs on a cluster")
 	}
+	kubeHelperEnv(t) // built before any run's time limit starts
 	cfg, err := kube.RESTConfig(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +95,7 @@ func kubeCampaignWith(t *testing.T, ns, section string, extraArgs ...string) str
 func kubeSweep(t *testing.T, dir, kubeconfig, image string, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], append([]string{"sweep", "campaign.yaml", "--executor", "kubernetes", "--kubeconfig", kubeconfig, "--image", image}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	cmd.Env = kubeChildEnv(t)
 	return cmd
 }
 
@@ -110,7 +112,7 @@ func TestKubernetesSweep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	cmd.Dir, cmd.Env = dir, kubeChildEnv(t)
 	b, err = cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubernetes sweep: %v\n%s", err, b)
@@ -285,7 +287,7 @@ func TestKubernetesKilledSweepReattaches(t *testing.T) {
 	defer cancel()
 	again := kubeSweep(t, dir, kubeconfig, image)
 	again = exec.CommandContext(ctx, again.Path, again.Args[1:]...)
-	again.Dir, again.Env = dir, append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	again.Dir, again.Env = dir, kubeChildEnv(t)
 	b, err := again.CombinedOutput()
 	if err != nil {
 		t.Fatalf("restarted sweep: %v\n%s", err, b)
@@ -316,7 +318,7 @@ func TestKubernetesFailureReasons(t *testing.T) {
 			defer cancel()
 			cmd := kubeSweep(t, dir, kubeconfig, tc.image)
 			cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
-			cmd.Dir, cmd.Env = dir, append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+			cmd.Dir, cmd.Env = dir, kubeChildEnv(t)
 			b, err := cmd.CombinedOutput()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFailure {
 				t.Fatalf("sweep: %v, want exit %d\n%s", err, exitFailure, b)
@@ -435,7 +437,8 @@ func TestKubernetesPVC(t *testing.T) {
 	}
 }
 
-// --dry-run needs no cluster: it prints each run's Job (the image given,
+// --dry-run needs no cluster (and the default binary hands it to
+// joulebench-kube, as every Kubernetes command): it prints each run's Job (the image given,
 // the run's typed spec in its environment, the Secret's keys) and no
 // credential.
 func TestKubernetesDryRunNeedsNoCluster(t *testing.T) {
@@ -444,9 +447,14 @@ func TestKubernetesDryRunNeedsNoCluster(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(src+"kubernetes: {namespace: bench}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(dir)
-	t.Setenv("KUBECONFIG", filepath.Join(dir, "absent"))
-	out, errOut, code := runCLI(t, "sweep", "campaign.yaml", "--executor", "kubernetes", "--image", "example.com/jb:1", "--dry-run")
+	cmd := exec.Command(os.Args[0], "sweep", "campaign.yaml", "--executor", "kubernetes", "--image", "example.com/jb:1", "--dry-run")
+	cmd.Dir, cmd.Env = dir, append(kubeChildEnv(t), "KUBECONFIG="+filepath.Join(dir, "absent"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -55,7 +55,7 @@ func TestKubernetesEnginePod(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	cmd.Env = kubeChildEnv(t)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, b)
@@ -93,7 +93,7 @@ func TestKubernetesEnginePod(t *testing.T) {
 		t.Fatalf("stages %+v, events %+v: want startup over creation..ready, release over deletion..gone", m.Stages, m.Events)
 	}
 	an := exec.Command(os.Args[0], "analyze", out, "--all", "--format", "json")
-	an.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	an.Env = kubeChildEnv(t)
 	ab, err := an.Output()
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
@@ -133,7 +133,7 @@ func TestKubernetesEnginePodImageMissing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "JOULEBENCH_TEST_AS_MAIN=1")
+	cmd.Env = kubeChildEnv(t)
 	b, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(b), "ErrImageNeverPull") || !strings.Contains(string(b), "engine pod "+ns+"/sim-engine-") {
 		t.Fatalf("run: %v, want the start failed with ErrImageNeverPull:\n%s", err, b)

@@ -15,6 +15,12 @@ import (
 )
 
 func main() {
+	// The Kubernetes client lives in joulebench-kube: a command that asks
+	// for it continues there, in this process's place.
+	if err := delegateKubernetes(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "joulebench:", err)
+		os.Exit(exitCode(err))
+	}
 	// The first stop signal stops the run cleanly; a second Ctrl-C ends
 	// the process at once (cli.StopContext).
 	ctx, stop := cli.StopContext(context.Background(), func() {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,6 +26,7 @@ type readmeCommand struct {
 // readmeSkips are the docs' commands the test does not run, with why.
 var readmeSkips = []struct{ prefix, why string }{
 	{"go test ", "the test suite itself"},
+	{"go build -tags kubernetes -o joulebench-kube ./cmd/joulebench", "the tests build joulebench-kube themselves (kubeHelperEnv) and run the Kubernetes commands through it"},
 	{"joulebench sweep campaign.yaml --executor slurm", "needs a Slurm cluster (the sweep with Slurm has its own test on fake sbatch/squeue)"},
 	{"joulebench sweep gpu.yaml --executor kubernetes --image", "needs a Kubernetes cluster with GPUs (the executor's tests run the simulator on CI's cluster)"},
 	{"joulebench sweep examples/frontier.yaml", "five simulator runs: TestFrontierExample runs it"},
@@ -126,11 +128,17 @@ func runDocCommands(t *testing.T, repo, page string) int {
 			}
 			continue
 		}
-		args := c.argv[3:] // after go run ./cmd/joulebench
+		args, kube := docArgs(c.argv)
 		if args[0] == "run" {
 			args = append(slices.Clone(args), readmeQuickSets(t, args[1])...)
 		}
-		stdout, stderr, code := runCLI(t, args...)
+		var stdout, stderr string
+		var code int
+		if kube {
+			stdout, stderr, code = runKubeCLI(t, args...)
+		} else {
+			stdout, stderr, code = runCLI(t, args...)
+		}
 		ran++
 		if code != c.exit {
 			t.Errorf("%s:%d: %s: exit %d, the page says %d\n%s\n%s", page, c.line, text, code, c.exit, stdout, stderr)
@@ -181,6 +189,39 @@ func readmeQuickSets(t *testing.T, profile string) []string {
 	return out
 }
 
+// docArgs are the joulebench arguments of a docs' command: after `go run
+// ./cmd/joulebench`, or after `go run -tags kubernetes ./cmd/joulebench`
+// (kube: the build with the Kubernetes client); nil for another command.
+func docArgs(argv []string) (args []string, kube bool) {
+	for _, p := range []struct {
+		prefix []string
+		kube   bool
+	}{{[]string{"go", "run", "./cmd/joulebench"}, false}, {[]string{"go", "run", "-tags", "kubernetes", "./cmd/joulebench"}, true}} {
+		if len(argv) > len(p.prefix) && slices.Equal(argv[:len(p.prefix)], p.prefix) {
+			return argv[len(p.prefix):], p.kube
+		}
+	}
+	return nil, false
+}
+
+// runKubeCLI runs joulebench's Kubernetes build with args in the current
+// directory: in this process when the test binary is that build, else the
+// test binary as main, which hands the command to joulebench-kube.
+func runKubeCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	if kubernetesBuiltIn {
+		return runCLI(t, args...)
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = kubeChildEnv(t)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+}
+
 // readmeSkip says why a command is not run ("" when it is).
 func readmeSkip(c readmeCommand) string {
 	text := strings.Join(c.argv, " ")
@@ -192,7 +233,7 @@ func readmeSkip(c readmeCommand) string {
 			return s.why
 		}
 	}
-	if len(c.argv) < 4 || strings.Join(c.argv[:3], " ") != "go run ./cmd/joulebench" {
+	if args, _ := docArgs(c.argv); len(args) == 0 {
 		return "not a joulebench command the test knows: add it to readmeSkips with a reason"
 	}
 	for i, a := range c.argv {

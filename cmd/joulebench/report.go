@@ -63,6 +63,7 @@ func (a *app) versionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
 			fmt.Fprintf(a.out, "joulebench %s (archive format v%d)\n", version, record.FormatVersion)
+			fmt.Fprintf(a.out, "kubernetes: %s\n", kubeStatus())
 		},
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/campaign"
-	"github.com/joulebench/joulebench/campaign/kube"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/report"
 )
@@ -41,7 +40,7 @@ OUT/frontier.svg. docs/campaigns.md has the details.`,
 	f := cmd.Flags()
 	f.Bool("dry-run", false, "print the expanded plan (run ids, axis values, command lines) and run nothing")
 	f.String("executor", "local", "where runs run: local (one after the other on this machine), slurm (one sbatch job each) or kubernetes (one Job each)")
-	f.String("image", kube.DefaultImage, "joulebench image of the runs' pods (--executor kubernetes)")
+	f.String("image", campaign.DefaultKubeImage, "joulebench image of the runs' pods (--executor kubernetes)")
 	f.String("kubeconfig", "", "kubeconfig file of the cluster (--executor kubernetes; default: KUBECONFIG, the in-cluster configuration, ~/.kube/config)")
 	f.Bool("retry-failed", false, "run again the configurations whose latest run failed (into a new directory)")
 	f.String("joulebench-bin", "", "joulebench executable each run is (default: this one)")
@@ -57,7 +56,7 @@ func (a *app) sweep(ctx context.Context, path string) error {
 		return withCode(exitInvalid, err)
 	}
 	executors, err := campaign.NewExecutors(append(campaign.BuiltinExecutors(),
-		&kube.Executor{Image: a.v.GetString("image"), Kubeconfig: a.v.GetString("kubeconfig")})...)
+		kubeExecutor(a.v.GetString("image"), a.v.GetString("kubeconfig")))...)
 	if err != nil {
 		return err
 	}

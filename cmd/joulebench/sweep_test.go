@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeKubeBuild()
+	os.Exit(code)
 }
 
 const smallCampaign = `name: t

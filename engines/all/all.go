@@ -1,7 +1,10 @@
 // Package all is the registry of joulebench's built-in engines and how a
 // run's engine is built from a registry (launch.go): the one engine
 // package the run library imports. Adding an engine is one package that
-// exports its engines.Descriptor and one line here.
+// exports its engines.Descriptor and one line here. The kubernetes kind
+// is the real one (package engines/kube, client-go) only in a build with
+// the kubernetes tag (joulebench-kube); elsewhere it is listed with its
+// flags and refused when used (kubeflags.Unavailable).
 package all
 
 import (
@@ -9,7 +12,6 @@ import (
 
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/external"
-	"github.com/joulebench/joulebench/engines/kube"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/engines/ollama"
 	"github.com/joulebench/joulebench/engines/openai"
@@ -30,7 +32,7 @@ func Descriptors() []engines.Descriptor {
 		ollama.Descriptor(),
 		external.Descriptor(),
 		sim.Descriptor(),
-		kube.Descriptor(),
+		kubernetes(),
 	}
 }
 

@@ -5,34 +5,25 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/engines/kubeflags"
 	"github.com/joulebench/joulebench/engines/sim"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
 // Descriptor is the engine deployed as a pod of a Kubernetes cluster.
 func Descriptor() engines.Descriptor {
-	return engines.Descriptor{
-		Kind:     Kind,
-		Doc:      "an engine the run deploys as its own pod on a Kubernetes cluster (--k8s-pod)",
-		API:      engines.APIOpenAI,
-		Start:    newEngine,
-		Validate: validate,
-		// A pod running joulebench serve-sim is the simulator.
-		SimulatedBy: func(s engines.Settings) bool {
-			if s.Bool(FlagSimulated) {
-				return true
-			}
-			t, err := ReadTemplate(s[FlagPod])
-			return err == nil && t.ServeSim
-		},
-		Flags: []string{"model", FlagPod, FlagKubeconfig, FlagNamespace, FlagSimulated},
-		Settings: []engines.Setting{
-			{Flag: FlagPod, Free: true, Doc: "engine kubernetes: the engine's Pod manifest (YAML): image, command, containerPort, resources, readinessProbe"},
-			{Flag: FlagKubeconfig, Free: true, Doc: "engine kubernetes: kubeconfig file of the cluster (default: KUBECONFIG, the in-cluster configuration, ~/.kube/config)"},
-			{Flag: FlagNamespace, Free: true, Doc: "engine kubernetes: namespace of the engine's pod (default: the manifest's, else default)"},
-			{Flag: FlagSimulated, Doc: "engine kubernetes: the pod's engine is joulebench serve-sim even if its command does not say so (simulated GPUs follow it)"},
-		},
+	d := kubeflags.Base()
+	d.Start = newEngine
+	d.Validate = validate
+	// A pod running joulebench serve-sim is the simulator.
+	d.SimulatedBy = func(s engines.Settings) bool {
+		if s.Bool(FlagSimulated) {
+			return true
+		}
+		t, err := ReadTemplate(s[FlagPod])
+		return err == nil && t.ServeSim
 	}
+	return d
 }
 
 // validate checks the pod manifest before anything runs.

@@ -36,6 +36,7 @@ import (
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/external"
+	"github.com/joulebench/joulebench/engines/kubeflags"
 	"github.com/joulebench/joulebench/engines/llamacpp"
 	"github.com/joulebench/joulebench/engines/sglang"
 	"github.com/joulebench/joulebench/engines/sim"
@@ -45,14 +46,14 @@ import (
 )
 
 // Kind is the engine kind.
-const Kind = "kubernetes"
+const Kind = kubeflags.Kind
 
 // The kind's settings (flags).
 const (
-	FlagPod        = "k8s-pod"
-	FlagKubeconfig = "kubeconfig"
-	FlagNamespace  = "k8s-namespace"
-	FlagSimulated  = "k8s-simulated"
+	FlagPod        = kubeflags.FlagPod
+	FlagKubeconfig = kubeflags.FlagKubeconfig
+	FlagNamespace  = kubeflags.FlagNamespace
+	FlagSimulated  = kubeflags.FlagSimulated
 )
 
 // Labels of an engine pod.

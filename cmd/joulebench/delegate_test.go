@@ -1,0 +1,131 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/engines/kubeflags"
+)
+
+func TestKubernetesAsked(t *testing.T) {
+	dir := t.TempDir()
+	kubeSpec := filepath.Join(dir, "kube.json")
+	simSpec := filepath.Join(dir, "sim.json")
+	for p, engines := range map[string]string{kubeSpec: `["kubernetes"]`, simSpec: `["sim"]`} {
+		if err := os.WriteFile(p, []byte(`{"version": 1, "engines": `+engines+`}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "c.yaml", "--executor", "kubernetes"}, "--executor kubernetes"},
+		{[]string{"sweep", "c.yaml", "--executor=kubernetes", "--dry-run"}, "--executor kubernetes"},
+		{[]string{"sweep", "c.yaml", "--executor", "slurm"}, ""},
+		{[]string{"run", "benchmark-1.5", "--engine", "kubernetes", "--k8s-pod", "p.yaml"}, "--engine kubernetes"},
+		{[]string{"run", "benchmark-1.5", "--engine=sim, kubernetes"}, "--engine kubernetes"},
+		{[]string{"run", "benchmark-1.5", "--engine", "sim", "--engine", "kubernetes"}, "--engine kubernetes"},
+		{[]string{"run", "benchmark-1.5", "--k8s-namespace=bench"}, "--k8s-namespace"},
+		{[]string{"run", "--spec", kubeSpec}, "--spec " + kubeSpec + " (engine kubernetes)"},
+		{[]string{"run", "--spec=" + simSpec}, ""},
+		{[]string{"run", "--spec", filepath.Join(dir, "absent.json")}, ""}, // the run says what is wrong with it
+		{[]string{"run", "benchmark-1.5", "--engine", "sim", "--model", "kubernetes"}, ""},
+		{[]string{"run", "benchmark-1.5", "--", "--executor", "kubernetes"}, ""},
+		{[]string{"analyze", "out"}, ""},
+	} {
+		if got := kubernetesAsked(tc.args); got != tc.want {
+			t.Errorf("kubernetesAsked(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// The default binary hands a Kubernetes command to joulebench-kube in its
+// own place: the same arguments and environment, the helper's exit status;
+// without a helper it says how to build one; a helper that is not the
+// Kubernetes build refuses instead of handing the command on again.
+func TestDelegatesToKubeHelper(t *testing.T) {
+	if kubernetesBuiltIn {
+		t.Skip("this test binary is the Kubernetes build: it hands nothing over")
+	}
+	dir := t.TempDir()
+	helper := filepath.Join(dir, "stand-in")
+	script := "#!/bin/sh\necho \"pid $$\"\nfor a in \"$@\"; do echo \"arg [$a]\"; done\necho \"delegated [$" + delegatedEnv + "] secret [$JB_TEST_SECRET]\"\nexit 7\n"
+	if err := os.WriteFile(helper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"sweep", "my campaign.yaml", "--executor", "kubernetes", "--image", "example.com/jb:1"}
+	child := func(env ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), append([]string{"JOULEBENCH_TEST_AS_MAIN=1", "PATH=" + dir, "JB_TEST_SECRET=s3"}, env...)...)
+		b, err := cmd.CombinedOutput()
+		if err != nil && cmd.ProcessState == nil {
+			t.Fatal(err)
+		}
+		if got := "pid " + strconv.Itoa(cmd.Process.Pid) + "\n"; strings.Contains(string(b), "pid ") && !strings.HasPrefix(string(b), got) {
+			t.Errorf("the helper ran as another process (want it in joulebench's place, %q):\n%s", got, b)
+		}
+		return string(b), cmd.ProcessState.ExitCode()
+	}
+
+	out, code := child(kubeflags.HelperEnv + "=" + helper)
+	want := "arg [sweep]\narg [my campaign.yaml]\narg [--executor]\narg [kubernetes]\narg [--image]\narg [example.com/jb:1]\ndelegated [1] secret [s3]\n"
+	if code != 7 || !strings.HasSuffix(out, want) {
+		t.Errorf("handed over: exit %d, output\n%s\nwant exit 7 and\n%s", code, out, want)
+	}
+
+	// In PATH under its own name.
+	if err := os.Rename(helper, filepath.Join(dir, kubeflags.HelperName)); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := child(kubeflags.HelperEnv + "="); code != 7 || !strings.HasSuffix(out, want) {
+		t.Errorf("helper in PATH: exit %d, output\n%s", code, out)
+	}
+
+	// None to hand it to.
+	if err := os.Remove(filepath.Join(dir, kubeflags.HelperName)); err != nil {
+		t.Fatal(err)
+	}
+	out, code = child(kubeflags.HelperEnv + "=")
+	if code != exitInvalid || !strings.Contains(out, "--executor kubernetes: this joulebench is built without the Kubernetes client") ||
+		!strings.Contains(out, "go build -tags kubernetes -o joulebench-kube ./cmd/joulebench") {
+		t.Errorf("no helper: exit %d, output\n%s", code, out)
+	}
+
+	// Handed to a joulebench without the client (JOULEBENCH_KUBE naming
+	// the default build): refused, not handed on forever.
+	out, code = child(kubeflags.HelperEnv+"="+os.Args[0], delegatedEnv+"=1")
+	if code != exitInvalid || !strings.Contains(out, "handed to a joulebench that is not the Kubernetes build") {
+		t.Errorf("loop: exit %d, output\n%s", code, out)
+	}
+}
+
+// The default binary links no Kubernetes client; the kubernetes build does.
+// (client-go doubles the binary and adds ~35 MB to every command's RSS:
+// docs/performance.md.)
+func TestDefaultBinaryHasNoKubernetesClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, tc := range []struct {
+		tags []string
+		want bool
+	}{{nil, false}, {[]string{"-tags", "kubernetes"}, true}} {
+		b, err := exec.Command("go", append(append([]string{"list", "-deps"}, tc.tags...), ".")...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %v: %v\n%s", tc.tags, err, b)
+		}
+		deps := "\n" + string(b)
+		if got := strings.Contains(deps, "\nk8s.io/client-go/"); got != tc.want {
+			t.Errorf("tags %v: links client-go %v, want %v", tc.tags, got, tc.want)
+		}
+		if got := strings.Contains(deps, "\ngithub.com/joulebench/joulebench/engines/kube\n"); got != tc.want {
+			t.Errorf("tags %v: links engines/kube %v, want %v", tc.tags, got, tc.want)
+		}
+	}
+}
