@@ -250,3 +250,21 @@ func TestWriteBuiltins(t *testing.T) {
 		}
 	}
 }
+
+// The frontier figure draws the latency bound its points must meet on
+// its axis, once; a bound on another latency is not this axis's.
+func TestFrontierFigureBounds(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	rep := &compare.Report{Frontier: []compare.FrontierPoint{
+		{Model: "m", Engine: "sim", Scenario: "chat", LatencyMetric: "tpot_p50_ms", Latency: f(30), JPerToken: f(1), LatencyBound: f(50)},
+		{Model: "m", Engine: "sim", Scenario: "chat", LatencyMetric: "tpot_p50_ms", Latency: f(60), JPerToken: f(0.5), LatencyBound: f(50)},
+		{Model: "m", Engine: "sim", Scenario: "chat", LatencyMetric: "ttft_p99_ms", Latency: f(70), JPerToken: f(0.4), LatencyBound: f(80)},
+	}}
+	fig := FrontierFigure(rep, "tpot_p50_ms")
+	if len(fig.Bounds) != 1 || fig.Bounds[0] != 50 {
+		t.Errorf("bounds %v, want [50]", fig.Bounds)
+	}
+	if fig := FrontierFigure(&compare.Report{Frontier: rep.Frontier[:1:1]}, "ttft_p99_ms"); len(fig.Bounds) != 0 {
+		t.Errorf("bound of another latency drawn: %v", fig.Bounds)
+	}
+}

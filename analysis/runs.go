@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,7 +110,9 @@ func (p Profiles) Compare(ctx context.Context, paths []string, profile, rules st
 }
 
 // FrontierFigure is the figure of a comparison's energy–latency frontier:
-// one series per configuration through its load points.
+// one series per configuration through its load points, and the latency
+// bounds its points must meet on that axis (--latency-max, or the runs'
+// SLO) as vertical lines.
 func FrontierFigure(rep *compare.Report, latency string) *plot.Frontier {
 	if latency == "" && len(rep.Frontier) > 0 {
 		latency = rep.Frontier[0].LatencyMetric
@@ -124,6 +127,9 @@ func FrontierFigure(rep *compare.Report, latency string) *plot.Frontier {
 			s.Name += " · " + c.Value
 		}
 		for _, pt := range g {
+			if pt.LatencyBound != nil && pt.LatencyMetric == latency && !slices.Contains(fig.Bounds, *pt.LatencyBound) {
+				fig.Bounds = append(fig.Bounds, *pt.LatencyBound)
+			}
 			if pt.JPerToken == nil || pt.Latency == nil {
 				continue
 			}

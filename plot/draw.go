@@ -503,7 +503,7 @@ func (d *Data) cvPlot(rec *Layout) *gplot.Plot {
 		}
 		lg.add("rolling CV", l)
 	}
-	limit := &hline{y: d.CVMax, colour: limitColour}
+	limit := hline(d.CVMax, limitColour)
 	p.Add(limit)
 	lg.add("cv_max "+strconv.FormatFloat(d.CVMax, 'g', 4, 64), limit)
 	p.Add(lg)
@@ -628,28 +628,56 @@ func (x *xband) Plot(c draw.Canvas, p *gplot.Plot) {
 	}
 }
 
-// hline is a horizontal dashed line at y; it is its own legend thumbnail.
-type hline struct {
-	y      float64
-	colour color.Color
+// refLine is a dashed reference line over the whole panel: horizontal
+// at y (hline), or vertical at x (vline), whose x is in the plot's data
+// range (a bound beyond every point still shows). It is its own legend
+// thumbnail.
+type refLine struct {
+	at       float64
+	vertical bool
+	colour   color.Color
 }
 
-func (h *hline) style() draw.LineStyle {
-	return draw.LineStyle{Color: h.colour, Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+func hline(y float64, colour color.Color) *refLine { return &refLine{at: y, colour: colour} }
+
+func vline(x float64, colour color.Color) *refLine {
+	return &refLine{at: x, vertical: true, colour: colour}
 }
 
-func (h *hline) Plot(c draw.Canvas, p *gplot.Plot) {
-	_, trY := p.Transforms(&c)
-	y := trY(h.y)
-	if y < c.Min.Y || y > c.Max.Y {
+func (r *refLine) style() draw.LineStyle {
+	return draw.LineStyle{Color: r.colour, Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+}
+
+func (r *refLine) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, trY := p.Transforms(&c)
+	if r.vertical {
+		if x := trX(r.at); x >= c.Min.X && x <= c.Max.X {
+			c.StrokeLine2(r.style(), x, c.Min.Y, x, c.Max.Y)
+		}
 		return
 	}
-	c.StrokeLine2(h.style(), c.Min.X, y, c.Max.X, y)
+	if y := trY(r.at); y >= c.Min.Y && y <= c.Max.Y {
+		c.StrokeLine2(r.style(), c.Min.X, y, c.Max.X, y)
+	}
 }
 
-func (h *hline) Thumbnail(c *draw.Canvas) {
+// DataRange is a vertical line's x alone; a horizontal line widens no
+// range (the infinities leave the others' minimum and maximum as they are).
+func (r *refLine) DataRange() (xmin, xmax, ymin, ymax float64) {
+	if r.vertical {
+		return r.at, r.at, math.Inf(1), math.Inf(-1)
+	}
+	return math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+}
+
+func (r *refLine) Thumbnail(c *draw.Canvas) {
+	if r.vertical {
+		x := (c.Min.X + c.Max.X) / 2
+		c.StrokeLine2(r.style(), x, c.Min.Y, x, c.Max.Y)
+		return
+	}
 	y := (c.Min.Y + c.Max.Y) / 2
-	c.StrokeLine2(h.style(), c.Min.X, y, c.Max.X, y)
+	c.StrokeLine2(r.style(), c.Min.X, y, c.Max.X, y)
 }
 
 // message writes a text in the middle of an empty panel.

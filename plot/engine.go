@@ -126,6 +126,6 @@ func (d *Data) kvPlot(xMax float64) *gplot.Plot {
 		l.Width = vg.Points(1.2)
 		p.Add(l)
 	}
-	p.Add(&hline{y: KVFullPct, colour: limitColour})
+	p.Add(hline(KVFullPct, limitColour))
 	return p
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"strconv"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,12 +17,15 @@ import (
 // Frontier is the energy–latency frontier figure: J/token against a
 // latency, one line per configuration through its load points in order of
 // latency, Pareto-optimal points filled, the lowest J/token meeting the
-// SLO ringed.
+// SLO ringed, the SLO's latency bound a dashed vertical line.
 type Frontier struct {
 	// Title heads the figure; Latency names the x axis (a metric name
 	// such as tpot_p50_ms).
 	Title, Latency string
 	Series         []FrontierSeries
+	// Bounds are the latency bounds (ms) points must meet, each drawn as
+	// a vertical line: --latency-max, or the runs' SLO on this latency.
+	Bounds []float64
 	// Simulated adds the simulator's note to the title.
 	Simulated bool
 }
@@ -138,6 +142,11 @@ func (f *Frontier) plot() (*gplot.Plot, error) {
 		}
 		lab.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
 		p.Add(lab)
+	}
+	for _, b := range f.Bounds {
+		l := vline(b, color.NRGBA{R: 60, G: 60, B: 60, A: 220}) // grey: not a series colour
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("SLO: %s ≤ %s ms", f.Latency, strconv.FormatFloat(b, 'g', 4, 64)), l)
 	}
 	// Room on the right for the last point's label.
 	p.X.Max += (p.X.Max - p.X.Min) * 0.12

@@ -73,3 +73,32 @@ func TestSaveFrontierErrors(t *testing.T) {
 		t.Errorf("saved %v, %v", fi, err)
 	}
 }
+
+// The SLO's latency bound is a dashed vertical line named in the legend,
+// inside the x axis even when it lies beyond every point (20 ms here, the
+// last point at 12 ms).
+func TestFrontierDrawsTheLatencyBound(t *testing.T) {
+	f := sampleFrontier()
+	f.Bounds = []float64{20}
+	p, err := f.plot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Max < 20 {
+		t.Errorf("x axis ends at %v, before the bound at 20", p.X.Max)
+	}
+	var buf bytes.Buffer
+	if err := RenderFrontier(&buf, f, "svg", Options{Width: 800, Height: 600}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "SLO: tpot_p50_ms ≤ 20 ms") {
+		t.Errorf("svg lacks the bound's legend")
+	}
+	var none bytes.Buffer
+	if err := RenderFrontier(&none, sampleFrontier(), "svg", Options{Width: 800, Height: 600}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(none.String(), "SLO: ") {
+		t.Errorf("a frontier without a bound names one")
+	}
+}
