@@ -9,40 +9,8 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/engines/kubeflags"
+	"github.com/joulebench/joulebench/internal/kubehelper"
 )
-
-func TestKubernetesAsked(t *testing.T) {
-	dir := t.TempDir()
-	kubeSpec := filepath.Join(dir, "kube.json")
-	simSpec := filepath.Join(dir, "sim.json")
-	for p, engines := range map[string]string{kubeSpec: `["kubernetes"]`, simSpec: `["sim"]`} {
-		if err := os.WriteFile(p, []byte(`{"version": 1, "engines": `+engines+`}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"sweep", "c.yaml", "--executor", "kubernetes"}, "--executor kubernetes"},
-		{[]string{"sweep", "c.yaml", "--executor=kubernetes", "--dry-run"}, "--executor kubernetes"},
-		{[]string{"sweep", "c.yaml", "--executor", "slurm"}, ""},
-		{[]string{"run", "benchmark-1.5", "--engine", "kubernetes", "--k8s-pod", "p.yaml"}, "--engine kubernetes"},
-		{[]string{"run", "benchmark-1.5", "--engine=sim, kubernetes"}, "--engine kubernetes"},
-		{[]string{"run", "benchmark-1.5", "--engine", "sim", "--engine", "kubernetes"}, "--engine kubernetes"},
-		{[]string{"run", "benchmark-1.5", "--k8s-namespace=bench"}, "--k8s-namespace"},
-		{[]string{"run", "--spec", kubeSpec}, "--spec " + kubeSpec + " (engine kubernetes)"},
-		{[]string{"run", "--spec=" + simSpec}, ""},
-		{[]string{"run", "--spec", filepath.Join(dir, "absent.json")}, ""}, // the run says what is wrong with it
-		{[]string{"run", "benchmark-1.5", "--engine", "sim", "--model", "kubernetes"}, ""},
-		{[]string{"run", "benchmark-1.5", "--", "--executor", "kubernetes"}, ""},
-		{[]string{"analyze", "out"}, ""},
-	} {
-		if got := kubernetesAsked(tc.args); got != tc.want {
-			t.Errorf("kubernetesAsked(%q) = %q, want %q", tc.args, got, tc.want)
-		}
-	}
-}
 
 // The default binary hands a Kubernetes command to joulebench-kube in its
 // own place: the same arguments and environment, the helper's exit status;
@@ -54,7 +22,7 @@ func TestDelegatesToKubeHelper(t *testing.T) {
 	}
 	dir := t.TempDir()
 	helper := filepath.Join(dir, "stand-in")
-	script := "#!/bin/sh\necho \"pid $$\"\nfor a in \"$@\"; do echo \"arg [$a]\"; done\necho \"delegated [$" + delegatedEnv + "] secret [$JB_TEST_SECRET]\"\nexit 7\n"
+	script := "#!/bin/sh\necho \"pid $$\"\nfor a in \"$@\"; do echo \"arg [$a]\"; done\necho \"delegated [$" + kubehelper.DelegatedEnv + "] secret [$JB_TEST_SECRET]\"\nexit 7\n"
 	if err := os.WriteFile(helper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +67,7 @@ func TestDelegatesToKubeHelper(t *testing.T) {
 
 	// Handed to a joulebench without the client (JOULEBENCH_KUBE naming
 	// the default build): refused, not handed on forever.
-	out, code = child(kubeflags.HelperEnv+"="+os.Args[0], delegatedEnv+"=1")
+	out, code = child(kubeflags.HelperEnv+"="+os.Args[0], kubehelper.DelegatedEnv+"=1")
 	if code != exitInvalid || !strings.Contains(out, "handed to a joulebench that is not the Kubernetes build") {
 		t.Errorf("loop: exit %d, output\n%s", code, out)
 	}
