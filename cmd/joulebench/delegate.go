@@ -16,11 +16,18 @@ func delegateKubernetes(args []string) error {
 		os.Unsetenv(kubehelper.DelegatedEnv)
 		return nil
 	}
-	why := kubehelper.Asked(args)
-	if why == "" {
-		return nil
+	if why := kubehelper.Asked(args); why != "" {
+		return withCode(exitInvalid, kubehelper.Delegate(why, args))
 	}
-	return withCode(exitInvalid, kubehelper.Delegate(why, args))
+	// The environment may set the options for every command, analyze
+	// too: handed over when there is a helper, else the command goes on
+	// here and refuses only where it needs Kubernetes.
+	if why := kubehelper.AskedByEnv(os.Getenv); why != "" {
+		if _, err := kubehelper.Find(); err == nil {
+			return withCode(exitInvalid, kubehelper.Delegate(why, args))
+		}
+	}
+	return nil
 }
 
 // kubeStatus says where this joulebench's Kubernetes commands run.

@@ -27,7 +27,7 @@ func TestDelegatesToKubeHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"sweep", "my campaign.yaml", "--executor", "kubernetes", "--image", "example.com/jb:1"}
-	child := func(env ...string) (string, int) {
+	childArgs := func(args []string, env ...string) (string, int) {
 		t.Helper()
 		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(os.Environ(), append([]string{"JOULEBENCH_TEST_AS_MAIN=1", "PATH=" + dir, "JB_TEST_SECRET=s3"}, env...)...)
@@ -40,6 +40,7 @@ func TestDelegatesToKubeHelper(t *testing.T) {
 		}
 		return string(b), cmd.ProcessState.ExitCode()
 	}
+	child := func(env ...string) (string, int) { t.Helper(); return childArgs(args, env...) }
 
 	out, code := child(kubeflags.HelperEnv + "=" + helper)
 	want := "arg [sweep]\narg [my campaign.yaml]\narg [--executor]\narg [kubernetes]\narg [--image]\narg [example.com/jb:1]\ndelegated [1] secret [s3]\n"
@@ -55,6 +56,12 @@ func TestDelegatesToKubeHelper(t *testing.T) {
 		t.Errorf("helper in PATH: exit %d, output\n%s", code, out)
 	}
 
+	// Asked for by the environment (which sets the options of every
+	// command): handed over too.
+	if out, code := childArgs([]string{"version"}, kubeflags.HelperEnv+"="+filepath.Join(dir, kubeflags.HelperName), "JOULEBENCH_ENGINE=kubernetes"); code != 7 || !strings.Contains(out, "arg [version]\n") {
+		t.Errorf("JOULEBENCH_ENGINE=kubernetes: exit %d, output\n%s", code, out)
+	}
+
 	// None to hand it to.
 	if err := os.Remove(filepath.Join(dir, kubeflags.HelperName)); err != nil {
 		t.Fatal(err)
@@ -63,6 +70,12 @@ func TestDelegatesToKubeHelper(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(out, "--executor kubernetes: this joulebench is built without the Kubernetes client") ||
 		!strings.Contains(out, "go build -tags kubernetes -o joulebench-kube ./cmd/joulebench") {
 		t.Errorf("no helper: exit %d, output\n%s", code, out)
+	}
+
+	// Asked for by the environment with no helper: the command goes on
+	// here (version needs no Kubernetes).
+	if out, code := childArgs([]string{"version"}, kubeflags.HelperEnv+"=", "JOULEBENCH_ENGINE=kubernetes"); code != 0 || !strings.Contains(out, "kubernetes: no joulebench-kube") {
+		t.Errorf("JOULEBENCH_ENGINE=kubernetes without a helper: exit %d, output\n%s", code, out)
 	}
 
 	// Handed to a joulebench without the client (JOULEBENCH_KUBE naming

@@ -51,6 +51,26 @@ func Asked(args []string) string {
 	return ""
 }
 
+// AskedByEnv names the environment variable (getenv's) that asks for
+// Kubernetes: JOULEBENCH_EXECUTOR=kubernetes, JOULEBENCH_ENGINE holding
+// kubernetes, or a JOULEBENCH_K8S_* setting of the engine kind; "" if none
+// does. The configuration reads these as the flags of the same names.
+func AskedByEnv(getenv func(string) string) string {
+	switch {
+	case getenv("JOULEBENCH_EXECUTOR") == kubeflags.Kind:
+		return "JOULEBENCH_EXECUTOR=kubernetes"
+	case slices.Contains(splitList(getenv("JOULEBENCH_ENGINE")), kubeflags.Kind):
+		return "JOULEBENCH_ENGINE=kubernetes"
+	}
+	for _, f := range []string{kubeflags.FlagPod, kubeflags.FlagNamespace, kubeflags.FlagSimulated} {
+		name := "JOULEBENCH_" + strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
+		if getenv(name) != "" {
+			return name
+		}
+	}
+	return ""
+}
+
 // splitList is a list flag's value split at its commas.
 func splitList(v string) []string {
 	parts := strings.Split(v, ",")

@@ -38,3 +38,23 @@ func TestAsked(t *testing.T) {
 		}
 	}
 }
+
+func TestAskedByEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"JOULEBENCH_EXECUTOR": "kubernetes"}, "JOULEBENCH_EXECUTOR=kubernetes"},
+		{map[string]string{"JOULEBENCH_EXECUTOR": "slurm"}, ""},
+		{map[string]string{"JOULEBENCH_ENGINE": "sim,kubernetes"}, "JOULEBENCH_ENGINE=kubernetes"},
+		{map[string]string{"JOULEBENCH_ENGINE": "vllm"}, ""},
+		{map[string]string{"JOULEBENCH_K8S_POD": "pod.yaml"}, "JOULEBENCH_K8S_POD"},
+		{map[string]string{"JOULEBENCH_K8S_NAMESPACE": "bench"}, "JOULEBENCH_K8S_NAMESPACE"},
+		{map[string]string{"JOULEBENCH_KUBECONFIG": "k"}, ""}, // sweep's --kubeconfig too: not by itself a request
+		{nil, ""},
+	} {
+		if got := AskedByEnv(func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("AskedByEnv(%v) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
