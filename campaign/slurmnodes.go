@@ -143,6 +143,36 @@ func (c *Campaign) agentArgs() []string {
 	return append([]string{"--telemetry", c.Slurm.Agent.telemetry()}, c.Slurm.Agent.Args...)
 }
 
+// The names of the job's steps (srun --job-name), by which stop_steps
+// finds their step IDs.
+const (
+	stepAgent = "joulebench-agent"
+	stepPart  = "joulebench-part"
+)
+
+// writeStopSteps writes stop_steps NAME PID...: the graceful stop of the
+// srun steps named NAME whose sruns are PID... SIGTERM goes to each step's
+// processes through Slurm (scancel --signal=TERM JOB.STEP, the step found
+// by name with squeue), as a process on one machine is stopped: an engine
+// part drains and frees its GPUs, an agent closes its server. Killing the
+// srun instead has Slurm kill the step's processes outright (srun does not
+// pass SIGTERM on). Up to 30 s later an srun still there is killed (at
+// once when no step could be signalled: squeue or scancel failed), and 30 s
+// after that with SIGKILL. Slurm ends every step with the job in any case.
+func writeStopSteps(b *strings.Builder) {
+	b.WriteString("# alive PID...: whether any of them still runs.\n")
+	b.WriteString("alive() {\n  for p in \"$@\"; do kill -0 \"$p\" 2>/dev/null && return 0; done\n  return 1\n}\n")
+	b.WriteString("# stop_steps NAME PID...: SIGTERM to the steps named NAME (their processes, through Slurm), then their sruns ended.\n")
+	b.WriteString("stop_steps() {\n  name=$1\n  shift\n  [ \"$#\" -gt 0 ] || return 0\n")
+	b.WriteString("  signalled=\n")
+	b.WriteString("  for id in $(squeue -h -s -j \"${SLURM_JOB_ID:-0}\" -o '%i %j' 2>/dev/null | awk -v n=\"$name\" '$2 == n {print $1}'); do\n")
+	b.WriteString("    scancel --signal=TERM \"$id\" 2>/dev/null && signalled=1\n  done\n")
+	b.WriteString("  if [ -n \"$signalled\" ]; then\n    for _ in $(seq 60); do alive \"$@\" || return 0; sleep 0.5; done\n  fi\n")
+	b.WriteString("  kill \"$@\" 2>/dev/null\n")
+	b.WriteString("  for _ in $(seq 60); do alive \"$@\" || return 0; sleep 0.5; done\n")
+	b.WriteString("  kill -9 \"$@\" 2>/dev/null\n}\n")
+}
+
 // writeNodesRun writes the part of a job script over several nodes that
 // follows the #SBATCH lines and the exported secrets: the agents (each
 // step asking for gres, when the job does), the run (args, without the
@@ -173,13 +203,8 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 	b.WriteString("rm -f \"$token\"\n")
 	b.WriteString("(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \\n' >\"$token\") || exit 1\n")
 	b.WriteString("agents=\n")
-	// kill signals each agent's srun (SIGTERM), which has Slurm end its
-	// step: on a cluster the step's processes are killed (srun does not
-	// pass SIGTERM on); an srun still there after 30 s gets SIGKILL.
-	// Slurm ends the steps with the job in any case.
-	b.WriteString("stop_agents() {\n  if [ -n \"$agents\" ]; then\n    kill $agents 2>/dev/null\n" +
-		"    for _ in $(seq 60); do kill -0 $agents 2>/dev/null || break; sleep 0.5; done\n" +
-		"    kill -9 $agents 2>/dev/null\n  fi\n  rm -f \"$token\"\n}\n")
+	writeStopSteps(b)
+	b.WriteString("stop_agents() {\n  stop_steps " + stepAgent + " $agents\n  rm -f \"$token\"\n}\n")
 	if parts {
 		// The run's deployment file: no secret in it (the parts' URLs,
 		// roles, hosts, kinds and devices); kept with the job's output.
@@ -188,9 +213,7 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 		b.WriteString("parts=\n")
 		// The parts as the agents, and first: their last power is the run's
 		// to read no more, the agents' to serve until the parts are gone.
-		b.WriteString("stop_parts() {\n  if [ -n \"$parts\" ]; then\n    kill $parts 2>/dev/null\n" +
-			"    for _ in $(seq 60); do kill -0 $parts 2>/dev/null || break; sleep 0.5; done\n" +
-			"    kill -9 $parts 2>/dev/null\n  fi\n}\n")
+		b.WriteString("stop_parts() {\n  stop_steps " + stepPart + " $parts\n}\n")
 		b.WriteString("trap 'stop_parts; stop_agents' EXIT\n")
 	} else {
 		b.WriteString("trap stop_agents EXIT\n")
@@ -214,7 +237,7 @@ func (c *Campaign) writeNodesRun(b *strings.Builder, bin, dir, logDir, gres stri
 	}
 	for i := 1; i <= n; i++ {
 		b.WriteString(envPrefix(agentEnv))
-		fmt.Fprintf(b, "srun --nodes=1 --ntasks=1 --nodelist=\"$node%d\" %s ", i, step)
+		fmt.Fprintf(b, "srun --nodes=1 --ntasks=1 --nodelist=\"$node%d\" --job-name=%s %s ", i, stepAgent, step)
 		fmt.Fprintf(b, "%s agent --listen \"$node%d:%d\"", shellQuote(bin), i, port)
 		b.WriteString(tail.String() + " &\n")
 		fmt.Fprintf(b, "agent%d=$!\nagents=\"$agents $agent%d\"\n", i, i)

@@ -47,8 +47,8 @@ func TestJobScriptNodes(t *testing.T) {
 		"\nnode1=${1}\nnode2=${2}\n",
 		"\ntoken=" + token + "\n",
 		"\n(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \\n' >\"$token\") || exit 1\n",
-		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node1\" --overlap --gres=gpu:4 /opt/jb agent --listen \"$node1:4780\" --token-file \"$token\" --telemetry nvml &\n",
-		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node2\" --overlap --gres=gpu:4 /opt/jb agent --listen \"$node2:4780\" --token-file \"$token\" --telemetry nvml &\n",
+		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node1\" --job-name=joulebench-agent --overlap --gres=gpu:4 /opt/jb agent --listen \"$node1:4780\" --token-file \"$token\" --telemetry nvml &\n",
+		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node2\" --job-name=joulebench-agent --overlap --gres=gpu:4 /opt/jb agent --listen \"$node2:4780\" --token-file \"$token\" --telemetry nvml &\n",
 		"\nwait_agent \"$node1\" \"$agent1\" || exit 1\nwait_agent \"$node2\" \"$agent2\" || exit 1\n",
 		"\nJOULEBENCH_AGENT_TOKEN=\"$(cat \"$token\")\" /opt/jb run --spec " + c.SpecFile("/shared/out/runs/x") + " --out /shared/out/runs/x --no-progress" +
 			" --telemetry agent --agent \"http://$node1:4780\" --agent \"http://$node2:4780\"\nexit $?\n",
@@ -72,7 +72,7 @@ func TestJobScriptNodes(t *testing.T) {
 	c = load(t, "name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\nargs: [--api-key, sk-run-secret]\n"+
 		"slurm: {nodes: 3, agent: {port: 9100, telemetry: dcgm, args: [--dcgm-url, 'http://u:pw-agent@$x:9400/metrics']}}\n")
 	s = c.JobScript(c.Expand().Runs[0], "/opt/jb", "/d/x")
-	if !strings.Contains(s, "\nJOULEBENCH_SECRET_ARGS='[\"--dcgm-url=http://u:pw-agent@$x:9400/metrics\"]' srun --nodes=1 --ntasks=1 --nodelist=\"$node3\" --overlap /opt/jb agent --listen \"$node3:9100\" --token-file \"$token\" --telemetry dcgm &\n") ||
+	if !strings.Contains(s, "\nJOULEBENCH_SECRET_ARGS='[\"--dcgm-url=http://u:pw-agent@$x:9400/metrics\"]' srun --nodes=1 --ntasks=1 --nodelist=\"$node3\" --job-name=joulebench-agent --overlap /opt/jb agent --listen \"$node3:9100\" --token-file \"$token\" --telemetry dcgm &\n") ||
 		!strings.Contains(s, "\nJOULEBENCH_API_KEY=sk-run-secret JOULEBENCH_AGENT_TOKEN=\"$(cat \"$token\")\" /opt/jb run ") ||
 		!strings.Contains(s, " --agent \"http://$node3:9100\"\n") || strings.Contains(s, "--gres") || strings.Count(s, "\nsrun ")+strings.Count(s, "' srun ") != 3 ||
 		strings.Contains(s, "export ") || strings.Count(s, "sk-run-secret") != 1 {
@@ -244,9 +244,7 @@ func TestJobScriptNodesRuns(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			// srun: drop the options, run the command here.
-			write("srun", "#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in --*) shift;; *) break;; esac; done\nexec \"$@\"\n")
-			write("scontrol", "#!/bin/sh\n[ \"$1 $2 $3\" = \"show hostnames n[1-2]\" ] || exit 1\nprintf '127.0.0.1\\n127.0.0.2\\n'\n")
+			writeSlurmStandIns(t, bin)
 			write("jb", fmt.Sprintf("#!/bin/sh\nexec %s -test.run='^TestFakeJoulebench$' -- \"$@\"\n", shellQuote(os.Args[0])))
 			c := load(t, fmt.Sprintf("name: t\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\nslurm: {nodes: 2, agent: {port: %d, telemetry: sim}}\n", port))
 			out := filepath.Join(dir, "runs", "x")
@@ -258,7 +256,7 @@ func TestJobScriptNodesRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := exec.Command("bash", script)
-			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "SLURM_JOB_NODELIST=n[1-2]",
+			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "SLURM_JOB_NODELIST=n[1-2]", "FAKE_STEPS="+filepath.Join(dir, "steps"),
 				"FAKE_JB=1", "FAKE_JB_LOG="+log, "FAKE_JB_RUN_EXIT="+tc.runExit)
 			var stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stderr, &stderr
@@ -305,6 +303,11 @@ func TestJobScriptNodesRuns(t *testing.T) {
 				if !strings.Contains(l, want) {
 					t.Errorf("log lacks %q:\n%s\njob:\n%s", want, l, stderr.String())
 				}
+			}
+			// Each agent's step is stopped through Slurm (scancel
+			// --signal=TERM, found by its name), not by killing its srun.
+			if n := strings.Count(l, "step joulebench-agent signalled\n"); n != 2 {
+				t.Errorf("%d agent steps signalled through Slurm, want 2:\n%s", n, l)
 			}
 		})
 	}
@@ -540,5 +543,29 @@ func TestFakeJoulebench(t *testing.T) {
 		code := 0
 		fmt.Sscan(os.Getenv("FAKE_JB_RUN_EXIT"), &code)
 		os.Exit(code)
+	}
+}
+
+// writeSlurmStandIns writes into bin the Slurm commands a job script over
+// several nodes calls, as stand-ins that run everything here (FAKE_STEPS
+// names their step list): srun drops its
+// options and runs the command in its own place, noting its PID (the
+// step's ID here) and --job-name; scontrol expands n[1-2] to 127.0.0.1 and
+// 127.0.0.2; squeue lists the steps as "ID NAME"; scancel --signal=TERM ID
+// sends the step SIGTERM, as Slurm sends it to a step's processes, and
+// notes "step NAME signalled" in FAKE_JB_LOG.
+func writeSlurmStandIns(t *testing.T, bin string) {
+	t.Helper()
+	for name, body := range map[string]string{
+		"srun": "#!/bin/sh\nname=\nwhile [ $# -gt 0 ]; do case $1 in --job-name=*) name=${1#--job-name=}; shift;; --*) shift;; *) break;; esac; done\n" +
+			"echo \"$$ $name\" >>\"$FAKE_STEPS\"\nexec \"$@\"\n",
+		"scontrol": "#!/bin/sh\n[ \"$1 $2 $3\" = \"show hostnames n[1-2]\" ] || exit 1\nprintf '127.0.0.1\\n127.0.0.2\\n'\n",
+		"squeue":   "#!/bin/sh\ncat \"$FAKE_STEPS\"\n",
+		"scancel": "#!/bin/sh\n[ \"$1\" = --signal=TERM ] || exit 1\n" +
+			"echo \"step $(awk -v id=\"$2\" '$1 == id {print $2}' \"$FAKE_STEPS\") signalled\" >>\"$FAKE_JB_LOG\"\nkill -TERM \"$2\"\n",
+	} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -247,7 +247,7 @@ func (c *Campaign) writeParts(b *strings.Builder, step string) {
 		for _, k := range sortedKeys(p.Env) {
 			b.WriteString(k + "=" + partWord(p.Env[k], p.Node) + " ")
 		}
-		fmt.Fprintf(b, "srun --nodes=1 --ntasks=1 --nodelist=\"$node%d\" %s", p.Node, step)
+		fmt.Fprintf(b, "srun --nodes=1 --ntasks=1 --nodelist=\"$node%d\" --job-name=%s %s", p.Node, stepPart, step)
 		for _, a := range p.Command {
 			b.WriteString(" " + partWord(a, p.Node))
 		}

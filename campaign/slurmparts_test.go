@@ -56,11 +56,11 @@ func TestJobScriptParts(t *testing.T) {
 	r := c.Expand().Runs[0]
 	s := c.JobScript(r, "/opt/jb", "/shared/out/runs/x")
 	dep := c.Dir + "/slurm/x.deployment.yaml"
-	step := "--overlap --gres=gpu:4 "
+	step := "--job-name=joulebench-part --overlap --gres=gpu:4 "
 	wantInOrder := []string{
 		"\ndeployment=" + dep + "\nrm -f \"$deployment\"\nparts=\n",
 		"\ntrap 'stop_parts; stop_agents' EXIT\n",
-		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node2\" --overlap --gres=gpu:4 /opt/jb agent --listen \"$node2:4780\" --token-file \"$token\" --telemetry nvml &\n",
+		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node2\" --job-name=joulebench-agent --overlap --gres=gpu:4 /opt/jb agent --listen \"$node2:4780\" --token-file \"$token\" --telemetry nvml &\n",
 		"\nHF_TOKEN=hf_partsecret0123456789 VLLM_NIXL_SIDE_CHANNEL_HOST=\"$node1\" VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun --nodes=1 --ntasks=1 --nodelist=\"$node1\" " + step +
 			"vllm serve org/m --port 8100 --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_producer\"}' &\npart1=$!\nparts=\"$parts $part1\"\n",
 		"\nsrun --nodes=1 --ntasks=1 --nodelist=\"$node2\" " + step + "vllm serve org/m --port 8200 &\npart2=$!\nparts=\"$parts $part2\"\n",
@@ -85,10 +85,13 @@ func TestJobScriptParts(t *testing.T) {
 		}
 		rest = rest[i+len(want)-1:] // its last newline starts the next
 	}
-	// stop_parts ends the parts as stop_agents the agents (SIGTERM, then
-	// SIGKILL after 30 s); the trap runs it first.
-	if !strings.Contains(s, "\nstop_parts() {\n  if [ -n \"$parts\" ]; then\n    kill $parts 2>/dev/null\n    for _ in $(seq 60); do kill -0 $parts 2>/dev/null || break; sleep 0.5; done\n    kill -9 $parts 2>/dev/null\n  fi\n}\n") {
-		t.Errorf("no stop_parts:\n%s", s)
+	// stop_parts ends the parts' steps as stop_agents the agents'
+	// (stop_steps: SIGTERM through Slurm, then their sruns); the trap
+	// runs it first.
+	for _, want := range []string{"\nstop_parts() {\n  stop_steps joulebench-part $parts\n}\n", "\nstop_agents() {\n  stop_steps joulebench-agent $agents\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q:\n%s", want, s)
+		}
 	}
 	if n := strings.Count(s, "srun --nodes=1 "); n != 5 {
 		t.Errorf("%d srun launches, want 2 agents and 3 parts:\n%s", n, s)
@@ -276,8 +279,7 @@ func TestJobScriptPartsRuns(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			write("srun", "#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in --*) shift;; *) break;; esac; done\nexec \"$@\"\n")
-			write("scontrol", "#!/bin/sh\n[ \"$1 $2 $3\" = \"show hostnames n[1-2]\" ] || exit 1\nprintf '127.0.0.1\\n127.0.0.2\\n'\n")
+			writeSlurmStandIns(t, bin)
 			write("jb", fmt.Sprintf("#!/bin/sh\n[ \"$1\" = exit-at-once ] && exit 1\nexec %s -test.run='^TestFakeJoulebench$' -- \"$@\"\n", shellQuote(os.Args[0])))
 			jb := filepath.Join(bin, "jb")
 			src := fmt.Sprintf(`name: t
@@ -304,7 +306,7 @@ slurm:
 				t.Fatal(err)
 			}
 			cmd := exec.Command("bash", script)
-			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "SLURM_JOB_NODELIST=n[1-2]",
+			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "SLURM_JOB_NODELIST=n[1-2]", "FAKE_STEPS="+filepath.Join(dir, "steps"),
 				"FAKE_JB=1", "FAKE_JB_LOG="+log, "FAKE_JB_RUN_EXIT="+tc.runExit)
 			var stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stderr, &stderr
@@ -354,6 +356,19 @@ slurm:
 						t.Errorf("log lacks %q:\n%s\njob:\n%s", want, l, stderr.String())
 					}
 				}
+			}
+			// Each part's and agent's step is stopped through Slurm
+			// (scancel --signal=TERM, found by its name); the part that
+			// ended at once has no step left to signal.
+			wantParts := 3
+			if tc.wantExit == 1 {
+				wantParts = 2
+			}
+			if n := strings.Count(l, "step joulebench-part signalled\n"); n < wantParts {
+				t.Errorf("%d part steps signalled through Slurm, want %d:\n%s", n, wantParts, l)
+			}
+			if n := strings.Count(l, "step joulebench-agent signalled\n"); n != 2 {
+				t.Errorf("%d agent steps signalled through Slurm, want 2:\n%s", n, l)
 			}
 			// Every part and agent stopped; when the job ended by itself,
 			// the parts before the agents.
@@ -475,7 +490,7 @@ func TestDocsPartsExample(t *testing.T) {
 	}
 	s := c.JobScript(c.Expand().Runs[0], "/opt/jb", "/shared/pd/runs/x")
 	for _, want := range []string{
-		"\nUCX_NET_DEVICES=all VLLM_NIXL_SIDE_CHANNEL_HOST=\"$node1\" VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun --nodes=1 --ntasks=1 --nodelist=\"$node1\" --overlap --gres=gpu:8 vllm serve meta-llama/Llama-3.1-70B-Instruct --port 8100 ",
+		"\nUCX_NET_DEVICES=all VLLM_NIXL_SIDE_CHANNEL_HOST=\"$node1\" VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun --nodes=1 --ntasks=1 --nodelist=\"$node1\" --job-name=joulebench-part --overlap --gres=gpu:8 vllm serve meta-llama/Llama-3.1-70B-Instruct --port 8100 ",
 		"\nUCX_NET_DEVICES=all VLLM_NIXL_SIDE_CHANNEL_HOST=\"$node2\" VLLM_NIXL_SIDE_CHANNEL_PORT=5600 srun --nodes=1 --ntasks=1 --nodelist=\"$node2\" ",
 		" --prefiller-hosts \"$node1\" --prefiller-ports 8100 --decoder-hosts \"$node2\" --decoder-ports 8200 &\n",
 		"\nentry: \"router\"\n",

@@ -174,7 +174,7 @@ func TestSweepDryRunNodes(t *testing.T) {
 	out, errOut, code := runCLI(t, "sweep", write(head+"slurm: {nodes: 2, time: \"01:00:00\"}\n"), "--executor", "slurm", "--dry-run", "--joulebench-bin", "/opt/jb")
 	if code != 0 || !strings.Contains(out, "#SBATCH --nodes=2\n") || !strings.Contains(out, "#SBATCH --ntasks-per-node=1\n") ||
 		strings.Count(out, "srun --nodes=1 --ntasks=1 --nodelist=") != 2 ||
-		!strings.Contains(out, `srun --nodes=1 --ntasks=1 --nodelist="$node2" --overlap --gres=gpu:8 /opt/jb agent --listen "$node2:4780" --token-file "$token" --telemetry nvml &`) ||
+		!strings.Contains(out, `srun --nodes=1 --ntasks=1 --nodelist="$node2" --job-name=joulebench-agent --overlap --gres=gpu:8 /opt/jb agent --listen "$node2:4780" --token-file "$token" --telemetry nvml &`) ||
 		!strings.Contains(out, `--telemetry agent --agent "http://$node1:4780" --agent "http://$node2:4780"`) {
 		t.Errorf("dry run: exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -22,7 +22,8 @@ import (
 
 // TestFakePartServer is an engine part for TestSweepSlurmNodesParts
 // (JOULEBENCH_PART_ADDR set): an OpenAI-compatible streaming server
-// (internal/ssebench) at that address until it is signalled.
+// (internal/ssebench) at that address until it is signalled, which it
+// says on its output (the job's).
 func TestFakePartServer(t *testing.T) {
 	addr := os.Getenv("JOULEBENCH_PART_ADDR")
 	if addr == "" {
@@ -35,7 +36,7 @@ func TestFakePartServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	<-sigs
+	fmt.Printf("fake part: stopped by %v\n", <-sigs)
 }
 
 // A campaign with slurm: {nodes: 1} and one engine part goes, on the
@@ -135,5 +136,11 @@ slurm:
 	}
 	if !labelled {
 		t.Errorf("devices %+v: want %s:127.0.0.1/gpu0 the part's (replica)", m.Hardware.Devices, node)
+	}
+	// The job stopped the part as an engine is stopped, with SIGTERM
+	// (scancel --signal=TERM to its step): killing its srun would have
+	// had Slurm kill it, and it would have said nothing.
+	if !strings.Contains(jobOut, "fake part: stopped by terminated\n") {
+		t.Errorf("the part was not stopped by SIGTERM; job output:\n%s", jobOut)
 	}
 }
