@@ -110,3 +110,23 @@ func TestDefaultBinaryHasNoKubernetesClient(t *testing.T) {
 		}
 	}
 }
+
+// A sweep that reaches the kubernetes executor in the default build (its
+// --executor from a configuration file, which main does not read before
+// handing over; here the command runs in this process, past main) is
+// refused, exit 2, with how to get joulebench-kube.
+func TestNoKubeExecutorSaysHow(t *testing.T) {
+	if kubernetesBuiltIn {
+		t.Skip("this test binary is the Kubernetes build")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(smallCampaign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	out, errOut, code := runCLI(t, "sweep", "campaign.yaml", "--executor", "kubernetes", "--dry-run")
+	if code != exitInvalid || !strings.Contains(errOut, "--executor kubernetes: this joulebench is built without the Kubernetes client") ||
+		!strings.Contains(errOut, "go build -tags kubernetes -o joulebench-kube ./cmd/joulebench") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}

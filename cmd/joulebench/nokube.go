@@ -24,9 +24,9 @@ type noKube struct{}
 func (noKube) Name() string { return "kubernetes" }
 
 func (noKube) Run(context.Context, *campaign.Campaign, campaign.Plan, campaign.Options) (campaign.Result, error) {
-	return campaign.Result{}, exitcode.Invalidf("--executor kubernetes: %v", kubeflags.ErrNotBuiltIn)
+	return campaign.Result{}, exitcode.Invalidf("--executor kubernetes: %w", kubeflags.ErrNotBuiltIn)
 }
 
 func (noKube) Describe(*campaign.Campaign, campaign.Run, string, string) (string, error) {
-	return "", exitcode.Invalidf("--executor kubernetes: %v", kubeflags.ErrNotBuiltIn)
+	return "", exitcode.Invalidf("--executor kubernetes: %w", kubeflags.ErrNotBuiltIn)
 }
