@@ -199,3 +199,24 @@ func (c *Campaign) Collect(p Plan, running map[string]bool, o Options) (Result, 
 	o.defaults()
 	return c.collect(p, running, o)
 }
+
+// Unavailable is an executor this build lacks (kubernetes in the default
+// binary, whose client is in joulebench-kube): it is listed under name,
+// and a sweep on it, dry run included, is refused as invalid input with
+// why.
+func Unavailable(name string, why error) Executor { return unavailable{name, why} }
+
+type unavailable struct {
+	name string
+	why  error
+}
+
+func (u unavailable) Name() string { return u.name }
+
+func (u unavailable) Run(context.Context, *Campaign, Plan, Options) (Result, error) {
+	return Result{}, exitcode.Invalidf("--executor %s: %w", u.name, u.why)
+}
+
+func (u unavailable) Describe(*Campaign, Run, string, string) (string, error) {
+	return "", exitcode.Invalidf("--executor %s: %w", u.name, u.why)
+}

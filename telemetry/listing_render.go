@@ -1,11 +1,14 @@
 package telemetry
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
 // Failed reports whether the listing has no device though measuring was
@@ -109,4 +112,30 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// ListDevices is `joulebench devices`: it probes the one source sel names
+// and writes its listing to w as format (table or json). failed says the
+// listing has no device to measure (it says why). A format other than
+// those and more than one source are invalid input; a source that cannot
+// be probed, a failure.
+func (r *Registry) ListDevices(ctx context.Context, w io.Writer, format string, sel Selection, v Values, env Env) (failed bool, err error) {
+	if format != "table" && format != "json" {
+		return false, exitcode.Invalidf("--format %q: want table or json", format)
+	}
+	if names := sel.Names(); len(names) > 1 {
+		return false, exitcode.Invalidf("devices lists one power source at a time: give one --telemetry (not %s)", strings.Join(names, " + "))
+	}
+	l, err := r.Probe(ctx, sel, v, env)
+	if err != nil {
+		return false, exitcode.With(exitcode.Failure, err)
+	}
+	write := l.WriteTable
+	if format == "json" {
+		write = l.WriteJSON
+	}
+	if err := write(w); err != nil {
+		return false, err
+	}
+	return l.Failed(), nil
 }

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/cli"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/agent"
 )
@@ -51,21 +51,12 @@ func (a *app) agent(ctx context.Context) error {
 		return err
 	}
 	log := a.log.With().Str("component", "agent").Logger()
-	logAt := func(ev func() *zerolog.Event) func(string, ...string) {
-		return func(msg string, kv ...string) {
-			e := ev()
-			for i := 0; i+1 < len(kv); i += 2 {
-				e = e.Str(kv[i], kv[i+1])
-			}
-			e.Msg(msg)
-		}
-	}
 	return agent.Run(ctx, agent.RunConfig{
 		Listen: a.v.GetString("listen"), TokenFile: a.v.GetString("token-file"), Host: a.v.GetString("host"),
 		Interval: a.v.GetDuration("interval"), SelectsAgent: sel.Has(agent.Name),
 		Open: func(ctx context.Context) (telemetry.Source, record.TelemetryInfo, error) {
 			return telemetrySources().Open(ctx, sel, a.v, telemetry.Env{Clock: telemetry.WallClock, Logf: a.telemetryLogf, NoSource: a.warnNoPower})
 		},
-		Infof: logAt(log.Info), Warnf: logAt(log.Warn),
+		Infof: cli.KVLog(log.Info), Warnf: cli.KVLog(log.Warn),
 	})
 }

@@ -24,11 +24,7 @@ func (a *app) campaignLoader() campaign.Loader {
 func (a *app) campaignChecker() campaign.Checker {
 	return campaign.Checker{Loader: a.campaignLoader(), CheckProfile: func(profile string, sets []string) error {
 		// The GPU settings' --set values are the run's, not the profile's.
-		sets, v, _ := gpusettings.SplitSets(sets)
-		req, err := gpusettings.ParseRequest(v[0], v[1])
-		if err == nil {
-			err = req.ParseMemClocks(v[2])
-		}
+		sets, err := gpusettings.CheckSets(sets)
 		if err != nil {
 			return err
 		}

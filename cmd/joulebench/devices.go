@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,10 +32,6 @@ read, and whether memory use is known. With no source it says why.`,
 }
 
 func (a *app) devices(ctx context.Context) error {
-	format := a.v.GetString("format")
-	if format != "table" && format != "json" {
-		return invalidf("--format %q: want table or json", format)
-	}
 	sel, err := a.telemetryOptions()
 	if err != nil {
 		return err
@@ -44,22 +39,9 @@ func (a *app) devices(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if names := sel.Names(); len(names) > 1 {
-		return invalidf("devices lists one power source at a time: give one --telemetry (not %s)", strings.Join(names, " + "))
+	failed, err := telemetrySources().ListDevices(ctx, a.out, a.v.GetString("format"), sel, a.v, telemetry.Env{Logf: a.telemetryLogf})
+	if err == nil && failed {
+		err = &exitError{code: exitFailure, err: errors.New("no GPU to measure"), silent: true}
 	}
-	l, err := telemetrySources().Probe(ctx, sel, a.v, telemetry.Env{Logf: a.telemetryLogf})
-	if err != nil {
-		return withCode(exitFailure, err)
-	}
-	write := l.WriteTable
-	if format == "json" {
-		write = l.WriteJSON
-	}
-	if err := write(a.out); err != nil {
-		return err
-	}
-	if l.Failed() {
-		return &exitError{code: exitFailure, err: errors.New("no GPU to measure"), silent: true}
-	}
-	return nil
+	return err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -41,28 +40,7 @@ killed outright (SIGKILL, a power loss) leaves the journal; no run starts
 while it is there. A GPU no longer present is reported and kept in the journal.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			path, err := gpusettings.DefaultJournalPath(os.Getenv)
-			if err != nil {
-				return err
-			}
-			j, err := gpusettings.ReadJournal(path)
-			if err != nil {
-				return err
-			}
-			if j == nil {
-				fmt.Fprintf(a.out, "no GPU settings to restore (no journal at %s)\n", path)
-				return nil
-			}
-			ctl, err := nvml.OpenSettings()
-			if err != nil {
-				return fmt.Errorf("restore: %w", err)
-			}
-			defer ctl.Close()
-			report, err := gpusettings.RestoreJournal(ctl, path)
-			if report != "" {
-				fmt.Fprintln(a.out, report)
-			}
-			return err
+			return gpusettings.Restore(a.out, os.Getenv, nvml.OpenSettings)
 		},
 	}
 }

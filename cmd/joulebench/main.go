@@ -12,12 +12,13 @@ import (
 
 	"github.com/joulebench/joulebench/campaign"
 	"github.com/joulebench/joulebench/internal/cli"
+	"github.com/joulebench/joulebench/internal/kubehelper"
 )
 
 func main() {
 	// The Kubernetes client lives in joulebench-kube: a command that asks
 	// for it continues there, in this process's place.
-	if err := delegateKubernetes(os.Args[1:]); err != nil {
+	if err := kubehelper.HandOver(kubernetesBuiltIn, os.Args[1:], os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "joulebench:", err)
 		os.Exit(exitCode(err))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/kubehelper"
 )
 
 func (a *app) reportCmd() *cobra.Command {
@@ -63,7 +64,7 @@ func (a *app) versionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
 			fmt.Fprintf(a.out, "joulebench %s (archive format v%d)\n", version, record.FormatVersion)
-			fmt.Fprintf(a.out, "kubernetes: %s\n", kubeStatus())
+			fmt.Fprintf(a.out, "kubernetes: %s\n", kubehelper.Status(kubernetesBuiltIn))
 		},
 	}
 }

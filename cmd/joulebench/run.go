@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
-	"github.com/joulebench/joulebench/internal/boundedfile"
 	"github.com/joulebench/joulebench/internal/progress"
 	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/report"
@@ -64,25 +61,9 @@ func (a *app) runSettings(cmd *cobra.Command, args []string) (runflags.Settings,
 	if !f.Changed("spec") {
 		return runflags.Build(args[0], f, a.v, a.runRegistries()), nil
 	}
-	path, _ := f.GetString("spec")
-	if bad := runflags.NotWithSpec(f, append([]string{"out", "no-progress", "config"}, runflags.WhereFlags...)...); len(bad) > 0 {
-		return runflags.Settings{}, withCode(exitInvalid, fmt.Errorf("--spec %s: %s cannot be given with it: the spec file holds every run flag (only --out, --no-progress, where power is read (--telemetry, --agent), the engine parts (--deployment) and the secrets may be given with --spec)", path, strings.Join(bad, ", ")))
-	}
-	src, err := boundedfile.Read(path, "spec file", boundedfile.MaxProfileBytes)
+	s, err := runflags.ReadSpec(f, a.v, a.runRegistries())
 	if err != nil {
-		return runflags.Settings{}, withCode(exitInvalid, err)
-	}
-	s, err := runflags.Decode(bytes.NewReader(src), path, a.runRegistries())
-	if err != nil {
-		return runflags.Settings{}, withCode(exitInvalid, err)
-	}
-	s.ReadSecrets(a.v, a.runRegistries())
-	s.ApplyWhereFlags(f)
-	if f.Changed("out") {
-		s.Out, _ = f.GetString("out")
-	}
-	if f.Changed("no-progress") {
-		s.NoProgress, _ = f.GetBool("no-progress")
+		return runflags.Settings{}, err
 	}
 	// The rest of the command (results, progress, power sources, the
 	// redactor, the logger) reads the flags through the configuration:

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,16 +40,8 @@ func (a *app) serveSim(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	listen := strings.TrimSpace(a.v.GetString("listen"))
-	if listen == "" {
-		return invalidf("serve-sim: --listen is required: the address to serve on, e.g. --listen :8000")
-	}
-	grace := a.v.GetDuration("grace")
-	if grace < 0 {
-		return invalidf("serve-sim: --grace %s: want 0 or a positive duration", grace)
-	}
 	return sim.Serve(ctx, sim.ServeOptions{
-		Listen: listen, Model: a.v.GetString("model"), Preset: a.v.GetString(sim.FlagPreset),
-		Seed: a.v.GetInt64("seed"), Quick: a.v.GetBool("quick"), Log: a.errOut, Grace: grace,
+		Listen: a.v.GetString("listen"), Model: a.v.GetString("model"), Preset: a.v.GetString(sim.FlagPreset),
+		Seed: a.v.GetInt64("seed"), Quick: a.v.GetBool("quick"), Log: a.errOut, Grace: a.v.GetDuration("grace"),
 	})
 }

@@ -2,13 +2,14 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
 // ServeOptions configure Serve: the simulated engine standalone, as the
@@ -35,8 +36,12 @@ type ServeOptions struct {
 // returns nil after that stop, or why the engine could not start or
 // exited on its own.
 func Serve(ctx context.Context, o ServeOptions) error {
+	o.Listen = strings.TrimSpace(o.Listen)
 	if o.Listen == "" {
-		return errors.New("serve-sim: --listen is required (HOST:PORT, e.g. :8000)")
+		return exitcode.Invalidf("serve-sim: --listen is required: the address to serve on, e.g. --listen :8000")
+	}
+	if o.Grace < 0 {
+		return exitcode.Invalidf("serve-sim: --grace %s: want 0 or a positive duration", o.Grace)
 	}
 	built, err := newEngine(engines.Options{Common: engines.Common{Model: o.Model, Seed: o.Seed, Log: o.Log},
 		Settings: engines.Settings{FlagPreset: o.Preset}, Quick: o.Quick})

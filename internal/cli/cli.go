@@ -120,3 +120,16 @@ func StopContext(parent context.Context, twice func()) (ctx context.Context, sto
 		cancel()
 	}
 }
+
+// KVLog is a logging function, msg and key/value pairs, that writes an
+// event ev starts (log.Info, log.Warn): a library's log hook without its
+// logger's types.
+func KVLog(ev func() *zerolog.Event) func(msg string, kv ...string) {
+	return func(msg string, kv ...string) {
+		e := ev()
+		for i := 0; i+1 < len(kv); i += 2 {
+			e = e.Str(kv[i], kv[i+1])
+		}
+		e.Msg(msg)
+	}
+}

@@ -6,7 +6,6 @@ package kubehelper
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/joulebench/joulebench/engines/kubeflags"
+	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
 // DelegatedEnv marks a process that joulebench handed a Kubernetes
@@ -108,23 +108,6 @@ func Find() (string, error) {
 	return exec.LookPath(kubeflags.HelperName)
 }
 
-// Delegate hands the command args, which asks for Kubernetes (why, as
-// Asked names it), to joulebench-kube in this process's place: the same
-// arguments, environment, PID and signals. It returns only when it does
-// not hand over, saying why: no helper (kubeflags.ErrNotBuiltIn), a
-// helper that handed the command back, or one that cannot start.
-func Delegate(why string, args []string) error {
-	if os.Getenv(DelegatedEnv) != "" {
-		return fmt.Errorf("%s: handed to a joulebench that is not the Kubernetes build: %w", why, kubeflags.ErrNotBuiltIn)
-	}
-	helper, err := Find()
-	if err != nil {
-		return fmt.Errorf("%s: %w", why, kubeflags.ErrNotBuiltIn)
-	}
-	err = syscall.Exec(helper, append([]string{helper}, args...), append(os.Environ(), DelegatedEnv+"=1"))
-	return fmt.Errorf("%s: starting %s (%s): %w", why, kubeflags.HelperName, helper, err)
-}
-
 // Status says where a joulebench's Kubernetes commands run, for
 // `joulebench version`: builtIn for the Kubernetes build.
 func Status(builtIn bool) string {
@@ -135,4 +118,40 @@ func Status(builtIn bool) string {
 		return "handed to " + p
 	}
 	return "no " + kubeflags.HelperName + " beside joulebench, in PATH or in " + kubeflags.HelperEnv + " (go build -tags kubernetes -o " + kubeflags.HelperName + " ./cmd/joulebench)"
+}
+
+// HandOver is what joulebench does with its arguments before anything
+// else: a command that asks for Kubernetes (Asked) continues in
+// joulebench-kube, in this process's place (the same arguments,
+// environment, PID and signals); HandOver returns only when it does not
+// hand over, then saying why as invalid input: no helper (with how to
+// build one), a helper that handed the command back (DelegatedEnv), or
+// one that cannot start. A command asked for by the environment alone
+// (AskedByEnv) is handed over only when there is a helper, else it goes on
+// here and is refused only where it needs Kubernetes. builtIn (this is
+// the Kubernetes build): nothing is handed over, and the mark of a
+// hand-over is cleared for the processes this one starts.
+func HandOver(builtIn bool, args []string, getenv func(string) string) error {
+	if builtIn {
+		os.Unsetenv(DelegatedEnv)
+		return nil
+	}
+	why := Asked(args)
+	byEnv := why == ""
+	if byEnv {
+		if why = AskedByEnv(getenv); why == "" {
+			return nil
+		}
+	}
+	helper, err := Find()
+	switch {
+	case err != nil && byEnv:
+		return nil
+	case getenv(DelegatedEnv) != "":
+		return exitcode.Invalidf("%s: handed to a joulebench that is not the Kubernetes build: %w", why, kubeflags.ErrNotBuiltIn)
+	case err != nil:
+		return exitcode.Invalidf("%s: %w", why, kubeflags.ErrNotBuiltIn)
+	}
+	err = syscall.Exec(helper, append([]string{helper}, args...), append(os.Environ(), DelegatedEnv+"=1"))
+	return exitcode.Invalidf("%s: starting %s (%s): %w", why, kubeflags.HelperName, helper, err)
 }

@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/joulebench/joulebench/internal/boundedfile"
+	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
 // secretTelemetry are the power sources' flags that may hold a secret
@@ -244,4 +248,33 @@ func (s *Settings) ApplyWhereFlags(f *pflag.FlagSet) {
 			s.Telemetry[name] = fl.Value.String()
 		}
 	}
+}
+
+// ReadSpec is the Settings of a run given --spec: the spec file f names,
+// with the secrets from v (the run's own flags, configuration and
+// environment), the WhereFlags and --out and --no-progress given in f. Any
+// other flag given with --spec, a file that cannot be read and a spec
+// that Decode refuses are invalid input (exitcode.Invalid).
+func ReadSpec(f *pflag.FlagSet, v Values, reg Registries) (Settings, error) {
+	path, _ := f.GetString("spec")
+	if bad := NotWithSpec(f, append([]string{"out", "no-progress", "config"}, WhereFlags...)...); len(bad) > 0 {
+		return Settings{}, exitcode.Invalidf("--spec %s: %s cannot be given with it: the spec file holds every run flag (only --out, --no-progress, where power is read (--telemetry, --agent), the engine parts (--deployment) and the secrets may be given with --spec)", path, strings.Join(bad, ", "))
+	}
+	src, err := boundedfile.Read(path, "spec file", boundedfile.MaxProfileBytes)
+	if err != nil {
+		return Settings{}, exitcode.With(exitcode.Invalid, err)
+	}
+	s, err := Decode(bytes.NewReader(src), path, reg)
+	if err != nil {
+		return Settings{}, exitcode.With(exitcode.Invalid, err)
+	}
+	s.ReadSecrets(v, reg)
+	s.ApplyWhereFlags(f)
+	if f.Changed("out") {
+		s.Out, _ = f.GetString("out")
+	}
+	if f.Changed("no-progress") {
+		s.NoProgress, _ = f.GetBool("no-progress")
+	}
+	return s, nil
 }

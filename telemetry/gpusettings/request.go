@@ -194,3 +194,15 @@ func SplitSets(sets []string) (rest []string, vals [3]string, given bool) {
 	}
 	return rest, vals, given
 }
+
+// CheckSets checks the GPU settings' parameters among --set values (a
+// campaign's runs, before anything runs) and returns the other values,
+// the profile's.
+func CheckSets(sets []string) ([]string, error) {
+	rest, v, _ := SplitSets(sets)
+	req, err := ParseRequest(v[0], v[1])
+	if err == nil {
+		err = req.ParseMemClocks(v[2])
+	}
+	return rest, err
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strings"
@@ -497,4 +498,33 @@ func orUnknown(s string) string {
 		return "no UUID"
 	}
 	return s
+}
+
+// Restore is `joulebench restore`: the journal at the default path
+// (DefaultJournalPath of getenv) applied and cleared with the controller
+// open returns (opened only when there is a journal, closed after), its
+// report written to w.
+func Restore(w io.Writer, getenv func(string) string, open func() (Controller, error)) error {
+	path, err := DefaultJournalPath(getenv)
+	if err != nil {
+		return err
+	}
+	j, err := ReadJournal(path)
+	if err != nil {
+		return err
+	}
+	if j == nil {
+		fmt.Fprintf(w, "no GPU settings to restore (no journal at %s)\n", path)
+		return nil
+	}
+	ctl, err := open()
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer ctl.Close()
+	report, err := RestoreJournal(ctl, path)
+	if report != "" {
+		fmt.Fprintln(w, report)
+	}
+	return err
 }
