@@ -224,16 +224,27 @@ func gpuIsInDomainGPU(d *metaDoc) error {
 	return nil
 }
 
+// measuresTheEnginesGPUs reports whether the run's power source reads the
+// engine's own GPUs: not power played back from a recording, nor the
+// simulator (whose tensor parallel is its fiction) read by another source
+// than its own GPUs (an agent, a meter).
+func measuresTheEnginesGPUs(m *record.Meta) bool {
+	if m.PowerReplayed() {
+		return false
+	}
+	return !m.SimulatedEngine() || slices.Contains(strings.Split(m.Telemetry.Source, "+"), simSource)
+}
+
 // parallelismHasItsGPUs: an engine of engine.tensor_parallel N runs on N
 // GPUs, so a run that measured GPUs measured at least N: among the
 // devices of the part that engine is (deployment's served part, when it
 // lists devices), else among all its GPU devices. Fewer would leave GPUs
 // of the engine out of its energy (a device removed halves J/token). A
-// run that measured no GPU (a node or CPU boundary, or no power) is not
-// held to it.
+// run that measured no GPU (a node or CPU boundary, or no power), or not
+// the engine's GPUs (measuresTheEnginesGPUs), is not held to it.
 func parallelismHasItsGPUs(d *metaDoc) error {
 	tp := d.m.Engine.TensorParallel
-	if tp <= 1 {
+	if tp <= 1 || !measuresTheEnginesGPUs(d.m) {
 		return nil
 	}
 	domain := make(map[string]string, len(d.m.Hardware.Devices))

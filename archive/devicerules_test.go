@@ -242,6 +242,36 @@ func deviceCases() []deviceCase {
 			delete(dev, "uuid")
 			obj(m, "telemetry")["source"] = "sim+rapl"
 		}), msg: `engine.tensor_parallel is 2 but hardware.devices has 1 GPU device(s)`},
+		// The simulator's tensor parallel 2 is its fiction when another
+		// source than its own GPUs measured it (an agent's one GPU), and
+		// power played back is a recording's, not the engine's.
+		{name: "the simulator read by an agent's one GPU", edit: func(t *testing.T, dir string) {
+			editRunJSON(t, dir, func(m runJSON) {
+				hw := obj(m, "hardware")
+				hw["devices"] = hw["devices"].([]any)[:1]
+				obj(m, "telemetry")["source"] = "agent"
+				obj(m, "telemetry")["clock_sync"] = []any{map[string]any{"source": "agent http://127.0.0.1:9400", "host": "sample-host",
+					"start_offset_s": 0, "start_rtt_s": 0.001, "end_offset_s": 0, "end_rtt_s": 0.001, "probes": 8}}
+			})
+			dropDevice(t, dir, "gpu1")
+		}},
+		{name: "one GPU played back under tensor parallel 2", edit: func(t *testing.T, dir string) {
+			editRunJSON(t, dir, func(m runJSON) {
+				hw := obj(m, "hardware")
+				hw["devices"] = hw["devices"].([]any)[:1]
+				obj(m, "telemetry")["source"] = "replay"
+			})
+			dropDevice(t, dir, "gpu1")
+		}},
+		{name: "a vLLM of tensor parallel 2 on one GPU", edit: func(t *testing.T, dir string) {
+			editRunJSON(t, dir, func(m runJSON) {
+				hw := obj(m, "hardware")
+				hw["devices"] = hw["devices"].([]any)[:1]
+				obj(m, "engine")["kind"] = "vllm"
+				obj(m, "telemetry")["source"] = "nvml"
+			})
+			dropDevice(t, dir, "gpu1")
+		}, msg: `engine.tensor_parallel is 2 but hardware.devices has 1 GPU device(s) (gpu0)`},
 		// In a deployment, the engine run.json describes is the served
 		// part's (the prefill part behind the router): its GPUs count.
 		{name: "tensor parallel 2 on a part of one GPU", base: twoHostCopy, edit: runEdit(func(m runJSON) {
