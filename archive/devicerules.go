@@ -263,15 +263,15 @@ func parallelismHasItsGPUs(d *metaDoc) error {
 			ids, where = p.Devices, fmt.Sprintf("deployment part %q (the engine run.json's engine describes)", p.Name)
 		}
 	}
-	gpus := 0
+	var gpus []string
 	for _, id := range ids {
 		if domain[id] == record.DomainGPU {
-			gpus++
+			gpus = append(gpus, id)
 		}
 	}
-	if gpus >= tp {
+	if len(gpus) >= tp {
 		return nil
 	}
 	return d.at(fmt.Sprintf("engine.tensor_parallel is %d but %s has %d GPU device(s) (%s): an engine of tensor parallel %d runs on %d GPUs, and every one is measured",
-		tp, where, gpus, devicesList(d.m.Hardware.Devices), tp, tp), "engine", "tensor_parallel")
+		tp, where, len(gpus), strings.Join(gpus, ", "), tp, tp), "engine", "tensor_parallel")
 }
