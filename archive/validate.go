@@ -32,6 +32,12 @@ func metaRules() []func(*metaDoc) error {
 		devicesHaveARole,
 		runSpanInOrder,
 		stagesAndEventsInRun,
+		deploymentWellFormed,
+		partDevicesMeasured,
+		devicesAgreeWithTheirParts,
+		clockSyncCoversHosts,
+		gpuIsInDomainGPU,
+		parallelismHasItsGPUs,
 	}
 }
 

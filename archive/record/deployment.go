@@ -49,3 +49,29 @@ type PartIdentity struct {
 	Revision      string `json:"revision,omitempty"`
 	EngineVersion string `json:"engine_version,omitempty"`
 }
+
+// PartNamed returns the part named name, nil when there is none.
+func (d *Deployment) PartNamed(name string) *DeploymentPart {
+	for i := range d.Parts {
+		if d.Parts[i].Name == name {
+			return &d.Parts[i]
+		}
+	}
+	return nil
+}
+
+// Served is the part whose engine run.json's engine describes: the
+// entry, unless it is a router, then the first part that is not (as the
+// runner chooses it); nil when the entry names no part.
+func (d *Deployment) Served() *DeploymentPart {
+	e := d.PartNamed(d.Entry)
+	if e == nil || e.Role != RoleRouter {
+		return e
+	}
+	for i := range d.Parts {
+		if d.Parts[i].Role != RoleRouter {
+			return &d.Parts[i]
+		}
+	}
+	return e
+}
