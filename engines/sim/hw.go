@@ -91,3 +91,17 @@ func (c Config) hwExtra(extra map[string]any) {
 		"bandwidth": s.Eff.Bandwidth, "decode_flops": s.Eff.DecodeFLOPs, "prefill_flops": s.Eff.PrefillFLOPs, "host_s": s.Eff.HostS,
 	}
 }
+
+// GPUConfigFor is the configuration of the simulated GPUs that a run with
+// the engine settings s gets, known before its engine is built (the GPU
+// settings are checked against their range first): a hardware preset's
+// boards, else the toy model's GPUs; seeded with seed.
+func GPUConfigFor(s map[string]string, seed int64) (simtel.Config, error) {
+	g := simtel.DefaultConfig()
+	g.Seed = seed
+	if gpu, model := s[FlagGPU], s[FlagModel]; gpu != "" || model != "" {
+		_, hw, err := WithHW(DefaultConfig(), g, gpu, model)
+		return hw, err
+	}
+	return g, nil
+}

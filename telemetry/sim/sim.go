@@ -123,6 +123,9 @@ type Config struct {
 	// numbers their IDs after another node's (sim<IDBase+i>).
 	Host, Role string
 	IDBase     int
+	// IDs, when set, name the devices instead (a deployment part's
+	// devices): device i is IDs[i], and there are as many devices.
+	IDs []string
 	// Settings, when set, are the GPUs' power limits and locked clocks
 	// (settings.go): the power above idle follows their model and reported
 	// power never exceeds a device's limit. Nil: full clock, limit MaxW.
@@ -214,6 +217,9 @@ var _ telemetry.Source = (*Source)(nil)
 // run clock (nil: telemetry.WallClock). The model starts at idle at the
 // first Read. Zero or negative time constants mean an instant step.
 func New(cfg Config, load Load, clock telemetry.Clock) *Source {
+	if len(cfg.IDs) > 0 {
+		cfg.Devices = len(cfg.IDs)
+	}
 	if cfg.Devices <= 0 {
 		cfg.Devices = 1
 	}
@@ -263,7 +269,12 @@ func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	return out, nil
 }
 
-func (s *Source) deviceID(i int) string { return fmt.Sprintf("sim%d", s.cfg.IDBase+i) }
+func (s *Source) deviceID(i int) string {
+	if i < len(s.cfg.IDs) {
+		return s.cfg.IDs[i]
+	}
+	return fmt.Sprintf("sim%d", s.cfg.IDBase+i)
+}
 
 // InjectError makes every following Read fail with err (a lost GPU);
 // nil clears it.
