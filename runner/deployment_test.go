@@ -216,7 +216,8 @@ func TestPartLogPrefixesLines(t *testing.T) {
 	}
 }
 
-// A user's deployment of simulated parts runs on the simulator's GPUs:
+// A user's deployment of simulated parts (docs/engines.md's example) runs
+// on the simulator's GPUs:
 // each part's GPUs (named by its devices, on its host, with its role)
 // follow that part's load, with the part's own engine settings (here two
 // hardware presets). Requests go to the entry, so its GPUs draw more than
@@ -225,11 +226,16 @@ func TestRunDeploymentSimulatedParts(t *testing.T) {
 	var msgs syncBuffer
 	s := testSpec(t, &msgs)
 	s.Out = filepath.Join(t.TempDir(), "run")
-	s.Deployment = writeDeployment(t, `entry: busy
-parts:
-  - {name: busy, role: replica, kind: sim, host: node-a, devices: [gpuA0, gpuA1], settings: {sim-gpu: h100-sxm, sim-model: mixtral-8x7b}}
-  - {name: idle, role: replica, kind: sim, host: node-b, devices: [gpuB], settings: {sim-gpu: h200-sxm}}
-`)
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "engines.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```yaml\nentry: busy")
+	if !ok {
+		t.Fatal("docs/engines.md shows no deployment of simulated parts")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	s.Deployment = writeDeployment(t, "entry: busy"+block) // the example of docs/engines.md, as written
 	var logged []string
 	s.OpenTelemetry = testTelemetry(t, &logged, "sim").Open // the simulator's source, nodes and all
 	if _, err := Run(context.Background(), s); err != nil {
