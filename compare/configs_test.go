@@ -315,3 +315,21 @@ func TestUnnamedCheckRemovesWhatItDeclares(t *testing.T) {
 		t.Errorf("undeclared: flags %s", flagNames(row.Flags))
 	}
 }
+
+// Runs on different simulated hardware (engine.extra.sim_hardware) are
+// different configurations, never repetitions of one.
+func TestSimHardwareIsAConfiguration(t *testing.T) {
+	p := builtin(t)
+	r := func(id, hw string, st float64) Run {
+		run := withParams(mk(spec{id: id, scenario: "chat", model: "m", engine: "sim", params: "8e9", steady: st, full: st, tokens: 100}), nil)
+		run.Meta.Engine.Extra = map[string]any{"sim_hardware": hw}
+		return run
+	}
+	rep := p.Compare([]Run{r("a", "h100-sxm/llama-3.1-8b", 0.09), r("b", "h200-sxm/llama-3.1-8b", 0.08)})
+	if !slices.Equal(rep.ConfigurationColumns, []string{"engine.extra.sim_hardware"}) {
+		t.Fatalf("columns %v, want [engine.extra.sim_hardware]", rep.ConfigurationColumns)
+	}
+	if st := groupOf(t, rep, "chat", "<=50B"); len(st.Configs) != 2 {
+		t.Errorf("%d configurations, want 2", len(st.Configs))
+	}
+}

@@ -20,6 +20,15 @@ func TestNoteOf(t *testing.T) {
 		{record.Meta{Simulated: true, Telemetry: record.TelemetryInfo{Source: "replay", Simulated: true}, Engine: record.EngineInfo{Kind: "sim"}}, ReplayedNote + " The engine is joulebench's simulator."},
 		{record.Meta{Simulated: true, Telemetry: record.TelemetryInfo{Source: "sim", Simulated: true}}, SimulatedNote},
 		{record.Meta{Telemetry: record.TelemetryInfo{Source: "nvml"}}, ""},
+		// The simulator's hardware model is named where the archive says it.
+		{record.Meta{Simulated: true, Telemetry: record.TelemetryInfo{Source: "sim", Simulated: true},
+			Engine: record.EngineInfo{Kind: "sim", Extra: map[string]any{"sim_hardware": "h100-sxm/llama-3.1-8b"}}},
+			SimulatedNote + " Hardware model: h100-sxm/llama-3.1-8b (joulebench devices --sim lists its constants and sources)."},
+		{record.Meta{Simulated: true, Telemetry: record.TelemetryInfo{Source: "sim", Simulated: true},
+			Engine: record.EngineInfo{Kind: "sim", Extra: map[string]any{"sim_hardware": "toy"}}},
+			SimulatedNote + " Hardware model: toy (fixed step times, no hardware's figures)."},
+		// A real engine's extra never names a simulated model.
+		{record.Meta{Engine: record.EngineInfo{Kind: "vllm", Extra: map[string]any{"sim_hardware": "toy"}}}, ""},
 	} {
 		if got := NoteOf(c.meta); got != c.want {
 			t.Errorf("%s/%s: %q, want %q", c.meta.Telemetry.Source, c.meta.Engine.Kind, got, c.want)

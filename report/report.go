@@ -51,9 +51,26 @@ func NoteOf(m record.Meta) string {
 		}
 		return ReplayedNote
 	case m.Simulated:
-		return SimulatedNote
+		return SimulatedNoteOf(m)
 	}
 	return ""
+}
+
+// SimulatedNoteOf is SimulatedNote naming the run's simulated hardware
+// model, when its archive says which.
+func SimulatedNoteOf(m record.Meta) string { return SimulatedNote + simHardwareSuffix(m) }
+
+// simHardwareSuffix names the simulator's hardware model of m after its
+// note ("" when the archive does not say).
+func simHardwareSuffix(m record.Meta) string {
+	switch hw := m.SimHardware(); hw {
+	case "":
+		return ""
+	case "toy":
+		return " Hardware model: toy (fixed step times, no hardware's figures)."
+	default:
+		return " Hardware model: " + hw + " (joulebench devices --sim lists its constants and sources)."
+	}
 }
 
 // WorkloadNote is printed with every output of a real-engine run whose

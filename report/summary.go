@@ -169,7 +169,7 @@ func summaryHeader(m record.Meta, bounds []string) []string {
 	}
 	lines = append(lines, wrap(second, SummaryWidth, "  ")...)
 	if m.Simulated {
-		lines = append(lines, simulatedShort)
+		lines = append(lines, wrap(simulatedShort+simHardwareSuffix(m), SummaryWidth, "  ")...)
 	}
 	if wn := WorkloadNote(m); wn != "" {
 		lines = append(lines, wrap(wn, SummaryWidth, "  ")...)

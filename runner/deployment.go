@@ -17,6 +17,7 @@ import (
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
 // DeploymentFile is a --deployment file: the engine parts of one run,
@@ -63,6 +64,10 @@ type PartSettings struct {
 	// Devices are the IDs (as in power.csv) of the devices the part owns:
 	// they are archived with its host and role.
 	Devices []string `yaml:"devices"`
+	// Settings are a managed part's engine settings by flag name, as the
+	// run's --FLAG gives them (e.g. sim-gpu: h200-sxm for a simulated
+	// part); each replaces the run's value for this part.
+	Settings map[string]string `yaml:"settings"`
 }
 
 // managed reports whether joulebench starts the part.
@@ -155,6 +160,9 @@ func (df *DeploymentFile) validateKind(d *yamlstrict.Decoder, p PartSettings, no
 		if _, err := reg.ForStart(p.Kind); err != nil {
 			d.Errorf(node("kind"), where+".kind", "%v", err)
 		}
+		if err := reg.CheckSettings(p.Settings); err != nil {
+			d.Errorf(node("settings"), where+".settings", "%v", err)
+		}
 		return
 	}
 	if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -166,7 +174,7 @@ func (df *DeploymentFile) validateKind(d *yamlstrict.Decoder, p PartSettings, no
 	for _, k := range []struct {
 		key string
 		set bool
-	}{{"bin", p.Bin != ""}, {"args", len(p.Args) > 0}, {"env", len(p.Env) > 0}, {"port", p.Port != 0}, {"tp", p.TP != 0}} {
+	}{{"bin", p.Bin != ""}, {"args", len(p.Args) > 0}, {"env", len(p.Env) > 0}, {"port", p.Port != 0}, {"tp", p.TP != 0}, {"settings", len(p.Settings) > 0}} {
 		if k.set {
 			d.Errorf(node(k.key), where+"."+k.key, "applies to a managed part (kind, no url); this part is the running server at its url")
 		}
@@ -224,11 +232,28 @@ func (r *Runner) partSpec(p PartSettings, env engineEnv) all.Spec {
 		RunDir: filepath.Join(env.RunDir, "parts", p.Name), RunID: env.RunID, APIKey: o.APIKey,
 		Note: env.Note, Quick: env.Quick, PidDir: all.PidDir(),
 		ScrapeInterval: o.ScrapeInterval, MetricFamilies: o.MetricFamilies,
+		Settings: partEngineSettings(o.Settings, p.Settings),
 	}
 	if env.RunDir == "" {
 		spec.RunDir = ""
 	}
 	return spec
+}
+
+// partEngineSettings are a part's engine settings: the run's, each
+// replaced by the part's own.
+func partEngineSettings(run, part map[string]string) engines.Settings {
+	if len(run) == 0 && len(part) == 0 {
+		return nil
+	}
+	out := engines.Settings{}
+	for k, v := range run {
+		out[k] = v
+	}
+	for k, v := range part {
+		out[k] = v
+	}
+	return out
 }
 
 // partHost is where part p runs: its host, else this host for a managed
@@ -288,8 +313,31 @@ func (r *Runner) setupDeployment(env engineEnv) (*EngineSetup, error) {
 	if es.Model == "" {
 		es.Model = served.Model
 	}
+	es.SimNodes = simulatedParts(df, parts)
 	es.StartMetrics = startMetrics(served, dep, env.Clock)
 	return es, nil
+}
+
+// simulatedParts are the simulated GPUs of a deployment's simulated
+// parts (kind sim): a node each, on the part's host with its role, whose
+// GPUs follow that part's load and are named by its devices (else
+// sim<N>, numbered on from the parts before). Nil when no part is
+// simulated: the power source is then the run's.
+func simulatedParts(df *DeploymentFile, parts []engines.Part) []simtel.Node {
+	var nodes []simtel.Node
+	base := 0
+	for i, p := range parts {
+		gpu, ok := p.Engine.(simulatedGPU)
+		if !ok || !df.Parts[i].managed() {
+			continue
+		}
+		cfg := gpu.GPUConfig()
+		cfg.Host, cfg.Role, cfg.IDBase, cfg.IDs = p.Host, p.Role, base, p.Devices
+		cfg.Seed += int64(i)
+		base += max(1, cfg.Devices, len(p.Devices))
+		nodes = append(nodes, simtel.Node{Config: cfg, Load: gpu})
+	}
+	return nodes
 }
 
 // labelDevices gives each device a part of the deployment lists its

@@ -215,3 +215,76 @@ func TestPartLogPrefixesLines(t *testing.T) {
 		t.Errorf("log %q", got)
 	}
 }
+
+// A user's deployment of simulated parts (docs/engines.md's example) runs
+// on the simulator's GPUs:
+// each part's GPUs (named by its devices, on its host, with its role)
+// follow that part's load, with the part's own engine settings (here two
+// hardware presets). Requests go to the entry, so its GPUs draw more than
+// those of the idle part, and each part's energy is its own.
+func TestRunDeploymentSimulatedParts(t *testing.T) {
+	var msgs syncBuffer
+	s := testSpec(t, &msgs)
+	s.Out = filepath.Join(t.TempDir(), "run")
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "engines.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```yaml\nentry: busy")
+	if !ok {
+		t.Fatal("docs/engines.md shows no deployment of simulated parts")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	s.Deployment = writeDeployment(t, "entry: busy"+block) // the example of docs/engines.md, as written
+	var logged []string
+	s.OpenTelemetry = testTelemetry(t, &logged, "sim").Open // the simulator's source, nodes and all
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatalf("run: %v\n%s", err, msgs.String())
+	}
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{ host, name string }{
+		"gpuA0": {"node-a", "Simulated H100 SXM5 80GB"}, "gpuA1": {"node-a", "Simulated H100 SXM5 80GB"},
+		"gpuB": {"node-b", "Simulated H200 SXM 141GB"},
+	}
+	devs := run.Meta.Hardware.Devices
+	if len(devs) != len(want) {
+		t.Fatalf("devices %+v, want gpuA0, gpuA1, gpuB", devs)
+	}
+	for _, d := range devs {
+		w, ok := want[d.ID]
+		if !ok || d.Host != w.host || d.Name != w.name || d.Role != record.RoleReplica {
+			t.Errorf("device %+v, want %+v", d, w)
+		}
+	}
+	energy := map[string]float64{}
+	for _, p := range run.Power {
+		if p.HasEnergy {
+			energy[p.Device] = p.EnergyJ // cumulative: the last sample's
+		}
+	}
+	if !(energy["gpuA0"] > 0 && energy["gpuB"] > 0 && energy["gpuA0"] > energy["gpuB"]) {
+		t.Errorf("energy by device %v: want the busy part's GPUs above the idle part's", energy)
+	}
+	if hw := run.Meta.Engine.Extra["sim_hardware"]; hw != "h100-sxm/mixtral-8x7b" {
+		t.Errorf("engine's sim_hardware %v, want the entry's h100-sxm/mixtral-8x7b", hw)
+	}
+}
+
+// A part's settings are checked as the run's flags are: an unknown one, a
+// value the engine does not take, or settings on an external part are
+// errors at their position.
+func TestDeploymentPartSettingsRefused(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"entry: a\nparts:\n  - {name: a, role: replica, kind: sim, settings: {sim-gpu: v100}}\n", `dep.yaml:3:51: parts[0].settings: --sim-gpu "v100"`},
+		{"entry: a\nparts:\n  - {name: a, role: replica, kind: sim, settings: {no-such: x}}\n", "no engine takes it"},
+		{"entry: a\nparts:\n  - {name: a, role: replica, url: 'http://127.0.0.1:1', settings: {sim-gpu: h100-sxm}}\n", "applies to a managed part"},
+	} {
+		_, err := ParseDeployment([]byte(c.yaml), "dep.yaml", all.Registry())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.yaml, err, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/joulebench/joulebench/engines/all"
 	"maps"
 	"slices"
 	"strings"
@@ -111,8 +112,10 @@ func (e *engineRun) prepareGPU() error {
 	case ctl != nil:
 		e.onClose("the GPU settings controller", ctl.Close)
 	case e.simulated:
-		cfg := simtel.DefaultConfig()
-		cfg.Seed = e.s.Engine.Seed
+		cfg, err := all.SimGPUConfig(e.s.Engine.Settings, e.s.Engine.Seed)
+		if err != nil {
+			return Invalidf("GPU settings: %v; nothing changed", err)
+		}
 		e.gpu.sim = simtel.NewGPUSettings(cfg)
 		ctl = e.gpu.sim
 	default:

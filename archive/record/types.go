@@ -596,6 +596,18 @@ func (m *Meta) PowerReplayed() bool { return m.Telemetry.Source == ReplayedSourc
 // simulator.
 func (m *Meta) SimulatedEngine() bool { return m.Engine.Kind == SimulatorEngine }
 
+// SimHardware is the simulator's hardware model the run ran on, from
+// engine.extra.sim_hardware: "GPU/MODEL" of a hardware preset, "toy" for
+// the default model, "" when the archive does not say (a real engine, or
+// a simulated run of an earlier writer).
+func (m *Meta) SimHardware() string {
+	if !m.SimulatedEngine() {
+		return ""
+	}
+	s, _ := m.Engine.Extra["sim_hardware"].(string)
+	return s
+}
+
 // NameOf is what people read for the value name: its label, else the
 // name itself.
 func (r Result) NameOf(name string) string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/telemetry"
 )
 
@@ -19,15 +20,23 @@ func (a *app) devicesCmd() *cobra.Command {
 NVIDIA GPU is there, powermetrics on macOS, the endpoints of --dcgm-url) and
 lists its devices: name, UUID, whether energy comes from the device's
 cumulative counter or is integrated from power samples, which power field is
-read, and whether memory use is known. With no source it says why.`,
+read, and whether memory use is known. With no source it says why.
+
+With --sim it lists the simulator's hardware presets instead (--sim-gpu,
+--sim-model): each GPU's and model's constants, their sources, and what a
+steady load gives on the model.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.v.GetBool("sim") {
+				return report.RenderSimPresets(a.out, a.v.GetString("format"))
+			}
 			return a.devices(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
 	telemetryFlags(f)
-	f.String("format", "table", "output: table or json")
+	f.String("format", "table", "output: table or json (with --sim also markdown and csv)")
+	f.Bool("sim", false, "list the simulator's hardware presets (--sim-gpu, --sim-model) with their constants and sources")
 	return cmd
 }
 

@@ -116,3 +116,32 @@ func TestDevicesRAPL(t *testing.T) {
 		t.Errorf("two sources: exit %d %s", code, errOut)
 	}
 }
+
+// devices --sim lists the simulator's hardware presets with their sources
+// and what a steady load gives on each (table), and as JSON the presets'
+// constants.
+func TestDevicesSimPresets(t *testing.T) {
+	out, _, code := devicesCLI(t, "--sim")
+	for _, want := range []string{"h100-sxm", "b200", "llama-3.1-70b", "mixtral-8x7b", "SIMULATED", "datasheet", "arXiv 2501.08219", "toy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("devices --sim lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+	out, _, code = devicesCLI(t, "--sim", "--format", "json")
+	var got struct {
+		GPUs []struct {
+			Name         string
+			MemBandwidth float64
+			TDPW         float64
+		} `json:"gpus"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitOK {
+		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
+	}
+	if len(got.GPUs) != 4 || got.GPUs[0].Name != "h100-sxm" || got.GPUs[0].MemBandwidth != 3.35e12 || got.GPUs[0].TDPW != 700 {
+		t.Errorf("json gpus = %+v", got.GPUs)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/joulebench/joulebench/engines/sglang"
 	"github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/engines/vllm"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
 // Default is the engine of a run that names none: the simulator.
@@ -81,4 +82,12 @@ func newOllamaClient(c engines.ClientConfig) engines.Client {
 		opts = append(opts, ollama.WithThink(*c.Think))
 	}
 	return ollama.NewClient(c.BaseURL, opts...)
+}
+
+// SimGPUConfig is the configuration of the simulated GPUs a simulated run
+// with the engine settings s gets, before its engine is built (its GPU
+// settings are checked against their range): the hardware preset's
+// boards (--sim-gpu, --sim-model), else the toy model's.
+func SimGPUConfig(s engines.Settings, seed int64) (simtel.Config, error) {
+	return sim.GPUConfigFor(s, seed)
 }

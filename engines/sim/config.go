@@ -3,6 +3,8 @@ package sim
 import (
 	"io"
 	"strings"
+
+	"github.com/joulebench/joulebench/internal/simhw"
 )
 
 // Config parameterises the simulated engine. Times are in seconds at
@@ -70,6 +72,12 @@ type Config struct {
 	// and locked clocks do (telemetry/sim's GPUSettings): a step's decode
 	// time is multiplied by decode, its prefill time by prefill.
 	GPU GPU
+	// HW, when set, is the hardware model (--sim-gpu, --sim-model): a
+	// step's time and the GPUs' power come from it (internal/simhw), under
+	// the GPU settings of GPU when GPU also has HWLimits; StepBaseS,
+	// StepPerSeqS and PrefillTokPerS are then not used. Nil: the toy
+	// model of the default run.
+	HW *simhw.Setup
 	// Port to listen on at 127.0.0.1; 0 picks a free one.
 	Port int
 	// Listen, when set, is the address to listen on instead (HOST:PORT,

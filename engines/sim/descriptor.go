@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/joulebench/joulebench/engines"
+	"github.com/joulebench/joulebench/internal/simhw"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
@@ -48,6 +49,23 @@ func Presets() []Preset {
 	}
 }
 
+// gpuValues and modelValues are the hardware presets as setting values.
+func gpuValues() []engines.Value {
+	var out []engines.Value
+	for _, g := range simhw.GPUs() {
+		out = append(out, engines.Value{Name: g.Name, Doc: g.Product})
+	}
+	return out
+}
+
+func modelValues() []engines.Value {
+	var out []engines.Value
+	for _, m := range simhw.Models() {
+		out = append(out, engines.Value{Name: m.Name, Doc: fmt.Sprintf("%.1f B parameters, tensor parallel %d", m.Params/1e9, m.TensorParallel)})
+	}
+	return out
+}
+
 // Descriptor is the built-in simulated engine and GPU: Start builds the
 // engine from the run's options (the seed, the model id, the quick mode
 // and --sim-preset); its GPU follows it (GPUConfig). Everything it
@@ -58,13 +76,17 @@ func Descriptor() engines.Descriptor {
 		values = append(values, engines.Value{Name: p.Name, Doc: p.Doc})
 	}
 	return engines.Descriptor{
-		Kind:            Kind,
-		Doc:             "the built-in simulated engine and GPU",
-		API:             engines.APIOpenAI,
-		Simulated:       true,
-		Start:           newEngine,
-		Flags:           []string{"model", FlagPreset},
-		Settings:        []engines.Setting{{Flag: FlagPreset, Doc: "simulator behaviour for tests", Values: values}},
+		Kind:      Kind,
+		Doc:       "the built-in simulated engine and GPU",
+		API:       engines.APIOpenAI,
+		Simulated: true,
+		Start:     newEngine,
+		Flags:     []string{"model", FlagPreset, FlagGPU, FlagModel},
+		Settings: []engines.Setting{
+			{Flag: FlagPreset, Doc: "simulator behaviour for tests", Values: values},
+			{Flag: FlagGPU, Doc: "the GPU the simulator models (joulebench devices --sim lists them; default: the toy model)", Values: gpuValues()},
+			{Flag: FlagModel, Doc: "the model the simulator serves on it (joulebench devices --sim)", Values: modelValues()},
+		},
 		DefaultFamilies: DefaultFamilies(),
 	}
 }
@@ -92,6 +114,15 @@ func newEngine(o engines.Options) (engines.Engine, error) {
 		preset = Presets()[i]
 		if preset.Apply != nil {
 			preset.Apply(&cfg, &gpu)
+		}
+	}
+	if g, m := o.Settings[FlagGPU], o.Settings[FlagModel]; g != "" || m != "" {
+		var err error
+		if cfg, gpu, err = WithHW(cfg, gpu, g, m); err != nil {
+			return nil, err
+		}
+		if o.Quick { // the hardware model runs at real time: its GPUs' time constants too
+			gpu.RiseTauS, gpu.DecayTauS = simtel.DefaultConfig().RiseTauS, simtel.DefaultConfig().DecayTauS
 		}
 	}
 	if o.Model != "" {

@@ -47,8 +47,15 @@ func TestDescriptorStart(t *testing.T) {
 // list, and changes what it says.
 func TestPresets(t *testing.T) {
 	st := Descriptor().Settings
-	if len(st) != 1 || st[0].Flag != FlagPreset {
-		t.Fatalf("settings %+v, want --%s only", st, FlagPreset)
+	if len(st) != 3 || st[0].Flag != FlagPreset || st[1].Flag != FlagGPU || st[2].Flag != FlagModel {
+		t.Fatalf("settings %+v, want --%s, --%s, --%s", st, FlagPreset, FlagGPU, FlagModel)
+	}
+	var gpus []string
+	for _, v := range st[1].Values {
+		gpus = append(gpus, v.Name)
+	}
+	if want := []string{"h100-sxm", "h200-sxm", "a100-sxm4", "b200"}; !slices.Equal(gpus, want) {
+		t.Errorf("--%s values %v, want %v", FlagGPU, gpus, want)
 	}
 	var names []string
 	for _, v := range st[0].Values {
@@ -98,5 +105,36 @@ func TestPresets(t *testing.T) {
 	}
 	if _, err := Descriptor().Start(engines.Options{Settings: engines.Settings{FlagPreset: "bogus"}}); err == nil || !strings.Contains(err.Error(), `--sim-preset "bogus"`) {
 		t.Errorf("unknown preset: %v", err)
+	}
+}
+
+// --sim-gpu and --sim-model start the engine on the hardware model, and
+// run.json's engine.extra names the preset; without them the toy model
+// is named.
+func TestHWSettingsStartTheHardwareModel(t *testing.T) {
+	d := Descriptor()
+	eng, err := d.Start(engines.Options{Common: engines.Common{Log: io.Discard}, Quick: true,
+		Settings: engines.Settings{FlagGPU: "h200-sxm", FlagModel: "mixtral-8x7b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := eng.(*Engine)
+	if e.Config().HW == nil || e.Config().Speed != 1 || e.GPUConfig().Devices != 2 || e.GPUConfig().RiseTauS != 0.5 {
+		t.Errorf("h200/mixtral: HW %v, speed %v, devices %d, rise %v", e.Config().HW != nil, e.Config().Speed, e.GPUConfig().Devices, e.GPUConfig().RiseTauS)
+	}
+	x := e.Info().Extra
+	if x["sim_hardware"] != "h200-sxm/mixtral-8x7b" || x["sim_gpu"] != "h200-sxm" || x["sim_model"] != "mixtral-8x7b" {
+		t.Errorf("extra = %v", x)
+	}
+	toy, err := d.Start(engines.Options{Common: engines.Common{Log: io.Discard}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := toy.Info().Extra; x["sim_hardware"] != ToyPreset || x["sim_gpu"] != nil {
+		t.Errorf("toy extra = %v", x)
+	}
+	if _, err := d.Start(engines.Options{Common: engines.Common{Log: io.Discard}, Settings: engines.Settings{FlagGPU: "v100"}}); err == nil ||
+		!strings.Contains(err.Error(), "--sim-gpu") || !strings.Contains(err.Error(), "h100-sxm") {
+		t.Errorf("an unknown GPU: %v, want an error naming the flag and the presets", err)
 	}
 }

@@ -413,6 +413,10 @@ func (e *Engine) Activity() simtel.Activity {
 		if phase == simtel.PhaseReady {
 			st := e.sched.snapshot()
 			a.Running, a.Prefilling = st.decoding, st.prefilling
+			if e.cfg.HW != nil {
+				a.HW, a.HWEnergyJ, a.HWBusyS = true, st.hw.energyJ, st.hw.busyS
+				a.ClockMHz, a.PowerCapped = st.hw.clockMHz, st.hw.capped
+			}
 		}
 	}
 	return a
@@ -428,7 +432,7 @@ func (e *Engine) Phase() string {
 // Info describes the engine for run.json.
 func (e *Engine) Info() record.EngineInfo {
 	c := e.cfg
-	return record.EngineInfo{
+	info := record.EngineInfo{
 		Kind:           Kind,
 		Version:        c.Version,
 		URL:            e.BaseURL(),
@@ -457,4 +461,6 @@ func (e *Engine) Info() record.EngineInfo {
 			"drift_per_request": c.DriftPerRequest,
 		},
 	}
+	c.hwExtra(info.Extra)
+	return info
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/joulebench/joulebench/internal/simhw"
 )
 
 // errAborted ends the streams of requests in flight when the engine stops.
@@ -76,6 +78,16 @@ type stats struct {
 	kvTokens                               int
 	finished, aborted                      int64
 	promptTotal, genTotal                  int64
+	// hw is the hardware model's account of the steps run (Config.HW).
+	hw hwAccount
+}
+
+// hwAccount is one GPU's energy above idle and the wall time of the steps
+// the hardware model ran, cumulative, and the last step's clock.
+type hwAccount struct {
+	energyJ, busyS float64
+	clockMHz       float64
+	capped         bool
 }
 
 // scheduler is continuous batching in one goroutine: each step admits
@@ -186,15 +198,13 @@ func (s *scheduler) run() {
 		}
 
 		decoding, prefilling, prefillTok := planStep(running, s.cfg.PrefillChunkTokens)
-		stepS := s.cfg.stepSeconds(decoding, prefillTok, finished)
-		if g := s.cfg.GPU; g != nil {
-			stepS = s.cfg.slowedStepSeconds(g, decoding, prefilling, prefillTok, finished)
-		}
+		stepS, hw := s.cfg.stepOf(running, decoding, prefilling, prefillTok, finished)
 		s.publish(running, len(waiting), decoding, prefilling, n)
 		if !s.sleepStep(timer, &next, stepS) {
 			s.abortAll(running, waiting)
 			return
 		}
+		s.account(hw, stepS)
 		running = s.applyStep(running, &finished)
 	}
 }
@@ -380,6 +390,65 @@ func dropGone(qs []*seq) ([]*seq, int64) {
 		qs[i] = nil
 	}
 	return kept, n
+}
+
+// HWLimits is a GPU whose settings the hardware model runs its steps
+// under (telemetry/sim.GPUSettings): the lowest locked maximum clock (0:
+// none) and the lowest power limit of the group.
+type HWLimits interface {
+	HWLimits() (lockMaxMHz, limitW float64)
+}
+
+// stepOf is the modelled duration of the planned step (at Speed 1) and,
+// under the hardware model, its operating point.
+func (c Config) stepOf(running []*seq, decoding, prefilling, prefillTok int, finished int64) (float64, *simhw.Point) {
+	if c.HW == nil {
+		if c.GPU != nil {
+			return c.slowedStepSeconds(c.GPU, decoding, prefilling, prefillTok, finished), nil
+		}
+		return c.stepSeconds(decoding, prefillTok, finished), nil
+	}
+	var lock, limit float64
+	if l, ok := c.GPU.(HWLimits); ok {
+		var mhz float64
+		mhz, limit = l.HWLimits()
+		lock = mhz / c.HW.GPU.MaxClockMHz
+	}
+	p := c.HW.Operate(workOf(running), lock, limit)
+	return p.StepS * (1 + c.DriftPerRequest*float64(finished)), &p
+}
+
+// workOf is what the planned step does for the hardware model: each
+// decoding sequence reads its whole context, each prefilling one computes
+// its chunk (q.take) attending to the prompt before it.
+func workOf(running []*seq) simhw.Work {
+	var w simhw.Work
+	for _, q := range running {
+		switch {
+		case q.prefillLeft == 0:
+			w.Decoding++
+			w.ContextTokens += q.prompt + q.generated
+		case q.take > 0:
+			done := q.prompt - q.prefillLeft
+			w.PrefillTokens += q.take
+			w.PrefillContext += q.take * (done + q.take/2)
+		}
+	}
+	return w
+}
+
+// account adds a step the hardware model ran (nil: the toy model) to the
+// energy the simulated GPUs draw: its power above idle over its wall time.
+func (s *scheduler) account(p *simhw.Point, stepS float64) {
+	if p == nil {
+		return
+	}
+	wallS := stepS / s.cfg.Speed
+	s.mu.Lock()
+	s.st.hw.energyJ += (p.PowerW - s.cfg.HW.GPU.IdleW) * wallS
+	s.st.hw.busyS += wallS
+	s.st.hw.clockMHz, s.st.hw.capped = p.ClockMHz, p.PowerCapped
+	s.mu.Unlock()
 }
 
 // stepSeconds is the modelled duration (at Speed 1) of one scheduler step

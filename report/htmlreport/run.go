@@ -139,7 +139,7 @@ func buildRun(in RunInput) (*runView, error) {
 	v := &runView{Anchor: anchor(m.RunID), Meta: m, Simulated: m.Simulated, Stages: in.Stages, Hosts: in.Hosts}
 	v.Title = fmt.Sprintf("run %s · %s · %s · %s", m.RunID, orDash(m.Profile.Name), orDash(m.Engine.Kind), orDash(m.Engine.Model))
 	if m.Simulated {
-		v.SimNote = report.SimulatedNote
+		v.SimNote = report.SimulatedNoteOf(m)
 	}
 	if m.PowerReplayed() {
 		v.Replayed = "REPLAYED: power comes from an archived power.csv replayed, not from a live measurement" + noteSuffix(m.Telemetry.Note)

@@ -68,9 +68,43 @@ func NewGPUSettings(cfg Config) *GPUSettings {
 	g := &GPUSettings{cfg: cfg, limitW: make([]float64, cfg.Devices), lock: make([]gpusettings.Clocks, cfg.Devices), last: make([]gpusettings.Sample, cfg.Devices)}
 	for i := range g.limitW {
 		g.limitW[i] = cfg.MaxW
-		g.last[i] = gpusettings.Sample{SMClockMHz: IdleClockMHz}
+		_, _, idle, _ := cfg.clocks()
+		g.last[i] = gpusettings.Sample{SMClockMHz: idle}
 	}
 	return g
+}
+
+// observe keeps GPU i's clock and the cap's state as the hardware model
+// ran its last step (busy), else the idle clock.
+func (g *GPUSettings) observe(i int, clockMHz float64, capped, busy bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if i < 0 || i >= len(g.last) {
+		return
+	}
+	_, _, idle, _ := g.cfg.clocks()
+	if !busy || clockMHz <= 0 {
+		g.last[i] = gpusettings.Sample{SMClockMHz: idle}
+		return
+	}
+	g.last[i] = gpusettings.Sample{SMClockMHz: clockMHz, PowerCap: capped}
+}
+
+// HWLimits are what the hardware model runs a step under: the lowest
+// locked maximum clock of the group (0: none locked) and its lowest power
+// limit. The slowest GPU of a tensor-parallel group sets the pace.
+func (g *GPUSettings) HWLimits() (lockMaxMHz, limitW float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := range g.limitW {
+		if m := float64(g.lock[i].MaxMHz); m > 0 && (lockMaxMHz == 0 || m < lockMaxMHz) {
+			lockMaxMHz = m
+		}
+		if limitW == 0 || g.limitW[i] < limitW {
+			limitW = g.limitW[i]
+		}
+	}
+	return lockMaxMHz, limitW
 }
 
 // Name returns "sim".
@@ -96,11 +130,12 @@ func (g *GPUSettings) check(i int) error {
 func (g *GPUSettings) Devices() ([]gpusettings.DeviceState, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	maxMHz, minMHz, _, minLimitW := g.cfg.clocks()
 	out := make([]gpusettings.DeviceState, len(g.limitW))
 	for i := range out {
-		out[i] = gpusettings.DeviceState{Index: i, UUID: simUUID(g.cfg.Seed, i), Name: "Simulated GPU",
-			PowerLimitW: g.limitW[i], DefaultLimitW: g.cfg.MaxW, MinLimitW: MinLimitW, MaxLimitW: g.cfg.MaxW, PowerLimitOK: true,
-			MinClockMHz: MinClockMHz, MaxClockMHz: MaxClockMHz, ClocksOK: true}
+		out[i] = gpusettings.DeviceState{Index: i, UUID: simUUID(g.cfg.Seed, i), Name: g.cfg.deviceName(),
+			PowerLimitW: g.limitW[i], DefaultLimitW: g.cfg.MaxW, MinLimitW: minLimitW, MaxLimitW: g.cfg.MaxW, PowerLimitOK: true,
+			MinClockMHz: uint32(minMHz), MaxClockMHz: uint32(maxMHz), ClocksOK: true}
 	}
 	return out, nil
 }
@@ -114,8 +149,8 @@ func (g *GPUSettings) SetPowerLimit(i int, w float64) error {
 	if err := g.check(i); err != nil {
 		return err
 	}
-	if w < MinLimitW || w > g.cfg.MaxW {
-		return fmt.Errorf("sim: GPU %d: power limit %g W outside %g-%g W", i, w, MinLimitW, g.cfg.MaxW)
+	if _, _, _, lo := g.cfg.clocks(); w < lo || w > g.cfg.MaxW {
+		return fmt.Errorf("sim: GPU %d: power limit %g W outside %g-%g W", i, w, lo, g.cfg.MaxW)
 	}
 	g.limitW[i] = w
 	return nil

@@ -72,6 +72,17 @@ type Activity struct {
 	Slots int
 	// MemFrac is the fraction (0..1) of device memory the engine holds.
 	MemFrac float64
+	// HW says the engine runs the hardware model (internal/simhw): a
+	// ready engine's power follows the energy of its steps (HWEnergyJ)
+	// instead of the activity fraction.
+	HW bool
+	// HWEnergyJ is one GPU's energy above idle in the steps run so far,
+	// cumulative; HWBusyS the wall time of those steps.
+	HWEnergyJ, HWBusyS float64
+	// ClockMHz is the SM clock of the last step; PowerCapped whether the
+	// power limit held it below what was allowed.
+	ClockMHz    float64
+	PowerCapped bool
 }
 
 // Config parameterises the simulated GPUs.
@@ -112,10 +123,46 @@ type Config struct {
 	// numbers their IDs after another node's (sim<IDBase+i>).
 	Host, Role string
 	IDBase     int
+	// IDs, when set, name the devices instead (a deployment part's
+	// devices): device i is IDs[i], and there are as many devices.
+	IDs []string
 	// Settings, when set, are the GPUs' power limits and locked clocks
 	// (settings.go): the power above idle follows their model and reported
 	// power never exceeds a device's limit. Nil: full clock, limit MaxW.
 	Settings *GPUSettings
+	// DeviceName names the devices (default "Simulated GPU"); a hardware
+	// preset's says which board it models.
+	DeviceName string
+	// ClockMaxMHz, ClockMinMHz, ClockIdleMHz and LimitMinW, when set,
+	// replace the default model's clock range, idle clock and lowest
+	// power limit (a hardware preset's).
+	ClockMaxMHz, ClockMinMHz, ClockIdleMHz, LimitMinW float64
+}
+
+// deviceName is the devices' name.
+func (c Config) deviceName() string {
+	if c.DeviceName != "" {
+		return c.DeviceName
+	}
+	return "Simulated GPU"
+}
+
+// clocks are the SM clock range, the idle clock and the lowest limit.
+func (c Config) clocks() (maxMHz, minMHz, idleMHz, minLimitW float64) {
+	maxMHz, minMHz, idleMHz, minLimitW = MaxClockMHz, MinClockMHz, IdleClockMHz, MinLimitW
+	if c.ClockMaxMHz > 0 {
+		maxMHz = c.ClockMaxMHz
+	}
+	if c.ClockMinMHz > 0 {
+		minMHz = c.ClockMinMHz
+	}
+	if c.ClockIdleMHz > 0 {
+		idleMHz = c.ClockIdleMHz
+	}
+	if c.LimitMinW > 0 {
+		minLimitW = c.LimitMinW
+	}
+	return maxMHz, minMHz, idleMHz, minLimitW
 }
 
 // DefaultConfig is two 80 GiB GPUs idling at 60 W, loading at 180 W and
@@ -159,6 +206,7 @@ type Source struct {
 	lastT   float64
 	used    bool // the engine has left "off" at least once
 	devs    []device
+	hw      hwMark // the hardware model's energy at the last Read
 	closed  bool
 	failErr error
 }
@@ -169,6 +217,9 @@ var _ telemetry.Source = (*Source)(nil)
 // run clock (nil: telemetry.WallClock). The model starts at idle at the
 // first Read. Zero or negative time constants mean an instant step.
 func New(cfg Config, load Load, clock telemetry.Clock) *Source {
+	if len(cfg.IDs) > 0 {
+		cfg.Devices = len(cfg.IDs)
+	}
 	if cfg.Devices <= 0 {
 		cfg.Devices = 1
 	}
@@ -201,7 +252,7 @@ func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	for i := range out {
 		out[i] = record.Device{
 			ID:         s.deviceID(i),
-			Name:       "Simulated GPU",
+			Name:       s.cfg.deviceName(),
 			UUID:       fmt.Sprintf("GPU-SIM-%08x-%04d", uint32(s.cfg.Seed), s.cfg.IDBase+i),
 			Host:       s.cfg.Host,
 			Role:       s.cfg.Role,
@@ -218,7 +269,12 @@ func (s *Source) Devices(context.Context) ([]record.Device, error) {
 	return out, nil
 }
 
-func (s *Source) deviceID(i int) string { return fmt.Sprintf("sim%d", s.cfg.IDBase+i) }
+func (s *Source) deviceID(i int) string {
+	if i < len(s.cfg.IDs) {
+		return s.cfg.IDs[i]
+	}
+	return fmt.Sprintf("sim%d", s.cfg.IDBase+i)
+}
 
 // InjectError makes every following Read fail with err (a lost GPU);
 // nil clears it.
@@ -248,7 +304,7 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 		act = s.load.Activity()
 	}
 	s.advance(t)
-	s.retarget(act)
+	s.retarget(act, t)
 	out := make([]telemetry.Reading, len(s.devs))
 	for i := range s.devs {
 		d := &s.devs[i]
@@ -304,8 +360,47 @@ func (s *Source) advance(t float64) {
 	s.lastT = t
 }
 
-// retarget sets each device's target and memory from the activity seen now.
-func (s *Source) retarget(a Activity) {
+// hwMark is the hardware model's cumulative energy and busy time at a
+// Read.
+type hwMark struct {
+	t, energyJ, busyS float64
+	set               bool
+}
+
+// hwAbove is the power above idle of a ready engine under the hardware
+// model over the interval since the last Read: its steps' energy above
+// idle, and ReadyExtraW while it had no step, over the interval (before
+// any interval: ReadyExtraW). The model's steps never draw more than the
+// limit, but a busy host may end several in one interval (the engine
+// catches up with its schedule): what would exceed the limit there is
+// carried to the next interval, so the energy is kept and the power stays
+// physical.
+func (s *Source) hwAbove(a Activity, t float64) float64 {
+	last := s.hw
+	if !last.set || a.HWEnergyJ < last.energyJ {
+		s.hw = hwMark{t: t, energyJ: a.HWEnergyJ, busyS: a.HWBusyS, set: true}
+		return s.cfg.ReadyExtraW
+	}
+	dt := t - last.t
+	if dt <= 0 {
+		return s.cfg.ReadyExtraW
+	}
+	idle := math.Max(0, dt-(a.HWBusyS-last.busyS))
+	stepsJ := a.HWEnergyJ - last.energyJ
+	maxAbove := s.cfg.MaxW - s.cfg.IdleW
+	if g := s.cfg.Settings; g != nil {
+		maxAbove = math.Min(maxAbove, g.LimitW(0)-s.cfg.IdleW)
+	}
+	if room := math.Max(0, maxAbove*dt-s.cfg.ReadyExtraW*idle); stepsJ > room {
+		stepsJ = room // the rest is drawn in the next interval
+	}
+	s.hw = hwMark{t: t, energyJ: last.energyJ + stepsJ, busyS: a.HWBusyS, set: true}
+	return (stepsJ + s.cfg.ReadyExtraW*idle) / dt
+}
+
+// retarget sets each device's target and memory from the activity seen
+// now, at t.
+func (s *Source) retarget(a Activity, t float64) {
 	c := s.cfg
 	if a.Phase != PhaseOff && a.Phase != "" {
 		s.used = true
@@ -316,6 +411,10 @@ func (s *Source) retarget(a Activity) {
 	case PhaseLoading:
 		above = c.LoadW - c.IdleW
 	case PhaseReady:
+		if a.HW {
+			above = s.hwAbove(a, t)
+			break
+		}
 		above = c.ReadyExtraW + (c.MaxW-c.IdleW-c.ReadyExtraW)*activityFrac(c, a.Running, a.Prefilling, a.Slots)
 	case PhaseStopping:
 		above = c.StoppingFrac * (c.LoadW - c.IdleW)
@@ -333,7 +432,10 @@ func (s *Source) retarget(a Activity) {
 	busy := a.Phase == PhaseLoading || a.Phase == PhaseReady && a.Running+a.Prefilling > 0
 	for i := range s.devs {
 		dev := above * deviceScale(c, i)
-		if g := c.Settings; g != nil {
+		switch g := c.Settings; {
+		case g != nil && a.HW && a.Phase == PhaseReady:
+			g.observe(i, a.ClockMHz, a.PowerCapped, busy) // the model applied the settings to the power
+		case g != nil:
 			dev, _ = g.operate(i, dev, busy)
 		}
 		s.devs[i].target = c.IdleW + dev
