@@ -294,6 +294,7 @@ func (r *Runner) setupDeployment(env engineEnv) (*EngineSetup, error) {
 		}
 		parts = append(parts, engines.Part{Name: p.Name, Role: p.Role, Host: partHost(p), Devices: p.Devices, Engine: eng})
 	}
+	simNodes := simulatedParts(df, parts)
 	dep, err := engines.NewDeployment(parts, df.entry())
 	if err != nil {
 		return nil, Invalidf("--deployment: %v", err)
@@ -313,7 +314,7 @@ func (r *Runner) setupDeployment(env engineEnv) (*EngineSetup, error) {
 	if es.Model == "" {
 		es.Model = served.Model
 	}
-	es.SimNodes = simulatedParts(df, parts)
+	es.SimNodes = simNodes
 	es.StartMetrics = startMetrics(served, dep, env.Clock)
 	return es, nil
 }
@@ -321,8 +322,9 @@ func (r *Runner) setupDeployment(env engineEnv) (*EngineSetup, error) {
 // simulatedParts are the simulated GPUs of a deployment's simulated
 // parts (kind sim): a node each, on the part's host with its role, whose
 // GPUs follow that part's load and are named by its devices (else
-// sim<N>, numbered on from the parts before). Nil when no part is
-// simulated: the power source is then the run's.
+// sim<N>, numbered on from the parts before, which become the part's
+// devices in run.json). Nil when no part is simulated: the power source
+// is then the run's.
 func simulatedParts(df *DeploymentFile, parts []engines.Part) []simtel.Node {
 	var nodes []simtel.Node
 	base := 0
@@ -332,9 +334,14 @@ func simulatedParts(df *DeploymentFile, parts []engines.Part) []simtel.Node {
 			continue
 		}
 		cfg := gpu.GPUConfig()
-		cfg.Host, cfg.Role, cfg.IDBase, cfg.IDs = p.Host, p.Role, base, p.Devices
+		if len(p.Devices) == 0 {
+			for d := range max(1, cfg.Devices) {
+				parts[i].Devices = append(parts[i].Devices, fmt.Sprintf("%s%d", simtel.Name, base+d))
+			}
+		}
+		cfg.Host, cfg.Role, cfg.IDs = p.Host, p.Role, parts[i].Devices
 		cfg.Seed += int64(i)
-		base += max(1, cfg.Devices, len(p.Devices))
+		base += len(parts[i].Devices)
 		nodes = append(nodes, simtel.Node{Config: cfg, Load: gpu})
 	}
 	return nodes

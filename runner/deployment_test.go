@@ -236,6 +236,7 @@ func TestRunDeploymentSimulatedParts(t *testing.T) {
 	}
 	block, _, _ = strings.Cut(block, "```")
 	s.Deployment = writeDeployment(t, "entry: busy"+block) // the example of docs/engines.md, as written
+	s.Sets = []string{"request_count=32", "concurrency=16", "max_tokens=64"}
 	var logged []string
 	s.OpenTelemetry = testTelemetry(t, &logged, "sim").Open // the simulator's source, nodes and all
 	if _, err := Run(context.Background(), s); err != nil {
@@ -259,14 +260,28 @@ func TestRunDeploymentSimulatedParts(t *testing.T) {
 			t.Errorf("device %+v, want %+v", d, w)
 		}
 	}
-	energy := map[string]float64{}
-	for _, p := range run.Power {
-		if p.HasEnergy {
-			energy[p.Device] = p.EnergyJ // cumulative: the last sample's
+	// Each device's mean power over the formal stage above what its board
+	// draws loaded and idle (P_idle + ready extra: 90 W on the H100, 95 W
+	// on the H200 presets): the busy part's GPUs worked, the idle part's
+	// only still fall from loading (a 2 s decay), far less.
+	var formal record.Stage
+	for _, st := range run.Meta.Stages {
+		if st.Name == "formal" {
+			formal = st
 		}
 	}
-	if !(energy["gpuA0"] > 0 && energy["gpuB"] > 0 && energy["gpuA0"] > energy["gpuB"]) {
-		t.Errorf("energy by device %v: want the busy part's GPUs above the idle part's", energy)
+	ready := map[string]float64{"gpuA0": 90, "gpuA1": 90, "gpuB": 95}
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, p := range run.Power {
+		if p.T >= formal.Start && p.T <= formal.End {
+			sum[p.Device] += p.PowerW - ready[p.Device]
+			n[p.Device]++
+		}
+	}
+	above := func(d string) float64 { return sum[d] / float64(max(1, n[d])) }
+	if !(above("gpuA0") > above("gpuB")+50 && above("gpuA1") > above("gpuB")+50) {
+		t.Errorf("mean power over the formal stage above ready: gpuA0 %.1f W, gpuA1 %.1f W, gpuB %.1f W; want the busy part's 50 W above the idle part's",
+			above("gpuA0"), above("gpuA1"), above("gpuB"))
 	}
 	if hw := run.Meta.Engine.Extra["sim_hardware"]; hw != "h100-sxm/mixtral-8x7b" {
 		t.Errorf("engine's sim_hardware %v, want the entry's h100-sxm/mixtral-8x7b", hw)

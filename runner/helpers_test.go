@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"github.com/joulebench/joulebench/telemetry/clocksync"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -29,6 +30,11 @@ func (h fakeHost) EngineProcesses([]string, []int) string { return h.procs }
 func simTelemetry(_ context.Context, env TelemetryEnv) (telemetry.Source, record.TelemetryInfo, error) {
 	if env.Sim == nil {
 		return nil, record.TelemetryInfo{Source: "none", Note: "no power source in this test"}, nil
+	}
+	if env.Sim.Nodes != nil { // a deployment's simulated parts: each node's GPUs, their clocks measured
+		nodes := simtel.NewNodes(env.Sim.Nodes, env.Clock.Now, clocksync.Options{})
+		cs, err := nodes.Sync(context.Background())
+		return nodes, record.TelemetryInfo{Source: "sim", Simulated: true, ClockSync: cs}, err
 	}
 	return simtel.New(env.Sim.Config, env.Sim.Load, env.Clock.Now), record.TelemetryInfo{Source: "sim", Simulated: true}, nil
 }
