@@ -77,6 +77,8 @@ func requestRules(f *facts) []rule[record.Request] {
 		each(requestTimesInRunInOrder(f.w)),
 		each(firstTokenBoundWithinTTFT),
 		each(f.requestInsideItsStage),
+		each(outputTokensWithinEvidence),
+		each(estimateWithinItsText),
 	}
 }
 
@@ -126,6 +128,7 @@ func runRules() []func(*decodedRun) error {
 	return []func(*decodedRun) error{
 		completeRunHasEveryFormalRequest,
 		completeRunHasPowerOfEveryDevice,
+		requestsMatchImport,
 	}
 }
 
