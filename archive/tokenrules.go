@@ -96,6 +96,26 @@ func estimateWithinItsText(q *record.Request) string {
 	return ""
 }
 
+// singleTokenChunksMatch: a request marked single_token_chunks (the
+// writer found the server's count equal to the chunks it streamed) is a
+// successful one with output_tokens equal to its chunks, len(token_times),
+// and no token_counts: each chunk held one token. A count raised above
+// the chunks is refused here; without the mark, a chunk may hold several
+// tokens and only max_tokens bounds the count.
+func singleTokenChunksMatch(q *record.Request) string {
+	if !q.SingleTokenChunks {
+		return ""
+	}
+	switch {
+	case !q.OK || q.TokenCounts != nil:
+		return fmt.Sprintf("request %q: single_token_chunks on a request that failed or has token_counts; the writer marks only a successful stream whose server count equals its chunks", q.ID)
+	case q.OutputTokens != len(q.TokenTimes):
+		return fmt.Sprintf("request %q: output_tokens %d but its %d chunks (token_times) held one token each (single_token_chunks: the server's count equalled the chunks)",
+			q.ID, q.OutputTokens, len(q.TokenTimes))
+	}
+	return ""
+}
+
 // requestsMatchImport holds the requests to where run.json says they came
 // from, in one pass over requests.jsonl: a run with an import object
 // (joulebench import) holds only synthetic requests, each standing for

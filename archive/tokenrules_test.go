@@ -137,8 +137,9 @@ func TestSyntheticOnlyInImportedRuns(t *testing.T) {
 // output tokens") states, written from the document: without max_tokens,
 // at most 4 × output_chars + 64, or without output_chars 10,000 tokens a
 // second from sent_at to done_at + 64; an estimate at most max(1,
-// output_chars/4); synthetic requests exactly in an imported run, over
-// its formal window, adding up to import.output_tokens.
+// output_chars/4); single_token_chunks: one token a chunk; synthetic
+// requests exactly in an imported run, over its formal window, adding up
+// to import.output_tokens.
 func assertTokenEvidence(t *testing.T, run *record.Run) {
 	t.Helper()
 	m := run.Meta
@@ -167,6 +168,9 @@ func assertTokenEvidence(t *testing.T, run *record.Run) {
 				t.Errorf("accepted request %q: %d output tokens without max_tokens, %d characters, %v s", q.ID, q.OutputTokens, q.OutputChars, q.DoneAt-q.SentAt)
 			}
 		}
+		if q.SingleTokenChunks && (q.TokenCounts != nil || q.OutputTokens != len(q.TokenTimes)) {
+			t.Errorf("accepted request %q: single_token_chunks with %d tokens, %d chunks, token_counts %v", q.ID, q.OutputTokens, len(q.TokenTimes), q.TokenCounts)
+		}
 		if q.TokensSource == "estimate" && q.OutputTokens > max(1, q.OutputChars/4) {
 			t.Errorf("accepted request %q: estimate %d from %d characters", q.ID, q.OutputTokens, q.OutputChars)
 		}
@@ -176,5 +180,46 @@ func assertTokenEvidence(t *testing.T, run *record.Run) {
 	}
 	if m.Import == nil && (m.Engine.Kind == "imported" || m.Engine.Kind == "imported-ranging") {
 		t.Errorf("accepted engine kind %q without import", m.Engine.Kind)
+	}
+}
+
+// The third attack's second edit: in a run as the simulator streams it
+// (one token a chunk, the server's count equal to the chunks, no
+// token_counts), output_tokens raised to max_tokens where the token times
+// show fewer (0.197 instead of 0.243 J/token). The writer marks such a
+// request single_token_chunks, and the count is then held to its chunks.
+// f2 edited to that form: 3 chunks, 3 tokens, max_tokens 512.
+func TestSingleTokenChunksHoldTheCount(t *testing.T) {
+	asStreamed := [][2]string{{f2Counts, `,"single_token_chunks":true`}, {f2Tokens, `"output_tokens":3,`}}
+	for _, tc := range []tokenEdit{
+		{"as the writer marks it", asStreamed, ""},
+		{"the attack: raised to max_tokens", append(asStreamed, [2]string{`"output_tokens":3,`, `"output_tokens":512,`}),
+			`request "f2": output_tokens 512 but its 3 chunks (token_times) held one token each (single_token_chunks`},
+		{"lowered", append(asStreamed, [2]string{`"output_tokens":3,`, `"output_tokens":2,`}), "output_tokens 2 but its 3 chunks"},
+		{"a chunk removed", append(asStreamed, [2]string{`1717405211.25,`, ``}), "output_tokens 3 but its 2 chunks"},
+		{"with token_counts", [][2]string{{f2Counts, f2Counts + `,"single_token_chunks":true`}}, "single_token_chunks on a request that failed or has token_counts"},
+		// Without the mark (archives before it, or a server that put
+		// several tokens in a chunk), max_tokens is the bound.
+		{"unmarked, raised to max_tokens", [][2]string{{f2Counts, ``}, {f2Tokens, `"output_tokens":512,`}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := sampleOKCopy(t)
+			line := 0
+			for _, e := range tc.edits {
+				line = editArchive(t, dir, RequestsFile, e[0], e[1])
+			}
+			run, err := Load(dir)
+			if tc.msg == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				assertBounds(t, run)
+				return
+			}
+			where := fmt.Sprintf("%s:%d:", filepath.Join(dir, RequestsFile), line)
+			if err == nil || !strings.Contains(err.Error(), where) || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %v\nwant %q and %q", err, where, tc.msg)
+			}
+		})
 	}
 }

@@ -79,6 +79,7 @@ func requestRules(f *facts) []rule[record.Request] {
 		each(f.requestInsideItsStage),
 		each(outputTokensWithinEvidence),
 		each(estimateWithinItsText),
+		each(singleTokenChunksMatch),
 	}
 }
 
