@@ -32,6 +32,14 @@ func phaseArchive(t *testing.T, devices []record.Device, watts map[string]float6
 		EndedAt:    t0 + 10,
 		Stages:     []record.Stage{{Name: "formal", Start: t0, End: t0 + 10}},
 	}
+	for _, q := range reqs {
+		if q.Synthetic { // an imported recording's request: the run is an import carrying its tokens
+			if meta.Import == nil {
+				meta.Import = &record.ImportInfo{Format: "csv"}
+			}
+			meta.Import.OutputTokens += q.OutputTokens
+		}
+	}
 	w, err := archive.Create(dir, meta)
 	if err != nil {
 		t.Fatal(err)

@@ -207,7 +207,7 @@ func (f *failAfter) Read(p []byte) (int, error) {
 func TestReadRequestsBlocks(t *testing.T) {
 	line := func(id string, times int) string {
 		var b strings.Builder
-		fmt.Fprintf(&b, `{"id":%q,"phase":"formal","sent_at":1717405260.5,"first_token_at":1717405261,"done_at":1717405262,"output_tokens":%d,"ok":true`, id, max(times, 1))
+		fmt.Fprintf(&b, `{"id":%q,"phase":"formal","sent_at":1717405260.5,"first_token_at":1717405261,"done_at":1717405262,"output_tokens":%d,"max_tokens":%[2]d,"ok":true`, id, max(times, 1))
 		if times > 0 {
 			b.WriteString(`,"token_times":[`)
 			for i := range times {

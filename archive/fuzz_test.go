@@ -109,6 +109,7 @@ func assertBounds(t *testing.T, run *record.Run) {
 	assertRequestBounds(t, run.Requests, inRun)
 	assertPowerBounds(t, run.Power, inRun)
 	assertFacts(t, run)
+	assertTokenEvidence(t, run)
 	for _, e := range run.EngineMetrics {
 		inRun("engine metric t", e.T)
 	}

@@ -125,6 +125,9 @@ func appendRequestLine(dst []byte, r *record.Request) ([]byte, error) {
 	if r.Synthetic {
 		b = append(b, `,"synthetic":true`...)
 	}
+	if r.SingleTokenChunks {
+		b = append(b, `,"single_token_chunks":true`...)
+	}
 	if err != nil {
 		return dst, err
 	}

@@ -83,6 +83,9 @@ func requestRules(f *facts) []rule[record.Request] {
 		each(requestTimesInRunInOrder(f.w)),
 		each(firstTokenBoundWithinTTFT),
 		each(f.requestInsideItsStage),
+		each(outputTokensWithinEvidence),
+		each(estimateWithinItsText),
+		each(singleTokenChunksMatch),
 	}
 }
 
@@ -132,6 +135,7 @@ func runRules() []func(*decodedRun) error {
 	return []func(*decodedRun) error{
 		completeRunHasEveryFormalRequest,
 		completeRunHasPowerOfEveryDevice,
+		requestsMatchImport,
 	}
 }
 

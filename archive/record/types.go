@@ -471,6 +471,12 @@ type Request struct {
 	// synthetic request carrying the token count the user gave. Its times
 	// are the window's, not a request's, so latency metrics leave it out.
 	Synthetic bool `json:"synthetic,omitempty" expr:"synthetic"`
+	// SingleTokenChunks says that each chunk of TokenTimes held one token:
+	// the server's count (tokens_source usage or engine) equalled the
+	// chunks, so TokenCounts, all 1, is not written. Absent (false) when
+	// the count differs, is an estimate, or the request failed, and in
+	// archives written before it existed: a chunk may then hold several.
+	SingleTokenChunks bool `json:"single_token_chunks,omitempty" expr:"single_token_chunks"`
 }
 
 // EngineMetric is one line of engine_metrics.jsonl: one Prometheus sample

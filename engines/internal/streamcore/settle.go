@@ -51,7 +51,9 @@ const MaxPlausiblePromptTokens = archive.MaxPromptTokens
 // it is capped at max_tokens instead. A failed record keeps what arrived
 // (output_chars, token_times) but its output and reasoning tokens are 0,
 // so that no consumer can count them, and a prompt count outside the
-// bounds is 0 (the error says what the server reported).
+// bounds is 0 (the error says what the server reported). A successful
+// stream whose server count equals its chunks is marked
+// SingleTokenChunks.
 func SettleCounts(rec *record.Request) {
 	if rec.OK {
 		if rec.TokensSource == SourceEstimate && rec.MaxTokens > 0 {
@@ -79,6 +81,11 @@ func SettleCounts(rec *record.Request) {
 		rec.OutputTokens, rec.ReasoningTokens, rec.TokensSource = 0, 0, ""
 		rec.TokenCounts = nil
 	}
+	// The server's count equal to the chunks streamed: each held one
+	// token, which the archive says (single_token_chunks) so that its
+	// reader holds the count to the chunks (docs/archive-v1.md).
+	rec.SingleTokenChunks = rec.OK && rec.TokensSource != SourceEstimate && rec.TokenCounts == nil &&
+		len(rec.TokenTimes) > 0 && rec.OutputTokens == len(rec.TokenTimes)
 }
 
 // nonNegativeTimings are the engine_timings that Ollama and llama.cpp
