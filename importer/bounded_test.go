@@ -110,15 +110,16 @@ func TestImportCancelled(t *testing.T) {
 	}
 }
 
-// --output-tokens above what the format holds (4096 requests of at most
-// 4,194,304 tokens = 17,179,869,184) is refused up front, exit 2, nothing
-// written: 10^18 used to give an archive analyze refused.
+// --output-tokens above what an import holds (199 requests of at most
+// 4,194,304 tokens = 834,666,496) is refused up front, exit 2, nothing
+// written: 10^18 used to give an archive analyze refused, and 10^9 (239
+// requests) one analyze could not evaluate.
 func TestImportOutputTokensBound(t *testing.T) {
-	for _, n := range []int{1_000_000_000_000_000_000, MaxImportTokens + 1} {
+	for _, n := range []int{1_000_000_000_000_000_000, 1_000_000_000, MaxImportTokens + 1} {
 		q := Request{Format: "csv", File: csvFile(t), Map: "time=ts,device=gpu,watts=power", Out: filepath.Join(t.TempDir(), "run"),
 			Domain: record.DomainGPU, Profile: "benchmark-1.0", OutputTokens: n}
 		_, err := Import(context.Background(), q)
-		if err == nil || exitcode.Of(err) != int(exitcode.Invalid) || !strings.Contains(err.Error(), "--output-tokens must be 0 .. 17179869184") {
+		if err == nil || exitcode.Of(err) != int(exitcode.Invalid) || !strings.Contains(err.Error(), "--output-tokens must be 0 .. 834666496") {
 			t.Errorf("%d tokens: %v (exit %d)", n, err, exitcode.Of(err))
 		}
 		if _, err := os.Stat(q.Out); !errors.Is(err, os.ErrNotExist) {

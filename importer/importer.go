@@ -61,6 +61,12 @@ type Recording struct {
 	// the logs show it.
 	Ranging    bool
 	RangingWhy string
+	// Validity is an MLPerf result's validity as the loadgen logged it
+	// (result_validity: VALID or INVALID; "" when not logged), and
+	// ValidityWhy the file that says so. It goes to run.json's import
+	// record; a result other than VALID is said by import, analyze and
+	// report.
+	Validity, ValidityWhy string
 }
 
 // WriteOptions complete the archive.
@@ -93,9 +99,14 @@ const SyntheticRequestID = "imported-window"
 // MaxSyntheticRequests bounds the synthetic requests of an import, and
 // with the format's cap on one request's output tokens
 // (archive.MaxOutputTokens, 4,194,304) the output tokens of an import:
-// MaxImportTokens, about 1.7·10^10 (a day at 200,000 tokens/s).
+// MaxImportTokens, 834,666,496 (70 minutes at 200,000 tokens/s, an
+// MLPerf run of 10 minutes at 1.4 million). It is one below the
+// requests the built-in profiles' steady state needs (window 100 ×
+// min_windows 2): 200 synthetic requests, all over the same window with
+// the same J/token, made a "steady state" whose span holds no token, and
+// analyze failed (exit 4).
 const (
-	MaxSyntheticRequests = 4096
+	MaxSyntheticRequests = 199
 	MaxImportTokens      = MaxSyntheticRequests * archive.MaxOutputTokens
 )
 
@@ -233,7 +244,7 @@ func buildMeta(runID string, rec *Recording, opt WriteOptions, samples []record.
 		Labels:     rec.Labels,
 		Parameters: opt.Parameters,
 		Import: &record.ImportInfo{Format: rec.Format, Files: rec.Files, Window: window, Requests: requests,
-			OutputTokens: opt.OutputTokens, FailedSamples: rec.FailedSamples, Notes: rec.Notes},
+			OutputTokens: opt.OutputTokens, FailedSamples: rec.FailedSamples, Notes: rec.Notes, Validity: rec.Validity},
 	}
 }
 

@@ -176,10 +176,12 @@ const maxTokenRate = 1e8
 // ReadLoadgen reads the loadgen's mlperf_log_detail.txt (":::MLLOG" JSON
 // lines; the first line of each key counts, as in MLPerf's checker):
 // power_begin and power_end, the scenario, test mode, validity and the
-// scenario's token rate.
+// scenario's token rate. A second power_begin or power_end is an error
+// naming both lines: which window was measured is then unclear.
 func ReadLoadgen(ctx context.Context, r io.Reader, name string) (LoadgenLog, error) {
 	var w LoadgenLog
 	seen := map[string]bool{}
+	windowLine := map[string]int{} // power_begin's and power_end's lines
 	rates := map[string]struct {
 		v    float64
 		line int
@@ -201,6 +203,9 @@ func ReadLoadgen(ctx context.Context, r io.Reader, name string) (LoadgenLog, err
 			return w, fmt.Errorf("%s:%d: invalid :::MLLOG JSON: %w", name, line, err)
 		}
 		key := strings.ToLower(m.Key)
+		if prev := windowLine[key]; prev > 0 {
+			return w, fmt.Errorf("%s:%d: a second %s (the first is at line %d): the window is ambiguous (MLPerf's checker takes the first; is this two runs' logs in one file?)", name, line, m.Key, prev)
+		}
 		if seen[key] {
 			continue
 		}
@@ -210,6 +215,7 @@ func ReadLoadgen(ctx context.Context, r io.Reader, name string) (LoadgenLog, err
 			if err != nil {
 				return w, fmt.Errorf("%s:%d: %s: %w", name, line, m.Key, err)
 			}
+			windowLine[key] = line
 			if key == "power_begin" {
 				w.Begin = t
 			} else {
@@ -324,7 +330,9 @@ func ptd(ctx context.Context, spl io.Reader, splName string, detail io.Reader, d
 		FailedSamples: pl.failed,
 		Notes: []string{"times of both logs read as UTC (they carry no zone; MLPerf's checker compares them as they are)",
 			"readings <= 0 or NaN (PTDaemon's -1: a failed sample) are left out: each is a gap in power.csv"},
-		Model: cmp.Or(win.Model, modelFromPath(detailName, win.Scenario)),
+		Model:       cmp.Or(win.Model, modelFromPath(detailName, win.Scenario)),
+		Validity:    win.Validity,
+		ValidityWhy: detailName,
 	}
 	inside := 0
 	for _, s := range pl.samples {

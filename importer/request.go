@@ -93,6 +93,9 @@ func Import(ctx context.Context, q Request) (*Recording, error) {
 		}
 		rec.Begin, rec.End, rec.Window = begin, end, "--begin/--end"
 	}
+	if err := q.checkEvaluable(rec); err != nil {
+		return nil, err
+	}
 	src, err := profiles.Read(q.Profile)
 	if err != nil {
 		return nil, exitcode.Invalidf("import: --profile %s: %v", q.Profile, err)

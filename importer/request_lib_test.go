@@ -46,7 +46,7 @@ func TestImportRequest(t *testing.T) {
 	}{
 		{"no out", func(q *Request) { q.Out = "" }, "--out DIR is required", exitcode.Invalid},
 		{"out exists", func(q *Request) { q.Out = exists }, "already exists", exitcode.Invalid},
-		{"negative tokens", func(q *Request) { q.OutputTokens = -1 }, "--output-tokens must be 0 .. 17179869184 (4096 requests of at most 4194304 tokens, the format's cap per request), got -1", exitcode.Invalid},
+		{"negative tokens", func(q *Request) { q.OutputTokens = -1 }, "--output-tokens must be 0 .. 834666496 (199 requests of at most 4194304 tokens, the format's cap per request), got -1", exitcode.Invalid},
 		{"begin alone", func(q *Request) { q.Begin = "1760875201" }, "give both --begin and --end", exitcode.Invalid},
 		{"bad begin", func(q *Request) { q.Begin, q.End = "x", "1760875202" }, "--begin:", exitcode.Invalid},
 		{"bad end", func(q *Request) { q.Begin, q.End = "1760875201", "y" }, "--end:", exitcode.Invalid},
@@ -66,15 +66,22 @@ func TestImportRequest(t *testing.T) {
 			t.Errorf("%s: %v (exit %d), want %q (exit %d)", tc.name, err, exitcode.Of(err), tc.want, tc.code)
 		}
 	}
-	// A window of 1 .. 6 s after t0 reaches past the last sample (4 s).
+	// A window of 1 .. 6 s after t0 reaches past the last sample (4 s):
+	// analyze could integrate no power there, so the import refuses it.
 	q := ok()
-	q.Begin, q.End, q.Domain = fmtT(t0+1), fmtT(t0+6), record.DomainNode
-	rec, err := Import(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
+	q.Begin, q.End = fmtT(t0+1), fmtT(t0+6)
+	_, err := Import(context.Background(), q)
+	if want := "the window [2025-10-19T12:00:01Z, 2025-10-19T12:00:06Z] (--begin/--end) reaches beyond the samples every device has [2025-10-19T12:00:00Z, 2025-10-19T12:00:04Z] in " + file; err == nil ||
+		exitcode.Of(err) != int(exitcode.Invalid) || !strings.Contains(err.Error(), want) {
+		t.Errorf("window beyond the samples: %v (exit %d), want %q (exit 2)", err, exitcode.Of(err), want)
 	}
-	if lo, hi, beyond := rec.BeyondSamples(); !beyond || lo != t0 || hi != t0+4 {
-		t.Errorf("BeyondSamples = %v, %v, %v; want %v, %v, true", lo, hi, beyond, t0, t0+4)
+	if _, err := os.Stat(q.Out); err == nil {
+		t.Errorf("a refused import wrote %s", q.Out)
+	}
+	q = ok()
+	q.Begin, q.End, q.Domain = fmtT(t0+1), fmtT(t0+4), record.DomainNode
+	if _, err := Import(context.Background(), q); err != nil {
+		t.Fatal(err)
 	}
 	run, err := archive.LoadData(q.Out)
 	if err != nil {

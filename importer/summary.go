@@ -22,6 +22,10 @@ func (q Request) Summary(rec *Recording) string {
 	if rec.Format == "ptdaemon" && rec.Model == "" {
 		b.WriteString("model: not named by the logs or their directory (results/SYSTEM/MODEL/SCENARIO/performance/run_1/); give --model\n")
 	}
+	if rec.Validity != "" && !strings.EqualFold(rec.Validity, "VALID") {
+		fmt.Fprintf(&b, "MLPerf result_validity %s (%s): the loadgen judged this run invalid (a constraint of its scenario was not met); imported as it is, marked in run.json's import record (validity) and in every analyze and report\n",
+			rec.Validity, rec.ValidityWhy)
+	}
 	if rec.Ranging {
 		b.WriteString("RANGING run (the power analyzer's range-finding pass, not MLPerf's measured run_1): marked engine kind " + EngineKindRanging + ", label mlperf_run=ranging\n")
 	}

@@ -76,14 +76,29 @@ func simHardwareSuffix(m record.Meta) string {
 // WorkloadNote is printed with every output of a real-engine run whose
 // request set is one of the built-in sample sets (run.json
 // request_set.source "builtin:NAME", the profiles' default dataset): a
-// smoke set, not the method's public datasets. "" for any other run (a
-// simulated run says SimulatedNote instead).
+// smoke set, not the method's public datasets; and of an imported MLPerf
+// result the loadgen judged other than VALID (run.json
+// import.validity). "" for any other run (a simulated run says
+// SimulatedNote instead).
 func WorkloadNote(m record.Meta) string {
+	if n := ValidityNote(m); n != "" {
+		return n
+	}
 	name, ok := strings.CutPrefix(m.RequestSet.Source, "builtin:")
 	if !ok || m.Simulated {
 		return ""
 	}
 	return fmt.Sprintf("SMOKE WORKLOAD: the request set is joulebench's built-in sample set %q, a smoke test of the setup, not one of the method's public datasets (--dataset sharegpt is the method's).", name)
+}
+
+// ValidityNote says that an imported MLPerf result is not VALID (run.json
+// import.validity, the loadgen's result_validity); "" otherwise.
+func ValidityNote(m record.Meta) string {
+	if m.Import == nil || m.Import.Validity == "" || strings.EqualFold(m.Import.Validity, "VALID") {
+		return ""
+	}
+	return fmt.Sprintf("MLPERF RESULT %s: the loadgen judged the imported run %s (result_validity: a constraint of its scenario was not met); its figures are not a valid MLPerf result.",
+		m.Import.Validity, m.Import.Validity)
 }
 
 // WorkloadNoteName is the entry of a run's results in JSON and CSV that
@@ -356,6 +371,11 @@ func RunsDoc(runs []Run) *doc.Document {
 	}
 	if anySim {
 		d.Add(&doc.Note{Text: SimulatedNote})
+	}
+	for _, r := range runs {
+		if n := ValidityNote(r.Meta); n != "" {
+			d.Add(&doc.Note{Text: "run " + r.Meta.RunID + ": " + n})
+		}
 	}
 	d.Add(t, &doc.Blank{}, metricsSideBySide(runs))
 	return d

@@ -290,8 +290,9 @@ func (e *engineRun) openLogs() error {
 	if err != nil {
 		return err
 	}
-	e.onClose(archive.EngineLogFile, engineLog.Close)
-	e.engineLog = e.s.Redact.Writer(engineLog)
+	redacted := e.s.Redact.Writer(engineLog)
+	e.onClose(archive.EngineLogFile, func() error { return errors.Join(redacted.Close(), engineLog.Close()) })
+	e.engineLog = redacted
 	e.log = zerolog.New(io.MultiWriter(e.s.Redact.Writer(logFile), zerolog.ConsoleWriter{Out: e.s.Console, TimeFormat: "15:04:05", NoColor: true})).
 		Level(e.s.LogLevel).With().Timestamp().Str("run", e.runID).Logger()
 	return nil

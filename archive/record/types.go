@@ -140,6 +140,9 @@ type ImportInfo struct {
 	FailedSamples int `json:"failed_samples,omitempty"`
 	// Notes are anything else the importer decided (column mapping, units).
 	Notes []string `json:"notes,omitempty"`
+	// Validity is an MLPerf result's validity as its loadgen logged it
+	// (result_validity: VALID or INVALID); "" when the recording has none.
+	Validity string `json:"validity,omitempty"`
 }
 
 // ImportFile is one file an import read.

@@ -89,6 +89,9 @@ func (a *app) execute(ctx context.Context, args []string) error {
 	a.args = args
 	a.root.SetArgs(args)
 	err := a.root.ExecuteContext(ctx)
+	// What the redacting writers hold back (a tail that may begin a
+	// secret) is written now.
+	_, _ = redact.Flush(a.out), redact.Flush(a.errOut)
 	if err != nil && !isExitError(err) && cli.IsUsageError(err) {
 		err = withCode(exitInvalid, err)
 	}

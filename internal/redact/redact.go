@@ -4,8 +4,10 @@
 //
 // Two layers work together. A Redactor knows the secret values of this
 // process and replaces each of them in every encoding joulebench sends it
-// in (as is, query- and path-escaped, JSON-escaped, and base64 of
-// user:password for HTTP Basic). Patterns then hide what looks secret
+// in or a server may echo it in (as is, query-, path- and
+// percent-escaped, JSON-escaped, base64 of user:password for HTTP Basic,
+// and base64 of the value alone or inside a longer base64 text, at any
+// byte alignment: Encodings); its Writer hides one cut across writes. Patterns then hide what looks secret
 // whoever sent it: the user info and query values of URLs, Authorization
 // headers, and the values of secret-looking names in NAME=VALUE and
 // "NAME": "VALUE" (a server that echoes the request in an error body).
@@ -16,10 +18,12 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf16"
 )
 
 // Mark replaces a secret.
@@ -268,20 +272,112 @@ func (r *Redactor) WithValue(v any) *Redactor {
 }
 
 // Encodings returns s and the forms in which joulebench may send or write
-// it: query-escaped, path-escaped, and JSON-escaped (with and without HTML
-// escaping).
+// it, or a server echo it: query-escaped, path-escaped and fully
+// percent-encoded (upper- and lower-case hex), JSON-escaped (with and
+// without HTML escaping, with "/" escaped, non-ASCII as \uXXXX), and
+// base64 in the standard and URL alphabets, with and without padding,
+// whole and inside a longer base64 text (Base64Cores).
 func Encodings(s string) []string {
 	if s == "" {
 		return nil
 	}
-	forms := []string{s, url.QueryEscape(s), url.PathEscape(s), jsonEscape(s, false), jsonEscape(s, true)}
+	forms := []string{s, url.QueryEscape(s), url.PathEscape(s), percentAll(s, false), percentAll(s, true),
+		lowerPercent(url.QueryEscape(s)), jsonEscape(s, false), jsonEscape(s, true),
+		strings.ReplaceAll(jsonEscape(s, true), "/", `\/`), jsonASCII(s)}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		forms = append(forms, enc.EncodeToString([]byte(s)))
+	}
+	forms = append(forms, Base64Cores(s)...)
 	var out []string
 	for _, f := range forms {
-		if !slices.Contains(out, f) {
+		if f != "" && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// MinBase64Core is the shortest base64 core (Base64Cores) replaced: a
+// shorter run of letters and digits may be ordinary text.
+const MinBase64Core = 8
+
+// Base64Cores returns the base64 characters that s alone determines when
+// it is encoded inside a longer text (a base64'd "Bearer KEY" or JSON
+// document), at each of the three byte alignments s may fall at, in the
+// standard and URL alphabets: those of a 3-byte group shared with the
+// bytes before s or after it are left out (they differ with those
+// bytes). Cores shorter than MinBase64Core are left out.
+func Base64Cores(s string) []string {
+	var out []string
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for a := range 3 {
+			b := make([]byte, a, a+len(s))
+			b = append(b, s...)
+			e := enc.EncodeToString(b)
+			// The characters of the a leading bytes' group that hold any
+			// of their bits: 6i < 8a.
+			lead := (8*a + 5) / 6
+			// The characters wholly within the first len(b) bytes.
+			end := 8 * len(b) / 6
+			if end-lead >= MinBase64Core {
+				out = append(out, e[lead:end])
+			}
+		}
+	}
+	return out
+}
+
+// percentAll is s with every byte percent-encoded (%XX, hex in upper or
+// lower case), as some clients and servers write a value.
+func percentAll(s string, lower bool) string {
+	const upperHex, lowerHex = "0123456789ABCDEF", "0123456789abcdef"
+	hex := upperHex
+	if lower {
+		hex = lowerHex
+	}
+	b := make([]byte, 0, 3*len(s))
+	for i := range len(s) {
+		b = append(b, '%', hex[s[i]>>4], hex[s[i]&15])
+	}
+	return string(b)
+}
+
+// lowerPercent is s with the hex digits of its %XX escapes in lower case.
+func lowerPercent(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func lowerHex(c byte) byte {
+	if c >= 'A' && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// jsonASCII is s JSON-escaped with every character outside printable
+// ASCII as \uXXXX (UTF-16), as some servers write JSON.
+func jsonASCII(s string) string {
+	q := jsonEscape(s, true)
+	var b strings.Builder
+	for _, r := range q {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 func jsonEscape(s string, html bool) string {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
@@ -187,19 +188,93 @@ func (r *Redactor) Value(v any) any {
 	return v
 }
 
-// Writer returns a writer that redacts each Write before passing it on
-// to w. A secret split across two writes is not seen: the writers it
-// wraps (loggers, fmt.Fprint*) write whole lines.
-func (r *Redactor) Writer(w io.Writer) io.Writer { return &writer{r: r, w: w} }
+// Writer returns a writer that redacts what is written before passing it
+// on to w. A secret cut in two by the Write calls (an engine's output read
+// from a pipe in chunks) is still hidden: the longest tail of a write that
+// may begin one of r's secret values is held back until the next write
+// completes or rules it out, or until Flush or Close. Whole lines (a
+// logger's, fmt.Fprintln's) are never held back. It is safe for
+// concurrent use.
+func (r *Redactor) Writer(w io.Writer) *Writer { return &Writer{r: r, w: w} }
 
-type writer struct {
-	r *Redactor
-	w io.Writer
+// Writer is the redacting writer of Redactor.Writer.
+type Writer struct {
+	r  *Redactor
+	w  io.Writer
+	mu sync.Mutex
+	// held is the tail of the last write that may begin a secret.
+	held []byte
 }
 
-func (w *writer) Write(p []byte) (int, error) {
-	if _, err := w.w.Write(w.r.Bytes(p)); err != nil {
-		return 0, err
+// Write redacts p (with what was held back before it) and writes all but
+// the tail that may begin a secret.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.r == nil || len(w.r.values) == 0 {
+		if _, err := w.w.Write(w.r.Bytes(p)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
 	}
+	buf := append(w.held, p...)
+	cut := w.r.safeCut(buf)
+	if cut > 0 {
+		if _, err := w.w.Write(w.r.Bytes(buf[:cut])); err != nil {
+			w.held = nil
+			return 0, err
+		}
+	}
+	w.held = append([]byte(nil), buf[cut:]...)
 	return len(p), nil
+}
+
+// Flush writes what is held back, redacted.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.held) == 0 {
+		return nil
+	}
+	held := w.held
+	w.held = nil
+	_, err := w.w.Write(w.r.Bytes(held))
+	return err
+}
+
+// Close flushes; it does not close the writer it wraps.
+func (w *Writer) Close() error { return w.Flush() }
+
+// Flush flushes w when it is a redacting Writer (what is held back of a
+// secret's possible beginning); other writers are left alone.
+func Flush(w io.Writer) error {
+	if rw, ok := w.(*Writer); ok {
+		return rw.Flush()
+	}
+	return nil
+}
+
+// safeCut is where buf may be cut so that no secret value crosses the
+// cut: before the longest tail of buf that is a proper prefix of a value,
+// and before any whole value that would straddle that point.
+func (r *Redactor) safeCut(buf []byte) int {
+	cut := len(buf)
+	for _, v := range r.values {
+		for k := min(len(v)-1, len(buf)); k > 0; k-- {
+			if len(buf)-k < cut && string(buf[len(buf)-k:]) == v[:k] {
+				cut = len(buf) - k
+				break
+			}
+		}
+	}
+	for moved := true; moved; {
+		moved = false
+		for _, v := range r.values {
+			lo := max(0, cut-len(v)+1)
+			if i := strings.Index(string(buf[lo:]), v); i >= 0 && lo+i < cut && lo+i+len(v) > cut {
+				cut, moved = lo+i, true
+			}
+		}
+	}
+	return cut
 }
