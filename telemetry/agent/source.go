@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
@@ -65,7 +66,16 @@ type Options struct {
 	// ReadWait bounds how long Read waits for a fresh reading of every
 	// device (0: DefaultReadWait).
 	ReadWait time.Duration
+	// SilentAfter bounds how long an agent's stream may send nothing
+	// before the source fails (0: DefaultSilentAfter).
+	SilentAfter time.Duration
 }
+
+// DefaultSilentAfter is Options.SilentAfter unless set: an agent sends a
+// line per device every interval (100 ms by default), so five seconds
+// without one is a stream that ended without closing (the agent's source
+// gives nothing, a connection that hangs), a dead power source.
+const DefaultSilentAfter = 5 * time.Second
 
 // DefaultReadWait is Options.ReadWait unless set: two of the agent's
 // default sampling intervals and a margin for the network.
@@ -109,6 +119,10 @@ type node struct {
 	mu      sync.Mutex
 	mapping clocksync.Mapping
 	endErr  error
+
+	// lastLine is when the stream's latest line arrived (the stream's
+	// start before any); guarded by the Source's mu.
+	lastLine time.Time
 }
 
 var (
@@ -155,6 +169,9 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 			s.wg.Wait()
 			return nil, err
 		}
+		s.mu.Lock()
+		n.lastLine = time.Now()
+		s.mu.Unlock()
 		s.wg.Go(func() { s.stream(n, resp.Body) })
 	}
 	return s, nil
@@ -212,6 +229,13 @@ func (s *Source) measure(ctx context.Context, ep Endpoint) (clocksync.Estimate, 
 	est, err := clocksync.Measure(ctx, s.o.Clock, probe, s.o.Sync)
 	if err != nil {
 		return est, fmt.Errorf("%s: clock offset: %w", where(ep), err)
+	}
+	if math.Abs(est.OffsetS) > archive.MaxClockOffsetS {
+		// The archive reader refuses such an offset in run.json
+		// (docs/archive-v1.md, "Bounds"): the run could not read its
+		// own archive back.
+		return est, fmt.Errorf("%s: clock offset %+.3f s is more than a day (± %d s), the most a run archive accepts: the agent's node clock is misconfigured; set it right (NTP) and run again",
+			where(ep), est.OffsetS, archive.MaxClockOffsetS)
 	}
 	return est, nil
 }
@@ -309,6 +333,7 @@ func (s *Source) stream(n *node, body io.ReadCloser) {
 			s.err = fmt.Errorf("%s: more than %d readings arrived between two reads", where(n.ep), maxBuffered)
 		}
 		s.buf = append(s.buf, r)
+		n.lastLine = time.Now()
 		s.latest[r.Device] = r
 		s.fresh[r.Device] = true
 		s.mu.Unlock()
@@ -403,6 +428,7 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 			return nil, ctx.Err()
 		}
 		s.mu.Lock()
+		s.checkSilentLocked()
 		if s.err != nil {
 			err := s.err
 			s.mu.Unlock()
@@ -427,6 +453,22 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 	s.buf = nil
 	clear(s.fresh)
 	return out, nil
+}
+
+// checkSilentLocked fails the source when an agent's stream has sent
+// nothing for longer than SilentAfter: a stream that ended without
+// closing is a dead power source, not one whose last reading may be
+// repeated for ever. Called with s.mu held.
+func (s *Source) checkSilentLocked() {
+	bound := s.o.SilentAfter
+	if bound <= 0 {
+		bound = DefaultSilentAfter
+	}
+	for _, n := range s.nodes {
+		if quiet := time.Since(n.lastLine); quiet > bound && s.err == nil {
+			s.err = fmt.Errorf("%s: no sample for %s (bound %s): its sample stream went silent", where(n.ep), quiet.Round(time.Millisecond), bound)
+		}
+	}
 }
 
 // devices is the number of devices of every agent.
