@@ -151,7 +151,7 @@ func TestRunFailsWhenAgentStreamEnds(t *testing.T) {
 			if err != nil {
 				t.Fatalf("raw data not kept: %v", err)
 			}
-			if m.Status != record.StatusFailed || !strings.Contains(m.Reason, "agent "+url) || !strings.Contains(m.Reason, "power source failed") {
+			if m.Status != record.StatusFailed || !strings.Contains(m.Reason, "agent "+url) || !strings.Contains(m.Reason, c.want) {
 				t.Errorf("status %q, reason %q", m.Status, m.Reason)
 			}
 			if _, err := os.Stat(filepath.Join(dir, archive.PowerFile)); err != nil {

@@ -128,6 +128,7 @@ type node struct {
 var (
 	_ telemetry.Source            = (*Source)(nil)
 	_ telemetry.ClockSyncReporter = (*Source)(nil)
+	_ telemetry.RePlacer          = (*Source)(nil)
 )
 
 // Open lists each agent's devices, measures its clock offset and starts
@@ -358,8 +359,10 @@ func (n *node) reading(x Sample) (telemetry.Reading, error) {
 	if math.IsNaN(x.T) || math.IsInf(x.T, 0) || x.T <= 0 {
 		return telemetry.Reading{}, fmt.Errorf("device %s: t %v is not a time", x.Device, x.T)
 	}
+	// Streamed, a sample is placed with the start offset: the end one is
+	// not known yet. RePlace places it again once it is.
 	n.mu.Lock()
-	t := n.mapping.ToRun(x.T)
+	t := x.T - n.mapping.Start.OffsetS
 	n.mu.Unlock()
 	return telemetry.Reading{Device: id, PowerW: x.PowerW, EnergyJ: x.EnergyJ, HasEnergy: x.HasEnergy, MemUsedBytes: x.MemUsedBytes, T: t}, nil
 }
@@ -514,6 +517,29 @@ func (s *Source) ClockSync(ctx context.Context, end bool) ([]record.ClockSync, e
 		out[i] = cs
 	}
 	return out, errors.Join(errs...)
+}
+
+// RePlace places again a sample of device that Read placed at run time t
+// with its agent's start offset: once the agent's end offset is measured
+// (ClockSync with end), with the offset interpolated between the start and
+// the end (clocksync.Mapping.RePlace). It reports false for a device of no
+// agent, or of an agent whose end offset is not known (the time stays).
+func (s *Source) RePlace(device string, t float64) (float64, bool) {
+	for _, n := range s.nodes {
+		for _, d := range n.devs {
+			if d.ID != device {
+				continue
+			}
+			n.mu.Lock()
+			m := n.mapping
+			n.mu.Unlock()
+			if !m.Ended {
+				return t, false
+			}
+			return m.RePlace(t), true
+		}
+	}
+	return t, false
 }
 
 // Close ends the streams.
