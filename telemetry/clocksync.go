@@ -42,3 +42,29 @@ func (m *Multi) ClockSync(ctx context.Context, end bool) ([]record.ClockSync, er
 	}
 	return out, errors.Join(errs...)
 }
+
+// RePlacer is an optional ability of a ClockSyncReporter that streams its
+// samples placed with the offsets measured at the start: once the end
+// offsets are measured (ClockSync with end), RePlace gives the time of a
+// sample of device that was placed at t, with the offset interpolated
+// between the start and the end, or false to keep t (a device it does not
+// read, a clock whose end is not known). The run rewrites power.csv with
+// it (steps.RecordClockSync).
+type RePlacer interface {
+	RePlace(device string, t float64) (float64, bool)
+}
+
+var _ RePlacer = (*Multi)(nil)
+
+// RePlace asks each source that places again, in the sources' order; the
+// first that knows the device answers.
+func (m *Multi) RePlace(device string, t float64) (float64, bool) {
+	for _, s := range m.srcs {
+		if rp, ok := s.(RePlacer); ok {
+			if nt, ok := rp.RePlace(device, t); ok {
+				return nt, true
+			}
+		}
+	}
+	return t, false
+}

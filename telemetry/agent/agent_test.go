@@ -79,10 +79,16 @@ func (l *logBuf) all() string {
 // the wall clock + offsetS; the agent stops with the test.
 func startAgent(t *testing.T, host string, clock *offsetClock) (url string, src *fixedSource, logs *logBuf) {
 	t.Helper()
-	src = &fixedSource{clock: clock.now}
+	return startAgentClock(t, host, clock.now)
+}
+
+// startAgentClock is startAgent with the agent's clock now.
+func startAgentClock(t *testing.T, host string, now telemetry.Clock) (url string, src *fixedSource, logs *logBuf) {
+	t.Helper()
+	src = &fixedSource{clock: now}
 	logs = &logBuf{}
 	srv, err := NewServer(context.Background(), ServerConfig{Source: src, Host: host, Token: []byte(testToken),
-		Interval: 20 * time.Millisecond, Clock: clock.now, Logf: logs.logf})
+		Interval: 20 * time.Millisecond, Clock: now, Logf: logs.logf})
 	if err != nil {
 		t.Fatal(err)
 	}

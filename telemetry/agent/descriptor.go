@@ -90,7 +90,7 @@ func open(ctx context.Context, v telemetry.Values, env telemetry.Env, getenv fun
 		shown = append(shown, fmt.Sprintf("%s (host %s, clock offset %+.6f s ± %.6f s)", strings.TrimPrefix(c.Source, "agent "), c.Host, c.StartOffsetS, c.StartRTTS/2))
 	}
 	return src, record.TelemetryInfo{Source: Name, ClockSync: clocks,
-		Note: fmt.Sprintf("joulebench agents %s; samples stamped by each agent's clock, placed on the run clock with the offset measured at the start (end offset in clock_sync); %s",
+		Note: fmt.Sprintf("joulebench agents %s; samples stamped by each agent's clock, placed on the run clock with the offset measured at the start, then again at the end with the offset interpolated between the start and the end (both in clock_sync); %s",
 			strings.Join(shown, ", "), telemetry.DeviceSummary(devs))}, nil
 }
 

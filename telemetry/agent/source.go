@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
@@ -65,7 +66,16 @@ type Options struct {
 	// ReadWait bounds how long Read waits for a fresh reading of every
 	// device (0: DefaultReadWait).
 	ReadWait time.Duration
+	// SilentAfter bounds how long an agent's stream may send nothing
+	// before the source fails (0: DefaultSilentAfter).
+	SilentAfter time.Duration
 }
+
+// DefaultSilentAfter is Options.SilentAfter unless set: an agent sends a
+// line per device every interval (100 ms by default), so five seconds
+// without one is a stream that ended without closing (the agent's source
+// gives nothing, a connection that hangs), a dead power source.
+const DefaultSilentAfter = 5 * time.Second
 
 // DefaultReadWait is Options.ReadWait unless set: two of the agent's
 // default sampling intervals and a margin for the network.
@@ -109,11 +119,16 @@ type node struct {
 	mu      sync.Mutex
 	mapping clocksync.Mapping
 	endErr  error
+
+	// lastLine is when the stream's latest line arrived (the stream's
+	// start before any); guarded by the Source's mu.
+	lastLine time.Time
 }
 
 var (
 	_ telemetry.Source            = (*Source)(nil)
 	_ telemetry.ClockSyncReporter = (*Source)(nil)
+	_ telemetry.RePlacer          = (*Source)(nil)
 )
 
 // Open lists each agent's devices, measures its clock offset and starts
@@ -155,6 +170,9 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 			s.wg.Wait()
 			return nil, err
 		}
+		s.mu.Lock()
+		n.lastLine = time.Now()
+		s.mu.Unlock()
 		s.wg.Go(func() { s.stream(n, resp.Body) })
 	}
 	return s, nil
@@ -212,6 +230,13 @@ func (s *Source) measure(ctx context.Context, ep Endpoint) (clocksync.Estimate, 
 	est, err := clocksync.Measure(ctx, s.o.Clock, probe, s.o.Sync)
 	if err != nil {
 		return est, fmt.Errorf("%s: clock offset: %w", where(ep), err)
+	}
+	if math.Abs(est.OffsetS) > archive.MaxClockOffsetS {
+		// The archive reader refuses such an offset in run.json
+		// (docs/archive-v1.md, "Bounds"): the run could not read its
+		// own archive back.
+		return est, fmt.Errorf("%s: clock offset %+.3f s is more than a day (± %d s), the most a run archive accepts: the agent's node clock is misconfigured; set it right (NTP) and run again",
+			where(ep), est.OffsetS, archive.MaxClockOffsetS)
 	}
 	return est, nil
 }
@@ -309,6 +334,7 @@ func (s *Source) stream(n *node, body io.ReadCloser) {
 			s.err = fmt.Errorf("%s: more than %d readings arrived between two reads", where(n.ep), maxBuffered)
 		}
 		s.buf = append(s.buf, r)
+		n.lastLine = time.Now()
 		s.latest[r.Device] = r
 		s.fresh[r.Device] = true
 		s.mu.Unlock()
@@ -333,8 +359,10 @@ func (n *node) reading(x Sample) (telemetry.Reading, error) {
 	if math.IsNaN(x.T) || math.IsInf(x.T, 0) || x.T <= 0 {
 		return telemetry.Reading{}, fmt.Errorf("device %s: t %v is not a time", x.Device, x.T)
 	}
+	// Streamed, a sample is placed with the start offset: the end one is
+	// not known yet. RePlace places it again once it is.
 	n.mu.Lock()
-	t := n.mapping.ToRun(x.T)
+	t := x.T - n.mapping.Start.OffsetS
 	n.mu.Unlock()
 	return telemetry.Reading{Device: id, PowerW: x.PowerW, EnergyJ: x.EnergyJ, HasEnergy: x.HasEnergy, MemUsedBytes: x.MemUsedBytes, T: t}, nil
 }
@@ -403,6 +431,7 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 			return nil, ctx.Err()
 		}
 		s.mu.Lock()
+		s.checkSilentLocked()
 		if s.err != nil {
 			err := s.err
 			s.mu.Unlock()
@@ -427,6 +456,22 @@ func (s *Source) Read(ctx context.Context) ([]telemetry.Reading, error) {
 	s.buf = nil
 	clear(s.fresh)
 	return out, nil
+}
+
+// checkSilentLocked fails the source when an agent's stream has sent
+// nothing for longer than SilentAfter: a stream that ended without
+// closing is a dead power source, not one whose last reading may be
+// repeated for ever. Called with s.mu held.
+func (s *Source) checkSilentLocked() {
+	bound := s.o.SilentAfter
+	if bound <= 0 {
+		bound = DefaultSilentAfter
+	}
+	for _, n := range s.nodes {
+		if quiet := time.Since(n.lastLine); quiet > bound && s.err == nil {
+			s.err = fmt.Errorf("%s: no sample for %s (bound %s): its sample stream went silent", where(n.ep), quiet.Round(time.Millisecond), bound)
+		}
+	}
 }
 
 // devices is the number of devices of every agent.
@@ -472,6 +517,29 @@ func (s *Source) ClockSync(ctx context.Context, end bool) ([]record.ClockSync, e
 		out[i] = cs
 	}
 	return out, errors.Join(errs...)
+}
+
+// RePlace places again a sample of device that Read placed at run time t
+// with its agent's start offset: once the agent's end offset is measured
+// (ClockSync with end), with the offset interpolated between the start and
+// the end (clocksync.Mapping.RePlace). It reports false for a device of no
+// agent, or of an agent whose end offset is not known (the time stays).
+func (s *Source) RePlace(device string, t float64) (float64, bool) {
+	for _, n := range s.nodes {
+		for _, d := range n.devs {
+			if d.ID != device {
+				continue
+			}
+			n.mu.Lock()
+			m := n.mapping
+			n.mu.Unlock()
+			if !m.Ended {
+				return t, false
+			}
+			return m.RePlace(t), true
+		}
+	}
+	return t, false
 }
 
 // Close ends the streams.

@@ -10,10 +10,14 @@
 // estimate whose best round trip exceeds a bound: a clock read over a slow
 // path is not known well enough to place power samples.
 //
-// A source's offset is measured at the start of a run and at its end; the
-// samples in between are mapped with the offset interpolated linearly in
-// time (Mapping), and a drift between the two beyond a bound fails the
-// power audit. Times are Unix seconds as float64, as the run clock's.
+// A source's offset is measured at the start of a run and at its end. The
+// samples are streamed during the run, placed with the start offset (the
+// end one is not known yet); once the end offset is known, each sample is
+// placed again with the offset interpolated linearly in time between the
+// two measurements (Mapping.RePlace), so that a clock drifting at a steady
+// rate lands within the measurements' uncertainty. A drift between the
+// two beyond a bound fails the power audit. Times are Unix seconds as
+// float64, as the run clock's.
 package clocksync
 
 import (
@@ -142,13 +146,44 @@ func (m Mapping) offsetAt(t float64) float64 {
 	return m.Start.OffsetS + f*(m.End.OffsetS-m.Start.OffsetS)
 }
 
-// ToRun maps a timestamp of the other clock to the run clock. The offset
-// is interpolated at the timestamp's approximate run-clock time (remote −
-// start offset); the error of that approximation is the drift times the
-// offset over the span, far below a microsecond for any clock that passes
-// CheckDrift.
+// ToRun maps a timestamp of the other clock to the run clock: the run
+// time t at which the other clock read remote, remote = t + offset(t),
+// with the offset interpolated linearly between the start and the end
+// estimates (held constant outside them). The line is inverted exactly,
+// so a clock drifting at a steady rate, however fast, is placed within the
+// estimates' uncertainty. Before the end is known, the start offset.
 func (m Mapping) ToRun(remote float64) float64 {
-	return remote - m.offsetAt(remote-m.Start.OffsetS)
+	if !m.Ended || m.End.AtS <= m.Start.AtS {
+		return remote - m.Start.OffsetS
+	}
+	// offset(t) = a + b (t − s) for t in [s, e]; remote = t + offset(t)
+	// gives t = s + (remote − a − s) / (1 + b).
+	b := (m.End.OffsetS - m.Start.OffsetS) / (m.End.AtS - m.Start.AtS)
+	if 1+b <= 0 {
+		// The other clock ran backwards over the span: no single time
+		// reads remote; the offset at its approximate time.
+		return remote - m.offsetAt(remote-m.Start.OffsetS)
+	}
+	t := m.Start.AtS + (remote-m.Start.OffsetS-m.Start.AtS)/(1+b)
+	switch {
+	case t <= m.Start.AtS:
+		return remote - m.Start.OffsetS
+	case t >= m.End.AtS:
+		return remote - m.End.OffsetS
+	}
+	return t
+}
+
+// RePlace places again a time that was placed on the run clock with the
+// start offset alone (t = remote − Start.OffsetS, as samples streamed
+// before the end was known): with the end known, it is the remote time
+// mapped with the offset interpolated between the start and the end
+// (ToRun); before, t unchanged.
+func (m Mapping) RePlace(t float64) float64 {
+	if !m.Ended {
+		return t
+	}
+	return m.ToRun(t + m.Start.OffsetS)
 }
 
 // DriftS is how far the offset moved from start to end (end − start); 0

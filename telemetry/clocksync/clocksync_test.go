@@ -106,3 +106,38 @@ func TestMappingInterpolatesAndBoundsDrift(t *testing.T) {
 		t.Fatalf("CheckDrift(0.006) = %v", err)
 	}
 }
+
+// A clock drifting fast and steadily: offset 0 at run time 100, 0.2 s at
+// 102 (0.1 s per s). The reading it made at run time 101 carries 101 +
+// 0.1 = 101.1; mapped, it lands at 101 exactly (the old approximation,
+// the offset taken at 101.1 − 0 = 101.1, gave 101.1 − 0.11 = 100.99, 10 ms
+// off). Streamed with the start offset it was placed at 101.1; RePlace
+// places it at 101. Outside the span the nearer estimate's offset holds:
+// 99.5 read 99.5 (before the start), 103.2 read 103 (after the end).
+func TestMappingInvertsASteadyDrift(t *testing.T) {
+	m := NewMapping(Estimate{OffsetS: 0, RTTS: 0.001, AtS: 100})
+	if got := m.RePlace(101.1); got != 101.1 {
+		t.Fatalf("RePlace before the end is known: %v, want 101.1 unchanged", got)
+	}
+	m = m.WithEnd(Estimate{OffsetS: 0.2, RTTS: 0.001, AtS: 102})
+	for _, c := range []struct{ remote, want float64 }{
+		{101.1, 101},
+		{100.55, 100.5}, // run 100.5: offset 0.05
+		{101.925, 101.75},
+		{99.5, 99.5},
+		{103.2, 103},
+	} {
+		if got := m.ToRun(c.remote); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("ToRun(%v) = %.9f, want %.9f", c.remote, got, c.want)
+		}
+	}
+	if got := m.RePlace(101.1); math.Abs(got-101) > 1e-9 {
+		t.Errorf("RePlace(101.1) = %.9f, want 101", got)
+	}
+	// With an offset at the start: offset 5 at 100, 5.2 at 102. The stamp
+	// 106.1 (run 101, offset 5.1) was streamed at 106.1 − 5 = 101.1.
+	m = NewMapping(Estimate{OffsetS: 5, AtS: 100}).WithEnd(Estimate{OffsetS: 5.2, AtS: 102})
+	if got := m.RePlace(101.1); math.Abs(got-101) > 1e-9 {
+		t.Errorf("RePlace(101.1) with a start offset = %.9f, want 101", got)
+	}
+}
