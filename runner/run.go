@@ -298,7 +298,7 @@ func (e *engineRun) open(ctx context.Context) (err error) {
 		return err
 	}
 	if err := e.startTelemetry(ctx); err != nil {
-		return err
+		return e.discardRefused(err)
 	}
 	if err := e.recordGPU(ctx); err != nil {
 		return err

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 
@@ -125,4 +126,24 @@ func (t Telemetry) PowerLabel(tel record.TelemetryInfo, simulatedEngine bool) st
 		return "simulated"
 	}
 	return ""
+}
+
+// discardRefused ends a run whose power source refused to open as
+// invalid input (CodeInvalid: an agent without its token, a refused token,
+// a clock too slow or too far off to place samples) before anything was
+// measured: its run directory, which holds only what the run wrote about
+// itself, is removed once everything in it is closed, so that a refusal
+// leaves nothing behind, as every other check of a run's inputs does
+// (docs/commands.md). A run with anything measured (a cooldown recorded in
+// its events) keeps its directory. It returns err.
+func (e *engineRun) discardRefused(err error) error {
+	if CodeOf(err) != CodeInvalid || e.out == nil || e.dir == "" || len(e.out.Meta().Events) > 0 {
+		return err
+	}
+	dir := e.dir
+	// The closers run last opened first: this one, first in the list,
+	// runs after the archive and the logs are closed.
+	e.closers = append([]closer{{"the refused run's directory " + dir, func() error { return os.RemoveAll(dir) }}}, e.closers...)
+	e.dir = ""
+	return err
 }
