@@ -16,6 +16,38 @@ import (
 // one phase, boundary or device count to another is refused rather than
 // read as other figures.
 
+// deviceRules are the rules of this file, in the order metaRules holds
+// them (TestDeviceRulesAmongMetaRules).
+func deviceRules() []func(*metaDoc) error {
+	return []func(*metaDoc) error{
+		deploymentWellFormed,
+		partDevicesMeasured,
+		devicesAgreeWithTheirParts,
+		clockSyncCoversHosts,
+		gpuIsInDomainGPU,
+		parallelismHasItsGPUs,
+	}
+}
+
+// CheckDevices holds m, a run.json not yet written (the run's devices,
+// deployment, clocks and engine as a run knows them), to the rules the
+// reader holds the archive to (deviceRules): the runner refuses, before it
+// measures anything, a run whose archive the reader would refuse (a part
+// that lists a device the power source does not have, an engine of tensor
+// parallel N over fewer measured GPUs), and fails one as soon as what it
+// learns later (the parallelism a started engine reports) breaks them. The
+// error is the first rule broken, naming the field, the part or device
+// and the devices found, without a file position.
+func CheckDevices(m *record.Meta) error {
+	d := &metaDoc{m: m}
+	for _, rule := range deviceRules() {
+		if err := rule(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // deploymentWellFormed: a deployment has parts; each part has a name,
 // given once, and a device role; entry names a part; a device is owned
 // by one part at most. The writer builds the deployment from a

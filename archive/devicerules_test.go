@@ -5,8 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // runJSON is run.json decoded for editing (numbers kept as written).
@@ -311,5 +316,50 @@ func TestDevicesHeldToDeploymentClocksAndParallelism(t *testing.T) {
 				t.Errorf("error %v\nwant %q and %q", err, where, tc.msg)
 			}
 		})
+	}
+}
+
+// TestDeviceRulesAmongMetaRules: the rules a run checks before it
+// measures (CheckDevices) are the reader's, held in the same order.
+func TestDeviceRulesAmongMetaRules(t *testing.T) {
+	name := func(f func(*metaDoc) error) string { return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name() }
+	var meta []string
+	for _, f := range metaRules() {
+		meta = append(meta, name(f))
+	}
+	var dev []string
+	for _, f := range deviceRules() {
+		dev = append(dev, name(f))
+	}
+	i := slices.Index(meta, dev[0])
+	if i < 0 || i+len(dev) > len(meta) || !slices.Equal(meta[i:i+len(dev)], dev) {
+		t.Errorf("metaRules %v do not hold deviceRules %v in order", meta, dev)
+	}
+}
+
+// TestCheckDevices: a run.json not yet written is held to the device
+// rules, the error naming the part, the device and the devices measured,
+// with no file position.
+func TestCheckDevices(t *testing.T) {
+	m := &record.Meta{
+		Deployment: &record.Deployment{Entry: "p", Parts: []record.DeploymentPart{{Name: "p", Role: record.RoleReplica, Devices: []string{"gpu7"}}}},
+		Hardware:   record.Hardware{Devices: []record.Device{{ID: "gpu0"}, {ID: "gpu1"}}},
+	}
+	err := CheckDevices(m)
+	want := `deployment.parts[0].devices[0]: part "p" owns device "gpu7", which hardware.devices does not list (gpu0, gpu1)`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("deployment: %v, want %q", err, want)
+	}
+	// Tensor parallel 2 over one GPU measured by NVML; the same over
+	// two GPUs is the run the writer makes.
+	m = &record.Meta{Engine: record.EngineInfo{Kind: "vllm", TensorParallel: 2}, Telemetry: record.TelemetryInfo{Source: "nvml"},
+		Hardware: record.Hardware{Devices: []record.Device{{ID: "gpu0"}}}}
+	want = "engine.tensor_parallel is 2 but hardware.devices has 1 GPU device(s) (gpu0)"
+	if err := CheckDevices(m); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("parallelism: %v, want %q", err, want)
+	}
+	m.Hardware.Devices = append(m.Hardware.Devices, record.Device{ID: "gpu1"})
+	if err := CheckDevices(m); err != nil {
+		t.Errorf("two GPUs for tensor parallel 2: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -50,8 +51,12 @@ type metaDoc struct {
 }
 
 // at is the error msg at the value at keys (see valueOffset), or at the
-// file when the value is not found.
+// file when the value is not found; msg alone for a run.json not yet
+// written (no path: CheckDevices).
 func (d *metaDoc) at(msg string, keys ...any) error {
+	if d.path == "" {
+		return errors.New(msg)
+	}
 	if off := valueOffset(d.data, keys...); off >= 0 {
 		line, col := lineCol(d.data, off)
 		return fmt.Errorf("%s:%d:%d: %s", d.path, line, col, msg)

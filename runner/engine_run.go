@@ -356,6 +356,9 @@ func (e *engineRun) startTelemetry(ctx context.Context) error {
 	e.telInfo = telInfo
 	e.deps.Source = source
 	es, clock := e.es, e.clock
+	if err := e.checkDevices(ctx, source, telInfo); err != nil {
+		return err
+	}
 	return e.out.UpdateMeta(func(m *record.Meta) {
 		if dr, ok := source.(telemetry.DriverReporter); ok {
 			m.Hardware.Driver = dr.Driver()
@@ -374,6 +377,37 @@ func (e *engineRun) startTelemetry(ctx context.Context) error {
 		}
 		m.StartedAt = clock.Now()
 	})
+}
+
+// checkDevices holds the run's devices as the power source lists them
+// (labelled by the deployment's parts), its deployment, clocks and the
+// engine's parallelism as the options give it, to the rules the archive's
+// reader holds them to (archive.CheckDevices), before anything is
+// measured: a part that lists a device the source does not have, or an
+// engine of tensor parallel N over fewer GPUs measured, is invalid input
+// (exit 2) rather than a whole run whose archive is refused. A source
+// that cannot list its devices now is left to the monitor step, which
+// says why.
+func (e *engineRun) checkDevices(ctx context.Context, source telemetry.Source, tel record.TelemetryInfo) error {
+	if source == nil {
+		return nil
+	}
+	devs, err := source.Devices(ctx)
+	if err != nil {
+		return nil
+	}
+	if e.deps.LabelDevices != nil {
+		e.deps.LabelDevices(devs)
+	}
+	m := e.out.Meta()
+	m.Telemetry, m.Hardware.Devices, m.Engine = tel, devs, e.es.Engine.Info()
+	if dp, ok := e.es.Engine.(engines.Deployer); ok {
+		m.Deployment = dp.Record()
+	}
+	if err := archive.CheckDevices(&m); err != nil {
+		return Invalidf("power source %s: the devices it measures do not hold the run (the archive would be refused): %v", source.Name(), err)
+	}
+	return nil
 }
 
 // stopEngine stops the engine if a step started it and nothing stopped it

@@ -187,13 +187,14 @@ func TestRunGPUSettingsRefused(t *testing.T) {
 }
 
 // nodeSource is the simulated GPUs seen as one node's power: a boundary
-// that cannot tell a GPU setting's effect apart.
+// that cannot tell a GPU setting's effect apart. Its devices carry
+// nothing of a GPU (no GPU uuid nor GPU power field), as a node meter's.
 type nodeSource struct{ telemetry.Source }
 
 func (s nodeSource) Devices(ctx context.Context) ([]record.Device, error) {
 	devs, err := s.Source.Devices(ctx)
 	for i := range devs {
-		devs[i].Domain = record.DomainNode
+		devs[i].Domain, devs[i].UUID, devs[i].PowerField = record.DomainNode, "", "node_power"
 	}
 	return devs, err
 }
@@ -204,6 +205,7 @@ func TestRunGPUSettingsNodeBoundary(t *testing.T) {
 	s, srv, journal, _ := gpuSpec(t, &msgs)
 	s.OpenTelemetry = func(ctx context.Context, env TelemetryEnv) (telemetry.Source, record.TelemetryInfo, error) {
 		src, info, err := simTelemetry(ctx, env)
+		info.Source = "node-meter" // not a source of GPUs alone (sim)
 		return nodeSource{src}, info, err
 	}
 	_, _ = Run(context.Background(), s) // the node boundary may fail the profile's GPU checks

@@ -57,6 +57,9 @@ func runMonitor(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Monito
 	}); err != nil {
 		return err
 	}
+	if err := devicesHeld(rc); err != nil {
+		return err
+	}
 	var lastFlush time.Time
 	sink := func(s []record.PowerSample) error {
 		d.run.mu.Lock()

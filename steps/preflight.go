@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/process"
 	"github.com/joulebench/joulebench/workflow"
@@ -231,4 +234,43 @@ func runningContainers(ctx context.Context, rc *workflow.RunContext, tools []str
 		}
 	}
 	return out, listed
+}
+
+// reportedTensorParallel is the engine.extra key that keeps the tensor
+// parallel a started engine reported when the devices measured cannot
+// hold it (devicesHeld).
+const reportedTensorParallel = "reported_tensor_parallel"
+
+// devicesHeld holds run.json as it now stands to the rules the archive's
+// reader holds its devices to (archive.CheckDevices); the steps call it
+// where what it says changes once the run has begun: the engine's tensor
+// parallel, once started (start_engine, verify_engine), and the devices,
+// once listed (monitor). The runner checked what it knew before anything
+// was measured (a deployment's devices, the parallelism the options
+// give). A tensor parallel the devices measured cannot hold fails the
+// run, its reason naming the parallelism and the devices; the value moves
+// to engine.extra.reported_tensor_parallel, so that the failed run's
+// archive, raw data kept, is still read. Any other rule broken fails the
+// run as it is.
+func devicesHeld(rc *workflow.RunContext) error {
+	m := rc.Out.Meta()
+	err := archive.CheckDevices(&m)
+	if err == nil {
+		return nil
+	}
+	tp := m.Engine.TensorParallel
+	m.Engine.TensorParallel = 0
+	if tp == 0 || archive.CheckDevices(&m) != nil {
+		return fmt.Errorf("the run's devices: %w", err)
+	}
+	if uerr := rc.Out.UpdateMeta(func(m *record.Meta) {
+		if m.Engine.Extra == nil {
+			m.Engine.Extra = map[string]any{}
+		}
+		m.Engine.Extra[reportedTensorParallel] = tp
+		m.Engine.TensorParallel = 0
+	}); uerr != nil {
+		return errors.Join(fmt.Errorf("the engine's parallelism: %w", err), archiveErr(rc, uerr))
+	}
+	return fmt.Errorf("the engine's parallelism: %w", err)
 }

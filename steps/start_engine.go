@@ -60,7 +60,7 @@ func runStartEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *St
 		d.Client = d.NewClient(d.Engine.BaseURL())
 	}
 	info := d.Engine.Info()
-	return rc.Out.UpdateMeta(func(m *record.Meta) {
+	if err := rc.Out.UpdateMeta(func(m *record.Meta) {
 		// What the run recorded before the engine could say it (the
 		// image digest the user gave) stays beside what it says now.
 		for k, v := range m.Engine.Extra {
@@ -75,7 +75,10 @@ func runStartEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *St
 		if dp, ok := d.Engine.(engines.Deployer); ok {
 			m.Deployment = dp.Record() // with every part's URL
 		}
-	})
+	}); err != nil {
+		return err
+	}
+	return devicesHeld(rc)
 }
 
 // RequiresLater makes a profile that starts an engine without a release

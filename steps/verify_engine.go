@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -96,10 +97,11 @@ func runVerifyEngine(ctx context.Context, rc *workflow.RunContext, d *Deps, c *V
 	}); err != nil {
 		return err
 	}
+	held := devicesHeld(rc)
 	if len(mism) > 0 {
-		return fmt.Errorf("identity check failed before any formal request: %s", strings.Join(mism, "; "))
+		return errors.Join(fmt.Errorf("identity check failed before any formal request: %s", strings.Join(mism, "; ")), held)
 	}
-	return nil
+	return held
 }
 
 // precisionMismatch says how the served precision differs from the one
