@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/joulebench/joulebench/internal/boundedfile"
 )
 
 // JournalFile is the journal's name under the per-user state directory.
@@ -65,12 +68,12 @@ func DefaultJournalPath(getenv func(string) string) (string, error) {
 // ReadJournal reads the journal at path; nil (and no error) when there is
 // none.
 func ReadJournal(path string) (*Journal, error) {
-	b, err := os.ReadFile(path)
+	b, err := readJournalFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("GPU settings journal %s: %w", path, err)
+		return nil, fmt.Errorf("%w (it stands where a GPU settings journal goes: remove it by hand)", err)
 	}
 	var j Journal
 	dec := json.NewDecoder(strings.NewReader(string(b)))
@@ -140,4 +143,34 @@ func CheckNoJournal(path string) error {
 	}
 	return fmt.Errorf("GPU settings changed by run %s (pid %d, %s) were never restored: the journal %s is outstanding; run `joulebench restore` to restore them before another run",
 		j.RunID, j.PID, j.Created, path)
+}
+
+// maxJournalBytes caps a journal file: one GPU's previous values take
+// about 300 bytes, a journal of 64 GPUs under 20 KiB.
+const maxJournalBytes = 64 << 10
+
+// journalReadTimeout bounds the read of one journal: a regular file of at
+// most maxJournalBytes reads at once; a stuck file system is an error, not
+// a run that never starts.
+const journalReadTimeout = 5 * time.Second
+
+// readJournalFile reads the journal file at path: a regular file only (a
+// symbolic link, FIFO, device or directory is refused before a byte is
+// read), at most maxJournalBytes, within journalReadTimeout.
+func readJournalFile(path string) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := boundedfile.ReadNoFollow(path, "GPU settings journal", maxJournalBytes)
+		done <- result{b, err}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-time.After(journalReadTimeout):
+		return nil, fmt.Errorf("GPU settings journal %s: not read within %v", path, journalReadTimeout)
+	}
 }
