@@ -207,14 +207,27 @@ func (e *engineRun) summariseGPU() error {
 	rec := s.Record()
 	for _, d := range rec.Devices {
 		if b := d.Formal; b != nil && b.Samples > 0 {
-			fmt.Fprintf(e.s.Messages, "GPU settings: GPU %d: power cap active in %.0f %% of the formal stage's %d clock readings, mean SM clock %.0f MHz%s\n",
-				d.Index, 100*b.PowerCapShare, b.Samples, b.MeanSMClockMHz, otherReasons(b.OtherReasons))
+			fmt.Fprintf(e.s.Messages, "GPU settings: GPU %d: %s, mean SM clock %.0f MHz%s\n",
+				d.Index, capShare(b), b.MeanSMClockMHz, otherReasons(b.OtherReasons))
 		}
 	}
 	for _, n := range rec.Notes {
 		fmt.Fprintln(e.s.Messages, "GPU settings: "+n)
 	}
 	return e.out.UpdateMeta(func(m *record.Meta) { m.GPUSettings = &rec })
+}
+
+// capShare says in how many of the formal stage's clock readings the power
+// cap was active, and how many readings' reasons were not read.
+func capShare(b *record.GPUSettingsBound) string {
+	if b.PowerCapShare == nil {
+		return fmt.Sprintf("power cap unknown: the clock-event reasons of the formal stage's %d clock readings were not read", b.Samples)
+	}
+	msg := fmt.Sprintf("power cap active in %.0f %% of the formal stage's %d clock readings", 100**b.PowerCapShare, b.Samples-b.ReasonsUnread)
+	if b.ReasonsUnread > 0 {
+		msg += fmt.Sprintf(" whose reasons were read (%d not read)", b.ReasonsUnread)
+	}
+	return msg
 }
 
 // simGPU is the simulated GPUs' settings for the engine's setup (nil:

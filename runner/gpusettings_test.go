@@ -91,7 +91,7 @@ func TestRunGPUSettingsSuccess(t *testing.T) {
 	if !strings.Contains(msgs.String(), "GPU settings: GPU 7: power cap active in 0 % of the formal stage's") {
 		t.Errorf("messages lack the formal stage's summary:\n%s", msgs.String())
 	}
-	if len(g.Notes) != 1 || !strings.Contains(g.Notes[0], "never bound") || g.Devices[0].Formal.CapBound || g.Devices[0].Formal.MeanSMClockMHz != 1410 {
+	if f := g.Devices[0].Formal; len(g.Notes) != 1 || !strings.Contains(g.Notes[0], "never bound") || f.CapBound == nil || *f.CapBound || f.MeanSMClockMHz != 1410 {
 		t.Errorf("notes %q, formal %+v", g.Notes, g.Devices[0].Formal)
 	}
 }
@@ -300,5 +300,33 @@ func TestRunGPUMemClocks(t *testing.T) {
 	}
 	if _, err := os.Stat(journal); err == nil {
 		t.Error("journal left")
+	}
+}
+
+// The driver cannot read the clock-event reasons: whether the limit bound
+// is unknown, and the run says so; it never says the limit never bound.
+func TestRunGPUSettingsReasonsUnknown(t *testing.T) {
+	var msgs syncBuffer
+	s, srv, journal, _ := gpuSpec(t, &msgs)
+	for _, g := range srv.GPUs {
+		g.ReasonsErr = 3 // NOT_SUPPORTED
+	}
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatalf("run: %v\n%s", err, msgs.String())
+	}
+	restored(t, srv, journal)
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := run.Meta.GPUSettings
+	if strings.Contains(msgs.String(), "never bound") || len(g.Notes) != 1 || strings.Contains(g.Notes[0], "never bound") ||
+		!strings.Contains(g.Notes[0], "unknown") || !strings.Contains(msgs.String(), "GPU settings: GPU 3: power cap unknown") {
+		t.Errorf("notes %q, messages:\n%s", g.Notes, msgs.String())
+	}
+	for _, d := range g.Devices {
+		if f := d.Formal; f == nil || f.CapBound != nil || f.PowerCapShare != nil || f.ReasonsUnread != f.Samples || f.Samples == 0 {
+			t.Errorf("GPU %d: formal %+v: want cap_bound and power_cap_share absent, every reading's reasons unread", d.Index, f)
+		}
 	}
 }

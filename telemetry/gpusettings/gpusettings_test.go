@@ -119,10 +119,41 @@ func TestSummarise(t *testing.T) {
 	samples := []timedSample{{5, s(1980, false)}, {10, s(1500, true)}, {12, s(1400, true, "hw_thermal")}, {15, s(1980, false)},
 		{18, s(-1, false)}, {20, s(1600, true)}, {25, s(1980, false)}}
 	b := summarise(samples, 0, 10, 20)
-	if b.Samples != 4 || b.PowerCapShare != 0.75 || !b.CapBound || b.MeanSMClockMHz != 1620 || b.OtherReasons["hw_thermal"] != 0.25 {
+	if b.Samples != 4 || b.PowerCapShare == nil || *b.PowerCapShare != 0.75 || b.CapBound == nil || !*b.CapBound || b.MeanSMClockMHz != 1620 || b.OtherReasons["hw_thermal"] != 0.25 {
 		t.Errorf("summary %+v", b)
 	}
-	if b := summarise(samples, 0, 30, 40); b.Samples != 0 || b.CapBound {
+	if b := summarise(samples, 0, 30, 40); b.Samples != 0 || b.CapBound != nil || b.PowerCapShare != nil {
 		t.Errorf("empty window %+v", b)
+	}
+}
+
+// Readings whose clock-event reasons were not read (ReasonsUnread):
+//
+//	t   clock  cap      reasons
+//	10  1500   -        unread
+//	12  1400   no       read
+//	14  1300   no       read
+//	16  1200   -        unread
+//
+// 4 readings, 2 unread; the cap in 0 of the 2 read: share 0, but whether
+// it bound is unknown (nil), never false; mean clock (1500 + 1400 + 1300 +
+// 1200)/4 = 1350. With every reading unread: no share at all. With the
+// cap seen in a read one: bound, share 1 of 2 read = 0.5.
+func TestSummariseReasonsUnread(t *testing.T) {
+	unread := func(c float64) []Sample { return []Sample{{SMClockMHz: c, ReasonsUnread: true}} }
+	read := func(c float64, cap bool) []Sample { return []Sample{{SMClockMHz: c, PowerCap: cap}} }
+	samples := []timedSample{{10, unread(1500)}, {12, read(1400, false)}, {14, read(1300, false)}, {16, unread(1200)}}
+	b := summarise(samples, 0, 10, 20)
+	if b.Samples != 4 || b.ReasonsUnread != 2 || b.CapBound != nil || b.PowerCapShare == nil || *b.PowerCapShare != 0 || b.MeanSMClockMHz != 1350 {
+		t.Errorf("partly unread %+v", b)
+	}
+	b = summarise([]timedSample{{10, unread(1500)}, {12, unread(1400)}}, 0, 10, 20)
+	if b.Samples != 2 || b.ReasonsUnread != 2 || b.CapBound != nil || b.PowerCapShare != nil {
+		t.Errorf("all unread %+v", b)
+	}
+	samples[2] = timedSample{14, read(1300, true)}
+	b = summarise(samples, 0, 10, 20)
+	if b.CapBound == nil || !*b.CapBound || *b.PowerCapShare != 0.5 {
+		t.Errorf("cap seen %+v", b)
 	}
 }

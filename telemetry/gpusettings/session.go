@@ -334,8 +334,10 @@ func (s *Session) sampleOnce(t float64) {
 
 // SummariseFormal records, per device, what the clock did between start
 // and end (the formal stage): the share of readings with the software
-// power cap active, the mean SM clock and the other reasons; a power
-// limit that never bound gets a note.
+// power cap active, the mean SM clock and the other reasons. A power
+// limit that never bound gets a note; one whose binding is unknown (the
+// clock-event reasons not read) gets a note saying so, never that it did
+// not bind.
 func (s *Session) SummariseFormal(start, end float64) {
 	if s == nil {
 		return
@@ -343,23 +345,33 @@ func (s *Session) SummariseFormal(start, end float64) {
 	s.StopMonitor()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var never []string
+	var never, unknown []string
 	for k := range s.rec.Devices {
 		b := summarise(s.samples, k, start, end)
-		s.rec.Devices[k].Formal = b
-		if s.rec.Devices[k].PowerLimitAskedW > 0 && b.Samples > 0 && !b.CapBound {
-			never = append(never, fmt.Sprint(s.rec.Devices[k].Index))
+		d := &s.rec.Devices[k]
+		d.Formal = b
+		if d.PowerLimitAskedW <= 0 || b.Samples == 0 {
+			continue
+		}
+		switch {
+		case b.CapBound == nil:
+			unknown = append(unknown, fmt.Sprintf("%d (%d of %d readings)", d.Index, b.ReasonsUnread, b.Samples))
+		case !*b.CapBound:
+			never = append(never, fmt.Sprint(d.Index))
 		}
 	}
 	if len(never) > 0 {
 		s.rec.Notes = append(s.rec.Notes, fmt.Sprintf("the power limit never bound in the formal stage on GPU %s: the device drew less than its limit, so this run measures no effect of the cap", strings.Join(never, ", ")))
+	}
+	if len(unknown) > 0 {
+		s.rec.Notes = append(s.rec.Notes, fmt.Sprintf("whether the power limit bound in the formal stage is unknown on GPU %s: the driver did not report the clock-event reasons of those readings", strings.Join(unknown, ", ")))
 	}
 }
 
 func summarise(samples []timedSample, k int, start, end float64) *record.GPUSettingsBound {
 	b := &record.GPUSettingsBound{}
 	var sumClock float64
-	var clocks int
+	var clocks, capped int
 	other := map[string]int{}
 	for _, ts := range samples {
 		if ts.t < start || ts.t > end {
@@ -370,29 +382,37 @@ func summarise(samples []timedSample, k int, start, end float64) *record.GPUSett
 			continue
 		}
 		b.Samples++
-		if smp.PowerCap {
-			b.PowerCapShare++
-		}
 		if smp.SMClockMHz > 0 {
 			sumClock += smp.SMClockMHz
 			clocks++
+		}
+		if smp.ReasonsUnread {
+			b.ReasonsUnread++
+			continue
+		}
+		if smp.PowerCap {
+			capped++
 		}
 		for _, r := range smp.Other {
 			other[r]++
 		}
 	}
-	if b.Samples == 0 {
-		return b
-	}
-	b.CapBound = b.PowerCapShare > 0
-	b.PowerCapShare /= float64(b.Samples)
 	if clocks > 0 {
 		b.MeanSMClockMHz = sumClock / float64(clocks)
+	}
+	read := b.Samples - b.ReasonsUnread
+	if read == 0 {
+		return b
+	}
+	share := float64(capped) / float64(read)
+	b.PowerCapShare = &share
+	if bound := capped > 0; bound || b.ReasonsUnread == 0 {
+		b.CapBound = &bound
 	}
 	if len(other) > 0 {
 		b.OtherReasons = map[string]float64{}
 		for r, n := range other {
-			b.OtherReasons[r] = float64(n) / float64(b.Samples)
+			b.OtherReasons[r] = float64(n) / float64(read)
 		}
 	}
 	return b

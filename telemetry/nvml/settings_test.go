@@ -223,6 +223,14 @@ func TestSettingsSample(t *testing.T) {
 	if err != nil || got.SMClockMHz != 1005 || !got.PowerCap || len(got.Other) != 1 || got.Other[0] != "hw_thermal_slowdown" {
 		t.Errorf("sample %+v, %v", got, err)
 	}
+	if got.ReasonsUnread {
+		t.Error("reasons read, said unread")
+	}
+	// The driver cannot report the reasons: said so, not "no cap".
+	srv.GPUs[2].ReasonsErr = gonvml.ERROR_NOT_SUPPORTED
+	if got, err := ctl.Sample(2); err != nil || !got.ReasonsUnread || got.PowerCap || got.SMClockMHz != 1005 {
+		t.Errorf("reasons unreadable: sample %+v, %v", got, err)
+	}
 }
 
 // A run killed after changing GPUs 0 and 1 left its journal: every run
