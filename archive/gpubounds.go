@@ -61,6 +61,14 @@ func checkGPUSettingsBounds(g *record.GPUSettings, at func(string, ...any) error
 	if g == nil {
 		return nil
 	}
+	switch {
+	case g.Restore != "" && g.Restore != record.RestoreDone && g.Restore != record.RestoreFailed:
+		return at(fmt.Sprintf("gpu_settings.restore %q is not %q or %q", g.Restore, record.RestoreDone, record.RestoreFailed), "gpu_settings", "restore")
+	case g.Restore == record.RestoreFailed && g.RestoreError == "":
+		return at(fmt.Sprintf("gpu_settings.restore %q without restore_error (what failed)", g.Restore), "gpu_settings", "restore")
+	case g.Restore != record.RestoreFailed && g.RestoreError != "":
+		return at(fmt.Sprintf("gpu_settings.restore_error goes with restore %q only, restore is %q", record.RestoreFailed, g.Restore), "gpu_settings", "restore_error")
+	}
 	bad := func(v float64) bool { return v < 0 || math.IsNaN(v) || math.IsInf(v, 0) }
 	for i, d := range g.Devices {
 		for _, f := range []struct {

@@ -41,6 +41,8 @@ type gpuRun struct {
 	ctl     gpusettings.Controller
 	sim     *simtel.GPUSettings
 	session *gpusettings.Session
+	// restored: restoreGPU ran.
+	restored bool
 }
 
 // monitorInterval is how often the clock and clock-event reasons of a GPU
@@ -139,8 +141,7 @@ func (e *engineRun) applyGPU() error {
 	if e.gpu == nil {
 		return nil
 	}
-	runID := e.now().UTC().Format("20060102T150405Z") + "-" + e.l.Profile.Name + "-" + e.engineKind
-	s, err := gpusettings.Apply(e.gpu.ctl, e.gpu.req, gpusettings.ApplyOptions{JournalPath: e.s.GPU.JournalPath, RunID: runID, Now: e.now})
+	s, err := gpusettings.Apply(e.gpu.ctl, e.gpu.req, gpusettings.ApplyOptions{JournalPath: e.s.GPU.JournalPath, RunID: e.runIDBase(), Now: e.now})
 	if err != nil {
 		if errors.Is(err, gpusettings.ErrNoPermission) || errors.Is(err, gpusettings.ErrNotSupported) {
 			return WithCode(CodeInvalid, err)
@@ -148,9 +149,48 @@ func (e *engineRun) applyGPU() error {
 		return WithCode(CodeFailure, err)
 	}
 	e.gpu.session = s
-	e.onClose("the GPU settings (restore)", s.Restore)
+	e.onClose("the GPU settings (restore)", e.restoreGPU)
 	fmt.Fprintf(e.s.Messages, "GPU settings applied (%s): %s; restored when the run ends\n", e.gpu.ctl.Name(), describeRequest(e.gpu.req))
 	return nil
+}
+
+// archiveGPU follows the archive's creation: the journal names the run's
+// id (a counter may follow the one it was written with), and the restore
+// runs before the archive's files close, so that run.json records its
+// outcome (gpu_settings.restore) whatever path the run takes.
+func (e *engineRun) archiveGPU() error {
+	if e.gpu == nil || e.gpu.session == nil {
+		return nil
+	}
+	e.onClose("the GPU settings (restore)", e.restoreGPU)
+	if err := e.gpu.session.SetRunID(e.runID); err != nil {
+		return WithCode(CodeFailure, err)
+	}
+	return nil
+}
+
+// restoreGPU restores the GPU settings once, says so on the console and,
+// once the archive exists, records the outcome in run.json. A failed
+// restore is the run's error too (it names the journal to restore from).
+func (e *engineRun) restoreGPU() error {
+	g := e.gpu
+	if g == nil || g.session == nil || g.restored {
+		return nil
+	}
+	g.restored = true
+	err := g.session.Restore()
+	if err != nil {
+		fmt.Fprintf(e.s.Messages, "GPU settings NOT restored (%s): %v\n", g.ctl.Name(), err)
+	} else {
+		fmt.Fprintf(e.s.Messages, "GPU settings restored (%s): %s\n", g.ctl.Name(), g.session.Restored())
+	}
+	if e.out != nil {
+		rec := g.session.Record()
+		if uerr := e.out.UpdateMeta(func(m *record.Meta) { m.GPUSettings = &rec }); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("record the GPU settings' restore: %w", uerr))
+		}
+	}
+	return err
 }
 
 func describeRequest(r gpusettings.Request) string {

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,6 +42,19 @@ func gpuSpec(t *testing.T, msgs *syncBuffer) (Spec, *nvmltest.Server, string, fu
 	s.GPU = GPUOptions{PowerLimit: "250", JournalPath: journal,
 		Open: func(bool) (gpusettings.Controller, error) { return nvml.NewSettings(srv) }}
 	return s, srv, journal, func() bool { return seen }
+}
+
+// readJournals reads the run's journals (none: nil).
+func readJournals(t *testing.T, journal string) []*gpusettings.Journal {
+	t.Helper()
+	j, err := gpusettings.ReadJournal(journal)
+	if err != nil {
+		t.Errorf("journal: %v", err)
+	}
+	if j == nil {
+		return nil
+	}
+	return []*gpusettings.Journal{j}
 }
 
 // restored checks that every GPU is back at 400 W and the journal gone.
@@ -78,6 +92,9 @@ func TestRunGPUSettingsSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := run.Meta.GPUSettings
+	if !strings.Contains(msgs.String(), "GPU settings restored (nvml): power limit 400 W on GPU 0, 1, 2, 3, 4, 5, 6, 7") || g == nil || g.Restore != record.RestoreDone {
+		t.Errorf("restore not said or recorded: %+v\n%s", g, msgs.String())
+	}
 	if g == nil || g.PowerLimitW != "250" || g.Controller != "nvml" || len(g.Devices) != 8 {
 		t.Fatalf("run.json gpu_settings %+v", g)
 	}
@@ -130,6 +147,12 @@ func TestRunGPUSettingsSIGINT(t *testing.T) {
 		t.Fatalf("run: %v (code %d), want interrupted", err, CodeOf(err))
 	}
 	restored(t, srv, journal)
+	if !strings.Contains(msgs.String(), "GPU settings restored (nvml)") {
+		t.Errorf("no restore said after SIGINT:\n%s", msgs.String())
+	}
+	if run, err := archive.Load(s.Out); err != nil || run.Meta.GPUSettings == nil || run.Meta.GPUSettings.Restore != record.RestoreDone {
+		t.Errorf("run.json after SIGINT: %v", err)
+	}
 }
 
 // A panic (here in the Report hook) still restores the settings.
@@ -328,5 +351,81 @@ func TestRunGPUSettingsReasonsUnknown(t *testing.T) {
 		if f := d.Formal; f == nil || f.CapBound != nil || f.PowerCapShare != nil || f.ReasonsUnread != f.Samples || f.Samples == 0 {
 			t.Errorf("GPU %d: formal %+v: want cap_bound and power_cap_share absent, every reading's reasons unread", d.Index, f)
 		}
+	}
+}
+
+// The journal names the run that exists: a clock that moves a second at
+// every reading used to give the journal one run id and run.json another
+// (the id was built twice).
+func TestRunGPUSettingsJournalRunID(t *testing.T) {
+	var msgs syncBuffer
+	s, srv, journal, _ := gpuSpec(t, &msgs)
+	var mu sync.Mutex
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t0 = t0.Add(time.Second)
+		return t0
+	}
+	var journalled []string
+	prev := srv.BeforeSet
+	srv.BeforeSet = func() {
+		prev()
+		for _, j := range readJournals(t, journal) {
+			journalled = append(journalled, j.RunID)
+		}
+	}
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatalf("run: %v\n%s", err, msgs.String())
+	}
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 sets see the journal written before them, 8 restores too.
+	if len(journalled) != 16 {
+		t.Fatalf("journal seen %d times, want 16", len(journalled))
+	}
+	// The restores (the last 8 sets) see the id of the run that exists.
+	for _, id := range journalled[8:] {
+		if id != run.Meta.RunID {
+			t.Errorf("journal names run %q, run.json %q", id, run.Meta.RunID)
+		}
+	}
+}
+
+// A restore that fails (the driver refuses GPU 0's limit after the run)
+// is recorded in run.json and said on the console; the journal keeps it.
+func TestRunGPUSettingsRestoreFails(t *testing.T) {
+	var msgs syncBuffer
+	s, srv, journal, _ := gpuSpec(t, &msgs)
+	sets := 0
+	prev := srv.BeforeSet
+	srv.BeforeSet = func() {
+		prev()
+		if sets++; sets == 9 { // the first restore
+			srv.Lock()
+			srv.GPUs[0].SetErr = 4 // NO_PERMISSION
+			srv.Unlock()
+		}
+	}
+	_, err := Run(context.Background(), s)
+	if err == nil || !strings.Contains(err.Error(), "not restored") {
+		t.Fatalf("run: %v", err)
+	}
+	run, lerr := archive.Load(s.Out)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	g := run.Meta.GPUSettings
+	if g == nil || g.Restore != record.RestoreFailed || !strings.Contains(g.RestoreError, "GPU 0: restore power limit 400 W") {
+		t.Errorf("run.json gpu_settings restore %q %q", g.Restore, g.RestoreError)
+	}
+	if !strings.Contains(msgs.String(), "GPU settings NOT restored") || !strings.Contains(msgs.String(), "joulebench restore") {
+		t.Errorf("console:\n%s", msgs.String())
+	}
+	if len(readJournals(t, journal)) == 0 {
+		t.Error("the journal is gone though GPU 0 was not restored")
 	}
 }

@@ -73,7 +73,18 @@ type GPUSettings struct {
 	// Notes are warnings about reading the settings' effect (a power
 	// source that cannot see the GPUs, a cap that never bound).
 	Notes []string `json:"notes,omitempty"`
+	// Restore is whether the previous values were put back when the run
+	// ended (RestoreDone, RestoreFailed; absent: the run ended before
+	// restoring, e.g. killed outright). RestoreError says what failed.
+	Restore      string `json:"restore,omitempty"`
+	RestoreError string `json:"restore_error,omitempty"`
 }
+
+// GPUSettings.Restore's values.
+const (
+	RestoreDone   = "restored"
+	RestoreFailed = "failed"
+)
 
 // GPUSettingsDevice is one GPU under a setting.
 type GPUSettingsDevice struct {

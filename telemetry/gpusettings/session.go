@@ -43,6 +43,7 @@ const (
 type Session struct {
 	ctl     Controller
 	journal string
+	jrnl    *Journal
 	changes []change
 	rec     record.GPUSettings
 
@@ -84,7 +85,8 @@ func Apply(ctl Controller, req Request, o ApplyOptions) (*Session, error) {
 			return nil, err
 		}
 		s.journal = o.JournalPath
-		if err := WriteJournal(o.JournalPath, journalOf(ctl, req, devs, o)); err != nil {
+		s.jrnl = journalOf(ctl, req, devs, o)
+		if err := WriteJournal(o.JournalPath, s.jrnl); err != nil {
 			return nil, fmt.Errorf("%w; nothing changed", err)
 		}
 	}
@@ -251,16 +253,64 @@ func (s *Session) Restore() error {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) == 0 && s.journal != "" {
+		if err := RemoveJournal(s.journal); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var err error
 	if len(errs) > 0 {
 		if s.journal != "" {
 			errs = append(errs, fmt.Errorf("the journal %s keeps the previous values: run `joulebench restore`", s.journal))
 		}
-		return fmt.Errorf("GPU settings not restored: %w", errors.Join(errs...))
+		err = fmt.Errorf("GPU settings not restored: %w", errors.Join(errs...))
 	}
-	if s.journal != "" {
-		return RemoveJournal(s.journal)
+	s.mu.Lock()
+	s.rec.Restore, s.rec.RestoreError = record.RestoreDone, ""
+	if err != nil {
+		s.rec.Restore, s.rec.RestoreError = record.RestoreFailed, err.Error()
 	}
-	return nil
+	s.mu.Unlock()
+	return err
+}
+
+// SetRunID names the run in the journal: the run's id is known for sure
+// only once its archive exists, after the settings were applied (a run
+// started in the same second as another takes a counter).
+func (s *Session) SetRunID(id string) error {
+	if s == nil || s.jrnl == nil || s.jrnl.RunID == id {
+		return nil
+	}
+	s.jrnl.RunID = id
+	return WriteJournal(s.journal, s.jrnl)
+}
+
+// Restored says what Restore put back: "power limit 400 W on GPU 0, 1;
+// SM clocks unlocked on GPU 0, 1".
+func (s *Session) Restored() string {
+	if s == nil {
+		return ""
+	}
+	var order []string
+	on := map[string][]string{}
+	for _, c := range s.changes {
+		what := "SM clocks unlocked"
+		switch c.kind {
+		case changePower:
+			what = "power limit " + formatW(c.previous) + " W"
+		case changeMemClocks:
+			what = "memory clocks unlocked"
+		}
+		if _, seen := on[what]; !seen {
+			order = append(order, what)
+		}
+		on[what] = append(on[what], fmt.Sprint(c.dev.Index))
+	}
+	parts := make([]string, len(order))
+	for i, what := range order {
+		parts[i] = what + " on GPU " + strings.Join(on[what], ", ")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func restorePower(ctl Controller, index int, w float64) error {
