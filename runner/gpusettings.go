@@ -23,10 +23,11 @@ type GPUOptions struct {
 	// (MHz) of locked SM clocks, MemClocks of locked memory clocks (where
 	// the GPU supports it). Empty: unchanged.
 	PowerLimit, Clocks, MemClocks string
-	// JournalPath is the restore journal (gpusettings.DefaultJournalPath).
-	// Every run refuses to start while it exists. Empty: no journal is
-	// looked for, and real GPUs cannot be changed.
-	JournalPath string
+	// Journals are the restore journals' places
+	// (gpusettings.DefaultJournals). Every run refuses to start while one
+	// is outstanding. None: no journal is looked for, and real GPUs
+	// cannot be changed.
+	Journals gpusettings.Journals
 	// Open opens the controller of the machine's GPUs (NVML). The
 	// simulated engine's GPUs are changed through the simulator's own
 	// controller unless Open returns one for them (simulated true: tests).
@@ -93,8 +94,8 @@ func paramString(v any) string {
 // controller, a value out of range, an unsupported device).
 func (e *engineRun) prepareGPU() error {
 	o := e.s.GPU
-	if o.JournalPath != "" {
-		if err := gpusettings.CheckNoJournal(o.JournalPath); err != nil {
+	if len(o.Journals.Dirs) > 0 {
+		if err := o.Journals.Check(); err != nil {
 			return WithCode(CodeInvalid, err)
 		}
 	}
@@ -141,7 +142,7 @@ func (e *engineRun) applyGPU() error {
 	if e.gpu == nil {
 		return nil
 	}
-	s, err := gpusettings.Apply(e.gpu.ctl, e.gpu.req, gpusettings.ApplyOptions{JournalPath: e.s.GPU.JournalPath, RunID: e.runIDBase(), Now: e.now})
+	s, err := gpusettings.Apply(e.gpu.ctl, e.gpu.req, gpusettings.ApplyOptions{Journals: e.s.GPU.Journals, RunID: e.runIDBase(), Now: e.now})
 	if err != nil {
 		if errors.Is(err, gpusettings.ErrNoPermission) || errors.Is(err, gpusettings.ErrNotSupported) {
 			return WithCode(CodeInvalid, err)
@@ -151,6 +152,9 @@ func (e *engineRun) applyGPU() error {
 	e.gpu.session = s
 	e.onClose("the GPU settings (restore)", e.restoreGPU)
 	fmt.Fprintf(e.s.Messages, "GPU settings applied (%s): %s; restored when the run ends\n", e.gpu.ctl.Name(), describeRequest(e.gpu.req))
+	if dirs := e.s.GPU.Journals.Dirs; len(dirs) > 1 && s.JournalDir() != "" && s.JournalDir() != dirs[0] {
+		fmt.Fprintf(e.s.Messages, "GPU settings: %s cannot be written: the restore journal is in %s, which only this user's runs see\n", dirs[0], s.JournalDir())
+	}
 	return nil
 }
 

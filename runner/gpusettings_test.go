@@ -25,40 +25,41 @@ import (
 // gpuSpec is the tiny profile on the simulator with a 250 W limit applied,
 // through NVML, to go-nvml's mock DGX (eight GPUs at 400 W); journalSeen
 // reports whether the journal was on disk at the first change.
-func gpuSpec(t *testing.T, msgs *syncBuffer) (Spec, *nvmltest.Server, string, func() bool) {
+func gpuSpec(t *testing.T, msgs *syncBuffer) (Spec, *nvmltest.Server, gpusettings.Journals, func() bool) {
 	t.Helper()
 	srv := nvmltest.New()
-	journal := filepath.Join(t.TempDir(), "state", gpusettings.JournalFile)
+	journal := gpusettings.Journals{Dirs: []string{filepath.Join(t.TempDir(), "state")}}
 	seen, first := false, true
 	srv.BeforeSet = func() {
 		if first {
 			first = false
-			_, err := os.Stat(journal)
-			seen = err == nil
+			found, err := journal.Find()
+			seen = err == nil && len(found) == 8
 		}
 	}
 	s := testSpec(t, msgs)
 	s.Out = filepath.Join(t.TempDir(), "run")
-	s.GPU = GPUOptions{PowerLimit: "250", JournalPath: journal,
+	s.GPU = GPUOptions{PowerLimit: "250", Journals: journal,
 		Open: func(bool) (gpusettings.Controller, error) { return nvml.NewSettings(srv) }}
 	return s, srv, journal, func() bool { return seen }
 }
 
 // readJournals reads the run's journals (none: nil).
-func readJournals(t *testing.T, journal string) []*gpusettings.Journal {
+func readJournals(t *testing.T, journal gpusettings.Journals) []*gpusettings.Journal {
 	t.Helper()
-	j, err := gpusettings.ReadJournal(journal)
+	found, err := journal.Find()
 	if err != nil {
 		t.Errorf("journal: %v", err)
 	}
-	if j == nil {
-		return nil
+	var out []*gpusettings.Journal
+	for _, f := range found {
+		out = append(out, f.Journal)
 	}
-	return []*gpusettings.Journal{j}
+	return out
 }
 
 // restored checks that every GPU is back at 400 W and the journal gone.
-func restored(t *testing.T, srv *nvmltest.Server, journal string) {
+func restored(t *testing.T, srv *nvmltest.Server, journal gpusettings.Journals) {
 	t.Helper()
 	srv.Lock()
 	defer srv.Unlock()
@@ -70,8 +71,8 @@ func restored(t *testing.T, srv *nvmltest.Server, journal string) {
 			t.Errorf("GPU %d: %d sets, want 2 (set, restored)", i, g.Sets)
 		}
 	}
-	if _, err := os.Stat(journal); err == nil {
-		t.Error("the journal is left after the run")
+	if found, err := journal.Find(); err != nil || len(found) > 0 {
+		t.Errorf("journals left after the run: %v, %v", found, err)
 	}
 }
 
@@ -177,14 +178,14 @@ func TestRunGPUSettingsPanic(t *testing.T) {
 func TestRunGPUSettingsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		setup func(*Spec, *nvmltest.Server, string)
+		setup func(*Spec, *nvmltest.Server, gpusettings.Journals)
 		want  string
 	}{
-		{"out of range", func(s *Spec, _ *nvmltest.Server, _ string) { s.GPU.PowerLimit = "1000" }, "outside its allowed range 100-400 W"},
-		{"no permission", func(_ *Spec, srv *nvmltest.Server, _ string) { srv.GPUs[0].SetErr = 4 /* NO_PERMISSION */ }, "needs root"},
-		{"journal outstanding", func(s *Spec, _ *nvmltest.Server, journal string) {
+		{"out of range", func(s *Spec, _ *nvmltest.Server, _ gpusettings.Journals) { s.GPU.PowerLimit = "1000" }, "outside its allowed range 100-400 W"},
+		{"no permission", func(_ *Spec, srv *nvmltest.Server, _ gpusettings.Journals) { srv.GPUs[0].SetErr = 4 /* NO_PERMISSION */ }, "needs root"},
+		{"journal outstanding", func(s *Spec, _ *nvmltest.Server, journal gpusettings.Journals) {
 			s.GPU.PowerLimit = ""
-			if err := gpusettings.WriteJournal(journal, &gpusettings.Journal{RunID: "killed", Controller: "nvml"}); err != nil {
+			if err := gpusettings.WriteJournal(filepath.Join(journal.Dirs[0], "gpu-settings-GPU-x.json"), &gpusettings.Journal{RunID: "killed", Controller: "nvml"}); err != nil {
 				t.Fatal(err)
 			}
 		}, "run killed"},
@@ -321,7 +322,7 @@ func TestRunGPUMemClocks(t *testing.T) {
 			t.Errorf("GPU %d: memory clocks %v after the run, %d sets", i, g.MemLocked, g.Sets)
 		}
 	}
-	if _, err := os.Stat(journal); err == nil {
+	if found, _ := journal.Find(); len(found) > 0 {
 		t.Error("journal left")
 	}
 }
@@ -372,8 +373,13 @@ func TestRunGPUSettingsJournalRunID(t *testing.T) {
 	prev := srv.BeforeSet
 	srv.BeforeSet = func() {
 		prev()
+		// Every GPU's journal names the same run.
+		var ids []string
 		for _, j := range readJournals(t, journal) {
-			journalled = append(journalled, j.RunID)
+			ids = append(ids, j.RunID)
+		}
+		if len(ids) > 0 && ids[0] == ids[len(ids)-1] {
+			journalled = append(journalled, ids[0])
 		}
 	}
 	if _, err := Run(context.Background(), s); err != nil {

@@ -50,40 +50,64 @@ func TestSplitSets(t *testing.T) {
 	}
 }
 
-func TestDefaultJournalPath(t *testing.T) {
+// The journals are machine-wide (/var/lib/joulebench) with the user's
+// state directory as the fallback, whatever HOME says (sudo -E keeps the
+// caller's); JOULEBENCH_STATE_DIR alone when set, and absolute.
+func TestDefaultJournals(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	for _, tc := range []struct {
 		env  map[string]string
-		want string
+		want []string
+		err  string
 	}{
-		{map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}, "/s/joulebench/gpu-settings-journal.json"},
-		{map[string]string{"HOME": "/h"}, "/h/.local/state/joulebench/gpu-settings-journal.json"},
+		{map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}, []string{"/var/lib/joulebench", "/s/joulebench"}, ""},
+		{map[string]string{"HOME": "/h"}, []string{"/var/lib/joulebench", "/h/.local/state/joulebench"}, ""},
 		// A relative XDG_STATE_HOME is invalid (XDG base directory spec): ignored.
-		{map[string]string{"XDG_STATE_HOME": "rel", "HOME": "/h"}, "/h/.local/state/joulebench/gpu-settings-journal.json"},
+		{map[string]string{"XDG_STATE_HOME": "rel", "HOME": "/h"}, []string{"/var/lib/joulebench", "/h/.local/state/joulebench"}, ""},
+		{map[string]string{"JOULEBENCH_STATE_DIR": "/srv/jb/", "HOME": "/h"}, []string{"/srv/jb"}, ""},
+		{map[string]string{"JOULEBENCH_STATE_DIR": "jb"}, nil, "must be an absolute path"},
 	} {
-		if got, err := DefaultJournalPath(env(tc.env)); err != nil || got != filepath.FromSlash(tc.want) {
-			t.Errorf("%v: %q, %v", tc.env, got, err)
+		js, err := DefaultJournals(env(tc.env))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: error %v, want %q", tc.env, err, tc.err)
+			}
+			continue
 		}
+		if err != nil || strings.Join(js.Dirs, " ") != filepath.FromSlash(strings.Join(tc.want, " ")) {
+			t.Errorf("%v: %q, %v", tc.env, js.Dirs, err)
+		}
+	}
+	if s := (Journals{Dirs: []string{"/a", "/b"}}).String(); s != "/a (or /b)" {
+		t.Errorf("String %q", s)
 	}
 }
 
 // A journal written, read back, removed; a damaged one is an error naming
-// it; the file is private to the user.
+// it; every user can read it (their runs refuse while it is there).
 func TestJournalFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a", "b", JournalFile)
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	js := Journals{Dirs: []string{dir}}
+	path := filepath.Join(dir, JournalPrefix+"GPU-1"+JournalSuffix)
 	if j, err := ReadJournal(path); j != nil || err != nil {
 		t.Fatalf("no journal: %+v, %v", j, err)
+	}
+	if err := js.Check(); err != nil {
+		t.Fatalf("no journal directory yet: %v", err)
 	}
 	want := &Journal{RunID: "r", PID: 7, Created: "2026-12-01T00:00:00Z", Controller: "nvml", Devices: []JournalDevice{{Index: 1, UUID: "GPU-1", PreviousPowerLimitW: 400, ResetClocks: true}}}
 	if err := WriteJournal(path, want); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v, %v", st.Mode(), err)
 	}
 	got, err := ReadJournal(path)
 	if err != nil || got.RunID != "r" || len(got.Devices) != 1 || got.Devices[0] != want.Devices[0] {
 		t.Errorf("read %+v, %v", got, err)
+	}
+	if err := js.Check(); err == nil || !strings.Contains(err.Error(), "run r (pid 7") || !strings.Contains(err.Error(), path) {
+		t.Errorf("check: %v", err)
 	}
 	if err := RemoveJournal(path); err != nil || RemoveJournal(path) != nil {
 		t.Errorf("remove: %v", err)
@@ -94,8 +118,12 @@ func TestJournalFile(t *testing.T) {
 	if _, err := ReadJournal(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("damaged journal: %v", err)
 	}
-	if err := CheckNoJournal(path); err == nil {
+	if err := js.Check(); err == nil {
 		t.Error("a damaged journal lets a run start")
+	}
+	// A journal directory that is a file is an error, not "no journal".
+	if err := (Journals{Dirs: []string{path}}).Check(); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("directory a file: %v", err)
 	}
 }
 

@@ -32,15 +32,17 @@ func within(t *testing.T, d time.Duration, f func() error) error {
 // A journal that is a FIFO (no writer) is refused at once, naming it, by
 // the run's check and by restore; before, opening it blocked for ever.
 func TestJournalFIFORefused(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JournalFile)
+	dir := t.TempDir()
+	js := Journals{Dirs: []string{dir}}
+	path := filepath.Join(dir, JournalPrefix+"GPU-1"+JournalSuffix)
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	err := within(t, 3*time.Second, func() error { return CheckNoJournal(path) })
+	err := within(t, 3*time.Second, func() error { return js.Check() })
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("FIFO journal: %v", err)
 	}
-	_, err = within2(t, func() (string, error) { return RestoreJournal(&fake{}, path) })
+	_, err = within2(t, func() (string, error) { return RestoreJournals(newFake(1), js) })
 	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("restore of a FIFO journal: %v", err)
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,10 +18,10 @@ import (
 
 // ApplyOptions say where the journal goes and whose run it is.
 type ApplyOptions struct {
-	// JournalPath is the journal's place (DefaultJournalPath); empty with
-	// a Volatile controller only.
-	JournalPath string
-	RunID       string
+	// Journals are the journals' places (DefaultJournals); none with a
+	// Volatile controller only.
+	Journals Journals
+	RunID    string
 	// Now stamps the journal (nil: time.Now).
 	Now func() time.Time
 }
@@ -41,11 +43,14 @@ const (
 // Session is the settings of one run, applied; Restore puts the previous
 // values back.
 type Session struct {
-	ctl     Controller
-	journal string
-	jrnl    *Journal
-	changes []change
-	rec     record.GPUSettings
+	ctl Controller
+	// journalDir holds the journal files, by GPU index in files; jrnl is
+	// what they hold (one device each).
+	journalDir string
+	files      map[int]string
+	jrnl       *Journal
+	changes    []change
+	rec        record.GPUSettings
 
 	mu       sync.Mutex
 	restored bool
@@ -78,16 +83,8 @@ func Apply(ctl Controller, req Request, o ApplyOptions) (*Session, error) {
 	s := &Session{ctl: ctl, rec: record.GPUSettings{PowerLimitW: req.PowerLimitString(), ClocksMHz: req.ClocksString(),
 		MemClocksMHz: req.MemClocksString(), Controller: ctl.Name()}}
 	if !ctl.Volatile() {
-		if o.JournalPath == "" {
-			return nil, errors.New("GPU settings: no journal path")
-		}
-		if err := CheckNoJournal(o.JournalPath); err != nil {
+		if err := s.journal(ctl, req, devs, o); err != nil {
 			return nil, err
-		}
-		s.journal = o.JournalPath
-		s.jrnl = journalOf(ctl, req, devs, o)
-		if err := WriteJournal(o.JournalPath, s.jrnl); err != nil {
-			return nil, fmt.Errorf("%w; nothing changed", err)
 		}
 	}
 	for _, d := range devs {
@@ -100,6 +97,35 @@ func Apply(ctl Controller, req Request, o ApplyOptions) (*Session, error) {
 		return nil, fmt.Errorf("%w; every GPU was restored", err)
 	}
 	return s, nil
+}
+
+// journal refuses while a journal is outstanding and writes the run's,
+// one file per GPU it changes, each created exclusively.
+func (s *Session) journal(ctl Controller, req Request, devs []DeviceState, o ApplyOptions) error {
+	if len(o.Journals.Dirs) == 0 {
+		return errors.New("GPU settings: no journal directory; nothing changed")
+	}
+	if err := o.Journals.Check(); err != nil {
+		return err
+	}
+	s.jrnl = journalOf(ctl, req, devs, o)
+	dir, paths, err := o.Journals.create(s.jrnl)
+	if err != nil {
+		return fmt.Errorf("%w; nothing changed", err)
+	}
+	s.journalDir, s.files = dir, map[int]string{}
+	for i, d := range s.jrnl.Devices {
+		s.files[d.Index] = paths[i]
+	}
+	return nil
+}
+
+// JournalDir is the directory the run's journal is in ("": none).
+func (s *Session) JournalDir() string {
+	if s == nil {
+		return ""
+	}
+	return s.journalDir
 }
 
 func journalOf(ctl Controller, req Request, devs []DeviceState, o ApplyOptions) *Journal {
@@ -234,34 +260,28 @@ func (s *Session) Restore() error {
 	s.restored = true
 	s.mu.Unlock()
 	var errs []error
+	failed := map[int]bool{}
 	for i := len(s.changes) - 1; i >= 0; i-- {
-		c := s.changes[i]
-		var err error
-		switch c.kind {
-		case changePower:
-			err = restorePower(s.ctl, c.dev.Index, c.previous)
-		case changeClocks:
-			if err = s.ctl.ResetLockedClocks(c.dev.Index); err != nil {
-				err = fmt.Errorf("GPU %d: unlock SM clocks: %w", c.dev.Index, err)
-			}
-		case changeMemClocks:
-			if err = s.ctl.ResetMemLockedClocks(c.dev.Index); err != nil {
-				err = fmt.Errorf("GPU %d: unlock memory clocks: %w", c.dev.Index, err)
-			}
-		}
-		if err != nil {
+		if err := s.undo(s.changes[i]); err != nil {
 			errs = append(errs, err)
+			failed[s.changes[i].dev.Index] = true
 		}
 	}
-	if len(errs) == 0 && s.journal != "" {
-		if err := RemoveJournal(s.journal); err != nil {
+	// A GPU all of whose values are back loses its journal; one not
+	// restored keeps it.
+	var kept []string
+	for _, index := range slices.Sorted(maps.Keys(s.files)) {
+		path := s.files[index]
+		if failed[index] {
+			kept = append(kept, path)
+		} else if err := RemoveJournal(path); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	var err error
 	if len(errs) > 0 {
-		if s.journal != "" {
-			errs = append(errs, fmt.Errorf("the journal %s keeps the previous values: run `joulebench restore`", s.journal))
+		if len(kept) > 0 {
+			errs = append(errs, fmt.Errorf("the journal %s keeps the previous values: run `joulebench restore`", strings.Join(kept, ", ")))
 		}
 		err = fmt.Errorf("GPU settings not restored: %w", errors.Join(errs...))
 	}
@@ -274,6 +294,23 @@ func (s *Session) Restore() error {
 	return err
 }
 
+// undo puts one change back.
+func (s *Session) undo(c change) error {
+	switch c.kind {
+	case changePower:
+		return restorePower(s.ctl, c.dev.Index, c.previous)
+	case changeClocks:
+		if err := s.ctl.ResetLockedClocks(c.dev.Index); err != nil {
+			return fmt.Errorf("GPU %d: unlock SM clocks: %w", c.dev.Index, err)
+		}
+	case changeMemClocks:
+		if err := s.ctl.ResetMemLockedClocks(c.dev.Index); err != nil {
+			return fmt.Errorf("GPU %d: unlock memory clocks: %w", c.dev.Index, err)
+		}
+	}
+	return nil
+}
+
 // SetRunID names the run in the journal: the run's id is known for sure
 // only once its archive exists, after the settings were applied (a run
 // started in the same second as another takes a counter).
@@ -282,7 +319,12 @@ func (s *Session) SetRunID(id string) error {
 		return nil
 	}
 	s.jrnl.RunID = id
-	return WriteJournal(s.journal, s.jrnl)
+	for _, j := range split(s.jrnl) {
+		if err := WriteJournal(s.files[j.Devices[0].Index], j); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Restored says what Restore put back: "power limit 400 W on GPU 0, 1;
@@ -468,33 +510,56 @@ func summarise(samples []timedSample, k int, start, end float64) *record.GPUSett
 	return b
 }
 
-// RestoreJournal applies and clears the journal at path with ctl: every
+// RestoreJournals applies and clears every journal in js with ctl: every
 // device found (by UUID, else index) gets its previous values back. A
-// device no longer present is reported and kept in the journal, as is one
-// whose restore failed; the journal is removed once nothing is left. The
-// report says what was done; nil journal: nothing to restore.
-func RestoreJournal(ctl Controller, path string) (string, error) {
-	j, err := ReadJournal(path)
+// device no longer present is reported and its journal kept, as is one
+// whose restore failed; a journal is removed once all its devices are
+// back. The report says what was done.
+func RestoreJournals(ctl Controller, js Journals) (string, error) {
+	found, err := js.Find()
 	if err != nil {
 		return "", err
 	}
-	if j == nil {
-		return "no GPU settings to restore (no journal at " + path + ")", nil
-	}
-	if ctl.Volatile() || j.Controller != ctl.Name() {
-		return "", fmt.Errorf("the journal %s was written by the %q controller, not %q", path, j.Controller, ctl.Name())
+	if len(found) == 0 {
+		return "no GPU settings to restore (no journal in " + js.String() + ")", nil
 	}
 	devs, err := ctl.Devices()
 	if err != nil {
 		return "", fmt.Errorf("read the GPUs: %w", err)
 	}
 	var lines []string
-	var left []JournalDevice
 	var errs []error
+	left := 0
+	for _, f := range found {
+		if ctl.Volatile() || f.Journal.Controller != ctl.Name() {
+			errs = append(errs, fmt.Errorf("the journal %s was written by the %q controller, not %q", f.Path, f.Journal.Controller, ctl.Name()))
+			left++
+			continue
+		}
+		l, n, derrs := restoreDevices(ctl, devs, f.Journal)
+		lines, errs = append(lines, l...), append(errs, derrs...)
+		if n > 0 {
+			left += n
+			continue
+		}
+		if err := RemoveJournal(f.Path); err != nil {
+			errs = append(errs, err)
+		} else {
+			lines = append(lines, "journal "+f.Path+" cleared")
+		}
+	}
+	if left > 0 {
+		errs = append(errs, fmt.Errorf("%d GPU(s) not restored: their journals in %s keep them", left, js))
+	}
+	return strings.Join(lines, "\n"), errors.Join(errs...)
+}
+
+// restoreDevices restores j's devices; left counts those not restored.
+func restoreDevices(ctl Controller, devs []DeviceState, j *Journal) (lines []string, left int, errs []error) {
 	for _, jd := range j.Devices {
 		d, ok := findDevice(devs, jd)
 		if !ok {
-			left = append(left, jd)
+			left++
 			lines = append(lines, fmt.Sprintf("GPU %d (%s): not present: kept in the journal", jd.Index, orUnknown(jd.UUID)))
 			continue
 		}
@@ -515,26 +580,13 @@ func RestoreJournal(ctl Controller, path string) (string, error) {
 			}
 		}
 		if len(derrs) > 0 {
-			left = append(left, jd)
+			left++
 			errs = append(errs, grant(errors.Join(derrs...)))
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("GPU %d (%s): restored%s", d.Index, orUnknown(jd.UUID), restoredWhat(jd)))
 	}
-	if len(left) == 0 {
-		if err := RemoveJournal(path); err != nil {
-			errs = append(errs, err)
-		} else {
-			lines = append(lines, "journal "+path+" cleared")
-		}
-	} else {
-		j.Devices = left
-		if err := WriteJournal(path, j); err != nil {
-			errs = append(errs, err)
-		}
-		errs = append(errs, fmt.Errorf("%d GPU(s) not restored: the journal %s keeps them", len(left), path))
-	}
-	return strings.Join(lines, "\n"), errors.Join(errs...)
+	return lines, left, errs
 }
 
 func findDevice(devs []DeviceState, jd JournalDevice) (DeviceState, bool) {
@@ -570,21 +622,21 @@ func orUnknown(s string) string {
 	return s
 }
 
-// Restore is `joulebench restore`: the journal at the default path
-// (DefaultJournalPath of getenv) applied and cleared with the controller
+// Restore is `joulebench restore`: the journals in their places
+// (DefaultJournals of getenv) applied and cleared with the controller
 // open returns (opened only when there is a journal, closed after), its
 // report written to w.
 func Restore(w io.Writer, getenv func(string) string, open func() (Controller, error)) error {
-	path, err := DefaultJournalPath(getenv)
+	js, err := DefaultJournals(getenv)
 	if err != nil {
 		return err
 	}
-	j, err := ReadJournal(path)
+	found, err := js.Find()
 	if err != nil {
 		return err
 	}
-	if j == nil {
-		fmt.Fprintf(w, "no GPU settings to restore (no journal at %s)\n", path)
+	if len(found) == 0 {
+		fmt.Fprintf(w, "no GPU settings to restore (no journal in %s)\n", js)
 		return nil
 	}
 	ctl, err := open()
@@ -592,7 +644,7 @@ func Restore(w io.Writer, getenv func(string) string, open func() (Controller, e
 		return fmt.Errorf("restore: %w", err)
 	}
 	defer ctl.Close()
-	report, err := RestoreJournal(ctl, path)
+	report, err := RestoreJournals(ctl, js)
 	if report != "" {
 		fmt.Fprintln(w, report)
 	}
