@@ -45,8 +45,10 @@ type engineRun struct {
 	labels       map[string]string
 
 	runID string
-	out   *archive.Writer
-	log   zerolog.Logger
+	// idBase is the run id before any counter (runIDBase).
+	idBase string
+	out    *archive.Writer
+	log    zerolog.Logger
 	// engineLog receives the engine's output.
 	engineLog io.Writer
 	clock     *workflow.Clock
@@ -184,7 +186,7 @@ func (e *engineRun) prepareRequests(ctx context.Context) error {
 // counter follows: -2, -3, ... The directory is created exclusively, so two
 // runs never share one.
 func (e *engineRun) openArchive(labels map[string]string) error {
-	base := e.now().UTC().Format("20060102T150405Z") + "-" + e.l.Profile.Name + "-" + e.engineKind
+	base := e.runIDBase()
 	if err := safename.Check("run id", base); err != nil {
 		return WithCode(CodeInvalid, fmt.Errorf("profile %q, engine %q: %w", e.l.Profile.Name, e.engineKind, err))
 	}
@@ -198,6 +200,16 @@ func (e *engineRun) openArchive(labels map[string]string) error {
 			return err
 		}
 	}
+}
+
+// runIDBase is the run id before any counter: the start time (read once:
+// the GPU settings' journal, written before the archive, names the same
+// run), the profile and the engine.
+func (e *engineRun) runIDBase() string {
+	if e.idBase == "" {
+		e.idBase = e.now().UTC().Format("20060102T150405Z") + "-" + e.l.Profile.Name + "-" + e.engineKind
+	}
+	return e.idBase
 }
 
 // maxRunIDTries bounds the counter of a run id taken in the same second.

@@ -24,10 +24,11 @@ type GPUOptions struct {
 	// (MHz) of locked SM clocks, MemClocks of locked memory clocks (where
 	// the GPU supports it). Empty: unchanged.
 	PowerLimit, Clocks, MemClocks string
-	// JournalPath is the restore journal (gpusettings.DefaultJournalPath).
-	// Every run refuses to start while it exists. Empty: no journal is
-	// looked for, and real GPUs cannot be changed.
-	JournalPath string
+	// Journals are the restore journals' places
+	// (gpusettings.DefaultJournals). Every run refuses to start while one
+	// is outstanding. None: no journal is looked for, and real GPUs
+	// cannot be changed.
+	Journals gpusettings.Journals
 	// Open opens the controller of the machine's GPUs (NVML). The
 	// simulated engine's GPUs are changed through the simulator's own
 	// controller unless Open returns one for them (simulated true: tests).
@@ -42,6 +43,8 @@ type gpuRun struct {
 	ctl     gpusettings.Controller
 	sim     *simtel.GPUSettings
 	session *gpusettings.Session
+	// restored: restoreGPU ran.
+	restored bool
 }
 
 // monitorInterval is how often the clock and clock-event reasons of a GPU
@@ -92,8 +95,8 @@ func paramString(v any) string {
 // controller, a value out of range, an unsupported device).
 func (e *engineRun) prepareGPU() error {
 	o := e.s.GPU
-	if o.JournalPath != "" {
-		if err := gpusettings.CheckNoJournal(o.JournalPath); err != nil {
+	if len(o.Journals.Dirs) > 0 {
+		if err := o.Journals.Check(); err != nil {
 			return WithCode(CodeInvalid, err)
 		}
 	}
@@ -142,8 +145,7 @@ func (e *engineRun) applyGPU() error {
 	if e.gpu == nil {
 		return nil
 	}
-	runID := e.now().UTC().Format("20060102T150405Z") + "-" + e.l.Profile.Name + "-" + e.engineKind
-	s, err := gpusettings.Apply(e.gpu.ctl, e.gpu.req, gpusettings.ApplyOptions{JournalPath: e.s.GPU.JournalPath, RunID: runID, Now: e.now})
+	s, err := gpusettings.Apply(e.gpu.ctl, e.gpu.req, gpusettings.ApplyOptions{Journals: e.s.GPU.Journals, RunID: e.runIDBase(), Now: e.now})
 	if err != nil {
 		if errors.Is(err, gpusettings.ErrNoPermission) || errors.Is(err, gpusettings.ErrNotSupported) {
 			return WithCode(CodeInvalid, err)
@@ -151,9 +153,51 @@ func (e *engineRun) applyGPU() error {
 		return WithCode(CodeFailure, err)
 	}
 	e.gpu.session = s
-	e.onClose("the GPU settings (restore)", s.Restore)
+	e.onClose("the GPU settings (restore)", e.restoreGPU)
 	fmt.Fprintf(e.s.Messages, "GPU settings applied (%s): %s; restored when the run ends\n", e.gpu.ctl.Name(), describeRequest(e.gpu.req))
+	if dirs := e.s.GPU.Journals.Dirs; len(dirs) > 1 && s.JournalDir() != "" && s.JournalDir() != dirs[0] {
+		fmt.Fprintf(e.s.Messages, "GPU settings: %s cannot be written: the restore journal is in %s, which only this user's runs see\n", dirs[0], s.JournalDir())
+	}
 	return nil
+}
+
+// archiveGPU follows the archive's creation: the journal names the run's
+// id (a counter may follow the one it was written with), and the restore
+// runs before the archive's files close, so that run.json records its
+// outcome (gpu_settings.restore) whatever path the run takes.
+func (e *engineRun) archiveGPU() error {
+	if e.gpu == nil || e.gpu.session == nil {
+		return nil
+	}
+	e.onClose("the GPU settings (restore)", e.restoreGPU)
+	if err := e.gpu.session.SetRunID(e.runID); err != nil {
+		return WithCode(CodeFailure, err)
+	}
+	return nil
+}
+
+// restoreGPU restores the GPU settings once, says so on the console and,
+// once the archive exists, records the outcome in run.json. A failed
+// restore is the run's error too (it names the journal to restore from).
+func (e *engineRun) restoreGPU() error {
+	g := e.gpu
+	if g == nil || g.session == nil || g.restored {
+		return nil
+	}
+	g.restored = true
+	err := g.session.Restore()
+	if err != nil {
+		fmt.Fprintf(e.s.Messages, "GPU settings NOT restored (%s): %v\n", g.ctl.Name(), err)
+	} else {
+		fmt.Fprintf(e.s.Messages, "GPU settings restored (%s): %s\n", g.ctl.Name(), g.session.Restored())
+	}
+	if e.out != nil {
+		rec := g.session.Record()
+		if uerr := e.out.UpdateMeta(func(m *record.Meta) { m.GPUSettings = &rec }); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("record the GPU settings' restore: %w", uerr))
+		}
+	}
+	return err
 }
 
 func describeRequest(r gpusettings.Request) string {
@@ -210,14 +254,27 @@ func (e *engineRun) summariseGPU() error {
 	rec := s.Record()
 	for _, d := range rec.Devices {
 		if b := d.Formal; b != nil && b.Samples > 0 {
-			fmt.Fprintf(e.s.Messages, "GPU settings: GPU %d: power cap active in %.0f %% of the formal stage's %d clock readings, mean SM clock %.0f MHz%s\n",
-				d.Index, 100*b.PowerCapShare, b.Samples, b.MeanSMClockMHz, otherReasons(b.OtherReasons))
+			fmt.Fprintf(e.s.Messages, "GPU settings: GPU %d: %s, mean SM clock %.0f MHz%s\n",
+				d.Index, capShare(b), b.MeanSMClockMHz, otherReasons(b.OtherReasons))
 		}
 	}
 	for _, n := range rec.Notes {
 		fmt.Fprintln(e.s.Messages, "GPU settings: "+n)
 	}
 	return e.out.UpdateMeta(func(m *record.Meta) { m.GPUSettings = &rec })
+}
+
+// capShare says in how many of the formal stage's clock readings the power
+// cap was active, and how many readings' reasons were not read.
+func capShare(b *record.GPUSettingsBound) string {
+	if b.PowerCapShare == nil {
+		return fmt.Sprintf("power cap unknown: the clock-event reasons of the formal stage's %d clock readings were not read", b.Samples)
+	}
+	msg := fmt.Sprintf("power cap active in %.0f %% of the formal stage's %d clock readings", 100**b.PowerCapShare, b.Samples-b.ReasonsUnread)
+	if b.ReasonsUnread > 0 {
+		msg += fmt.Sprintf(" whose reasons were read (%d not read)", b.ReasonsUnread)
+	}
+	return msg
 }
 
 // simGPU is the simulated GPUs' settings for the engine's setup (nil:

@@ -74,7 +74,7 @@ func TestRunGPUPowerLimitSimulatorPrediction(t *testing.T) {
 		t.Fatalf("gpu_settings %+v", g)
 	}
 	for _, d := range g.Devices {
-		if d.PowerLimitReadBackW != 250 || d.PowerLimitDefaultW != 450 || d.Formal == nil || !d.Formal.CapBound {
+		if d.PowerLimitReadBackW != 250 || d.PowerLimitDefaultW != 450 || d.Formal == nil || d.Formal.CapBound == nil || !*d.Formal.CapBound {
 			t.Errorf("device %+v formal %+v", d, d.Formal)
 		}
 	}

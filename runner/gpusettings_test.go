@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,27 +25,41 @@ import (
 // gpuSpec is the tiny profile on the simulator with a 250 W limit applied,
 // through NVML, to go-nvml's mock DGX (eight GPUs at 400 W); journalSeen
 // reports whether the journal was on disk at the first change.
-func gpuSpec(t *testing.T, msgs *syncBuffer) (Spec, *nvmltest.Server, string, func() bool) {
+func gpuSpec(t *testing.T, msgs *syncBuffer) (Spec, *nvmltest.Server, gpusettings.Journals, func() bool) {
 	t.Helper()
 	srv := nvmltest.New()
-	journal := filepath.Join(t.TempDir(), "state", gpusettings.JournalFile)
+	journal := gpusettings.Journals{Dirs: []string{filepath.Join(t.TempDir(), "state")}}
 	seen, first := false, true
 	srv.BeforeSet = func() {
 		if first {
 			first = false
-			_, err := os.Stat(journal)
-			seen = err == nil
+			found, err := journal.Find()
+			seen = err == nil && len(found) == 8
 		}
 	}
 	s := testSpec(t, msgs)
 	s.Out = filepath.Join(t.TempDir(), "run")
-	s.GPU = GPUOptions{PowerLimit: "250", JournalPath: journal,
+	s.GPU = GPUOptions{PowerLimit: "250", Journals: journal,
 		Open: func(bool) (gpusettings.Controller, error) { return nvml.NewSettings(srv) }}
 	return s, srv, journal, func() bool { return seen }
 }
 
+// readJournals reads the run's journals (none: nil).
+func readJournals(t *testing.T, journal gpusettings.Journals) []*gpusettings.Journal {
+	t.Helper()
+	found, err := journal.Find()
+	if err != nil {
+		t.Errorf("journal: %v", err)
+	}
+	var out []*gpusettings.Journal
+	for _, f := range found {
+		out = append(out, f.Journal)
+	}
+	return out
+}
+
 // restored checks that every GPU is back at 400 W and the journal gone.
-func restored(t *testing.T, srv *nvmltest.Server, journal string) {
+func restored(t *testing.T, srv *nvmltest.Server, journal gpusettings.Journals) {
 	t.Helper()
 	srv.Lock()
 	defer srv.Unlock()
@@ -56,8 +71,8 @@ func restored(t *testing.T, srv *nvmltest.Server, journal string) {
 			t.Errorf("GPU %d: %d sets, want 2 (set, restored)", i, g.Sets)
 		}
 	}
-	if _, err := os.Stat(journal); err == nil {
-		t.Error("the journal is left after the run")
+	if found, err := journal.Find(); err != nil || len(found) > 0 {
+		t.Errorf("journals left after the run: %v, %v", found, err)
 	}
 }
 
@@ -78,6 +93,9 @@ func TestRunGPUSettingsSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := run.Meta.GPUSettings
+	if !strings.Contains(msgs.String(), "GPU settings restored (nvml): power limit 400 W on GPU 0, 1, 2, 3, 4, 5, 6, 7") || g == nil || g.Restore != record.RestoreDone {
+		t.Errorf("restore not said or recorded: %+v\n%s", g, msgs.String())
+	}
 	if g == nil || g.PowerLimitW != "250" || g.Controller != "nvml" || len(g.Devices) != 8 {
 		t.Fatalf("run.json gpu_settings %+v", g)
 	}
@@ -91,7 +109,7 @@ func TestRunGPUSettingsSuccess(t *testing.T) {
 	if !strings.Contains(msgs.String(), "GPU settings: GPU 7: power cap active in 0 % of the formal stage's") {
 		t.Errorf("messages lack the formal stage's summary:\n%s", msgs.String())
 	}
-	if len(g.Notes) != 1 || !strings.Contains(g.Notes[0], "never bound") || g.Devices[0].Formal.CapBound || g.Devices[0].Formal.MeanSMClockMHz != 1410 {
+	if f := g.Devices[0].Formal; len(g.Notes) != 1 || !strings.Contains(g.Notes[0], "never bound") || f.CapBound == nil || *f.CapBound || f.MeanSMClockMHz != 1410 {
 		t.Errorf("notes %q, formal %+v", g.Notes, g.Devices[0].Formal)
 	}
 }
@@ -130,6 +148,12 @@ func TestRunGPUSettingsSIGINT(t *testing.T) {
 		t.Fatalf("run: %v (code %d), want interrupted", err, CodeOf(err))
 	}
 	restored(t, srv, journal)
+	if !strings.Contains(msgs.String(), "GPU settings restored (nvml)") {
+		t.Errorf("no restore said after SIGINT:\n%s", msgs.String())
+	}
+	if run, err := archive.Load(s.Out); err != nil || run.Meta.GPUSettings == nil || run.Meta.GPUSettings.Restore != record.RestoreDone {
+		t.Errorf("run.json after SIGINT: %v", err)
+	}
 }
 
 // A panic (here in the Report hook) still restores the settings.
@@ -154,14 +178,14 @@ func TestRunGPUSettingsPanic(t *testing.T) {
 func TestRunGPUSettingsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		setup func(*Spec, *nvmltest.Server, string)
+		setup func(*Spec, *nvmltest.Server, gpusettings.Journals)
 		want  string
 	}{
-		{"out of range", func(s *Spec, _ *nvmltest.Server, _ string) { s.GPU.PowerLimit = "1000" }, "outside its allowed range 100-400 W"},
-		{"no permission", func(_ *Spec, srv *nvmltest.Server, _ string) { srv.GPUs[0].SetErr = 4 /* NO_PERMISSION */ }, "needs root"},
-		{"journal outstanding", func(s *Spec, _ *nvmltest.Server, journal string) {
+		{"out of range", func(s *Spec, _ *nvmltest.Server, _ gpusettings.Journals) { s.GPU.PowerLimit = "1000" }, "outside its allowed range 100-400 W"},
+		{"no permission", func(_ *Spec, srv *nvmltest.Server, _ gpusettings.Journals) { srv.GPUs[0].SetErr = 4 /* NO_PERMISSION */ }, "needs root"},
+		{"journal outstanding", func(s *Spec, _ *nvmltest.Server, journal gpusettings.Journals) {
 			s.GPU.PowerLimit = ""
-			if err := gpusettings.WriteJournal(journal, &gpusettings.Journal{RunID: "killed", Controller: "nvml"}); err != nil {
+			if err := gpusettings.WriteJournal(filepath.Join(journal.Dirs[0], "gpu-settings-GPU-x.json"), &gpusettings.Journal{RunID: "killed", Controller: "nvml"}); err != nil {
 				t.Fatal(err)
 			}
 		}, "run killed"},
@@ -300,7 +324,116 @@ func TestRunGPUMemClocks(t *testing.T) {
 			t.Errorf("GPU %d: memory clocks %v after the run, %d sets", i, g.MemLocked, g.Sets)
 		}
 	}
-	if _, err := os.Stat(journal); err == nil {
+	if found, _ := journal.Find(); len(found) > 0 {
 		t.Error("journal left")
+	}
+}
+
+// The driver cannot read the clock-event reasons: whether the limit bound
+// is unknown, and the run says so; it never says the limit never bound.
+func TestRunGPUSettingsReasonsUnknown(t *testing.T) {
+	var msgs syncBuffer
+	s, srv, journal, _ := gpuSpec(t, &msgs)
+	for _, g := range srv.GPUs {
+		g.ReasonsErr = 3 // NOT_SUPPORTED
+	}
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatalf("run: %v\n%s", err, msgs.String())
+	}
+	restored(t, srv, journal)
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := run.Meta.GPUSettings
+	if strings.Contains(msgs.String(), "never bound") || len(g.Notes) != 1 || strings.Contains(g.Notes[0], "never bound") ||
+		!strings.Contains(g.Notes[0], "unknown") || !strings.Contains(msgs.String(), "GPU settings: GPU 3: power cap unknown") {
+		t.Errorf("notes %q, messages:\n%s", g.Notes, msgs.String())
+	}
+	for _, d := range g.Devices {
+		if f := d.Formal; f == nil || f.CapBound != nil || f.PowerCapShare != nil || f.ReasonsUnread != f.Samples || f.Samples == 0 {
+			t.Errorf("GPU %d: formal %+v: want cap_bound and power_cap_share absent, every reading's reasons unread", d.Index, f)
+		}
+	}
+}
+
+// The journal names the run that exists: a clock that moves a second at
+// every reading used to give the journal one run id and run.json another
+// (the id was built twice).
+func TestRunGPUSettingsJournalRunID(t *testing.T) {
+	var msgs syncBuffer
+	s, srv, journal, _ := gpuSpec(t, &msgs)
+	var mu sync.Mutex
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t0 = t0.Add(time.Second)
+		return t0
+	}
+	var journalled []string
+	prev := srv.BeforeSet
+	srv.BeforeSet = func() {
+		prev()
+		// Every GPU's journal names the same run.
+		var ids []string
+		for _, j := range readJournals(t, journal) {
+			ids = append(ids, j.RunID)
+		}
+		if len(ids) > 0 && ids[0] == ids[len(ids)-1] {
+			journalled = append(journalled, ids[0])
+		}
+	}
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatalf("run: %v\n%s", err, msgs.String())
+	}
+	run, err := archive.Load(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 sets see the journal written before them, 8 restores too.
+	if len(journalled) != 16 {
+		t.Fatalf("journal seen %d times, want 16", len(journalled))
+	}
+	// The restores (the last 8 sets) see the id of the run that exists.
+	for _, id := range journalled[8:] {
+		if id != run.Meta.RunID {
+			t.Errorf("journal names run %q, run.json %q", id, run.Meta.RunID)
+		}
+	}
+}
+
+// A restore that fails (the driver refuses GPU 0's limit after the run)
+// is recorded in run.json and said on the console; the journal keeps it.
+func TestRunGPUSettingsRestoreFails(t *testing.T) {
+	var msgs syncBuffer
+	s, srv, journal, _ := gpuSpec(t, &msgs)
+	sets := 0
+	prev := srv.BeforeSet
+	srv.BeforeSet = func() {
+		prev()
+		if sets++; sets == 9 { // the first restore
+			srv.Lock()
+			srv.GPUs[0].SetErr = 4 // NO_PERMISSION
+			srv.Unlock()
+		}
+	}
+	_, err := Run(context.Background(), s)
+	if err == nil || !strings.Contains(err.Error(), "not restored") {
+		t.Fatalf("run: %v", err)
+	}
+	run, lerr := archive.Load(s.Out)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	g := run.Meta.GPUSettings
+	if g == nil || g.Restore != record.RestoreFailed || !strings.Contains(g.RestoreError, "GPU 0: restore power limit 400 W") {
+		t.Errorf("run.json gpu_settings restore %q %q", g.Restore, g.RestoreError)
+	}
+	if !strings.Contains(msgs.String(), "GPU settings NOT restored") || !strings.Contains(msgs.String(), "joulebench restore") {
+		t.Errorf("console:\n%s", msgs.String())
+	}
+	if len(readJournals(t, journal)) == 0 {
+		t.Error("the journal is gone though GPU 0 was not restored")
 	}
 }

@@ -281,6 +281,9 @@ func (e *engineRun) open(ctx context.Context) (err error) {
 	if err := e.openArchive(e.labels); err != nil {
 		return err
 	}
+	if err := e.archiveGPU(); err != nil {
+		return err
+	}
 	if err := e.openLogs(); err != nil {
 		return err
 	}

@@ -73,7 +73,18 @@ type GPUSettings struct {
 	// Notes are warnings about reading the settings' effect (a power
 	// source that cannot see the GPUs, a cap that never bound).
 	Notes []string `json:"notes,omitempty"`
+	// Restore is whether the previous values were put back when the run
+	// ended (RestoreDone, RestoreFailed; absent: the run ended before
+	// restoring, e.g. killed outright). RestoreError says what failed.
+	Restore      string `json:"restore,omitempty"`
+	RestoreError string `json:"restore_error,omitempty"`
 }
+
+// GPUSettings.Restore's values.
+const (
+	RestoreDone   = "restored"
+	RestoreFailed = "failed"
+)
 
 // GPUSettingsDevice is one GPU under a setting.
 type GPUSettingsDevice struct {
@@ -106,13 +117,19 @@ type GPUSettingsDevice struct {
 
 // GPUSettingsBound is what the clock did in the formal stage.
 type GPUSettingsBound struct {
-	// Samples is how many clock readings the formal stage had.
-	Samples int `json:"samples"`
-	// PowerCapShare is the share (0..1) of those readings with the
-	// software power cap clock-event reason active; CapBound is whether
-	// any had it.
-	PowerCapShare float64 `json:"power_cap_share"`
-	CapBound      bool    `json:"cap_bound"`
+	// Samples is how many clock readings the formal stage had;
+	// ReasonsUnread how many of them could not read the clock-event
+	// reasons (the driver would not say).
+	Samples       int `json:"samples"`
+	ReasonsUnread int `json:"reasons_unread,omitempty"`
+	// PowerCapShare is the share (0..1) of the readings whose reasons
+	// were read that had the software power cap clock-event reason
+	// active (nil: no reading's reasons were read). CapBound is whether
+	// the cap bound: true when a reading had it, false when every
+	// reading's reasons were read and none had it, nil (unknown)
+	// otherwise: an unread reason is never taken for "not bound".
+	PowerCapShare *float64 `json:"power_cap_share,omitempty"`
+	CapBound      *bool    `json:"cap_bound,omitempty"`
 	// MeanSMClockMHz is the mean SM clock over the readings.
 	MeanSMClockMHz float64 `json:"mean_sm_clock_mhz"`
 	// OtherReasons are the other clock-event reasons seen, with the share

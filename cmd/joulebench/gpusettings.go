@@ -14,11 +14,11 @@ import (
 // controller: NVML changes real GPUs; the simulator's GPUs take them in
 // the simulator.
 func (a *app) gpuOptions(o runner.GPUOptions) runner.GPUOptions {
-	path, err := gpusettings.DefaultJournalPath(os.Getenv)
+	js, err := gpusettings.DefaultJournals(os.Getenv)
 	if err != nil {
 		a.log.Warn().Err(err).Msg("GPU settings journal")
 	}
-	o.JournalPath = path
+	o.Journals = js
 	o.Open = func(simulated bool) (gpusettings.Controller, error) {
 		if simulated {
 			return nil, nil
@@ -33,11 +33,14 @@ func (a *app) restoreCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "restore",
 		Short: "Restore the GPU settings a run changed and could not restore (its journal)",
-		Long: `restore reads the journal that a run with --gpu-power-limit or --gpu-clocks
-writes before changing anything ($XDG_STATE_HOME/joulebench/gpu-settings-journal.json)
+		Long: `restore reads the journals that a run with --gpu-power-limit, --gpu-clocks or
+--gpu-mem-clocks writes before changing anything, one per GPU
+(/var/lib/joulebench/gpu-settings-<GPU UUID>.json; $JOULEBENCH_STATE_DIR when
+set; $XDG_STATE_HOME/joulebench when /var/lib/joulebench cannot be written),
 and puts every GPU's previous power limit back and unlocks its clocks. A run
-killed outright (SIGKILL, a power loss) leaves the journal; no run starts
-while it is there. A GPU no longer present is reported and kept in the journal.`,
+killed outright (SIGKILL, a power loss) leaves its journals; no run starts
+while one is there. A GPU no longer present is reported and kept in its
+journal. See docs/power.md, "GPU settings: the restore journal".`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return gpusettings.Restore(a.out, os.Getenv, nvml.OpenSettings)

@@ -16,7 +16,7 @@ import (
 // restore has nothing to do.
 func TestRunGPUSettingsCLI(t *testing.T) {
 	state := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("JOULEBENCH_STATE_DIR", state)
 	out := filepath.Join(t.TempDir(), "run")
 	_, stderr, code := runCLI(t, "run", "benchmark-1.0", "--gpu-power-limit", "1000", "--out", out, "--no-progress")
 	if code != 2 || !strings.Contains(stderr, "power limit 1000 W is outside its allowed range 100-450 W") {
@@ -29,7 +29,7 @@ func TestRunGPUSettingsCLI(t *testing.T) {
 		t.Errorf("restore with no journal: exit %d, %q", code, stdout)
 	}
 
-	journal := filepath.Join(state, "joulebench", gpusettings.JournalFile)
+	journal := filepath.Join(state, gpusettings.JournalPrefix+"GPU-x"+gpusettings.JournalSuffix)
 	if err := gpusettings.WriteJournal(journal, &gpusettings.Journal{RunID: "killed-run", Controller: "nvml",
 		Devices: []gpusettings.JournalDevice{{Index: 0, UUID: "GPU-x", PreviousPowerLimitW: 700}}}); err != nil {
 		t.Fatal(err)

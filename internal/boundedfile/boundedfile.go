@@ -82,6 +82,35 @@ func Open(path, what string, limit int64) (*File, error) {
 	return &File{f: f, path: path, what: what, limit: limit}, nil
 }
 
+// ReadNoFollow reads the regular file at path when it holds at most limit
+// bytes, without following a symbolic link: a link (wherever it points),
+// a device, a FIFO, a socket or a directory is refused before a byte is
+// read. The name is checked with lstat, opened without following a link
+// and without blocking where the system allows it, checked again on the
+// open file, and read through the cap. It is for files another user could
+// have replaced (a machine-wide state directory).
+func ReadNoFollow(path, what string, limit int64) ([]byte, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if err := check(path, what, st, limit); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags|noFollowFlag, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if err := check(path, what, st, limit); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(&File{f: f, path: path, what: what, limit: limit})
+}
+
 // Read reads from the file; past the cap it returns an error wrapping
 // ErrTooLarge.
 func (b *File) Read(p []byte) (int, error) {
@@ -126,6 +155,8 @@ func kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:

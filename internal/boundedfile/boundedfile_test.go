@@ -135,3 +135,32 @@ func TestOpenRewindAndGrowth(t *testing.T) {
 		t.Errorf("/dev/zero: %v", err)
 	}
 }
+
+// ReadNoFollow reads a regular file; it refuses a symbolic link even to a
+// regular file, and a file over the cap.
+func TestReadNoFollow(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on windows")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "j.json")
+	if err := os.WriteFile(file, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadNoFollow(file, "journal", 16); err != nil || string(b) != "{}\n" {
+		t.Errorf("regular file: %q, %v", b, err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadNoFollow(link, "journal", 16); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "a symbolic link") {
+		t.Errorf("link: %v", err)
+	}
+	if _, err := ReadNoFollow(file, "journal", 2); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("over the cap: %v", err)
+	}
+	if _, err := ReadNoFollow(filepath.Join(dir, "none"), "journal", 2); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+}

@@ -49,6 +49,9 @@ type Sample struct {
 	PowerCap bool
 	// Other are the other active reasons (e.g. hw_thermal_slowdown).
 	Other []string
+	// ReasonsUnread is true when the clock-event reasons could not be
+	// read: PowerCap and Other say nothing then.
+	ReasonsUnread bool
 }
 
 // Controller changes and reads one machine's GPU settings. Indexes are the

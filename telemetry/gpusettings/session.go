@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,10 +18,10 @@ import (
 
 // ApplyOptions say where the journal goes and whose run it is.
 type ApplyOptions struct {
-	// JournalPath is the journal's place (DefaultJournalPath); empty with
-	// a Volatile controller only.
-	JournalPath string
-	RunID       string
+	// Journals are the journals' places (DefaultJournals); none with a
+	// Volatile controller only.
+	Journals Journals
+	RunID    string
 	// Now stamps the journal (nil: time.Now).
 	Now func() time.Time
 }
@@ -41,10 +43,14 @@ const (
 // Session is the settings of one run, applied; Restore puts the previous
 // values back.
 type Session struct {
-	ctl     Controller
-	journal string
-	changes []change
-	rec     record.GPUSettings
+	ctl Controller
+	// journalDir holds the journal files, by GPU index in files; jrnl is
+	// what they hold (one device each).
+	journalDir string
+	files      map[int]string
+	jrnl       *Journal
+	changes    []change
+	rec        record.GPUSettings
 
 	mu       sync.Mutex
 	restored bool
@@ -77,15 +83,8 @@ func Apply(ctl Controller, req Request, o ApplyOptions) (*Session, error) {
 	s := &Session{ctl: ctl, rec: record.GPUSettings{PowerLimitW: req.PowerLimitString(), ClocksMHz: req.ClocksString(),
 		MemClocksMHz: req.MemClocksString(), Controller: ctl.Name()}}
 	if !ctl.Volatile() {
-		if o.JournalPath == "" {
-			return nil, errors.New("GPU settings: no journal path")
-		}
-		if err := CheckNoJournal(o.JournalPath); err != nil {
+		if err := s.journal(ctl, req, devs, o); err != nil {
 			return nil, err
-		}
-		s.journal = o.JournalPath
-		if err := WriteJournal(o.JournalPath, journalOf(ctl, req, devs, o)); err != nil {
-			return nil, fmt.Errorf("%w; nothing changed", err)
 		}
 	}
 	for _, d := range devs {
@@ -98,6 +97,35 @@ func Apply(ctl Controller, req Request, o ApplyOptions) (*Session, error) {
 		return nil, fmt.Errorf("%w; every GPU was restored", err)
 	}
 	return s, nil
+}
+
+// journal refuses while a journal is outstanding and writes the run's,
+// one file per GPU it changes, each created exclusively.
+func (s *Session) journal(ctl Controller, req Request, devs []DeviceState, o ApplyOptions) error {
+	if len(o.Journals.Dirs) == 0 {
+		return errors.New("GPU settings: no journal directory; nothing changed")
+	}
+	if err := o.Journals.Check(); err != nil {
+		return err
+	}
+	s.jrnl = journalOf(ctl, req, devs, o)
+	dir, paths, err := o.Journals.create(s.jrnl)
+	if err != nil {
+		return fmt.Errorf("%w; nothing changed", err)
+	}
+	s.journalDir, s.files = dir, map[int]string{}
+	for i, d := range s.jrnl.Devices {
+		s.files[d.Index] = paths[i]
+	}
+	return nil
+}
+
+// JournalDir is the directory the run's journal is in ("": none).
+func (s *Session) JournalDir() string {
+	if s == nil {
+		return ""
+	}
+	return s.journalDir
 }
 
 func journalOf(ctl Controller, req Request, devs []DeviceState, o ApplyOptions) *Journal {
@@ -232,35 +260,99 @@ func (s *Session) Restore() error {
 	s.restored = true
 	s.mu.Unlock()
 	var errs []error
+	failed := map[int]bool{}
 	for i := len(s.changes) - 1; i >= 0; i-- {
-		c := s.changes[i]
-		var err error
-		switch c.kind {
-		case changePower:
-			err = restorePower(s.ctl, c.dev.Index, c.previous)
-		case changeClocks:
-			if err = s.ctl.ResetLockedClocks(c.dev.Index); err != nil {
-				err = fmt.Errorf("GPU %d: unlock SM clocks: %w", c.dev.Index, err)
-			}
-		case changeMemClocks:
-			if err = s.ctl.ResetMemLockedClocks(c.dev.Index); err != nil {
-				err = fmt.Errorf("GPU %d: unlock memory clocks: %w", c.dev.Index, err)
-			}
+		if err := s.undo(s.changes[i]); err != nil {
+			errs = append(errs, err)
+			failed[s.changes[i].dev.Index] = true
 		}
-		if err != nil {
+	}
+	// A GPU all of whose values are back loses its journal; one not
+	// restored keeps it.
+	var kept []string
+	for _, index := range slices.Sorted(maps.Keys(s.files)) {
+		path := s.files[index]
+		if failed[index] {
+			kept = append(kept, path)
+		} else if err := RemoveJournal(path); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	var err error
 	if len(errs) > 0 {
-		if s.journal != "" {
-			errs = append(errs, fmt.Errorf("the journal %s keeps the previous values: run `joulebench restore`", s.journal))
+		if len(kept) > 0 {
+			errs = append(errs, fmt.Errorf("the journal %s keeps the previous values: run `joulebench restore`", strings.Join(kept, ", ")))
 		}
-		return fmt.Errorf("GPU settings not restored: %w", errors.Join(errs...))
+		err = fmt.Errorf("GPU settings not restored: %w", errors.Join(errs...))
 	}
-	if s.journal != "" {
-		return RemoveJournal(s.journal)
+	s.mu.Lock()
+	s.rec.Restore, s.rec.RestoreError = record.RestoreDone, ""
+	if err != nil {
+		s.rec.Restore, s.rec.RestoreError = record.RestoreFailed, err.Error()
+	}
+	s.mu.Unlock()
+	return err
+}
+
+// undo puts one change back.
+func (s *Session) undo(c change) error {
+	switch c.kind {
+	case changePower:
+		return restorePower(s.ctl, c.dev.Index, c.previous)
+	case changeClocks:
+		if err := s.ctl.ResetLockedClocks(c.dev.Index); err != nil {
+			return fmt.Errorf("GPU %d: unlock SM clocks: %w", c.dev.Index, err)
+		}
+	case changeMemClocks:
+		if err := s.ctl.ResetMemLockedClocks(c.dev.Index); err != nil {
+			return fmt.Errorf("GPU %d: unlock memory clocks: %w", c.dev.Index, err)
+		}
 	}
 	return nil
+}
+
+// SetRunID names the run in the journal: the run's id is known for sure
+// only once its archive exists, after the settings were applied (a run
+// started in the same second as another takes a counter).
+func (s *Session) SetRunID(id string) error {
+	if s == nil || s.jrnl == nil || s.jrnl.RunID == id {
+		return nil
+	}
+	s.jrnl.RunID = id
+	for _, j := range split(s.jrnl) {
+		if err := WriteJournal(s.files[j.Devices[0].Index], j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Restored says what Restore put back: "power limit 400 W on GPU 0, 1;
+// SM clocks unlocked on GPU 0, 1".
+func (s *Session) Restored() string {
+	if s == nil {
+		return ""
+	}
+	var order []string
+	on := map[string][]string{}
+	for _, c := range s.changes {
+		what := "SM clocks unlocked"
+		switch c.kind {
+		case changePower:
+			what = "power limit " + formatW(c.previous) + " W"
+		case changeMemClocks:
+			what = "memory clocks unlocked"
+		}
+		if _, seen := on[what]; !seen {
+			order = append(order, what)
+		}
+		on[what] = append(on[what], fmt.Sprint(c.dev.Index))
+	}
+	parts := make([]string, len(order))
+	for i, what := range order {
+		parts[i] = what + " on GPU " + strings.Join(on[what], ", ")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func restorePower(ctl Controller, index int, w float64) error {
@@ -334,8 +426,10 @@ func (s *Session) sampleOnce(t float64) {
 
 // SummariseFormal records, per device, what the clock did between start
 // and end (the formal stage): the share of readings with the software
-// power cap active, the mean SM clock and the other reasons; a power
-// limit that never bound gets a note.
+// power cap active, the mean SM clock and the other reasons. A power
+// limit that never bound gets a note; one whose binding is unknown (the
+// clock-event reasons not read) gets a note saying so, never that it did
+// not bind.
 func (s *Session) SummariseFormal(start, end float64) {
 	if s == nil {
 		return
@@ -343,23 +437,33 @@ func (s *Session) SummariseFormal(start, end float64) {
 	s.StopMonitor()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var never []string
+	var never, unknown []string
 	for k := range s.rec.Devices {
 		b := summarise(s.samples, k, start, end)
-		s.rec.Devices[k].Formal = b
-		if s.rec.Devices[k].PowerLimitAskedW > 0 && b.Samples > 0 && !b.CapBound {
-			never = append(never, fmt.Sprint(s.rec.Devices[k].Index))
+		d := &s.rec.Devices[k]
+		d.Formal = b
+		if d.PowerLimitAskedW <= 0 || b.Samples == 0 {
+			continue
+		}
+		switch {
+		case b.CapBound == nil:
+			unknown = append(unknown, fmt.Sprintf("%d (%d of %d readings)", d.Index, b.ReasonsUnread, b.Samples))
+		case !*b.CapBound:
+			never = append(never, fmt.Sprint(d.Index))
 		}
 	}
 	if len(never) > 0 {
 		s.rec.Notes = append(s.rec.Notes, fmt.Sprintf("the power limit never bound in the formal stage on GPU %s: the device drew less than its limit, so this run measures no effect of the cap", strings.Join(never, ", ")))
+	}
+	if len(unknown) > 0 {
+		s.rec.Notes = append(s.rec.Notes, fmt.Sprintf("whether the power limit bound in the formal stage is unknown on GPU %s: the driver did not report the clock-event reasons of those readings", strings.Join(unknown, ", ")))
 	}
 }
 
 func summarise(samples []timedSample, k int, start, end float64) *record.GPUSettingsBound {
 	b := &record.GPUSettingsBound{}
 	var sumClock float64
-	var clocks int
+	var clocks, capped int
 	other := map[string]int{}
 	for _, ts := range samples {
 		if ts.t < start || ts.t > end {
@@ -370,61 +474,92 @@ func summarise(samples []timedSample, k int, start, end float64) *record.GPUSett
 			continue
 		}
 		b.Samples++
-		if smp.PowerCap {
-			b.PowerCapShare++
-		}
 		if smp.SMClockMHz > 0 {
 			sumClock += smp.SMClockMHz
 			clocks++
+		}
+		if smp.ReasonsUnread {
+			b.ReasonsUnread++
+			continue
+		}
+		if smp.PowerCap {
+			capped++
 		}
 		for _, r := range smp.Other {
 			other[r]++
 		}
 	}
-	if b.Samples == 0 {
-		return b
-	}
-	b.CapBound = b.PowerCapShare > 0
-	b.PowerCapShare /= float64(b.Samples)
 	if clocks > 0 {
 		b.MeanSMClockMHz = sumClock / float64(clocks)
+	}
+	read := b.Samples - b.ReasonsUnread
+	if read == 0 {
+		return b
+	}
+	share := float64(capped) / float64(read)
+	b.PowerCapShare = &share
+	if bound := capped > 0; bound || b.ReasonsUnread == 0 {
+		b.CapBound = &bound
 	}
 	if len(other) > 0 {
 		b.OtherReasons = map[string]float64{}
 		for r, n := range other {
-			b.OtherReasons[r] = float64(n) / float64(b.Samples)
+			b.OtherReasons[r] = float64(n) / float64(read)
 		}
 	}
 	return b
 }
 
-// RestoreJournal applies and clears the journal at path with ctl: every
+// RestoreJournals applies and clears every journal in js with ctl: every
 // device found (by UUID, else index) gets its previous values back. A
-// device no longer present is reported and kept in the journal, as is one
-// whose restore failed; the journal is removed once nothing is left. The
-// report says what was done; nil journal: nothing to restore.
-func RestoreJournal(ctl Controller, path string) (string, error) {
-	j, err := ReadJournal(path)
+// device no longer present is reported and its journal kept, as is one
+// whose restore failed; a journal is removed once all its devices are
+// back. The report says what was done.
+func RestoreJournals(ctl Controller, js Journals) (string, error) {
+	found, err := js.Find()
 	if err != nil {
 		return "", err
 	}
-	if j == nil {
-		return "no GPU settings to restore (no journal at " + path + ")", nil
-	}
-	if ctl.Volatile() || j.Controller != ctl.Name() {
-		return "", fmt.Errorf("the journal %s was written by the %q controller, not %q", path, j.Controller, ctl.Name())
+	if len(found) == 0 {
+		return "no GPU settings to restore (no journal in " + js.String() + ")", nil
 	}
 	devs, err := ctl.Devices()
 	if err != nil {
 		return "", fmt.Errorf("read the GPUs: %w", err)
 	}
 	var lines []string
-	var left []JournalDevice
 	var errs []error
+	left := 0
+	for _, f := range found {
+		if ctl.Volatile() || f.Journal.Controller != ctl.Name() {
+			errs = append(errs, fmt.Errorf("the journal %s was written by the %q controller, not %q", f.Path, f.Journal.Controller, ctl.Name()))
+			left++
+			continue
+		}
+		l, n, derrs := restoreDevices(ctl, devs, f.Journal)
+		lines, errs = append(lines, l...), append(errs, derrs...)
+		if n > 0 {
+			left += n
+			continue
+		}
+		if err := RemoveJournal(f.Path); err != nil {
+			errs = append(errs, err)
+		} else {
+			lines = append(lines, "journal "+f.Path+" cleared")
+		}
+	}
+	if left > 0 {
+		errs = append(errs, fmt.Errorf("%d GPU(s) not restored: their journals in %s keep them", left, js))
+	}
+	return strings.Join(lines, "\n"), errors.Join(errs...)
+}
+
+// restoreDevices restores j's devices; left counts those not restored.
+func restoreDevices(ctl Controller, devs []DeviceState, j *Journal) (lines []string, left int, errs []error) {
 	for _, jd := range j.Devices {
 		d, ok := findDevice(devs, jd)
 		if !ok {
-			left = append(left, jd)
+			left++
 			lines = append(lines, fmt.Sprintf("GPU %d (%s): not present: kept in the journal", jd.Index, orUnknown(jd.UUID)))
 			continue
 		}
@@ -445,26 +580,13 @@ func RestoreJournal(ctl Controller, path string) (string, error) {
 			}
 		}
 		if len(derrs) > 0 {
-			left = append(left, jd)
+			left++
 			errs = append(errs, grant(errors.Join(derrs...)))
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("GPU %d (%s): restored%s", d.Index, orUnknown(jd.UUID), restoredWhat(jd)))
 	}
-	if len(left) == 0 {
-		if err := RemoveJournal(path); err != nil {
-			errs = append(errs, err)
-		} else {
-			lines = append(lines, "journal "+path+" cleared")
-		}
-	} else {
-		j.Devices = left
-		if err := WriteJournal(path, j); err != nil {
-			errs = append(errs, err)
-		}
-		errs = append(errs, fmt.Errorf("%d GPU(s) not restored: the journal %s keeps them", len(left), path))
-	}
-	return strings.Join(lines, "\n"), errors.Join(errs...)
+	return lines, left, errs
 }
 
 func findDevice(devs []DeviceState, jd JournalDevice) (DeviceState, bool) {
@@ -500,21 +622,21 @@ func orUnknown(s string) string {
 	return s
 }
 
-// Restore is `joulebench restore`: the journal at the default path
-// (DefaultJournalPath of getenv) applied and cleared with the controller
+// Restore is `joulebench restore`: the journals in their places
+// (DefaultJournals of getenv) applied and cleared with the controller
 // open returns (opened only when there is a journal, closed after), its
 // report written to w.
 func Restore(w io.Writer, getenv func(string) string, open func() (Controller, error)) error {
-	path, err := DefaultJournalPath(getenv)
+	js, err := DefaultJournals(getenv)
 	if err != nil {
 		return err
 	}
-	j, err := ReadJournal(path)
+	found, err := js.Find()
 	if err != nil {
 		return err
 	}
-	if j == nil {
-		fmt.Fprintf(w, "no GPU settings to restore (no journal at %s)\n", path)
+	if len(found) == 0 {
+		fmt.Fprintf(w, "no GPU settings to restore (no journal in %s)\n", js)
 		return nil
 	}
 	ctl, err := open()
@@ -522,7 +644,7 @@ func Restore(w io.Writer, getenv func(string) string, open func() (Controller, e
 		return fmt.Errorf("restore: %w", err)
 	}
 	defer ctl.Close()
-	report, err := RestoreJournal(ctl, path)
+	report, err := RestoreJournals(ctl, js)
 	if report != "" {
 		fmt.Fprintln(w, report)
 	}

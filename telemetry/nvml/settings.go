@@ -201,6 +201,7 @@ func (s *Settings) Sample(index int) (gpusettings.Sample, error) {
 	}
 	bits, ret := h.GetCurrentClocksEventReasons()
 	if ret != gonvml.SUCCESS {
+		out.ReasonsUnread = true
 		return out, nil
 	}
 	out.PowerCap = bits&swPowerCap != 0

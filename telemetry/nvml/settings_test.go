@@ -4,7 +4,6 @@ package nvml
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,14 +14,14 @@ import (
 	"github.com/joulebench/joulebench/telemetry/nvml/nvmltest"
 )
 
-func newSettings(t *testing.T) (*nvmltest.Server, *Settings, string) {
+func newSettings(t *testing.T) (*nvmltest.Server, *Settings, gpusettings.Journals) {
 	t.Helper()
 	srv := nvmltest.New()
 	ctl, err := NewSettings(srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, ctl, filepath.Join(t.TempDir(), "state", "joulebench", gpusettings.JournalFile)
+	return srv, ctl, gpusettings.Journals{Dirs: []string{filepath.Join(t.TempDir(), "state", "joulebench")}}
 }
 
 func limits(srv *nvmltest.Server) []uint32 {
@@ -44,7 +43,18 @@ func allEqual(xs []uint32, v uint32) bool {
 	return true
 }
 
-func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+// exists says whether a journal is in js.
+func exists(js gpusettings.Journals) bool {
+	found, err := js.Find()
+	return err != nil || len(found) > 0
+}
+
+// journalOf is the journal of GPU i's UUID in js.
+func journalOf(t *testing.T, srv *nvmltest.Server, js gpusettings.Journals, i int) string {
+	t.Helper()
+	u, _ := srv.Devices[i].GetUUID()
+	return filepath.Join(js.Dirs[0], gpusettings.JournalPrefix+u+gpusettings.JournalSuffix)
+}
 
 // 250 W on all eight GPUs: the journal is on disk before the first change,
 // every GPU reads 250 W back, run.json's record has asked, read back,
@@ -59,7 +69,7 @@ func TestSettingsApplyReadBackRestore(t *testing.T) {
 		}
 		sets++
 	}
-	s, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{JournalPath: journal, RunID: "r1"})
+	s, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{Journals: journal, RunID: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +79,12 @@ func TestSettingsApplyReadBackRestore(t *testing.T) {
 	if got := limits(srv); !allEqual(got, 250000) {
 		t.Errorf("limits %v, want 250000 mW everywhere", got)
 	}
-	j, err := gpusettings.ReadJournal(journal)
-	if err != nil || j == nil || j.RunID != "r1" || len(j.Devices) != 8 || j.Devices[7].PreviousPowerLimitW != 400 || j.Devices[0].UUID == "" {
+	found, err := journal.Find()
+	if err != nil || len(found) != 8 {
+		t.Fatalf("journals %+v, %v", found, err)
+	}
+	j, err := gpusettings.ReadJournal(journalOf(t, srv, journal, 7))
+	if err != nil || j == nil || j.RunID != "r1" || len(j.Devices) != 1 || j.Devices[0].PreviousPowerLimitW != 400 || j.Devices[0].Index != 7 {
 		t.Fatalf("journal %+v, %v", j, err)
 	}
 	rec := s.Record()
@@ -114,7 +128,7 @@ func TestSettingsRefuse(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(srv)
 			}
-			_, err := gpusettings.Apply(ctl, tc.req, gpusettings.ApplyOptions{JournalPath: journal})
+			_, err := gpusettings.Apply(ctl, tc.req, gpusettings.ApplyOptions{Journals: journal})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing changed") {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
@@ -137,7 +151,7 @@ func TestSettingsNoPermission(t *testing.T) {
 	for _, g := range srv.GPUs {
 		g.SetErr = gonvml.ERROR_NO_PERMISSION
 	}
-	_, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{JournalPath: journal})
+	_, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{Journals: journal})
 	if !errors.Is(err, gpusettings.ErrNoPermission) || !strings.Contains(err.Error(), "needs root") || !strings.Contains(err.Error(), "nvidia-smi -pl") {
 		t.Fatalf("error %v", err)
 	}
@@ -151,7 +165,7 @@ func TestSettingsNoPermission(t *testing.T) {
 func TestSettingsAllOrNothing(t *testing.T) {
 	srv, ctl, journal := newSettings(t)
 	srv.GPUs[3].SetErr = gonvml.ERROR_NO_PERMISSION
-	_, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{JournalPath: journal})
+	_, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{Journals: journal})
 	if !errors.Is(err, gpusettings.ErrNoPermission) || !strings.Contains(err.Error(), "every GPU was restored") {
 		t.Fatalf("error %v", err)
 	}
@@ -183,7 +197,7 @@ func TestSettingsReadBackDiffers(t *testing.T) {
 			srv.GPUs[1].ReadBackOffsetMW = 0
 		}
 	}
-	_, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{JournalPath: journal})
+	_, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{Journals: journal})
 	if err == nil || !strings.Contains(err.Error(), "GPU 1: power limit read back 255 W, asked 250 W") {
 		t.Fatalf("error %v", err)
 	}
@@ -195,7 +209,7 @@ func TestSettingsReadBackDiffers(t *testing.T) {
 // Locked clocks: set, not readable back (said so), unlocked by Restore.
 func TestSettingsClocks(t *testing.T) {
 	srv, ctl, journal := newSettings(t)
-	s, err := gpusettings.Apply(ctl, gpusettings.Request{Clocks: &gpusettings.Clocks{MinMHz: 900, MaxMHz: 1200}}, gpusettings.ApplyOptions{JournalPath: journal})
+	s, err := gpusettings.Apply(ctl, gpusettings.Request{Clocks: &gpusettings.Clocks{MinMHz: 900, MaxMHz: 1200}}, gpusettings.ApplyOptions{Journals: journal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,29 +237,41 @@ func TestSettingsSample(t *testing.T) {
 	if err != nil || got.SMClockMHz != 1005 || !got.PowerCap || len(got.Other) != 1 || got.Other[0] != "hw_thermal_slowdown" {
 		t.Errorf("sample %+v, %v", got, err)
 	}
+	if got.ReasonsUnread {
+		t.Error("reasons read, said unread")
+	}
+	// The driver cannot report the reasons: said so, not "no cap".
+	srv.GPUs[2].ReasonsErr = gonvml.ERROR_NOT_SUPPORTED
+	if got, err := ctl.Sample(2); err != nil || !got.ReasonsUnread || got.PowerCap || got.SMClockMHz != 1005 {
+		t.Errorf("reasons unreadable: sample %+v, %v", got, err)
+	}
 }
 
-// A run killed after changing GPUs 0 and 1 left its journal: every run
-// refuses to start while it is there; restore puts GPU 0 back, reports GPU
-// 1 (no longer present: another UUID at its index) and keeps it.
+// A run killed after changing GPUs 0 and 1 left their journals: every
+// run refuses to start while they are there; restore puts GPU 0 back,
+// reports GPU 1 (no longer present: another UUID at its index) and keeps
+// its journal.
 func TestRestoreJournal(t *testing.T) {
 	srv, ctl, journal := newSettings(t)
 	uuid := func(i int) string { u, _ := srv.Devices[i].GetUUID(); return u }
-	j := &gpusettings.Journal{RunID: "killed-run", PID: 42, Created: "2026-12-01T00:00:00Z", Controller: "nvml", Devices: []gpusettings.JournalDevice{
-		{Index: 0, UUID: uuid(0), PreviousPowerLimitW: 300, ResetClocks: true},
-		{Index: 1, UUID: "GPU-gone", PreviousPowerLimitW: 300},
-	}}
-	if err := gpusettings.WriteJournal(journal, j); err != nil {
-		t.Fatal(err)
+	gone := filepath.Join(journal.Dirs[0], "gpu-settings-GPU-gone.json")
+	for path, d := range map[string]gpusettings.JournalDevice{
+		journalOf(t, srv, journal, 0): {Index: 0, UUID: uuid(0), PreviousPowerLimitW: 300, ResetClocks: true},
+		gone:                          {Index: 1, UUID: "GPU-gone", PreviousPowerLimitW: 300},
+	} {
+		j := &gpusettings.Journal{RunID: "killed-run", PID: 42, Created: "2026-12-01T00:00:00Z", Controller: "nvml", Devices: []gpusettings.JournalDevice{d}}
+		if err := gpusettings.WriteJournal(path, j); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv.GPUs[0].LimitMW, srv.GPUs[0].Locked = 250000, [2]uint32{900, 1200}
-	if err := gpusettings.CheckNoJournal(journal); err == nil || !strings.Contains(err.Error(), "killed-run") || !strings.Contains(err.Error(), journal) || !strings.Contains(err.Error(), "joulebench restore") {
+	if err := journal.Check(); err == nil || !strings.Contains(err.Error(), "killed-run") || !strings.Contains(err.Error(), gone) || !strings.Contains(err.Error(), "joulebench restore") {
 		t.Errorf("preflight: %v", err)
 	}
-	if _, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{JournalPath: journal}); err == nil || !strings.Contains(err.Error(), "never restored") {
+	if _, err := gpusettings.Apply(ctl, gpusettings.Request{AllW: 250}, gpusettings.ApplyOptions{Journals: journal}); err == nil || !strings.Contains(err.Error(), "never restored") {
 		t.Errorf("apply with a journal outstanding: %v", err)
 	}
-	report, err := gpusettings.RestoreJournal(ctl, journal)
+	report, err := gpusettings.RestoreJournals(ctl, journal)
 	if err == nil || !strings.Contains(err.Error(), "1 GPU(s) not restored") {
 		t.Errorf("restore error %v", err)
 	}
@@ -257,16 +283,17 @@ func TestRestoreJournal(t *testing.T) {
 	if srv.GPUs[0].LimitMW != 300000 || srv.GPUs[0].Locked != [2]uint32{} || srv.GPUs[1].Sets != 0 {
 		t.Errorf("GPU 0: %d mW, locked %v; GPU 1 sets %d", srv.GPUs[0].LimitMW, srv.GPUs[0].Locked, srv.GPUs[1].Sets)
 	}
-	left, err := gpusettings.ReadJournal(journal)
-	if err != nil || left == nil || len(left.Devices) != 1 || left.Devices[0].UUID != "GPU-gone" {
+	left, err := journal.Find()
+	if err != nil || len(left) != 1 || left[0].Path != gone {
 		t.Errorf("journal left %+v, %v", left, err)
 	}
 	// Once the GPU is back (its UUID again), restore clears the journal.
-	left.Devices[0].UUID = uuid(1)
-	if err := gpusettings.WriteJournal(journal, left); err != nil {
+	j := left[0].Journal
+	j.Devices[0].UUID = uuid(1)
+	if err := gpusettings.WriteJournal(gone, j); err != nil {
 		t.Fatal(err)
 	}
-	if report, err := gpusettings.RestoreJournal(ctl, journal); err != nil || !strings.Contains(report, "cleared") || exists(journal) || srv.GPUs[1].LimitMW != 300000 {
+	if report, err := gpusettings.RestoreJournals(ctl, journal); err != nil || !strings.Contains(report, "cleared") || exists(journal) || srv.GPUs[1].LimitMW != 300000 {
 		t.Errorf("second restore: %q, %v", report, err)
 	}
 }
@@ -279,11 +306,11 @@ func TestSettingsMemClocks(t *testing.T) {
 	req := gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1215, MaxMHz: 1215}}
 	var journalled bool
 	srv.BeforeSet = func() {
-		if j, _ := gpusettings.ReadJournal(journal); j != nil && len(j.Devices) == 8 && j.Devices[0].ResetMemClocks {
+		if found, _ := journal.Find(); len(found) == 8 && found[0].Journal.Devices[0].ResetMemClocks {
 			journalled = true
 		}
 	}
-	s, err := gpusettings.Apply(ctl, req, gpusettings.ApplyOptions{JournalPath: journal})
+	s, err := gpusettings.Apply(ctl, req, gpusettings.ApplyOptions{Journals: journal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +322,7 @@ func TestSettingsMemClocks(t *testing.T) {
 	if err := s.Restore(); err != nil || srv.GPUs[4].MemLocked != [2]uint32{} || exists(journal) {
 		t.Errorf("restore: %v, locked %v", err, srv.GPUs[4].MemLocked)
 	}
-	_, err = gpusettings.Apply(ctl, gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1215, MaxMHz: 1593}}, gpusettings.ApplyOptions{JournalPath: journal})
+	_, err = gpusettings.Apply(ctl, gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1215, MaxMHz: 1593}}, gpusettings.ApplyOptions{Journals: journal})
 	if err == nil || !strings.Contains(err.Error(), "memory clocks 1215,1593 MHz are outside its supported memory clocks 1215-1215 MHz") || srv.GPUs[0].Sets != 2 {
 		t.Errorf("out of range: %v (%d sets)", err, srv.GPUs[0].Sets)
 	}

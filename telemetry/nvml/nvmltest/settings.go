@@ -27,6 +27,9 @@ type GPU struct {
 	// read.
 	ClockMHz uint32
 	Reasons  uint64
+	// ReasonsErr, when not SUCCESS, is what reading the clock-event
+	// reasons returns (a driver that cannot report them).
+	ReasonsErr gonvml.Return
 	// SetErr, when not SUCCESS, is what every set returns (e.g.
 	// ERROR_NO_PERMISSION); LimitUnsupported makes the limit queries
 	// return ERROR_NOT_SUPPORTED.
@@ -133,6 +136,9 @@ func (s *Server) wire(d *dgxa100.Device, g *GPU) {
 	d.GetCurrentClocksEventReasonsFunc = func() (uint64, gonvml.Return) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if g.ReasonsErr != 0 && g.ReasonsErr != gonvml.SUCCESS {
+			return 0, g.ReasonsErr
+		}
 		return g.Reasons, gonvml.SUCCESS
 	}
 }
