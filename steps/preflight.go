@@ -117,9 +117,10 @@ func runPreflight(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Pref
 }
 
 // busyGPUs names the devices that already hold more memory than maxMB
-// (0: no limit) before the engine starts.
+// (0: no limit) before the engine starts. An external engine (a server
+// already running) holds its GPUs' memory already: nothing is checked.
 func busyGPUs(ctx context.Context, d *Deps, maxMB int) []string {
-	if maxMB <= 0 {
+	if maxMB <= 0 || d.External {
 		return nil
 	}
 	rs, err := d.Source.Read(ctx)

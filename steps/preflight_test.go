@@ -93,6 +93,10 @@ func TestPreflight(t *testing.T) {
 		{"GPU memory held", &Deps{Engine: fakeEngine{freeURL}, Model: "m", Source: fakeSource{mem: []int64{500 << 20, 70 << 30}}},
 			[]string{"device gpu1 already has 71680 MB", "limit 4096 MB"}},
 		{"external engine: its port is expected to answer", &Deps{Engine: fakeEngine{"http://" + busy.Addr().String()}, Model: "m", External: true}, nil},
+		// A running server holds its GPUs' memory already: that is the
+		// engine under test, not a leftover.
+		{"external engine: its GPUs' memory is expected to be held", &Deps{Engine: fakeEngine{freeURL}, Model: "m", External: true,
+			Source: fakeSource{mem: []int64{500 << 20, 70 << 30}}}, nil},
 		{"no engine, no model", &Deps{}, []string{"no engine configured", "no model requested"}},
 	}
 	for _, c := range cases {

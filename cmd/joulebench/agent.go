@@ -2,13 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/internal/cli"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/agent"
+	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
 // agentCmd is `joulebench agent`: this node's power samples served to a
@@ -25,9 +31,18 @@ its clock, which the run places on its own clock by measuring the offset.
 
 --listen is required (there is no default address) and --token-file names a
 file holding the per-run token (mode 600); every request must carry it as a
-bearer token. Ctrl-C or SIGTERM stops the agent.`,
+bearer token. Ctrl-C or SIGTERM stops the agent.
+
+--telemetry sim serves simulated GPUs, to try an agent setup without
+hardware: they follow the simulated engine whose /metrics --sim-engine-url
+names (joulebench serve-sim on this node), idle without one, and model
+--sim-gpu/--sim-model's hardware (the toy model's GPUs without them; give
+serve-sim the same). Every sample they give is labelled simulated.`,
 		Example: `  umask 077; openssl rand -hex 32 > run.token   # one token per run, shared with the run's node
-  joulebench agent --listen 10.0.0.5:7070 --token-file run.token --telemetry nvml`,
+  joulebench agent --listen 10.0.0.5:7070 --token-file run.token --telemetry nvml
+  joulebench serve-sim --listen 127.0.0.1:8000 --sim-gpu h100-sxm &
+  joulebench agent --listen 127.0.0.1:7070 --token-file run.token --telemetry sim \
+    --sim-engine-url http://127.0.0.1:8000 --sim-gpu h100-sxm`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.agent(cmd.Context())
@@ -39,7 +54,26 @@ bearer token. Ctrl-C or SIGTERM stops the agent.`,
 	f.String("token-file", "", "file holding the per-run token the run must send (required; mode 600)")
 	f.String("host", "", "name of this node in the run's archive (default: the hostname)")
 	f.Duration("interval", agent.DefaultInterval, "sampling interval of the power source")
+	f.String("sim-engine-url", "", "--telemetry sim: the simulated engine on this node (joulebench serve-sim) whose load the simulated GPUs follow")
+	f.String(sim.FlagGPU, "", "--telemetry sim: the GPU the simulated GPUs model (joulebench devices --sim)")
+	f.String(sim.FlagModel, "", "--telemetry sim: the model the simulated engine serves on them")
 	return cmd
+}
+
+// simulatedGPUs are the agent's simulated GPUs (--telemetry sim): the
+// hardware preset's (or the toy model's), following the simulated engine
+// at --sim-engine-url until ctx is done.
+func (a *app) simulatedGPUs(ctx context.Context) (func(telemetry.Clock) telemetry.Source, error) {
+	cfg, err := sim.GPUConfigFor(map[string]string{sim.FlagGPU: a.v.GetString(sim.FlagGPU), sim.FlagModel: a.v.GetString(sim.FlagModel)}, 1)
+	if err != nil {
+		return nil, &exitError{code: exitInvalid, err: fmt.Errorf("agent: %w", err)}
+	}
+	u := strings.TrimSuffix(strings.TrimSpace(a.v.GetString("sim-engine-url")), "/")
+	if u != "" {
+		u += "/metrics"
+	}
+	load := simtel.Follow(ctx, &http.Client{Timeout: 2 * time.Second}, u, 200*time.Millisecond)
+	return simtel.GPUs(cfg, load), nil
 }
 
 func (a *app) agent(ctx context.Context) error {
@@ -51,11 +85,17 @@ func (a *app) agent(ctx context.Context) error {
 		return err
 	}
 	log := a.log.With().Str("component", "agent").Logger()
+	var simGPUs func(telemetry.Clock) telemetry.Source
+	if sel.Has(simtel.Name) {
+		if simGPUs, err = a.simulatedGPUs(ctx); err != nil {
+			return err
+		}
+	}
 	return agent.Run(ctx, agent.RunConfig{
 		Listen: a.v.GetString("listen"), TokenFile: a.v.GetString("token-file"), Host: a.v.GetString("host"),
 		Interval: a.v.GetDuration("interval"), SelectsAgent: sel.Has(agent.Name),
 		Open: func(ctx context.Context) (telemetry.Source, record.TelemetryInfo, error) {
-			return telemetrySources().Open(ctx, sel, a.v, telemetry.Env{Clock: telemetry.WallClock, Logf: a.telemetryLogf, NoSource: a.warnNoPower})
+			return telemetrySources().Open(ctx, sel, a.v, telemetry.Env{Clock: telemetry.WallClock, Logf: a.telemetryLogf, NoSource: a.warnNoPower, SimulatedGPUs: simGPUs})
 		},
 		Infof: cli.KVLog(log.Info), Warnf: cli.KVLog(log.Warn),
 	})

@@ -30,6 +30,8 @@ labelled simulated.`,
 	f.String("listen", "", "address to serve on, HOST:PORT (required: e.g. :8000 in a pod)")
 	f.String("model", "", "model id served (default: the simulator's; it always contains \"sim\")")
 	f.String(sim.FlagPreset, "", "simulator behaviour for tests (as run's --sim-preset)")
+	f.String(sim.FlagGPU, "", "the GPU the simulator models (as run's --sim-gpu; joulebench devices --sim)")
+	f.String(sim.FlagModel, "", "the model the simulator serves on it (as run's --sim-model)")
 	f.Int64("seed", 0, "seed of the simulated engine")
 	f.Bool("quick", false, "run faster than real time (as a run's quick mode)")
 	f.Duration("grace", 0, "bound on the stopping delay after SIGTERM (0: the whole delay)")
@@ -42,6 +44,7 @@ func (a *app) serveSim(ctx context.Context) error {
 	}
 	return sim.Serve(ctx, sim.ServeOptions{
 		Listen: a.v.GetString("listen"), Model: a.v.GetString("model"), Preset: a.v.GetString(sim.FlagPreset),
+		GPU: a.v.GetString(sim.FlagGPU), HWModel: a.v.GetString(sim.FlagModel),
 		Seed: a.v.GetInt64("seed"), Quick: a.v.GetBool("quick"), Log: a.errOut, Grace: a.v.GetDuration("grace"),
 	})
 }

@@ -20,8 +20,10 @@ type ServeOptions struct {
 	// Model, Preset, Seed and Quick are as a run's --model, --sim-preset,
 	// --seed and quick mode.
 	Model, Preset string
-	Seed          int64
-	Quick         bool
+	// GPU and HWModel are --sim-gpu and --sim-model: the hardware model.
+	GPU, HWModel string
+	Seed         int64
+	Quick        bool
 	// Log receives the engine's log lines (nil: discarded).
 	Log io.Writer
 	// Grace bounds the stopping delay once ctx is done (0: the whole
@@ -44,7 +46,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return exitcode.Invalidf("serve-sim: --grace %s: want 0 or a positive duration", o.Grace)
 	}
 	built, err := newEngine(engines.Options{Common: engines.Common{Model: o.Model, Seed: o.Seed, Log: o.Log},
-		Settings: engines.Settings{FlagPreset: o.Preset}, Quick: o.Quick})
+		Settings: engines.Settings{FlagPreset: o.Preset, FlagGPU: o.GPU, FlagModel: o.HWModel}, Quick: o.Quick})
 	if err != nil {
 		return fmt.Errorf("serve-sim: %w", err)
 	}

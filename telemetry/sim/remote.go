@@ -27,6 +27,14 @@ const (
 	FamilySlots = "sim:num_slots"
 	// FamilyMemFrac is Activity.MemFrac.
 	FamilyMemFrac = "sim:gpu_memory_fraction"
+	// FamilyHWEnergy and FamilyHWBusy are Activity.HWEnergyJ and
+	// HWBusyS of an engine on the hardware model (written only then);
+	// FamilySMClock and FamilyPowerCapped its last step's ClockMHz and
+	// PowerCapped.
+	FamilyHWEnergy    = "sim:gpu_step_energy_above_idle_joules"
+	FamilyHWBusy      = "sim:gpu_step_seconds"
+	FamilySMClock     = "sim:sm_clock_mhz"
+	FamilyPowerCapped = "sim:power_capped"
 )
 
 // WriteActivity writes a in the Prometheus text format under the
@@ -52,6 +60,16 @@ func WriteActivity(w io.Writer, a Activity, labels string) error {
 	gauge(FamilyDecoding, "Number of sequences decoding.", float64(a.Running))
 	gauge(FamilyPrefilling, "Number of sequences in prefill.", float64(a.Prefilling))
 	gauge(FamilyMemFrac, "Fraction of device memory the engine holds (simulated GPUs).", a.MemFrac)
+	if a.HW {
+		capped := 0.0
+		if a.PowerCapped {
+			capped = 1
+		}
+		gauge(FamilyHWEnergy, "One GPU's energy above idle in the hardware model's steps so far (J).", a.HWEnergyJ)
+		gauge(FamilyHWBusy, "Wall time of the hardware model's steps so far (s).", a.HWBusyS)
+		gauge(FamilySMClock, "SM clock of the last step (MHz).", a.ClockMHz)
+		gauge(FamilyPowerCapped, "1 when the power limit held the last step's clock.", capped)
+	}
 	return bw.Flush()
 }
 
@@ -88,6 +106,14 @@ func ParseActivity(r io.Reader) (Activity, error) {
 			a.Slots = int(v)
 		case FamilyMemFrac:
 			a.MemFrac = v
+		case FamilyHWEnergy:
+			a.HW, a.HWEnergyJ = true, v
+		case FamilyHWBusy:
+			a.HWBusyS = v
+		case FamilySMClock:
+			a.ClockMHz = v
+		case FamilyPowerCapped:
+			a.PowerCapped = v == 1
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -194,4 +220,32 @@ func ReadActivity(ctx context.Context, hc *http.Client, url string) (Activity, e
 		return Activity{}, fmt.Errorf("GET %s: status %d", url, resp.StatusCode)
 	}
 	return ParseActivity(io.LimitReader(resp.Body, 1<<20))
+}
+
+// Follow is the Load of the simulated engine whose /metrics is at url
+// (joulebench serve-sim on this node), read every interval until ctx is
+// done; a reading that fails leaves the GPUs idle until one answers
+// (the engine is not there). An empty url is no engine: GPUs that idle.
+func Follow(ctx context.Context, hc *http.Client, url string, every time.Duration) *Remote {
+	r := &Remote{}
+	if url == "" {
+		return r
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			a, err := ReadActivity(ctx, hc, url)
+			if err != nil {
+				a = Activity{}
+			}
+			r.Set(a)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return r
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestActivityRoundTrip: what WriteActivity writes, ParseActivity reads
@@ -69,5 +70,61 @@ func TestRemoteFollowsEngine(t *testing.T) {
 	r2.Set(Activity{}) // a failed read
 	if a := r2.Activity(); a.Phase != PhaseOff {
 		t.Fatalf("failed read: %+v, want off", a)
+	}
+}
+
+// An engine on the hardware model tells its steps' energy, busy time,
+// clock and cap state through /metrics too, so GPUs that follow it
+// remotely (an agent's) draw what it ran.
+func TestActivityRoundTripHW(t *testing.T) {
+	want := Activity{Phase: PhaseReady, Running: 64, MemFrac: 0.9, HW: true, HWEnergyJ: 12345.5, HWBusyS: 61.25, ClockMHz: 1980, PowerCapped: true}
+	var b bytes.Buffer
+	if err := WriteActivity(&b, want, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseActivity(&b)
+	if err != nil || got != want {
+		t.Fatalf("ParseActivity = %+v, %v; want %+v", got, err, want)
+	}
+	b.Reset()
+	if err := WriteActivity(&b, Activity{Phase: PhaseReady}, ""); err != nil || strings.Contains(b.String(), FamilyHWEnergy) {
+		t.Errorf("the toy model's engine writes no hardware-model family: %v\n%s", err, b.String())
+	}
+}
+
+// Follow polls the engine's /metrics: its activity while it answers, off
+// when it does not; an empty URL is GPUs with no engine.
+func TestFollowPollsTheEngine(t *testing.T) {
+	up := make(chan bool, 1)
+	up <- true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		ok := <-up
+		up <- ok
+		if !ok {
+			http.Error(w, "gone", http.StatusServiceUnavailable)
+			return
+		}
+		_ = WriteActivity(w, Activity{Phase: PhaseReady, Running: 7, HW: true, HWEnergyJ: 10}, "")
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := Follow(ctx, srv.Client(), srv.URL, 10*time.Millisecond)
+	waitFor := func(what string, ok func(Activity) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !ok(r.Activity()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: activity %+v", what, r.Activity())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor("the engine's activity", func(a Activity) bool { return a.Running == 7 && a.HW && a.HWEnergyJ == 10 })
+	<-up
+	up <- false
+	waitFor("off while it does not answer", func(a Activity) bool { return a.Phase == PhaseOff })
+	if a := Follow(ctx, srv.Client(), "", time.Millisecond).Activity(); a.Phase != PhaseOff {
+		t.Errorf("no engine: %+v, want off", a)
 	}
 }
