@@ -28,7 +28,9 @@ type Run struct {
 // Flag is a finding on a run and the values it removes from the
 // statistics (Removes: steady, full, startup, release, or all).
 type Flag struct {
-	Name    string   `json:"flag"`
+	Name string `json:"flag"`
+	// Check is the failed check the flag stands for, if any.
+	Check   string   `json:"check,omitempty"`
 	Detail  string   `json:"detail,omitempty"`
 	Removes []string `json:"removes"`
 }
@@ -451,12 +453,12 @@ func (p *Profile) flagsOf(r Run) []Flag {
 	add := func(rule FlagRule, detail string) {
 		flags = append(flags, Flag{Name: rule.Flag, Detail: detail, Removes: slices.Clone(rule.Removes)})
 	}
-	addCheck := func(flag string, c record.Result, rule []string, detail string) {
+	addCheck := func(flag, check string, c record.Result, rule []string, detail string) {
 		removes := p.removedBy(c, rule)
 		if c.Severity == "exclude" && slices.Contains(removes, ValueAll) {
 			excludeCheckFlagged = true
 		}
-		flags = append(flags, Flag{Name: flag, Detail: detail, Removes: removes})
+		flags = append(flags, Flag{Name: flag, Check: check, Detail: detail, Removes: removes})
 	}
 	failedCheck := checkFailed
 	for _, rule := range p.Flags {
@@ -466,7 +468,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 				continue
 			}
 			if c, ok := r.Results.Values[rule.Check]; ok && failedCheck(c) {
-				addCheck(rule.Flag, c, rule.Removes, checkDetail(c))
+				addCheck(rule.Flag, rule.Check, c, rule.Removes, checkDetail(c))
 			}
 		case rule.Severity != "":
 			if r.Results == nil {
@@ -477,7 +479,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 				if byName[name] || c.Severity != rule.Severity || !failedCheck(c) {
 					continue
 				}
-				addCheck(rule.Flag, c, rule.Removes, "check "+name+": "+checkDetail(c))
+				addCheck(rule.Flag, name, c, rule.Removes, "check "+name+": "+checkDetail(c))
 			}
 		case rule.Metric != "":
 			if v, ok, _ := number(r.Results, rule.Metric); ok && v > *rule.Above {
@@ -500,7 +502,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 	// A failed check that no rule names or covers by its severity, and
 	// that declares what it invalidates, removes that under its own name.
 	for _, name := range p.undeclaredFailures(r.Results, byName) {
-		addCheck(name, r.Results.Values[name], nil, checkDetail(r.Results.Values[name]))
+		addCheck(name, name, r.Results.Values[name], nil, checkDetail(r.Results.Values[name]))
 	}
 	return flags
 }

@@ -291,6 +291,9 @@ func basisName(basis string) string {
 // missingWhy says why a point lacks the figure of basis: a flag removed it
 // (which), or its runs do not have it.
 func missingWhy(pt *FrontierPoint, basis string) string {
+	if checks := pt.invalid[basis]; checks != "" {
+		return "invalidated by failed " + checks
+	}
 	if basis == BasisSteady {
 		for _, r := range pt.rows {
 			if r.SteadyJPerToken != nil && !r.Uses(ValueSteady) || slices.Contains(r.Removed, ValueSteady) {
@@ -314,13 +317,14 @@ func flagsWhy(flags []Flag, value string) string {
 	return cmp.Or(strings.Join(out, "; "), "a flag")
 }
 
-// flagNamesRemoving names the flags that remove value (or everything):
-// "flag not_steady" (their details are in the flagged runs).
+// flagNamesRemoving names the flags that remove value (or everything),
+// each with the failed check it stands for: "flag not_steady (check
+// steady_state_reached)" (their details are in the flagged runs).
 func flagNamesRemoving(flags []Flag, value string) string {
 	var out []string
 	for _, f := range flags {
 		if slices.Contains(f.Removes, value) || slices.Contains(f.Removes, ValueAll) {
-			out = append(out, "flag "+f.Name)
+			out = append(out, "flag "+f.Name+cond(f.Check != "" && f.Check != f.Name, " (check "+f.Check+")", ""))
 		}
 	}
 	return cmp.Or(strings.Join(out, ", "), "a flag")

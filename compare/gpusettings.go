@@ -96,7 +96,8 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 			groups[g] = append(groups[g], pt)
 		}
 		pt.pt.Runs++
-		for b, v := range frontierJs(r, run) {
+		js, _ := frontierJs(r, run) // an invalidated figure is nil: never chosen
+		for b, v := range js {
 			pt.js[b] = append(pt.js[b], v)
 		}
 		pt.lats = append(pt.lats, ptr(numberOK(run, o.Latency)))
