@@ -70,6 +70,9 @@ type RunRow struct {
 	// same holds the pair-rule fields of run.json; setting and load the
 	// configuration fields (canonical JSON by dotted path).
 	same, setting, load map[string]string
+	// method is the run's method (profile name and sha256): runs of
+	// different methods are never pooled.
+	method method
 }
 
 // FieldValue is a run.json field (dotted path) and its value as shown.
@@ -225,12 +228,18 @@ type Report struct {
 	// Decision is the answer: the configuration and load with the lowest
 	// objective (J/token) meeting the SLO, over every configuration
 	// compared; it opens every rendering.
-	Decision       *Decision `json:"decision"`
-	CompareProfile string    `json:"compare_profile"`
-	Metrics        Metrics   `json:"metrics"`
-	PairTolerance  float64   `json:"pair_tolerance"`
-	PairSame       []string  `json:"pair_same"`
-	Simulated      bool      `json:"simulated"`
+	Decision *Decision `json:"decision"`
+	// Decisions are the decisions per SLO and method: one when every
+	// point compared shares them (Decision is then that one), else one
+	// per SLO and method, tightest SLO first, and Decision chooses
+	// nothing and says why: runs of different SLOs or methods are never
+	// decided together.
+	Decisions      []*Decision `json:"decisions"`
+	CompareProfile string      `json:"compare_profile"`
+	Metrics        Metrics     `json:"metrics"`
+	PairTolerance  float64     `json:"pair_tolerance"`
+	PairSame       []string    `json:"pair_same"`
+	Simulated      bool        `json:"simulated"`
 	// ConfigurationColumns are the configuration fields that differ between
 	// runs of the same scenario, model and engine; LoadColumns the load
 	// fields that do.
@@ -283,6 +292,9 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 		}
 		prof := profileName(r)
 		flags := p.flagsOf(r)
+		if f, ok := methodFlag(methodOf(r)); ok {
+			flags = append(flags, f)
+		}
 		if p.isAsiai(prof) {
 			asiai = append(asiai, asiaiRun{run: r, flags: flags})
 		} else {
@@ -308,7 +320,7 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	rep.Groups, rep.CrossGroup = p.groups(rep.Runs)
 	rep.Asiai = p.asiaiRows(asiai)
 	points := p.loadPoints(rep.Runs, runs, fo)
-	rep.Decision = decide(rep.Runs, points, fo)
+	rep.Decision, rep.Decisions = decide(rep.Runs, points, fo)
 	rep.Frontier = p.frontier(points)
 	if rep.Frontier == nil {
 		rep.Frontier = []FrontierPoint{}
@@ -593,6 +605,7 @@ func (p *Profile) runRow(r Run, flags []Flag) RunRow {
 		Model: orDash(m.Engine.Model), Engine: orDash(m.Engine.Kind), Status: m.Status, Simulated: m.Simulated,
 		SizeGroup: UnknownGroup, Flags: flags, same: sameFields(m, p.Pairs.Same)}
 	row.setting, row.load = p.configurationOf(m)
+	row.method = methodOf(r)
 	if v, ok, note := p.paramsOf(m); ok {
 		row.Params = &v
 		row.SizeGroup = p.SizeGroupOf(v)
@@ -817,6 +830,9 @@ func groupStats(scenario, group string, rows []*RunRow) GroupStats {
 	}
 	if n := st.Runs - st.Included; n > 0 {
 		st.Notes = append(st.Notes, fmt.Sprintf("%d run(s) out of the statistics", n))
+	}
+	if m := methodsOf(rows); len(m) > 1 {
+		st.Notes = append(st.Notes, fmt.Sprintf("%d methods (profiles) side by side here, each configuration of one: %s", len(m), strings.Join(m, "; ")))
 	}
 	if len(keys) == 0 {
 		st.Notes = append(st.Notes, "no run in the statistics")

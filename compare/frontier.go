@@ -111,6 +111,8 @@ type FrontierPoint struct {
 	// invalid names, by basis or objective, the failed checks that
 	// invalidate the point's figure (it is then nil).
 	invalid map[string]string
+	// method is the point's runs' method.
+	method method
 }
 
 // frontier builds the frontier points of the included runs: one point per
@@ -151,7 +153,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		if !r.Included || run == nil {
 			continue
 		}
-		k := key{r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(r.setting), mapKey(r.load)}
+		k := key{r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(r.setting) + "\x00" + r.method.key, mapKey(r.load)}
 		pt, ok := points[k]
 		if !ok {
 			pt = newLoadPoint(r, run, o)
@@ -324,7 +326,7 @@ func newLoadPoint(r *RunRow, run *Run, o FrontierOptions) *FrontierPoint {
 		metric, from = DefaultLatency, "default"
 	}
 	pt := &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
-		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo}
+		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo, method: r.method}
 	pt.AttainmentTarget = o.Attainment
 	if pt.AttainmentTarget <= 0 {
 		pt.AttainmentTarget = 0.99
