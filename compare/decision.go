@@ -613,7 +613,7 @@ func choiceTable(b *builder, d *Decision) {
 	}
 	row := func(label string, c *Choice) []string {
 		r := []string{label, c.Run, configText(c.Configuration), c.LoadText, fmtJ(c.JPerToken), c.Basis, c.LatencyMetric, fmtF(c.Latency, 2),
-			fmtF(c.LatencyBound, 2), fmtF(c.Attainment, 4), fmtF(c.Throughput, 1), fmtF(c.Goodput, 1)}
+			fmtBound(c.LatencyBound), fmtF(c.Attainment, 4), fmtF(c.Throughput, 1), fmtF(c.Goodput, 1)}
 		if withUSD {
 			r = append(r, fmtF(c.USDPerMToken, 4))
 		}
@@ -641,6 +641,15 @@ func rejectedTable(b *builder, rejected []Rejection) {
 	t := &doc.Table{Columns: doc.Cols("not chosen: run", "load", "why"), MaxWidth: 60, NoWrapMarkdown: true}
 	t.Add(rows...)
 	b.d.Add(t)
+}
+
+// fmtBound shows a latency bound as given (%g): a tiny but valid bound
+// such as 1e-06 ms is not rounded to 0.00.
+func fmtBound(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return g(*v)
 }
 
 // configText writes a configuration's fields: "model m, engine sim, ...".

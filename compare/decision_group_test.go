@@ -121,6 +121,12 @@ func TestDecisionTinySLO(t *testing.T) {
 	if !strings.Contains(text, "SLO: TPOT ≤ 1e-06 ms for 99 % of requests") || strings.Contains(text, "SLO: .") {
 		t.Errorf("table:\n%s", text)
 	}
+	// Chosen under a tiny bound (a latency of 5e-07 ms meets 1e-06): the
+	// table's bound column shows 1e-06, not 0.00.
+	rep = p.Compare([]Run{tpotRun("a", "sim", 1e-06, 0.10, 5e-07, 1)})
+	if _, text = renderBoth(t, rep); !strings.Contains(text, "│ 1e-06    │") {
+		t.Errorf("table:\n%s", text)
+	}
 }
 
 // withProfile records that r was evaluated with profile benchmark-1.5 of
