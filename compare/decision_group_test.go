@@ -206,3 +206,35 @@ func TestDecisionPerMethod(t *testing.T) {
 		}
 	}
 }
+
+// Runs of two methods are never weighed against each other over GPU
+// settings, even under a comparison profile whose configuration fields
+// leave profile.sha256 out: d (default limit, the built-in) and c200
+// (200 W, an edited copy) are one setting each of two methods, so no
+// GPU-settings choice is made (with one method, 200 W at 0.12 would be
+// chosen over the default's 0.24).
+func TestGPUSettingsPerMethod(t *testing.T) {
+	p := builtin(t)
+	var fields []string
+	for _, f := range p.Configuration.Fields {
+		if f != "profile.sha256" {
+			fields = append(fields, f)
+		}
+	}
+	p.Configuration.Fields = fields
+	r := func(id, limit string, st float64, sum string) Run {
+		run := withProfile(withParams(mk(spec{id: id, scenario: "chat", model: "m", engine: "sim", params: "8e9", steady: st, full: st, tokens: 100,
+			values: map[string]any{"tpot_p50_ms": 17.0}}), nil), sum)
+		if limit != "" {
+			run.Meta.GPUSettings = &record.GPUSettings{PowerLimitW: limit, Controller: "sim"}
+		}
+		return run
+	}
+	one := strings.Repeat("cd", 32)
+	if got := p.Compare([]Run{r("d", "", 0.24, one), r("c200", "200", 0.12, one)}).GPUSettings; len(got) != 1 || got[0].RunID != "c200" {
+		t.Fatalf("one method: choices %+v", got)
+	}
+	if got := p.Compare([]Run{r("d", "", 0.24, one), r("c200", "200", 0.12, strings.Repeat("ab", 32))}).GPUSettings; got != nil {
+		t.Errorf("two methods: choices %+v, want none", got)
+	}
+}

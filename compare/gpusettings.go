@@ -79,7 +79,7 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		delete(rest, fieldPowerLimit)
 		delete(rest, fieldClocks)
 		delete(rest, fieldMemClocks)
-		g := r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(rest)
+		g := r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(rest) + "\x00" + r.method.key
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
