@@ -452,6 +452,8 @@ func missBy(pt *FrontierPoint) string {
 	switch {
 	case pt.SLOAttainment != nil && *pt.SLOAttainment < pt.AttainmentTarget:
 		out = append(out, fmt.Sprintf("attainment %s < target %s", strconv.FormatFloat(*pt.SLOAttainment, 'f', 4, 64), g(pt.AttainmentTarget)))
+	case pt.SLOAttainment == nil && pt.SLO != nil && pt.invalid["slo_attainment"] != "":
+		out = append(out, "slo_attainment invalidated by failed "+pt.invalid["slo_attainment"])
 	case pt.SLOAttainment == nil && pt.SLO != nil:
 		out = append(out, "no slo_attainment in its results")
 	}

@@ -96,3 +96,29 @@ func TestDecisionObjectiveInvalidated(t *testing.T) {
 		t.Errorf("decision %s at %v USD/Mtoken, want ok at 0.9", d.Run, d.USDPerMToken)
 	}
 }
+
+// A point meets the SLO only on an attainment its runs' checks leave
+// valid: first_token_times_exact invalidates the latencies and
+// slo_attainment (benchmark-1.5's declaration). By hand, one SLO (TTFT ≤ 300 ms at
+// 99 %), formal J/token:
+//
+//	run  engine  J/token  attainment  first_token_times_exact
+//	ok   sim     0.2437   0.995       passed
+//	lat  vllm    0.1219   0.995       FAILED: its attainment is invalid
+//
+// lat's attainment cannot show it meets the SLO: it is not chosen, and
+// the reason names the check; ok is chosen.
+func TestDecisionSLOOnInvalidatedAttainment(t *testing.T) {
+	p := builtin(t)
+	ok := sloRun("ok", "sim", 4, -1, 0.2437, 20, 0.995)
+	lat := failCheck(sloRun("lat", "vllm", 4, -1, 0.1219, 20, 0.995), "first_token_times_exact",
+		[]string{"ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms", "slo_attainment", "goodput_rps", "goodput_tok_s"})
+	d := p.Compare([]Run{ok, lat}).Decision
+	if !d.Chosen || d.Run != "ok" {
+		t.Fatalf("decision: chosen %v run %q, want ok", d.Chosen, d.Run)
+	}
+	if len(d.Rejected) != 1 || d.Rejected[0].Run != "lat" ||
+		!strings.Contains(d.Rejected[0].Reason, "misses the SLO: slo_attainment invalidated by failed check first_token_times_exact") {
+		t.Errorf("not chosen: %+v", d.Rejected)
+	}
+}

@@ -175,6 +175,9 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 				obj[name], bad[name] = nil, checks
 			}
 		}
+		if checks := invalidating(run, "slo_attainment"); checks != "" {
+			bad["slo_attainment"] = checks // the SLO verdict rests on it
+		}
 		samples[k] = append(samples[k], sample{run: r.RunID, j: js, bad: bad, obj: obj, full: full, lat: ptr(numberOK(run, pt.LatencyMetric)),
 			thr: ptr(numberOK(run, "output_throughput_tok_s")), good: ptr(numberOK(run, "goodput_tok_s")), att: ptr(numberOK(run, "slo_attainment"))})
 	}
@@ -199,9 +202,9 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		for _, name := range Objectives[1:] {
 			pt.objs[name] = col(func(s sample) *float64 { return s.obj[name] })
 		}
-		pt.dropInvalid(samples[k])
 		pt.JPerToken, pt.FullJPerToken, pt.Latency = pt.js[pt.Basis], col(func(s sample) *float64 { return s.full }), col(func(s sample) *float64 { return s.lat })
 		pt.ThroughputTokS, pt.GoodputTokS, pt.SLOAttainment = col(func(s sample) *float64 { return s.thr }), col(func(s sample) *float64 { return s.good }), col(func(s sample) *float64 { return s.att })
+		pt.dropInvalid(samples[k])
 		pt.MeetsSLO = meetsSLO(pt, o)
 		out = append(out, *pt)
 	}
@@ -221,9 +224,10 @@ type sample struct {
 	bad map[string]string
 }
 
-// dropInvalid takes out of the point every figure (basis or objective)
-// that a check of one of its runs invalidates: the point has none on it,
-// not the median of its other runs, and invalid says which check.
+// dropInvalid takes out of the point every figure (basis, objective or
+// slo_attainment) that a check of one of its runs invalidates: the
+// point has none on it, not the median of its other runs, and invalid
+// says which check.
 func (pt *FrontierPoint) dropInvalid(samples []sample) {
 	for _, s := range samples {
 		for name, checks := range s.bad {
@@ -240,6 +244,9 @@ func (pt *FrontierPoint) dropInvalid(samples []sample) {
 			}
 			if _, ok := pt.objs[name]; ok {
 				pt.objs[name] = nil
+			}
+			if name == "slo_attainment" {
+				pt.SLOAttainment = nil
 			}
 		}
 	}
