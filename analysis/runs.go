@@ -62,6 +62,10 @@ func (p Profiles) EvaluateRuns(ctx context.Context, paths []string, profile stri
 	if err != nil {
 		return nil, nil, exitcode.With(exitcode.Invalid, err)
 	}
+	overrides, err := workflow.ParseSets(sets)
+	if err != nil {
+		return nil, nil, err
+	}
 	runs = make([]compare.Run, 0, len(dirs))
 	var evalErrs []error
 	for _, dir := range dirs {
@@ -69,6 +73,9 @@ func (p Profiles) EvaluateRuns(ctx context.Context, paths []string, profile stri
 		if err != nil {
 			return nil, nil, exitcode.Keep(err, "run %s", dir)
 		}
+		// The run is compared as evaluated: --set values (an SLO applied
+		// to every run) stand in its parameters.
+		e.Run.Meta.Parameters = withSets(e.Run.Meta.Parameters, overrides)
 		if e.EvalErr != nil {
 			if warn != nil {
 				warn(dir, e.EvalErr)
@@ -143,6 +150,26 @@ func FrontierFigure(rep *compare.Report, latency string) *plot.Frontier {
 	return fig
 }
 
+// withSets is a copy of a run's parameters with the --set values in
+// place of its own (a number as a number).
+func withSets(params map[string]any, overrides map[string]string) map[string]any {
+	if len(overrides) == 0 {
+		return params
+	}
+	out := maps.Clone(params)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range overrides {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			out[k] = f
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // PlotData evaluates the run dir and prepares its figure; the --set values
 // also set what the figure draws (window, cv_max, ...). EvalErr in the
 // result says which formulas failed; err is invalid input.
@@ -155,18 +182,7 @@ func (p Profiles) PlotData(ctx context.Context, dir, profile string, sets []stri
 	if err != nil {
 		return nil, e, err
 	}
-	params := maps.Clone(e.Run.Meta.Parameters)
-	if params == nil {
-		params = map[string]any{}
-	}
-	for k, v := range overrides {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			params[k] = f
-		} else {
-			params[k] = v
-		}
-	}
-	e.Run.Meta.Parameters = params
+	e.Run.Meta.Parameters = withSets(e.Run.Meta.Parameters, overrides)
 	data, err := plot.Prepare(e.Run, e.Results)
 	if err != nil {
 		return nil, e, exitcode.With(exitcode.Invalid, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
@@ -186,8 +187,7 @@ func (c *Campaign) probe(base Run, kept *SearchState, o Options, exec PlanFunc) 
 		if last, ok := Latest(as); ok && Status(as) == Complete && kept != nil {
 			for _, d := range kept.Decisions {
 				if d.Run == r.ID && d.Dir == last.Dir && d.Measure.OK {
-					fmt.Fprintf(o.Log, "search point %s: measured before (%s)\n", r.ID, SearchStateFile)
-					return d.Measure, nil
+					return c.checkKept(d, o)
 				}
 			}
 		}
@@ -213,6 +213,60 @@ func (c *Campaign) probe(base Run, kept *SearchState, o Options, exec PlanFunc) 
 		return MeasureRun(last.Dir, c.Search.SLO)
 	}
 }
+
+// checkKept is the measure of a point the kept state lists as measured:
+// measured again from the archive it names, and refused (invalid input)
+// where the state contradicts it, so that an edited state never decides.
+func (c *Campaign) checkKept(d Decision, o Options) (Measure, error) {
+	m, err := MeasureRun(d.Dir, c.Search.SLO)
+	if err != nil {
+		return Measure{}, err
+	}
+	if why := c.Search.contradiction(d.Measure, m); why != "" {
+		return Measure{}, exitcode.Invalidf("%s: step %d of search %s, point %s (run %s): %s, so the state contradicts the archive %s: delete %s to measure every point again from its archive",
+			filepath.Join(c.Dir, SearchStateFile), d.Step, d.Group, d.Load.Name(), d.Run, why, d.Dir, SearchStateFile)
+	}
+	fmt.Fprintf(o.Log, "search point %s: measured before (%s), checked against its archive\n", d.Run, SearchStateFile)
+	return m, nil
+}
+
+// contradiction says how a kept measure differs from the archive's (now);
+// "" when they agree. A measure is a function of the archive, so the
+// figures must be the same; the SLO verdict is said with them.
+func (s *Search) contradiction(kept, now Measure) string {
+	if !now.OK {
+		return "records a measured point, but its archive gives none (" + now.Reason + ")"
+	}
+	if s.SLO.set() && !same(kept.Attainment, now.Attainment) {
+		return fmt.Sprintf("records slo_attainment %s (%s), but its archive gives %s (%s)", gfmt(kept.Attainment), s.verdict(kept),
+			gfmt(now.Attainment), s.verdict(now))
+	}
+	for _, f := range []struct {
+		name      string
+		kept, now float64
+	}{{"achieved_rps", kept.AchievedRPS, now.AchievedRPS}, {"offered_rps", kept.OfferedRPS, now.OfferedRPS}, {"ttft_growth", kept.TTFTGrowth, now.TTFTGrowth}} {
+		if !same(f.kept, f.now) {
+			return fmt.Sprintf("records %s %s, but its archive gives %s", f.name, gfmt(f.kept), gfmt(f.now))
+		}
+	}
+	return ""
+}
+
+// verdict is what an slo search decides from a measure.
+func (s *Search) verdict(m Measure) string {
+	if m.OK && m.Attainment >= s.Attainment {
+		return "meets the SLO"
+	}
+	return "misses the SLO: target " + gfmt(s.Attainment)
+}
+
+// same: equal up to rounding (a measure kept as JSON reads back exactly;
+// the margin only absorbs a last-digit difference).
+func same(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+func gfmt(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // MeasureRun reads what a search needs from a complete archive's formal
 // requests (see Measure). A run whose data cannot be read is not OK.

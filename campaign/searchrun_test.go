@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/exitcode"
 )
 
 // fakeArchive writes a complete archive of 30 formal requests at
@@ -171,5 +173,75 @@ func TestRunSearchSlurm(t *testing.T) {
 	}
 	if st.Found["engine=sim"] != "c10" || f.next != 7 {
 		t.Errorf("found %v after %d jobs, want c10 after 7", st.Found, f.next)
+	}
+}
+
+// A search-state.json edited between runs is checked against the
+// archives it names on resume, and refused where it contradicts them.
+// The first search (bisection over 1..32 under TPOT ≤ 20.5 ms, TPOT
+// 10 + concurrency ms) is interrupted in its third run, after c1 (TPOT
+// 11 ms: attainment 1, meets) and c32 (42 ms: attainment 0, misses).
+// Edited so that c32 "meets" (attainment 1), the state would end the
+// search at once: "the SLO is met at the high bound", c32 found. On
+// resume the state's c32 is measured again from its archive (attainment
+// 0): the search stops with an error naming the state file, the point
+// and both attainments, and runs nothing. Edited so that c1 "misses"
+// (attainment 0), likewise.
+func TestRunSearchRefusesEditedState(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		step int     // the decision edited (0-based)
+		att  float64 // the attainment written there
+		want string
+	}{
+		{"c32 meets", 1, 1, "records slo_attainment 1 (meets the SLO), but its archive gives 0 (misses the SLO: target 0.99)"},
+		{"c1 misses", 0, 0, "records slo_attainment 0 (misses the SLO: target 0.99), but its archive gives 1 (meets the SLO)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := load(t, "name: s\nprofile: benchmark-1.5\nout: out\nmatrix: {engine: [{kind: sim}]}\n"+
+				"search: {kind: slo, low: 1, high: 32, slo: {tpot_ms: 20.5}}\n")
+			var ran []string
+			interruptAt := 3
+			exec := func(ctx context.Context, p Plan) (Result, error) {
+				r := p.Runs[0]
+				dir, err := c.NextDir(r)
+				if err != nil {
+					return Result{}, err
+				}
+				conc, _ := strconv.Atoi(strings.TrimPrefix(r.Axes["load"], "c"))
+				ran = append(ran, r.Axes["load"])
+				if len(ran) == interruptAt {
+					fakeArchive(t, dir, conc, record.StatusInterrupted)
+					return Result{Interrupted: true}, nil
+				}
+				fakeArchive(t, dir, conc, record.StatusComplete)
+				return Result{}, nil
+			}
+			if _, _, err := c.RunSearch(context.Background(), c.Expand(), Options{Log: io.Discard}, exec); err != nil {
+				t.Fatal(err)
+			}
+			st, err := c.ReadSearchState()
+			if err != nil || len(st.Decisions) != 2 {
+				t.Fatalf("state %+v, %v", st, err)
+			}
+			st.Decisions[tc.step].Measure.Attainment = tc.att
+			if err := c.writeSearchState(st); err != nil {
+				t.Fatal(err)
+			}
+			ran, interruptAt = nil, -1
+			var log strings.Builder
+			_, _, err = c.RunSearch(context.Background(), c.Expand(), Options{Log: &log}, exec)
+			point := st.Decisions[tc.step]
+			if err == nil || !strings.Contains(err.Error(), SearchStateFile) || !strings.Contains(err.Error(), point.Load.Name()) ||
+				!strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), point.Dir) {
+				t.Errorf("resumed search: %v, want a refusal naming %s, %s, %s and %q\n%s", err, SearchStateFile, point.Load.Name(), point.Dir, tc.want, log.String())
+			}
+			if exitcode.Of(err) != int(exitcode.Invalid) {
+				t.Errorf("exit code %d, want %d (invalid input)", exitcode.Of(err), exitcode.Invalid)
+			}
+			if len(ran) > 0 {
+				t.Errorf("resumed search ran %v before refusing", ran)
+			}
+		})
 	}
 }

@@ -28,7 +28,9 @@ type Run struct {
 // Flag is a finding on a run and the values it removes from the
 // statistics (Removes: steady, full, startup, release, or all).
 type Flag struct {
-	Name    string   `json:"flag"`
+	Name string `json:"flag"`
+	// Check is the failed check the flag stands for, if any.
+	Check   string   `json:"check,omitempty"`
 	Detail  string   `json:"detail,omitempty"`
 	Removes []string `json:"removes"`
 }
@@ -68,6 +70,9 @@ type RunRow struct {
 	// same holds the pair-rule fields of run.json; setting and load the
 	// configuration fields (canonical JSON by dotted path).
 	same, setting, load map[string]string
+	// method is the run's method (profile name and sha256): runs of
+	// different methods are never pooled.
+	method method
 }
 
 // FieldValue is a run.json field (dotted path) and its value as shown.
@@ -223,12 +228,18 @@ type Report struct {
 	// Decision is the answer: the configuration and load with the lowest
 	// objective (J/token) meeting the SLO, over every configuration
 	// compared; it opens every rendering.
-	Decision       *Decision `json:"decision"`
-	CompareProfile string    `json:"compare_profile"`
-	Metrics        Metrics   `json:"metrics"`
-	PairTolerance  float64   `json:"pair_tolerance"`
-	PairSame       []string  `json:"pair_same"`
-	Simulated      bool      `json:"simulated"`
+	Decision *Decision `json:"decision"`
+	// Decisions are the decisions per SLO and method: one when every
+	// point compared shares them (Decision is then that one), else one
+	// per SLO and method, tightest SLO first, and Decision chooses
+	// nothing and says why: runs of different SLOs or methods are never
+	// decided together.
+	Decisions      []*Decision `json:"decisions"`
+	CompareProfile string      `json:"compare_profile"`
+	Metrics        Metrics     `json:"metrics"`
+	PairTolerance  float64     `json:"pair_tolerance"`
+	PairSame       []string    `json:"pair_same"`
+	Simulated      bool        `json:"simulated"`
 	// ConfigurationColumns are the configuration fields that differ between
 	// runs of the same scenario, model and engine; LoadColumns the load
 	// fields that do.
@@ -281,6 +292,9 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 		}
 		prof := profileName(r)
 		flags := p.flagsOf(r)
+		if f, ok := methodFlag(methodOf(r)); ok {
+			flags = append(flags, f)
+		}
 		if p.isAsiai(prof) {
 			asiai = append(asiai, asiaiRun{run: r, flags: flags})
 		} else {
@@ -306,7 +320,7 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	rep.Groups, rep.CrossGroup = p.groups(rep.Runs)
 	rep.Asiai = p.asiaiRows(asiai)
 	points := p.loadPoints(rep.Runs, runs, fo)
-	rep.Decision = decide(rep.Runs, points, fo)
+	rep.Decision, rep.Decisions = decide(rep.Runs, points, fo)
 	rep.Frontier = p.frontier(points)
 	if rep.Frontier == nil {
 		rep.Frontier = []FrontierPoint{}
@@ -451,12 +465,12 @@ func (p *Profile) flagsOf(r Run) []Flag {
 	add := func(rule FlagRule, detail string) {
 		flags = append(flags, Flag{Name: rule.Flag, Detail: detail, Removes: slices.Clone(rule.Removes)})
 	}
-	addCheck := func(flag string, c record.Result, rule []string, detail string) {
+	addCheck := func(flag, check string, c record.Result, rule []string, detail string) {
 		removes := p.removedBy(c, rule)
 		if c.Severity == "exclude" && slices.Contains(removes, ValueAll) {
 			excludeCheckFlagged = true
 		}
-		flags = append(flags, Flag{Name: flag, Detail: detail, Removes: removes})
+		flags = append(flags, Flag{Name: flag, Check: check, Detail: detail, Removes: removes})
 	}
 	failedCheck := checkFailed
 	for _, rule := range p.Flags {
@@ -466,7 +480,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 				continue
 			}
 			if c, ok := r.Results.Values[rule.Check]; ok && failedCheck(c) {
-				addCheck(rule.Flag, c, rule.Removes, checkDetail(c))
+				addCheck(rule.Flag, rule.Check, c, rule.Removes, checkDetail(c))
 			}
 		case rule.Severity != "":
 			if r.Results == nil {
@@ -477,7 +491,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 				if byName[name] || c.Severity != rule.Severity || !failedCheck(c) {
 					continue
 				}
-				addCheck(rule.Flag, c, rule.Removes, "check "+name+": "+checkDetail(c))
+				addCheck(rule.Flag, name, c, rule.Removes, "check "+name+": "+checkDetail(c))
 			}
 		case rule.Metric != "":
 			if v, ok, _ := number(r.Results, rule.Metric); ok && v > *rule.Above {
@@ -500,7 +514,7 @@ func (p *Profile) flagsOf(r Run) []Flag {
 	// A failed check that no rule names or covers by its severity, and
 	// that declares what it invalidates, removes that under its own name.
 	for _, name := range p.undeclaredFailures(r.Results, byName) {
-		addCheck(name, r.Results.Values[name], nil, checkDetail(r.Results.Values[name]))
+		addCheck(name, name, r.Results.Values[name], nil, checkDetail(r.Results.Values[name]))
 	}
 	return flags
 }
@@ -591,6 +605,7 @@ func (p *Profile) runRow(r Run, flags []Flag) RunRow {
 		Model: orDash(m.Engine.Model), Engine: orDash(m.Engine.Kind), Status: m.Status, Simulated: m.Simulated,
 		SizeGroup: UnknownGroup, Flags: flags, same: sameFields(m, p.Pairs.Same)}
 	row.setting, row.load = p.configurationOf(m)
+	row.method = methodOf(r)
 	if v, ok, note := p.paramsOf(m); ok {
 		row.Params = &v
 		row.SizeGroup = p.SizeGroupOf(v)
@@ -815,6 +830,9 @@ func groupStats(scenario, group string, rows []*RunRow) GroupStats {
 	}
 	if n := st.Runs - st.Included; n > 0 {
 		st.Notes = append(st.Notes, fmt.Sprintf("%d run(s) out of the statistics", n))
+	}
+	if m := methodsOf(rows); len(m) > 1 {
+		st.Notes = append(st.Notes, fmt.Sprintf("%d methods (profiles) side by side here, each configuration of one: %s", len(m), strings.Join(m, "; ")))
 	}
 	if len(keys) == 0 {
 		st.Notes = append(st.Notes, "no run in the statistics")

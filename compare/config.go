@@ -163,6 +163,7 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // configuration field, not only those shown.
 func configKey(r *RunRow) string {
 	var b strings.Builder
+	b.WriteString(r.method.key + "\x01")
 	for _, m := range []map[string]string{r.setting, r.load} {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			b.WriteString(k + "=" + m[k] + "\x00")

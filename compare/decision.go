@@ -155,6 +155,10 @@ type Decision struct {
 	// --latency-max); SLOText says it in words, and where it comes from.
 	SLO     *SLO   `json:"slo"`
 	SLOText string `json:"slo_text"`
+	// Method is the method (profile name and sha256) of the points
+	// decided on, in words; a profile that differs from the built-in it
+	// names says so.
+	Method string `json:"method,omitempty"`
 	// Chosen is false when no point qualifies (Note says why); Choice's
 	// fields are then empty.
 	Chosen bool `json:"chosen"`
@@ -166,29 +170,137 @@ type Decision struct {
 	Rejected []Rejection `json:"rejected"`
 }
 
-// decide chooses among the points of every configuration: those meeting
-// the SLO (all of them when no SLO is given anywhere), by the objective's
-// value, lowest first; every other point and every run out of the
-// statistics is listed with why.
-func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) *Decision {
-	d := &Decision{Objective: cmp.Or(o.Objective, Objectives[0]), Rejected: []Rejection{}}
+// decide chooses among the points of every configuration, per SLO and
+// method (decideGroup): points of different SLOs or methods are never
+// decided together. With one SLO and method the decision is that group's;
+// with several, the decision chooses nothing and says why, and decisions
+// holds one per SLO and method. Every run out of the statistics, and
+// every point that carries no SLO where others do, is listed with why.
+func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) (*Decision, []*Decision) {
+	var common []Rejection
 	for _, r := range rows {
 		if !r.Included {
-			d.Rejected = append(d.Rejected, Rejection{Run: r.RunID, Load: loadTextOf(r.load), Reason: "out of the statistics: " + flagsWhy(r.Flags, ValueAll)})
+			common = append(common, Rejection{Run: r.RunID, Load: loadTextOf(r.load), Reason: "out of the statistics: " + flagsWhy(r.Flags, ValueAll)})
 		}
 	}
 	sloGiven := o.LatencyMax > 0
 	for i := range points {
 		sloGiven = sloGiven || points[i].SLO != nil
 	}
-	var cands []*FrontierPoint
+	byKey := map[string][]*FrontierPoint{}
+	var keys []string
 	for i := range points {
 		pt := &points[i]
+		if sloGiven && pt.MeetsSLO == nil {
+			common = append(common, Rejection{Run: pt.RunID, Load: LoadText(pt.Load), Reason: "no SLO in its runs' parameters: not measured against one"})
+			continue
+		}
+		k := sloKey(pt) + "\x00" + pt.method.key
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], pt)
+	}
+	slices.SortStableFunc(keys, func(a, b string) int {
+		pa, pb := byKey[a][0], byKey[b][0]
+		return cmp.Or(cmpSLO(pa, pb), cmp.Compare(pa.method.text, pb.method.text))
+	})
+	ds := make([]*Decision, 0, len(keys))
+	for _, k := range keys {
+		ds = append(ds, decideGroup(byKey[k], o, sloGiven))
+	}
+	if len(ds) <= 1 {
+		if len(ds) == 0 {
+			ds = append(ds, decideGroup(nil, o, sloGiven))
+		}
+		ds[0].Rejected = append(common, ds[0].Rejected...)
+		if ds[0].Rejected == nil {
+			ds[0].Rejected = []Rejection{}
+		}
+		return ds[0], ds
+	}
+	return apart(ds, common), ds
+}
+
+// apart is the decision over points of several SLOs or methods: no
+// choice, and why, with each SLO and method's own choice in the note.
+func apart(ds []*Decision, common []Rejection) *Decision {
+	d := &Decision{Objective: ds[0].Objective, Rejected: append([]Rejection{}, common...)}
+	var slos, methods, each []string
+	for _, g := range ds {
+		if !slices.Contains(slos, g.SLOText) {
+			slos = append(slos, g.SLOText)
+		}
+		if !slices.Contains(methods, g.Method) {
+			methods = append(methods, g.Method)
+		}
+		what := "no choice (" + cmp.Or(g.Note, "no point qualifies") + ")"
+		if g.Chosen {
+			what = fmt.Sprintf("run %s, load %s, %s J/token (%s)", g.Run, g.LoadText, fmtJ(g.JPerToken), g.Basis)
+		}
+		each = append(each, "SLO "+g.SLOText+", method "+orDash(g.Method)+": "+what)
+	}
+	var differ []string
+	if len(slos) > 1 {
+		differ = append(differ, fmt.Sprintf("%d SLOs", len(slos)))
+		d.SLOText = fmt.Sprintf("the runs carry %d different SLOs (%s): decided per SLO, never under one", len(slos), strings.Join(slos, "; "))
+	} else {
+		d.SLO, d.SLOText = ds[0].SLO, ds[0].SLOText
+	}
+	if len(methods) > 1 {
+		differ = append(differ, fmt.Sprintf("%d methods (profiles)", len(methods)))
+	} else {
+		d.Method = ds[0].Method
+	}
+	d.Note = "not decided together: the points compared are of " + strings.Join(differ, " and ") +
+		", so each gets its own decision (decisions) — " + strings.Join(each, "; ")
+	return d
+}
+
+// sloKey identifies the SLO a point is held to: its runs' bounds and the
+// attainment target it must reach ("" when its runs carry none).
+func sloKey(pt *FrontierPoint) string {
+	if pt.SLO == nil {
+		return ""
+	}
+	return fmt.Sprintf("%g/%g/%g/%g", pt.SLO.TTFTMs, pt.SLO.TPOTMs, pt.SLO.E2EMs, pt.AttainmentTarget)
+}
+
+// cmpSLO orders points by their SLO: none first, then the tightest
+// bounds (TTFT, TPOT, E2E), then the attainment target.
+func cmpSLO(a, b *FrontierPoint) int {
+	switch {
+	case a.SLO == nil || b.SLO == nil:
+		return cmp.Compare(boolInt(a.SLO != nil), boolInt(b.SLO != nil))
+	}
+	return cmp.Or(cmp.Compare(a.SLO.TTFTMs, b.SLO.TTFTMs), cmp.Compare(a.SLO.TPOTMs, b.SLO.TPOTMs),
+		cmp.Compare(a.SLO.E2EMs, b.SLO.E2EMs), cmp.Compare(a.AttainmentTarget, b.AttainmentTarget))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// decideGroup chooses among points of one SLO and method: those meeting
+// the SLO (all of them when no SLO is given anywhere), by the objective's
+// value, lowest first; every other point is listed with why. The SLO is
+// named whether or not a point meets it.
+func decideGroup(points []*FrontierPoint, o FrontierOptions, sloGiven bool) *Decision {
+	d := &Decision{Objective: cmp.Or(o.Objective, Objectives[0]), Rejected: []Rejection{}}
+	if len(points) > 0 {
+		d.Method = points[0].method.text
+		if sloGiven {
+			d.SLO, d.SLOText = points[0].SLO, sloText(points[0], o)
+		}
+	}
+	var cands []*FrontierPoint
+	for _, pt := range points {
 		switch {
 		case !sloGiven:
 			cands = append(cands, pt)
-		case pt.MeetsSLO == nil:
-			d.reject(pt, "no SLO in its runs' parameters: not measured against one")
 		case !*pt.MeetsSLO:
 			d.reject(pt, "misses the SLO: "+missBy(pt))
 		default:
@@ -231,10 +343,6 @@ func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) *Decision 
 	if len(valued) > 0 {
 		best := valued[0]
 		d.Chosen, d.Choice = true, choiceOf(best, basis)
-		d.SLO = best.SLO
-		if sloGiven {
-			d.SLOText = sloText(best, o)
-		}
 		if len(valued) > 1 {
 			ru := choiceOf(valued[1], basis)
 			d.RunnerUp = &ru
@@ -291,6 +399,9 @@ func basisName(basis string) string {
 // missingWhy says why a point lacks the figure of basis: a flag removed it
 // (which), or its runs do not have it.
 func missingWhy(pt *FrontierPoint, basis string) string {
+	if checks := pt.invalid[basis]; checks != "" {
+		return "invalidated by failed " + checks
+	}
 	if basis == BasisSteady {
 		for _, r := range pt.rows {
 			if r.SteadyJPerToken != nil && !r.Uses(ValueSteady) || slices.Contains(r.Removed, ValueSteady) {
@@ -314,13 +425,14 @@ func flagsWhy(flags []Flag, value string) string {
 	return cmp.Or(strings.Join(out, "; "), "a flag")
 }
 
-// flagNamesRemoving names the flags that remove value (or everything):
-// "flag not_steady" (their details are in the flagged runs).
+// flagNamesRemoving names the flags that remove value (or everything),
+// each with the failed check it stands for: "flag not_steady (check
+// steady_state_reached)" (their details are in the flagged runs).
 func flagNamesRemoving(flags []Flag, value string) string {
 	var out []string
 	for _, f := range flags {
 		if slices.Contains(f.Removes, value) || slices.Contains(f.Removes, ValueAll) {
-			out = append(out, "flag "+f.Name)
+			out = append(out, "flag "+f.Name+cond(f.Check != "" && f.Check != f.Name, " (check "+f.Check+")", ""))
 		}
 	}
 	return cmp.Or(strings.Join(out, ", "), "a flag")
@@ -340,6 +452,8 @@ func missBy(pt *FrontierPoint) string {
 	switch {
 	case pt.SLOAttainment != nil && *pt.SLOAttainment < pt.AttainmentTarget:
 		out = append(out, fmt.Sprintf("attainment %s < target %s", strconv.FormatFloat(*pt.SLOAttainment, 'f', 4, 64), g(pt.AttainmentTarget)))
+	case pt.SLOAttainment == nil && pt.SLO != nil && pt.invalid["slo_attainment"] != "":
+		out = append(out, "slo_attainment invalidated by failed "+pt.invalid["slo_attainment"])
 	case pt.SLOAttainment == nil && pt.SLO != nil:
 		out = append(out, "no slo_attainment in its results")
 	}
@@ -441,10 +555,37 @@ func objectiveName(obj string) string {
 }
 
 // decisionSection writes the decision: the SLO, the choice and the
-// runner-up with their figures, and why every other point is out.
-func decisionSection(b *builder, d *Decision) {
-	b.section("Decision: the lowest " + objectiveName(d.Objective) + " meeting the SLO, over every configuration compared")
+// runner-up with their figures, and why every other point is out; with
+// several SLOs or methods, why they are not decided together, then each
+// one's decision.
+func decisionSection(b *builder, rep *Report) {
+	d := rep.Decision
+	if len(rep.Decisions) <= 1 {
+		b.section("Decision: the lowest " + objectiveName(d.Objective) + " meeting the SLO, over every configuration compared")
+		decisionBody(b, d, false)
+		return
+	}
+	b.section("Decision: the lowest " + objectiveName(d.Objective) + " meeting the SLO, per SLO and method (never decided together)")
 	b.line("SLO: " + d.SLOText + ".")
+	if d.Method != "" {
+		b.line("Method: " + d.Method + ".")
+	}
+	b.line(strings.ToUpper(d.Note[:1]) + d.Note[1:] + ".")
+	rejectedTable(b, d.Rejected)
+	for i, g := range rep.Decisions {
+		b.section(fmt.Sprintf("Decision %d of %d: SLO %s; method %s", i+1, len(rep.Decisions), g.SLOText, orDash(g.Method)))
+		decisionBody(b, g, true)
+	}
+}
+
+// decisionBody writes one decision under its heading; the method is said
+// where several are decided apart (apart) or where the profile differs
+// from the built-in it names.
+func decisionBody(b *builder, d *Decision, apart bool) {
+	b.line("SLO: " + d.SLOText + ".")
+	if d.Method != "" && (apart || strings.Contains(d.Method, "profile edited")) {
+		b.line("Method: " + d.Method + ".")
+	}
 	if !d.Chosen {
 		b.line("No choice: " + cmp.Or(d.Note, "no point qualifies") + ".")
 	} else {
@@ -453,43 +594,64 @@ func decisionSection(b *builder, d *Decision) {
 		if d.Note != "" {
 			b.line("Note: " + d.Note + ".")
 		}
-		head := []string{"", "run", "configuration", "load", "J/token", "basis", "latency metric", "latency ms", "bound ms", "SLO attainment", "throughput tok/s", "goodput tok/s"}
-		withUSD, withCO2 := c.USDPerMToken != nil, c.GCO2PerMToken != nil
-		if d.RunnerUp != nil {
-			withUSD, withCO2 = withUSD || d.RunnerUp.USDPerMToken != nil, withCO2 || d.RunnerUp.GCO2PerMToken != nil
-		}
+		choiceTable(b, d)
+	}
+	rejectedTable(b, d.Rejected)
+}
+
+// choiceTable writes the chosen point's and the runner-up's figures.
+func choiceTable(b *builder, d *Decision) {
+	c := &d.Choice
+	head := []string{"", "run", "configuration", "load", "J/token", "basis", "latency metric", "latency ms", "bound ms", "SLO attainment", "throughput tok/s", "goodput tok/s"}
+	withUSD, withCO2 := c.USDPerMToken != nil, c.GCO2PerMToken != nil
+	if d.RunnerUp != nil {
+		withUSD, withCO2 = withUSD || d.RunnerUp.USDPerMToken != nil, withCO2 || d.RunnerUp.GCO2PerMToken != nil
+	}
+	if withUSD {
+		head = append(head, "USD/Mtoken")
+	}
+	if withCO2 {
+		head = append(head, "gCO2/Mtoken")
+	}
+	row := func(label string, c *Choice) []string {
+		r := []string{label, c.Run, configText(c.Configuration), c.LoadText, fmtJ(c.JPerToken), c.Basis, c.LatencyMetric, fmtF(c.Latency, 2),
+			fmtBound(c.LatencyBound), fmtF(c.Attainment, 4), fmtF(c.Throughput, 1), fmtF(c.Goodput, 1)}
 		if withUSD {
-			head = append(head, "USD/Mtoken")
+			r = append(r, fmtF(c.USDPerMToken, 4))
 		}
 		if withCO2 {
-			head = append(head, "gCO2/Mtoken")
+			r = append(r, fmtF(c.GCO2PerMToken, 2))
 		}
-		row := func(label string, c *Choice) []string {
-			r := []string{label, c.Run, configText(c.Configuration), c.LoadText, fmtJ(c.JPerToken), c.Basis, c.LatencyMetric, fmtF(c.Latency, 2),
-				fmtF(c.LatencyBound, 2), fmtF(c.Attainment, 4), fmtF(c.Throughput, 1), fmtF(c.Goodput, 1)}
-			if withUSD {
-				r = append(r, fmtF(c.USDPerMToken, 4))
-			}
-			if withCO2 {
-				r = append(r, fmtF(c.GCO2PerMToken, 2))
-			}
-			return r
-		}
-		rows := [][]string{row("chosen", c)}
-		if d.RunnerUp != nil {
-			rows = append(rows, row("runner-up", d.RunnerUp))
-		}
-		b.table(head, rows)
+		return r
 	}
-	if len(d.Rejected) > 0 {
-		rows := make([][]string, 0, len(d.Rejected))
-		for _, r := range d.Rejected {
-			rows = append(rows, []string{r.Run, r.Load, r.Reason})
-		}
-		t := &doc.Table{Columns: doc.Cols("not chosen: run", "load", "why"), MaxWidth: 60, NoWrapMarkdown: true}
-		t.Add(rows...)
-		b.d.Add(t)
+	rows := [][]string{row("chosen", c)}
+	if d.RunnerUp != nil {
+		rows = append(rows, row("runner-up", d.RunnerUp))
 	}
+	b.table(head, rows)
+}
+
+// rejectedTable writes the points (and runs) not chosen, with why.
+func rejectedTable(b *builder, rejected []Rejection) {
+	if len(rejected) == 0 {
+		return
+	}
+	rows := make([][]string, 0, len(rejected))
+	for _, r := range rejected {
+		rows = append(rows, []string{r.Run, r.Load, r.Reason})
+	}
+	t := &doc.Table{Columns: doc.Cols("not chosen: run", "load", "why"), MaxWidth: 60, NoWrapMarkdown: true}
+	t.Add(rows...)
+	b.d.Add(t)
+}
+
+// fmtBound shows a latency bound as given (%g): a tiny but valid bound
+// such as 1e-06 ms is not rounded to 0.00.
+func fmtBound(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return g(*v)
 }
 
 // configText writes a configuration's fields: "model m, engine sim, ...".
@@ -526,10 +688,28 @@ func choiceFigures(c *Choice) string {
 	return strings.Join(parts, ", ")
 }
 
-// decisionCSV writes the decision's rows of the CSV: the chosen point's
-// and the runner-up's figures, and each point not chosen with why.
-func decisionCSV(put func(sec, scen, group, model, engine, run, name, value, unit, note string), d *Decision) {
-	if d == nil || !d.Chosen {
+// decisionCSV writes the decisions' rows of the CSV: each chosen point's
+// and runner-up's figures, and each point not chosen with why; with
+// several SLOs or methods, each decision's rows carry its SLO and method
+// as their group, and the runs out of every decision come first.
+func decisionCSV(put func(sec, scen, group, model, engine, run, name, value, unit, note string), rep *Report) {
+	if rep.Decision == nil {
+		return
+	}
+	if len(rep.Decisions) <= 1 {
+		oneDecisionCSV(put, rep.Decision, "")
+		return
+	}
+	for _, r := range rep.Decision.Rejected {
+		put("not_chosen", "", "", "", "", r.Run, "reason", "", "", r.Reason)
+	}
+	for _, d := range rep.Decisions {
+		oneDecisionCSV(put, d, "SLO "+d.SLOText+"; method "+orDash(d.Method))
+	}
+}
+
+func oneDecisionCSV(put func(sec, scen, group, model, engine, run, name, value, unit, note string), d *Decision, group string) {
+	if !d.Chosen {
 		return
 	}
 	for _, x := range []struct {
@@ -540,19 +720,19 @@ func decisionCSV(put func(sec, scen, group, model, engine, run, name, value, uni
 			continue
 		}
 		c := x.c
-		put(x.sec, "", "", "", "", c.Run, "j_per_token", raw(c.JPerToken), "J/token", "basis "+c.Basis+"; "+c.LoadText)
-		put(x.sec, "", "", "", "", c.Run, c.LatencyMetric, raw(c.Latency), "ms", "bound "+raw(c.LatencyBound))
-		put(x.sec, "", "", "", "", c.Run, "slo_attainment", raw(c.Attainment), "fraction", "target "+g(c.Target))
-		put(x.sec, "", "", "", "", c.Run, "output_throughput_tok_s", raw(c.Throughput), "tok/s", "")
-		put(x.sec, "", "", "", "", c.Run, "goodput_tok_s", raw(c.Goodput), "tok/s", "")
+		put(x.sec, "", group, "", "", c.Run, "j_per_token", raw(c.JPerToken), "J/token", "basis "+c.Basis+"; "+c.LoadText)
+		put(x.sec, "", group, "", "", c.Run, c.LatencyMetric, raw(c.Latency), "ms", "bound "+raw(c.LatencyBound))
+		put(x.sec, "", group, "", "", c.Run, "slo_attainment", raw(c.Attainment), "fraction", "target "+g(c.Target))
+		put(x.sec, "", group, "", "", c.Run, "output_throughput_tok_s", raw(c.Throughput), "tok/s", "")
+		put(x.sec, "", group, "", "", c.Run, "goodput_tok_s", raw(c.Goodput), "tok/s", "")
 		if c.USDPerMToken != nil {
-			put(x.sec, "", "", "", "", c.Run, "usd_per_mtoken", raw(c.USDPerMToken), "USD/Mtoken", "")
+			put(x.sec, "", group, "", "", c.Run, "usd_per_mtoken", raw(c.USDPerMToken), "USD/Mtoken", "")
 		}
 		if c.GCO2PerMToken != nil {
-			put(x.sec, "", "", "", "", c.Run, "gco2_per_mtoken", raw(c.GCO2PerMToken), "gCO2/Mtoken", "")
+			put(x.sec, "", group, "", "", c.Run, "gco2_per_mtoken", raw(c.GCO2PerMToken), "gCO2/Mtoken", "")
 		}
 	}
 	for _, r := range d.Rejected {
-		put("not_chosen", "", "", "", "", r.Run, "reason", "", "", r.Reason)
+		put("not_chosen", "", group, "", "", r.Run, "reason", "", "", r.Reason)
 	}
 }

@@ -108,6 +108,11 @@ type FrontierPoint struct {
 	js, objs map[string]*float64
 	// rows are the point's runs.
 	rows []*RunRow
+	// invalid names, by basis or objective, the failed checks that
+	// invalidate the point's figure (it is then nil).
+	invalid map[string]string
+	// method is the point's runs' method.
+	method method
 }
 
 // frontier builds the frontier points of the included runs: one point per
@@ -148,7 +153,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		if !r.Included || run == nil {
 			continue
 		}
-		k := key{r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(r.setting), mapKey(r.load)}
+		k := key{r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(r.setting) + "\x00" + r.method.key, mapKey(r.load)}
 		pt, ok := points[k]
 		if !ok {
 			pt = newLoadPoint(r, run, o)
@@ -162,11 +167,18 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		if !r.Uses(ValueFull) {
 			full = nil
 		}
+		js, bad := frontierJs(r, run)
 		obj := map[string]*float64{}
 		for _, name := range Objectives[1:] {
 			obj[name] = ptr(numberOK(run, name))
+			if checks := invalidating(run, name); len(checks) > 0 {
+				obj[name], bad[name] = nil, checks
+			}
 		}
-		samples[k] = append(samples[k], sample{j: frontierJs(r, run), obj: obj, full: full, lat: ptr(numberOK(run, pt.LatencyMetric)),
+		if checks := invalidating(run, "slo_attainment"); checks != "" {
+			bad["slo_attainment"] = checks // the SLO verdict rests on it
+		}
+		samples[k] = append(samples[k], sample{run: r.RunID, j: js, bad: bad, obj: obj, full: full, lat: ptr(numberOK(run, pt.LatencyMetric)),
 			thr: ptr(numberOK(run, "output_throughput_tok_s")), good: ptr(numberOK(run, "goodput_tok_s")), att: ptr(numberOK(run, "slo_attainment"))})
 	}
 	basis := sharedBasis(order, samples)
@@ -183,7 +195,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 			}
 			return medianOf(xs)
 		}
-		pt.js, pt.objs = map[string]*float64{}, map[string]*float64{}
+		pt.js, pt.objs, pt.invalid = map[string]*float64{}, map[string]*float64{}, map[string]string{}
 		for _, b := range frontierBases {
 			pt.js[b] = col(func(s sample) *float64 { return s.j[b] })
 		}
@@ -192,6 +204,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		}
 		pt.JPerToken, pt.FullJPerToken, pt.Latency = pt.js[pt.Basis], col(func(s sample) *float64 { return s.full }), col(func(s sample) *float64 { return s.lat })
 		pt.ThroughputTokS, pt.GoodputTokS, pt.SLOAttainment = col(func(s sample) *float64 { return s.thr }), col(func(s sample) *float64 { return s.good }), col(func(s sample) *float64 { return s.att })
+		pt.dropInvalid(samples[k])
 		pt.MeetsSLO = meetsSLO(pt, o)
 		out = append(out, *pt)
 	}
@@ -205,6 +218,38 @@ type key struct{ group, load string }
 type sample struct {
 	j, obj                    map[string]*float64 // J/token by basis; other objectives
 	full, lat, thr, good, att *float64
+	run                       string
+	// bad names, by basis or objective, the failed checks of the run
+	// that invalidate that figure (its value is then nil).
+	bad map[string]string
+}
+
+// dropInvalid takes out of the point every figure (basis, objective or
+// slo_attainment) that a check of one of its runs invalidates: the
+// point has none on it, not the median of its other runs, and invalid
+// says which check.
+func (pt *FrontierPoint) dropInvalid(samples []sample) {
+	for _, s := range samples {
+		for name, checks := range s.bad {
+			if _, seen := pt.invalid[name]; seen {
+				continue
+			}
+			why := checks
+			if len(samples) > 1 {
+				why += " on run " + s.run
+			}
+			pt.invalid[name] = why
+			if _, ok := pt.js[name]; ok {
+				pt.js[name] = nil
+			}
+			if _, ok := pt.objs[name]; ok {
+				pt.objs[name] = nil
+			}
+			if name == "slo_attainment" {
+				pt.SLOAttainment = nil
+			}
+		}
+	}
 }
 
 // sharedBasis gives each configuration's points one basis: the first of
@@ -288,7 +333,7 @@ func newLoadPoint(r *RunRow, run *Run, o FrontierOptions) *FrontierPoint {
 		metric, from = DefaultLatency, "default"
 	}
 	pt := &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
-		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo}
+		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo, method: r.method}
 	pt.AttainmentTarget = o.Attainment
 	if pt.AttainmentTarget <= 0 {
 		pt.AttainmentTarget = 0.99
@@ -318,18 +363,41 @@ func orStr(s, def string) string {
 	return s
 }
 
+// basisMetrics are the metrics of the J/token bases read from the
+// results (steady state comes from the run's row, its flags applied).
+var basisMetrics = map[string]string{BasisGoodTokS: "j_per_good_token_steady", BasisGoodTok: "j_per_good_token", BasisFormal: "formal_j_per_token"}
+
 // frontierJs are a run's J/token values by basis (absent: nil): steady
-// state only where reached and in the statistics.
-func frontierJs(r *RunRow, run *Run) map[string]*float64 {
-	out := map[string]*float64{
-		BasisGoodTokS: ptr(numberOK(run, "j_per_good_token_steady")),
-		BasisGoodTok:  ptr(numberOK(run, "j_per_good_token")),
-		BasisFormal:   ptr(numberOK(run, "formal_j_per_token")),
+// state only where reached and in the statistics; a figure that a failed
+// check of the run invalidates (its declaration, record.Result.Invalidated)
+// is nil, and bad names the checks by basis.
+func frontierJs(r *RunRow, run *Run) (js map[string]*float64, bad map[string]string) {
+	js, bad = map[string]*float64{}, map[string]string{}
+	for b, metric := range basisMetrics {
+		js[b] = ptr(numberOK(run, metric))
+		if checks := invalidating(run, metric); len(checks) > 0 {
+			js[b], bad[b] = nil, checks
+		}
 	}
 	if r.SteadyJPerToken != nil && r.Uses(ValueSteady) {
-		out[BasisSteady] = r.SteadyJPerToken
+		js[BasisSteady] = r.SteadyJPerToken
 	}
-	return out
+	return js, bad
+}
+
+// invalidating names the failed checks of run whose declaration
+// invalidates metric ("check a, check b"; "" when none does).
+func invalidating(run *Run, metric string) string {
+	if run.Results == nil {
+		return ""
+	}
+	var out []string
+	for _, name := range run.Results.Order {
+		if c := run.Results.Values[name]; checkFailed(c) && c.InvalidatesMetric(metric) {
+			out = append(out, "check "+name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func numberOK(run *Run, name string) (float64, bool) {

@@ -79,7 +79,7 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		delete(rest, fieldPowerLimit)
 		delete(rest, fieldClocks)
 		delete(rest, fieldMemClocks)
-		g := r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(rest)
+		g := r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(rest) + "\x00" + r.method.key
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
@@ -96,7 +96,8 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 			groups[g] = append(groups[g], pt)
 		}
 		pt.pt.Runs++
-		for b, v := range frontierJs(r, run) {
+		js, _ := frontierJs(r, run) // an invalidated figure is nil: never chosen
+		for b, v := range js {
 			pt.js[b] = append(pt.js[b], v)
 		}
 		pt.lats = append(pt.lats, ptr(numberOK(run, o.Latency)))

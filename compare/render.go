@@ -107,7 +107,7 @@ func renderTables(b *builder, rep *Report) {
 	summary := fmt.Sprintf("Comparison (%s): %d benchmark run(s), %d in the statistics, %d flagged (%d out entirely); %d asiai engine row(s).",
 		rep.CompareProfile, len(rep.Runs), included, flagged, len(rep.Runs)-included, len(rep.Asiai))
 	if len(rep.Runs) > 0 && rep.Decision != nil {
-		decisionSection(b, rep.Decision)
+		decisionSection(b, rep)
 		b.section("")
 		b.d.Add(&doc.Blank{})
 	}
@@ -431,7 +431,7 @@ func csvData(rep *Report) *doc.Table {
 		put("asiai", "", "", a.Model, a.Engine, run, "tok_per_sec_per_watt", raw(a.TokSPerW), "tok/s/W", "")
 	}
 	frontierCSV(put, rep)
-	decisionCSV(put, rep.Decision)
+	decisionCSV(put, rep)
 	return t
 }
 
