@@ -95,6 +95,9 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 	if bin == "" {
 		return Result{}, errors.New("campaign: no joulebench executable for the jobs (slurm.joulebench)")
 	}
+	if err := c.CheckScriptValues("the joulebench executable", bin); err != nil {
+		return Result{}, err
+	}
 	lock, err := c.Lock()
 	if err != nil {
 		return Result{}, err

@@ -845,3 +845,27 @@ func TestFailedPodArchiveFromPVC(t *testing.T) {
 		t.Errorf("the pod reading the PVC is still there: %v", err)
 	}
 }
+
+// The image (--image, not from the campaign file) passes the one rule of
+// every value that reaches a manifest, as do the campaign's values when
+// the campaign was changed after it was loaded: no Job is described nor
+// created with a line break or a NUL in it.
+func TestHostileValuesNeverReachManifest(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	r := p.Runs[0]
+	for _, img := range []string{"joulebench:test\nwhoami", "joulebench:test\r", "joulebench\x00:test"} {
+		e := &Executor{Image: img}
+		if _, err := e.Describe(c, r, r.ID, "jb"); err == nil || !strings.Contains(err.Error(), "--image: ") {
+			t.Errorf("image %q: Describe: %v", img, err)
+		}
+	}
+	c.Kubernetes.Tolerations = []campaign.Toleration{{Key: "gpu", Value: "yes\nno", Effect: "NoSchedule"}}
+	k := newCluster(t)
+	_, err := k.executor().Run(context.Background(), c, p, campaign.Options{})
+	if err == nil || !strings.Contains(err.Error(), "kubernetes.tolerations[0].value") {
+		t.Errorf("Run: %v", err)
+	}
+	if jobs := k.jobs(t, "bench"); len(jobs) != 0 {
+		t.Errorf("%d jobs created", len(jobs))
+	}
+}
