@@ -123,7 +123,10 @@ type tracked struct {
 	attempt      string
 	job          string
 	pendingSince time.Time
-	copyTries    int
+	// probeSince is when the pod was first seen unready with a readiness
+	// probe that cannot run (zero: not so).
+	probeSince time.Time
+	copyTries  int
 }
 
 // Run runs the plan's runs as Jobs (every Job is created at once, as
@@ -275,13 +278,17 @@ func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Pl
 			// without the sweep. Nothing is decided without the pods.
 			fmt.Fprintf(o.Log, "kubernetes: list pods: %v (retrying)\n", err)
 		}
+		var probes map[string]string
+		if err == nil {
+			probes = e.probeErrors(ctx, ns, pods, o)
+		}
 		var left []*tracked
 		for _, t := range follow {
 			if ctx.Err() != nil || err != nil {
 				left = append(left, t)
 				continue
 			}
-			done, err := e.step(ctx, c, t, pods, o)
+			done, err := e.step(ctx, c, t, pods, probes, o)
 			if err != nil {
 				e.deleteAll(c, follow, o)
 				return campaign.Result{}, err
@@ -313,9 +320,39 @@ func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Pl
 	}
 }
 
+// probeErrors are, by pod, the kubelet's messages that the readiness
+// probe of a running, unready pod cannot run (probeCannotRun): one list
+// of the namespace's Unhealthy events, only while such a pod is
+// followed. A failed list is logged and taken as none.
+func (e *Executor) probeErrors(ctx context.Context, ns string, pods *corev1.PodList, o campaign.Options) map[string]string {
+	unready := map[string]bool{}
+	for i := range pods.Items {
+		if runningUnready(&pods.Items[i]) {
+			unready[pods.Items[i].Name] = true
+		}
+	}
+	if len(unready) == 0 {
+		return nil
+	}
+	evs, err := e.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,reason=Unhealthy"})
+	if err != nil {
+		fmt.Fprintf(o.Log, "kubernetes: list the pods' events: %v (retrying)\n", err)
+		return nil
+	}
+	out := map[string]string{}
+	for _, ev := range evs.Items {
+		// The fake clientset ignores field selectors: filtered here too.
+		name := ev.InvolvedObject.Name
+		if ev.InvolvedObject.Kind == "Pod" && ev.Reason == "Unhealthy" && unready[name] && probeCannotRun(ev.Message) {
+			out[name] = ev.Message
+		}
+	}
+	return out
+}
+
 // step looks at one attempt: done once its archive is here or its failure
-// is recorded.
-func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, pods *corev1.PodList, o campaign.Options) (bool, error) {
+// is recorded. probes are the pods whose readiness probe cannot run.
+func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, pods *corev1.PodList, probes map[string]string, o campaign.Options) (bool, error) {
 	ns := c.Kubernetes.NamespaceName()
 	var pod *corev1.Pod
 	if pods != nil {
@@ -348,6 +385,16 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 		t.pendingSince = time.Time{}
 	}
 	ph, why := observe(job, pod, now, t.pendingSince, c.Kubernetes.ScheduleWait())
+	if msg := probes[podName(pod)]; ph == waiting && msg != "" {
+		if t.probeSince.IsZero() {
+			t.probeSince = now
+		}
+		if wait := c.Kubernetes.ProbeWait(); now.Sub(t.probeSince) >= wait {
+			ph, why = failed, probeFailure(pod, wait, msg)
+		}
+	} else {
+		t.probeSince = time.Time{}
+	}
 	switch ph {
 	case failed:
 		if pod != nil {
@@ -396,6 +443,13 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 }
 
 const maxCopyTries = 3
+
+func podName(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	return pod.Name
+}
 
 // release tells the pod that its archive is safe: it ends.
 func (e *Executor) release(ctx context.Context, ns, pod string, o campaign.Options) {

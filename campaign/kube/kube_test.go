@@ -869,3 +869,99 @@ func TestHostileValuesNeverReachManifest(t *testing.T) {
 		t.Errorf("%d jobs created", len(jobs))
 	}
 }
+
+// A pod whose image lacks the tools of the archive hand-back: the run
+// goes on, but the readiness probe (test -e .../exit) errors with
+// "executable file not found" and the pod is never ready. The run is
+// failed with the kubelet's message once probe_timeout has passed,
+// instead of the sweep waiting for ever; a probe that merely fails (the
+// run not ended yet) is waited for.
+func TestProbeCannotRunFailsRun(t *testing.T) {
+	src := strings.Replace(testCampaign, "schedule_timeout: 1m}", "schedule_timeout: 1m, probe_timeout: 1m}", 1)
+	c, p := loadCampaign(t, src)
+	p.Runs = p.Runs[:2]
+	k := newCluster(t)
+	k.podFor = func(job *batchv1.Job, pod *corev1.Pod) {
+		pod.Status.ContainerStatuses[0].Ready = false
+		msg := "Readiness probe failed: " // the run not ended yet: its probe fails, it does not error
+		if job.Annotations[AnnotationRun] == p.Runs[0].ID {
+			msg = `Readiness probe errored: rpc error: code = Unknown desc = failed to exec in container: failed to start exec "1f2e": ` +
+				`OCI runtime exec failed: exec failed: unable to start container process: exec: "test": executable file not found in $PATH: unknown`
+		}
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: pod.Name + ".17a", Namespace: pod.Namespace},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: pod.Name, Namespace: pod.Namespace},
+			Reason:         "Unhealthy", Type: corev1.EventTypeWarning, Message: msg, Count: 40,
+		}
+		if err := k.client.Tracker().Add(ev); err != nil {
+			t.Error(err)
+		}
+	}
+	var mu sync.Mutex
+	now := time.Unix(1_800_000_000, 0)
+	reads := 0
+	e := k.executor()
+	e.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if reads++; reads > 4 {
+			now = now.Add(20 * time.Second)
+		}
+		return now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var log syncBuf
+	done := make(chan error, 1)
+	var res campaign.Result
+	go func() {
+		var err error
+		res, err = e.Run(ctx, c, p, campaign.Options{Log: &log})
+		done <- err
+	}()
+	// The first run fails; the second is still followed: the sweep is
+	// stopped once the first is recorded.
+	deadline := time.After(20 * time.Second)
+	for !strings.Contains(log.String(), p.Runs[0].ID+": failed:") {
+		select {
+		case <-deadline:
+			cancel()
+			<-done
+			t.Fatalf("the run whose probe cannot run was not failed:\n%s", log.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	as, _ := c.Attempts(p.Runs[0])
+	want := "kubernetes: the readiness probe cannot run in the image joulebench:test for 1m0s"
+	if len(as) != 1 || !strings.HasPrefix(as[0].Reason, want) || !strings.Contains(as[0].Reason, `exec: "test": executable file not found in $PATH`) {
+		t.Fatalf("attempts %+v, want a reason starting %q\n%s", as, want, log.String())
+	}
+	if as2, _ := c.Attempts(p.Runs[1]); len(as2) != 0 {
+		t.Errorf("the run whose probe only fails was failed: %+v", as2)
+	}
+	if !res.Interrupted {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// syncBuf is a log the sweep writes while the test reads it.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
