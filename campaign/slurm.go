@@ -114,7 +114,9 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 	if err != nil {
 		return Result{}, err
 	}
-	live, err := squeue(ctx, run)
+	run = timedCommander(run)
+	queue := NewTransient("squeue", c.File.Slurm.poll(), o)
+	live, err := squeueRetry(ctx, run, queue, o)
 	if err != nil {
 		return Result{}, err
 	}
@@ -146,14 +148,16 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 		}
 		j, err := c.submit(ctx, r, bin, run)
 		if err != nil {
-			c.cancelAll(run, st, tracked, o)
-			return Result{}, err
+			// The jobs submitted so far are in the state file: they go
+			// on, and the next sweep re-attaches to them.
+			return Result{}, leftRunning(err, len(tracked))
 		}
 		st.Jobs = append(st.Jobs, j)
-		tracked[r.ID] = len(st.Jobs) - 1
 		if err := c.writeState(st); err != nil {
-			return Result{}, err
+			// Not recorded, the job would run untracked: it is cancelled.
+			return Result{}, leftRunning(c.cancelUnrecorded(run, r, j, err), len(tracked))
 		}
+		tracked[r.ID] = len(st.Jobs) - 1
 		fmt.Fprintf(o.Log, "submitted %s: job %s, archive %s\n", r.ID, j.JobID, j.Dir)
 	}
 	return c.wait(ctx, p, o, run, st, tracked)
@@ -162,10 +166,12 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 // wait polls squeue until every tracked job has left the queue.
 func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, st *slurmState, tracked map[string]int) (Result, error) {
 	poll := c.File.Slurm.poll()
+	queue := NewTransient("squeue", poll, o)
 	for {
-		live, err := squeue(ctx, run)
+		live, err := squeueRetry(ctx, run, queue, o)
 		if err != nil && ctx.Err() == nil {
-			return Result{}, err
+			// squeue is down: the jobs go on, recorded in the state file.
+			return Result{}, leftRunning(err, len(tracked))
 		}
 		if ctx.Err() != nil {
 			c.cancelAll(run, st, tracked, o)
@@ -195,7 +201,9 @@ func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, s
 		}
 		if len(ended) > 0 {
 			if err := c.writeState(st); err != nil {
-				return Result{}, err
+				// The state file lists the ended jobs as they were: the
+				// next sweep finds them ended. The others go on.
+				return Result{}, leftRunning(err, len(tracked)-len(ended))
 			}
 		}
 		running := map[string]bool{}
@@ -212,10 +220,7 @@ func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, s
 		if len(ended) > 0 {
 			fmt.Fprintf(o.Log, "campaign %s: %s\n", c.Name, res.Summary)
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
-		}
+		Sleep(ctx, poll)
 	}
 }
 
@@ -270,6 +275,55 @@ func scontrolState(out, id string) string {
 		}
 	}
 	return ""
+}
+
+// squeueRetry is squeue tried again on failure as the error policy says
+// (policy.go): nil and the last error past the bound, or when ctx is done.
+func squeueRetry(ctx context.Context, run Commander, queue *Transient, o Options) (map[string]string, error) {
+	for {
+		live, err := squeue(ctx, run)
+		if err == nil {
+			queue.Succeeded()
+			return live, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		wait, stop := queue.Failed(err, o.Log)
+		if stop != nil {
+			return nil, stop
+		}
+		Sleep(ctx, wait)
+	}
+}
+
+// timedCommander bounds every Slurm command by BackendCallTimeout.
+func timedCommander(run Commander) Commander {
+	return func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		ctx, cancel := CallContext(ctx)
+		defer cancel()
+		return run(ctx, name, args...)
+	}
+}
+
+// leftRunning is err, saying that the n jobs the sweep followed go on.
+func leftRunning(err error, n int) error {
+	if n <= 0 {
+		return err
+	}
+	return fmt.Errorf("%w (the sweep stopped; its %d %s go on: run it again to re-attach)", err, n, plural(n, "job", "jobs"))
+}
+
+// cancelUnrecorded cancels job j, submitted for run r, that the state
+// file could not record (werr): untracked, it would run with no sweep to
+// follow it.
+func (c *Campaign) cancelUnrecorded(run Commander, r Run, j SlurmJob, werr error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := run(ctx, "scancel", j.JobID); err != nil {
+		return fmt.Errorf("run %s: %w; job %s could not be recorded nor cancelled (%v): cancel it by hand (scancel %s)", r.ID, werr, j.JobID, err, j.JobID)
+	}
+	return fmt.Errorf("run %s: %w; job %s cancelled (it could not be recorded)", r.ID, werr, j.JobID)
 }
 
 // squeue lists this user's jobs: job id -> state.

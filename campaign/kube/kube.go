@@ -127,6 +127,8 @@ type tracked struct {
 	// probe that cannot run (zero: not so).
 	probeSince time.Time
 	copyTries  int
+	// api follows the failures to get its Job (the error policy).
+	api *campaign.Transient
 }
 
 // Run runs the plan's runs as Jobs (every Job is created at once, as
@@ -178,8 +180,9 @@ func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Pla
 		}
 		t, err := e.create(ctx, c, r, filepath.Base(dir), o)
 		if err != nil {
-			e.deleteAll(c, follow, o)
-			return campaign.Result{}, fmt.Errorf("run %s: %w", r.ID, err)
+			// The Jobs made so far go on; the next sweep finds them by
+			// their labels.
+			return campaign.Result{}, leftRunning(fmt.Errorf("run %s: %w", r.ID, err), len(follow))
 		}
 		follow = append(follow, t)
 		fmt.Fprintf(o.Log, "created %s: job %s/%s, archive %s\n", r.ID, ns, t.job, dir)
@@ -193,7 +196,9 @@ func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Pla
 // are deleted.
 func (e *Executor) reattach(ctx context.Context, c *campaign.Campaign, p campaign.Plan, o campaign.Options) ([]*tracked, error) {
 	ns := c.Kubernetes.NamespaceName()
-	jobs, err := e.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: Selector(c)})
+	lctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	jobs, err := e.Client.BatchV1().Jobs(ns).List(lctx, metav1.ListOptions{LabelSelector: Selector(c)})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: list the campaign's jobs in %s: %w", ns, err)
 	}
@@ -218,7 +223,7 @@ func (e *Executor) reattach(ctx context.Context, c *campaign.Campaign, p campaig
 			continue
 		}
 		fmt.Fprintf(o.Log, "re-attach %s: job %s/%s\n", id, ns, j.Name)
-		out = append(out, &tracked{run: r, attempt: attempt, job: j.Name})
+		out = append(out, e.newTracked(r, attempt, j.Name, c, o))
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].attempt < out[b].attempt })
 	return out, nil
@@ -227,6 +232,8 @@ func (e *Executor) reattach(ctx context.Context, c *campaign.Campaign, p campaig
 // create makes an attempt's Secret (when it has secrets) and Job; the
 // Secret is then owned by the Job, so that it goes with it.
 func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.Run, attempt string, o campaign.Options) (*tracked, error) {
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
 	job, secret, err := Manifests(e.spec(c, r, attempt))
 	if err != nil {
 		return nil, err
@@ -240,7 +247,11 @@ func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.
 	made, err := e.Client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		if secret != nil {
-			_ = e.Client.CoreV1().Secrets(ns).Delete(context.Background(), secret.Name, metav1.DeleteOptions{})
+			dctx, dcancel := campaign.CallContext(context.Background())
+			defer dcancel()
+			if derr := e.Client.CoreV1().Secrets(ns).Delete(dctx, secret.Name, metav1.DeleteOptions{}); derr != nil && !apierrors.IsNotFound(derr) {
+				fmt.Fprintf(o.Log, "kubernetes: delete secret %s/%s: %v\n", ns, secret.Name, derr)
+			}
 		}
 		return nil, fmt.Errorf("kubernetes: create job %s/%s: %w", ns, job.Name, err)
 	}
@@ -257,7 +268,24 @@ func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.
 			fmt.Fprintf(o.Log, "kubernetes: secret %s/%s: owner: %v\n", ns, secret.Name, err)
 		}
 	}
-	return &tracked{run: r, attempt: attempt, job: job.Name}, nil
+	return e.newTracked(r, attempt, job.Name, c, o), nil
+}
+
+// newTracked is an attempt's Job to follow.
+func (e *Executor) newTracked(r campaign.Run, attempt, job string, c *campaign.Campaign, o campaign.Options) *tracked {
+	return &tracked{run: r, attempt: attempt, job: job, api: campaign.NewTransient("get job "+job, c.Kubernetes.PollEvery(), o)}
+}
+
+// leftRunning is err, saying that the n Jobs the sweep followed go on.
+func leftRunning(err error, n int) error {
+	if n <= 0 {
+		return err
+	}
+	word := "Jobs"
+	if n == 1 {
+		word = "job"
+	}
+	return fmt.Errorf("%w (the sweep stopped; its %d %s go on: run it again to re-attach)", err, n, word)
 }
 
 // wait polls the followed Jobs' pods until each has given its archive or
@@ -265,6 +293,7 @@ func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.
 func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Plan, o campaign.Options, follow []*tracked) (campaign.Result, error) {
 	ns := c.Kubernetes.NamespaceName()
 	poll := c.Kubernetes.PollEvery()
+	list := campaign.NewTransient("list pods", poll, o)
 	for {
 		if ctx.Err() != nil {
 			e.deleteAll(c, follow, o)
@@ -272,26 +301,26 @@ func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Pl
 			res.Interrupted = true
 			return res, err
 		}
-		pods, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: Selector(c)})
-		if err != nil && ctx.Err() == nil {
-			// An API error is retried at the next poll: the Jobs go on
-			// without the sweep. Nothing is decided without the pods.
-			fmt.Fprintf(o.Log, "kubernetes: list pods: %v (retrying)\n", err)
+		pods, wait, err := e.listPods(ctx, c, list, o)
+		if err != nil {
+			// The API is down past the bound: the Jobs go on.
+			return campaign.Result{}, leftRunning(err, len(follow))
 		}
 		var probes map[string]string
-		if err == nil {
+		if pods != nil {
 			probes = e.probeErrors(ctx, ns, pods, o)
 		}
 		var left []*tracked
-		for _, t := range follow {
-			if ctx.Err() != nil || err != nil {
+		for i, t := range follow {
+			if ctx.Err() != nil || pods == nil {
 				left = append(left, t)
 				continue
 			}
 			done, err := e.step(ctx, c, t, pods, probes, o)
 			if err != nil {
-				e.deleteAll(c, follow, o)
-				return campaign.Result{}, err
+				// A bookkeeping error: the sweep stops, and the Jobs
+				// still going go on (the next sweep re-attaches).
+				return campaign.Result{}, leftRunning(err, len(follow)-i-1+len(left))
 			}
 			if !done {
 				left = append(left, t)
@@ -305,7 +334,7 @@ func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Pl
 		}
 		res, err := c.Collect(p, running, o)
 		if err != nil {
-			return res, err
+			return res, leftRunning(err, len(follow))
 		}
 		if len(follow) == 0 {
 			return res, nil
@@ -313,11 +342,27 @@ func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Pl
 		if changed {
 			fmt.Fprintf(o.Log, "campaign %s: %s\n", c.Name, res.Summary)
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
-		}
+		campaign.Sleep(ctx, wait)
 	}
+}
+
+// listPods lists the campaign's pods, bounded by campaign.CallContext: the
+// pods and the poll interval, or nil and the backoff after a failure the
+// policy retries (said on the log), or the error that stops the sweep.
+// Nothing is decided without the pods.
+func (e *Executor) listPods(ctx context.Context, c *campaign.Campaign, list *campaign.Transient, o campaign.Options) (*corev1.PodList, time.Duration, error) {
+	lctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	pods, err := e.Client.CoreV1().Pods(c.Kubernetes.NamespaceName()).List(lctx, metav1.ListOptions{LabelSelector: Selector(c)})
+	switch {
+	case err == nil:
+		list.Succeeded()
+		return pods, c.Kubernetes.PollEvery(), nil
+	case ctx.Err() != nil:
+		return nil, 0, nil
+	}
+	wait, stop := list.Failed(fmt.Errorf("kubernetes: %w", err), o.Log)
+	return nil, wait, stop
 }
 
 // probeErrors are, by pod, the kubelet's messages that the readiness
@@ -334,6 +379,8 @@ func (e *Executor) probeErrors(ctx context.Context, ns string, pods *corev1.PodL
 	if len(unready) == 0 {
 		return nil
 	}
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
 	evs, err := e.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,reason=Unhealthy"})
 	if err != nil {
 		fmt.Fprintf(o.Log, "kubernetes: list the pods' events: %v (retrying)\n", err)
@@ -365,16 +412,24 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 			}
 		}
 	}
-	job, err := e.Client.BatchV1().Jobs(ns).Get(ctx, t.job, metav1.GetOptions{})
+	gctx, cancel := campaign.CallContext(ctx)
+	job, err := e.Client.BatchV1().Jobs(ns).Get(gctx, t.job, metav1.GetOptions{})
+	cancel()
 	switch {
 	case apierrors.IsNotFound(err):
+		t.api.Succeeded()
 		job = nil
 		if pod == nil {
 			return true, e.recordFailure(c, t, fmt.Sprintf("job %s/%s deleted before its run ended (not by this sweep)", ns, t.job), o)
 		}
+	case err != nil && ctx.Err() == nil:
+		// Tried again at the next poll, up to the policy's bound.
+		_, stop := t.api.Failed(fmt.Errorf("kubernetes: %w", err), o.Log)
+		return false, stop
 	case err != nil:
-		fmt.Fprintf(o.Log, "kubernetes: job %s/%s: %v (retrying)\n", ns, t.job, err)
 		return false, nil
+	default:
+		t.api.Succeeded()
 	}
 	now := e.now()
 	if unschedulable(pod) {
@@ -453,6 +508,8 @@ func podName(pod *corev1.Pod) string {
 
 // release tells the pod that its archive is safe: it ends.
 func (e *Executor) release(ctx context.Context, ns, pod string, o campaign.Options) {
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
 	if err := e.Exec(ctx, ns, pod, ContainerName, []string{"touch", StateDir + "/release"}, io.Discard); err != nil {
 		fmt.Fprintf(o.Log, "kubernetes: release pod %s/%s: %v (the job is deleted anyway)\n", ns, pod, err)
 	}
@@ -487,6 +544,8 @@ func (e *Executor) recordFailure(c *campaign.Campaign, t *tracked, why string, o
 // deleteJob deletes a Job with its pods (foreground propagation: the Job
 // goes once its pods are gone) and its Secret.
 func (e *Executor) deleteJob(ctx context.Context, ns, name string, o campaign.Options) {
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
 	fg := metav1.DeletePropagationForeground
 	if err := e.Client.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil && !apierrors.IsNotFound(err) {
 		fmt.Fprintf(o.Log, "kubernetes: delete job %s/%s: %v\n", ns, name, err)
@@ -532,21 +591,33 @@ func (e *Executor) deleteAll(c *campaign.Campaign, follow []*tracked, o campaign
 // a local run's log goes), before the Job and its pod are deleted.
 func (e *Executor) saveLog(ctx context.Context, c *campaign.Campaign, t *tracked, pod string, o campaign.Options) {
 	ns := c.Kubernetes.NamespaceName()
-	if err := os.MkdirAll(filepath.Join(c.Dir, "logs"), 0o755); err != nil {
-		return
+	if err := e.keepLog(ctx, c, t, pod); err != nil {
+		fmt.Fprintf(o.Log, "kubernetes: keep the log of pod %s/%s: %v\n", ns, pod, err)
 	}
-	rc, err := e.Client.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: ContainerName}).Stream(ctx)
+}
+
+// keepLog copies the run container's log (at most 64 MiB) into
+// OUT/logs/<attempt>.log.
+func (e *Executor) keepLog(ctx context.Context, c *campaign.Campaign, t *tracked, pod string) error {
+	if err := os.MkdirAll(filepath.Join(c.Dir, "logs"), 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	rc, err := e.Client.CoreV1().Pods(c.Kubernetes.NamespaceName()).GetLogs(pod, &corev1.PodLogOptions{Container: ContainerName}).Stream(ctx)
 	if err != nil {
-		fmt.Fprintf(o.Log, "kubernetes: log of pod %s/%s: %v\n", ns, pod, err)
-		return
+		return err
 	}
 	defer rc.Close()
 	f, err := os.Create(filepath.Join(c.Dir, "logs", t.attempt+".log"))
 	if err != nil {
-		return
+		return err
 	}
-	defer f.Close()
-	_, _ = io.Copy(f, io.LimitReader(rc, 64<<20))
+	if _, err := io.Copy(f, io.LimitReader(rc, 64<<20)); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // removeStaleCopies removes the temporary copies a killed sweep left in

@@ -687,7 +687,7 @@ func TestPollRetriesAPIErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Summary.Done != 1 || !strings.Contains(log.String(), "etcd leader changed (retrying)") {
+	if res.Summary.Done != 1 || !strings.Contains(log.String(), "etcd leader changed (try 1 of 10;") {
 		t.Errorf("summary %s\n%s", res.Summary, log.String())
 	}
 	if _, err := os.Stat(stale); err == nil {
@@ -964,4 +964,85 @@ func (l *syncBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// A bookkeeping error (the failed run's record cannot be written) stops
+// the sweep with the error, and deletes no other Job: the run still
+// going is left running for the next sweep to re-attach to.
+func TestBookkeepingErrorKeepsRunningJobs(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	k := newCluster(t)
+	k.podFor = func(job *batchv1.Job, pod *corev1.Pod) {
+		pod.Status.ContainerStatuses[0].Ready = false // still running
+		if job.Annotations[AnnotationRun] != p.Runs[0].ID {
+			return
+		}
+		pod.Status.Phase = corev1.PodFailed
+		pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}
+		// Where its record goes is taken: the record cannot be written.
+		if err := os.WriteFile(filepath.Join(c.RunsDir(), job.Annotations[AnnotationAttempt]), []byte("x"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	var log bytes.Buffer
+	_, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log})
+	if err == nil || !strings.Contains(err.Error(), "record the failure") || !strings.Contains(err.Error(), "1 job go on") {
+		t.Fatalf("error %v\n%s", err, log.String())
+	}
+	jobs := k.jobs(t, "bench")
+	if len(jobs) != 1 || jobs[0].Annotations[AnnotationRun] != p.Runs[1].ID {
+		t.Errorf("jobs left %d, want the running run's", len(jobs))
+	}
+}
+
+// The API server down for good: the pods' list fails BackendFailures
+// times in a row, each said; the sweep stops with the error and leaves
+// its Jobs running.
+func TestAPIDownLeavesJobs(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	k := newCluster(t)
+	k.client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("etcd leader changed")
+	})
+	var log bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log, BackendFailures: 3})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "list pods failed 3 times in a row") || !strings.Contains(err.Error(), "etcd leader changed") {
+			t.Fatalf("error %v\n%s", err, log.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sweep waits for ever on an API that keeps failing")
+	}
+	if n := len(k.jobs(t, "bench")); n != 2 {
+		t.Errorf("%d jobs left, want both", n)
+	}
+	if n := strings.Count(log.String(), "etcd leader changed (try "); n != 2 {
+		t.Errorf("%d failures said, want 2 before the third stops:\n%s", n, log.String())
+	}
+}
+
+// A run container's log that cannot be kept is said, not dropped.
+func TestLogSaveErrorSaid(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	p.Runs = p.Runs[:1]
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// OUT/logs is a file: no log can go there.
+	if err := os.WriteFile(filepath.Join(c.Dir, "logs"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := newCluster(t)
+	var log bytes.Buffer
+	if _, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "kubernetes: keep the log of pod bench/jb-") {
+		t.Errorf("log:\n%s", log.String())
+	}
 }
