@@ -142,3 +142,40 @@ func TestTransientBackoff(t *testing.T) {
 		t.Errorf("9th failure: %v", err)
 	}
 }
+
+// The Slurm commands as the sweep runs them (ExecCommander, from PATH):
+// stand-in sbatch, squeue and sacct scripts, squeue failing on its first
+// call as a controller that restarts does. The sweep says the failure,
+// tries again and follows the job to its end.
+func TestSlurmSqueueStandInFailsOnce(t *testing.T) {
+	bin := t.TempDir()
+	count := filepath.Join(bin, "squeue.count")
+	scripts := map[string]string{
+		"sbatch": "#!/bin/sh\necho 4242\n",
+		"squeue": "#!/bin/sh\nn=$(cat '" + count + "' 2>/dev/null || echo 0)\necho $((n+1)) > '" + count + "'\n" +
+			"if [ \"$n\" = 1 ]; then echo 'squeue: error: slurm_load_jobs error: Socket timed out on send/recv operation' >&2; exit 1; fi\n",
+		"sacct":   "#!/bin/sh\necho '4242|COMPLETED'\n",
+		"scancel": "#!/bin/sh\necho \"scancel $*\" >> '" + filepath.Join(bin, "scancel.log") + "'\n",
+	}
+	for name, s := range scripts {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	c := load(t, "name: t\nprofile: benchmark-1.5\nout: out\nmatrix:\n  model: [{id: a}]\nslurm: {gpus: false, poll: 10ms}\n")
+	var log strings.Builder
+	if _, err := c.RunSlurm(context.Background(), c.Expand(), Options{Binary: "jb", Log: &log}, nil); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	s := log.String()
+	// squeue's first call is the sweep's first look (it succeeds), the
+	// second fails, the third sees the job gone: sacct says COMPLETED.
+	if !strings.Contains(s, "squeue: slurm: squeue: exit status 1: squeue: error: slurm_load_jobs error: Socket timed out on send/recv operation (try 1 of 10; again in 10ms)") ||
+		!strings.Contains(s, "job 4242 (") || !strings.Contains(s, "COMPLETED") {
+		t.Errorf("log:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(bin, "scancel.log")); err == nil {
+		t.Error("scancel called")
+	}
+}
