@@ -150,12 +150,12 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 		if err != nil {
 			// The jobs submitted so far are in the state file: they go
 			// on, and the next sweep re-attaches to them.
-			return Result{}, leftRunning(err, len(tracked))
+			return Result{}, LeftRunning(err, len(tracked))
 		}
 		st.Jobs = append(st.Jobs, j)
 		if err := c.writeState(st); err != nil {
 			// Not recorded, the job would run untracked: it is cancelled.
-			return Result{}, leftRunning(c.cancelUnrecorded(run, r, j, err), len(tracked))
+			return Result{}, LeftRunning(c.cancelUnrecorded(run, r, j, err), len(tracked))
 		}
 		tracked[r.ID] = len(st.Jobs) - 1
 		fmt.Fprintf(o.Log, "submitted %s: job %s, archive %s\n", r.ID, j.JobID, j.Dir)
@@ -163,66 +163,74 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 	return c.wait(ctx, p, o, run, st, tracked)
 }
 
-// wait polls squeue until every tracked job has left the queue.
+// wait follows the tracked jobs with the shared driver (Follow) until
+// every one has left the queue.
 func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, st *slurmState, tracked map[string]int) (Result, error) {
-	poll := c.File.Slurm.poll()
-	queue := NewTransient("squeue", poll, o)
-	for {
-		live, err := squeueRetry(ctx, run, queue, o)
-		if err != nil && ctx.Err() == nil {
-			// squeue is down: the jobs go on, recorded in the state file.
-			return Result{}, leftRunning(err, len(tracked))
-		}
-		if ctx.Err() != nil {
-			c.cancelAll(run, st, tracked, o)
-			_ = c.writeState(st)
-			res, err := c.collect(p, nil, o)
-			res.Interrupted = true
-			return res, err
-		}
-		var ended []string
-		for _, id := range sortedKeys(tracked) {
-			j := &st.Jobs[tracked[id]]
-			s, ok := live[j.JobID]
-			if !ok || terminal[s] {
-				if !ok {
-					s = j.State
-				}
-				s = finalState(ctx, run, j.JobID, s)
-				ended = append(ended, id)
+	f := &slurmFollower{c: c, run: run, st: st, tracked: tracked, o: o}
+	return c.Follow(ctx, p, o, f, "squeue", c.File.Slurm.poll())
+}
+
+// slurmFollower is the Slurm executor's verbs over its jobs for Follow:
+// squeue, the final state of the jobs that left the queue, the state
+// file, scancel.
+type slurmFollower struct {
+	c       *Campaign
+	run     Commander
+	st      *slurmState
+	tracked map[string]int // run id -> index in st.Jobs
+	live    map[string]string
+	o       Options
+}
+
+func (f *slurmFollower) Status(ctx context.Context) error {
+	live, err := squeue(ctx, f.run)
+	if err != nil {
+		return err
+	}
+	f.live = live
+	return nil
+}
+
+// Settle records the state changes squeue showed, the final state of the
+// jobs that left the queue, and writes the state file when any did.
+func (f *slurmFollower) Settle(ctx context.Context) ([]string, bool, error) {
+	var ended []string
+	for _, id := range sortedKeys(f.tracked) {
+		j := &f.st.Jobs[f.tracked[id]]
+		s, ok := f.live[j.JobID]
+		if !ok || terminal[s] {
+			if !ok {
+				s = j.State
 			}
-			if s != j.State {
-				fmt.Fprintf(o.Log, "job %s (%s): %s\n", j.JobID, j.Run, s)
-				j.State = s
-			}
+			s = finalState(ctx, f.run, j.JobID, s)
+			ended = append(ended, id)
 		}
-		for _, id := range ended {
-			delete(tracked, id)
+		if s != j.State {
+			fmt.Fprintf(f.o.Log, "job %s (%s): %s\n", j.JobID, j.Run, s)
+			j.State = s
 		}
-		if len(ended) > 0 {
-			if err := c.writeState(st); err != nil {
-				// The state file lists the ended jobs as they were: the
-				// next sweep finds them ended. The others go on.
-				return Result{}, leftRunning(err, len(tracked)-len(ended))
-			}
+	}
+	for _, id := range ended {
+		delete(f.tracked, id)
+	}
+	if len(ended) > 0 {
+		if err := f.c.writeState(f.st); err != nil {
+			// The state file lists the ended jobs as they were: the next
+			// sweep finds them ended. The others go on.
+			return sortedKeys(f.tracked), true, err
 		}
-		running := map[string]bool{}
-		for id := range tracked {
-			running[id] = true
-		}
-		res, err := c.collect(p, running, o)
-		if err != nil {
-			return res, err
-		}
-		if len(tracked) == 0 {
-			return res, nil
-		}
-		if len(ended) > 0 {
-			fmt.Fprintf(o.Log, "campaign %s: %s\n", c.Name, res.Summary)
-		}
-		Sleep(ctx, poll)
+	}
+	return sortedKeys(f.tracked), len(ended) > 0, nil
+}
+
+func (f *slurmFollower) Cancel() {
+	f.c.cancelAll(f.run, f.st, f.tracked, f.o)
+	if err := f.c.writeState(f.st); err != nil {
+		fmt.Fprintf(f.o.Log, "%v\n", err)
 	}
 }
+
+func (f *slurmFollower) Following() int { return len(f.tracked) }
 
 // finalState is how a job that left the queue ended: sacct's state when
 // the cluster keeps accounting, else scontrol's (slurmctld keeps an ended
@@ -304,14 +312,6 @@ func timedCommander(run Commander) Commander {
 		defer cancel()
 		return run(ctx, name, args...)
 	}
-}
-
-// leftRunning is err, saying that the n jobs the sweep followed go on.
-func leftRunning(err error, n int) error {
-	if n <= 0 {
-		return err
-	}
-	return fmt.Errorf("%w (the sweep stopped; its %d %s go on: run it again to re-attach)", err, n, plural(n, "job", "jobs"))
 }
 
 // cancelUnrecorded cancels job j, submitted for run r, that the state

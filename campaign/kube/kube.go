@@ -182,7 +182,7 @@ func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Pla
 		if err != nil {
 			// The Jobs made so far go on; the next sweep finds them by
 			// their labels.
-			return campaign.Result{}, leftRunning(fmt.Errorf("run %s: %w", r.ID, err), len(follow))
+			return campaign.Result{}, campaign.LeftRunning(fmt.Errorf("run %s: %w", r.ID, err), len(follow))
 		}
 		follow = append(follow, t)
 		fmt.Fprintf(o.Log, "created %s: job %s/%s, archive %s\n", r.ID, ns, t.job, dir)
@@ -276,94 +276,77 @@ func (e *Executor) newTracked(r campaign.Run, attempt, job string, c *campaign.C
 	return &tracked{run: r, attempt: attempt, job: job, api: campaign.NewTransient("get job "+job, c.Kubernetes.PollEvery(), o)}
 }
 
-// leftRunning is err, saying that the n Jobs the sweep followed go on.
-func leftRunning(err error, n int) error {
-	if n <= 0 {
-		return err
-	}
-	word := "Jobs"
-	if n == 1 {
-		word = "job"
-	}
-	return fmt.Errorf("%w (the sweep stopped; its %d %s go on: run it again to re-attach)", err, n, word)
+// wait follows the Jobs with the campaign's shared driver
+// (campaign.Follow) until each has given its archive or failed.
+func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Plan, o campaign.Options, follow []*tracked) (campaign.Result, error) {
+	f := &kubeFollower{e: e, c: c, o: o, follow: follow}
+	return c.Follow(ctx, p, o, f, "list pods", c.Kubernetes.PollEvery())
 }
 
-// wait polls the followed Jobs' pods until each has given its archive or
-// failed.
-func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Plan, o campaign.Options, follow []*tracked) (campaign.Result, error) {
-	ns := c.Kubernetes.NamespaceName()
-	poll := c.Kubernetes.PollEvery()
-	list := campaign.NewTransient("list pods", poll, o)
-	for {
+// kubeFollower is the Kubernetes executor's verbs over its Jobs for
+// campaign.Follow: the pods' list, each attempt's step (copy its
+// archive, record its failure), the Jobs' deletion.
+type kubeFollower struct {
+	e      *Executor
+	c      *campaign.Campaign
+	o      campaign.Options
+	follow []*tracked
+	pods   *corev1.PodList
+	probes map[string]string
+}
+
+// Status lists the campaign's pods (bounded by campaign.CallContext), and
+// the probe errors of those running unready. Nothing is decided without
+// the pods.
+func (f *kubeFollower) Status(ctx context.Context) error {
+	lctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	pods, err := f.e.Client.CoreV1().Pods(f.c.Kubernetes.NamespaceName()).List(lctx, metav1.ListOptions{LabelSelector: Selector(f.c)})
+	if err != nil {
+		return fmt.Errorf("kubernetes: %w", err)
+	}
+	f.pods = pods
+	f.probes = f.e.probeErrors(ctx, f.c.Kubernetes.NamespaceName(), pods, f.o)
+	return nil
+}
+
+// Settle steps every followed attempt; a bookkeeping error stops at once,
+// the attempts not stepped yet still followed.
+func (f *kubeFollower) Settle(ctx context.Context) ([]string, bool, error) {
+	var left []*tracked
+	var err error
+	for i, t := range f.follow {
 		if ctx.Err() != nil {
-			e.deleteAll(c, follow, o)
-			res, err := c.Collect(p, nil, o)
-			res.Interrupted = true
-			return res, err
+			left = append(left, f.follow[i:]...)
+			break
 		}
-		pods, wait, err := e.listPods(ctx, c, list, o)
+		var done bool
+		done, err = f.e.step(ctx, f.c, t, f.pods, f.probes, f.o)
 		if err != nil {
-			// The API is down past the bound: the Jobs go on.
-			return campaign.Result{}, leftRunning(err, len(follow))
-		}
-		var probes map[string]string
-		if pods != nil {
-			probes = e.probeErrors(ctx, ns, pods, o)
-		}
-		var left []*tracked
-		for i, t := range follow {
-			if ctx.Err() != nil || pods == nil {
-				left = append(left, t)
-				continue
-			}
-			done, err := e.step(ctx, c, t, pods, probes, o)
-			if err != nil {
-				// A bookkeeping error: the sweep stops, and the Jobs
-				// still going go on (the next sweep re-attaches).
-				return campaign.Result{}, leftRunning(err, len(follow)-i-1+len(left))
-			}
+			// Its Job too when it was not done with (its API call
+			// failed past the bound): it goes on.
 			if !done {
 				left = append(left, t)
 			}
+			left = append(left, f.follow[i+1:]...)
+			break
 		}
-		changed := len(left) != len(follow)
-		follow = left
-		running := map[string]bool{}
-		for _, t := range follow {
-			running[t.run.ID] = true
+		if !done {
+			left = append(left, t)
 		}
-		res, err := c.Collect(p, running, o)
-		if err != nil {
-			return res, leftRunning(err, len(follow))
-		}
-		if len(follow) == 0 {
-			return res, nil
-		}
-		if changed {
-			fmt.Fprintf(o.Log, "campaign %s: %s\n", c.Name, res.Summary)
-		}
-		campaign.Sleep(ctx, wait)
 	}
+	changed := len(left) != len(f.follow)
+	f.follow = left
+	ids := make([]string, len(left))
+	for i, t := range left {
+		ids[i] = t.run.ID
+	}
+	return ids, changed, err
 }
 
-// listPods lists the campaign's pods, bounded by campaign.CallContext: the
-// pods and the poll interval, or nil and the backoff after a failure the
-// policy retries (said on the log), or the error that stops the sweep.
-// Nothing is decided without the pods.
-func (e *Executor) listPods(ctx context.Context, c *campaign.Campaign, list *campaign.Transient, o campaign.Options) (*corev1.PodList, time.Duration, error) {
-	lctx, cancel := campaign.CallContext(ctx)
-	defer cancel()
-	pods, err := e.Client.CoreV1().Pods(c.Kubernetes.NamespaceName()).List(lctx, metav1.ListOptions{LabelSelector: Selector(c)})
-	switch {
-	case err == nil:
-		list.Succeeded()
-		return pods, c.Kubernetes.PollEvery(), nil
-	case ctx.Err() != nil:
-		return nil, 0, nil
-	}
-	wait, stop := list.Failed(fmt.Errorf("kubernetes: %w", err), o.Log)
-	return nil, wait, stop
-}
+func (f *kubeFollower) Cancel() { f.e.deleteAll(f.c, f.follow, f.o) }
+
+func (f *kubeFollower) Following() int { return len(f.follow) }
 
 // probeErrors are, by pod, the kubelet's messages that the readiness
 // probe of a running, unready pod cannot run (probeCannotRun): one list
