@@ -328,6 +328,7 @@ func (ld Loader) Load(src []byte, path string) (*Campaign, error) {
 	e := &errSink{d: d}
 	if d.OK() {
 		c.validate(e, root)
+		c.validateScriptValues(e, root)
 		c.validateSearch(e, root)
 		c.validateSize(e, root)
 		c.validateArgs(e, root, ld.CheckArgs)
@@ -527,7 +528,7 @@ func (c *Campaign) validateSlurm(d *errSink, at func(path ...string) *yaml.Node)
 		d.Errorf(at("slurm", "gres"), "slurm.gres", "expected a gres such as gpu:{tp} or gpu:h100:{tp}, got %q", c.Slurm.Gres)
 	}
 	for i, o := range c.Slurm.Options {
-		if !strings.HasPrefix(o, "-") || strings.ContainsAny(o, "\n\r") {
+		if !strings.HasPrefix(o, "-") {
 			d.Errorf(at("slurm", "options", strconv.Itoa(i)), fmt.Sprintf("slurm.options[%d]", i), "expected one sbatch option such as --account=abc, got %q", o)
 		}
 	}

@@ -76,6 +76,9 @@ func (Slurm) Describe(c *Campaign, r Run, dir, bin string) (string, error) {
 	if jb == "" {
 		jb = bin
 	}
+	if err := c.CheckScriptValues("the joulebench executable", jb); err != nil {
+		return "", err
+	}
 	return "sbatch script:\n" + indent(c.JobScript(r, jb, dir), "  "), nil
 }
 

@@ -48,9 +48,18 @@ type KubernetesConfig struct {
 	// ScheduleTimeout is how long a run's pod may stay unschedulable before
 	// the run is recorded failed with the scheduler's message (default 10m).
 	ScheduleTimeout workflow.Duration `yaml:"schedule_timeout"`
+	// ProbeTimeout is how long a run's pod may stay unready while the
+	// kubelet says its readiness probe cannot run at all (the image lacks
+	// the tools of the archive hand-back: "executable file not found")
+	// before the run is recorded failed with that message (default
+	// DefaultProbeTimeout).
+	ProbeTimeout workflow.Duration `yaml:"probe_timeout"`
 	// Poll is how often the sweep looks at its Jobs' pods (default 2s).
 	Poll workflow.Duration `yaml:"poll"`
 }
+
+// DefaultProbeTimeout is kubernetes.probe_timeout when it is not set.
+const DefaultProbeTimeout = 2 * time.Minute
 
 // Toleration is one pod toleration, as Kubernetes spells it.
 type Toleration struct {
@@ -98,6 +107,15 @@ func (k KubernetesConfig) ScheduleWait() time.Duration {
 		return 10 * time.Minute
 	}
 	return k.ScheduleTimeout.D()
+}
+
+// ProbeWait is how long a pod whose readiness probe cannot run may stay
+// unready.
+func (k KubernetesConfig) ProbeWait() time.Duration {
+	if k.ProbeTimeout.D() <= 0 {
+		return DefaultProbeTimeout
+	}
+	return k.ProbeTimeout.D()
 }
 
 // KubeGPUs is the number of GPUs run r's pod asks for: kubernetes.gpus
@@ -234,7 +252,7 @@ func validateKubeDurations(d *errSink, at func(path ...string) *yaml.Node, k Kub
 	for _, dur := range []struct {
 		name string
 		v    time.Duration
-	}{{"deadline", k.Deadline.D()}, {"schedule_timeout", k.ScheduleTimeout.D()}, {"poll", k.Poll.D()}} {
+	}{{"deadline", k.Deadline.D()}, {"schedule_timeout", k.ScheduleTimeout.D()}, {"probe_timeout", k.ProbeTimeout.D()}, {"poll", k.Poll.D()}} {
 		if dur.v < 0 {
 			d.Errorf(at("kubernetes", dur.name), "kubernetes."+dur.name, "must not be negative, got %s", dur.v)
 		}

@@ -95,6 +95,9 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 	if bin == "" {
 		return Result{}, errors.New("campaign: no joulebench executable for the jobs (slurm.joulebench)")
 	}
+	if err := c.CheckScriptValues("the joulebench executable", bin); err != nil {
+		return Result{}, err
+	}
 	lock, err := c.Lock()
 	if err != nil {
 		return Result{}, err
@@ -111,7 +114,9 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 	if err != nil {
 		return Result{}, err
 	}
-	live, err := squeue(ctx, run)
+	run = timedCommander(run)
+	queue := NewTransient("squeue", c.File.Slurm.poll(), o)
+	live, err := squeueRetry(ctx, run, queue, o)
 	if err != nil {
 		return Result{}, err
 	}
@@ -143,78 +148,89 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 		}
 		j, err := c.submit(ctx, r, bin, run)
 		if err != nil {
-			c.cancelAll(run, st, tracked, o)
-			return Result{}, err
+			// The jobs submitted so far are in the state file: they go
+			// on, and the next sweep re-attaches to them.
+			return Result{}, LeftRunning(err, len(tracked))
 		}
 		st.Jobs = append(st.Jobs, j)
-		tracked[r.ID] = len(st.Jobs) - 1
 		if err := c.writeState(st); err != nil {
-			return Result{}, err
+			// Not recorded, the job would run untracked: it is cancelled.
+			return Result{}, LeftRunning(c.cancelUnrecorded(run, r, j, err), len(tracked))
 		}
+		tracked[r.ID] = len(st.Jobs) - 1
 		fmt.Fprintf(o.Log, "submitted %s: job %s, archive %s\n", r.ID, j.JobID, j.Dir)
 	}
 	return c.wait(ctx, p, o, run, st, tracked)
 }
 
-// wait polls squeue until every tracked job has left the queue.
+// wait follows the tracked jobs with the shared driver (Follow) until
+// every one has left the queue.
 func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, st *slurmState, tracked map[string]int) (Result, error) {
-	poll := c.File.Slurm.poll()
-	for {
-		live, err := squeue(ctx, run)
-		if err != nil && ctx.Err() == nil {
-			return Result{}, err
-		}
-		if ctx.Err() != nil {
-			c.cancelAll(run, st, tracked, o)
-			_ = c.writeState(st)
-			res, err := c.collect(p, nil, o)
-			res.Interrupted = true
-			return res, err
-		}
-		var ended []string
-		for _, id := range sortedKeys(tracked) {
-			j := &st.Jobs[tracked[id]]
-			s, ok := live[j.JobID]
-			if !ok || terminal[s] {
-				if !ok {
-					s = j.State
-				}
-				s = finalState(ctx, run, j.JobID, s)
-				ended = append(ended, id)
+	f := &slurmFollower{c: c, run: run, st: st, tracked: tracked, o: o}
+	return c.Follow(ctx, p, o, f, "squeue", c.File.Slurm.poll())
+}
+
+// slurmFollower is the Slurm executor's verbs over its jobs for Follow:
+// squeue, the final state of the jobs that left the queue, the state
+// file, scancel.
+type slurmFollower struct {
+	c       *Campaign
+	run     Commander
+	st      *slurmState
+	tracked map[string]int // run id -> index in st.Jobs
+	live    map[string]string
+	o       Options
+}
+
+func (f *slurmFollower) Status(ctx context.Context) error {
+	live, err := squeue(ctx, f.run)
+	if err != nil {
+		return err
+	}
+	f.live = live
+	return nil
+}
+
+// Settle records the state changes squeue showed, the final state of the
+// jobs that left the queue, and writes the state file when any did.
+func (f *slurmFollower) Settle(ctx context.Context) ([]string, bool, error) {
+	var ended []string
+	for _, id := range sortedKeys(f.tracked) {
+		j := &f.st.Jobs[f.tracked[id]]
+		s, ok := f.live[j.JobID]
+		if !ok || terminal[s] {
+			if !ok {
+				s = j.State
 			}
-			if s != j.State {
-				fmt.Fprintf(o.Log, "job %s (%s): %s\n", j.JobID, j.Run, s)
-				j.State = s
-			}
+			s = finalState(ctx, f.run, j.JobID, s)
+			ended = append(ended, id)
 		}
-		for _, id := range ended {
-			delete(tracked, id)
-		}
-		if len(ended) > 0 {
-			if err := c.writeState(st); err != nil {
-				return Result{}, err
-			}
-		}
-		running := map[string]bool{}
-		for id := range tracked {
-			running[id] = true
-		}
-		res, err := c.collect(p, running, o)
-		if err != nil {
-			return res, err
-		}
-		if len(tracked) == 0 {
-			return res, nil
-		}
-		if len(ended) > 0 {
-			fmt.Fprintf(o.Log, "campaign %s: %s\n", c.Name, res.Summary)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
+		if s != j.State {
+			fmt.Fprintf(f.o.Log, "job %s (%s): %s\n", j.JobID, j.Run, s)
+			j.State = s
 		}
 	}
+	for _, id := range ended {
+		delete(f.tracked, id)
+	}
+	if len(ended) > 0 {
+		if err := f.c.writeState(f.st); err != nil {
+			// The state file lists the ended jobs as they were: the next
+			// sweep finds them ended. The others go on.
+			return sortedKeys(f.tracked), true, err
+		}
+	}
+	return sortedKeys(f.tracked), len(ended) > 0, nil
 }
+
+func (f *slurmFollower) Cancel() {
+	f.c.cancelAll(f.run, f.st, f.tracked, f.o)
+	if err := f.c.writeState(f.st); err != nil {
+		fmt.Fprintf(f.o.Log, "%v\n", err)
+	}
+}
+
+func (f *slurmFollower) Following() int { return len(f.tracked) }
 
 // finalState is how a job that left the queue ended: sacct's state when
 // the cluster keeps accounting, else scontrol's (slurmctld keeps an ended
@@ -267,6 +283,47 @@ func scontrolState(out, id string) string {
 		}
 	}
 	return ""
+}
+
+// squeueRetry is squeue tried again on failure as the error policy says
+// (policy.go): nil and the last error past the bound, or when ctx is done.
+func squeueRetry(ctx context.Context, run Commander, queue *Transient, o Options) (map[string]string, error) {
+	for {
+		live, err := squeue(ctx, run)
+		if err == nil {
+			queue.Succeeded()
+			return live, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		wait, stop := queue.Failed(err, o.Log)
+		if stop != nil {
+			return nil, stop
+		}
+		Sleep(ctx, wait)
+	}
+}
+
+// timedCommander bounds every Slurm command by BackendCallTimeout.
+func timedCommander(run Commander) Commander {
+	return func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		ctx, cancel := CallContext(ctx)
+		defer cancel()
+		return run(ctx, name, args...)
+	}
+}
+
+// cancelUnrecorded cancels job j, submitted for run r, that the state
+// file could not record (werr): untracked, it would run with no sweep to
+// follow it.
+func (c *Campaign) cancelUnrecorded(run Commander, r Run, j SlurmJob, werr error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := run(ctx, "scancel", j.JobID); err != nil {
+		return fmt.Errorf("run %s: %w; job %s could not be recorded nor cancelled (%v): cancel it by hand (scancel %s)", r.ID, werr, j.JobID, err, j.JobID)
+	}
+	return fmt.Errorf("run %s: %w; job %s cancelled (it could not be recorded)", r.ID, werr, j.JobID)
 }
 
 // squeue lists this user's jobs: job id -> state.

@@ -79,9 +79,6 @@ func (c *Campaign) validateNodes(d *errSink, root *yaml.Node) {
 		if name, _, _ := strings.Cut(a, "="); name == "--telemetry" {
 			d.Errorf(at("slurm", "agent", "args", strconv.Itoa(i)), fmt.Sprintf("slurm.agent.args[%d]", i), "the agents' source is slurm.agent.telemetry: set it there")
 		}
-		if strings.ContainsAny(a, "\n\r\x00") {
-			d.Errorf(at("slurm", "agent", "args", strconv.Itoa(i)), fmt.Sprintf("slurm.agent.args[%d]", i), "a flag or value on one line, got %q", a)
-		}
 	}
 }
 

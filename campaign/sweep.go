@@ -35,6 +35,10 @@ type Options struct {
 	// InterruptGrace is how long a local run interrupted by ctx has to
 	// stop cleanly before it is killed (0: 2 minutes).
 	InterruptGrace time.Duration
+	// BackendFailures is how many consecutive failures of a backend's
+	// status call (squeue, the pods' list) stop the sweep, its jobs left
+	// running (0: DefaultBackendFailures; policy.go).
+	BackendFailures int
 }
 
 func (o *Options) defaults() {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -43,9 +44,11 @@ func (e *Executor) fetch(ctx context.Context, c *campaign.Campaign, t *tracked, 
 	// archive directory) or the packed archive's size.
 	script := "cat " + StateDir + "/exit; if [ ! -d " + WorkDir + "/runs/" + t.attempt + " ]; then echo none; exit 0; fi; " +
 		"test ! -s " + StateDir + "/tar.err && wc -c < " + StateDir + "/archive.tar"
-	if err := e.Exec(ctx, ns, pod, ContainerName, []string{"sh", "-c", script}, &size); err != nil {
+	sctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	if err := e.Exec(sctx, ns, pod, ContainerName, []string{"sh", "-c", script}, &size); err != nil {
 		var msg bytes.Buffer
-		_ = e.Exec(ctx, ns, pod, ContainerName, []string{"cat", StateDir + "/tar.err"}, &msg)
+		_ = e.Exec(sctx, ns, pod, ContainerName, []string{"cat", StateDir + "/tar.err"}, &msg)
 		return fmt.Errorf("the pod could not pack the archive: %v %s", err, strings.TrimSpace(msg.String()))
 	}
 	status, sizeLine, _ := strings.Cut(strings.TrimSpace(size.String()), "\n")
@@ -62,7 +65,10 @@ func (e *Executor) fetch(ctx context.Context, c *campaign.Campaign, t *tracked, 
 		return fmt.Errorf("copy: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := e.stream(ctx, ns, pod, StateDir+"/archive.tar", want, tmp, t.attempt); err != nil {
+	// The copy is bounded too: at least 1 MiB/s after the call's bound.
+	cctx, ccancel := context.WithTimeout(ctx, campaign.BackendCallTimeout+time.Duration(want>>20)*time.Second)
+	defer ccancel()
+	if err := e.stream(cctx, ns, pod, StateDir+"/archive.tar", want, tmp, t.attempt); err != nil {
 		return err
 	}
 	dir := filepath.Join(tmp, t.attempt)

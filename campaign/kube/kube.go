@@ -123,7 +123,12 @@ type tracked struct {
 	attempt      string
 	job          string
 	pendingSince time.Time
-	copyTries    int
+	// probeSince is when the pod was first seen unready with a readiness
+	// probe that cannot run (zero: not so).
+	probeSince time.Time
+	copyTries  int
+	// api follows the failures to get its Job (the error policy).
+	api *campaign.Transient
 }
 
 // Run runs the plan's runs as Jobs (every Job is created at once, as
@@ -175,8 +180,9 @@ func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Pla
 		}
 		t, err := e.create(ctx, c, r, filepath.Base(dir), o)
 		if err != nil {
-			e.deleteAll(c, follow, o)
-			return campaign.Result{}, fmt.Errorf("run %s: %w", r.ID, err)
+			// The Jobs made so far go on; the next sweep finds them by
+			// their labels.
+			return campaign.Result{}, campaign.LeftRunning(fmt.Errorf("run %s: %w", r.ID, err), len(follow))
 		}
 		follow = append(follow, t)
 		fmt.Fprintf(o.Log, "created %s: job %s/%s, archive %s\n", r.ID, ns, t.job, dir)
@@ -190,7 +196,9 @@ func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Pla
 // are deleted.
 func (e *Executor) reattach(ctx context.Context, c *campaign.Campaign, p campaign.Plan, o campaign.Options) ([]*tracked, error) {
 	ns := c.Kubernetes.NamespaceName()
-	jobs, err := e.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: Selector(c)})
+	lctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	jobs, err := e.Client.BatchV1().Jobs(ns).List(lctx, metav1.ListOptions{LabelSelector: Selector(c)})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: list the campaign's jobs in %s: %w", ns, err)
 	}
@@ -215,7 +223,7 @@ func (e *Executor) reattach(ctx context.Context, c *campaign.Campaign, p campaig
 			continue
 		}
 		fmt.Fprintf(o.Log, "re-attach %s: job %s/%s\n", id, ns, j.Name)
-		out = append(out, &tracked{run: r, attempt: attempt, job: j.Name})
+		out = append(out, e.newTracked(r, attempt, j.Name, c, o))
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].attempt < out[b].attempt })
 	return out, nil
@@ -224,6 +232,8 @@ func (e *Executor) reattach(ctx context.Context, c *campaign.Campaign, p campaig
 // create makes an attempt's Secret (when it has secrets) and Job; the
 // Secret is then owned by the Job, so that it goes with it.
 func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.Run, attempt string, o campaign.Options) (*tracked, error) {
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
 	job, secret, err := Manifests(e.spec(c, r, attempt))
 	if err != nil {
 		return nil, err
@@ -237,7 +247,11 @@ func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.
 	made, err := e.Client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		if secret != nil {
-			_ = e.Client.CoreV1().Secrets(ns).Delete(context.Background(), secret.Name, metav1.DeleteOptions{})
+			dctx, dcancel := campaign.CallContext(context.Background())
+			defer dcancel()
+			if derr := e.Client.CoreV1().Secrets(ns).Delete(dctx, secret.Name, metav1.DeleteOptions{}); derr != nil && !apierrors.IsNotFound(derr) {
+				fmt.Fprintf(o.Log, "kubernetes: delete secret %s/%s: %v\n", ns, secret.Name, derr)
+			}
 		}
 		return nil, fmt.Errorf("kubernetes: create job %s/%s: %w", ns, job.Name, err)
 	}
@@ -254,68 +268,121 @@ func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.
 			fmt.Fprintf(o.Log, "kubernetes: secret %s/%s: owner: %v\n", ns, secret.Name, err)
 		}
 	}
-	return &tracked{run: r, attempt: attempt, job: job.Name}, nil
+	return e.newTracked(r, attempt, job.Name, c, o), nil
 }
 
-// wait polls the followed Jobs' pods until each has given its archive or
-// failed.
+// newTracked is an attempt's Job to follow.
+func (e *Executor) newTracked(r campaign.Run, attempt, job string, c *campaign.Campaign, o campaign.Options) *tracked {
+	return &tracked{run: r, attempt: attempt, job: job, api: campaign.NewTransient("get job "+job, c.Kubernetes.PollEvery(), o)}
+}
+
+// wait follows the Jobs with the campaign's shared driver
+// (campaign.Follow) until each has given its archive or failed.
 func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Plan, o campaign.Options, follow []*tracked) (campaign.Result, error) {
-	ns := c.Kubernetes.NamespaceName()
-	poll := c.Kubernetes.PollEvery()
-	for {
+	f := &kubeFollower{e: e, c: c, o: o, follow: follow}
+	return c.Follow(ctx, p, o, f, "list pods", c.Kubernetes.PollEvery())
+}
+
+// kubeFollower is the Kubernetes executor's verbs over its Jobs for
+// campaign.Follow: the pods' list, each attempt's step (copy its
+// archive, record its failure), the Jobs' deletion.
+type kubeFollower struct {
+	e      *Executor
+	c      *campaign.Campaign
+	o      campaign.Options
+	follow []*tracked
+	pods   *corev1.PodList
+	probes map[string]string
+}
+
+// Status lists the campaign's pods (bounded by campaign.CallContext), and
+// the probe errors of those running unready. Nothing is decided without
+// the pods.
+func (f *kubeFollower) Status(ctx context.Context) error {
+	lctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	pods, err := f.e.Client.CoreV1().Pods(f.c.Kubernetes.NamespaceName()).List(lctx, metav1.ListOptions{LabelSelector: Selector(f.c)})
+	if err != nil {
+		return fmt.Errorf("kubernetes: %w", err)
+	}
+	f.pods = pods
+	f.probes = f.e.probeErrors(ctx, f.c.Kubernetes.NamespaceName(), pods, f.o)
+	return nil
+}
+
+// Settle steps every followed attempt; a bookkeeping error stops at once,
+// the attempts not stepped yet still followed.
+func (f *kubeFollower) Settle(ctx context.Context) ([]string, bool, error) {
+	var left []*tracked
+	var err error
+	for i, t := range f.follow {
 		if ctx.Err() != nil {
-			e.deleteAll(c, follow, o)
-			res, err := c.Collect(p, nil, o)
-			res.Interrupted = true
-			return res, err
+			left = append(left, f.follow[i:]...)
+			break
 		}
-		pods, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: Selector(c)})
-		if err != nil && ctx.Err() == nil {
-			// An API error is retried at the next poll: the Jobs go on
-			// without the sweep. Nothing is decided without the pods.
-			fmt.Fprintf(o.Log, "kubernetes: list pods: %v (retrying)\n", err)
-		}
-		var left []*tracked
-		for _, t := range follow {
-			if ctx.Err() != nil || err != nil {
-				left = append(left, t)
-				continue
-			}
-			done, err := e.step(ctx, c, t, pods, o)
-			if err != nil {
-				e.deleteAll(c, follow, o)
-				return campaign.Result{}, err
-			}
+		var done bool
+		done, err = f.e.step(ctx, f.c, t, f.pods, f.probes, f.o)
+		if err != nil {
+			// Its Job too when it was not done with (its API call
+			// failed past the bound): it goes on.
 			if !done {
 				left = append(left, t)
 			}
+			left = append(left, f.follow[i+1:]...)
+			break
 		}
-		changed := len(left) != len(follow)
-		follow = left
-		running := map[string]bool{}
-		for _, t := range follow {
-			running[t.run.ID] = true
-		}
-		res, err := c.Collect(p, running, o)
-		if err != nil {
-			return res, err
-		}
-		if len(follow) == 0 {
-			return res, nil
-		}
-		if changed {
-			fmt.Fprintf(o.Log, "campaign %s: %s\n", c.Name, res.Summary)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
+		if !done {
+			left = append(left, t)
 		}
 	}
+	changed := len(left) != len(f.follow)
+	f.follow = left
+	ids := make([]string, len(left))
+	for i, t := range left {
+		ids[i] = t.run.ID
+	}
+	return ids, changed, err
+}
+
+func (f *kubeFollower) Cancel() { f.e.deleteAll(f.c, f.follow, f.o) }
+
+func (f *kubeFollower) Following() int { return len(f.follow) }
+
+// probeErrors are, by pod, the kubelet's messages that the readiness
+// probe of a running, unready pod cannot run (probeCannotRun): one list
+// of the namespace's Unhealthy events, only while such a pod is
+// followed. A failed list is logged and taken as none.
+func (e *Executor) probeErrors(ctx context.Context, ns string, pods *corev1.PodList, o campaign.Options) map[string]string {
+	unready := map[string]bool{}
+	for i := range pods.Items {
+		if runningUnready(&pods.Items[i]) {
+			unready[pods.Items[i].Name] = true
+		}
+	}
+	if len(unready) == 0 {
+		return nil
+	}
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	evs, err := e.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,reason=Unhealthy"})
+	if err != nil {
+		fmt.Fprintf(o.Log, "kubernetes: list the pods' events: %v (retrying)\n", err)
+		return nil
+	}
+	out := map[string]string{}
+	for _, ev := range evs.Items {
+		// The fake clientset ignores field selectors: filtered here too.
+		name := ev.InvolvedObject.Name
+		if ev.InvolvedObject.Kind == "Pod" && ev.Reason == "Unhealthy" && unready[name] && probeCannotRun(ev.Message) {
+			out[name] = ev.Message
+		}
+	}
+	return out
 }
 
 // step looks at one attempt: done once its archive is here or its failure
-// is recorded.
-func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, pods *corev1.PodList, o campaign.Options) (bool, error) {
+// is recorded. probes are the pods whose readiness probe cannot run.
+func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, pods *corev1.PodList, probes map[string]string, o campaign.Options) (bool, error) {
 	ns := c.Kubernetes.NamespaceName()
 	var pod *corev1.Pod
 	if pods != nil {
@@ -328,16 +395,24 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 			}
 		}
 	}
-	job, err := e.Client.BatchV1().Jobs(ns).Get(ctx, t.job, metav1.GetOptions{})
+	gctx, cancel := campaign.CallContext(ctx)
+	job, err := e.Client.BatchV1().Jobs(ns).Get(gctx, t.job, metav1.GetOptions{})
+	cancel()
 	switch {
 	case apierrors.IsNotFound(err):
+		t.api.Succeeded()
 		job = nil
 		if pod == nil {
 			return true, e.recordFailure(c, t, fmt.Sprintf("job %s/%s deleted before its run ended (not by this sweep)", ns, t.job), o)
 		}
+	case err != nil && ctx.Err() == nil:
+		// Tried again at the next poll, up to the policy's bound.
+		_, stop := t.api.Failed(fmt.Errorf("kubernetes: %w", err), o.Log)
+		return false, stop
 	case err != nil:
-		fmt.Fprintf(o.Log, "kubernetes: job %s/%s: %v (retrying)\n", ns, t.job, err)
 		return false, nil
+	default:
+		t.api.Succeeded()
 	}
 	now := e.now()
 	if unschedulable(pod) {
@@ -348,6 +423,16 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 		t.pendingSince = time.Time{}
 	}
 	ph, why := observe(job, pod, now, t.pendingSince, c.Kubernetes.ScheduleWait())
+	if msg := probes[podName(pod)]; ph == waiting && msg != "" {
+		if t.probeSince.IsZero() {
+			t.probeSince = now
+		}
+		if wait := c.Kubernetes.ProbeWait(); now.Sub(t.probeSince) >= wait {
+			ph, why = failed, probeFailure(pod, wait, msg)
+		}
+	} else {
+		t.probeSince = time.Time{}
+	}
 	switch ph {
 	case failed:
 		if pod != nil {
@@ -397,8 +482,17 @@ func (e *Executor) step(ctx context.Context, c *campaign.Campaign, t *tracked, p
 
 const maxCopyTries = 3
 
+func podName(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	return pod.Name
+}
+
 // release tells the pod that its archive is safe: it ends.
 func (e *Executor) release(ctx context.Context, ns, pod string, o campaign.Options) {
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
 	if err := e.Exec(ctx, ns, pod, ContainerName, []string{"touch", StateDir + "/release"}, io.Discard); err != nil {
 		fmt.Fprintf(o.Log, "kubernetes: release pod %s/%s: %v (the job is deleted anyway)\n", ns, pod, err)
 	}
@@ -433,6 +527,8 @@ func (e *Executor) recordFailure(c *campaign.Campaign, t *tracked, why string, o
 // deleteJob deletes a Job with its pods (foreground propagation: the Job
 // goes once its pods are gone) and its Secret.
 func (e *Executor) deleteJob(ctx context.Context, ns, name string, o campaign.Options) {
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
 	fg := metav1.DeletePropagationForeground
 	if err := e.Client.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil && !apierrors.IsNotFound(err) {
 		fmt.Fprintf(o.Log, "kubernetes: delete job %s/%s: %v\n", ns, name, err)
@@ -478,21 +574,33 @@ func (e *Executor) deleteAll(c *campaign.Campaign, follow []*tracked, o campaign
 // a local run's log goes), before the Job and its pod are deleted.
 func (e *Executor) saveLog(ctx context.Context, c *campaign.Campaign, t *tracked, pod string, o campaign.Options) {
 	ns := c.Kubernetes.NamespaceName()
-	if err := os.MkdirAll(filepath.Join(c.Dir, "logs"), 0o755); err != nil {
-		return
+	if err := e.keepLog(ctx, c, t, pod); err != nil {
+		fmt.Fprintf(o.Log, "kubernetes: keep the log of pod %s/%s: %v\n", ns, pod, err)
 	}
-	rc, err := e.Client.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: ContainerName}).Stream(ctx)
+}
+
+// keepLog copies the run container's log (at most 64 MiB) into
+// OUT/logs/<attempt>.log.
+func (e *Executor) keepLog(ctx context.Context, c *campaign.Campaign, t *tracked, pod string) error {
+	if err := os.MkdirAll(filepath.Join(c.Dir, "logs"), 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := campaign.CallContext(ctx)
+	defer cancel()
+	rc, err := e.Client.CoreV1().Pods(c.Kubernetes.NamespaceName()).GetLogs(pod, &corev1.PodLogOptions{Container: ContainerName}).Stream(ctx)
 	if err != nil {
-		fmt.Fprintf(o.Log, "kubernetes: log of pod %s/%s: %v\n", ns, pod, err)
-		return
+		return err
 	}
 	defer rc.Close()
 	f, err := os.Create(filepath.Join(c.Dir, "logs", t.attempt+".log"))
 	if err != nil {
-		return
+		return err
 	}
-	defer f.Close()
-	_, _ = io.Copy(f, io.LimitReader(rc, 64<<20))
+	if _, err := io.Copy(f, io.LimitReader(rc, 64<<20)); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // removeStaleCopies removes the temporary copies a killed sweep left in

@@ -687,7 +687,7 @@ func TestPollRetriesAPIErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Summary.Done != 1 || !strings.Contains(log.String(), "etcd leader changed (retrying)") {
+	if res.Summary.Done != 1 || !strings.Contains(log.String(), "etcd leader changed (try 1 of 10;") {
 		t.Errorf("summary %s\n%s", res.Summary, log.String())
 	}
 	if _, err := os.Stat(stale); err == nil {
@@ -843,5 +843,206 @@ func TestFailedPodArchiveFromPVC(t *testing.T) {
 	}
 	if _, err := k.client.CoreV1().Pods("bench").Get(context.Background(), pvcPods[0], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the pod reading the PVC is still there: %v", err)
+	}
+}
+
+// The image (--image, not from the campaign file) passes the one rule of
+// every value that reaches a manifest, as do the campaign's values when
+// the campaign was changed after it was loaded: no Job is described nor
+// created with a line break or a NUL in it.
+func TestHostileValuesNeverReachManifest(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	r := p.Runs[0]
+	for _, img := range []string{"joulebench:test\nwhoami", "joulebench:test\r", "joulebench\x00:test"} {
+		e := &Executor{Image: img}
+		if _, err := e.Describe(c, r, r.ID, "jb"); err == nil || !strings.Contains(err.Error(), "--image: ") {
+			t.Errorf("image %q: Describe: %v", img, err)
+		}
+	}
+	c.Kubernetes.Tolerations = []campaign.Toleration{{Key: "gpu", Value: "yes\nno", Effect: "NoSchedule"}}
+	k := newCluster(t)
+	_, err := k.executor().Run(context.Background(), c, p, campaign.Options{})
+	if err == nil || !strings.Contains(err.Error(), "kubernetes.tolerations[0].value") {
+		t.Errorf("Run: %v", err)
+	}
+	if jobs := k.jobs(t, "bench"); len(jobs) != 0 {
+		t.Errorf("%d jobs created", len(jobs))
+	}
+}
+
+// A pod whose image lacks the tools of the archive hand-back: the run
+// goes on, but the readiness probe (test -e .../exit) errors with
+// "executable file not found" and the pod is never ready. The run is
+// failed with the kubelet's message once probe_timeout has passed,
+// instead of the sweep waiting for ever; a probe that merely fails (the
+// run not ended yet) is waited for.
+func TestProbeCannotRunFailsRun(t *testing.T) {
+	src := strings.Replace(testCampaign, "schedule_timeout: 1m}", "schedule_timeout: 1m, probe_timeout: 1m}", 1)
+	c, p := loadCampaign(t, src)
+	p.Runs = p.Runs[:2]
+	k := newCluster(t)
+	k.podFor = func(job *batchv1.Job, pod *corev1.Pod) {
+		pod.Status.ContainerStatuses[0].Ready = false
+		msg := "Readiness probe failed: " // the run not ended yet: its probe fails, it does not error
+		if job.Annotations[AnnotationRun] == p.Runs[0].ID {
+			msg = `Readiness probe errored: rpc error: code = Unknown desc = failed to exec in container: failed to start exec "1f2e": ` +
+				`OCI runtime exec failed: exec failed: unable to start container process: exec: "test": executable file not found in $PATH: unknown`
+		}
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: pod.Name + ".17a", Namespace: pod.Namespace},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: pod.Name, Namespace: pod.Namespace},
+			Reason:         "Unhealthy", Type: corev1.EventTypeWarning, Message: msg, Count: 40,
+		}
+		if err := k.client.Tracker().Add(ev); err != nil {
+			t.Error(err)
+		}
+	}
+	var mu sync.Mutex
+	now := time.Unix(1_800_000_000, 0)
+	reads := 0
+	e := k.executor()
+	e.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if reads++; reads > 4 {
+			now = now.Add(20 * time.Second)
+		}
+		return now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var log syncBuf
+	done := make(chan error, 1)
+	var res campaign.Result
+	go func() {
+		var err error
+		res, err = e.Run(ctx, c, p, campaign.Options{Log: &log})
+		done <- err
+	}()
+	// The first run fails; the second is still followed: the sweep is
+	// stopped once the first is recorded.
+	deadline := time.After(20 * time.Second)
+	for !strings.Contains(log.String(), p.Runs[0].ID+": failed:") {
+		select {
+		case <-deadline:
+			cancel()
+			<-done
+			t.Fatalf("the run whose probe cannot run was not failed:\n%s", log.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	as, _ := c.Attempts(p.Runs[0])
+	want := "kubernetes: the readiness probe cannot run in the image joulebench:test for 1m0s"
+	if len(as) != 1 || !strings.HasPrefix(as[0].Reason, want) || !strings.Contains(as[0].Reason, `exec: "test": executable file not found in $PATH`) {
+		t.Fatalf("attempts %+v, want a reason starting %q\n%s", as, want, log.String())
+	}
+	if as2, _ := c.Attempts(p.Runs[1]); len(as2) != 0 {
+		t.Errorf("the run whose probe only fails was failed: %+v", as2)
+	}
+	if !res.Interrupted {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// syncBuf is a log the sweep writes while the test reads it.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A bookkeeping error (the failed run's record cannot be written) stops
+// the sweep with the error, and deletes no other Job: the run still
+// going is left running for the next sweep to re-attach to.
+func TestBookkeepingErrorKeepsRunningJobs(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	k := newCluster(t)
+	k.podFor = func(job *batchv1.Job, pod *corev1.Pod) {
+		pod.Status.ContainerStatuses[0].Ready = false // still running
+		if job.Annotations[AnnotationRun] != p.Runs[0].ID {
+			return
+		}
+		pod.Status.Phase = corev1.PodFailed
+		pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}
+		// Where its record goes is taken: the record cannot be written.
+		if err := os.WriteFile(filepath.Join(c.RunsDir(), job.Annotations[AnnotationAttempt]), []byte("x"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	var log bytes.Buffer
+	_, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log})
+	if err == nil || !strings.Contains(err.Error(), "record the failure") || !strings.Contains(err.Error(), "1 job go on") {
+		t.Fatalf("error %v\n%s", err, log.String())
+	}
+	jobs := k.jobs(t, "bench")
+	if len(jobs) != 1 || jobs[0].Annotations[AnnotationRun] != p.Runs[1].ID {
+		t.Errorf("jobs left %d, want the running run's", len(jobs))
+	}
+}
+
+// The API server down for good: the pods' list fails BackendFailures
+// times in a row, each said; the sweep stops with the error and leaves
+// its Jobs running.
+func TestAPIDownLeavesJobs(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	k := newCluster(t)
+	k.client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("etcd leader changed")
+	})
+	var log bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log, BackendFailures: 3})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "list pods failed 3 times in a row") || !strings.Contains(err.Error(), "etcd leader changed") {
+			t.Fatalf("error %v\n%s", err, log.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sweep waits for ever on an API that keeps failing")
+	}
+	if n := len(k.jobs(t, "bench")); n != 2 {
+		t.Errorf("%d jobs left, want both", n)
+	}
+	if n := strings.Count(log.String(), "etcd leader changed (try "); n != 2 {
+		t.Errorf("%d failures said, want 2 before the third stops:\n%s", n, log.String())
+	}
+}
+
+// A run container's log that cannot be kept is said, not dropped.
+func TestLogSaveErrorSaid(t *testing.T) {
+	c, p := loadCampaign(t, testCampaign)
+	p.Runs = p.Runs[:1]
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// OUT/logs is a file: no log can go there.
+	if err := os.WriteFile(filepath.Join(c.Dir, "logs"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := newCluster(t)
+	var log bytes.Buffer
+	if _, err := k.executor().Run(context.Background(), c, p, campaign.Options{Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "kubernetes: keep the log of pod bench/jb-") {
+		t.Errorf("log:\n%s", log.String())
 	}
 }

@@ -173,6 +173,11 @@ exit $code
 func Manifests(s Spec) (*batchv1.Job, *corev1.Secret, error) {
 	c, r := s.Campaign, s.Run
 	k := c.Kubernetes
+	// The campaign's values and the image pass the one rule of every
+	// value that reaches a script or a manifest.
+	if err := c.CheckScriptValues("--image", s.Image); err != nil {
+		return nil, nil, err
+	}
 	name := JobName(c, s.Attempt)
 	podDir := path.Join(WorkDir, "runs", s.Attempt)
 	flags, secrets := campaign.SplitSecrets(r.Args(podDir))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/joulebench/joulebench/campaign"
@@ -52,7 +53,11 @@ func (e *Executor) rescue(ctx context.Context, c *campaign.Campaign, t *tracked,
 		return "", fmt.Errorf("create pod %s/%s to read the PVC: %w", ns, pod.Name, err)
 	}
 	defer func() {
-		_ = e.Client.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{})
+		dctx, cancel := campaign.CallContext(context.Background())
+		defer cancel()
+		if derr := e.Client.CoreV1().Pods(ns).Delete(dctx, pod.Name, metav1.DeleteOptions{}); derr != nil && !apierrors.IsNotFound(derr) {
+			fmt.Fprintf(o.Log, "kubernetes: delete pod %s/%s: %v\n", ns, pod.Name, derr)
+		}
 	}()
 	deadline := e.now().Add(rescueWait)
 	for {

@@ -187,3 +187,38 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// probeCannotRun reports whether a kubelet Unhealthy event's message says
+// that the readiness probe could not be run in the container at all (its
+// command is not in the image), rather than that it failed (the run has
+// not ended yet).
+func probeCannotRun(msg string) bool {
+	return strings.Contains(msg, "probe") &&
+		(strings.Contains(msg, "executable file not found") || strings.Contains(msg, "no such file or directory"))
+}
+
+// runningUnready reports whether the run container runs and is not ready.
+func runningUnready(pod *corev1.Pod) bool {
+	if pod == nil || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+		return false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == ContainerName {
+			return cs.State.Running != nil && !cs.Ready
+		}
+	}
+	return false
+}
+
+// probeFailure is the reason of a run whose pod's readiness probe could
+// not run for wait: the kubelet's message (msg).
+func probeFailure(pod *corev1.Pod, wait time.Duration, msg string) string {
+	image := ""
+	for _, c := range pod.Spec.Containers {
+		if c.Name == ContainerName {
+			image = c.Image
+		}
+	}
+	return fmt.Sprintf("the readiness probe cannot run in the image %s for %s: %s (the archive hand-back needs sh, test, tar, cat and touch in the image; kubernetes.probe_timeout sets the wait)",
+		image, wait, oneLine(msg))
+}
