@@ -240,6 +240,10 @@ type Report struct {
 	PairTolerance  float64     `json:"pair_tolerance"`
 	PairSame       []string    `json:"pair_same"`
 	Simulated      bool        `json:"simulated"`
+	// SimHardware lists the simulator's hardware models the simulated
+	// runs ran on (run.json engine.extra.sim_hardware), in order of first
+	// appearance; empty when none says.
+	SimHardware []string `json:"sim_hardware,omitempty"`
 	// ConfigurationColumns are the configuration fields that differ between
 	// runs of the same scenario, model and engine; LoadColumns the load
 	// fields that do.
@@ -284,6 +288,9 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	for _, r := range runs {
 		if r.Meta.Simulated {
 			rep.Simulated = true
+		}
+		if hw := r.Meta.SimHardware(); hw != "" && !slices.Contains(rep.SimHardware, hw) {
+			rep.SimHardware = append(rep.SimHardware, hw)
 		}
 		if why, ok := p.NotApplicableReason(r.Meta.Reason); ok && r.Meta.Status != record.StatusComplete {
 			rep.NotApplicable = append(rep.NotApplicable, NotApplicable{Scenario: p.scenarioOf(r.Meta), Model: orDash(r.Meta.Engine.Model),

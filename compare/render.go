@@ -93,7 +93,7 @@ func flagNames(flags []Flag) string {
 
 func renderTables(b *builder, rep *Report) {
 	if rep.Simulated {
-		b.d.Add(&doc.Note{Text: doc.SimulatedNote})
+		b.d.Add(&doc.Note{Text: simulatedNote(rep.SimHardware)})
 	}
 	included, flagged := 0, 0
 	for _, r := range rep.Runs {
@@ -524,3 +524,12 @@ func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
 // pctShort formats a fraction as a percentage without needless decimals.
 func pctShort(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + " %" }
+
+// simulatedNote is the simulator's note naming the hardware models the
+// runs ran on, when their archives say.
+func simulatedNote(hw []string) string {
+	if len(hw) == 0 {
+		return doc.SimulatedNote
+	}
+	return doc.SimulatedNote + " Hardware model: " + strings.Join(hw, ", ") + " (joulebench devices --sim)."
+}

@@ -123,7 +123,11 @@ func Prepare(run *record.Run, res *record.Results) (*Data, error) {
 		}
 		d.Title = prefix + d.Title
 	case m.Simulated:
-		d.Title = "SIMULATED · " + d.Title
+		if hw := m.SimHardware(); hw != "" {
+			d.Title = "SIMULATED (" + hw + ") · " + d.Title
+		} else {
+			d.Title = "SIMULATED · " + d.Title
+		}
 	}
 	method := measure.MethodAuto
 	if s, ok := m.Parameters["formal_energy_method"].(string); ok && s != "" {
