@@ -268,6 +268,24 @@ func formalStageStartsAtItsFirstRequest(d *decodedRun) error {
 		st.Name, ft(st.Start), q.SentAt-st.Start, q.ID, ft(q.SentAt), filepath.Join(d.dir, RequestsFile), d.requests.line(first), ft(lead), why), "stages", i, "start")
 }
 
+// formalStageEndsAtItsLastResponse: in a complete run the formal stage
+// ends at its last response: the requests step ends it at the latest
+// done_at of its requests (stageSlackS for rounding). requestInsideItsStage
+// holds each request inside the stage (none is done after it ends); this
+// holds the stage's end to its requests, so that its duration is theirs.
+func formalStageEndsAtItsLastResponse(d *decodedRun) error {
+	st, i, _, last, ok := formalRequests(d)
+	if !ok || last < 0 {
+		return nil
+	}
+	q := &d.requests.rows[last]
+	if st.End <= q.DoneAt+stageSlackS {
+		return nil
+	}
+	return d.meta.at(fmt.Sprintf("stage %q ends at %s, %.6g s after its last response (request %q done_at %s, %s:%d); the formal stage ends at its last response",
+		st.Name, ft(st.End), st.End-q.DoneAt, q.ID, ft(q.DoneAt), filepath.Join(d.dir, RequestsFile), d.requests.line(last)), "stages", i, "end")
+}
+
 // formalLead is how long before its first request the formal stage of m
 // may start, and why. A replayed trace sends its first request at its
 // time in the window: at once for a window from the trace's first

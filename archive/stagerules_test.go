@@ -87,6 +87,11 @@ func stageCases() []stageCase {
 			`stage "formal" starts at 1717405205, 5 s before its first request is sent`},
 		{"formal 5 s before a trace window's first request, to the end", startupAndFormalFrom("1717405205", "1717405204.5", trace("100", "0")), 0, ""},
 
+		{"formal and release moved together, formal 1 s after its last response",
+			[]fileEdit{stageEdit(formalStage, `{"name": "formal", "start": 1717405210, "end": 1717405221}`),
+				stageEdit(releaseStage, `{"name": "release", "start": 1717405221, "end": 1717405230}`)}, -1,
+			`stage "formal" ends at 1717405221, 1 s after its last response (request "f4" done_at 1717405220, `},
+
 		// 2. A zero-length startup; events and nested stages outside
 		// their stage.
 		{"zero-length startup", []fileEdit{stageEdit(startupStage, `{"name": "startup", "start": 1717405204, "end": 1717405204}`)}, -1,

@@ -143,6 +143,7 @@ func runRules() []func(*decodedRun) error {
 		completeRunHasPowerOfEveryDevice,
 		requestsMatchImport,
 		formalStageStartsAtItsFirstRequest,
+		formalStageEndsAtItsLastResponse,
 	}
 }
 
