@@ -78,7 +78,7 @@ func TestLyingArchiveRefusedOrFiguresUnchanged(t *testing.T) {
 	}{
 		{"(a) formal stage end moved to start + 1 s", archive.RunFile,
 			`{"name": "formal", "start": 1717405210, "end": 1717405220}`, `{"name": "formal", "start": 1717405210, "end": 1717405211}`,
-			refused, `is after stage "formal" ends at 1717405211`},
+			refused, `stage "release" starts at 1717405220 but stage "formal" ends at 1717405211`},
 		{"(b) power of a device run.json does not list", archive.PowerFile,
 			"1717405215,gpu1,306,2002698,77309411328\n", "1717405215,gpu1,306,2002698,77309411328\n1717405215,gpu9,900,,\n",
 			refused, `device "gpu9" is not one run.json's hardware.devices lists`},

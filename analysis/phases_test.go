@@ -56,6 +56,16 @@ func phaseArchive(t *testing.T, devices []record.Device, watts map[string]float6
 			t.Fatal(err)
 		}
 	}
+	// A request that failed as the stage ends, at t0+10: the formal stage
+	// ends at its last response (the reader holds it to its requests). A
+	// failed request has no tokens and counts to no phase's or host's
+	// split. An import's synthetic requests end with the stage already,
+	// and it has no request of its own.
+	if meta.Import == nil {
+		if err := w.AppendRequest(record.Request{ID: "late", Phase: "formal", SentAt: t0 + 9.5, DoneAt: t0 + 10, Error: "timeout"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

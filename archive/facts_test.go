@@ -25,15 +25,23 @@ type factCase struct {
 // formal, status on run.json's line 97.
 func factCases() []factCase {
 	return []factCase{
-		// (a) the formal stage ends 1 s after it starts: f2 (line 4; f3
-		// on line 3 failed before it) finishes at 1717405212.25, after it.
+		// (a) the formal stage ends 1 s after it starts (the release
+		// starting there with it): f2 (line 4; f3 on line 3 failed before
+		// it) finishes at 1717405212.25, after it.
 		{name: "formal end moved to start + 1 s", file: RunFile,
-			old: `{"name": "formal", "start": 1717405210, "end": 1717405220}`, new: `{"name": "formal", "start": 1717405210, "end": 1717405211}`,
+			old: `{"name": "formal", "start": 1717405210, "end": 1717405220},
+    {"name": "release", "start": 1717405220,`, new: `{"name": "formal", "start": 1717405210, "end": 1717405211},
+    {"name": "release", "start": 1717405211,`,
 			errFile: RequestsFile, errLine: 4, msg: `request "f2" (phase formal): done_at 1717405212.25 is after stage "formal" ends at 1717405211 (run.json; 1.25 s after its end)`},
 		// The formal stage starts after its first request is sent
-		// (f3 at 1717405210.003, line 3).
+		// (f3 at 1717405210.003, line 3), the startup ending there with
+		// it.
 		{name: "formal start moved later", file: RunFile,
-			old: `{"name": "formal", "start": 1717405210, "end": 1717405220}`, new: `{"name": "formal", "start": 1717405210.5, "end": 1717405220}`,
+			old: `"end": 1717405210},
+    {"name": "warmup", "start": 1717405208, "end": 1717405210},
+    {"name": "formal", "start": 1717405210,`, new: `"end": 1717405210.5},
+    {"name": "warmup", "start": 1717405208, "end": 1717405210},
+    {"name": "formal", "start": 1717405210.5,`,
 			errFile: RequestsFile, errLine: 3, msg: `request "f3" (phase formal) is sent at 1717405210.003, before stage "formal" starts at 1717405210.5`},
 		// (b) a row of a device run.json does not list.
 		{name: "power of an unlisted device", file: PowerFile, old: "1717405215,gpu1,", new: "1717405215,gpu7,",

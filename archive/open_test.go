@@ -40,7 +40,7 @@ func TestOpenStageRoundTrip(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), RunFile)
-	os.WriteFile(path, []byte(`{"format_version": 1, "status": "running", "stages": [{"name": "release", "start": 5, "end": null}]}`), 0o644)
+	os.WriteFile(path, []byte(`{"format_version": 1, "run_id": "r", "status": "running", "stages": [{"name": "release", "start": 5, "end": null}]}`), 0o644)
 	if m, err := ReadMeta(path); err != nil || !m.Stages[0].Open {
 		t.Errorf("end null: %+v, %v", m.Stages, err)
 	}

@@ -38,6 +38,12 @@ func metaRules() []func(*metaDoc) error {
 		clockSyncCoversHosts,
 		gpuIsInDomainGPU,
 		parallelismHasItsGPUs,
+		runIDIsSafeName,
+		lifecycleStagesApart,
+		lifecycleStagesMeet,
+		warmupInsideStartup,
+		managedRunHasItsLifecycle,
+		eventsInTheirStage,
 	}
 }
 
@@ -136,6 +142,8 @@ func runRules() []func(*decodedRun) error {
 		completeRunHasEveryFormalRequest,
 		completeRunHasPowerOfEveryDevice,
 		requestsMatchImport,
+		formalStageStartsAtItsFirstRequest,
+		formalStageEndsAtItsLastResponse,
 	}
 }
 

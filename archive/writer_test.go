@@ -23,7 +23,7 @@ func testMeta() record.Meta {
 		// JSON numbers read back as float64, so parameters hold float64s.
 		Parameters: map[string]any{"window": 100.0, "cv_max": 0.03, "sample_interval": "1s", "flag": true},
 		Engine: record.EngineInfo{
-			Kind: "vllm", Version: "0.6.3", URL: "http://127.0.0.1:8000", API: "openai-chat", Managed: true,
+			Kind: "vllm", Version: "0.6.3", URL: "http://127.0.0.1:8000", API: "openai-chat", Managed: false,
 			Command: []string{"vllm", "serve", "m", "--api-key", "[REDACTED]"}, Env: map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"},
 			Model: "m", ServedModel: "m", Revision: "abc", Precision: "bfloat16", ContextLength: 8192, TensorParallel: 2,
 			Extra: map[string]any{"gpu_memory_utilization": 0.9},
@@ -37,8 +37,8 @@ func testMeta() record.Meta {
 		Software:  map[string]string{"joulebench": "dev"},
 		Telemetry: record.TelemetryInfo{Source: "nvml", IntervalS: 0.1},
 		StartedAt: 1717405199.123456789,
-		Stages:    []record.Stage{{Name: "baseline", Start: 1717405200, End: 1717405220.000000001}},
-		Events:    []record.Event{{Name: "engine_started", T: 1717405220.5}},
+		Stages:    []record.Stage{{Name: "baseline", Start: 1717405200, End: 1717405210.000000001}},
+		Events:    []record.Event{{Name: "engine_ready", T: 1717405220.5}},
 		Labels:    map[string]string{"scenario": "<chat & code>"},
 	}
 }
@@ -109,8 +109,8 @@ func TestRoundTrip(t *testing.T) {
 	if err := w.UpdateMeta(func(m *record.Meta) {
 		m.Status = record.StatusComplete
 		m.EndedAt = 1717405300.75
-		m.Stages = append(m.Stages, record.Stage{Name: "formal", Start: 1717405210, End: 1717405290.9})
-		m.Events = append(m.Events, record.Event{Name: "engine_exited", T: 1717405295})
+		m.Stages = append(m.Stages, record.Stage{Name: "formal", Start: 1717405210, End: 1717405211.1})
+		m.Events = append(m.Events, record.Event{Name: "throttled", T: 1717405295})
 		m.FormatVersion = 99 // ignored: the version is the writer's
 	}); err != nil {
 		t.Fatal(err)
@@ -139,8 +139,8 @@ func TestRoundTrip(t *testing.T) {
 	wantMeta.FormatVersion = 1
 	wantMeta.Status = record.StatusComplete
 	wantMeta.EndedAt = 1717405300.75
-	wantMeta.Stages = append(wantMeta.Stages, record.Stage{Name: "formal", Start: 1717405210, End: 1717405290.9})
-	wantMeta.Events = append(wantMeta.Events, record.Event{Name: "engine_exited", T: 1717405295})
+	wantMeta.Stages = append(wantMeta.Stages, record.Stage{Name: "formal", Start: 1717405210, End: 1717405211.1})
+	wantMeta.Events = append(wantMeta.Events, record.Event{Name: "throttled", T: 1717405295})
 	res.FormatVersion = 1
 	want := &record.Run{Dir: dir, Meta: wantMeta, Power: power, Requests: testRequests(), EngineMetrics: testMetrics(), Results: &res}
 	for i := range want.Power { // the reader gives -1 for every empty mem cell

@@ -31,12 +31,19 @@ func fakeArchive(t *testing.T, dir string, conc int, status string) {
 		t.Fatal(err)
 	}
 	tpot := float64(10+conc) / 1000
+	var last float64
 	for i := range 30 {
 		sent := t0 + 1 + float64(i)*0.5
+		last = sent + 0.05 + 10*tpot
 		if err := w.AppendRequest(record.Request{ID: fmt.Sprintf("f%02d", i), Phase: "formal", SentAt: sent, FirstTokenAt: sent + 0.05,
-			DoneAt: sent + 0.05 + 10*tpot, OutputTokens: 11, TokensSource: "usage", OK: true}); err != nil {
+			DoneAt: last, OutputTokens: 11, TokensSource: "usage", OK: true}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The formal stage ends at its last response (the reader holds it to
+	// its requests).
+	if err := w.UpdateMeta(func(m *record.Meta) { m.Stages[0].End = last }); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

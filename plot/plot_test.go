@@ -67,8 +67,10 @@ func sampleRun(t *testing.T) *record.Run {
 			t.Fatal(err)
 		}
 	}
-	// a failed request and a warm-up request are not plotted
-	_ = w.AppendRequest(record.Request{ID: "bad", Phase: "formal", SentAt: base + 21, DoneAt: base + 21.2, Error: "HTTP 500"})
+	// a failed request and a warm-up request are not plotted; the failed
+	// one's error came at 40, where the formal stage ends (at its last
+	// response: the reader holds the stage to its requests)
+	_ = w.AppendRequest(record.Request{ID: "bad", Phase: "formal", SentAt: base + 21, DoneAt: base + 40, Error: "HTTP 500"})
 	_ = w.AppendRequest(record.Request{ID: "w0", Phase: "warmup", SentAt: base + 15, FirstTokenAt: base + 15.5, DoneAt: base + 16, OutputTokens: 10, OK: true})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

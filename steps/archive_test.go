@@ -44,11 +44,21 @@ func TestArchiveStep(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rc := finishRC(t)
-			rc.StageStart("formal", rc.Clock.Now()) // left open: the archive step closes it; its requests are sent inside it
+			start := rc.Clock.Now()
+			rc.StageStart("formal", start)
+			rc.StageStart("cooldown", start) // left open: the archive step closes it
+			last := start
 			for i := 0; i < c.requests; i++ {
-				if err := rc.Out.AppendRequest(validRequest(rc, string(rune('a'+i)))); err != nil {
+				q := validRequest(rc, string(rune('a'+i)))
+				if err := rc.Out.AppendRequest(q); err != nil {
 					t.Fatal(err)
 				}
+				last = q.DoneAt
+			}
+			// The formal stage ends at its last response, as the requests
+			// step ends it.
+			if err := rc.StageEnd("formal", last); err != nil {
+				t.Fatal(err)
 			}
 			stops := 0
 			d := &Deps{StopMetrics: func() error { stops++; return nil }}
@@ -59,8 +69,8 @@ func TestArchiveStep(t *testing.T) {
 			if run.Meta.Status != record.StatusComplete || stops != 1 {
 				t.Errorf("status %q, metrics stopped %d times", run.Meta.Status, stops)
 			}
-			if _, ok := run.Meta.StageByName("formal"); !ok {
-				t.Error("the open formal stage was not closed")
+			if st, ok := run.Meta.StageByName("cooldown"); !ok || st.Open {
+				t.Errorf("the open stage was not closed: %+v", run.Meta.Stages)
 			}
 			if run.Results == nil {
 				t.Fatal("no results.json")

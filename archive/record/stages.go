@@ -67,3 +67,38 @@ func (r *Run) dataEnd() float64 {
 	}
 	return end
 }
+
+// The stages of the method's lifecycle and the events that mark it, as
+// the run steps write them (docs/archive-v1.md, "Stages and events").
+const (
+	StageBaseline = "baseline"
+	StageStartup  = "startup"
+	StageWarmup   = "warmup"
+	StageFormal   = "formal"
+	StageRelease  = "release"
+
+	EventEngineStarted   = "engine_started"
+	EventEngineReady     = "engine_ready"
+	EventEngineExited    = "engine_exited"
+	EventMemoryReleased  = "memory_released"
+	EventReleaseComplete = "release_complete"
+)
+
+// LifecycleStages are the stages of the lifecycle in run order. No two
+// overlap, except the warm-up, which lies inside the startup when the run
+// started the engine.
+func LifecycleStages() []string {
+	return []string{StageBaseline, StageStartup, StageWarmup, StageFormal, StageRelease}
+}
+
+// EventStage is the stage the lifecycle event name lies in; ok is false
+// for another event (a profile's own, a telemetry anomaly).
+func EventStage(name string) (stage string, ok bool) {
+	switch name {
+	case EventEngineStarted, EventEngineReady:
+		return StageStartup, true
+	case EventEngineExited, EventMemoryReleased, EventReleaseComplete:
+		return StageRelease, true
+	}
+	return "", false
+}

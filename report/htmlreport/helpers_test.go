@@ -86,6 +86,11 @@ func synthRun(t *testing.T, dir, runID, model string) *record.Run {
 			t.Fatal(err)
 		}
 	}
+	// A request that failed as the formal stage ends: the stage ends at
+	// its last response (the reader holds the stage to its requests).
+	if err := w.AppendRequest(record.Request{ID: "late", Phase: "formal", SentAt: base + 44, DoneAt: base + 45, Error: "timeout"}); err != nil {
+		t.Fatal(err)
+	}
 	for k := 15; k <= 45; k++ {
 		err := w.AppendEngineMetrics(
 			record.EngineMetric{T: base + float64(k), Name: "vllm:num_requests_running", Value: 6},
