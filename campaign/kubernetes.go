@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -150,17 +148,17 @@ func (c *Campaign) validateKubernetes(d *errSink, at func(path ...string) *yaml.
 // validateKubeNames checks the namespace, service account and PVC names.
 func validateKubeNames(d *errSink, at func(path ...string) *yaml.Node, k KubernetesConfig) {
 	if k.Namespace != "" {
-		for _, msg := range validation.IsDNS1123Label(k.Namespace) {
+		for _, msg := range k8sNames.dns1123Label(k.Namespace) {
 			d.Errorf(at("kubernetes", "namespace"), "kubernetes.namespace", "%q: %s", k.Namespace, msg)
 		}
 	}
 	if k.ServiceAccount != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(k.ServiceAccount) {
+		for _, msg := range k8sNames.dns1123Subdomain(k.ServiceAccount) {
 			d.Errorf(at("kubernetes", "service_account"), "kubernetes.service_account", "%q: %s", k.ServiceAccount, msg)
 		}
 	}
 	if k.PVC != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(k.PVC) {
+		for _, msg := range k8sNames.dns1123Subdomain(k.PVC) {
 			d.Errorf(at("kubernetes", "pvc"), "kubernetes.pvc", "%q: %s", k.PVC, msg)
 		}
 	}
@@ -175,10 +173,10 @@ func validateKubeSelector(d *errSink, at func(path ...string) *yaml.Node, k Kube
 	sort.Strings(keys)
 	for _, key := range keys {
 		where := "kubernetes.node_selector." + key
-		for _, msg := range validation.IsQualifiedName(key) {
+		for _, msg := range k8sNames.qualifiedName(key) {
 			d.Errorf(at("kubernetes", "node_selector", key), where, "label key %q: %s", key, msg)
 		}
-		for _, msg := range validation.IsValidLabelValue(k.NodeSelector[key]) {
+		for _, msg := range k8sNames.labelValue(k.NodeSelector[key]) {
 			d.Errorf(at("kubernetes", "node_selector", key), where, "label value %q: %s", k.NodeSelector[key], msg)
 		}
 	}
@@ -199,7 +197,7 @@ func validateKubeTolerations(d *errSink, at func(path ...string) *yaml.Node, k K
 			d.Errorf(n, where, "an empty key needs operator Exists (it tolerates every taint)")
 		}
 		if t.Key != "" {
-			for _, msg := range validation.IsQualifiedName(t.Key) {
+			for _, msg := range k8sNames.qualifiedName(t.Key) {
 				d.Errorf(n, where, "key %q: %s", t.Key, msg)
 			}
 		}
@@ -229,10 +227,10 @@ func validateKubeResources(d *errSink, at func(path ...string) *yaml.Node, k Kub
 			if name == k.GPUResourceName() {
 				d.Errorf(n, where, "the GPUs are kubernetes.gpus (default: the model's tp for a run that needs a GPU), not a resource")
 			}
-			for _, msg := range validation.IsQualifiedName(name) {
+			for _, msg := range k8sNames.qualifiedName(name) {
 				d.Errorf(n, where, "resource name %q: %s", name, msg)
 			}
-			if _, err := resource.ParseQuantity(part.m[name]); err != nil {
+			if err := k8sNames.quantity(part.m[name]); err != nil {
 				d.Errorf(n, where, "quantity %q: %v (e.g. 4, 500m, 16Gi)", part.m[name], err)
 			}
 		}
@@ -241,7 +239,7 @@ func validateKubeResources(d *errSink, at func(path ...string) *yaml.Node, k Kub
 		d.Errorf(at("kubernetes", "gpus"), "kubernetes.gpus", "must be 0 or more, got %d", *k.GPUs)
 	}
 	if k.GPUResource != "" {
-		for _, msg := range validation.IsQualifiedName(k.GPUResource) {
+		for _, msg := range k8sNames.qualifiedName(k.GPUResource) {
 			d.Errorf(at("kubernetes", "gpu_resource"), "kubernetes.gpu_resource", "%q: %s", k.GPUResource, msg)
 		}
 	}

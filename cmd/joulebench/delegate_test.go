@@ -105,6 +105,11 @@ func TestDefaultBinaryHasNoKubernetesClient(t *testing.T) {
 		if got := strings.Contains(deps, "\nk8s.io/client-go/"); got != tc.want {
 			t.Errorf("tags %v: links client-go %v, want %v", tc.tags, got, tc.want)
 		}
+		// No k8s.io package at all in the default build (apimachinery's
+		// name rules came in through campaign's kubernetes section).
+		if got := strings.Contains(deps, "\nk8s.io/") || strings.Contains(deps, "\nsigs.k8s.io/"); got != tc.want {
+			t.Errorf("tags %v: links a k8s.io package %v, want %v", tc.tags, got, tc.want)
+		}
 		if got := strings.Contains(deps, "\ngithub.com/joulebench/joulebench/engines/kube\n"); got != tc.want {
 			t.Errorf("tags %v: links engines/kube %v, want %v", tc.tags, got, tc.want)
 		}
