@@ -91,8 +91,11 @@ func (rc *RunContext) StageEnd(name string, t float64) error {
 	})
 }
 
-// CloseOpenStages ends every open stage at t, or at its start when t is
-// earlier (a run that stops early keeps the stages it had). The errors of
+// CloseOpenStages ends every open stage at t, or at the latest start of
+// the open stages when t is earlier (a run that stops early keeps the
+// stages it had, and a stage opened inside another, the warm-up inside
+// the startup, still ends within it: the stop was noticed at t, but the
+// steps ran on until then). The errors of
 // recording the ends are joined, each naming its stage (the ends stay in
 // memory and reach run.json with its next successful write).
 func (rc *RunContext) CloseOpenStages(t float64) error {
@@ -107,9 +110,13 @@ func (rc *RunContext) CloseOpenStages(t float64) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	end := t
+	for _, start := range open {
+		end = max(end, start)
+	}
 	var errs []error
 	for _, n := range names {
-		if err := rc.StageEnd(n, max(t, open[n])); err != nil {
+		if err := rc.StageEnd(n, end); err != nil {
 			errs = append(errs, fmt.Errorf("end stage %s: %w", n, err))
 		}
 	}

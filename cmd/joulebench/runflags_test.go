@@ -19,7 +19,7 @@ func TestRunFlagsCheckedBeforeDirectory(t *testing.T) {
 	}{
 		{[]string{"--engine", "bogus"}, `--engine "bogus": want one of`},
 		{[]string{"--engine", "sim", "--engine", "bogus"}, `engine bogus: --engine "bogus"`},
-		{[]string{"--tp", "2"}, "--tp does not apply to --engine sim (its engine-specific flags: --model, --sim-preset)"},
+		{[]string{"--tp", "2"}, "--tp does not apply to --engine sim (its engine-specific flags: --model, --sim-preset, --sim-gpu, --sim-model)"},
 		{[]string{"--engine-bin", "x", "--port", "8000"}, "--engine-bin, --port do not apply to --engine sim"},
 		{[]string{"--engine", "ollama", "--model", "m", "--tp", "2", "--health-generate"}, "--health-generate, --tp do not apply to --engine ollama"},
 		{[]string{"--engine", "vllm", "--model", "m", "--slots", "4"}, "--slots does not apply to --engine vllm"},
