@@ -19,7 +19,7 @@ import (
 
 // metaRules are the rules on run.json.
 func metaRules() []func(*metaDoc) error {
-	return []func(*metaDoc) error{
+	rules := []func(*metaDoc) error{
 		stageNamesUnique,
 		countsNotNegative,
 		intervalNotNegative,
@@ -32,19 +32,16 @@ func metaRules() []func(*metaDoc) error {
 		devicesHaveARole,
 		runSpanInOrder,
 		stagesAndEventsInRun,
-		deploymentWellFormed,
-		partDevicesMeasured,
-		devicesAgreeWithTheirParts,
-		clockSyncCoversHosts,
-		gpuIsInDomainGPU,
-		parallelismHasItsGPUs,
+	}
+	rules = append(rules, deviceRules()...) // also checked before a run measures (CheckDevices)
+	return append(rules,
 		runIDIsSafeName,
 		lifecycleStagesApart,
 		lifecycleStagesMeet,
 		warmupInsideStartup,
 		managedRunHasItsLifecycle,
 		eventsInTheirStage,
-	}
+	)
 }
 
 // devicesHaveARole: each listed device's role, when set, is one of
