@@ -96,7 +96,7 @@ func brief(r compare.Run) *runView {
 	v := &runView{Anchor: anchor(m.RunID), Meta: m, Simulated: m.Simulated}
 	v.Title = fmt.Sprintf("run %s · %s · %s · %s", m.RunID, orDash(m.Profile.Name), orDash(m.Engine.Kind), orDash(m.Engine.Model))
 	if m.Simulated {
-		v.SimNote = report.SimulatedNote
+		v.SimNote = report.SimulatedNoteOf(m) // naming the run's simulated hardware
 	}
 	if m.PowerReplayed() {
 		v.Replayed = "REPLAYED: power comes from an archived power.csv replayed" + noteSuffix(m.Telemetry.Note)
