@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -41,7 +42,7 @@ func encodedEchoes(key string) []string {
 // form of encodedEchoes. httptest binds it to 127.0.0.1.
 func echoServerEncoded(t *testing.T, models401 bool) *httptest.Server {
 	t.Helper()
-	n := 0
+	var n atomic.Int64 // the handler runs on one goroutine per connection
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		echo := "bad key: " + strings.Join(encodedEchoes(key), " | ")
@@ -51,9 +52,8 @@ func echoServerEncoded(t *testing.T, models401 bool) *httptest.Server {
 		case r.URL.Path == "/v1/models":
 			fmt.Fprint(w, `{"object":"list","data":[{"id":"echo-model","object":"model"}]}`)
 		default:
-			n++
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader([]int{http.StatusBadRequest, http.StatusInternalServerError}[n%2])
+			w.WriteHeader([]int{http.StatusBadRequest, http.StatusInternalServerError}[n.Add(1)%2])
 			fmt.Fprintf(w, `{"error":{"message":"%s"}}`, echo) // echo is JSON-safe: its key form is escaped
 		}
 	}))

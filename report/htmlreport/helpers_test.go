@@ -28,7 +28,7 @@ const (
 // 0.5 s over [0, 60] s after base: 100 W each, 300 W each over the formal
 // stage; stages baseline [0,5], startup [5,15] with warm-up [12,15]
 // inside, formal [15,45], release [45,55]; the engine exits at 46. 300
-// formal requests, the i-th sent at 15 + 0.09 i, first token 20 ms later,
+// formal requests (and a 301st answered at 45), the i-th sent at 15 + 0.09 i, first token 20 ms later,
 // done 0.5 s after that, 50 tokens at even times; /metrics scrapes of the
 // running and waiting requests and KV usage every second of the formal
 // stage. model names the engine's model.
@@ -86,9 +86,16 @@ func synthRun(t *testing.T, dir, runID, model string) *record.Run {
 			t.Fatal(err)
 		}
 	}
-	// A request that failed as the formal stage ends: the stage ends at
-	// its last response (the reader holds the stage to its requests).
-	if err := w.AppendRequest(record.Request{ID: "late", Phase: "formal", SentAt: base + 44, DoneAt: base + 45, Error: "timeout"}); err != nil {
+	// A last request answered as the formal stage ends: the stage ends at
+	// its last response (the reader holds the stage to its requests). It
+	// succeeds, so that no failed request flags the run out of the
+	// comparison's statistics and frontier.
+	late := make([]float64, 50)
+	for j := range late {
+		late[j] = base + 44.5 + 0.5*float64(j)/49
+	}
+	if err := w.AppendRequest(record.Request{ID: "late", Phase: "formal", SentAt: base + 44.48, FirstTokenAt: base + 44.5, DoneAt: base + 45,
+		PromptTokens: 100, OutputTokens: 50, TokensSource: "usage", OK: true, TokenTimes: late}); err != nil {
 		t.Fatal(err)
 	}
 	for k := 15; k <= 45; k++ {
