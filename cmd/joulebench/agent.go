@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -60,22 +57,6 @@ serve-sim the same). Every sample they give is labelled simulated.`,
 	return cmd
 }
 
-// simulatedGPUs are the agent's simulated GPUs (--telemetry sim): the
-// hardware preset's (or the toy model's), following the simulated engine
-// at --sim-engine-url until ctx is done.
-func (a *app) simulatedGPUs(ctx context.Context) (func(telemetry.Clock) telemetry.Source, error) {
-	cfg, err := sim.GPUConfigFor(map[string]string{sim.FlagGPU: a.v.GetString(sim.FlagGPU), sim.FlagModel: a.v.GetString(sim.FlagModel)}, 1)
-	if err != nil {
-		return nil, &exitError{code: exitInvalid, err: fmt.Errorf("agent: %w", err)}
-	}
-	u := strings.TrimSuffix(strings.TrimSpace(a.v.GetString("sim-engine-url")), "/")
-	if u != "" {
-		u += "/metrics"
-	}
-	load := simtel.Follow(ctx, &http.Client{Timeout: 2 * time.Second}, u, 200*time.Millisecond)
-	return simtel.GPUs(cfg, load), nil
-}
-
 func (a *app) agent(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -87,8 +68,8 @@ func (a *app) agent(ctx context.Context) error {
 	log := a.log.With().Str("component", "agent").Logger()
 	var simGPUs func(telemetry.Clock) telemetry.Source
 	if sel.Has(simtel.Name) {
-		if simGPUs, err = a.simulatedGPUs(ctx); err != nil {
-			return err
+		if simGPUs, err = sim.AgentGPUs(ctx, a.v.GetString(sim.FlagGPU), a.v.GetString(sim.FlagModel), a.v.GetString("sim-engine-url")); err != nil {
+			return &exitError{code: exitInvalid, err: fmt.Errorf("agent: %w", err)}
 		}
 	}
 	return agent.Run(ctx, agent.RunConfig{

@@ -1,9 +1,14 @@
 package sim
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/joulebench/joulebench/internal/simhw"
+	"github.com/joulebench/joulebench/telemetry"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 )
 
@@ -104,4 +109,22 @@ func GPUConfigFor(s map[string]string, seed int64) (simtel.Config, error) {
 		return hw, err
 	}
 	return g, nil
+}
+
+// AgentGPUs are the simulated GPUs an agent serves (joulebench agent
+// --telemetry sim): the hardware preset gpu/model's boards (the toy
+// model's when both are empty), following the simulated engine whose
+// server root is engineURL (joulebench serve-sim on that node; empty: no
+// engine, idle GPUs), read every 200 ms until ctx is done.
+func AgentGPUs(ctx context.Context, gpu, model, engineURL string) (func(telemetry.Clock) telemetry.Source, error) {
+	cfg, err := GPUConfigFor(map[string]string{FlagGPU: gpu, FlagModel: model}, 1)
+	if err != nil {
+		return nil, err
+	}
+	u := strings.TrimSuffix(strings.TrimSpace(engineURL), "/")
+	if u != "" {
+		u += "/metrics"
+	}
+	load := simtel.Follow(ctx, &http.Client{Timeout: 2 * time.Second}, u, 200*time.Millisecond)
+	return simtel.GPUs(cfg, load), nil
 }

@@ -154,3 +154,21 @@ func httpPost(ctx context.Context, url, body string) (*http.Response, error) {
 	req.Header.Set("Content-Type", "application/json")
 	return http.DefaultClient.Do(req)
 }
+
+// An agent's simulated GPUs are the preset's boards, following the
+// engine at the URL; an unknown preset is refused naming the flag.
+func TestAgentGPUs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	open, err := AgentGPUs(ctx, "h200-sxm", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, err := open(nil).Devices(ctx)
+	if err != nil || len(devs) != 1 || devs[0].Name != "Simulated H200 SXM 141GB" {
+		t.Errorf("devices %+v, %v; want one simulated H200", devs, err)
+	}
+	if _, err := AgentGPUs(ctx, "v100", "", ""); err == nil || !strings.Contains(err.Error(), "--sim-gpu") {
+		t.Errorf("an unknown GPU: %v", err)
+	}
+}
