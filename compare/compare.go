@@ -337,7 +337,7 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	if rep.Frontier == nil {
 		rep.Frontier = []FrontierPoint{}
 	}
-	rep.GPUSettings = p.gpuSettingsChoices(rep.Runs, runs, fo)
+	rep.GPUSettings = gpuSettingsChoices(points)
 	return rep
 }
 

@@ -76,16 +76,31 @@ func paramFloat(params map[string]any, name string) float64 {
 }
 
 // LatencyMetric is the latency a frontier under this SLO is drawn
-// against: the p99 of its first bound (TTFT, then TPOT, then E2E), the
-// latency that the attainment of a 99 % target speaks of.
+// against: the percentile its attainment target implies (p90 for 0.9,
+// Percentile) of its first bound (TTFT, then TPOT, then E2E): the latency
+// that must be within the bound for the target to hold.
 func (s *SLO) LatencyMetric() string {
+	return s.latencyBase() + "_" + cmp.Or(s.Percentile, PercentileName(s.Attainment)) + "_ms"
+}
+
+// latencyBase names the latency of the SLO's first bound: ttft, tpot or
+// e2e_latency.
+func (s *SLO) latencyBase() string {
 	switch {
 	case s.TTFTMs > 0:
-		return "ttft_p99_ms"
+		return "ttft"
 	case s.TPOTMs > 0:
-		return "tpot_p99_ms"
+		return "tpot"
 	}
-	return "e2e_latency_p99_ms"
+	return "e2e_latency"
+}
+
+// withTarget is the SLO held to attainment target a (its percentile
+// follows).
+func (s *SLO) withTarget(a float64) *SLO {
+	c := *s
+	c.Attainment, c.Percentile = a, PercentileName(a)
+	return &c
 }
 
 // Bound is the bound on LatencyMetric, in ms.
@@ -114,7 +129,7 @@ func (s *SLO) String() string {
 			b = append(b, x.name+" ≤ "+g(x.v)+" ms")
 		}
 	}
-	return strings.Join(b, ", ") + " for " + pctShort(s.Attainment) + " of requests"
+	return strings.Join(b, ", ") + " for " + pctShort(s.Attainment) + " of requests (" + cmp.Or(s.Percentile, PercentileName(s.Attainment)) + ")"
 }
 
 // Choice is a configuration and load a decision names: the point's
@@ -211,7 +226,7 @@ func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) (*Decision
 	}
 	sloGiven := o.LatencyMax > 0
 	for i := range points {
-		sloGiven = sloGiven || points[i].SLO != nil
+		sloGiven = sloGiven || points[i].SLO != nil || points[i].SLOAttainment != nil
 	}
 	byKey := map[string][]*FrontierPoint{}
 	var keys []string
@@ -333,10 +348,23 @@ func decideGroup(points []*FrontierPoint, o FrontierOptions, sloGiven bool) *Dec
 			cands = append(cands, pt)
 		}
 	}
+	jBasis, notes := decisionBasis(cands)
+	if len(cands) == 0 {
+		jBasis, _ = decisionBasis(points)
+	}
+	// Every view shows the points on the basis the decision compares
+	// them on: one J/token per decision.
+	for _, pt := range points {
+		pt.dec, pt.Basis, pt.JPerToken = d, jBasis, pt.js[jBasis]
+		if jBasis != BasisFormal {
+			pt.BasisNote = ""
+		}
+	}
 	basis := d.Objective
-	var notes []string
 	if d.Objective == Objectives[0] {
-		basis, notes = decisionBasis(cands)
+		basis = jBasis
+	} else {
+		notes = nil
 	}
 	value := func(pt *FrontierPoint) *float64 {
 		if d.Objective == Objectives[0] {
@@ -369,6 +397,7 @@ func decideGroup(points []*FrontierPoint, o FrontierOptions, sloGiven bool) *Dec
 	if len(valued) > 0 {
 		best := valued[0]
 		d.Chosen, d.Choice = true, choiceOf(best, basis)
+		best.Chosen, best.LowestMeetingSLO = true, sloGiven
 		if len(valued) > 1 {
 			d.RunnerUp = &RunnerUp{Choice: choiceOf(valued[1], basis)}
 		}
