@@ -252,7 +252,7 @@ func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) (*Decision
 	}
 	if len(ds) <= 1 {
 		if len(ds) == 0 {
-			ds = append(ds, decideGroup(nil, o, sloGiven))
+			ds = append(ds, noPointDecision(rows, o, sloGiven))
 		}
 		ds[0].Rejected = append(common, ds[0].Rejected...)
 		if ds[0].Rejected == nil {
@@ -261,6 +261,28 @@ func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) (*Decision
 		return ds[0], ds
 	}
 	return apart(ds, common), ds
+}
+
+// noPointDecision is the decision when no point is left to decide on: it
+// still names the SLO the runs carry (or --latency-max).
+func noPointDecision(rows []RunRow, o FrontierOptions, sloGiven bool) *Decision {
+	var pt *FrontierPoint
+	for _, r := range rows {
+		if r.slo != nil {
+			target := cmp.Or(o.Attainment, r.slo.Attainment)
+			slo := r.slo.withTarget(target)
+			pt = &FrontierPoint{SLO: slo, AttainmentTarget: target, LatencyMetric: cmp.Or(o.Latency, slo.LatencyMetric())}
+			break
+		}
+	}
+	if pt == nil && o.LatencyMax > 0 {
+		pt = &FrontierPoint{LatencyMetric: cmp.Or(o.Latency, DefaultLatency)}
+	}
+	d := decideGroup(nil, o, sloGiven || pt != nil)
+	if pt != nil {
+		d.SLO, d.SLOText = pt.SLO, sloText(pt, o)
+	}
+	return d
 }
 
 // apart is the decision over points of several SLOs or methods: no

@@ -118,3 +118,17 @@ func TestSLOSetRelabels(t *testing.T) {
 		t.Errorf("unmet: %+v", none)
 	}
 }
+
+// Every run out of the statistics (release not closed): no point to
+// decide on, but the SLO the runs carry (as --set puts it in their
+// parameters) is still named.
+func TestSLONamedWithNoPoint(t *testing.T) {
+	p := builtin(t)
+	r := capRun("a", 8, "", 0.2, 12.2, 0.9, map[string]any{"slo_attainment": 0.95})
+	r.Results.Values["release_closed"] = check(false, "exclude", "release not closed")
+	r.Results.Excluded = true
+	d := p.Compare([]Run{r}).Decision
+	if d.Chosen || d.SLO == nil || d.SLO.TPOTMs != 12.2 || d.SLO.Percentile != "p90" || !strings.Contains(d.SLOText, "TPOT ≤ 12.2 ms for 90 % of requests (p90)") {
+		t.Errorf("decision %+v SLO %+v", d, d.SLO)
+	}
+}
