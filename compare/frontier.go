@@ -123,6 +123,9 @@ type FrontierPoint struct {
 	invalid map[string]string
 	// method is the point's runs' method.
 	method method
+	// runVals are its runs' values by basis and objective metric (nil
+	// where a run has none), for their interval.
+	runVals map[string][]*float64
 	// dec is the decision the point was decided in (nil: none, a point
 	// without an SLO where others have one).
 	dec *Decision
@@ -182,7 +185,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		}
 		js, bad := frontierJs(r, run)
 		obj := map[string]*float64{}
-		for _, name := range Objectives[1:] {
+		for _, name := range objectiveMetrics() {
 			obj[name] = ptr(numberOK(run, name))
 			if checks := invalidating(run, name); len(checks) > 0 {
 				obj[name], bad[name] = nil, checks
@@ -212,9 +215,10 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		for _, b := range frontierBases {
 			pt.js[b] = col(func(s sample) *float64 { return s.j[b] })
 		}
-		for _, name := range Objectives[1:] {
+		for _, name := range objectiveMetrics() {
 			pt.objs[name] = col(func(s sample) *float64 { return s.obj[name] })
 		}
+		pt.runVals = runValues(samples[k])
 		pt.JPerToken, pt.FullJPerToken, pt.Latency = pt.js[pt.Basis], col(func(s sample) *float64 { return s.full }), col(func(s sample) *float64 { return s.lat })
 		pt.ThroughputTokS, pt.GoodputTokS, pt.SLOAttainment = col(func(s sample) *float64 { return s.thr }), col(func(s sample) *float64 { return s.good }), col(func(s sample) *float64 { return s.att })
 		pt.dropInvalid(samples[k])
