@@ -42,6 +42,9 @@ func (r *Results) Records(shift float64, phase string) ([]record.Request, error)
 			if q.TTFT == 0 || q.Latency == 0 {
 				return nil, fmt.Errorf("%s: request %d succeeded but has no time to first token or no latency (not streamed?): the archive needs both", r.Path, i)
 			}
+			if q.Latency < q.TTFT {
+				return nil, fmt.Errorf("%s: request %d: latency %v s is shorter than its time to first token %v s", r.Path, i, q.Latency, q.TTFT)
+			}
 			rec.OutputTokens = q.OutputTokens
 		}
 		out = append(out, rec)

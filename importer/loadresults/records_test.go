@@ -65,6 +65,8 @@ func TestRecordsRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	backwards := read("guidellm_benchmarks.json")
+	backwards.Requests[1].Latency = 0.1 // before its first token at 0.2 s
 	for _, c := range []struct {
 		name  string
 		r     *Results
@@ -75,6 +77,7 @@ func TestRecordsRefuses(t *testing.T) {
 		{"no per-request data", read("vllm_summary.json"), 1, "no per-request data: the file has no per-request ttfts"},
 		{"unix with offset", read("guidellm_benchmarks.json"), 5, "no offset applies"},
 		{"not streamed", unstreamed, 0, "request 1 succeeded but has no time to first token"},
+		{"done before the first token", backwards, 0, "request 1: latency 0.1 s is shorter than its time to first token 0.2 s"},
 	} {
 		if _, err := c.r.Records(c.shift, "formal"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
