@@ -60,7 +60,7 @@ its engine, load, request figures and GPU power (docs/exports.md).`,
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
-	cmd.Flags().String("format", "table", outFormatHelp)
+	cmd.Flags().String("format", "table", outFormatHelp+"; llmd: llm-d Benchmark Report v0.2 (JSON, one run)")
 	cmd.Flags().String("out", "", outFileHelp)
 	cmd.Flags().String("baseline", "", "a run archive shown first, each run's change in % against it (default: against the first run)")
 	return cmd
