@@ -8,7 +8,7 @@ import (
 
 	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/internal/kubehelper"
+	"github.com/joulebench/joulebench/cmd/internal/kubehelper"
 )
 
 func (a *app) reportCmd() *cobra.Command {
