@@ -157,12 +157,12 @@ func TestImportsPointDown(t *testing.T) {
 	if ds := g["internal/exitcode"]; len(ds) > 0 {
 		t.Errorf("internal/exitcode imports %v: exit codes are the bottom layer", ds)
 	}
-	// The comparison builds a document of the output layer (report/doc)
+	// The comparison builds a document of the output layer (internal/doc)
 	// and renders through it; the run report (report) is beside it, not
 	// below.
 	for _, d := range g["compare"] {
 		if d == "report" {
-			t.Errorf("compare imports report: comparisons build report/doc documents; the run report is not below them")
+			t.Errorf("compare imports report: comparisons build internal/doc documents; the run report is not below them")
 		}
 	}
 	// The steps and the progress display share one snapshot type, below
