@@ -99,6 +99,7 @@ func TestImportsPointDown(t *testing.T) {
 		{"engines/external", "engines/openai", "the external server and the OpenAI client share engines/internal"},
 		{"engines/process", "engines/external", "the shared process layer is below every engine"},
 		{"telemetry", "engines", "power sources know no engine"},
+		{"metricdefs", "telemetry", "the formulas compute over records; the clock mapping they use is internal/clocksync, below the power sources"},
 		{"telemetry", "telemetry/all", "telemetry/all lists the sources; no source, nor the registry, imports the list"},
 		{"archive", "engines", "the archive format is the bottom layer"},
 		{"engines", "steps", "engines know no step"},
