@@ -1,7 +1,9 @@
 package layers
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -78,6 +80,34 @@ func path(g map[string]map[string]string, a, b string) []string {
 	return nil
 }
 
+// rows reads the layers of docs/development.md (section "Layers", its
+// text block): each line a row of top-level folders, the top row first. It
+// maps each folder to its row's index.
+func rows(t *testing.T) map[string]int {
+	t.Helper()
+	name := filepath.Join("..", "..", "docs", "development.md")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## Layers\n")
+	_, block, ok2 := strings.Cut(sec, "```text\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatalf("%s: no text block in a section \"Layers\"", name)
+	}
+	row := map[string]int{}
+	for i, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		for _, f := range strings.Fields(line) {
+			if _, dup := row[f]; dup {
+				t.Errorf("%s, Layers: %s is on two rows", name, f)
+			}
+			row[f] = i
+		}
+	}
+	return row
+}
+
 // No two top-level folders use each other, directly or through others:
 // the folders form layers, each importing only folders below it
 // (docs/development.md, "Layers"). A failure names the chain of imports
@@ -100,6 +130,20 @@ func TestTopLevelFoldersLayered(t *testing.T) {
 			}
 			sort.Strings(to)
 			t.Logf("tags %q: %s → %s", tags, a, strings.Join(to, " "))
+		}
+		// Every import points down the rows of docs/development.md.
+		row := rows(t)
+		for _, a := range names {
+			ra, ok := row[a]
+			if !ok {
+				t.Errorf("tags %q: top-level folder %s is on no row of docs/development.md's layers", tags, a)
+				continue
+			}
+			for b, edge := range g[a] {
+				if rb, ok := row[b]; ok && rb <= ra {
+					t.Errorf("tags %q: %s imports %s (%s): docs/development.md's layers put %s on a row no lower than %s", tags, a, b, edge, b, a)
+				}
+			}
 		}
 		// internal is the bottom layer: shared helpers that every folder
 		// may use, using none of them.
