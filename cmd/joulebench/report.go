@@ -8,8 +8,8 @@ import (
 
 	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/cmd/internal/kubehelper"
 	"github.com/joulebench/joulebench/internal/exitcode"
-	"github.com/joulebench/joulebench/internal/kubehelper"
 	"github.com/joulebench/joulebench/report"
 )
 
