@@ -446,6 +446,10 @@ func resultValue(v any) (any, string) {
 		}
 		return resultValue(l.Slice())
 	}
+	if r, ok := v.(record.Request); ok && r.TokenTimesPacked() {
+		r.UnpackTokenTimes() // a copy's: written as read
+		v = r
+	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Bool, reflect.String:

@@ -62,7 +62,7 @@ func (z benchSize) formalEnd() float64 { return benchT0 + float64(z.seconds) - 6
 // generating it when it is missing.
 func benchArchive(b *testing.B, z benchSize) string {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("joulebench-bench-analyze-v2-%d", z.requests))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("joulebench-bench-analyze-v3-%d", z.requests))
 	if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
 		return dir
 	}
@@ -121,6 +121,7 @@ func writeLargeRun(dir string, z benchSize) error {
 		}
 	}
 	span := benchFormalEnd - benchFormalBeg - 15
+	lastDone := 0.0
 	for i := range benchRequests {
 		sent := benchFormalBeg + span*float64(i)/float64(benchRequests) + 0.001*rng.Float64()
 		first := sent + 0.05 + 0.3*rng.Float64()
@@ -135,9 +136,18 @@ func writeLargeRun(dir string, z benchSize) error {
 			t += 0.02 + 0.01*rng.Float64()
 		}
 		r.DoneAt = r.TokenTimes[n-1] + 0.0001
+		lastDone = max(lastDone, r.DoneAt)
 		if err := w.AppendRequest(r); err != nil {
 			return err
 		}
+	}
+	// The formal stage ends at its last response, as the requests step
+	// ends it (archive: formalStageEndsAtItsLastResponse).
+	if err := w.UpdateMeta(func(m *record.Meta) {
+		m.Stages[2].End, m.Stages[3].Start = lastDone, lastDone
+		m.Events[0].T = lastDone + 5
+	}); err != nil {
+		return err
 	}
 	return w.Close()
 }
