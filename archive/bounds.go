@@ -271,7 +271,7 @@ func requestTimes(q *record.Request, w window) string {
 	// in a 100k-request run): a time that keeps to the bounds is passed
 	// without formatting its name; only the last one's is kept.
 	last := -1
-	for i, t := range q.Times(nil) {
+	for i, t := range q.TokenTimesAll() {
 		if t != 0 && t >= w.lo && t <= w.hi && t <= math.MaxFloat64 && ((prevName == "" && last < 0) || t >= prev) {
 			prev, last = t, i
 			continue

@@ -284,6 +284,14 @@ type genReq struct {
 
 // shapeOf validates a request and classifies it for attribution.
 func shapeOf(r *record.Request) (tokenShape, error) {
+	var scratch []float64
+	return shapeOfBuf(r, &scratch)
+}
+
+// shapeOfBuf is shapeOf with scratch, where packed token times are
+// unpacked (grown as needed, and kept by the caller from request to
+// request).
+func shapeOfBuf(r *record.Request, scratch *[]float64) (tokenShape, error) {
 	if !r.OK {
 		return tokenShape{kind: shapeNone}, nil
 	}
@@ -308,7 +316,11 @@ func shapeOf(r *record.Request) (tokenShape, error) {
 		sh.kind = shapeGen
 	}
 	if r.TokenTimesLen() > 0 {
-		ts := r.Times(nil) // unpacked when packed, for this request only
+		ts := r.TokenTimes
+		if r.TokenTimesPacked() {
+			*scratch = r.AppendTokenTimes((*scratch)[:0])
+			ts = *scratch
+		}
 		sum, sorted, err := chunkWeights(r, ts, sh.first, sh.done)
 		if err != nil {
 			return tokenShape{}, err

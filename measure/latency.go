@@ -103,7 +103,7 @@ func NewITLValues(reqs []*record.Request, want ...float64) (*ITLValues, error) {
 					return
 				}
 				counts[i] += c
-				itlEachBuf(rs[j:j+1], buf, count)
+				itlEachBuf(rs[j:j+1], buf, &scratch, count)
 			}
 			if counts[i] > math.MaxInt32 {
 				errs[i] = fmt.Errorf("itl: more than %d values in a part", math.MaxInt32)
@@ -200,21 +200,22 @@ func itlChunks(reqs []*record.Request) chunks {
 }
 
 func itlEach(reqs []*record.Request, yield func([]float64) bool) {
-	itlEachBuf(reqs, make([]float64, 0, itlChunk), yield)
+	var scratch []float64
+	itlEachBuf(reqs, make([]float64, 0, itlChunk), &scratch, yield)
 }
 
 // itlEachBuf is itlEach with the buffer buf (empty, with room for
-// itlChunk values).
-func itlEachBuf(reqs []*record.Request, buf []float64, yield func([]float64) bool) {
-	var scratch []float64 // a packed request's times
+// itlChunk values) and scratch, where a request's packed token times are
+// unpacked (grown as needed, and kept by the caller from call to call).
+func itlEachBuf(reqs []*record.Request, buf []float64, scratch *[]float64, yield func([]float64) bool) {
 	for _, r := range reqs {
 		if !r.OK || r.TokenTimesLen() < 2 {
 			continue
 		}
 		tt := r.TokenTimes
 		if r.TokenTimesPacked() {
-			scratch = r.AppendTokenTimes(scratch[:0])
-			tt = scratch
+			*scratch = r.AppendTokenTimes((*scratch)[:0])
+			tt = *scratch
 		}
 		if r.TokenCounts == nil {
 			// One token per chunk: the gaps themselves (x/1 is x), a

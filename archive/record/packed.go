@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/binary"
+	"iter"
 	"math"
 )
 
@@ -68,6 +69,32 @@ func (r *Request) AppendTokenTimes(dst []float64) []float64 {
 	return dst
 }
 
+// TokenTimesAll yields r's token times with their indices, packed or
+// not, without making a list of them.
+func (r *Request) TokenTimesAll() iter.Seq2[int, float64] {
+	return func(yield func(int, float64) bool) {
+		if r.packedTimes == nil {
+			for i, t := range r.TokenTimes {
+				if !yield(i, t) {
+					return
+				}
+			}
+			return
+		}
+		n, k := binary.Uvarint(r.packedTimes)
+		p := r.packedTimes[k:]
+		prev := uint64(0)
+		for i := range int(n) {
+			d, k := binary.Varint(p)
+			p = p[k:]
+			prev += uint64(d)
+			if !yield(i, math.Float64frombits(prev)) {
+				return
+			}
+		}
+	}
+}
+
 // Times returns r's token times: the field itself when they are not
 // packed, else unpacked into buf (reused from its start when it has
 // room, for a caller that reads one request after another).
@@ -86,11 +113,11 @@ func (r *Request) LastTokenTime() (float64, bool) {
 		}
 		return 0, false
 	}
-	ts := r.AppendTokenTimes(nil)
-	if len(ts) == 0 {
-		return 0, false
+	last, ok := 0.0, false
+	for _, t := range r.TokenTimesAll() {
+		last, ok = t, true
 	}
-	return ts[len(ts)-1], true
+	return last, ok
 }
 
 // UnpackTokenTimes sets TokenTimes from the packed times, if packed, for

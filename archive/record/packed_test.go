@@ -36,6 +36,16 @@ func TestPackTokenTimes(t *testing.T) {
 				t.Errorf("time %d: %v back, want %v", i, got[i], ts[i])
 			}
 		}
+		k := 0
+		for i, tm := range r.TokenTimesAll() {
+			if i != k || math.Float64bits(tm) != math.Float64bits(ts[i]) {
+				t.Errorf("TokenTimesAll: %d, %v at %d", i, tm, k)
+			}
+			k++
+		}
+		if k != len(ts) {
+			t.Errorf("TokenTimesAll: %d times, want %d", k, len(ts))
+		}
 		if last, ok := r.LastTokenTime(); ok != (len(ts) > 0) || ok && math.Float64bits(last) != math.Float64bits(ts[len(ts)-1]) {
 			t.Errorf("LastTokenTime = %v, %v", last, ok)
 		}
