@@ -37,3 +37,17 @@ func TestProfileReadingTokenTimesSeesThem(t *testing.T) {
 		}
 	}
 }
+
+// The built-in profiles read no token_times field (a check named
+// first_token_times_exact is not one), so analyze keeps the times packed.
+func TestBuiltinProfilesKeepTokenTimesPacked(t *testing.T) {
+	for _, name := range []string{"benchmark-1.0", "benchmark-1.5"} {
+		l, _, err := noUserDirs().ReadLoad(name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Program.ReadsTokenTimes() {
+			t.Errorf("%s reads token_times: analyze would unpack every request's", name)
+		}
+	}
+}

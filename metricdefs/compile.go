@@ -669,6 +669,10 @@ func (c *Condition) Eval(params map[string]any, engine string) (bool, error) {
 	return runBool(expr.Run, c.prog, env.Addr().Interface())
 }
 
+// tokenTimesWord finds token_times as a name of its own (not inside
+// another, such as a check first_token_times_exact).
+var tokenTimesWord = regexp.MustCompile(`\btoken_times\b`)
+
 // ReadsTokenTimes reports whether a formula of the program may read the
 // requests' token_times field: one that names it, or reads $env. A run
 // loaded with its token times packed (archive.LoadDataPacked) must have
@@ -681,7 +685,7 @@ func (p *Program) ReadsTokenTimes() bool {
 	}
 	for _, c := range p.order {
 		for _, f := range exprFields(c.Def) {
-			if strings.Contains(f.src, "token_times") {
+			if tokenTimesWord.MatchString(f.src) {
 				return true
 			}
 		}
