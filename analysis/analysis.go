@@ -90,7 +90,10 @@ type Evaluated struct {
 func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []string) (*Evaluated, error) {
 	// results.json is not read: everything is evaluated again from the
 	// raw data, so a broken or edited results.json changes nothing.
-	run, err := archive.LoadData(dir)
+	// Token times are packed as they are read (most of a long run's
+	// memory: issue 46), and unpacked below for a profile whose formulas
+	// read them.
+	run, err := archive.LoadDataPacked(dir)
 	if err != nil {
 		return nil, exitcode.With(exitcode.Invalid, err)
 	}
@@ -120,6 +123,9 @@ func (p Profiles) Evaluate(ctx context.Context, dir, profile string, sets []stri
 	// evaluated up to the end of its data, and the values over it say they
 	// are partial.
 	run.ClampOpenStages()
+	if l.Program.ReadsTokenTimes() {
+		run.UnpackTokenTimes()
+	}
 	restore := func() {}
 	if p.LimitMemory != nil {
 		restore = p.LimitMemory()

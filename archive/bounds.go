@@ -137,8 +137,8 @@ func okRequestHasItsTimes(q *record.Request) string {
 // tokenCountsMatchTokenTimes: token_counts, when present, is as long as
 // token_times.
 func tokenCountsMatchTokenTimes(q *record.Request) string {
-	if q.TokenCounts != nil && len(q.TokenCounts) != len(q.TokenTimes) {
-		return fmt.Sprintf("request %q: token_counts has %d entries but token_times has %d; they must match one to one", q.ID, len(q.TokenCounts), len(q.TokenTimes))
+	if q.TokenCounts != nil && len(q.TokenCounts) != q.TokenTimesLen() {
+		return fmt.Sprintf("request %q: token_counts has %d entries but token_times has %d; they must match one to one", q.ID, len(q.TokenCounts), q.TokenTimesLen())
 	}
 	return ""
 }
@@ -271,7 +271,7 @@ func requestTimes(q *record.Request, w window) string {
 	// in a 100k-request run): a time that keeps to the bounds is passed
 	// without formatting its name; only the last one's is kept.
 	last := -1
-	for i, t := range q.TokenTimes {
+	for i, t := range q.TokenTimesAll() {
 		if t != 0 && t >= w.lo && t <= w.hi && t <= math.MaxFloat64 && ((prevName == "" && last < 0) || t >= prev) {
 			prev, last = t, i
 			continue

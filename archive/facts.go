@@ -139,8 +139,8 @@ func (f *facts) requestInsideItsStage(q *record.Request) string {
 	last, name := q.DoneAt, "done_at"
 	if last == 0 {
 		last, name = math.Max(q.SentAt, q.FirstTokenAt), "its last time"
-		if n := len(q.TokenTimes); n > 0 {
-			last = math.Max(last, q.TokenTimes[n-1])
+		if t, ok := q.LastTokenTime(); ok {
+			last = math.Max(last, t)
 		}
 	}
 	if last > st.End+stageSlackS {

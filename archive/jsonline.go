@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,7 +35,13 @@ type jsonLine struct {
 	times  []float64
 	buf    []byte
 	second lastSecond // of the last token time, for parseNumberAfter
+	// packed is the slab the packed token times of decodeRequestPacked
+	// share, as slab is for unpacked ones.
+	packed []byte
 }
+
+// packedSlab is the size of a slab of packed token times (1 MiB).
+const packedSlab = 1 << 20
 
 // slabFloats is the size of a slab of token times (1 MiB): large enough
 // that allocating slabs costs nothing next to parsing them, small enough
@@ -85,6 +92,28 @@ func (d *jsonLine) decodeRequest(line []byte, r *record.Request) *LineError {
 		return err
 	}
 	r.Phase, r.TokensSource, r.Engine = d.intern(r.Phase), d.intern(r.TokensSource), d.intern(r.Engine)
+	return nil
+}
+
+// decodeRequestPacked is decodeRequest with the token times packed
+// (record.Request.PackTokenTimes) into the reader's slab of packed times;
+// the times parsed into the slab of float64 give their room back.
+func (d *jsonLine) decodeRequestPacked(line []byte, r *record.Request) *LineError {
+	if err := d.decodeRequest(line, r); err != nil {
+		return err
+	}
+	n := len(r.TokenTimes)
+	if n == 0 {
+		return nil
+	}
+	inSlab := len(d.times) == n && &d.times[0] == &r.TokenTimes[0]
+	if most := binary.MaxVarintLen64 * (n + 1); cap(d.packed)-len(d.packed) < most {
+		d.packed = make([]byte, 0, max(packedSlab, most))
+	}
+	d.packed = r.PackTokenTimes(d.packed)
+	if inSlab {
+		d.slab, d.times = d.slab[:len(d.slab)-n], nil
+	}
 	return nil
 }
 

@@ -68,18 +68,33 @@ func (e *LineError) Unwrap() error { return e.Err }
 // request_set.count, and power samples of every device of
 // hardware.devices; a shortfall is an error naming both files.
 func Load(dir string) (*record.Run, error) {
-	return load(dir, true)
+	return load(dir, loadOptions{results: true})
 }
 
 // LoadData is Load without results.json (Results is nil): for a reader
 // that evaluates the raw data itself (analyze), whatever results.json
 // holds is neither read nor trusted.
 func LoadData(dir string) (*record.Run, error) {
-	return load(dir, false)
+	return load(dir, loadOptions{})
 }
 
-func load(dir string, withResults bool) (*record.Run, error) {
-	d, err := decodeRun(dir, withResults)
+// LoadDataPacked is LoadData with every request's token times packed
+// (record.Request.PackTokenTimes) as they are read, in about 3 bytes a
+// time instead of 8: for a reader that reads them through
+// record.Request's TokenTimesLen, AppendTokenTimes or Times (analyze;
+// issue 46). The rules are the same and hold the same times.
+func LoadDataPacked(dir string) (*record.Run, error) {
+	return load(dir, loadOptions{packTimes: true})
+}
+
+// loadOptions say what load reads: results.json, and whether token times
+// are packed.
+type loadOptions struct {
+	results, packTimes bool
+}
+
+func load(dir string, o loadOptions) (*record.Run, error) {
+	d, err := decodeRun(dir, o)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +123,7 @@ type decodedRun struct {
 // (its error is returned), then the data files and results.json
 // concurrently. A data file's error is kept in its decoded[T], to be
 // reported by validate after run.json's rules.
-func decodeRun(dir string, withResults bool) (*decodedRun, error) {
+func decodeRun(dir string, o loadOptions) (*decodedRun, error) {
 	meta, err := decodeMeta(filepath.Join(dir, RunFile))
 	if err != nil {
 		return nil, err
@@ -116,9 +131,13 @@ func decodeRun(dir string, withResults bool) (*decodedRun, error) {
 	d := &decodedRun{dir: dir, meta: meta}
 	var wg sync.WaitGroup
 	wg.Go(func() { d.power = decodeOptional(dir, PowerFile, decodePowerCSV) })
-	wg.Go(func() { d.requests = decodeOptional(dir, RequestsFile, decodeRequests) })
+	decodeReq := decodeRequests
+	if o.packTimes {
+		decodeReq = decodeRequestsPacked
+	}
+	wg.Go(func() { d.requests = decodeOptional(dir, RequestsFile, decodeReq) })
 	wg.Go(func() { d.metrics = decodeOptional(dir, EngineMetricsFile, decodeEngineMetrics) })
-	if withResults {
+	if o.results {
 		wg.Go(func() {
 			path := filepath.Join(dir, ResultsFile)
 			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
@@ -324,6 +343,11 @@ func ReadRequests(r io.Reader, name string) ([]record.Request, error) {
 // decodeRequests decodes requests.jsonl, a line a request.
 func decodeRequests(r io.Reader, name string) *decoded[record.Request] {
 	return readJSONL(r, name, (*jsonLine).decodeRequest)
+}
+
+// decodeRequestsPacked is decodeRequests with token times packed.
+func decodeRequestsPacked(r io.Reader, name string) *decoded[record.Request] {
+	return readJSONL(r, name, (*jsonLine).decodeRequestPacked)
 }
 
 // ReadEngineMetrics reads engine_metrics.jsonl: one {t, name, labels, value}

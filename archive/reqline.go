@@ -73,10 +73,10 @@ func appendRequestLine(dst []byte, r *record.Request) ([]byte, error) {
 		b = append(b, `,"error":`...)
 		b = jsonenc.String(b, r.Error, false)
 	}
-	if len(r.TokenTimes) > 0 {
+	if r.TokenTimesLen() > 0 {
 		b = append(b, `,"token_times":[`...)
 		var ferr error
-		if b, ferr = jsonenc.Floats(b, r.TokenTimes); ferr != nil {
+		if b, ferr = jsonenc.Floats(b, r.Times(nil)); ferr != nil {
 			return dst, fmt.Errorf("token_times: %w", ferr)
 		}
 		b = append(b, ']')

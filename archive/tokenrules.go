@@ -109,9 +109,9 @@ func singleTokenChunksMatch(q *record.Request) string {
 	switch {
 	case !q.OK || q.TokenCounts != nil:
 		return fmt.Sprintf("request %q: single_token_chunks on a request that failed or has token_counts; the writer marks only a successful stream whose server count equals its chunks", q.ID)
-	case q.OutputTokens != len(q.TokenTimes):
+	case q.OutputTokens != q.TokenTimesLen():
 		return fmt.Sprintf("request %q: output_tokens %d but its %d chunks (token_times) held one token each (single_token_chunks: the server's count equalled the chunks)",
-			q.ID, q.OutputTokens, len(q.TokenTimes))
+			q.ID, q.OutputTokens, q.TokenTimesLen())
 	}
 	return ""
 }
@@ -173,7 +173,7 @@ func importedRequest(q *record.Request, formal record.Stage, hasFormal bool) str
 	case q.SentAt != formal.Start || q.FirstTokenAt != formal.Start || q.DoneAt != formal.End:
 		return fmt.Sprintf("request %q: sent_at %s, first_token_at %s, done_at %s: a synthetic request stands for the formal window, sent_at = first_token_at = %s and done_at = %s (run.json's formal stage)",
 			q.ID, ft(q.SentAt), ft(q.FirstTokenAt), ft(q.DoneAt), ft(formal.Start), ft(formal.End))
-	case len(q.TokenTimes) > 0 || len(q.TokenCounts) > 0:
+	case q.TokenTimesLen() > 0 || len(q.TokenCounts) > 0:
 		return fmt.Sprintf("request %q: a synthetic request has no token_times or token_counts (it was not sent)", q.ID)
 	}
 	return ""

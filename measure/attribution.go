@@ -284,6 +284,14 @@ type genReq struct {
 
 // shapeOf validates a request and classifies it for attribution.
 func shapeOf(r *record.Request) (tokenShape, error) {
+	var scratch []float64
+	return shapeOfBuf(r, &scratch)
+}
+
+// shapeOfBuf is shapeOf with scratch, where packed token times are
+// unpacked (grown as needed, and kept by the caller from request to
+// request).
+func shapeOfBuf(r *record.Request, scratch *[]float64) (tokenShape, error) {
 	if !r.OK {
 		return tokenShape{kind: shapeNone}, nil
 	}
@@ -307,13 +315,18 @@ func shapeOf(r *record.Request) (tokenShape, error) {
 	} else {
 		sh.kind = shapeGen
 	}
-	if len(r.TokenTimes) > 0 {
-		sum, sorted, err := chunkWeights(r, sh.first, sh.done)
+	if r.TokenTimesLen() > 0 {
+		ts := r.TokenTimes
+		if r.TokenTimesPacked() {
+			*scratch = r.AppendTokenTimes((*scratch)[:0])
+			ts = *scratch
+		}
+		sum, sorted, err := chunkWeights(r, ts, sh.first, sh.done)
 		if err != nil {
 			return tokenShape{}, err
 		}
 		if sh.kind == shapeGen && sum > 0 {
-			sh.segments = chunkSegments(r, sh, sum, sorted)
+			sh.segments = chunkSegments(r, ts, sh, sum, sorted)
 		}
 	}
 	if sh.kind == shapeGen && len(sh.segments) == 0 {
@@ -327,16 +340,16 @@ func shapeOf(r *record.Request) (tokenShape, error) {
 // chunkWeights checks a request's chunks (token_times, token_counts) and
 // returns the tokens they count and whether their times, clamped to
 // [first, done], are in order.
-func chunkWeights(r *record.Request, first, done float64) (sum float64, sorted bool, err error) {
-	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
-		return 0, false, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(r.TokenTimes))
+func chunkWeights(r *record.Request, ts []float64, first, done float64) (sum float64, sorted bool, err error) {
+	if r.TokenCounts != nil && len(r.TokenCounts) != len(ts) {
+		return 0, false, fmt.Errorf("token_counts has %d entries, token_times %d", len(r.TokenCounts), len(ts))
 	}
-	if r.TokenCounts == nil && inOrder(r.TokenTimes, first, done) {
-		return float64(len(r.TokenTimes)), true, nil // the usual case, checked in one comparison per chunk
+	if r.TokenCounts == nil && inOrder(ts, first, done) {
+		return float64(len(ts)), true, nil // the usual case, checked in one comparison per chunk
 	}
 	sorted = true
 	prevT := math.Inf(-1)
-	for k, t := range r.TokenTimes {
+	for k, t := range ts {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			return 0, false, fmt.Errorf("token_times[%d] is %v", k, t)
 		}
@@ -355,12 +368,12 @@ func chunkWeights(r *record.Request, first, done float64) (sum float64, sorted b
 	return sum, sorted, nil
 }
 
-// chunksInOrder returns a request's chunk times in time order with their
-// weights: as recorded (the usual case, which needs no copy: ws nil,
+// chunksInOrder returns a request's chunk times (ts, its token times) in
+// time order with their weights: as recorded (the usual case, which needs no copy: ws nil,
 // counts the request's), else a stably sorted copy of their clamped times
 // and weights (counts nil).
-func chunksInOrder(r *record.Request, first, done float64, sorted bool) (ts, ws []float64, counts []int) {
-	ts, counts = r.TokenTimes, r.TokenCounts
+func chunksInOrder(r *record.Request, times []float64, first, done float64, sorted bool) (ts, ws []float64, counts []int) {
+	ts, counts = times, r.TokenCounts
 	if sorted {
 		return ts, nil, counts
 	}
@@ -384,8 +397,8 @@ func chunksInOrder(r *record.Request, first, done float64, sorted bool) (ts, ws 
 // chunkSegments cuts a request's generation into at most maxSegments
 // uniform segments, grouping consecutive chunks (sum: the tokens they
 // count); none when no chunk has time since the previous one.
-func chunkSegments(r *record.Request, sh tokenShape, sum float64, sorted bool) []segment {
-	ts, ws, counts := chunksInOrder(r, sh.first, sh.done, sorted)
+func chunkSegments(r *record.Request, times []float64, sh tokenShape, sum float64, sorted bool) []segment {
+	ts, ws, counts := chunksInOrder(r, times, sh.first, sh.done, sorted)
 	n := len(ts)
 	// Group consecutive chunks so that at most maxSegments remain.
 	per := (n + maxSegments - 1) / maxSegments

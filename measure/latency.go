@@ -65,8 +65,9 @@ const itlChunk = 1024
 func NewITLValues(reqs []*record.Request, want ...float64) (*ITLValues, error) {
 	if len(want) == 0 {
 		n := 0
+		var scratch []float64
 		for _, r := range reqs {
-			c, err := itlCheck(r)
+			c, err := itlCheck(r, &scratch)
 			if err != nil {
 				return nil, err
 			}
@@ -88,6 +89,7 @@ func NewITLValues(reqs []*record.Request, want ...float64) (*ITLValues, error) {
 			const shift = 64 - fineBits
 			f := make([]int32, 1<<fineBits)
 			buf := make([]float64, 0, itlChunk)
+			var scratch []float64
 			count := func(xs []float64) bool {
 				for _, x := range xs {
 					f[orderKey(x)>>shift]++
@@ -95,13 +97,13 @@ func NewITLValues(reqs []*record.Request, want ...float64) (*ITLValues, error) {
 				return true
 			}
 			for j, r := range rs {
-				c, err := itlCheck(r)
+				c, err := itlCheck(r, &scratch)
 				if err != nil {
 					errs[i] = err
 					return
 				}
 				counts[i] += c
-				itlEachBuf(rs[j:j+1], buf, count)
+				itlEachBuf(rs[j:j+1], buf, &scratch, count)
 			}
 			if counts[i] > math.MaxInt32 {
 				errs[i] = fmt.Errorf("itl: more than %d values in a part", math.MaxInt32)
@@ -139,17 +141,24 @@ const itlPartMin = 1 << 10
 
 // itlCheck checks a request's chunks as ITL does and returns how many
 // values it gives.
-func itlCheck(r *record.Request) (int, error) {
-	if !r.OK || len(r.TokenTimes) < 2 {
+// A request whose token times are packed has them unpacked into
+// *scratch (grown as needed).
+func itlCheck(r *record.Request, scratch *[]float64) (int, error) {
+	if !r.OK || r.TokenTimesLen() < 2 {
 		return 0, nil
 	}
-	if r.TokenCounts != nil && len(r.TokenCounts) != len(r.TokenTimes) {
-		return 0, fmt.Errorf("itl: request %s: %d token_counts for %d token_times", r.ID, len(r.TokenCounts), len(r.TokenTimes))
+	tt := r.TokenTimes
+	if r.TokenTimesPacked() {
+		*scratch = r.AppendTokenTimes((*scratch)[:0])
+		tt = *scratch
+	}
+	if r.TokenCounts != nil && len(r.TokenCounts) != len(tt) {
+		return 0, fmt.Errorf("itl: request %s: %d token_counts for %d token_times", r.ID, len(r.TokenCounts), len(tt))
 	}
 	n := 0
-	prev := r.TokenTimes[0]
-	for i := 1; i < len(r.TokenTimes); i++ {
-		t := r.TokenTimes[i]
+	prev := tt[0]
+	for i := 1; i < len(tt); i++ {
+		t := tt[i]
 		if math.IsNaN(t) || t < prev {
 			return 0, fmt.Errorf("itl: request %s: token_times[%d] = %v is before the chunk before it", r.ID, i, t)
 		}
@@ -191,17 +200,23 @@ func itlChunks(reqs []*record.Request) chunks {
 }
 
 func itlEach(reqs []*record.Request, yield func([]float64) bool) {
-	itlEachBuf(reqs, make([]float64, 0, itlChunk), yield)
+	var scratch []float64
+	itlEachBuf(reqs, make([]float64, 0, itlChunk), &scratch, yield)
 }
 
 // itlEachBuf is itlEach with the buffer buf (empty, with room for
-// itlChunk values).
-func itlEachBuf(reqs []*record.Request, buf []float64, yield func([]float64) bool) {
+// itlChunk values) and scratch, where a request's packed token times are
+// unpacked (grown as needed, and kept by the caller from call to call).
+func itlEachBuf(reqs []*record.Request, buf []float64, scratch *[]float64, yield func([]float64) bool) {
 	for _, r := range reqs {
-		if !r.OK || len(r.TokenTimes) < 2 {
+		if !r.OK || r.TokenTimesLen() < 2 {
 			continue
 		}
 		tt := r.TokenTimes
+		if r.TokenTimesPacked() {
+			*scratch = r.AppendTokenTimes((*scratch)[:0])
+			tt = *scratch
+		}
 		if r.TokenCounts == nil {
 			// One token per chunk: the gaps themselves (x/1 is x), a
 			// buffer's room at a time.

@@ -669,6 +669,30 @@ func (c *Condition) Eval(params map[string]any, engine string) (bool, error) {
 	return runBool(expr.Run, c.prog, env.Addr().Interface())
 }
 
+// tokenTimesWord finds token_times as a name of its own (not inside
+// another, such as a check first_token_times_exact).
+var tokenTimesWord = regexp.MustCompile(`\btoken_times\b`)
+
+// ReadsTokenTimes reports whether a formula of the program may read the
+// requests' token_times field: one that names it, or reads $env. A run
+// loaded with its token times packed (archive.LoadDataPacked) must have
+// them unpacked for such a program (record.Run.UnpackTokenTimes); the
+// library's functions (itl, steady_state, …) read packed times
+// themselves.
+func (p *Program) ReadsTokenTimes() bool {
+	if readsEnv(p.order) {
+		return true
+	}
+	for _, c := range p.order {
+		for _, f := range exprFields(c.Def) {
+			if tokenTimesWord.MatchString(f.src) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // readsEnv reports whether a formula reads $env (or does not parse).
 func readsEnv(list []*compiled) bool {
 	for _, c := range list {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -143,15 +144,43 @@ type defOutcome struct {
 // quarter longer), five times its final size allocated in all. A VM that
 // runs no loop keeps its small stack.
 type vms struct {
-	pool  sync.Pool
-	stack int
+	pool     sync.Pool
+	stack    int
+	budget   uint // each run's memory budget (memoryBudget); 0: expr's default
+	requests int  // the run's requests, that the budget is for
+}
+
+// budgetPerRequest is how many list elements a formula may allocate per
+// request of the run, above expr's own budget (conf.DefaultMemoryBudget,
+// 1e6): room for a formula that filters, maps and sorts the requests a
+// few times over (each list as long as the requests counts its length),
+// while a runaway formula (a range of 1e12, a list squared) is still
+// stopped.
+const budgetPerRequest = 16
+
+// memoryBudget is the memory budget of a formula on a run of n requests:
+// expr counts the elements of every list, map and range a formula makes
+// and stops it at the budget, which at expr's default (1e6) a single
+// filter over a million requests reaches.
+func memoryBudget(n int) uint {
+	return conf.DefaultMemoryBudget + budgetPerRequest*uint(n)
+}
+
+// budgetError explains a formula stopped by its memory budget: what the
+// budget is and what to change.
+func (m *vms) budgetError(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "memory budget exceeded") {
+		return err
+	}
+	return fmt.Errorf("%w\n(the memory budget of a formula is %d list elements: %d, expr's own, plus %d for each of the run's %d requests; make fewer or shorter lists, e.g. count or sum with a predicate instead of filter then len, or reduce a list before it is mapped)",
+		err, m.budget, conf.DefaultMemoryBudget, budgetPerRequest, m.requests)
 }
 
 // newVMs lends VMs that size their stacks, for a loop, for a list as
 // long as the run's requests (and a few more values): the longest lists
 // formulas make are those of map and filter over the requests.
 func newVMs(data *Data) *vms {
-	m := &vms{}
+	m := &vms{budget: memoryBudget(len(data.Requests)), requests: len(data.Requests)}
 	if n := len(data.Requests); n >= minVMStack {
 		m.stack = n + 16
 	}
@@ -171,7 +200,9 @@ func (m *vms) run(prog *vm.Program, env any) (any, error) {
 	if cap(v.Stack) < m.stack && slices.Contains(prog.Bytecode, vm.OpBegin) {
 		v.Stack = make([]any, 0, m.stack)
 	}
+	v.MemoryBudget = m.budget
 	out, err := v.Run(prog, env)
+	err = m.budgetError(err)
 	clear(v.Stack[:cap(v.Stack)]) // what it popped is not kept alive by it
 	m.pool.Put(v)
 	return out, err
@@ -414,6 +445,10 @@ func resultValue(v any) (any, string) {
 			return nil, fmt.Sprintf("list of %d items (not stored)", l.Len())
 		}
 		return resultValue(l.Slice())
+	}
+	if r, ok := v.(record.Request); ok && r.TokenTimesPacked() {
+		r.UnpackTokenTimes() // a copy's: written as read
+		v = r
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

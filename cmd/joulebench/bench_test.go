@@ -13,6 +13,12 @@ package main
 //
 //	go test -run '^$' -bench AnalyzeLarge -benchtime 3x ./cmd/joulebench/
 //
+// BenchmarkAnalyzeMillion is the same at ten times the size (issue 46):
+// 1,000,000 requests and 10 h of power (a requests.jsonl of about 4 GB;
+// check the temporary directory's free space first). Another size:
+// JOULEBENCH_BENCH_ANALYZE_REQUESTS=N for AnalyzeLarge (power for
+// 3600 s per 100,000 requests, at least an hour).
+//
 // It reports wall_s, cpu_s (user + system) and peak_rss_MB of the child;
 // on a shared machine cpu_s is the steadier figure. With
 // JOULEBENCH_BENCH_ANALYZE_OUT=FILE the last iteration's JSON results are
@@ -25,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -36,23 +43,31 @@ import (
 const (
 	benchDevices   = 8
 	benchHz        = 10
-	benchSeconds   = 3600
 	benchRequests  = 100_000
 	benchT0        = 1717405200.123456
 	benchFormalBeg = benchT0 + 60
-	benchFormalEnd = benchT0 + benchSeconds - 60
 )
 
-// benchArchive returns the directory of the large run, generating it when
-// it is missing.
-func benchArchive(b *testing.B) string {
+// benchSize is the size of a generated run: its requests and the seconds
+// of power around them.
+type benchSize struct{ requests, seconds int }
+
+// sizeOf is the run of n requests: an hour of power per 100,000 requests
+// (at least one).
+func sizeOf(n int) benchSize { return benchSize{n, 3600 * max(1, n/benchRequests)} }
+
+func (z benchSize) formalEnd() float64 { return benchT0 + float64(z.seconds) - 60 }
+
+// benchArchive returns the directory of the large run of size z,
+// generating it when it is missing.
+func benchArchive(b *testing.B, z benchSize) string {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("joulebench-bench-analyze-v2-%d", benchRequests))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("joulebench-bench-analyze-v3-%d", z.requests))
 	if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
 		return dir
 	}
 	tmp := dir + fmt.Sprintf(".tmp%d", os.Getpid())
-	if err := writeLargeRun(tmp); err != nil {
+	if err := writeLargeRun(tmp, z); err != nil {
 		_ = os.RemoveAll(tmp)
 		b.Fatal(err)
 	}
@@ -62,7 +77,8 @@ func benchArchive(b *testing.B) string {
 	return dir
 }
 
-func writeLargeRun(dir string) error {
+func writeLargeRun(dir string, z benchSize) error {
+	benchSeconds, benchRequests, benchFormalEnd := float64(z.seconds), z.requests, z.formalEnd()
 	devs := make([]record.Device, benchDevices)
 	for d := range devs {
 		devs[d] = record.Device{ID: fmt.Sprintf("gpu%d", d), Name: "bench", Method: "counter"}
@@ -89,7 +105,7 @@ func writeLargeRun(dir string) error {
 	rng := rand.New(rand.NewPCG(15, 15))
 	energy := make([]float64, benchDevices)
 	rows := make([]record.PowerSample, benchDevices)
-	for i := range benchSeconds * benchHz {
+	for i := range z.seconds * benchHz {
 		t := benchT0 + float64(i)/benchHz + 0.0003*rng.Float64()
 		busy := t > benchFormalBeg && t < benchFormalEnd
 		for d := range rows {
@@ -105,8 +121,9 @@ func writeLargeRun(dir string) error {
 		}
 	}
 	span := benchFormalEnd - benchFormalBeg - 15
+	lastDone := 0.0
 	for i := range benchRequests {
-		sent := benchFormalBeg + span*float64(i)/benchRequests + 0.001*rng.Float64()
+		sent := benchFormalBeg + span*float64(i)/float64(benchRequests) + 0.001*rng.Float64()
 		first := sent + 0.05 + 0.3*rng.Float64()
 		n := 180 + rng.IntN(41) // ~200 tokens, one per chunk
 		r := record.Request{ID: fmt.Sprintf("f%06d", i), Phase: "formal", PromptID: fmt.Sprintf("p%05d", i%5000),
@@ -119,15 +136,37 @@ func writeLargeRun(dir string) error {
 			t += 0.02 + 0.01*rng.Float64()
 		}
 		r.DoneAt = r.TokenTimes[n-1] + 0.0001
+		lastDone = max(lastDone, r.DoneAt)
 		if err := w.AppendRequest(r); err != nil {
 			return err
 		}
+	}
+	// The formal stage ends at its last response, as the requests step
+	// ends it (archive: formalStageEndsAtItsLastResponse).
+	if err := w.UpdateMeta(func(m *record.Meta) {
+		m.Stages[2].End, m.Stages[3].Start = lastDone, lastDone
+		m.Events[0].T = lastDone + 5
+	}); err != nil {
+		return err
 	}
 	return w.Close()
 }
 
 func BenchmarkAnalyzeLarge(b *testing.B) {
-	dir := benchArchive(b)
+	n := benchRequests
+	if v := os.Getenv("JOULEBENCH_BENCH_ANALYZE_REQUESTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("JOULEBENCH_BENCH_ANALYZE_REQUESTS=%q: want a positive number of requests", v)
+		}
+	}
+	benchAnalyze(b, sizeOf(n))
+}
+
+func BenchmarkAnalyzeMillion(b *testing.B) { benchAnalyze(b, sizeOf(1_000_000)) }
+
+func benchAnalyze(b *testing.B, z benchSize) {
+	dir := benchArchive(b, z)
 	bin := filepath.Join(b.TempDir(), "joulebench")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)

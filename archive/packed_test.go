@@ -1,0 +1,111 @@
+package archive
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// LoadDataPacked reads the same requests as LoadData, their token times
+// packed and bit for bit the same (issue 46): on the sample run, and on
+// the run with a line the token_times fast path leaves to the library
+// (a time in exponent form).
+func TestLoadDataPackedSameRequests(t *testing.T) {
+	dir := sampleCopy(t)
+	path := filepath.Join(dir, RequestsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1717405210.27 = 1.71740521027e9: the same float64.
+	b = []byte(strings.Replace(string(b), `"token_times":[1717405210.27,`, `"token_times":[1.71740521027e9,`, 1))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{sampleRun, dir} {
+		want, err := LoadData(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := LoadDataPacked(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		packed := 0
+		for i := range got.Requests {
+			g, w := &got.Requests[i], &want.Requests[i]
+			if g.TokenTimesPacked() {
+				packed++
+			}
+			ts := g.Times(nil)
+			if len(ts) != len(w.TokenTimes) {
+				t.Fatalf("%s: request %s: %d times packed, %d read", d, w.ID, len(ts), len(w.TokenTimes))
+			}
+			for k := range ts {
+				if math.Float64bits(ts[k]) != math.Float64bits(w.TokenTimes[k]) {
+					t.Errorf("%s: request %s: time %d is %v packed, %v read", d, w.ID, k, ts[k], w.TokenTimes[k])
+				}
+			}
+		}
+		if packed == 0 {
+			t.Errorf("%s: no request's times packed", d)
+		}
+		got.UnpackTokenTimes()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: unpacked, the run differs from LoadData's", d)
+		}
+	}
+}
+
+// A packed run is held to the same rules, with the same messages: a
+// token time out of order.
+func TestLoadDataPackedSameErrors(t *testing.T) {
+	dir := sampleCopy(t)
+	path := filepath.Join(dir, RequestsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// f2's times 1717405210.25, 1717405211.25, 1717405212.25: the second
+	// before the first.
+	b = []byte(strings.Replace(string(b), `[1717405210.25,1717405211.25,`, `[1717405210.25,1717405210.24,`, 1))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, werr := LoadData(dir)
+	_, gerr := LoadDataPacked(dir)
+	if werr == nil || gerr == nil || werr.Error() != gerr.Error() {
+		t.Fatalf("LoadData: %v\nLoadDataPacked: %v\nwant the same error", werr, gerr)
+	}
+	if !strings.Contains(gerr.Error(), "token_times[1]") {
+		t.Errorf("error %q does not name token_times[1]", gerr)
+	}
+}
+
+// A request whose token times are packed is written as it was read.
+func TestRequestLinePacked(t *testing.T) {
+	run, err := LoadDataPacked(sampleRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := LoadData(sampleRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range run.Requests {
+		got, err := appendRequestLine(nil, &run.Requests[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := appendRequestLine(nil, &want.Requests[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(w) {
+			t.Errorf("request %d packed writes\n%s\nwant\n%s", i, got, w)
+		}
+	}
+}
