@@ -82,3 +82,17 @@ func TestTableCheckLocks(t *testing.T) {
 		})
 	}
 }
+
+// restore's help names every setting's flag, as the journals it restores
+// come from runs given any of them.
+func TestRestoreHelpNamesEveryFlag(t *testing.T) {
+	h := RestoreHelp()
+	if !strings.HasPrefix(h, "restore reads the journals that a run with --gpu-power-limit, --gpu-clocks or\n--gpu-mem-clocks writes") {
+		t.Errorf("help begins %q", h[:120])
+	}
+	for _, s := range record.GPUSettingsTable() {
+		if !strings.Contains(h, "--"+s.Flag+" ") && !strings.Contains(h, "--"+s.Flag+",") {
+			t.Errorf("help does not name --%s", s.Flag)
+		}
+	}
+}

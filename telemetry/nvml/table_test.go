@@ -95,3 +95,11 @@ func TestSettingsTableApplyRestore(t *testing.T) {
 		})
 	}
 }
+
+// A run on the simulator opens no NVML controller: the simulator's own
+// takes its settings.
+func TestOpenForRunSimulated(t *testing.T) {
+	if ctl, err := OpenForRun(true); ctl != nil || err != nil {
+		t.Errorf("simulated: %v, %v", ctl, err)
+	}
+}
