@@ -6,15 +6,19 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/joulebench/joulebench/archive/record"
 )
 
-// The configuration fields of run.json's gpu_settings (compare-1.5.yaml
-// lists them).
-const (
-	fieldPowerLimit = "gpu_settings.power_limit_w"
-	fieldClocks     = "gpu_settings.clocks_mhz"
-	fieldMemClocks  = "gpu_settings.mem_clocks_mhz"
-)
+// settingField is a GPU setting's configuration field of run.json's
+// gpu_settings (compare-1.5.yaml lists them).
+func settingField(s record.GPUSetting) string { return "gpu_settings." + s.Field }
+
+// chosen are c's fields of the settings, in record.GPUSettingsTable's
+// order.
+func (c *GPUSettingsChoice) chosen() []*string {
+	return []*string{&c.PowerLimitW, &c.ClocksMHz, &c.MemClocksMHz}
+}
 
 // GPUSettingsChoice answers, for runs of one scenario, model, engine and
 // configuration that differ in their GPU settings (power limit, locked
@@ -61,11 +65,15 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		byDir[runs[i].Dir] = &runs[i]
 	}
 	type point struct {
-		pt              FrontierPoint
-		power, clk, mem string
-		js              map[string][]*float64
-		lats            []*float64
+		pt FrontierPoint
+		// vals are the settings' values, in the table's order; setting
+		// is them joined.
+		vals    []string
+		setting string
+		js      map[string][]*float64
+		lats    []*float64
 	}
+	table := record.GPUSettingsTable()
 	groups := map[string][]*point{}
 	var order []string
 	for i := range rows {
@@ -75,15 +83,17 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 			continue
 		}
 		rest := maps.Clone(r.setting)
-		power, clk, mem := display(rest[fieldPowerLimit]), display(rest[fieldClocks]), display(rest[fieldMemClocks])
-		delete(rest, fieldPowerLimit)
-		delete(rest, fieldClocks)
-		delete(rest, fieldMemClocks)
+		vals := make([]string, len(table))
+		for i, st := range table {
+			vals[i] = display(rest[settingField(st)])
+			delete(rest, settingField(st))
+		}
+		setting := strings.Join(vals, "\x00")
 		g := r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(rest) + "\x00" + r.method.key
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
-		key := power + "\x00" + clk + "\x00" + mem + "\x00" + mapKey(r.load)
+		key := setting + "\x00" + mapKey(r.load)
 		var pt *point
 		for _, q := range groups[g] {
 			if q.pt.group == key {
@@ -92,7 +102,7 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		}
 		if pt == nil {
 			pt = &point{pt: FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, group: key},
-				power: power, clk: clk, mem: mem, js: map[string][]*float64{}}
+				vals: vals, setting: setting, js: map[string][]*float64{}}
 			groups[g] = append(groups[g], pt)
 		}
 		pt.pt.Runs++
@@ -110,7 +120,7 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 		pts := groups[g]
 		settings := map[string]bool{}
 		for _, q := range pts {
-			settings[q.power+"\x00"+q.clk+"\x00"+q.mem] = true
+			settings[q.setting] = true
 		}
 		if len(settings) < 2 {
 			continue
@@ -144,7 +154,10 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 			best = nil
 		}
 		if best != nil {
-			c.PowerLimitW, c.ClocksMHz, c.MemClocksMHz, c.Load, c.RunID, c.Dir = best.power, best.clk, best.mem, best.pt.Load, best.pt.RunID, best.pt.Dir
+			for i, f := range c.chosen() {
+				*f = best.vals[i]
+			}
+			c.Load, c.RunID, c.Dir = best.pt.Load, best.pt.RunID, best.pt.Dir
 			c.JPerToken, c.Latency = best.pt.JPerToken, best.pt.Latency
 		}
 		out = append(out, c)
@@ -169,16 +182,7 @@ func renderGPUSettings(b *builder, rep *Report) {
 		case c.RunID == "":
 			what += "no point has a J/token"
 		default:
-			setting := "power limit " + c.PowerLimitW + " W"
-			if c.PowerLimitW == "-" {
-				setting = "the default power limit"
-			}
-			if c.ClocksMHz != "-" {
-				setting += ", SM clocks " + c.ClocksMHz + " MHz"
-			}
-			if c.MemClocksMHz != "-" {
-				setting += ", memory clocks " + c.MemClocksMHz + " MHz"
-			}
+			setting := settingText(c)
 			load := LoadText(c.Load)
 			if load == "" {
 				load = "-"
@@ -192,6 +196,21 @@ func renderGPUSettings(b *builder, rep *Report) {
 		}
 		b.line(strings.TrimSpace(what))
 	}
+}
+
+// settingText says c's setting: "power limit 250 W, SM clocks 900,1200
+// MHz" ("the default power limit"; a lock left at its default unsaid).
+func settingText(c GPUSettingsChoice) string {
+	var parts []string
+	for i, st := range record.GPUSettingsTable() {
+		switch v := *c.chosen()[i]; {
+		case st.Kind == record.GPULimit && v == "-":
+			parts = append(parts, "the default "+st.Name)
+		case st.Kind == record.GPULimit || v != "-":
+			parts = append(parts, st.Name+" "+v+" "+st.Unit)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // allHave reports whether each of n points (js(i): its runs' J/token on
