@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/boundedfile"
@@ -72,12 +73,10 @@ type Matrix struct {
 	// Set maps a profile parameter to the values it takes: each key is an
 	// axis (--set key=value).
 	Set map[string][]string `yaml:"set"`
-	// GPUPowerLimitW, GPUClocks and GPUMemClocks are the GPU settings'
-	// axes (each value a --gpu-power-limit, --gpu-clocks or
-	// --gpu-mem-clocks value): the set axes of their names.
-	GPUPowerLimitW []string `yaml:"gpu_power_limit_w"`
-	GPUClocks      []string `yaml:"gpu_clocks"`
-	GPUMemClocks   []string `yaml:"gpu_mem_clocks"`
+	// GPUSettingAxes are the GPU settings' axes (record.GPUSettingsTable;
+	// each value a flag's value, e.g. of --gpu-power-limit): the set axes
+	// of their parameters' names.
+	record.GPUSettingAxes `yaml:",inline"`
 }
 
 // Engine is a value of the engine axis: `--engine KIND` and its flags.
@@ -471,38 +470,28 @@ func (c *Campaign) validateScenariosAndLoads(d *errSink, at func(path ...string)
 // run takes as its GPU settings with any profile), each value checked as
 // the run will check it.
 func (c *Campaign) foldGPUAxes(d *errSink, at func(path ...string) *yaml.Node) {
-	for _, ax := range []struct {
-		key  string
-		vals []string
-	}{{gpusettings.ParamPowerLimit, c.Matrix.GPUPowerLimitW}, {gpusettings.ParamClocks, c.Matrix.GPUClocks}, {gpusettings.ParamMemClocks, c.Matrix.GPUMemClocks}} {
-		if ax.vals == nil {
+	for _, s := range record.GPUSettingsTable() {
+		key, vals := s.Param, *s.Axis(&c.Matrix.GPUSettingAxes)
+		if vals == nil {
 			continue
 		}
-		if _, dup := c.Matrix.Set[ax.key]; dup {
-			d.Errorf(at("matrix", ax.key), "matrix."+ax.key, "given twice: here and as matrix.set.%s; keep one", ax.key)
+		if _, dup := c.Matrix.Set[key]; dup {
+			d.Errorf(at("matrix", key), "matrix."+key, "given twice: here and as matrix.set.%s; keep one", key)
 			continue
 		}
-		for i, v := range ax.vals {
-			var err error
-			switch ax.key {
-			case gpusettings.ParamPowerLimit:
-				_, err = gpusettings.ParseRequest(v, "")
-			case gpusettings.ParamClocks:
-				_, err = gpusettings.ParseRequest("", v)
-			default:
-				err = (&gpusettings.Request{}).ParseMemClocks(v)
-			}
+		for i, v := range vals {
+			err := (&gpusettings.Request{}).Parse(s, v)
 			if err != nil || strings.TrimSpace(v) == "" {
 				if err == nil {
 					err = errors.New("empty value")
 				}
-				d.Errorf(at("matrix", ax.key, strconv.Itoa(i)), fmt.Sprintf("matrix.%s[%d]", ax.key, i), "%v", err)
+				d.Errorf(at("matrix", key, strconv.Itoa(i)), fmt.Sprintf("matrix.%s[%d]", key, i), "%v", err)
 			}
 		}
 		if c.Matrix.Set == nil {
 			c.Matrix.Set = map[string][]string{}
 		}
-		c.Matrix.Set[ax.key] = ax.vals
+		c.Matrix.Set[key] = vals
 	}
 }
 

@@ -83,3 +83,71 @@ func LeftRunning(err error, n int) error {
 	}
 	return fmt.Errorf("%w (the sweep stopped; its %d %s go on: run it again to re-attach)", err, n, plural(n, "job", "jobs"))
 }
+
+// Jobs is a cluster executor's side of a sweep (Campaign.Drive): its
+// backend's verbs over one sweep's jobs. The driver owns the order of a
+// sweep (re-attach, submit, follow), the campaign's lock and what a
+// failed submission leaves.
+type Jobs interface {
+	// Reattach finds the jobs a previous sweep left that go on, and
+	// returns their runs' ids: followed, not submitted again.
+	Reattach(ctx context.Context) ([]string, error)
+	// BeforeSubmit checks what the runs to submit need (Slurm: the
+	// partition's nodes); called only when there are runs to submit.
+	BeforeSubmit(ctx context.Context, todo []Run) error
+	// Submit submits run r's job and records it for the next sweep to
+	// re-attach to; msg says what was submitted.
+	Submit(ctx context.Context, r Run) (msg string, err error)
+	// Follower follows every job re-attached or submitted: what names
+	// its status call, poll is its interval (Follow).
+	Follower() (f Follower, what string, poll time.Duration)
+}
+
+// Drive runs a sweep on a cluster under the campaign's lock: it
+// re-attaches to the jobs a previous sweep left (Jobs.Reattach), submits
+// the runs still to run (stopping when ctx is done; a failed submission
+// stops the sweep, the jobs so far going on for the next sweep to
+// re-attach to), then follows every job (Follow).
+func (c *Campaign) Drive(ctx context.Context, p Plan, o Options, j Jobs) (res Result, err error) {
+	o.defaults()
+	lock, err := c.Lock()
+	if err != nil {
+		return Result{}, err
+	}
+	defer func() {
+		if uerr := lock.Unlock(); uerr != nil && err == nil {
+			err = fmt.Errorf("campaign lock: %w", uerr)
+		}
+	}()
+	going, err := j.Reattach(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	skip := make(map[string]bool, len(going))
+	for _, id := range going {
+		skip[id] = true
+	}
+	todo, err := c.todo(p, o, skip)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(todo) > 0 {
+		if err := j.BeforeSubmit(ctx, todo); err != nil {
+			return Result{}, err
+		}
+	}
+	followed := len(going)
+	for _, r := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		msg, err := j.Submit(ctx, r)
+		if err != nil {
+			return Result{}, LeftRunning(err, followed)
+		}
+		followed++
+		fmt.Fprintln(o.Log, msg)
+	}
+	f, what, poll := j.Follower()
+	return c.Follow(ctx, p, o, f, what, poll)
+}

@@ -98,76 +98,74 @@ func (c *Campaign) RunSlurm(ctx context.Context, p Plan, o Options, run Commande
 	if err := c.CheckScriptValues("the joulebench executable", bin); err != nil {
 		return Result{}, err
 	}
-	lock, err := c.Lock()
-	if err != nil {
-		return Result{}, err
-	}
-	defer func() {
-		if uerr := lock.Unlock(); uerr != nil && err == nil {
-			err = fmt.Errorf("campaign lock: %w", uerr)
-		}
-	}()
+	return c.Drive(ctx, p, o, &slurmJobs{c: c, run: timedCommander(run), bin: bin, o: o})
+}
+
+// slurmJobs are a sweep's Slurm jobs (Campaign.Drive): recorded in the
+// state file as they are submitted, found again in squeue.
+type slurmJobs struct {
+	c   *Campaign
+	run Commander
+	bin string
+	o   Options
+	st  *slurmState
+	// tracked maps a run id to its job's index in st.Jobs.
+	tracked map[string]int
+}
+
+// Reattach reads the state file and squeue: the jobs of a previous sweep
+// still queued or running go on.
+func (s *slurmJobs) Reattach(ctx context.Context) ([]string, error) {
+	c, o := s.c, s.o
 	if err := os.MkdirAll(filepath.Join(c.Dir, "slurm"), 0o755); err != nil {
-		return Result{}, fmt.Errorf("campaign directory: %w", err)
+		return nil, fmt.Errorf("campaign directory: %w", err)
 	}
 	st, err := c.readState()
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	run = timedCommander(run)
+	s.st, s.tracked = st, map[string]int{}
 	queue := NewTransient("squeue", c.File.Slurm.poll(), o)
-	live, err := squeueRetry(ctx, run, queue, o)
+	live, err := squeueRetry(ctx, s.run, queue, o)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	// Re-attach to the jobs of a previous sweep that are still queued or
-	// running. tracked maps a run id to its job's index in st.Jobs.
-	tracked := map[string]int{}
+	var going []string
 	for i, j := range st.Jobs {
-		if s, ok := live[j.JobID]; ok && !terminal[s] {
-			tracked[j.Run] = i
-			fmt.Fprintf(o.Log, "re-attach %s: job %s %s\n", j.Run, j.JobID, s)
+		if state, ok := live[j.JobID]; ok && !terminal[state] {
+			s.tracked[j.Run] = i
+			going = append(going, j.Run)
+			fmt.Fprintf(o.Log, "re-attach %s: job %s %s\n", j.Run, j.JobID, state)
 		}
 	}
-	skip := map[string]bool{}
-	for id := range tracked {
-		skip[id] = true
-	}
-	todo, err := c.todo(p, o, skip)
-	if err != nil {
-		return Result{}, err
-	}
-	if len(todo) > 0 {
-		if err := c.checkNodes(ctx, run); err != nil {
-			return Result{}, err
-		}
-	}
-	for _, r := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		j, err := c.submit(ctx, r, bin, run)
-		if err != nil {
-			// The jobs submitted so far are in the state file: they go
-			// on, and the next sweep re-attaches to them.
-			return Result{}, LeftRunning(err, len(tracked))
-		}
-		st.Jobs = append(st.Jobs, j)
-		if err := c.writeState(st); err != nil {
-			// Not recorded, the job would run untracked: it is cancelled.
-			return Result{}, LeftRunning(c.cancelUnrecorded(run, r, j, err), len(tracked))
-		}
-		tracked[r.ID] = len(st.Jobs) - 1
-		fmt.Fprintf(o.Log, "submitted %s: job %s, archive %s\n", r.ID, j.JobID, j.Dir)
-	}
-	return c.wait(ctx, p, o, run, st, tracked)
+	return going, nil
 }
 
-// wait follows the tracked jobs with the shared driver (Follow) until
-// every one has left the queue.
-func (c *Campaign) wait(ctx context.Context, p Plan, o Options, run Commander, st *slurmState, tracked map[string]int) (Result, error) {
-	f := &slurmFollower{c: c, run: run, st: st, tracked: tracked, o: o}
-	return c.Follow(ctx, p, o, f, "squeue", c.File.Slurm.poll())
+// BeforeSubmit refuses a campaign of more nodes than its partition has.
+func (s *slurmJobs) BeforeSubmit(ctx context.Context, _ []Run) error {
+	return s.c.checkNodes(ctx, s.run)
+}
+
+// Submit submits r's job and records it in the state file; a job that
+// cannot be recorded is cancelled (untracked, it would run with no sweep
+// to follow it).
+func (s *slurmJobs) Submit(ctx context.Context, r Run) (string, error) {
+	j, err := s.c.submit(ctx, r, s.bin, s.run)
+	if err != nil {
+		return "", err
+	}
+	s.st.Jobs = append(s.st.Jobs, j)
+	if err := s.c.writeState(s.st); err != nil {
+		return "", s.c.cancelUnrecorded(s.run, r, j, err)
+	}
+	s.tracked[r.ID] = len(s.st.Jobs) - 1
+	return fmt.Sprintf("submitted %s: job %s, archive %s", r.ID, j.JobID, j.Dir), nil
+}
+
+// Follower follows the tracked jobs with squeue until every one has left
+// the queue.
+func (s *slurmJobs) Follower() (Follower, string, time.Duration) {
+	return &slurmFollower{c: s.c, run: s.run, st: s.st, tracked: s.tracked, o: s.o}, "squeue", s.c.File.Slurm.poll()
 }
 
 // slurmFollower is the Slurm executor's verbs over its jobs for Follow:

@@ -5,16 +5,149 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/joulebench/joulebench/archive/record"
 )
 
-// The configuration fields of run.json's gpu_settings (compare-1.5.yaml
-// lists them).
-const (
-	fieldPowerLimit = "gpu_settings.power_limit_w"
-	fieldClocks     = "gpu_settings.clocks_mhz"
-	fieldMemClocks  = "gpu_settings.mem_clocks_mhz"
-)
+// settingField is a GPU setting's configuration field of run.json's
+// gpu_settings (compare-1.5.yaml lists them).
+func settingField(s record.GPUSetting) string { return "gpu_settings." + s.Field }
+
+// withoutSettings is a copy of a run's configuration fields without its
+// GPU settings (record.GPUSettingsTable's fields).
+func withoutSettings(setting map[string]string) map[string]string {
+	rest := maps.Clone(setting)
+	for _, st := range record.GPUSettingsTable() {
+		delete(rest, settingField(st))
+	}
+	return rest
+}
+
+// chosen are c's fields of the settings, in record.GPUSettingsTable's
+// order.
+func (c *GPUSettingsChoice) chosen() []*string {
+	return []*string{&c.PowerLimitW, &c.ClocksMHz, &c.MemClocksMHz}
+}
+
+// locked reports whether the setting locks a clock.
+func (s GPUSetting) locked() bool { return s.SMClocksMHz != nil || s.MemClocksMHz != nil }
+
+// DefaultSetting is the text of the GPU setting of a run that changed
+// none (run.json has no gpu_settings, or asked for nothing).
+const DefaultSetting = "default"
+
+// GPUSetting is the GPU setting a run applied, from run.json's
+// gpu_settings: the power limit and the locked SM and memory clocks. It
+// is part of the configuration: every view names it beside the load
+// (PointLabel), and runs that differ in it are different configurations.
+type GPUSetting struct {
+	// Text says it in short: "250 W", "250 W, SM 1410 MHz", "SM 210–1410
+	// MHz", "0=250,1=300 W" (a limit per device), or "default".
+	Text string `json:"text"`
+	// Default is true when the run changed no setting.
+	Default bool `json:"default"`
+	// PowerLimitW is the power limit asked, when one value for every GPU
+	// (nil: none asked, or a different one per device: PowerLimit says
+	// it as asked).
+	PowerLimitW *float64 `json:"power_limit_w,omitempty"`
+	PowerLimit  string   `json:"power_limit,omitempty"`
+	// SMClocksMHz and MemClocksMHz are the locked clocks asked, [min,
+	// max] (nil: not locked).
+	SMClocksMHz  []float64 `json:"sm_clocks_mhz,omitempty"`
+	MemClocksMHz []float64 `json:"mem_clocks_mhz,omitempty"`
+	// CapBound is whether the power cap bound in the formal stage: true
+	// when it did on a GPU, false when it never did on any (every reading
+	// read), nil when unknown or no cap was set.
+	CapBound *bool `json:"cap_bound,omitempty"`
+}
+
+// GPUSettingOf reads the GPU setting a run recorded (run.json
+// meta.gpu_settings).
+func GPUSettingOf(m record.Meta) GPUSetting {
+	gs := m.GPUSettings
+	if gs == nil || gs.PowerLimitW == "" && gs.ClocksMHz == "" && gs.MemClocksMHz == "" {
+		return GPUSetting{Text: DefaultSetting, Default: true}
+	}
+	s := GPUSetting{PowerLimit: gs.PowerLimitW, SMClocksMHz: clockRange(gs.ClocksMHz), MemClocksMHz: clockRange(gs.MemClocksMHz)}
+	if w, err := strconv.ParseFloat(strings.TrimSpace(gs.PowerLimitW), 64); err == nil && w > 0 {
+		s.PowerLimitW = &w
+	}
+	s.CapBound = capBound(gs)
+	var parts []string
+	if gs.PowerLimitW != "" {
+		parts = append(parts, gs.PowerLimitW+" W")
+	}
+	if gs.ClocksMHz != "" {
+		parts = append(parts, "SM "+rangeText(s.SMClocksMHz, gs.ClocksMHz)+" MHz")
+	}
+	if gs.MemClocksMHz != "" {
+		parts = append(parts, "mem "+rangeText(s.MemClocksMHz, gs.MemClocksMHz)+" MHz")
+	}
+	s.Text = strings.Join(parts, ", ")
+	return s
+}
+
+// capBound combines the devices' formal-stage verdicts: bound on one is
+// bound; never bound on every one (each known) is not; else unknown.
+func capBound(gs *record.GPUSettings) *bool {
+	if gs.PowerLimitW == "" || len(gs.Devices) == 0 {
+		return nil
+	}
+	never := true
+	for _, d := range gs.Devices {
+		switch {
+		case d.Formal == nil || d.Formal.CapBound == nil:
+			never = false
+		case *d.Formal.CapBound:
+			t := true
+			return &t
+		}
+	}
+	if !never {
+		return nil
+	}
+	f := false
+	return &f
+}
+
+// clockRange reads "MIN,MAX" (or one value) as [min, max]; nil when it
+// is not that.
+func clockRange(s string) []float64 {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return nil
+	}
+	out := make([]float64, 0, 2)
+	for _, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return nil
+		}
+		out = append(out, v)
+	}
+	if len(out) == 1 {
+		out = append(out, out[0])
+	}
+	return out
+}
+
+// rangeText writes a clock range: "1410" when min = max, "210–1410"
+// otherwise; as asked when it could not be read.
+func rangeText(r []float64, asked string) string {
+	if len(r) != 2 {
+		return asked
+	}
+	lo, hi := strconv.FormatFloat(r[0], 'g', -1, 64), strconv.FormatFloat(r[1], 'g', -1, 64)
+	if lo == hi {
+		return lo
+	}
+	return lo + "–" + hi
+}
 
 // GPUSettingsChoice is the view over GPU settings (power limit, locked
 // clocks) of runs of one scenario, model, engine and configuration that
@@ -63,10 +196,7 @@ func gpuSettingsChoices(points []FrontierPoint) []GPUSettingsChoice {
 		if pt.dec == nil || len(pt.rows) == 0 {
 			continue
 		}
-		rest := maps.Clone(pt.rows[0].setting)
-		delete(rest, fieldPowerLimit)
-		delete(rest, fieldClocks)
-		delete(rest, fieldMemClocks)
+		rest := withoutSettings(pt.rows[0].setting)
 		g := pt.Scenario + "\x00" + pt.Model + "\x00" + pt.Engine + "\x00" + mapKey(rest) + "\x00" + pt.method.key
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
@@ -114,7 +244,9 @@ func gpuSettingsChoice(pts []*FrontierPoint) (GPUSettingsChoice, bool) {
 	switch {
 	case chosen != nil:
 		rest := chosen.rows[0].setting
-		c.PowerLimitW, c.ClocksMHz, c.MemClocksMHz = display(rest[fieldPowerLimit]), display(rest[fieldClocks]), display(rest[fieldMemClocks])
+		for i, st := range record.GPUSettingsTable() {
+			*c.chosen()[i] = display(rest[settingField(st)])
+		}
 		c.Setting, c.Label, c.Load, c.RunID, c.Dir = chosen.GPUSetting, chosen.Label, chosen.Load, chosen.RunID, chosen.Dir
 		c.JPerToken, c.Latency = chosen.JPerToken, chosen.Latency
 	case d.Chosen:

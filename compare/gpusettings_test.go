@@ -60,3 +60,35 @@ func TestGPUSettingsChoice(t *testing.T) {
 		t.Errorf("one setting: %+v", got)
 	}
 }
+
+// Runs that differ in their locked clocks at the default power limit: the
+// choice names every setting of the table that is not its default (the
+// power limit said as the default), each in its unit.
+func TestGPUSettingsChoiceLocks(t *testing.T) {
+	p := builtin(t)
+	r := func(id, clocks, mem string, st float64) Run {
+		run := withParams(mk(spec{id: id, scenario: "chat", model: "m", engine: "sim", params: "8e9", steady: st, full: st, tokens: 100,
+			values: map[string]any{"tpot_p50_ms": 10.0}}), nil)
+		if clocks != "" || mem != "" {
+			run.Meta.GPUSettings = &record.GPUSettings{ClocksMHz: clocks, MemClocksMHz: mem, Controller: "nvml"}
+		}
+		return run
+	}
+	runs := []Run{r("d", "", "", 0.24), r("locked", "900,1200", "1215,1215", 0.14), r("sm", "900,1200", "", 0.2)}
+	rep := p.Compare(runs)
+	if len(rep.GPUSettings) != 1 {
+		t.Fatalf("choices %+v", rep.GPUSettings)
+	}
+	c := rep.GPUSettings[0]
+	if c.PowerLimitW != "-" || c.ClocksMHz != "900,1200" || c.MemClocksMHz != "1215,1215" || c.RunID != "locked" || c.Points != 3 {
+		t.Errorf("choice %+v", c)
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, rep, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	want := "chat · m · sim: the default power limit, SM clocks 900,1200 MHz, memory clocks 1215,1215 MHz at load -: 0.1400 J/token"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, buf.String())
+	}
+}

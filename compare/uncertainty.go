@@ -3,7 +3,6 @@ package compare
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -113,7 +112,7 @@ func settingChange(pt *FrontierPoint) int {
 	switch s := pt.GPUSetting; {
 	case s.Default:
 		return 0
-	case s.CapBound != nil && !*s.CapBound && s.SMClocksMHz == nil && s.MemClocksMHz == nil:
+	case s.CapBound != nil && !*s.CapBound && !s.locked():
 		return 1
 	}
 	return 2
@@ -126,10 +125,7 @@ func sameConfigAndLoad(a, b *FrontierPoint) bool {
 		return false
 	}
 	rest := func(pt *FrontierPoint) string {
-		m := maps.Clone(pt.rows[0].setting)
-		delete(m, fieldPowerLimit)
-		delete(m, fieldClocks)
-		delete(m, fieldMemClocks)
+		m := withoutSettings(pt.rows[0].setting)
 		return pt.Scenario + "\x00" + pt.Model + "\x00" + pt.Engine + "\x00" + mapKey(m) + "\x00" + mapKey(pt.rows[0].load)
 	}
 	return rest(a) == rest(b)

@@ -20,10 +20,10 @@ import (
 // --gpu-clocks, or the --set parameters gpu_power_limit_w and gpu_clocks)
 // and where their journal goes.
 type GPUOptions struct {
-	// PowerLimit is W for every GPU or INDEX=W,...; Clocks is MIN,MAX
-	// (MHz) of locked SM clocks, MemClocks of locked memory clocks (where
-	// the GPU supports it). Empty: unchanged.
-	PowerLimit, Clocks, MemClocks string
+	// GPUSettingValues are the settings' values (record.GPUSettingsTable):
+	// W for every GPU or INDEX=W,... of the power limit, MIN,MAX (MHz) of
+	// a lock. Empty: unchanged.
+	record.GPUSettingValues
 	// Journals are the restore journals' places
 	// (gpusettings.DefaultJournals). Every run refuses to start while one
 	// is outstanding. None: no journal is looked for, and real GPUs
@@ -52,23 +52,23 @@ type gpuRun struct {
 const monitorInterval = 100 * time.Millisecond
 
 // gpuRequest is the run's request: the options or the --set values (not both),
-// else the profile's own gpu_power_limit_w, gpu_clocks and gpu_mem_clocks
-// parameters.
+// else the profile's own parameters of the settings (record.GPUSettingsTable).
 func (e *engineRun) gpuRequest() (gpusettings.Request, error) {
 	v := e.gpuValues()
-	if o := e.s.GPU; e.r.gpuSetsGiven && (o.PowerLimit != "" || o.Clocks != "" || o.MemClocks != "") {
-		return gpusettings.Request{}, Invalidf("GPU settings given twice: --gpu-power-limit/--gpu-clocks/--gpu-mem-clocks and --set %s/%s/%s; give one",
-			gpusettings.ParamPowerLimit, gpusettings.ParamClocks, gpusettings.ParamMemClocks)
+	table := record.GPUSettingsTable()
+	if e.r.gpuSetsGiven && e.s.GPU.GPUSettingValues != (record.GPUSettingValues{}) {
+		flags, params := make([]string, len(table)), make([]string, len(table))
+		for i, s := range table {
+			flags[i], params[i] = "--"+s.Flag, s.Param
+		}
+		return gpusettings.Request{}, Invalidf("GPU settings given twice: %s and --set %s; give one", strings.Join(flags, "/"), strings.Join(params, "/"))
 	}
-	if v == ([3]string{}) && e.l != nil {
-		for i, p := range gpuParams {
-			v[i] = paramString(e.l.Params[p])
+	if v == (record.GPUSettingValues{}) && e.l != nil {
+		for _, s := range table {
+			*s.Value(&v) = paramString(e.l.Params[s.Param])
 		}
 	}
-	req, err := gpusettings.ParseRequest(v[0], v[1])
-	if err == nil {
-		err = req.ParseMemClocks(v[2])
-	}
+	req, err := gpusettings.ParseRequest(v)
 	if err != nil {
 		return req, WithCode(CodeInvalid, err)
 	}
@@ -202,14 +202,14 @@ func (e *engineRun) restoreGPU() error {
 
 func describeRequest(r gpusettings.Request) string {
 	var parts []string
-	if p := r.PowerLimitString(); p != "" {
-		parts = append(parts, "power limit "+p+" W")
-	}
-	if c := r.ClocksString(); c != "" {
-		parts = append(parts, "SM clocks locked at "+c+" MHz")
-	}
-	if c := r.MemClocksString(); c != "" {
-		parts = append(parts, "memory clocks locked at "+c+" MHz")
+	for _, s := range record.GPUSettingsTable() {
+		switch v := r.String(s); {
+		case v == "":
+		case s.Kind == record.GPULimit:
+			parts = append(parts, s.Name+" "+v+" "+s.Unit)
+		default:
+			parts = append(parts, s.Name+" locked at "+v+" "+s.Unit)
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -298,17 +298,13 @@ func otherReasons(m map[string]float64) string {
 	return "; other reasons: " + strings.Join(parts, ", ")
 }
 
-// gpuParams are the GPU settings' parameters, in gpuValues' order.
-var gpuParams = [3]string{gpusettings.ParamPowerLimit, gpusettings.ParamClocks, gpusettings.ParamMemClocks}
-
 // gpuValues are the GPU settings given: the --set values when any was
-// given, else the options (power limit, SM clocks, memory clocks).
-func (e *engineRun) gpuValues() [3]string {
+// given, else the options (one value per setting of record.GPUSettingsTable).
+func (e *engineRun) gpuValues() record.GPUSettingValues {
 	if e.r.gpuSetsGiven {
 		return e.r.gpuSets
 	}
-	o := e.s.GPU
-	return [3]string{o.PowerLimit, o.Clocks, o.MemClocks}
+	return e.s.GPU.GPUSettingValues
 }
 
 // declaredGPUSets are --set values for the GPU settings' parameters that
@@ -316,9 +312,10 @@ func (e *engineRun) gpuValues() [3]string {
 // run.json's parameters say what the run applied.
 func (e *engineRun) declaredGPUSets(l *workflow.Loaded) []string {
 	var out []string
-	for i, v := range e.gpuValues() {
-		if _, declared := l.Params[gpuParams[i]]; declared && v != "" {
-			out = append(out, gpuParams[i]+"="+v)
+	v := e.gpuValues()
+	for _, s := range record.GPUSettingsTable() {
+		if _, declared := l.Params[s.Param]; declared && *s.Value(&v) != "" {
+			out = append(out, s.Param+"="+*s.Value(&v))
 		}
 	}
 	return out

@@ -39,7 +39,7 @@ func gpuSpec(t *testing.T, msgs *syncBuffer) (Spec, *nvmltest.Server, gpusetting
 	}
 	s := testSpec(t, msgs)
 	s.Out = filepath.Join(t.TempDir(), "run")
-	s.GPU = GPUOptions{PowerLimit: "250", Journals: journal,
+	s.GPU = GPUOptions{GPUSettingValues: record.GPUSettingValues{PowerLimit: "250"}, Journals: journal,
 		Open: func(bool) (gpusettings.Controller, error) { return nvml.NewSettings(srv) }}
 	return s, srv, journal, func() bool { return seen }
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/internal/runprogress"
 	"github.com/joulebench/joulebench/internal/safename"
@@ -33,7 +34,7 @@ type Runner struct {
 	cooldown *cooldownResult
 	// gpuSets are the --set values of gpu_power_limit_w and gpu_clocks,
 	// taken out of the profile's (gpuSetsGiven: either was given).
-	gpuSets      [3]string
+	gpuSets      record.GPUSettingValues
 	gpuSetsGiven bool
 	// deployment is the --deployment file, read (nil: one engine).
 	deployment *DeploymentFile

@@ -144,50 +144,59 @@ func (e *Executor) Run(ctx context.Context, c *campaign.Campaign, p campaign.Pla
 	if err := e.connect(); err != nil {
 		return campaign.Result{}, err
 	}
-	lock, err := c.Lock()
+	return c.Drive(ctx, p, o, &kubeJobs{e: e, c: c, p: p, o: o})
+}
+
+// kubeJobs are a sweep's Jobs (campaign.Drive): found again by their
+// labels.
+type kubeJobs struct {
+	e      *Executor
+	c      *campaign.Campaign
+	p      campaign.Plan
+	o      campaign.Options
+	follow []*tracked
+}
+
+// Reattach follows the Jobs a previous sweep left (reattach).
+func (k *kubeJobs) Reattach(ctx context.Context) ([]string, error) {
+	if err := os.MkdirAll(k.c.RunsDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("campaign directory: %w", err)
+	}
+	removeStaleCopies(k.c, k.o)
+	follow, err := k.e.reattach(ctx, k.c, k.p, k.o)
 	if err != nil {
-		return campaign.Result{}, err
+		return nil, err
 	}
-	defer func() {
-		if uerr := lock.Unlock(); uerr != nil && err == nil {
-			err = fmt.Errorf("campaign lock: %w", uerr)
-		}
-	}()
-	if err := os.MkdirAll(c.RunsDir(), 0o755); err != nil {
-		return campaign.Result{}, fmt.Errorf("campaign directory: %w", err)
+	k.follow = follow
+	ids := make([]string, len(follow))
+	for i, t := range follow {
+		ids[i] = t.run.ID
 	}
-	removeStaleCopies(c, o)
-	ns := c.Kubernetes.NamespaceName()
-	follow, err := e.reattach(ctx, c, p, o)
+	return ids, nil
+}
+
+// BeforeSubmit checks nothing: the cluster's scheduler places the pods.
+func (*kubeJobs) BeforeSubmit(context.Context, []campaign.Run) error { return nil }
+
+// Submit creates r's attempt's Job (and Secret).
+func (k *kubeJobs) Submit(ctx context.Context, r campaign.Run) (string, error) {
+	dir, err := k.c.NextDir(r)
 	if err != nil {
-		return campaign.Result{}, err
+		return "", err
 	}
-	skip := map[string]bool{}
-	for _, t := range follow {
-		skip[t.run.ID] = true
-	}
-	todo, err := c.ToRunNow(p, o, skip)
+	t, err := k.e.create(ctx, k.c, r, filepath.Base(dir), k.o)
 	if err != nil {
-		return campaign.Result{}, err
+		// The Jobs made so far go on; the next sweep finds them by their
+		// labels.
+		return "", fmt.Errorf("run %s: %w", r.ID, err)
 	}
-	for _, r := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		dir, err := c.NextDir(r)
-		if err != nil {
-			return campaign.Result{}, err
-		}
-		t, err := e.create(ctx, c, r, filepath.Base(dir), o)
-		if err != nil {
-			// The Jobs made so far go on; the next sweep finds them by
-			// their labels.
-			return campaign.Result{}, campaign.LeftRunning(fmt.Errorf("run %s: %w", r.ID, err), len(follow))
-		}
-		follow = append(follow, t)
-		fmt.Fprintf(o.Log, "created %s: job %s/%s, archive %s\n", r.ID, ns, t.job, dir)
-	}
-	return e.wait(ctx, c, p, o, follow)
+	k.follow = append(k.follow, t)
+	return fmt.Sprintf("created %s: job %s/%s, archive %s", r.ID, k.c.Kubernetes.NamespaceName(), t.job, dir), nil
+}
+
+// Follower follows the Jobs until each has given its archive or failed.
+func (k *kubeJobs) Follower() (campaign.Follower, string, time.Duration) {
+	return &kubeFollower{e: k.e, c: k.c, o: k.o, follow: k.follow}, "list pods", k.c.Kubernetes.PollEvery()
 }
 
 // reattach finds the Jobs of this campaign a previous sweep left: those
@@ -274,13 +283,6 @@ func (e *Executor) create(ctx context.Context, c *campaign.Campaign, r campaign.
 // newTracked is an attempt's Job to follow.
 func (e *Executor) newTracked(r campaign.Run, attempt, job string, c *campaign.Campaign, o campaign.Options) *tracked {
 	return &tracked{run: r, attempt: attempt, job: job, api: campaign.NewTransient("get job "+job, c.Kubernetes.PollEvery(), o)}
-}
-
-// wait follows the Jobs with the campaign's shared driver
-// (campaign.Follow) until each has given its archive or failed.
-func (e *Executor) wait(ctx context.Context, c *campaign.Campaign, p campaign.Plan, o campaign.Options, follow []*tracked) (campaign.Result, error) {
-	f := &kubeFollower{e: e, c: c, o: o, follow: follow}
-	return c.Follow(ctx, p, o, f, "list pods", c.Kubernetes.PollEvery())
 }
 
 // kubeFollower is the Kubernetes executor's verbs over its Jobs for

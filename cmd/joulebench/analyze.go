@@ -10,21 +10,8 @@ func (a *app) analyzeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "analyze DIR",
 		Short: "Re-evaluate an archived run from its raw data with a profile",
-		Long: `analyze reads a run archive (run.json, power.csv, requests.jsonl, ...)
-and evaluates a profile's derived values, metrics and checks over it. By
-default it uses the profile archived with the run; --profile names a
-built-in profile or a YAML file, so an edited method can be applied to old
-runs without re-running anything.
-
-Parameters: the values the run was archived with (run.json parameters)
-stand, with its own profile and with --profile alike, so a re-analysis
-changes the method, not the run's settings (a quick run's release hold
-stays 5 s); a parameter new in the profile takes the profile's default; a
-parameter of run.json the profile does not declare is left out; --set
-overrides all of them. With --profile, the output ends with a line
-saying how many values came from run.json, which took the profile's
-default, which came from --set and which were left out.`,
-		Args: cobra.ExactArgs(1),
+		Long:  analysis.AnalyzeHelp,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sets, _ := cmd.Flags().GetStringArray("set")
 			return a.analyze(cmd, args[0], a.v.GetString("profile"), sets)

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"io"
-
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 
 	"github.com/joulebench/joulebench/campaign"
 	"github.com/joulebench/joulebench/runner/runflags"
@@ -33,30 +32,21 @@ func (a *app) campaignChecker() campaign.Checker {
 	}}
 }
 
-// parseRunArgs parses one list of `run` flags of a campaign with a fresh
-// run command's flag set (of probe, a fresh app) and checks them
+// parseRunArgs parses one list of `run` flags of a campaign as the run
+// command parses its own (runflags.ParseArgs) and checks them
 // (campaign.CheckRunFlags).
-func (a *app) parseRunArgs(args []string) (run *cobra.Command, probe *app, err error) {
-	probe = newApp(io.Discard, io.Discard)
-	run, _, err = probe.root.Find([]string{"run"})
+func (a *app) parseRunArgs(args []string) (*pflag.FlagSet, error) {
+	f, err := runflags.ParseArgs(args, a.runRegistries(), specFlag)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	// ParseFlags merges the root's persistent flags (--log-level,
-	// --config, --profile-path), which a run takes too.
-	if err := run.ParseFlags(args); err != nil {
-		return nil, nil, err
-	}
-	if err := campaign.CheckRunFlags(run.Flags(), a.engines, telemetryChoices); err != nil {
-		return nil, nil, err
-	}
-	return run, probe, nil
+	return f, campaign.CheckRunFlags(f, a.engines, telemetryChoices)
 }
 
 // checkRunArgs checks one list of `run` flags of a campaign
 // (parseRunArgs).
 func (a *app) checkRunArgs(args []string) error {
-	_, _, err := a.parseRunArgs(args)
+	_, err := a.parseRunArgs(args)
 	return err
 }
 
@@ -64,12 +54,13 @@ func (a *app) checkRunArgs(args []string) error {
 // the run flags args, built as `joulebench run profile args...` builds its
 // own: the flags over the configuration file and the environment.
 func (a *app) campaignSettings(profile string, args []string) (runflags.Settings, error) {
-	run, probe, err := a.parseRunArgs(args)
+	f, err := a.parseRunArgs(args)
 	if err != nil {
 		return runflags.Settings{}, err
 	}
-	if err := probe.readConfig(run.Flags()); err != nil {
+	probe := &app{v: viper.New()} // the configuration as a fresh process reads it
+	if err := probe.readConfig(f); err != nil {
 		return runflags.Settings{}, err
 	}
-	return runflags.Build(profile, run.Flags(), probe.v, a.runRegistries()), nil
+	return runflags.Build(profile, f, probe.v, a.runRegistries()), nil
 }

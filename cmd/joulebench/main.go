@@ -11,9 +11,14 @@ import (
 	"os"
 
 	"github.com/joulebench/joulebench/campaign"
+	"github.com/joulebench/joulebench/campaign/executors"
 	"github.com/joulebench/joulebench/cmd/internal/kubehelper"
 	"github.com/joulebench/joulebench/internal/cli"
 )
+
+// kubernetesBuiltIn: whether this is joulebench-kube, the build with
+// client-go (campaign/executors).
+const kubernetesBuiltIn = executors.KubernetesBuiltIn
 
 func main() {
 	// The Kubernetes client lives in joulebench-kube: a command that asks

@@ -24,13 +24,9 @@ func (a *app) profilesCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the profiles found by name, and where each comes from",
-		Long: `list shows every profile run, analyze and validate find by name: the
-built-ins, the user's profiles in $XDG_CONFIG_HOME/joulebench/profiles and
-those in --profile-path directories. A user profile named like a built-in
-or like a profile of an earlier directory is listed with the conflict and
-cannot be used by name.`,
-		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.profiles().List(a.out) },
+		Long:  profiles.ListHelp,
+		Args:  cobra.NoArgs,
+		RunE:  func(*cobra.Command, []string) error { return a.profiles().List(a.out) },
 	})
 	show := &cobra.Command{
 		Use:   "show NAME|FILE",

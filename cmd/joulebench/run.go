@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
@@ -19,11 +20,7 @@ func (a *app) runCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run PROFILE",
 		Short: "Run a profile's procedure against an engine and archive everything",
-		Long: `run executes a profile's steps (preflight, monitor, baseline, start and verify
-the engine, warm-up, formal requests, release, archive), writes the raw data
-to a new run directory as it arrives, then evaluates the profile and prints
-the results. With no engine flag it uses the built-in simulator (engine and
-GPU), which every output labels SIMULATED.`,
+		Long:  runner.RunHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("spec") {
 				if len(args) > 0 {
@@ -43,8 +40,13 @@ GPU), which every output labels SIMULATED.`,
 	}
 	f := cmd.Flags()
 	runflags.Define(f, a.runRegistries())
-	f.String("spec", "", "run the specification in this file (JSON, as a campaign writes it for each run) instead of a PROFILE and flags; only --out, --no-progress, what a job over several nodes learns where it runs (where power is read: --telemetry, --agent; the engine parts it started: --deployment) and the secrets a spec file never holds (--api-key, --engine-url, --extra-body, --hf-endpoint, --engine-arg, --engine-env and the power sources' URLs and arguments) may be given with it")
+	specFlag(f)
 	return cmd
+}
+
+// specFlag registers run's --spec.
+func specFlag(f *pflag.FlagSet) {
+	f.String("spec", "", "run the specification in this file (JSON, as a campaign writes it for each run) instead of a PROFILE and flags; only --out, --no-progress, what a job over several nodes learns where it runs (where power is read: --telemetry, --agent; the engine parts it started: --deployment) and the secrets a spec file never holds (--api-key, --engine-url, --extra-body, --hf-endpoint, --engine-arg, --engine-env and the power sources' URLs and arguments) may be given with it")
 }
 
 // runRegistries are the engine kinds and power sources whose flags a run
@@ -57,22 +59,11 @@ func (a *app) runRegistries() runflags.Registries {
 // the flags over the configuration file and environment), or those of
 // the --spec file with the secrets from the command line and environment.
 func (a *app) runSettings(cmd *cobra.Command, args []string) (runflags.Settings, error) {
-	f := cmd.Flags()
-	if !f.Changed("spec") {
-		return runflags.Build(args[0], f, a.v, a.runRegistries()), nil
+	s, spec, err := runflags.Resolve(args, cmd.Flags(), a.v, a.v.Set, a.runRegistries())
+	if err == nil && spec {
+		err = a.useRedactor(cmd) // the spec's values are in the configuration now
 	}
-	s, err := runflags.ReadSpec(f, a.v, a.runRegistries())
-	if err != nil {
-		return runflags.Settings{}, err
-	}
-	// The rest of the command (results, progress, power sources, the
-	// redactor, the logger) reads the flags through the configuration:
-	// the spec's values go there, over anything else.
-	s.Store(a.v.Set)
-	if err := a.useRedactor(cmd); err != nil {
-		return runflags.Settings{}, err
-	}
-	return s, nil
+	return s, err
 }
 
 // run maps the settings onto a runner.Spec, runs it (one engine, each
@@ -92,41 +83,9 @@ func (a *app) run(ctx context.Context, s runflags.Settings) error {
 	if err != nil {
 		return err
 	}
-	format := s.Format
-	switch {
-	case res.Sweep != nil:
-		fmt.Fprintf(a.out, "\n== sweep of %s (%s): one row per value and engine\n", res.Sweep.Name, res.Parent)
-		if err := res.Sweep.Render(a.out, format); err != nil {
-			return err
-		}
-	case res.Parent != "":
-		fmt.Fprintf(a.out, "\n== engines side by side (%s)\n", res.Parent)
-		// compare prints its table, then says whether a formula could not
-		// be evaluated; the winner table follows either way.
-		cmpErr := a.compare(ctx, []string{res.Parent}, "", compare.BuiltinName, nil, format)
-		if err := a.winnerTable(res.Dirs, format); err != nil && cmpErr == nil {
-			cmpErr = err
-		}
-		if len(res.Errs) > 0 {
-			return res.Errs[0] // a failed engine run is the cause of what compare lacks
-		}
-		return cmpErr
-	}
-	if len(res.Errs) > 0 {
-		return res.Errs[0]
-	}
-	return nil
-}
-
-// winnerTable prints the asiai winner table of the runs in dirs:
-// the winner by median tok/s, each engine's change against it, TTFT and
-// power deltas, memory in use and the gates each failed.
-func (a *app) winnerTable(dirs []string, format string) error {
-	engines := compare.AsiaiWinnerOfDirs(dirs) // a failed engine has no row: reported above
-	if len(engines) == 0 {
-		return nil
-	}
-	return compare.RenderAsiaiWinner(a.out, engines, format)
+	return res.Show(a.out, s.Format, func(parent string) error {
+		return a.compare(ctx, []string{parent}, "", compare.BuiltinName, nil, s.Format)
+	})
 }
 
 // runSpec is the run library's specification of the settings

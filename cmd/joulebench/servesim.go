@@ -12,14 +12,9 @@ import (
 // the process of an engine pod (engines/sim.Serve).
 func (a *app) serveSimCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "serve-sim",
-		Short: "Serve the simulated engine standalone (the process of an engine pod)",
-		Long: `serve-sim serves the built-in simulated engine (its OpenAI API, /health,
-/version and /metrics, with the activity its simulated GPUs follow) at
---listen until SIGTERM or Ctrl-C, then stops it as a run stops the
-simulator. It is the engine process of a pod that 'joulebench run --engine
-kubernetes' deploys (docs/kubernetes.md). Everything it serves is
-labelled simulated.`,
+		Use:     "serve-sim",
+		Short:   "Serve the simulated engine standalone (the process of an engine pod)",
+		Long:    sim.ServeHelp,
 		Example: `  joulebench serve-sim --listen :8000 --quick`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -39,9 +34,6 @@ labelled simulated.`,
 }
 
 func (a *app) serveSim(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	return sim.Serve(ctx, sim.ServeOptions{
 		Listen: a.v.GetString("listen"), Model: a.v.GetString("model"), Preset: a.v.GetString(sim.FlagPreset),
 		GPU: a.v.GetString(sim.FlagGPU), HWModel: a.v.GetString(sim.FlagModel),

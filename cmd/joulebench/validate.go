@@ -12,13 +12,8 @@ func (a *app) validateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME",
 		Short: "Parse and compile a profile without running anything",
-		Long: `validate checks a profile the way run and analyze do before they start:
-strict YAML (unknown keys, wrong types), known step kinds and their
-parameters, and every expression compiled against the typed environment
-(unknown names, type errors, dependency cycles). All problems are printed
-as file:line:col: where: what. A campaign file (sweep) is checked too: its
-schema, exclusions, and the profile with each run's --set values.`,
-		Args: cobra.ExactArgs(1),
+		Long:  analysis.ValidateHelp,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ok, err := a.validateCampaign(args[0]); ok {
 				return err

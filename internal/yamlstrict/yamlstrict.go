@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,26 +100,36 @@ func KindName(n *yaml.Node) string {
 	return "document"
 }
 
-// yamlFields maps yaml keys to struct field indexes.
-func yamlFields(t reflect.Type) (map[string]int, []string) {
-	m := map[string]int{}
+// yamlFields maps yaml keys to struct field index paths; the fields of a
+// struct tagged ",inline" are keys of the outer struct, as yaml.v3 has it.
+func yamlFields(t reflect.Type) (map[string][]int, []string) {
+	m := map[string][]int{}
 	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
+	var walk func(t reflect.Type, at []int)
+	walk = func(t reflect.Type, at []int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag := f.Tag.Get("yaml")
+			name, opts, _ := strings.Cut(tag, ",")
+			if name == "-" {
+				continue
+			}
+			path := append(slices.Clone(at), i)
+			if name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, path)
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			m[name] = path
+			names = append(names, name)
 		}
-		tag := f.Tag.Get("yaml")
-		name := strings.Split(tag, ",")[0]
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		m[name] = i
-		names = append(names, name)
 	}
+	walk(t, nil)
 	sort.Strings(names)
 	return m, names
 }
@@ -157,7 +168,7 @@ func (d *Decoder) Strict(n *yaml.Node, out any, where string) map[string]*yaml.N
 		if where != "" {
 			w = where + "." + k.Value
 		}
-		d.Value(v, rv.Field(fi), w)
+		d.Value(v, rv.FieldByIndex(fi), w)
 	}
 	return present
 }

@@ -136,3 +136,32 @@ func TestNodeAt(t *testing.T) {
 		t.Error("FirstNode does not return the first non-nil node")
 	}
 }
+
+type extra struct {
+	Level []string `yaml:"level"`
+}
+
+type withExportedInline struct {
+	Count int   `yaml:"count"`
+	Extra extra `yaml:",inline"`
+}
+
+// A struct tagged ",inline" contributes its keys, as yaml.v3 decodes
+// them: its fields are set, its keys are listed among the valid ones and
+// its values checked.
+func TestStrictInline(t *testing.T) {
+	d := New("f.yaml")
+	n, _ := d.Parse([]byte("count: 1\nlevel: [a, b]\n"))
+	var got withExportedInline
+	d.Strict(n, &got, "")
+	if !d.OK() || got.Count != 1 || strings.Join(got.Extra.Level, " ") != "a b" {
+		t.Errorf("decoded %+v, errors %v", got, d.Err())
+	}
+	d = New("f.yaml")
+	n, _ = d.Parse([]byte("levle: [a]\nlevel: 3\n"))
+	d.Strict(n, &withExportedInline{}, "")
+	want := `f.yaml:1:1: unknown key "levle" (valid keys: count, level)` + "\n" + "f.yaml:2:8: level: cannot unmarshal !!int `3` into []string"
+	if err := d.Err(); err == nil || err.Error() != want {
+		t.Errorf("errors %v, want %s", err, want)
+	}
+}

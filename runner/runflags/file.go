@@ -177,11 +177,8 @@ func (s *Settings) ReadSecrets(v Values, reg Registries) {
 // alone (no configuration file or environment): the flags as Define and
 // Global define them.
 func Parse(profile string, args []string, reg Registries) (Settings, error) {
-	f := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	f.SetOutput(io.Discard)
-	Define(f, reg)
-	Global(f)
-	if err := f.Parse(args); err != nil {
+	f, err := ParseArgs(args, reg, nil)
+	if err != nil {
 		return Settings{}, err
 	}
 	if f.NArg() > 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/engines/all"
 	"github.com/joulebench/joulebench/report"
@@ -186,7 +187,7 @@ func multiEngineFlags(f *pflag.FlagSet) {
 
 // gpuSettingsFlags are run's GPU settings.
 func gpuSettingsFlags(f *pflag.FlagSet) {
-	f.String("gpu-power-limit", "", "GPU power limit for the run, restored after it: W for every GPU (250) or INDEX=W per GPU (0=250,1=300); the same as --set gpu_power_limit_w=...")
-	f.String("gpu-clocks", "", "lock the GPUs' SM clocks for the run, unlocked after it: MIN,MAX in MHz (1200,1500); the same as --set gpu_clocks=...")
-	f.String("gpu-mem-clocks", "", "lock the GPUs' memory clocks for the run where they support it, unlocked after it: MIN,MAX in MHz; the same as --set gpu_mem_clocks=...")
+	for _, s := range record.GPUSettingsTable() {
+		f.String(s.Flag, "", s.Usage)
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/runner"
 )
@@ -100,9 +101,9 @@ type Settings struct {
 	Baseline      string `json:"baseline"`
 	BaselineForce bool   `json:"baseline_force"`
 
-	GPUPowerLimit string `json:"gpu_power_limit"`
-	GPUClocks     string `json:"gpu_clocks"`
-	GPUMemClocks  string `json:"gpu_mem_clocks"`
+	// GPUSettingValues are the GPU settings' flags
+	// (record.GPUSettingsTable), their JSON keys gpu_power_limit, ...
+	record.GPUSettingValues
 
 	// LogLevel, LogFormat, SecretNames and ProfilePaths are the global
 	// flags a run takes.
@@ -188,7 +189,7 @@ type field struct {
 // fields maps every flag of s read through Values onto its field: one
 // table, read by Build and written by Store.
 func (s *Settings) fields() []field {
-	return []field{
+	fields := []field{
 		{flag: "model-params", ptr: &s.ModelParams},
 		{flag: "engine", ptr: &s.Engines},
 		{flag: "model", ptr: &s.Models},
@@ -237,14 +238,16 @@ func (s *Settings) fields() []field {
 		{flag: "steady-requests", ptr: &s.SteadyRequests},
 		{flag: "baseline", ptr: &s.Baseline},
 		{flag: "baseline-force", ptr: &s.BaselineForce},
-		{flag: "gpu-power-limit", ptr: &s.GPUPowerLimit},
-		{flag: "gpu-clocks", ptr: &s.GPUClocks},
-		{flag: "gpu-mem-clocks", ptr: &s.GPUMemClocks},
-		{flag: "log-level", ptr: &s.LogLevel},
-		{flag: "log-format", ptr: &s.LogFormat},
-		{flag: "secret-name", ptr: &s.SecretNames},
-		{flag: "profile-path", ptr: &s.ProfilePaths},
 	}
+	for _, st := range record.GPUSettingsTable() {
+		fields = append(fields, field{flag: st.Flag, ptr: st.Value(&s.GPUSettingValues)})
+	}
+	return append(fields,
+		field{flag: "log-level", ptr: &s.LogLevel},
+		field{flag: "log-format", ptr: &s.LogFormat},
+		field{flag: "secret-name", ptr: &s.SecretNames},
+		field{flag: "profile-path", ptr: &s.ProfilePaths},
+	)
 }
 
 // read sets the field from v.
@@ -439,7 +442,7 @@ func (s Settings) Spec() (runner.Spec, error) {
 		Replay:         replay,
 		Baseline:       s.Baseline,
 		Changed:        s.changed,
-		GPU:            runner.GPUOptions{PowerLimit: s.GPUPowerLimit, Clocks: s.GPUClocks, MemClocks: s.GPUMemClocks},
+		GPU:            runner.GPUOptions{GPUSettingValues: s.GPUSettingValues},
 	}, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 // Errors a Controller wraps so that the run can say what to do.
@@ -20,7 +22,7 @@ const HowToGrant = "changing a power limit or locked clocks needs root on Linux:
 	"or set the limit yourself with `sudo nvidia-smi -pl W` / `sudo nvidia-smi -lgc MIN,MAX` and run without --gpu-power-limit/--gpu-clocks"
 
 // DeviceState is what a Controller reports of one GPU: its current power
-// limit, the default and allowed range, and the supported SM clocks.
+// limit, the default and allowed range, and the supported clocks.
 type DeviceState struct {
 	Index int
 	UUID  string
@@ -30,14 +32,9 @@ type DeviceState struct {
 	// false when the device cannot change its limit.
 	PowerLimitW, DefaultLimitW, MinLimitW, MaxLimitW float64
 	PowerLimitOK                                     bool
-	// MinClockMHz..MaxClockMHz are the SM clocks the device supports;
-	// ClocksOK is false when it cannot lock them.
-	MinClockMHz, MaxClockMHz uint32
-	ClocksOK                 bool
-	// MinMemClockMHz..MaxMemClockMHz are the memory clocks it supports;
-	// MemClocksOK is false when it cannot lock them.
-	MinMemClockMHz, MaxMemClockMHz uint32
-	MemClocksOK                    bool
+	// Locks are the ranges the device supports of each GPULock setting
+	// (record.GPUSettingsTable) by Key; a setting absent cannot be locked.
+	Locks map[string]Clocks
 }
 
 // Sample is one reading of a device's clock and clock-event reasons.
@@ -68,17 +65,13 @@ type Controller interface {
 	// SetPowerLimit sets GPU index's power limit; PowerLimit reads it back.
 	SetPowerLimit(index int, w float64) error
 	PowerLimit(index int) (float64, error)
-	// SetLockedClocks locks GPU index's SM clocks; ResetLockedClocks
-	// unlocks them.
-	SetLockedClocks(index int, c Clocks) error
-	ResetLockedClocks(index int) error
-	// SetMemLockedClocks locks GPU index's memory clocks;
-	// ResetMemLockedClocks unlocks them. They cannot be read back.
-	SetMemLockedClocks(index int, c Clocks) error
-	ResetMemLockedClocks(index int) error
-	// LockedClocks reads the locked clocks back; ok is false when the
-	// device cannot report them (NVML has no such query).
-	LockedClocks(index int) (c Clocks, ok bool, err error)
+	// Lock locks GPU index's range of the GPULock setting key
+	// (record.GPUSettingsTable); Unlock unlocks it.
+	Lock(index int, key string, c Clocks) error
+	Unlock(index int, key string) error
+	// Locked reads the locked range back; ok is false when the device
+	// cannot report it (NVML has no such query).
+	Locked(index int, key string) (c Clocks, ok bool, err error)
 	// Sample reads GPU index's SM clock and clock-event reasons.
 	Sample(index int) (Sample, error)
 	// Close releases the controller.
@@ -116,29 +109,32 @@ func Check(req Request, devs []DeviceState) error {
 					d.Index, d.Name, formatW(w), formatW(d.MinLimitW), formatW(d.MaxLimitW), formatW(d.DefaultLimitW)))
 			}
 		}
-		if c := req.Clocks; c != nil {
-			switch {
-			case !d.ClocksOK:
-				errs = append(errs, fmt.Sprintf("GPU %d (%s): its SM clocks cannot be locked: %v", d.Index, d.Name, ErrNotSupported))
-			case c.MinMHz < d.MinClockMHz || c.MaxMHz > d.MaxClockMHz:
-				errs = append(errs, fmt.Sprintf("GPU %d (%s): clocks %s MHz are outside its supported SM clocks %d-%d MHz",
-					d.Index, d.Name, c, d.MinClockMHz, d.MaxClockMHz))
-			}
-		}
-		if c := req.MemClocks; c != nil {
-			switch {
-			case !d.MemClocksOK:
-				errs = append(errs, fmt.Sprintf("GPU %d (%s): its memory clocks cannot be locked: %v", d.Index, d.Name, ErrNotSupported))
-			case c.MinMHz < d.MinMemClockMHz || c.MaxMHz > d.MaxMemClockMHz:
-				errs = append(errs, fmt.Sprintf("GPU %d (%s): memory clocks %s MHz are outside its supported memory clocks %d-%d MHz",
-					d.Index, d.Name, c, d.MinMemClockMHz, d.MaxMemClockMHz))
-			}
-		}
+		errs = append(errs, checkLocks(req, d)...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("GPU settings refused, nothing changed:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return nil
+}
+
+// checkLocks lists the locks of req device d cannot take.
+func checkLocks(req Request, d DeviceState) []string {
+	var errs []string
+	for _, s := range record.GPUSettingsTable() {
+		c, asked := req.Locks[s.Key]
+		if s.Kind != record.GPULock || !asked {
+			continue
+		}
+		rng, ok := d.Locks[s.Key]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Sprintf("GPU %d (%s): its %s cannot be locked: %v", d.Index, d.Name, s.Name, ErrNotSupported))
+		case c.MinMHz < rng.MinMHz || c.MaxMHz > rng.MaxMHz:
+			errs = append(errs, fmt.Sprintf("GPU %d (%s): %s %s %s are outside its supported %s %d-%d %s",
+				d.Index, d.Name, s.Short, c, s.Unit, s.Name, rng.MinMHz, rng.MaxMHz, s.Unit))
+		}
+	}
+	return errs
 }
 
 func indexes(devs []DeviceState) string {

@@ -69,8 +69,8 @@ func (f *fake) Devices() ([]DeviceState, error) {
 	var out []DeviceState
 	for i, g := range f.gpus {
 		out = append(out, DeviceState{Index: i, UUID: f.uuids[i], Name: "Fake GPU", PowerLimitW: g.limitW, DefaultLimitW: 400,
-			MinLimitW: 100, MaxLimitW: 400, PowerLimitOK: true, MinClockMHz: 210, MaxClockMHz: 1410, ClocksOK: true,
-			MinMemClockMHz: 1215, MaxMemClockMHz: 1215, MemClocksOK: true})
+			MinLimitW: 100, MaxLimitW: 400, PowerLimitOK: true,
+			Locks: map[string]Clocks{"clocks": {210, 1410}, "mem_clocks": {1215, 1215}}})
 	}
 	return out, nil
 }
@@ -99,23 +99,28 @@ func (f *fake) PowerLimit(index int) (float64, error) {
 	return w, err
 }
 
-func (f *fake) SetLockedClocks(index int, c Clocks) error {
-	return f.op("set-clocks", index, func(g *fakeGPU) { g.clocks = c })
+// lockOps are the fake's operation names of each lock.
+var lockOps = map[string][2]string{"clocks": {"set-clocks", "reset-clocks"}, "mem_clocks": {"set-mem", "reset-mem"}}
+
+func (g *fakeGPU) lock(key string) *Clocks {
+	if key == "mem_clocks" {
+		return &g.memClocks
+	}
+	return &g.clocks
 }
 
-func (f *fake) ResetLockedClocks(index int) error {
-	return f.op("reset-clocks", index, func(g *fakeGPU) { g.clocks = Clocks{} })
+func (f *fake) Lock(index int, key string, c Clocks) error {
+	return f.op(lockOps[key][0], index, func(g *fakeGPU) { *g.lock(key) = c })
 }
 
-func (f *fake) SetMemLockedClocks(index int, c Clocks) error {
-	return f.op("set-mem", index, func(g *fakeGPU) { g.memClocks = c })
+func (f *fake) Unlock(index int, key string) error {
+	return f.op(lockOps[key][1], index, func(g *fakeGPU) { *g.lock(key) = Clocks{} })
 }
 
-func (f *fake) ResetMemLockedClocks(index int) error {
-	return f.op("reset-mem", index, func(g *fakeGPU) { g.memClocks = Clocks{} })
-}
-
-func (f *fake) LockedClocks(index int) (Clocks, bool, error) {
+func (f *fake) Locked(index int, key string) (Clocks, bool, error) {
+	if key != "clocks" {
+		return Clocks{}, false, nil
+	}
 	var c Clocks
 	err := f.op("clocks", index, func(g *fakeGPU) { c = g.clocks })
 	return c, f.clocksReadable, err

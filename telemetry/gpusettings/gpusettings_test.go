@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/joulebench/joulebench/archive/record"
 )
 
 func TestParseRequest(t *testing.T) {
@@ -27,22 +29,22 @@ func TestParseRequest(t *testing.T) {
 		{"", "1500,1200", "", "", "MIN 1500 is above MAX 1200"},
 		{"", "0,1200", "", "", "whole numbers of MHz above 0"},
 	} {
-		r, err := ParseRequest(tc.power, tc.clocks)
+		r, err := ParseRequest(record.GPUSettingValues{PowerLimit: tc.power, Clocks: tc.clocks})
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q %q: error %v, want %q", tc.power, tc.clocks, err, tc.err)
 			}
 			continue
 		}
-		if err != nil || r.PowerLimitString() != tc.wantPower || r.ClocksString() != tc.wantCk || r.Empty() != (tc.power == "" && tc.clocks == "") {
-			t.Errorf("%q %q: %+v (%q, %q), %v", tc.power, tc.clocks, r, r.PowerLimitString(), r.ClocksString(), err)
+		if err != nil || r.PowerLimitString() != tc.wantPower || r.String(record.GPUSettingsTable()[1]) != tc.wantCk || r.Empty() != (tc.power == "" && tc.clocks == "") {
+			t.Errorf("%q %q: %+v (%q, %q), %v", tc.power, tc.clocks, r, r.PowerLimitString(), r.String(record.GPUSettingsTable()[1]), err)
 		}
 	}
 }
 
 func TestSplitSets(t *testing.T) {
 	rest, v, given := SplitSets([]string{"a=1", "gpu_power_limit_w=0=250,1=300", "gpu_clocks=900,1200", "b=2", "gpu_mem_clocks=1215,1215"})
-	if strings.Join(rest, " ") != "a=1 b=2" || v != [3]string{"0=250,1=300", "900,1200", "1215,1215"} || !given {
+	if strings.Join(rest, " ") != "a=1 b=2" || v != (record.GPUSettingValues{PowerLimit: "0=250,1=300", Clocks: "900,1200", MemClocks: "1215,1215"}) || !given {
 		t.Errorf("%v %q %v", rest, v, given)
 	}
 	if _, _, given := SplitSets([]string{"a=1"}); given {
@@ -95,7 +97,7 @@ func TestJournalFile(t *testing.T) {
 	if err := js.Check(); err != nil {
 		t.Fatalf("no journal directory yet: %v", err)
 	}
-	want := &Journal{RunID: "r", PID: 7, Created: "2026-12-01T00:00:00Z", Controller: "nvml", Devices: []JournalDevice{{Index: 1, UUID: "GPU-1", PreviousPowerLimitW: 400, ResetClocks: true}}}
+	want := &Journal{RunID: "r", PID: 7, Created: "2026-12-01T00:00:00Z", Controller: "nvml", Devices: []JournalDevice{{Index: 1, UUID: "GPU-1", PreviousPowerLimitW: 400, GPUSettingResets: record.GPUSettingResets{ResetClocks: true}}}}
 	if err := WriteJournal(path, want); err != nil {
 		t.Fatal(err)
 	}

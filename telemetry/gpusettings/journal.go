@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/boundedfile"
 )
 
@@ -58,10 +59,9 @@ type JournalDevice struct {
 	// PreviousPowerLimitW is the limit to restore (0: the limit was not
 	// changed).
 	PreviousPowerLimitW float64 `json:"previous_power_limit_w,omitempty"`
-	// ResetClocks says the SM clocks were locked and are to be unlocked;
-	// ResetMemClocks the same of the memory clocks.
-	ResetClocks    bool `json:"reset_clocks,omitempty"`
-	ResetMemClocks bool `json:"reset_mem_clocks,omitempty"`
+	// GPUSettingResets say which locks (record.GPUSettingsTable) were
+	// locked and are to be unlocked.
+	record.GPUSettingResets
 }
 
 // Journals are the directories a machine's journals may be in. A journal

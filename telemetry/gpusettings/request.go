@@ -1,5 +1,5 @@
-// Package gpusettings applies GPU power limits and locked SM clocks for the
-// length of a run: it checks a request against every device before
+// Package gpusettings applies the GPU settings of record.GPUSettingsTable
+// (power limits, locked clocks) for the length of a run: it checks a request against every device before
 // changing anything, journals the previous values (journal.go) before the
 // first change, applies the request to every device or to none, reads
 // every value back, and restores the previous values when the run ends.
@@ -14,17 +14,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/joulebench/joulebench/archive/record"
 )
 
-// Parameter names: a run's --set keys and the profile parameters that carry
-// a setting (the flags --gpu-power-limit and --gpu-clocks set the same).
-const (
-	ParamPowerLimit = "gpu_power_limit_w"
-	ParamClocks     = "gpu_clocks"
-	ParamMemClocks  = "gpu_mem_clocks"
-)
+// ParamPowerLimit is the power limit's parameter (a run's --set key and
+// the profile parameter; record.GPUSettingsTable names every setting's).
+const ParamPowerLimit = "gpu_power_limit_w"
 
-// Clocks is a locked SM clock range in MHz.
+// Clocks is a locked clock range in MHz.
 type Clocks struct {
 	MinMHz, MaxMHz uint32
 }
@@ -38,14 +36,14 @@ type Request struct {
 	AllW float64
 	// PerGPU maps a GPU index to its power limit in watts (INDEX=W).
 	PerGPU map[int]float64
-	// Clocks, when set, are the locked SM clocks of every GPU; MemClocks
-	// the locked memory clocks, where the GPU supports locking them.
-	Clocks, MemClocks *Clocks
+	// Locks maps a GPULock setting's Key (record.GPUSettingsTable) to
+	// the range locked on every GPU.
+	Locks map[string]Clocks
 }
 
 // Empty reports whether r asks nothing.
 func (r Request) Empty() bool {
-	return r.AllW == 0 && len(r.PerGPU) == 0 && r.Clocks == nil && r.MemClocks == nil
+	return r.AllW == 0 && len(r.PerGPU) == 0 && len(r.Locks) == 0
 }
 
 // PowerLimitString is the power limit as asked, in canonical form: "250",
@@ -61,17 +59,16 @@ func (r Request) PowerLimitString() string {
 	return strings.Join(parts, ",")
 }
 
-// ClocksString is the clocks as asked ("MIN,MAX"), or "".
-func (r Request) ClocksString() string { return clocksString(r.Clocks) }
-
-// MemClocksString is the memory clocks as asked ("MIN,MAX"), or "".
-func (r Request) MemClocksString() string { return clocksString(r.MemClocks) }
-
-func clocksString(c *Clocks) string {
-	if c == nil {
-		return ""
+// String is setting s as asked, in canonical form ("250", "0=250,1=300",
+// "MIN,MAX"), or "" when not asked.
+func (r Request) String(s record.GPUSetting) string {
+	if s.Kind == record.GPULimit {
+		return r.PowerLimitString()
 	}
-	return c.String()
+	if c, ok := r.Locks[s.Key]; ok {
+		return c.String()
+	}
+	return ""
 }
 
 // limitFor is the power limit asked of GPU index, and whether one is.
@@ -85,37 +82,44 @@ func (r Request) limitFor(index int) (float64, bool) {
 
 func formatW(w float64) string { return strconv.FormatFloat(w, 'f', -1, 64) }
 
-// ParseRequest parses --gpu-power-limit (W for every GPU, or INDEX=W,...)
-// and --gpu-clocks (MIN,MAX in MHz); empty strings ask nothing. The error
-// names the option and the rule.
-func ParseRequest(powerLimit, clocks string) (Request, error) {
+// ParseRequest parses the settings' values as given (flags, --set values,
+// a profile's parameters): for each setting of record.GPUSettingsTable a
+// power limit (W for every GPU, or INDEX=W,...) or a locked range (MIN,MAX
+// in MHz); empty values ask nothing. The error names the option and the
+// rule.
+func ParseRequest(v record.GPUSettingValues) (Request, error) {
 	var r Request
 	var errs []error
-	if s := strings.TrimSpace(powerLimit); s != "" {
-		if err := r.parsePower(s); err != nil {
-			errs = append(errs, fmt.Errorf("--gpu-power-limit %q: %w", powerLimit, err))
+	for _, s := range record.GPUSettingsTable() {
+		if err := r.Parse(s, *s.Value(&v)); err != nil {
+			errs = append(errs, err)
 		}
-	}
-	if s := strings.TrimSpace(clocks); s != "" {
-		c, err := parseClocks(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--gpu-clocks %q: %w", clocks, err))
-		}
-		r.Clocks = c
 	}
 	return r, errors.Join(errs...)
 }
 
-// ParseMemClocks adds --gpu-mem-clocks (MIN,MAX in MHz; empty: none) to r.
-func (r *Request) ParseMemClocks(s string) error {
-	if strings.TrimSpace(s) == "" {
+// Parse adds setting s's value v (empty: none) to r.
+func (r *Request) Parse(s record.GPUSetting, v string) error {
+	t := strings.TrimSpace(v)
+	if t == "" {
 		return nil
 	}
-	c, err := parseClocks(strings.TrimSpace(s))
-	if err != nil {
-		return fmt.Errorf("--gpu-mem-clocks %q: %w", s, err)
+	var err error
+	switch s.Kind {
+	case record.GPULimit:
+		err = r.parsePower(t)
+	default:
+		var c *Clocks
+		if c, err = parseClocks(t); c != nil {
+			if r.Locks == nil {
+				r.Locks = map[string]Clocks{}
+			}
+			r.Locks[s.Key] = *c
+		}
 	}
-	r.MemClocks = c
+	if err != nil {
+		return fmt.Errorf("--%s %q: %w", s.Flag, v, err)
+	}
 	return nil
 }
 
@@ -176,21 +180,19 @@ func parseClocks(s string) (*Clocks, error) {
 
 // SplitSets takes the GPU settings' parameters out of key=value --set
 // values: they are a run's GPU settings whatever its profile declares.
-// vals are the values of ParamPowerLimit, ParamClocks and ParamMemClocks;
-// given says whether any was given.
-func SplitSets(sets []string) (rest []string, vals [3]string, given bool) {
+// vals are their values; given says whether any was given.
+func SplitSets(sets []string) (rest []string, vals record.GPUSettingValues, given bool) {
+	table := record.GPUSettingsTable()
+next:
 	for _, kv := range sets {
 		k, v, _ := strings.Cut(kv, "=")
-		switch strings.TrimSpace(k) {
-		case ParamPowerLimit:
-			vals[0], given = v, true
-		case ParamClocks:
-			vals[1], given = v, true
-		case ParamMemClocks:
-			vals[2], given = v, true
-		default:
-			rest = append(rest, kv)
+		for _, s := range table {
+			if strings.TrimSpace(k) == s.Param {
+				*s.Value(&vals), given = v, true
+				continue next
+			}
 		}
+		rest = append(rest, kv)
 	}
 	return rest, vals, given
 }
@@ -200,9 +202,6 @@ func SplitSets(sets []string) (rest []string, vals [3]string, given bool) {
 // the profile's.
 func CheckSets(sets []string) ([]string, error) {
 	rest, v, _ := SplitSets(sets)
-	req, err := ParseRequest(v[0], v[1])
-	if err == nil {
-		err = req.ParseMemClocks(v[2])
-	}
+	_, err := ParseRequest(v)
 	return rest, err
 }

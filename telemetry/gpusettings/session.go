@@ -28,17 +28,12 @@ type ApplyOptions struct {
 
 // change is one value changed on one device, in the order applied.
 type change struct {
-	dev      DeviceState
-	kind     int     // changePower, changeClocks, changeMemClocks
-	previous float64 // the power limit before
+	dev DeviceState
+	// lock is the GPULock setting locked; nil: the power limit, whose
+	// previous value was previous.
+	lock     *record.GPUSetting
+	previous float64
 }
-
-// What a change changed.
-const (
-	changePower = iota
-	changeClocks
-	changeMemClocks
-)
 
 // Session is the settings of one run, applied; Restore puts the previous
 // values back.
@@ -80,8 +75,10 @@ func Apply(ctl Controller, req Request, o ApplyOptions) (*Session, error) {
 	if err := Check(req, devs); err != nil {
 		return nil, err
 	}
-	s := &Session{ctl: ctl, rec: record.GPUSettings{PowerLimitW: req.PowerLimitString(), ClocksMHz: req.ClocksString(),
-		MemClocksMHz: req.MemClocksString(), Controller: ctl.Name()}}
+	s := &Session{ctl: ctl, rec: record.GPUSettings{Controller: ctl.Name()}}
+	for _, st := range record.GPUSettingsTable() {
+		*st.Asked(&s.rec) = req.String(st)
+	}
 	if !ctl.Volatile() {
 		if err := s.journal(ctl, req, devs, o); err != nil {
 			return nil, err
@@ -135,11 +132,16 @@ func journalOf(ctl Controller, req Request, devs []DeviceState, o ApplyOptions) 
 	}
 	j := &Journal{RunID: o.RunID, PID: os.Getpid(), Created: now().UTC().Format(time.RFC3339), Controller: ctl.Name()}
 	for _, d := range devs {
-		jd := JournalDevice{Index: d.Index, UUID: d.UUID, ResetClocks: req.Clocks != nil, ResetMemClocks: req.MemClocks != nil}
+		jd := JournalDevice{Index: d.Index, UUID: d.UUID}
+		for _, s := range record.GPUSettingsTable() {
+			if _, asked := req.Locks[s.Key]; asked && s.Reset != nil {
+				*s.Reset(&jd.GPUSettingResets) = true
+			}
+		}
 		if _, ok := req.limitFor(d.Index); ok {
 			jd.PreviousPowerLimitW = d.PowerLimitW
 		}
-		if jd.PreviousPowerLimitW > 0 || jd.ResetClocks || jd.ResetMemClocks {
+		if jd.PreviousPowerLimitW > 0 || jd.GPUSettingResets != (record.GPUSettingResets{}) {
 			j.Devices = append(j.Devices, jd)
 		}
 	}
@@ -148,17 +150,22 @@ func journalOf(ctl Controller, req Request, devs []DeviceState, o ApplyOptions) 
 
 func deviceRecord(d DeviceState, req Request) record.GPUSettingsDevice {
 	r := record.GPUSettingsDevice{Index: d.Index, UUID: d.UUID, PowerLimitPreviousW: d.PowerLimitW,
-		PowerLimitDefaultW: d.DefaultLimitW, PowerLimitMinW: d.MinLimitW, PowerLimitMaxW: d.MaxLimitW,
-		ClockMinMHz: d.MinClockMHz, ClockMaxMHz: d.MaxClockMHz}
+		PowerLimitDefaultW: d.DefaultLimitW, PowerLimitMinW: d.MinLimitW, PowerLimitMaxW: d.MaxLimitW}
 	if w, ok := req.limitFor(d.Index); ok {
 		r.PowerLimitAskedW = w
 	}
-	if req.Clocks != nil {
-		r.ClocksAskedMHz = req.Clocks.String()
-	}
-	if req.MemClocks != nil {
-		r.MemClocksAskedMHz = req.MemClocks.String()
-		r.MemClockMinMHz, r.MemClockMaxMHz = d.MinMemClockMHz, d.MaxMemClockMHz
+	for _, s := range record.GPUSettingsTable() {
+		if s.Device == nil {
+			continue
+		}
+		f := s.Device(&r)
+		c, asked := req.Locks[s.Key]
+		if asked || s.RangeAlways {
+			*f.Min, *f.Max = d.Locks[s.Key].MinMHz, d.Locks[s.Key].MaxMHz
+		}
+		if asked {
+			*f.Asked = c.String()
+		}
 	}
 	return r
 }
@@ -174,19 +181,10 @@ func (s *Session) apply(req Request, devs []DeviceState) error {
 			if err := s.ctl.SetPowerLimit(d.Index, w); err != nil {
 				return grant(fmt.Errorf("GPU %d: set power limit %s W: %w", d.Index, formatW(w), err))
 			}
-			s.changes = append(s.changes, change{dev: d, kind: changePower, previous: d.PowerLimitW})
+			s.changes = append(s.changes, change{dev: d, previous: d.PowerLimitW})
 		}
-		if c := req.Clocks; c != nil {
-			if err := s.ctl.SetLockedClocks(d.Index, *c); err != nil {
-				return grant(fmt.Errorf("GPU %d: lock SM clocks %s MHz: %w", d.Index, c, err))
-			}
-			s.changes = append(s.changes, change{dev: d, kind: changeClocks})
-		}
-		if c := req.MemClocks; c != nil {
-			if err := s.ctl.SetMemLockedClocks(d.Index, *c); err != nil {
-				return grant(fmt.Errorf("GPU %d: lock memory clocks %s MHz: %w", d.Index, c, err))
-			}
-			s.changes = append(s.changes, change{dev: d, kind: changeMemClocks})
+		if err := s.lock(req, d); err != nil {
+			return err
 		}
 	}
 	for k := range s.rec.Devices {
@@ -201,18 +199,51 @@ func (s *Session) apply(req Request, devs []DeviceState) error {
 				return fmt.Errorf("GPU %d: power limit read back %s W, asked %s W: the setting did not take", rd.Index, formatW(got), formatW(rd.PowerLimitAskedW))
 			}
 		}
-		if rd.ClocksAskedMHz != "" {
-			c, ok, err := s.ctl.LockedClocks(rd.Index)
-			switch {
-			case err != nil:
-				return fmt.Errorf("GPU %d: read the locked clocks back: %w", rd.Index, err)
-			case !ok:
-				rd.ClocksNote = "the driver cannot report locked clocks: not read back (the formal stage's mean SM clock shows their effect)"
-			case c.String() != rd.ClocksAskedMHz:
-				return fmt.Errorf("GPU %d: locked clocks read back %s MHz, asked %s MHz: the setting did not take", rd.Index, c, rd.ClocksAskedMHz)
-			default:
-				rd.ClocksReadBackMHz = c.String()
-			}
+		if err := s.readBackLocks(rd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lock locks every range req asks on device d, in the table's order.
+func (s *Session) lock(req Request, d DeviceState) error {
+	table := record.GPUSettingsTable()
+	for i := range table {
+		st := &table[i]
+		c, asked := req.Locks[st.Key]
+		if st.Kind != record.GPULock || !asked {
+			continue
+		}
+		if err := s.ctl.Lock(d.Index, st.Key, c); err != nil {
+			return grant(fmt.Errorf("GPU %d: lock %s %s %s: %w", d.Index, st.Name, c, st.Unit, err))
+		}
+		s.changes = append(s.changes, change{dev: d, lock: st})
+	}
+	return nil
+}
+
+// readBackLocks reads back every locked range of device rd that run.json
+// has a read-back field for.
+func (s *Session) readBackLocks(rd *record.GPUSettingsDevice) error {
+	for _, st := range record.GPUSettingsTable() {
+		if st.Device == nil {
+			continue
+		}
+		f := st.Device(rd)
+		if *f.Asked == "" || f.ReadBack == nil {
+			continue
+		}
+		c, ok, err := s.ctl.Locked(rd.Index, st.Key)
+		switch {
+		case err != nil:
+			return fmt.Errorf("GPU %d: read the locked %s back: %w", rd.Index, st.Short, err)
+		case !ok:
+			*f.Note = st.ReadBackNote
+		case c.String() != *f.Asked:
+			return fmt.Errorf("GPU %d: locked %s read back %s %s, asked %s %s: the setting did not take", rd.Index, st.Short, c, st.Unit, *f.Asked, st.Unit)
+		default:
+			*f.ReadBack = c.String()
 		}
 	}
 	return nil
@@ -296,17 +327,15 @@ func (s *Session) Restore() error {
 
 // undo puts one change back.
 func (s *Session) undo(c change) error {
-	switch c.kind {
-	case changePower:
+	if c.lock == nil {
 		return restorePower(s.ctl, c.dev.Index, c.previous)
-	case changeClocks:
-		if err := s.ctl.ResetLockedClocks(c.dev.Index); err != nil {
-			return fmt.Errorf("GPU %d: unlock SM clocks: %w", c.dev.Index, err)
-		}
-	case changeMemClocks:
-		if err := s.ctl.ResetMemLockedClocks(c.dev.Index); err != nil {
-			return fmt.Errorf("GPU %d: unlock memory clocks: %w", c.dev.Index, err)
-		}
+	}
+	return unlock(s.ctl, c.dev.Index, *c.lock)
+}
+
+func unlock(ctl Controller, index int, st record.GPUSetting) error {
+	if err := ctl.Unlock(index, st.Key); err != nil {
+		return fmt.Errorf("GPU %d: unlock %s: %w", index, st.Name, err)
 	}
 	return nil
 }
@@ -336,12 +365,9 @@ func (s *Session) Restored() string {
 	var order []string
 	on := map[string][]string{}
 	for _, c := range s.changes {
-		what := "SM clocks unlocked"
-		switch c.kind {
-		case changePower:
-			what = "power limit " + formatW(c.previous) + " W"
-		case changeMemClocks:
-			what = "memory clocks unlocked"
+		what := "power limit " + formatW(c.previous) + " W"
+		if c.lock != nil {
+			what = c.lock.Name + " unlocked"
 		}
 		if _, seen := on[what]; !seen {
 			order = append(order, what)
@@ -564,14 +590,11 @@ func restoreDevices(ctl Controller, devs []DeviceState, j *Journal) (lines []str
 			continue
 		}
 		var derrs []error
-		if jd.ResetClocks {
-			if err := ctl.ResetLockedClocks(d.Index); err != nil {
-				derrs = append(derrs, fmt.Errorf("GPU %d: unlock SM clocks: %w", d.Index, err))
-			}
-		}
-		if jd.ResetMemClocks {
-			if err := ctl.ResetMemLockedClocks(d.Index); err != nil {
-				derrs = append(derrs, fmt.Errorf("GPU %d: unlock memory clocks: %w", d.Index, err))
+		for _, st := range record.GPUSettingsTable() {
+			if st.Reset != nil && *st.Reset(&jd.GPUSettingResets) {
+				if err := unlock(ctl, d.Index, st); err != nil {
+					derrs = append(derrs, err)
+				}
 			}
 		}
 		if jd.PreviousPowerLimitW > 0 {
@@ -603,11 +626,10 @@ func restoredWhat(jd JournalDevice) string {
 	if jd.PreviousPowerLimitW > 0 {
 		parts = append(parts, "power limit "+formatW(jd.PreviousPowerLimitW)+" W")
 	}
-	if jd.ResetClocks {
-		parts = append(parts, "SM clocks unlocked")
-	}
-	if jd.ResetMemClocks {
-		parts = append(parts, "memory clocks unlocked")
+	for _, st := range record.GPUSettingsTable() {
+		if st.Reset != nil && *st.Reset(&jd.GPUSettingResets) {
+			parts = append(parts, st.Name+" unlocked")
+		}
 	}
 	if len(parts) == 0 {
 		return ""

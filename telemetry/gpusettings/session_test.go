@@ -34,6 +34,18 @@ func journalFiles(t *testing.T, js Journals) []string {
 
 func clocks(lo, hi uint32) *Clocks { return &Clocks{MinMHz: lo, MaxMHz: hi} }
 
+// locks are the SM and memory clocks locked (nil: not asked).
+func locks(sm, mem *Clocks) map[string]Clocks {
+	m := map[string]Clocks{}
+	if sm != nil {
+		m["clocks"] = *sm
+	}
+	if mem != nil {
+		m["mem_clocks"] = *mem
+	}
+	return m
+}
+
 // 250 W and locked SM and memory clocks on two GPUs at 400 W: one journal
 // file per GPU, on disk before the first change, with the previous limit
 // and the clocks to unlock; every value read back and recorded; Restore
@@ -49,7 +61,7 @@ func TestApplyReadBackRestore(t *testing.T) {
 		}
 		return nil
 	}
-	req := Request{AllW: 250, Clocks: clocks(900, 1200), MemClocks: clocks(1215, 1215)}
+	req := Request{AllW: 250, Locks: locks(clocks(900, 1200), clocks(1215, 1215))}
 	s, err := Apply(f, req, ApplyOptions{Journals: js, RunID: "r1", Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +70,7 @@ func TestApplyReadBackRestore(t *testing.T) {
 		t.Errorf("journal files at the first change: %q", atFirst)
 	}
 	j, err := ReadJournal(filepath.Join(js.Dirs[0], "gpu-settings-GPU-1.json"))
-	want := JournalDevice{Index: 1, UUID: "GPU-1", PreviousPowerLimitW: 400, ResetClocks: true, ResetMemClocks: true}
+	want := JournalDevice{Index: 1, UUID: "GPU-1", PreviousPowerLimitW: 400, GPUSettingResets: record.GPUSettingResets{ResetClocks: true, ResetMemClocks: true}}
 	if err != nil || j.RunID != "r1" || j.PID != os.Getpid() || j.Created != "2026-12-01T00:00:00Z" || len(j.Devices) != 1 || j.Devices[0] != want {
 		t.Errorf("journal %+v, %v", j, err)
 	}
@@ -191,8 +203,8 @@ func TestApplyRefused(t *testing.T) {
 	}{
 		{"above max", Request{AllW: 450}, nil, true, "GPU 0 (Fake GPU): power limit 450 W is outside its allowed range 100-400 W (default 400 W)"},
 		{"no such GPU", Request{PerGPU: map[int]float64{2: 200}}, nil, true, "no GPU 2 (GPUs present: 0, 1)"},
-		{"clocks", Request{Clocks: clocks(100, 1200)}, nil, true, "clocks 100,1200 MHz are outside its supported SM clocks 210-1410 MHz"},
-		{"memory clocks", Request{MemClocks: clocks(1215, 1593)}, nil, true, "memory clocks 1215,1593 MHz are outside its supported memory clocks 1215-1215 MHz"},
+		{"clocks", Request{Locks: locks(clocks(100, 1200), nil)}, nil, true, "clocks 100,1200 MHz are outside its supported SM clocks 210-1410 MHz"},
+		{"memory clocks", Request{Locks: locks(nil, clocks(1215, 1593))}, nil, true, "memory clocks 1215,1593 MHz are outside its supported memory clocks 1215-1215 MHz"},
 		{"devices", Request{AllW: 200}, func(f *fake) {
 			f.fail = func(op string, _ int) error {
 				if op == "devices" {
@@ -234,7 +246,7 @@ func TestApplyRefused(t *testing.T) {
 // What devices cannot do: every problem listed.
 func TestCheckUnsupported(t *testing.T) {
 	devs := []DeviceState{{Index: 0, Name: "Old GPU"}}
-	err := Check(Request{AllW: 200, Clocks: clocks(900, 1200), MemClocks: clocks(800, 800)}, devs)
+	err := Check(Request{AllW: 200, Locks: locks(clocks(900, 1200), clocks(800, 800))}, devs)
 	for _, want := range []string{"its power limit cannot be changed", "its SM clocks cannot be locked", "its memory clocks cannot be locked", "nothing changed"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
@@ -257,8 +269,8 @@ func TestApplyAllOrNothing(t *testing.T) {
 		want     string
 	}{
 		{"power", "set-power", Request{AllW: 250}, "GPU 1: set power limit 250 W"},
-		{"clocks", "set-clocks", Request{Clocks: clocks(900, 1200)}, "GPU 1: lock SM clocks 900,1200 MHz"},
-		{"memory clocks", "set-mem", Request{MemClocks: clocks(1215, 1215)}, "GPU 1: lock memory clocks 1215,1215 MHz"},
+		{"clocks", "set-clocks", Request{Locks: locks(clocks(900, 1200), nil)}, "GPU 1: lock SM clocks 900,1200 MHz"},
+		{"memory clocks", "set-mem", Request{Locks: locks(nil, clocks(1215, 1215))}, "GPU 1: lock memory clocks 1215,1215 MHz"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(2)
@@ -312,7 +324,7 @@ func TestApplyReadBack(t *testing.T) {
 		}
 		return nil
 	}
-	if _, err := Apply(f, Request{Clocks: clocks(900, 1200)}, ApplyOptions{Journals: tempJournals(t)}); err == nil || !strings.Contains(err.Error(), "read the locked clocks back: query failed") {
+	if _, err := Apply(f, Request{Locks: locks(clocks(900, 1200), nil)}, ApplyOptions{Journals: tempJournals(t)}); err == nil || !strings.Contains(err.Error(), "read the locked clocks back: query failed") {
 		t.Errorf("clocks read back fails: %v", err)
 	}
 
@@ -330,7 +342,7 @@ func TestApplyReadBack(t *testing.T) {
 
 	// Clocks that cannot be read back (NVML): said so, not an error.
 	f = newFake(1)
-	s, err := Apply(f, Request{Clocks: clocks(900, 1200)}, ApplyOptions{Journals: tempJournals(t)})
+	s, err := Apply(f, Request{Locks: locks(clocks(900, 1200), nil)}, ApplyOptions{Journals: tempJournals(t)})
 	if err != nil || !strings.Contains(s.Record().Devices[0].ClocksNote, "cannot report locked clocks") {
 		t.Fatalf("clocks unreadable: %v", err)
 	}
@@ -345,7 +357,7 @@ func TestApplyReadBack(t *testing.T) {
 		}
 		return nil
 	}
-	if _, err := Apply(f, Request{Clocks: clocks(900, 1200)}, ApplyOptions{Journals: tempJournals(t)}); err == nil ||
+	if _, err := Apply(f, Request{Locks: locks(clocks(900, 1200), nil)}, ApplyOptions{Journals: tempJournals(t)}); err == nil ||
 		!strings.Contains(err.Error(), "GPU 0: locked clocks read back 900,1100 MHz, asked 900,1200 MHz") {
 		t.Errorf("clocks read back differ: %v", err)
 	}
@@ -356,7 +368,7 @@ func TestApplyReadBack(t *testing.T) {
 func TestRestoreFailsKeepsJournal(t *testing.T) {
 	f := newFake(2)
 	js := tempJournals(t)
-	s, err := Apply(f, Request{AllW: 250, Clocks: clocks(900, 1200), MemClocks: clocks(1215, 1215)}, ApplyOptions{Journals: js, RunID: "r"})
+	s, err := Apply(f, Request{AllW: 250, Locks: locks(clocks(900, 1200), clocks(1215, 1215))}, ApplyOptions{Journals: js, RunID: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,10 +498,10 @@ func TestRestoreJournals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("gpu-settings-GPU-0.json", &Journal{RunID: "killed", Controller: "nvml", Devices: []JournalDevice{{Index: 0, UUID: "GPU-0", PreviousPowerLimitW: 400, ResetClocks: true}}})
+	write("gpu-settings-GPU-0.json", &Journal{RunID: "killed", Controller: "nvml", Devices: []JournalDevice{{Index: 0, UUID: "GPU-0", PreviousPowerLimitW: 400, GPUSettingResets: record.GPUSettingResets{ResetClocks: true}}}})
 	write("gpu-settings-GPU-gone.json", &Journal{RunID: "killed", Controller: "nvml", Devices: []JournalDevice{{Index: 5, UUID: "GPU-gone", PreviousPowerLimitW: 400}}})
 	// An earlier version's journal, by index, all GPUs in one file.
-	write(JournalFile, &Journal{RunID: "old", Controller: "nvml", Devices: []JournalDevice{{Index: 1, ResetMemClocks: true}}})
+	write(JournalFile, &Journal{RunID: "old", Controller: "nvml", Devices: []JournalDevice{{Index: 1, GPUSettingResets: record.GPUSettingResets{ResetMemClocks: true}}}})
 	write("gpu-settings-sim.json", &Journal{RunID: "sim", Controller: "sim", Devices: []JournalDevice{{Index: 2}}})
 	out.Reset()
 	err := Restore(&out, getenv, open)
@@ -514,7 +526,7 @@ func TestRestoreJournals(t *testing.T) {
 	// The driver refuses: the journal stays, the error says how to grant.
 	os.Remove(filepath.Join(dir, "gpu-settings-sim.json"))
 	os.Remove(filepath.Join(dir, "gpu-settings-GPU-gone.json"))
-	write("gpu-settings-GPU-2.json", &Journal{RunID: "killed", Controller: "nvml", Devices: []JournalDevice{{Index: 2, UUID: "GPU-2", PreviousPowerLimitW: 300, ResetClocks: true, ResetMemClocks: true}}})
+	write("gpu-settings-GPU-2.json", &Journal{RunID: "killed", Controller: "nvml", Devices: []JournalDevice{{Index: 2, UUID: "GPU-2", PreviousPowerLimitW: 300, GPUSettingResets: record.GPUSettingResets{ResetClocks: true, ResetMemClocks: true}}}})
 	f.fail = func(op string, _ int) error {
 		if strings.HasPrefix(op, "set-") || strings.HasPrefix(op, "reset-") {
 			return ErrNoPermission

@@ -8,12 +8,13 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 )
 
-// Settings changes the power limits and locked SM clocks of local GPUs
-// through NVML: a gpusettings.Controller. Memory clocks are left alone.
+// Settings changes the power limits and locked clocks of local GPUs
+// through NVML: a gpusettings.Controller.
 type Settings struct {
 	lib gonvml.Interface
 }
@@ -94,13 +95,17 @@ func (s *Settings) Devices() ([]gpusettings.DeviceState, error) {
 			d.PowerLimitW, d.DefaultLimitW = float64(cur)/1000, float64(def)/1000
 			d.MinLimitW, d.MaxLimitW = float64(lo)/1000, float64(hi)/1000
 		}
-		if mn, mx, ret := h.GetMinMaxClockOfPState(gonvml.CLOCK_SM, gonvml.PSTATE_0); ret == gonvml.SUCCESS && mx > 0 {
-			d.ClocksOK = true
-			d.MinClockMHz, d.MaxClockMHz = mn, mx
-		}
-		if mn, mx, ret := h.GetMinMaxClockOfPState(gonvml.CLOCK_MEM, gonvml.PSTATE_0); ret == gonvml.SUCCESS && mx > 0 {
-			d.MemClocksOK = true
-			d.MinMemClockMHz, d.MaxMemClockMHz = mn, mx
+		for _, st := range record.GPUSettingsTable() {
+			op, ok := lockOf(st.Key)
+			if !ok {
+				continue
+			}
+			if mn, mx, ret := h.GetMinMaxClockOfPState(op.clock, gonvml.PSTATE_0); ret == gonvml.SUCCESS && mx > 0 {
+				if d.Locks == nil {
+					d.Locks = map[string]gpusettings.Clocks{}
+				}
+				d.Locks[st.Key] = gpusettings.Clocks{MinMHz: mn, MaxMHz: mx}
+			}
 		}
 		out = append(out, d)
 	}
@@ -132,57 +137,68 @@ func (s *Settings) PowerLimit(index int) (float64, error) {
 	return float64(mw) / 1000, nil
 }
 
-// SetLockedClocks locks the SM clocks.
-func (s *Settings) SetLockedClocks(index int, c gpusettings.Clocks) error {
+// lockOp is how NVML locks and unlocks one GPULock setting of
+// record.GPUSettingsTable: the clock it ranges over and its calls.
+type lockOp struct {
+	clock  gonvml.ClockType
+	what   string // "SM clocks"
+	set    func(h gonvml.Device, lo, hi uint32) gonvml.Return
+	unlock func(h gonvml.Device) gonvml.Return
+	// unlockWhat names the unlock in an error ("reset locked clocks").
+	unlockWhat string
+}
+
+// lockOf is the NVML device code of the lock setting key (ok false: NVML
+// cannot lock it).
+func lockOf(key string) (lockOp, bool) {
+	switch key {
+	case "clocks":
+		return lockOp{clock: gonvml.CLOCK_SM, what: "lock SM clocks", unlockWhat: "reset locked clocks",
+			set:    func(h gonvml.Device, lo, hi uint32) gonvml.Return { return h.SetGpuLockedClocks(lo, hi) },
+			unlock: func(h gonvml.Device) gonvml.Return { return h.ResetGpuLockedClocks() }}, true
+	case "mem_clocks":
+		// Ampere and later; a GPU that cannot answers NOT_SUPPORTED.
+		return lockOp{clock: gonvml.CLOCK_MEM, what: "lock memory clocks", unlockWhat: "reset locked memory clocks",
+			set:    func(h gonvml.Device, lo, hi uint32) gonvml.Return { return h.SetMemoryLockedClocks(lo, hi) },
+			unlock: func(h gonvml.Device) gonvml.Return { return h.ResetMemoryLockedClocks() }}, true
+	}
+	return lockOp{}, false
+}
+
+// Lock locks the range of the lock setting key.
+func (s *Settings) Lock(index int, key string, c gpusettings.Clocks) error {
+	op, ok := lockOf(key)
+	if !ok {
+		return fmt.Errorf("nvml: gpu%d: %s: %w", index, key, gpusettings.ErrNotSupported)
+	}
 	h, err := s.handle(index)
 	if err != nil {
 		return err
 	}
-	if ret := h.SetGpuLockedClocks(c.MinMHz, c.MaxMHz); ret != gonvml.SUCCESS {
-		return settingsErr(fmt.Sprintf("gpu%d: lock SM clocks", index), ret)
+	if ret := op.set(h, c.MinMHz, c.MaxMHz); ret != gonvml.SUCCESS {
+		return settingsErr(fmt.Sprintf("gpu%d: %s", index, op.what), ret)
 	}
 	return nil
 }
 
-// ResetLockedClocks unlocks the SM clocks.
-func (s *Settings) ResetLockedClocks(index int) error {
+// Unlock unlocks the range of the lock setting key.
+func (s *Settings) Unlock(index int, key string) error {
+	op, ok := lockOf(key)
+	if !ok {
+		return fmt.Errorf("nvml: gpu%d: %s: %w", index, key, gpusettings.ErrNotSupported)
+	}
 	h, err := s.handle(index)
 	if err != nil {
 		return err
 	}
-	if ret := h.ResetGpuLockedClocks(); ret != gonvml.SUCCESS {
-		return settingsErr(fmt.Sprintf("gpu%d: reset locked clocks", index), ret)
+	if ret := op.unlock(h); ret != gonvml.SUCCESS {
+		return settingsErr(fmt.Sprintf("gpu%d: %s", index, op.unlockWhat), ret)
 	}
 	return nil
 }
 
-// SetMemLockedClocks locks the memory clocks (Ampere and later; a GPU
-// that cannot answers NOT_SUPPORTED).
-func (s *Settings) SetMemLockedClocks(index int, c gpusettings.Clocks) error {
-	h, err := s.handle(index)
-	if err != nil {
-		return err
-	}
-	if ret := h.SetMemoryLockedClocks(c.MinMHz, c.MaxMHz); ret != gonvml.SUCCESS {
-		return settingsErr(fmt.Sprintf("gpu%d: lock memory clocks", index), ret)
-	}
-	return nil
-}
-
-// ResetMemLockedClocks unlocks the memory clocks.
-func (s *Settings) ResetMemLockedClocks(index int) error {
-	h, err := s.handle(index)
-	if err != nil {
-		return err
-	}
-	if ret := h.ResetMemoryLockedClocks(); ret != gonvml.SUCCESS {
-		return settingsErr(fmt.Sprintf("gpu%d: reset locked memory clocks", index), ret)
-	}
-	return nil
-}
-
-// LockedClocks cannot read locked clocks back: NVML has no query for them.
-func (*Settings) LockedClocks(int) (gpusettings.Clocks, bool, error) {
+// Locked cannot read locked clocks back: NVML has no query for them.
+func (*Settings) Locked(int, string) (gpusettings.Clocks, bool, error) {
 	return gpusettings.Clocks{}, false, nil
 }
 

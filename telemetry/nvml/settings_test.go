@@ -10,6 +10,7 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/telemetry/gpusettings"
 	"github.com/joulebench/joulebench/telemetry/nvml/nvmltest"
 )
@@ -120,7 +121,7 @@ func TestSettingsRefuse(t *testing.T) {
 		{"above max", gpusettings.Request{AllW: 450}, nil, "power limit 450 W is outside its allowed range 100-400 W (default 400 W)"},
 		{"below min", gpusettings.Request{PerGPU: map[int]float64{2: 99}}, nil, "GPU 2 (Mock NVIDIA A100-SXM4-40GB): power limit 99 W is outside"},
 		{"no such GPU", gpusettings.Request{PerGPU: map[int]float64{8: 200}}, nil, "no GPU 8 (GPUs present: 0, 1, 2, 3, 4, 5, 6, 7)"},
-		{"clocks", gpusettings.Request{Clocks: &gpusettings.Clocks{MinMHz: 100, MaxMHz: 1200}}, nil, "clocks 100,1200 MHz are outside its supported SM clocks 210-1410 MHz"},
+		{"clocks", gpusettings.Request{Locks: map[string]gpusettings.Clocks{"clocks": {MinMHz: 100, MaxMHz: 1200}}}, nil, "clocks 100,1200 MHz are outside its supported SM clocks 210-1410 MHz"},
 		{"unsupported", gpusettings.Request{AllW: 200}, func(s *nvmltest.Server) { s.GPUs[5].LimitUnsupported = true }, "GPU 5 (Mock NVIDIA A100-SXM4-40GB): its power limit cannot be changed: not supported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -209,7 +210,7 @@ func TestSettingsReadBackDiffers(t *testing.T) {
 // Locked clocks: set, not readable back (said so), unlocked by Restore.
 func TestSettingsClocks(t *testing.T) {
 	srv, ctl, journal := newSettings(t)
-	s, err := gpusettings.Apply(ctl, gpusettings.Request{Clocks: &gpusettings.Clocks{MinMHz: 900, MaxMHz: 1200}}, gpusettings.ApplyOptions{Journals: journal})
+	s, err := gpusettings.Apply(ctl, gpusettings.Request{Locks: map[string]gpusettings.Clocks{"clocks": {MinMHz: 900, MaxMHz: 1200}}}, gpusettings.ApplyOptions{Journals: journal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestRestoreJournal(t *testing.T) {
 	uuid := func(i int) string { u, _ := srv.Devices[i].GetUUID(); return u }
 	gone := filepath.Join(journal.Dirs[0], "gpu-settings-GPU-gone.json")
 	for path, d := range map[string]gpusettings.JournalDevice{
-		journalOf(t, srv, journal, 0): {Index: 0, UUID: uuid(0), PreviousPowerLimitW: 300, ResetClocks: true},
+		journalOf(t, srv, journal, 0): {Index: 0, UUID: uuid(0), PreviousPowerLimitW: 300, GPUSettingResets: record.GPUSettingResets{ResetClocks: true}},
 		gone:                          {Index: 1, UUID: "GPU-gone", PreviousPowerLimitW: 300},
 	} {
 		j := &gpusettings.Journal{RunID: "killed-run", PID: 42, Created: "2026-12-01T00:00:00Z", Controller: "nvml", Devices: []gpusettings.JournalDevice{d}}
@@ -303,7 +304,7 @@ func TestRestoreJournal(t *testing.T) {
 // clocks refused before anything changes.
 func TestSettingsMemClocks(t *testing.T) {
 	srv, ctl, journal := newSettings(t)
-	req := gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1215, MaxMHz: 1215}}
+	req := gpusettings.Request{Locks: map[string]gpusettings.Clocks{"mem_clocks": {MinMHz: 1215, MaxMHz: 1215}}}
 	var journalled bool
 	srv.BeforeSet = func() {
 		if found, _ := journal.Find(); len(found) == 8 && found[0].Journal.Devices[0].ResetMemClocks {
@@ -322,7 +323,7 @@ func TestSettingsMemClocks(t *testing.T) {
 	if err := s.Restore(); err != nil || srv.GPUs[4].MemLocked != [2]uint32{} || exists(journal) {
 		t.Errorf("restore: %v, locked %v", err, srv.GPUs[4].MemLocked)
 	}
-	_, err = gpusettings.Apply(ctl, gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1215, MaxMHz: 1593}}, gpusettings.ApplyOptions{Journals: journal})
+	_, err = gpusettings.Apply(ctl, gpusettings.Request{Locks: map[string]gpusettings.Clocks{"mem_clocks": {MinMHz: 1215, MaxMHz: 1593}}}, gpusettings.ApplyOptions{Journals: journal})
 	if err == nil || !strings.Contains(err.Error(), "memory clocks 1215,1593 MHz are outside its supported memory clocks 1215-1215 MHz") || srv.GPUs[0].Sets != 2 {
 		t.Errorf("out of range: %v (%d sets)", err, srv.GPUs[0].Sets)
 	}

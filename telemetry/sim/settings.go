@@ -135,7 +135,7 @@ func (g *GPUSettings) Devices() ([]gpusettings.DeviceState, error) {
 	for i := range out {
 		out[i] = gpusettings.DeviceState{Index: i, UUID: simUUID(g.cfg.Seed, i), Name: g.cfg.deviceName(),
 			PowerLimitW: g.limitW[i], DefaultLimitW: g.cfg.MaxW, MinLimitW: minLimitW, MaxLimitW: g.cfg.MaxW, PowerLimitOK: true,
-			MinClockMHz: uint32(minMHz), MaxClockMHz: uint32(maxMHz), ClocksOK: true}
+			Locks: map[string]gpusettings.Clocks{smClocks: {MinMHz: uint32(minMHz), MaxMHz: uint32(maxMHz)}}}
 	}
 	return out, nil
 }
@@ -166,8 +166,16 @@ func (g *GPUSettings) PowerLimit(i int) (float64, error) {
 	return g.limitW[i], nil
 }
 
-// SetLockedClocks locks GPU i's SM clocks.
-func (g *GPUSettings) SetLockedClocks(i int, c gpusettings.Clocks) error {
+// smClocks is the one lock setting of record.GPUSettingsTable the
+// simulator models (the SM clocks): Devices offers no other lock, so a
+// request of another is refused before anything changes.
+const smClocks = "clocks"
+
+// Lock locks GPU i's SM clocks (another lock is not supported).
+func (g *GPUSettings) Lock(i int, key string, c gpusettings.Clocks) error {
+	if key != smClocks {
+		return fmt.Errorf("sim: GPU %d: %s: %w", i, key, gpusettings.ErrNotSupported)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.check(i); err != nil {
@@ -177,22 +185,19 @@ func (g *GPUSettings) SetLockedClocks(i int, c gpusettings.Clocks) error {
 	return nil
 }
 
-// ResetLockedClocks unlocks GPU i's SM clocks.
-func (g *GPUSettings) ResetLockedClocks(i int) error {
-	return g.SetLockedClocks(i, gpusettings.Clocks{})
+// Unlock unlocks GPU i's SM clocks (another lock was never locked).
+func (g *GPUSettings) Unlock(i int, key string) error {
+	if key != smClocks {
+		return nil
+	}
+	return g.Lock(i, key, gpusettings.Clocks{})
 }
 
-// SetMemLockedClocks is not supported: the simulated GPU has no memory
-// clock model (Devices says so, so a request is refused before anything).
-func (g *GPUSettings) SetMemLockedClocks(i int, _ gpusettings.Clocks) error {
-	return fmt.Errorf("sim: GPU %d: memory clocks: %w", i, gpusettings.ErrNotSupported)
-}
-
-// ResetMemLockedClocks does nothing: they were never locked.
-func (g *GPUSettings) ResetMemLockedClocks(int) error { return nil }
-
-// LockedClocks reads GPU i's locked clocks back.
-func (g *GPUSettings) LockedClocks(i int) (gpusettings.Clocks, bool, error) {
+// Locked reads GPU i's locked clocks back.
+func (g *GPUSettings) Locked(i int, key string) (gpusettings.Clocks, bool, error) {
+	if key != smClocks {
+		return gpusettings.Clocks{}, false, nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.check(i); err != nil {

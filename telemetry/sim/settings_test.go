@@ -63,7 +63,7 @@ func TestGPUSettingsModel(t *testing.T) {
 
 	lock := NewGPUSettings(DefaultConfig())
 	for i := range 2 {
-		if err := lock.SetLockedClocks(i, gpusettings.Clocks{MinMHz: 600, MaxMHz: 990}); err != nil {
+		if err := lock.Lock(i, "clocks", gpusettings.Clocks{MinMHz: 600, MaxMHz: 990}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,7 +116,7 @@ func (l fixedLoad) Activity() Activity { return l.a }
 func TestGPUSettingsNoMemClocks(t *testing.T) {
 	g := NewGPUSettings(DefaultConfig())
 	devs, _ := g.Devices()
-	err := gpusettings.Check(gpusettings.Request{MemClocks: &gpusettings.Clocks{MinMHz: 1000, MaxMHz: 1000}}, devs)
+	err := gpusettings.Check(gpusettings.Request{Locks: map[string]gpusettings.Clocks{"mem_clocks": {MinMHz: 1000, MaxMHz: 1000}}}, devs)
 	if err == nil || !strings.Contains(err.Error(), "its memory clocks cannot be locked: not supported") {
 		t.Errorf("error %v", err)
 	}
