@@ -263,7 +263,7 @@ func renderGPUSettings(b *builder, rep *Report) {
 	if len(rep.GPUSettings) == 0 {
 		return
 	}
-	b.section("GPU settings: the decision's choice over power limit × load")
+	b.section("GPU settings: the decision's choice over GPU setting × load")
 	for _, c := range rep.GPUSettings {
 		what := c.Scenario + " · " + c.Model + " · " + c.Engine + ": "
 		slo := fmt.Sprintf("%d of %d setting × load points meet the SLO", c.MeetingSLO, c.Points)

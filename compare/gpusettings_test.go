@@ -62,8 +62,8 @@ func TestGPUSettingsChoice(t *testing.T) {
 }
 
 // Runs that differ in their locked clocks at the default power limit: the
-// choice names every setting of the table that is not its default (the
-// power limit said as the default), each in its unit.
+// choice names every setting the run changed, each in its unit (SM
+// 900,1200 → "SM 900–1200 MHz", memory 1215,1215 → "mem 1215 MHz").
 func TestGPUSettingsChoiceLocks(t *testing.T) {
 	p := builtin(t)
 	r := func(id, clocks, mem string, st float64) Run {
@@ -87,7 +87,7 @@ func TestGPUSettingsChoiceLocks(t *testing.T) {
 	if err := Render(&buf, rep, report.FormatTable); err != nil {
 		t.Fatal(err)
 	}
-	want := "chat · m · sim: the default power limit, SM clocks 900,1200 MHz, memory clocks 1215,1215 MHz at load -: 0.1400 J/token"
+	want := "chat · m · sim: the decision's choice, SM 900–1200 MHz, mem 1215 MHz (run locked): 0.1400 J/token"
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, buf.String())
 	}
