@@ -658,6 +658,10 @@ func cloneMeta(m record.Meta) record.Meta {
 			st := *ms.ExitStatus
 			ms.ExitStatus = &st
 		}
+		if ms.Results != nil {
+			r := *ms.Results
+			ms.Results = &r
+		}
 		c.Measure = &ms
 	}
 	return c

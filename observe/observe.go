@@ -55,6 +55,11 @@ type Options struct {
 	Output io.Writer
 	// Grace is how long the command gets after SIGTERM on an interrupt.
 	Grace time.Duration
+	// Results is the load generator's result file (vLLM bench serve
+	// --save-result JSON, GuideLLM's benchmarks JSON, AIPerf's
+	// profile_export.jsonl), read once the command has exited: its
+	// per-request records become the formal requests ("": none).
+	Results string
 }
 
 // MetricsURL is the /metrics of the server at engineURL (its API path,
@@ -123,11 +128,18 @@ func Prepare(ctx context.Context, spec runner.Spec, o Options) (*steps.Observe, 
 	if err != nil {
 		return nil, err
 	}
+	if o.Results != "" && len(o.Argv) == 0 {
+		return nil, exitcode.Invalidf("measure: --results FILE is the result file of the command that sends the load: give the command after --")
+	}
 	redacted := spec.Redact.Argv(o.Argv)
-	return &steps.Observe{Argv: o.Argv, Redacted: redacted, Duration: o.Duration, Output: o.Output, Grace: o.Grace,
+	obs := &steps.Observe{Argv: o.Argv, Redacted: redacted, Redact: spec.Redact, Duration: o.Duration, Output: o.Output, Grace: o.Grace,
 		TokenMetric: c.Name(),
 		ReadTokens:  func(ctx context.Context) (float64, error) { return ReadTokens(ctx, url, c) },
-		Notes:       []string{"output tokens: " + c.Name() + " (" + c.Source + ") at " + spec.Redact.URL(url) + ", read before and after the formal stage"}}, nil
+		Notes:       []string{"output tokens: " + c.Name() + " (" + c.Source + ") at " + spec.Redact.URL(url) + ", read before and after the formal stage"}}
+	if o.Results != "" {
+		obs.Results = resultsReader(o.Results)
+	}
+	return obs, nil
 }
 
 // say prints what the run's measure object records: the load, the

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/joulebench/joulebench/engines/sim"
 	"github.com/joulebench/joulebench/engines/sim/simtest"
 	"github.com/joulebench/joulebench/internal/exitcode"
+	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/runner"
 	"github.com/joulebench/joulebench/telemetry"
 	"github.com/joulebench/joulebench/workflow"
@@ -30,14 +32,17 @@ import (
 // server, as a load generator joulebench did not write would.
 func TestMain(m *testing.M) {
 	if u := os.Getenv("JOULEBENCH_MEASURE_HELPER_URL"); u != "" {
-		os.Exit(helperLoad(u, os.Getenv("JOULEBENCH_MEASURE_HELPER_EXIT")))
+		os.Exit(helperLoad(u, os.Getenv("JOULEBENCH_MEASURE_HELPER_EXIT"), os.Getenv("JOULEBENCH_MEASURE_HELPER_RESULTS")))
 	}
 	os.Exit(m.Run())
 }
 
-// helperLoad sends 4 chat completions to base, then exits with status
-// exit (default 0).
-func helperLoad(base, exit string) int {
+// helperLoad sends 4 chat completions to base, writes an AIPerf
+// profile_export.jsonl of them to results when set (each request's
+// Unix start and end, its latency as its time to first token, the
+// usage's tokens), then exits with status exit (default 0).
+func helperLoad(base, exit, results string) int {
+	fmt.Println("load generator", strings.Join(os.Args[1:], " "))
 	resp, err := http.Get(base + "/v1/models")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -54,15 +59,38 @@ func helperLoad(base, exit string) int {
 		fmt.Fprintln(os.Stderr, "no model:", err)
 		return 1
 	}
+	var lines bytes.Buffer
 	for i := 0; i < 4; i++ {
+		start := time.Now()
 		body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"count to %d"}],"max_tokens":24}`, models.Data[0].ID, i+5)
 		resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		var ans struct {
+			Usage struct {
+				Prompt     int `json:"prompt_tokens"`
+				Completion int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&ans)
 		resp.Body.Close()
+		end := time.Now()
 		fmt.Printf("request %d: %s\n", i, resp.Status)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		ms := float64(end.Sub(start).Microseconds()) / 1000
+		fmt.Fprintf(&lines, `{"metadata": {"request_start_ns": %d, "request_end_ns": %d, "benchmark_phase": "profiling", "was_cancelled": false}, "metrics": {"input_sequence_length": {"value": %d, "unit": "tokens"}, "time_to_first_token": {"value": %g, "unit": "ms"}, "request_latency": {"value": %g, "unit": "ms"}, "output_token_count": {"value": %d, "unit": "tokens"}, "output_sequence_length": {"value": %d, "unit": "tokens"}}, "error": null}`+"\n",
+			start.UnixNano(), end.UnixNano(), ans.Usage.Prompt, ms, ms, ans.Usage.Completion, ans.Usage.Completion)
+	}
+	if results != "" {
+		if err := os.WriteFile(results, lines.Bytes(), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	if exit != "" {
 		var st int
@@ -138,7 +166,9 @@ func TestMeasureCommand(t *testing.T) {
 	t.Setenv("JOULEBENCH_MEASURE_HELPER_URL", url)
 	out := filepath.Join(t.TempDir(), "run")
 	msgs := &syncBuf{}
-	res, err := Run(context.Background(), testSpec(url, out, msgs), Options{Argv: []string{os.Args[0], "-test.run=^$", "--api-key=s3cret"}})
+	spec := testSpec(url, out, msgs)
+	spec.Redact = redact.New().With("s3cret")
+	res, err := Run(context.Background(), spec, Options{Argv: []string{os.Args[0], "-test.run=^$", "--api-key=s3cret"}})
 	if err != nil {
 		t.Fatalf("measure: %v\n%s", err, msgs)
 	}
@@ -194,7 +224,7 @@ func TestMeasureCommand(t *testing.T) {
 		t.Errorf("ttft_p50_ms not applicable with reason %q", r)
 	}
 	log, _ := os.ReadFile(filepath.Join(out, "command.log"))
-	if !strings.Contains(string(log), "request 3: 200") {
+	if !strings.Contains(string(log), "request 3: 200") || strings.Contains(string(log), "s3cret") {
 		t.Errorf("command.log: %s", log)
 	}
 	if !strings.Contains(msgs.String(), "exited with status 0") {
@@ -230,6 +260,153 @@ func heldToCounter(t *testing.T, src string, tokens int) {
 		if err == nil || !strings.Contains(err.Error(), "measure.output_tokens") {
 			t.Errorf("%s with %s: %v, want a refusal naming measure.output_tokens", tc.file, tc.new, err)
 		}
+	}
+}
+
+// TestMeasureWithResults: the command's result file (AIPerf's
+// profile_export.jsonl, with Unix times) gives the formal requests their
+// own times and tokens, so latency is measured; the file's tokens are set
+// beside the server counter's.
+func TestMeasureWithResults(t *testing.T) {
+	e := simtest.Serve(t, sim.Quick(sim.DefaultConfig()))
+	url := e.BaseURL()
+	c := Counter{Family: "sim:generation_tokens_total"}
+	before, err := ReadTokens(context.Background(), MetricsURL(url), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resFile := filepath.Join(t.TempDir(), "profile_export.jsonl")
+	t.Setenv("JOULEBENCH_MEASURE_HELPER_URL", url)
+	t.Setenv("JOULEBENCH_MEASURE_HELPER_RESULTS", resFile)
+	out := filepath.Join(t.TempDir(), "run")
+	msgs := &syncBuf{}
+	if _, err := Run(context.Background(), testSpec(url, out, msgs), Options{Argv: []string{os.Args[0], "-test.run=^$"}, Results: resFile}); err != nil {
+		t.Fatalf("measure: %v\n%s", err, msgs)
+	}
+	after, err := ReadTokens(context.Background(), MetricsURL(url), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := archive.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := run.Meta.Measure
+	if ms == nil || ms.Results == nil || ms.Results.Format != "aiperf" || ms.Results.Requests != 4 {
+		t.Fatalf("measure %+v", ms)
+	}
+	fileTokens := 0
+	for _, q := range run.Requests {
+		if q.Synthetic || q.Phase != "formal" || !q.OK || q.FirstTokenAt <= q.SentAt {
+			t.Errorf("request %+v", q)
+		}
+		fileTokens += q.OutputTokens
+	}
+	if len(run.Requests) != 4 || int64(fileTokens) != ms.Results.OutputTokens {
+		t.Fatalf("%d requests, %d tokens; measure.results %+v", len(run.Requests), fileTokens, *ms.Results)
+	}
+	// The simulator's usage counts what its counter counts: the two agree.
+	if counted := int(after - before); ms.OutputTokens != counted || fileTokens != counted {
+		t.Errorf("file %d tokens, measure.output_tokens %d, the counter moved by %d", fileTokens, ms.OutputTokens, counted)
+	}
+	if !strings.Contains(strings.Join(ms.Notes, "\n"), "(0.0 % apart)") {
+		t.Errorf("notes %q lack the cross-check", ms.Notes)
+	}
+	if v := resultValue(t, out, "ttft_p50_ms"); v <= 0 {
+		t.Errorf("ttft_p50_ms %v", v)
+	}
+	formal, _ := run.Meta.StageByName("formal")
+	hand := 100 * (formal.End - formal.Start) / float64(fileTokens)
+	if got := resultValue(t, out, "formal_j_per_token"); math.Abs(got-hand)/hand > 0.02 {
+		t.Errorf("formal_j_per_token %v, hand %v", got, hand)
+	}
+}
+
+// TestMeasureDuration: --duration measures whatever traffic the server
+// gets over the window (here sent by the test): run.json says so, and
+// the tokens are the counter's over the window.
+func TestMeasureDuration(t *testing.T) {
+	e := simtest.Serve(t, sim.Quick(sim.DefaultConfig()))
+	url := e.BaseURL()
+	out := filepath.Join(t.TempDir(), "run")
+	msgs := &syncBuf{}
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		// Traffic from elsewhere, all along the run.
+		st := 0
+		for st == 0 {
+			select {
+			case <-stop:
+				done <- st
+				return
+			default:
+				st = helperLoad(url, "", "")
+			}
+		}
+		done <- st
+	}()
+	_, err := Run(context.Background(), testSpec(url, out, msgs), Options{Duration: 3 * time.Second})
+	close(stop)
+	if err != nil {
+		t.Fatalf("measure: %v\n%s", err, msgs)
+	}
+	if st := <-done; st != 0 {
+		t.Fatalf("the traffic failed: %d", st)
+	}
+	m, err := archive.ReadMeta(filepath.Join(out, archive.RunFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Measure == nil || m.Measure.Load != "live traffic over 3s" || m.Measure.DurationS != 3 || m.Measure.OutputTokens <= 0 || m.Measure.ExitStatus != nil {
+		t.Fatalf("measure %+v", m.Measure)
+	}
+	formal, _ := m.StageByName("formal")
+	if d := formal.End - formal.Start; d < 3 || d > 4 {
+		t.Errorf("formal stage %.3f s, want the 3 s window", d)
+	}
+}
+
+// TestMeasureInterrupted: Ctrl-C during the command stops its process
+// group and ends the run as interrupted, the archive kept and saying why.
+func TestMeasureInterrupted(t *testing.T) {
+	e := simtest.Serve(t, sim.Quick(sim.DefaultConfig()))
+	url := e.BaseURL()
+	out := filepath.Join(t.TempDir(), "run")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Cancel once the command runs (it writes its child's pid).
+		for ctx.Err() == nil {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	_, err := Run(ctx, testSpec(url, out, &syncBuf{}), Options{Argv: []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, Grace: time.Second})
+	if err == nil || exitcode.Of(err) != int(exitcode.Interrupted) {
+		t.Fatalf("measure interrupted: %v (code %d)", err, exitcode.Of(err))
+	}
+	m, rerr := archive.ReadMeta(filepath.Join(out, archive.RunFile))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if m.Status != record.StatusInterrupted || m.Measure == nil || !strings.Contains(m.Measure.ExitReason, "interrupted") {
+		t.Errorf("status %q, measure %+v", m.Status, m.Measure)
+	}
+	b, _ := os.ReadFile(pidFile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	// The command's child (sleep, in its process group) is gone too.
+	deadline := time.Now().Add(5 * time.Second)
+	for pid > 0 && syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command's child %d outlived the interrupt", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/engines/process"
+	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
 )
@@ -33,6 +34,8 @@ type Observe struct {
 	// Output receives the command's stdout and stderr (besides
 	// CommandLogFile in the archive); nil: the archive only.
 	Output io.Writer
+	// Redact hides secrets from CommandLogFile (nil: the patterns).
+	Redact *redact.Redactor
 	// Grace is how long the command's process group gets after SIGTERM
 	// (an interrupt) before SIGKILL (default 10 s).
 	Grace time.Duration
@@ -42,6 +45,23 @@ type Observe struct {
 	ReadTokens  func(ctx context.Context) (float64, error)
 	// Notes go to run.json's measure.notes.
 	Notes []string
+	// Results, when set, reads the load generator's per-request records
+	// (--results FILE) once the formal stage [start, end] is over; counted
+	// is the server counter's output tokens (-1: none), to cross-check.
+	// Without it, or when it fails (the reason goes to the notes),
+	// synthetic requests carry the counter's tokens.
+	Results func(start, end float64, counted int) (*ObservedRequests, error)
+}
+
+// ObservedRequests are the per-request records a result file gave, with
+// what run.json's measure object says about them.
+type ObservedRequests struct {
+	Requests []record.Request
+	// What says what requests.jsonl holds (measure.requests).
+	What  string
+	Notes []string
+	// File records the result file (measure.results).
+	File *record.MeasureResults
 }
 
 // CommandLogFile is the archive's copy of the measured command's output.
@@ -107,9 +127,6 @@ func runObserve(ctx context.Context, rc *workflow.RunContext, d *Deps, _ *Observ
 		rc.Log.Warn().Err(serr).Msg("last sample of the formal stage")
 	}
 	ob.end = rc.Clock.Now()
-	if err := rc.StageEnd("formal", ob.end); err != nil {
-		return archiveErr(rc, err)
-	}
 	return finishObserve(ctx, rc, o, &ob)
 }
 
@@ -122,7 +139,9 @@ func runCommand(ctx context.Context, rc *workflow.RunContext, d *Deps, o *Observ
 		return archiveErr(rc, err)
 	}
 	defer logf.Close()
-	var w io.Writer = logf
+	rw := o.Redact.Writer(logf)
+	defer rw.Close()
+	var w io.Writer = rw
 	if o.Output != nil {
 		w = io.MultiWriter(logf, o.Output)
 	}
@@ -146,6 +165,9 @@ func runCommand(ctx context.Context, rc *workflow.RunContext, d *Deps, o *Observ
 		_, _ = p.Stop(context.WithoutCancel(ctx), time.Second)
 		return d.TelemetryErr()
 	}
+	// ExitError waits (briefly) for the output written just before the
+	// exit to reach command.log, which closes when this returns.
+	_ = p.ExitError()
 	var ee *exec.ExitError
 	switch xerr := p.ExitErr(); {
 	case xerr == nil:
@@ -162,9 +184,12 @@ func runCommand(ctx context.Context, rc *workflow.RunContext, d *Deps, o *Observ
 	return nil
 }
 
-// finishObserve reads the counter again, writes the synthetic requests
-// and run.json's measure object, and returns what ended the stage early
-// (an interrupt, a failed command) with the raw data kept.
+// finishObserve reads the counter again, writes the requests (a result
+// file's, else synthetic ones) and run.json's measure object, ends the
+// formal stage (at the last response of a result file's requests, as
+// every run's formal stage ends; else when the load ended), and returns
+// what ended the stage early (an interrupt, a failed command) with the
+// raw data kept.
 func finishObserve(ctx context.Context, rc *workflow.RunContext, o *Observe, ob *observed) error {
 	info := &record.MeasureInfo{Command: o.Redacted, TokenMetric: o.TokenMetric, TokensBefore: ob.before,
 		ExitStatus: ob.exitStatus, ExitReason: ob.exitReason, Notes: o.Notes}
@@ -193,14 +218,43 @@ func finishObserve(ctx context.Context, rc *workflow.RunContext, o *Observe, ob 
 		tokens = 0
 	}
 	info.OutputTokens = tokens
-	for _, r := range measuredRequests(tokens, ob.start, ob.end) {
+	reqs := measuredRequests(tokens, ob.start, ob.end)
+	if o.Results != nil {
+		counted := tokens
+		if info.TokensAfter == 0 && tokens == 0 {
+			counted = -1
+		}
+		got, rerr := o.Results(ob.start, ob.end, counted)
+		switch {
+		case rerr != nil:
+			rc.Log.Warn().Err(rerr).Msg("result file not used: the output tokens are the server counter's, without per-request data")
+			info.Notes = append(info.Notes, "result file not used: "+rerr.Error())
+		default:
+			reqs, info.Requests, info.Results = got.Requests, got.What, got.File
+			info.Notes = append(info.Notes, got.Notes...)
+			for _, n := range got.Notes {
+				rc.Log.Info().Msg(n)
+			}
+		}
+	}
+	end := ob.end
+	if info.Results != nil {
+		end = 0
+		for _, r := range reqs {
+			end = max(end, r.DoneAt)
+		}
+	}
+	for _, r := range reqs {
 		if err := rc.Out.AppendRequest(r); err != nil {
 			return archiveErr(rc, err)
 		}
 	}
+	if err := rc.StageEnd("formal", end); err != nil {
+		return archiveErr(rc, err)
+	}
 	if err := rc.Out.UpdateMeta(func(m *record.Meta) {
 		m.Measure = info
-		m.RequestSet = record.RequestSet{Source: "not sent by joulebench: " + describeLoad(info), Count: len(measuredRequests(tokens, ob.start, ob.end))}
+		m.RequestSet = record.RequestSet{Source: "not sent by joulebench: " + describeLoad(info), Count: len(reqs)}
 	}); err != nil {
 		return archiveErr(rc, err)
 	}

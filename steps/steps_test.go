@@ -21,6 +21,7 @@ func TestRegistryHoldsEveryKind(t *testing.T) {
 		"archive": &ArchiveConfig{}, "baseline": &BaselineConfig{}, "monitor": &MonitorConfig{},
 		"preflight": &PreflightConfig{}, "release": &ReleaseConfig{}, "requests": &RequestsConfig{},
 		"start_engine": &StartEngineConfig{}, "verify_engine": &VerifyEngineConfig{}, "warmup": &WarmupConfig{},
+		"observe": &ObserveConfig{},
 	}
 	for _, n := range r.Names() {
 		k, _ := r.Lookup(n)

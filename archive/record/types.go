@@ -196,6 +196,29 @@ type MeasureInfo struct {
 	Requests string `json:"requests"`
 	// Notes are anything else measure decided.
 	Notes []string `json:"notes,omitempty"`
+	// Results is the load generator's result file whose per-request
+	// records requests.jsonl holds (--results); nil: none.
+	Results *MeasureResults `json:"results,omitempty"`
+}
+
+// MeasureResults records the result file a measured run's requests came
+// from.
+type MeasureResults struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// Format is the file's format (vllm-bench-serve, guidellm, aiperf);
+	// Tool and Version the load generator as the file names it.
+	Format  string `json:"format"`
+	Tool    string `json:"tool,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Clock is what the file's request times count from (unix, or
+	// monotonic: the tool's own clock, aligned as Notes say).
+	Clock string `json:"clock"`
+	// Requests counts the records imported; OutputTokens the output
+	// tokens of the successful ones, beside the server counter's
+	// measure.output_tokens.
+	Requests     int   `json:"requests"`
+	OutputTokens int64 `json:"output_tokens"`
 }
 
 // ImportFile is one file an import read.

@@ -23,7 +23,9 @@ before and after the formal stage (vLLM vllm:generation_tokens_total,
 SGLang sglang:generation_tokens_total with --enable-metrics, llama.cpp
 llamacpp:tokens_predicted_total with --metrics, TGI
 tgi_request_generated_tokens_sum; Ollama exposes none and is refused).
-Without per-request data, latency and steady state are not applicable.
+--results FILE (vLLM bench serve, GuideLLM, AIPerf) gives per-request
+times, so latency and steady state come too; without it they are not
+applicable.
 The archive is a normal run archive (profile measure); run.json's measure
 object records the load (the command, secrets redacted), its exit status
 and the counter. A failed command or Ctrl-C (which stops the command's
@@ -47,6 +49,7 @@ process group) keeps the raw data and says why. docs/measure.md.`,
 	runflags.SetFlag(f)
 	f.Duration("duration", 0, "measure the live traffic the server gets over this window instead of a command")
 	f.String("metrics-url", "", "the server's Prometheus metrics (default: --engine-url's /metrics)")
+	f.String("results", "", "the command's result file, read when it exits (vLLM bench serve --save-result JSON, GuideLLM benchmarks JSON, AIPerf profile_export.jsonl): its per-request times become the formal requests (latency, steady state), its tokens set beside the counter's")
 	f.String("token-metric", "", "the server's counter of generated tokens, or a histogram's _sum (default: the engine's: see above)")
 	return cmd
 }
@@ -63,6 +66,7 @@ func (a *app) measure(cmd *cobra.Command, argv []string) error {
 	dur, _ := f.GetDuration("duration")
 	murl, _ := f.GetString("metrics-url")
 	metric, _ := f.GetString("token-metric")
-	_, err = observe.Run(cmd.Context(), spec, observe.Options{Argv: argv, Duration: dur, MetricsURL: murl, TokenMetric: metric, Output: a.errOut})
+	results, _ := f.GetString("results")
+	_, err = observe.Run(cmd.Context(), spec, observe.Options{Argv: argv, Duration: dur, MetricsURL: murl, TokenMetric: metric, Results: results, Output: a.errOut})
 	return err
 }
