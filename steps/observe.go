@@ -218,6 +218,11 @@ func finishObserve(ctx context.Context, rc *workflow.RunContext, o *Observe, ob 
 		tokens = 0
 	}
 	info.OutputTokens = tokens
+	if err == nil && after == ob.before {
+		const why = "the server's counter did not move during the load: did it reach this server (--engine-url)?"
+		rc.Log.Warn().Str("counter", o.TokenMetric).Msg(why)
+		info.Notes = append(info.Notes, why)
+	}
 	reqs := measuredRequests(tokens, ob.start, ob.end)
 	if o.Results != nil {
 		counted := tokens
