@@ -113,6 +113,8 @@ func Prepare(ctx context.Context, spec runner.Spec, o Options) (*steps.Observe, 
 		return nil, exitcode.Invalidf("measure: give a command (after --) or --duration, not both")
 	case len(o.Argv) == 0 && o.Duration <= 0:
 		return nil, exitcode.Invalidf("measure: give the command that sends the load after --, or --duration D to measure the live traffic the server gets over D")
+	case o.Results != "" && len(o.Argv) == 0:
+		return nil, exitcode.Invalidf("measure: --results FILE is the result file of the command that sends the load: give the command after --")
 	case len(spec.Engines) > 1 || spec.Sweep != "" || spec.Deployment != "":
 		return nil, exitcode.Invalidf("measure: one server at a time (no several --engine, --sweep or --deployment)")
 	}
@@ -127,9 +129,6 @@ func Prepare(ctx context.Context, spec runner.Spec, o Options) (*steps.Observe, 
 	c, err := ResolveCounter(ctx, url, kind, o.TokenMetric)
 	if err != nil {
 		return nil, err
-	}
-	if o.Results != "" && len(o.Argv) == 0 {
-		return nil, exitcode.Invalidf("measure: --results FILE is the result file of the command that sends the load: give the command after --")
 	}
 	redacted := spec.Redact.Argv(o.Argv)
 	obs := &steps.Observe{Argv: o.Argv, Redacted: redacted, Redact: spec.Redact, Duration: o.Duration, Output: o.Output, Grace: o.Grace,
