@@ -12,7 +12,7 @@ import (
 func TestResolveCounter(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, kind, want string
-		tokens               float64
+		tokens                 float64
 	}{
 		{"vllm, two models", "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{model_name=\"a\"} 10\nvllm:generation_tokens_total{model_name=\"b\"} 5\n", "", "vllm:generation_tokens_total", 15},
 		{"sglang", "# TYPE sglang:generation_tokens_total counter\nsglang:generation_tokens_total{model_name=\"m\"} 7.557572e+06\n", "sglang", "sglang:generation_tokens_total", 7557572},
