@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/joulebench/joulebench/internal/progress"
-	"github.com/joulebench/joulebench/observe"
+	"github.com/joulebench/joulebench/runner/observe"
 	"github.com/joulebench/joulebench/runner/runflags"
 )
 
@@ -55,7 +55,7 @@ process group) keeps the raw data and says why. docs/measure.md.`,
 }
 
 // measure maps the flags onto a run spec and measure's options, and
-// runs it (package observe).
+// runs it (package runner/observe).
 func (a *app) measure(cmd *cobra.Command, argv []string) error {
 	f := cmd.Flags()
 	s := runflags.Build("", f, a.v, a.runRegistries())

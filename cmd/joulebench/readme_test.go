@@ -26,12 +26,15 @@ type readmeCommand struct {
 // readmeSkips are the docs' commands the test does not run, with why.
 var readmeSkips = []struct{ prefix, why string }{
 	{"go test ", "the test suite itself"},
+	{"go install ", "needs the network (the module proxy); TestReadmeInstall checks the line"},
+	{"GOBIN=$HOME/joulebench-kube go install ", "needs the network (the module proxy); TestReadmeInstall checks the line"},
+	{"mv $HOME/joulebench-kube/joulebench ", "the Kubernetes build's install, above"},
 	{"go build -tags kubernetes -o joulebench-kube ./cmd/joulebench", "the tests build joulebench-kube themselves (kubeHelperEnv) and run the Kubernetes commands through it"},
 	{"joulebench sweep campaign.yaml --executor slurm", "needs a Slurm cluster (the sweep with Slurm has its own test on fake sbatch/squeue)"},
 	{"joulebench sweep gpu.yaml --executor kubernetes --image", "needs a Kubernetes cluster with GPUs (the executor's tests run the simulator on CI's cluster)"},
 	{"joulebench sweep examples/frontier.yaml", "five simulator runs: TestFrontierExample runs it"},
 	{"joulebench sweep examples/slo.yaml", "about seven simulator runs: TestSLOSearchFindsConcurrency runs it"},
-	{"joulebench measure --engine-url", "needs a running server (and a GPU's power): observe's TestMeasure* and TestMeasureLlamaServer run measure"},
+	{"joulebench measure --engine-url", "needs a running server (and a GPU's power): runner/observe's TestMeasure* and TestMeasureLlamaServer run measure"},
 }
 
 // readmeQuick are the parameters that shorten a simulator run in this

@@ -72,10 +72,14 @@ func FromResults(res *loadresults.Results, sha string, start, end float64, count
 	default:
 		return nil, fmt.Errorf("--results %s records no request start times: the requests cannot be placed in the formal stage", res.Path)
 	}
-	out := make([]record.Request, 0, len(res.Requests))
+	recs, err := res.Records(shift, "formal")
+	if err != nil {
+		return nil, fmt.Errorf("--results: %w", err)
+	}
+	out := make([]record.Request, 0, len(recs))
 	var tokens int64
-	for i, r := range res.Requests {
-		q, err := formalRequest(i, r, shift, start, end)
+	for i, q := range recs {
+		q, err := inStage(i, q, res.Requests[i].ITL, start, end)
 		if err != nil {
 			return nil, fmt.Errorf("--results %s: %w", res.Path, err)
 		}
@@ -91,29 +95,31 @@ func FromResults(res *loadresults.Results, sha string, start, end float64, count
 	return &steps.ObservedRequests{Requests: out, What: what, Notes: append(notes, res.Notes...), File: file}, nil
 }
 
-// formalRequest is the i-th request of a result file as a formal request
-// of the stage [start, end], its times shifted by shift.
-func formalRequest(i int, r loadresults.Request, shift, start, end float64) (record.Request, error) {
-	sent := r.Start + shift
-	done := sent + r.Latency
-	if sent < start-stageSlack || done > end+stageSlack {
-		return record.Request{}, fmt.Errorf("request %d (sent %.3f, done %.3f) lies outside the formal stage [%.3f, %.3f]: the file is not of this load", i+1, sent, done, start, end)
+// inStage places the i-th record of a result file (loadresults.Records)
+// in the formal stage [start, end]: one outside it by more than
+// stageSlack is not of this load; within it, it is put on the stage's
+// edge. Its tokens are the tool's (tokens_source user); its chunk
+// arrivals come from the gaps the file lists.
+func inStage(i int, q record.Request, itl []float64, start, end float64) (record.Request, error) {
+	if q.DoneAt == 0 {
+		q.DoneAt = q.SentAt // a failed request the file gives no latency
 	}
-	sent, done = math.Max(sent, start), math.Min(math.Max(done, sent), end)
-	q := record.Request{ID: fmt.Sprintf("results-%d", i+1), Phase: "formal", SentAt: sent, DoneAt: done,
-		PromptTokens: r.InputTokens, OK: r.OK, Error: r.Error, TokensSource: "user"}
-	if !r.OK {
+	if q.SentAt < start-stageSlack || q.DoneAt > end+stageSlack {
+		return q, fmt.Errorf("request %d (sent %.3f, done %.3f) lies outside the formal stage [%.3f, %.3f]: the file is not of this load", i+1, q.SentAt, q.DoneAt, start, end)
+	}
+	q.ID = fmt.Sprintf("results-%d", i+1)
+	q.SentAt = math.Max(q.SentAt, start)
+	q.DoneAt = math.Min(math.Max(q.DoneAt, q.SentAt), end)
+	if !q.OK {
+		q.FirstTokenAt = 0
 		if q.Error == "" {
 			q.Error = "failed (the tool's result file)"
 		}
 		return q, nil
 	}
-	q.OutputTokens = r.OutputTokens
-	q.FirstTokenAt = done
-	if r.TTFT > 0 {
-		q.FirstTokenAt = math.Min(sent+r.TTFT, done)
-	}
-	q.TokenTimes = chunkTimes(q.FirstTokenAt, done, r.ITL, r.OutputTokens)
+	q.TokensSource = "user"
+	q.FirstTokenAt = math.Min(math.Max(q.FirstTokenAt, q.SentAt), q.DoneAt)
+	q.TokenTimes = chunkTimes(q.FirstTokenAt, q.DoneAt, itl, q.OutputTokens)
 	return q, nil
 }
 
