@@ -121,18 +121,39 @@ func singleTokenChunksMatch(q *record.Request) string {
 // (joulebench import) holds only synthetic requests, each standing for
 // the formal window (sent_at = first_token_at = its start, done_at = its
 // end), whose output_tokens add up to import.output_tokens exactly; a run
-// without one (joulebench measured it) holds no synthetic request, and is
-// not of an imported engine kind.
+// of joulebench measure without per-request data (a measure object) holds
+// the same, adding up to measure.output_tokens (the server's counter); a
+// run without either (joulebench measured its own requests) holds no
+// synthetic request, and is not of an imported engine kind.
 func requestsMatchImport(d *decodedRun) error {
 	m := d.meta.m
 	if m.Import == nil {
 		if m.Engine.Kind == importedKind || m.Engine.Kind == importedRangingKind {
 			return d.meta.at(fmt.Sprintf("engine.kind %q is an imported run's, but run.json has no import object saying where it came from", m.Engine.Kind), "engine", "kind")
 		}
+		if m.Measure != nil && (hasSynthetic(d) || len(d.requests.rows) == 0 && m.Measure.OutputTokens > 0) {
+			return syntheticTokensMatch(d, m.Measure.OutputTokens, "measure", "a measured run's synthetic requests carry exactly the tokens the server's counter gave")
+		}
 		return measuredRequestsNotSynthetic(d)
 	}
-	formal, hasFormal := m.StageByName("formal")
-	want := m.Import.OutputTokens
+	return syntheticTokensMatch(d, m.Import.OutputTokens, "import", "an import's requests carry exactly the tokens it recorded")
+}
+
+// hasSynthetic reports whether requests.jsonl holds a synthetic request.
+func hasSynthetic(d *decodedRun) bool {
+	for i := range d.requests.rows {
+		if d.requests.rows[i].Synthetic {
+			return true
+		}
+	}
+	return false
+}
+
+// syntheticTokensMatch: every request is synthetic and stands for the
+// formal window, and their output_tokens add up to want, run.json's
+// obj.output_tokens.
+func syntheticTokensMatch(d *decodedRun, want int, obj, why string) error {
+	formal, hasFormal := d.meta.m.StageByName("formal")
 	sum := 0
 	for i := range d.requests.rows {
 		q := &d.requests.rows[i]
@@ -141,13 +162,13 @@ func requestsMatchImport(d *decodedRun) error {
 		}
 		sum += q.OutputTokens // each ≤ MaxOutputTokens: no overflow below 2^41 lines
 		if sum > want {
-			return d.requestErr(i, fmt.Sprintf("request %q: output_tokens: the synthetic requests' output_tokens add up to %d by this line, above run.json's import.output_tokens %d; an import's requests carry exactly the tokens it recorded",
-				q.ID, sum, want))
+			return d.requestErr(i, fmt.Sprintf("request %q: output_tokens: the synthetic requests' output_tokens add up to %d by this line, above run.json's %s.output_tokens %d; %s",
+				q.ID, sum, obj, want, why))
 		}
 	}
 	if sum != want {
-		return d.meta.at(fmt.Sprintf("import.output_tokens is %d but the synthetic requests of %s carry %d; an import's requests carry exactly the tokens it recorded (lines deleted, or tokens edited?)",
-			want, filepath.Join(d.dir, RequestsFile), sum), "import", "output_tokens")
+		return d.meta.at(fmt.Sprintf("%s.output_tokens is %d but the synthetic requests of %s carry %d; %s (lines deleted, or tokens edited?)",
+			obj, want, filepath.Join(d.dir, RequestsFile), sum, why), obj, "output_tokens")
 	}
 	return nil
 }

@@ -651,6 +651,19 @@ func cloneMeta(m record.Meta) record.Meta {
 		imp.Files, imp.Notes = slices.Clone(imp.Files), slices.Clone(imp.Notes)
 		c.Import = &imp
 	}
+	if m.Measure != nil {
+		ms := *m.Measure
+		ms.Command, ms.Notes = slices.Clone(ms.Command), slices.Clone(ms.Notes)
+		if ms.ExitStatus != nil {
+			st := *ms.ExitStatus
+			ms.ExitStatus = &st
+		}
+		if ms.Results != nil {
+			r := *ms.Results
+			ms.Results = &r
+		}
+		c.Measure = &ms
+	}
 	return c
 }
 

@@ -22,6 +22,11 @@ type ReleaseParams struct {
 	Tolerance         float64 // e.g. 0.05: within ±5 % of each device's baseline
 	HoldS             float64 // e.g. 30: for this long
 	ExitedAt          float64 // engine process exit time; ≤ 0 = unknown / not exited
+	// ServerKeepsRunning: the engine was not started by joulebench and
+	// is not stopped (joulebench measure around traffic it did not
+	// send): its exit is no condition of the release, which closes when
+	// memory and power are back at baseline.
+	ServerKeepsRunning bool
 }
 
 // Release is the result of release-complete detection. A time that was not
@@ -75,6 +80,9 @@ func (p *PowerData) Release(rp ReleaseParams) (Release, error) {
 	power := p.powerSettled(evs, base, rp, end)
 	mem := p.memoryReleased(evs, rp, end)
 	exit := engineExited(rp.ExitedAt, end)
+	if rp.ServerKeepsRunning {
+		exit = releasePhase{met: true, note: "the server keeps running (joulebench did not start it): its exit is not awaited"}
+	}
 
 	var res Release
 	var reasons, notes []string

@@ -153,7 +153,8 @@ func methodBuiltinDefs() []builtinDef {
 				}
 				exited := d.Events["engine_exited"]
 				r, err := d.Power.Release(measure.ReleaseParams{From: from, End: to, Baseline: pw, MemBaseline: mem,
-					MemToleranceBytes: int64(memTol), Tolerance: tol, HoldS: hold, ExitedAt: exited})
+					MemToleranceBytes: int64(memTol), Tolerance: tol, HoldS: hold, ExitedAt: exited,
+					ServerKeepsRunning: d.Meta.Measure != nil && !d.Meta.Engine.Managed})
 				if err != nil {
 					return nil, err
 				}

@@ -335,6 +335,7 @@ func (e *engineRun) buildEngine(ctx context.Context) error {
 	e.deps.Engine, e.deps.NewClient = es.Engine, es.NewClient
 	e.deps.Model, e.deps.Expect, e.deps.Chat = es.Model, es.Expect, es.Chat
 	e.deps.External, e.deps.ExitError = es.External, es.ExitError
+	e.deps.Observe = e.s.Observe
 	if df := e.r.deployment; df != nil {
 		e.deps.LabelDevices = df.labelDevices
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/joulebench/joulebench/engines"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/internal/runprogress"
+	"github.com/joulebench/joulebench/steps"
 	"github.com/joulebench/joulebench/telemetry"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
@@ -112,6 +113,11 @@ type Spec struct {
 	Redact *redact.Redactor
 	// Version is joulebench's version, recorded in run.json.
 	Version string
+
+	// Observe is the load of the profile's observe step (joulebench
+	// measure: a command, or a window of live traffic); nil for a run
+	// that sends its own requests.
+	Observe *steps.Observe
 
 	// GPU are the GPU settings the run applies.
 	GPU GPUOptions

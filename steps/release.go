@@ -50,7 +50,7 @@ var releaseKind = workflow.NewStepKind("release",
 	runRelease)
 
 func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *ReleaseConfig) error {
-	if d.External {
+	if d.External && d.Observe == nil {
 		// Not ours to stop: no release stage.
 		return d.sampleNow(ctx)
 	}
@@ -61,6 +61,18 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Releas
 	}
 	rc.StageStart("release", from)
 	d.report("release", loadgen.Progress{}, 0)
+	if d.External {
+		// joulebench measure: the load it did not send has ended; the
+		// server keeps running, and the release waits for power and
+		// memory back at baseline.
+		if !c.WaitBaseline || d.measuresNothing() != "" {
+			if err := d.sampleNow(ctx); err != nil {
+				return err
+			}
+			return rc.StageEnd("release", rc.Clock.Now())
+		}
+		return d.waitBaseline(ctx, rc, meta, from, 0, c)
+	}
 	exitAt, err := d.StopEngine(ctx, rc, c.Grace.D())
 	if err != nil {
 		return fmt.Errorf("stop engine: %w", err)
@@ -81,6 +93,13 @@ func runRelease(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Releas
 		}
 		return rc.StageEnd("release", end)
 	}
+	return d.waitBaseline(ctx, rc, meta, from, exitAt, c)
+}
+
+// waitBaseline samples until the release closes (power and memory back
+// at baseline, the engine exited unless it keeps running) or max_wait
+// passes, and ends the release stage at the last sample.
+func (d *Deps) waitBaseline(ctx context.Context, rc *workflow.RunContext, meta record.Meta, from, exitAt float64, c *ReleaseConfig) error {
 	bs, ok := meta.StageByName("baseline")
 	if !ok {
 		return fmt.Errorf("release wait needs a baseline stage (add a baseline step or set wait_baseline: false)")
@@ -135,7 +154,8 @@ func (d *Deps) releaseClosed(bs record.Stage, from, now, exitAt float64, c *Rele
 		}
 	}
 	r, err := pd.Release(measure.ReleaseParams{From: from, End: now, Baseline: pw, MemBaseline: mem,
-		MemToleranceBytes: int64(c.MemToleranceMB) << 20, Tolerance: c.Tolerance, HoldS: c.Hold.Seconds(), ExitedAt: exitAt})
+		MemToleranceBytes: int64(c.MemToleranceMB) << 20, Tolerance: c.Tolerance, HoldS: c.Hold.Seconds(), ExitedAt: exitAt,
+		ServerKeepsRunning: d.External && d.Observe != nil})
 	if err != nil {
 		return false, err
 	}

@@ -31,10 +31,17 @@ func requestSetMeta(set *workload.RequestSet, count int) record.RequestSet {
 // FormalRequests returns how many formal requests the profile's requests
 // steps will send: each step's frozen set (Prepare) times its repeat,
 // capped by max_requests. known is false when a step sends the whole
-// dataset (count 0) and no set was frozen for it (d nil or not prepared).
+// dataset (count 0) and no set was frozen for it (d nil or not prepared),
+// or when an observe step measures another tool's load.
 func FormalRequests(l *workflow.Loaded, d *Deps) (n int, known bool) {
 	known = true
 	for _, st := range l.Steps {
+		if _, ok := st.Config.(*ObserveConfig); ok {
+			// joulebench measure: the load is another tool's, its count
+			// unknown before it has run.
+			known = false
+			continue
+		}
 		c, ok := st.Config.(*RequestsConfig)
 		if !ok {
 			continue

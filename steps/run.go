@@ -63,6 +63,9 @@ type Deps struct {
 	// and role of the deployment part that owns them, before run.json
 	// lists them.
 	LabelDevices func([]record.Device)
+	// Observe, when set, is the load of an observe step (joulebench
+	// measure): a command or a window of live traffic.
+	Observe *Observe
 
 	run runState
 }

@@ -14,7 +14,7 @@ import (
 func Registry() *workflow.Registry[*Deps] {
 	r, err := workflow.NewRegistry(
 		preflightKind, monitorKind, baselineKind, startEngineKind, verifyEngineKind,
-		warmupKind, requestsKind, releaseKind, archiveKind,
+		warmupKind, requestsKind, observeKind, releaseKind, archiveKind,
 	)
 	if err != nil {
 		panic(err) // a programming error: two kinds share a name

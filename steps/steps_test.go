@@ -11,7 +11,7 @@ import (
 
 func TestRegistryHoldsEveryKind(t *testing.T) {
 	r := Registry()
-	want := "archive,baseline,monitor,preflight,release,requests,start_engine,verify_engine,warmup"
+	want := "archive,baseline,monitor,observe,preflight,release,requests,start_engine,verify_engine,warmup"
 	if got := strings.Join(r.Names(), ","); got != want {
 		t.Fatalf("kinds = %s, want %s", got, want)
 	}
@@ -21,6 +21,7 @@ func TestRegistryHoldsEveryKind(t *testing.T) {
 		"archive": &ArchiveConfig{}, "baseline": &BaselineConfig{}, "monitor": &MonitorConfig{},
 		"preflight": &PreflightConfig{}, "release": &ReleaseConfig{}, "requests": &RequestsConfig{},
 		"start_engine": &StartEngineConfig{}, "verify_engine": &VerifyEngineConfig{}, "warmup": &WarmupConfig{},
+		"observe": &ObserveConfig{},
 	}
 	for _, n := range r.Names() {
 		k, _ := r.Lookup(n)

@@ -59,7 +59,7 @@ func TestBadProfiles(t *testing.T) {
 		}},
 		{"unknown-step.bad.yaml", []string{
 			// "  - {kind: warmpu": the value starts at column 12.
-			`4:12|steps[1] (warmpu)|unknown step kind "warmpu" (known kinds: archive, baseline, monitor, preflight, release, requests, start_engine, verify_engine, warmup)`,
+			`4:12|steps[1] (warmpu)|unknown step kind "warmpu" (known kinds: archive, baseline, monitor, observe, preflight, release, requests, start_engine, verify_engine, warmup)`,
 		}},
 		{"unknown-name.bad.yaml", []string{
 			// 'sum(formal, .output_tokens) + extra_tokens' opens with a quote

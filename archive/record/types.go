@@ -45,6 +45,10 @@ type Meta struct {
 	// Import says where each part of an imported run came from (joulebench
 	// import); nil for a run joulebench measured.
 	Import *ImportInfo `json:"import,omitempty"`
+	// Measure says what generated the load of a run joulebench measure
+	// took around traffic it did not send, and how its output tokens were
+	// counted; nil for any other run.
+	Measure *MeasureInfo `json:"measure,omitempty"`
 	// Load is the formal stage's load shape (absent in runs made before
 	// it was recorded).
 	Load *LoadShape `json:"load,omitempty"`
@@ -79,6 +83,61 @@ type ImportInfo struct {
 	// Validity is an MLPerf result's validity as its loadgen logged it
 	// (result_validity: VALID or INVALID); "" when the recording has none.
 	Validity string `json:"validity,omitempty"`
+}
+
+// MeasureInfo records a run of joulebench measure: the formal stage is
+// a command's lifetime or a window of live traffic, and the output tokens
+// are the difference of the server's own counter read at its start and
+// end. Without per-request data, requests.jsonl holds synthetic requests
+// over the formal stage carrying OutputTokens (as an import's).
+type MeasureInfo struct {
+	// Load says what generated the load: "command" (Command) or "live
+	// traffic over 30s" (DurationS).
+	Load string `json:"load"`
+	// Command is the command's argv, secrets redacted.
+	Command   []string `json:"command,omitempty"`
+	DurationS float64  `json:"duration_s,omitempty"`
+	// ExitStatus is the command's exit status (nil: no command, or it
+	// did not exit on its own); ExitReason says how it ended otherwise
+	// (a signal, an interrupt).
+	ExitStatus *int   `json:"exit_status,omitempty"`
+	ExitReason string `json:"exit_reason,omitempty"`
+	// TokenMetric is the server's counter of generated tokens read before
+	// and after the formal stage (e.g. vllm:generation_tokens_total), with
+	// its two readings (summed over its series).
+	TokenMetric  string  `json:"token_metric"`
+	TokensBefore float64 `json:"tokens_before"`
+	TokensAfter  float64 `json:"tokens_after"`
+	// OutputTokens is TokensAfter - TokensBefore: what the synthetic
+	// requests carry in all.
+	OutputTokens int `json:"output_tokens"`
+	// Requests says what requests.jsonl holds and why.
+	Requests string `json:"requests"`
+	// Notes are anything else measure decided.
+	Notes []string `json:"notes,omitempty"`
+	// Results is the load generator's result file whose per-request
+	// records requests.jsonl holds (--results); nil: none.
+	Results *MeasureResults `json:"results,omitempty"`
+}
+
+// MeasureResults records the result file a measured run's requests came
+// from.
+type MeasureResults struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// Format is the file's format (vllm-bench-serve, guidellm, aiperf);
+	// Tool and Version the load generator as the file names it.
+	Format  string `json:"format"`
+	Tool    string `json:"tool,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Clock is what the file's request times count from (unix, or
+	// monotonic: the tool's own clock, aligned as Notes say).
+	Clock string `json:"clock"`
+	// Requests counts the records imported; OutputTokens the output
+	// tokens of the successful ones, beside the server counter's
+	// measure.output_tokens.
+	Requests     int   `json:"requests"`
+	OutputTokens int64 `json:"output_tokens"`
 }
 
 // ImportFile is one file an import read.

@@ -80,7 +80,7 @@ are a YAML profile; built-in profiles: benchmark-1.0, benchmark-1.5, asiai.`,
 	root.SetErr(errOut)
 	runflags.Global(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitInvalid, err) })
-	root.AddCommand(a.runCmd(), a.analyzeCmd(), a.validateCmd(), a.profilesCmd(), a.reportCmd(), a.compareCmd(), a.estimateCmd(), a.plotCmd(), a.devicesCmd(), a.sweepCmd(), a.versionCmd(), a.importCmd(), a.restoreCmd(), a.agentCmd(), a.serveSimCmd())
+	root.AddCommand(a.runCmd(), a.analyzeCmd(), a.validateCmd(), a.profilesCmd(), a.reportCmd(), a.compareCmd(), a.estimateCmd(), a.plotCmd(), a.devicesCmd(), a.sweepCmd(), a.versionCmd(), a.importCmd(), a.measureCmd(), a.restoreCmd(), a.agentCmd(), a.serveSimCmd())
 	a.root = root
 	return a
 }

@@ -34,6 +34,7 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"joulebench sweep gpu.yaml --executor kubernetes --image", "needs a Kubernetes cluster with GPUs (the executor's tests run the simulator on CI's cluster)"},
 	{"joulebench sweep examples/frontier.yaml", "five simulator runs: TestFrontierExample runs it"},
 	{"joulebench sweep examples/slo.yaml", "about seven simulator runs: TestSLOSearchFindsConcurrency runs it"},
+	{"joulebench measure --engine-url", "needs a running server (and a GPU's power): runner/observe's TestMeasure* and TestMeasureLlamaServer run measure"},
 }
 
 // readmeQuick are the parameters that shorten a simulator run in this
