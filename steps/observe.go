@@ -84,7 +84,7 @@ var observeKind = workflow.NewStepKind("observe",
 // observed is what the formal stage of an observe step came to.
 type observed struct {
 	start, end     float64
-	before, after  float64
+	before         float64
 	exitStatus     *int
 	exitReason     string
 	commandErr     error
