@@ -77,7 +77,22 @@ func (p *Profile) configurationOf(m record.Meta) (setting, load map[string]strin
 			setting[k] = v
 		}
 	}
+	if m.Measure != nil {
+		load = measuredLoad(m.Measure)
+	}
 	return setting, load
+}
+
+// measuredLoad is the load of a run joulebench measure made: what
+// generated it (the command line, or the window of live traffic), not
+// the profile's load parameters, which measure never used.
+func measuredLoad(mi *record.MeasureInfo) map[string]string {
+	load := map[string]string{}
+	flatten("measure.load", mi.Load, load)
+	if len(mi.Command) > 0 {
+		flatten("measure.command", strings.Join(mi.Command, " "), load)
+	}
+	return load
 }
 
 // isLoad reports whether field is a load field or inside one.

@@ -2,12 +2,24 @@ package compare
 
 import (
 	"math"
+	"path"
 	"strconv"
+	"strings"
 )
 
 // ShortLoad names a load briefly: c16 for a concurrency, 2.5 req/s for a
-// rate, else its mode (or LoadText).
+// rate, "cmd hey" or "live traffic over 30s" for a run of joulebench
+// measure, else its mode (or LoadText).
 func ShortLoad(load map[string]any) string {
+	if c, ok := load["command"].(string); ok && c != "" {
+		// A run of joulebench measure: its load is the command's (its
+		// program's name, path left out).
+		prog, _, _ := strings.Cut(c, " ")
+		return "cmd " + path.Base(prog)
+	}
+	if l, ok := load["load"].(string); ok && l != "" {
+		return l
+	}
 	if c, ok := load["concurrency"].(float64); ok && c > 0 {
 		return "c" + strconv.FormatFloat(c, 'g', -1, 64)
 	}
