@@ -44,18 +44,23 @@ type RunRow struct {
 	SizeGroup string `json:"size_group"`
 	// Params is the total parameter count; nil when unknown (ParamsNote
 	// says why when a label was there but unreadable).
-	Params          *float64 `json:"model_params"`
-	ParamsNote      string   `json:"model_params_note,omitempty"`
-	Model           string   `json:"model"`
-	Engine          string   `json:"engine"`
-	Status          string   `json:"status"`
-	Simulated       bool     `json:"simulated"`
-	SteadyJPerToken *float64 `json:"steady_j_per_token"`
-	FullJPerToken   *float64 `json:"full_j_per_token"`
-	StartupEnergyJ  *float64 `json:"startup_energy_j"`
-	ReleaseEnergyJ  *float64 `json:"release_energy_j"`
-	OutputTokens    *float64 `json:"output_tokens"`
-	Flags           []Flag   `json:"flags"`
+	Params     *float64 `json:"model_params"`
+	ParamsNote string   `json:"model_params_note,omitempty"`
+	Model      string   `json:"model"`
+	Engine     string   `json:"engine"`
+	Status     string   `json:"status"`
+	Simulated  bool     `json:"simulated"`
+	// GPUSetting is the GPU setting the run applied (run.json
+	// gpu_settings); Label names the run in every view: its short load and
+	// setting, "c32 · 250 W" (PointLabel).
+	GPUSetting      GPUSetting `json:"gpu_setting"`
+	Label           string     `json:"label"`
+	SteadyJPerToken *float64   `json:"steady_j_per_token"`
+	FullJPerToken   *float64   `json:"full_j_per_token"`
+	StartupEnergyJ  *float64   `json:"startup_energy_j"`
+	ReleaseEnergyJ  *float64   `json:"release_energy_j"`
+	OutputTokens    *float64   `json:"output_tokens"`
+	Flags           []Flag     `json:"flags"`
 	// Removed lists the values its flags leave out of the statistics
 	// ("all" for the whole run).
 	Removed []string `json:"removed"`
@@ -612,6 +617,8 @@ func (p *Profile) runRow(r Run, flags []Flag) RunRow {
 		Model: orDash(m.Engine.Model), Engine: orDash(m.Engine.Kind), Status: m.Status, Simulated: m.Simulated,
 		SizeGroup: UnknownGroup, Flags: flags, same: sameFields(m, p.Pairs.Same)}
 	row.setting, row.load = p.configurationOf(m)
+	row.GPUSetting = GPUSettingOf(m)
+	row.Label = PointLabel(loadParams(row.load), row.GPUSetting)
 	row.method = methodOf(r)
 	if v, ok, note := p.paramsOf(m); ok {
 		row.Params = &v

@@ -34,6 +34,9 @@ type SLO struct {
 	TPOTMs     float64 `json:"tpot_ms,omitempty"`
 	E2EMs      float64 `json:"e2e_ms,omitempty"`
 	Attainment float64 `json:"attainment_target"`
+	// Percentile is the latency percentile the attainment target implies
+	// ("p90" for 0.9): the latency shown against the bound.
+	Percentile string `json:"percentile"`
 }
 
 // SLOOf reads the SLO of a run's parameters; nil when no bound is set.
@@ -46,6 +49,7 @@ func SLOOf(m record.Meta) *SLO {
 	if s.Attainment <= 0 || s.Attainment > 1 {
 		s.Attainment = 0.99
 	}
+	s.Percentile = PercentileName(s.Attainment)
 	return &s
 }
 
@@ -125,17 +129,24 @@ type Choice struct {
 	Configuration []FieldValue   `json:"configuration"`
 	Load          map[string]any `json:"load"`
 	LoadText      string         `json:"load_text"`
-	Basis         string         `json:"basis"`
-	JPerToken     *float64       `json:"j_per_token"`
-	LatencyMetric string         `json:"latency_metric"`
-	Latency       *float64       `json:"latency"`
-	LatencyBound  *float64       `json:"latency_bound"`
-	Attainment    *float64       `json:"slo_attainment"`
-	Target        float64        `json:"attainment_target,omitempty"`
-	Throughput    *float64       `json:"throughput_tok_s"`
-	Goodput       *float64       `json:"goodput_tok_s"`
-	USDPerMToken  *float64       `json:"usd_per_mtoken,omitempty"`
-	GCO2PerMToken *float64       `json:"gco2_per_mtoken,omitempty"`
+	// GPUSetting is the point's GPU setting; Label names the point as
+	// every view does ("c32 · 250 W").
+	GPUSetting GPUSetting `json:"gpu_setting"`
+	Label      string     `json:"label"`
+	// Basis is the J/token basis (BasisSteady, ...); BasisText says it in
+	// words, as every figure that depends on it is labelled.
+	Basis         string   `json:"basis"`
+	BasisText     string   `json:"basis_text"`
+	JPerToken     *float64 `json:"j_per_token"`
+	LatencyMetric string   `json:"latency_metric"`
+	Latency       *float64 `json:"latency"`
+	LatencyBound  *float64 `json:"latency_bound"`
+	Attainment    *float64 `json:"slo_attainment"`
+	Target        float64  `json:"attainment_target,omitempty"`
+	Throughput    *float64 `json:"throughput_tok_s"`
+	Goodput       *float64 `json:"goodput_tok_s"`
+	USDPerMToken  *float64 `json:"usd_per_mtoken,omitempty"`
+	GCO2PerMToken *float64 `json:"gco2_per_mtoken,omitempty"`
 }
 
 // Rejection is a point (or a run) the decision did not choose, and why.
@@ -165,9 +176,24 @@ type Decision struct {
 	Choice
 	// Note says what the choice rests on (the basis, a figure a check
 	// removed) or why there is none.
-	Note     string      `json:"note,omitempty"`
-	RunnerUp *Choice     `json:"runner_up"`
-	Rejected []Rejection `json:"rejected"`
+	Note string `json:"note,omitempty"`
+	// JPerTokenCI is the interval [lo, hi] of the chosen J/token (nil:
+	// none could be drawn); CIMethod says how it was drawn (batch means
+	// over the steady windows of one run, a t-interval over repetitions)
+	// or why there is none.
+	JPerTokenCI *[2]float64 `json:"j_per_token_ci"`
+	CIMethod    string      `json:"ci_method,omitempty"`
+	RunnerUp    *RunnerUp   `json:"runner_up"`
+	Rejected    []Rejection `json:"rejected"`
+}
+
+// RunnerUp is the point next to the choice, and whether the two are told
+// apart: Separable is false when their J/token intervals overlap (the
+// choice then rests on the tie rule, and Why says so).
+type RunnerUp struct {
+	Choice
+	Separable bool   `json:"separable"`
+	Why       string `json:"why"`
 }
 
 // decide chooses among the points of every configuration, per SLO and
@@ -344,8 +370,7 @@ func decideGroup(points []*FrontierPoint, o FrontierOptions, sloGiven bool) *Dec
 		best := valued[0]
 		d.Chosen, d.Choice = true, choiceOf(best, basis)
 		if len(valued) > 1 {
-			ru := choiceOf(valued[1], basis)
-			d.RunnerUp = &ru
+			d.RunnerUp = &RunnerUp{Choice: choiceOf(valued[1], basis)}
 		}
 		for i, pt := range valued[1:] {
 			why := againstChosen(pt, best, valued, value, basis, sloGiven)
@@ -519,7 +544,17 @@ func choiceOf(pt *FrontierPoint, basis string) Choice {
 	if _, ok := pt.js[basis]; !ok { // another objective: J/token on the point's own basis
 		c.Basis, c.JPerToken = pt.Basis, pt.JPerToken
 	}
+	c.BasisText = basisName(c.Basis)
+	c.GPUSetting, c.Label = pt.GPUSetting, pt.Label
 	return c
+}
+
+// runnerUpChoice is the runner-up's choice; nil when none.
+func runnerUpChoice(d *Decision) *Choice {
+	if d.RunnerUp == nil {
+		return nil
+	}
+	return &d.RunnerUp.Choice
 }
 
 // sloText says the SLO a decision holds points to, and where it comes
@@ -626,7 +661,7 @@ func choiceTable(b *builder, d *Decision) {
 	}
 	rows := [][]string{row("chosen", c)}
 	if d.RunnerUp != nil {
-		rows = append(rows, row("runner-up", d.RunnerUp))
+		rows = append(rows, row("runner-up", &d.RunnerUp.Choice))
 	}
 	b.table(head, rows)
 }
@@ -715,7 +750,7 @@ func oneDecisionCSV(put func(sec, scen, group, model, engine, run, name, value, 
 	for _, x := range []struct {
 		sec string
 		c   *Choice
-	}{{"decision", &d.Choice}, {"runner_up", d.RunnerUp}} {
+	}{{"decision", &d.Choice}, {"runner_up", runnerUpChoice(d)}} {
 		if x.c == nil {
 			continue
 		}

@@ -61,6 +61,10 @@ type FrontierPoint struct {
 	Configuration []FieldValue `json:"configuration,omitempty"`
 	// Load is the point's load parameters (mode, concurrency, rate, ...).
 	Load map[string]any `json:"load"`
+	// GPUSetting is the point's GPU setting (its first run's); Label names
+	// the point in every view, "c32 · 250 W" (PointLabel).
+	GPUSetting GPUSetting `json:"gpu_setting"`
+	Label      string     `json:"label"`
 	// RunID is the point's run (the first of its repetitions); Runs counts
 	// them (values are their medians).
 	RunID string `json:"run_id"`
@@ -333,7 +337,8 @@ func newLoadPoint(r *RunRow, run *Run, o FrontierOptions) *FrontierPoint {
 		metric, from = DefaultLatency, "default"
 	}
 	pt := &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
-		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo, method: r.method}
+		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo, method: r.method,
+		GPUSetting: r.GPUSetting, Label: r.Label}
 	pt.AttainmentTarget = o.Attainment
 	if pt.AttainmentTarget <= 0 {
 		pt.AttainmentTarget = 0.99
