@@ -32,7 +32,13 @@ func (p Profiles) FrontierPlot(ctx context.Context, w io.Writer, dirs []string, 
 	if err != nil {
 		return err
 	}
-	if err := plot.SaveFrontier(out, FrontierFigure(c.Report, fo.Latency), opt); err != nil {
+	// The decision's points on its basis, one series per GPU setting;
+	// compare's frontier where the decision chose nothing.
+	fig := plot.DecisionFrontier(c.Report, c.Runs)
+	if fig == nil {
+		fig = FrontierFigure(c.Report, fo.Latency)
+	}
+	if err := plot.SaveFrontier(out, fig, opt); err != nil {
 		return exitcode.With(exitcode.Failure, err)
 	}
 	fmt.Fprintf(w, "frontier figure: %s\n", out)

@@ -27,6 +27,13 @@ type Frontier struct {
 	// Bounds are the latency bounds (ms) points must meet, each drawn as
 	// a vertical line: --latency-max, or the runs' SLO on this latency.
 	Bounds []float64
+	// BoundLabels name the bounds in the legend, where given ("SLO: TPOT
+	// p90 ≤ 13 ms (90 % of requests)"); else "SLO: LATENCY ≤ B ms".
+	BoundLabels []string
+	// BestLabel is the ringed point's label: the legend names it ("the
+	// decision's choice: c32 · 300 W"); "" says "lowest J/token meeting
+	// the SLO".
+	BestLabel string
 	// Basis names the J/token plotted, in words ("formal window", "per
 	// good token, steady state"): the y axis says it; "" says J/token
 	// alone.
@@ -106,6 +113,14 @@ func FrontierLabels(f *Frontier, opt Options) ([]Box, []string, error) {
 	return labels.placed, labels.dropped, nil
 }
 
+// bestLegend names the ringed point in the legend.
+func (f *Frontier) bestLegend() string {
+	if f.BestLabel == "" {
+		return "lowest J/token meeting the SLO"
+	}
+	return "the decision's choice: " + f.BestLabel
+}
+
 // yLabel names the y axis: J/token and, where known, its basis.
 func (f *Frontier) yLabel() string {
 	if f.Basis == "" {
@@ -164,7 +179,7 @@ func (f *Frontier) plotLabels() (*gplot.Plot, *pointLabels, error) {
 			sc.Shape, sc.Color, sc.Radius = draw.RingGlyph{}, color.NRGBA{R: 200, G: 30, B: 30, A: 255}, vg.Points(9)
 			p.Add(sc)
 			if !bestNamed {
-				p.Legend.Add("lowest J/token meeting the SLO", sc)
+				p.Legend.Add(f.bestLegend(), sc)
 				bestNamed = true
 			}
 		}
@@ -173,10 +188,14 @@ func (f *Frontier) plotLabels() (*gplot.Plot, *pointLabels, error) {
 		}
 	}
 	p.Add(labels)
-	for _, b := range f.Bounds {
+	for i, b := range f.Bounds {
 		l := vline(b, color.NRGBA{R: 60, G: 60, B: 60, A: 220}) // grey: not a series colour
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("SLO: %s ≤ %s ms", f.Latency, strconv.FormatFloat(b, 'g', 4, 64)), l)
+		name := fmt.Sprintf("SLO: %s ≤ %s ms", f.Latency, strconv.FormatFloat(b, 'g', 4, 64))
+		if i < len(f.BoundLabels) && f.BoundLabels[i] != "" {
+			name = f.BoundLabels[i]
+		}
+		p.Legend.Add(name, l)
 	}
 	// Room on the right for the last point's label.
 	p.X.Max += (p.X.Max - p.X.Min) * 0.12
