@@ -78,6 +78,8 @@ type RunRow struct {
 	// method is the run's method (profile name and sha256): runs of
 	// different methods are never pooled.
 	method method
+	// slo is the SLO of the run's parameters (nil: none).
+	slo *SLO
 }
 
 // FieldValue is a run.json field (dotted path) and its value as shown.
@@ -337,7 +339,7 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	if rep.Frontier == nil {
 		rep.Frontier = []FrontierPoint{}
 	}
-	rep.GPUSettings = p.gpuSettingsChoices(rep.Runs, runs, fo)
+	rep.GPUSettings = gpuSettingsChoices(points)
 	return rep
 }
 
@@ -618,6 +620,7 @@ func (p *Profile) runRow(r Run, flags []Flag) RunRow {
 		SizeGroup: UnknownGroup, Flags: flags, same: sameFields(m, p.Pairs.Same)}
 	row.setting, row.load = p.configurationOf(m)
 	row.GPUSetting = GPUSettingOf(m)
+	row.slo = SLOOf(m)
 	row.Label = PointLabel(loadParams(row.load), row.GPUSetting)
 	row.method = methodOf(r)
 	if v, ok, note := p.paramsOf(m); ok {

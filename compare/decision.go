@@ -76,16 +76,31 @@ func paramFloat(params map[string]any, name string) float64 {
 }
 
 // LatencyMetric is the latency a frontier under this SLO is drawn
-// against: the p99 of its first bound (TTFT, then TPOT, then E2E), the
-// latency that the attainment of a 99 % target speaks of.
+// against: the percentile its attainment target implies (p90 for 0.9,
+// Percentile) of its first bound (TTFT, then TPOT, then E2E): the latency
+// that must be within the bound for the target to hold.
 func (s *SLO) LatencyMetric() string {
+	return s.latencyBase() + "_" + cmp.Or(s.Percentile, PercentileName(s.Attainment)) + "_ms"
+}
+
+// latencyBase names the latency of the SLO's first bound: ttft, tpot or
+// e2e_latency.
+func (s *SLO) latencyBase() string {
 	switch {
 	case s.TTFTMs > 0:
-		return "ttft_p99_ms"
+		return "ttft"
 	case s.TPOTMs > 0:
-		return "tpot_p99_ms"
+		return "tpot"
 	}
-	return "e2e_latency_p99_ms"
+	return "e2e_latency"
+}
+
+// withTarget is the SLO held to attainment target a (its percentile
+// follows).
+func (s *SLO) withTarget(a float64) *SLO {
+	c := *s
+	c.Attainment, c.Percentile = a, PercentileName(a)
+	return &c
 }
 
 // Bound is the bound on LatencyMetric, in ms.
@@ -114,7 +129,7 @@ func (s *SLO) String() string {
 			b = append(b, x.name+" ≤ "+g(x.v)+" ms")
 		}
 	}
-	return strings.Join(b, ", ") + " for " + pctShort(s.Attainment) + " of requests"
+	return strings.Join(b, ", ") + " for " + pctShort(s.Attainment) + " of requests (" + cmp.Or(s.Percentile, PercentileName(s.Attainment)) + ")"
 }
 
 // Choice is a configuration and load a decision names: the point's
@@ -211,7 +226,7 @@ func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) (*Decision
 	}
 	sloGiven := o.LatencyMax > 0
 	for i := range points {
-		sloGiven = sloGiven || points[i].SLO != nil
+		sloGiven = sloGiven || points[i].SLO != nil || points[i].SLOAttainment != nil
 	}
 	byKey := map[string][]*FrontierPoint{}
 	var keys []string
@@ -237,7 +252,7 @@ func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) (*Decision
 	}
 	if len(ds) <= 1 {
 		if len(ds) == 0 {
-			ds = append(ds, decideGroup(nil, o, sloGiven))
+			ds = append(ds, noPointDecision(rows, o, sloGiven))
 		}
 		ds[0].Rejected = append(common, ds[0].Rejected...)
 		if ds[0].Rejected == nil {
@@ -246,6 +261,28 @@ func decide(rows []RunRow, points []FrontierPoint, o FrontierOptions) (*Decision
 		return ds[0], ds
 	}
 	return apart(ds, common), ds
+}
+
+// noPointDecision is the decision when no point is left to decide on: it
+// still names the SLO the runs carry (or --latency-max).
+func noPointDecision(rows []RunRow, o FrontierOptions, sloGiven bool) *Decision {
+	var pt *FrontierPoint
+	for _, r := range rows {
+		if r.slo != nil {
+			target := cmp.Or(o.Attainment, r.slo.Attainment)
+			slo := r.slo.withTarget(target)
+			pt = &FrontierPoint{SLO: slo, AttainmentTarget: target, LatencyMetric: cmp.Or(o.Latency, slo.LatencyMetric())}
+			break
+		}
+	}
+	if pt == nil && o.LatencyMax > 0 {
+		pt = &FrontierPoint{LatencyMetric: cmp.Or(o.Latency, DefaultLatency)}
+	}
+	d := decideGroup(nil, o, sloGiven || pt != nil)
+	if pt != nil {
+		d.SLO, d.SLOText = pt.SLO, sloText(pt, o)
+	}
+	return d
 }
 
 // apart is the decision over points of several SLOs or methods: no
@@ -333,16 +370,37 @@ func decideGroup(points []*FrontierPoint, o FrontierOptions, sloGiven bool) *Dec
 			cands = append(cands, pt)
 		}
 	}
+	jBasis, notes := decisionBasis(cands)
+	if len(cands) == 0 {
+		jBasis, _ = decisionBasis(points)
+	}
+	// Every view shows the points on the basis the decision compares
+	// them on: one J/token per decision.
+	for _, pt := range points {
+		pt.dec, pt.Basis, pt.JPerToken = d, jBasis, pt.js[jBasis]
+		if jBasis != BasisFormal {
+			pt.BasisNote = ""
+		}
+	}
 	basis := d.Objective
-	var notes []string
 	if d.Objective == Objectives[0] {
-		basis, notes = decisionBasis(cands)
+		basis = jBasis
+	} else {
+		notes = nil
+	}
+	valueName := basis
+	if d.Objective != Objectives[0] {
+		valueName = objectiveMetric(d.Objective, jBasis) // on the J/token basis shown beside it
 	}
 	value := func(pt *FrontierPoint) *float64 {
 		if d.Objective == Objectives[0] {
 			return pt.js[basis]
 		}
-		return pt.objs[d.Objective]
+		return pt.objs[valueName]
+	}
+	ci := func(pt *FrontierPoint) *[2]float64 {
+		c, _ := pt.interval(valueName)
+		return c
 	}
 	var valued []*FrontierPoint
 	for _, pt := range cands {
@@ -367,15 +425,22 @@ func decideGroup(points []*FrontierPoint, o FrontierOptions, sloGiven bool) *Dec
 		d.SLOText = "none: no run carries slo_* parameters and no --latency-max was given, so the choice is the lowest " + basisName(basis) + " at any latency"
 	}
 	if len(valued) > 0 {
-		best := valued[0]
-		d.Chosen, d.Choice = true, choiceOf(best, basis)
-		if len(valued) > 1 {
-			d.RunnerUp = &RunnerUp{Choice: choiceOf(valued[1], basis)}
+		order, rule := tieBreak(valued, ci, value)
+		if rule != "" {
+			notes = append(notes, rule)
 		}
-		for i, pt := range valued[1:] {
+		best := order[0]
+		d.Chosen, d.Choice = true, choiceOf(best, basis)
+		best.Chosen, best.LowestMeetingSLO = true, sloGiven
+		d.JPerTokenCI, d.CIMethod = best.interval(jBasis)
+		if len(order) > 1 {
+			sep, why := separation(best, order[1], ci, value)
+			d.RunnerUp = &RunnerUp{Choice: choiceOf(order[1], basis), Separable: sep, Why: why}
+		}
+		for i, pt := range order[1:] {
 			why := againstChosen(pt, best, valued, value, basis, sloGiven)
 			if i == 0 {
-				why = "runner-up: " + why
+				why = "runner-up: " + why + "; " + d.RunnerUp.Why
 			}
 			d.reject(pt, why)
 		}
@@ -482,6 +547,9 @@ func missBy(pt *FrontierPoint) string {
 	case pt.SLOAttainment == nil && pt.SLO != nil:
 		out = append(out, "no slo_attainment in its results")
 	}
+	if pt.LatencyBound != nil && pt.Latency == nil {
+		out = append(out, fmt.Sprintf("no %s value in its results, so it cannot be held to the bound (%s ms)", pt.LatencyMetric, g(*pt.LatencyBound)))
+	}
 	if pt.LatencyBound != nil && pt.Latency != nil && *pt.Latency > *pt.LatencyBound {
 		out = append(out, fmt.Sprintf("%s %s ms > bound %s ms (+%s)", pt.LatencyMetric, fmtF(pt.Latency, 2), g(*pt.LatencyBound),
 			pct(*pt.Latency / *pt.LatencyBound - 1)))
@@ -508,9 +576,12 @@ func againstChosen(pt, best *FrontierPoint, valued []*FrontierPoint, value func(
 		}
 	}
 	bv := *value(best)
-	why := fmt.Sprintf("%s %s %s, above the chosen %s", cond(sloGiven, "meets the SLO at", "at"), g4(v), basisUnit(basis), g4(bv))
+	why := fmt.Sprintf("%s %s %s, %s the chosen %s", cond(sloGiven, "meets the SLO at", "at"), g4(v), basisUnit(basis), cond(v < bv, "below", "above"), g4(bv))
 	if bv > 0 {
-		why += " (+" + pct(v/bv-1) + ")"
+		why += " (" + signedPct(v/bv-1) + ")"
+	}
+	if v < bv {
+		why += ", not chosen by the tie rule (see the note)"
 	}
 	if pt.Latency != nil && best.Latency != nil && pt.LatencyMetric == best.LatencyMetric && *pt.Latency < *best.Latency {
 		why += fmt.Sprintf(", with lower %s (%s vs %s ms)", pt.LatencyMetric, fmtF(pt.Latency, 2), fmtF(best.Latency, 2))
@@ -535,7 +606,7 @@ func choiceOf(pt *FrontierPoint, basis string) Choice {
 		pt.Configuration...)
 	c := Choice{Run: pt.RunID, Dir: pt.Dir, Runs: pt.Runs, Configuration: cfg, Load: pt.Load, LoadText: LoadText(pt.Load),
 		LatencyMetric: pt.LatencyMetric, Latency: pt.Latency, LatencyBound: pt.LatencyBound, Attainment: pt.SLOAttainment,
-		Throughput: pt.ThroughputTokS, Goodput: pt.GoodputTokS, USDPerMToken: pt.objs["usd_per_mtoken"], GCO2PerMToken: pt.objs["gco2_per_mtoken"],
+		Throughput: pt.ThroughputTokS, Goodput: pt.GoodputTokS,
 	}
 	if pt.SLO != nil || pt.SLOAttainment != nil {
 		c.Target = pt.AttainmentTarget
@@ -545,6 +616,8 @@ func choiceOf(pt *FrontierPoint, basis string) Choice {
 		c.Basis, c.JPerToken = pt.Basis, pt.JPerToken
 	}
 	c.BasisText = basisName(c.Basis)
+	// Cost and carbon on the J/token basis shown beside them.
+	c.USDPerMToken, c.GCO2PerMToken = pt.objs[objectiveMetric("usd_per_mtoken", c.Basis)], pt.objs[objectiveMetric("gco2_per_mtoken", c.Basis)]
 	c.GPUSetting, c.Label = pt.GPUSetting, pt.Label
 	return c
 }
@@ -625,7 +698,11 @@ func decisionBody(b *builder, d *Decision, apart bool) {
 		b.line("No choice: " + cmp.Or(d.Note, "no point qualifies") + ".")
 	} else {
 		c := &d.Choice
-		b.line(fmt.Sprintf("Chosen: run %s (%s), load %s: %s.", c.Run, configText(c.Configuration), c.LoadText, choiceFigures(c)))
+		b.line(fmt.Sprintf("Chosen: run %s (%s; %s), load %s: %s.", c.Run, c.Label, configText(c.Configuration), c.LoadText, choiceFigures(c)))
+		b.line(fmt.Sprintf("Interval of its %s: %s (%s).", c.BasisText, ciText(d.JPerTokenCI), d.CIMethod))
+		if d.RunnerUp != nil {
+			b.line(fmt.Sprintf("Runner-up: run %s (%s), %s.", d.RunnerUp.Run, d.RunnerUp.Label, d.RunnerUp.Why))
+		}
 		if d.Note != "" {
 			b.line("Note: " + d.Note + ".")
 		}
@@ -637,7 +714,7 @@ func decisionBody(b *builder, d *Decision, apart bool) {
 // choiceTable writes the chosen point's and the runner-up's figures.
 func choiceTable(b *builder, d *Decision) {
 	c := &d.Choice
-	head := []string{"", "run", "configuration", "load", "J/token", "basis", "latency metric", "latency ms", "bound ms", "SLO attainment", "throughput tok/s", "goodput tok/s"}
+	head := []string{"", "run", "point", "configuration", "load", "J/token", "basis", "latency metric", "latency ms", "bound ms", "SLO attainment", "throughput tok/s", "goodput tok/s"}
 	withUSD, withCO2 := c.USDPerMToken != nil, c.GCO2PerMToken != nil
 	if d.RunnerUp != nil {
 		withUSD, withCO2 = withUSD || d.RunnerUp.USDPerMToken != nil, withCO2 || d.RunnerUp.GCO2PerMToken != nil
@@ -649,7 +726,7 @@ func choiceTable(b *builder, d *Decision) {
 		head = append(head, "gCO2/Mtoken")
 	}
 	row := func(label string, c *Choice) []string {
-		r := []string{label, c.Run, configText(c.Configuration), c.LoadText, fmtJ(c.JPerToken), c.Basis, c.LatencyMetric, fmtF(c.Latency, 2),
+		r := []string{label, c.Run, c.Label, configText(c.Configuration), c.LoadText, fmtJ(c.JPerToken), c.BasisText, c.LatencyMetric, fmtF(c.Latency, 2),
 			fmtBound(c.LatencyBound), fmtF(c.Attainment, 4), fmtF(c.Throughput, 1), fmtF(c.Goodput, 1)}
 		if withUSD {
 			r = append(r, fmtF(c.USDPerMToken, 4))
@@ -701,7 +778,7 @@ func configText(fv []FieldValue) string {
 // choiceFigures are a choice's figures in words, those it has: "0.2345
 // J/token (steady_state), ttft_p99_ms 180.20 ms (bound 200 ms), ...".
 func choiceFigures(c *Choice) string {
-	parts := []string{fmtJ(c.JPerToken) + " J/token (" + c.Basis + ")"}
+	parts := []string{fmtJ(c.JPerToken) + " J/token (" + cmp.Or(c.BasisText, c.Basis) + ")"}
 	if c.Latency != nil {
 		l := c.LatencyMetric + " " + fmtF(c.Latency, 2) + " ms"
 		if c.LatencyBound != nil {
@@ -745,6 +822,11 @@ func decisionCSV(put func(sec, scen, group, model, engine, run, name, value, uni
 
 func oneDecisionCSV(put func(sec, scen, group, model, engine, run, name, value, unit, note string), d *Decision, group string) {
 	if !d.Chosen {
+		// Nothing chosen: say so, and keep every point with why.
+		put("decision", "", group, "", "", "", "chosen", "false", "", cmp.Or(d.Note, "no point qualifies"))
+		for _, r := range d.Rejected {
+			put("not_chosen", "", group, "", "", r.Run, "reason", "", "", r.Reason)
+		}
 		return
 	}
 	for _, x := range []struct {
@@ -755,7 +837,18 @@ func oneDecisionCSV(put func(sec, scen, group, model, engine, run, name, value, 
 			continue
 		}
 		c := x.c
-		put(x.sec, "", group, "", "", c.Run, "j_per_token", raw(c.JPerToken), "J/token", "basis "+c.Basis+"; "+c.LoadText)
+		put(x.sec, "", group, "", "", c.Run, "j_per_token", raw(c.JPerToken), "J/token", "basis "+c.Basis+" ("+c.BasisText+"); "+c.Label+"; "+c.LoadText)
+		put(x.sec, "", group, "", "", c.Run, "gpu_setting", c.GPUSetting.Text, "", "")
+		if x.sec == "decision" {
+			lo, hi := (*float64)(nil), (*float64)(nil)
+			if d.JPerTokenCI != nil {
+				lo, hi = &d.JPerTokenCI[0], &d.JPerTokenCI[1]
+			}
+			put(x.sec, "", group, "", "", c.Run, "j_per_token_ci_lo", raw(lo), "J/token", d.CIMethod)
+			put(x.sec, "", group, "", "", c.Run, "j_per_token_ci_hi", raw(hi), "J/token", c.BasisText)
+		} else {
+			put(x.sec, "", group, "", "", c.Run, "separable", strconv.FormatBool(d.RunnerUp.Separable), "", d.RunnerUp.Why)
+		}
 		put(x.sec, "", group, "", "", c.Run, c.LatencyMetric, raw(c.Latency), "ms", "bound "+raw(c.LatencyBound))
 		put(x.sec, "", group, "", "", c.Run, "slo_attainment", raw(c.Attainment), "fraction", "target "+g(c.Target))
 		put(x.sec, "", group, "", "", c.Run, "output_throughput_tok_s", raw(c.Throughput), "tok/s", "")

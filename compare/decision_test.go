@@ -55,7 +55,7 @@ func TestDecisionAcrossConfigurations(t *testing.T) {
 	}
 	for run, want := range map[string]string{
 		"a16": "misses the SLO: attainment 0.9500 < target 0.99; ttft_p99_ms 400.00 ms > bound 300 ms (+33.3 %)",
-		"a8":  "runner-up: dominated by b4 (concurrency=4 mode=concurrency): 1.0000 vs 1.2000 J/token, ttft_p99_ms 240.00 vs 250.00 ms",
+		"a8":  "runner-up: dominated by b4 (concurrency=4 mode=concurrency): 1.0000 vs 1.2000 J/token, ttft_p99_ms 240.00 vs 250.00 ms; not separable from the choice (+20.0 %): one run per point, no interval to tell the difference from run-to-run noise",
 		"b8":  "dominated by b4 (concurrency=4 mode=concurrency): 1.0000 vs 1.5000 J/token, ttft_p99_ms 240.00 vs 260.00 ms",
 		"a1":  "meets the SLO at 2.0000 J/token, above the chosen 1.0000 (+100.0 %), with lower ttft_p99_ms (200.00 vs 240.00 ms)",
 	} {
@@ -138,14 +138,26 @@ func TestDecisionWithoutSLO(t *testing.T) {
 }
 
 // --objective usd_per_mtoken minimises the cost where the results have
-// it: a (0.9 USD) over b (1.2 USD), though b has the lower J/token.
+// it, on the same J/token basis as the J/token shown beside it. Both runs
+// reach steady state: basis steady, so the cost is usd_per_mtoken_steady:
+// a (0.90 USD, J 2.0) over b (1.20 USD, J 1.2), though b has the lower
+// J/token; the formal-window costs (0.95, 1.10) are not used (b would
+// then be 1.10 against a's 0.95: still a, but the figure shown would be
+// another basis's). Without steady state in b, the basis is the formal
+// window for both: a 0.95 against b 1.10, and J/token 2.1 (formal).
 func TestDecisionObjective(t *testing.T) {
 	p := builtin(t)
-	a := frontierRun("a", 1, 2.0, 2.1, 20, map[string]any{"usd_per_mtoken": 0.9})
-	b := frontierRun("b", 8, 1.2, 1.3, 30, map[string]any{"usd_per_mtoken": 1.2})
+	a := frontierRun("a", 1, 2.0, 2.1, 20, map[string]any{"usd_per_mtoken": 0.95, "usd_per_mtoken_steady": 0.9})
+	b := frontierRun("b", 8, 1.2, 1.3, 30, map[string]any{"usd_per_mtoken": 1.1, "usd_per_mtoken_steady": 1.2})
 	d := p.CompareWith([]Run{a, b}, FrontierOptions{Objective: "usd_per_mtoken"}).Decision
-	if d.Run != "a" || *d.USDPerMToken != 0.9 || d.RunnerUp.Run != "b" || d.GCO2PerMToken != nil {
+	if d.Run != "a" || d.Basis != BasisSteady || *d.JPerToken != 2.0 || *d.USDPerMToken != 0.9 || d.RunnerUp.Run != "b" || *d.RunnerUp.USDPerMToken != 1.2 || d.GCO2PerMToken != nil {
 		t.Errorf("decision %+v", d)
+	}
+	b.Results.Values["steady_state_j_per_token"] = na("J/token", "steady state not reached")
+	b.Results.Values["steady_state_reached"] = check(false, "warn", "steady state not reached")
+	d = p.CompareWith([]Run{a, b}, FrontierOptions{Objective: "usd_per_mtoken"}).Decision
+	if d.Run != "a" || d.Basis != BasisFormal || *d.JPerToken != 2.1 || *d.USDPerMToken != 0.95 || *d.RunnerUp.USDPerMToken != 1.1 {
+		t.Errorf("formal basis: decision %+v", d)
 	}
 	if err := CheckObjective("watts"); err == nil {
 		t.Error("objective watts accepted")

@@ -12,7 +12,7 @@ import (
 )
 
 // Latency metrics a frontier can be drawn against (profile metric names).
-var LatencyMetrics = []string{"tpot_p50_ms", "tpot_p99_ms", "ttft_p99_ms", "e2e_latency_p99_ms"}
+var LatencyMetrics = []string{"tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms", "ttft_p90_ms", "ttft_p99_ms", "e2e_latency_p90_ms", "e2e_latency_p99_ms"}
 
 // DefaultLatency is the frontier's latency unless the user picks another.
 const DefaultLatency = "tpot_p50_ms"
@@ -77,7 +77,10 @@ type FrontierPoint struct {
 	LatencyMetric string   `json:"latency_metric"`
 	// LatencyFrom says where LatencyMetric comes from: "--latency", "the
 	// SLO" or "default".
-	LatencyFrom string   `json:"latency_from"`
+	LatencyFrom string `json:"latency_from"`
+	// LatencyNote says why the latency is not the percentile the SLO's
+	// target implies (its results lack it); empty otherwise.
+	LatencyNote string   `json:"latency_note,omitempty"`
 	Latency     *float64 `json:"latency"`
 	// LatencyBound is the bound on LatencyMetric: --latency-max, else the
 	// SLO's bound when LatencyMetric is its metric; nil when none.
@@ -99,8 +102,11 @@ type FrontierPoint struct {
 	// MeetsSLO is nil when no SLO applies (no --latency-max, no SLO in the
 	// runs, no slo_attainment).
 	MeetsSLO *bool `json:"meets_slo,omitempty"`
-	// LowestMeetingSLO marks the point with the lowest J/token of its
-	// frontier among those meeting the SLO.
+	// Chosen marks the decision's choice (decision.run): the only point
+	// any view singles out. LowestMeetingSLO is Chosen under an SLO: the
+	// lowest J/token, on the decision's basis, of the points meeting it
+	// over every configuration decided together.
+	Chosen           bool `json:"chosen"`
 	LowestMeetingSLO bool `json:"lowest_meeting_slo"`
 	// BasisNote, the same on every point of a frontier, says why its
 	// basis is the formal window although some of its loads reached
@@ -117,6 +123,12 @@ type FrontierPoint struct {
 	invalid map[string]string
 	// method is the point's runs' method.
 	method method
+	// runVals are its runs' values by basis and objective metric (nil
+	// where a run has none), for their interval.
+	runVals map[string][]*float64
+	// dec is the decision the point was decided in (nil: none, a point
+	// without an SLO where others have one).
+	dec *Decision
 }
 
 // frontier builds the frontier points of the included runs: one point per
@@ -173,7 +185,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		}
 		js, bad := frontierJs(r, run)
 		obj := map[string]*float64{}
-		for _, name := range Objectives[1:] {
+		for _, name := range objectiveMetrics() {
 			obj[name] = ptr(numberOK(run, name))
 			if checks := invalidating(run, name); len(checks) > 0 {
 				obj[name], bad[name] = nil, checks
@@ -203,9 +215,10 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		for _, b := range frontierBases {
 			pt.js[b] = col(func(s sample) *float64 { return s.j[b] })
 		}
-		for _, name := range Objectives[1:] {
+		for _, name := range objectiveMetrics() {
 			pt.objs[name] = col(func(s sample) *float64 { return s.obj[name] })
 		}
+		pt.runVals = runValues(samples[k])
 		pt.JPerToken, pt.FullJPerToken, pt.Latency = pt.js[pt.Basis], col(func(s sample) *float64 { return s.full }), col(func(s sample) *float64 { return s.lat })
 		pt.ThroughputTokS, pt.GoodputTokS, pt.SLOAttainment = col(func(s sample) *float64 { return s.thr }), col(func(s sample) *float64 { return s.good }), col(func(s sample) *float64 { return s.att })
 		pt.dropInvalid(samples[k])
@@ -328,32 +341,72 @@ func formalBasisNotes(order []key, samples map[key][]sample, basis map[string]st
 // when the metric is its own).
 func newLoadPoint(r *RunRow, run *Run, o FrontierOptions) *FrontierPoint {
 	slo := SLOOf(run.Meta)
-	metric, from := o.Latency, "--latency"
+	target := o.Attainment
+	if target <= 0 {
+		target = 0.99
+		if slo != nil {
+			target = slo.Attainment
+		}
+	}
+	if slo != nil {
+		slo = slo.withTarget(target)
+	}
+	metric, from, note := o.Latency, "--latency", ""
 	switch {
 	case metric != "":
 	case slo != nil:
 		metric, from = slo.LatencyMetric(), "the SLO"
+		metric, note = availableLatency(run, metric)
 	default:
 		metric, from = DefaultLatency, "default"
 	}
 	pt := &FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Configuration: r.Configuration,
-		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, SLO: slo, method: r.method,
-		GPUSetting: r.GPUSetting, Label: r.Label}
-	pt.AttainmentTarget = o.Attainment
-	if pt.AttainmentTarget <= 0 {
-		pt.AttainmentTarget = 0.99
-		if slo != nil {
-			pt.AttainmentTarget = slo.Attainment
-		}
-	}
+		Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, LatencyMetric: metric, LatencyFrom: from, LatencyNote: note, SLO: slo, method: r.method,
+		GPUSetting: r.GPUSetting, Label: r.Label, AttainmentTarget: target}
 	switch {
 	case o.LatencyMax > 0:
 		pt.LatencyBound = &o.LatencyMax
 	case slo != nil && slo.LatencyMetric() == metric:
 		b := slo.Bound()
 		pt.LatencyBound = &b
+	case slo != nil && from == "the SLO":
+		b := slo.Bound() // a higher percentile than the target's, named so (LatencyNote)
+		pt.LatencyBound = &b
 	}
 	return pt
+}
+
+// availableLatency is metric when the run's results have it, else the
+// next higher percentile of the same latency they have (p99 for a p95 the
+// profile does not compute: a stricter reading, said in note).
+func availableLatency(run *Run, metric string) (string, string) {
+	if _, ok := numberOK(run, metric); ok || run.Results == nil {
+		return metric, ""
+	}
+	base, pctl, ok := splitLatency(metric)
+	if !ok {
+		return metric, ""
+	}
+	for _, q := range []float64{90, 99, 99.9} {
+		if q <= pctl {
+			continue
+		}
+		alt := base + "_p" + strconv.FormatFloat(q, 'f', -1, 64) + "_ms"
+		if _, ok := numberOK(run, alt); ok {
+			return alt, fmt.Sprintf("%s is not in the results: %s, a higher percentile, is held to the bound instead (stricter than the target)", metric, alt)
+		}
+	}
+	return metric, ""
+}
+
+// splitLatency reads "tpot_p95_ms" as ("tpot", 95).
+func splitLatency(metric string) (string, float64, bool) {
+	i := strings.LastIndex(metric, "_p")
+	if i < 0 || !strings.HasSuffix(metric, "_ms") {
+		return "", 0, false
+	}
+	q, err := strconv.ParseFloat(metric[i+2:len(metric)-3], 64)
+	return metric[:i], q, err == nil
 }
 
 // frontierBases are the J/token bases of a frontier in order of
@@ -428,12 +481,12 @@ func meetsSLO(pt *FrontierPoint, o FrontierOptions) *bool {
 }
 
 // markFrontier sorts each frontier's points by latency and marks the
-// Pareto-optimal ones and the lowest J/token meeting the SLO.
+// Pareto-optimal ones, on the J/token the decision compares them on (the
+// decision marked its choice).
 func markFrontier(pts []FrontierPoint) {
 	slices.SortStableFunc(pts, func(a, b FrontierPoint) int {
 		return cmp.Or(cmp.Compare(a.group, b.group), cmpPtr(a.Latency, b.Latency), cmpPtr(a.JPerToken, b.JPerToken))
 	})
-	best := map[string]int{}
 	for i := range pts {
 		a := &pts[i]
 		if a.JPerToken == nil || a.Latency == nil {
@@ -450,14 +503,6 @@ func markFrontier(pts []FrontierPoint) {
 				break
 			}
 		}
-		if a.MeetsSLO != nil && *a.MeetsSLO {
-			if k, ok := best[a.group]; !ok || *a.JPerToken < *pts[k].JPerToken {
-				best[a.group] = i
-			}
-		}
-	}
-	for _, i := range best {
-		pts[i].LowestMeetingSLO = true
 	}
 }
 
@@ -570,7 +615,6 @@ func frontierTables(b *builder, rep *Report) {
 			b.line("NOTE: " + p0.BasisNote + ".")
 		}
 		rows := make([][]string, 0, len(g))
-		var best *FrontierPoint
 		for i := range g {
 			p := &g[i]
 			mark := ""
@@ -581,23 +625,36 @@ func frontierTables(b *builder, rep *Report) {
 			if p.MeetsSLO != nil {
 				meets = map[bool]string{true: "yes", false: "no"}[*p.MeetsSLO]
 			}
-			if p.LowestMeetingSLO {
-				best = p
+			if p.Chosen {
+				meets += " (chosen)"
 			}
-			rows = append(rows, []string{LoadText(p.Load), fmtJ(p.JPerToken), p.Basis, fmtJ(p.FullJPerToken), fmtF(p.Latency, 2), fmtF(p.SLOAttainment, 4),
+			rows = append(rows, []string{LoadText(p.Load), p.GPUSetting.Text, fmtJ(p.JPerToken), basisName(p.Basis), fmtJ(p.FullJPerToken), fmtF(p.Latency, 2), fmtF(p.SLOAttainment, 4),
 				fmtF(p.ThroughputTokS, 1), fmtF(p.GoodputTokS, 1), mark, meets, strconv.Itoa(p.Runs), p.RunID})
 		}
-		b.table([]string{"load", "J/token", "basis", "full-lifecycle J/token", p0.LatencyMetric, "SLO attainment", "throughput tok/s", "goodput tok/s",
+		b.table([]string{"load", "GPU setting", "J/token", "basis", "full-lifecycle J/token", p0.LatencyMetric, "SLO attainment", "throughput tok/s", "goodput tok/s",
 			"pareto", "meets SLO", "runs", "run"}, rows)
-		switch {
-		case best != nil:
-			b.line(fmt.Sprintf("Lowest J/token meeting the SLO: %s J/token (%s) at %s, %s %s.", fmtJ(best.JPerToken), best.Basis, LoadText(best.Load), best.LatencyMetric, fmtF(best.Latency, 2)))
-		case g[0].MeetsSLO != nil:
-			b.line("No load point meets the SLO.")
-		default:
-			b.line("No SLO given (compare --latency-max, or runs with slo_* parameters): no point is singled out.")
+		b.line(frontierChoiceText(g))
+	}
+}
+
+// frontierChoiceText says which point of a frontier the decision chose,
+// or that it chose one elsewhere, or none: the frontier singles out no
+// point of its own.
+func frontierChoiceText(g []FrontierPoint) string {
+	for i := range g {
+		if p := &g[i]; p.Chosen {
+			return fmt.Sprintf("The decision's choice: run %s (%s), %s J/token (%s), %s %s ms.", p.RunID, p.Label, fmtJ(p.JPerToken), basisName(p.Basis),
+				p.LatencyMetric, fmtF(p.Latency, 2))
 		}
 	}
+	d := g[0].dec
+	switch {
+	case d != nil && d.Chosen:
+		return fmt.Sprintf("The decision chose run %s (%s) of another configuration.", d.Run, d.Label)
+	case g[0].MeetsSLO != nil:
+		return "No load point meets the SLO."
+	}
+	return "No SLO given (compare --latency-max, or runs with slo_* parameters): no point is singled out."
 }
 
 // LatencyAxisText says which latency a frontier is drawn against and why:
@@ -607,7 +664,10 @@ func LatencyAxisText(p *FrontierPoint) string {
 	case "--latency":
 		return "Latency axis: " + p.LatencyMetric + " (--latency)"
 	case "the SLO":
-		return fmt.Sprintf("Latency axis: %s, the SLO's own metric (SLO: %s)", p.LatencyMetric, p.SLO)
+		if p.LatencyNote != "" {
+			return fmt.Sprintf("Latency axis: %s (SLO: %s; %s)", p.LatencyMetric, p.SLO, p.LatencyNote)
+		}
+		return fmt.Sprintf("Latency axis: %s, the percentile the SLO's attainment target implies (SLO: %s)", p.LatencyMetric, p.SLO)
 	}
 	return "Latency axis: " + p.LatencyMetric + " (the default: no SLO in the runs; --latency picks another)"
 }
@@ -615,10 +675,13 @@ func LatencyAxisText(p *FrontierPoint) string {
 // frontierCSV writes the frontier rows of the CSV.
 func frontierCSV(put func(sec, scen, group, model, engine, run, name, value, unit, note string), rep *Report) {
 	for _, p := range rep.Frontier {
-		note := LoadText(p.Load)
-		put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, "j_per_token", raw(p.JPerToken), "J/token", note+"; basis "+p.Basis)
+		note := LoadText(p.Load) + "; " + p.Label
+		put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, "j_per_token", raw(p.JPerToken), "J/token", note+"; basis "+p.Basis+" ("+basisName(p.Basis)+")")
 		put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, p.LatencyMetric, raw(p.Latency), "ms", note)
 		put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, "pareto", strconv.FormatBool(p.Pareto), "", note)
+		if p.Chosen {
+			put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, "chosen", "true", "", note+"; the decision's choice")
+		}
 		if p.LowestMeetingSLO {
 			put("frontier", p.Scenario, "", p.Model, p.Engine, p.RunID, "lowest_meeting_slo", "true", "", note)
 		}

@@ -84,20 +84,21 @@ func TestFrontierParetoAndSLO(t *testing.T) {
 			t.Errorf("frontier item lacks %q: %v", f, doc.Frontier[0])
 		}
 	}
-	// The table names the lowest J/token meeting the SLO and its load.
+	// The table names the decision's choice, its label and basis.
 	buf.Reset()
 	if err := Render(&buf, rep, report.FormatTable); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "Lowest J/token meeting the SLO: 1.0000 J/token (formal) at concurrency=4 mode=concurrency") {
+	if !strings.Contains(buf.String(), "The decision's choice: run c4 (c4 · default), 1.0000 J/token (formal-window J/token), tpot_p50_ms 22.00 ms.") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 }
 
-// Under an SLO the runs' j_per_good_token is the basis, and a point meets
-// the SLO when its slo_attainment reaches the target: c1 0.995 ≥ 0.99
-// meets, c8 0.9 does not, so c1 is the lowest meeting it although c8's
-// J/token is lower.
+// Under an SLO a point meets it when its slo_attainment reaches the
+// target: c1 0.995 ≥ 0.99 meets, c8 0.9 does not, so c1 is the lowest
+// meeting it although c8's J/token is lower. The frontier shows the
+// decision's basis, steady state (c1 has it: 2.0), not j_per_good_token
+// (2.1): one J/token per decision.
 func TestFrontierGoodTokenBasis(t *testing.T) {
 	p := builtin(t)
 	runs := []Run{
@@ -109,7 +110,7 @@ func TestFrontierGoodTokenBasis(t *testing.T) {
 		t.Fatalf("frontier %+v", rep.Frontier)
 	}
 	c1, c8 := rep.Frontier[0], rep.Frontier[1]
-	if c1.Basis != BasisGoodTok || *c1.JPerToken != 2.1 || !c1.LowestMeetingSLO || c8.LowestMeetingSLO || *c8.MeetsSLO {
+	if c1.Basis != BasisSteady || *c1.JPerToken != 2.0 || !c1.LowestMeetingSLO || c8.LowestMeetingSLO || *c8.MeetsSLO {
 		t.Errorf("c1 %+v\nc8 %+v", c1, c8)
 	}
 	if *c1.Latency != 200 || c1.LatencyMetric != "ttft_p99_ms" {

@@ -16,138 +16,68 @@ const (
 	fieldMemClocks  = "gpu_settings.mem_clocks_mhz"
 )
 
-// GPUSettingsChoice answers, for runs of one scenario, model, engine and
-// configuration that differ in their GPU settings (power limit, locked
-// clocks), which GPU setting × load has the lowest J/token meeting the
-// SLO: the frontier's SLO (--latency-max, --slo-attainment), weighed over
-// every setting × load point, one load or several.
+// GPUSettingsChoice is the view over GPU settings (power limit, locked
+// clocks) of runs of one scenario, model, engine and configuration that
+// differ in them: how many setting × load points meet the SLO, and the
+// decision's choice when it is one of them. It makes no choice of its
+// own: the decision's SLO test, latency metric and J/token basis are its.
 type GPUSettingsChoice struct {
 	Scenario string `json:"scenario"`
 	Model    string `json:"model"`
 	Engine   string `json:"engine"`
 	// PowerLimitW, ClocksMHz and MemClocksMHz are the chosen setting
-	// ("-": the default).
-	PowerLimitW  string `json:"power_limit_w"`
-	ClocksMHz    string `json:"clocks_mhz"`
-	MemClocksMHz string `json:"mem_clocks_mhz"`
-	// Load is the chosen point's load; RunID and Dir its (first) run.
+	// ("-": the default); Setting the same in full, Label the point's.
+	PowerLimitW  string     `json:"power_limit_w"`
+	ClocksMHz    string     `json:"clocks_mhz"`
+	MemClocksMHz string     `json:"mem_clocks_mhz"`
+	Setting      GPUSetting `json:"gpu_setting"`
+	Label        string     `json:"label"`
+	// Load is the chosen point's load; RunID and Dir its (first) run: the
+	// decision's run ("" when the decision chose none of these points:
+	// Note says why).
 	Load  map[string]any `json:"load"`
 	RunID string         `json:"run_id"`
 	Dir   string         `json:"dir"`
-	// JPerToken is its J/token on Basis; Latency its LatencyMetric.
+	// JPerToken is its J/token on Basis, the decision's (BasisText in
+	// words); Latency its LatencyMetric.
 	JPerToken     *float64 `json:"j_per_token"`
 	Basis         string   `json:"basis"`
+	BasisText     string   `json:"basis_text"`
 	LatencyMetric string   `json:"latency_metric"`
 	Latency       *float64 `json:"latency"`
-	// SLO says whether an SLO applied; without one the choice is the
-	// lowest J/token of all points. MeetingSLO of Points met it; none
-	// meeting it leaves the choice empty (RunID "").
-	SLO        bool `json:"slo"`
-	Points     int  `json:"points"`
-	MeetingSLO int  `json:"meeting_slo"`
+	// SLO says whether an SLO applied; without one the decision's choice
+	// is the lowest J/token of all points. MeetingSLO of Points met it.
+	SLO        bool   `json:"slo"`
+	Points     int    `json:"points"`
+	MeetingSLO int    `json:"meeting_slo"`
+	Note       string `json:"note,omitempty"`
 }
 
-// gpuSettingsChoices builds the choices of every group of runs that differ
-// in their GPU settings.
-func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOptions) []GPUSettingsChoice {
-	if o.Latency == "" {
-		o.Latency = DefaultLatency
-	}
-	if o.Attainment <= 0 {
-		o.Attainment = 0.99
-	}
-	byDir := map[string]*Run{}
-	for i := range runs {
-		byDir[runs[i].Dir] = &runs[i]
-	}
-	type point struct {
-		pt              FrontierPoint
-		power, clk, mem string
-		js              map[string][]*float64
-		lats            []*float64
-	}
-	groups := map[string][]*point{}
+// gpuSettingsChoices builds the view of every group of load points that
+// differ in their GPU settings, from the decisions made over them.
+func gpuSettingsChoices(points []FrontierPoint) []GPUSettingsChoice {
+	groups := map[string][]*FrontierPoint{}
 	var order []string
-	for i := range rows {
-		r := &rows[i]
-		run := byDir[r.Dir]
-		if !r.Included || run == nil {
+	for i := range points {
+		pt := &points[i]
+		if pt.dec == nil || len(pt.rows) == 0 {
 			continue
 		}
-		rest := maps.Clone(r.setting)
-		power, clk, mem := display(rest[fieldPowerLimit]), display(rest[fieldClocks]), display(rest[fieldMemClocks])
+		rest := maps.Clone(pt.rows[0].setting)
 		delete(rest, fieldPowerLimit)
 		delete(rest, fieldClocks)
 		delete(rest, fieldMemClocks)
-		g := r.Scenario + "\x00" + r.Model + "\x00" + r.Engine + "\x00" + mapKey(rest) + "\x00" + r.method.key
+		g := pt.Scenario + "\x00" + pt.Model + "\x00" + pt.Engine + "\x00" + mapKey(rest) + "\x00" + pt.method.key
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
-		key := power + "\x00" + clk + "\x00" + mem + "\x00" + mapKey(r.load)
-		var pt *point
-		for _, q := range groups[g] {
-			if q.pt.group == key {
-				pt = q
-			}
-		}
-		if pt == nil {
-			pt = &point{pt: FrontierPoint{Model: r.Model, Engine: r.Engine, Scenario: r.Scenario, Load: loadParams(r.load), RunID: r.RunID, Dir: r.Dir, group: key},
-				power: power, clk: clk, mem: mem, js: map[string][]*float64{}}
-			groups[g] = append(groups[g], pt)
-		}
-		pt.pt.Runs++
-		js, _ := frontierJs(r, run) // an invalidated figure is nil: never chosen
-		for b, v := range js {
-			pt.js[b] = append(pt.js[b], v)
-		}
-		pt.lats = append(pt.lats, ptr(numberOK(run, o.Latency)))
-		if att, ok := numberOK(run, "slo_attainment"); ok {
-			pt.pt.SLOAttainment = &att
-		}
+		groups[g] = append(groups[g], pt)
 	}
 	var out []GPUSettingsChoice
 	for _, g := range order {
-		pts := groups[g]
-		settings := map[string]bool{}
-		for _, q := range pts {
-			settings[q.power+"\x00"+q.clk+"\x00"+q.mem] = true
+		if c, ok := gpuSettingsChoice(groups[g]); ok {
+			out = append(out, c)
 		}
-		if len(settings) < 2 {
-			continue
-		}
-		basis := BasisFormal
-		for _, b := range frontierBases {
-			if allHave(len(pts), func(i int) []*float64 { return pts[i].js[b] }) {
-				basis = b
-				break
-			}
-		}
-		c := GPUSettingsChoice{Scenario: pts[0].pt.Scenario, Model: pts[0].pt.Model, Engine: pts[0].pt.Engine, Basis: basis, LatencyMetric: o.Latency, Points: len(pts)}
-		var best *point
-		for _, q := range pts {
-			q.pt.JPerToken, q.pt.Latency = medianOf(q.js[basis]), medianOf(q.lats)
-			meets := meetsSLO(&q.pt, o)
-			if meets != nil {
-				c.SLO = true
-			}
-			if meets != nil && !*meets || q.pt.JPerToken == nil {
-				continue
-			}
-			if meets != nil {
-				c.MeetingSLO++
-			}
-			if best == nil || *q.pt.JPerToken < *best.pt.JPerToken {
-				best = q
-			}
-		}
-		if c.SLO && c.MeetingSLO == 0 {
-			best = nil
-		}
-		if best != nil {
-			c.PowerLimitW, c.ClocksMHz, c.MemClocksMHz, c.Load, c.RunID, c.Dir = best.power, best.clk, best.mem, best.pt.Load, best.pt.RunID, best.pt.Dir
-			c.JPerToken, c.Latency = best.pt.JPerToken, best.pt.Latency
-		}
-		out = append(out, c)
 	}
 	slices.SortStableFunc(out, func(a, b GPUSettingsChoice) int {
 		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Engine, b.Engine))
@@ -155,52 +85,65 @@ func (p *Profile) gpuSettingsChoices(rows []RunRow, runs []Run, o FrontierOption
 	return out
 }
 
-// renderGPUSettings writes the choices: one sentence each.
+// gpuSettingsChoice is the view of one group's points; false when they do
+// not differ in their GPU setting.
+func gpuSettingsChoice(pts []*FrontierPoint) (GPUSettingsChoice, bool) {
+	settings := map[string]bool{}
+	for _, pt := range pts {
+		settings[pt.GPUSetting.Text] = true
+	}
+	if len(settings) < 2 {
+		return GPUSettingsChoice{}, false
+	}
+	p0 := pts[0]
+	c := GPUSettingsChoice{Scenario: p0.Scenario, Model: p0.Model, Engine: p0.Engine, Basis: p0.Basis, BasisText: basisName(p0.Basis),
+		LatencyMetric: p0.LatencyMetric, Points: len(pts)}
+	var chosen *FrontierPoint
+	for _, pt := range pts {
+		if pt.MeetsSLO != nil {
+			c.SLO = true
+			if *pt.MeetsSLO {
+				c.MeetingSLO++
+			}
+		}
+		if pt.Chosen {
+			chosen = pt
+		}
+	}
+	d := p0.dec
+	switch {
+	case chosen != nil:
+		rest := chosen.rows[0].setting
+		c.PowerLimitW, c.ClocksMHz, c.MemClocksMHz = display(rest[fieldPowerLimit]), display(rest[fieldClocks]), display(rest[fieldMemClocks])
+		c.Setting, c.Label, c.Load, c.RunID, c.Dir = chosen.GPUSetting, chosen.Label, chosen.Load, chosen.RunID, chosen.Dir
+		c.JPerToken, c.Latency = chosen.JPerToken, chosen.Latency
+	case d.Chosen:
+		c.Note = fmt.Sprintf("the decision chose run %s (%s) of another configuration", d.Run, d.Label)
+	default:
+		c.Note = "the decision chose no point: " + cmp.Or(d.Note, "none qualifies")
+	}
+	return c, true
+}
+
+// renderGPUSettings writes the view: one sentence per group, naming the
+// decision's choice.
 func renderGPUSettings(b *builder, rep *Report) {
 	if len(rep.GPUSettings) == 0 {
 		return
 	}
-	b.section("GPU settings: the power limit × load with the lowest J/token meeting the SLO")
+	b.section("GPU settings: the decision's choice over power limit × load")
 	for _, c := range rep.GPUSettings {
 		what := c.Scenario + " · " + c.Model + " · " + c.Engine + ": "
-		switch {
-		case c.RunID == "" && c.SLO:
-			what += fmt.Sprintf("none of %d setting × load points meets the SLO", c.Points)
-		case c.RunID == "":
-			what += "no point has a J/token"
-		default:
-			setting := "power limit " + c.PowerLimitW + " W"
-			if c.PowerLimitW == "-" {
-				setting = "the default power limit"
-			}
-			if c.ClocksMHz != "-" {
-				setting += ", SM clocks " + c.ClocksMHz + " MHz"
-			}
-			if c.MemClocksMHz != "-" {
-				setting += ", memory clocks " + c.MemClocksMHz + " MHz"
-			}
-			load := LoadText(c.Load)
-			if load == "" {
-				load = "-"
-			}
-			slo := fmt.Sprintf("meeting the SLO (%d of %d points do)", c.MeetingSLO, c.Points)
-			if !c.SLO {
-				slo = fmt.Sprintf("no SLO given (--latency-max, slo_* parameters): lowest of %d points", c.Points)
-			}
-			what += fmt.Sprintf("%s at load %s: %s J/token (%s), %s %s ms; %s; run %s",
-				setting, load, fmtJ(c.JPerToken), c.Basis, c.LatencyMetric, fmtF(c.Latency, 1), slo, c.RunID)
+		slo := fmt.Sprintf("%d of %d setting × load points meet the SLO", c.MeetingSLO, c.Points)
+		if !c.SLO {
+			slo = fmt.Sprintf("no SLO given (--latency-max, slo_* parameters): the lowest of %d points", c.Points)
+		}
+		if c.RunID == "" {
+			what += c.Note + "; " + slo
+		} else {
+			what += fmt.Sprintf("the decision's choice, %s (run %s): %s J/token (%s), %s %s ms; %s",
+				c.Label, c.RunID, fmtJ(c.JPerToken), c.BasisText, c.LatencyMetric, fmtF(c.Latency, 2), slo)
 		}
 		b.line(strings.TrimSpace(what))
 	}
-}
-
-// allHave reports whether each of n points (js(i): its runs' J/token on
-// one basis) has a median.
-func allHave(n int, js func(i int) []*float64) bool {
-	for i := range n {
-		if medianOf(js(i)) == nil {
-			return false
-		}
-	}
-	return true
 }

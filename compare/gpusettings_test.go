@@ -42,7 +42,7 @@ func TestGPUSettingsChoice(t *testing.T) {
 	if err := Render(&buf, rep, report.FormatTable); err != nil {
 		t.Fatal(err)
 	}
-	want := "chat · m · sim: power limit 250 W at load -: 0.1420 J/token (steady_state), tpot_p50_ms 17.6 ms; meeting the SLO (2 of 3 points do); run c250"
+	want := "chat · m · sim: the decision's choice, 250 W (run c250): 0.1420 J/token (steady-state J/token), tpot_p50_ms 17.60 ms; 2 of 3 setting × load points meet the SLO"
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, buf.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -261,5 +262,48 @@ func TestReportStages(t *testing.T) {
 	out, _, code = runCLI(t, "report", smallRun, "--format", "csv")
 	if code != exitChecks || !strings.Contains(out, "stage.formal.energy_j,1000,J") {
 		t.Errorf("csv: exit %d\n%s", code, out)
+	}
+}
+
+// compare --set slo_tpot_ms re-decides and relabels: decision.slo names
+// the bound set, not the archived 13 ms; a bound no point meets still
+// names the SLO.
+func TestCompareSetRelabelsSLO(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r1")
+	if err := os.CopyFS(dir, os.DirFS("../../archive/testdata/sample-run-ok")); err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &meta)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta["parameters"].(map[string]any)["slo_tpot_ms"] = 13
+	if b, err = json.Marshal(meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bound := range []float64{13, 12.2, 0.001} {
+		args := []string{"compare", dir, "--format", "json"}
+		if bound != 13 {
+			args = append(args, "--set", "slo_tpot_ms="+strconv.FormatFloat(bound, 'g', -1, 64))
+		}
+		out, errOut, code := runCLI6(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, errOut)
+		}
+		var rep compare.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		d := rep.Decision
+		if d.SLO == nil || d.SLO.TPOTMs != bound || !strings.Contains(d.SLOText, "TPOT ≤ "+strconv.FormatFloat(bound, 'g', -1, 64)+" ms") {
+			t.Errorf("%v: decision.slo %+v (%q), want TPOT %v ms", args, d.SLO, d.SLOText, bound)
+		}
 	}
 }

@@ -1,0 +1,95 @@
+package compare
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/report"
+)
+
+// neverBound makes a run's cap one that never bound in its formal stage.
+func neverBound(r Run) Run {
+	no := false
+	r.Meta.GPUSettings.Devices = []record.GPUSettingsDevice{{Formal: &record.GPUSettingsBound{Samples: 100, CapBound: &no}}}
+	return r
+}
+
+// Two physically identical configurations run twice each: c16 under a
+// 350 W cap that never bound (a1, a2) and c16 at the default setting
+// (b1, b2), every run meeting TPOT ≤ 10 ms for 90 % (attainment 0.95). By
+// hand, steady J/token:
+//
+//	A (350 W)   0.198, 0.208: median 0.203, mean 0.203, s = 0.0070711
+//	B (default) 0.204, 0.206: median 0.205, mean 0.205, s = 0.0014142
+//
+// 95 % t-intervals, t(0.975, 1) = 12.7062:
+//
+//	A: 0.203 ± 12.7062 · 0.0070711 / √2 = 0.203 ± 0.063531 → [0.139469, 0.266531]
+//	B: 0.205 ± 12.7062 · 0.0014142 / √2 = 0.205 ± 0.012706 → [0.192294, 0.217706]
+//
+// A is the lowest (0.203) but its cap never bound: the default setting at
+// the same load, B, is chosen. The runner-up A is not separable (the
+// intervals overlap). Without the never-bound record on A, the intervals
+// still overlap: same SLO margin (0.95 − 0.9), so the tie rule takes the
+// smaller setting change, the default B, again.
+func TestIdenticalConfigurationsNotSeparable(t *testing.T) {
+	p := builtin(t)
+	r := func(id, limit string, steady float64) Run {
+		return capRun(id, 16, limit, steady, 10, 0.9, map[string]any{"tpot_p90_ms": 8.0, "slo_attainment": 0.95, "formal_j_per_token": steady})
+	}
+	for _, bound := range []bool{false, true} {
+		a1, a2 := r("a1", "350", 0.198), r("a2", "350", 0.208)
+		if bound { // unknown whether it bound: only the intervals decide
+			a1.Meta.GPUSettings.Devices, a2.Meta.GPUSettings.Devices = nil, nil
+		} else {
+			a1, a2 = neverBound(a1), neverBound(a2)
+		}
+		rep := p.Compare([]Run{a1, a2, r("b1", "", 0.204), r("b2", "", 0.206)})
+		d := rep.Decision
+		if !d.Chosen || d.Run != "b1" || *d.JPerToken != 0.205 || d.Label != "c16 · default" {
+			t.Fatalf("cap bound unknown %v: decision %s (%s) %v; want b1 (c16 · default) 0.205", bound, d.Run, d.Label, d.JPerToken)
+		}
+		if ci := d.JPerTokenCI; ci == nil || math.Abs(ci[0]-0.192294) > 1e-6 || math.Abs(ci[1]-0.217706) > 1e-6 || !strings.Contains(d.CIMethod, "t-interval over the 2 repetitions") {
+			t.Errorf("interval %v (%s), want [0.192294, 0.217706]", d.JPerTokenCI, d.CIMethod)
+		}
+		ru := d.RunnerUp
+		if ru == nil || ru.Run != "a1" || ru.Separable || !strings.Contains(ru.Why, "not separable from the choice (-1.0 %): the intervals overlap ([0.1395, 0.2665] vs [0.1923, 0.2177])") {
+			t.Errorf("runner-up %+v", ru)
+		}
+		wantNote := "the same SLO margin, and the smaller setting change from the default"
+		if !bound {
+			wantNote = "the cap of a1 (c16 · 350 W) never bound"
+		}
+		if !strings.Contains(d.Note, wantNote) {
+			t.Errorf("note %q lacks %q", d.Note, wantNote)
+		}
+		var buf bytes.Buffer
+		if err := Render(&buf, rep, report.FormatTable); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Runner-up: run a1 (c16 · 350 W), not separable from the choice", "Interval of its steady-state J/token: [0.1923, 0.2177] (95 % t-interval over the 2 repetitions"} {
+			if !strings.Contains(buf.String(), want) {
+				t.Errorf("table lacks %q:\n%s", want, buf.String())
+			}
+		}
+	}
+}
+
+// Two configurations far apart, twice each: separable, and the lowest
+// stands. By hand: A 0.100, 0.102 (mean 0.101, s 0.0014142, half
+// 12.7062 · 0.001 = 0.012706 → [0.088294, 0.113706]); B 0.200, 0.204
+// (mean 0.202, half 12.7062 · 0.002 = 0.025412 → [0.176588, 0.227412]):
+// disjoint.
+func TestSeparableRunnerUp(t *testing.T) {
+	p := builtin(t)
+	r := func(id string, conc int, steady float64) Run {
+		return capRun(id, conc, "", steady, 10, 0.9, map[string]any{"tpot_p90_ms": 8.0, "slo_attainment": 0.95})
+	}
+	d := p.Compare([]Run{r("a1", 8, 0.100), r("a2", 8, 0.102), r("b1", 16, 0.200), r("b2", 16, 0.204)}).Decision
+	if d.Run != "a1" || d.RunnerUp == nil || !d.RunnerUp.Separable || !strings.Contains(d.RunnerUp.Why, "separable from the choice (+100.0 %): the intervals do not overlap ([0.1766, 0.2274] vs [0.0883, 0.1137])") {
+		t.Errorf("decision %s, runner-up %+v", d.Run, d.RunnerUp)
+	}
+}
