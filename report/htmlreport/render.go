@@ -314,7 +314,10 @@ var funcs = template.FuncMap{
 		}
 		return orDash(strings.Join(parts, ", "))
 	},
-	"setting":    settingText,
+	"setting": settingText,
+	"ci": func(c *[2]float64) string {
+		return strconv.FormatFloat(c[0], 'f', 4, 64) + "–" + strconv.FormatFloat(c[1], 'f', 4, 64)
+	},
 	"cfgsetting": configSetting,
 	"gschoice":   gpuChoiceText,
 	"loadtext":   compare.LoadText,
