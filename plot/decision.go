@@ -107,8 +107,8 @@ type decidedAcc struct {
 }
 
 // DecidedPoints gathers every point rep's decision weighed from the
-// runs' results (runs in the statistics, a figure a flag or a failed
-// check removes left out); nil when the decision chose nothing (it then
+// runs' results (runs in the statistics, a J/token a flag or a failed
+// check removes left out, as compare leaves it out); nil when the decision chose nothing (it then
 // has no basis) or no run has both figures.
 func DecidedPoints(rep *compare.Report, runs []compare.Run) *Decided {
 	d := rep.Decision
@@ -136,7 +136,9 @@ func DecidedPoints(rep *compare.Report, runs []compare.Run) *Decided {
 		res := results[row.RunID]
 		j, jok := finiteResult(res, jName)
 		lat, lok := finiteResult(res, metric)
-		if !jok || !lok || invalidated(res, jName) || invalidated(res, metric) {
+		// As compare: a J/token a failed check invalidates is left out;
+		// a latency it invalidates is still drawn (compare decides on it).
+		if !jok || !lok || invalidated(res, jName) {
 			continue
 		}
 		s := seriesOf(row)

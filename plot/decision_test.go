@@ -97,3 +97,32 @@ func TestDecisionFrontierOfCapSweep(t *testing.T) {
 		}
 	}
 }
+
+// A latency a failed check invalidates (first_token_times_exact on a
+// shared machine) is still drawn, as compare decides on it; a J/token it
+// invalidates is not (compare never chooses it).
+func TestDecidedPointsInvalidLatency(t *testing.T) {
+	prof, err := compare.ReadProfile(compare.BuiltinName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := capSweepRuns()
+	f := false
+	for _, r := range runs {
+		r.Results.Order = append(r.Results.Order, "first_token_times_exact")
+		r.Results.Values["first_token_times_exact"] = record.Result{Kind: "check", Value: false, Passed: &f, Severity: "warn",
+			Invalidates: []string{"tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms"}}
+	}
+	rep := prof.Compare(runs)
+	d := DecidedPoints(rep, runs)
+	if rep.Decision == nil || !rep.Decision.Chosen || d == nil {
+		t.Fatalf("decision %+v, points %+v: want the decision's points drawn", rep.Decision, d)
+	}
+	n := 0
+	for _, s := range d.Series {
+		n += len(s.Points)
+	}
+	if n != 6 {
+		t.Errorf("%d points drawn, want all 6", n)
+	}
+}
