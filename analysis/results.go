@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/metricdefs"
 	"github.com/joulebench/joulebench/report"
-	"github.com/joulebench/joulebench/report/doc"
 	"github.com/joulebench/joulebench/workflow"
 )
 

@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/plot"
 	"github.com/joulebench/joulebench/report"
-	"github.com/joulebench/joulebench/report/doc"
 	"github.com/joulebench/joulebench/report/htmlreport"
 	"github.com/joulebench/joulebench/workflow"
 )

@@ -15,7 +15,7 @@ import (
 // it. A power source on another node's clock streams its samples placed
 // with the offset measured at the start; once the offset at the end is
 // known, its samples are placed again with the offset interpolated
-// between the two (telemetry/clocksync).
+// between the two (internal/clocksync).
 //
 // The file is rewritten whole through a temporary file (write, fsync,
 // rename): a failure leaves power.csv as it was. A new time that is not

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/measure"
-	"github.com/joulebench/joulebench/report/doc"
 )
 
 // AsiaiRow is one engine (on one model) of the asiai comparison: M1 median

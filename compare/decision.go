@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/report/doc"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // Objectives a decision can minimise, the default first: J/token, or the

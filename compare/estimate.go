@@ -78,7 +78,7 @@ func Lifecycle(startupJ, releaseJ, perRequestJ float64, ns []int64, shares []flo
 	points := make([]EstimatePoint, 0, len(ns))
 	for _, n := range ns {
 		if n < 1 || n > maxN {
-			return nil, nil, fmt.Errorf("N = %d: need 1 ≤ N ≤ %d", n, int64(maxN))
+			return nil, nil, fmt.Errorf("request count N = %d: need 1 ≤ N ≤ %d", n, int64(maxN))
 		}
 		e := fixed + float64(n)*perRequestJ
 		points = append(points, EstimatePoint{N: n, EnergyJ: e, FixedPerRequestJ: fixed / float64(n),

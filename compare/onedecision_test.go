@@ -138,6 +138,16 @@ func TestOneDecisionCapMatrix(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
+	// The CSV names each run's setting and label.
+	buf.Reset()
+	if err := Render(&buf, rep, report.FormatCSV); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{",c16-250,gpu_setting,250 W,,label c16 · 250 W,", ",c8-150,gpu_setting,150 W,,label c8 · 150 W,"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("CSV lacks %q:\n%s", want, buf.String())
+		}
+	}
 }
 
 // A power-limit search at one load (c32), the runs carrying TPOT ≤ 10 ms

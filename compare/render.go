@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/joulebench/joulebench/report/doc"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // Render writes the comparison in format (report.FormatTable, ...).
@@ -353,6 +353,7 @@ func csvData(rep *Report) *doc.Table {
 		}
 		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, m.OutputTokens, raw(r.OutputTokens), "tokens", "")
 		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "included", strconv.FormatBool(r.Included), "", "")
+		put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "gpu_setting", r.GPUSetting.Text, "", "label "+r.Label)
 		for _, v := range r.Configuration {
 			put("run", r.Scenario, r.SizeGroup, r.Model, r.Engine, r.RunID, "configuration:"+v.Field, v.Value, "", "")
 		}

@@ -217,9 +217,10 @@ func (q Request) setDomain(rec *Recording) error {
 }
 
 // open opens one of the user's files (a regular file of at most
-// MaxImportBytes) and records it with its sha256; the file is rewound
-// for reading.
-func open(ctx context.Context, role, path string) (*boundedfile.File, record.ImportFile, error) {
+// MaxImportBytes) and records it with its sha256 (the file's as given);
+// the file is rewound for reading, and read decompressed when it is
+// gzip (its content, too, at most MaxImportBytes).
+func open(ctx context.Context, role, path string) (*inputFile, record.ImportFile, error) {
 	fi := record.ImportFile{Role: role, Path: filepath.Clean(path)}
 	f, err := boundedfile.Open(path, role+" file", MaxImportBytes)
 	if err != nil {
@@ -235,7 +236,12 @@ func open(ctx context.Context, role, path string) (*boundedfile.File, record.Imp
 		return nil, fi, exitcode.Invalidf("import: %v", err)
 	}
 	fi.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return f, fi, nil
+	in, err := openContent(ctx, f, path, MaxImportBytes)
+	if err != nil {
+		f.Close()
+		return nil, fi, ctxCode(ctx, exitcode.Invalid, fmt.Errorf("import: %s file: %w", role, err))
+	}
+	return in, fi, nil
 }
 
 // read reads the user's files by format and records them.

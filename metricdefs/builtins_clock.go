@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/joulebench/joulebench/telemetry/clocksync"
+	"github.com/joulebench/joulebench/internal/clocksync"
 )
 
 // ClockAuditView is what clock_audit() returns to expressions: one

@@ -224,7 +224,7 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		err = checkFiniteResult(out)
 	}
 	if err == nil && out == nil && c.Kind == KindMetric {
-		err = fmt.Errorf("result is nil (a missing stage, event or map key?): guard it with when:")
+		err = fmt.Errorf("result is nil (a missing stage, event or map key?): guard it with a when: condition")
 	}
 	if err == nil {
 		err = setField(env.Field(c.field), out)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/report/doc"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // Change is the relative change of v against base in percent, as a table

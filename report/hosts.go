@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/report/doc"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // HostEnergyName is the derived value of the built-in profiles that holds

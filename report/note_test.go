@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/report/doc"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // A replayed run is labelled replayed: its power is real, recorded

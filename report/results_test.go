@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/internal/golden"
-	"github.com/joulebench/joulebench/report/doc"
 )
 
 func passed(ok bool) *bool { return &ok }

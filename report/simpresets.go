@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/internal/simhw"
-	"github.com/joulebench/joulebench/report/doc"
 )
 
 // SimPresets is `joulebench devices --sim`: the simulator's GPU and model

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/report/doc"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // simulatedShort is SimulatedNote in one summary line.

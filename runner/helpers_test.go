@@ -2,7 +2,7 @@ package runner
 
 import (
 	"context"
-	"github.com/joulebench/joulebench/telemetry/clocksync"
+	"github.com/joulebench/joulebench/internal/clocksync"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"

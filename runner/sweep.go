@@ -11,9 +11,9 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/report"
-	"github.com/joulebench/joulebench/report/doc"
 	"github.com/joulebench/joulebench/workflow"
 )
 

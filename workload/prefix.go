@@ -36,7 +36,7 @@ func IsPrefix(name string) bool { return strings.HasPrefix(name, PrefixPrefix) }
 // defaults (4 prefixes of 1024 tokens, suffixes of 64, outputs of 128).
 func ParsePrefixSpec(name string) (PrefixSpec, error) {
 	if !IsPrefix(name) {
-		return PrefixSpec{}, fmt.Errorf("shared-prefix set %q: want %s...", name, PrefixPrefix)
+		return PrefixSpec{}, fmt.Errorf("shared-prefix set %q: want %sprefixes=N,prefix_len=L,suffix_len=S,output_len=O", name, PrefixPrefix)
 	}
 	s := PrefixSpec{Prefixes: 4, PrefixLen: 1024, SuffixLen: 64, OutputLen: 128}
 	rest := strings.TrimPrefix(name, PrefixPrefix)

@@ -2,7 +2,7 @@ package record
 
 // ClockSync is one power source's clock offset to the run clock
 // (run.json telemetry.clock_sync[]), measured by round trips at the start
-// of the run and at its end (package telemetry/clocksync). A source on
+// of the run and at its end (package internal/clocksync). A source on
 // another node (a joulebench agent, a simulated node) stamps its samples
 // with its own clock; power.csv holds them mapped onto the run clock with
 // these offsets, interpolated in time.

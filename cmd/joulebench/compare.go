@@ -36,7 +36,9 @@ default the SLO's own metric: runs of an slo search carry their SLO as
 slo_* parameters), Pareto-optimal points marked. The output opens with the
 decision: over every configuration compared, the point with the lowest
 --objective (J/token) meeting the SLO (the runs' own, or --latency-max and
---slo-attainment), the runner-up, and why each other point is out;
+--slo-attainment), the interval of its J/token, the runner-up and whether
+it is separable from it, and why each other point is out; every other
+view (frontier, GPU settings) shows that one choice on its basis.
 'joulebench plot --frontier DIR...' draws the frontier.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,7 +59,7 @@ decision: over every configuration compared, the point with the lowest
 func frontierFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.String("latency", "", "latency of the energy–latency frontier: "+strings.Join(compare.LatencyMetrics, ", ")+
-		" (default: the SLO's own metric where the runs carry one, e.g. ttft_p99_ms for a TTFT bound, else "+compare.DefaultLatency+")")
+		" (default: the SLO's own metric where the runs carry one, the percentile its attainment target implies, e.g. tpot_p90_ms for a TPOT bound at 0.9, else "+compare.DefaultLatency+")")
 	f.Float64("latency-max", 0, "frontier SLO: a load point meets it when its --latency is at most this many ms (0: no bound)")
 	f.Float64("slo-attainment", 0, "frontier SLO: a load point whose run has slo_attainment meets it only when at least this (0: the run's own slo_attainment_target, else 0.99)")
 	f.String("objective", compare.Objectives[0], "what the decision minimises among the points meeting the SLO: "+strings.Join(compare.Objectives, ", "))

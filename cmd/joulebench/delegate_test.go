@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joulebench/joulebench/cmd/internal/kubehelper"
 	"github.com/joulebench/joulebench/engines/kubeflags"
-	"github.com/joulebench/joulebench/internal/kubehelper"
 )
 
 // The default binary hands a Kubernetes command to joulebench-kube in its

@@ -26,7 +26,5 @@ func (e *exitError) Exit() exitcode.Code { return exitcode.Code(e.code) }
 
 func withCode(code int, err error) error { return exitcode.With(exitcode.Code(code), err) }
 
-func invalidf(format string, args ...any) error { return exitcode.Invalidf(format, args...) }
-
 // exitCode is the outermost exit code in err's chain (exitFailure if none).
 func exitCode(err error) int { return exitcode.Of(err) }

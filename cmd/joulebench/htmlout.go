@@ -4,8 +4,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/report"
-	"github.com/joulebench/joulebench/report/doc"
 )
 
 // formatList lists the formats every output renders in (the registry's).

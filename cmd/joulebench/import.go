@@ -42,8 +42,9 @@ prometheus; default: the span every device covers). Without per-request
 data, --output-tokens N (default for ptdaemon: the loadgen's count) writes
 synthetic requests over the window (one, or several of at most 4,194,304
 tokens each): J/token divides by N, and latency metrics are not
-applicable. Every file must be a regular file of at most 256 MiB, with
-absolute times (2000 to 2100) and readings of at most 100 kW; the archive
+applicable. Every file must be a regular file of at most 256 MiB (a
+gzip-compressed one, such as spl.txt.gz, is read decompressed, its content
+at most 256 MiB too), with absolute times (2000 to 2100) and readings of at most 100 kW; the archive
 is read back before DIR appears. run.json's "import" object records every
 file read (with its sha256) and these choices.`,
 		Args: cobra.ExactArgs(2),

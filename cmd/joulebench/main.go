@@ -11,8 +11,8 @@ import (
 	"os"
 
 	"github.com/joulebench/joulebench/campaign"
+	"github.com/joulebench/joulebench/cmd/internal/kubehelper"
 	"github.com/joulebench/joulebench/internal/cli"
-	"github.com/joulebench/joulebench/internal/kubehelper"
 )
 
 func main() {

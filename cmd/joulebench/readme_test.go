@@ -26,6 +26,9 @@ type readmeCommand struct {
 // readmeSkips are the docs' commands the test does not run, with why.
 var readmeSkips = []struct{ prefix, why string }{
 	{"go test ", "the test suite itself"},
+	{"go install ", "needs the network (the module proxy); TestReadmeInstall checks the line"},
+	{"GOBIN=$HOME/joulebench-kube go install ", "needs the network (the module proxy); TestReadmeInstall checks the line"},
+	{"mv $HOME/joulebench-kube/joulebench ", "the Kubernetes build's install, above"},
 	{"go build -tags kubernetes -o joulebench-kube ./cmd/joulebench", "the tests build joulebench-kube themselves (kubeHelperEnv) and run the Kubernetes commands through it"},
 	{"joulebench sweep campaign.yaml --executor slurm", "needs a Slurm cluster (the sweep with Slurm has its own test on fake sbatch/squeue)"},
 	{"joulebench sweep gpu.yaml --executor kubernetes --image", "needs a Kubernetes cluster with GPUs (the executor's tests run the simulator on CI's cluster)"},
@@ -63,8 +66,8 @@ func docFiles(t *testing.T, repo string) []string {
 
 // Every runnable command of the ```sh blocks of README.md and of each
 // guide in docs/ runs as written, in order, each page in an empty
-// directory of its own (the repository's archive/ linked in), on the
-// simulator, with shortened parameters appended to each run: it exits
+// directory of its own (the repository's archive/ and importer/ linked
+// in), on the simulator, with shortened parameters appended to each run: it exits
 // as the page says (0 unless a "# exit N" comment says otherwise), and a
 // run prints a summary without FAIL that fits 100 columns and 25 lines.
 // The commands that need GPUs, engines, a cluster or the network are
@@ -109,8 +112,10 @@ func runDocCommands(t *testing.T, repo, page string) int {
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
-	if err := os.Symlink(filepath.Join(repo, "archive"), "archive"); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"archive", "importer"} { // importer: its testdata
+		if err := os.Symlink(filepath.Join(repo, d), d); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Join("docs", "img"), 0o755); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/joulebench/joulebench/analysis"
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/internal/kubehelper"
+	"github.com/joulebench/joulebench/cmd/internal/kubehelper"
+	"github.com/joulebench/joulebench/internal/exitcode"
+	"github.com/joulebench/joulebench/report"
 )
 
 func (a *app) reportCmd() *cobra.Command {
@@ -27,11 +29,14 @@ is re-evaluated from its raw data with its own archived profile (or
 --format html --out FILE.html writes one self-contained page per call (a
 section per run): headline metrics, checks, energy by stage, the power
 timeline with stages and the steady-state span, engine state, latency
-distributions, the formal requests and the provenance; it opens offline.`,
+distributions, the formal requests and the provenance; it opens offline.
+
+--format llmd writes one run as an llm-d Benchmark Report v0.2 (JSON):
+its engine, load, request figures and GPU power (docs/exports.md).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := a.v.GetString("format")
-			if err := analysis.CheckOutFormat(format); err != nil {
+			if err := analysis.CheckOutFormat(format); err != nil && format != report.FormatLLMD {
 				return err
 			}
 			if base := a.v.GetString("baseline"); base != "" {
@@ -41,7 +46,11 @@ distributions, the formal requests and the provenance; it opens offline.`,
 			if err != nil {
 				return err
 			}
-			if err := a.toOut(a.v.GetString("out"), func(w io.Writer) error { return r.Render(w, format, version) }); err != nil {
+			render := func(w io.Writer) error { return r.Render(w, format, version) }
+			if format == report.FormatLLMD {
+				render = func(w io.Writer) error { return exitcode.With(exitcode.Invalid, report.WriteLLMD(w, r.Runs)) }
+			}
+			if err := a.toOut(a.v.GetString("out"), render); err != nil {
 				return err
 			}
 			// As analyze: the table is shown, and the exit code says that
@@ -51,7 +60,7 @@ distributions, the formal requests and the provenance; it opens offline.`,
 		},
 	}
 	cmd.Flags().String("profile", "", "evaluate every run with this profile instead of its own")
-	cmd.Flags().String("format", "table", outFormatHelp)
+	cmd.Flags().String("format", "table", outFormatHelp+"; llmd: llm-d Benchmark Report v0.2 (JSON, one run)")
 	cmd.Flags().String("out", "", outFileHelp)
 	cmd.Flags().String("baseline", "", "a run archive shown first, each run's change in % against it (default: against the first run)")
 	return cmd

@@ -109,7 +109,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine URL: does not parse as a URL (want http://HOST:PORT or https://...)")
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("engine URL %q: want http://HOST:PORT or https://...", process.RedactURL(cfg.URL))
+		return nil, fmt.Errorf("engine URL %q: want http://HOST:PORT or https://HOST:PORT", process.RedactURL(cfg.URL))
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {

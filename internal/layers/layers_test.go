@@ -99,6 +99,7 @@ func TestImportsPointDown(t *testing.T) {
 		{"engines/external", "engines/openai", "the external server and the OpenAI client share engines/internal"},
 		{"engines/process", "engines/external", "the shared process layer is below every engine"},
 		{"telemetry", "engines", "power sources know no engine"},
+		{"metricdefs", "telemetry", "the formulas compute over records; the clock mapping they use is internal/clocksync, below the power sources"},
 		{"telemetry", "telemetry/all", "telemetry/all lists the sources; no source, nor the registry, imports the list"},
 		{"archive", "engines", "the archive format is the bottom layer"},
 		{"engines", "steps", "engines know no step"},
@@ -157,12 +158,12 @@ func TestImportsPointDown(t *testing.T) {
 	if ds := g["internal/exitcode"]; len(ds) > 0 {
 		t.Errorf("internal/exitcode imports %v: exit codes are the bottom layer", ds)
 	}
-	// The comparison builds a document of the output layer (report/doc)
+	// The comparison builds a document of the output layer (internal/doc)
 	// and renders through it; the run report (report) is beside it, not
 	// below.
 	for _, d := range g["compare"] {
 		if d == "report" {
-			t.Errorf("compare imports report: comparisons build report/doc documents; the run report is not below them")
+			t.Errorf("compare imports report: comparisons build internal/doc documents; the run report is not below them")
 		}
 	}
 	// The steps and the progress display share one snapshot type, below

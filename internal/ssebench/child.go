@@ -79,7 +79,7 @@ func runChild(spec string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		return json.NewEncoder(stdout).Encode(res)
 	}
-	return fmt.Errorf("spec %q: want server:... or minimal:...", spec)
+	return fmt.Errorf("spec %q: want server:FIRST_MS,GAP_MS,BATCH or minimal:URL,STREAMS,TOKENS", spec)
 }
 
 func ints(f []string, want int) ([]int, error) {

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/clocksync"
 	"github.com/joulebench/joulebench/telemetry"
-	"github.com/joulebench/joulebench/telemetry/clocksync"
 )
 
 // fixedSource is one GPU whose reading n (from 1) draws n W, stamped by

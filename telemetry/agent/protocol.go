@@ -3,7 +3,7 @@
 // DCGM, RAPL, ...) over HTTP (Server), and the `agent` telemetry source
 // (--telemetry agent --agent URL, one per node) reads one or several
 // agents, measures each one's clock offset to the run clock by round trips
-// (package telemetry/clocksync) and places their samples on the run clock.
+// (package internal/clocksync) and places their samples on the run clock.
 //
 // The agent carries samples only: three GET endpoints, no command, no
 // file. It listens on the address it is given (there is no default) and

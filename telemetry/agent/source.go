@@ -16,9 +16,9 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/clocksync"
 	"github.com/joulebench/joulebench/internal/redact"
 	"github.com/joulebench/joulebench/telemetry"
-	"github.com/joulebench/joulebench/telemetry/clocksync"
 )
 
 // Name is the source's name (--telemetry agent).

@@ -205,8 +205,6 @@ func (s *Settings) Sample(index int) (gpusettings.Sample, error) {
 		return out, nil
 	}
 	out.PowerCap = bits&swPowerCap != 0
-	for _, c := range telemetry.ClockEventCauses(bits &^ swPowerCap) {
-		out.Other = append(out.Other, c)
-	}
+	out.Other = append(out.Other, telemetry.ClockEventCauses(bits&^swPowerCap)...)
 	return out, nil
 }

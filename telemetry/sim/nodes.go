@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/clocksync"
 	"github.com/joulebench/joulebench/telemetry"
-	"github.com/joulebench/joulebench/telemetry/clocksync"
 )
 
 // Node is one simulated host of a deployment of several parts: its GPUs

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/clocksync"
 	"github.com/joulebench/joulebench/telemetry"
-	"github.com/joulebench/joulebench/telemetry/clocksync"
 )
 
 // runClockLoad is a load that turns busy (a full batch) at run-clock time
