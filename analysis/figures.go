@@ -8,6 +8,7 @@ import (
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/plot"
+	"github.com/joulebench/joulebench/report"
 )
 
 // FrontierOut is the frontier figure's file when none is given.
@@ -34,7 +35,7 @@ func (p Profiles) FrontierPlot(ctx context.Context, w io.Writer, dirs []string, 
 	}
 	// The decision's points on its basis, one series per GPU setting;
 	// compare's frontier where the decision chose nothing.
-	fig := plot.DecisionFrontier(c.Report, c.Runs)
+	fig := report.DecisionFrontier(c.Report, c.Runs)
 	if fig == nil {
 		fig = FrontierFigure(c.Report, fo.Latency)
 	}

@@ -5,22 +5,22 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/compare"
-	"github.com/joulebench/joulebench/plot"
+	"github.com/joulebench/joulebench/report"
 )
 
-// basisWords names a J/token basis in words (plot.BasisWords).
-func basisWords(b string) string { return plot.BasisWords(b) }
+// basisWords names a J/token basis in words (report.BasisWords).
+func basisWords(b string) string { return report.BasisWords(b) }
 
-// settingText is a GPU setting in a table (plot.SettingText).
-func settingText(s compare.GPUSetting) string { return plot.SettingText(s) }
+// settingText is a GPU setting in a table (report.SettingText).
+func settingText(s compare.GPUSetting) string { return report.SettingText(s) }
 
-// fromDecision draws every point the decision weighed (plot.DecidedPoints):
+// fromDecision draws every point the decision weighed (report.DecidedPoints):
 // the J/token of its basis against the latency its SLO's target implies
 // (p90 for 0.9), one series per GPU setting, each point labelled as
 // every view labels it ("c32 · 250 W"), the SLO's bound a line and the
 // decision's run ringed. Nil when the decision chose nothing.
 func fromDecision(rep *compare.Report, runs []compare.Run) (*frontier, string) {
-	dp := plot.DecidedPoints(rep, runs)
+	dp := report.DecidedPoints(rep, runs)
 	if dp == nil {
 		return nil, ""
 	}

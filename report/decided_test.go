@@ -1,4 +1,4 @@
-package plot
+package report
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/plot"
 )
 
 // capSweepRuns are a power-limit sweep under a TPOT SLO of 13 ms for 90
@@ -87,7 +88,7 @@ func TestDecisionFrontierOfCapSweep(t *testing.T) {
 		t.Errorf("ringed %q, want c32 · 300 W", best)
 	}
 	var buf bytes.Buffer
-	if err := RenderFrontier(&buf, f, "svg", Options{Width: 900, Height: 600}); err != nil {
+	if err := plot.RenderFrontier(&buf, f, "svg", plot.Options{Width: 900, Height: 600}); err != nil {
 		t.Fatal(err)
 	}
 	svg := buf.String()

@@ -1,14 +1,16 @@
-package plot
+package report
 
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
+	"github.com/joulebench/joulebench/plot"
 )
 
 // Decided is every point a comparison's decision weighed, as every view
@@ -166,7 +168,7 @@ func DecidedPoints(rep *compare.Report, runs []compare.Run) *Decided {
 			idx[a.series] = i
 			out.Series = append(out.Series, DecidedSeries{Name: a.series})
 		}
-		out.Series[i].Points = append(out.Series[i].Points, DecidedPoint{Latency: median(a.lats), JPerToken: median(a.js), Label: a.label, Run: a.run})
+		out.Series[i].Points = append(out.Series[i].Points, DecidedPoint{Latency: medianOf(a.lats), JPerToken: medianOf(a.js), Label: a.label, Run: a.run})
 	}
 	for i := range out.Series {
 		slices.SortStableFunc(out.Series[i].Points, func(a, b DecidedPoint) int { return cmp.Compare(a.Latency, b.Latency) })
@@ -177,8 +179,8 @@ func DecidedPoints(rep *compare.Report, runs []compare.Run) *Decided {
 // Figure is the frontier figure of the decided points: the decision's
 // point ringed, the SLO's bound a line, the points no other point beats
 // on both axes filled.
-func (d *Decided) Figure(simulated bool) *Frontier {
-	f := &Frontier{Latency: d.Latency, Basis: d.Basis, Simulated: simulated, BestLabel: d.ChosenLabel}
+func (d *Decided) Figure(simulated bool) *plot.Frontier {
+	f := &plot.Frontier{Latency: d.Latency, Basis: d.Basis, Simulated: simulated, BestLabel: d.ChosenLabel}
 	if d.Bound != nil {
 		f.Bounds, f.BoundLabels = []float64{*d.Bound}, []string{d.BoundLabel}
 	}
@@ -187,9 +189,9 @@ func (d *Decided) Figure(simulated bool) *Frontier {
 		all = append(all, s.Points...)
 	}
 	for _, s := range d.Series {
-		fs := FrontierSeries{Name: s.Name}
+		fs := plot.FrontierSeries{Name: s.Name}
 		for _, p := range s.Points {
-			fs.Points = append(fs.Points, FrontierPoint{Latency: p.Latency, JPerToken: p.JPerToken, Label: p.Label,
+			fs.Points = append(fs.Points, plot.FrontierPoint{Latency: p.Latency, JPerToken: p.JPerToken, Label: p.Label,
 				Pareto: !dominated(p, all), Best: p.Run == d.Chosen})
 		}
 		f.Series = append(f.Series, fs)
@@ -199,7 +201,7 @@ func (d *Decided) Figure(simulated bool) *Frontier {
 
 // DecisionFrontier is the frontier figure of rep's decision (Decided);
 // nil when the decision chose nothing.
-func DecisionFrontier(rep *compare.Report, runs []compare.Run) *Frontier {
+func DecisionFrontier(rep *compare.Report, runs []compare.Run) *plot.Frontier {
 	d := DecidedPoints(rep, runs)
 	if d == nil {
 		return nil
@@ -256,7 +258,11 @@ func finiteResult(res *record.Results, name string) (float64, bool) {
 	if res == nil {
 		return 0, false
 	}
-	return resultNumber(res, name)
+	v, ok := res.Values[name].Value.(float64)
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
 }
 
 // invalidated reports whether a failed check of res invalidates the
@@ -273,8 +279,8 @@ func invalidated(res *record.Results, name string) bool {
 	return false
 }
 
-// median of values (at least one).
-func median(xs []float64) float64 {
+// medianOf is the median of values (at least one).
+func medianOf(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
