@@ -315,6 +315,24 @@ var funcs = template.FuncMap{
 		return orDash(strings.Join(parts, ", "))
 	},
 	"setting": settingText,
+	// cfgload names a configuration's fields but its GPU setting, then
+	// its load: "max_num_seqs 64; load concurrency=32".
+	"cfgload": func(fv, load []compare.FieldValue) string {
+		var parts []string
+		for _, v := range fv {
+			if !strings.HasPrefix(v.Field, gpuSettingsField) {
+				parts = append(parts, strings.TrimPrefix(v.Field, "parameters.")+" "+v.Value)
+			}
+		}
+		if len(load) > 0 {
+			l := make([]string, len(load))
+			for i, v := range load {
+				l[i] = strings.TrimPrefix(v.Field, "parameters.") + "=" + v.Value
+			}
+			parts = append(parts, "load "+strings.Join(l, " "))
+		}
+		return orDash(strings.Join(parts, "; "))
+	},
 	"ci": func(c *[2]float64) string {
 		return strconv.FormatFloat(c[0], 'f', 4, 64) + "–" + strconv.FormatFloat(c[1], 'f', 4, 64)
 	},
