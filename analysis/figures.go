@@ -8,6 +8,7 @@ import (
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/internal/exitcode"
 	"github.com/joulebench/joulebench/plot"
+	"github.com/joulebench/joulebench/report"
 )
 
 // FrontierOut is the frontier figure's file when none is given.
@@ -32,7 +33,13 @@ func (p Profiles) FrontierPlot(ctx context.Context, w io.Writer, dirs []string, 
 	if err != nil {
 		return err
 	}
-	if err := plot.SaveFrontier(out, FrontierFigure(c.Report, fo.Latency), opt); err != nil {
+	// The decision's points on its basis, one series per GPU setting;
+	// compare's frontier where the decision chose nothing.
+	fig := report.DecisionFrontier(c.Report, c.Runs)
+	if fig == nil {
+		fig = FrontierFigure(c.Report, fo.Latency)
+	}
+	if err := plot.SaveFrontier(out, fig, opt); err != nil {
 		return exitcode.With(exitcode.Failure, err)
 	}
 	fmt.Fprintf(w, "frontier figure: %s\n", out)

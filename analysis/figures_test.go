@@ -57,8 +57,9 @@ func TestPlot(t *testing.T) {
 }
 
 // FrontierPlot checks the file and the frontier's options first (invalid
-// input); runs of one load each have no frontier to draw (a failure, after
-// the comparison).
+// input); runs of one load each are drawn as the decision's points; a run
+// out of the statistics alone leaves the decision no choice and no
+// frontier to draw (a failure, after the comparison).
 func TestFrontierPlot(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -74,10 +75,21 @@ func TestFrontierPlot(t *testing.T) {
 		{"bad extension", filepath.Join(dir, "f.gif"), fo, exitcode.Invalid, "--out: "},
 		{"bad latency", filepath.Join(dir, "f.svg"), compare.FrontierOptions{Latency: "bogus"}, exitcode.Invalid, "--latency: "},
 		{"no frontier", filepath.Join(dir, "f.svg"), fo, exitcode.Failure, "no frontier"},
+		{"decision's points", filepath.Join(dir, "d.svg"), fo, exitcode.OK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w bytes.Buffer
-			err := noUserDirs().FrontierPlot(ctx, &w, runs, "", tc.out, plot.Options{}, tc.fo, nil)
+			dirs := runs
+			if tc.name == "no frontier" {
+				dirs = []string{sampleRun} // out of the statistics: no choice
+			}
+			err := noUserDirs().FrontierPlot(ctx, &w, dirs, "", tc.out, plot.Options{}, tc.fo, nil)
+			if tc.code == exitcode.OK {
+				if err != nil || w.String() != "frontier figure: "+tc.out+"\n" {
+					t.Errorf("err %v, shown %q; want the figure written", err, w.String())
+				}
+				return
+			}
 			if exitcode.Of(err) != int(tc.code) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err %v (exit %d), want exit %d with %q", err, exitcode.Of(err), tc.code, tc.want)
 			}

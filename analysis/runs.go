@@ -127,7 +127,7 @@ func FrontierFigure(rep *compare.Report, latency string) *plot.Frontier {
 	if latency == "" {
 		latency = compare.DefaultLatency
 	}
-	fig := &plot.Frontier{Latency: latency, Simulated: rep.Simulated}
+	fig := &plot.Frontier{Latency: latency, Simulated: rep.Simulated, Basis: frontierBasis(rep.Frontier)}
 	for _, g := range compare.FrontierGroups(rep.Frontier) {
 		s := plot.FrontierSeries{Name: g[0].Model + " · " + g[0].Engine + " · " + g[0].Scenario}
 		for _, c := range g[0].Configuration {
@@ -148,6 +148,31 @@ func FrontierFigure(rep *compare.Report, latency string) *plot.Frontier {
 		}
 	}
 	return fig
+}
+
+// frontierBasis names the basis of the J/token of every frontier point
+// in words; "" when they differ.
+func frontierBasis(points []compare.FrontierPoint) string {
+	if len(points) == 0 {
+		return ""
+	}
+	for _, pt := range points {
+		if pt.Basis != points[0].Basis {
+			return ""
+		}
+	}
+	switch b := points[0].Basis; b {
+	case compare.BasisSteady:
+		return "steady state"
+	case compare.BasisFormal:
+		return "formal window"
+	case compare.BasisGoodTok:
+		return "per good token, formal window"
+	case compare.BasisGoodTokS:
+		return "per good token, steady state"
+	default:
+		return b
+	}
 }
 
 // withSets is a copy of a run's parameters with the --set values in

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/internal/golden"
-	"github.com/joulebench/joulebench/report"
 )
 
 func winnerRun(kind string, tokS, ttft, power float64, excluded bool, failed ...string) Run {
@@ -55,7 +55,7 @@ func TestAsiaiWinner(t *testing.T) {
 		t.Errorf("vllm gates %v", vl.Gates)
 	}
 
-	for _, f := range report.Formats {
+	for _, f := range doc.Names(false) {
 		var b bytes.Buffer
 		if err := RenderAsiaiWinner(&b, got, f); err != nil {
 			t.Fatal(err)
@@ -63,7 +63,7 @@ func TestAsiaiWinner(t *testing.T) {
 		golden.Check(t, "asiai_winner."+f+".golden", b.Bytes())
 	}
 	var b bytes.Buffer
-	if err := RenderAsiaiWinner(&b, got, report.FormatMarkdown); err != nil {
+	if err := RenderAsiaiWinner(&b, got, doc.FormatMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -80,7 +80,7 @@ func TestAsiaiWinnerNoneRanked(t *testing.T) {
 		t.Errorf("%+v", got[0])
 	}
 	var b bytes.Buffer
-	if err := RenderAsiaiWinner(&b, got, report.FormatTable); err != nil {
+	if err := RenderAsiaiWinner(&b, got, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "Winner: none") {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/internal/golden"
-	"github.com/joulebench/joulebench/report"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
@@ -556,10 +556,10 @@ func sampleReport(t *testing.T) *Report {
 func TestRenderGolden(t *testing.T) {
 	rep := sampleReport(t)
 	for _, f := range []struct{ format, file string }{
-		{report.FormatTable, "compare.table.golden"},
-		{report.FormatMarkdown, "compare.markdown.golden"},
-		{report.FormatCSV, "compare.csv.golden"},
-		{report.FormatJSON, "compare.json.golden"},
+		{doc.FormatTable, "compare.table.golden"},
+		{doc.FormatMarkdown, "compare.markdown.golden"},
+		{doc.FormatCSV, "compare.csv.golden"},
+		{doc.FormatJSON, "compare.json.golden"},
 	} {
 		var buf bytes.Buffer
 		if err := Render(&buf, rep, f.format); err != nil {
@@ -573,7 +573,7 @@ func TestRenderGolden(t *testing.T) {
 	}
 	// The JSON is one valid document.
 	buf.Reset()
-	_ = Render(&buf, rep, report.FormatJSON)
+	_ = Render(&buf, rep, doc.FormatJSON)
 	var back Report
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back.Runs) != 6 || len(back.Pairs) != 2 {
 		t.Errorf("json: %v, %d runs, %d pairs", err, len(back.Runs), len(back.Pairs))

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/profiles"
-	"github.com/joulebench/joulebench/report"
 	"github.com/joulebench/joulebench/workflow"
 )
 
@@ -56,7 +56,7 @@ func TestSweptParameterIsAConfiguration(t *testing.T) {
 		t.Errorf("max_tokens 256: %+v steady %+v", c256, c256.Steady)
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -238,7 +238,7 @@ func TestNotApplicableRows(t *testing.T) {
 		t.Errorf("flagged %+v, want the crash only", rep.Flagged)
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Not applicable", "│ tiny ", "max_tokens=256", "excluded by the campaign", "│ n/a "} {
@@ -247,7 +247,7 @@ func TestNotApplicableRows(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	_ = Render(&buf, rep, report.FormatCSV)
+	_ = Render(&buf, rep, doc.FormatCSV)
 	if !strings.Contains(buf.String(), "not_applicable,long,,tiny,sglang,,setting,max_tokens=256,,excluded by the campaign") {
 		t.Errorf("csv lacks the n/a row:\n%s", buf.String())
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/internal/golden"
-	"github.com/joulebench/joulebench/report"
 )
 
 // E(N) on round numbers: E_startup = 1000 J, E_release = 500 J, e_ss = 10 J.
@@ -78,16 +78,16 @@ func TestEstimateRun(t *testing.T) {
 		t.Errorf("thresholds = %+v", est.Thresholds)
 	}
 	for _, f := range []struct{ format, file string }{
-		{report.FormatTable, "estimate.table.golden"},
-		{report.FormatMarkdown, "estimate.markdown.golden"},
-		{report.FormatCSV, "estimate.csv.golden"},
-		{report.FormatJSON, "estimate.json.golden"},
+		{doc.FormatTable, "estimate.table.golden"},
+		{doc.FormatMarkdown, "estimate.markdown.golden"},
+		{doc.FormatCSV, "estimate.csv.golden"},
+		{doc.FormatJSON, "estimate.json.golden"},
 	} {
 		var buf bytes.Buffer
 		if err := RenderEstimate(&buf, est, f.format); err != nil {
 			t.Fatal(err)
 		}
-		if f.format != report.FormatCSV && f.format != report.FormatJSON && !strings.Contains(buf.String(), "measured values take precedence") {
+		if f.format != doc.FormatCSV && f.format != doc.FormatJSON && !strings.Contains(buf.String(), "measured values take precedence") {
 			t.Errorf("%s: no caveat:\n%s", f.format, buf.String())
 		}
 		golden.Check(t, f.file, buf.Bytes())
@@ -146,7 +146,7 @@ func TestEstimateFlagNotes(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := RenderEstimate(&buf, est, report.FormatTable); err != nil {
+		if err := RenderEstimate(&buf, est, doc.FormatTable); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(buf.String(), c.want) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // frontierRun is a run at one load point with its J/token and latencies.
@@ -70,23 +70,23 @@ func TestFrontierParetoAndSLO(t *testing.T) {
 	}
 	// JSON: the list `frontier` with the fields the issue names.
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatJSON); err != nil {
+	if err := Render(&buf, rep, doc.FormatJSON); err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
+	var out struct {
 		Frontier []map[string]any `json:"frontier"`
 	}
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"model", "engine", "scenario", "load", "run_id", "j_per_token", "basis", "latency_metric", "latency", "pareto"} {
-		if _, ok := doc.Frontier[0][f]; !ok {
-			t.Errorf("frontier item lacks %q: %v", f, doc.Frontier[0])
+		if _, ok := out.Frontier[0][f]; !ok {
+			t.Errorf("frontier item lacks %q: %v", f, out.Frontier[0])
 		}
 	}
 	// The table names the decision's choice, its label and basis.
 	buf.Reset()
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "The decision's choice: run c4 (c4 · default), 1.0000 J/token (formal-window J/token), tpot_p50_ms 22.00 ms.") {
@@ -153,7 +153,7 @@ func TestFrontierBasisNote(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(buf.String(), "did not reach steady state"); n != 1 {

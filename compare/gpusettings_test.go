@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // A sweep of the power limit at one load under a TPOT bound of 18 ms:
@@ -39,7 +39,7 @@ func TestGPUSettingsChoice(t *testing.T) {
 		t.Errorf("choice %+v", c)
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	want := "chat · m · sim: the decision's choice, 250 W (run c250): 0.1420 J/token (steady-state J/token), tpot_p50_ms 17.60 ms; 2 of 3 setting × load points meet the SLO"
@@ -84,7 +84,7 @@ func TestGPUSettingsChoiceLocks(t *testing.T) {
 		t.Errorf("choice %+v", c)
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	want := "chat · m · sim: the decision's choice, SM 900–1200 MHz, mem 1215 MHz (run locked): 0.1400 J/token"

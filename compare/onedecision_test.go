@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // capRun is a run of model m on engine sim at concurrency conc under power
@@ -63,7 +63,7 @@ func oneAnswer(t *testing.T, rep *Report, run, basis string) {
 		t.Errorf("views name runs %v on bases %v; want only %s on %s", runs, bases, run, basis)
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatJSON); err != nil {
+	if err := Render(&buf, rep, doc.FormatJSON); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -127,7 +127,7 @@ func TestOneDecisionCapMatrix(t *testing.T) {
 		t.Errorf("gpu settings %+v", c)
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -140,7 +140,7 @@ func TestOneDecisionCapMatrix(t *testing.T) {
 	}
 	// The CSV names each run's setting and label.
 	buf.Reset()
-	if err := Render(&buf, rep, report.FormatCSV); err != nil {
+	if err := Render(&buf, rep, doc.FormatCSV); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{",c16-250,gpu_setting,250 W,,label c16 · 250 W,", ",c8-150,gpu_setting,150 W,,label c8 · 150 W,"} {
@@ -211,14 +211,14 @@ func TestOneDecisionConcurrencySearch(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	if want := "The decision's choice: run c22 (c22 · default), 0.4231 J/token (formal-window J/token)"; !strings.Contains(buf.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, buf.String())
 	}
 	buf.Reset()
-	if err := Render(&buf, rep, report.FormatCSV); err != nil {
+	if err := Render(&buf, rep, doc.FormatCSV); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "c16,lowest_meeting_slo") || !strings.Contains(buf.String(), "c22,lowest_meeting_slo,true") {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // The SLO TPOT ≤ 10 ms for 90 % of requests: the latency held to the bound
@@ -41,21 +41,21 @@ func TestSLOPercentileFollowsTarget(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatTable); err != nil {
+	if err := Render(&buf, rep, doc.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	if want := "tpot_p90_ms 9.50 ms (bound 10 ms), attainment 0.9100"; !strings.Contains(buf.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, buf.String())
 	}
 	buf.Reset()
-	if err := Render(&buf, rep, report.FormatCSV); err != nil {
+	if err := Render(&buf, rep, doc.FormatCSV); err != nil {
 		t.Fatal(err)
 	}
 	if want := "decision,,,,,b,tpot_p90_ms,9.5,ms,bound 10"; !strings.Contains(buf.String(), want) {
 		t.Errorf("CSV lacks %q:\n%s", want, buf.String())
 	}
 	buf.Reset()
-	if err := Render(&buf, rep, report.FormatJSON); err != nil {
+	if err := Render(&buf, rep, doc.FormatJSON); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // No point qualifies (TPOT ≤ 10 ms for 90 %: a attains 0.5, b 0.6): the
@@ -21,7 +21,7 @@ func TestDecisionCSVKeepsRejectionsWithoutChoice(t *testing.T) {
 		t.Fatalf("chosen %+v", rep.Decision)
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, rep, report.FormatCSV); err != nil {
+	if err := Render(&buf, rep, doc.FormatCSV); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/joulebench/joulebench/archive/record"
-	"github.com/joulebench/joulebench/report"
+	"github.com/joulebench/joulebench/internal/doc"
 )
 
 // neverBound makes a run's cap one that never bound in its formal stage.
@@ -67,7 +67,7 @@ func TestIdenticalConfigurationsNotSeparable(t *testing.T) {
 			t.Errorf("note %q lacks %q", d.Note, wantNote)
 		}
 		var buf bytes.Buffer
-		if err := Render(&buf, rep, report.FormatTable); err != nil {
+		if err := Render(&buf, rep, doc.FormatTable); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"Runner-up: run a1 (c16 · 350 W), not separable from the choice", "Interval of its steady-state J/token: [0.1923, 0.2177] (95 % t-interval over the 2 repetitions"} {

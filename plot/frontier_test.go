@@ -5,6 +5,8 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -100,5 +102,65 @@ func TestFrontierDrawsTheLatencyBound(t *testing.T) {
 	}
 	if strings.Contains(none.String(), "SLO: ") {
 		t.Errorf("a frontier without a bound names one")
+	}
+}
+
+// crowdedFrontier is a cap sweep's frontier: five power limits at four
+// concurrencies each, the points of a concurrency close together (the
+// cap moves them by little), every label long ("c32 · 250 W").
+func crowdedFrontier() *Frontier {
+	f := &Frontier{Latency: "tpot_p90_ms", Basis: "formal window"}
+	for i, w := range []int{250, 300, 350, 400, 450} {
+		s := FrontierSeries{Name: "sim · chat · " + strconv.Itoa(w) + " W"}
+		for k, c := range []int{8, 16, 32, 64} {
+			s.Points = append(s.Points, FrontierPoint{Latency: 8 + 2*float64(k) + 0.05*float64(i), JPerToken: 0.5 - 0.08*float64(k) + 0.004*float64(i),
+				Label: "c" + strconv.Itoa(c) + " · " + strconv.Itoa(w) + " W", Best: w == 300 && c == 32})
+		}
+		f.Series = append(f.Series, s)
+	}
+	return f
+}
+
+// The point labels of a crowded frontier do not overlap each other; a
+// label with no free place is left out, never the chosen point's ("c32 ·
+// 300 W"), and at least half of them are placed.
+func TestFrontierLabelsDoNotOverlap(t *testing.T) {
+	opt := Options{Width: 800, Height: 600}
+	boxes, dropped, err := FrontierLabels(crowdedFrontier(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(boxes)+len(dropped) != 20 {
+		t.Fatalf("%d labels placed and %d left out, want 20 in all", len(boxes), len(dropped))
+	}
+	for i := range boxes {
+		for j := i + 1; j < len(boxes); j++ {
+			if overlaps(boxes[i].R, boxes[j].R) {
+				t.Errorf("labels %q %v and %q %v overlap", boxes[i].Text, boxes[i].R, boxes[j].Text, boxes[j].R)
+			}
+		}
+	}
+	if slices.Contains(dropped, "c32 · 300 W") {
+		t.Error("the chosen point's label is left out")
+	}
+	if len(boxes) < 10 {
+		t.Errorf("only %d of 20 labels placed", len(boxes))
+	}
+}
+
+// The y axis names the basis of the J/token plotted (J per good token
+// is not the formal J/token); without one it says J/token alone.
+func TestFrontierYAxisNamesBasis(t *testing.T) {
+	f := sampleFrontier()
+	f.Basis = "per good token, formal window"
+	var buf bytes.Buffer
+	if err := RenderFrontier(&buf, f, "svg", Options{Width: 800, Height: 600}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "J/token (per good token, formal window)") {
+		t.Error("the y axis does not name the basis")
+	}
+	if got := sampleFrontier().yLabel(); got != "J/token" {
+		t.Errorf("y axis without a basis: %q", got)
 	}
 }

@@ -19,10 +19,10 @@ import (
 
 // Formats a renderer accepts.
 const (
-	FormatTable    = "table"
-	FormatJSON     = "json"
-	FormatCSV      = "csv"
-	FormatMarkdown = "markdown"
+	FormatTable    = doc.FormatTable
+	FormatJSON     = doc.FormatJSON
+	FormatCSV      = doc.FormatCSV
+	FormatMarkdown = doc.FormatMarkdown
 )
 
 // Formats lists the formats every output renders in.
@@ -184,7 +184,7 @@ func measuredOnly(names []string, values map[string]record.Result, measured map[
 func noteOf(r record.Result) string {
 	if r.Kind == "check" {
 		if r.Passed != nil && !*r.Passed {
-			return fmt.Sprintf("[%s] %s", r.Severity, r.Message)
+			return fmt.Sprintf("[%s] %s", r.Severity, InWords(r.Message))
 		}
 		return r.Note
 	}
@@ -423,6 +423,10 @@ func metricsSideBySide(runs []Run) *doc.Table {
 	for _, r := range runs {
 		head = append(head, r.Meta.RunID)
 	}
+	invalid := make([]map[string][]string, len(runs))
+	for i, r := range runs {
+		invalid[i] = InvalidatedBy(r.Results)
+	}
 	mrows := make([][]doc.Cell, 0, len(names))
 	for _, n := range names {
 		row := []string{labels[n], units[n]}
@@ -438,6 +442,9 @@ func metricsSideBySide(runs []Run) *doc.Table {
 						if c := Change(v, runs[0].Results.Values[n]); c != "" {
 							cell += " (" + signed(c) + ")"
 						}
+					}
+					if by := invalid[i][n]; len(by) > 0 && v.Value != nil {
+						cell += " (" + InvalidNote(by) + ")"
 					}
 				}
 			}

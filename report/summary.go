@@ -84,7 +84,7 @@ func SummaryDoc(run Run, spec SummarySpec) *doc.Document {
 		line := strings.TrimRight(fmt.Sprintf("  %s%s %12s %s", label, pad, FormatValue(r), unit), " ")
 		note := strings.TrimPrefix(r.Note, "not applicable: ")
 		if by := invalid[n]; len(by) > 0 && r.Value != nil {
-			note = "invalid: check " + strings.Join(by, ", ") + " failed"
+			note = InvalidNote(by)
 		}
 		switch {
 		case note == "":
@@ -138,6 +138,12 @@ func InvalidatedBy(res *record.Results) map[string][]string {
 		}
 	}
 	return out
+}
+
+// InvalidNote is the mark of a figure the failed checks by invalidate:
+// "invalid: check first_token_times_exact failed".
+func InvalidNote(by []string) string {
+	return "invalid: check " + strings.Join(by, ", ") + " failed"
 }
 
 // boundaries lists the boundaries (GPU, CPU/DRAM, node) of the shown
@@ -210,7 +216,7 @@ func summaryChecks(res *record.Results, notes map[string]CheckNote) []string {
 
 // checkLines are a failed check's lines in the summary.
 func checkLines(name string, r record.Result, note CheckNote) []string {
-	msg, detail := r.Message, ""
+	msg, detail := InWords(r.Message), ""
 	if note.Message != "" && strings.HasPrefix(r.Message, note.Message+": ") {
 		// The evaluator appends the detail after ": "; keep them apart.
 		msg, detail = note.Message, strings.TrimPrefix(r.Message, note.Message+": ")

@@ -159,3 +159,60 @@ func TestReportOutFile(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
+
+// A cap sweep on the simulator (one load, power limits 250, 350 and 450
+// W): `compare --format html` shows each run's power limit in its row of
+// the runs table, each point of the chart labelled with its setting (one
+// series per limit), and the decision's chosen point by its label, ringed
+// on the chart: "… · 250 W" by hand: every request is sent at once, and a
+// 250 W cap cuts the simulator's J/token to about 0.58 of the uncapped
+// one, 350 W to about 0.79 (telemetry/sim/settings.go; runner's
+// TestRunGPUPowerLimitSimulatorPrediction), so 250 W is the lowest.
+func TestCapSweepPageInBrowser(t *testing.T) {
+	browsertest.Find(t)
+	if testing.Short() {
+		t.Skip("runs the simulator three times")
+	}
+	tmp := t.TempDir()
+	limits := []string{"250", "350", "450"}
+	for _, w := range limits {
+		quickRun(t, filepath.Join(tmp, "runs", "w"+w), "--gpu-power-limit", w, "--max-concurrency", "64")
+	}
+	path := filepath.Join(tmp, "caps.html")
+	if out, errOut, code := runCLI(t, "compare", filepath.Join(tmp, "runs"), "--format", "html", "--out", path); code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	p := browsertest.Open(t, path)
+	defer p.CheckClean(t)
+	for _, w := range limits {
+		run, err := archive.Load(filepath.Join(tmp, "runs", "w"+w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := run.Meta.GPUSettings; g == nil || g.PowerLimitW != w {
+			t.Fatalf("run %s recorded gpu_settings %+v, want power limit %s", run.Meta.RunID, g, w)
+		}
+		row := browsertest.Eval[string](t, p, fmt.Sprintf(`(function(){var r = document.querySelector('#runs-table tr[data-run-id=%q]'); return r ? r.textContent : '';})()`, run.Meta.RunID))
+		if !strings.Contains(row, w+" W") {
+			t.Errorf("run %s's row does not show its power limit %s W: %q", run.Meta.RunID, w, row)
+		}
+	}
+	// Every chart point names its setting; a series per setting drawn.
+	labels := browsertest.Eval[[]string](t, p, `JSON.parse(document.getElementById('frontier-chart').dataset.labelTexts || '[]')`)
+	settings := map[string]bool{}
+	for _, l := range labels {
+		_, w, ok := strings.Cut(l, " · ")
+		if !ok || !slices.Contains(limits, strings.TrimSuffix(w, " W")) {
+			t.Errorf("chart label %q does not name a power limit", l)
+		}
+		settings[w] = true
+	}
+	if n := browsertest.Eval[int](t, p, `window.jbCharts['frontier-chart'].series.length - 1`); n != len(settings) || n == 0 {
+		t.Errorf("the chart has %d series for the settings %v, want one per setting", n, settings)
+	}
+	chosen := browsertest.Eval[string](t, p, `document.querySelector('#decision-chosen .point-label').textContent`)
+	best := browsertest.Eval[string](t, p, `document.getElementById('frontier-chart').dataset.bestLabel || ''`)
+	if !strings.HasSuffix(chosen, " · 250 W") || best != chosen || !slices.Contains(labels, chosen) {
+		t.Errorf("chosen %q, ringed %q, chart labels %q; want the 250 W point (by hand), ringed", chosen, best, labels)
+	}
+}

@@ -23,11 +23,17 @@ The run is evaluated with its own archived profile (or --profile) to find
 the steady-state window. The format follows the --out extension (default:
 <run directory name>.png in the current directory).
 
-plot --frontier DIR... draws the energy–latency frontier of the runs (run
-directories or directories of runs) as compare finds it: J/token against
---latency, one line per configuration through its load points,
-Pareto-optimal points filled, the lowest J/token meeting the SLO
-(--latency-max, --slo-attainment) ringed (default --out frontier.png).`,
+plot --frontier DIR... draws the energy–latency points of the runs (run
+directories or directories of runs) as compare decides on them: every point
+the decision weighed, its J/token on the decision's basis (named on the y
+axis) against the latency its SLO's target implies (tpot_p90_ms for an
+attainment target of 0.9; without an SLO --latency), one line per GPU
+setting (and configuration) through its load points, each point labelled
+with its load and setting ("c32 · 250 W"), points no other beats on both
+axes filled, the SLO's bound a dashed line and the decision's choice
+ringed. Where the decision chose nothing it draws compare's frontier
+(configurations measured at two loads or more) (default --out
+frontier.png).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if fr, _ := cmd.Flags().GetBool("frontier"); fr {
 				return cobra.MinimumNArgs(1)(cmd, args)

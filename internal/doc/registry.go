@@ -6,6 +6,15 @@ import (
 	"strings"
 )
 
+// The names of the formats every output renders in (report and compare
+// call them so too).
+const (
+	FormatTable    = "table"
+	FormatJSON     = "json"
+	FormatCSV      = "csv"
+	FormatMarkdown = "markdown"
+)
+
 // Format is one registered output format.
 type Format struct {
 	Name   string

@@ -91,8 +91,8 @@ func TestDecisionPageInBrowser(t *testing.T) {
 		t.Errorf("c16 not said to miss the SLO by how much: %q", why)
 	}
 
-	// The runs table has each run's load.
-	load := browsertest.Eval[string](t, p, `document.querySelector('#runs-table tr[data-run-id=c8]').cells[5].textContent`)
+	// The runs table has each run's load (after its GPU setting).
+	load := browsertest.Eval[string](t, p, `document.querySelector('#runs-table tr[data-run-id=c8]').cells[6].textContent`)
 	if load != "concurrency=8 mode=concurrency" {
 		t.Errorf("c8's load in the runs table: %q", load)
 	}
@@ -109,8 +109,8 @@ func TestDecisionPageInBrowser(t *testing.T) {
 		t.Errorf("x axis %q, want the SLO's metric ttft_p99_ms", x)
 	}
 	rows := browsertest.Eval[[]string](t, p, `Array.prototype.map.call(document.querySelectorAll('#frontier-table tbody tr'), function(r){
-		return Array.prototype.map.call(r.cells, function(c){return c.textContent;}).slice(1, 9).join('|');})`)
-	// load, J/token, basis, latency metric, ms, attainment, throughput, goodput
+		return Array.prototype.map.call(r.cells, function(c){return c.textContent;}).slice(2, 10).join('|');})`)
+	// (after configuration and GPU setting) load, J/token, basis, latency metric, ms, attainment, throughput, goodput
 	want := []string{"concurrency=1 mode=concurrency|2.0000|steady state|ttft_p99_ms|120.00|100.0 %|100.0|90.0",
 		"concurrency=8 mode=concurrency|1.2000|steady state|ttft_p99_ms|250.00|99.5 %|800.0|720.0",
 		"concurrency=16 mode=concurrency|0.8000|steady state|ttft_p99_ms|420.00|93.0 %|1600.0|1440.0"}
@@ -176,7 +176,7 @@ func TestExternalRunsPlotFormal(t *testing.T) {
 	}
 	rep := prof.Compare(runs)
 	_, fr := buildCompare(rep, runs)
-	if fr == nil || fr.YName != "formal-window J/token" || len(fr.Series) != 2 || fr.Series[0].Y[0] != 0.5 {
+	if fr == nil || fr.YName != "J/token (formal window)" || len(fr.Series) != 2 || fr.Series[0].Y[0] != 0.5 {
 		t.Fatalf("frontier %+v, want two series of formal J/token", fr)
 	}
 	var buf bytes.Buffer

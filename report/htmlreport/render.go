@@ -57,6 +57,10 @@ type page struct {
 	links  map[string]string
 	formal map[string]*float64
 	loads  map[string]string
+	// labels and settings are each run's point label ("c32 · 250 W") and
+	// GPU setting; chosen the decision's run ("" when none).
+	labels, settings map[string]string
+	chosen           string
 }
 
 // pageData is the JSON the scripts read (window.JB).
@@ -103,6 +107,13 @@ func WriteCompare(w io.Writer, rep *compare.Report, runs []compare.Run, opt Opti
 	p.Compare, p.Data.Frontier, p.Data.Asiai = cv, fr, buildAsiai(rep.Asiai)
 	p.links = uniqueAnchors(cv.Briefs)
 	p.formal, p.loads = map[string]*float64{}, map[string]string{}
+	p.labels, p.settings = map[string]string{}, map[string]string{}
+	for _, r := range rep.Runs {
+		p.labels[r.RunID], p.settings[r.RunID] = r.Label, settingText(r.GPUSetting)
+	}
+	if d := rep.Decision; d != nil && d.Chosen {
+		p.chosen = d.Run
+	}
 	for _, r := range runs {
 		p.loads[r.Meta.RunID] = compare.LoadText(loadOf(r.Meta.Parameters))
 		if v, ok := number(r.Results, "formal_j_per_token"); ok {
@@ -146,7 +157,10 @@ func (p *page) write(w io.Writer) error {
 		return err
 	}
 	t.Funcs(template.FuncMap{"link": func(id string) string { return p.links[id] }, "formal": func(id string) *float64 { return p.formal[id] },
-		"runload": func(id string) string { return orDash(p.loads[id]) }})
+		"runload":    func(id string) string { return orDash(p.loads[id]) },
+		"runlabel":   func(id string) string { return orDash(p.labels[id]) },
+		"runsetting": func(id string) string { return orDash(p.settings[id]) },
+		"chosen":     func(id string) bool { return id != "" && id == p.chosen }})
 	bw := bufio.NewWriter(w)
 	if err := t.ExecuteTemplate(bw, "page", p); err != nil {
 		return fmt.Errorf("html report: %w", err)
@@ -261,9 +275,12 @@ var funcs = template.FuncMap{
 	},
 	// link and formal are filled per page (the run id → its section's
 	// anchor, its formal J/token).
-	"link":    func(string) string { return "" },
-	"formal":  func(string) *float64 { return nil },
-	"runload": func(string) string { return "" },
+	"link":       func(string) string { return "" },
+	"formal":     func(string) *float64 { return nil },
+	"runload":    func(string) string { return "" },
+	"runlabel":   func(string) string { return "" },
+	"runsetting": func(string) string { return "" },
+	"chosen":     func(string) bool { return false },
 	"objective": func(o string) string {
 		switch o {
 		case "usd_per_mtoken":
@@ -286,14 +303,42 @@ var funcs = template.FuncMap{
 		}
 		return b
 	},
+	// config names a configuration's fields but its GPU setting, which
+	// has a column (or words) of its own.
 	"config": func(fv []compare.FieldValue) string {
 		parts := make([]string, 0, len(fv))
 		for _, v := range fv {
-			parts = append(parts, strings.TrimPrefix(v.Field, "parameters.")+" "+v.Value)
+			if !strings.HasPrefix(v.Field, gpuSettingsField) {
+				parts = append(parts, strings.TrimPrefix(v.Field, "parameters.")+" "+v.Value)
+			}
 		}
 		return orDash(strings.Join(parts, ", "))
 	},
-	"loadtext": compare.LoadText,
+	"setting": settingText,
+	// cfgload names a configuration's fields but its GPU setting, then
+	// its load: "max_num_seqs 64; load concurrency=32".
+	"cfgload": func(fv, load []compare.FieldValue) string {
+		var parts []string
+		for _, v := range fv {
+			if !strings.HasPrefix(v.Field, gpuSettingsField) {
+				parts = append(parts, strings.TrimPrefix(v.Field, "parameters.")+" "+v.Value)
+			}
+		}
+		if len(load) > 0 {
+			l := make([]string, len(load))
+			for i, v := range load {
+				l[i] = strings.TrimPrefix(v.Field, "parameters.") + "=" + v.Value
+			}
+			parts = append(parts, "load "+strings.Join(l, " "))
+		}
+		return orDash(strings.Join(parts, "; "))
+	},
+	"ci": func(c *[2]float64) string {
+		return strconv.FormatFloat(c[0], 'f', 4, 64) + "–" + strconv.FormatFloat(c[1], 'f', 4, 64)
+	},
+	"cfgsetting": configSetting,
+	"gschoice":   gpuChoiceText,
+	"loadtext":   compare.LoadText,
 	"meets": func(b *bool) string {
 		switch {
 		case b == nil:

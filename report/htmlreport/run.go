@@ -52,6 +52,9 @@ type metricRow struct {
 	// "FAIL" or "n/a".
 	Severity, Status, Message string
 	Failed                    bool
+	// Invalid is true for a figure a failed check invalidates (Note
+	// names the check).
+	Invalid bool
 }
 
 // kv is one line of a definition list.
@@ -184,10 +187,15 @@ func noteSuffix(s string) string {
 
 // results fills the metric and check rows.
 func (v *runView) results(res *record.Results) {
+	invalid := report.InvalidatedBy(res)
 	for _, n := range res.Order {
 		r := res.Values[n]
 		row := metricRow{Name: n, Value: report.FormatValue(r), Unit: r.Unit, Note: r.Note, Description: r.Description,
 			Label: r.NameOf(n), Boundary: report.BoundaryLabel(r.Boundary)}
+		if by := invalid[n]; len(by) > 0 && r.Value != nil {
+			// As the summary: a figure a failed check invalidates says so.
+			row.Note, row.Invalid = report.InvalidNote(by), true
+		}
 		if row.Label == n {
 			row.Label = metricLabel(n, r.Unit)
 		}
@@ -198,7 +206,7 @@ func (v *runView) results(res *record.Results) {
 			}
 			v.Metrics = append(v.Metrics, row)
 		case "check":
-			row.Severity, row.Message = r.Severity, r.Message
+			row.Severity, row.Message = r.Severity, report.InWords(r.Message)
 			switch {
 			case r.Passed == nil:
 				row.Status = "n/a"

@@ -422,10 +422,19 @@
             node.dataset.slo = String(fr.bound);
           }
           ctx.textAlign = 'left';
+          var texts = [];
+          // A label goes to the first place beside its point that
+          // overlaps no label drawn before (right and above, right and
+          // below, left and above, left and below), else below the
+          // labels in its way.
+          var free = function (b) {
+            return !placed.some(function (p) { return b.x < p.x + p.w && p.x < b.x + b.w && b.y < p.y + p.h && p.y < b.y + b.h; });
+          };
           fr.series.forEach(function (s, i) {
             ctx.fillStyle = palette[i % palette.length];
             s.x.forEach(function (x, j) {
               var px = u.valToPos(x, 'x', true), py = u.valToPos(s.y[j], 'y', true);
+              var label = (s.labels || [])[j];
               if (fr.best && s.runs[j] === fr.best) {
                 ctx.strokeStyle = '#2a6f2a';
                 ctx.lineWidth = 2.5 * r;
@@ -433,17 +442,27 @@
                 ctx.arc(px, py, 9 * r, 0, 2 * Math.PI);
                 ctx.stroke();
                 node.dataset.best = fr.best;
+                if (label) { node.dataset.bestLabel = label; }
               }
-              var label = (s.labels || [])[j];
               if (!label) { return; }
-              // Labels of points that fall together stack downwards.
-              var ly = py - 10 * r;
-              while (placed.some(function (p) { return Math.abs(p[0] - px) < 60 * r && Math.abs(p[1] - ly) < 12 * r; })) { ly += 12 * r; }
-              placed.push([px, ly]);
-              ctx.fillText(label, px + 7 * r, ly);
+              var w = ctx.measureText(label).width, h = 12 * r, g = 7 * r;
+              var tries = [[px + g, py - 10 * r], [px + g, py + 10 * r], [px - g - w, py - 10 * r], [px - g - w, py + 10 * r]];
+              var at = null;
+              for (var k = 0; k < tries.length && !at; k++) {
+                var b = { x: tries[k][0], y: tries[k][1] - h / 2, w: w, h: h };
+                if (free(b)) { at = b; }
+              }
+              if (!at) {
+                at = { x: px + g, y: py - 10 * r - h / 2, w: w, h: h };
+                while (!free(at)) { at.y += h; }
+              }
+              placed.push(at);
+              ctx.fillText(label, at.x, at.y + h / 2);
+              texts.push(label);
               n++;
             });
           });
+          node.dataset.labelTexts = JSON.stringify(texts);
           node.dataset.labels = String(n);
           ctx.restore();
         }
