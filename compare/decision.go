@@ -482,6 +482,10 @@ func basisName(basis string) string {
 		return "steady-state J/token"
 	case BasisFormal:
 		return "formal-window J/token"
+	case BasisGoodTok:
+		return "J per good token (formal window, tokens of requests meeting the SLO)"
+	case BasisGoodTokS:
+		return "J per good token (steady state, tokens of requests meeting the SLO)"
 	}
 	return basis
 }

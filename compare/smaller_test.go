@@ -49,3 +49,18 @@ func TestNoLatencyValueHasItsOwnReason(t *testing.T) {
 		t.Errorf("reason %q", why)
 	}
 }
+
+// Every basis a decision can be made on is named in words, never by its
+// code (the per-good-token bases were shown as "good_token").
+func TestBasisNamedInWords(t *testing.T) {
+	for basis, want := range map[string]string{
+		BasisSteady:   "steady-state J/token",
+		BasisFormal:   "formal-window J/token",
+		BasisGoodTok:  "J per good token (formal window, tokens of requests meeting the SLO)",
+		BasisGoodTokS: "J per good token (steady state, tokens of requests meeting the SLO)",
+	} {
+		if got := basisName(basis); got != want {
+			t.Errorf("basisName(%q) = %q, want %q", basis, got, want)
+		}
+	}
+}
