@@ -104,7 +104,12 @@ func (p Profiles) evaluate(ctx context.Context, dir, profile string, sets []stri
 	// Token times are packed as they are read (most of a long run's
 	// memory: issue 46), and unpacked below for a profile whose formulas
 	// read them.
+	restoreGC := func() {}
+	if p.LimitMemory != nil {
+		restoreGC = limitLoadMemory()
+	}
 	run, err := archive.LoadDataPacked(dir)
+	defer restoreGC() // at the latest; else just before evaluation
 	if err != nil {
 		return nil, exitcode.With(exitcode.Invalid, err)
 	}
@@ -145,6 +150,9 @@ func (p Profiles) evaluate(ctx context.Context, dir, profile string, sets []stri
 	if dropPower {
 		run.Power = nil
 	}
+	// The evaluation's memory limit is measured on what it holds: the
+	// run indexed, without the power rows it frees.
+	restoreGC()
 	restore := func() {}
 	if p.LimitMemory != nil {
 		restore = p.LimitMemory()
