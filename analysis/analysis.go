@@ -25,8 +25,9 @@ import (
 
 // Profiles finds profiles by name (Finder) and loads them with the step
 // kinds a run has. LimitMemory, when set, is called once an archive's data
-// is loaded and before it is evaluated; the function it returns is called
-// after.
+// is loaded and indexed and before it is evaluated; the function it
+// returns is called after. Setting it also has the archive loaded at a
+// lower GOGC (limitLoadMemory).
 type Profiles struct {
 	Finder      *profiles.Finder
 	LimitMemory func() (restore func())
