@@ -251,9 +251,10 @@ func TestAllZeroPowerIsNoReading(t *testing.T) {
 	t.Run("the formal stage", func(t *testing.T) { zeroPowerIsNoReading(t, 1717405210, 1717405220) })
 }
 
-// zeroPowerIsNoReading zeroes sample-run-ok's power rows from t = from to
-// to and evaluates it.
-func zeroPowerIsNoReading(t *testing.T, from, to float64) {
+// zeroedArchive is a copy of sample-run-ok with its power rows from t =
+// from to to reading 0 W and no counter.
+func zeroedArchive(t *testing.T, from, to float64) string {
+	t.Helper()
 	dir := copyArchive(t, sampleRunOK, "", "", "")
 	b, err := os.ReadFile(filepath.Join(dir, archive.PowerFile))
 	if err != nil {
@@ -274,6 +275,13 @@ func zeroPowerIsNoReading(t *testing.T, from, to float64) {
 	if err := os.WriteFile(filepath.Join(dir, archive.PowerFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// zeroPowerIsNoReading zeroes sample-run-ok's power rows from t = from to
+// to and evaluates it.
+func zeroPowerIsNoReading(t *testing.T, from, to float64) {
+	dir := zeroedArchive(t, from, to)
 	e, err := noUserDirs().Evaluate(context.Background(), dir, "", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -37,3 +37,47 @@ func TestLimitEvalMemory(t *testing.T) {
 	}
 	runtime.KeepAlive(data)
 }
+
+// limitLoadMemory sets GOGC to loadGCPercent while a run loads, restores
+// it once, and leaves a user's GOGC alone; Evaluate has it restored
+// before the evaluation's own limit is set.
+func TestLimitLoadMemory(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	restore := limitLoadMemory()
+	during := debug.SetGCPercent(loadGCPercent)
+	restore()
+	if during != 25 {
+		t.Errorf("GOGC while loading %d, want 25", during)
+	}
+	if got := debug.SetGCPercent(70); got != 100 {
+		t.Errorf("GOGC after loading %d, want 100 restored", got)
+	}
+	restore() // a second call restores nothing
+	if got := debug.SetGCPercent(100); got != 70 {
+		t.Errorf("a second restore set GOGC to %d, want it left at 70", got)
+	}
+
+	t.Setenv("GOGC", "100")
+	restore = limitLoadMemory()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set, GOGC while loading %d, want 100", got)
+	}
+	restore()
+
+	t.Setenv("GOGC", "")
+	atEval := 0
+	p := noUserDirs()
+	p.LimitMemory = func() func() {
+		atEval = debug.SetGCPercent(100)
+		return func() {}
+	}
+	if _, err := p.Evaluate(t.Context(), sampleRunOK, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if atEval != 100 {
+		t.Errorf("GOGC when evaluation starts %d, want 100 (loading's restored)", atEval)
+	}
+}

@@ -143,7 +143,7 @@ func writeFileAtomic(path string, b []byte) error {
 // when a fail or exclude check did not pass. run uses it on the archive it
 // has just written, so that `run` and `analyze` of a directory exit alike.
 func (p Profiles) ShowRun(ctx context.Context, w io.Writer, dir, profile string, sets []string, v View) error {
-	e, err := p.Evaluate(ctx, dir, profile, sets)
+	e, err := p.evaluate(ctx, dir, profile, sets, true)
 	if err != nil {
 		return err
 	}

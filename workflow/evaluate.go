@@ -77,6 +77,12 @@ func Evaluate(ctx context.Context, l *Loaded, run *record.Run) (*record.Results,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", run.Dir, err)
 	}
+	return EvaluateData(ctx, l, data)
+}
+
+// EvaluateData is Evaluate over a run already indexed (metricdefs.NewData),
+// for a caller that frees the run's raw rows before evaluating.
+func EvaluateData(ctx context.Context, l *Loaded, data *metricdefs.Data) (*record.Results, error) {
 	res, err := l.Program.Evaluate(ctx, data, l.Params)
 	if res != nil {
 		res.Profile = l.Ref
