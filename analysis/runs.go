@@ -161,18 +161,7 @@ func frontierBasis(points []compare.FrontierPoint) string {
 			return ""
 		}
 	}
-	switch b := points[0].Basis; b {
-	case compare.BasisSteady:
-		return "steady state"
-	case compare.BasisFormal:
-		return "formal window"
-	case compare.BasisGoodTok:
-		return "per good token, formal window"
-	case compare.BasisGoodTokS:
-		return "per good token, steady state"
-	default:
-		return b
-	}
+	return compare.BasisShort(points[0].Basis)
 }
 
 // withSets is a copy of a run's parameters with the --set values in

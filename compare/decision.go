@@ -475,6 +475,23 @@ func decisionBasis(cands []*FrontierPoint) (string, []string) {
 	return BasisFormal, []string{"compared on formal-window J/token: steady-state J/token is missing for " + strings.Join(lack, ", ")}
 }
 
+// BasisShort names a J/token basis in short words, as a chart's axis or a
+// card labels a figure on it: "steady state", "per good token, formal
+// window"; an unknown basis as its code.
+func BasisShort(basis string) string {
+	switch basis {
+	case BasisSteady:
+		return "steady state"
+	case BasisFormal:
+		return "formal window"
+	case BasisGoodTok:
+		return "per good token, formal window"
+	case BasisGoodTokS:
+		return "per good token, steady state"
+	}
+	return basis
+}
+
 // basisName names a basis or objective in words.
 func basisName(basis string) string {
 	switch basis {

@@ -122,24 +122,7 @@ const (
 // archive.MaxOutputTokens, as evenly as whole tokens allow (the first
 // ones take one more).
 func syntheticRequests(n int, begin, end float64) []record.Request {
-	if n <= 0 {
-		return nil
-	}
-	k := (n + archive.MaxOutputTokens - 1) / archive.MaxOutputTokens
-	out := make([]record.Request, k)
-	for i := range out {
-		id := SyntheticRequestID
-		if k > 1 {
-			id = fmt.Sprintf("%s-%d", SyntheticRequestID, i+1)
-		}
-		tokens := n / k
-		if i < n%k {
-			tokens++
-		}
-		out[i] = record.Request{ID: id, Phase: "formal", SentAt: begin, FirstTokenAt: begin, DoneAt: end,
-			OutputTokens: tokens, TokensSource: "user", OK: true, Synthetic: true}
-	}
-	return out
+	return archive.SyntheticRequests(n, begin, end, SyntheticRequestID, "user")
 }
 
 // Write creates the run directory dir (it must not exist) from rec.

@@ -53,19 +53,7 @@ var BasisMetrics = map[string]string{
 
 // BasisWords names a J/token basis in words, as every figure that
 // depends on it is labelled.
-func BasisWords(b string) string {
-	switch b {
-	case compare.BasisSteady:
-		return "steady state"
-	case compare.BasisFormal:
-		return "formal window"
-	case compare.BasisGoodTok:
-		return "per good token, formal window"
-	case compare.BasisGoodTokS:
-		return "per good token, steady state"
-	}
-	return b
-}
+func BasisWords(b string) string { return compare.BasisShort(b) }
 
 // ImpliedLatency is the latency a decision's SLO speaks of: its first
 // bound's metric at the percentile its attainment target implies

@@ -292,22 +292,5 @@ const maxMeasuredTokens = 199 * archive.MaxOutputTokens
 // requests over [begin, end] that keep each within
 // archive.MaxOutputTokens (the first ones take one more).
 func measuredRequests(n int, begin, end float64) []record.Request {
-	if n <= 0 {
-		return nil
-	}
-	k := (n + archive.MaxOutputTokens - 1) / archive.MaxOutputTokens
-	out := make([]record.Request, k)
-	for i := range out {
-		id := MeasuredRequestID
-		if k > 1 {
-			id = fmt.Sprintf("%s-%d", MeasuredRequestID, i+1)
-		}
-		tokens := n / k
-		if i < n%k {
-			tokens++
-		}
-		out[i] = record.Request{ID: id, Phase: "formal", SentAt: begin, FirstTokenAt: begin, DoneAt: end,
-			OutputTokens: tokens, TokensSource: "engine", OK: true, Synthetic: true}
-	}
-	return out
+	return archive.SyntheticRequests(n, begin, end, MeasuredRequestID, "engine")
 }

@@ -290,19 +290,7 @@ var funcs = template.FuncMap{
 		}
 		return "energy per output token (J/token)"
 	},
-	"basis": func(b string) string {
-		switch b {
-		case compare.BasisSteady:
-			return "steady state"
-		case compare.BasisFormal:
-			return "formal window"
-		case compare.BasisGoodTok:
-			return "per good token, formal window"
-		case compare.BasisGoodTokS:
-			return "per good token, steady state"
-		}
-		return b
-	},
+	"basis": report.BasisWords,
 	// config names a configuration's fields but its GPU setting, which
 	// has a column (or words) of its own.
 	"config": func(fv []compare.FieldValue) string {
