@@ -76,6 +76,11 @@ type Steady struct {
 	EnergyJ, Tokens, JPerToken float64   // energy, output tokens and their ratio over the span
 	Windows                    int       // non-overlapping windows checked from the start index
 	WindowCVs                  []float64 // CV of each of those windows
+	// WindowJPerToken is, when steady state was reached, each of those
+	// windows' J/token: the energy attributed to its W requests over
+	// their output tokens (the values batch means are drawn from;
+	// docs/methodology.md, "Steady state").
+	WindowJPerToken []float64
 }
 
 // SteadyState searches for steady state (docs/methodology.md, "Steady state").
@@ -218,6 +223,23 @@ type rated struct {
 // shape is the token shape of the i-th request in completion order.
 func (r *rated) shape(i int) *tokenShape { return &r.all.shapes[r.idx[i]] }
 
+// windowJPerToken returns the J/token of count windows of w rated
+// requests starting at s, s+w, …: each window's attributed energy (J/token
+// × tokens, summed) over its output tokens.
+func (r *rated) windowJPerToken(s, w, count int) []float64 {
+	out := make([]float64, count)
+	for j := range out {
+		var e, tok float64
+		for i := s + j*w; i < s+(j+1)*w; i++ {
+			t := r.shape(r.pos[i]).tokens
+			e += r.xs[i] * t
+			tok += t
+		}
+		out[j] = e / tok
+	}
+	return out
+}
+
 // rate attributes energy to the requests of order (idx: their indices in
 // reqs, whose shapes sp.Shapes may hold).
 func (p *PowerData) rate(reqs, order []*record.Request, idx []int, sp SteadyParams) (rated, error) {
@@ -298,6 +320,7 @@ func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k i
 	res.StartRequestID = first.ID
 	res.Windows = (n - k) / w
 	res.WindowCVs = exactCVs(r.xs, k, w, res.Windows)
+	res.WindowJPerToken = r.windowJPerToken(k, w, res.Windows)
 	res.Start = spanStartAt(order, r.pos[k:k+w], sp.SpanStart)
 	res.End = sp.FormalEnd
 	if res.End <= 0 {

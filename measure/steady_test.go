@@ -428,3 +428,43 @@ func TestSteadyStateMatchesBruteForce(t *testing.T) {
 		t.Errorf("random cases reached steady state %d/40 times; the test needs both outcomes", reached)
 	}
 }
+
+// TestSteadyStateWindowJPerToken: each steady window's J/token is its
+// requests' attributed energy over their output tokens. Back-to-back
+// requests at a flat 100 W, so each gets 100 J; tokens 100, 100, 50, 50,
+// 25, 25 with windows of 2: per-request J/token 1, 1, 2, 2, 4, 4, every
+// window's CV 0 < 0.03, steady from r1 with 3 windows. By hand:
+//
+//	window 1 (r1, r2): 200 J / 200 tokens = 1
+//	window 2 (r3, r4): 200 J / 100 tokens = 2
+//	window 3 (r5, r6): 200 J / 50 tokens  = 4
+//
+// A window of unequal requests weighs them by tokens: r4..r7 of the
+// fixture of TestSteadyStateQualifiesAtKnownIndex (100, 104, 100, 104
+// tokens, 100 J each) give 400 J / 408 tokens, not the mean of
+// 1 and 25/26.
+func TestSteadyStateWindowJPerToken(t *testing.T) {
+	pd := flatPower(t, 20)
+	got, err := pd.SteadyState(seqRequests([]int{100, 100, 50, 50, 25, 25}),
+		SteadyParams{Window: 2, CVMax: 0.03, MinWindows: 2, FormalEnd: 7, Method: "trapz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1, 2, 4}
+	if !got.Reached || len(got.WindowJPerToken) != len(want) {
+		t.Fatalf("reached %v, window J/token %v, want %v", got.Reached, got.WindowJPerToken, want)
+	}
+	for i, w := range want {
+		if !near(got.WindowJPerToken[i], w) {
+			t.Errorf("window %d J/token %v, want %v", i+1, got.WindowJPerToken[i], w)
+		}
+	}
+	got, err = pd.SteadyState(seqRequests([]int{50, 100, 25, 100, 104, 100, 104, 100, 104, 100, 104, 100}),
+		SteadyParams{Window: 4, CVMax: 0.03, MinWindows: 2, FormalEnd: 13, Method: "trapz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.WindowJPerToken) != 2 || !near(got.WindowJPerToken[0], 400.0/408) || !near(got.WindowJPerToken[1], 400.0/408) {
+		t.Errorf("window J/token %v, want [400/408 400/408]", got.WindowJPerToken)
+	}
+}
