@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -76,10 +77,10 @@ type Steady struct {
 	EnergyJ, Tokens, JPerToken float64   // energy, output tokens and their ratio over the span
 	Windows                    int       // non-overlapping windows checked from the start index
 	WindowCVs                  []float64 // CV of each of those windows
-	// WindowJPerToken is, when steady state was reached, each of those
-	// windows' J/token: the energy attributed to its W requests over
-	// their output tokens (the values batch means are drawn from;
-	// docs/methodology.md, "Steady state").
+	// WindowJPerToken is, when steady state was reached, the J/token of
+	// the span cut at the start of each of those windows (windowSpans):
+	// the values batch means are drawn from (docs/methodology.md,
+	// "Steady state"); nil when a piece has no output token.
 	WindowJPerToken []float64
 }
 
@@ -223,23 +224,6 @@ type rated struct {
 // shape is the token shape of the i-th request in completion order.
 func (r *rated) shape(i int) *tokenShape { return &r.all.shapes[r.idx[i]] }
 
-// windowJPerToken returns the J/token of count windows of w rated
-// requests starting at s, s+w, …: each window's attributed energy (J/token
-// × tokens, summed) over its output tokens.
-func (r *rated) windowJPerToken(s, w, count int) []float64 {
-	out := make([]float64, count)
-	for j := range out {
-		var e, tok float64
-		for i := s + j*w; i < s+(j+1)*w; i++ {
-			t := r.shape(r.pos[i]).tokens
-			e += r.xs[i] * t
-			tok += t
-		}
-		out[j] = e / tok
-	}
-	return out
-}
-
 // rate attributes energy to the requests of order (idx: their indices in
 // reqs, whose shapes sp.Shapes may hold).
 func (p *PowerData) rate(reqs, order []*record.Request, idx []int, sp SteadyParams) (rated, error) {
@@ -320,7 +304,6 @@ func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k i
 	res.StartRequestID = first.ID
 	res.Windows = (n - k) / w
 	res.WindowCVs = exactCVs(r.xs, k, w, res.Windows)
-	res.WindowJPerToken = r.windowJPerToken(k, w, res.Windows)
 	res.Start = spanStartAt(order, r.pos[k:k+w], sp.SpanStart)
 	res.End = sp.FormalEnd
 	if res.End <= 0 {
@@ -345,7 +328,54 @@ func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k i
 	if math.IsNaN(res.JPerToken) || math.IsInf(res.JPerToken, 0) {
 		return Steady{}, fmt.Errorf("steady state: J/token is %v", res.JPerToken)
 	}
+	if res.WindowJPerToken, err = p.windowSpans(res, order, r, k, sp); err != nil {
+		return Steady{}, err
+	}
 	return res, nil
+}
+
+// windowSpans returns the J/token of the steady span cut at the start of
+// each of its windows: piece j runs from the completion of window j's
+// first request (the span's start for the first) to that of window j+1's
+// (the span's end for the last, which also holds the requests after the
+// last full window), its energy over the output tokens generated in it
+// (pro rata, as the span's). The pieces partition the span: their
+// energies and tokens add up to the span's. nil when a piece has no
+// output token.
+func (p *PowerData) windowSpans(res Steady, order []*record.Request, r rated, k int, sp SteadyParams) ([]float64, error) {
+	cnt, w := res.Windows, sp.Window
+	b := make([]float64, cnt+1) // the pieces' boundaries
+	b[0], b[cnt] = res.Start, res.End
+	for j := 1; j < cnt; j++ {
+		b[j] = min(max(b[j-1], order[r.pos[k+j*w]].DoneAt), res.End)
+	}
+	tok := make([]float64, cnt)
+	for i := range order {
+		sh := r.shape(i)
+		if sh.kind == shapeNone || sh.done < b[0] || sh.first > b[cnt] {
+			continue
+		}
+		j := sort.Search(cnt-1, func(x int) bool { return b[x+1] > sh.first }) // the piece holding its first token
+		if sh.kind == shapeZeroLen {
+			tok[j] += sh.tokens // counted once, in the piece its instant falls in
+			continue
+		}
+		for ; j < cnt && b[j] < sh.done; j++ {
+			tok[j] += sh.tokensIn(b[j], b[j+1])
+		}
+	}
+	out := make([]float64, cnt)
+	for j := range out {
+		if tok[j] <= 0 {
+			return nil, nil
+		}
+		e, err := p.Energy(b[j], b[j+1], sp.Method)
+		if err != nil {
+			return nil, fmt.Errorf("steady state: window %d energy: %w", j+1, err)
+		}
+		out[j] = e / tok[j]
+	}
+	return out, nil
 }
 
 // spanStartAt is where the span starts in the first qualifying window

@@ -429,20 +429,22 @@ func TestSteadyStateMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// TestSteadyStateWindowJPerToken: each steady window's J/token is its
-// requests' attributed energy over their output tokens. Back-to-back
-// requests at a flat 100 W, so each gets 100 J; tokens 100, 100, 50, 50,
-// 25, 25 with windows of 2: per-request J/token 1, 1, 2, 2, 4, 4, every
-// window's CV 0 < 0.03, steady from r1 with 3 windows. By hand:
+// TestSteadyStateWindowJPerToken: the steady span cut at the start of
+// each window, each piece's energy over the output tokens generated in
+// it. Back-to-back requests r_i on [i, i+1] at a flat 100 W; tokens 100,
+// 100, 50, 50, 25, 25 with windows of 2: per-request J/token 1, 1, 2, 2,
+// 4, 4, every window's CV 0 < 0.03, steady from r1 with 3 windows. Span:
+// r1's completion (2) to the formal end 7. Pieces cut at the completions
+// of r3 (4) and r5 (6). By hand:
 //
-//	window 1 (r1, r2): 200 J / 200 tokens = 1
-//	window 2 (r3, r4): 200 J / 100 tokens = 2
-//	window 3 (r5, r6): 200 J / 50 tokens  = 4
+//	[2, 4]: 200 J / (r2 100 + r3 50) tokens = 4/3
+//	[4, 6]: 200 J / (r4 50 + r5 25) tokens  = 8/3
+//	[6, 7]: 100 J / (r6 25) tokens           = 4
 //
-// A window of unequal requests weighs them by tokens: r4..r7 of the
-// fixture of TestSteadyStateQualifiesAtKnownIndex (100, 104, 100, 104
-// tokens, 100 J each) give 400 J / 408 tokens, not the mean of
-// 1 and 25/26.
+// (they add up to the span's 500 J / 250 tokens = 2). The fixture of
+// TestSteadyStateQualifiesAtKnownIndex: span [5, 13] cut at r8's
+// completion (9): [5, 9] holds r5..r8 (104 + 100 + 104 + 100 = 408
+// tokens, 400 J), [9, 13] r9..r12 (408 tokens, 400 J): 400/408 each.
 func TestSteadyStateWindowJPerToken(t *testing.T) {
 	pd := flatPower(t, 20)
 	got, err := pd.SteadyState(seqRequests([]int{100, 100, 50, 50, 25, 25}),
@@ -450,7 +452,7 @@ func TestSteadyStateWindowJPerToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []float64{1, 2, 4}
+	want := []float64{4.0 / 3, 8.0 / 3, 4}
 	if !got.Reached || len(got.WindowJPerToken) != len(want) {
 		t.Fatalf("reached %v, window J/token %v, want %v", got.Reached, got.WindowJPerToken, want)
 	}
