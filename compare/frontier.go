@@ -126,6 +126,9 @@ type FrontierPoint struct {
 	// runVals are its runs' values by basis and objective metric (nil
 	// where a run has none), for their interval.
 	runVals map[string][]*float64
+	// runWindows are its runs' steady windows' J/token (nil where a
+	// run has none), in the order of runVals, for batch means.
+	runWindows [][]float64
 	// dec is the decision the point was decided in (nil: none, a point
 	// without an SLO where others have one).
 	dec *Decision
@@ -194,7 +197,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		if checks := invalidating(run, "slo_attainment"); checks != "" {
 			bad["slo_attainment"] = checks // the SLO verdict rests on it
 		}
-		samples[k] = append(samples[k], sample{run: r.RunID, j: js, bad: bad, obj: obj, full: full, lat: ptr(numberOK(run, pt.LatencyMetric)),
+		samples[k] = append(samples[k], sample{run: r.RunID, j: js, windows: steadyWindows(run, js[BasisSteady]), bad: bad, obj: obj, full: full, lat: ptr(numberOK(run, pt.LatencyMetric)),
 			thr: ptr(numberOK(run, "output_throughput_tok_s")), good: ptr(numberOK(run, "goodput_tok_s")), att: ptr(numberOK(run, "slo_attainment"))})
 	}
 	basis := sharedBasis(order, samples)
@@ -218,7 +221,7 @@ func (p *Profile) loadPoints(rows []RunRow, runs []Run, o FrontierOptions) []Fro
 		for _, name := range objectiveMetrics() {
 			pt.objs[name] = col(func(s sample) *float64 { return s.obj[name] })
 		}
-		pt.runVals = runValues(samples[k])
+		pt.runVals, pt.runWindows = runValues(samples[k])
 		pt.JPerToken, pt.FullJPerToken, pt.Latency = pt.js[pt.Basis], col(func(s sample) *float64 { return s.full }), col(func(s sample) *float64 { return s.lat })
 		pt.ThroughputTokS, pt.GoodputTokS, pt.SLOAttainment = col(func(s sample) *float64 { return s.thr }), col(func(s sample) *float64 { return s.good }), col(func(s sample) *float64 { return s.att })
 		pt.dropInvalid(samples[k])
@@ -236,6 +239,7 @@ type sample struct {
 	j, obj                    map[string]*float64 // J/token by basis; other objectives
 	full, lat, thr, good, att *float64
 	run                       string
+	windows                   []float64 // the steady windows' J/token (steadyWindows)
 	// bad names, by basis or objective, the failed checks of the run
 	// that invalidate that figure (its value is then nil).
 	bad map[string]string

@@ -30,10 +30,12 @@ func objectiveMetric(obj, basis string) string {
 }
 
 // runValues are the runs' values of a load point by basis and objective
-// metric.
-func runValues(samples []sample) map[string][]*float64 {
+// metric, and each run's steady windows' J/token (steadyWindows).
+func runValues(samples []sample) (map[string][]*float64, [][]float64) {
 	out := map[string][]*float64{}
+	var windows [][]float64
 	for _, s := range samples {
+		windows = append(windows, s.windows)
 		for _, b := range frontierBases {
 			out[b] = append(out[b], s.j[b])
 		}
@@ -41,25 +43,42 @@ func runValues(samples []sample) map[string][]*float64 {
 			out[name] = append(out[name], s.obj[name])
 		}
 	}
+	return out, windows
+}
+
+const ciLevel = "95 %"
+
+// windowMetric is the result holding a run's steady windows' J/token (a
+// list, one value per window).
+const windowMetric = "steady_window_j_per_token"
+
+// steadyWindows are the J/token of a run's steady-state windows, read
+// from its results where its steady-state J/token is in the statistics
+// (steady: the run's figure, nil when not) and no failed check
+// invalidates them; nil when absent, not a list of positive finite
+// numbers, or fewer than two.
+func steadyWindows(run *Run, steady *float64) []float64 {
+	if steady == nil || run.Results == nil || invalidating(run, windowMetric) != "" {
+		return nil
+	}
+	l, ok := run.Results.Values[windowMetric].Value.([]any)
+	if !ok || len(l) < 2 {
+		return nil
+	}
+	out := make([]float64, len(l))
+	for i, v := range l {
+		f, ok := v.(float64)
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+			return nil
+		}
+		out[i] = f
+	}
 	return out
 }
 
-// CIMethodT names the interval over repetitions.
-const ciLevel = "95 %"
-
-// interval is the 95 % t-interval of the mean of a point's runs' values
-// of name (mean ± t(0.975, n−1) · s / √n), with how it was drawn; nil and
-// why not when fewer than two runs have a value.
-func (pt *FrontierPoint) interval(name string) (*[2]float64, string) {
-	var xs []float64
-	for _, v := range pt.runVals[name] {
-		if v != nil {
-			xs = append(xs, *v)
-		}
-	}
-	if pt.js[name] == nil && pt.objs[name] == nil || len(xs) < 2 {
-		return nil, fmt.Sprintf("none: %d run(s) with the figure at this point, and the results carry no per-window J/token for batch means; repeat the point for a t-interval (docs/compare.md, Uncertainty and ties)", len(xs))
-	}
+// tInterval is the 95 % t-interval of the mean of xs (at least two):
+// mean ± t(0.975, n−1) · s / √n; half is its half-width.
+func tInterval(xs []float64) (ci *[2]float64, half float64) {
 	n := float64(len(xs))
 	var mean, ss float64
 	for _, x := range xs {
@@ -68,8 +87,49 @@ func (pt *FrontierPoint) interval(name string) (*[2]float64, string) {
 	for _, x := range xs {
 		ss += (x - mean) * (x - mean)
 	}
-	half := tQuantile975(len(xs)-1) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
-	return &[2]float64{mean - half, mean + half}, fmt.Sprintf("%s t-interval over the %d repetitions (mean ± t(0.975, %d) · s / √%d)", ciLevel, len(xs), len(xs)-1, len(xs))
+	half = tQuantile975(len(xs)-1) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return &[2]float64{mean - half, mean + half}, half
+}
+
+// interval is the 95 % interval of a point's figure of name, with how it
+// was drawn:
+//
+//   - two runs or more with the figure: the t-interval over those
+//     repetitions (mean ± t(0.975, n−1) · s / √n);
+//   - one run, on steady-state J/token, with k ≥ 2 steady windows: batch
+//     means, the run's J/token ± t(0.975, k−1) · s / √k, s the standard
+//     deviation of the k windows' J/token (the span cut at each window's
+//     start; measure.Steady.WindowJPerToken), the lower end at least 0.
+//     It is centred on the figure compared, not on the windows' mean (a
+//     mean of ratios, which pieces of unequal tokens move off the span's
+//     energy over its tokens).
+//
+// else nil and why not.
+func (pt *FrontierPoint) interval(name string) (*[2]float64, string) {
+	var xs []float64
+	var windows []float64
+	for i, v := range pt.runVals[name] {
+		if v != nil {
+			xs = append(xs, *v)
+			if name == BasisSteady && i < len(pt.runWindows) {
+				windows = pt.runWindows[i]
+			}
+		}
+	}
+	switch {
+	case pt.js[name] == nil && pt.objs[name] == nil:
+		return nil, fmt.Sprintf("none: no %s at this point", basisName(name))
+	case len(xs) >= 2:
+		ci, _ := tInterval(xs)
+		return ci, fmt.Sprintf("%s t-interval over the %d repetitions (mean ± t(0.975, %d) · s / √%d)", ciLevel, len(xs), len(xs)-1, len(xs))
+	case len(xs) == 1 && len(windows) >= 2:
+		k, v := len(windows), xs[0]
+		_, half := tInterval(windows)
+		return &[2]float64{max(0, v-half), v + half}, fmt.Sprintf("%s batch means over the %d steady windows of its one run (its J/token ± t(0.975, %d) · s / √%d, s the spread of the windows' J/token; assumes windows long enough to be nearly independent)", ciLevel, k, k-1, k)
+	case name == BasisSteady:
+		return nil, fmt.Sprintf("none: %d run(s) with the figure at this point, and the results carry no per-window J/token for batch means; repeat the point for a t-interval (docs/compare.md, Uncertainty and ties)", len(xs))
+	}
+	return nil, fmt.Sprintf("none: %d run(s) with the figure at this point, and batch means over the steady windows cover steady-state J/token only; repeat the point for a t-interval (docs/compare.md, Uncertainty and ties)", len(xs))
 }
 
 // tTable holds t(0.975, df) for df 1…30.

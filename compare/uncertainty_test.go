@@ -93,3 +93,99 @@ func TestSeparableRunnerUp(t *testing.T) {
 		t.Errorf("decision %s, runner-up %+v", d.Run, d.RunnerUp)
 	}
 }
+
+// windows is a steady_window_j_per_token value as results.json holds it.
+func windows(xs ...float64) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+// One run per point: batch means over each run's steady windows. By
+// hand, t(0.975, 3) = 3.1824 (k = 4 windows):
+//
+//	c8,  steady 0.207, windows 0.20, 0.21, 0.19, 0.22: mean 0.205,
+//	     deviations ∓0.005, ∓0.015: Σd² = 2·0.000025 + 2·0.000225 = 0.0005,
+//	     s = √(0.0005/3) = 0.0129099, s/√4 = 0.00645497,
+//	     half = 3.1824 · 0.00645497 = 0.0205423 → 0.207 ± 0.0205423 =
+//	     [0.1864577, 0.2275423] (centred on the run's figure 0.207)
+//	c16, steady 0.300, windows 0.29, 0.31, 0.30, 0.30: Σd² = 0.0002,
+//	     s = √(0.0002/3) = 0.00816497, s/√4 = 0.00408248,
+//	     half = 3.1824 · 0.00408248 = 0.0129921 → [0.2870079, 0.3129921]
+//
+// c8 is the lowest; the intervals are disjoint: the runner-up c16
+// (+44.9 %: 0.300/0.207 − 1 = 0.44928) is separable.
+func TestBatchMeansInterval(t *testing.T) {
+	p := builtin(t)
+	r := func(id string, conc int, steady float64, w []any) Run {
+		return capRun(id, conc, "", steady, 10, 0.9, map[string]any{"tpot_p90_ms": 8.0, "slo_attainment": 0.95, "steady_window_j_per_token": w})
+	}
+	d := p.Compare([]Run{r("a", 8, 0.207, windows(0.20, 0.21, 0.19, 0.22)), r("b", 16, 0.300, windows(0.29, 0.31, 0.30, 0.30))}).Decision
+	if d.Run != "a" {
+		t.Fatalf("decision %s, want a", d.Run)
+	}
+	if ci := d.JPerTokenCI; ci == nil || math.Abs(ci[0]-0.1864577) > 1e-6 || math.Abs(ci[1]-0.2275423) > 1e-6 ||
+		!strings.Contains(d.CIMethod, "batch means over the 4 steady windows of its one run (its J/token ± t(0.975, 3) · s / √4") {
+		t.Errorf("interval %v (%s), want [0.1864577, 0.2275423] by batch means over 4 windows", d.JPerTokenCI, d.CIMethod)
+	}
+	ru := d.RunnerUp
+	if ru == nil || ru.Run != "b" || !ru.Separable || !strings.Contains(ru.Why, "separable from the choice (+44.9 %): the intervals do not overlap ([0.2870, 0.3130] vs [0.1865, 0.2275])") {
+		t.Errorf("runner-up %+v", ru)
+	}
+}
+
+// Two physically identical configurations run once each (c16 under a
+// 350 W cap of unknown effect, and at the default setting), each with
+// its steady windows. By hand, t(0.975, 3) = 3.1824:
+//
+//	A (350 W)   steady 0.203, windows 0.20, 0.21, 0.19, 0.22: half
+//	            0.0205423 (TestBatchMeansInterval) → [0.1824577, 0.2235423]
+//	B (default) steady 0.205, windows 0.204, 0.206, 0.200, 0.210: mean
+//	            0.205, Σd² = 2·0.000001 + 2·0.000025 = 0.000052,
+//	            s = √(0.000052/3) = 0.00416333, s/√4 = 0.00208167,
+//	            half = 3.1824 · 0.00208167 = 0.0066247 → [0.1983753, 0.2116247]
+//
+// A is the lowest but the intervals overlap: not separable; the same SLO
+// margin, so the tie rule takes the smaller setting change, B.
+func TestBatchMeansIdenticalNotSeparable(t *testing.T) {
+	p := builtin(t)
+	r := func(id, limit string, steady float64, w []any) Run {
+		return capRun(id, 16, limit, steady, 10, 0.9, map[string]any{"tpot_p90_ms": 8.0, "slo_attainment": 0.95, "steady_window_j_per_token": w})
+	}
+	d := p.Compare([]Run{r("a", "350", 0.203, windows(0.20, 0.21, 0.19, 0.22)), r("b", "", 0.205, windows(0.204, 0.206, 0.200, 0.210))}).Decision
+	if d.Run != "b" || !strings.Contains(d.Note, "not separable from the lowest, a") {
+		t.Fatalf("decision %s, note %q; want b by the tie rule", d.Run, d.Note)
+	}
+	if ci := d.JPerTokenCI; ci == nil || math.Abs(ci[0]-0.1983753) > 1e-6 || math.Abs(ci[1]-0.2116247) > 1e-6 {
+		t.Errorf("interval %v (%s), want [0.1983753, 0.2116247]", d.JPerTokenCI, d.CIMethod)
+	}
+	ru := d.RunnerUp
+	if ru == nil || ru.Run != "a" || ru.Separable || !strings.Contains(ru.Why, "not separable from the choice (-1.0 %): the intervals overlap ([0.1825, 0.2235] vs [0.1984, 0.2116])") {
+		t.Errorf("runner-up %+v", ru)
+	}
+}
+
+// Where the steady windows are unusable (one window, a value that is
+// not a positive number, not a list, null) there
+// is no batch-means interval; with two runs the repetitions' interval
+// stands over the windows.
+func TestBatchMeansNeedsWindows(t *testing.T) {
+	p := builtin(t)
+	r := func(id string, conc int, steady float64, w any) Run {
+		return capRun(id, conc, "", steady, 10, 0.9, map[string]any{"tpot_p90_ms": 8.0, "slo_attainment": 0.95, "steady_window_j_per_token": w})
+	}
+	for name, w := range map[string]any{"one window": windows(0.2), "a zero": windows(0.2, 0), "a string": []any{0.2, "x"}, "not a list": 0.2, "null": nil} {
+		d := p.Compare([]Run{r("a", 8, 0.2, w), r("b", 16, 0.3, windows(0.29, 0.31))}).Decision
+		if d.Run != "a" || d.JPerTokenCI != nil || !strings.Contains(d.CIMethod, "no per-window J/token") || d.RunnerUp == nil || d.RunnerUp.Separable {
+			t.Errorf("%s: decision %s, interval %v (%s), runner-up %+v", name, d.Run, d.JPerTokenCI, d.CIMethod, d.RunnerUp)
+		}
+	}
+	// Two runs of c8: t-interval over the repetitions (0.2, 0.202: mean
+	// 0.201, s = 0.0014142, half = 12.7062 · 0.001 = 0.0127062).
+	d := p.Compare([]Run{r("a1", 8, 0.2, windows(0.1, 0.3)), r("a2", 8, 0.202, windows(0.1, 0.3)), r("b", 16, 0.3, windows(0.29, 0.31))}).Decision
+	if ci := d.JPerTokenCI; ci == nil || math.Abs(ci[0]-(0.201-0.0127062)) > 1e-6 || !strings.Contains(d.CIMethod, "t-interval over the 2 repetitions") {
+		t.Errorf("two runs: interval %v (%s), want the repetitions'", d.JPerTokenCI, d.CIMethod)
+	}
+}

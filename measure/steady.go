@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
@@ -76,6 +77,11 @@ type Steady struct {
 	EnergyJ, Tokens, JPerToken float64   // energy, output tokens and their ratio over the span
 	Windows                    int       // non-overlapping windows checked from the start index
 	WindowCVs                  []float64 // CV of each of those windows
+	// WindowJPerToken is, when steady state was reached, the J/token of
+	// the span cut at the start of each of those windows (windowSpans):
+	// the values batch means are drawn from (docs/methodology.md,
+	// "Steady state"); nil when a piece has no output token.
+	WindowJPerToken []float64
 }
 
 // SteadyState searches for steady state (docs/methodology.md, "Steady state").
@@ -322,7 +328,54 @@ func (p *PowerData) steadySpan(res Steady, order []*record.Request, r rated, k i
 	if math.IsNaN(res.JPerToken) || math.IsInf(res.JPerToken, 0) {
 		return Steady{}, fmt.Errorf("steady state: J/token is %v", res.JPerToken)
 	}
+	if res.WindowJPerToken, err = p.windowSpans(res, order, r, k, sp); err != nil {
+		return Steady{}, err
+	}
 	return res, nil
+}
+
+// windowSpans returns the J/token of the steady span cut at the start of
+// each of its windows: piece j runs from the completion of window j's
+// first request (the span's start for the first) to that of window j+1's
+// (the span's end for the last, which also holds the requests after the
+// last full window), its energy over the output tokens generated in it
+// (pro rata, as the span's). The pieces partition the span: their
+// energies and tokens add up to the span's. nil when a piece has no
+// output token.
+func (p *PowerData) windowSpans(res Steady, order []*record.Request, r rated, k int, sp SteadyParams) ([]float64, error) {
+	cnt, w := res.Windows, sp.Window
+	b := make([]float64, cnt+1) // the pieces' boundaries
+	b[0], b[cnt] = res.Start, res.End
+	for j := 1; j < cnt; j++ {
+		b[j] = min(max(b[j-1], order[r.pos[k+j*w]].DoneAt), res.End)
+	}
+	tok := make([]float64, cnt)
+	for i := range order {
+		sh := r.shape(i)
+		if sh.kind == shapeNone || sh.done < b[0] || sh.first > b[cnt] {
+			continue
+		}
+		j := sort.Search(cnt-1, func(x int) bool { return b[x+1] > sh.first }) // the piece holding its first token
+		if sh.kind == shapeZeroLen {
+			tok[j] += sh.tokens // counted once, in the piece its instant falls in
+			continue
+		}
+		for ; j < cnt && b[j] < sh.done; j++ {
+			tok[j] += sh.tokensIn(b[j], b[j+1])
+		}
+	}
+	out := make([]float64, cnt)
+	for j := range out {
+		if tok[j] <= 0 {
+			return nil, nil
+		}
+		e, err := p.Energy(b[j], b[j+1], sp.Method)
+		if err != nil {
+			return nil, fmt.Errorf("steady state: window %d energy: %w", j+1, err)
+		}
+		out[j] = e / tok[j]
+	}
+	return out, nil
 }
 
 // spanStartAt is where the span starts in the first qualifying window

@@ -428,3 +428,45 @@ func TestSteadyStateMatchesBruteForce(t *testing.T) {
 		t.Errorf("random cases reached steady state %d/40 times; the test needs both outcomes", reached)
 	}
 }
+
+// TestSteadyStateWindowJPerToken: the steady span cut at the start of
+// each window, each piece's energy over the output tokens generated in
+// it. Back-to-back requests r_i on [i, i+1] at a flat 100 W; tokens 100,
+// 100, 50, 50, 25, 25 with windows of 2: per-request J/token 1, 1, 2, 2,
+// 4, 4, every window's CV 0 < 0.03, steady from r1 with 3 windows. Span:
+// r1's completion (2) to the formal end 7. Pieces cut at the completions
+// of r3 (4) and r5 (6). By hand:
+//
+//	[2, 4]: 200 J / (r2 100 + r3 50) tokens = 4/3
+//	[4, 6]: 200 J / (r4 50 + r5 25) tokens  = 8/3
+//	[6, 7]: 100 J / (r6 25) tokens           = 4
+//
+// (they add up to the span's 500 J / 250 tokens = 2). The fixture of
+// TestSteadyStateQualifiesAtKnownIndex: span [5, 13] cut at r8's
+// completion (9): [5, 9] holds r5..r8 (104 + 100 + 104 + 100 = 408
+// tokens, 400 J), [9, 13] r9..r12 (408 tokens, 400 J): 400/408 each.
+func TestSteadyStateWindowJPerToken(t *testing.T) {
+	pd := flatPower(t, 20)
+	got, err := pd.SteadyState(seqRequests([]int{100, 100, 50, 50, 25, 25}),
+		SteadyParams{Window: 2, CVMax: 0.03, MinWindows: 2, FormalEnd: 7, Method: "trapz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{4.0 / 3, 8.0 / 3, 4}
+	if !got.Reached || len(got.WindowJPerToken) != len(want) {
+		t.Fatalf("reached %v, window J/token %v, want %v", got.Reached, got.WindowJPerToken, want)
+	}
+	for i, w := range want {
+		if !near(got.WindowJPerToken[i], w) {
+			t.Errorf("window %d J/token %v, want %v", i+1, got.WindowJPerToken[i], w)
+		}
+	}
+	got, err = pd.SteadyState(seqRequests([]int{50, 100, 25, 100, 104, 100, 104, 100, 104, 100, 104, 100}),
+		SteadyParams{Window: 4, CVMax: 0.03, MinWindows: 2, FormalEnd: 13, Method: "trapz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.WindowJPerToken) != 2 || !near(got.WindowJPerToken[0], 400.0/408) || !near(got.WindowJPerToken[1], 400.0/408) {
+		t.Errorf("window J/token %v, want [400/408 400/408]", got.WindowJPerToken)
+	}
+}

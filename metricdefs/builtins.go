@@ -31,6 +31,9 @@ type SteadyView struct {
 	JPerToken float64   `expr:"j_per_token"`
 	Windows   int       `expr:"windows"`
 	WindowCVs []float64 `expr:"window_cvs"`
+	// WindowJPerToken is each of those windows' J/token (reached only):
+	// its requests' attributed energy over their output tokens.
+	WindowJPerToken []float64 `expr:"window_j_per_token"`
 	// Window and CVMax are the parameters searched with, so that what
 	// draws the result needs no other source for them.
 	Window int     `expr:"window"`
@@ -125,7 +128,7 @@ func methodBuiltinDefs() []builtinDef {
 			types: []any{new(func(context.Context, []*record.Request, float64, float64) float64), new(func(context.Context, []any, float64, float64) float64)},
 		},
 		{
-			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method[, span_start]) {reached, reason, start_index, end_index, start_request_id, end_request_id, span_start, start, end, energy_j, tokens, j_per_token, windows, window_cvs, window, cv_max}`,
+			Builtin: Builtin{"steady_state", `steady_state(requests, window, cv_max, min_windows, formal_end, method[, span_start]) {reached, reason, start_index, end_index, start_request_id, end_request_id, span_start, start, end, energy_j, tokens, j_per_token, windows, window_cvs, window_j_per_token, window, cv_max}`,
 				`steady-state search over successful formal requests in completion order (docs/methodology.md: windows of W requests sliding by one, CV of per-request J/token); the span starts at the completion of the first qualifying window's first request (span_start "first_completion", the default) or at the earliest first token among its requests ("earliest_first_token"); window and cv_max are those searched with`},
 			fn:    steadyStateBuiltin,
 			types: []any{new(func(context.Context, []any, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []*record.Request, float64, float64, float64, float64, string) SteadyView), new(func(context.Context, []any, float64, float64, float64, float64, string, string) SteadyView), new(func(context.Context, []*record.Request, float64, float64, float64, float64, string, string) SteadyView)},
@@ -284,7 +287,7 @@ func steadyStateBuiltin(p ...any) (any, error) {
 	return SteadyView{
 		Reached: s.Reached, Reason: s.Reason, StartIndex: s.StartIndex, EndIndex: s.EndIndex,
 		StartRequestID: s.StartRequestID, EndRequestID: s.EndRequestID, SpanStart: string(s.SpanStart), Start: s.Start, End: s.End,
-		EnergyJ: s.EnergyJ, Tokens: s.Tokens, JPerToken: s.JPerToken, Windows: s.Windows, WindowCVs: s.WindowCVs,
+		EnergyJ: s.EnergyJ, Tokens: s.Tokens, JPerToken: s.JPerToken, Windows: s.Windows, WindowCVs: s.WindowCVs, WindowJPerToken: s.WindowJPerToken,
 		Window: int(w), CVMax: cv,
 	}, nil
 }
