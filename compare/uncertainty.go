@@ -96,7 +96,7 @@ func tInterval(xs []float64) (ci *[2]float64, half float64) {
 //
 //   - two runs or more with the figure: the t-interval over those
 //     repetitions (mean ± t(0.975, n−1) · s / √n);
-//   - one run, on steady-state J/token, with k ≥ 2 steady windows: batch
+//   - one run, on steady-state J/token, with k ≥ minBatches steady windows: batch
 //     means, the run's J/token ± t(0.975, k−1) · s / √k, s the standard
 //     deviation of the k windows' J/token (the span cut at each window's
 //     start; measure.Steady.WindowJPerToken), the lower end at least 0.
@@ -122,15 +122,26 @@ func (pt *FrontierPoint) interval(name string) (*[2]float64, string) {
 	case len(xs) >= 2:
 		ci, _ := tInterval(xs)
 		return ci, fmt.Sprintf("%s t-interval over the %d repetitions (mean ± t(0.975, %d) · s / √%d)", ciLevel, len(xs), len(xs)-1, len(xs))
-	case len(xs) == 1 && len(windows) >= 2:
+	case len(xs) == 1 && len(windows) >= minBatches:
 		k, v := len(windows), xs[0]
 		_, half := tInterval(windows)
 		return &[2]float64{max(0, v-half), v + half}, fmt.Sprintf("%s batch means over the %d steady windows of its one run (its J/token ± t(0.975, %d) · s / √%d, s the spread of the windows' J/token; assumes windows long enough to be nearly independent)", ciLevel, k, k-1, k)
+	case name == BasisSteady && len(xs) == 1 && len(windows) >= 2:
+		return nil, fmt.Sprintf("none: 1 run with the figure at this point, and %d steady windows, fewer than the %d batch means need (with t(0.975, %d) = %.2f the interval would call any difference noise); repeat the point for a t-interval, or run longer (docs/compare.md, Uncertainty and ties)", len(windows), minBatches, len(windows)-1, tTable[len(windows)-2])
 	case name == BasisSteady:
 		return nil, fmt.Sprintf("none: %d run(s) with the figure at this point, and the results carry no per-window J/token for batch means; repeat the point for a t-interval (docs/compare.md, Uncertainty and ties)", len(xs))
 	}
 	return nil, fmt.Sprintf("none: %d run(s) with the figure at this point, and batch means over the steady windows cover steady-state J/token only; repeat the point for a t-interval (docs/compare.md, Uncertainty and ties)", len(xs))
 }
+
+// minBatches is the fewest steady windows batch means are drawn over.
+// With fewer, t(0.975, k−1) is 12.71 (k = 2) or 4.30 (k = 3), and the
+// interval is so wide that a point 40 % lower is "not separable" (a
+// three-cap simulator sweep of 250 requests has 2 windows a run, and the
+// tie rule then chose 450 W over 250 W: TestCapSweepPageInBrowser); from
+// k = 4 (t = 3.18) on, the half-width shrinks with the spread and √k as
+// it should.
+const minBatches = 4
 
 // tTable holds t(0.975, df) for df 1…30.
 var tTable = []float64{12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,

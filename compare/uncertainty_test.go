@@ -189,3 +189,21 @@ func TestBatchMeansNeedsWindows(t *testing.T) {
 		t.Errorf("two runs: interval %v (%s), want the repetitions'", d.JPerTokenCI, d.CIMethod)
 	}
 }
+
+// Fewer than minBatches (4) steady windows give no batch-means interval:
+// with 2 windows t(0.975, 1) = 12.7062, and 0.2 ± 12.7062 · s/√2 for
+// windows 0.15, 0.25 (s = 0.0707107) is 0.2 ± 0.635 — a point 40 % higher
+// would be "not separable" and the tie rule would choose it. The lower
+// point stands, its interval unknown, and the output says why.
+func TestBatchMeansNeedFourWindows(t *testing.T) {
+	p := builtin(t)
+	r := func(id string, conc int, steady float64, w any) Run {
+		return capRun(id, conc, "", steady, 10, 0.9, map[string]any{"tpot_p90_ms": 8.0, "slo_attainment": 0.95, "steady_window_j_per_token": w})
+	}
+	for _, w := range [][]any{windows(0.15, 0.25), windows(0.15, 0.2, 0.25)} {
+		d := p.Compare([]Run{r("a", 8, 0.2, w), r("b", 16, 0.28, windows(0.27, 0.29))}).Decision
+		if d.Run != "a" || d.JPerTokenCI != nil || !strings.Contains(d.CIMethod, "fewer than the 4 batch means need") {
+			t.Errorf("%d windows: decision %s, interval %v (%s)", len(w), d.Run, d.JPerTokenCI, d.CIMethod)
+		}
+	}
+}
