@@ -34,14 +34,14 @@ func metaRules() []func(*metaDoc) error {
 		stagesAndEventsInRun,
 	}
 	rules = append(rules, deviceRules()...) // also checked before a run measures (CheckDevices)
-	return append(rules,
+	return append(append(rules,
 		runIDIsSafeName,
 		lifecycleStagesApart,
 		lifecycleStagesMeet,
 		warmupInsideStartup,
 		managedRunHasItsLifecycle,
 		eventsInTheirStage,
-	)
+	), measureMetaRules()...)
 }
 
 // devicesHaveARole: each listed device's role, when set, is one of
@@ -141,6 +141,7 @@ func runRules() []func(*decodedRun) error {
 		requestsMatchImport,
 		formalStageStartsAtItsFirstRequest,
 		formalStageEndsAtItsLastResponse,
+		measuredRequestsMatch, // and the other rules of a measured run (validate_measure.go)
 	}
 }
 

@@ -68,8 +68,9 @@ type ObservedRequests struct {
 const CommandLogFile = "command.log"
 
 // MeasuredRequestID is the id of the synthetic request of a measured run
-// (-1, -2, … when the tokens are split over several).
-const MeasuredRequestID = "measured-window"
+// (-1, -2, … when the tokens are split over several): the reader holds a
+// measured run's synthetic requests to it.
+const MeasuredRequestID = archive.MeasuredRequestID
 
 // ObserveConfig is the `with:` of the observe step (no parameters: the
 // load is joulebench measure's command line, which a profile does not
@@ -285,8 +286,9 @@ func describeLoad(info *record.MeasureInfo) string {
 
 // maxMeasuredTokens bounds the output tokens of a measured window: 199
 // synthetic requests (one below a built-in profile's steady state, as an
-// import's) of the format's largest count each.
-const maxMeasuredTokens = 199 * archive.MaxOutputTokens
+// import's) of the format's largest count each; the reader holds
+// measure.output_tokens to it.
+const maxMeasuredTokens = archive.MaxMeasuredTokens
 
 // measuredRequests spreads n output tokens over the fewest synthetic
 // requests over [begin, end] that keep each within
