@@ -47,6 +47,8 @@ func measureMetaRules() []func(*metaDoc) error {
 		measuredRunHasNoStartup,
 		measuredFormalAfterEngineReady,
 		measureResultsInBounds,
+		measureResultTokensWithinCounter,
+		measuredCompleteRunHasItsStages,
 	}
 }
 
@@ -353,6 +355,48 @@ func resultRequestsMatch(d *decodedRun, r *record.MeasureResults) error {
 	if tokens != r.OutputTokens {
 		return d.meta.at(fmt.Sprintf("measure.results.output_tokens is %d but the successful requests of %s carry %d; a measured run's requests carry the result file's tokens (tokens edited?)", r.OutputTokens, reqs, tokens),
 			"measure", "results", "output_tokens")
+	}
+	return nil
+}
+
+// MaxResultTokensOver is how far a measured run's result file may count
+// output tokens above the server's counter: 10 % of the counter's, at
+// least 16 tokens (the tool counts with its own tokenizer). The counter
+// counts every token the server generated in the window, so a file
+// counting more by over that counts tokens that were not generated.
+func MaxResultTokensOver(counted int) int { return max(16, counted/10) }
+
+// measureResultTokensWithinCounter: a result file's output tokens
+// (measure.results.output_tokens) are at most MaxResultTokensOver above
+// the server counter's, when the counter was read after the load and
+// moved within bounds (measure.output_tokens > 0) or did not move (0).
+func measureResultTokensWithinCounter(d *metaDoc) error {
+	ms := d.m.Measure
+	if ms == nil || ms.Results == nil {
+		return nil
+	}
+	counted := ms.OutputTokens
+	if counted == 0 && (ms.TokensAfter == 0 || math.Round(ms.TokensAfter-ms.TokensBefore) != 0) {
+		return nil // not read after the load, or above MaxMeasuredTokens: no count to hold the file to
+	}
+	if over := MaxResultTokensOver(counted); ms.Results.OutputTokens > int64(counted+over) {
+		return d.at(fmt.Sprintf("measure.results.output_tokens %d is above the server's count: %d by the server's counter (measure.output_tokens), at most %d more by the result file (10 %%, at least 16: the tool's own tokenizer); the counter counts every token the server generated in the window, so the file counts tokens that were not generated",
+			ms.Results.OutputTokens, counted, over), "measure", "results", "output_tokens")
+	}
+	return nil
+}
+
+// measuredCompleteRunHasItsStages: a complete run of joulebench measure
+// has the stages its profile measures, baseline, formal and release: one
+// removed would make its figures not applicable instead of measured.
+func measuredCompleteRunHasItsStages(d *metaDoc) error {
+	if d.m.Measure == nil || d.m.Status != record.StatusComplete {
+		return nil
+	}
+	for _, name := range []string{record.StageBaseline, record.StageFormal, record.StageRelease} {
+		if _, ok := d.m.StageByName(name); !ok {
+			return d.at(fmt.Sprintf("no stage %q in a complete run of joulebench measure: it measures the baseline, the formal stage and the release back to baseline (a stage removed?)", name), "stages")
+		}
 	}
 	return nil
 }

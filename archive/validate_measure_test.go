@@ -123,6 +123,23 @@ func TestMeasuredRunRules(t *testing.T) {
 			RequestsFile, []string{`request "results-1"`, "without a result file (measure.results)"}},
 		{"result tokens_source changed", measureRunResults, [][3]string{{RequestsFile, `"output_tokens":23,"tokens_source":"user"`, `"output_tokens":23,"tokens_source":"engine"`}},
 			RequestsFile, []string{`request "results-2"`, `tokens_source "engine"`, `"user"`}},
+		// The file's tokens raised with measure.results to match: 1089
+		// against the counter's 89, at most 89 + max(16, 8) = 105.
+		{"result tokens above the counter", measureRunResults, [][3]string{
+			{RequestsFile, `"output_tokens":23,`, `"output_tokens":1023,`},
+			{RunFile, `"output_tokens": 89
+    }`, `"output_tokens": 1089
+    }`}},
+			RunFile, []string{"measure.results.output_tokens 1089", "89 by the server's counter"}},
+		// The release removed: its figures not applicable instead of
+		// measured.
+		{"release removed", measureRun, [][3]string{{RunFile, `,
+    {
+      "name": "release",
+      "start": 1796598489.1952558,
+      "end": 1796598490.428175
+    }`, ``}},
+			RunFile, []string{`no stage "release"`}},
 		{"result format unknown", measureRunResults, [][3]string{{RunFile, `"format": "aiperf",`, `"format": "other",`}},
 			RunFile, []string{`measure.results.format "other"`}},
 	} {
@@ -155,6 +172,17 @@ func TestMeasuredRunsKeepTheRules(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	t.Run("result tokens within 16 of the counter", func(t *testing.T) {
+		// 89 + 8 = 97 ≤ 89 + max(16, 8) = 105.
+		dir := measureCopy(t, measureRunResults)
+		editArchive(t, dir, RequestsFile, `"output_tokens":23,`, `"output_tokens":31,`)
+		editArchive(t, dir, RunFile, `"output_tokens": 89
+    }`, `"output_tokens": 97
+    }`)
+		if _, err := Load(dir); err != nil {
+			t.Error(err)
+		}
+	})
 	for _, tc := range []struct{ name, before, after string }{
 		{"counter not read after", `"tokens_before": 0,`, `"tokens_after": 0,`},
 		{"counter went back", `"tokens_before": 500,`, `"tokens_after": 0,`},

@@ -214,7 +214,8 @@ func finishObserve(ctx context.Context, rc *workflow.RunContext, o *Observe, ob 
 		tokens = int(math.Round(after - ob.before))
 		info.Requests = "synthetic: the formal stage's output tokens from the server's counter " + o.TokenMetric + "; no per-request data (latency and steady state are not applicable)"
 	}
-	if tokens > maxMeasuredTokens {
+	overCap := tokens > maxMeasuredTokens
+	if overCap {
 		info.Requests = fmt.Sprintf("none: %d output tokens in the window, above the %d a run's synthetic requests can carry", tokens, maxMeasuredTokens)
 		tokens = 0
 	}
@@ -227,8 +228,8 @@ func finishObserve(ctx context.Context, rc *workflow.RunContext, o *Observe, ob 
 	reqs := measuredRequests(tokens, ob.start, ob.end)
 	if o.Results != nil {
 		counted := tokens
-		if info.TokensAfter == 0 && tokens == 0 {
-			counted = -1
+		if info.TokensAfter == 0 && tokens == 0 || overCap {
+			counted = -1 // no count to hold the file to
 		}
 		got, rerr := o.Results(ob.start, ob.end, counted)
 		switch {
