@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ func measureMetaRules() []func(*metaDoc) error {
 		measureResultsInBounds,
 		measureResultTokensWithinCounter,
 		measuredCompleteRunHasItsStages,
+		measuredBaselineLastsItsParameter,
 	}
 }
 
@@ -244,9 +246,9 @@ func measureResultsInBounds(d *metaDoc) error {
 	}
 	r := d.m.Measure.Results
 	switch {
-	case !containsString(measureResultFormats, r.Format):
+	case !slices.Contains(measureResultFormats, r.Format):
 		return d.at(fmt.Sprintf("measure.results.format %q is not a result file's format (%s)", r.Format, strings.Join(measureResultFormats, ", ")), "measure", "results", "format")
-	case !containsString(measureResultClocks, r.Clock):
+	case !slices.Contains(measureResultClocks, r.Clock):
 		return d.at(fmt.Sprintf("measure.results.clock %q is not a result file's clock (%s)", r.Clock, strings.Join(measureResultClocks, ", ")), "measure", "results", "clock")
 	case !isSHA256Hex(r.SHA256):
 		return d.at(fmt.Sprintf("measure.results.sha256 %q is not a sha256 (64 hex digits)", r.SHA256), "measure", "results", "sha256")
@@ -254,15 +256,6 @@ func measureResultsInBounds(d *metaDoc) error {
 		return d.at(fmt.Sprintf("measure.results.requests %d and output_tokens %d: counts, at most %d tokens a request", r.Requests, r.OutputTokens, MaxOutputTokens), "measure", "results")
 	}
 	return nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func isSHA256Hex(s string) bool {
@@ -397,6 +390,27 @@ func measuredCompleteRunHasItsStages(d *metaDoc) error {
 		if _, ok := d.m.StageByName(name); !ok {
 			return d.at(fmt.Sprintf("no stage %q in a complete run of joulebench measure: it measures the baseline, the formal stage and the release back to baseline (a stage removed?)", name), "stages")
 		}
+	}
+	return nil
+}
+
+// measuredBaselineLastsItsParameter: a complete measured run's baseline
+// stage lasts its parameters.baseline (seconds; the baseline step waits
+// that long between two samples), 1 % and 50 ms of clock slack
+// allowed: a baseline cut short would let the formal stage move into it.
+func measuredBaselineLastsItsParameter(d *metaDoc) error {
+	if d.m.Measure == nil || d.m.Status != record.StatusComplete {
+		return nil
+	}
+	want, ok := d.m.Parameters["baseline"].(float64)
+	b, has := d.m.StageByName(record.StageBaseline)
+	if !ok || !has || b.Open {
+		return nil
+	}
+	if got := b.End - b.Start; got < 0.99*want-0.05 {
+		i := slices.IndexFunc(d.m.Stages, func(s record.Stage) bool { return s.Name == record.StageBaseline })
+		return d.at(fmt.Sprintf("stage \"baseline\" lasts %.4f s, shorter than parameters.baseline %v s: the baseline step of joulebench measure waits that long (a baseline cut short lets the formal stage move into it)", got, want),
+			"stages", i, "end")
 	}
 	return nil
 }

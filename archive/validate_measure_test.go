@@ -110,6 +110,14 @@ func TestMeasuredRunRules(t *testing.T) {
 			{RunFile, `"start": 1796598488.4991474`, `"start": 1796598487.9991474`},
 			{RequestsFile, `"sent_at":1796598488.4991474,"first_token_at":1796598488.4991474`, `"sent_at":1796598487.9991474,"first_token_at":1796598487.9991474`}},
 			RunFile, []string{`stage "formal" starts at 1796598487.9991474`, `before the event "engine_ready"`}},
+		// The same with engine_ready moved too: the baseline of 1.0027 s
+		// (parameters.baseline 1 s) is left with 0.5027 s.
+		{"formal stage, baseline and engine_ready moved", measureRun, [][3]string{
+			{RunFile, `"end": 1796598488.4808228`, `"end": 1796598487.9808228`},
+			{RunFile, `"start": 1796598488.4991474`, `"start": 1796598487.9991474`},
+			{RunFile, `"t": 1796598488.4882567`, `"t": 1796598487.9882567`},
+			{RequestsFile, `"sent_at":1796598488.4991474,"first_token_at":1796598488.4991474`, `"sent_at":1796598487.9991474,"first_token_at":1796598487.9991474`}},
+			RunFile, []string{`stage "baseline" lasts 0.5027 s`, "parameters.baseline 1 s"}},
 		// One request of the result file raised by 1000 tokens: J/token
 		// 12 times lower.
 		{"result request raised", measureRunResults, [][3]string{{RequestsFile, `"output_tokens":23,`, `"output_tokens":1023,`}},
