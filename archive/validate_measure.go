@@ -50,7 +50,7 @@ func measureMetaRules() []func(*metaDoc) error {
 		measureResultsInBounds,
 		measureResultTokensWithinCounter,
 		measuredCompleteRunHasItsStages,
-		measuredBaselineLastsItsParameter,
+		measuredStagesLastTheirWait,
 	}
 }
 
@@ -394,23 +394,38 @@ func measuredCompleteRunHasItsStages(d *metaDoc) error {
 	return nil
 }
 
-// measuredBaselineLastsItsParameter: a complete measured run's baseline
-// stage lasts its parameters.baseline (seconds; the baseline step waits
-// that long between two samples), 1 % and 50 ms of clock slack
-// allowed: a baseline cut short would let the formal stage move into it.
-func measuredBaselineLastsItsParameter(d *metaDoc) error {
-	if d.m.Measure == nil || d.m.Status != record.StatusComplete {
+// measuredStagesLastTheirWait: in a complete measured run, the baseline
+// stage lasts its parameters.baseline and, for live traffic, the formal
+// stage its measure.duration_s (seconds): the baseline and observe steps
+// wait that long between two samples. 1 % and 50 ms of clock slack are
+// allowed. A baseline cut short would let the formal stage move into it;
+// a window cut short would give less energy for the same tokens.
+func measuredStagesLastTheirWait(d *metaDoc) error {
+	ms := d.m.Measure
+	if ms == nil || d.m.Status != record.StatusComplete {
 		return nil
 	}
-	want, ok := d.m.Parameters["baseline"].(float64)
-	b, has := d.m.StageByName(record.StageBaseline)
-	if !ok || !has || b.Open {
+	if want, ok := d.m.Parameters["baseline"].(float64); ok {
+		if err := stageLasts(d, record.StageBaseline, want, "parameters.baseline", "the baseline step of joulebench measure waits that long (a baseline cut short lets the formal stage move into it)"); err != nil {
+			return err
+		}
+	}
+	if len(ms.Command) == 0 {
+		return stageLasts(d, record.StageFormal, ms.DurationS, "measure.duration_s", "joulebench measure --duration waits that long for live traffic (a window cut short gives less energy for the same tokens)")
+	}
+	return nil
+}
+
+// stageLasts: the closed stage name, when present, lasts at least
+// 0.99 × want − 0.05 s.
+func stageLasts(d *metaDoc, name string, want float64, what, why string) error {
+	i := slices.IndexFunc(d.m.Stages, func(s record.Stage) bool { return s.Name == name })
+	if i < 0 || d.m.Stages[i].Open {
 		return nil
 	}
-	if got := b.End - b.Start; got < 0.99*want-0.05 {
-		i := slices.IndexFunc(d.m.Stages, func(s record.Stage) bool { return s.Name == record.StageBaseline })
-		return d.at(fmt.Sprintf("stage \"baseline\" lasts %.4f s, shorter than parameters.baseline %v s: the baseline step of joulebench measure waits that long (a baseline cut short lets the formal stage move into it)", got, want),
-			"stages", i, "end")
+	st := d.m.Stages[i]
+	if got := st.End - st.Start; got < 0.99*want-0.05 {
+		return d.at(fmt.Sprintf("stage %q lasts %.4f s, shorter than %s %v s: %s", name, got, what, want, why), "stages", i, "end")
 	}
 	return nil
 }

@@ -38,6 +38,23 @@ const (
 	tokensAfter = `"tokens_after": 89,`
 )
 
+// liveTraffic makes measure-run a run of live traffic over d (duration_s
+// secs): no command, no exit status.
+func liveTraffic(d, secs string) [][3]string {
+	return [][3]string{
+		{RunFile, `"load": "command",
+    "command": [
+      "loadgen",
+      "--rate",
+      "4",
+      "--api-key=[redacted]"
+    ],
+    "exit_status": 0,`, `"load": "live traffic over ` + d + `",
+    "duration_s": ` + secs + `,`},
+		{RunFile, `"source": "not sent by joulebench: the command loadgen --rate 4 --api-key=[redacted]"`, `"source": "not sent by joulebench: live traffic over ` + d + `"`},
+	}
+}
+
 // measureEdit is edits (file, old, new; in order) of a measured run and
 // what the refusal must say: the file (run.json or requests.jsonl) and
 // the words naming the field.
@@ -118,6 +135,11 @@ func TestMeasuredRunRules(t *testing.T) {
 			{RunFile, `"t": 1796598488.4882567`, `"t": 1796598487.9882567`},
 			{RequestsFile, `"sent_at":1796598488.4991474,"first_token_at":1796598488.4991474`, `"sent_at":1796598487.9991474,"first_token_at":1796598487.9991474`}},
 			RunFile, []string{`stage "baseline" lasts 0.5027 s`, "parameters.baseline 1 s"}},
+		// A window of live traffic over 1 s whose formal stage lasts
+		// 1796598489.1952558 − 1796598488.4991474 = 0.6961 s: cut short
+		// (less energy for the same tokens).
+		{"live traffic window cut short", measureRun, liveTraffic("1s", "1"),
+			RunFile, []string{`stage "formal" lasts 0.6961 s`, "measure.duration_s 1 s"}},
 		// One request of the result file raised by 1000 tokens: J/token
 		// 12 times lower.
 		{"result request raised", measureRunResults, [][3]string{{RequestsFile, `"output_tokens":23,`, `"output_tokens":1023,`}},
@@ -187,6 +209,16 @@ func TestMeasuredRunsKeepTheRules(t *testing.T) {
 		editArchive(t, dir, RunFile, `"output_tokens": 89
     }`, `"output_tokens": 97
     }`)
+		if _, err := Load(dir); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("live traffic", func(t *testing.T) {
+		// 0.6961 s of formal stage ≥ 0.99 × 0.5 − 0.05.
+		dir := measureCopy(t, measureRun)
+		for _, e := range liveTraffic("500ms", "0.5") {
+			editArchive(t, dir, e[0], e[1], e[2])
+		}
 		if _, err := Load(dir); err != nil {
 			t.Error(err)
 		}
