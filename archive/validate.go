@@ -34,14 +34,14 @@ func metaRules() []func(*metaDoc) error {
 		stagesAndEventsInRun,
 	}
 	rules = append(rules, deviceRules()...) // also checked before a run measures (CheckDevices)
-	return append(append(rules,
+	return append(rules,
 		runIDIsSafeName,
 		lifecycleStagesApart,
 		lifecycleStagesMeet,
 		warmupInsideStartup,
 		managedRunHasItsLifecycle,
 		eventsInTheirStage,
-	), measureMetaRules()...)
+	)
 }
 
 // devicesHaveARole: each listed device's role, when set, is one of
@@ -141,7 +141,6 @@ func runRules() []func(*decodedRun) error {
 		requestsMatchImport,
 		formalStageStartsAtItsFirstRequest,
 		formalStageEndsAtItsLastResponse,
-		measuredRequestsMatch, // and the other rules of a measured run (validate_measure.go)
 	}
 }
 
@@ -167,7 +166,7 @@ func (d *decodedRun) validate() error {
 	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
-	for _, r := range runRules() {
+	for _, r := range append(runRules(), measuredRequestsMatch) { // a measured run's: validate_measure.go
 		if err := r(d); err != nil {
 			return err
 		}
@@ -178,7 +177,7 @@ func (d *decodedRun) validate() error {
 // validate holds run.json to metaRules; the error is the first rule's
 // that is broken.
 func (d *metaDoc) validate() error {
-	for _, r := range metaRules() {
+	for _, r := range append(metaRules(), measureMetaRules()...) { // a measured run's: validate_measure.go
 		if err := r(d); err != nil {
 			return err
 		}

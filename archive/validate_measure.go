@@ -35,9 +35,9 @@ const measuredSourcePrefix = "not sent by joulebench: "
 // largest count a float64 holds exactly.
 const maxCounterReading = 1 << 53
 
-// measureMetaRules are the rules on a measured run's run.json (appended
-// to metaRules); measuredRequestsMatch is the rule across its files
-// (listed in runRules).
+// measureMetaRules are the rules on a measured run's run.json, held
+// after metaRules; measuredRequestsMatch, the rule across its files, is
+// held after runRules (metaDoc.validate and decodedRun.validate).
 func measureMetaRules() []func(*metaDoc) error {
 	return []func(*metaDoc) error{
 		measuredRequestSetSaysItsLoad,
