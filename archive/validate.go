@@ -166,7 +166,9 @@ func (d *decodedRun) validate() error {
 	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
-	for _, r := range append(runRules(), measuredRequestsMatch) { // a measured run's: validate_measure.go
+	// A measured run's requests first (validate_measure.go): their error
+	// says what a measured run holds, not an import's.
+	for _, r := range append([]func(*decodedRun) error{measuredRequestsMatch}, runRules()...) {
 		if err := r(d); err != nil {
 			return err
 		}

@@ -37,9 +37,10 @@ const maxCounterReading = 1 << 53
 
 // measureMetaRules are the rules on a measured run's run.json, held
 // after metaRules; measuredRequestsMatch, the rule across its files, is
-// held after runRules (metaDoc.validate and decodedRun.validate).
+// held before runRules (metaDoc.validate and decodedRun.validate).
 func measureMetaRules() []func(*metaDoc) error {
 	return []func(*metaDoc) error{
+		measuredNotImported,
 		measuredRequestSetSaysItsLoad,
 		measureCounterReadingsInBounds,
 		measureOutputTokensAreTheCounters,
@@ -52,6 +53,16 @@ func measureMetaRules() []func(*metaDoc) error {
 		measuredCompleteRunHasItsStages,
 		measuredStagesLastTheirWait,
 	}
+}
+
+// measuredNotImported: a run is imported (joulebench import: run.json's
+// import) or measured (joulebench measure: measure), not both; each holds
+// its requests to its own output_tokens.
+func measuredNotImported(d *metaDoc) error {
+	if d.m.Measure != nil && d.m.Import != nil {
+		return d.at("run.json has both import and measure: a run is imported (joulebench import) or measured around a load joulebench did not send (joulebench measure), not both", "import")
+	}
+	return nil
 }
 
 // describeMeasuredLoad is what request_set.source says generated a

@@ -170,6 +170,15 @@ func TestMeasuredRunRules(t *testing.T) {
       "end": 1796598490.428175
     }`, ``}},
 			RunFile, []string{`no stage "release"`}},
+		// A request of the result file marked synthetic: left out of
+		// every latency figure.
+		{"result request made synthetic", measureRunResults, [][3]string{{RequestsFile, `"output_tokens":23,"tokens_source":"user","ok":true}`, `"output_tokens":23,"tokens_source":"user","ok":true,"synthetic":true}`}},
+			RequestsFile, []string{`request "results-2": synthetic in a run of joulebench measure with a result file`}},
+		// An import object beside the measure object: the run would read
+		// as both.
+		{"import object added", measureRun, [][3]string{{RunFile, `"measure": {`, `"import": {"format": "csv", "files": [], "window": "formal", "requests": "synthetic", "output_tokens": 89},
+  "measure": {`}},
+			RunFile, []string{"run.json has both import and measure"}},
 		{"result format unknown", measureRunResults, [][3]string{{RunFile, `"format": "aiperf",`, `"format": "other",`}},
 			RunFile, []string{`measure.results.format "other"`}},
 	} {
