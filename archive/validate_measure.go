@@ -391,13 +391,18 @@ func measureResultTokensWithinCounter(d *metaDoc) error {
 }
 
 // measuredCompleteRunHasItsStages: a complete run of joulebench measure
-// has the stages its profile measures, baseline, formal and release: one
-// removed would make its figures not applicable instead of measured.
+// has the stages its profile measures, formal and release, and baseline
+// when it measured power (hardware.devices lists a device: without a
+// power source the baseline step records no stage): one removed would
+// make its figures not applicable instead of measured.
 func measuredCompleteRunHasItsStages(d *metaDoc) error {
 	if d.m.Measure == nil || d.m.Status != record.StatusComplete {
 		return nil
 	}
 	for _, name := range []string{record.StageBaseline, record.StageFormal, record.StageRelease} {
+		if name == record.StageBaseline && len(d.m.Hardware.Devices) == 0 {
+			continue
+		}
 		if _, ok := d.m.StageByName(name); !ok {
 			return d.at(fmt.Sprintf("no stage %q in a complete run of joulebench measure: it measures the baseline, the formal stage and the release back to baseline (a stage removed?)", name), "stages")
 		}

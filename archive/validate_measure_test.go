@@ -222,6 +222,32 @@ func TestMeasuredRunsKeepTheRules(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	t.Run("no power measured: no baseline", func(t *testing.T) {
+		// Without a power source the baseline step records no stage
+		// (steps.measuresNothing); the release stage is still recorded.
+		dir := measureCopy(t, measureRun)
+		editArchive(t, dir, RunFile, `"devices": [
+      {
+        "id": "gpu0",
+        "name": "test GPU",
+        "method": "power",
+        "domain": "gpu"
+      }
+    ],
+`, ``)
+		editArchive(t, dir, RunFile, `{
+      "name": "baseline",
+      "start": 1796598487.4781618,
+      "end": 1796598488.4808228
+    },
+`, ``)
+		if err := os.WriteFile(filepath.Join(dir, PowerFile), []byte("t,device,power_w,energy_j,mem_used_bytes\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(dir); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("live traffic", func(t *testing.T) {
 		// 0.6961 s of formal stage ≥ 0.99 × 0.5 − 0.05.
 		dir := measureCopy(t, measureRun)
