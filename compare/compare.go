@@ -241,12 +241,15 @@ type Report struct {
 	// per SLO and method, tightest SLO first, and Decision chooses
 	// nothing and says why: runs of different SLOs or methods are never
 	// decided together.
-	Decisions      []*Decision `json:"decisions"`
-	CompareProfile string      `json:"compare_profile"`
-	Metrics        Metrics     `json:"metrics"`
-	PairTolerance  float64     `json:"pair_tolerance"`
-	PairSame       []string    `json:"pair_same"`
-	Simulated      bool        `json:"simulated"`
+	Decisions []*Decision `json:"decisions"`
+	// Points are every point Decision weighed, as every view draws them
+	// (DecidedPoints); nil when it chose nothing.
+	Points         *DecidedPoints `json:"decided_points,omitempty"`
+	CompareProfile string         `json:"compare_profile"`
+	Metrics        Metrics        `json:"metrics"`
+	PairTolerance  float64        `json:"pair_tolerance"`
+	PairSame       []string       `json:"pair_same"`
+	Simulated      bool           `json:"simulated"`
 	// SimHardware lists the simulator's hardware models the simulated
 	// runs ran on (run.json engine.extra.sim_hardware), in order of first
 	// appearance; empty when none says.
@@ -335,6 +338,7 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	rep.Asiai = p.asiaiRows(asiai)
 	points := p.loadPoints(rep.Runs, runs, fo)
 	rep.Decision, rep.Decisions = decide(rep.Runs, points, fo)
+	rep.Points = decidedPoints(rep.Decision, rep.Runs, runs)
 	rep.Frontier = p.frontier(points)
 	if rep.Frontier == nil {
 		rep.Frontier = []FrontierPoint{}

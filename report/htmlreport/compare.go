@@ -188,7 +188,7 @@ func shortLoad(load map[string]any) string {
 // per configuration (scenario, model, engine, size group): runs of one
 // configuration that differ in load are the points of its frontier.
 func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) {
-	if fr, note := fromDecision(rep, runs); fr != nil {
+	if fr, note := fromDecision(rep); fr != nil {
 		return fr, note
 	}
 	if fr, note := fromFrontier(rep.Frontier); fr != nil {
