@@ -11,6 +11,8 @@ import (
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // UnknownGroup is the size group of a run whose parameter count is unknown.
@@ -440,18 +442,10 @@ func number(res *record.Results, name string) (float64, bool, string) {
 	if !found {
 		return 0, false, fmt.Sprintf("no %s in the results of profile %s", name, res.Profile.Name)
 	}
-	switch v := r.Value.(type) {
-	case float64:
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			return v, true, ""
-		}
-	case int64:
-		return float64(v), true, ""
-	case int:
-		return float64(v), true, ""
-	case uint64:
-		return float64(v), true, ""
-	case nil:
+	if v, ok := num.Finite(r.Value); ok {
+		return v, true, ""
+	}
+	if r.Value == nil {
 		if r.Note != "" {
 			return 0, false, fmt.Sprintf("%s: %s", name, r.Note)
 		}
