@@ -10,6 +10,8 @@ import (
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/report"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // compareView is what the comparison template shows: compare's report as
@@ -318,9 +320,5 @@ func number(res *record.Results, name string) (float64, bool) {
 	if res == nil {
 		return 0, false
 	}
-	v, ok := res.Values[name].Value.(float64)
-	if !ok || v != v || v > 1e308 || v < -1e308 {
-		return 0, false
-	}
-	return v, true
+	return num.Finite(res.Values[name].Value)
 }
