@@ -148,7 +148,7 @@ func fromFrontier(points []compare.FrontierPoint) (*frontier, string) {
 			order = append(order, name)
 		}
 		s.X, s.Y, s.Runs = append(s.X, *pt.Latency), append(s.Y, *pt.JPerToken), append(s.Runs, pt.RunID)
-		s.Labels = append(s.Labels, shortLoad(pt.Load))
+		s.Labels = append(s.Labels, compare.ShortLoad(pt.Load))
 		if pt.LatencyBound == nil || fr.Bound == nil || *pt.LatencyBound != *fr.Bound || pt.LatencyMetric != fr.XName {
 			fr.Bound, fr.BoundLabel = nil, "" // one line only when every point has the same bound
 		}
@@ -166,23 +166,6 @@ func fromFrontier(points []compare.FrontierPoint) (*frontier, string) {
 		note += " The dashed line is the bound (" + fr.BoundLabel + ")."
 	}
 	return fr, note
-}
-
-// shortLoad names a load point briefly for a chart label: c16 for a
-// concurrency, 2.5 req/s for a rate, else its mode.
-func shortLoad(load map[string]any) string {
-	if c, ok := load["concurrency"].(float64); ok && c > 0 {
-		return "c" + strconv.FormatFloat(c, 'g', -1, 64)
-	}
-	for _, k := range []string{"rate", "request_rate"} {
-		if r, ok := load[k].(float64); ok && r > 0 {
-			return strconv.FormatFloat(r, 'g', 4, 64) + " req/s"
-		}
-	}
-	if m, ok := load["mode"].(string); ok && m != "" {
-		return m
-	}
-	return compare.LoadText(load)
 }
 
 // buildFrontier plots each run of the comparison's runs table at (its
@@ -255,7 +238,7 @@ func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) 
 			order = append(order, key)
 		}
 		s.X, s.Y, s.Runs = append(s.X, x), append(s.Y, y), append(s.Runs, row.RunID)
-		s.Labels = append(s.Labels, shortLoad(loadOf(metas[row.RunID].Parameters)))
+		s.Labels = append(s.Labels, compare.ShortLoad(loadOf(metas[row.RunID].Parameters)))
 	}
 	most := 0
 	for _, k := range order {
