@@ -82,3 +82,36 @@ func BenchmarkResidentMemory(b *testing.B) {
 	b.ReportMetric(alloc/1e6, "alloc_MB")
 	b.ReportMetric(peak/1e6, "peak_live_MB")
 }
+
+// BenchmarkSplitPhasesMemory reports what SplitPhases (phase_energy)
+// allocates and holds at a million requests (memResident's, each
+// prefilling its first 0.2–0.5 s), over the whole run, as
+// BenchmarkResidentMemory does.
+func BenchmarkSplitPhasesMemory(b *testing.B) {
+	pd, spans := memResident(b)
+	reqs := make([]*record.Request, len(spans))
+	all := make([]record.Request, len(spans))
+	for i, sp := range spans {
+		all[i] = record.Request{OK: true, SentAt: sp[0], FirstTokenAt: sp[0] + 0.2 + 0.3*float64(i%7)/7, DoneAt: sp[1]}
+		reqs[i] = &all[i]
+	}
+	lo, hi, _, _ := pd.commonRange()
+	defer debug.SetGCPercent(debug.SetGCPercent(5))
+	var alloc, peak float64
+	for b.Loop() {
+		runtime.GC()
+		base := heapObjects()
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		stop := sampleHeap()
+		if _, err := pd.SplitPhases(reqs, lo, hi, MethodCounter); err != nil {
+			b.Fatal(err)
+		}
+		top := stop()
+		runtime.ReadMemStats(&ms1)
+		alloc = float64(ms1.TotalAlloc - ms0.TotalAlloc)
+		peak = max(peak, float64(top)-float64(base))
+	}
+	b.ReportMetric(alloc/1e6, "alloc_MB")
+	b.ReportMetric(peak/1e6, "peak_live_MB")
+}
