@@ -46,31 +46,38 @@ func (p *PowerData) SplitPhases(reqs []*record.Request, a, b float64, method str
 	if a == b {
 		return out, nil
 	}
-	var spans [][2]float64
-	var prefill []bool // per span: a prefill span (else decode)
+	// Sized in a first pass: the prefill spans, then the decode spans,
+	// each in the order of reqs.
+	nPre, nDec := 0, 0
 	for i, r := range reqs {
 		if r == nil {
 			return PhaseSplit{}, fmt.Errorf("split_phases: request %d is nil", i)
 		}
-		sent, done := r.SentAt, r.DoneAt
-		if !finite(sent) || !finite(done) || !finite(r.FirstTokenAt) || sent <= 0 || done <= sent {
-			continue
-		}
-		first := r.FirstTokenAt
-		if first == 0 {
-			first = done
-		}
-		first = min(max(first, sent), done)
-		lo, hi := max(sent, a), min(done, b)
-		if hi <= lo {
+		pre, dec, ok := phaseSpans(r, a, b)
+		if !ok {
 			continue
 		}
 		out.Requests++
-		if pa, pb := lo, min(first, hi); pb > pa {
-			spans, prefill = append(spans, [2]float64{pa, pb}), append(prefill, true)
+		if pre[1] > pre[0] {
+			nPre++
 		}
-		if da, db := max(first, lo), hi; db > da {
-			spans, prefill = append(spans, [2]float64{da, db}), append(prefill, false)
+		if dec[1] > dec[0] {
+			nDec++
+		}
+	}
+	spans := make([][2]float64, nPre, nPre+nDec)
+	nPre = 0
+	for _, r := range reqs {
+		pre, dec, ok := phaseSpans(r, a, b)
+		if !ok {
+			continue
+		}
+		if pre[1] > pre[0] {
+			spans[nPre] = pre
+			nPre++
+		}
+		if dec[1] > dec[0] {
+			spans = append(spans, dec)
 		}
 	}
 	shares, idle, err := p.residentShares(spans, []float64{a, b}, useCounter)
@@ -78,12 +85,11 @@ func (p *PowerData) SplitPhases(reqs []*record.Request, a, b float64, method str
 		return PhaseSplit{}, fmt.Errorf("split_phases: %w", err)
 	}
 	out.IdleJ = idle
-	for k, e := range shares {
-		if prefill[k] {
-			out.PrefillJ += e
-		} else {
-			out.DecodeJ += e
-		}
+	for _, e := range shares[:nPre] {
+		out.PrefillJ += e
+	}
+	for _, e := range shares[nPre:] {
+		out.DecodeJ += e
 	}
 	for _, v := range [...]float64{out.PrefillJ, out.DecodeJ, out.IdleJ} {
 		if !finite(v) {
@@ -91,6 +97,26 @@ func (p *PowerData) SplitPhases(reqs []*record.Request, a, b float64, method str
 		}
 	}
 	return out, nil
+}
+
+// phaseSpans is a request's prefill and decode spans clipped to [a, b]
+// (SplitPhases; a span with no length is none), and whether it is in
+// flight in [a, b].
+func phaseSpans(r *record.Request, a, b float64) (pre, dec [2]float64, ok bool) {
+	sent, done := r.SentAt, r.DoneAt
+	if !finite(sent) || !finite(done) || !finite(r.FirstTokenAt) || sent <= 0 || done <= sent {
+		return pre, dec, false
+	}
+	first := r.FirstTokenAt
+	if first == 0 {
+		first = done
+	}
+	first = min(max(first, sent), done)
+	lo, hi := max(sent, a), min(done, b)
+	if hi <= lo {
+		return pre, dec, false
+	}
+	return [2]float64{lo, min(first, hi)}, [2]float64{max(first, lo), hi}, true
 }
 
 // Subset is the power data of the named devices only (in the order

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,5 +114,30 @@ func TestSubset(t *testing.T) {
 		if _, err := pd.Subset(tc.devs); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("Subset(%v): error %v, want %q", tc.devs, err, tc.msg)
 		}
+	}
+}
+
+// SplitPhases sizes its spans: it allocates as many times for 4,000
+// requests in flight as for 40 (appending without sizing reallocates
+// some 20 times more on the way to 8,000 spans).
+func TestSplitPhasesSized(t *testing.T) {
+	pd := mustPower(t, []record.PowerSample{ps("gpu0", 0, 200), ps("gpu0", 5, 200), ps("gpu0", 10, 200)})
+	reqsOf := func(n int) []*record.Request {
+		reqs := make([]*record.Request, n)
+		for i := range reqs {
+			sent := 1 + 7*float64(i)/float64(n)
+			reqs[i] = resReq(fmt.Sprint(i), sent, sent+0.5, sent+1, 10)
+		}
+		return reqs
+	}
+	allocs := func(reqs []*record.Request) float64 {
+		return testing.AllocsPerRun(5, func() {
+			if _, err := pd.SplitPhases(reqs, 0, 10, MethodTrapz); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if few, many := allocs(reqsOf(40)), allocs(reqsOf(4000)); many != few {
+		t.Errorf("SplitPhases allocates %v times for 4,000 requests, %v for 40", many, few)
 	}
 }
