@@ -142,6 +142,10 @@ func (p Profiles) evaluate(ctx context.Context, dir, profile string, sets []stri
 	run.ClampOpenStages()
 	if l.Program.ReadsTokenTimes() {
 		run.UnpackTokenTimes()
+		if err := run.TimesErr(); err != nil {
+			return nil, fmt.Errorf("%s: %w", run.Dir, err)
+		}
+		_ = run.CloseTimes() // every time now held: the file is no longer read
 	}
 	zero := ZeroPowerDomains(run)
 	data, err := metricdefs.NewData(run)
@@ -160,6 +164,10 @@ func (p Profiles) evaluate(ctx context.Context, dir, profile string, sets []stri
 	}
 	res, evalErr := workflow.EvaluateData(ctx, l, data)
 	restore()
+	if err := run.TimesErr(); err != nil {
+		// A token time not read back is NaN: no figure is to be trusted.
+		return nil, fmt.Errorf("%s: %w", run.Dir, err)
+	}
 	if res == nil {
 		return nil, exitcode.With(exitcode.Invalid, evalErr)
 	}

@@ -264,6 +264,7 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 				default:
 				}
 			}
+			d.flush()
 		})
 	}
 
