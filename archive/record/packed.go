@@ -50,9 +50,30 @@ type TimesStore struct {
 	next atomic.Int64
 	bufs sync.Pool
 
-	mu  sync.Mutex
-	err error
+	mu    sync.Mutex
+	err   error
+	size  int64                   // of the file once written (NewTimesFile: -1 until the first read)
+	cache [timesCacheBlocks]block // the blocks of the file read last
+	clock uint64                  // reads so far, for the cache's ages
 }
+
+// block is a stretch of a store's file read at once: requests are read
+// back in about the order they were packed (one pass after another over
+// the run), so a read of a block serves the next few hundred requests
+// without a system call each.
+type block struct {
+	off  int64
+	data []byte
+	used uint64 // the clock at its last use
+}
+
+const (
+	// timesCacheBlocks is how many blocks a store keeps: one for each of
+	// the parts a pass reads in parallel, and some.
+	timesCacheBlocks = 8
+	// timesBlock is the size of a block (256 KiB).
+	timesBlock = 256 << 10
+)
 
 // NewTimesFile creates a store in a new temporary file in dir (the
 // system's temporary directory when empty), removed at once where the
@@ -62,7 +83,7 @@ func NewTimesFile(dir string) (*TimesStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token times: %w", err)
 	}
-	s := &TimesStore{f: f}
+	s := &TimesStore{f: f, size: -1}
 	if os.Remove(f.Name()) != nil {
 		s.name = f.Name()
 	}
@@ -113,12 +134,56 @@ func (s *TimesStore) read(off int64, size uint32, f func([]byte)) {
 		*bp = make([]byte, max(int(size), 4096))
 	}
 	b := (*bp)[:size]
-	if _, err := s.f.ReadAt(b, off); err != nil {
+	if err := s.readAt(b, off); err != nil {
 		s.fail(err)
 		b = nil
 	}
 	f(b)
 	s.bufs.Put(bp)
+}
+
+// readAt fills b with the file's bytes at off, from a block of the cache
+// when one holds them, else from a block read for them.
+func (s *TimesStore) readAt(b []byte, off int64) error {
+	end := off + int64(len(b))
+	s.mu.Lock()
+	s.clock++
+	oldest := 0
+	for i := range s.cache {
+		c := &s.cache[i]
+		if c.data != nil && off >= c.off && end <= c.off+int64(len(c.data)) {
+			copy(b, c.data[off-c.off:])
+			c.used = s.clock
+			s.mu.Unlock()
+			return nil
+		}
+		if c.used < s.cache[oldest].used {
+			oldest = i
+		}
+	}
+	if s.size < 0 {
+		st, err := s.f.Stat()
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.size = st.Size()
+	}
+	size := s.size
+	s.mu.Unlock()
+	if len(b) >= timesBlock || end > size {
+		_, err := s.f.ReadAt(b, off) // a long list, or one past the file's end: an error
+		return err
+	}
+	data := make([]byte, min(timesBlock, size-off))
+	if _, err := s.f.ReadAt(data, off); err != nil {
+		return err
+	}
+	copy(b, data)
+	s.mu.Lock()
+	s.cache[oldest] = block{off: off, data: data, used: s.clock}
+	s.mu.Unlock()
+	return nil
 }
 
 // timesWriterSlab is the room a TimesWriter reserves in the file at a

@@ -121,13 +121,28 @@ func TestTimesFile(t *testing.T) {
 			}
 		}
 	}
+	// Read back by several readers at once, from the blocks they share.
+	for w := range writers {
+		wg.Go(func() {
+			for i := len(reqs) - 1 - w; i >= 0; i -= writers {
+				got := reqs[i].Times(nil)
+				if len(got) != len(want[i]) || len(got) > 0 && math.Float64bits(got[len(got)-1]) != math.Float64bits(want[i][len(got)-1]) {
+					t.Errorf("request %d read in parallel: %v", i, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	if err := run.TimesErr(); err != nil {
 		t.Fatal(err)
 	}
-	// The file gone (closed): every time is NaN, and the error is kept.
+	// The file gone (closed, its blocks dropped): every time is NaN, and
+	// the error is kept.
 	if err := s.f.Close(); err != nil {
 		t.Fatal(err)
 	}
+	s.cache = [timesCacheBlocks]block{}
 	got := reqs[5].Times(nil)
 	if len(got) != 5 || !math.IsNaN(got[0]) || !math.IsNaN(got[4]) {
 		t.Errorf("times of a closed file: %v, want 5 NaN", got)
