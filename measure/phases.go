@@ -46,31 +46,31 @@ func (p *PowerData) SplitPhases(reqs []*record.Request, a, b float64, method str
 	if a == b {
 		return out, nil
 	}
-	var spans [][2]float64
-	var prefill []bool // per span: a prefill span (else decode)
+	// The spans of the requests in flight in [a, b], counted first: the
+	// lists are made once at their size (issue 46: two spans a request).
+	n := 0
 	for i, r := range reqs {
 		if r == nil {
 			return PhaseSplit{}, fmt.Errorf("split_phases: request %d is nil", i)
 		}
-		sent, done := r.SentAt, r.DoneAt
-		if !finite(sent) || !finite(done) || !finite(r.FirstTokenAt) || sent <= 0 || done <= sent {
-			continue
+		pre, dec, ok := phaseSpans(r, a, b)
+		if ok {
+			n += spanCount(pre) + spanCount(dec)
 		}
-		first := r.FirstTokenAt
-		if first == 0 {
-			first = done
-		}
-		first = min(max(first, sent), done)
-		lo, hi := max(sent, a), min(done, b)
-		if hi <= lo {
+	}
+	spans := make([][2]float64, 0, n)
+	prefill := make([]bool, 0, n) // per span: a prefill span (else decode)
+	for _, r := range reqs {
+		pre, dec, ok := phaseSpans(r, a, b)
+		if !ok {
 			continue
 		}
 		out.Requests++
-		if pa, pb := lo, min(first, hi); pb > pa {
-			spans, prefill = append(spans, [2]float64{pa, pb}), append(prefill, true)
+		if spanCount(pre) > 0 {
+			spans, prefill = append(spans, pre), append(prefill, true)
 		}
-		if da, db := max(first, lo), hi; db > da {
-			spans, prefill = append(spans, [2]float64{da, db}), append(prefill, false)
+		if spanCount(dec) > 0 {
+			spans, prefill = append(spans, dec), append(prefill, false)
 		}
 	}
 	shares, idle, err := p.residentShares(spans, []float64{a, b}, useCounter)
@@ -91,6 +91,34 @@ func (p *PowerData) SplitPhases(reqs []*record.Request, a, b float64, method str
 		}
 	}
 	return out, nil
+}
+
+// phaseSpans is r's prefill and decode spans clipped to [a, b] (either
+// may be empty: spanCount 0); ok false when r is not in flight in [a, b]
+// (SplitPhases).
+func phaseSpans(r *record.Request, a, b float64) (pre, dec [2]float64, ok bool) {
+	sent, done := r.SentAt, r.DoneAt
+	if !finite(sent) || !finite(done) || !finite(r.FirstTokenAt) || sent <= 0 || done <= sent {
+		return pre, dec, false
+	}
+	first := r.FirstTokenAt
+	if first == 0 {
+		first = done
+	}
+	first = min(max(first, sent), done)
+	lo, hi := max(sent, a), min(done, b)
+	if hi <= lo {
+		return pre, dec, false
+	}
+	return [2]float64{lo, min(first, hi)}, [2]float64{max(first, lo), hi}, true
+}
+
+// spanCount is 1 for a span of positive length, else 0.
+func spanCount(s [2]float64) int {
+	if s[1] > s[0] {
+		return 1
+	}
+	return 0
 }
 
 // Subset is the power data of the named devices only (in the order
