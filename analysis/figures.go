@@ -35,7 +35,7 @@ func (p Profiles) FrontierPlot(ctx context.Context, w io.Writer, dirs []string, 
 	}
 	// The decision's points on its basis, one series per GPU setting;
 	// compare's frontier where the decision chose nothing.
-	fig := report.DecisionFrontier(c.Report, c.Runs)
+	fig := report.DecisionFrontier(c.Report)
 	if fig == nil {
 		fig = FrontierFigure(c.Report, fo.Latency)
 	}

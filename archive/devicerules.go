@@ -295,15 +295,49 @@ func parallelismHasItsGPUs(d *metaDoc) error {
 			ids, where = p.Devices, fmt.Sprintf("deployment part %q (the engine run.json's engine describes)", p.Name)
 		}
 	}
+	if gpus := gpusAmong(ids, domain); len(gpus) < tp {
+		return d.at(fmt.Sprintf("engine.tensor_parallel is %d but %s has %d GPU device(s) (%s): an engine of tensor parallel %d runs on %d GPUs, and every one is measured",
+			tp, where, len(gpus), strings.Join(gpus, ", "), tp, tp), "engine", "tensor_parallel")
+	}
+	return presetPartsHaveTheirGPUs(d, tp, domain)
+}
+
+// presetPartsHaveTheirGPUs: --sim-preset disaggregated (the simulator's
+// engine marked engine.extra.deployment "disaggregated") runs its prefill
+// and decode parts as one engine configuration, tensor parallel tp on tp
+// GPUs of each node, so every part that owns devices holds at least tp
+// GPUs (a decode GPU removed halved decode's energy). Other deployments
+// record only the served part's parallelism (a user's deployment of
+// simulated parts gives each part its own settings), so their other parts
+// are not held to it.
+func presetPartsHaveTheirGPUs(d *metaDoc, tp int, domain map[string]string) error {
+	dep := d.m.Deployment
+	if dep == nil || !dep.Simulated || !d.m.SimulatedEngine() || d.m.Engine.Extra["deployment"] != simDisaggregated {
+		return nil
+	}
+	for _, p := range dep.Parts {
+		if len(p.Devices) == 0 {
+			continue
+		}
+		if gpus := gpusAmong(p.Devices, domain); len(gpus) < tp {
+			return d.at(fmt.Sprintf("engine.tensor_parallel is %d but deployment part %q of --sim-preset disaggregated has %d GPU device(s) (%s): the preset runs its parts as one engine configuration, tensor parallel %d on %d GPUs each, and every one is measured",
+				tp, p.Name, len(gpus), strings.Join(gpus, ", "), tp, tp), "engine", "tensor_parallel")
+		}
+	}
+	return nil
+}
+
+// simDisaggregated is engine.extra.deployment of --sim-preset
+// disaggregated (engines/sim.Disaggregated.Info).
+const simDisaggregated = "disaggregated"
+
+// gpusAmong is the ids whose domain is gpu, in order.
+func gpusAmong(ids []string, domain map[string]string) []string {
 	var gpus []string
 	for _, id := range ids {
 		if domain[id] == record.DomainGPU {
 			gpus = append(gpus, id)
 		}
 	}
-	if len(gpus) >= tp {
-		return nil
-	}
-	return d.at(fmt.Sprintf("engine.tensor_parallel is %d but %s has %d GPU device(s) (%s): an engine of tensor parallel %d runs on %d GPUs, and every one is measured",
-		tp, where, len(gpus), strings.Join(gpus, ", "), tp, tp), "engine", "tensor_parallel")
+	return gpus
 }

@@ -117,6 +117,21 @@ func twoHostCopy(t *testing.T) string {
 	return dir
 }
 
+// tpTwoPrefill makes twoHostCopy's engine tensor parallel 2: a second GPU,
+// gpu2, on node-a in the prefill part (with two power samples), the
+// decode part left with its one GPU.
+func tpTwoPrefill(t *testing.T, dir string) {
+	t.Helper()
+	editRunJSON(t, dir, func(m runJSON) {
+		obj(m, "engine")["tensor_parallel"] = 2
+		hw := obj(m, "hardware")
+		hw["devices"] = append(hw["devices"].([]any), map[string]any{"id": "gpu2", "name": "Simulated NVIDIA H100 80GB HBM3",
+			"uuid": "GPU-00000000-0000-0000-0000-000000000002", "host": "node-a", "role": "prefill", "method": "counter", "power_field": "power_usage", "simulated": true})
+		part(m, 0)["devices"] = []any{"gpu0", "gpu2"}
+	})
+	appendPower(t, dir, "1717405200,gpu2,60,3000000,536870912\n1717405230,gpu2,60,3001800,536870912\n")
+}
+
 // part is deployment.parts[i] of m.
 func part(m runJSON, i int) map[string]any { return obj(m, "deployment", "parts", i) }
 
@@ -240,6 +255,22 @@ func deviceCases() []deviceCase {
 			})
 			dropDevice(t, dir, "gpu1")
 		}, msg: `engine.tensor_parallel is 2 but hardware.devices has 1 GPU device(s) (gpu0): an engine of tensor parallel 2 runs on 2 GPUs`},
+		// Item 9c in the disaggregated run: --sim-preset disaggregated
+		// (engine.extra.deployment) runs its prefill and decode parts as
+		// one engine configuration (tensor parallel 2 on two GPUs of each
+		// node); the decode part's second GPU removed halved decode's
+		// energy (J/token 0.285 -> 0.165, exit 0), as the served (prefill)
+		// part alone was held to it.
+		{name: "a decode GPU of the disaggregated preset removed", base: twoHostCopy, edit: func(t *testing.T, dir string) {
+			tpTwoPrefill(t, dir)
+			editRunJSON(t, dir, func(m runJSON) {
+				obj(m, "engine", "extra")["deployment"] = "disaggregated"
+			})
+		}, msg: `engine.tensor_parallel is 2 but deployment part "decode" of --sim-preset disaggregated has 1 GPU device(s) (gpu1): the preset runs its parts as one engine configuration, tensor parallel 2 on 2 GPUs each, and every one is measured`},
+		// A user's deployment of simulated parts gives each part its own
+		// settings (docs/engines.md: the idle part on one GPU): only the
+		// served part's parallelism is recorded, the others are read.
+		{name: "a user's simulated deployment, a part on fewer GPUs", base: twoHostCopy, edit: tpTwoPrefill},
 		// ... or relabelled cpu, with nothing else saying it is a GPU.
 		{name: "a GPU of tensor parallel 2 relabelled cpu", edit: runEdit(func(m runJSON) {
 			dev := obj(m, "hardware", "devices", 1)

@@ -46,6 +46,20 @@ func textTokenBound(chars int) int {
 	return maxTokensPerChar*chars + hiddenTokensSlack
 }
 
+// MaxTokensPerSecond and HiddenTokensSlack are the reader's bound on how
+// fast one request's output tokens arrive (MaxOutputTokensIn), for a
+// writer's messages.
+const (
+	MaxTokensPerSecond = maxTokensPerSecond
+	HiddenTokensSlack  = hiddenTokensSlack
+)
+
+// MaxOutputTokensIn is the most output tokens a request that took s
+// seconds from sent_at to done_at can have received (docs/archive-v1.md,
+// "Evidence of output tokens"): a writer holds a server's count to it, so
+// that a run never writes a request its reader refuses.
+func MaxOutputTokensIn(s float64) float64 { return timeTokenBound(s) }
+
 // timeTokenBound is the most output tokens a request that took s seconds
 // from sent_at to done_at can have received: maxTokensPerSecond, and
 // hiddenTokensSlack at once.
@@ -53,33 +67,41 @@ func timeTokenBound(s float64) float64 {
 	return maxTokensPerSecond*max(0, s) + hiddenTokensSlack
 }
 
-// outputTokensWithinEvidence: a successful request without max_tokens
-// (its limit, the bound tokensWithinEvidence holds it to) has no more
-// output tokens than its text holds, textTokenBound(output_chars), or,
-// when it records no text (an archive of another writer: joulebench's
-// records the characters of every response with output), than arrive in
-// its time, timeTokenBound(done_at − sent_at). With max_tokens set, the
-// limit is the bound: an engine told to ignore the end of sequence may go
-// on generating tokens that show no text (special tokens the detokenizer
-// skips) up to the limit, so the characters bound it only where there is
-// no limit. Synthetic requests carry no text; their tokens are the
-// import's (requestsMatchImport).
+// outputTokensWithinEvidence: a successful request has no more output
+// tokens than arrive in its time, timeTokenBound(done_at − sent_at),
+// whatever its max_tokens and text: sent_at and done_at are the one
+// evidence every successful request carries. Without max_tokens (its
+// limit, the bound tokensWithinEvidence holds it to) it has no more than
+// its text holds either, textTokenBound(output_chars), when it records
+// text (joulebench's writer records the characters of every response with
+// output). With max_tokens set, the limit bounds it, not the text: an
+// engine told to ignore the end of sequence may go on generating tokens
+// that show no text (special tokens the detokenizer skips) up to the
+// limit. Synthetic requests carry no text and no time of their own; their
+// tokens are the import's (requestsMatchImport).
 func outputTokensWithinEvidence(q *record.Request) string {
-	if !q.OK || q.Synthetic || q.MaxTokens > 0 {
+	if !q.OK || q.Synthetic {
 		return ""
 	}
-	if q.OutputChars > 0 {
+	if q.MaxTokens == 0 && q.OutputChars > 0 {
 		if hi := textTokenBound(q.OutputChars); q.OutputTokens > hi {
 			return fmt.Sprintf("request %q: output_tokens %d has no evidence: the request has no max_tokens, and its %d characters of text (output_chars) hold at most %d tokens (%d a character, %d that show no text)",
 				q.ID, q.OutputTokens, q.OutputChars, hi, maxTokensPerChar, hiddenTokensSlack)
 		}
+	}
+	s := q.DoneAt - q.SentAt
+	if float64(q.OutputTokens) <= timeTokenBound(s) {
 		return ""
 	}
-	if s := q.DoneAt - q.SentAt; float64(q.OutputTokens) > timeTokenBound(s) {
-		return fmt.Sprintf("request %q: output_tokens %d has no evidence: the request has no max_tokens and no output_chars, and in its %.6g s from sent_at to done_at at most %.0f tokens arrive (%d a second, above any engine's decoding of one request, and %d at once)",
-			q.ID, q.OutputTokens, s, math.Floor(timeTokenBound(s)), maxTokensPerSecond, hiddenTokensSlack)
+	what, limit := "in its", ""
+	switch {
+	case q.MaxTokens > 0:
+		limit = fmt.Sprintf(", whatever its max_tokens (%d)", q.MaxTokens)
+	case q.OutputChars == 0:
+		what = "the request has no max_tokens and no output_chars, and in its"
 	}
-	return ""
+	return fmt.Sprintf("request %q: output_tokens %d has no evidence: %s %.6g s from sent_at to done_at at most %.0f tokens arrive (%d a second, above any engine's decoding of one request, and %d at once)%s",
+		q.ID, q.OutputTokens, what, s, math.Floor(timeTokenBound(s)), maxTokensPerSecond, hiddenTokensSlack, limit)
 }
 
 // estimateWithinItsText: output_tokens the writer estimated (tokens_source

@@ -75,6 +75,15 @@ func TestOutputTokensNeedEvidence(t *testing.T) {
 		{"no max_tokens and no text, above the time's bound", [][2]string{noLimit, noTimes, noChars, tokens(22545)}, "output_tokens 22545 has no evidence"},
 		{"no max_tokens and no text, within the time's bound", [][2]string{noLimit, noTimes, noChars, tokens(22543)}, ""},
 		{"max_tokens bounds it, not the text", [][2]string{noTimes, noChars, tokens(512)}, ""},
+		// The attack again with max_tokens raised to the cap instead of
+		// removed (57.9 M tok/s, exit 0, before the time bound held every
+		// request): f2's time bounds it as above, 22543 tokens in its
+		// 2.248 s, whatever its max_tokens and text.
+		{"the attack with max_tokens raised to the cap", [][2]string{{f2Limit, strings.Replace(f2Limit, "512", "4194304", 1)}, noTimes, tokens(4194304)},
+			`request "f2": output_tokens 4194304 has no evidence: in its 2.248 s from sent_at to done_at at most 22543 tokens arrive`},
+		{"within max_tokens, above the time's bound", [][2]string{{f2Limit, strings.Replace(f2Limit, "512", "30000", 1)}, noTimes, tokens(22545)},
+			"output_tokens 22545 has no evidence: in its 2.248 s"},
+		{"within max_tokens, at the time's bound", [][2]string{{f2Limit, strings.Replace(f2Limit, "512", "30000", 1)}, noTimes, noChars, tokens(22543)}, ""},
 		{"estimate above its text", [][2]string{estimate, noTimes, tokens(106)},
 			`request "f2": output_tokens 106 is above the estimate of its text: tokens_source estimate is max(1, output_chars/4) = 105 for 420 characters`},
 		{"estimate of its text", [][2]string{estimate, noTimes, tokens(105)}, ""},
@@ -134,9 +143,9 @@ func TestSyntheticOnlyInImportedRuns(t *testing.T) {
 
 // assertTokenEvidence fails t when run holds a request whose output
 // tokens break what docs/archive-v1.md (requests.jsonl, "Evidence of
-// output tokens") states, written from the document: without max_tokens,
-// at most 4 × output_chars + 64, or without output_chars 10,000 tokens a
-// second from sent_at to done_at + 64; an estimate at most max(1,
+// output tokens") states, written from the document: at most 10,000
+// tokens a second from sent_at to done_at + 64; without max_tokens, at
+// most 4 × output_chars + 64 too; an estimate at most max(1,
 // output_chars/4); single_token_chunks: one token a chunk; synthetic
 // requests exactly in an imported run, over its formal window, adding up
 // to import.output_tokens.
@@ -159,14 +168,11 @@ func assertTokenEvidence(t *testing.T, run *record.Run) {
 		if !q.OK {
 			continue
 		}
-		if q.MaxTokens == 0 {
-			hi := float64(4*q.OutputChars + 64)
-			if q.OutputChars == 0 {
-				hi = 10000*(q.DoneAt-q.SentAt) + 64
-			}
-			if float64(q.OutputTokens) > hi {
-				t.Errorf("accepted request %q: %d output tokens without max_tokens, %d characters, %v s", q.ID, q.OutputTokens, q.OutputChars, q.DoneAt-q.SentAt)
-			}
+		if float64(q.OutputTokens) > 10000*(q.DoneAt-q.SentAt)+64 {
+			t.Errorf("accepted request %q: %d output tokens in %v s", q.ID, q.OutputTokens, q.DoneAt-q.SentAt)
+		}
+		if q.MaxTokens == 0 && q.OutputChars > 0 && q.OutputTokens > 4*q.OutputChars+64 {
+			t.Errorf("accepted request %q: %d output tokens without max_tokens, %d characters", q.ID, q.OutputTokens, q.OutputChars)
 		}
 		if q.SingleTokenChunks && (q.TokenCounts != nil || q.OutputTokens != len(q.TokenTimes)) {
 			t.Errorf("accepted request %q: single_token_chunks with %d tokens, %d chunks, token_counts %v", q.ID, q.OutputTokens, len(q.TokenTimes), q.TokenCounts)

@@ -166,7 +166,9 @@ func (d *decodedRun) validate() error {
 	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
-	for _, r := range runRules() {
+	// A measured run's requests first (validate_measure.go): their error
+	// says what a measured run holds, not an import's.
+	for _, r := range append([]func(*decodedRun) error{measuredRequestsMatch}, runRules()...) {
 		if err := r(d); err != nil {
 			return err
 		}
@@ -177,7 +179,7 @@ func (d *decodedRun) validate() error {
 // validate holds run.json to metaRules; the error is the first rule's
 // that is broken.
 func (d *metaDoc) validate() error {
-	for _, r := range metaRules() {
+	for _, r := range append(metaRules(), measureMetaRules()...) { // a measured run's: validate_measure.go
 		if err := r(d); err != nil {
 			return err
 		}

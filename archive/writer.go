@@ -504,6 +504,7 @@ func WriteResultsFile(dir string, res record.Results) error {
 }
 
 func writeResultsFile(dir string, res record.Results, redact func([]byte) []byte) error {
+	res = res.Stored()
 	res.FormatVersion = record.FormatVersion
 	if res.Order == nil {
 		res.Order = []string{}

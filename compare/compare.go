@@ -11,6 +11,8 @@ import (
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // UnknownGroup is the size group of a run whose parameter count is unknown.
@@ -241,12 +243,15 @@ type Report struct {
 	// per SLO and method, tightest SLO first, and Decision chooses
 	// nothing and says why: runs of different SLOs or methods are never
 	// decided together.
-	Decisions      []*Decision `json:"decisions"`
-	CompareProfile string      `json:"compare_profile"`
-	Metrics        Metrics     `json:"metrics"`
-	PairTolerance  float64     `json:"pair_tolerance"`
-	PairSame       []string    `json:"pair_same"`
-	Simulated      bool        `json:"simulated"`
+	Decisions []*Decision `json:"decisions"`
+	// Points are every point Decision weighed, as every view draws them
+	// (DecidedPoints); nil when it chose nothing.
+	Points         *DecidedPoints `json:"decided_points,omitempty"`
+	CompareProfile string         `json:"compare_profile"`
+	Metrics        Metrics        `json:"metrics"`
+	PairTolerance  float64        `json:"pair_tolerance"`
+	PairSame       []string       `json:"pair_same"`
+	Simulated      bool           `json:"simulated"`
 	// SimHardware lists the simulator's hardware models the simulated
 	// runs ran on (run.json engine.extra.sim_hardware), in order of first
 	// appearance; empty when none says.
@@ -335,6 +340,7 @@ func (p *Profile) CompareWith(runs []Run, fo FrontierOptions, na ...NotApplicabl
 	rep.Asiai = p.asiaiRows(asiai)
 	points := p.loadPoints(rep.Runs, runs, fo)
 	rep.Decision, rep.Decisions = decide(rep.Runs, points, fo)
+	rep.Points = decidedPoints(rep.Decision, rep.Runs, runs)
 	rep.Frontier = p.frontier(points)
 	if rep.Frontier == nil {
 		rep.Frontier = []FrontierPoint{}
@@ -436,18 +442,10 @@ func number(res *record.Results, name string) (float64, bool, string) {
 	if !found {
 		return 0, false, fmt.Sprintf("no %s in the results of profile %s", name, res.Profile.Name)
 	}
-	switch v := r.Value.(type) {
-	case float64:
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			return v, true, ""
-		}
-	case int64:
-		return float64(v), true, ""
-	case int:
-		return float64(v), true, ""
-	case uint64:
-		return float64(v), true, ""
-	case nil:
+	if v, ok := num.Finite(r.Value); ok {
+		return v, true, ""
+	}
+	if r.Value == nil {
 		if r.Note != "" {
 			return 0, false, fmt.Sprintf("%s: %s", name, r.Note)
 		}

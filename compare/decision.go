@@ -2,7 +2,6 @@ package compare
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/doc"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // Objectives a decision can minimise, the default first: J/token, or the
@@ -56,20 +57,12 @@ func SLOOf(m record.Meta) *SLO {
 // paramFloat is a numeric parameter of run.json; 0 when absent or not a
 // finite number.
 func paramFloat(params map[string]any, name string) float64 {
-	var v float64
-	switch x := params[name].(type) {
-	case float64:
-		v = x
-	case int:
-		v = float64(x)
-	case int64:
-		v = float64(x)
-	case json.Number:
-		v, _ = x.Float64()
-	case string:
-		v, _ = strconv.ParseFloat(x, 64)
+	v, ok := num.Finite(params[name])
+	if s, text := params[name].(string); text {
+		v, _ = strconv.ParseFloat(s, 64)
+		ok = !math.IsNaN(v) && !math.IsInf(v, 0)
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if !ok {
 		return 0
 	}
 	return v

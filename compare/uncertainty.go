@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // objectiveMetrics are the results the objectives other than J/token read:
@@ -67,8 +69,8 @@ func steadyWindows(run *Run, steady *float64) []float64 {
 	}
 	out := make([]float64, len(l))
 	for i, v := range l {
-		f, ok := v.(float64)
-		if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		f, ok := num.Positive(v)
+		if !ok {
 			return nil
 		}
 		out[i] = f

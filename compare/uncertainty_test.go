@@ -207,3 +207,29 @@ func TestBatchMeansNeedFourWindows(t *testing.T) {
 		}
 	}
 }
+
+// A long run's 70 steady windows (more than the 64 items results.json
+// stores: compare reads the results in memory, metricdefs keeps the
+// list whole) give the batch-means interval over all 70. By hand, the
+// windows alternate 0.19 and 0.21: mean 0.2, every deviation ±0.01,
+// Σd² = 70 · 0.0001 = 0.007, s = √(0.007/69) = 0.0100722, s/√70 =
+// 0.00120386; t(0.975, 69) is the normal 1.96 (past the table's 30):
+// half = 0.00235956 → 0.2 ± 0.00235956 = [0.1976404, 0.2023596].
+func TestBatchMeansOverMoreThan64Windows(t *testing.T) {
+	p := builtin(t)
+	r := func(id string, conc int, steady float64, w []any) Run {
+		return capRun(id, conc, "", steady, 10, 0.9, map[string]any{"tpot_p90_ms": 8.0, "slo_attainment": 0.95, "steady_window_j_per_token": w})
+	}
+	var long []float64
+	for range 35 {
+		long = append(long, 0.19, 0.21)
+	}
+	d := p.Compare([]Run{r("a", 8, 0.2, windows(long...)), r("b", 16, 0.300, windows(0.29, 0.31, 0.30, 0.30))}).Decision
+	if d.Run != "a" {
+		t.Fatalf("decision %s, want a", d.Run)
+	}
+	if ci := d.JPerTokenCI; ci == nil || math.Abs(ci[0]-0.1976404) > 1e-6 || math.Abs(ci[1]-0.2023596) > 1e-6 ||
+		!strings.Contains(d.CIMethod, "batch means over the 70 steady windows of its one run (its J/token ± t(0.975, 69) · s / √70") {
+		t.Errorf("interval %v (%s), want [0.1976404, 0.2023596] by batch means over 70 windows", d.JPerTokenCI, d.CIMethod)
+	}
+}

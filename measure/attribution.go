@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -80,13 +81,39 @@ func (p *PowerData) Attribute(reqs []*record.Request, method string) ([]Attribut
 // one without a generation interval), given the shapes of the requests:
 // that of reqs[i] is sl's entry idx[i] (i when idx is nil), so that a
 // caller with the shapes of the same requests in another order need not
-// copy them.
-//
-// What it holds at once, for s segments in p pieces (p ≤ s + requests):
-// the pieces' bounds, their rates (float64) and counts of segments
-// (int32), each segment's first and last piece (two int32), and the
-// pieces' energy a block at a time (piecesBlock), not all of it.
+// copy them. It goes a block of attrBlock segment ends at a time
+// (attributeBlocks).
 func (p *PowerData) attributeEnergy(reqs []*record.Request, method string, sl *shapeList, idx []int) ([]float64, error) {
+	return p.attributeBlocks(reqs, method, sl, idx, attrBlock)
+}
+
+// attrBlock is how many segment ends (a segment's start and end are two)
+// attribution holds at once, about 35 bytes each: their keys and tags
+// and a radix sort's scratch (24 bytes), the block's bounds, rate changes
+// and counts (20 bytes a distinct end, about half the ends): 9 MB. A run
+// of a million requests has 16 M of them, in 62 blocks.
+const attrBlock = 1 << 18
+
+// attributeBlocks is attributeEnergy, holding the segment ends of a block
+// of time at once, about block of them (more only where more than block
+// ends share one time), and for each request with a generation interval
+// its place and one number. The blocks are ranges of the ends' keys
+// (orderKey) in time order (planBlocks); each is found by a pass over the
+// requests' shapes, and its ends sorted by a stable radix sort, so that
+// the ends at one time are in the order of the requests and their
+// segments.
+//
+// The arithmetic is the all-at-once computation's, term for term, in its
+// order: the pieces are the sorted distinct ends; a piece's rate change
+// is the sum, from 0, of +rate at each segment's start and -rate at its
+// end in the order of the requests and their segments; the running total
+// rate, count and cum[m] = Σ_{j<m} E_j / R_j go over the pieces in time
+// order (E_j as piecesEnergy gives it, the same for a piece whichever
+// block holds it); and a request's energy is the sum, from 0, over its
+// segments in order of rate·(cum at its end − cum at its start), the cum
+// at a segment's start kept until its end (at most one segment of a
+// request is open at a time).
+func (p *PowerData) attributeBlocks(reqs []*record.Request, method string, sl *shapeList, idx []int, block int) ([]float64, error) {
 	useCounter, err := p.resolveMethod(method)
 	if err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)
@@ -105,81 +132,20 @@ func (p *PowerData) attributeEnergy(reqs []*record.Request, method string, sl *s
 	if err := p.checkGenRange(reqs, gens); err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)
 	}
-
-	// Pieces: the sorted distinct segment boundaries.
-	// A request's segments follow each other: each contributes its start,
-	// and the last one its end too.
-	// They are sorted as keys (orderKey), so that the list of the
-	// boundaries is not held beside the two lists a radix sort needs.
-	keys := make([]uint64, 0, nSegs+len(gens))
+	lo, hi := gens[0].first, gens[0].done
 	for _, g := range gens {
-		for k, sg := range g.segments {
-			keys = append(keys, orderKey(sg.a))
-			if k+1 == len(g.segments) || g.segments[k+1].a != sg.b {
-				keys = append(keys, orderKey(sg.b))
-			}
-		}
+		lo, hi = min(lo, g.first), max(hi, g.done)
 	}
-	bounds := sortedDistinct(keys)
-	nPieces := len(bounds) - 1
-	if err := p.checkPieces(bounds, useCounter); err != nil {
+	// The samples cover every generation interval (checkGenRange): this
+	// checks the counter.
+	if err := p.checkPieces([]float64{lo, hi}, useCounter); err != nil {
 		return nil, fmt.Errorf("attribute: %w", err)
 	}
-
-	// Total token rate per piece, by a sweep over rate changes. span holds
-	// each segment's pieces [fi, di) (bounds[fi] = a, bounds[di] = b), two
-	// entries per segment in the order of gens and their segments.
-	rateDiff := make([]float64, nPieces+1)
-	cntDiff := make([]int32, nPieces+1)
-	span := make([]int32, 0, 2*nSegs)
-	for _, g := range gens {
-		for k, sg := range g.segments {
-			var fi int
-			if k > 0 && g.segments[k-1].b == sg.a {
-				fi = int(span[len(span)-1]) // a request's segments follow each other
-			} else {
-				fi = sort.SearchFloat64s(bounds, sg.a)
-			}
-			di := gallop(bounds, fi, sg.b)
-			span = append(span, int32(fi), int32(di))
-			rateDiff[fi] += sg.rate()
-			rateDiff[di] -= sg.rate()
-			cntDiff[fi]++
-			cntDiff[di]--
-		}
-	}
-	// cum[m] = Σ_{j<m} E_j / R_j (R_j the total token rate in piece j), so
-	// a segment of rate r over pieces [fi, di) gets r·(cum[di] - cum[fi]).
-	// cum takes rateDiff's place: entry m is read before cum[m] is written.
-	cum := rateDiff
-	rate := 0.0
-	active := int32(0)
-	sum := 0.0
-	err = p.piecesEnergy(bounds, useCounter, func(from int, energy []float64) {
-		for m, e := range energy {
-			m += from
-			rate += rateDiff[m]
-			active += cntDiff[m]
-			if active == 0 {
-				rate = 0 // drop rounding residue left by the subtractions
-			}
-			inc := 0.0
-			if active > 0 && rate > 0 {
-				inc = e / rate
-			}
-			cum[m] = sum
-			sum += inc
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("attribute: %w", err)
-	}
-	cum[nPieces] = sum
-	k := 0
-	for _, g := range gens {
-		for _, sg := range g.segments {
-			out[g.pos] += sg.rate() * (cum[span[k+1]] - cum[span[k]])
-			k += 2
+	plan := planBlocks(gens, 2*nSegs, block, endKey(lo), endKey(hi)+1)
+	sw := newAttrSweep(p, useCounter, gens, out, plan)
+	for _, r := range plan {
+		if err := sw.block(r); err != nil {
+			return nil, fmt.Errorf("attribute: %w", err)
 		}
 	}
 	for _, g := range gens {
@@ -190,6 +156,329 @@ func (p *PowerData) attributeEnergy(reqs []*record.Request, method string, sl *s
 		out[g.pos] = e
 	}
 	return out, nil
+}
+
+// endKey is the key (orderKey) of a segment end, -0 as +0: the two are
+// one bound, and so always in one block.
+func endKey(x float64) uint64 { return orderKey(x + 0) }
+
+// keyRange is the n segment ends whose keys are in [lo, hi).
+type keyRange struct {
+	lo, hi uint64
+	n      int
+}
+
+// attrSweep is attribution's state from block to block.
+type attrSweep struct {
+	p          *PowerData
+	useCounter bool
+	gens       []genReq
+	out        []float64 // by request, as attributeEnergy returns it
+	// open[i] is cum at the start of gens[i]'s segment that has started
+	// and not ended.
+	open []float64
+	// The last bound so far (when any), whose piece ends in a later
+	// block, with its rate change and count change.
+	have      bool
+	last      float64
+	lastRate  float64
+	lastCount int32
+	// The sweep's running total rate, count of segments and cum.
+	rate   float64
+	active int32
+	sum    float64
+	// byBlock is the indices of gens by the block of their first end,
+	// those of block j at byBlock[blockAt[j]:blockAt[j+1]], in order;
+	// carried those with ends after the block so far, in order.
+	byBlock, carried, merged []int32
+	blockAt                  []int
+	blk                      int // the block next
+	// Buffers, kept from block to block.
+	keys, keysTmp []uint64
+	tags, tagsTmp []uint32 // gen index << 3 | segment index
+	bounds, diff  []float64
+	cnt           []int32
+}
+
+// newAttrSweep is the sweep of gens' segment ends in the blocks of plan,
+// with its buffers for the largest and gens by block (a counting sort by
+// the block of their first end, which is in one: plan leaves out no end).
+func newAttrSweep(p *PowerData, useCounter bool, gens []genReq, out []float64, plan []keyRange) *attrSweep {
+	n := 0
+	for _, r := range plan {
+		n = max(n, r.n)
+	}
+	s := &attrSweep{p: p, useCounter: useCounter, gens: gens, out: out, open: make([]float64, len(gens)),
+		keys: make([]uint64, 0, n), keysTmp: make([]uint64, n),
+		tags: make([]uint32, 0, n), tagsTmp: make([]uint32, n),
+		byBlock: make([]int32, len(gens)), blockAt: make([]int, len(plan)+1)}
+	blockOf := func(g genReq) int {
+		k := endKey(g.first)
+		return sort.Search(len(plan), func(j int) bool { return plan[j].hi > k })
+	}
+	for _, g := range gens {
+		s.blockAt[blockOf(g)+1]++
+	}
+	for j := range plan {
+		s.blockAt[j+1] += s.blockAt[j]
+	}
+	at := slices.Clone(s.blockAt[:len(plan)])
+	for i, g := range gens {
+		j := blockOf(g)
+		s.byBlock[at[j]] = int32(i)
+		at[j]++
+	}
+	return s
+}
+
+// block attributes the segment ends of keys in r, after those of every
+// earlier range.
+func (s *attrSweep) block(r keyRange) error {
+	s.collect(r)
+	if len(s.keys) == 0 {
+		return nil
+	}
+	s.keys, s.tags, s.keysTmp, s.tagsTmp = sortEnds(s.keys, s.tags, s.keysTmp, s.tagsTmp)
+	first := 0
+	if s.have {
+		first = 1 // bounds[0] is the last bound of the blocks before
+	}
+	s.boundsOf()
+	// cum at each bound takes its rate change's place in diff: entry m
+	// is read before it is written.
+	err := s.p.piecesEnergy(s.bounds, s.useCounter, func(from int, energy []float64) {
+		for m, e := range energy {
+			m += from
+			s.rate += s.diff[m]
+			s.active += s.cnt[m]
+			if s.active == 0 {
+				s.rate = 0 // drop rounding residue left by the subtractions
+			}
+			inc := 0.0
+			if s.active > 0 && s.rate > 0 {
+				inc = e / s.rate
+			}
+			s.diff[m] = s.sum
+			s.sum += inc
+		}
+	})
+	if err != nil {
+		return err
+	}
+	n := len(s.bounds) - 1
+	s.have, s.last, s.lastRate, s.lastCount = true, s.bounds[n], s.diff[n], s.cnt[n]
+	s.diff[n] = s.sum
+	s.attribute(first)
+	return nil
+}
+
+// collect lists the segment ends of keys in r, the next block, with their
+// tags, in the order of the requests and their segments (a segment's
+// start before its end): those of the requests whose first end is in the
+// block and of those carried from the blocks before, which it carries on
+// while they have ends after it.
+func (s *attrSweep) collect(r keyRange) {
+	s.keys, s.tags = s.keys[:0], s.tags[:0]
+	s.merged = mergeSorted(s.merged[:0], s.carried, s.byBlock[s.blockAt[s.blk]:s.blockAt[s.blk+1]])
+	s.blk++
+	s.carried = s.carried[:0]
+	for _, i := range s.merged {
+		g := s.gens[i]
+		if endKey(g.segments[len(g.segments)-1].b) >= r.hi {
+			s.carried = append(s.carried, i)
+		}
+		for k, sg := range g.segments {
+			tag := uint32(i)<<3 | uint32(k)
+			if ka := endKey(sg.a); ka >= r.lo && ka < r.hi {
+				s.keys, s.tags = append(s.keys, ka), append(s.tags, tag)
+			}
+			if kb := endKey(sg.b); kb >= r.lo && kb < r.hi {
+				s.keys, s.tags = append(s.keys, kb), append(s.tags, tag)
+			}
+		}
+	}
+	if cap(s.keysTmp) < len(s.keys) { // not so: the plan counts the ends
+		s.keysTmp, s.tagsTmp = make([]uint64, len(s.keys)), make([]uint32, len(s.keys))
+	}
+	s.keysTmp, s.tagsTmp = s.keysTmp[:len(s.keys)], s.tagsTmp[:len(s.keys)]
+}
+
+// mergeSorted appends to dst the merge of the ascending lists a and b.
+func mergeSorted(dst, a, b []int32) []int32 {
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			dst, a = append(dst, a[0]), a[1:]
+		} else {
+			dst, b = append(dst, b[0]), b[1:]
+		}
+	}
+	return append(append(dst, a...), b...)
+}
+
+// segOf is the segment of a tag and whether the end of key k is its start.
+func (s *attrSweep) segOf(tag uint32, k uint64) (segment, bool) {
+	sg := s.gens[tag>>3].segments[tag&7]
+	return sg, k == endKey(sg.a)
+}
+
+// boundsOf sets the block's bounds (the last bound of the blocks before,
+// then the distinct ends of the block) with each one's change of rate
+// (the sum, from 0, of the rates of the segments starting there less
+// those ending there, in the order of the ends) and of count.
+func (s *attrSweep) boundsOf() {
+	n := 1 // bounds: the distinct keys, and the last bound before
+	for i := 1; i < len(s.keys); i++ {
+		if s.keys[i] != s.keys[i-1] {
+			n++
+		}
+	}
+	if s.have {
+		n++
+	}
+	if cap(s.bounds) < n { // about half the ends, as many from block to block
+		c := n + n/8
+		s.bounds, s.diff, s.cnt = make([]float64, 0, c), make([]float64, 0, c), make([]int32, 0, c)
+	}
+	s.bounds, s.diff, s.cnt = s.bounds[:0], s.diff[:0], s.cnt[:0]
+	if s.have {
+		s.bounds, s.diff, s.cnt = append(s.bounds, s.last), append(s.diff, s.lastRate), append(s.cnt, s.lastCount)
+	}
+	for i, k := range s.keys {
+		if i == 0 || k != s.keys[i-1] {
+			s.bounds, s.diff, s.cnt = append(s.bounds, keyFloat(k)), append(s.diff, 0), append(s.cnt, 0)
+		}
+		sg, start := s.segOf(s.tags[i], k)
+		m := len(s.diff) - 1
+		if start {
+			s.diff[m] += sg.rate()
+			s.cnt[m]++
+		} else {
+			s.diff[m] -= sg.rate()
+			s.cnt[m]--
+		}
+	}
+}
+
+// attribute adds to each request the share of its segments that end in
+// the block, and keeps cum at the start of those that start in it; diff
+// holds cum at each bound, from bounds[first] the block's own.
+func (s *attrSweep) attribute(first int) {
+	m := first - 1
+	for i, k := range s.keys {
+		if i == 0 || k != s.keys[i-1] {
+			m++
+		}
+		tag := s.tags[i]
+		sg, start := s.segOf(tag, k)
+		g := tag >> 3
+		if start {
+			s.open[g] = s.diff[m]
+			continue
+		}
+		s.out[s.gens[g].pos] += sg.rate() * (s.diff[m] - s.open[g])
+	}
+}
+
+// sortEnds sorts keys in ascending order by a stable LSD radix sort,
+// tags alongside, as sortKeys does; kt and tt, as long as keys, are its
+// scratch. It returns the sorted lists and the scratch, each in keys'
+// arrays or the scratch's.
+func sortEnds(keys []uint64, tags []uint32, kt []uint64, tt []uint32) ([]uint64, []uint32, []uint64, []uint32) {
+	first := keys[0]
+	var differ uint64 // the bits in which some key differs from the first
+	for _, k := range keys {
+		differ |= k ^ first
+	}
+	var count [256]int
+	for shift := 0; shift < 64; shift += 8 {
+		if differ>>shift&0xff == 0 {
+			continue
+		}
+		count = [256]int{}
+		for _, k := range keys {
+			count[k>>shift&0xff]++
+		}
+		at := 0
+		for b, c := range count {
+			count[b] = at
+			at += c
+		}
+		for i, k := range keys {
+			b := k >> shift & 0xff
+			kt[count[b]], tt[count[b]] = k, tags[i]
+			count[b]++
+		}
+		keys, kt, tags, tt = kt, keys, tt, tags
+	}
+	return keys, tags, kt, tt
+}
+
+// planBlocks cuts the keys [lo, hi) of the n segment ends of gens into
+// ranges of at most block ends each, in order, leaving out those with
+// none: by a histogram of the ends over histBuckets equal ranges, whose
+// consecutive buckets are grouped while they fit, and whose bucket of
+// more than block ends is cut again by its own histogram (a pass over
+// the shapes each), down to a single key, which is one range however
+// many ends it has.
+func planBlocks(gens []genReq, n, block int, lo, hi uint64) []keyRange {
+	var out []keyRange
+	var split func(lo, hi uint64, n int)
+	split = func(lo, hi uint64, n int) {
+		if n <= block || hi-lo <= 1 {
+			out = append(out, keyRange{lo, hi, n})
+			return
+		}
+		hist, shift := endsHistogram(gens, lo, hi)
+		acc, from := 0, lo
+		for b, c := range hist {
+			bLo, bHi := lo+uint64(b)<<shift, hi
+			if b+1 < len(hist) {
+				bHi = lo + uint64(b+1)<<shift
+			}
+			switch {
+			case c > block:
+				if acc > 0 {
+					out = append(out, keyRange{from, bLo, acc})
+				}
+				split(bLo, bHi, c)
+				acc, from = 0, bHi
+			case acc+c > block:
+				out = append(out, keyRange{from, bLo, acc})
+				acc, from = c, bLo
+			default:
+				acc += c
+			}
+		}
+		if acc > 0 {
+			out = append(out, keyRange{from, hi, acc})
+		}
+	}
+	split(lo, hi, n)
+	return out
+}
+
+// histBuckets is the most buckets of planBlocks' histograms (12 bits).
+const histBuckets = 1 << 12
+
+// endsHistogram counts the segment ends of gens with keys in [lo, hi)
+// (hi > lo + 1) in buckets of 1<<shift keys from lo.
+func endsHistogram(gens []genReq, lo, hi uint64) (hist []int, shift uint) {
+	w := hi - lo
+	shift = uint(max(0, bits.Len64(w-1)-bits.Len64(histBuckets-1)))
+	hist = make([]int, (w-1)>>shift+1)
+	for _, g := range gens {
+		if endKey(g.done) < lo || endKey(g.first) >= hi {
+			continue
+		}
+		for _, sg := range g.segments {
+			for _, k := range [2]uint64{endKey(sg.a), endKey(sg.b)} {
+				if k >= lo && k < hi {
+					hist[(k-lo)>>shift]++
+				}
+			}
+		}
+	}
+	return hist, shift
 }
 
 // generating lists the requests of reqs with a generation interval (their
@@ -216,18 +505,6 @@ func generating(reqs []*record.Request, sl *shapeList, idx []int) ([]genReq, int
 		nSegs += len(sh.segments)
 	}
 	return gens, nSegs, nil
-}
-
-// gallop returns the index of x in bounds (sorted, x present), searching
-// forward from `from` (bounds[from] ≤ x) in O(log(result - from)).
-func gallop(bounds []float64, from int, x float64) int {
-	lo, step := from, 1
-	for lo+step < len(bounds) && bounds[lo+step] <= x {
-		lo += step
-		step *= 2
-	}
-	hi := min(lo+step, len(bounds))
-	return lo + sort.SearchFloat64s(bounds[lo:hi], x)
 }
 
 // checkGenRange reports the first generation interval not covered by every

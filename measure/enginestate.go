@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // Engine state kinds: what a /metrics gauge of the side path reports.
@@ -140,7 +142,7 @@ func (s EngineSeries) Window(a, b float64) EngineWindow {
 // gauge. 0 and "" when none says: an engine's default limit depends on
 // its version and GPU and is not guessed.
 func BatchLimit(m record.Meta, ms []record.EngineMetric) (float64, string) {
-	if v, ok := positive(m.Engine.Extra["slots"]); ok {
+	if v, ok := num.Positive(m.Engine.Extra["slots"]); ok {
 		return v, "run.json engine.extra.slots"
 	}
 	// The options that set the most requests served at once: vLLM,
@@ -174,21 +176,4 @@ func BatchLimit(m record.Meta, ms []record.EngineMetric) (float64, string) {
 		}
 	}
 	return 0, ""
-}
-
-// positive reads a number of run.json (float64 from JSON, int in memory)
-// that is above 0.
-func positive(v any) (float64, bool) {
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case int:
-		f = float64(x)
-	case int64:
-		f = float64(x)
-	default:
-		return 0, false
-	}
-	return f, f > 0 && !math.IsInf(f, 0)
 }

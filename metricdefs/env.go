@@ -16,6 +16,8 @@ import (
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // RunInfo is `run` in expressions.
@@ -314,36 +316,9 @@ func powerFrom(ctx context.Context) (*measure.PowerData, error) {
 	return d.Power, nil
 }
 
-// toFloat converts any numeric value an expression may produce.
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case uint:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case uint32:
-		return float64(x), true
-	case int8:
-		return float64(x), true
-	case int16:
-		return float64(x), true
-	case uint8:
-		return float64(x), true
-	case uint16:
-		return float64(x), true
-	}
-	return 0, false
-}
+// toFloat converts any numeric value an expression may produce
+// (num.Float).
+func toFloat(v any) (float64, bool) { return num.Float(v) }
 
 // toFloats converts a list of numbers ([]float64, []int or []any).
 func toFloats(v any) ([]float64, error) {

@@ -20,9 +20,18 @@ import (
 	"github.com/joulebench/joulebench/measure"
 )
 
-// maxListInResults is the longest list a derived value may be and still be
-// written into results.json; longer lists are summarised by their length.
-const maxListInResults = 64
+// maxListInResults is the longest list results.json stores
+// (record.MaxListItems): a longer list of anything but numbers is
+// summarised by its length already in the results Evaluate returns.
+const maxListInResults = record.MaxListItems
+
+// maxNumbersInMemory is the longest list of numbers a definition's value
+// keeps whole in the results Evaluate returns (topValue): a long run's
+// steady windows (steady_window_j_per_token), which compare's batch
+// means read from them. 16,384 boxed numbers are about 400 KB a list;
+// the archive's writer summarises any list over maxListInResults in
+// results.json.
+const maxNumbersInMemory = 1 << 14
 
 // Evaluate computes every derived value, metric and check of the program over
 // one run. params are the resolved parameter values by name (missing ones
@@ -275,7 +284,7 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 			r.Message = failedMessage(c, envI, run)
 		}
 	default:
-		r.Value, r.Note = resultValue(out)
+		r.Value, r.Note = topValue(out)
 		if c.detail != nil && r.Value != nil && r.Note == "" {
 			// A metric's detail: its inputs, as the note beside it.
 			if d, err := run(c.detail, envI); err == nil && d != nil {
@@ -431,6 +440,43 @@ func isNumber(k reflect.Kind) bool {
 		return true
 	}
 	return false
+}
+
+// topValue is resultValue of a definition's value, except that a list
+// of numbers longer than maxListInResults is kept whole, up to
+// maxNumbersInMemory items (compare reads a long run's every steady
+// window); results.json still summarises it (record.MaxListItems).
+func topValue(v any) (any, string) {
+	if l, ok := v.(*measure.ITLValues); ok && l.Len() > maxListInResults && l.Len() <= maxNumbersInMemory {
+		v = l.Slice()
+	}
+	rv := reflect.ValueOf(v)
+	if v == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Len() <= maxListInResults ||
+		rv.Len() > maxNumbersInMemory || !numberList(rv) {
+		return resultValue(v)
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i], _ = resultValue(rv.Index(i).Interface())
+	}
+	return out, ""
+}
+
+// numberList reports whether every item of the list rv is a number.
+func numberList(rv reflect.Value) bool {
+	if isNumber(rv.Type().Elem().Kind()) {
+		return true
+	}
+	for i := range rv.Len() {
+		e := rv.Index(i)
+		if e.Kind() == reflect.Interface {
+			e = e.Elem()
+		}
+		if !e.IsValid() || !isNumber(e.Kind()) {
+			return false
+		}
+	}
+	return true
 }
 
 // resultValue turns an expression result into something results.json can

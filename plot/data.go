@@ -16,6 +16,8 @@ import (
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/measure"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // DefaultTolerance is the release band when the run's parameters do not
@@ -166,19 +168,8 @@ func orDash(s string) string {
 }
 
 func paramFloat(params map[string]any, name string, def float64) float64 {
-	switch v := params[name].(type) {
-	case float64:
-		if !math.IsNaN(v) && !math.IsInf(v, 0) && v > 0 {
-			return v
-		}
-	case int:
-		if v > 0 {
-			return float64(v)
-		}
-	case int64:
-		if v > 0 {
-			return float64(v)
-		}
+	if v, ok := num.Positive(params[name]); ok {
+		return v
 	}
 	return def
 }
@@ -438,19 +429,19 @@ func steadyValue(res *record.Results) (w steadyWindow, why string, found bool) {
 		if !ok {
 			continue
 		}
-		num := func(k string) (float64, bool) { return anyNumber(m[k]) }
-		s, ok1 := num("start")
-		e, ok2 := num("end")
+		field := func(k string) (float64, bool) { return num.Finite(m[k]) }
+		s, ok1 := field("start")
+		e, ok2 := field("end")
 		if !ok1 || !ok2 {
 			continue
 		}
 		w = steadyWindow{reached: reached, start: s, end: e}
-		w.first, _ = num("start_index")
-		w.last, _ = num("end_index")
-		if win, ok := num("window"); ok && win == math.Trunc(win) && win >= 2 && win <= math.MaxInt32 {
+		w.first, _ = field("start_index")
+		w.last, _ = field("end_index")
+		if win, ok := field("window"); ok && win == math.Trunc(win) && win >= 2 && win <= math.MaxInt32 {
 			w.window = int(win)
 		}
-		if cv, ok := num("cv_max"); ok && cv > 0 {
+		if cv, ok := field("cv_max"); ok && cv > 0 {
 			w.cvMax = cv
 		}
 		if !reached {
@@ -469,22 +460,7 @@ func resultNumber(res *record.Results, name string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return anyNumber(r.Value)
-}
-
-// anyNumber is v as a finite float64, for the number types a result holds.
-func anyNumber(v any) (float64, bool) {
-	switch v := v.(type) {
-	case float64:
-		return v, !math.IsNaN(v) && !math.IsInf(v, 0)
-	case int64:
-		return float64(v), true
-	case uint64:
-		return float64(v), true
-	case int:
-		return float64(v), true
-	}
-	return 0, false
+	return num.Finite(r.Value)
 }
 
 // requests computes per-request J/token of the successful formal requests

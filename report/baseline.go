@@ -6,6 +6,8 @@ import (
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/doc"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // Change is the relative change of v against base in percent, as a table
@@ -19,8 +21,8 @@ func Change(v, base record.Result) string {
 }
 
 func changePct(v, base record.Result) (float64, bool) {
-	x, ok1 := number(v.Value)
-	b, ok2 := number(base.Value)
+	x, ok1 := num.Float(v.Value)
+	b, ok2 := num.Float(base.Value)
 	if !ok1 || !ok2 || b == 0 || v.Kind == "check" {
 		return 0, false
 	}
@@ -32,20 +34,6 @@ func signed(s string) string {
 		return "+" + s
 	}
 	return s
-}
-
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 // ResultsWithBaseline renders one run's results with each metric beside

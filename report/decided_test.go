@@ -57,15 +57,15 @@ func TestDecisionFrontierOfCapSweep(t *testing.T) {
 	if rep.Decision == nil || rep.Decision.Run != "cap300-c32" {
 		t.Fatalf("decision %+v, want cap300-c32 (by hand)", rep.Decision)
 	}
-	f := DecisionFrontier(rep, runs)
+	f := DecisionFrontier(rep)
 	if f == nil {
 		t.Fatal("no figure")
 	}
 	if f.Latency != "tpot_p90_ms" || len(f.Bounds) != 1 || f.Bounds[0] != 13 {
 		t.Errorf("x %q, bounds %v; want tpot_p90_ms and the SLO's 13 ms", f.Latency, f.Bounds)
 	}
-	if f.Basis != BasisWords(rep.Decision.Basis) {
-		t.Errorf("basis %q, want the decision's %q", f.Basis, BasisWords(rep.Decision.Basis))
+	if f.Basis != compare.BasisShort(rep.Decision.Basis) {
+		t.Errorf("basis %q, want the decision's %q", f.Basis, compare.BasisShort(rep.Decision.Basis))
 	}
 	var got []string
 	best := ""
@@ -96,34 +96,5 @@ func TestDecisionFrontierOfCapSweep(t *testing.T) {
 		if !strings.Contains(svg, w) && !strings.Contains(svg, strings.ReplaceAll(w, "&#39;", "'")) {
 			t.Errorf("svg lacks %q", w)
 		}
-	}
-}
-
-// A latency a failed check invalidates (first_token_times_exact on a
-// shared machine) is still drawn, as compare decides on it; a J/token it
-// invalidates is not (compare never chooses it).
-func TestDecidedPointsInvalidLatency(t *testing.T) {
-	prof, err := compare.ReadProfile(compare.BuiltinName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := capSweepRuns()
-	f := false
-	for _, r := range runs {
-		r.Results.Order = append(r.Results.Order, "first_token_times_exact")
-		r.Results.Values["first_token_times_exact"] = record.Result{Kind: "check", Value: false, Passed: &f, Severity: "warn",
-			Invalidates: []string{"tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms"}}
-	}
-	rep := prof.Compare(runs)
-	d := DecidedPoints(rep, runs)
-	if rep.Decision == nil || !rep.Decision.Chosen || d == nil {
-		t.Fatalf("decision %+v, points %+v: want the decision's points drawn", rep.Decision, d)
-	}
-	n := 0
-	for _, s := range d.Series {
-		n += len(s.Points)
-	}
-	if n != 6 {
-		t.Errorf("%d points drawn, want all 6", n)
 	}
 }

@@ -3,13 +3,14 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/doc"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // HostEnergyName is the derived value of the built-in profiles that holds
@@ -142,10 +143,7 @@ func hostOf(item any) (HostEnergy, error) {
 }
 
 // finiteNumber is v as a finite float64.
-func finiteNumber(v any) (float64, bool) {
-	f, ok := number(v)
-	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
-}
+func finiteNumber(v any) (float64, bool) { return num.Finite(v) }
 
 // withJPerToken reports whether any row has a J/token share.
 func (b *HostBreakdown) withJPerToken() bool {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/joulebench/joulebench/archive/record"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // FormatLLMD is report's --format for llm-d's Benchmark Report v0.2
@@ -330,7 +332,7 @@ func llmdLoadOf(m record.Meta, v *llmdValues) *llmdLoad {
 }
 
 func paramFloat(p map[string]any, k string) float64 {
-	f, _ := toFloat(p[k])
+	f, _ := num.Finite(p[k])
 	return f
 }
 
@@ -417,7 +419,7 @@ func (v *llmdValues) get(name string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	f, ok := toFloat(r.Value)
+	f, ok := num.Finite(r.Value)
 	if !ok {
 		return 0, false
 	}
@@ -521,30 +523,11 @@ func floats(v any) ([]float64, bool) {
 	}
 	out := make([]float64, 0, len(l))
 	for _, x := range l {
-		f, ok := toFloat(x)
+		f, ok := num.Finite(x)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, f)
 	}
 	return out, true
-}
-
-// toFloat reads a finite number of any of the types an evaluated or
-// archived value has.
-func toFloat(v any) (float64, bool) {
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case float32:
-		f = float64(x)
-	case int:
-		f = float64(x)
-	case int64:
-		f = float64(x)
-	default:
-		return 0, false
-	}
-	return f, !math.IsNaN(f) && !math.IsInf(f, 0)
 }

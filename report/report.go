@@ -215,9 +215,10 @@ func Results(w io.Writer, run Run, format string, all bool) error {
 // Its data, and its JSON (an object of the results by name), hold every
 // selected value.
 func ResultsDoc(run Run, all bool) *doc.Document {
-	res := run.Results
-	if res == nil {
-		res = &record.Results{} // not evaluated: no values
+	res := &record.Results{} // not evaluated: no values
+	if run.Results != nil {
+		stored := run.Results.Stored() // as results.json holds them
+		res = &stored
 	}
 	names := selected(res, all)
 	out := make(map[string]record.Result, len(names))

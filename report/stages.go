@@ -11,6 +11,8 @@ import (
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/internal/doc"
 	"github.com/joulebench/joulebench/workflow"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // StageEnergy is one stage's GPU energy and its share of the run's total.
@@ -69,12 +71,12 @@ func Stages(run *record.Run, res *record.Results, rows []workflow.StageEnergy) S
 		b.Note = "run not evaluated"
 		return b
 	}
-	num := func(name string) (float64, string) {
+	value := func(name string) (float64, string) {
 		r, ok := res.Values[name]
 		if !ok {
 			return 0, "no " + name + " in the results"
 		}
-		if v, ok := r.Value.(float64); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if v, ok := num.Finite(r.Value); ok {
 			return v, ""
 		}
 		if r.Note != "" {
@@ -90,8 +92,8 @@ func Stages(run *record.Run, res *record.Results, rows []workflow.StageEnergy) S
 		if r.Counted() {
 			counted = append(counted, r.Stage)
 		}
-		a, na := num(r.StartName())
-		e, nb := num(r.EndName())
+		a, na := value(r.StartName())
+		e, nb := value(r.EndName())
 		if na == "" && nb == "" {
 			spans[i] = &span{a, e}
 			t0 = min(t0, a)
@@ -103,7 +105,7 @@ func Stages(run *record.Run, res *record.Results, rows []workflow.StageEnergy) S
 		if sp := spans[i]; sp != nil {
 			se.StartS, se.EndS, se.DurationS = sp.a-t0, sp.b-t0, sp.b-sp.a
 		}
-		if e, note := num(r.EnergyName()); note != "" {
+		if e, note := value(r.EnergyName()); note != "" {
 			se.Note = note
 		} else {
 			se.EnergyJ = &e

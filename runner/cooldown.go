@@ -13,6 +13,8 @@ import (
 	"github.com/joulebench/joulebench/telemetry"
 	simtel "github.com/joulebench/joulebench/telemetry/sim"
 	"github.com/joulebench/joulebench/workflow"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // cooldownParams are the profile parameters of the cooldown between the
@@ -49,13 +51,8 @@ func cooldownParamsOf(params map[string]any, external bool) cooldownParams {
 // cooldownParamsOfProfile reads the profile's own cooldown_* parameters.
 func cooldownParamsOfProfile(params map[string]any) cooldownParams {
 	f := func(k string, def float64) float64 {
-		switch v := params[k].(type) {
-		case float64:
+		if v, ok := num.Float(params[k]); ok {
 			return v
-		case int:
-			return float64(v)
-		case int64:
-			return float64(v)
 		}
 		return def
 	}

@@ -68,8 +68,9 @@ type ObservedRequests struct {
 const CommandLogFile = "command.log"
 
 // MeasuredRequestID is the id of the synthetic request of a measured run
-// (-1, -2, … when the tokens are split over several).
-const MeasuredRequestID = "measured-window"
+// (-1, -2, … when the tokens are split over several): the reader holds a
+// measured run's synthetic requests to it.
+const MeasuredRequestID = archive.MeasuredRequestID
 
 // ObserveConfig is the `with:` of the observe step (no parameters: the
 // load is joulebench measure's command line, which a profile does not
@@ -213,7 +214,8 @@ func finishObserve(ctx context.Context, rc *workflow.RunContext, o *Observe, ob 
 		tokens = int(math.Round(after - ob.before))
 		info.Requests = "synthetic: the formal stage's output tokens from the server's counter " + o.TokenMetric + "; no per-request data (latency and steady state are not applicable)"
 	}
-	if tokens > maxMeasuredTokens {
+	overCap := tokens > maxMeasuredTokens
+	if overCap {
 		info.Requests = fmt.Sprintf("none: %d output tokens in the window, above the %d a run's synthetic requests can carry", tokens, maxMeasuredTokens)
 		tokens = 0
 	}
@@ -226,8 +228,8 @@ func finishObserve(ctx context.Context, rc *workflow.RunContext, o *Observe, ob 
 	reqs := measuredRequests(tokens, ob.start, ob.end)
 	if o.Results != nil {
 		counted := tokens
-		if info.TokensAfter == 0 && tokens == 0 {
-			counted = -1
+		if info.TokensAfter == 0 && tokens == 0 || overCap {
+			counted = -1 // no count to hold the file to
 		}
 		got, rerr := o.Results(ob.start, ob.end, counted)
 		switch {
@@ -285,8 +287,9 @@ func describeLoad(info *record.MeasureInfo) string {
 
 // maxMeasuredTokens bounds the output tokens of a measured window: 199
 // synthetic requests (one below a built-in profile's steady state, as an
-// import's) of the format's largest count each.
-const maxMeasuredTokens = 199 * archive.MaxOutputTokens
+// import's) of the format's largest count each; the reader holds
+// measure.output_tokens to it.
+const maxMeasuredTokens = archive.MaxMeasuredTokens
 
 // measuredRequests spreads n output tokens over the fewest synthetic
 // requests over [begin, end] that keep each within

@@ -22,6 +22,8 @@ import (
 	"github.com/joulebench/joulebench/internal/safename"
 	"github.com/joulebench/joulebench/internal/yamlstrict"
 	"github.com/joulebench/joulebench/metricdefs"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // Parameter types.
@@ -695,13 +697,8 @@ func parseParam(typ, s string) (any, error) {
 // inBounds checks a parameter's value against its declared min and max
 // (a duration in seconds).
 func (pd *ParamDecl) inBounds(v any) error {
-	var x float64
-	switch n := exprValue(v).(type) {
-	case int:
-		x = float64(n)
-	case float64:
-		x = n
-	default:
+	x, ok := num.Float(exprValue(v))
+	if !ok {
 		return nil
 	}
 	switch {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -82,5 +83,61 @@ func TestBatchMeansOnSimulator(t *testing.T) {
 	}
 	if _, _, sep := decide("a", "c"); !sep {
 		t.Error("the toy GPU capped at 150 W against the uncapped: runner-up not separable, want separable")
+	}
+}
+
+// TestBatchMeansOverManyWindowsOnSimulator: a run of more steady windows
+// than results.json stores (400 requests in windows of 5: about 80)
+// still gets its batch-means interval. results.json summarises the list
+// ("list of N items (not stored)"); compare evaluates the run in memory,
+// where the list is whole, and draws the interval over all N windows
+// (before, the list was summarised in memory too and compare said the
+// results carry no per-window J/token).
+func TestBatchMeansOverManyWindowsOnSimulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	var out, errOut bytes.Buffer
+	err := newApp(&out, &errOut).execute(context.Background(), []string{"run", "benchmark-1.5", "--out", dir, "--no-progress", "--seed", "1",
+		"--set", "baseline=1s", "--set", "release_hold=1s", "--set", "sample_interval=100ms", "--set", "max_sample_gap=2s",
+		"--set", "request_count=400", "--set", "warmup_requests=2", "--set", "window=5", "--set", "cv_max=0.5"})
+	if err != nil && exitCode(err) != exitChecks {
+		t.Fatalf("run: %v\n%s", err, errOut.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Values map[string]struct {
+			Value any    `json:"value"`
+			Note  string `json:"note"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	w := res.Values["steady_window_j_per_token"]
+	var n int
+	if _, err := fmt.Sscanf(w.Note, "list of %d items (not stored)", &n); err != nil || w.Value != nil || n <= 64 {
+		t.Fatalf("results.json steady_window_j_per_token %v (%q): want more than 64 windows, summarised", w.Value, w.Note)
+	}
+	stdout, stderr, code := runCLI(t, "compare", dir, "--format", "json")
+	if code != exitOK && code != exitChecks {
+		t.Fatalf("compare: exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		Decision struct {
+			CI       []float64 `json:"j_per_token_ci"`
+			CIMethod string    `json:"ci_method"`
+		} `json:"decision"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("batch means over the %d steady windows of its one run", n)
+	if d := rep.Decision; len(d.CI) != 2 || !strings.Contains(d.CIMethod, want) {
+		t.Errorf("interval %v (%s), want %s", d.CI, d.CIMethod, want)
 	}
 }

@@ -439,13 +439,24 @@ func TestConnectionReuseAndTokenTimesOff(t *testing.T) {
 	}
 }
 
+// stepClock is a clock that moves one second each time it is read. A fake
+// server streams thousands of tokens in a few milliseconds, faster than
+// one request's tokens can arrive (archive.MaxOutputTokensIn, which the
+// client holds a count to); tests about parsing read their times from it.
+func stepClock() func() float64 {
+	var mu sync.Mutex
+	now := 1000.0
+	return func() float64 { mu.Lock(); defer mu.Unlock(); now++; return now }
+}
+
 func TestLongSSELine(t *testing.T) {
 	big := strings.Repeat("z", 3*readBufSize)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		streamHeaders(w)
 		send(w, content(big), content("!"), finishChunk, "[DONE]")
 	})
-	rec := do(t, srv.URL, Request{Chat: true})
+	// 49,153 characters, an estimate of 12,288 tokens: at least 1.2 s.
+	rec := do(t, srv.URL, Request{Chat: true}, WithClock(stepClock()), WithReceiveStamps(false))
 	if !rec.OK || rec.OutputChars != len(big)+1 || len(rec.TokenTimes) != 2 {
 		t.Fatalf("ok %v chars %d times %d err %q", rec.OK, rec.OutputChars, len(rec.TokenTimes), rec.Error)
 	}
@@ -489,7 +500,8 @@ func TestInjectedClock(t *testing.T) {
 // frames).
 func TestNoPerTokenAllocations(t *testing.T) {
 	srv := startStreamServer(t, NewClock(), 0, 0)
-	c := NewClient(srv.url())
+	// 1,010 tokens in milliseconds: the client's times from stepClock.
+	c := NewClient(srv.url(), WithClock(stepClock()), WithReceiveStamps(false))
 	allocs := func(tokens int) float64 {
 		r := Request{Chat: true, Prompt: "p", MaxTokens: tokens, Extra: map[string]any{"bench_id": 0}}
 		return testing.AllocsPerRun(20, func() {

@@ -117,7 +117,9 @@ type Results struct {
 }
 
 // Read reads the result file at path (a regular file of at most MaxBytes)
-// and detects its format from its content.
+// and detects its format from its content. A gzip-compressed file (found
+// by its first two bytes, whatever its name) is read decompressed, its
+// content, too, at most MaxBytes.
 func Read(path string) (*Results, error) {
 	data, err := boundedfile.Read(path, "result file", MaxBytes)
 	if err != nil {
@@ -126,8 +128,15 @@ func Read(path string) (*Results, error) {
 	return Parse(path, data)
 }
 
-// Parse reads a result file's content; name is the file's name in errors.
+// Parse reads a result file's content, decompressed first when it is
+// gzip; name is the file's name in errors.
 func Parse(name string, data []byte) (*Results, error) {
+	if isGzip(data) {
+		var err error
+		if data, err = gunzipCapped(name, data, MaxBytes); err != nil {
+			return nil, err
+		}
+	}
 	data = nanToNull(data)
 	first, rest, err := firstValue(data)
 	if err != nil {

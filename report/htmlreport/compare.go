@@ -10,6 +10,8 @@ import (
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/compare"
 	"github.com/joulebench/joulebench/report"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // compareView is what the comparison template shows: compare's report as
@@ -188,7 +190,7 @@ func shortLoad(load map[string]any) string {
 // per configuration (scenario, model, engine, size group): runs of one
 // configuration that differ in load are the points of its frontier.
 func buildFrontier(rep *compare.Report, runs []compare.Run) (*frontier, string) {
-	if fr, note := fromDecision(rep, runs); fr != nil {
+	if fr, note := fromDecision(rep); fr != nil {
 		return fr, note
 	}
 	if fr, note := fromFrontier(rep.Frontier); fr != nil {
@@ -318,9 +320,5 @@ func number(res *record.Results, name string) (float64, bool) {
 	if res == nil {
 		return 0, false
 	}
-	v, ok := res.Values[name].Value.(float64)
-	if !ok || v != v || v > 1e308 || v < -1e308 {
-		return 0, false
-	}
-	return v, true
+	return num.Finite(res.Values[name].Value)
 }

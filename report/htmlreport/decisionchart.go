@@ -5,26 +5,26 @@ import (
 	"strings"
 
 	"github.com/joulebench/joulebench/compare"
-	"github.com/joulebench/joulebench/report"
 )
 
-// basisWords names a J/token basis in words (report.BasisWords).
-func basisWords(b string) string { return report.BasisWords(b) }
+// basisWords names a J/token basis in words (compare.BasisShort).
+func basisWords(b string) string { return compare.BasisShort(b) }
 
-// settingText is a GPU setting in a table (report.SettingText).
-func settingText(s compare.GPUSetting) string { return report.SettingText(s) }
+// settingText is a GPU setting in a table (compare.SettingText).
+func settingText(s compare.GPUSetting) string { return compare.SettingText(s) }
 
-// fromDecision draws every point the decision weighed (report.DecidedPoints):
+// fromDecision draws every point the decision weighed, as compare
+// decided them (compare.DecidedPoints):
 // the J/token of its basis against the latency its SLO's target implies
 // (p90 for 0.9), one series per GPU setting, each point labelled as
 // every view labels it ("c32 · 250 W"), the SLO's bound a line and the
 // decision's run ringed. Nil when the decision chose nothing.
-func fromDecision(rep *compare.Report, runs []compare.Run) (*frontier, string) {
-	dp := report.DecidedPoints(rep, runs)
+func fromDecision(rep *compare.Report) (*frontier, string) {
+	dp := rep.Points
 	if dp == nil {
 		return nil, ""
 	}
-	fr := &frontier{XName: dp.Latency, YName: "J/token (" + dp.Basis + ")", Best: dp.Chosen, Bound: dp.Bound, BoundLabel: dp.BoundLabel}
+	fr := &frontier{XName: dp.LatencyMetric, YName: "J/token (" + dp.BasisText + ")", Best: dp.Run, Bound: dp.Bound, BoundLabel: dp.BoundLabel}
 	for _, s := range dp.Series {
 		fs := frontierSeries{Name: s.Name}
 		for _, p := range s.Points {
@@ -33,12 +33,12 @@ func fromDecision(rep *compare.Report, runs []compare.Run) (*frontier, string) {
 		}
 		fr.Series = append(fr.Series, fs)
 	}
-	against := dp.Latency + ", the latency its SLO's target implies"
+	against := dp.LatencyMetric + ", the latency its SLO's target implies"
 	if rep.Decision.SLO == nil {
-		against = dp.Latency
+		against = dp.LatencyMetric
 	}
 	note := fmt.Sprintf("Every point the decision weighed, on its basis: J/token (%s) against %s; one series per GPU setting, each point labelled by its load and setting (repetitions as medians); the ringed point is the decision's choice, run %s (%s); both axes start at zero.",
-		dp.Basis, against, dp.Chosen, orDash(dp.ChosenLabel))
+		dp.BasisText, against, dp.Run, orDash(dp.Label))
 	if fr.Bound != nil {
 		note += " The dashed line is the bound (" + fr.BoundLabel + ")."
 	}

@@ -290,7 +290,7 @@ var funcs = template.FuncMap{
 		}
 		return "energy per output token (J/token)"
 	},
-	"basis": report.BasisWords,
+	"basis": basisWords,
 	// config names a configuration's fields but its GPU setting, which
 	// has a column (or words) of its own.
 	"config": func(fv []compare.FieldValue) string {

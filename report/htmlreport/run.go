@@ -186,7 +186,9 @@ func noteSuffix(s string) string {
 }
 
 // results fills the metric and check rows.
-func (v *runView) results(res *record.Results) {
+func (v *runView) results(in *record.Results) {
+	stored := in.Stored() // as results.json holds them
+	res := &stored
 	invalid := report.InvalidatedBy(res)
 	for _, n := range res.Order {
 		r := res.Values[n]

@@ -327,6 +327,9 @@ func TestMeasureWithResults(t *testing.T) {
 	if got := resultValue(t, out, "formal_j_per_token"); math.Abs(got-hand)/hand > 0.02 {
 		t.Errorf("formal_j_per_token %v, hand %v", got, hand)
 	}
+	if os.Getenv("JOULEBENCH_MEASURE_KEEP_RESULTS") != "" {
+		_ = os.CopyFS(os.Getenv("JOULEBENCH_MEASURE_KEEP_RESULTS"), os.DirFS(out))
+	}
 }
 
 // TestMeasureDuration: --duration measures whatever traffic the server

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/importer/loadresults"
 	"github.com/joulebench/joulebench/steps"
@@ -87,6 +88,10 @@ func FromResults(res *loadresults.Results, sha string, start, end float64, count
 			tokens += int64(q.OutputTokens)
 		}
 		out = append(out, q)
+	}
+	if counted >= 0 && tokens > int64(counted+archive.MaxResultTokensOver(counted)) {
+		return nil, fmt.Errorf("--results %s: its %d output tokens are above the server's count: %d by the server's counter, at most %d more by the file (10 %%, at least 16: the tool's own tokenizer); the counter counts every token the server generated, so the file counts tokens that were not generated here",
+			res.Path, tokens, counted, archive.MaxResultTokensOver(counted))
 	}
 	notes = append(notes, crossCheck(res, tokens, counted))
 	file := &record.MeasureResults{Path: filepath.Clean(res.Path), SHA256: sha, Format: string(res.Format), Tool: res.Tool, Version: res.Version,

@@ -69,3 +69,26 @@ func TestFromResultsUnix(t *testing.T) {
 		t.Errorf("no start times: %v", err)
 	}
 }
+
+// A result file whose output tokens are above the server counter's by
+// more than archive.MaxResultTokensOver allows (10 %, at least 16
+// tokens) counts tokens the server did not generate: it is not used
+// (the counter's tokens stand), as the reader would refuse the archive.
+// The file below holds 10 + 20 = 30 tokens.
+func TestFromResultsAboveTheCounter(t *testing.T) {
+	res := &loadresults.Results{Path: "p.jsonl", Format: loadresults.AIPerf, Tool: "aiperf", Clock: loadresults.ClockUnix,
+		Requests: []loadresults.Request{
+			{Start: 45, TTFT: 0.5, Latency: 2, OutputTokens: 10, OK: true},
+			{Start: 46, TTFT: 0.5, Latency: 2, OutputTokens: 20, OK: true},
+		}}
+	// 10 counted: at most 10 + max(16, 1) = 26 by the file; 30 is above.
+	if _, err := FromResults(res, "sha", 40, 50, 10); err == nil || !strings.Contains(err.Error(), "30 output tokens") || !strings.Contains(err.Error(), "10 by the server's counter") {
+		t.Errorf("30 tokens against 10 counted: %v, want refused", err)
+	}
+	// 14 counted: at most 14 + 16 = 30: used. No count (-1): used.
+	for _, counted := range []int{14, -1} {
+		if _, err := FromResults(res, "sha", 40, 50, counted); err != nil {
+			t.Errorf("30 tokens against %d counted: %v", counted, err)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // Sample is one powermetrics sample of the GPU: the mean power over the
@@ -168,21 +170,21 @@ func ParsePlistDocument(doc []byte) (s Sample, ok bool, err error) {
 	if !isDict {
 		return Sample{}, false, fmt.Errorf("powermetrics: plist: top level is not a dict")
 	}
-	if ns, ok := num(top["elapsed_ns"]); ok && ns > 0 {
+	if ns, ok := num.Float(top["elapsed_ns"]); ok && ns > 0 {
 		s.ElapsedS = ns / 1e9
 	}
 	s.Thermal, _ = top["thermal_pressure"].(string)
 	s.HWModel, _ = top["hw_model"].(string)
 	gpu, _ := top["gpu"].(map[string]any)
 	proc, _ := top["processor"].(map[string]any)
-	energyMJ, hasEnergy := num(gpu["gpu_energy"])
+	energyMJ, hasEnergy := num.Float(gpu["gpu_energy"])
 	s.Field = "gpu.gpu_energy"
 	if !hasEnergy {
-		energyMJ, hasEnergy = num(proc["gpu_energy"])
+		energyMJ, hasEnergy = num.Float(proc["gpu_energy"])
 		s.Field = "processor.gpu_energy"
 	}
 	s.HasPower = true
-	switch mw, hasPower := num(proc["gpu_power"]); {
+	switch mw, hasPower := num.Float(proc["gpu_power"]); {
 	case hasEnergy && s.ElapsedS > 0:
 		s.EnergyJ = energyMJ / 1000
 		s.PowerW = s.EnergyJ / s.ElapsedS
@@ -200,16 +202,6 @@ func ParsePlistDocument(doc []byte) (s Sample, ok bool, err error) {
 		return Sample{}, false, fmt.Errorf("powermetrics: plist: negative GPU power/energy (%s)", s.Field)
 	}
 	return s, true, nil
-}
-
-func num(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
 }
 
 // decodePlist decodes an XML property list into dict → map[string]any,

@@ -46,7 +46,8 @@ const MaxPlausiblePromptTokens = archive.MaxPromptTokens
 // failed record carry no output tokens. A successful record whose counts
 // cannot be right fails with the reason: a negative count, a count the
 // engine reported (source usage or engine) above the request's max_tokens,
-// or above MaxPlausibleTokens, or prompt tokens above
+// or above MaxPlausibleTokens, any count above what arrives in the
+// request's time (archive.MaxOutputTokensIn, the archive reader's bound), or prompt tokens above
 // MaxPlausiblePromptTokens. An estimate (chars/4) is only an estimate:
 // it is capped at max_tokens instead. A failed record keeps what arrived
 // (output_chars, token_times) but its output and reasoning tokens are 0,
@@ -121,6 +122,10 @@ func implausible(rec *record.Request) string {
 		return fmt.Sprintf("output tokens %d (%s) is above %d", rec.OutputTokens, src, MaxPlausibleTokens)
 	case rec.MaxTokens > 0 && rec.OutputTokens > rec.MaxTokens:
 		return fmt.Sprintf("output tokens %d (%s) is above max_tokens %d", rec.OutputTokens, src, rec.MaxTokens)
+	case float64(rec.OutputTokens) > archive.MaxOutputTokensIn(rec.DoneAt-rec.SentAt):
+		s := rec.DoneAt - rec.SentAt
+		return fmt.Sprintf("output tokens %d (%s) in %.6g s from sending to the end, above the %.0f that arrive at %d a second (+ %d at once)",
+			rec.OutputTokens, src, s, math.Floor(archive.MaxOutputTokensIn(s)), archive.MaxTokensPerSecond, archive.HiddenTokensSlack)
 	}
 	return ""
 }

@@ -45,13 +45,13 @@ func TestSettleCounts(t *testing.T) {
 		source                       string
 	}{
 		{name: "plausible usage stands",
-			rec: record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 100, ReasoningTokens: 20, PromptTokens: 50, CachedPromptTokens: 10, MaxTokens: 128, OutputChars: 400},
+			rec: record.Request{OK: true, SentAt: 10, DoneAt: 11, TokensSource: SourceUsage, OutputTokens: 100, ReasoningTokens: 20, PromptTokens: 50, CachedPromptTokens: 10, MaxTokens: 128, OutputChars: 400},
 			ok:  true, out: 100, reasoning: 20, prompt: 50, cach: 10, source: SourceUsage},
 		{name: "estimate capped at max_tokens",
-			rec: record.Request{OK: true, TokensSource: SourceEstimate, OutputTokens: 300, MaxTokens: 128, OutputChars: 1200},
+			rec: record.Request{OK: true, SentAt: 10, DoneAt: 11, TokensSource: SourceEstimate, OutputTokens: 300, MaxTokens: 128, OutputChars: 1200},
 			ok:  true, out: 128, source: SourceEstimate},
 		{name: "estimate without max_tokens kept",
-			rec: record.Request{OK: true, TokensSource: SourceEstimate, OutputTokens: 300, OutputChars: 1200},
+			rec: record.Request{OK: true, SentAt: 10, DoneAt: 11, TokensSource: SourceEstimate, OutputTokens: 300, OutputChars: 1200},
 			ok:  true, out: 300, source: SourceEstimate},
 		{name: "usage above max_tokens fails",
 			rec:    record.Request{OK: true, TokensSource: SourceUsage, OutputTokens: 129, MaxTokens: 128, OutputChars: 500},
@@ -80,6 +80,16 @@ func TestSettleCounts(t *testing.T) {
 		{name: "output above the plausible bound",
 			rec:    record.Request{OK: true, TokensSource: SourceEngine, OutputTokens: MaxPlausibleTokens + 1, OutputChars: 20},
 			errHas: "output tokens 4194305 (engine) is above 4194304"},
+		// More tokens than arrive in the request's time, whatever its
+		// max_tokens: 10,000 a second + 64 (the archive reader's bound,
+		// so that a run never writes a request its reader refuses): in
+		// 0.5 s at most 10,000 × 0.5 + 64 = 5064.
+		{name: "output within its time",
+			rec: record.Request{OK: true, SentAt: 10, DoneAt: 10.5, TokensSource: SourceUsage, OutputTokens: 5064, MaxTokens: 1 << 20, OutputChars: 20000},
+			ok:  true, out: 5064, source: SourceUsage},
+		{name: "output above what arrives in its time",
+			rec:    record.Request{OK: true, SentAt: 10, DoneAt: 10.5, TokensSource: SourceUsage, OutputTokens: 5065, MaxTokens: 1 << 20, OutputChars: 20000},
+			errHas: "output tokens 5065 (usage) in 0.5 s from sending to the end, above the 5064 that arrive at 10000 a second (+ 64 at once)"},
 		{name: "a failed record keeps no output tokens",
 			rec:    record.Request{OK: false, Error: "stall timeout", TokensSource: SourceUsage, OutputTokens: 40, ReasoningTokens: 3, PromptTokens: 12, OutputChars: 160, TokenCounts: []int{1, 1}},
 			prompt: 12, errHas: "stall timeout"},
