@@ -110,7 +110,7 @@ func (p Profiles) evaluate(ctx context.Context, dir, profile string, sets []stri
 		restoreGC = limitLoadMemory()
 	}
 	run, err := archive.LoadDataPacked(dir)
-	defer restoreGC() // at the latest; else just before evaluation
+	defer restoreGC() // at the latest; else just after evaluation
 	if err != nil {
 		return nil, exitcode.With(exitcode.Invalid, err)
 	}
@@ -142,6 +142,10 @@ func (p Profiles) evaluate(ctx context.Context, dir, profile string, sets []stri
 	run.ClampOpenStages()
 	if l.Program.ReadsTokenTimes() {
 		run.UnpackTokenTimes()
+		if err := run.TimesErr(); err != nil {
+			return nil, fmt.Errorf("%s: %w", run.Dir, err)
+		}
+		_ = run.CloseTimes() // every time now held: the file is no longer read
 	}
 	zero := ZeroPowerDomains(run)
 	data, err := metricdefs.NewData(run)
@@ -152,14 +156,21 @@ func (p Profiles) evaluate(ctx context.Context, dir, profile string, sets []stri
 		run.Power = nil
 	}
 	// The evaluation's memory limit is measured on what it holds: the
-	// run indexed, without the power rows it frees.
-	restoreGC()
+	// run indexed, without the power rows it frees. GOGC stays at
+	// loadGCPercent through the evaluation: what it builds (the shapes,
+	// attribution's pieces) is more than the run now holds, its token
+	// times in a temporary file (issue 46).
 	restore := func() {}
 	if p.LimitMemory != nil {
 		restore = p.LimitMemory()
 	}
 	res, evalErr := workflow.EvaluateData(ctx, l, data)
 	restore()
+	restoreGC()
+	if err := run.TimesErr(); err != nil {
+		// A token time not read back is NaN: no figure is to be trusted.
+		return nil, fmt.Errorf("%s: %w", run.Dir, err)
+	}
 	if res == nil {
 		return nil, exitcode.With(exitcode.Invalid, evalErr)
 	}

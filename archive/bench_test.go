@@ -13,7 +13,7 @@ import (
 // writeBenchRun writes a run of the size the reader must handle quickly:
 // powerRows rows of power.csv (two devices) and nreq requests, each with
 // tokenTimes token arrival times.
-func writeBenchRun(b *testing.B, dir string, powerRows, nreq, tokenTimes int) {
+func writeBenchRun(b testing.TB, dir string, powerRows, nreq, tokenTimes int) {
 	b.Helper()
 	meta := testMeta()
 	// The devices the rows below are of: power of a device run.json does

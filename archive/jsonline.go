@@ -2,7 +2,6 @@ package archive
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -35,13 +34,10 @@ type jsonLine struct {
 	times  []float64
 	buf    []byte
 	second lastSecond // of the last token time, for parseNumberAfter
-	// packed is the slab the packed token times of decodeRequestPacked
-	// share, as slab is for unpacked ones.
-	packed []byte
+	// tw packs the token times of decodeRequestPacked into the run's
+	// store (nil until the first line).
+	tw *record.TimesWriter
 }
-
-// packedSlab is the size of a slab of packed token times (1 MiB).
-const packedSlab = 1 << 20
 
 // slabFloats is the size of a slab of token times (1 MiB): large enough
 // that allocating slabs costs nothing next to parsing them, small enough
@@ -95,10 +91,10 @@ func (d *jsonLine) decodeRequest(line []byte, r *record.Request) *LineError {
 	return nil
 }
 
-// decodeRequestPacked is decodeRequest with the token times packed
-// (record.Request.PackTokenTimes) into the reader's slab of packed times;
-// the times parsed into the slab of float64 give their room back.
-func (d *jsonLine) decodeRequestPacked(line []byte, r *record.Request) *LineError {
+// decodeRequestPacked is decodeRequest with the token times packed into
+// store (record.TimesWriter); the times parsed into the slab give their
+// room back.
+func (d *jsonLine) decodeRequestPacked(store *record.TimesStore, line []byte, r *record.Request) *LineError {
 	if err := d.decodeRequest(line, r); err != nil {
 		return err
 	}
@@ -107,14 +103,24 @@ func (d *jsonLine) decodeRequestPacked(line []byte, r *record.Request) *LineErro
 		return nil
 	}
 	inSlab := len(d.times) == n && &d.times[0] == &r.TokenTimes[0]
-	if most := binary.MaxVarintLen64 * (n + 1); cap(d.packed)-len(d.packed) < most {
-		d.packed = make([]byte, 0, max(packedSlab, most))
+	if d.tw == nil {
+		d.tw = store.NewWriter()
 	}
-	d.packed = r.PackTokenTimes(d.packed)
+	if err := d.tw.Pack(r); err != nil {
+		return &LineError{Msg: err.Error(), Err: err}
+	}
 	if inSlab {
 		d.slab, d.times = d.slab[:len(d.slab)-n], nil
 	}
 	return nil
+}
+
+// flush writes out what the reader packed (decodeRequestPacked); its
+// error is kept by the store.
+func (d *jsonLine) flush() {
+	if d.tw != nil {
+		_ = d.tw.Flush()
+	}
 }
 
 // decodeEngineMetric decodes one line of engine_metrics.jsonl into m.

@@ -78,11 +78,15 @@ func LoadData(dir string) (*record.Run, error) {
 	return load(dir, loadOptions{})
 }
 
-// LoadDataPacked is LoadData with every request's token times packed
-// (record.Request.PackTokenTimes) as they are read, in about 3 bytes a
-// time instead of 8: for a reader that reads them through
+// LoadDataPacked is LoadData with every request's token times packed as
+// they are read, in about 3 bytes a time instead of 8, into a temporary
+// file (record.TimesStore, removed when the run's CloseTimes is called or
+// at once where the system allows): they take no memory between the
+// passes that read them back. For a reader that reads them through
 // record.Request's TokenTimesLen, AppendTokenTimes or Times (analyze;
-// issue 46). The rules are the same and hold the same times.
+// issue 46), and checks the run's TimesErr after its figures. The rules
+// are the same and hold the same times. Where no temporary file can be
+// made, the times are held as read (LoadData).
 func LoadDataPacked(dir string) (*record.Run, error) {
 	return load(dir, loadOptions{packTimes: true})
 }
@@ -99,10 +103,17 @@ func load(dir string, o loadOptions) (*record.Run, error) {
 		return nil, err
 	}
 	if err := d.validate(); err != nil {
+		_ = d.times.Close()
 		return nil, err
 	}
-	return &record.Run{Dir: dir, Meta: *d.meta.m, Power: d.power.rows, Requests: d.requests.rows,
-		EngineMetrics: d.metrics.rows, Results: d.results}, nil
+	if err := d.times.Err(); err != nil { // a time the rules read back
+		_ = d.times.Close()
+		return nil, err
+	}
+	run := &record.Run{Dir: dir, Meta: *d.meta.m, Power: d.power.rows, Requests: d.requests.rows,
+		EngineMetrics: d.metrics.rows, Results: d.results}
+	run.SetTimesStore(d.times)
+	return run, nil
 }
 
 // decodedRun is a run archive after the decoding phase of Load: every
@@ -117,6 +128,8 @@ type decodedRun struct {
 	// resultsErr is the error reading results.json; it is reported with
 	// the data files' errors.
 	resultsErr error
+	// times holds the requests' packed token times (nil: not packed).
+	times *record.TimesStore
 }
 
 // decodeRun decodes the files of the run archive in dir: run.json first
@@ -133,7 +146,13 @@ func decodeRun(dir string, o loadOptions) (*decodedRun, error) {
 	wg.Go(func() { d.power = decodeOptional(dir, PowerFile, decodePowerCSV) })
 	decodeReq := decodeRequests
 	if o.packTimes {
-		decodeReq = decodeRequestsPacked
+		// Without a temporary file the times are held as read.
+		if s, err := record.NewTimesFile(""); err == nil {
+			d.times = s
+			decodeReq = func(r io.Reader, name string) *decoded[record.Request] {
+				return decodeRequestsPacked(r, name, s)
+			}
+		}
 	}
 	wg.Go(func() { d.requests = decodeOptional(dir, RequestsFile, decodeReq) })
 	wg.Go(func() { d.metrics = decodeOptional(dir, EngineMetricsFile, decodeEngineMetrics) })
@@ -345,9 +364,16 @@ func decodeRequests(r io.Reader, name string) *decoded[record.Request] {
 	return readJSONL(r, name, (*jsonLine).decodeRequest)
 }
 
-// decodeRequestsPacked is decodeRequests with token times packed.
-func decodeRequestsPacked(r io.Reader, name string) *decoded[record.Request] {
-	return readJSONL(r, name, (*jsonLine).decodeRequestPacked)
+// decodeRequestsPacked is decodeRequests with token times packed into
+// store; its error writing them is the file's.
+func decodeRequestsPacked(r io.Reader, name string, store *record.TimesStore) *decoded[record.Request] {
+	d := readJSONL(r, name, func(j *jsonLine, line []byte, q *record.Request) *LineError {
+		return j.decodeRequestPacked(store, line, q)
+	})
+	if err := store.Err(); err != nil && d.err == nil {
+		d.err = fmt.Errorf("%s: %w", name, err)
+	}
+	return d
 }
 
 // ReadEngineMetrics reads engine_metrics.jsonl: one {t, name, labels, value}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -56,5 +58,96 @@ func TestPackTokenTimes(t *testing.T) {
 		if r.TokenTimesPacked() || len(r.TokenTimes) != len(ts) {
 			t.Errorf("UnpackTokenTimes: packed %v, %d times", r.TokenTimesPacked(), len(r.TokenTimes))
 		}
+	}
+}
+
+// Token times packed into a temporary file by several writers at once
+// come back bit for bit; once the file cannot be read, they read as NaN
+// and the store (and the run) say why.
+func TestTimesFile(t *testing.T) {
+	s, err := NewTimesFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 3000
+	reqs := make([]Request, writers*each)
+	want := make([][]float64, len(reqs))
+	for i := range reqs {
+		n := i % 300 // 0 to 299 times: many slabs of 1 MiB a writer
+		for k := range n {
+			want[i] = append(want[i], 1717405260.123456+float64(i)+0.021*float64(k))
+		}
+		if i%1000 == 7 {
+			want[i] = append(want[i], math.NaN(), math.Inf(-1), 5e-324)
+		}
+		reqs[i].TokenTimes = slices.Clone(want[i])
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			tw := s.NewWriter()
+			for i := w; i < len(reqs); i += writers {
+				if errs[w] = tw.Pack(&reqs[i]); errs[w] != nil {
+					return
+				}
+			}
+			errs[w] = tw.Flush()
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := &Run{Requests: reqs}
+	run.SetTimesStore(s)
+	for i := range reqs {
+		r := &reqs[i]
+		if len(want[i]) > 0 && (!r.TokenTimesPacked() || r.TokenTimes != nil) {
+			t.Fatalf("request %d: not packed", i)
+		}
+		if r.TokenTimesLen() != len(want[i]) {
+			t.Fatalf("request %d: TokenTimesLen %d, want %d", i, r.TokenTimesLen(), len(want[i]))
+		}
+		got := r.Times(nil)
+		if len(got) != len(want[i]) {
+			t.Fatalf("request %d: %d times back, want %d", i, len(got), len(want[i]))
+		}
+		for k := range got {
+			if math.Float64bits(got[k]) != math.Float64bits(want[i][k]) {
+				t.Fatalf("request %d: time %d is %v, want %v", i, k, got[k], want[i][k])
+			}
+		}
+	}
+	// Read back by several readers at once, from the blocks they share.
+	for w := range writers {
+		wg.Go(func() {
+			for i := len(reqs) - 1 - w; i >= 0; i -= writers {
+				got := reqs[i].Times(nil)
+				if len(got) != len(want[i]) || len(got) > 0 && math.Float64bits(got[len(got)-1]) != math.Float64bits(want[i][len(got)-1]) {
+					t.Errorf("request %d read in parallel: %v", i, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := run.TimesErr(); err != nil {
+		t.Fatal(err)
+	}
+	// The file gone (closed, its blocks dropped): every time is NaN, and
+	// the error is kept.
+	if err := s.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.cache = [timesCacheBlocks]block{}
+	got := reqs[5].Times(nil)
+	if len(got) != 5 || !math.IsNaN(got[0]) || !math.IsNaN(got[4]) {
+		t.Errorf("times of a closed file: %v, want 5 NaN", got)
+	}
+	if err := run.TimesErr(); err == nil || !strings.Contains(err.Error(), "token times: temporary file") {
+		t.Errorf("TimesErr = %v, want the read's error", err)
 	}
 }

@@ -475,10 +475,10 @@ type Request struct {
 	// the count differs, is an estimate, or the request failed, and in
 	// archives written before it existed: a chunk may then hold several.
 	SingleTokenChunks bool `json:"single_token_chunks,omitempty" expr:"single_token_chunks"`
-	// packedTimes holds TokenTimes, exactly, in about 3 bytes a time
-	// instead of 8, once PackTokenTimes has run (TokenTimes is then nil):
-	// see packed.go.
-	packedTimes []byte
+	// packed locates TokenTimes, exactly, in about 3 bytes a time instead
+	// of 8 (in memory or in a temporary file), once they are packed
+	// (TokenTimes is then nil): see packed.go.
+	packed packedRef
 }
 
 // EngineMetric is one line of engine_metrics.jsonl: one Prometheus sample
@@ -565,6 +565,9 @@ type Run struct {
 	EngineMetrics []EngineMetric
 	// Results is nil when results.json is absent.
 	Results *Results
+	// times is the temporary file the requests' packed token times were
+	// written to (archive.LoadDataPacked), nil when none: CloseTimes.
+	times *TimesStore
 }
 
 // StageByName returns the first stage with the given name.
