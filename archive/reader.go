@@ -80,7 +80,7 @@ func LoadData(dir string) (*record.Run, error) {
 
 // LoadDataPacked is LoadData with every request's token times packed as
 // they are read, in about 3 bytes a time instead of 8, into a temporary
-// file (record.TimesStore, removed when the run's CloseTimes is called or
+// file (newTimesStore, removed when the run's CloseTimes is called or
 // at once where the system allows): they take no memory between the
 // passes that read them back. For a reader that reads them through
 // record.Request's TokenTimesLen, AppendTokenTimes or Times (analyze;
@@ -147,7 +147,7 @@ func decodeRun(dir string, o loadOptions) (*decodedRun, error) {
 	decodeReq := decodeRequests
 	if o.packTimes {
 		// Without a temporary file the times are held as read.
-		if s, err := record.NewTimesFile(""); err == nil {
+		if s, err := newTimesStore(""); err == nil {
 			d.times = s
 			decodeReq = func(r io.Reader, name string) *decoded[record.Request] {
 				return decodeRequestsPacked(r, name, s)

@@ -2,11 +2,9 @@ package record
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"iter"
 	"math"
-	"os"
 	"sync"
 	"sync/atomic"
 )
@@ -22,7 +20,8 @@ import (
 // the differences are of int64 bits, wrapping.
 //
 // The packed bytes live in a TimesStore: in memory (PackTokenTimes), or
-// in a temporary file (NewTimesFile, TimesWriter: archive.LoadDataPacked),
+// in a file (NewTimesStore over the temporary file archive.LoadDataPacked
+// opens, TimesWriter),
 // read back, a request at a time, whenever the times are asked for; a
 // run's token times then take no memory at all between the passes that
 // read them (about 3 bytes a time in the file and the page cache). Code
@@ -38,21 +37,20 @@ type packedRef struct {
 	size, n uint32
 }
 
-// TimesStore holds packed token times: in memory, or in a temporary file
-// written by TimesWriters and read with ReadAt. A read or write error of
+// TimesStore holds packed token times: in memory, or in a file written by
+// TimesWriters and read with ReadAt. A read or write error of
 // the file is kept (Err): the times asked for then read as NaN, which the
 // rules and metrics refuse, and the reader reports the error. It is safe
 // for concurrent use.
 type TimesStore struct {
 	mem  []byte
-	f    *os.File
-	name string // the file's name while it could not be removed
+	f    TimesFile
 	next atomic.Int64
 	bufs sync.Pool
 
 	mu    sync.Mutex
 	err   error
-	size  int64                   // of the file once written (NewTimesFile: -1 until the first read)
+	size  int64                   // of the file once written (NewTimesStore: -1 until the first read)
 	cache [timesCacheBlocks]block // the blocks of the file read last
 	clock uint64                  // reads so far, for the cache's ages
 }
@@ -75,31 +73,27 @@ const (
 	timesBlock = 256 << 10
 )
 
-// NewTimesFile creates a store in a new temporary file in dir (the
-// system's temporary directory when empty), removed at once where the
-// system allows an open file to be (else at Close).
-func NewTimesFile(dir string) (*TimesStore, error) {
-	f, err := os.CreateTemp(dir, "joulebench-token-times-*")
-	if err != nil {
-		return nil, fmt.Errorf("token times: %w", err)
-	}
-	s := &TimesStore{f: f, size: -1}
-	if os.Remove(f.Name()) != nil {
-		s.name = f.Name()
-	}
-	return s, nil
+// TimesFile is the file a TimesStore keeps its packed times in: the
+// archive's reader opens it (a temporary file, archive.LoadDataPacked);
+// this package, which does no I/O of its own, only reads and writes it.
+// Size is the file's size once written; Close also removes it.
+type TimesFile interface {
+	ReadAt(p []byte, off int64) (int, error)
+	WriteAt(p []byte, off int64) (int, error)
+	Size() (int64, error)
+	Close() error
 }
 
-// Close closes and removes the store's file (nothing for one in memory).
+// NewTimesStore returns a store keeping its packed times in f, which it
+// closes at Close.
+func NewTimesStore(f TimesFile) *TimesStore { return &TimesStore{f: f, size: -1} }
+
+// Close closes the store's file (nothing for one in memory).
 func (s *TimesStore) Close() error {
 	if s == nil || s.f == nil {
 		return nil
 	}
-	err := s.f.Close()
-	if s.name != "" {
-		err = errors.Join(err, os.Remove(s.name))
-	}
-	return err
+	return s.f.Close()
 }
 
 // Err is the first error reading or writing the store's file.
@@ -162,12 +156,12 @@ func (s *TimesStore) readAt(b []byte, off int64) error {
 		}
 	}
 	if s.size < 0 {
-		st, err := s.f.Stat()
+		n, err := s.f.Size()
 		if err != nil {
 			s.mu.Unlock()
 			return err
 		}
-		s.size = st.Size()
+		s.size = n
 	}
 	size := s.size
 	s.mu.Unlock()
