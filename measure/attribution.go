@@ -211,24 +211,35 @@ func newAttrSweep(p *PowerData, useCounter bool, gens []genReq, out []float64, p
 	s := &attrSweep{p: p, useCounter: useCounter, gens: gens, out: out, open: make([]float64, len(gens)),
 		keys: make([]uint64, 0, n), keysTmp: make([]uint64, n),
 		tags: make([]uint32, 0, n), tagsTmp: make([]uint32, n),
-		byBlock: make([]int32, len(gens)), blockAt: make([]int, len(plan)+1)}
-	blockOf := func(g genReq) int {
-		k := endKey(g.first)
+	}
+	s.byBlock, s.blockAt = sortByBlock(plan, len(gens), func(i int) float64 { return gens[i].first })
+	return s
+}
+
+// sortByBlock orders the items 0..n-1 by the range of plan their first
+// time (first(i)) falls in, by a counting sort that keeps their order
+// within a range: byBlock lists them, range j's from blockAt[j] to
+// blockAt[j+1]. Attribution's requests and the residency split's spans
+// are ordered so.
+func sortByBlock(plan []keyRange, n int, first func(i int) float64) (byBlock []int32, blockAt []int) {
+	byBlock, blockAt = make([]int32, n), make([]int, len(plan)+1)
+	blockOf := func(i int) int {
+		k := endKey(first(i))
 		return sort.Search(len(plan), func(j int) bool { return plan[j].hi > k })
 	}
-	for _, g := range gens {
-		s.blockAt[blockOf(g)+1]++
+	for i := range n {
+		blockAt[blockOf(i)+1]++
 	}
 	for j := range plan {
-		s.blockAt[j+1] += s.blockAt[j]
+		blockAt[j+1] += blockAt[j]
 	}
-	at := slices.Clone(s.blockAt[:len(plan)])
-	for i, g := range gens {
-		j := blockOf(g)
-		s.byBlock[at[j]] = int32(i)
+	at := slices.Clone(blockAt[:len(plan)])
+	for i := range n {
+		j := blockOf(i)
+		byBlock[at[j]] = int32(i)
 		at[j]++
 	}
-	return s
+	return byBlock, blockAt
 }
 
 // block attributes the segment ends of keys in r, after those of every
@@ -414,13 +425,21 @@ func sortEnds(keys []uint64, tags []uint32, kt []uint64, tt []uint32) ([]uint64,
 }
 
 // planBlocks cuts the keys [lo, hi) of the n segment ends of gens into
-// ranges of at most block ends each, in order, leaving out those with
-// none: by a histogram of the ends over histBuckets equal ranges, whose
-// consecutive buckets are grouped while they fit, and whose bucket of
-// more than block ends is cut again by its own histogram (a pass over
-// the shapes each), down to a single key, which is one range however
-// many ends it has.
+// ranges of at most block ends each (planRanges over endsHistogram).
 func planBlocks(gens []genReq, n, block int, lo, hi uint64) []keyRange {
+	return planRanges(n, block, lo, hi, func(lo, hi uint64) ([]int, uint) { return endsHistogram(gens, lo, hi) })
+}
+
+// planRanges cuts the keys [lo, hi) of n ends into ranges of at most
+// block ends each, in order, leaving out those with none: by a histogram
+// of the ends over histBuckets equal ranges (hist: the counts in buckets
+// of 1<<shift keys from lo), whose consecutive buckets are grouped while
+// they fit, and whose bucket of more than block ends is cut again by its
+// own histogram (a pass over the ends each), down to a single key, which
+// is one range however many ends it has. Attribution's segments
+// (planBlocks) and the residency split's spans (planResident) are cut
+// so.
+func planRanges(n, block int, lo, hi uint64, hist func(lo, hi uint64) ([]int, uint)) []keyRange {
 	var out []keyRange
 	var split func(lo, hi uint64, n int)
 	split = func(lo, hi uint64, n int) {
@@ -428,11 +447,11 @@ func planBlocks(gens []genReq, n, block int, lo, hi uint64) []keyRange {
 			out = append(out, keyRange{lo, hi, n})
 			return
 		}
-		hist, shift := endsHistogram(gens, lo, hi)
+		counts, shift := hist(lo, hi)
 		acc, from := 0, lo
-		for b, c := range hist {
+		for b, c := range counts {
 			bLo, bHi := lo+uint64(b)<<shift, hi
-			if b+1 < len(hist) {
+			if b+1 < len(counts) {
 				bHi = lo + uint64(b+1)<<shift
 			}
 			switch {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sort"
 
 	"github.com/joulebench/joulebench/archive/record"
 )
@@ -175,23 +174,8 @@ func newResidentSweep(p *PowerData, useCounter bool, spans [][2]float64, extra [
 	}
 	s := &residentSweep{p: p, useCounter: useCounter, spans: spans, extra: extra, shares: shares,
 		keys: make([]uint64, 0, most), keysTmp: make([]uint64, most),
-		byBlock: make([]int32, len(spans)), blockAt: make([]int, len(plan)+1)}
-	blockOf := func(sp [2]float64) int {
-		k := endKey(sp[0])
-		return sort.Search(len(plan), func(j int) bool { return plan[j].hi > k })
 	}
-	for _, sp := range spans {
-		s.blockAt[blockOf(sp)+1]++
-	}
-	for j := range plan {
-		s.blockAt[j+1] += s.blockAt[j]
-	}
-	at := slices.Clone(s.blockAt[:len(plan)])
-	for k, sp := range spans {
-		j := blockOf(sp)
-		s.byBlock[at[j]] = int32(k)
-		at[j]++
-	}
+	s.byBlock, s.blockAt = sortByBlock(plan, len(spans), func(i int) float64 { return spans[i][0] })
 	return s
 }
 
@@ -320,40 +304,7 @@ func (s *residentSweep) boundsOf() {
 // into ranges of at most block ends each, as planBlocks does for
 // attribution's segments.
 func planResident(spans [][2]float64, extra []float64, n, block int, lo, hi uint64) []keyRange {
-	var out []keyRange
-	var split func(lo, hi uint64, n int)
-	split = func(lo, hi uint64, n int) {
-		if n <= block || hi-lo <= 1 {
-			out = append(out, keyRange{lo, hi, n})
-			return
-		}
-		hist, shift := residentHistogram(spans, extra, lo, hi)
-		acc, from := 0, lo
-		for b, c := range hist {
-			bLo, bHi := lo+uint64(b)<<shift, hi
-			if b+1 < len(hist) {
-				bHi = lo + uint64(b+1)<<shift
-			}
-			switch {
-			case c > block:
-				if acc > 0 {
-					out = append(out, keyRange{from, bLo, acc})
-				}
-				split(bLo, bHi, c)
-				acc, from = 0, bHi
-			case acc+c > block:
-				out = append(out, keyRange{from, bLo, acc})
-				acc, from = c, bLo
-			default:
-				acc += c
-			}
-		}
-		if acc > 0 {
-			out = append(out, keyRange{from, hi, acc})
-		}
-	}
-	split(lo, hi, n)
-	return out
+	return planRanges(n, block, lo, hi, func(lo, hi uint64) ([]int, uint) { return residentHistogram(spans, extra, lo, hi) })
 }
 
 // residentHistogram counts the ends of spans and extra with keys in
