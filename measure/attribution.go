@@ -390,38 +390,12 @@ func (s *attrSweep) attribute(first int) {
 	}
 }
 
-// sortEnds sorts keys in ascending order by a stable LSD radix sort,
-// tags alongside, as sortKeys does; kt and tt, as long as keys, are its
-// scratch. It returns the sorted lists and the scratch, each in keys'
-// arrays or the scratch's.
+// sortEnds sorts keys in ascending order by sortKeys' stable LSD radix
+// sort, tags alongside; kt and tt, as long as keys, are its scratch. It
+// returns the sorted lists and the scratch, each in keys' arrays or the
+// scratch's.
 func sortEnds(keys []uint64, tags []uint32, kt []uint64, tt []uint32) ([]uint64, []uint32, []uint64, []uint32) {
-	first := keys[0]
-	var differ uint64 // the bits in which some key differs from the first
-	for _, k := range keys {
-		differ |= k ^ first
-	}
-	var count [256]int
-	for shift := 0; shift < 64; shift += 8 {
-		if differ>>shift&0xff == 0 {
-			continue
-		}
-		count = [256]int{}
-		for _, k := range keys {
-			count[k>>shift&0xff]++
-		}
-		at := 0
-		for b, c := range count {
-			count[b] = at
-			at += c
-		}
-		for i, k := range keys {
-			b := k >> shift & 0xff
-			kt[count[b]], tt[count[b]] = k, tags[i]
-			count[b]++
-		}
-		keys, kt, tags, tt = kt, keys, tt, tags
-	}
-	return keys, tags, kt, tt
+	return radixSort(keys, tags, kt, tt)
 }
 
 // planBlocks cuts the keys [lo, hi) of the n segment ends of gens into

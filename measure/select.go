@@ -593,8 +593,20 @@ func sortedDistinct(keys []uint64) []float64 {
 // keys, is its scratch; it returns the sorted keys, in keys' array or
 // tmp's.
 func sortKeys(keys, tmp []uint64) []uint64 {
+	// No tags: a list of struct{} takes no memory.
+	none := make([]struct{}, len(keys))
+	keys, _, _, _ = radixSort(keys, none, tmp, none)
+	return keys
+}
+
+// radixSort sorts keys in ascending order as sortKeys says, stable, each
+// tag moved with its key (attribution's segment ends carry their
+// request's index; sortKeys' keys carry nothing). kt and tt, as long as
+// keys, are its scratch; it returns the sorted lists and the scratch,
+// each in keys' arrays or the scratch's.
+func radixSort[T any](keys []uint64, tags []T, kt []uint64, tt []T) ([]uint64, []T, []uint64, []T) {
 	if len(keys) == 0 {
-		return keys
+		return keys, tags, kt, tt
 	}
 	first := keys[0]
 	var differ uint64 // the bits in which some key differs from the first
@@ -615,12 +627,12 @@ func sortKeys(keys, tmp []uint64) []uint64 {
 			count[b] = at
 			at += c
 		}
-		for _, k := range keys {
+		for i, k := range keys {
 			b := k >> shift & 0xff
-			tmp[count[b]] = k
+			kt[count[b]], tt[count[b]] = k, tags[i]
 			count[b]++
 		}
-		keys, tmp = tmp, keys
+		keys, kt, tags, tt = kt, keys, tt, tags
 	}
-	return keys
+	return keys, tags, kt, tt
 }
