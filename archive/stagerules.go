@@ -19,7 +19,7 @@ import (
 // requests. An edited stage would otherwise move a figure (a formal stage
 // 5 s longer is a throughput 1/3 lower) and read as any other run.
 
-// formalLeadS bounds how long before its first request is sent the formal
+// FormalLeadS bounds how long before its first request is sent the formal
 // stage starts. The requests step opens the stage at t0 and sends at
 // once: between them lie only the two writes of run.json that end the
 // startup and open the formal stage (each synced to disk: milliseconds)
@@ -30,7 +30,7 @@ import (
 // started; 2 s is over 15 times that, and covers a disk that stalls a
 // sync for a second. A replayed trace sends its first request at its own
 // time in the window (request_set.trace): see formalLead.
-const formalLeadS = 2.0
+const FormalLeadS = 2.0
 
 // The rules on run.json (listed in metaRules), each returning the error
 // that names where d breaks it, nil when d keeps to it.
@@ -299,9 +299,9 @@ func formalLead(m *record.Meta) (float64, string) {
 	tr := m.RequestSet.Trace
 	switch {
 	case tr == nil || tr.StartS == 0:
-		return formalLeadS, "the requests step sends at once"
+		return FormalLeadS, "the requests step sends at once"
 	case tr.DurationS > 0:
-		return formalLeadS + tr.DurationS*tr.Scale, "a replayed trace's first request is sent within its window: duration_s × scale"
+		return FormalLeadS + tr.DurationS*tr.Scale, "a replayed trace's first request is sent within its window: duration_s × scale"
 	}
 	return math.Inf(1), "a replayed trace's window to its end"
 }

@@ -12,6 +12,7 @@ import (
 // many finished and failed, and the failures' messages.
 type outcome struct {
 	lastDone      float64
+	firstSent     float64 // the earliest sent_at (0: none)
 	total, failed int
 	// first is the first error message, in completion order.
 	first string
@@ -22,6 +23,9 @@ type outcome struct {
 func (o *outcome) add(r record.Request) {
 	o.total++
 	o.lastDone = max(o.lastDone, r.DoneAt)
+	if r.SentAt > 0 && (o.firstSent == 0 || r.SentAt < o.firstSent) {
+		o.firstSent = r.SentAt
+	}
 	if r.OK {
 		return
 	}

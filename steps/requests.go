@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
 	"github.com/joulebench/joulebench/loadgen"
 	"github.com/joulebench/joulebench/workflow"
@@ -217,6 +218,9 @@ func runRequests(ctx context.Context, rc *workflow.RunContext, d *Deps, c *Reque
 	if sum := o.summary("formal"); sum != "" {
 		rc.Log.Warn().Str("stage", "formal").Msg(sum)
 	}
+	if err := startAtFirstSend(rc, t0, o.firstSent); err != nil {
+		return archiveErr(rc, err)
+	}
 	last := o.lastDone
 	if thr, why := d.throttled(); thr {
 		rc.Log.Warn().Str("reason", why).Msg("GPU clocks were throttled during the formal requests")
@@ -290,3 +294,30 @@ var (
 	_ loadgen.Preparer = preparedTracker{}
 	_ loadgen.Tracker  = preparedTracker{}
 )
+
+// formalStartSlackS is how long after the formal stage's start its first
+// request may be sent before the stage is made to start at that request:
+// half the archive reader's bound (archive.FormalLeadS), so that a run
+// never writes a formal stage its reader refuses. The step sends at once
+// after opening the stage, but two synced writes of run.json lie between,
+// and on a loaded machine under -race they once took 2.1 s. The time
+// between is the client's, not the requests': startup (docs/methodology.md,
+// "Startup and release": startup runs to the first formal request sent).
+// A replayed trace sends its first request at its own time and is left
+// as it is.
+const formalStartSlackS = archive.FormalLeadS / 2
+
+// startAtFirstSend moves the formal stage's start (and the startup's end)
+// from t0 to the first request's sent_at when that is more than
+// formalStartSlackS later, for a run that is not a replayed trace.
+func startAtFirstSend(rc *workflow.RunContext, t0, first float64) error {
+	if first <= 0 || first-t0 <= formalStartSlackS || rc.Out.Meta().RequestSet.Trace != nil {
+		return nil
+	}
+	moved, err := rc.MoveStageStart("formal", "startup", first)
+	if err != nil || !moved {
+		return err
+	}
+	rc.Log.Warn().Float64("seconds", first-t0).Msg("the first formal request was sent late: the formal stage starts at it, the time before counts in startup")
+	return nil
+}

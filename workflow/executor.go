@@ -63,6 +63,33 @@ func (rc *RunContext) StageStart(name string, t float64) {
 	}
 }
 
+// MoveStageStart moves the start of the open stage name to t, and the end
+// of the closed stage prev that ended where it started (the lifecycle
+// stages meet) with it, in memory and in run.json. A stage not open, or
+// prev not ending at its start, is left as it is: false.
+func (rc *RunContext) MoveStageStart(name, prev string, t float64) (bool, error) {
+	rc.mu.Lock()
+	start, ok := rc.open[name]
+	if ok {
+		rc.open[name] = t
+	}
+	rc.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	return true, rc.Out.UpdateMeta(func(m *record.Meta) {
+		for i := range m.Stages {
+			st := &m.Stages[i]
+			switch {
+			case st.Name == name && st.Open:
+				st.Start = t
+			case st.Name == prev && !st.Open && st.End == start:
+				st.End = t
+			}
+		}
+	})
+}
+
 // StageOpen reports whether a stage is open, and since when.
 func (rc *RunContext) StageOpen(name string) (float64, bool) {
 	rc.mu.Lock()
