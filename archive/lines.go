@@ -336,6 +336,14 @@ func readJSONL[T any](r io.Reader, name string, decode func(*jsonLine, []byte, *
 	close(jobs)
 	wg.Wait()
 
+	return assembleDecoded(name, rows, first, ndone, nos, errs, readErr, no)
+}
+
+// assembleDecoded is readJSONL's last phase: the records of the batches
+// up to the first bad line in the file (errs, in file order; else the
+// read error readErr, at line no+1), their line numbers and each batch's
+// first record's index.
+func assembleDecoded[T any](name string, rows []T, first, ndone []int, nos [][]int, errs []*LineError, readErr error, no int) *decoded[T] {
 	d := &decoded[T]{name: name}
 	for b, err := range errs { // in file order
 		if err != nil {
