@@ -295,10 +295,12 @@ func (s *attrSweep) collect(r keyRange) {
 	s.carried = s.carried[:0]
 	for _, i := range s.merged {
 		g := s.gens[i]
-		if endKey(g.segments[len(g.segments)-1].b) >= r.hi {
+		n := g.nSegments()
+		if endKey(g.segment(n-1).b) >= r.hi {
 			s.carried = append(s.carried, i)
 		}
-		for k, sg := range g.segments {
+		for k := range n {
+			sg := g.segment(k)
 			tag := uint32(i)<<3 | uint32(k)
 			if ka := endKey(sg.a); ka >= r.lo && ka < r.hi {
 				s.keys, s.tags = append(s.keys, ka), append(s.tags, tag)
@@ -328,7 +330,7 @@ func mergeSorted(dst, a, b []int32) []int32 {
 
 // segOf is the segment of a tag and whether the end of key k is its start.
 func (s *attrSweep) segOf(tag uint32, k uint64) (segment, bool) {
-	sg := s.gens[tag>>3].segments[tag&7]
+	sg := s.gens[tag>>3].segment(int(tag & 7))
 	return sg, k == endKey(sg.a)
 }
 
@@ -463,7 +465,8 @@ func endsHistogram(gens []genReq, lo, hi uint64) (hist []int, shift uint) {
 		if endKey(g.done) < lo || endKey(g.first) >= hi {
 			continue
 		}
-		for _, sg := range g.segments {
+		for k := range g.nSegments() {
+			sg := g.segment(k)
 			for _, k := range [2]uint64{endKey(sg.a), endKey(sg.b)} {
 				if k >= lo && k < hi {
 					hist[(k-lo)>>shift]++
@@ -495,7 +498,7 @@ func generating(reqs []*record.Request, sl *shapeList, idx []int) ([]genReq, int
 			continue
 		}
 		gens = append(gens, genReq{pos: i, tokenShape: sh})
-		nSegs += len(sh.segments)
+		nSegs += sh.nSegments()
 	}
 	return gens, nSegs, nil
 }
@@ -538,12 +541,16 @@ func (s segment) rate() float64 { return s.tokens / (s.b - s.a) }
 
 // tokenShape says how a request's output tokens lie in time.
 type tokenShape struct {
-	kind        int
 	first, done float64
 	tokens      float64 // output tokens counted (0 for a failed request)
-	// segments cover the generation (shapeGen only): one over the whole
-	// interval when uniform, else one per chunk group.
-	segments []segment
+	kind        uint8
+	// The segments cover the generation (shapeGen only): one over the
+	// whole interval when uniform, else one per chunk group. nSeg of
+	// them are held in enc, exactly, in fewer numbers (setSegments):
+	// segment and nSegments read them.
+	nSeg   uint8
+	layout uint8
+	enc    []float64
 }
 
 // genReq is a request with a generation interval, during attribution.
@@ -555,13 +562,14 @@ type genReq struct {
 // shapeOf validates a request and classifies it for attribution.
 func shapeOf(r *record.Request) (tokenShape, error) {
 	var scratch []float64
-	return shapeOfBuf(r, &scratch)
+	return shapeOfBuf(r, &scratch, nil)
 }
 
 // shapeOfBuf is shapeOf with scratch, where packed token times are
 // unpacked (grown as needed, and kept by the caller from request to
-// request).
-func shapeOfBuf(r *record.Request, scratch *[]float64) (tokenShape, error) {
+// request), and the segments held in ar's memory (their own when ar is
+// nil).
+func shapeOfBuf(r *record.Request, scratch *[]float64, ar *floatArena) (tokenShape, error) {
 	if !r.OK {
 		return tokenShape{kind: shapeNone}, nil
 	}
@@ -596,13 +604,14 @@ func shapeOfBuf(r *record.Request, scratch *[]float64) (tokenShape, error) {
 			return tokenShape{}, err
 		}
 		if sh.kind == shapeGen && sum > 0 {
-			sh.segments = chunkSegments(r, ts, sh, sum, sorted)
+			var buf [maxSegments]segment
+			sh.setSegments(chunkSegments(r, ts, sh, sum, sorted, buf[:0]), ar)
 		}
 	}
-	if sh.kind == shapeGen && len(sh.segments) == 0 {
+	if sh.kind == shapeGen && sh.nSeg == 0 {
 		// No token times, or no chunk has time since the previous one:
 		// uniform over the whole interval.
-		sh.segments = []segment{{a: sh.first, b: sh.done, tokens: sh.tokens}}
+		sh.setSegments([]segment{{a: sh.first, b: sh.done, tokens: sh.tokens}}, ar)
 	}
 	return sh, nil
 }
@@ -666,13 +675,13 @@ func chunksInOrder(r *record.Request, times []float64, first, done float64, sort
 
 // chunkSegments cuts a request's generation into at most maxSegments
 // uniform segments, grouping consecutive chunks (sum: the tokens they
-// count); none when no chunk has time since the previous one.
-func chunkSegments(r *record.Request, times []float64, sh tokenShape, sum float64, sorted bool) []segment {
+// count), appended to segs; none when no chunk has time since the
+// previous one.
+func chunkSegments(r *record.Request, times []float64, sh tokenShape, sum float64, sorted bool, segs []segment) []segment {
 	ts, ws, counts := chunksInOrder(r, times, sh.first, sh.done, sorted)
 	n := len(ts)
 	// Group consecutive chunks so that at most maxSegments remain.
 	per := (n + maxSegments - 1) / maxSegments
-	segs := make([]segment, 0, maxSegments)
 	prev, carry := sh.first, 0.0
 	scale := sh.tokens / sum
 	// With one token per chunk, a whole group adds scale per times to a
@@ -740,7 +749,8 @@ func (s *tokenShape) tokensIn(a, b float64) float64 {
 		return 0
 	}
 	tok := 0.0
-	for _, sg := range s.segments {
+	for k := range s.nSegments() {
+		sg := s.segment(k)
 		lo, hi := max(sg.a, a), min(sg.b, b)
 		if hi <= lo {
 			continue

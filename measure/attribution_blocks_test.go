@@ -136,7 +136,7 @@ func TestPlanBlocksOneEndEach(t *testing.T) {
 	lo, hi := endKey(gens[0].first), endKey(gens[0].done)
 	for _, g := range gens {
 		lo, hi = min(lo, endKey(g.first)), max(hi, endKey(g.done))
-		for _, sg := range g.segments {
+		for _, sg := range g.segs() {
 			ends[endKey(sg.a)], ends[endKey(sg.b)] = true, true
 		}
 	}

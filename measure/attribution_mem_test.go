@@ -55,6 +55,7 @@ func memAttribution(b *testing.B) (*PowerData, []*record.Request, *shapeList) {
 	reqs := make([]*record.Request, memRequests)
 	sl := &shapeList{shapes: make([]tokenShape, memRequests)}
 	segs := make([]segment, memRequests*maxSegments)
+	var ar floatArena
 	for i := range reqs {
 		reqs[i] = one
 		first := t0 + 10 + float64(i)*(seconds-30)/memRequests
@@ -69,7 +70,8 @@ func memAttribution(b *testing.B) (*PowerData, []*record.Request, *shapeList) {
 			sg[k] = segment{a: t, b: b, tokens: float64(n)}
 			t = b
 		}
-		sl.shapes[i] = tokenShape{kind: shapeGen, first: first, done: t, tokens: float64(200), segments: sg}
+		sl.shapes[i] = tokenShape{kind: shapeGen, first: first, done: t, tokens: float64(200)}
+		sl.shapes[i].setSegments(sg, &ar)
 	}
 	return pd, reqs, sl
 }

@@ -47,9 +47,9 @@ func (p *PowerData) attributeEnergyAllAtOnce(reqs []*record.Request, method stri
 	// boundaries is not held beside the two lists a radix sort needs.
 	keys := make([]uint64, 0, nSegs+len(gens))
 	for _, g := range gens {
-		for k, sg := range g.segments {
+		for k, sg := range g.segs() {
 			keys = append(keys, orderKey(sg.a))
-			if k+1 == len(g.segments) || g.segments[k+1].a != sg.b {
+			if k+1 == len(g.segs()) || g.segs()[k+1].a != sg.b {
 				keys = append(keys, orderKey(sg.b))
 			}
 		}
@@ -67,9 +67,9 @@ func (p *PowerData) attributeEnergyAllAtOnce(reqs []*record.Request, method stri
 	cntDiff := make([]int32, nPieces+1)
 	span := make([]int32, 0, 2*nSegs)
 	for _, g := range gens {
-		for k, sg := range g.segments {
+		for k, sg := range g.segs() {
 			var fi int
-			if k > 0 && g.segments[k-1].b == sg.a {
+			if k > 0 && g.segs()[k-1].b == sg.a {
 				fi = int(span[len(span)-1]) // a request's segments follow each other
 			} else {
 				fi = sort.SearchFloat64s(bounds, sg.a)
@@ -111,7 +111,7 @@ func (p *PowerData) attributeEnergyAllAtOnce(reqs []*record.Request, method stri
 	cum[nPieces] = sum
 	k := 0
 	for _, g := range gens {
-		for _, sg := range g.segments {
+		for _, sg := range g.segs() {
 			out[g.pos] += sg.rate() * (cum[span[k+1]] - cum[span[k]])
 			k += 2
 		}

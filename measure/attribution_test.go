@@ -416,7 +416,7 @@ func TestAttributeLongStreamGrouped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(sh.segments); n != 8 || n > maxSegments {
+	if n := len(sh.segs()); n != 8 || n > maxSegments {
 		t.Errorf("%d segments, want 8 (≤ %d)", n, maxSegments)
 	}
 	got, err := pd.Attribute([]*record.Request{r}, "trapz")

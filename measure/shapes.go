@@ -35,12 +35,13 @@ func shapesOf(reqs []*record.Request) *shapeList {
 		lo, hi := i*len(reqs)/p, (i+1)*len(reqs)/p
 		wg.Go(func() {
 			var scratch []float64 // packed token times, unpacked
+			var ar floatArena     // the segments
 			for j := lo; j < hi; j++ {
 				if reqs[j] == nil {
 					continue
 				}
 				var err error
-				if sl.shapes[j], err = shapeOfBuf(reqs[j], &scratch); err != nil {
+				if sl.shapes[j], err = shapeOfBuf(reqs[j], &scratch, &ar); err != nil {
 					if errs[i] == nil {
 						errs[i] = map[int]error{}
 					}
