@@ -546,11 +546,11 @@ type tokenShape struct {
 	kind        uint8
 	// The segments cover the generation (shapeGen only): one over the
 	// whole interval when uniform, else one per chunk group. nSeg of
-	// them are held in enc, exactly, in fewer numbers (setSegments):
+	// them are held at enc, exactly, in fewer numbers (setSegments):
 	// segment and nSegments read them.
 	nSeg   uint8
 	layout uint8
-	enc    []float64
+	enc    *float64
 }
 
 // genReq is a request with a generation interval, during attribution.

@@ -1,6 +1,9 @@
 package measure
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // A request's segments are held in fewer numbers than their three each,
 // exactly (bit for bit): chunkSegments makes them touch (each starts
@@ -23,9 +26,8 @@ const (
 // memory taken from ar (its own when ar is nil).
 func (s *tokenShape) setSegments(segs []segment, ar *floatArena) {
 	n := len(segs)
-	s.nSeg, s.layout = uint8(n), 0
+	s.nSeg, s.layout, s.enc = uint8(n), 0, nil
 	if n == 0 {
-		s.enc = nil
 		return
 	}
 	linked, same := sameBits(segs[0].a, s.first), n >= 3
@@ -33,16 +35,13 @@ func (s *tokenShape) setSegments(segs []segment, ar *floatArena) {
 		linked = linked && sameBits(segs[k].a, segs[k-1].b)
 		same = same && (k == n-1 || sameBits(segs[k].tokens, segs[0].tokens))
 	}
-	size := 3 * n
 	if linked {
 		s.layout |= segLinked
-		size -= n
 	}
 	if same {
 		s.layout |= segSameTokens
-		size -= n - 2
 	}
-	enc := ar.take(size)
+	enc := ar.take(s.encLen())
 	at := 0
 	if !linked {
 		for _, sg := range segs {
@@ -62,7 +61,33 @@ func (s *tokenShape) setSegments(segs []segment, ar *floatArena) {
 			at++
 		}
 	}
-	s.enc = enc
+	s.enc = &enc[0]
+}
+
+// encLen is how many numbers s's segments are held in: 3 a segment, less
+// the starts when they touch, less all tokens but two when they are the
+// same.
+func (s *tokenShape) encLen() int {
+	n := int(s.nSeg)
+	size := 3 * n
+	if s.layout&segLinked != 0 {
+		size -= n
+	}
+	if s.layout&segSameTokens != 0 {
+		size -= n - 2
+	}
+	return size
+}
+
+// numbers is the numbers s's segments are held in. The shape keeps only
+// a pointer to the first (8 bytes, where a slice would take 24): their
+// count follows from nSeg and layout (encLen). The pointer keeps the
+// whole arena chunk alive, as a slice of it would.
+func (s *tokenShape) numbers() []float64 {
+	if s.enc == nil {
+		return nil
+	}
+	return unsafe.Slice(s.enc, s.encLen())
 }
 
 // sameBits reports whether x and y are the same float64, bit for bit.
@@ -74,26 +99,26 @@ func (s *tokenShape) nSegments() int { return int(s.nSeg) }
 // segment is s's k-th segment (0 ≤ k < nSegments), as setSegments was
 // given it.
 func (s *tokenShape) segment(k int) segment {
-	n := int(s.nSeg)
+	n, enc := int(s.nSeg), s.numbers()
 	var sg segment
 	ends := 0 // where the ends start in enc
 	if s.layout&segLinked != 0 {
 		sg.a = s.first
 		if k > 0 {
-			sg.a = s.enc[k-1]
+			sg.a = enc[k-1]
 		}
 	} else {
-		sg.a, ends = s.enc[k], n
+		sg.a, ends = enc[k], n
 	}
-	sg.b = s.enc[ends+k]
+	sg.b = enc[ends+k]
 	toks := ends + n
 	switch {
 	case s.layout&segSameTokens == 0:
-		sg.tokens = s.enc[toks+k]
+		sg.tokens = enc[toks+k]
 	case k == n-1:
-		sg.tokens = s.enc[toks+1]
+		sg.tokens = enc[toks+1]
 	default:
-		sg.tokens = s.enc[toks]
+		sg.tokens = enc[toks]
 	}
 	return sg
 }

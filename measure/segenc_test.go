@@ -55,8 +55,8 @@ func TestSegmentsHeldExactly(t *testing.T) {
 			}
 			var ar floatArena
 			s.setSegments(tt.segs, &ar)
-			if s.layout != tt.layout || len(s.enc) != tt.nums {
-				t.Errorf("layout %b holding %d numbers, want %b holding %d", s.layout, len(s.enc), tt.layout, tt.nums)
+			if s.layout != tt.layout || len(s.numbers()) != tt.nums {
+				t.Errorf("layout %b holding %d numbers, want %b holding %d", s.layout, len(s.numbers()), tt.layout, tt.nums)
 			}
 			got := s.segs()
 			if len(got) != len(tt.segs) {
