@@ -339,10 +339,7 @@ func (p *PowerData) BaselineStats(a, b float64) (map[string]BaselineStat, error)
 		for hi < len(d.t) && d.t[hi] <= b {
 			hi++
 		}
-		st := BaselineStat{Samples: hi - lo, MemMaxBytes: -1}
-		for i := lo; i < hi; i++ {
-			st.MemMaxBytes = max(st.MemMaxBytes, d.mem[i])
-		}
+		st := BaselineStat{Samples: hi - lo, MemMaxBytes: d.mem.maxIn(lo, hi)}
 		if st.Samples >= 2 {
 			m, v := meanVar(d.p[lo:hi])
 			if m > 0 {

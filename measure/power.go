@@ -88,7 +88,7 @@ type powerSeries struct {
 	// (CounterGlitch) it grows by the trapezoid energy instead, so it is
 	// monotone; nil when any sample of the device lacks a counter.
 	e   []float64
-	mem []int64 // memory used in bytes, -1 when unknown
+	mem memRuns // memory used in bytes, -1 when unknown
 }
 
 // NewPowerData groups samples by device (in order of first appearance),
@@ -147,17 +147,13 @@ func NewPowerData(samples []record.PowerSample) (*PowerData, error) {
 			t:    make([]float64, n),
 			p:    make([]float64, n),
 			cum:  make([]float64, n),
-			mem:  make([]int64, n),
 		}
 		counter := true
 		for j, si := range idx {
 			s := &samples[si]
 			ds.t[j] = s.T
 			ds.p[j] = s.PowerW
-			ds.mem[j] = s.MemUsedBytes
-			if ds.mem[j] < 0 {
-				ds.mem[j] = -1
-			}
+			ds.mem.appendMem(max(s.MemUsedBytes, -1))
 			if !s.HasEnergy {
 				counter = false
 			}
@@ -388,10 +384,7 @@ func (p *PowerData) MaxMem(device string, a, b float64) (int64, bool) {
 		return 0, false
 	}
 	d := p.devs[k]
-	best := int64(-1)
-	for i := sort.SearchFloat64s(d.t, a); i < len(d.t) && d.t[i] <= b; i++ {
-		best = max(best, d.mem[i])
-	}
+	best := d.mem.maxIn(sort.SearchFloat64s(d.t, a), upperBound(d.t, b))
 	if best < 0 {
 		return 0, false
 	}

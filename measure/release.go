@@ -287,7 +287,7 @@ func (p *PowerData) memoryReleased(evs []releaseSample, rp ReleaseParams, end fl
 	nChecked := 0
 	for k, d := range p.devs {
 		mb, ok := rp.MemBaseline[d.name]
-		hasMem := slices.ContainsFunc(d.mem[:upperBound(d.t, end)], func(m int64) bool { return m >= 0 })
+		hasMem := d.mem.maxIn(0, upperBound(d.t, end)) >= 0
 		if !ok || mb < 0 || !hasMem {
 			unknown = append(unknown, d.name)
 			continue
@@ -298,13 +298,7 @@ func (p *PowerData) memoryReleased(evs []releaseSample, rp ReleaseParams, end fl
 		if limit[k] < mb { // overflow
 			limit[k] = math.MaxInt64
 		}
-		state[k] = -1
-		for i := sort.SearchFloat64s(d.t, rp.From) - 1; i >= 0; i-- {
-			if d.mem[i] >= 0 {
-				state[k] = d.mem[i]
-				break
-			}
-		}
+		state[k] = d.mem.lastKnownBefore(sort.SearchFloat64s(d.t, rp.From))
 	}
 	if nChecked == 0 {
 		return releasePhase{met: true, at: rp.From,
@@ -324,7 +318,7 @@ func (p *PowerData) memoryReleased(evs []releaseSample, rp ReleaseParams, end fl
 	for i := 0; i < len(evs); {
 		t := evs[i].t
 		for ; i < len(evs) && evs[i].t == t; i++ {
-			k, m := evs[i].dev, p.devs[evs[i].dev].mem[evs[i].i]
+			k, m := evs[i].dev, p.devs[evs[i].dev].mem.at(int(evs[i].i))
 			if !checked[k] || m < 0 {
 				continue
 			}
