@@ -3,13 +3,17 @@ package analysis
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/joulebench/joulebench/archive"
@@ -20,8 +24,10 @@ import (
 // an hour of power at 1 Hz, 6–10 token times a request) with
 // benchmark-1.5 and holds its headline figures to an independent
 // computation from requests.jsonl (encoding/json, every value kept and
-// sorted): the token sum, throughput, and the TTFT, E2E and ITL
-// percentiles, within 1e-9 (issue 46). JOULEBENCH_EXACT_ARCHIVE=DIR does
+// sorted) and power.csv (encoding/csv): the token sum, throughput, the
+// TTFT, E2E and ITL percentiles, and the formal stage's GPU energy (each
+// device's counter interpolated linearly at the stage's start and end),
+// J/token and mean power, within 1e-9 (issue 46). JOULEBENCH_EXACT_ARCHIVE=DIR does
 // the same for the run in DIR instead, e.g. BenchmarkAnalyzeMillion's
 // million requests (its directory under the temporary directory,
 // joulebench-bench-analyze-v3-1000000): 15 minutes on a loaded 2-core
@@ -61,7 +67,7 @@ func TestHeadlineFiguresExact(t *testing.T) {
 			t.Errorf("%s = %.17g, independently %.17g (difference %g)", name, g, w, g-w)
 		}
 	}
-	if len(want) < 12 {
+	if len(want) < 15 {
 		t.Fatalf("only %d figures compared", len(want))
 	}
 }
@@ -134,8 +140,15 @@ func independentFigures(dir string, meta record.Meta) (map[string]float64, error
 			formal = s
 		}
 	}
+	energy, err := independentEnergy(filepath.Join(filepath.Dir(f.Name()), archive.PowerFile), formal.Start, formal.End)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]float64{
 		"output_throughput_tok_s": tokens / (formal.End - formal.Start),
+		"formal_energy_j":         energy,
+		"formal_j_per_token":      energy / tokens,
+		"avg_gpu_power_w":         energy / (formal.End - formal.Start),
 	}
 	sum := 0.0
 	for _, x := range tpot {
@@ -153,6 +166,76 @@ func independentFigures(dir string, meta record.Meta) (map[string]float64, error
 		}
 	}
 	return out, nil
+}
+
+// independentEnergy is the GPU energy of [a, b] from power.csv: for each
+// device, its energy counter at b less its counter at a, each
+// interpolated linearly between the samples around it (the counter
+// method, which benchmark-1.5's "auto" takes when every sample has a
+// counter; the generated runs have no glitch to correct).
+func independentEnergy(path string, a, b float64) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rd := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	rd.ReuseRecord = true
+	head, err := rd.Read()
+	if err != nil {
+		return 0, err
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	type sample struct{ t, e float64 }
+	type dev struct {
+		prev       sample
+		have       bool
+		atA, atB   float64
+		gotA, gotB bool
+	}
+	devs := map[string]*dev{}
+	var order []string
+	at := func(p, q sample, x float64) float64 { return p.e + (q.e-p.e)*(x-p.t)/(q.t-p.t) }
+	for {
+		row, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		t, err1 := strconv.ParseFloat(row[col["t"]], 64)
+		e, err2 := strconv.ParseFloat(row[col["energy_j"]], 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return 0, err
+		}
+		d := devs[row[col["device"]]]
+		if d == nil {
+			d = &dev{}
+			devs[row[col["device"]]] = d
+			order = append(order, row[col["device"]])
+		}
+		s := sample{t, e}
+		if d.have && !d.gotA && d.prev.t <= a && a <= t {
+			d.atA, d.gotA = at(d.prev, s, a), true
+		}
+		if d.have && !d.gotB && d.prev.t <= b && b <= t {
+			d.atB, d.gotB = at(d.prev, s, b), true
+		}
+		d.prev, d.have = s, true
+	}
+	total := 0.0
+	for _, name := range order {
+		d := devs[name]
+		if !d.gotA || !d.gotB {
+			return 0, fmt.Errorf("device %s: samples do not cover [%v, %v]", name, a, b)
+		}
+		total += d.atB - d.atA
+	}
+	return total, nil
 }
 
 // sortedPercentile is numpy's linear percentile of sorted xs.
