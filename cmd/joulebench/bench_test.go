@@ -165,32 +165,73 @@ func BenchmarkAnalyzeLarge(b *testing.B) {
 
 func BenchmarkAnalyzeMillion(b *testing.B) { benchAnalyze(b, sizeOf(1_000_000)) }
 
-func benchAnalyze(b *testing.B, z benchSize) {
-	dir := benchArchive(b, z)
+// BenchmarkAnalyzeTenfold measures issue 46's "time linear" in one run
+// on one machine: analyze of 100,000 requests, of 1,000,000, and of
+// 100,000 again (the machine's load may change between them), reporting
+// the million's CPU and wall time over the mean of the two 100,000 runs
+// (the issue allows 12) and the million's peak RSS.
+func BenchmarkAnalyzeTenfold(b *testing.B) {
+	small, large := benchArchive(b, sizeOf(100_000)), benchArchive(b, sizeOf(1_000_000))
+	bin := buildBench(b)
+	var cpuRatio, wallRatio, rss float64
+	for b.Loop() {
+		s1 := runAnalyze(b, bin, small)
+		l := runAnalyze(b, bin, large)
+		s2 := runAnalyze(b, bin, small)
+		cpuRatio += l.cpu / ((s1.cpu + s2.cpu) / 2)
+		wallRatio += l.wall / ((s1.wall + s2.wall) / 2)
+		rss = max(rss, l.rss)
+	}
+	b.ReportMetric(cpuRatio/float64(b.N), "cpu_ratio")
+	b.ReportMetric(wallRatio/float64(b.N), "wall_ratio")
+	b.ReportMetric(rss, "peak_rss_MB")
+}
+
+// buildBench builds the command for a benchmark that runs it.
+func buildBench(b *testing.B) string {
 	bin := filepath.Join(b.TempDir(), "joulebench")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// analyzeRun is what one analyze took: wall and CPU (user+sys) seconds,
+// peak RSS (MiB) and its standard output.
+type analyzeRun struct {
+	wall, cpu, rss float64
+	out            []byte
+}
+
+// runAnalyze runs bin's analyze of dir with benchmark-1.5, as JSON.
+func runAnalyze(b *testing.B, bin, dir string) analyzeRun {
+	cmd := exec.Command(bin, "analyze", dir, "--profile", "benchmark-1.5", "--format", "json", "--all")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	r := analyzeRun{wall: time.Since(t0).Seconds(), out: stdout.Bytes()}
+	if err != nil && cmd.ProcessState == nil {
+		b.Fatal(err)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 && code != exitChecks {
+		b.Fatalf("analyze: exit %d: %s", code, stderr.Bytes())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.rss = float64(ru.Maxrss) / 1024 // kB on Linux
+		r.cpu = float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	}
+	return r
+}
+
+func benchAnalyze(b *testing.B, z benchSize) {
+	dir := benchArchive(b, z)
+	bin := buildBench(b)
 	var wall, cpu, rss float64
 	var out []byte
 	for b.Loop() {
-		cmd := exec.Command(bin, "analyze", dir, "--profile", "benchmark-1.5", "--format", "json", "--all")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		t0 := time.Now()
-		err := cmd.Run()
-		wall += time.Since(t0).Seconds()
-		if err != nil && cmd.ProcessState == nil {
-			b.Fatal(err)
-		}
-		if code := cmd.ProcessState.ExitCode(); code != 0 && code != exitChecks {
-			b.Fatalf("analyze: exit %d: %s", code, stderr.Bytes())
-		}
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = max(rss, float64(ru.Maxrss)/1024) // kB on Linux
-			cpu += float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-		}
-		out = stdout.Bytes()
+		r := runAnalyze(b, bin, dir)
+		wall, cpu, rss, out = wall+r.wall, cpu+r.cpu, max(rss, r.rss), r.out
 	}
 	b.ReportMetric(wall/float64(b.N), "wall_s")
 	b.ReportMetric(cpu/float64(b.N), "cpu_s")
