@@ -67,8 +67,13 @@ func compactList(v any) any {
 	return v
 }
 
-// anyListFn is the name of anyList in formulas (compactPatch).
-const anyListFn = "__any_list"
+// anyListFn and anyValueFn are anyList's names in formulas
+// (compactPatch): for a value typed []interface{}, and for one of
+// unknown type (interface{}), which may hold a list too.
+const (
+	anyListFn  = "__any_list"
+	anyValueFn = "__any_value"
+)
 
 // anyList is a compact list (compactList) as the []any it was; any other
 // value as it is.
@@ -96,6 +101,13 @@ var anyListType = reflect.TypeOf([]any{})
 // may be held compactly at run time.
 func isAnyList(n ast.Node) bool { return n.Type() == anyListType }
 
+// mayHoldList reports whether a node is typed []interface{} or is of
+// unknown type (an element of a list of lists, a branch of ?: with nil).
+func mayHoldList(n ast.Node) bool {
+	t := n.Type()
+	return t == anyListType || t == nil || t.Kind() == reflect.Interface
+}
+
 // anyListReaders are the functions that tell a []any list argument
 // from a typed one: expr's sort and join, and the built-ins of this
 // package that take a list of strings (pooled_std's groups, the stages
@@ -103,10 +115,12 @@ func isAnyList(n ast.Node) bool { return n.Type() == anyListType }
 var anyListReaders = map[string]bool{"sort": true, "join": true, "pooled_std": true,
 	"power_audit": true, "domain_power_audit": true, "domain_energy": true, "domain_mean_power": true}
 
-// compactPatch passes the lists typed []interface{} that anyListReaders,
-// and the operators == and != (which compare a []*record.Request with a
-// []any by type), read through anyList, so that they see a []any as
-// before.
+// compactPatch passes the values that may hold a compact list through
+// anyList where they are read by anyListReaders, or compared by == or
+// != (which compare a []*record.Request with a []any by type) with a
+// list, so that these see a []any as before. Two operands both of
+// unknown type are compared as they are: a compact list reached that
+// way on both sides (say [formal][0] == [timed][0]) compares by type.
 type compactPatch struct{}
 
 func (compactPatch) Visit(node *ast.Node) {
@@ -120,30 +134,32 @@ func (compactPatch) Visit(node *ast.Node) {
 			wrapAnyLists(n.Arguments)
 		}
 	case *ast.BinaryNode:
-		if n.Operator != "==" && n.Operator != "!=" {
-			return
-		}
-		if isAnyList(n.Left) {
-			n.Left = wrapAnyList(n.Left)
-		}
-		if isAnyList(n.Right) {
-			n.Right = wrapAnyList(n.Right)
+		if (n.Operator == "==" || n.Operator == "!=") && (isAnyList(n.Left) || isAnyList(n.Right)) {
+			n.Left, n.Right = wrapAnyList(n.Left), wrapAnyList(n.Right)
 		}
 	}
 }
 
-// wrapAnyLists passes each argument typed []interface{} through anyList.
+// wrapAnyLists passes each argument that may hold a list through
+// anyList.
 func wrapAnyLists(args []ast.Node) {
 	for i, a := range args {
-		if isAnyList(a) {
-			args[i] = wrapAnyList(a)
-		}
+		args[i] = wrapAnyList(a)
 	}
 }
 
+// wrapAnyList is n read through anyList when it may hold a list (of
+// the type it has: anyListFn or anyValueFn), else n.
 func wrapAnyList(n ast.Node) ast.Node {
-	c := &ast.CallNode{Callee: &ast.IdentifierNode{Value: anyListFn}, Arguments: []ast.Node{n}}
-	c.SetType(anyListType)
+	if !mayHoldList(n) {
+		return n
+	}
+	fn, t := anyValueFn, anyType
+	if isAnyList(n) {
+		fn, t = anyListFn, anyListType
+	}
+	c := &ast.CallNode{Callee: &ast.IdentifierNode{Value: fn}, Arguments: []ast.Node{n}}
+	c.SetType(t)
 	return c
 }
 
@@ -151,6 +167,7 @@ func wrapAnyList(n ast.Node) ast.Node {
 func compactOptions() []expr.Option {
 	return []expr.Option{
 		expr.Function(anyListFn, anyList, new(func([]any) []any)),
+		expr.Function(anyValueFn, anyList, new(func(any) any)),
 		expr.Patch(compactPatch{}),
 	}
 }

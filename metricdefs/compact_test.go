@@ -116,6 +116,7 @@ var compactSpec = []Def{
 	{Name: "x_not_nil", Kind: KindCheck, Severity: SeverityWarn, Expr: `ttft != nil && formal != nil && !(ttft == nil) && !(formal == nil)`},
 	{Name: "x_eq_lists", Kind: KindCheck, Severity: SeverityWarn, Expr: `ttft == map(formal, .first_token_at - .sent_at) && formal == filter(requests, .phase == "formal" && .ok) && map(formal, .first_token_at - .sent_at) == ttft && !(ttft != ttft) && formal == formal`},
 	{Name: "x_take_eq", Kind: KindCheck, Severity: SeverityWarn, Expr: `take(ttft, 3) == [0.0, 1.0, 2.0] && take(formal, 2) == [formal[0], formal[1]]`},
+	{Name: "x_eq_any", Kind: KindCheck, Severity: SeverityWarn, Expr: `[formal, 0][0] == filter(requests, .phase == "formal" && .ok) && filter(requests, .ok) == [formal, 0][0] && [0, formal][0] != formal`},
 	{Name: "x_pooled", Kind: KindMetric, Expr: `pooled_std(take(ttft, 4), map(take(ttft, 4), # < 2 ? "a" : "b"))`},
 	{Name: "x_spearman", Kind: KindMetric, Expr: `spearman(ttft, ttft)`},
 }
@@ -162,7 +163,7 @@ func TestCompactDerivedLists(t *testing.T) {
 			t.Errorf("%s = %v (%s), want %v", name, r.Value, r.Note, w)
 		}
 	}
-	for _, name := range []string{"x_all", "x_in", "x_not_nil", "x_eq_lists", "x_take_eq"} {
+	for _, name := range []string{"x_all", "x_in", "x_not_nil", "x_eq_lists", "x_take_eq", "x_eq_any"} {
 		if r := res.Values[name]; r.Passed == nil || !*r.Passed {
 			t.Errorf("check %s: %+v, want passed", name, r)
 		}
@@ -179,6 +180,9 @@ func TestCompactListErrorsAsBefore(t *testing.T) {
 		{Name: "sorted", Kind: KindMetric, Expr: `len(sort(formal))`},
 		{Name: "joined", Kind: KindMetric, Expr: `join(ttft)`},
 		{Name: "grouped", Kind: KindMetric, Expr: `pooled_std(ttft, ttft)`},
+		// The list through a value of unknown type.
+		{Name: "sorted_any", Kind: KindMetric, Expr: `len(sort([formal, 0][0]))`},
+		{Name: "grouped_any", Kind: KindMetric, Expr: `pooled_std(ttft, [ttft, 0][0])`},
 	}
 	prog, errs := Compile(Spec{Defs: defs})
 	if len(errs) > 0 {
@@ -189,7 +193,7 @@ func TestCompactListErrorsAsBefore(t *testing.T) {
 	if errShort == nil || errLong == nil {
 		t.Fatalf("errors: %v / %v, want both to fail", errShort, errLong)
 	}
-	for _, name := range []string{"sorted", "joined", "grouped"} {
+	for _, name := range []string{"sorted", "joined", "grouped", "sorted_any", "grouped_any"} {
 		s, l := short.Values[name], long.Values[name]
 		if !strings.HasPrefix(s.Note, "error") || s.Note != l.Note {
 			t.Errorf("%s: %q on 10 requests, %q on %d; want the same error", name, s.Note, l.Note, compactN)
