@@ -148,6 +148,10 @@ type Program struct {
 	params  []Param
 	order   []*compiled
 	envType reflect.Type
+	// runType is envType with the fields of the derived values typed
+	// []interface{} of type any: what Evaluate fills, so that such a value
+	// can be held compactly (compact.go).
+	runType reflect.Type
 	fields  map[string]int
 	// baseline is whether `baseline` is the baseline results (it is not in
 	// an older profile that declares a parameter of that name).
@@ -370,6 +374,7 @@ func (k *compiler) options(t reflect.Type) []expr.Option {
 	o = append(o, builtinOptions()...)
 	o = append(o, checkedIntOptions()...)
 	o = append(o, itlLazyOptions()...)
+	o = append(o, compactOptions()...)
 	return append(o, checkedAnyOptions()...)
 }
 
@@ -422,7 +427,7 @@ func (k *compiler) learnTypes() {
 func (k *compiler) compileAll() *Program {
 	final := k.fieldsFor(k.order)
 	envType := reflect.StructOf(final)
-	prog := &Program{params: k.spec.Params, envType: envType, fields: map[string]int{}, baseline: k.withBaseline}
+	prog := &Program{params: k.spec.Params, envType: envType, runType: runEnvType(final, k.defs), fields: map[string]int{}, baseline: k.withBaseline}
 	for i, f := range final {
 		prog.fields[exprTag(f)] = i
 	}
@@ -449,6 +454,18 @@ func (k *compiler) compileAll() *Program {
 		}
 	}
 	return prog
+}
+
+// runEnvType is the environment Evaluate fills: the fields of final,
+// those of the derived values typed []interface{} as any (compact.go).
+func runEnvType(final []reflect.StructField, defs map[string]*compiled) reflect.Type {
+	fs := append([]reflect.StructField{}, final...)
+	for i, f := range fs {
+		if c, ok := defs[exprTag(f)]; ok && c.Kind == KindDerived && f.Type == anyListType {
+			fs[i].Type = anyType
+		}
+	}
+	return reflect.StructOf(fs)
 }
 
 // compileExpr compiles a definition's formula and checks its type and

@@ -39,7 +39,7 @@ const maxNumbersInMemory = 1 << 14
 // attempted; the returned error joins the failures, each naming its
 // definition, and the results still hold everything that could be computed.
 func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]any) (*record.Results, error) {
-	env := reflect.New(p.envType).Elem()
+	env := reflect.New(p.runType).Elem()
 	env.Field(p.fields["ctx"]).Set(reflect.ValueOf(withData(ctx, data)))
 	env.Field(p.fields["run"]).Set(reflect.ValueOf(data.Run))
 	env.Field(p.fields["stages"]).Set(reflect.ValueOf(data.Stages))
@@ -267,7 +267,11 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		err = fmt.Errorf("result is nil (a missing stage, event or map key?): guard it with a when: condition")
 	}
 	if err == nil {
-		err = setField(env.Field(c.field), out)
+		held := out
+		if c.typ == anyListType && c.Kind == KindDerived {
+			held = compactList(out) // its field is of type any (compact.go)
+		}
+		err = setField(env.Field(c.field), held)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%s %s: %w", c.Kind, c.Name, err), "error: "+err.Error(), false)
