@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	gojson "github.com/goccy/go-json"
 	"github.com/joulebench/joulebench/archive/record"
@@ -17,7 +18,8 @@ import (
 // its speed on these lines; BenchmarkDecodeRequestLine has the numbers. A
 // differential fuzz test (FuzzDecodeRequest) holds it to encoding/json.
 // What this file adds is the position of an error in the line, and one
-// shared copy of the strings that repeat from line to line.
+// shared copy of the strings that repeat from line to line, and the other
+// strings a record keeps copied side by side into an arena (strArena).
 
 // jsonLine decodes lines of one JSON-lines file; it is not safe for
 // concurrent use (each reader goroutine has its own).
@@ -25,6 +27,9 @@ type jsonLine struct {
 	// interned holds strings that repeat from line to line (phase, engine,
 	// metric names and labels), so that the decoded records share one copy.
 	interned map[string]string
+	// arena holds the strings the records keep that are not interned
+	// (id, prompt_id, ...), and the interned ones.
+	arena strArena
 
 	// The token_times fast path parses into slab, a large array that the
 	// lists of many records share (each capped at its own length, so an
@@ -46,7 +51,8 @@ const slabFloats = 1 << 17
 
 const maxInterned = 4096
 
-// intern returns the shared copy of s.
+// intern returns the shared copy of s (in the arena; past maxInterned
+// strings, a copy of its own there).
 func (d *jsonLine) intern(s string) string {
 	if s == "" {
 		return s
@@ -57,10 +63,61 @@ func (d *jsonLine) intern(s string) string {
 	if d.interned == nil {
 		d.interned = map[string]string{}
 	}
+	s = d.arena.keep(s)
 	if len(d.interned) < maxInterned {
 		d.interned[s] = s
 	}
 	return s
+}
+
+// keepStrings gives r its own copy of the strings the decoder made: the
+// repeating ones interned, the others in the arena.
+func (d *jsonLine) keepStrings(r *record.Request) {
+	r.Phase, r.TokensSource, r.Engine = d.intern(r.Phase), d.intern(r.TokensSource), d.intern(r.Engine)
+	r.ID, r.PromptID = d.arena.keep(r.ID), d.arena.keep(r.PromptID)
+	r.ConversationID, r.Error = d.arena.keep(r.ConversationID), d.arena.keep(r.Error)
+}
+
+// strArena copies the strings that decoded records keep side by side into
+// large chunks. The decoder allocates each string on its own, and one
+// shorter than 16 bytes (an id like "f000000") shares a 16-byte block of
+// Go's tiny allocator with others of the same line, most of which are
+// dropped (a phase replaced by its interned copy, a field name): the
+// block, and so all of them, lives as long as the record (issue 46: 63
+// bytes live a request where its strings need 13). Copied, the decoder's
+// strings are all garbage.
+//
+// Each string is made with unsafe.String over a chunk's bytes. That is
+// safe because a chunk is only appended to, within its capacity: the bytes
+// below its length are never written again, and a full chunk is replaced,
+// not reused, so a string's bytes never change. A chunk lives as long as
+// one of its strings does. Not safe for concurrent use (each reader has
+// its own).
+type strArena struct {
+	chunk []byte
+}
+
+// arenaChunk is the size of a chunk (64 KiB): large enough that a chunk
+// costs nothing next to the strings it holds, small enough that the unused
+// end of each reader's last chunk does not matter.
+const arenaChunk = 64 << 10
+
+// keep returns a copy of s in the arena. A string longer than the room
+// left in the chunk starts a new chunk; one longer than a chunk gets an
+// allocation of its own, and the chunk goes on after it.
+func (a *strArena) keep(s string) string {
+	n := len(s)
+	switch {
+	case n == 0:
+		return ""
+	case n > arenaChunk:
+		return strings.Clone(s)
+	case cap(a.chunk)-len(a.chunk) < n:
+		a.chunk = make([]byte, 0, arenaChunk)
+	}
+	start := len(a.chunk)
+	a.chunk = append(a.chunk, s...)
+	return unsafe.String(&a.chunk[start], n)
 }
 
 // decodeRequest decodes one line of requests.jsonl into r.
@@ -78,7 +135,7 @@ func (d *jsonLine) decodeRequest(line []byte, r *record.Request) *LineError {
 		d.buf = append(append(append(d.buf[:0], line[:lo]...), "null"...), line[hi:]...)
 		if decodeLine(d.buf, r) == nil {
 			r.TokenTimes = d.times
-			r.Phase, r.TokensSource, r.Engine = d.intern(r.Phase), d.intern(r.TokensSource), d.intern(r.Engine)
+			d.keepStrings(r)
 			return nil
 		}
 		*r = record.Request{}
@@ -87,7 +144,7 @@ func (d *jsonLine) decodeRequest(line []byte, r *record.Request) *LineError {
 	if err := decodeLine(line, r); err != nil {
 		return err
 	}
-	r.Phase, r.TokensSource, r.Engine = d.intern(r.Phase), d.intern(r.TokensSource), d.intern(r.Engine)
+	d.keepStrings(r)
 	return nil
 }
 

@@ -63,6 +63,7 @@ type block struct {
 	off  int64
 	data []byte
 	used uint64 // the clock at its last use
+	busy bool   // being read (data nil): see TimesStore.readAt
 }
 
 const (
@@ -137,12 +138,21 @@ func (s *TimesStore) read(off int64, size uint32, f func([]byte)) {
 }
 
 // readAt fills b with the file's bytes at off, from a block of the cache
-// when one holds them, else from a block read for them.
+// when one holds them, else from a block read for them into the buffer of
+// the block it replaces (the oldest), so that a long pass reads through
+// the same few buffers instead of allocating 256 KiB for every block
+// (issue 46: they were garbage, thousands of them, each kept alive by the
+// GC cycle it was allocated in).
+//
+// A block's bytes are copied out only under the lock. While a block is
+// read, its slot is busy: empty, so that no reader copies from its buffer
+// (which the reading goroutine alone holds, outside the lock), and not
+// picked by another miss. When every slot is busy, b is read on its own.
 func (s *TimesStore) readAt(b []byte, off int64) error {
 	end := off + int64(len(b))
 	s.mu.Lock()
 	s.clock++
-	oldest := 0
+	oldest := -1
 	for i := range s.cache {
 		c := &s.cache[i]
 		if c.data != nil && off >= c.off && end <= c.off+int64(len(c.data)) {
@@ -151,7 +161,7 @@ func (s *TimesStore) readAt(b []byte, off int64) error {
 			s.mu.Unlock()
 			return nil
 		}
-		if c.used < s.cache[oldest].used {
+		if !c.busy && (oldest < 0 || c.used < s.cache[oldest].used) {
 			oldest = i
 		}
 	}
@@ -164,20 +174,31 @@ func (s *TimesStore) readAt(b []byte, off int64) error {
 		s.size = n
 	}
 	size := s.size
-	s.mu.Unlock()
-	if len(b) >= timesBlock || end > size {
+	if len(b) >= timesBlock || end > size || oldest < 0 {
+		s.mu.Unlock()
 		_, err := s.f.ReadAt(b, off) // a long list, or one past the file's end: an error
 		return err
 	}
-	data := make([]byte, min(timesBlock, size-off))
-	if _, err := s.f.ReadAt(data, off); err != nil {
-		return err
-	}
-	copy(b, data)
-	s.mu.Lock()
-	s.cache[oldest] = block{off: off, data: data, used: s.clock}
+	data := s.cache[oldest].data
+	s.cache[oldest] = block{busy: true}
 	s.mu.Unlock()
-	return nil
+
+	if cap(data) < timesBlock {
+		data = make([]byte, timesBlock)
+	}
+	data = data[:min(timesBlock, size-off)]
+	_, err := s.f.ReadAt(data, off)
+	if err == nil {
+		copy(b, data)
+	}
+	s.mu.Lock()
+	if err != nil {
+		s.cache[oldest] = block{}
+	} else {
+		s.cache[oldest] = block{off: off, data: data, used: s.clock}
+	}
+	s.mu.Unlock()
+	return err
 }
 
 // timesWriterSlab is the room a TimesWriter reserves in the file at a
