@@ -36,9 +36,20 @@ import (
 // was below the evaluation's live set (1,078 MiB), the collector ran
 // back to back through attribution, and analyze of the million took
 // 63–81 s of CPU; at 2.40, 58 s, for the same peak RSS (1.26–1.29 GB).
-// Retune when attribution builds its pieces a block at a time.
+//
+// 2.00 since evaluation holds less (issue 46: attribution a block at a
+// time, segments and memory compact, long derived lists as []float64 or
+// []*record.Request, the decoder's strings in an arena): at a million
+// requests 524 MiB are live when evaluation starts (the power rows
+// included, which it frees) and at most 703 MiB during it (1.34 ×).
+// analyze of that run, two runs each on an idle 2-core VM: 2.40 gave a
+// peak RSS of 965–1,008 MB for 35.8–37.2 s of CPU; 2.00, 913 MB for
+// 31.5–36.9 s; 1.80, 825 MB for 38.5–41.2 s (the collector runs more
+// often); 1.50–1.70, 830–850 MB for 38–41 s. The limit also makes the
+// runtime return freed memory sooner, which is most of the difference
+// in RSS: the live set is the same at every factor.
 const (
-	evalMemHeadroom = 2.40
+	evalMemHeadroom = 2.00
 	// evalMemMinBytes: below this heap size no limit is set (nor the
 	// collection run that measures the data).
 	evalMemMinBytes = 64 << 20
