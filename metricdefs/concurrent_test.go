@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Definitions evaluated concurrently give what they give one after the
@@ -61,5 +63,47 @@ func TestEnvMakesEvaluationSequential(t *testing.T) {
 	}
 	if prog.concurrent {
 		t.Error("a program reading $env is concurrent")
+	}
+}
+
+// A large run's definitions are evaluated at most largeRunParallel at a
+// time whatever the cores (each holds lists as long as the run); a small
+// run's one a core.
+func TestEvalParallelBoundedOnLargeRuns(t *testing.T) {
+	for _, c := range []struct{ requests, procs, want int }{
+		{100, 1, 1},
+		{100, 16, 16},
+		{65_535, 64, 64},
+		{65_536, 64, 2},
+		{1_000_000, 1, 1},
+		{1_000_000, 2, 2},
+		{1_000_000, 128, 2},
+	} {
+		if got := evalParallel(c.requests, c.procs); got != c.want {
+			t.Errorf("evalParallel(%d requests, %d cores) = %d, want %d", c.requests, c.procs, got, c.want)
+		}
+	}
+	// evalConcurrently keeps to it: 40 independent definitions, each
+	// holding its slot a while, never more than 2 at once.
+	order := make([]*compiled, 40)
+	pos := map[string]int{}
+	for i := range order {
+		order[i] = &compiled{Def: Def{Name: fmt.Sprintf("d%d", i)}}
+		pos[order[i].Name] = i
+	}
+	var running, most atomic.Int32
+	evalConcurrently(order, pos, func(int) {
+		n := running.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+		running.Add(-1)
+	}, 2)
+	if m := most.Load(); m > 2 || m < 1 {
+		t.Errorf("%d definitions ran at once, want at most 2", m)
 	}
 }

@@ -80,7 +80,7 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 		outs[i] = p.evalDef(p.order[i], env, envI, data, machines.run, func(dep string) *defOutcome { return &outs[pos[dep]] })
 	}
 	if p.concurrent {
-		evalConcurrently(p.order, pos, evalAt)
+		evalConcurrently(p.order, pos, evalAt, evalParallel(len(data.Requests), runtime.GOMAXPROCS(0)))
 	} else {
 		for i := range p.order {
 			evalAt(i)
@@ -107,16 +107,16 @@ func (p *Program) Evaluate(ctx context.Context, data *Data, params map[string]an
 }
 
 // evalConcurrently evaluates the definitions (by their index in order) as
-// their dependencies allow, up to GOMAXPROCS at a time. A definition
+// their dependencies allow, up to parallel at a time. A definition
 // reads only its dependencies' values (Compile finds them all, and makes
 // the program sequential when a formula reads $env), each written before
 // its done channel is closed.
-func evalConcurrently(order []*compiled, pos map[string]int, evalAt func(int)) {
+func evalConcurrently(order []*compiled, pos map[string]int, evalAt func(int), parallel int) {
 	done := make([]chan struct{}, len(order))
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	sem := make(chan struct{}, max(1, parallel))
 	var wg sync.WaitGroup
 	for i, c := range order {
 		wg.Go(func() {
@@ -130,6 +130,28 @@ func evalConcurrently(order []*compiled, pos map[string]int, evalAt func(int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// How many definitions are evaluated at once: one a core, except on a
+// large run, where each formula running over the requests holds lists as
+// long as the run (a VM's stack of a value a request, the list it
+// builds, a boxed number each: about 40 bytes a request) until it ends,
+// so that the peak memory grew with the machine's cores. analyze of a
+// million requests (issue 46): peak RSS 913 MB at 2 at a time, 925 MB at
+// 4, 998 MB at 8; the heavy passes inside a formula (token shapes,
+// attribution, ITL) still use every core.
+const (
+	largeRunRequests = 1 << 16
+	largeRunParallel = 2
+)
+
+// evalParallel is how many definitions are evaluated at once over a run
+// of requests on procs cores.
+func evalParallel(requests, procs int) int {
+	if requests >= largeRunRequests {
+		return min(procs, largeRunParallel)
+	}
+	return procs
 }
 
 // defOutcome is what evaluating one definition gave: its result, the error
