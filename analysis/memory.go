@@ -43,9 +43,9 @@ import (
 // requests 524 MiB are live when evaluation starts (the power rows
 // included, which it frees) and at most 703 MiB during it (1.34 ×).
 // analyze of that run, two runs each on an idle 2-core VM: 2.40 gave a
-// peak RSS of 965–1,008 MB for 35.8–37.2 s of CPU; 2.00, 913 MB for
-// 31.5–36.9 s; 1.80, 825 MB for 38.5–41.2 s (the collector runs more
-// often); 1.50–1.70, 830–850 MB for 38–41 s. The limit also makes the
+// peak RSS of 943–984 MiB for 35.8–37.2 s of CPU; 2.00, 892 MiB for
+// 31.5–36.9 s; 1.80, 806 MiB for 38.5–41.2 s (the collector runs more
+// often); 1.50–1.70, 812–832 MiB for 38–41 s. The limit also makes the
 // runtime return freed memory sooner, which is most of the difference
 // in RSS: the live set is the same at every factor.
 const (

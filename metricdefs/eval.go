@@ -137,8 +137,8 @@ func evalConcurrently(order []*compiled, pos map[string]int, evalAt func(int), p
 // long as the run (a VM's stack of a value a request, the list it
 // builds, a boxed number each: about 40 bytes a request) until it ends,
 // so that the peak memory grew with the machine's cores. analyze of a
-// million requests (issue 46): peak RSS 913 MB at 2 at a time, 925 MB at
-// 4, 998 MB at 8; the heavy passes inside a formula (token shapes,
+// million requests (issue 46): peak RSS 892 MiB at 2 at a time, 904 at
+// 4, 975 at 8; the heavy passes inside a formula (token shapes,
 // attribution, ITL) still use every core.
 const (
 	largeRunRequests = 1 << 16
