@@ -159,12 +159,15 @@ func independentFigures(dir string, meta record.Meta) (map[string]float64, error
 			startup = s
 		}
 	}
-	power := filepath.Join(filepath.Dir(f.Name()), archive.PowerFile)
-	energy, err := independentEnergy(power, formal.Start, formal.End)
+	devs, err := readPowerCSV(filepath.Join(filepath.Dir(f.Name()), archive.PowerFile))
 	if err != nil {
 		return nil, err
 	}
-	startupJ, err := independentTrapezoid(power, startup.Start, startup.End)
+	energy, err := independentEnergy(devs, formal.Start, formal.End)
+	if err != nil {
+		return nil, err
+	}
+	startupJ, err := independentTrapezoid(devs, startup.Start, startup.End)
 	if err != nil {
 		return nil, err
 	}
@@ -197,42 +200,32 @@ func independentFigures(dir string, meta record.Meta) (map[string]float64, error
 	return out, nil
 }
 
-// independentEnergy is the GPU energy of [a, b] from power.csv: for each
-// device, its energy counter at b less its counter at a, each
+// independentEnergy is the GPU energy of [a, b] from power.csv's
+// devices: for each, its energy counter at b less its counter at a, each
 // interpolated linearly between the samples around it (the counter
 // method, which benchmark-1.5's "auto" takes when every sample has a
 // counter; the generated runs have no glitch to correct).
-func independentEnergy(path string, a, b float64) (float64, error) {
-	devs, err := readPowerCSV(path)
-	if err != nil {
-		return 0, err
-	}
+func independentEnergy(devs []*powerDev, a, b float64) (float64, error) {
 	total := 0.0
 	for _, d := range devs {
-		ea, okA := interpolate(d.t, d.e, a)
-		eb, okB := interpolate(d.t, d.e, b)
-		if !okA || !okB {
-			return 0, fmt.Errorf("device %s: samples do not cover [%v, %v]", d.name, a, b)
+		ea, eb, err := d.at(d.e, a, b)
+		if err != nil {
+			return 0, err
 		}
 		total += eb - ea
 	}
 	return total, nil
 }
 
-// independentTrapezoid is the GPU energy of [a, b] from power.csv by the
-// trapezoid rule (benchmark-1.5's startup and release): each device's
-// power, linear between samples (interpolated at a and b), integrated.
-func independentTrapezoid(path string, a, b float64) (float64, error) {
-	devs, err := readPowerCSV(path)
-	if err != nil {
-		return 0, err
-	}
+// independentTrapezoid is the GPU energy of [a, b] by the trapezoid
+// rule (benchmark-1.5's startup and release): each device's power,
+// linear between samples (interpolated at a and b), integrated.
+func independentTrapezoid(devs []*powerDev, a, b float64) (float64, error) {
 	total := 0.0
 	for _, d := range devs {
-		pa, okA := interpolate(d.t, d.p, a)
-		pb, okB := interpolate(d.t, d.p, b)
-		if !okA || !okB {
-			return 0, fmt.Errorf("device %s: samples do not cover [%v, %v]", d.name, a, b)
+		pa, pb, err := d.at(d.p, a, b)
+		if err != nil {
+			return 0, err
 		}
 		prevT, prevP := a, pa
 		for i, t := range d.t {
@@ -245,6 +238,16 @@ func independentTrapezoid(path string, a, b float64) (float64, error) {
 		total += (b - prevT) * (prevP + pb) / 2
 	}
 	return total, nil
+}
+
+// at is v (one of d's columns) interpolated at a and at b.
+func (d *powerDev) at(v []float64, a, b float64) (va, vb float64, err error) {
+	va, okA := interpolate(d.t, v, a)
+	vb, okB := interpolate(d.t, v, b)
+	if !okA || !okB {
+		return 0, 0, fmt.Errorf("device %s: samples do not cover [%v, %v]", d.name, a, b)
+	}
+	return va, vb, nil
 }
 
 // interpolate is v (sampled at ts, ascending) at x, linear between the
