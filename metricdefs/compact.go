@@ -171,3 +171,13 @@ func compactOptions() []expr.Option {
 		expr.Patch(compactPatch{}),
 	}
 }
+
+// held is the value c's formula gave (out) as the formulas after it get
+// it: a derived list typed []interface{} held compactly (its field is of
+// type any at run time), anything else as it is.
+func (c *compiled) held(out any) any {
+	if c.typ == anyListType && c.Kind == KindDerived {
+		return compactList(out)
+	}
+	return out
+}

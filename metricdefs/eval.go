@@ -289,11 +289,7 @@ func (p *Program) evalDef(c *compiled, env reflect.Value, envI any, data *Data, 
 		err = fmt.Errorf("result is nil (a missing stage, event or map key?): guard it with a when: condition")
 	}
 	if err == nil {
-		held := out
-		if c.typ == anyListType && c.Kind == KindDerived {
-			held = compactList(out) // its field is of type any (compact.go)
-		}
-		err = setField(env.Field(c.field), held)
+		err = setField(env.Field(c.field), c.held(out))
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%s %s: %w", c.Kind, c.Name, err), "error: "+err.Error(), false)
