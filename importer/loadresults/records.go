@@ -14,9 +14,13 @@ import (
 // command ran). phase is the records' phase ("formal"). A file without
 // per-request data or without start times has no records (an error
 // says why); so has a successful request without a first-token time or a
-// latency (a request that was not streamed), which the archive requires.
-// A failed request keeps no output tokens (the archive never counts a
-// failed request's tokens).
+// latency (a request that was not streamed), which the archive requires,
+// and so has a file whose every successful request of two or more output
+// tokens has its first token at its end: a tool that did not stream
+// states the latency as the time to first token, which would read as a
+// TPOT of 0 (one such request among streamed ones is a response that
+// came in one chunk, and stays). A failed request keeps no output
+// tokens (the archive never counts a failed request's tokens).
 func (r *Results) Records(shift float64, phase string) ([]record.Request, error) {
 	switch {
 	case r.Requests == nil:
@@ -27,6 +31,9 @@ func (r *Results) Records(shift float64, phase string) ([]record.Request, error)
 		return nil, fmt.Errorf("%s: start times on %s's own clock need the offset to Unix time", r.Path, r.Tool)
 	case r.Clock == ClockUnix && shift != 0:
 		return nil, fmt.Errorf("%s: start times are Unix times already; no offset applies", r.Path)
+	}
+	if err := r.checkStreamed(); err != nil {
+		return nil, err
 	}
 	out := make([]record.Request, 0, len(r.Requests))
 	for i, q := range r.Requests {
@@ -50,4 +57,24 @@ func (r *Results) Records(shift float64, phase string) ([]record.Request, error)
 		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// checkStreamed refuses requests of which none was streamed: every
+// successful one of two or more output tokens has its first token at its
+// end (none such: nothing to tell).
+func (r *Results) checkStreamed() error {
+	multi := 0
+	for _, q := range r.Requests {
+		if !q.OK || q.OutputTokens < 2 {
+			continue
+		}
+		if q.TTFT != q.Latency {
+			return nil
+		}
+		multi++
+	}
+	if multi == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: every successful request of two or more output tokens has its time to first token equal to its latency (%d requests): the responses were not streamed, so when their tokens came is unknown (TPOT would read 0); stream them", r.Path, multi)
 }

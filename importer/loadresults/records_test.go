@@ -67,6 +67,14 @@ func TestRecordsRefuses(t *testing.T) {
 	}
 	backwards := read("guidellm_benchmarks.json")
 	backwards.Requests[1].Latency = 0.1 // before its first token at 0.2 s
+	// Not streamed, first token stated at the end: request 1 (8 tokens)
+	// has TTFT = latency = 0.34 s; request 0 is made the same.
+	atEnd := read("guidellm_benchmarks.json")
+	for i := range atEnd.Requests {
+		if atEnd.Requests[i].OK {
+			atEnd.Requests[i].TTFT = atEnd.Requests[i].Latency
+		}
+	}
 	for _, c := range []struct {
 		name  string
 		r     *Results
@@ -78,9 +86,28 @@ func TestRecordsRefuses(t *testing.T) {
 		{"unix with offset", read("guidellm_benchmarks.json"), 5, "no offset applies"},
 		{"not streamed", unstreamed, 0, "request 1 succeeded but has no time to first token"},
 		{"done before the first token", backwards, 0, "request 1: latency 0.1 s is shorter than its time to first token 0.2 s"},
+		{"first token stated at the end", atEnd, 0, "every successful request of two or more output tokens has its time to first token equal to its latency (2 requests): the responses were not streamed"},
 	} {
 		if _, err := c.r.Records(c.shift, "formal"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// One response that came in one chunk (its first token at its end) among
+// streamed ones is kept as it is: its TPOT is 0 because its tokens came
+// together.
+func TestRecordsKeepsOneChunkResponse(t *testing.T) {
+	r, err := Read(filepath.Join("testdata", "guidellm_benchmarks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Requests[1].TTFT = r.Requests[1].Latency // 0.34 s, 8 tokens
+	recs, err := r.Records(0, "formal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := recs[1]; q.FirstTokenAt != q.DoneAt || q.OutputTokens != 8 {
+		t.Errorf("request 1: first token %v, done %v, %d tokens; want first token at done, 8 tokens", q.FirstTokenAt, q.DoneAt, q.OutputTokens)
 	}
 }
