@@ -18,6 +18,7 @@ import (
 
 	"github.com/joulebench/joulebench/archive"
 	"github.com/joulebench/joulebench/archive/record"
+	"github.com/joulebench/joulebench/internal/num"
 )
 
 // TestHeadlineFiguresExact analyses a run of 100,000 requests (8 GPUs,
@@ -64,7 +65,7 @@ func TestHeadlineFiguresExact(t *testing.T) {
 			t.Errorf("%s: not in the results", name)
 			continue
 		}
-		g, ok := toF(r.Value)
+		g, ok := num.Float(r.Value)
 		if !ok {
 			t.Errorf("%s = %v (%s), want %v", name, r.Value, r.Note, w)
 			continue
@@ -76,18 +77,6 @@ func TestHeadlineFiguresExact(t *testing.T) {
 	if len(want) < 20 {
 		t.Fatalf("only %d figures compared", len(want))
 	}
-}
-
-func toF(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 // independentFigures computes benchmark-1.5's headline figures over the

@@ -44,27 +44,37 @@ func compactList(v any) any {
 	}
 	switch xs[0].(type) {
 	case float64:
-		out := make([]float64, len(xs))
-		for i, x := range xs {
-			f, ok := x.(float64)
-			if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
-				return v
-			}
-			out[i] = f
+		if out, ok := unboxAll(xs, func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }); ok {
+			return out
 		}
-		return out
 	case *record.Request:
-		out := make([]*record.Request, len(xs))
-		for i, x := range xs {
-			r, ok := x.(*record.Request)
-			if !ok || r == nil {
-				return v
-			}
-			out[i] = r
+		if out, ok := unboxAll(xs, func(r *record.Request) bool { return r != nil }); ok {
+			return out
 		}
-		return out
 	}
 	return v
+}
+
+// unboxAll is xs as a []T when every element is a T that keep accepts.
+func unboxAll[T any](xs []any, keep func(T) bool) ([]T, bool) {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		t, ok := x.(T)
+		if !ok || !keep(t) {
+			return nil, false
+		}
+		out[i] = t
+	}
+	return out, true
+}
+
+// boxAll is xs as a []any.
+func boxAll[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
 }
 
 // anyListFn and anyValueFn are anyList's names in formulas
@@ -80,17 +90,9 @@ const (
 func anyList(p ...any) (any, error) {
 	switch xs := p[0].(type) {
 	case []float64:
-		out := make([]any, len(xs))
-		for i, x := range xs {
-			out[i] = x
-		}
-		return out, nil
+		return boxAll(xs), nil
 	case []*record.Request:
-		out := make([]any, len(xs))
-		for i, x := range xs {
-			out[i] = x
-		}
-		return out, nil
+		return boxAll(xs), nil
 	}
 	return p[0], nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -105,20 +104,7 @@ func TestBatchMeansOverManyWindowsOnSimulator(t *testing.T) {
 	if err != nil && exitCode(err) != exitChecks {
 		t.Fatalf("run: %v\n%s", err, errOut.String())
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Values map[string]struct {
-			Value any    `json:"value"`
-			Note  string `json:"note"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	w := res.Values["steady_window_j_per_token"]
+	w := resultValues(t, dir)["steady_window_j_per_token"]
 	var n int
 	if _, err := fmt.Sscanf(w.Note, "list of %d items (not stored)", &n); err != nil || w.Value != nil || n <= 64 {
 		t.Fatalf("results.json steady_window_j_per_token %v (%q): want more than 64 windows, summarised", w.Value, w.Note)

@@ -239,25 +239,35 @@ func TestMeasureLlamaServer(t *testing.T) {
 	}
 }
 
-// measureResult is a value of the run's results.json.
-func measureResult(t *testing.T, dir, name string) float64 {
+// resultEntry is a value of a run's results.json, as written.
+type resultEntry struct {
+	Value any    `json:"value"`
+	Note  string `json:"note"`
+}
+
+// resultValues reads the values of the run's results.json in dir.
+func resultValues(t *testing.T, dir string) map[string]resultEntry {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, archive.ResultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var res struct {
-		Values map[string]struct {
-			Value any    `json:"value"`
-			Note  string `json:"note"`
-		} `json:"values"`
+		Values map[string]resultEntry `json:"values"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
-	v, ok := res.Values[name].Value.(float64)
+	return res.Values
+}
+
+// measureResult is a number of the run's results.json.
+func measureResult(t *testing.T, dir, name string) float64 {
+	t.Helper()
+	e := resultValues(t, dir)[name]
+	v, ok := e.Value.(float64)
 	if !ok {
-		t.Fatalf("results.json %s: %+v", name, res.Values[name])
+		t.Fatalf("results.json %s: %+v", name, e)
 	}
 	return v
 }
