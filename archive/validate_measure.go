@@ -360,7 +360,33 @@ func resultRequestsMatch(d *decodedRun, r *record.MeasureResults) error {
 		return d.meta.at(fmt.Sprintf("measure.results.output_tokens is %d but the successful requests of %s carry %d; a measured run's requests carry the result file's tokens (tokens edited?)", r.OutputTokens, reqs, tokens),
 			"measure", "results", "output_tokens")
 	}
-	return nil
+	return resultRequestsStreamed(d)
+}
+
+// resultRequestsStreamed refuses a result file's requests of which none
+// was streamed: every successful one of two or more output tokens has
+// its first token at its end, which measure does not use (a tool that
+// did not stream states the latency as the time to first token; TPOT
+// would read 0). One such request among streamed ones is a response
+// that came in one chunk.
+func resultRequestsStreamed(d *decodedRun) error {
+	first := -1
+	for i := range d.requests.rows {
+		q := &d.requests.rows[i]
+		if !q.OK || q.OutputTokens < 2 {
+			continue
+		}
+		if q.FirstTokenAt != q.DoneAt {
+			return nil
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	return d.requestErr(first, fmt.Sprintf("request %q: first_token_at is done_at, as for every successful request of two or more output tokens of this result file: its responses were not streamed, which joulebench measure does not use (times edited?)", d.requests.rows[first].ID))
 }
 
 // MaxResultTokensOver is how far a measured run's result file may count

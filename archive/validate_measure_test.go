@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,9 +145,13 @@ func TestMeasuredRunRules(t *testing.T) {
 		// 12 times lower.
 		{"result request raised", measureRunResults, [][3]string{{RequestsFile, `"output_tokens":23,`, `"output_tokens":1023,`}},
 			RunFile, []string{"measure.results.output_tokens is 89", "carry 1089"}},
-		{"result request added", measureRunResults, [][3]string{{RequestsFile, `{"id":"results-1",`, `{"id":"results-9","phase":"formal","sent_at":1796598493.0445893,"first_token_at":1796598493.1835454,"done_at":1796598493.1835454,"output_tokens":1,"tokens_source":"user","ok":true}
+		{"result request added", measureRunResults, [][3]string{{RequestsFile, `{"id":"results-1",`, `{"id":"results-9","phase":"formal","sent_at":1796615874.0299213,"first_token_at":1796615874.0380802,"done_at":1796615874.0380802,"output_tokens":1,"tokens_source":"user","ok":true}
 {"id":"results-1",`}},
 			RunFile, []string{"measure.results.requests is 4", "holds 5"}},
+		// Every request's first token moved to its end (a load that did
+		// not stream, which measure does not use): TPOT read 0.00 ms.
+		{"result requests not streamed", measureRunResults, notStreamed(t),
+			RequestsFile, []string{`request "results-1"`, "first_token_at is done_at", "not streamed"}},
 		{"result count edited", measureRunResults, [][3]string{{RunFile, `"requests": 4,`, `"requests": 40,`}},
 			RunFile, []string{"measure.results.requests is 40", "holds 4"}},
 		{"result file dropped", measureRunResults, [][3]string{{RunFile, `"results": {`, `"dropped": {`}},
@@ -278,4 +283,27 @@ func TestMeasuredRunsKeepTheRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// notStreamed is the edits that put every request of measure-run-results
+// at its first token's end: first_token_at := done_at.
+func notStreamed(t *testing.T) [][3]string {
+	b, err := os.ReadFile(filepath.Join("testdata", measureRunResults, RequestsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edits [][3]string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var q struct {
+			FirstTokenAt json.Number `json:"first_token_at"`
+			DoneAt       json.Number `json:"done_at"`
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		if err := dec.Decode(&q); err != nil {
+			t.Fatal(err)
+		}
+		edits = append(edits, [3]string{RequestsFile, `"first_token_at":` + q.FirstTokenAt.String() + ",", `"first_token_at":` + q.DoneAt.String() + ","})
+	}
+	return edits
 }
