@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,26 +31,21 @@ func TestBatchMeansOnSimulator(t *testing.T) {
 		"b": {"--seed", "2", "--model", "sim-llm-8b-copy"},
 		"c": {"--seed", "3", "--model", "sim-llm-8b", "--gpu-power-limit", "150"},
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, len(runs))
-	for name, extra := range runs {
-		wg.Add(1)
-		go func() { // the simulator runs in real time: run the three at once
-			defer wg.Done()
-			args := append([]string{"run", "benchmark-1.5", "--out", filepath.Join(tmp, name), "--no-progress",
-				"--set", "baseline=1s", "--set", "release_hold=1s", "--set", "sample_interval=100ms",
-				"--set", "max_sample_gap=2s", // a loaded machine: gaps in the samples are not the point here
-				"--set", "request_count=250", "--set", "warmup_requests=2", "--set", "window=25", "--set", "cv_max=0.1"}, extra...)
-			var out, errOut bytes.Buffer
-			if err := newApp(&out, &errOut).execute(context.Background(), args); err != nil && exitCode(err) != exitChecks {
-				errs <- fmt.Errorf("run %s: %w\n%s", name, err, errOut.String())
+	// The simulator runs in real time: the three at once. On a loaded
+	// machine (CI under -race) a run may miss steady state; such a run
+	// is made again, up to twice, alone (what is tested is the interval
+	// compare draws from a run that reached it).
+	pending := runs
+	for try := 0; try < 3 && len(pending) > 0; try++ {
+		simRuns(t, tmp, pending)
+		again := map[string][]string{}
+		for name, extra := range pending {
+			if resultValues(t, filepath.Join(tmp, name))["steady_state_reached"].Value != true {
+				again[name] = extra
+				_ = os.RemoveAll(filepath.Join(tmp, name))
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+		}
+		pending = again
 	}
 	decide := func(a, b string) (ci []float64, method string, separable bool) {
 		t.Helper()
@@ -82,6 +78,33 @@ func TestBatchMeansOnSimulator(t *testing.T) {
 	}
 	if _, _, sep := decide("a", "c"); !sep {
 		t.Error("the toy GPU capped at 150 W against the uncapped: runner-up not separable, want separable")
+	}
+}
+
+// simRuns runs benchmark-1.5 on the simulator for each of runs (name:
+// extra flags) at once, into tmp/name.
+func simRuns(t *testing.T, tmp string, runs map[string][]string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(runs))
+	for name, extra := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := append([]string{"run", "benchmark-1.5", "--out", filepath.Join(tmp, name), "--no-progress",
+				"--set", "baseline=1s", "--set", "release_hold=1s", "--set", "sample_interval=100ms",
+				"--set", "max_sample_gap=2s", // a loaded machine: gaps in the samples are not the point here
+				"--set", "request_count=250", "--set", "warmup_requests=2", "--set", "window=25", "--set", "cv_max=0.1"}, extra...)
+			var out, errOut bytes.Buffer
+			if err := newApp(&out, &errOut).execute(context.Background(), args); err != nil && exitCode(err) != exitChecks {
+				errs <- fmt.Errorf("run %s: %w\n%s", name, err, errOut.String())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
 
