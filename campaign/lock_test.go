@@ -96,6 +96,9 @@ func TestWaitOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	go orphan.Wait() // reap it, as init would
+	for t0 := time.Now(); !runsArchive(orphan.Process.Pid, dir) && time.Since(t0) < 500*time.Millisecond; {
+		time.Sleep(time.Millisecond) // until its arguments show in /proc (a loaded machine)
+	}
 	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(orphan.Process.Pid)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
